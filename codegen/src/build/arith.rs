@@ -1,0 +1,396 @@
+//! Arithmetic, comparisons, conversions and variables.
+
+use super::kernel_builder::KernelBuilder;
+use crate::ir::*;
+
+impl KernelBuilder {
+    /// Make two operands agree on a type: an immediate takes the other side's type;
+    /// two registers of different types are an error (cast with `cvt`).
+    #[track_caller]
+    pub(crate) fn unify(&mut self, what: &str, a: Value, b: Value) -> (Value, Value, Type) {
+        let (ta, tb) = (a.ty(), b.ty());
+        if ta == tb {
+            return (a, b, ta);
+        }
+        match (a, b) {
+            (Value::Imm { .. }, Value::Reg(_)) => (retype_imm(a, tb), b, tb),
+            (Value::Reg(_), Value::Imm { .. }) => (a, retype_imm(b, ta), ta),
+            _ => {
+                self.error(format!("mismatched types in {what}: {ta} and {tb}; convert one side with `as`"));
+                (a, b, ta)
+            }
+        }
+    }
+
+    /// An operand as a register (PTX forbids immediates in some positions).
+    #[track_caller]
+    pub fn materialize(&mut self, v: Value) -> Value {
+        match v {
+            Value::Reg(_) => v,
+            Value::Imm { ty, .. } => {
+                let dst = self.new_reg(ty);
+                self.push(ArithOp::Mov { dst, src: v });
+                Value::Reg(dst)
+            }
+        }
+    }
+
+    /// A new mutable variable (`let mut x = v`).
+    #[track_caller]
+    pub fn var(&mut self, init: Value) -> Reg {
+        let dst = self.new_reg(init.ty());
+        self.push(ArithOp::Mov { dst, src: init });
+        dst
+    }
+
+    /// `var = v` (an immediate takes the variable's type).
+    #[track_caller]
+    pub fn assign(&mut self, var: Reg, v: Value) {
+        let v = if v.ty() != var.ty {
+            match v {
+                Value::Imm { .. } => retype_imm(v, var.ty),
+                _ => {
+                    self.error(format!("cannot assign a {} to a variable of type {}", v.ty(), var.ty));
+                    v
+                }
+            }
+        } else {
+            v
+        };
+        self.push(ArithOp::Mov { dst: var, src: v });
+    }
+
+    #[track_caller]
+    pub fn binary(&mut self, op: BinOp, a: Value, b: Value) -> Value {
+        // Shift amounts are always u32 in PTX, whatever the shifted type.
+        let (a, b, ty) = if matches!(op, BinOp::Shl | BinOp::Shr) {
+            let amount = match b {
+                Value::Imm { .. } => retype_imm(b, Type::U32),
+                _ if b.ty().is_int() => self.cvt(b, Type::U32),
+                _ => b,
+            };
+            (a, amount, a.ty())
+        } else {
+            self.unify(binop_name(op), a, b)
+        };
+        if ty == Type::Pred && !matches!(op, BinOp::And | BinOp::Or | BinOp::Xor) {
+            self.error(format!("`{}` is not defined on booleans", binop_name(op)));
+        }
+        if ty.is_half() {
+            self.error(format!("{ty} arithmetic: convert to f32 first (`as f32`); half types are for storage"));
+        }
+        if ty.is_float() && matches!(op, BinOp::Rem | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr) {
+            self.error(format!("`{}` is not defined on {ty}", binop_name(op)));
+        }
+        if let (Some(x), Some(y)) = (a.as_imm_i128(), b.as_imm_i128()) {
+            if ty.is_int() || ty == Type::Pred {
+                if let Some(r) = fold(op, x, y, ty) {
+                    return Value::imm_i(r as i64, ty);
+                }
+                if matches!(op, BinOp::Div | BinOp::Rem) && y == 0 {
+                    self.error("division by a constant zero");
+                }
+            }
+        }
+        // Identities keep the PTX readable (`x + 0`, `x * 1`, `x << 0`).
+        if let Some(y) = b.as_imm_i128() {
+            let identity = match op {
+                BinOp::Add | BinOp::Sub | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr => y == 0,
+                BinOp::Mul | BinOp::Div => y == 1,
+                _ => false,
+            };
+            if identity && ty.is_int() {
+                return a;
+            }
+        }
+        // PTX takes an immediate only as the second source: swap or materialize.
+        let (a, b) = match (a, b) {
+            (Value::Imm { .. }, Value::Reg(_)) if op.is_commutative() => (b, a),
+            (Value::Imm { .. }, _) => (self.materialize(a), b),
+            _ => (a, b),
+        };
+        let dst = self.new_reg(ty);
+        self.push(ArithOp::Binary { op, dst, a, b });
+        Value::Reg(dst)
+    }
+
+    #[track_caller]
+    pub fn add(&mut self, a: Value, b: Value) -> Value {
+        self.binary(BinOp::Add, a, b)
+    }
+    #[track_caller]
+    pub fn sub(&mut self, a: Value, b: Value) -> Value {
+        self.binary(BinOp::Sub, a, b)
+    }
+    #[track_caller]
+    pub fn mul(&mut self, a: Value, b: Value) -> Value {
+        self.binary(BinOp::Mul, a, b)
+    }
+    #[track_caller]
+    pub fn div(&mut self, a: Value, b: Value) -> Value {
+        self.binary(BinOp::Div, a, b)
+    }
+    #[track_caller]
+    pub fn rem(&mut self, a: Value, b: Value) -> Value {
+        self.binary(BinOp::Rem, a, b)
+    }
+    #[track_caller]
+    pub fn and(&mut self, a: Value, b: Value) -> Value {
+        self.binary(BinOp::And, a, b)
+    }
+    #[track_caller]
+    pub fn or(&mut self, a: Value, b: Value) -> Value {
+        self.binary(BinOp::Or, a, b)
+    }
+    #[track_caller]
+    pub fn xor(&mut self, a: Value, b: Value) -> Value {
+        self.binary(BinOp::Xor, a, b)
+    }
+    #[track_caller]
+    pub fn shl(&mut self, a: Value, b: Value) -> Value {
+        self.binary(BinOp::Shl, a, b)
+    }
+    #[track_caller]
+    pub fn shr(&mut self, a: Value, b: Value) -> Value {
+        self.binary(BinOp::Shr, a, b)
+    }
+    #[track_caller]
+    pub fn min(&mut self, a: Value, b: Value) -> Value {
+        self.binary(BinOp::Min, a, b)
+    }
+    #[track_caller]
+    pub fn max(&mut self, a: Value, b: Value) -> Value {
+        self.binary(BinOp::Max, a, b)
+    }
+
+    #[track_caller]
+    pub fn unary(&mut self, op: UnOp, a: Value) -> Value {
+        let ty = a.ty();
+        if let Some(x) = a.as_imm_i128() {
+            let r = match op {
+                UnOp::Neg => x.wrapping_neg(),
+                UnOp::Not if ty == Type::Pred => (x == 0) as i128,
+                UnOp::Not => !x,
+                UnOp::Abs => x.abs(),
+            };
+            return Value::imm_i(r as i64, ty);
+        }
+        if ty == Type::Pred && op != UnOp::Not {
+            self.error("only `!` is defined on booleans");
+        }
+        if !ty.is_signed() && !ty.is_float() && matches!(op, UnOp::Neg | UnOp::Abs) && ty != Type::Pred {
+            self.error(format!("`{op:?}` needs a signed or float type, not {ty}"));
+        }
+        let a = self.materialize(a);
+        let dst = self.new_reg(ty);
+        self.push(ArithOp::Unary { op, dst, a });
+        Value::Reg(dst)
+    }
+
+    #[track_caller]
+    pub fn neg(&mut self, a: Value) -> Value {
+        self.unary(UnOp::Neg, a)
+    }
+    #[track_caller]
+    pub fn not(&mut self, a: Value) -> Value {
+        self.unary(UnOp::Not, a)
+    }
+
+    /// `a * b + c`.
+    #[track_caller]
+    pub fn mad(&mut self, a: Value, b: Value, c: Value) -> Value {
+        let (a, b, ty) = self.unify("mad", a, b);
+        let (c, _, _) = self.unify("mad", c, Value::Reg(Reg { id: u32::MAX, ty }));
+        let a = self.materialize(a);
+        let dst = self.new_reg(ty);
+        self.push(ArithOp::Mad { dst, a, b, c });
+        Value::Reg(dst)
+    }
+
+    /// A comparison, producing a predicate.
+    #[track_caller]
+    pub fn cmp(&mut self, cmp: CmpOp, a: Value, b: Value) -> Value {
+        let (a, b, ty) = self.unify("comparison", a, b);
+        if let (Some(x), Some(y)) = (a.as_imm_i128(), b.as_imm_i128()) {
+            return Value::pred(eval_cmp(cmp, x, y));
+        }
+        if ty.is_half() {
+            self.error(format!("{ty} comparison: convert to f32 first"));
+        }
+        let (a, b, cmp) = match a {
+            Value::Imm { .. } => (b, a, swap_cmp(cmp)),
+            _ => (a, b, cmp),
+        };
+        let dst = self.new_reg(Type::Pred);
+        if ty == Type::Pred {
+            // PTX has no setp on predicates: compare as u32.
+            let (a32, b32) = (self.select(a, Value::u32(1), Value::u32(0)), self.select(b, Value::u32(1), Value::u32(0)));
+            self.push(ArithOp::Setp { cmp, dst, a: a32, b: b32 });
+        } else {
+            self.push(ArithOp::Setp { cmp, dst, a, b });
+        }
+        Value::Reg(dst)
+    }
+
+    #[track_caller]
+    pub fn eq(&mut self, a: Value, b: Value) -> Value {
+        self.cmp(CmpOp::Eq, a, b)
+    }
+    #[track_caller]
+    pub fn ne(&mut self, a: Value, b: Value) -> Value {
+        self.cmp(CmpOp::Ne, a, b)
+    }
+    #[track_caller]
+    pub fn lt(&mut self, a: Value, b: Value) -> Value {
+        self.cmp(CmpOp::Lt, a, b)
+    }
+    #[track_caller]
+    pub fn le(&mut self, a: Value, b: Value) -> Value {
+        self.cmp(CmpOp::Le, a, b)
+    }
+    #[track_caller]
+    pub fn gt(&mut self, a: Value, b: Value) -> Value {
+        self.cmp(CmpOp::Gt, a, b)
+    }
+    #[track_caller]
+    pub fn ge(&mut self, a: Value, b: Value) -> Value {
+        self.cmp(CmpOp::Ge, a, b)
+    }
+
+    /// `cond ? a : b`.
+    #[track_caller]
+    pub fn select(&mut self, cond: Value, a: Value, b: Value) -> Value {
+        if cond.ty() != Type::Pred {
+            self.error(format!("select condition must be a bool, found {}", cond.ty()));
+        }
+        let (a, b, ty) = self.unify("select", a, b);
+        if let Some(c) = cond.as_imm_i128() {
+            return if c != 0 { a } else { b };
+        }
+        if ty == Type::Pred {
+            let (x, y) = (self.select(a, Value::u32(1), Value::u32(0)), self.select(b, Value::u32(1), Value::u32(0)));
+            let s = self.select(cond, x, y);
+            return self.ne(s, Value::u32(0));
+        }
+        let a = self.materialize(a);
+        let dst = self.new_reg(ty);
+        self.push(ArithOp::Selp { dst, cond, a, b });
+        Value::Reg(dst)
+    }
+
+    /// `v as ty`.
+    #[track_caller]
+    pub fn cvt(&mut self, v: Value, ty: Type) -> Value {
+        if v.ty() == ty {
+            return v;
+        }
+        if ty == Type::Pred {
+            return self.ne(v, Value::imm_u(0, v.ty()));
+        }
+        if v.ty() == Type::Pred {
+            let one = if ty.is_float() { float_imm(1.0, ty) } else { Value::imm_u(1, ty) };
+            let zero = if ty.is_float() { float_imm(0.0, ty) } else { Value::imm_u(0, ty) };
+            return self.select(v, one, zero);
+        }
+        if let Value::Imm { .. } = v {
+            if let (Some(x), true) = (v.as_imm_i128(), ty.is_int()) {
+                return Value::imm_i(x as i64, ty);
+            }
+            if let (Some(x), true) = (v.as_imm_i128(), ty == Type::F32 || ty == Type::F64) {
+                return float_imm(x as f64, ty);
+            }
+        }
+        let dst = self.new_reg(ty);
+        self.push(ArithOp::Cvt { dst, src: v });
+        Value::Reg(dst)
+    }
+}
+
+pub(crate) fn float_imm(x: f64, ty: Type) -> Value {
+    match ty {
+        Type::F64 => Value::f64(x),
+        _ => Value::f32(x as f32),
+    }
+}
+
+/// Reinterpret an immediate as another type (integer value kept; int→float converts).
+pub(crate) fn retype_imm(v: Value, ty: Type) -> Value {
+    match v {
+        Value::Imm { bits, ty: from } => {
+            if from.is_int() && ty.is_float() {
+                let x = v.as_imm_i128().unwrap_or(0) as f64;
+                return float_imm(x, ty);
+            }
+            if from == Type::F32 && ty == Type::F64 {
+                return Value::f64(f32::from_bits(bits as u32) as f64);
+            }
+            if from == Type::F64 && ty == Type::F32 {
+                return Value::f32(f64::from_bits(bits) as f32);
+            }
+            if from.is_signed() {
+                Value::imm_i(v.as_imm_i128().unwrap_or(0) as i64, ty)
+            } else {
+                Value::imm_u(bits, ty)
+            }
+        }
+        r => r,
+    }
+}
+
+fn fold(op: BinOp, x: i128, y: i128, ty: Type) -> Option<i128> {
+    let bits = ty.bits().max(1);
+    Some(match op {
+        BinOp::Add => x.wrapping_add(y),
+        BinOp::Sub => x.wrapping_sub(y),
+        BinOp::Mul => x.wrapping_mul(y),
+        BinOp::Div if y != 0 => x / y,
+        BinOp::Rem if y != 0 => x % y,
+        BinOp::Div | BinOp::Rem => return None,
+        BinOp::Min => x.min(y),
+        BinOp::Max => x.max(y),
+        BinOp::And => x & y,
+        BinOp::Or => x | y,
+        BinOp::Xor => x ^ y,
+        BinOp::Shl if (0..bits as i128).contains(&y) => x << y,
+        BinOp::Shr if (0..bits as i128).contains(&y) => x >> y,
+        BinOp::Shl | BinOp::Shr => 0,
+    })
+}
+
+fn eval_cmp(c: CmpOp, x: i128, y: i128) -> bool {
+    match c {
+        CmpOp::Eq => x == y,
+        CmpOp::Ne => x != y,
+        CmpOp::Lt => x < y,
+        CmpOp::Le => x <= y,
+        CmpOp::Gt => x > y,
+        CmpOp::Ge => x >= y,
+    }
+}
+
+fn swap_cmp(c: CmpOp) -> CmpOp {
+    match c {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::Le => CmpOp::Ge,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::Ge => CmpOp::Le,
+        other => other,
+    }
+}
+
+pub(crate) fn binop_name(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Rem => "%",
+        BinOp::Min => "min",
+        BinOp::Max => "max",
+        BinOp::And => "&",
+        BinOp::Or => "|",
+        BinOp::Xor => "^",
+        BinOp::Shl => "<<",
+        BinOp::Shr => ">>",
+    }
+}

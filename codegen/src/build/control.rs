@@ -1,0 +1,129 @@
+//! Structured control flow: if/else, loops, break/continue, return.
+
+use super::kernel_builder::KernelBuilder;
+use crate::ir::*;
+
+impl KernelBuilder {
+    #[track_caller]
+    fn expect_pred(&mut self, cond: Value, what: &str) -> Value {
+        if cond.ty() != Type::Pred {
+            self.error(format!("{what} condition must be a bool, found {}", cond.ty()));
+            return Value::pred(false);
+        }
+        cond
+    }
+
+    /// `if cond { then }`.
+    #[track_caller]
+    pub fn if_then(&mut self, cond: Value, then: impl FnOnce(&mut Self)) {
+        self.if_else(cond, then, |_| {});
+    }
+
+    /// `if cond { then } else { otherwise }`.
+    #[track_caller]
+    pub fn if_else(&mut self, cond: Value, then: impl FnOnce(&mut Self), otherwise: impl FnOnce(&mut Self)) {
+        let cond = self.expect_pred(cond, "`if`");
+        let loc = self.here();
+        let saved = self.loc_override;
+        let then_body = self.nested(then);
+        let else_body = self.nested(otherwise);
+        self.loc_override = saved;
+        self.blocks.last_mut().expect("block").push(Stmt::new(StmtKind::If { cond, then_body, else_body }, Some(loc)));
+    }
+
+    /// `loop { body }`.
+    #[track_caller]
+    pub fn loop_(&mut self, body: impl FnOnce(&mut Self)) {
+        self.loop_with_latch(body, |_| {});
+    }
+
+    #[track_caller]
+    fn loop_with_latch(&mut self, body: impl FnOnce(&mut Self), latch: impl FnOnce(&mut Self)) {
+        let loc = self.here();
+        let saved = self.loc_override;
+        self.loop_depth += 1;
+        let body = self.nested(body);
+        self.loop_depth -= 1;
+        let latch = self.nested(latch);
+        self.loc_override = saved;
+        self.blocks.last_mut().expect("block").push(Stmt::new(StmtKind::Loop { body, latch }, Some(loc)));
+    }
+
+    /// `while cond() { body }`: `cond` is rebuilt at the top of each iteration.
+    #[track_caller]
+    pub fn while_(&mut self, cond: impl FnOnce(&mut Self) -> Value, body: impl FnOnce(&mut Self)) {
+        let loc = self.here();
+        let saved = self.loc_override;
+        self.loop_(|k| {
+            let c = cond(k);
+            k.loc_override = Some(loc);
+            let c = k.expect_pred(c, "`while`");
+            let stop = k.not(c);
+            k.if_then(stop, |k| k.break_());
+            k.loc_override = saved;
+            body(k);
+        });
+    }
+
+    /// `for i in start..end { body(i) }` with step 1; `i` has the type of `start`.
+    #[track_caller]
+    pub fn for_range(&mut self, start: Value, end: Value, body: impl FnOnce(&mut Self, Value)) {
+        self.for_range_step(start, end, 1, body);
+    }
+
+    /// `for i in (start..end).step_by(step)`.
+    #[track_caller]
+    pub fn for_range_step(&mut self, start: Value, end: Value, step: u32, body: impl FnOnce(&mut Self, Value)) {
+        if step == 0 {
+            self.error("a loop step of 0 never terminates");
+        }
+        let (start, end, _) = self.unify("range bounds", start, end);
+        // The loop's own bookkeeping is attributed to the `for` line, not to this file.
+        let loc = self.here();
+        let saved = self.loc_override;
+        self.loc_override = Some(loc);
+        let i = self.var(start);
+        self.loop_with_latch(
+            |k| {
+                let stop = k.ge(Value::Reg(i), end);
+                k.if_then(stop, |k| k.break_());
+                k.loc_override = saved;
+                body(k, Value::Reg(i));
+            },
+            |k| {
+                k.loc_override = Some(loc);
+                let next = k.add(Value::Reg(i), Value::imm_u(step as u64, i.ty));
+                k.assign(i, next);
+            },
+        );
+        self.loc_override = saved;
+    }
+
+    #[track_caller]
+    pub fn break_(&mut self) {
+        if self.loop_depth == 0 {
+            self.error("`break` outside of a loop");
+        }
+        self.push_stmt(StmtKind::Break);
+    }
+
+    #[track_caller]
+    pub fn continue_(&mut self) {
+        if self.loop_depth == 0 {
+            self.error("`continue` outside of a loop");
+        }
+        self.push_stmt(StmtKind::Continue);
+    }
+
+    /// End this thread's execution of the kernel.
+    #[track_caller]
+    pub fn ret(&mut self) {
+        self.push_stmt(StmtKind::Return);
+    }
+
+    /// Record `(tag, values)` in the simulator's trace (a comment in PTX).
+    #[track_caller]
+    pub fn probe(&mut self, tag: &'static str, values: &[Value]) {
+        self.push(Inst::Probe { tag, values: values.to_vec() });
+    }
+}

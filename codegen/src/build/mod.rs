@@ -1,0 +1,15 @@
+//! The builder API: how kernels are made, by hand or by the DSL's expansion.
+
+pub mod arith;
+pub mod control;
+pub mod handles;
+pub mod kernel_builder;
+pub mod mbarrier;
+pub mod memory;
+pub mod special;
+pub mod sync;
+pub mod tma;
+
+pub use handles::*;
+pub use kernel_builder::KernelBuilder;
+pub use mbarrier::ArriveOpts;

@@ -1,0 +1,53 @@
+//! Thread, block, warp and cluster coordinates.
+
+use super::kernel_builder::KernelBuilder;
+use crate::ir::*;
+
+impl KernelBuilder {
+    #[track_caller]
+    pub fn special(&mut self, sreg: SpecialReg) -> Value {
+        let dst = self.new_reg(Type::U32);
+        self.push(Inst::ReadSpecial { dst, sreg });
+        Value::Reg(dst)
+    }
+    #[track_caller]
+    pub fn thread_idx(&mut self, d: Dim) -> Value {
+        self.special(SpecialReg::Tid(d))
+    }
+    #[track_caller]
+    pub fn block_dim(&mut self, d: Dim) -> Value {
+        self.special(SpecialReg::Ntid(d))
+    }
+    #[track_caller]
+    pub fn block_idx(&mut self, d: Dim) -> Value {
+        self.special(SpecialReg::Ctaid(d))
+    }
+    #[track_caller]
+    pub fn grid_dim(&mut self, d: Dim) -> Value {
+        self.special(SpecialReg::Nctaid(d))
+    }
+    #[track_caller]
+    pub fn lane_idx(&mut self) -> Value {
+        self.special(SpecialReg::LaneId)
+    }
+    /// Warp index within a 1-D block: `tid.x / 32`.
+    #[track_caller]
+    pub fn warp_idx(&mut self) -> Value {
+        let t = self.thread_idx(Dim::X);
+        self.shr(t, Value::u32(5))
+    }
+    /// Warpgroup (4 consecutive warps) index within a 1-D block: `tid.x / 128`.
+    #[track_caller]
+    pub fn warpgroup_idx(&mut self) -> Value {
+        let t = self.thread_idx(Dim::X);
+        self.shr(t, Value::u32(7))
+    }
+    #[track_caller]
+    pub fn cluster_cta_rank(&mut self) -> Value {
+        self.special(SpecialReg::ClusterCtaRank)
+    }
+    #[track_caller]
+    pub fn cluster_size(&mut self) -> Value {
+        self.special(SpecialReg::ClusterNctaRank)
+    }
+}

@@ -1,0 +1,70 @@
+//! CTA barriers, fences, `elect.sync`, `setmaxnreg`, cluster barriers.
+
+use super::kernel_builder::KernelBuilder;
+use crate::ir::*;
+
+impl KernelBuilder {
+    /// `T.cuda.cta_sync()` = `bar.sync 0`.
+    #[track_caller]
+    pub fn cta_sync(&mut self) {
+        self.push(SyncOp::BarSync { id: Value::u32(0), count: None });
+    }
+    /// `T.ptx.bar.sync(id, count)`: a named barrier over `count` threads.
+    #[track_caller]
+    pub fn bar_sync(&mut self, id: Value, count: Option<Value>) {
+        self.push(SyncOp::BarSync { id, count });
+    }
+    #[track_caller]
+    pub fn bar_arrive(&mut self, id: Value, count: Value) {
+        self.push(SyncOp::BarArrive { id, count });
+    }
+    /// `T.ptx.fence.mbarrier_init()`.
+    #[track_caller]
+    pub fn fence_mbarrier_init(&mut self) {
+        self.push(SyncOp::FenceMbarrierInit);
+    }
+    /// `T.ptx.fence.proxy_async(space)`.
+    #[track_caller]
+    pub fn fence_proxy_async(&mut self, space: ProxySpace) {
+        self.push(SyncOp::FenceProxyAsync { space });
+    }
+    #[track_caller]
+    pub fn fence(&mut self, scope: MemScope) {
+        self.push(SyncOp::MemBar { scope });
+    }
+    /// `T.ptx.elect_sync()`: true in exactly one lane of the (converged) warp.
+    #[track_caller]
+    pub fn elect_sync(&mut self) -> Value {
+        let pred = self.new_reg(Type::Pred);
+        self.push(SyncOp::ElectSync { pred });
+        Value::Reg(pred)
+    }
+    /// `setmaxnreg.inc/dec` (sm_90a): rebalance registers between warpgroup roles.
+    #[track_caller]
+    pub fn setmaxnreg(&mut self, inc: bool, count: u32) {
+        self.push(SyncOp::SetMaxNReg { inc, count });
+    }
+    #[track_caller]
+    pub fn cluster_arrive(&mut self) {
+        self.push(SyncOp::ClusterArrive { relaxed: false });
+    }
+    #[track_caller]
+    pub fn cluster_arrive_relaxed(&mut self) {
+        self.push(SyncOp::ClusterArrive { relaxed: true });
+    }
+    #[track_caller]
+    pub fn cluster_wait(&mut self) {
+        self.push(SyncOp::ClusterWait);
+    }
+    /// `barrier.cluster.arrive` + `barrier.cluster.wait`.
+    #[track_caller]
+    pub fn cluster_sync(&mut self) {
+        self.cluster_arrive();
+        self.cluster_wait();
+    }
+    /// Abort the kernel.
+    #[track_caller]
+    pub fn trap(&mut self) {
+        self.push(SyncOp::Trap);
+    }
+}

@@ -1,0 +1,94 @@
+//! TMA (bulk and bulk-tensor copies) and tcgen05 commit.
+
+use super::handles::*;
+use super::kernel_builder::KernelBuilder;
+use crate::ir::*;
+
+impl KernelBuilder {
+    #[track_caller]
+    fn coords_u32(&mut self, tmap: TensorMapRef, coords: &[Value]) -> Vec<Value> {
+        if coords.len() != tmap.rank as usize {
+            self.error(format!("the tensor map has rank {} but {} coordinates were given", tmap.rank, coords.len()));
+        }
+        coords
+            .iter()
+            .map(|&c| match c {
+                Value::Imm { .. } => super::arith::retype_imm(c, Type::S32),
+                Value::Reg(r) if r.ty.is_int() && r.ty.size() == 4 => c,
+                _ => {
+                    self.error(format!("a tensor coordinate must be a 32-bit integer, found {}", c.ty()));
+                    c
+                }
+            })
+            .collect()
+    }
+
+    /// TMA load of the box at `coords` into shared `dst`; completes `tx` bytes on `bar`.
+    #[track_caller]
+    pub fn tma_load(&mut self, dst: Value, tmap: TensorMapRef, coords: &[Value], bar: Barrier) {
+        let coords = self.coords_u32(tmap, coords);
+        self.push(TmaOp::LoadTensor { dst, tmap: tmap.addr, coords, bar: bar.addr, multicast: None, cache_hint: None });
+    }
+
+    /// TMA load multicast to every CTA in `cta_mask` (same smem offset and barrier offset in each).
+    #[track_caller]
+    pub fn tma_load_multicast(&mut self, dst: Value, tmap: TensorMapRef, coords: &[Value], bar: Barrier, cta_mask: Value) {
+        let coords = self.coords_u32(tmap, coords);
+        let mask = match cta_mask {
+            Value::Imm { .. } => super::arith::retype_imm(cta_mask, Type::U16),
+            Value::Reg(r) if r.ty == Type::U16 || r.ty == Type::B16 => cta_mask,
+            _ => self.cvt(cta_mask, Type::U16),
+        };
+        self.push(TmaOp::LoadTensor { dst, tmap: tmap.addr, coords, bar: bar.addr, multicast: Some(mask), cache_hint: None });
+    }
+
+    /// TMA load with an L2 cache-policy hint (a 64-bit `createpolicy` value).
+    #[track_caller]
+    pub fn tma_load_hinted(&mut self, dst: Value, tmap: TensorMapRef, coords: &[Value], bar: Barrier, policy: Value) {
+        let coords = self.coords_u32(tmap, coords);
+        self.push(TmaOp::LoadTensor { dst, tmap: tmap.addr, coords, bar: bar.addr, multicast: None, cache_hint: Some(policy) });
+    }
+
+    /// TMA store of shared `src` to the box at `coords` (completes through bulk groups).
+    #[track_caller]
+    pub fn tma_store(&mut self, tmap: TensorMapRef, coords: &[Value], src: Value) {
+        let coords = self.coords_u32(tmap, coords);
+        self.push(TmaOp::StoreTensor { tmap: tmap.addr, coords, src });
+    }
+
+    #[track_caller]
+    pub fn tma_prefetch(&mut self, tmap: TensorMapRef, coords: &[Value]) {
+        let coords = self.coords_u32(tmap, coords);
+        self.push(TmaOp::PrefetchTensor { tmap: tmap.addr, coords });
+    }
+
+    /// Plain bulk copy global → shared of `bytes` (multiple of 16), completing on `bar`.
+    #[track_caller]
+    pub fn bulk_load(&mut self, dst: Value, src: Value, bytes: Value, bar: Barrier) {
+        let bytes = super::arith::retype_imm(bytes, Type::U32);
+        self.push(TmaOp::LoadBulk { dst, src, bytes, bar: bar.addr });
+    }
+
+    #[track_caller]
+    pub fn bulk_store(&mut self, dst: Value, src: Value, bytes: Value) {
+        let bytes = super::arith::retype_imm(bytes, Type::U32);
+        self.push(TmaOp::StoreBulk { dst, src, bytes });
+    }
+
+    #[track_caller]
+    pub fn bulk_commit_group(&mut self) {
+        self.push(TmaOp::CommitGroup);
+    }
+
+    /// Wait until at most `n` bulk groups are pending (`read`: only until their sources were read).
+    #[track_caller]
+    pub fn bulk_wait_group(&mut self, n: u32, read: bool) {
+        self.push(TmaOp::WaitGroup { n, read });
+    }
+
+    /// `tcgen05.commit ... mbarrier::arrive::one`: arrive on `bar` when prior tcgen05 ops finish.
+    #[track_caller]
+    pub fn tcgen05_commit(&mut self, bar: Barrier) {
+        self.push(Tcgen05Op::Commit { bar: bar.addr, multicast: None });
+    }
+}

@@ -1,0 +1,378 @@
+//! PTX text of one instruction, by family. Each returns the lines to print.
+
+use super::operand::*;
+use crate::ir::*;
+
+pub struct InstCtx<'a> {
+    pub kernel: &'a Kernel,
+    /// Next unique label number in this kernel.
+    pub labels: &'a mut u32,
+}
+
+pub fn lines(inst: &Inst, cx: &mut InstCtx) -> Vec<String> {
+    match inst {
+        Inst::Arith(op) => vec![arith(op)],
+        Inst::ReadSpecial { dst, sreg } => vec![format!("mov.u32 {}, {sreg};", reg(*dst))],
+        Inst::Memory(op) => memory(op, cx),
+        Inst::Mbarrier(op) => mbarrier(op, cx),
+        Inst::Sync(op) => vec![sync(op)],
+        Inst::Tma(op) => vec![tma(op)],
+        Inst::Tcgen05(op) => vec![tcgen05(op)],
+        Inst::Probe { tag, values } => {
+            vec![format!("// probe {tag}: {}", values.iter().map(value).collect::<Vec<_>>().join(", "))]
+        }
+    }
+}
+
+fn arith(op: &ArithOp) -> String {
+    match op {
+        ArithOp::Mov { dst, src } => format!("mov.{} {}, {};", bits_ty(dst.ty), reg(*dst), value(src)),
+        ArithOp::Unary { op, dst, a } => {
+            let t = dst.ty;
+            match op {
+                UnOp::Not => format!("not.{} {}, {};", bits_ty(t), reg(*dst), value(a)),
+                UnOp::Neg => format!("neg.{} {}, {};", arith_ty(t), reg(*dst), value(a)),
+                UnOp::Abs => format!("abs.{} {}, {};", arith_ty(t), reg(*dst), value(a)),
+            }
+        }
+        ArithOp::Binary { op, dst, a, b } => {
+            let t = dst.ty;
+            let name = match (op, t.is_float()) {
+                (BinOp::Add, _) => format!("add.{}", arith_ty(t)),
+                (BinOp::Sub, _) => format!("sub.{}", arith_ty(t)),
+                (BinOp::Mul, false) => format!("mul.lo.{}", arith_ty(t)),
+                (BinOp::Mul, true) => format!("mul.rn.{}", arith_ty(t)),
+                (BinOp::Div, false) => format!("div.{}", arith_ty(t)),
+                (BinOp::Div, true) => format!("div.rn.{}", arith_ty(t)),
+                (BinOp::Rem, _) => format!("rem.{}", arith_ty(t)),
+                (BinOp::Min, _) => format!("min.{}", arith_ty(t)),
+                (BinOp::Max, _) => format!("max.{}", arith_ty(t)),
+                (BinOp::And, _) => format!("and.{}", bits_ty(t)),
+                (BinOp::Or, _) => format!("or.{}", bits_ty(t)),
+                (BinOp::Xor, _) => format!("xor.{}", bits_ty(t)),
+                (BinOp::Shl, _) => format!("shl.{}", bits_ty(t)),
+                (BinOp::Shr, _) => format!("shr.{}", arith_ty(t)),
+            };
+            format!("{name} {}, {}, {};", reg(*dst), value(a), value(b))
+        }
+        ArithOp::Mad { dst, a, b, c } => {
+            let t = dst.ty;
+            let name = if t.is_float() { format!("fma.rn.{}", t.ptx()) } else { format!("mad.lo.{}", arith_ty(t)) };
+            format!("{name} {}, {}, {}, {};", reg(*dst), value(a), value(b), value(c))
+        }
+        ArithOp::Setp { cmp, dst, a, b } => {
+            let t = a.ty();
+            let c = match (cmp, t.is_float()) {
+                (CmpOp::Eq, _) => "eq",
+                (CmpOp::Ne, false) => "ne",
+                // Unordered not-equal so NaN != NaN is true, as in Rust.
+                (CmpOp::Ne, true) => "neu",
+                (CmpOp::Lt, _) => "lt",
+                (CmpOp::Le, _) => "le",
+                (CmpOp::Gt, _) => "gt",
+                (CmpOp::Ge, _) => "ge",
+            };
+            format!("setp.{c}.{} {}, {}, {};", arith_ty(t), reg(*dst), value(a), value(b))
+        }
+        ArithOp::Selp { dst, cond, a, b } => {
+            format!("selp.{} {}, {}, {}, {};", bits_ty(dst.ty), reg(*dst), value(a), value(b), value(cond))
+        }
+        ArithOp::Cvt { dst, src } => cvt(*dst, src),
+    }
+}
+
+fn cvt(dst: Reg, src: &Value) -> String {
+    let (d, s) = (dst.ty, src.ty());
+    let rnd = match (d.is_float(), s.is_float()) {
+        (true, false) => ".rn",
+        (false, true) => ".rzi",
+        (true, true) if d.size() < s.size() => ".rn",
+        _ => "",
+    };
+    format!("cvt{rnd}.{}.{} {}, {};", arith_ty(d), arith_ty(s), reg(dst), value(src))
+}
+
+fn space_name(s: Space) -> &'static str {
+    match s {
+        Space::Global => "global",
+        Space::Shared => "shared",
+        Space::SharedCluster => "shared::cluster",
+    }
+}
+
+fn addr(base: &Value, offset: i32) -> String {
+    if offset == 0 {
+        format!("[{}]", value(base))
+    } else {
+        format!("[{}+{}]", value(base), offset)
+    }
+}
+
+fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
+    let one = |s: String| vec![s];
+    match op {
+        MemoryOp::Ld { space, ty, dst, addr: a, offset, volatile } => {
+            let v = if *volatile { ".volatile" } else { "" };
+            one(format!("ld{v}.{}.{} {}, {};", space_name(*space), mem_ty(*ty), reg(*dst), addr(a, *offset)))
+        }
+        MemoryOp::St { space, ty, addr: a, offset, src, volatile } => {
+            let v = if *volatile { ".volatile" } else { "" };
+            one(format!("st{v}.{}.{} {}, {};", space_name(*space), mem_ty(*ty), addr(a, *offset), value(src)))
+        }
+        MemoryOp::SharedAddr { dst, alloc } => {
+            one(format!("mov.u32 {}, {};", reg(*dst), shared_symbol(&cx.kernel.alloc(*alloc).name)))
+        }
+        MemoryOp::DynSharedAddr { dst } => one(format!("mov.u32 {}, {DYN_SMEM};", reg(*dst))),
+        MemoryOp::ParamAddr { dst, param } => {
+            let p = param_symbol(&cx.kernel.param(*param).name);
+            vec![format!("mov.b64 {}, {p};", reg(*dst)), format!("cvta.param.u64 {}, {};", reg(*dst), reg(*dst))]
+        }
+        MemoryOp::CpAsync { dst, src, bytes } => {
+            let cache = if *bytes == 16 { "cg" } else { "ca" };
+            one(format!("cp.async.{cache}.shared.global [{}], [{}], {bytes};", value(dst), value(src)))
+        }
+        MemoryOp::CpAsyncCommitGroup => one("cp.async.commit_group;".into()),
+        MemoryOp::CpAsyncWaitGroup { n } => one(format!("cp.async.wait_group {n};")),
+        MemoryOp::AtomAdd { space, ty, dst, addr: a, src } => {
+            one(format!("atom.{}.add.{} {}, [{}], {};", space_name(*space), arith_ty(*ty), reg(*dst), value(a), value(src)))
+        }
+    }
+}
+
+pub const DYN_SMEM: &str = "phaser_dynamic_smem";
+
+pub fn shared_symbol(name: &str) -> String {
+    format!("smem_{name}")
+}
+
+pub fn param_symbol(name: &str) -> String {
+    format!("param_{name}")
+}
+
+fn order_suffix(o: &Ordering) -> String {
+    let mut s = String::new();
+    if let Some(sem) = o.sem {
+        s.push_str(match sem {
+            Sem::Release => ".release",
+            Sem::Acquire => ".acquire",
+            Sem::Relaxed => ".relaxed",
+        });
+    }
+    if let Some(scope) = o.scope {
+        // PTX requires a `.sem` whenever a `.scope` is given.
+        if o.sem.is_none() {
+            s.push_str(".release");
+        }
+        s.push_str(scope_suffix(scope));
+    }
+    s
+}
+
+fn wait_order_suffix(o: &Ordering) -> String {
+    let mut s = String::new();
+    match (o.sem, o.scope) {
+        (None, None) => {}
+        (sem, scope) => {
+            s.push_str(match sem {
+                Some(Sem::Relaxed) => ".relaxed",
+                _ => ".acquire",
+            });
+            s.push_str(scope_suffix(scope.unwrap_or(Scope::Cta)));
+        }
+    }
+    s
+}
+
+fn scope_suffix(s: Scope) -> &'static str {
+    match s {
+        Scope::Cta => ".cta",
+        Scope::Cluster => ".cluster",
+    }
+}
+
+fn bar_space(s: BarSpace) -> &'static str {
+    match s {
+        BarSpace::Cta => ".shared::cta",
+        BarSpace::Cluster => ".shared::cluster",
+    }
+}
+
+fn mbarrier(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
+    let one = |s: String| vec![s];
+    match op {
+        MbarrierOp::Init { bar, count } => one(format!("mbarrier.init.shared::cta.b64 [{}], {};", value(bar), value(count))),
+        MbarrierOp::Inval { bar } => one(format!("mbarrier.inval.shared::cta.b64 [{}];", value(bar))),
+        MbarrierOp::Arrive { bar, count, order, space, state, drop } => {
+            let name = if *drop { "arrive_drop" } else { "arrive" };
+            let dst = state.map(reg).unwrap_or_else(|| "_".into());
+            let c = count.map(|c| format!(", {}", value(&c))).unwrap_or_default();
+            one(format!("mbarrier.{name}{}{}.b64 {dst}, [{}]{c};", order_suffix(order), bar_space(*space), value(bar)))
+        }
+        MbarrierOp::ArriveExpectTx { bar, bytes, order, space, state } => {
+            let dst = state.map(reg).unwrap_or_else(|| "_".into());
+            one(format!(
+                "mbarrier.arrive.expect_tx{}{}.b64 {dst}, [{}], {};",
+                order_suffix(order),
+                bar_space(*space),
+                value(bar),
+                value(bytes)
+            ))
+        }
+        MbarrierOp::ExpectTx { bar, bytes, scope, space } => one(format!(
+            "mbarrier.expect_tx.relaxed{}{}.b64 [{}], {};",
+            scope_suffix(*scope),
+            bar_space(*space),
+            value(bar),
+            value(bytes)
+        )),
+        MbarrierOp::CompleteTx { bar, bytes, scope, space } => one(format!(
+            "mbarrier.complete_tx.relaxed{}{}.b64 [{}], {};",
+            scope_suffix(*scope),
+            bar_space(*space),
+            value(bar),
+            value(bytes)
+        )),
+        MbarrierOp::TestWait { done, bar, on, order } => {
+            let (form, arg) = wait_on(on);
+            one(format!("mbarrier.test_wait{form}{}.shared::cta.b64 {}, [{}], {arg};", wait_order_suffix(order), reg(*done), value(bar)))
+        }
+        MbarrierOp::TryWait { done, bar, on, hint, order } => {
+            let (form, arg) = wait_on(on);
+            let h = hint.map(|h| format!(", {}", value(&h))).unwrap_or_default();
+            one(format!(
+                "mbarrier.try_wait{form}{}.shared::cta.b64 {}, [{}], {arg}{h};",
+                wait_order_suffix(order),
+                reg(*done),
+                value(bar)
+            ))
+        }
+        MbarrierOp::Wait { bar, on, order } => {
+            let (form, arg) = wait_on(on);
+            *cx.labels += 1;
+            let l = format!("$L_wait_{}", cx.labels);
+            vec![
+                "{".into(),
+                "\t.reg .pred %wait_done;".into(),
+                format!("{l}:"),
+                format!(
+                    "\tmbarrier.try_wait{form}{}.shared::cta.b64 %wait_done, [{}], {arg};",
+                    wait_order_suffix(order),
+                    value(bar)
+                ),
+                format!("\t@!%wait_done bra {l};"),
+                "}".into(),
+            ]
+        }
+        MbarrierOp::PendingCount { dst, state } => one(format!("mbarrier.pending_count.b64 {}, {};", reg(*dst), value(state))),
+    }
+}
+
+fn wait_on(on: &WaitOn) -> (&'static str, String) {
+    match on {
+        WaitOn::Parity(p) => (".parity", value(p)),
+        WaitOn::State(s) => ("", value(s)),
+    }
+}
+
+fn sync(op: &SyncOp) -> String {
+    match op {
+        SyncOp::BarSync { id, count } => match count {
+            Some(c) => format!("bar.sync {}, {};", value(id), value(c)),
+            None => format!("bar.sync {};", value(id)),
+        },
+        SyncOp::BarArrive { id, count } => format!("bar.arrive {}, {};", value(id), value(count)),
+        SyncOp::FenceMbarrierInit => "fence.mbarrier_init.release.cluster;".into(),
+        SyncOp::FenceProxyAsync { space } => match space {
+            ProxySpace::All => "fence.proxy.async;".into(),
+            ProxySpace::SharedCta => "fence.proxy.async.shared::cta;".into(),
+            ProxySpace::SharedCluster => "fence.proxy.async.shared::cluster;".into(),
+            ProxySpace::Global => "fence.proxy.async.global;".into(),
+        },
+        SyncOp::MemBar { scope } => format!(
+            "fence.acq_rel.{};",
+            match scope {
+                MemScope::Cta => "cta",
+                MemScope::Cluster => "cluster",
+                MemScope::Gpu => "gpu",
+                MemScope::Sys => "sys",
+            }
+        ),
+        SyncOp::ElectSync { pred } => format!("elect.sync _|{}, 0xffffffff;", reg(*pred)),
+        SyncOp::SetMaxNReg { inc, count } => {
+            format!("setmaxnreg.{}.sync.aligned.u32 {count};", if *inc { "inc" } else { "dec" })
+        }
+        SyncOp::Mapa { dst, addr, cta } => format!("mapa.shared::cluster.u32 {}, {}, {};", reg(*dst), value(addr), value(cta)),
+        SyncOp::ClusterArrive { relaxed } => {
+            format!("barrier.cluster.arrive.{}.aligned;", if *relaxed { "relaxed" } else { "release" })
+        }
+        SyncOp::ClusterWait => "barrier.cluster.wait.acquire.aligned;".into(),
+        SyncOp::Trap => "trap;".into(),
+    }
+}
+
+fn coords(c: &[Value]) -> String {
+    c.iter().map(value).collect::<Vec<_>>().join(", ")
+}
+
+fn tma(op: &TmaOp) -> String {
+    match op {
+        TmaOp::LoadTensor { dst, tmap, coords: c, bar, multicast, cache_hint } => {
+            let mc = if multicast.is_some() { ".multicast::cluster" } else { "" };
+            let hint = if cache_hint.is_some() { ".L2::cache_hint" } else { "" };
+            let mut s = format!(
+                "cp.async.bulk.tensor.{}d.shared::cluster.global.mbarrier::complete_tx::bytes{mc}{hint} [{}], [{}, {{{}}}], [{}]",
+                c.len(),
+                value(dst),
+                value(tmap),
+                coords(c),
+                value(bar)
+            );
+            if let Some(m) = multicast {
+                s.push_str(&format!(", {}", value(m)));
+            }
+            if let Some(h) = cache_hint {
+                s.push_str(&format!(", {}", value(h)));
+            }
+            s.push(';');
+            s
+        }
+        TmaOp::StoreTensor { tmap, coords: c, src } => format!(
+            "cp.async.bulk.tensor.{}d.global.shared::cta.bulk_group [{}, {{{}}}], [{}];",
+            c.len(),
+            value(tmap),
+            coords(c),
+            value(src)
+        ),
+        TmaOp::LoadBulk { dst, src, bytes, bar } => format!(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{}], [{}], {}, [{}];",
+            value(dst),
+            value(src),
+            value(bytes),
+            value(bar)
+        ),
+        TmaOp::StoreBulk { dst, src, bytes } => {
+            format!("cp.async.bulk.global.shared::cta.bulk_group [{}], [{}], {};", value(dst), value(src), value(bytes))
+        }
+        TmaOp::CommitGroup => "cp.async.bulk.commit_group;".into(),
+        TmaOp::WaitGroup { n, read } => format!("cp.async.bulk.wait_group{} {n};", if *read { ".read" } else { "" }),
+        TmaOp::PrefetchTensor { tmap, coords: c } => {
+            format!("cp.async.bulk.prefetch.tensor.{}d.L2.global [{}, {{{}}}];", c.len(), value(tmap), coords(c))
+        }
+    }
+}
+
+fn tcgen05(op: &Tcgen05Op) -> String {
+    match op {
+        Tcgen05Op::Commit { bar, multicast } => match multicast {
+            None => format!("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [{}];", value(bar)),
+            Some(m) => format!(
+                "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [{}], {};",
+                value(bar),
+                value(m)
+            ),
+        },
+        Tcgen05Op::Fence { after } => {
+            format!("tcgen05.fence::{}_thread_sync;", if *after { "after" } else { "before" })
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! Emission of PTX text from the IR.
+
+pub mod inst;
+pub mod operand;
+pub mod printer;
+
+pub use printer::{emit_kernel, emit_module, EmitOptions};

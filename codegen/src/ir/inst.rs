@@ -1,0 +1,56 @@
+//! One instruction of the IR: an op from one of the families, tagged with its family.
+
+use super::arith::ArithOp;
+use super::mbarrier::MbarrierOp;
+use super::memory::MemoryOp;
+use super::special::SpecialReg;
+use super::sync::SyncOp;
+use super::tcgen05::Tcgen05Op;
+use super::tma::TmaOp;
+use super::value::Reg;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Inst {
+    Arith(ArithOp),
+    /// `mov.u32 dst, %special`.
+    ReadSpecial { dst: Reg, sreg: SpecialReg },
+    Memory(MemoryOp),
+    Mbarrier(MbarrierOp),
+    Sync(SyncOp),
+    Tma(TmaOp),
+    Tcgen05(Tcgen05Op),
+    /// A recorded event: the simulator logs `(tag, values)` per thread; the PTX printer
+    /// emits nothing but a comment. Used for traces like the seeds' phase tables.
+    Probe { tag: &'static str, values: Vec<super::value::Value> },
+}
+
+impl From<ArithOp> for Inst {
+    fn from(op: ArithOp) -> Inst {
+        Inst::Arith(op)
+    }
+}
+impl From<MemoryOp> for Inst {
+    fn from(op: MemoryOp) -> Inst {
+        Inst::Memory(op)
+    }
+}
+impl From<MbarrierOp> for Inst {
+    fn from(op: MbarrierOp) -> Inst {
+        Inst::Mbarrier(op)
+    }
+}
+impl From<SyncOp> for Inst {
+    fn from(op: SyncOp) -> Inst {
+        Inst::Sync(op)
+    }
+}
+impl From<TmaOp> for Inst {
+    fn from(op: TmaOp) -> Inst {
+        Inst::Tma(op)
+    }
+}
+impl From<Tcgen05Op> for Inst {
+    fn from(op: Tcgen05Op) -> Inst {
+        Inst::Tcgen05(op)
+    }
+}

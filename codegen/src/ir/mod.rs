@@ -1,0 +1,29 @@
+//! The kernel IR: typed virtual registers, ops grouped by family, structured control flow.
+
+pub mod arith;
+pub mod inst;
+pub mod kernel;
+pub mod mbarrier;
+pub mod memory;
+pub mod source_loc;
+pub mod special;
+pub mod stmt;
+pub mod sync;
+pub mod tcgen05;
+pub mod tma;
+pub mod types;
+pub mod value;
+
+pub use arith::{ArithOp, BinOp, CmpOp, UnOp};
+pub use inst::Inst;
+pub use kernel::{AllocId, Kernel, LaunchBounds, Module, Param, ParamId, ParamKind, SharedAlloc, SharedKind};
+pub use mbarrier::{BarSpace, MbarrierOp, Ordering, Scope, Sem, WaitOn};
+pub use memory::{MemoryOp, Space};
+pub use source_loc::SourceLoc;
+pub use special::{Dim, SpecialReg};
+pub use stmt::{walk_insts, Block, Stmt, StmtKind};
+pub use sync::{MemScope, ProxySpace, SyncOp};
+pub use tcgen05::Tcgen05Op;
+pub use tma::TmaOp;
+pub use types::Type;
+pub use value::{Reg, Value};

@@ -1,0 +1,46 @@
+//! CTA/cluster barriers, fences and warp-level control.
+
+use super::value::{Reg, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProxySpace {
+    /// `fence.proxy.async` (all state spaces).
+    All,
+    SharedCta,
+    SharedCluster,
+    Global,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SyncOp {
+    /// `bar.sync id[, count]` (`__syncthreads` is `bar.sync 0`).
+    BarSync { id: Value, count: Option<Value> },
+    /// `bar.arrive id, count`.
+    BarArrive { id: Value, count: Value },
+    /// `fence.mbarrier_init.release.cluster`: makes barrier inits visible cluster-wide.
+    FenceMbarrierInit,
+    /// `fence.proxy.async[.space]`: orders generic-proxy writes before async-proxy reads.
+    FenceProxyAsync { space: ProxySpace },
+    /// `fence.acq_rel.{cta,cluster,gpu,sys}` style thread fence.
+    MemBar { scope: MemScope },
+    /// `elect.sync lane|pred, 0xffffffff`: one active lane of the warp gets `true`.
+    ElectSync { pred: Reg },
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n` (sm_90a).
+    SetMaxNReg { inc: bool, count: u32 },
+    /// `mapa.shared::cluster.u32 dst, addr, cta`: the cluster address of `addr` in CTA `cta`.
+    Mapa { dst: Reg, addr: Value, cta: Value },
+    /// `barrier.cluster.arrive[.release|.relaxed]`.
+    ClusterArrive { relaxed: bool },
+    /// `barrier.cluster.wait[.acquire]`.
+    ClusterWait,
+    /// `trap`: abort the kernel (used for device-side assertion failures).
+    Trap,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemScope {
+    Cta,
+    Cluster,
+    Gpu,
+    Sys,
+}
