@@ -1,1 +1,20 @@
+//! Phaser's runtime: one launch API ([`Device`]) over two backends, a CUDA GPU (cudarc,
+//! PTX JIT) and a CPU simulator that interprets the same IR.
 
+pub mod args;
+pub mod buffer;
+pub mod cuda;
+pub mod device;
+pub mod elem;
+pub mod error;
+pub mod launch;
+pub mod sim;
+pub mod tensor_map;
+
+pub use args::Arg;
+pub use buffer::Buffer;
+pub use device::Device;
+pub use elem::Elem;
+pub use error::{Result, RuntimeError};
+pub use launch::{LaunchConfig, LaunchReport};
+pub use tensor_map::{Swizzle, TensorMap, TensorMapDesc};

@@ -107,3 +107,82 @@ pub fn phase_flip(target: Target) -> Result<Kernel> {
     });
     k.finish()
 }
+
+// ---- host side: run and check -----------------------------------------------------------
+
+use super::{Example, Outcome, Size, POISON_U32};
+use phaser_runtime::{Arg, Device, LaunchConfig, RuntimeError};
+
+/// The target the seeds are built for on `dev` (sm_90a on Hopper, which is what they need).
+pub fn target_for(_dev: &Device) -> Target {
+    Target::Sm90a
+}
+
+pub fn examples() -> Vec<Example> {
+    vec![
+        Example {
+            name: "seed_thread_arrive_wait",
+            about: "8 threads, barrier expects 4; threads 0-3 arrive and wait, then read each other's data",
+            kernels: |t| Ok(vec![thread_arrive_wait(t)?]),
+            run: run_thread_arrive_wait,
+            gpu_only: false,
+        },
+        Example {
+            name: "seed_producer_consumer",
+            about: "count-1 barrier; thread 0 fills data[i] = 1.5*i and arrives; threads 1-4 wait and read",
+            kernels: |t| Ok(vec![producer_consumer(t)?]),
+            run: run_producer_consumer,
+            gpu_only: false,
+        },
+        Example {
+            name: "seed_phase_flip",
+            about: "32 threads, 4 rounds of arrive + wait(parity); test_wait.parity probes read 1,0,1,0",
+            kernels: |t| Ok(vec![phase_flip(t)?]),
+            run: run_phase_flip,
+            gpu_only: false,
+        },
+    ]
+}
+
+fn run_thread_arrive_wait(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
+    let k = thread_arrive_wait(target_for(dev))?;
+    let out = dev.upload(&[POISON_U32; 8])?;
+    let r = dev.launch(&k, LaunchConfig::linear(1, 8), &[Arg::buffer(&out), Arg::scalar(4u32)])?;
+    let got = dev.download(&out)?;
+    let mut want = [POISON_U32; 8];
+    want[..4].fill(1 + 4 + 9);
+    let mut o = Outcome::check("seed_thread_arrive_wait", got == want, format!("out = {got:?}, expected {want:?}"));
+    o.elapsed = r.elapsed;
+    Ok(o)
+}
+
+fn run_producer_consumer(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
+    let k = producer_consumer(target_for(dev))?;
+    let out = dev.upload(&[f32::NAN; 128])?;
+    let r = dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out)])?;
+    let got = dev.download(&out)?;
+    let bad: Vec<usize> = (0..128).filter(|&j| got[j].to_bits() != (1.5f32 * (j % 32) as f32).to_bits()).collect();
+    let detail = if bad.is_empty() {
+        "consumers 1-4 each read data[0..32] == 1.5*i after the wait".to_string()
+    } else {
+        format!("{} of 128 values wrong, first at {}: {}", bad.len(), bad[0], got[bad[0]])
+    };
+    let mut o = Outcome::check("seed_producer_consumer", bad.is_empty(), detail);
+    o.elapsed = r.elapsed;
+    Ok(o)
+}
+
+fn run_phase_flip(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
+    let k = phase_flip(target_for(dev))?;
+    let out = dev.upload(&[POISON_U32; 5])?;
+    let r = dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out)])?;
+    let got = dev.download(&out)?;
+    let want = [1, 0, 1, 0, 0];
+    let mut o = Outcome::check(
+        "seed_phase_flip",
+        got == want,
+        format!("phase probes after rounds 0-3 = {:?} (expect [1, 0, 1, 0]), after init = {}", &got[..4], got[4]),
+    );
+    o.elapsed = r.elapsed;
+    Ok(o)
+}

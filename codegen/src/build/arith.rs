@@ -224,7 +224,8 @@ impl KernelBuilder {
         let dst = self.new_reg(Type::Pred);
         if ty == Type::Pred {
             // PTX has no setp on predicates: compare as u32.
-            let (a32, b32) = (self.select(a, Value::u32(1), Value::u32(0)), self.select(b, Value::u32(1), Value::u32(0)));
+            let (a32, b32) =
+                (self.select(a, Value::u32(1), Value::u32(0)), self.select(b, Value::u32(1), Value::u32(0)));
             self.push(ArithOp::Setp { cmp, dst, a: a32, b: b32 });
         } else {
             self.push(ArithOp::Setp { cmp, dst, a, b });

@@ -16,7 +16,9 @@ pub struct GlobalPtr {
 pub enum SharedBase {
     Static(AllocId),
     /// The dynamic shared-memory window, starting `offset` bytes in.
-    Dynamic { offset: u32 },
+    Dynamic {
+        offset: u32,
+    },
 }
 
 /// A typed array in this CTA's shared memory.

@@ -128,7 +128,11 @@ impl KernelBuilder {
     fn add_param(&mut self, name: &str, kind: ParamKind, ty: Type) -> Reg {
         let reg = self.new_reg(ty);
         if self.params.iter().any(|p| p.name == name) {
-            self.errors.push(Diagnostic { kernel: self.name.clone(), loc: None, message: format!("two parameters are named `{name}`") });
+            self.errors.push(Diagnostic {
+                kernel: self.name.clone(),
+                loc: None,
+                message: format!("two parameters are named `{name}`"),
+            });
         }
         self.params.push(Param { name: name.to_string(), kind, reg });
         reg

@@ -122,7 +122,14 @@ impl KernelBuilder {
     pub fn mbarrier_arrive_remote(&mut self, bar: RemoteBarrier, count: Option<Value>) {
         let count = count.map(|c| self.count_operand("arrive count", c));
         let order = Ordering { sem: Some(Sem::Release), scope: Some(Scope::Cluster) };
-        self.push(MbarrierOp::Arrive { bar: bar.addr, count, order, space: BarSpace::Cluster, state: None, drop: false });
+        self.push(MbarrierOp::Arrive {
+            bar: bar.addr,
+            count,
+            order,
+            space: BarSpace::Cluster,
+            state: None,
+            drop: false,
+        });
     }
 
     /// `T.ptx.mbarrier.arrive.expect_tx(bar, bytes)`: one arrival plus `tx += bytes`.

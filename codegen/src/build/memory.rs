@@ -15,7 +15,18 @@ impl KernelBuilder {
             self.error(format!("an index must be an integer, found {}", idx.ty()));
             return Value::imm_u(0, addr_ty);
         }
-        let wide = self.cvt(idx, if addr_ty == Type::U64 { if idx.ty().is_signed() { Type::S64 } else { Type::U64 } } else { Type::U32 });
+        let wide = self.cvt(
+            idx,
+            if addr_ty == Type::U64 {
+                if idx.ty().is_signed() {
+                    Type::S64
+                } else {
+                    Type::U64
+                }
+            } else {
+                Type::U32
+            },
+        );
         let wide = if wide.ty() != addr_ty { self.cvt(wide, addr_ty) } else { wide };
         self.mul(wide, Value::imm_u(elem.size() as u64, addr_ty))
     }

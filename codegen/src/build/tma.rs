@@ -32,21 +32,42 @@ impl KernelBuilder {
 
     /// TMA load multicast to every CTA in `cta_mask` (same smem offset and barrier offset in each).
     #[track_caller]
-    pub fn tma_load_multicast(&mut self, dst: Value, tmap: TensorMapRef, coords: &[Value], bar: Barrier, cta_mask: Value) {
+    pub fn tma_load_multicast(
+        &mut self,
+        dst: Value,
+        tmap: TensorMapRef,
+        coords: &[Value],
+        bar: Barrier,
+        cta_mask: Value,
+    ) {
         let coords = self.coords_u32(tmap, coords);
         let mask = match cta_mask {
             Value::Imm { .. } => super::arith::retype_imm(cta_mask, Type::U16),
             Value::Reg(r) if r.ty == Type::U16 || r.ty == Type::B16 => cta_mask,
             _ => self.cvt(cta_mask, Type::U16),
         };
-        self.push(TmaOp::LoadTensor { dst, tmap: tmap.addr, coords, bar: bar.addr, multicast: Some(mask), cache_hint: None });
+        self.push(TmaOp::LoadTensor {
+            dst,
+            tmap: tmap.addr,
+            coords,
+            bar: bar.addr,
+            multicast: Some(mask),
+            cache_hint: None,
+        });
     }
 
     /// TMA load with an L2 cache-policy hint (a 64-bit `createpolicy` value).
     #[track_caller]
     pub fn tma_load_hinted(&mut self, dst: Value, tmap: TensorMapRef, coords: &[Value], bar: Barrier, policy: Value) {
         let coords = self.coords_u32(tmap, coords);
-        self.push(TmaOp::LoadTensor { dst, tmap: tmap.addr, coords, bar: bar.addr, multicast: None, cache_hint: Some(policy) });
+        self.push(TmaOp::LoadTensor {
+            dst,
+            tmap: tmap.addr,
+            coords,
+            bar: bar.addr,
+            multicast: None,
+            cache_hint: Some(policy),
+        });
     }
 
     /// TMA store of shared `src` to the box at `coords` (completes through bulk groups).

@@ -133,9 +133,14 @@ fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
         }
         MemoryOp::CpAsyncCommitGroup => one("cp.async.commit_group;".into()),
         MemoryOp::CpAsyncWaitGroup { n } => one(format!("cp.async.wait_group {n};")),
-        MemoryOp::AtomAdd { space, ty, dst, addr: a, src } => {
-            one(format!("atom.{}.add.{} {}, [{}], {};", space_name(*space), arith_ty(*ty), reg(*dst), value(a), value(src)))
-        }
+        MemoryOp::AtomAdd { space, ty, dst, addr: a, src } => one(format!(
+            "atom.{}.add.{} {}, [{}], {};",
+            space_name(*space),
+            arith_ty(*ty),
+            reg(*dst),
+            value(a),
+            value(src)
+        )),
     }
 }
 
@@ -200,7 +205,9 @@ fn bar_space(s: BarSpace) -> &'static str {
 fn mbarrier(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
     let one = |s: String| vec![s];
     match op {
-        MbarrierOp::Init { bar, count } => one(format!("mbarrier.init.shared::cta.b64 [{}], {};", value(bar), value(count))),
+        MbarrierOp::Init { bar, count } => {
+            one(format!("mbarrier.init.shared::cta.b64 [{}], {};", value(bar), value(count)))
+        }
         MbarrierOp::Inval { bar } => one(format!("mbarrier.inval.shared::cta.b64 [{}];", value(bar))),
         MbarrierOp::Arrive { bar, count, order, space, state, drop } => {
             let name = if *drop { "arrive_drop" } else { "arrive" };
@@ -234,7 +241,12 @@ fn mbarrier(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
         )),
         MbarrierOp::TestWait { done, bar, on, order } => {
             let (form, arg) = wait_on(on);
-            one(format!("mbarrier.test_wait{form}{}.shared::cta.b64 {}, [{}], {arg};", wait_order_suffix(order), reg(*done), value(bar)))
+            one(format!(
+                "mbarrier.test_wait{form}{}.shared::cta.b64 {}, [{}], {arg};",
+                wait_order_suffix(order),
+                reg(*done),
+                value(bar)
+            ))
         }
         MbarrierOp::TryWait { done, bar, on, hint, order } => {
             let (form, arg) = wait_on(on);
@@ -263,7 +275,9 @@ fn mbarrier(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
                 "}".into(),
             ]
         }
-        MbarrierOp::PendingCount { dst, state } => one(format!("mbarrier.pending_count.b64 {}, {};", reg(*dst), value(state))),
+        MbarrierOp::PendingCount { dst, state } => {
+            one(format!("mbarrier.pending_count.b64 {}, {};", reg(*dst), value(state)))
+        }
     }
 }
 
@@ -301,7 +315,9 @@ fn sync(op: &SyncOp) -> String {
         SyncOp::SetMaxNReg { inc, count } => {
             format!("setmaxnreg.{}.sync.aligned.u32 {count};", if *inc { "inc" } else { "dec" })
         }
-        SyncOp::Mapa { dst, addr, cta } => format!("mapa.shared::cluster.u32 {}, {}, {};", reg(*dst), value(addr), value(cta)),
+        SyncOp::Mapa { dst, addr, cta } => {
+            format!("mapa.shared::cluster.u32 {}, {}, {};", reg(*dst), value(addr), value(cta))
+        }
         SyncOp::ClusterArrive { relaxed } => {
             format!("barrier.cluster.arrive.{}.aligned;", if *relaxed { "relaxed" } else { "release" })
         }

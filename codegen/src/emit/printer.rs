@@ -57,7 +57,8 @@ pub fn emit_module(m: &Module, opts: &EmitOptions) -> Result<String> {
         writeln!(out, ".extern .shared .align 1024 .b8 {DYN_SMEM}[];\n").unwrap();
     }
     for k in &m.kernels {
-        KernelPrinter { k, out: &mut out, labels: 0, loops: Vec::new(), files: &files, last_loc: None, indent: 1 }.print();
+        KernelPrinter { k, out: &mut out, labels: 0, loops: Vec::new(), files: &files, last_loc: None, indent: 1 }
+            .print();
     }
     Ok(out)
 }
@@ -113,7 +114,14 @@ impl KernelPrinter<'_> {
 
     fn print(mut self) {
         let k = self.k;
-        writeln!(self.out, "// kernel {}: target {}, {} bytes static shared", k.name, k.target, k.static_shared_bytes()).unwrap();
+        writeln!(
+            self.out,
+            "// kernel {}: target {}, {} bytes static shared",
+            k.name,
+            k.target,
+            k.static_shared_bytes()
+        )
+        .unwrap();
         writeln!(self.out, ".visible .entry {}(", k.name).unwrap();
         for (i, p) in k.params.iter().enumerate() {
             let sep = if i + 1 < k.params.len() { "," } else { "" };

@@ -44,15 +44,45 @@ pub enum CmpOp {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ArithOp {
-    Mov { dst: Reg, src: Value },
-    Unary { op: UnOp, dst: Reg, a: Value },
-    Binary { op: BinOp, dst: Reg, a: Value, b: Value },
+    Mov {
+        dst: Reg,
+        src: Value,
+    },
+    Unary {
+        op: UnOp,
+        dst: Reg,
+        a: Value,
+    },
+    Binary {
+        op: BinOp,
+        dst: Reg,
+        a: Value,
+        b: Value,
+    },
     /// `dst = a * b + c` (fused for floats, `mad.lo` for integers).
-    Mad { dst: Reg, a: Value, b: Value, c: Value },
+    Mad {
+        dst: Reg,
+        a: Value,
+        b: Value,
+        c: Value,
+    },
     /// `dst (pred) = a <cmp> b`.
-    Setp { cmp: CmpOp, dst: Reg, a: Value, b: Value },
+    Setp {
+        cmp: CmpOp,
+        dst: Reg,
+        a: Value,
+        b: Value,
+    },
     /// `dst = cond ? a : b`.
-    Selp { dst: Reg, cond: Value, a: Value, b: Value },
+    Selp {
+        dst: Reg,
+        cond: Value,
+        a: Value,
+        b: Value,
+    },
     /// Type conversion; the printer picks the rounding PTX requires.
-    Cvt { dst: Reg, src: Value },
+    Cvt {
+        dst: Reg,
+        src: Value,
+    },
 }

@@ -13,7 +13,10 @@ use super::value::Reg;
 pub enum Inst {
     Arith(ArithOp),
     /// `mov.u32 dst, %special`.
-    ReadSpecial { dst: Reg, sreg: SpecialReg },
+    ReadSpecial {
+        dst: Reg,
+        sreg: SpecialReg,
+    },
     Memory(MemoryOp),
     Mbarrier(MbarrierOp),
     Sync(SyncOp),
@@ -21,7 +24,10 @@ pub enum Inst {
     Tcgen05(Tcgen05Op),
     /// A recorded event: the simulator logs `(tag, values)` per thread; the PTX printer
     /// emits nothing but a comment. Used for traces like the seeds' phase tables.
-    Probe { tag: &'static str, values: Vec<super::value::Value> },
+    Probe {
+        tag: &'static str,
+        values: Vec<super::value::Value>,
+    },
 }
 
 impl From<ArithOp> for Inst {

@@ -17,19 +17,53 @@ pub enum Space {
 #[derive(Clone, Debug, PartialEq)]
 pub enum MemoryOp {
     /// `ld.space.ty dst, [addr + offset]`.
-    Ld { space: Space, ty: Type, dst: Reg, addr: Value, offset: i32, volatile: bool },
+    Ld {
+        space: Space,
+        ty: Type,
+        dst: Reg,
+        addr: Value,
+        offset: i32,
+        volatile: bool,
+    },
     /// `st.space.ty [addr + offset], src`.
-    St { space: Space, ty: Type, addr: Value, offset: i32, src: Value, volatile: bool },
+    St {
+        space: Space,
+        ty: Type,
+        addr: Value,
+        offset: i32,
+        src: Value,
+        volatile: bool,
+    },
     /// The 32-bit shared address of a static shared allocation.
-    SharedAddr { dst: Reg, alloc: AllocId },
+    SharedAddr {
+        dst: Reg,
+        alloc: AllocId,
+    },
     /// The 32-bit shared address of the dynamic shared memory window.
-    DynSharedAddr { dst: Reg },
+    DynSharedAddr {
+        dst: Reg,
+    },
     /// Generic address of a by-value kernel parameter (tensor maps are read from there).
-    ParamAddr { dst: Reg, param: ParamId },
+    ParamAddr {
+        dst: Reg,
+        param: ParamId,
+    },
     /// Ampere `cp.async.{ca,cg}.shared.global [dst], [src], bytes` (4, 8 or 16 bytes).
-    CpAsync { dst: Value, src: Value, bytes: u32 },
+    CpAsync {
+        dst: Value,
+        src: Value,
+        bytes: u32,
+    },
     CpAsyncCommitGroup,
-    CpAsyncWaitGroup { n: u32 },
+    CpAsyncWaitGroup {
+        n: u32,
+    },
     /// Atomic add on global memory, returning the old value.
-    AtomAdd { space: Space, ty: Type, dst: Reg, addr: Value, src: Value },
+    AtomAdd {
+        space: Space,
+        ty: Type,
+        dst: Reg,
+        addr: Value,
+        src: Value,
+    },
 }

@@ -17,10 +17,17 @@ pub struct Stmt {
 pub enum StmtKind {
     Inst(Inst),
     /// `cond` is a predicate.
-    If { cond: Value, then_body: Block, else_body: Block },
+    If {
+        cond: Value,
+        then_body: Block,
+        else_body: Block,
+    },
     /// Runs `body`, then `latch`, forever; `Break` leaves, `Continue` jumps to `latch`.
     /// `for` loops keep their increment in `latch` so `continue` still increments.
-    Loop { body: Block, latch: Block },
+    Loop {
+        body: Block,
+        latch: Block,
+    },
     Break,
     Continue,
     /// Leave the kernel (this thread).

@@ -7,7 +7,14 @@ pub enum TmaOp {
     /// `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes
     /// [dst], [tmap, {coords}], [bar]` with optional `.multicast::cluster` and L2 hint.
     /// The copy engine performs `complete_tx(bytes of the box)` on `bar` when the data lands.
-    LoadTensor { dst: Value, tmap: Value, coords: Vec<Value>, bar: Value, multicast: Option<Value>, cache_hint: Option<Value> },
+    LoadTensor {
+        dst: Value,
+        tmap: Value,
+        coords: Vec<Value>,
+        bar: Value,
+        multicast: Option<Value>,
+        cache_hint: Option<Value>,
+    },
     /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [tmap, {coords}], [src]`.
     StoreTensor { tmap: Value, coords: Vec<Value>, src: Value },
     /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], bytes, [bar]`.
@@ -25,9 +32,9 @@ pub enum TmaOp {
 impl TmaOp {
     pub fn rank(&self) -> Option<usize> {
         match self {
-            TmaOp::LoadTensor { coords, .. } | TmaOp::StoreTensor { coords, .. } | TmaOp::PrefetchTensor { coords, .. } => {
-                Some(coords.len())
-            }
+            TmaOp::LoadTensor { coords, .. }
+            | TmaOp::StoreTensor { coords, .. }
+            | TmaOp::PrefetchTensor { coords, .. } => Some(coords.len()),
             _ => None,
         }
     }

@@ -35,7 +35,8 @@ pub enum Target {
 }
 
 impl Target {
-    pub const ALL: [Target; 6] = [Target::Sm80, Target::Sm86, Target::Sm89, Target::Sm90, Target::Sm90a, Target::Sm100a];
+    pub const ALL: [Target; 6] =
+        [Target::Sm80, Target::Sm86, Target::Sm89, Target::Sm90, Target::Sm90a, Target::Sm100a];
 
     pub fn name(self) -> &'static str {
         match self {

@@ -18,7 +18,8 @@ pub const MAX_TX_BYTES: i128 = (1 << 20) - 1;
 pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     let mut diags = Vec::new();
     let mut version = k.target.min_ptx();
-    let mut err = |loc: Option<SourceLoc>, msg: String| diags.push(Diagnostic { kernel: k.name.clone(), loc, message: msg });
+    let mut err =
+        |loc: Option<SourceLoc>, msg: String| diags.push(Diagnostic { kernel: k.name.clone(), loc, message: msg });
     walk_insts(&k.body, &mut |inst, loc| {
         let req = requirement(inst);
         if !req.available_on(k.target) {
@@ -51,7 +52,13 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
         }
     }
     if k.static_shared_bytes() > 48 * 1024 {
-        err(None, format!("{} bytes of static shared memory exceed the 48 KiB static limit; use dynamic shared memory", k.static_shared_bytes()));
+        err(
+            None,
+            format!(
+                "{} bytes of static shared memory exceed the 48 KiB static limit; use dynamic shared memory",
+                k.static_shared_bytes()
+            ),
+        );
     }
     if diags.is_empty() {
         Ok(version)
@@ -113,7 +120,9 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
                 bar_addr_check(bar, *space, &mut out);
                 range_check("tx byte count", bytes, 0, MAX_TX_BYTES, &mut out);
             }
-            MbarrierOp::TestWait { bar, on, .. } | MbarrierOp::TryWait { bar, on, .. } | MbarrierOp::Wait { bar, on, .. } => {
+            MbarrierOp::TestWait { bar, on, .. }
+            | MbarrierOp::TryWait { bar, on, .. }
+            | MbarrierOp::Wait { bar, on, .. } => {
                 bar_addr_check(bar, BarSpace::Cta, &mut out);
                 if let WaitOn::Parity(p) = on {
                     range_check("phase parity", p, 0, 1, &mut out);
@@ -173,7 +182,10 @@ pub fn module_ptx_version(m: &Module, max: PtxVersion) -> Result<(Target, PtxVer
             diags.push(Diagnostic {
                 kernel: k.name.clone(),
                 loc: None,
-                message: format!("targets {} but kernel `{}` in the same module targets {}; put them in separate modules", k.target, first.name, first.target),
+                message: format!(
+                    "targets {} but kernel `{}` in the same module targets {}; put them in separate modules",
+                    k.target, first.name, first.target
+                ),
             });
             continue;
         }
@@ -192,7 +204,11 @@ pub fn module_ptx_version(m: &Module, max: PtxVersion) -> Result<(Target, PtxVer
     let mut names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
     names.sort();
     if names.windows(2).any(|w| w[0] == w[1]) {
-        diags.push(Diagnostic { kernel: first.name.clone(), loc: None, message: "two kernels in one module share a name".into() });
+        diags.push(Diagnostic {
+            kernel: first.name.clone(),
+            loc: None,
+            message: "two kernels in one module share a name".into(),
+        });
     }
     if diags.is_empty() {
         Ok((first.target, version))

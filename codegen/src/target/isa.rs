@@ -1,8 +1,8 @@
 //! The ISA table: for every op, the oldest PTX ISA version and the targets that have it.
 
 use super::arch::{PtxVersion, Target};
-use crate::ir::{BarSpace, Inst, MbarrierOp, MemoryOp, Ordering, Sem, SpecialReg, SyncOp, Tcgen05Op, TmaOp, Type};
 use crate::ir::{ArithOp, Value};
+use crate::ir::{BarSpace, Inst, MbarrierOp, MemoryOp, Ordering, Sem, SpecialReg, SyncOp, Tcgen05Op, TmaOp, Type};
 
 /// Which targets can run an op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +62,14 @@ fn max_req(a: Requirement, b: Requirement) -> Requirement {
         (_, Avail::Only(y)) => Avail::Only(y),
         (Avail::SmAtLeast(x), Avail::SmAtLeast(y)) => Avail::SmAtLeast(x.max(y)),
     };
-    let what = if b.ptx > a.ptx || matches!(b.avail, Avail::Only(_)) || matches!((a.avail, b.avail), (Avail::SmAtLeast(x), Avail::SmAtLeast(y)) if y > x) { b.what } else { a.what };
+    let what = if b.ptx > a.ptx
+        || matches!(b.avail, Avail::Only(_))
+        || matches!((a.avail, b.avail), (Avail::SmAtLeast(x), Avail::SmAtLeast(y)) if y > x)
+    {
+        b.what
+    } else {
+        a.what
+    };
     Requirement { what, ptx: a.ptx.max(b.ptx), avail }
 }
 

@@ -1,0 +1,98 @@
+//! Kernel arguments, and the check that they match the kernel's parameters.
+
+use crate::buffer::{Buffer, RawBuffer};
+use crate::elem::Elem;
+use crate::error::{Result, RuntimeError};
+use crate::tensor_map::TensorMap;
+use phaser_codegen::ir::{Kernel, ParamKind};
+use phaser_codegen::Type;
+
+/// One launch argument.
+pub enum Arg<'a> {
+    /// A scalar: its PTX type and raw bits.
+    Scalar {
+        ty: Type,
+        bits: u64,
+    },
+    /// A buffer: element type, whether the kernel may write it, and its storage.
+    Buffer {
+        elem: Type,
+        len: usize,
+        raw: &'a RawBuffer,
+    },
+    TensorMap(&'a TensorMap),
+}
+
+impl<'a> Arg<'a> {
+    pub fn scalar<T: Elem>(v: T) -> Arg<'a> {
+        Arg::Scalar { ty: T::TYPE, bits: v.to_bits() }
+    }
+    pub fn buffer<T: Elem>(b: &'a Buffer<T>) -> Arg<'a> {
+        Arg::Buffer { elem: T::TYPE, len: b.len(), raw: &b.raw }
+    }
+    fn describe(&self) -> String {
+        match self {
+            Arg::Scalar { ty, .. } => format!("a {ty} scalar"),
+            Arg::Buffer { elem, .. } => format!("a buffer of {elem}"),
+            Arg::TensorMap(_) => "a tensor map".into(),
+        }
+    }
+}
+
+impl<'a, T: Elem> From<&'a Buffer<T>> for Arg<'a> {
+    fn from(b: &'a Buffer<T>) -> Self {
+        Arg::buffer(b)
+    }
+}
+impl<'a, T: Elem> From<&'a mut Buffer<T>> for Arg<'a> {
+    fn from(b: &'a mut Buffer<T>) -> Self {
+        Arg::buffer(b)
+    }
+}
+impl<'a> From<&'a TensorMap> for Arg<'a> {
+    fn from(t: &'a TensorMap) -> Self {
+        Arg::TensorMap(t)
+    }
+}
+macro_rules! scalar_from {
+    ($($t:ty),*) => {$(
+        impl<'a> From<$t> for Arg<'a> {
+            fn from(v: $t) -> Self { Arg::scalar(v) }
+        }
+    )*};
+}
+scalar_from!(u16, u32, u64, i16, i32, i64, f32, f64, half::f16, half::bf16);
+
+/// Check arguments against the kernel's parameter list: count, kinds and types.
+pub fn check_args(k: &Kernel, args: &[Arg]) -> Result<()> {
+    if args.len() != k.params.len() {
+        return Err(RuntimeError::BadArgument {
+            kernel: k.name.clone(),
+            index: args.len().min(k.params.len()),
+            param: k.params.get(args.len()).map(|p| p.name.clone()).unwrap_or_else(|| "-".into()),
+            problem: format!("the kernel takes {} arguments, {} were given", k.params.len(), args.len()),
+        });
+    }
+    for (i, (p, a)) in k.params.iter().zip(args).enumerate() {
+        let ok = match (&p.kind, a) {
+            (ParamKind::Scalar(t), Arg::Scalar { ty, .. }) => t == ty,
+            (ParamKind::Global { elem, .. }, Arg::Buffer { elem: e, .. }) => elem == e,
+            (ParamKind::TensorMap, Arg::TensorMap(_)) => true,
+            _ => false,
+        };
+        if !ok {
+            let want = match p.kind {
+                ParamKind::Scalar(t) => format!("a {t} scalar"),
+                ParamKind::Global { elem, .. } => format!("a buffer of {elem}"),
+                ParamKind::TensorMap => "a tensor map".into(),
+            };
+            return Err(RuntimeError::BadArgument {
+                kernel: k.name.clone(),
+                index: i,
+                param: p.name.clone(),
+                problem: format!("expected {want}, got {}", a.describe()),
+            });
+        }
+    }
+    Ok(())
+}

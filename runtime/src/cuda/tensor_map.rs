@@ -1,0 +1,1 @@
+//! Encoding tensor maps for the GPU (`cuTensorMapEncodeTiled`).
