@@ -14,3 +14,5 @@ pub use emit::{emit_kernel, emit_module, EmitOptions};
 pub use error::{CodegenError, Diagnostic, Result};
 pub use ir::{Kernel, Module, SourceLoc, Type, Value};
 pub use target::{PtxVersion, Target};
+pub mod ptxas;
+pub mod zoo;

@@ -7,6 +7,20 @@ pub struct InstCtx<'a> {
     pub kernel: &'a Kernel,
     /// Next unique label number in this kernel.
     pub labels: &'a mut u32,
+    /// Blocking waits trap after this many nanoseconds (`None`: wait forever).
+    pub wait_timeout_ns: Option<u64>,
+    /// The module's PTX version: `.shared::cta` is spelled plain `.shared` before 7.8.
+    pub version: crate::target::PtxVersion,
+}
+
+impl InstCtx<'_> {
+    fn cta(&self) -> &'static str {
+        if self.version >= crate::target::PtxVersion::new(7, 8) {
+            ".shared::cta"
+        } else {
+            ".shared"
+        }
+    }
 }
 
 pub fn lines(inst: &Inst, cx: &mut InstCtx) -> Vec<String> {
@@ -195,32 +209,36 @@ fn scope_suffix(s: Scope) -> &'static str {
     }
 }
 
-fn bar_space(s: BarSpace) -> &'static str {
+fn bar_space(s: BarSpace, cta: &'static str) -> &'static str {
     match s {
-        BarSpace::Cta => ".shared::cta",
+        BarSpace::Cta => cta,
         BarSpace::Cluster => ".shared::cluster",
     }
 }
 
 fn mbarrier(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
+    let cta = cx.cta();
     let one = |s: String| vec![s];
     match op {
-        MbarrierOp::Init { bar, count } => {
-            one(format!("mbarrier.init.shared::cta.b64 [{}], {};", value(bar), value(count)))
-        }
-        MbarrierOp::Inval { bar } => one(format!("mbarrier.inval.shared::cta.b64 [{}];", value(bar))),
+        MbarrierOp::Init { bar, count } => one(format!("mbarrier.init{cta}.b64 [{}], {};", value(bar), value(count))),
+        MbarrierOp::Inval { bar } => one(format!("mbarrier.inval{cta}.b64 [{}];", value(bar))),
         MbarrierOp::Arrive { bar, count, order, space, state, drop } => {
             let name = if *drop { "arrive_drop" } else { "arrive" };
             let dst = state.map(reg).unwrap_or_else(|| "_".into());
             let c = count.map(|c| format!(", {}", value(&c))).unwrap_or_default();
-            one(format!("mbarrier.{name}{}{}.b64 {dst}, [{}]{c};", order_suffix(order), bar_space(*space), value(bar)))
+            one(format!(
+                "mbarrier.{name}{}{}.b64 {dst}, [{}]{c};",
+                order_suffix(order),
+                bar_space(*space, cta),
+                value(bar)
+            ))
         }
         MbarrierOp::ArriveExpectTx { bar, bytes, order, space, state } => {
             let dst = state.map(reg).unwrap_or_else(|| "_".into());
             one(format!(
                 "mbarrier.arrive.expect_tx{}{}.b64 {dst}, [{}], {};",
                 order_suffix(order),
-                bar_space(*space),
+                bar_space(*space, cta),
                 value(bar),
                 value(bytes)
             ))
@@ -228,21 +246,21 @@ fn mbarrier(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
         MbarrierOp::ExpectTx { bar, bytes, scope, space } => one(format!(
             "mbarrier.expect_tx.relaxed{}{}.b64 [{}], {};",
             scope_suffix(*scope),
-            bar_space(*space),
+            bar_space(*space, cta),
             value(bar),
             value(bytes)
         )),
         MbarrierOp::CompleteTx { bar, bytes, scope, space } => one(format!(
             "mbarrier.complete_tx.relaxed{}{}.b64 [{}], {};",
             scope_suffix(*scope),
-            bar_space(*space),
+            bar_space(*space, cta),
             value(bar),
             value(bytes)
         )),
         MbarrierOp::TestWait { done, bar, on, order } => {
             let (form, arg) = wait_on(on);
             one(format!(
-                "mbarrier.test_wait{form}{}.shared::cta.b64 {}, [{}], {arg};",
+                "mbarrier.test_wait{form}{}{cta}.b64 {}, [{}], {arg};",
                 wait_order_suffix(order),
                 reg(*done),
                 value(bar)
@@ -252,7 +270,7 @@ fn mbarrier(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
             let (form, arg) = wait_on(on);
             let h = hint.map(|h| format!(", {}", value(&h))).unwrap_or_default();
             one(format!(
-                "mbarrier.try_wait{form}{}.shared::cta.b64 {}, [{}], {arg}{h};",
+                "mbarrier.try_wait{form}{}{cta}.b64 {}, [{}], {arg}{h};",
                 wait_order_suffix(order),
                 reg(*done),
                 value(bar)
@@ -261,19 +279,38 @@ fn mbarrier(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
         MbarrierOp::Wait { bar, on, order } => {
             let (form, arg) = wait_on(on);
             *cx.labels += 1;
-            let l = format!("$L_wait_{}", cx.labels);
-            vec![
-                "{".into(),
-                "\t.reg .pred %wait_done;".into(),
-                format!("{l}:"),
-                format!(
-                    "\tmbarrier.try_wait{form}{}.shared::cta.b64 %wait_done, [{}], {arg};",
-                    wait_order_suffix(order),
-                    value(bar)
-                ),
-                format!("\t@!%wait_done bra {l};"),
-                "}".into(),
-            ]
+            let n = *cx.labels;
+            let try_wait = format!(
+                "\tmbarrier.try_wait{form}{}{cta}.b64 %wait_done, [{}], {arg};",
+                wait_order_suffix(order),
+                value(bar)
+            );
+            let mut v = vec!["{".into(), "\t.reg .pred %wait_done;".into()];
+            match cx.wait_timeout_ns {
+                None => v.extend([format!("$L_wait_{n}:"), try_wait, format!("\t@!%wait_done bra $L_wait_{n};")]),
+                Some(limit) => {
+                    // Watchdog: the fast path is one try_wait; only a wait that has to retry
+                    // reads %globaltimer, and one that outlasts the limit traps (a deadlock
+                    // becomes a launch error instead of a hung process).
+                    v.extend([
+                        "\t.reg .b64 %wait_t0, %wait_dt;".into(),
+                        try_wait.clone(),
+                        format!("\t@%wait_done bra $L_waited_{n};"),
+                        "\tmov.u64 %wait_t0, %globaltimer;".into(),
+                        format!("$L_wait_{n}:"),
+                        try_wait,
+                        format!("\t@%wait_done bra $L_waited_{n};"),
+                        "\tmov.u64 %wait_dt, %globaltimer;".into(),
+                        "\tsub.u64 %wait_dt, %wait_dt, %wait_t0;".into(),
+                        format!("\tsetp.lt.u64 %wait_done, %wait_dt, {limit};"),
+                        format!("\t@%wait_done bra $L_wait_{n};"),
+                        "\ttrap; // mbarrier wait watchdog: likely deadlock".into(),
+                        format!("$L_waited_{n}:"),
+                    ]);
+                }
+            }
+            v.push("}".into());
+            v
         }
         MbarrierOp::PendingCount { dst, state } => {
             one(format!("mbarrier.pending_count.b64 {}, {};", reg(*dst), value(state)))

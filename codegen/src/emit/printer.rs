@@ -16,11 +16,17 @@ pub struct EmitOptions {
     pub max_ptx: PtxVersion,
     /// Emit `.file`/`.loc` directives mapping instructions to Rust source lines.
     pub line_info: bool,
+    /// Blocking mbarrier waits trap after this long (nanoseconds of `%globaltimer`), so a
+    /// deadlocked kernel ends in a launch error. `None` waits forever.
+    pub wait_timeout_ns: Option<u64>,
 }
+
+/// Default watchdog: no legitimate single mbarrier wait lasts seconds.
+pub const DEFAULT_WAIT_TIMEOUT_NS: u64 = 4_000_000_000;
 
 impl Default for EmitOptions {
     fn default() -> Self {
-        EmitOptions { max_ptx: MAX_PTX_LOADABLE, line_info: true }
+        EmitOptions { max_ptx: MAX_PTX_LOADABLE, line_info: true, wait_timeout_ns: Some(DEFAULT_WAIT_TIMEOUT_NS) }
     }
 }
 
@@ -57,8 +63,18 @@ pub fn emit_module(m: &Module, opts: &EmitOptions) -> Result<String> {
         writeln!(out, ".extern .shared .align 1024 .b8 {DYN_SMEM}[];\n").unwrap();
     }
     for k in &m.kernels {
-        KernelPrinter { k, out: &mut out, labels: 0, loops: Vec::new(), files: &files, last_loc: None, indent: 1 }
-            .print();
+        KernelPrinter {
+            k,
+            out: &mut out,
+            labels: 0,
+            loops: Vec::new(),
+            files: &files,
+            last_loc: None,
+            indent: 1,
+            opts,
+            version,
+        }
+        .print();
     }
     Ok(out)
 }
@@ -91,6 +107,8 @@ struct KernelPrinter<'a> {
     files: &'a BTreeMap<&'static str, u32>,
     last_loc: Option<SourceLoc>,
     indent: usize,
+    opts: &'a EmitOptions,
+    version: PtxVersion,
 }
 
 impl KernelPrinter<'_> {
@@ -190,6 +208,9 @@ impl KernelPrinter<'_> {
 
     fn loc(&mut self, loc: Option<SourceLoc>) {
         let Some(l) = loc else { return };
+        if !self.opts.line_info {
+            return;
+        }
         if self.last_loc.map(|p| (p.file, p.line)) == Some((l.file, l.line)) {
             return;
         }
@@ -211,7 +232,15 @@ impl KernelPrinter<'_> {
             StmtKind::Inst(i) => {
                 self.loc(s.loc);
                 let mut labels = self.labels;
-                let lines = inst::lines(i, &mut InstCtx { kernel: self.k, labels: &mut labels });
+                let lines = inst::lines(
+                    i,
+                    &mut InstCtx {
+                        kernel: self.k,
+                        labels: &mut labels,
+                        wait_timeout_ns: self.opts.wait_timeout_ns,
+                        version: self.version,
+                    },
+                );
                 self.labels = labels;
                 for l in lines {
                     if l.ends_with(':') {

@@ -109,9 +109,13 @@ pub fn requirement(inst: &Inst) -> Requirement {
             MbarrierOp::Init { .. } => Requirement::new("`mbarrier.init`", 7, 0, 80),
             MbarrierOp::Inval { .. } => Requirement::new("`mbarrier.inval`", 7, 0, 80),
             MbarrierOp::PendingCount { .. } => Requirement::new("`mbarrier.pending_count`", 7, 0, 80),
-            MbarrierOp::Arrive { order, space, drop, .. } => {
+            MbarrierOp::Arrive { order, space, drop, count, .. } => {
                 let name = if *drop { "`mbarrier.arrive_drop`" } else { "`mbarrier.arrive`" };
-                space_req(ordering_req(Requirement::new(name, 7, 0, 80), order), *space)
+                let mut r = Requirement::new(name, 7, 0, 80);
+                if count.is_some() {
+                    r = max_req(r, Requirement::new("an mbarrier arrive with a count", 7, 8, 90));
+                }
+                space_req(ordering_req(r, order), *space)
             }
             MbarrierOp::ArriveExpectTx { order, space, .. } => {
                 space_req(ordering_req(Requirement::new("`mbarrier.arrive.expect_tx`", 8, 0, 90), order), *space)
