@@ -9,7 +9,7 @@ use std::sync::Arc;
 pub struct CudaDevice {
     pub(crate) ctx: Arc<CudaContext>,
     pub(crate) stream: Arc<CudaStream>,
-    pub(crate) modules: ModuleCache,
+    pub modules: ModuleCache,
     pub(crate) cc: (i32, i32),
     name: String,
 }

@@ -6,7 +6,7 @@ use crate::args::Arg;
 use crate::buffer::RawBuffer;
 use crate::error::{Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
-use cudarc::driver::sys::CUfunction_attribute_enum;
+use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute_enum};
 use cudarc::driver::{DeviceRepr, PushKernelArg};
 use phaser_codegen::ir::Kernel;
 use std::time::{Duration, Instant};
@@ -88,8 +88,8 @@ impl CudaDevice {
                 }
             }
         }
-        let start = self.ctx.new_event(None).map_err(driver_err("creating a timing event"))?;
-        let end = self.ctx.new_event(None).map_err(driver_err("creating a timing event"))?;
+        let start = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver_err("creating a timing event"))?;
+        let end = self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver_err("creating a timing event"))?;
         let lc = cudarc::driver::LaunchConfig {
             grid_dim: (cfg.grid[0], cfg.grid[1], cfg.grid[2]),
             block_dim: (cfg.block[0], cfg.block[1], cfg.block[2]),
