@@ -51,14 +51,17 @@ fn reverse_through_dynamic_smem(n: u32) -> phaser::Kernel {
     });
     k.mbarrier_wait(bar, Value::u32(0));
     let i = k.var(tid);
-    k.while_(|k| k.lt(Value::Reg(i), len), |k| {
-        let last = k.sub(len, Value::u32(1));
-        let j = k.sub(last, Value::Reg(i));
-        let v = k.ld_shared(smem, j);
-        k.st_global(out, Value::Reg(i), v);
-        let next = k.add(Value::Reg(i), threads);
-        k.assign(i, next);
-    });
+    k.while_(
+        |k| k.lt(Value::Reg(i), len),
+        |k| {
+            let last = k.sub(len, Value::u32(1));
+            let j = k.sub(last, Value::Reg(i));
+            let v = k.ld_shared(smem, j);
+            k.st_global(out, Value::Reg(i), v);
+            let next = k.add(Value::Reg(i), threads);
+            k.assign(i, next);
+        },
+    );
     let _ = n;
     k.finish().unwrap()
 }
@@ -99,7 +102,11 @@ fn wrong_target_and_bad_arguments_are_clear_errors() {
     assert!(err.to_string().contains("takes 3 arguments, 1 were given"), "{err}");
     let f = dev.alloc::<f32>(16).unwrap();
     let err = dev
-        .launch(&k, LaunchConfig::linear(1, 32).with_dynamic_shared(64), &[Arg::buffer(&buf), Arg::buffer(&f), Arg::scalar(16u32)])
+        .launch(
+            &k,
+            LaunchConfig::linear(1, 32).with_dynamic_shared(64),
+            &[Arg::buffer(&buf), Arg::buffer(&f), Arg::scalar(16u32)],
+        )
         .unwrap_err();
     assert!(err.to_string().contains("argument 0 (`input`): expected a buffer of f32, got a buffer of u32"), "{err}");
 }
