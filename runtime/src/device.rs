@@ -5,9 +5,14 @@ use crate::buffer::{Buffer, RawBuffer};
 use crate::elem::{from_bytes, to_bytes, Elem};
 use crate::error::{Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
+use crate::tensor_map::{Swizzle, TensorMap, TensorMapDesc};
 use crate::{cuda, sim};
 use phaser_codegen::Kernel;
 use std::marker::PhantomData;
+use std::time::Duration;
+
+/// How many SMs the simulator reports (small, so persistent grids stay cheap to simulate).
+pub const SIM_SM_COUNT: u32 = 4;
 
 pub enum Device {
     Cuda(cuda::CudaDevice),
@@ -89,6 +94,99 @@ impl Device {
             _ => return Err(foreign_buffer()),
         };
         Ok(from_bytes(&bytes))
+    }
+
+    /// Number of streaming multiprocessors: the GPU's, or the simulator's configured count.
+    pub fn sm_count(&self) -> Result<u32> {
+        match self {
+            Device::Cuda(d) => d.sm_count(),
+            Device::Sim(_) => Ok(SIM_SM_COUNT),
+        }
+    }
+
+    /// A tensor map over `buf` viewed as a dense tensor of `dims` (dimension 0 innermost and
+    /// contiguous), copied in boxes of `box_dims` with `swizzle`. Validated on both backends
+    /// (see [`TensorMapDesc::validate`]); encoded with `cuTensorMapEncodeTiled` on the GPU.
+    /// The map holds the buffer's address: keep the buffer alive while the map is in use.
+    pub fn tensor_map<T: Elem>(
+        &self,
+        buf: &Buffer<T>,
+        dims: &[u64],
+        box_dims: &[u32],
+        swizzle: Swizzle,
+    ) -> Result<TensorMap> {
+        let desc = TensorMapDesc::dense(T::TYPE, self.buffer_addr(buf)?, dims, box_dims, swizzle);
+        self.tensor_map_from_desc(buf, desc)
+    }
+
+    /// A tensor map with explicit byte strides for dimensions 1.. (padded rows, sub-views).
+    pub fn tensor_map_strided<T: Elem>(
+        &self,
+        buf: &Buffer<T>,
+        dims: &[u64],
+        strides: &[u64],
+        box_dims: &[u32],
+        swizzle: Swizzle,
+    ) -> Result<TensorMap> {
+        let desc = TensorMapDesc {
+            dtype: T::TYPE,
+            base: self.buffer_addr(buf)?,
+            dims: dims.to_vec(),
+            strides: strides.to_vec(),
+            box_dims: box_dims.to_vec(),
+            swizzle,
+        };
+        self.tensor_map_from_desc(buf, desc)
+    }
+
+    fn tensor_map_from_desc<T: Elem>(&self, buf: &Buffer<T>, desc: TensorMapDesc) -> Result<TensorMap> {
+        desc.validate()?;
+        if desc.extent_bytes() > buf.bytes() as u64 {
+            return Err(RuntimeError::TensorMap(format!(
+                "the view {:?} (strides {:?}) of {} reaches {} bytes but the buffer holds {}",
+                desc.dims,
+                desc.strides,
+                desc.dtype,
+                desc.extent_bytes(),
+                buf.bytes()
+            )));
+        }
+        let encoded = match self {
+            Device::Cuda(d) => Some(d.encode_tensor_map(&desc)?),
+            Device::Sim(_) => None,
+        };
+        Ok(TensorMap { desc, encoded })
+    }
+
+    /// The device address of a buffer (the simulator's fake address on the simulator).
+    pub fn buffer_addr<T: Elem>(&self, buf: &Buffer<T>) -> Result<u64> {
+        match (self, &buf.raw) {
+            (Device::Cuda(d), RawBuffer::Cuda(s)) => Ok(d.device_ptr(s)),
+            (Device::Sim(_), RawBuffer::Sim(s)) => Ok(s.addr),
+            _ => Err(foreign_buffer()),
+        }
+    }
+
+    /// Copy `src` into `dst` (same length) on the device. On the GPU this is
+    /// `cuMemcpyDtoDAsync` timed with CUDA events (the copy-bandwidth baseline); the
+    /// simulator copies bytes and reports no time.
+    pub fn copy<T: Elem>(&self, src: &Buffer<T>, dst: &Buffer<T>) -> Result<Option<Duration>> {
+        if src.len() != dst.len() {
+            return Err(RuntimeError::BufferSize(format!(
+                "copying {} elements into a buffer of {}",
+                src.len(),
+                dst.len()
+            )));
+        }
+        match (self, &src.raw, &dst.raw) {
+            (Device::Cuda(d), RawBuffer::Cuda(s), RawBuffer::Cuda(t)) => Ok(Some(d.copy_timed(s, t, src.bytes())?)),
+            (Device::Sim(d), RawBuffer::Sim(s), RawBuffer::Sim(t)) => {
+                let bytes = d.read(s);
+                d.write(t, &bytes)?;
+                Ok(None)
+            }
+            _ => Err(foreign_buffer()),
+        }
     }
 
     /// Launch `kernel` and wait for it; arguments are checked against its parameters first.
