@@ -247,3 +247,57 @@ pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use phaser_codegen::build::KernelBuilder;
+    use phaser_codegen::{Target, Type};
+
+    #[test]
+    fn sim_tensor_map_uses_the_buffer_address() {
+        let dev = Device::sim(Default::default());
+        let buf = dev.alloc::<f32>(64 * 32).unwrap();
+        let map = dev.tensor_map(&buf, &[64, 32], &[64, 8], Swizzle::None).unwrap();
+        assert_eq!(map.desc.base, dev.buffer_addr(&buf).unwrap());
+        assert_eq!(map.desc.strides, vec![256]);
+        assert_eq!(map.box_bytes(), 2048);
+        assert!(map.encoded.is_none(), "the simulator needs no encoding");
+    }
+
+    #[test]
+    fn tensor_map_must_fit_its_buffer() {
+        let dev = Device::sim(Default::default());
+        let buf = dev.alloc::<f32>(64 * 31).unwrap();
+        let e = dev.tensor_map(&buf, &[64, 32], &[64, 8], Swizzle::None).unwrap_err().to_string();
+        assert!(e.contains("reaches 8192 bytes but the buffer holds 7936"), "{e}");
+        let e = dev.tensor_map(&buf, &[64, 31], &[64, 8], Swizzle::B128).unwrap_err().to_string();
+        assert!(e.contains("128-byte swizzling"), "{e}");
+        let m = dev.tensor_map_strided(&buf, &[60, 31], &[256], &[16, 8], Swizzle::B64).unwrap();
+        assert_eq!(m.desc.dims, vec![60, 31]);
+    }
+
+    #[test]
+    fn sim_copy_and_sm_count() {
+        let dev = Device::sim(Default::default());
+        let a = dev.upload(&[1u32, 2, 3, 4]).unwrap();
+        let b = dev.alloc::<u32>(4).unwrap();
+        assert_eq!(dev.copy(&a, &b).unwrap(), None);
+        assert_eq!(dev.download(&b).unwrap(), vec![1, 2, 3, 4]);
+        let c = dev.alloc::<u32>(3).unwrap();
+        assert!(dev.copy(&a, &c).is_err());
+        assert_eq!(dev.sm_count().unwrap(), SIM_SM_COUNT);
+    }
+
+    #[test]
+    fn cluster_grid_must_be_a_multiple() {
+        let mut k = KernelBuilder::new("c", Target::Sm90a);
+        k.cluster(2, 1, 1);
+        let x = k.param("x", Type::U32);
+        k.probe("x", &[x]);
+        let k = k.finish().unwrap();
+        let e = check_config(&k, &LaunchConfig::linear(3, 32)).unwrap_err().to_string();
+        assert!(e.contains("not a multiple of the cluster shape [2, 1, 1]"), "{e}");
+        check_config(&k, &LaunchConfig::linear(4, 32)).unwrap();
+    }
+}
