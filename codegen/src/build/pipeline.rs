@@ -18,6 +18,50 @@
 //! unit (typically one elected thread that also registers the transaction bytes), `empty`
 //! one per consumer unit (thread or warp) in every CTA that reads the stage (with
 //! multicast TMA, every CTA of the cluster releases every CTA's stage).
+//!
+//! ```
+//! use phaser_codegen::build::{Arrivals, KernelBuilder, Pipeline, PipelineConfig};
+//! use phaser_codegen::ir::{Type, Value};
+//! use phaser_codegen::Target;
+//!
+//! let mut k = KernelBuilder::new("copy_rows", Target::Sm90a);
+//! let map = k.param_tensor_map("src", 2);
+//! let n = k.param("ntiles", Type::U32);
+//! k.require_block(64, 1, 1); // warp 0 produces, warp 1 consumes
+//! let smem = k.alloc_shared_aligned("stages", Type::F32, 4 * 256, 128);
+//! let pipe = Pipeline::new(&mut k, "p", PipelineConfig::tma(4, Arrivals::Warps(1)));
+//! pipe.init(&mut k);
+//! let base = k.shared_base_addr(smem);
+//! let warp = k.warp_idx();
+//! let producer = k.eq(warp, Value::u32(0));
+//! k.if_else(
+//!     producer,
+//!     |k| {
+//!         k.elect_one(|k| {
+//!             let st = pipe.producer_start_state(k); // stage 0, parity 1
+//!             k.for_range(Value::u32(0), n, |k, t| {
+//!                 pipe.producer_acquire(k, &st); // wait empty[i]
+//!                 let full = pipe.producer_commit(k, &st, Value::u32(1024)); // arrive.expect_tx
+//!                 let dst = st.stage_addr(k, base, 1024);
+//!                 k.tma_load(dst, map, &[Value::u32(0), t], full);
+//!                 st.advance(k); // index += 1, parity flips on wrap
+//!             });
+//!             pipe.producer_tail(k, &st);
+//!         });
+//!     },
+//!     |k| {
+//!         let st = pipe.consumer_start_state(k); // stage 0, parity 0
+//!         k.for_range(Value::u32(0), n, |k, _t| {
+//!             pipe.consumer_wait(k, &st); // wait full[i]
+//!             // ... read the stage ...
+//!             pipe.consumer_release(k, &st); // bar.warp.sync; lane 0 arrives on empty[i]
+//!             st.advance(k);
+//!         });
+//!     },
+//! );
+//! let kernel = k.finish().unwrap();
+//! assert!(phaser_codegen::emit_kernel(&kernel).unwrap().contains("mbarrier.arrive.expect_tx"));
+//! ```
 
 use super::handles::*;
 use super::kernel_builder::KernelBuilder;
