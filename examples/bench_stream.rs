@@ -5,6 +5,7 @@
 //! ```text
 //! cargo run --release --example bench_stream                      # 16384 x 16384 f32 (1 GiB in, 1 GiB out)
 //! cargo run --release --example bench_stream -- --runs 20 --warmup 5 --rows 32768 --stages 4,8
+//! cargo run --release --example bench_stream -- --sweep   # also 32-row tiles / one consumer warpgroup
 //! ```
 //!
 //! Each timed launch is preceded by a device-side copy of a NaN-poisoned buffer into the
@@ -13,9 +14,9 @@
 //! Times are CUDA events around each launch; the table reports the median (and min) of the
 //! timed runs and GB/s counting bytes read + written.
 
-use phaser::gallery::stream_axpb::{self, StreamProblem};
+use phaser::gallery::stream_axpb::{self, StreamConfig, StreamProblem};
 use phaser::gallery::{fresh_seed, random_f32};
-use phaser::{Device, Target};
+use phaser::{Buffer, Device, Target};
 use std::time::Duration;
 
 struct Opts {
@@ -24,6 +25,7 @@ struct Opts {
     runs: usize,
     warmup: usize,
     stages: Vec<u32>,
+    sweep: bool,
 }
 
 fn parse() -> Opts {
@@ -33,11 +35,17 @@ fn parse() -> Opts {
         runs: 15,
         warmup: 3,
         stages: (stream_axpb::MIN_STAGES..=stream_axpb::MAX_STAGES).collect(),
+        sweep: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < args.len() {
         let v = args.get(i + 1).cloned().unwrap_or_default();
+        if args[i] == "--sweep" {
+            o.sweep = true;
+            i += 1;
+            continue;
+        }
         match args[i].as_str() {
             "--rows" => o.rows = v.parse().expect("--rows N"),
             "--cols" => o.cols = v.parse().expect("--cols N"),
@@ -67,6 +75,23 @@ fn gbps(bytes: u64, t: Duration) -> f64 {
     bytes as f64 / t.as_secs_f64() / 1e9
 }
 
+/// `warmup + runs` timed device-to-device copies; the timed ones go to `times`.
+fn time_copy(
+    dev: &Device,
+    src: &Buffer<f32>,
+    dst: &Buffer<f32>,
+    o: &Opts,
+    times: &mut Vec<Duration>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    for i in 0..o.warmup + o.runs {
+        let t = dev.copy(src, dst)?.expect("GPU copies are timed");
+        if i >= o.warmup {
+            times.push(t);
+        }
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let o = parse();
     let dev = Device::cuda(0)?;
@@ -88,22 +113,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (a, b) = (ab[0] + 1.5, ab[1]);
     println!("seed {seed}, a = {a}, b = {b}; computing the CPU reference ...");
     let want = stream_axpb::reference(&x, a, b);
-    let p = StreamProblem::new(&dev, o.rows, o.cols, &x, a, b)?;
+    let mut p = StreamProblem::new(&dev, o.rows, o.cols, &x, a, b)?;
     let poison = dev.upload(&vec![f32::NAN; n])?;
     let copy_dst = dev.alloc::<f32>(n)?;
-    println!("grid {} CTAs x {} threads (persistent)", p.grid, stream_axpb::THREADS);
+    println!("grid {} CTAs (persistent)", p.grid);
 
     let mut copy_times = Vec::new();
-    let time_copy = |dev: &Device, times: &mut Vec<Duration>| -> Result<(), Box<dyn std::error::Error>> {
-        for i in 0..o.warmup + o.runs {
-            let t = dev.copy(&p.input, &copy_dst)?.expect("GPU copies are timed");
-            if i >= o.warmup {
-                times.push(t);
-            }
-        }
-        Ok(())
-    };
-    time_copy(&dev, &mut copy_times)?;
+    time_copy(&dev, &p.input, &copy_dst, &o, &mut copy_times)?;
 
     struct Row {
         name: String,
@@ -113,12 +129,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut rows = Vec::new();
     let mut all_ok = true;
-    for &s in &o.stages {
-        let k = stream_axpb::kernel(Target::Sm90a, s)?;
+    let mut configs: Vec<StreamConfig> = o.stages.iter().map(|&s| StreamConfig::new(s)).collect();
+    if o.sweep {
+        configs.extend(stream_axpb::sweep_configs());
+    }
+    for cfg in configs {
+        let s = cfg.stages;
+        let k = stream_axpb::kernel_with(Target::Sm90a, cfg)?;
+        if (p.cfg.box_rows, p.cfg.consumer_wgs) != (cfg.box_rows, cfg.consumer_wgs) {
+            p.set_config(&dev, cfg)?;
+        }
         let mut times = Vec::new();
         for i in 0..o.warmup + o.runs {
             dev.copy(&poison, &p.output)?;
-            let r = p.launch(&dev, &k, s)?;
+            let r = p.launch(&dev, &k, cfg)?;
             if i >= o.warmup {
                 times.push(r.elapsed.expect("GPU launches are timed"));
             }
@@ -137,7 +161,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rows.push(Row { name: format!("stream_axpb S={s}"), median: m, min: *times.iter().min().unwrap(), verified });
     }
     // The copy again after the kernels, so clocks/thermals affect both sides alike.
-    time_copy(&dev, &mut copy_times)?;
+    time_copy(&dev, &p.input, &copy_dst, &o, &mut copy_times)?;
     let copy_got = dev.download(&copy_dst)?;
     let copy_ok = copy_got.iter().zip(&x).all(|(g, w)| g.to_bits() == w.to_bits());
     all_ok &= copy_ok;

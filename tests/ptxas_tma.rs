@@ -100,6 +100,15 @@ fn setmaxnreg_is_honoured() {
 }
 
 #[test]
+fn stream_sweep_configs_assemble() {
+    let cfgs = stream_axpb::sweep_configs();
+    assert!(cfgs.len() >= 8);
+    for cfg in cfgs {
+        assemble(&stream_axpb::kernel_with(Target::Sm90a, cfg).unwrap());
+    }
+}
+
+#[test]
 fn individual_kernels() {
     assemble(&tma_two_stage::kernel(Target::Sm90a).unwrap());
     assemble(&cluster_multicast::kernel(Target::Sm90a, 8).unwrap());

@@ -25,47 +25,122 @@ use phaser_codegen::ir::{Dim, ProxySpace, Space, Type, Value};
 use phaser_codegen::{Kernel, Result, Target};
 use phaser_runtime::{Arg, Buffer, Device, LaunchConfig, RuntimeError, Swizzle, TensorMap};
 
-/// Tile (TMA load box): 256 columns (1 KiB rows) x 16 rows = 16 KiB.
+/// Tile columns (the TMA box's inner dimension): 256 f32 = 1 KiB rows.
 pub const BOX_COLS: u32 = 256;
-pub const BOX_ROWS: u32 = 16;
-pub const TILE_BYTES: u32 = BOX_COLS * BOX_ROWS * 4;
-pub const CONSUMER_WARPGROUPS: u32 = 2;
-pub const CONSUMER_WARPS: u32 = CONSUMER_WARPGROUPS * 4;
-/// Rows of a tile each consumer warp transforms and stores (the TMA store box: 2 x 256).
-pub const ROWS_PER_WARP: u32 = BOX_ROWS / CONSUMER_WARPS;
-pub const STORE_BYTES: u32 = BOX_COLS * ROWS_PER_WARP * 4;
 /// Output staging buffers per consumer warp.
 pub const OUT_BUFS: u32 = 2;
-pub const THREADS: u32 = (1 + CONSUMER_WARPGROUPS) * 128;
 pub const MIN_STAGES: u32 = 2;
 pub const MAX_STAGES: u32 = 8;
+/// Shared memory a block may use (227 KiB), less the 1 KiB the static barriers take once the
+/// dynamic window is 1024-aligned.
+pub const SMEM_BUDGET: u32 = 226 * 1024;
 
-/// Dynamic shared memory a depth-`stages` kernel needs: the stages, then the staging buffers.
+/// The shape of one streaming kernel: pipeline depth, tile height, consumer warpgroups.
+/// The gallery and the benchmark's main table use [`StreamConfig::new`] (16-row tiles of
+/// 16 KiB, two consumer warpgroups); the benchmark can sweep the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamConfig {
+    /// Pipeline depth S.
+    pub stages: u32,
+    /// Rows of a tile (the TMA load box is `BOX_COLS x box_rows`).
+    pub box_rows: u32,
+    /// Consumer warpgroups (each of their warps owns `box_rows / (4 * wgs)` rows of a tile).
+    pub consumer_wgs: u32,
+}
+
+impl StreamConfig {
+    pub fn new(stages: u32) -> StreamConfig {
+        StreamConfig { stages, box_rows: 16, consumer_wgs: 2 }
+    }
+    pub fn consumer_warps(&self) -> u32 {
+        self.consumer_wgs * 4
+    }
+    pub fn rows_per_warp(&self) -> u32 {
+        self.box_rows / self.consumer_warps().max(1)
+    }
+    pub fn tile_bytes(&self) -> u32 {
+        BOX_COLS * self.box_rows * 4
+    }
+    /// Bytes of one warp's TMA store (its rows of a tile).
+    pub fn store_bytes(&self) -> u32 {
+        BOX_COLS * self.rows_per_warp() * 4
+    }
+    pub fn threads(&self) -> u32 {
+        (1 + self.consumer_wgs) * 128
+    }
+    /// Dynamic shared memory: the stages, then every consumer warp's staging buffers.
+    pub fn dynamic_shared_bytes(&self) -> u32 {
+        self.stages * self.tile_bytes() + self.consumer_warps() * OUT_BUFS * self.store_bytes()
+    }
+    pub fn name(&self) -> String {
+        if *self == StreamConfig::new(self.stages) {
+            format!("stream_axpb_s{}", self.stages)
+        } else {
+            format!("stream_axpb_s{}_r{}_w{}", self.stages, self.box_rows, self.consumer_wgs)
+        }
+    }
+    /// Why this configuration cannot be built, if it cannot.
+    pub fn problem(&self) -> Option<String> {
+        if !(1..=MAX_STAGES).contains(&self.stages) {
+            return Some(format!("stream_axpb supports 1..={MAX_STAGES} stages, not {}", self.stages));
+        }
+        if !(1..=2).contains(&self.consumer_wgs) {
+            return Some(format!("1 or 2 consumer warpgroups, not {}", self.consumer_wgs));
+        }
+        if self.box_rows == 0 || self.box_rows > 256 || self.box_rows % self.consumer_warps() != 0 {
+            return Some(format!(
+                "box_rows {} must be a multiple of the {} consumer warps, at most 256",
+                self.box_rows,
+                self.consumer_warps()
+            ));
+        }
+        if self.dynamic_shared_bytes() > SMEM_BUDGET {
+            return Some(format!(
+                "{} bytes of shared memory exceed the {SMEM_BUDGET}-byte budget",
+                self.dynamic_shared_bytes()
+            ));
+        }
+        None
+    }
+}
+
+/// Dynamic shared memory the default depth-`stages` kernel needs.
 pub fn dynamic_shared_bytes(stages: u32) -> u32 {
-    stages * TILE_BYTES + CONSUMER_WARPS * OUT_BUFS * STORE_BYTES
+    StreamConfig::new(stages).dynamic_shared_bytes()
 }
 
 pub fn kernel_name(stages: u32) -> String {
-    format!("stream_axpb_s{stages}")
+    StreamConfig::new(stages).name()
 }
 
 /// `stream_axpb_s{S}(in_map, out_map, a, b, tiles_x, ntiles)`; `S` is fixed when the kernel
 /// is built (the pipeline's barrier arrays, arrival counts and wrap are constants).
 pub fn kernel(target: Target, stages: u32) -> Result<Kernel> {
-    let mut k = KernelBuilder::new(kernel_name(stages), target);
-    if !(1..=MAX_STAGES).contains(&stages) {
-        k.error(format!("stream_axpb supports 1..={MAX_STAGES} stages (shared memory), not {stages}"));
+    kernel_with(target, StreamConfig::new(stages))
+}
+
+/// The kernel for any [`StreamConfig`].
+pub fn kernel_with(target: Target, cfg: StreamConfig) -> Result<Kernel> {
+    let mut k = KernelBuilder::new(cfg.name(), target);
+    if let Some(p) = cfg.problem() {
+        k.error(p);
     }
+    let stages = cfg.stages.clamp(1, MAX_STAGES);
+    let box_rows = cfg.box_rows;
+    let consumer_warps = cfg.consumer_warps();
+    let rows_per_warp = cfg.rows_per_warp().max(1);
+    let tile_bytes = cfg.tile_bytes();
+    let store_bytes = cfg.store_bytes();
     let in_map = k.param_tensor_map("in_map", 2);
     let out_map = k.param_tensor_map("out_map", 2);
     let a = k.param("a", Type::F32);
     let b = k.param("b", Type::F32);
     let tiles_x = k.param("tiles_x", Type::U32);
     let ntiles = k.param("ntiles", Type::U32);
-    k.require_block(THREADS, 1, 1);
+    k.require_block(cfg.threads(), 1, 1);
 
     let smem = k.dynamic_shared(Type::F32, 0);
-    let pipe = Pipeline::new(&mut k, "stage", PipelineConfig::tma(stages, Arrivals::Warps(CONSUMER_WARPS)));
+    let pipe = Pipeline::new(&mut k, "stage", PipelineConfig::tma(stages, Arrivals::Warps(consumer_warps)));
     pipe.init(&mut k);
     let smem_base = k.shared_base_addr(smem);
     let first_tile = k.block_idx(Dim::X);
@@ -76,12 +151,12 @@ pub fn kernel(target: Target, stages: u32) -> Result<Kernel> {
         let ty = k.div(t, tiles_x);
         let tx = k.rem(t, tiles_x);
         let col = k.mul(tx, Value::u32(BOX_COLS));
-        let row = k.mul(ty, Value::u32(BOX_ROWS));
+        let row = k.mul(ty, Value::u32(box_rows));
         (col, row)
     };
 
     k.warpgroup_roles(
-        WarpgroupRoles::rebalanced(1, CONSUMER_WARPGROUPS),
+        WarpgroupRoles::rebalanced(1, cfg.consumer_wgs),
         |k| {
             // Producer warpgroup: warp 0, one elected lane, issues every load.
             k.if_warp(0, |k| {
@@ -92,8 +167,8 @@ pub fn kernel(target: Target, stages: u32) -> Result<Kernel> {
                         |k| k.lt(Value::Reg(t), ntiles),
                         |k| {
                             pipe.producer_acquire(k, &st);
-                            let full = pipe.producer_commit(k, &st, Value::u32(TILE_BYTES));
-                            let dst = st.stage_addr(k, smem_base, TILE_BYTES);
+                            let full = pipe.producer_commit(k, &st, Value::u32(tile_bytes));
+                            let dst = st.stage_addr(k, smem_base, tile_bytes);
                             let (col, row) = coords(k, Value::Reg(t));
                             k.tma_load(dst, in_map, &[col, row], full);
                             st.advance(k);
@@ -111,21 +186,22 @@ pub fn kernel(target: Target, stages: u32) -> Result<Kernel> {
                 k.and(w, Value::u32(3))
             };
             let cw4 = k.mul(cwg, Value::u32(4));
-            let cwarp = k.add(cw4, warp_in_wg); // 0..CONSUMER_WARPS
+            let cwarp = k.add(cw4, warp_in_wg); // 0..consumer_warps
             let lane = k.lane_idx();
             let is_lane0 = k.eq(lane, Value::u32(0));
             // This warp's rows inside a stage, and its lane's first element: byte offsets.
-            let row_elems = k.mul(cwarp, Value::u32(ROWS_PER_WARP * BOX_COLS));
+            let row_elems = k.mul(cwarp, Value::u32(rows_per_warp * BOX_COLS));
             let my_elem = k.add(row_elems, lane);
             let my_off = k.mul(my_elem, Value::u32(4));
             // This warp's staging buffers.
             let stg0 = {
-                let w = k.mul(cwarp, Value::u32(OUT_BUFS * STORE_BYTES));
-                let o = k.add(w, Value::u32(stages * TILE_BYTES));
+                let w = k.mul(cwarp, Value::u32(OUT_BUFS * store_bytes));
+                let o = k.add(w, Value::u32(stages * tile_bytes));
                 k.add(smem_base, o)
             };
             let lane_off = k.mul(lane, Value::u32(4));
-            let row_in_tile = k.mul(cwarp, Value::u32(ROWS_PER_WARP));
+            let row_in_tile = k.mul(cwarp, Value::u32(rows_per_warp));
+            let per_row = BOX_COLS / 32;
 
             let st = pipe.consumer_start_state(k);
             let buf = k.var(Value::u32(0));
@@ -134,11 +210,10 @@ pub fn kernel(target: Target, stages: u32) -> Result<Kernel> {
                 |k| k.lt(Value::Reg(t), ntiles),
                 |k| {
                     pipe.consumer_wait(k, &st);
-                    let stage = st.stage_addr(k, smem_base, TILE_BYTES);
+                    let stage = st.stage_addr(k, smem_base, tile_bytes);
                     let src = k.add(stage, my_off);
-                    let per_row = BOX_COLS / 32;
                     let mut xs = Vec::new();
-                    for r in 0..ROWS_PER_WARP {
+                    for r in 0..rows_per_warp {
                         for j in 0..per_row {
                             let off = (r * BOX_COLS + j * 32) * 4;
                             xs.push(k.ld_raw(Space::Shared, Type::F32, src, off as i32));
@@ -150,7 +225,7 @@ pub fn kernel(target: Target, stages: u32) -> Result<Kernel> {
                     // Staging buffer `buf` is free once the store that last read it has.
                     k.if_then(is_lane0, |k| k.bulk_wait_group(OUT_BUFS - 1, true));
                     k.warp_sync();
-                    let bo = k.mul(Value::Reg(buf), Value::u32(STORE_BYTES));
+                    let bo = k.mul(Value::Reg(buf), Value::u32(store_bytes));
                     let stg = k.add(stg0, bo);
                     let dst = k.add(stg, lane_off);
                     for (i, y) in ys.iter().enumerate() {
@@ -180,10 +255,10 @@ pub fn kernel(target: Target, stages: u32) -> Result<Kernel> {
     k.finish()
 }
 
-/// Number of tiles along columns and in total for a `rows x cols` tensor.
-pub fn tiling(rows: u64, cols: u64) -> (u32, u32) {
+/// Number of tiles along columns and in total for a `rows x cols` tensor, `box_rows`-row tiles.
+pub fn tiling(rows: u64, cols: u64, box_rows: u32) -> (u32, u32) {
     let tx = cols.div_ceil(BOX_COLS as u64);
-    let ty = rows.div_ceil(BOX_ROWS as u64);
+    let ty = rows.div_ceil(box_rows as u64);
     (tx as u32, (tx * ty) as u32)
 }
 
@@ -198,10 +273,12 @@ pub struct StreamProblem {
     pub in_map: TensorMap,
     pub out_map: TensorMap,
     pub grid: u32,
+    pub cfg: StreamConfig,
 }
 
 impl StreamProblem {
-    /// Upload `x` (a `rows x cols` row-major tensor) and make the maps and the persistent grid.
+    /// Upload `x` (a `rows x cols` row-major tensor) and make the maps (for the default tile
+    /// shape) and the persistent grid.
     pub fn new(
         dev: &Device,
         rows: u64,
@@ -213,23 +290,41 @@ impl StreamProblem {
         assert_eq!(x.len() as u64, rows * cols);
         let input = dev.upload(x)?;
         let output = dev.alloc::<f32>(x.len())?;
-        let in_map = dev.tensor_map(&input, &[cols, rows], &[BOX_COLS, BOX_ROWS], Swizzle::None)?;
-        let out_map = dev.tensor_map(&output, &[cols, rows], &[BOX_COLS, ROWS_PER_WARP], Swizzle::None)?;
-        let (_, ntiles) = tiling(rows, cols);
-        let grid = ntiles.min(dev.sm_count()?).max(1);
-        Ok(StreamProblem { rows, cols, a, b, input, output, in_map, out_map, grid })
+        let cfg = StreamConfig::new(MIN_STAGES);
+        let in_map = dev.tensor_map(&input, &[cols, rows], &[BOX_COLS, cfg.box_rows], Swizzle::None)?;
+        let out_map = dev.tensor_map(&output, &[cols, rows], &[BOX_COLS, cfg.rows_per_warp()], Swizzle::None)?;
+        let mut p = StreamProblem { rows, cols, a, b, input, output, in_map, out_map, grid: 1, cfg };
+        p.set_config(dev, cfg)?;
+        Ok(p)
     }
 
+    /// Re-make the maps and the grid for another tile shape (depths share them).
+    pub fn set_config(&mut self, dev: &Device, cfg: StreamConfig) -> std::result::Result<(), RuntimeError> {
+        let (rows, cols) = (self.rows, self.cols);
+        self.in_map = dev.tensor_map(&self.input, &[cols, rows], &[BOX_COLS, cfg.box_rows], Swizzle::None)?;
+        self.out_map = dev.tensor_map(&self.output, &[cols, rows], &[BOX_COLS, cfg.rows_per_warp()], Swizzle::None)?;
+        let (_, ntiles) = tiling(rows, cols, cfg.box_rows);
+        self.grid = ntiles.min(dev.sm_count()?).max(1);
+        self.cfg = cfg;
+        Ok(())
+    }
+
+    /// Launch `k`, built from `cfg`, whose tile shape must be the one the maps were made for.
     pub fn launch(
         &self,
         dev: &Device,
         k: &Kernel,
-        stages: u32,
+        cfg: StreamConfig,
     ) -> std::result::Result<phaser_runtime::LaunchReport, RuntimeError> {
-        let (tiles_x, ntiles) = tiling(self.rows, self.cols);
+        assert_eq!(
+            (cfg.box_rows, cfg.consumer_wgs),
+            (self.cfg.box_rows, self.cfg.consumer_wgs),
+            "call set_config first: the tensor maps were made for another tile shape"
+        );
+        let (tiles_x, ntiles) = tiling(self.rows, self.cols, cfg.box_rows);
         dev.launch(
             k,
-            LaunchConfig::linear(self.grid, THREADS).with_dynamic_shared(dynamic_shared_bytes(stages)),
+            LaunchConfig::linear(self.grid, cfg.threads()).with_dynamic_shared(cfg.dynamic_shared_bytes()),
             &[
                 Arg::TensorMap(&self.in_map),
                 Arg::TensorMap(&self.out_map),
@@ -277,6 +372,21 @@ pub fn depths(size: Size) -> Vec<u32> {
     }
 }
 
+/// Extra shapes the benchmark can sweep (`bench_stream --sweep`) and the ptxas test assembles:
+/// 32-row tiles (32 KiB) and one consumer warpgroup, at a few depths.
+pub fn sweep_configs() -> Vec<StreamConfig> {
+    let mut v = Vec::new();
+    for (box_rows, wgs) in [(32, 2), (16, 1), (32, 1)] {
+        for stages in [2, 3, 4, 6] {
+            let c = StreamConfig { stages, box_rows, consumer_wgs: wgs };
+            if c.problem().is_none() {
+                v.push(c);
+            }
+        }
+    }
+    v
+}
+
 pub fn examples() -> Vec<Example> {
     vec![Example {
         name: "stream_axpb",
@@ -301,7 +411,7 @@ fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
     for s in depths(size) {
         let k = kernel(Target::Sm90a, s)?;
         dev.fill(&p.output, f32::NAN)?;
-        let r = p.launch(dev, &k, s)?;
+        let r = p.launch(dev, &k, StreamConfig::new(s))?;
         let got = dev.download(&p.output)?;
         let (bad, first) = compare(&got, &want);
         if bad == 0 {
@@ -337,9 +447,23 @@ mod tests {
         for s in MIN_STAGES..=MAX_STAGES {
             let k = kernel(Target::Sm90a, s).unwrap();
             assert_eq!(k.bounds.maxnreg, Some(168));
-            assert!(dynamic_shared_bytes(s) <= 227 * 1024);
+            assert!(dynamic_shared_bytes(s) <= SMEM_BUDGET);
         }
         assert!(kernel(Target::Sm90a, 9).is_err());
+    }
+
+    #[test]
+    fn other_configs() {
+        for cfg in sweep_configs() {
+            let k = kernel_with(Target::Sm90a, cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
+            assert_eq!(k.bounds.reqntid, Some([cfg.threads(), 1, 1]));
+        }
+        let c = StreamConfig { stages: 4, box_rows: 32, consumer_wgs: 1 };
+        assert_eq!(c.rows_per_warp(), 8);
+        assert_eq!(c.name(), "stream_axpb_s4_r32_w1");
+        assert_eq!(kernel_with(Target::Sm90a, c).unwrap().bounds.maxnreg, Some(248));
+        assert!(StreamConfig { stages: 8, box_rows: 32, consumer_wgs: 2 }.problem().unwrap().contains("budget"));
+        assert!(StreamConfig { stages: 4, box_rows: 12, consumer_wgs: 2 }.problem().is_some());
     }
 
     #[test]
@@ -370,7 +494,7 @@ mod tests {
 
     #[test]
     fn tiling_rounds_up() {
-        assert_eq!(tiling(70, 516), (3, 15));
-        assert_eq!(tiling(16384, 16384), (64, 65536));
+        assert_eq!(tiling(70, 516, 16), (3, 15));
+        assert_eq!(tiling(16384, 16384, 16), (64, 65536));
     }
 }
