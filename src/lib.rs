@@ -10,7 +10,7 @@ pub use phaser_codegen as codegen;
 pub use phaser_runtime as runtime;
 
 pub use phaser_codegen::{Kernel, Target, Type, Value};
-pub use phaser_runtime::{Arg, Buffer, Device, LaunchConfig, RuntimeError};
+pub use phaser_runtime::{Arg, Buffer, Device, LaunchConfig, RuntimeError, Swizzle, TensorMap};
 
 pub mod gallery;
 

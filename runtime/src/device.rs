@@ -5,9 +5,14 @@ use crate::buffer::{Buffer, RawBuffer};
 use crate::elem::{from_bytes, to_bytes, Elem};
 use crate::error::{Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
+use crate::tensor_map::{Swizzle, TensorMap, TensorMapDesc};
 use crate::{cuda, sim};
 use phaser_codegen::Kernel;
 use std::marker::PhantomData;
+use std::time::Duration;
+
+/// How many SMs the simulator reports (small, so persistent grids stay cheap to simulate).
+pub const SIM_SM_COUNT: u32 = 4;
 
 pub enum Device {
     Cuda(cuda::CudaDevice),
@@ -91,6 +96,99 @@ impl Device {
         Ok(from_bytes(&bytes))
     }
 
+    /// Number of streaming multiprocessors: the GPU's, or the simulator's configured count.
+    pub fn sm_count(&self) -> Result<u32> {
+        match self {
+            Device::Cuda(d) => d.sm_count(),
+            Device::Sim(_) => Ok(SIM_SM_COUNT),
+        }
+    }
+
+    /// A tensor map over `buf` viewed as a dense tensor of `dims` (dimension 0 innermost and
+    /// contiguous), copied in boxes of `box_dims` with `swizzle`. Validated on both backends
+    /// (see [`TensorMapDesc::validate`]); encoded with `cuTensorMapEncodeTiled` on the GPU.
+    /// The map holds the buffer's address: keep the buffer alive while the map is in use.
+    pub fn tensor_map<T: Elem>(
+        &self,
+        buf: &Buffer<T>,
+        dims: &[u64],
+        box_dims: &[u32],
+        swizzle: Swizzle,
+    ) -> Result<TensorMap> {
+        let desc = TensorMapDesc::dense(T::TYPE, self.buffer_addr(buf)?, dims, box_dims, swizzle);
+        self.tensor_map_from_desc(buf, desc)
+    }
+
+    /// A tensor map with explicit byte strides for dimensions 1.. (padded rows, sub-views).
+    pub fn tensor_map_strided<T: Elem>(
+        &self,
+        buf: &Buffer<T>,
+        dims: &[u64],
+        strides: &[u64],
+        box_dims: &[u32],
+        swizzle: Swizzle,
+    ) -> Result<TensorMap> {
+        let desc = TensorMapDesc {
+            dtype: T::TYPE,
+            base: self.buffer_addr(buf)?,
+            dims: dims.to_vec(),
+            strides: strides.to_vec(),
+            box_dims: box_dims.to_vec(),
+            swizzle,
+        };
+        self.tensor_map_from_desc(buf, desc)
+    }
+
+    fn tensor_map_from_desc<T: Elem>(&self, buf: &Buffer<T>, desc: TensorMapDesc) -> Result<TensorMap> {
+        desc.validate()?;
+        if desc.extent_bytes() > buf.bytes() as u64 {
+            return Err(RuntimeError::TensorMap(format!(
+                "the view {:?} (strides {:?}) of {} reaches {} bytes but the buffer holds {}",
+                desc.dims,
+                desc.strides,
+                desc.dtype,
+                desc.extent_bytes(),
+                buf.bytes()
+            )));
+        }
+        let encoded = match self {
+            Device::Cuda(d) => Some(d.encode_tensor_map(&desc)?),
+            Device::Sim(_) => None,
+        };
+        Ok(TensorMap { desc, encoded })
+    }
+
+    /// The device address of a buffer (the simulator's fake address on the simulator).
+    pub fn buffer_addr<T: Elem>(&self, buf: &Buffer<T>) -> Result<u64> {
+        match (self, &buf.raw) {
+            (Device::Cuda(d), RawBuffer::Cuda(s)) => Ok(d.device_ptr(s)),
+            (Device::Sim(_), RawBuffer::Sim(s)) => Ok(s.addr),
+            _ => Err(foreign_buffer()),
+        }
+    }
+
+    /// Copy `src` into `dst` (same length) on the device. On the GPU this is
+    /// `cuMemcpyDtoDAsync` timed with CUDA events (the copy-bandwidth baseline); the
+    /// simulator copies bytes and reports no time.
+    pub fn copy<T: Elem>(&self, src: &Buffer<T>, dst: &Buffer<T>) -> Result<Option<Duration>> {
+        if src.len() != dst.len() {
+            return Err(RuntimeError::BufferSize(format!(
+                "copying {} elements into a buffer of {}",
+                src.len(),
+                dst.len()
+            )));
+        }
+        match (self, &src.raw, &dst.raw) {
+            (Device::Cuda(d), RawBuffer::Cuda(s), RawBuffer::Cuda(t)) => Ok(Some(d.copy_timed(s, t, src.bytes())?)),
+            (Device::Sim(d), RawBuffer::Sim(s), RawBuffer::Sim(t)) => {
+                let bytes = d.read(s);
+                d.write(t, &bytes)?;
+                Ok(None)
+            }
+            _ => Err(foreign_buffer()),
+        }
+    }
+
     /// Launch `kernel` and wait for it; arguments are checked against its parameters first.
     pub fn launch(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<LaunchReport> {
         check_args(kernel, args)?;
@@ -148,4 +246,58 @@ pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<()> {
         return bad(format!("{total} bytes of shared memory exceed the 227 KiB per-block maximum"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use phaser_codegen::build::KernelBuilder;
+    use phaser_codegen::{Target, Type};
+
+    #[test]
+    fn sim_tensor_map_uses_the_buffer_address() {
+        let dev = Device::sim(Default::default());
+        let buf = dev.alloc::<f32>(64 * 32).unwrap();
+        let map = dev.tensor_map(&buf, &[64, 32], &[64, 8], Swizzle::None).unwrap();
+        assert_eq!(map.desc.base, dev.buffer_addr(&buf).unwrap());
+        assert_eq!(map.desc.strides, vec![256]);
+        assert_eq!(map.box_bytes(), 2048);
+        assert!(map.encoded.is_none(), "the simulator needs no encoding");
+    }
+
+    #[test]
+    fn tensor_map_must_fit_its_buffer() {
+        let dev = Device::sim(Default::default());
+        let buf = dev.alloc::<f32>(64 * 31).unwrap();
+        let e = dev.tensor_map(&buf, &[64, 32], &[64, 8], Swizzle::None).unwrap_err().to_string();
+        assert!(e.contains("reaches 8192 bytes but the buffer holds 7936"), "{e}");
+        let e = dev.tensor_map(&buf, &[64, 31], &[64, 8], Swizzle::B128).unwrap_err().to_string();
+        assert!(e.contains("128-byte swizzling"), "{e}");
+        let m = dev.tensor_map_strided(&buf, &[60, 31], &[256], &[16, 8], Swizzle::B64).unwrap();
+        assert_eq!(m.desc.dims, vec![60, 31]);
+    }
+
+    #[test]
+    fn sim_copy_and_sm_count() {
+        let dev = Device::sim(Default::default());
+        let a = dev.upload(&[1u32, 2, 3, 4]).unwrap();
+        let b = dev.alloc::<u32>(4).unwrap();
+        assert_eq!(dev.copy(&a, &b).unwrap(), None);
+        assert_eq!(dev.download(&b).unwrap(), vec![1, 2, 3, 4]);
+        let c = dev.alloc::<u32>(3).unwrap();
+        assert!(dev.copy(&a, &c).is_err());
+        assert_eq!(dev.sm_count().unwrap(), SIM_SM_COUNT);
+    }
+
+    #[test]
+    fn cluster_grid_must_be_a_multiple() {
+        let mut k = KernelBuilder::new("c", Target::Sm90a);
+        k.cluster(2, 1, 1);
+        let x = k.param("x", Type::U32);
+        k.probe("x", &[x]);
+        let k = k.finish().unwrap();
+        let e = check_config(&k, &LaunchConfig::linear(3, 32)).unwrap_err().to_string();
+        assert!(e.contains("not a multiple of the cluster shape [2, 1, 1]"), "{e}");
+        check_config(&k, &LaunchConfig::linear(4, 32)).unwrap();
+    }
 }

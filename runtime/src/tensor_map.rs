@@ -1,6 +1,19 @@
 //! TMA tensor maps: a backend-independent description, validated, and (CUDA) its encoded
 //! 128-byte `CUtensorMap`.
+//!
+//! The rules checked here are those `cuTensorMapEncodeTiled` imposes (CUDA driver API,
+//! "Tensor Map Object Management"), so a bad map is reported with a clear message on both
+//! backends instead of as `CUDA_ERROR_INVALID_VALUE` on one of them:
+//! - rank 1 to 5;
+//! - global address 16-byte aligned;
+//! - every dimension 1 ..= 2^32 elements;
+//! - every byte stride (dimensions 1..) a multiple of 16 and < 2^40;
+//! - every box dimension 1 ..= 256 elements; the inner box row a multiple of 16 bytes;
+//! - interleave none (the only layout Phaser emits), so with a swizzle the inner box row
+//!   must fit the swizzle span (32, 64 or 128 bytes);
+//! - element strides are all 1 (dense boxes).
 
+use crate::error::{Result, RuntimeError};
 use phaser_codegen::Type;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -10,6 +23,25 @@ pub enum Swizzle {
     B64,
     B128,
 }
+
+impl Swizzle {
+    /// The swizzle span in bytes (the largest inner box row it allows); `None` for no swizzle.
+    pub fn span_bytes(self) -> Option<u32> {
+        match self {
+            Swizzle::None => None,
+            Swizzle::B32 => Some(32),
+            Swizzle::B64 => Some(64),
+            Swizzle::B128 => Some(128),
+        }
+    }
+}
+
+/// Largest extent of one tensor dimension (elements).
+pub const MAX_DIM: u64 = 1 << 32;
+/// Byte strides must be below this.
+pub const MAX_STRIDE: u64 = 1 << 40;
+/// Largest box dimension (elements).
+pub const MAX_BOX_DIM: u32 = 256;
 
 /// What a tensor map describes: a tiled view of a global buffer.
 /// Dimension 0 is the innermost (contiguous) one.
@@ -28,19 +60,240 @@ pub struct TensorMapDesc {
 }
 
 impl TensorMapDesc {
+    /// A dense row-major view (`dims[0]` contiguous): strides follow from the dimensions.
+    pub fn dense(dtype: Type, base: u64, dims: &[u64], box_dims: &[u32], swizzle: Swizzle) -> TensorMapDesc {
+        let mut strides = Vec::new();
+        let mut s = dtype.size() as u64;
+        for &d in dims.iter().take(dims.len().saturating_sub(1)) {
+            s = s.saturating_mul(d);
+            strides.push(s);
+        }
+        TensorMapDesc { dtype, base, dims: dims.to_vec(), strides, box_dims: box_dims.to_vec(), swizzle }
+    }
+
     pub fn rank(&self) -> usize {
         self.dims.len()
     }
-    /// Bytes one TMA copy of a full box moves (what `expect_tx` must register).
+    /// Bytes one TMA copy of a full box moves (what `expect_tx` must register). Boxes that
+    /// hang over the tensor's edge still move (and count) the full box: out-of-bounds
+    /// elements are zero-filled on loads and skipped on stores.
     pub fn box_bytes(&self) -> u32 {
         self.box_dims.iter().product::<u32>() * self.dtype.size()
     }
+    /// Bytes from `base` to one past the last element the view can address.
+    pub fn extent_bytes(&self) -> u64 {
+        let elem = self.dtype.size() as u64;
+        let mut last = (self.dims.first().copied().unwrap_or(1).saturating_sub(1)) * elem;
+        for (i, &s) in self.strides.iter().enumerate() {
+            last = last.saturating_add(self.dims[i + 1].saturating_sub(1).saturating_mul(s));
+        }
+        last + elem
+    }
+
+    /// Check every rule `cuTensorMapEncodeTiled` imposes; the error names the first broken one.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |m: String| Err(RuntimeError::TensorMap(m));
+        let rank = self.dims.len();
+        if !(1..=5).contains(&rank) {
+            return bad(format!("rank {rank} is not supported: a tensor map has 1 to 5 dimensions"));
+        }
+        if self.box_dims.len() != rank {
+            return bad(format!("the box has {} dimensions but the tensor has {rank}", self.box_dims.len()));
+        }
+        if self.strides.len() != rank - 1 {
+            return bad(format!(
+                "{} byte strides given for a rank-{rank} tensor; give one per dimension after the first ({})",
+                self.strides.len(),
+                rank - 1
+            ));
+        }
+        let elem = self.dtype.size();
+        if tma_data_type(self.dtype).is_none() {
+            return bad(format!("element type {} has no TMA data type", self.dtype));
+        }
+        if self.base % 16 != 0 {
+            return bad(format!("the global address {:#x} is not 16-byte aligned", self.base));
+        }
+        for (i, &d) in self.dims.iter().enumerate() {
+            if d == 0 || d > MAX_DIM {
+                return bad(format!("dimension {i} has extent {d}; it must be in 1..=2^32"));
+            }
+        }
+        for (i, &s) in self.strides.iter().enumerate() {
+            if s % 16 != 0 {
+                return bad(format!("the byte stride of dimension {} is {s}, not a multiple of 16", i + 1));
+            }
+            if s >= MAX_STRIDE {
+                return bad(format!("the byte stride of dimension {} is {s}, not below 2^40", i + 1));
+            }
+        }
+        for (i, &b) in self.box_dims.iter().enumerate() {
+            if b == 0 || b > MAX_BOX_DIM {
+                return bad(format!("box dimension {i} is {b}; it must be in 1..=256"));
+            }
+        }
+        let inner = self.box_dims[0] * elem;
+        if inner % 16 != 0 {
+            return bad(format!(
+                "the inner box row is {} x {} = {inner} bytes, not a multiple of 16",
+                self.box_dims[0], self.dtype
+            ));
+        }
+        if let Some(span) = self.swizzle.span_bytes() {
+            if inner > span {
+                return bad(format!(
+                    "the inner box row is {inner} bytes but {span}-byte swizzling allows at most {span} \
+                     (shrink box dimension 0 to {} elements or use a wider swizzle)",
+                    span / elem
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `CUtensorMapDataType` code of an element type (`None`: no TMA form).
+pub fn tma_data_type(t: Type) -> Option<u32> {
+    Some(match t {
+        Type::U16 | Type::B16 | Type::S16 => 1,
+        Type::U32 | Type::B32 => 2,
+        Type::S32 => 3,
+        Type::U64 | Type::B64 => 4,
+        Type::S64 => 5,
+        Type::F16 => 6,
+        Type::F32 => 7,
+        Type::F64 => 8,
+        Type::BF16 => 9,
+        Type::Pred => return None,
+    })
 }
 
 /// A tensor map ready to pass to a kernel.
+///
+/// It holds the buffer's address, not the buffer: keep the buffer alive while the map is used.
 #[derive(Clone, Debug)]
 pub struct TensorMap {
     pub desc: TensorMapDesc,
     /// The encoded `CUtensorMap` (CUDA backend only).
     pub encoded: Option<[u64; 16]>,
+}
+
+impl TensorMap {
+    /// A validated map with no GPU encoding (what the simulator uses).
+    pub fn unencoded(desc: TensorMapDesc) -> Result<TensorMap> {
+        desc.validate()?;
+        Ok(TensorMap { desc, encoded: None })
+    }
+    pub fn box_bytes(&self) -> u32 {
+        self.desc.box_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok2d() -> TensorMapDesc {
+        TensorMapDesc::dense(Type::F32, 0x1000, &[1024, 512], &[256, 16], Swizzle::None)
+    }
+
+    fn err(d: &TensorMapDesc) -> String {
+        d.validate().expect_err("should be rejected").to_string()
+    }
+
+    #[test]
+    fn dense_strides_and_sizes() {
+        let d = ok2d();
+        assert_eq!(d.strides, vec![4096]);
+        assert_eq!(d.box_bytes(), 256 * 16 * 4);
+        assert_eq!(d.extent_bytes(), 1024 * 512 * 4);
+        d.validate().unwrap();
+        let d3 = TensorMapDesc::dense(Type::BF16, 0, &[64, 3, 5], &[64, 1, 1], Swizzle::B128);
+        assert_eq!(d3.strides, vec![128, 384]);
+        d3.validate().unwrap();
+    }
+
+    #[test]
+    fn rank_limits() {
+        let d = TensorMapDesc::dense(Type::F32, 0, &[4, 4, 4, 4, 4, 4], &[4, 4, 4, 4, 4, 4], Swizzle::None);
+        assert!(err(&d).contains("rank 6"), "{}", err(&d));
+        let mut d = ok2d();
+        d.dims.clear();
+        d.strides.clear();
+        d.box_dims.clear();
+        assert!(err(&d).contains("rank 0"));
+        let mut d = ok2d();
+        d.box_dims = vec![16];
+        assert!(err(&d).contains("box has 1 dimensions"));
+    }
+
+    #[test]
+    fn address_alignment() {
+        let mut d = ok2d();
+        d.base = 0x1008;
+        assert!(err(&d).contains("not 16-byte aligned"), "{}", err(&d));
+    }
+
+    #[test]
+    fn stride_rules() {
+        let mut d = ok2d();
+        d.strides = vec![4100];
+        assert!(err(&d).contains("not a multiple of 16"), "{}", err(&d));
+        d.strides = vec![1 << 40];
+        assert!(err(&d).contains("below 2^40"), "{}", err(&d));
+        // A row of 1022 f32s is 4088 bytes: not a legal stride for a dense map.
+        let d = TensorMapDesc::dense(Type::F32, 0, &[1022, 4], &[256, 4], Swizzle::None);
+        assert!(err(&d).contains("4088"), "{}", err(&d));
+    }
+
+    #[test]
+    fn dim_rules() {
+        let mut d = ok2d();
+        d.dims[1] = 0;
+        assert!(err(&d).contains("dimension 1 has extent 0"));
+        d.dims[1] = (1 << 32) + 1;
+        assert!(err(&d).contains("1..=2^32"));
+        d.dims[1] = 1 << 32;
+        d.validate().unwrap();
+    }
+
+    #[test]
+    fn box_rules() {
+        let mut d = ok2d();
+        d.box_dims = vec![257, 1];
+        assert!(err(&d).contains("box dimension 0 is 257"), "{}", err(&d));
+        d.box_dims = vec![256, 0];
+        assert!(err(&d).contains("box dimension 1 is 0"));
+        d.box_dims = vec![2, 1]; // 8 bytes
+        assert!(err(&d).contains("not a multiple of 16"), "{}", err(&d));
+        d.box_dims = vec![4, 256];
+        d.validate().unwrap();
+    }
+
+    #[test]
+    fn swizzle_span() {
+        let mut d = ok2d();
+        d.box_dims = vec![64, 8]; // 256-byte rows
+        d.swizzle = Swizzle::B128;
+        assert!(err(&d).contains("128-byte swizzling allows at most 128"), "{}", err(&d));
+        d.box_dims = vec![32, 8];
+        d.validate().unwrap();
+        d.swizzle = Swizzle::B64;
+        assert!(err(&d).contains("64-byte"));
+        d.box_dims = vec![16, 8];
+        d.validate().unwrap();
+        d.swizzle = Swizzle::B32;
+        assert!(err(&d).contains("32-byte"));
+        d.box_dims = vec![8, 8];
+        d.validate().unwrap();
+    }
+
+    #[test]
+    fn dtype_codes() {
+        assert_eq!(tma_data_type(Type::F32), Some(7));
+        assert_eq!(tma_data_type(Type::BF16), Some(9));
+        assert_eq!(tma_data_type(Type::Pred), None);
+        let d = TensorMapDesc::dense(Type::Pred, 0, &[16], &[16], Swizzle::None);
+        assert!(err(&d).contains("no TMA data type"));
+    }
 }

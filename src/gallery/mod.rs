@@ -2,7 +2,10 @@
 //! CPU reference. The CLI runs them (`phaser run`), dumps their PTX (`phaser ptx DIR`), and
 //! the test suite assembles all of it with ptxas.
 
+pub mod cluster_multicast;
 pub mod seeds;
+pub mod stream_axpb;
+pub mod tma_two_stage;
 
 use phaser_codegen::{Kernel, Target};
 use phaser_runtime::{Device, RuntimeError};
@@ -46,6 +49,9 @@ pub struct Example {
 pub fn examples() -> Vec<Example> {
     let mut v = Vec::new();
     v.extend(seeds::examples());
+    v.extend(tma_two_stage::examples());
+    v.extend(stream_axpb::examples());
+    v.extend(cluster_multicast::examples());
     v
 }
 

@@ -63,6 +63,18 @@ impl KernelBuilder {
         }
     }
 
+    /// Run `f` with every op it emits attributed to the caller's location (for builder
+    /// helpers that emit many ops, so diagnostics and `.loc` point at the user's line).
+    #[track_caller]
+    pub(crate) fn at_caller<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let loc = self.here();
+        let saved = self.loc_override;
+        self.loc_override = Some(loc);
+        let r = f(self);
+        self.loc_override = saved;
+        r
+    }
+
     /// Record a build error at the current location; building goes on so later errors show too.
     #[track_caller]
     pub fn error(&mut self, message: impl Into<String>) {
@@ -189,6 +201,25 @@ impl KernelBuilder {
         let align = elem.size().max(16);
         let id = self.add_alloc(name, elem, len.max(1), align, SharedKind::Data);
         SharedArray { base: SharedBase::Static(id), elem, len: Some(len.max(1)) }
+    }
+
+    /// A static shared array aligned to `align` bytes (a power of two, at least 16): TMA
+    /// destinations and sources need 128 bytes (1024 with 128-byte swizzling).
+    #[track_caller]
+    pub fn alloc_shared_aligned(&mut self, name: &str, elem: Type, len: u32, align: u32) -> SharedArray {
+        if !align.is_power_of_two() || align < 16 {
+            self.error(format!("shared array `{name}`: alignment {align} must be a power of two >= 16"));
+        }
+        let arr = self.alloc_shared(name, elem, len);
+        if let SharedBase::Static(id) = arr.base {
+            self.shared[id.0 as usize].align = align.max(elem.size()).next_power_of_two().max(16);
+        }
+        arr
+    }
+
+    /// The block shape declared with `require_block` (`.reqntid`), if any.
+    pub fn declared_block(&self) -> Option<[u32; 3]> {
+        self.bounds.reqntid
     }
 
     /// `T.alloc_barriers(n)`: `n` 8-byte-aligned mbarriers.

@@ -6,10 +6,14 @@ pub mod handles;
 pub mod kernel_builder;
 pub mod mbarrier;
 pub mod memory;
+pub mod pipeline;
 pub mod special;
 pub mod sync;
 pub mod tma;
+pub mod warp_spec;
 
 pub use handles::*;
 pub use kernel_builder::KernelBuilder;
 pub use mbarrier::ArriveOpts;
+pub use pipeline::{Arrivals, Pipeline, PipelineConfig, PipelineState};
+pub use warp_spec::WarpgroupRoles;

@@ -32,6 +32,11 @@ impl KernelBuilder {
     pub fn fence(&mut self, scope: MemScope) {
         self.push(SyncOp::MemBar { scope });
     }
+    /// `__syncwarp()`: `bar.warp.sync 0xffffffff` (all 32 lanes must reach it).
+    #[track_caller]
+    pub fn warp_sync(&mut self) {
+        self.push(SyncOp::WarpSync { mask: 0xffff_ffff });
+    }
     /// `T.ptx.elect_sync()`: true in exactly one lane of the (converged) warp.
     #[track_caller]
     pub fn elect_sync(&mut self) -> Value {

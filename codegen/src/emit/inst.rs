@@ -348,6 +348,7 @@ fn sync(op: &SyncOp) -> String {
                 MemScope::Sys => "sys",
             }
         ),
+        SyncOp::WarpSync { mask } => format!("bar.warp.sync {mask:#010x};"),
         SyncOp::ElectSync { pred } => format!("elect.sync _|{}, 0xffffffff;", reg(*pred)),
         SyncOp::SetMaxNReg { inc, count } => {
             format!("setmaxnreg.{}.sync.aligned.u32 {count};", if *inc { "inc" } else { "dec" })

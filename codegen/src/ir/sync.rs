@@ -23,6 +23,9 @@ pub enum SyncOp {
     FenceProxyAsync { space: ProxySpace },
     /// `fence.acq_rel.{cta,cluster,gpu,sys}` style thread fence.
     MemBar { scope: MemScope },
+    /// `bar.warp.sync mask`: the lanes in `mask` converge, and their memory accesses before it
+    /// are ordered before their accesses after it (CUDA's `__syncwarp`).
+    WarpSync { mask: u32 },
     /// `elect.sync lane|pred, 0xffffffff`: one active lane of the warp gets `true`.
     ElectSync { pred: Reg },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n` (sm_90a).

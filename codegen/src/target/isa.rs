@@ -141,6 +141,7 @@ pub fn requirement(inst: &Inst) -> Requirement {
             },
             SyncOp::FenceMbarrierInit => Requirement::new("`fence.mbarrier_init`", 8, 0, 90),
             SyncOp::FenceProxyAsync { .. } => Requirement::new("`fence.proxy.async`", 8, 0, 90),
+            SyncOp::WarpSync { .. } => Requirement::new("`bar.warp.sync`", 6, 0, 80),
             SyncOp::ElectSync { .. } => Requirement::new("`elect.sync`", 8, 0, 90),
             SyncOp::SetMaxNReg { .. } => Requirement::only("`setmaxnreg`", 8, 0, SM90A_UP),
             SyncOp::Mapa { .. } => Requirement::new("`mapa`", 7, 8, 90),

@@ -5,6 +5,7 @@ use super::module_cache::ModuleCache;
 use crate::error::{Result, RuntimeError};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use std::sync::Arc;
+use std::time::Duration;
 
 pub struct CudaDevice {
     pub(crate) ctx: Arc<CudaContext>,
@@ -56,6 +57,39 @@ impl CudaDevice {
     pub fn device_ptr(&self, s: &CudaSlice<u8>) -> u64 {
         let (ptr, _sync) = s.device_ptr(&self.stream);
         ptr
+    }
+
+    /// Number of streaming multiprocessors (what a persistent grid is sized by).
+    pub fn sm_count(&self) -> Result<u32> {
+        let n = self
+            .ctx
+            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(driver_err("reading the multiprocessor count"))?;
+        Ok(n.max(1) as u32)
+    }
+
+    /// Encode a tensor map (validated first) in this device's context.
+    pub fn encode_tensor_map(&self, desc: &crate::tensor_map::TensorMapDesc) -> Result<[u64; 16]> {
+        self.ctx.bind_to_thread().map_err(driver_err("binding the CUDA context"))?;
+        super::tensor_map::encode_tiled(desc)
+    }
+
+    /// `cuMemcpyDtoDAsync` of `bytes` from `src` to `dst`, timed with CUDA events on the
+    /// launch stream; returns the device time.
+    pub(crate) fn copy_timed(&self, src: &CudaSlice<u8>, dst: &CudaSlice<u8>, bytes: usize) -> Result<Duration> {
+        self.ctx.bind_to_thread().map_err(driver_err("binding the CUDA context"))?;
+        let (s, d) = (self.device_ptr(src), self.device_ptr(dst));
+        let start = self.ctx.new_event(None).map_err(driver_err("creating a timing event"))?;
+        let end = self.ctx.new_event(None).map_err(driver_err("creating a timing event"))?;
+        start.record(&self.stream).map_err(driver_err("recording a timing event"))?;
+        // Safety: both slices hold at least `bytes` bytes (checked by `Device::copy`) and
+        // belong to this context's stream.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(d, s, bytes, self.stream.cu_stream()) }
+            .map_err(driver_err("cuMemcpyDtoDAsync"))?;
+        end.record(&self.stream).map_err(driver_err("recording a timing event"))?;
+        self.stream.synchronize().map_err(driver_err("waiting for a device-to-device copy"))?;
+        let ms = start.elapsed_ms(&end).map_err(driver_err("reading the timing events"))?;
+        Ok(Duration::from_secs_f64(ms as f64 / 1e3))
     }
 
     pub(crate) fn write(&self, dst: &CudaSlice<u8>, bytes: &[u8]) -> Result<()> {
