@@ -28,8 +28,11 @@ enum Cmd {
         #[arg(long, value_enum, default_value_t = Backend::Auto)]
         backend: Backend,
         /// Full-size problems (default on a GPU); the simulator uses quick sizes.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "quick")]
         full: bool,
+        /// Quick sizes even on a GPU (small, ragged shapes).
+        #[arg(long)]
+        quick: bool,
         /// Only examples whose name contains this.
         #[arg(long)]
         only: Option<String>,
@@ -49,7 +52,7 @@ enum Cmd {
 
 fn main() -> ExitCode {
     match Cli::parse().cmd {
-        Cmd::Run { backend, full, only } => run(backend, full, only),
+        Cmd::Run { backend, full, quick, only } => run(backend, full, quick, only),
         Cmd::Ptx { dir, target, check } => ptx(dir, target, check),
         Cmd::List => {
             for e in gallery::examples() {
@@ -60,7 +63,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(backend: Backend, full: bool, only: Option<String>) -> ExitCode {
+fn run(backend: Backend, full: bool, quick: bool, only: Option<String>) -> ExitCode {
     let dev = match backend {
         Backend::Gpu => match Device::cuda(0) {
             Ok(d) => d,
@@ -78,7 +81,7 @@ fn run(backend: Backend, full: bool, only: Option<String>) -> ExitCode {
             d
         }
     };
-    let size = if full || dev.is_gpu() { Size::Full } else { Size::Quick };
+    let size = if !quick && (full || dev.is_gpu()) { Size::Full } else { Size::Quick };
     println!("Device: {} | sizes: {size:?}\n", dev.describe());
     let mut rows: Vec<Outcome> = Vec::new();
     for e in gallery::examples() {
