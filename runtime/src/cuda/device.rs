@@ -79,17 +79,14 @@ impl CudaDevice {
     pub(crate) fn copy_timed(&self, src: &CudaSlice<u8>, dst: &CudaSlice<u8>, bytes: usize) -> Result<Duration> {
         self.ctx.bind_to_thread().map_err(driver_err("binding the CUDA context"))?;
         let (s, d) = (self.device_ptr(src), self.device_ptr(dst));
-        let start = self.ctx.new_event(None).map_err(driver_err("creating a timing event"))?;
-        let end = self.ctx.new_event(None).map_err(driver_err("creating a timing event"))?;
-        start.record(&self.stream).map_err(driver_err("recording a timing event"))?;
+        let timer = super::timer::EventTimer::start(&self.ctx, &self.stream)?;
         // Safety: both slices hold at least `bytes` bytes (checked by `Device::copy`) and
         // belong to this context's stream.
         unsafe { cudarc::driver::result::memcpy_dtod_async(d, s, bytes, self.stream.cu_stream()) }
             .map_err(driver_err("cuMemcpyDtoDAsync"))?;
-        end.record(&self.stream).map_err(driver_err("recording a timing event"))?;
+        timer.stop(&self.stream)?;
         self.stream.synchronize().map_err(driver_err("waiting for a device-to-device copy"))?;
-        let ms = start.elapsed_ms(&end).map_err(driver_err("reading the timing events"))?;
-        Ok(Duration::from_secs_f64(ms as f64 / 1e3))
+        timer.elapsed()
     }
 
     pub(crate) fn write(&self, dst: &CudaSlice<u8>, bytes: &[u8]) -> Result<()> {

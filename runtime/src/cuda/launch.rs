@@ -6,7 +6,7 @@ use crate::args::Arg;
 use crate::buffer::RawBuffer;
 use crate::error::{Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
-use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute_enum};
+use cudarc::driver::sys::CUfunction_attribute_enum;
 use cudarc::driver::{DeviceRepr, PushKernelArg};
 use phaser_codegen::ir::Kernel;
 use std::time::{Duration, Instant};
@@ -97,7 +97,7 @@ impl CudaDevice {
             block_dim: (cfg.block[0], cfg.block[1], cfg.block[2]),
             shared_mem_bytes: cfg.dynamic_shared_bytes,
         };
-        start.record(&self.stream).map_err(driver_err("recording a timing event"))?;
+        let timer = super::timer::EventTimer::start(&self.ctx, &self.stream)?;
         {
             let mut b = self.stream.launch_builder(&f);
             for s in &slots {
@@ -111,10 +111,10 @@ impl CudaDevice {
             // Safety: argument count and types were checked against the kernel's parameters.
             unsafe { b.launch(lc) }.map_err(driver_err(format!("launching `{}`", k.name)))?;
         }
-        end.record(&self.stream).map_err(driver_err("recording a timing event"))?;
+        timer.stop(&self.stream)?;
         let t0 = Instant::now();
         loop {
-            match end.try_is_complete() {
+            match timer.end.try_is_complete() {
                 Ok(true) => break,
                 Ok(false) => {}
                 Err(e) => return Err(RuntimeError::KernelFault { kernel: k.name.clone(), message: format!("{e:?}") }),
@@ -130,7 +130,6 @@ impl CudaDevice {
         self.stream
             .synchronize()
             .map_err(|e| RuntimeError::KernelFault { kernel: k.name.clone(), message: format!("{e:?}") })?;
-        let ms = start.elapsed_ms(&end).map_err(driver_err("reading the timing events"))?;
-        Ok(LaunchReport { elapsed: Some(Duration::from_secs_f64(ms as f64 / 1e3)), sim: None })
+        Ok(LaunchReport { elapsed: Some(timer.elapsed()?), sim: None })
     }
 }

@@ -4,6 +4,7 @@ mod device;
 mod launch;
 mod module_cache;
 pub mod tensor_map;
+mod timer;
 
 pub use device::CudaDevice;
 pub use module_cache::ModuleCache;
