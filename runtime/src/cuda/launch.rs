@@ -88,10 +88,6 @@ impl CudaDevice {
                 }
             }
         }
-        let start =
-            self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver_err("creating a timing event"))?;
-        let end =
-            self.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver_err("creating a timing event"))?;
         let lc = cudarc::driver::LaunchConfig {
             grid_dim: (cfg.grid[0], cfg.grid[1], cfg.grid[2]),
             block_dim: (cfg.block[0], cfg.block[1], cfg.block[2]),
