@@ -49,7 +49,7 @@ impl Device {
         let bytes = len * T::TYPE.size() as usize;
         let raw = match self {
             Device::Cuda(d) => RawBuffer::Cuda(d.alloc(bytes)?),
-            Device::Sim(d) => RawBuffer::Sim(d.alloc(bytes)),
+            Device::Sim(d) => RawBuffer::Sim(d.alloc(bytes)?),
         };
         Ok(Buffer { raw, len, _t: PhantomData })
     }
