@@ -112,6 +112,31 @@ impl Device {
     }
 }
 
+impl Device {
+    /// Run `kernel` in the simulator and return its full report, findings included (a
+    /// launch would turn error findings into `RuntimeError::Simulation`).
+    pub fn simulate(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<sim::SimReport> {
+        match self {
+            Device::Sim(d) => d.simulate(kernel, &cfg, args),
+            Device::Cuda(_) => Err(RuntimeError::Simulation("`simulate` needs the simulator device".into())),
+        }
+    }
+
+    /// Like [`Device::simulate`] with other simulator settings (seed, strategy, limits).
+    pub fn simulate_with(
+        &self,
+        kernel: &Kernel,
+        cfg: LaunchConfig,
+        args: &[Arg],
+        sc: &sim::SimConfig,
+    ) -> Result<sim::SimReport> {
+        match self {
+            Device::Sim(d) => d.simulate_with(kernel, &cfg, args, sc),
+            Device::Cuda(_) => Err(RuntimeError::Simulation("`simulate` needs the simulator device".into())),
+        }
+    }
+}
+
 fn foreign_buffer() -> RuntimeError {
     RuntimeError::BufferSize("the buffer belongs to another device".into())
 }

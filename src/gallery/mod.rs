@@ -2,6 +2,8 @@
 //! CPU reference. The CLI runs them (`phaser run`), dumps their PTX (`phaser ptx DIR`), and
 //! the test suite assembles all of it with ptxas.
 
+pub mod phase_table;
+pub mod pipeline;
 pub mod seeds;
 
 use phaser_codegen::{Kernel, Target};
@@ -46,6 +48,8 @@ pub struct Example {
 pub fn examples() -> Vec<Example> {
     let mut v = Vec::new();
     v.extend(seeds::examples());
+    v.extend(phase_table::examples());
+    v.extend(pipeline::examples());
     v
 }
 
