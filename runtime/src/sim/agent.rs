@@ -137,7 +137,13 @@ impl Engine<'_> {
                             }
                         }
                     }
-                    self.async_land(c, off, bytes, id, issuer, issue_clock);
+                    // The data is published by the barrier phase this copy completes tx on: a
+                    // reader must have observed that phase (directly or through a release chain).
+                    let publisher = match (self.bar_component(c, boff), self.ctas[c].barriers.get(&boff)) {
+                        (Some(comp), Some(b)) => (comp as u32, b.phase as u32 + 1),
+                        _ => (issuer, issue_clock),
+                    };
+                    self.async_land(c, off, bytes, id, publisher.0, publisher.1);
                     if self.ctas[c].barriers.get(&boff).is_some_and(|b| b.usable()) {
                         let actor = Actor::Agent { kind: "TMA load", issuer };
                         self.complete_tx_on(issuer, c, boff, bytes, actor, Some(&vc), pc);

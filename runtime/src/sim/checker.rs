@@ -65,12 +65,12 @@ enum Conflict {
 impl Engine<'_> {
     #[inline]
     pub fn row(&self, t: u32) -> &[u32] {
-        &self.vc[t as usize * self.n..(t as usize + 1) * self.n]
+        &self.vc[t as usize * self.m..(t as usize + 1) * self.m]
     }
 
     /// Own clock of thread `t`, then advance it (after a release).
     pub fn tick_clock(&mut self, t: u32) -> u32 {
-        let i = t as usize * self.n + t as usize;
+        let i = t as usize * self.m + t as usize;
         let c = self.vc[i];
         self.vc[i] = c + 1;
         c
@@ -91,6 +91,14 @@ impl Engine<'_> {
                 Some(i) => format!("an in-flight TMA store issued by thread {} (source not read yet)", i % tpc),
                 None => "an in-flight TMA store".into(),
             },
+            Conflict::Thread { other, .. } if other as usize >= self.n => {
+                let (c, off) = self.bar_comps[other as usize - self.n];
+                format!(
+                    "an async copy completing on barrier {}, whose phase this thread never observed (no wait on it, \
+                     and no release chain from a thread that waited)",
+                    self.barrier_ref(c, off)
+                )
+            }
             Conflict::Thread { other, was_write, async_write } => {
                 let cta = other / tpc;
                 let who = if self.ctas.len() > 1 {
@@ -118,7 +126,7 @@ impl Engine<'_> {
         if !self.cfg.race_check {
             return;
         }
-        let n = self.n;
+        let n = self.m;
         let row = &self.vc[t as usize * n..(t as usize + 1) * n];
         let me = epoch(t, row[t as usize]);
         let mut conflict = None;
@@ -147,7 +155,7 @@ impl Engine<'_> {
         if !self.cfg.race_check {
             return;
         }
-        let n = self.n;
+        let n = self.m;
         let row = &self.vc[t as usize * n..(t as usize + 1) * n];
         let me = epoch(t, row[t as usize]);
         let mut conflict = None;
@@ -191,7 +199,7 @@ impl Engine<'_> {
         if !self.cfg.race_check {
             return;
         }
-        let n = self.n;
+        let n = self.m;
         let row = &self.vc[i as usize * n..(i as usize + 1) * n];
         let mut conflict = None;
         for s in &mut self.ctas[cta].shadow[off as usize..(off + len) as usize] {
@@ -251,7 +259,7 @@ impl Engine<'_> {
         if !self.cfg.race_check {
             return;
         }
-        let n = self.n;
+        let n = self.m;
         let mut conflict = None;
         for b in off..off + len {
             let s = self.ctas[cta].shadow[b as usize];
@@ -337,7 +345,7 @@ impl Engine<'_> {
         stale_check: bool,
         pc: Option<u32>,
     ) {
-        let n = self.n;
+        let n = self.m;
         let Some(bar) = self.ctas[cta].barriers.get_mut(&off) else { return };
         let w = match target {
             WaitTarget::Parity(p) => bar.observed_for_parity(p),

@@ -147,8 +147,13 @@ pub struct Engine<'a> {
     pub ctas: Vec<Cta>,
     pub warps: Vec<Warp>,
     pub tpc: u32,
-    /// Threads in the cluster (the vector-clock dimension).
+    /// Threads in the cluster.
     pub n: usize,
+    /// Vector-clock width: one component per thread, then one per barrier slot (a barrier's
+    /// component counts its completed phases; async copies are published through it).
+    pub m: usize,
+    /// `(cta, offset)` of barrier component `n + i`.
+    pub bar_comps: Vec<(usize, u32)>,
     pub vc: Vec<u32>,
     pub aux: Vec<ThreadAux>,
     pub agents: Vec<AsyncOp>,
@@ -180,7 +185,7 @@ impl<'a> Engine<'a> {
         let shadow_bytes = if cx.cfg.race_check { smem_total * std::mem::size_of::<Shadow>() } else { 0 };
         let need = gmem.bytes()
             + (ctaids.len() * (smem_total + shadow_bytes)) as u64
-            + (n * n * 4) as u64
+            + (n * (n + 64) * 4) as u64
             + (n * cx.k.num_regs as usize * 8) as u64;
         if need > cx.cfg.max_memory_bytes {
             return Err(RuntimeError::Simulation(format!(
@@ -229,9 +234,18 @@ impl<'a> Engine<'a> {
                 });
             }
         }
-        let mut vc = vec![0u32; n * n];
+        let mut bar_comps = Vec::new();
+        for c in 0..ctaids.len() {
+            for r in cx.layout.regions.iter().filter(|r| r.barriers) {
+                for off in (r.start..r.end).step_by(8) {
+                    bar_comps.push((c, off));
+                }
+            }
+        }
+        let m = n + bar_comps.len();
+        let mut vc = vec![0u32; n * m];
         for t in 0..n {
-            vc[t * n + t] = 1;
+            vc[t * m + t] = 1;
         }
         Ok(Engine {
             k: cx.k,
@@ -247,6 +261,8 @@ impl<'a> Engine<'a> {
             warps,
             tpc,
             n,
+            m,
+            bar_comps,
             vc,
             aux: vec![ThreadAux::default(); n],
             agents: Vec::new(),
@@ -266,6 +282,33 @@ impl<'a> Engine<'a> {
     pub fn gtid(&self, wi: usize, l: usize) -> u32 {
         let w = &self.warps[wi];
         w.cta as u32 * self.tpc + w.base_tid + l as u32
+    }
+
+    /// The vector-clock component of barrier `(cta, off)`, if it is in a barrier array.
+    pub fn bar_component(&self, cta: usize, off: u32) -> Option<usize> {
+        let per_cta = self.bar_comps.len() / self.ctas.len().max(1);
+        let mut slot = 0usize;
+        for r in self.layout.regions.iter().filter(|r| r.barriers) {
+            if off >= r.start && off < r.end && (off - r.start) % 8 == 0 {
+                return Some(self.n + cta * per_cta + slot + ((off - r.start) / 8) as usize);
+            }
+            slot += ((r.end - r.start) / 8) as usize;
+        }
+        None
+    }
+
+    /// After barrier `(cta, off)` completed a phase: stamp the phase count into the clock
+    /// that waiters of that phase acquire.
+    pub fn stamp_phase(&mut self, cta: usize, off: u32) {
+        let Some(comp) = self.bar_component(cta, off) else { return };
+        let m = self.m;
+        let bar = self.ctas[cta].barriers.get_mut(&off).expect("barrier");
+        let done = bar.phase - 1;
+        let d = &mut bar.done[(done & 1) as usize];
+        if d.len() < m {
+            d.resize(m, 0);
+        }
+        d[comp] = done as u32 + 1;
     }
 
     pub fn loc(&self, pc: u32) -> Option<SourceLoc> {
@@ -420,7 +463,7 @@ impl<'a> Engine<'a> {
                 Block::Cluster { gen, .. } => {
                     let ok = self.cluster_bar.gen > gen;
                     if ok {
-                        let n = self.n;
+                        let n = self.m;
                         let done = &self.cluster_bar.done;
                         let row = &mut self.vc[t as usize * n..(t as usize + 1) * n];
                         super::checker::join(row, done);
@@ -537,7 +580,7 @@ impl<'a> Engine<'a> {
         if !ready {
             return;
         }
-        let n = self.n;
+        let n = self.m;
         let nb = &mut self.ctas[c].named[id];
         let acc = std::mem::take(&mut nb.acc);
         let waiters = std::mem::take(&mut nb.waiters);
@@ -626,7 +669,7 @@ impl<'a> Engine<'a> {
                             format!("mbar {cta} {off} {what} {pc}"),
                             Some((cta as usize, off)),
                             pc,
-                            format!("waits (since tick {since}) for {what}; {state}"),
+                            format!("blocked since tick {since}, waiting for {what}; {state}"),
                         )
                     }
                     Block::Bar { id, pc, .. } => {
@@ -646,15 +689,15 @@ impl<'a> Engine<'a> {
                         format!("cluster {pc}"),
                         None,
                         pc,
-                        format!("waits at `barrier.cluster.wait`: {} of {} threads arrived", self.cluster_bar.arrived, self.n),
+                        format!("blocked at `barrier.cluster.wait`: {} of {} threads arrived", self.cluster_bar.arrived, self.n),
                     ),
-                    Block::CpAsync { n, pc } => (format!("cp {pc}"), None, pc, format!("waits at `cp.async.wait_group {n}`")),
+                    Block::CpAsync { n, pc } => (format!("cp {pc}"), None, pc, format!("blocked at `cp.async.wait_group {n}`")),
                     Block::Bulk { n, pc } => {
-                        (format!("bulk {pc}"), None, pc, format!("waits at `cp.async.bulk.wait_group {n}`"))
+                        (format!("bulk {pc}"), None, pc, format!("blocked at `cp.async.bulk.wait_group {n}`"))
                     }
                     Block::None => {
                         let pc = w.pc[l];
-                        (format!("spin {pc}"), None, pc, "spins (its test_wait/try_wait keeps failing)".into())
+                        (format!("spin {pc}"), None, pc, "spinning: its test_wait/try_wait keeps failing".into())
                     }
                 };
                 match groups.iter_mut().find(|g| g.0 == key) {
@@ -675,7 +718,7 @@ impl<'a> Engine<'a> {
             } else {
                 format!("{} threads ({})", threads.len(), ranges(&threads))
             };
-            self.finding(Category::Deadlock, cta, Some(first), bar, Some(pc), format!("{head}\n{who} {msg}"));
+            self.finding(Category::Deadlock, cta, Some(first), bar, Some(pc), format!("{head}\n{who}: {msg}"));
         }
         self.abort = true;
     }

@@ -95,7 +95,7 @@ impl Engine<'_> {
         vc: Option<&[u32]>,
         pc: u32,
     ) -> u64 {
-        let n = self.n;
+        let n = self.m;
         let loc = self.loc(pc);
         let tick = self.tick;
         let bar = self.ctas[cta].barriers.get_mut(&off).expect("checked barrier");
@@ -118,6 +118,7 @@ impl Engine<'_> {
         }
         self.trace_bar(cta, off, Some(t), TraceKind::Arrive { count });
         if o.completed {
+            self.stamp_phase(cta, off);
             self.trace_bar(cta, off, None, TraceKind::PhaseComplete);
         }
         o.token
@@ -142,7 +143,7 @@ impl Engine<'_> {
     }
 
     pub fn complete_tx_on(&mut self, t: u32, cta: usize, off: u32, bytes: u32, actor: Actor, vc: Option<&[u32]>, pc: u32) {
-        let n = self.n;
+        let n = self.m;
         let loc = self.loc(pc);
         let tick = self.tick;
         let bar = self.ctas[cta].barriers.get_mut(&off).expect("checked barrier");
@@ -160,6 +161,7 @@ impl Engine<'_> {
         }
         self.trace_bar(cta, off, Some(t), TraceKind::CompleteTx { bytes });
         if done {
+            self.stamp_phase(cta, off);
             self.trace_bar(cta, off, None, TraceKind::PhaseComplete);
         }
     }
@@ -393,7 +395,7 @@ impl Engine<'_> {
                 let count = self.val(wi, l, count) as u32;
                 let clock = self.row(t)[t as usize];
                 let loc = self.loc(pc);
-                let n = self.n;
+                let n = self.m;
                 self.ctas[c].barriers.entry(off).or_insert_with(Barrier::new_uninit).init(count, t, clock, loc, n);
                 self.tick_clock(t);
                 self.futile = 0;
@@ -522,7 +524,7 @@ impl Engine<'_> {
                 }
                 SyncOp::ClusterArrive { relaxed } => {
                     if !relaxed {
-                        let n = self.n;
+                        let n = self.m;
                         release_to(&mut self.cluster_bar.acc, &self.vc[t as usize * n..(t as usize + 1) * n]);
                         self.tick_clock(t);
                     }
@@ -552,7 +554,7 @@ impl Engine<'_> {
             return;
         }
         let cnt = count.map(|v| self.val(wi, l, v) as u32);
-        let n = self.n;
+        let n = self.m;
         let nb = &mut self.ctas[c].named[id];
         if let Some(k) = cnt {
             nb.expected = Some(k);
