@@ -126,7 +126,7 @@ fn deadlock_is_reported_with_waiter_barrier_phase_and_last_arrivals() {
         "kernel `deadlock`",
         "thread 0",
         "barrier `bar[0]`",
-        "waits",
+        "blocked since tick",
         "for parity 0",
         "pending 1 of 2 arrivals, tx-count 0",
         "thread 0 arrived x1 in phase 0",
