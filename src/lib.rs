@@ -13,6 +13,7 @@ pub use phaser_codegen::{Kernel, Target, Type, Value};
 pub use phaser_runtime::{Arg, Buffer, Device, LaunchConfig, RuntimeError, Swizzle, TensorMap};
 
 pub mod gallery;
+pub mod mutate;
 
 /// The names most kernels and hosts need.
 pub mod prelude {

@@ -54,7 +54,7 @@ impl Device {
         let bytes = len * T::TYPE.size() as usize;
         let raw = match self {
             Device::Cuda(d) => RawBuffer::Cuda(d.alloc(bytes)?),
-            Device::Sim(d) => RawBuffer::Sim(d.alloc(bytes)),
+            Device::Sim(d) => RawBuffer::Sim(d.alloc(bytes)?),
         };
         Ok(Buffer { raw, len, _t: PhantomData })
     }
@@ -206,6 +206,31 @@ impl Device {
         match self {
             Device::Cuda(d) => d.launch(kernel, &cfg, args),
             Device::Sim(d) => d.launch(kernel, &cfg, args),
+        }
+    }
+}
+
+impl Device {
+    /// Run `kernel` in the simulator and return its full report, findings included (a
+    /// launch would turn error findings into `RuntimeError::Simulation`).
+    pub fn simulate(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<sim::SimReport> {
+        match self {
+            Device::Sim(d) => d.simulate(kernel, &cfg, args),
+            Device::Cuda(_) => Err(RuntimeError::Simulation("`simulate` needs the simulator device".into())),
+        }
+    }
+
+    /// Like [`Device::simulate`] with other simulator settings (seed, strategy, limits).
+    pub fn simulate_with(
+        &self,
+        kernel: &Kernel,
+        cfg: LaunchConfig,
+        args: &[Arg],
+        sc: &sim::SimConfig,
+    ) -> Result<sim::SimReport> {
+        match self {
+            Device::Sim(d) => d.simulate_with(kernel, &cfg, args, sc),
+            Device::Cuda(_) => Err(RuntimeError::Simulation("`simulate` needs the simulator device".into())),
         }
     }
 }

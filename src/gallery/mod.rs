@@ -3,6 +3,8 @@
 //! the test suite assembles all of it with ptxas.
 
 pub mod cluster_multicast;
+pub mod phase_table;
+pub mod pipeline;
 pub mod seeds;
 pub mod stream_axpb;
 pub mod tma_two_stage;
@@ -52,6 +54,8 @@ pub fn examples() -> Vec<Example> {
     v.extend(tma_two_stage::examples());
     v.extend(stream_axpb::examples());
     v.extend(cluster_multicast::examples());
+    v.extend(phase_table::examples());
+    v.extend(pipeline::examples());
     v
 }
 

@@ -1,53 +1,223 @@
-//! The CPU simulator backend (placeholder interface; the interpreter lives beside it).
+//! The CPU simulator backend: interprets the kernel IR thread by thread (warps run their
+//! lanes together while they agree), models mbarriers, CTA/cluster barriers and the async
+//! agents (TMA, cp.async, tcgen05.commit) exactly, schedules everything from a seed, and
+//! checks the mbarrier protocol as it goes (deadlocks, misuse, races, proxy fences).
+//!
+//! One concept per file: `config` (settings), `memory` (global arena, shared layout),
+//! `barrier` (the mbarrier state machine), `program` + `interp` (lowered IR and its
+//! execution), `exec` (memory/barrier/TMA instructions), `scheduler`, `agent` (async
+//! copies), `checker` (vector clocks, shadow memory, end checks), `finding`, `trace`,
+//! `report`, `engine` (one cluster's state and the main loop).
 
-use crate::args::Arg;
+pub(crate) mod agent;
+pub mod barrier;
+pub(crate) mod checker;
+pub mod config;
+pub(crate) mod engine;
+pub(crate) mod exec;
+pub mod finding;
+pub(crate) mod interp;
+pub mod memory;
+pub(crate) mod program;
+pub mod report;
+pub mod scheduler;
+pub mod trace;
+
+pub use config::{SimConfig, Strategy};
+pub use finding::{BarrierRef, Category, Finding, Severity};
+pub use memory::SimBuffer;
+pub use report::{ProbeRecord, ProbeValue, SimReport, Stats};
+pub use trace::{Trace, TraceEvent, TraceKind};
+
+use crate::args::{check_args, Arg};
+use crate::buffer::RawBuffer;
+use crate::device::check_config;
 use crate::error::{Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
+use crate::tensor_map::{Swizzle, TensorMapDesc};
+use engine::{Engine, LaunchCtx};
+use memory::{GlobalMemory, SmemLayout, PARAM_BASE};
 use phaser_codegen::Kernel;
+use program::Program;
+use report::Collector;
 use std::sync::Mutex;
-
-#[derive(Clone, Debug, Default)]
-pub struct SimConfig {
-    pub seed: u64,
-}
-
-#[derive(Debug, Default)]
-pub struct SimReport {}
-
-/// A buffer in the simulator's global memory: a fake device address and a length.
-#[derive(Clone, Debug)]
-pub struct SimBuffer {
-    pub addr: u64,
-    pub len: usize,
-}
+use std::time::Instant;
 
 pub struct SimDevice {
     pub config: SimConfig,
-    mem: Mutex<Vec<(u64, Vec<u8>)>>,
+    mem: Mutex<GlobalMemory>,
 }
 
 impl SimDevice {
     pub fn new(config: SimConfig) -> Self {
-        SimDevice { config, mem: Mutex::new(Vec::new()) }
+        SimDevice { config, mem: Mutex::new(GlobalMemory::default()) }
     }
-    pub fn alloc(&self, bytes: usize) -> SimBuffer {
-        let mut m = self.mem.lock().unwrap();
-        let addr = 0x7000_0000_0000u64 + ((m.len() as u64) << 32);
-        m.push((addr, vec![0; bytes]));
-        SimBuffer { addr, len: bytes }
+
+    fn mem(&self) -> std::sync::MutexGuard<'_, GlobalMemory> {
+        self.mem.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// A zero-filled buffer; fails beyond `SimConfig::max_memory_bytes`.
+    pub fn alloc(&self, bytes: usize) -> Result<SimBuffer> {
+        let mut m = self.mem();
+        if m.bytes() + bytes as u64 > self.config.max_memory_bytes {
+            return Err(RuntimeError::Simulation(format!(
+                "allocating {bytes} bytes would exceed the simulator's memory limit of {} bytes \
+                 (SimConfig::max_memory_bytes; {} bytes are allocated)",
+                self.config.max_memory_bytes,
+                m.bytes()
+            )));
+        }
+        Ok(m.alloc(bytes))
+    }
+
     pub fn write(&self, b: &SimBuffer, data: &[u8]) -> Result<()> {
-        let mut m = self.mem.lock().unwrap();
-        let e =
-            m.iter_mut().find(|e| e.0 == b.addr).ok_or_else(|| RuntimeError::BufferSize("unknown buffer".into()))?;
-        e.1.copy_from_slice(data);
-        Ok(())
+        let mut m = self.mem();
+        match m.slice_mut(b.addr, b.len) {
+            Some(s) if data.len() == b.len => {
+                s.copy_from_slice(data);
+                Ok(())
+            }
+            _ => Err(RuntimeError::BufferSize(format!("writing {} bytes into a {}-byte buffer", data.len(), b.len))),
+        }
     }
+
     pub fn read(&self, b: &SimBuffer) -> Vec<u8> {
-        let m = self.mem.lock().unwrap();
-        m.iter().find(|e| e.0 == b.addr).map(|e| e.1.clone()).unwrap_or_default()
+        self.mem().slice(b.addr, b.len).map(|s| s.to_vec()).unwrap_or_default()
     }
-    pub fn launch(&self, k: &Kernel, _cfg: &LaunchConfig, _args: &[Arg]) -> Result<LaunchReport> {
-        Err(RuntimeError::Simulation(format!("kernel `{}`: the simulator is not implemented yet", k.name)))
+
+    /// Launch: `Ok` with the report when the checker found no error, otherwise
+    /// `RuntimeError::Simulation` carrying the readable report.
+    pub fn launch(&self, k: &Kernel, cfg: &LaunchConfig, args: &[Arg]) -> Result<LaunchReport> {
+        let r = self.simulate(k, cfg, args)?;
+        if r.has_errors() {
+            return Err(RuntimeError::Simulation(r.text()));
+        }
+        Ok(LaunchReport { elapsed: None, sim: Some(r) })
     }
+
+    /// Simulate with this device's settings; findings are in the report (never an `Err`).
+    pub fn simulate(&self, k: &Kernel, cfg: &LaunchConfig, args: &[Arg]) -> Result<SimReport> {
+        self.simulate_with(k, cfg, args, &self.config)
+    }
+
+    /// Simulate with other settings (seed, strategy, limits) on this device's memory.
+    pub fn simulate_with(&self, k: &Kernel, cfg: &LaunchConfig, args: &[Arg], sc: &SimConfig) -> Result<SimReport> {
+        check_args(k, args)?;
+        check_config(k, cfg)?;
+        let t0 = Instant::now();
+        let mut params = Vec::with_capacity(args.len());
+        let mut tmaps: Vec<Option<TensorMapDesc>> = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            match a {
+                Arg::Scalar { bits, .. } => {
+                    params.push(*bits);
+                    tmaps.push(None);
+                }
+                Arg::Buffer { raw: RawBuffer::Sim(b), .. } => {
+                    params.push(b.addr);
+                    tmaps.push(None);
+                }
+                Arg::Buffer { .. } => {
+                    return Err(RuntimeError::BufferSize("the buffer belongs to another device".into()));
+                }
+                Arg::TensorMap(t) => {
+                    validate_map(&k.params[i].name, &t.desc)?;
+                    params.push(PARAM_BASE + i as u64 * 256);
+                    tmaps.push(Some(t.desc.clone()));
+                }
+            }
+        }
+        let prog = Program::lower(k);
+        let layout = SmemLayout::new(k, cfg.dynamic_shared_bytes);
+        let cluster_dim = k.bounds.cluster.unwrap_or([1, 1, 1]);
+        let cx = LaunchCtx {
+            k,
+            prog: &prog,
+            cfg: sc,
+            launch: cfg,
+            layout: &layout,
+            params: &params,
+            tmaps: &tmaps,
+            cluster_dim,
+        };
+        let mut out = Collector::default();
+        out.trace.limit = if sc.trace { sc.max_trace_events } else { 0 };
+        out.trace.layout = Some(layout.clone());
+        let mut mem = self.mem();
+        let g = cfg.grid;
+        let cd = cluster_dim;
+        let mut salt = 0u64;
+        'clusters: for qz in 0..g[2] / cd[2] {
+            for qy in 0..g[1] / cd[1] {
+                for qx in 0..g[0] / cd[0] {
+                    let mut ctaids = Vec::new();
+                    for z in 0..cd[2] {
+                        for y in 0..cd[1] {
+                            for x in 0..cd[0] {
+                                ctaids.push([qx * cd[0] + x, qy * cd[1] + y, qz * cd[2] + z]);
+                            }
+                        }
+                    }
+                    salt += 1;
+                    let n = ctaids.len() as u64;
+                    let mut e = Engine::new(&cx, &mut mem, &mut out, &ctaids, salt)?;
+                    e.run()?;
+                    e.finish_checks();
+                    let ticks = e.tick;
+                    drop(e);
+                    out.trace.base += ticks + 1;
+                    out.stats.ctas += n;
+                    out.stats.clusters += 1;
+                    if out.has_errors() {
+                        break 'clusters;
+                    }
+                }
+            }
+        }
+        out.stats.wall = t0.elapsed();
+        Ok(SimReport {
+            kernel: k.name.clone(),
+            seed: sc.seed,
+            strategy: sc.strategy,
+            stats: out.stats,
+            findings: out.findings,
+            trace: out.trace,
+            probes: out.probes,
+        })
+    }
+}
+
+/// What the simulator needs of a tensor map to copy boxes faithfully.
+fn validate_map(param: &str, d: &TensorMapDesc) -> Result<()> {
+    let bad = |m: String| Err(RuntimeError::TensorMap(format!("parameter `{param}`: {m}")));
+    let r = d.rank();
+    if r == 0 || r > 5 {
+        return bad(format!("rank {r}; TMA supports 1 to 5 dimensions"));
+    }
+    if d.box_dims.len() != r || d.strides.len() + 1 != r {
+        return bad(format!(
+            "{} dims, {} box dims and {} strides; expected {r}, {r} and {}",
+            r,
+            d.box_dims.len(),
+            d.strides.len(),
+            r - 1
+        ));
+    }
+    if d.box_dims.iter().any(|&b| b == 0 || b > 256) {
+        return bad(format!("box dims {:?} must be in 1..=256", d.box_dims));
+    }
+    let inner = d.box_dims[0] * d.dtype.size();
+    let span = match d.swizzle {
+        Swizzle::None => None,
+        Swizzle::B32 => Some(32),
+        Swizzle::B64 => Some(64),
+        Swizzle::B128 => Some(128),
+    };
+    if let Some(s) = span {
+        if inner > s {
+            return bad(format!("the box's inner dimension is {inner} bytes, over the {s}-byte swizzle span"));
+        }
+    }
+    Ok(())
 }

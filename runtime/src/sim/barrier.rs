@@ -1,0 +1,246 @@
+//! The mbarrier state machine (PTX ISA semantics).
+//!
+//! A phase completes when its pending arrival count and its tx-count are both zero; then the
+//! pending count resets to the expected count (less the arrivals dropped by `arrive_drop`)
+//! and the phase number advances (its parity flips). A wait on parity `p` is satisfied while
+//! the current phase parity differs from `p`, i.e. once the phase with parity `p` completed.
+
+use phaser_codegen::SourceLoc;
+use std::collections::VecDeque;
+
+/// Largest `|tx-count|` PTX allows.
+pub const TX_LIMIT: i64 = (1 << 20) - 1;
+/// Arrivals remembered per barrier for deadlock reports.
+const LAST_ARRIVALS: usize = 6;
+
+/// Who performed an arrival or a tx update.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Actor {
+    /// A thread, by index in its cluster.
+    Thread(u32),
+    /// An async agent acting for the thread that issued it.
+    Agent { kind: &'static str, issuer: u32 },
+}
+
+#[derive(Clone, Debug)]
+pub struct Arrival {
+    pub actor: Actor,
+    /// Arrivals (0 for a pure tx update).
+    pub count: u32,
+    /// tx bytes added (`expect_tx`, positive) or completed (negative).
+    pub tx: i64,
+    /// The phase the arrival counted toward.
+    pub phase: u64,
+    pub loc: Option<SourceLoc>,
+    pub tick: u64,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Barrier {
+    pub inited: bool,
+    pub invalidated: bool,
+    pub expected: u32,
+    pub pending: i64,
+    pub tx: i64,
+    /// Completed phases so far; the current phase's parity is `phase & 1`.
+    pub phase: u64,
+    /// Arrivals dropped (by `arrive_drop`) from the next phase's expected count on.
+    pub drop_next: u32,
+    /// Arrivals received in the current phase.
+    pub received: u32,
+    pub init_by: u32,
+    /// Clock of the initializing thread at init (for the init-visibility check).
+    pub init_clock: u32,
+    pub init_loc: Option<SourceLoc>,
+    pub last: VecDeque<Arrival>,
+    /// Vector clock released into the current phase (arrivals and async completions).
+    pub acc: Vec<u32>,
+    /// Vector clocks of the last completed phase of each parity.
+    pub done: [Vec<u32>; 2],
+    /// Per thread of the cluster: the last phase it observed complete through a wait.
+    pub seen: Vec<i64>,
+    /// Whether the init-visibility finding was already reported.
+    pub init_warned: bool,
+}
+
+/// What one arrival did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArriveOutcome {
+    /// The pending count would have gone negative.
+    pub overflow: bool,
+    /// The arrival completed the phase.
+    pub completed: bool,
+    /// The `mbarrier.arrive` state token: phase in the high half, pending count after in the low.
+    pub token: u64,
+}
+
+impl Barrier {
+    pub fn new_uninit() -> Barrier {
+        Barrier::default()
+    }
+
+    pub fn init(&mut self, count: u32, by: u32, clock: u32, loc: Option<SourceLoc>, threads: usize) {
+        *self = Barrier {
+            inited: true,
+            expected: count,
+            pending: count as i64,
+            init_by: by,
+            init_clock: clock,
+            init_loc: loc,
+            seen: vec![i64::MIN; threads],
+            ..Barrier::default()
+        };
+    }
+
+    pub fn invalidate(&mut self) {
+        self.inited = false;
+        self.invalidated = true;
+    }
+
+    pub fn usable(&self) -> bool {
+        self.inited && !self.invalidated
+    }
+
+    fn remember(&mut self, a: Arrival) {
+        if self.last.len() == LAST_ARRIVALS {
+            self.last.pop_front();
+        }
+        self.last.push_back(a);
+    }
+
+    /// `count` arrivals (`drop`: also lower the expected count from the next phase on).
+    pub fn arrive(&mut self, count: u32, drop: bool, actor: Actor, loc: Option<SourceLoc>, tick: u64) -> ArriveOutcome {
+        let phase = self.phase;
+        self.remember(Arrival { actor, count, tx: 0, phase, loc, tick });
+        let overflow = (count as i64) > self.pending;
+        self.pending = (self.pending - count as i64).max(0);
+        self.received += count;
+        if drop {
+            self.drop_next += count;
+        }
+        let token = (phase << 32) | (self.pending as u64 & 0xFFFF_FFFF);
+        let completed = self.try_complete();
+        ArriveOutcome { overflow, completed, token }
+    }
+
+    /// `tx += bytes`; returns whether `|tx|` left the allowed range.
+    pub fn expect_tx(&mut self, bytes: u32, actor: Actor, loc: Option<SourceLoc>, tick: u64) -> bool {
+        self.tx += bytes as i64;
+        self.remember(Arrival { actor, count: 0, tx: bytes as i64, phase: self.phase, loc, tick });
+        self.tx.abs() > TX_LIMIT
+    }
+
+    /// `tx -= bytes`; returns (`|tx|` out of range, the phase completed).
+    pub fn complete_tx(&mut self, bytes: u32, actor: Actor, loc: Option<SourceLoc>, tick: u64) -> (bool, bool) {
+        self.tx -= bytes as i64;
+        self.remember(Arrival { actor, count: 0, tx: -(bytes as i64), phase: self.phase, loc, tick });
+        let over = self.tx.abs() > TX_LIMIT;
+        (over, self.try_complete())
+    }
+
+    /// Complete the phase if nothing is pending; returns whether it did.
+    pub fn try_complete(&mut self) -> bool {
+        if !self.usable() || self.pending != 0 || self.tx != 0 {
+            return false;
+        }
+        let done = self.phase;
+        self.phase += 1;
+        self.expected = self.expected.saturating_sub(self.drop_next);
+        self.drop_next = 0;
+        self.pending = self.expected as i64;
+        self.received = 0;
+        let acc = std::mem::take(&mut self.acc);
+        self.done[(done & 1) as usize] = acc;
+        true
+    }
+
+    /// Whether a wait on `parity` is satisfied now.
+    #[inline]
+    pub fn parity_done(&self, parity: u64) -> bool {
+        self.usable() && (self.phase & 1) != (parity & 1)
+    }
+
+    /// The phase a successful wait on `parity` observes: the latest completed phase with that
+    /// parity (`-1` is the virtual phase before phase 0, which a fresh barrier "completed").
+    pub fn observed_for_parity(&self, parity: u64) -> i64 {
+        let cur = self.phase as i64;
+        if ((cur - 1) & 1) as u64 == (parity & 1) {
+            cur - 1
+        } else {
+            cur - 2
+        }
+    }
+
+    /// Vector clock of completed phase `w` (empty for the virtual phase -1).
+    pub fn done_vc(&self, w: i64) -> &[u32] {
+        if w < 0 {
+            &[]
+        } else {
+            &self.done[(w & 1) as usize]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(i: u32) -> Actor {
+        Actor::Thread(i)
+    }
+
+    #[test]
+    fn phase_completes_only_when_pending_and_tx_are_zero() {
+        let mut b = Barrier::default();
+        b.init(2, 0, 0, None, 4);
+        assert!(!b.expect_tx(64, t(0), None, 0));
+        assert!(!b.arrive(1, false, t(0), None, 0).completed);
+        assert!(!b.arrive(1, false, t(1), None, 0).completed, "tx 64 still pending");
+        assert_eq!((b.pending, b.tx, b.phase), (0, 64, 0));
+        let (over, done) = b.complete_tx(32, t(2), None, 0);
+        assert!(!over && !done);
+        let (_, done) = b.complete_tx(32, t(2), None, 0);
+        assert!(done);
+        assert_eq!((b.pending, b.tx, b.phase), (2, 0, 1));
+    }
+
+    #[test]
+    fn fresh_barrier_satisfies_parity_one_and_not_zero() {
+        let mut b = Barrier::default();
+        b.init(1, 0, 0, None, 1);
+        assert!(b.parity_done(1));
+        assert!(!b.parity_done(0));
+        assert_eq!(b.observed_for_parity(1), -1);
+        b.arrive(1, false, t(0), None, 0);
+        assert!(b.parity_done(0) && !b.parity_done(1));
+        assert_eq!(b.observed_for_parity(0), 0);
+    }
+
+    #[test]
+    fn tx_may_go_negative_before_expect_and_overflow_is_reported() {
+        let mut b = Barrier::default();
+        b.init(1, 0, 0, None, 1);
+        let (over, done) = b.complete_tx(16, t(0), None, 0);
+        assert!(!over && !done);
+        assert_eq!(b.tx, -16);
+        assert!(!b.expect_tx(16, t(0), None, 0));
+        assert!(b.arrive(1, false, t(0), None, 0).completed);
+        assert!(b.expect_tx(1 << 20, t(0), None, 0), "2^20 bytes exceed the tx range");
+    }
+
+    #[test]
+    fn extra_arrival_overflows_and_arrive_drop_lowers_the_next_count() {
+        let mut b = Barrier::default();
+        b.init(2, 0, 0, None, 1);
+        b.expect_tx(8, t(0), None, 0);
+        assert!(!b.arrive(2, false, t(0), None, 0).overflow);
+        assert!(b.arrive(1, false, t(0), None, 0).overflow, "pending was 0, waiting for tx");
+        b.complete_tx(8, t(0), None, 0);
+        assert_eq!(b.phase, 1);
+        let o = b.arrive(1, true, t(0), None, 0);
+        assert_eq!(o.token >> 32, 1);
+        assert_eq!(o.token & 0xFFFF_FFFF, 1);
+        b.arrive(1, false, t(1), None, 0);
+        assert_eq!((b.phase, b.expected, b.pending), (2, 1, 1));
+    }
+}

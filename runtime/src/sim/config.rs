@@ -1,0 +1,75 @@
+//! Simulator settings: scheduling strategy, seed, limits, tracing.
+
+/// How the scheduler interleaves warps, lanes and async agents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Strategy {
+    /// Warps in order, fixed quanta; async copies land one scheduler round after issue.
+    RoundRobin,
+    /// Seeded random warp order, quanta, lane groups, `elect.sync` winners and copy completion.
+    Random,
+    /// Seeded, hostile: tiny quanta, async copies land as late as possible (only when no thread
+    /// can run) and newest first, `try_wait` fails spuriously when it may.
+    Adversarial,
+}
+
+impl Strategy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::RoundRobin => "round-robin",
+            Strategy::Random => "random",
+            Strategy::Adversarial => "adversarial",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct SimConfig {
+    /// Seed of every scheduling choice: the same seed replays the same interleaving.
+    pub seed: u64,
+    pub strategy: Strategy,
+    /// Thread-instructions per launch before the run is stopped with an error.
+    pub max_steps: u64,
+    /// Bytes of simulated memory (global buffers + per-cluster shared memory and shadow state).
+    pub max_memory_bytes: u64,
+    /// Record barrier events for the Perfetto/Chrome trace.
+    pub trace: bool,
+    /// Trace events kept per launch (the rest are counted, not stored).
+    pub max_trace_events: usize,
+    /// Findings kept per launch (duplicates of one site are counted, not stored).
+    pub max_findings: usize,
+    /// Probe records kept per launch.
+    pub max_probes: usize,
+    /// Check shared memory for data races (vector clocks + per-byte shadow state).
+    pub race_check: bool,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            seed: 0x5eed,
+            strategy: Strategy::Random,
+            max_steps: 2_000_000_000,
+            max_memory_bytes: 8 << 30,
+            trace: true,
+            max_trace_events: 200_000,
+            max_findings: 64,
+            max_probes: 100_000,
+            race_check: true,
+        }
+    }
+}
+
+impl SimConfig {
+    pub fn with_seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    pub fn with_strategy(mut self, s: Strategy) -> Self {
+        self.strategy = s;
+        self
+    }
+    /// Settings for speed measurements: no trace, no race checking.
+    pub fn fast() -> Self {
+        SimConfig { strategy: Strategy::RoundRobin, trace: false, race_check: false, ..SimConfig::default() }
+    }
+}

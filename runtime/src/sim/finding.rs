@@ -1,0 +1,169 @@
+//! What the checker reports: a category, a severity and where it happened.
+
+use phaser_codegen::SourceLoc;
+use std::fmt;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    /// Every live thread is blocked (or spins on a failing `test_wait`/`try_wait`) and no
+    /// async copy is in flight.
+    Deadlock,
+    /// Arrive/wait/expect on a barrier that was never initialized or was invalidated.
+    Uninitialized,
+    /// A barrier used by another thread with no `bar.sync`/cluster barrier after its init.
+    InitVisibility,
+    /// More arrivals than the phase expects (the pending count would go negative).
+    ArrivalOverflow,
+    /// `|tx-count|` exceeded 2^20-1.
+    TxOverflow,
+    /// Bytes registered with `expect_tx` never arrived, or more arrived than were expected.
+    TxImbalance,
+    /// A phase had some but not all of its arrivals when the kernel ended.
+    IncompletePhase,
+    /// A wait on a parity whose phase this thread already consumed (ABA: a parity two
+    /// phases old), e.g. a missing `phase ^= 1`.
+    StaleParity,
+    /// A thread read shared memory written by an async copy (TMA, cp.async) before the
+    /// copy's completion was synchronized with it (in flight, or no wait on its barrier).
+    AsyncReadRace,
+    /// An async copy wrote bytes that a thread had accessed without a release to the copy's
+    /// issuer (a stage refilled before the consumer's empty arrival), or a thread overwrote
+    /// the source of an in-flight TMA store.
+    AsyncWriteRace,
+    /// Generic-proxy writes read by the async proxy (TMA store) without `fence.proxy.async`.
+    ProxyFence,
+    /// Two threads accessed the same shared bytes, at least one writing, unsynchronized.
+    SharedRace,
+    /// A global or shared access outside every allocation.
+    OutOfBounds,
+    /// Something the simulator cannot execute faithfully (bad operand, misaligned barrier).
+    Unsupported,
+    /// The kernel executed `trap`.
+    Trap,
+}
+
+impl Category {
+    pub fn name(self) -> &'static str {
+        match self {
+            Category::Deadlock => "deadlock",
+            Category::Uninitialized => "uninitialized-barrier",
+            Category::InitVisibility => "init-visibility",
+            Category::ArrivalOverflow => "arrival-overflow",
+            Category::TxOverflow => "tx-overflow",
+            Category::TxImbalance => "tx-imbalance",
+            Category::IncompletePhase => "incomplete-phase",
+            Category::StaleParity => "stale-parity",
+            Category::AsyncReadRace => "async-read-race",
+            Category::AsyncWriteRace => "async-write-race",
+            Category::ProxyFence => "missing-proxy-fence",
+            Category::SharedRace => "shared-race",
+            Category::OutOfBounds => "out-of-bounds",
+            Category::Unsupported => "unsupported",
+            Category::Trap => "trap",
+        }
+    }
+    pub fn all() -> &'static [Category] {
+        use Category::*;
+        &[
+            Deadlock,
+            Uninitialized,
+            InitVisibility,
+            ArrivalOverflow,
+            TxOverflow,
+            TxImbalance,
+            IncompletePhase,
+            StaleParity,
+            AsyncReadRace,
+            AsyncWriteRace,
+            ProxyFence,
+            SharedRace,
+            OutOfBounds,
+            Unsupported,
+            Trap,
+        ]
+    }
+}
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+/// A barrier named the way the kernel declared it: `full[1]` in CTA rank 0.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BarrierRef {
+    /// The shared allocation's name, or `smem+0x..` for an address outside every allocation.
+    pub name: String,
+    pub index: u32,
+    /// Byte offset in the CTA's shared memory.
+    pub offset: u32,
+    /// Rank of the CTA (in its cluster) that owns the barrier.
+    pub cta_rank: u32,
+}
+
+impl fmt::Display for BarrierRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}[{}]`", self.name, self.index)?;
+        if self.cta_rank != 0 {
+            write!(f, " of CTA rank {}", self.cta_rank)?;
+        }
+        Ok(())
+    }
+}
+
+/// One problem found by the checker.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub category: Category,
+    pub severity: Severity,
+    pub kernel: String,
+    /// `%ctaid` of the CTA where it happened.
+    pub cta: [u32; 3],
+    pub warp: Option<u32>,
+    /// Linear thread index in the CTA.
+    pub thread: Option<u32>,
+    pub barrier: Option<BarrierRef>,
+    /// The barrier's phase (number of completed phases) when it happened.
+    pub phase: Option<u64>,
+    /// The Rust source line of the instruction.
+    pub loc: Option<SourceLoc>,
+    pub message: String,
+    /// How many more times the same site reported the same problem.
+    pub repeats: u64,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sev = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(f, "{sev}[{}] kernel `{}` CTA {:?}", self.category, self.kernel, self.cta)?;
+        if let (Some(w), Some(t)) = (self.warp, self.thread) {
+            write!(f, " warp {w} thread {t} (lane {})", t % 32)?;
+        }
+        if let Some(b) = &self.barrier {
+            write!(f, ", barrier {b}")?;
+        }
+        if let Some(p) = self.phase {
+            write!(f, ", phase {p} (parity {})", p & 1)?;
+        }
+        if let Some(l) = self.loc {
+            write!(f, "\n    at {l}")?;
+        }
+        for line in self.message.lines() {
+            write!(f, "\n    {line}")?;
+        }
+        if self.repeats > 0 {
+            write!(f, "\n    (and {} more times at this site)", self.repeats)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,173 @@
+//! The IR lowered for execution: structured control flow becomes jumps, arithmetic gets
+//! its per-type function chosen once, everything else keeps its IR instruction.
+
+use super::interp::{bin_fn, cmp_fn, mad_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
+use phaser_codegen::ir::*;
+
+/// An operand: a register index or an immediate's bits.
+#[derive(Clone, Copy, Debug)]
+pub enum Opnd {
+    R(u32),
+    I(u64),
+}
+
+impl Opnd {
+    pub fn of(v: &Value) -> Opnd {
+        match *v {
+            Value::Reg(r) => Opnd::R(r.id),
+            Value::Imm { bits, .. } => Opnd::I(bits),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub enum Op {
+    Mov { dst: u32, src: Opnd },
+    Un { f: UnFn, dst: u32, a: Opnd },
+    Bin { f: BinFn, dst: u32, a: Opnd, b: Opnd },
+    Mad { f: MadFn, dst: u32, a: Opnd, b: Opnd, c: Opnd },
+    Setp { f: CmpFn, dst: u32, a: Opnd, b: Opnd },
+    Selp { dst: u32, c: Opnd, a: Opnd, b: Opnd },
+    Cvt { dt: Type, st: Type, dst: u32, src: Opnd },
+    Special { dst: u32, sreg: SpecialReg },
+    Jump(u32),
+    /// Jump to `target` in lanes where `cond` is false.
+    BranchIfNot { cond: Opnd, target: u32 },
+    Exit,
+    Elect { dst: u32 },
+    /// Any other instruction: `Program::slow[i]`.
+    Slow(u32),
+}
+
+pub struct Program {
+    pub ops: Vec<Op>,
+    pub locs: Vec<Option<SourceLoc>>,
+    pub slow: Vec<Inst>,
+}
+
+struct Lowering {
+    ops: Vec<Op>,
+    locs: Vec<Option<SourceLoc>>,
+    slow: Vec<Inst>,
+    /// (break fixups, continue target) per open loop.
+    loops: Vec<(Vec<usize>, Option<usize>, Vec<usize>)>,
+}
+
+impl Program {
+    pub fn lower(k: &Kernel) -> Program {
+        let mut l = Lowering { ops: Vec::new(), locs: Vec::new(), slow: Vec::new(), loops: Vec::new() };
+        l.block(&k.body);
+        l.emit(Op::Exit, None);
+        Program { ops: l.ops, locs: l.locs, slow: l.slow }
+    }
+}
+
+impl Lowering {
+    fn emit(&mut self, op: Op, loc: Option<SourceLoc>) -> usize {
+        self.ops.push(op);
+        self.locs.push(loc);
+        self.ops.len() - 1
+    }
+
+    fn patch(&mut self, at: usize, target: usize) {
+        let t = target as u32;
+        match &mut self.ops[at] {
+            Op::Jump(x) => *x = t,
+            Op::BranchIfNot { target, .. } => *target = t,
+            _ => unreachable!("patching a non-jump"),
+        }
+    }
+
+    fn block(&mut self, b: &[Stmt]) {
+        for s in b {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        let loc = s.loc;
+        match &s.kind {
+            StmtKind::Inst(i) => self.inst(i, loc),
+            StmtKind::If { cond, then_body, else_body } => {
+                let br = self.emit(Op::BranchIfNot { cond: Opnd::of(cond), target: 0 }, loc);
+                self.block(then_body);
+                if else_body.is_empty() {
+                    let end = self.ops.len();
+                    self.patch(br, end);
+                } else {
+                    let j = self.emit(Op::Jump(0), loc);
+                    let else_start = self.ops.len();
+                    self.patch(br, else_start);
+                    self.block(else_body);
+                    let end = self.ops.len();
+                    self.patch(j, end);
+                }
+            }
+            StmtKind::Loop { body, latch } => {
+                let top = self.ops.len();
+                self.loops.push((Vec::new(), None, Vec::new()));
+                self.block(body);
+                let latch_start = self.ops.len();
+                if let Some(l) = self.loops.last_mut() {
+                    l.1 = Some(latch_start);
+                }
+                self.block(latch);
+                self.emit(Op::Jump(top as u32), loc);
+                let end = self.ops.len();
+                let (breaks, _, conts) = self.loops.pop().expect("loop");
+                for b in breaks {
+                    self.patch(b, end);
+                }
+                for c in conts {
+                    self.patch(c, latch_start);
+                }
+            }
+            StmtKind::Break => {
+                let j = self.emit(Op::Jump(0), loc);
+                match self.loops.last_mut() {
+                    Some(l) => l.0.push(j),
+                    None => self.ops[j] = Op::Exit,
+                }
+            }
+            StmtKind::Continue => {
+                let j = self.emit(Op::Jump(0), loc);
+                match self.loops.last_mut() {
+                    Some(l) => l.2.push(j),
+                    None => self.ops[j] = Op::Exit,
+                }
+            }
+            StmtKind::Return => {
+                self.emit(Op::Exit, loc);
+            }
+        }
+    }
+
+    fn inst(&mut self, i: &Inst, loc: Option<SourceLoc>) {
+        let op = match i {
+            Inst::Arith(a) => match a {
+                ArithOp::Mov { dst, src } => Op::Mov { dst: dst.id, src: Opnd::of(src) },
+                ArithOp::Unary { op, dst, a } => Op::Un { f: un_fn(*op, dst.ty), dst: dst.id, a: Opnd::of(a) },
+                ArithOp::Binary { op, dst, a, b } => {
+                    Op::Bin { f: bin_fn(*op, dst.ty), dst: dst.id, a: Opnd::of(a), b: Opnd::of(b) }
+                }
+                ArithOp::Mad { dst, a, b, c } => {
+                    Op::Mad { f: mad_fn(dst.ty), dst: dst.id, a: Opnd::of(a), b: Opnd::of(b), c: Opnd::of(c) }
+                }
+                ArithOp::Setp { cmp, dst, a, b } => {
+                    Op::Setp { f: cmp_fn(*cmp, a.ty()), dst: dst.id, a: Opnd::of(a), b: Opnd::of(b) }
+                }
+                ArithOp::Selp { dst, cond, a, b } => {
+                    Op::Selp { dst: dst.id, c: Opnd::of(cond), a: Opnd::of(a), b: Opnd::of(b) }
+                }
+                ArithOp::Cvt { dst, src } => Op::Cvt { dt: dst.ty, st: src.ty(), dst: dst.id, src: Opnd::of(src) },
+            },
+            Inst::ReadSpecial { dst, sreg } => Op::Special { dst: dst.id, sreg: *sreg },
+            Inst::Sync(SyncOp::ElectSync { pred }) => Op::Elect { dst: pred.id },
+            other => {
+                self.slow.push(other.clone());
+                Op::Slow(self.slow.len() as u32 - 1)
+            }
+        };
+        self.emit(op, loc);
+    }
+}

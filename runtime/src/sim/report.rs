@@ -1,0 +1,186 @@
+//! What a simulated launch reports: statistics, findings, the barrier trace and probes.
+
+use super::config::Strategy;
+use super::finding::{Category, Finding, Severity};
+use super::trace::{probe_table, Trace};
+use phaser_codegen::Type;
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Instructions executed, counted per thread (a warp-instruction over 32 lanes counts 32).
+    pub thread_instructions: u64,
+    pub warp_instructions: u64,
+    pub ctas: u64,
+    pub clusters: u64,
+    pub async_ops: u64,
+    pub async_completed: u64,
+    pub wall: Duration,
+}
+
+impl Stats {
+    /// Simulated thread-instructions per second of wall time.
+    pub fn rate(&self) -> f64 {
+        self.thread_instructions as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+/// One value recorded by a probe.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ProbeValue {
+    pub bits: u64,
+    pub ty: Type,
+}
+
+impl ProbeValue {
+    pub fn as_i64(&self) -> i64 {
+        match self.ty {
+            Type::S16 => self.bits as u16 as i16 as i64,
+            Type::S32 => self.bits as u32 as i32 as i64,
+            Type::F32 => f32::from_bits(self.bits as u32) as i64,
+            Type::F64 => f64::from_bits(self.bits) as i64,
+            _ => self.bits as i64,
+        }
+    }
+}
+
+impl fmt::Display for ProbeValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.ty {
+            Type::F32 => write!(f, "{}", f32::from_bits(self.bits as u32)),
+            Type::F64 => write!(f, "{}", f64::from_bits(self.bits)),
+            _ => write!(f, "{}", self.as_i64()),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ProbeRecord {
+    pub tag: &'static str,
+    pub ctaid: [u32; 3],
+    pub thread: u32,
+    /// Simulated time of the probe.
+    pub tick: u64,
+    pub values: Vec<ProbeValue>,
+}
+
+/// The simulator's report of one launch.
+#[derive(Clone, Debug)]
+pub struct SimReport {
+    pub kernel: String,
+    pub seed: u64,
+    pub strategy: Strategy,
+    pub stats: Stats,
+    pub findings: Vec<Finding>,
+    pub trace: Trace,
+    pub probes: Vec<ProbeRecord>,
+}
+
+impl SimReport {
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+    /// The distinct categories found, in order.
+    pub fn categories(&self) -> Vec<Category> {
+        let mut c: Vec<Category> = self.findings.iter().map(|f| f.category).collect();
+        c.sort();
+        c.dedup();
+        c
+    }
+    pub fn has(&self, c: Category) -> bool {
+        self.findings.iter().any(|f| f.category == c)
+    }
+    /// Values of every probe with `tag`, as integers, in execution order.
+    pub fn probe_rows(&self, tag: &str) -> Vec<Vec<i64>> {
+        self.probes.iter().filter(|p| p.tag == tag).map(|p| p.values.iter().map(|v| v.as_i64()).collect()).collect()
+    }
+    /// A text table of the probes with `tag`.
+    pub fn probe_table(&self, tag: &str, headers: &[&str]) -> String {
+        probe_table(&self.probes, tag, headers)
+    }
+    /// Chrome/Perfetto trace JSON of the barrier events.
+    pub fn chrome_trace_json(&self) -> String {
+        self.trace.chrome_json()
+    }
+    /// A readable multi-line report.
+    pub fn text(&self) -> String {
+        let s = &self.stats;
+        let errors = self.findings.iter().filter(|f| f.severity == Severity::Error).count();
+        let mut out = format!(
+            "simulator: kernel `{}` ({} CTAs in {} clusters, {} thread-instructions, {} async copies; {} scheduler, \
+             seed {:#x})\n",
+            self.kernel,
+            s.ctas,
+            s.clusters,
+            s.thread_instructions,
+            s.async_ops,
+            self.strategy.name(),
+            self.seed
+        );
+        if self.findings.is_empty() {
+            out.push_str("no findings\n");
+        } else {
+            out.push_str(&format!("{} finding(s), {errors} error(s):\n", self.findings.len()));
+            for f in &self.findings {
+                out.push_str(&format!("{f}\n"));
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for SimReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+/// Accumulates findings, trace and probes during a launch.
+#[derive(Default)]
+pub(crate) struct Collector {
+    pub findings: Vec<Finding>,
+    keys: HashMap<String, usize>,
+    pub stats: Stats,
+    pub trace: Trace,
+    pub probes: Vec<ProbeRecord>,
+}
+
+impl Collector {
+    pub fn add_finding(&mut self, f: Finding, max: usize) {
+        // One entry per site; deadlock groups are distinct per waiting thread group.
+        let thread = if f.category == Category::Deadlock { f.thread } else { None };
+        let key = format!(
+            "{:?}|{:?}|{:?}|{:?}|{:?}",
+            f.category,
+            f.loc,
+            f.barrier.as_ref().map(|b| (b.offset, b.cta_rank)),
+            thread,
+            f.cta
+        );
+        if let Some(&i) = self.keys.get(&key) {
+            self.findings[i].repeats += 1;
+            return;
+        }
+        if self.findings.len() >= max {
+            if let Some(last) = self.findings.last_mut() {
+                last.repeats += 1;
+            }
+            return;
+        }
+        self.keys.insert(key, self.findings.len());
+        self.findings.push(f);
+    }
+
+    pub fn probe(&mut self, tag: &'static str, ctaid: [u32; 3], thread: u32, tick: u64, vals: Vec<(u64, Type)>, max: usize) {
+        if self.probes.len() < max {
+            let values = vals.into_iter().map(|(bits, ty)| ProbeValue { bits, ty }).collect();
+            self.probes.push(ProbeRecord { tag, ctaid, thread, tick: self.trace.base + tick, values });
+        }
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+}
