@@ -101,6 +101,10 @@ pub fn op_zoo(target: Target) -> Result<Kernel> {
     k.cp_async(dst, src, 4);
     k.cp_async_commit_group();
     k.cp_async_wait_group(0);
+    let cbars = k.alloc_barriers("cp_bars", 1);
+    let cbar = k.barrier_at(cbars, Value::u32(0));
+    k.cp_async_mbarrier_arrive(cbar, false);
+    k.cp_async_mbarrier_arrive(cbar, true);
 
     // Control flow.
     let acc = k.var(Value::u32(0));

@@ -126,6 +126,13 @@ impl KernelBuilder {
     pub fn cp_async(&mut self, dst: Value, src: Value, bytes: u32) {
         self.push(MemoryOp::CpAsync { dst, src, bytes });
     }
+    /// `cp.async.mbarrier.arrive[.noinc]`: arrive on `bar` once this thread's prior
+    /// `cp.async` copies have landed (see [`MemoryOp::CpAsyncMbarrierArrive`]).
+    #[track_caller]
+    pub fn cp_async_mbarrier_arrive(&mut self, bar: super::handles::Barrier, noinc: bool) {
+        self.push(MemoryOp::CpAsyncMbarrierArrive { bar: bar.addr, noinc });
+    }
+
     #[track_caller]
     pub fn cp_async_commit_group(&mut self) {
         self.push(MemoryOp::CpAsyncCommitGroup);

@@ -146,6 +146,12 @@ fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
             one(format!("cp.async.{cache}.shared.global [{}], [{}], {bytes};", value(dst), value(src)))
         }
         MemoryOp::CpAsyncCommitGroup => one("cp.async.commit_group;".into()),
+        MemoryOp::CpAsyncMbarrierArrive { bar, noinc } => one(format!(
+            "cp.async.mbarrier.arrive{}{}.b64 [{}];",
+            if *noinc { ".noinc" } else { "" },
+            cx.cta(),
+            value(bar)
+        )),
         MemoryOp::CpAsyncWaitGroup { n } => one(format!("cp.async.wait_group {n};")),
         MemoryOp::AtomAdd { space, ty, dst, addr: a, src } => one(format!(
             "atom.{}.add.{} {}, [{}], {};",

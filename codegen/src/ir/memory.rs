@@ -55,6 +55,11 @@ pub enum MemoryOp {
         bytes: u32,
     },
     CpAsyncCommitGroup,
+    /// `cp.async.mbarrier.arrive[.noinc].shared::cta.b64 [bar]`: an arrival on `bar` that fires
+    /// once every prior `cp.async` of this thread completed. Without `.noinc` the pending count
+    /// is incremented first, so the arrival is net-zero for the phase (init the barrier with the
+    /// count of ordinary arrivals only); with `.noinc` it counts as one of the expected arrivals.
+    CpAsyncMbarrierArrive { bar: Value, noinc: bool },
     CpAsyncWaitGroup {
         n: u32,
     },

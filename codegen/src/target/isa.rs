@@ -103,6 +103,7 @@ pub fn requirement(inst: &Inst) -> Requirement {
             MemoryOp::CpAsync { .. } | MemoryOp::CpAsyncCommitGroup | MemoryOp::CpAsyncWaitGroup { .. } => {
                 Requirement::new("`cp.async`", 7, 0, 80)
             }
+            MemoryOp::CpAsyncMbarrierArrive { .. } => Requirement::new("`cp.async.mbarrier.arrive`", 7, 0, 80),
             _ => base,
         },
         Inst::Mbarrier(op) => match op {

@@ -340,6 +340,13 @@ impl Engine<'_> {
                     self.async_write_issue(t, c, off, *bytes, id, pc);
                     self.push_op(t, pc, AsyncKind::CpAsync { cta: c, off, src: s, bytes: *bytes, group });
                 }
+                MemoryOp::CpAsyncMbarrierArrive { .. } => {
+                    // Not modelled yet: fail loudly rather than simulate it wrongly.
+                    let msg = "`cp.async.mbarrier.arrive` is not modelled by the simulator yet".to_string();
+                    self.finding(Category::Unsupported, c, Some(t), None, Some(pc), msg);
+                    self.abort = true;
+                    return;
+                }
                 MemoryOp::CpAsyncCommitGroup => {
                     let a = &mut self.aux[t as usize];
                     let open = std::mem::take(&mut a.cp_open);
