@@ -343,7 +343,7 @@ impl Engine<'_> {
                 MemoryOp::CpAsyncMbarrierArrive { .. } => {
                     // Not modelled yet: fail loudly rather than simulate it wrongly.
                     let msg = "`cp.async.mbarrier.arrive` is not modelled by the simulator yet".to_string();
-                    self.finding(Category::Unsupported, c, Some(t), None, Some(pc), msg);
+                    self.finding(Category::Unsupported, self.warps[wi].cta, Some(t), None, Some(pc), msg);
                     self.abort = true;
                     return;
                 }
