@@ -134,7 +134,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         configs.extend(stream_axpb::sweep_configs());
     }
     for cfg in configs {
-        let s = cfg.stages;
         let k = stream_axpb::kernel_with(Target::Sm90a, cfg)?;
         if (p.cfg.box_rows, p.cfg.consumer_wgs) != (cfg.box_rows, cfg.consumer_wgs) {
             p.set_config(&dev, cfg)?;
@@ -157,8 +156,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             format!("FAIL: {bad} wrong, first at {i}: got {} want {}", got[i], want[i])
         };
         let m = median(&times);
-        println!("S={s}: median {:.3} ms, {:.0} GB/s, {verified}", m.as_secs_f64() * 1e3, gbps(bytes_moved, m));
-        rows.push(Row { name: format!("stream_axpb S={s}"), median: m, min: *times.iter().min().unwrap(), verified });
+        println!("{}: median {:.3} ms, {:.0} GB/s, {verified}", cfg.name(), m.as_secs_f64() * 1e3, gbps(bytes_moved, m));
+        rows.push(Row { name: cfg.name(), median: m, min: *times.iter().min().unwrap(), verified });
     }
     // The copy again after the kernels, so clocks/thermals affect both sides alike.
     time_copy(&dev, &p.input, &copy_dst, &o, &mut copy_times)?;
