@@ -2,6 +2,7 @@
 //! CPU reference. The CLI runs them (`phaser run`), dumps their PTX (`phaser ptx DIR`), and
 //! the test suite assembles all of it with ptxas.
 
+pub mod dsl_seeds;
 pub mod seeds;
 
 use phaser_codegen::{Kernel, Target};
@@ -46,6 +47,7 @@ pub struct Example {
 pub fn examples() -> Vec<Example> {
     let mut v = Vec::new();
     v.extend(seeds::examples());
+    v.extend(dsl_seeds::examples());
     v
 }
 
