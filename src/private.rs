@@ -127,3 +127,26 @@ macro_rules! same_ret {
     ($($t:ty),*) => {$( impl DeviceRet for $t { type Out = $t; fn into_dsl(self) -> $t { self } } )*};
 }
 same_ret!((), Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef);
+
+/// An immutable `let` of a `let mut` variable copies it (`let waited = phase;` must not change
+/// when `phase` does): a value that is one of the in-scope mutable registers gets a new one.
+pub trait Snapshot: Sized {
+    fn snapshot(self, k: &mut KernelBuilder, muts: &[Reg]) -> Self {
+        let _ = (k, muts);
+        self
+    }
+}
+impl Snapshot for Value {
+    fn snapshot(self, k: &mut KernelBuilder, muts: &[Reg]) -> Value {
+        match self {
+            Value::Reg(r) if muts.contains(&r) => Value::Reg(k.var(self)),
+            v => v,
+        }
+    }
+}
+impl Snapshot for Barrier {}
+impl Snapshot for RemoteBarrier {}
+impl Snapshot for BarrierArray {}
+impl Snapshot for SharedArray {}
+impl Snapshot for GlobalPtr {}
+impl Snapshot for TensorMapRef {}

@@ -452,9 +452,62 @@ pub fn is_namespace(path: &str) -> bool {
 /// Methods on values (not in the `T` namespace): `bars.ptr_to([i])`, `x.min(y)`, `x.max(y)`.
 pub const METHODS: &[&str] = &["ptr_to", "min", "max"];
 
+/// The op table as Markdown (the README's table is generated from this; a test keeps them equal).
+#[cfg(test)]
+pub fn markdown_table() -> String {
+    let mut s = String::from("| DSL call | returns | builder call | what |\n|---|---|---|---|\n");
+    for o in OPS {
+        let ret = match o.ret {
+            Ret::Unit => "—".to_string(),
+            Ret::Bool => "bool".into(),
+            Ret::U32 => "u32".into(),
+            Ret::U64 => "u64".into(),
+            Ret::State => "State".into(),
+            Ret::Barrier => "Barrier".into(),
+            Ret::RemoteBarrier => "RemoteBarrier".into(),
+            Ret::Barriers => "Barriers".into(),
+            Ret::SharedOfTurbofish => "Shared<T>".into(),
+            Ret::Turbofish => "T".into(),
+            Ret::ScalarArgs => "type of the args".into(),
+            Ret::ElemOf(n) => format!("element type of arg {n}"),
+        };
+        let call = o.expand.replace('|', "\\|");
+        s.push_str(&format!("| `{}` | {ret} | `{call}` | {} |\n", o.signature(), o.doc.replace('|', "\\|")));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn readme_table_is_current() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+        let readme = std::fs::read_to_string(path).unwrap();
+        let (begin, end) = ("<!-- op-table-begin -->\n", "<!-- op-table-end -->");
+        let a = readme.find(begin).expect("begin marker") + begin.len();
+        let b = readme.find(end).expect("end marker");
+        let table = markdown_table();
+        if readme[a..b] != table {
+            if std::env::var_os("UPDATE_OP_TABLE").is_some() {
+                std::fs::write(path, format!("{}{table}{}", &readme[..a], &readme[b..])).unwrap();
+            } else {
+                panic!("dsl/README.md's op table is stale: rerun with UPDATE_OP_TABLE=1");
+            }
+        }
+    }
+
+    #[test]
+    fn every_op_is_exercised_by_the_kitchen_sink_test() {
+        let src = include_str!("../../tests/dsl_ops.rs");
+        let missing: Vec<&str> = OPS
+            .iter()
+            .map(|o| o.path)
+            .filter(|p| !src.contains(&format!("T.{p}(")) && !src.contains(&format!("T.{p}::<")))
+            .collect();
+        assert!(missing.is_empty(), "ops not used in tests/dsl_ops.rs: {missing:?}");
+    }
     #[test]
     fn names_unique_and_templates_parse() {
         for (i, o) in OPS.iter().enumerate() {

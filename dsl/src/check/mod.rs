@@ -11,6 +11,7 @@ use crate::types::{Scalar, Ty};
 use phaser_codegen::Target;
 
 struct Var {
+    ident: proc_macro2::Ident,
     name: String,
     ty: Ty,
     binding: Binding,
@@ -88,11 +89,26 @@ pub fn check_fn(f: &FnDef, errs: &mut Errors) {
 
 impl Checker<'_> {
     fn declare(&mut self, name: &proc_macro2::Ident, ty: Ty, binding: Binding) {
-        self.scopes.last_mut().expect("scope").push(Var { name: name.to_string(), ty, binding });
+        self.scopes.last_mut().expect("scope").push(Var { ident: name.clone(), name: name.to_string(), ty, binding });
     }
 
     fn lookup(&self, name: &str) -> Option<&Var> {
         self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|v| v.name == name)
+    }
+
+    /// The `let mut` variables visible here (innermost binding of each name).
+    fn muts_in_scope(&self) -> Vec<proc_macro2::Ident> {
+        let mut seen = Vec::new();
+        let mut out = Vec::new();
+        for v in self.scopes.iter().rev().flat_map(|s| s.iter().rev()) {
+            if !seen.contains(&v.name) {
+                seen.push(v.name.clone());
+                if v.binding == Binding::Reg {
+                    out.push(v.ident.clone());
+                }
+            }
+        }
+        out
     }
 
     fn visible_names(&self) -> Vec<String> {
@@ -151,6 +167,9 @@ impl Checker<'_> {
             Binding::Plain
         };
         l.binding.set(binding);
+        if binding == Binding::Plain {
+            *l.muts.borrow_mut() = self.muts_in_scope();
+        }
         self.declare(&l.name, ty, binding);
     }
 
@@ -292,7 +311,8 @@ impl Checker<'_> {
                 }
             }
             ExprKind::Block(b) => (self.block(b), false),
-            ExprKind::For { var, start, end, step, body } => {
+            ExprKind::For { var, start, end, step, body, muts } => {
+                *muts.borrow_mut() = self.muts_in_scope();
                 self.expr(start);
                 self.expr(end);
                 let mut t = self.unify(start, end, "the bounds of a range", e.sp);

@@ -32,9 +32,11 @@ fn stmt(s: &Stmt) -> TokenStream {
             let l_loc = loc(l.sp);
             let name = &l.name;
             let init = expr_named(&l.init, Some(name));
+            let muts = l.muts.borrow();
             match l.binding.get() {
                 Binding::Reg => quote!(#l_loc let #name = { let __v = #init; __k.var(__v) };),
-                _ => quote!(#l_loc let #name = #init;),
+                _ if muts.is_empty() => quote!(#l_loc let #name = #init;),
+                _ => quote!(#l_loc let #name = __p::Snapshot::snapshot(#init, __k, &[#(#muts),*]);),
             }
         }
         Stmt::Expr { expr: e, .. } => {
@@ -74,8 +76,10 @@ fn effect(e: &Expr) -> TokenStream {
             let s = stmts(&b.stmts);
             quote!({ #s })
         }
-        ExprKind::For { var, start, end, step, body } => {
+        ExprKind::For { var, start, end, step, body, muts } => {
             let (s, en) = (expr(start), expr(end));
+            let muts = muts.borrow();
+            let en = if muts.is_empty() { en } else { quote!(__p::Snapshot::snapshot(#en, __k, &[#(#muts),*])) };
             let step = step.as_ref().map(|x| konst(x)).unwrap_or_else(|| quote!(1u32));
             let b = stmts(&body.stmts);
             quote!({

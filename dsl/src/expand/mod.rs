@@ -136,8 +136,17 @@ pub fn kernel(f: &FnDef) -> TokenStream {
 
             /// The kernel for these `#[comptime]` values, built once per distinct values and cached.
             pub fn kernel_for(#(#comptime: u32),*) -> ::core::result::Result<::phaser::__private::Kernel, ::phaser::__private::CodegenError> {
+                Self::__cache().get_or_build((#(#comptime,)*), || Self::build(Self::TARGET, #(#comptime),*))
+            }
+
+            /// How many `#[comptime]` specializations have been built and cached.
+            pub fn specializations() -> usize {
+                Self::__cache().len()
+            }
+
+            fn __cache() -> &'static ::phaser::__private::KernelCache<(#(#key_tys,)*)> {
                 static __CACHE: ::phaser::__private::KernelCache<(#(#key_tys,)*)> = ::phaser::__private::KernelCache::new();
-                __CACHE.get_or_build((#(#comptime,)*), || Self::build(Self::TARGET, #(#comptime),*))
+                &__CACHE
             }
 
             /// PTX text of [`Self::kernel_for`].

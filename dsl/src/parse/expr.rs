@@ -66,7 +66,15 @@ impl Parser<'_> {
             let tsp = Sp::of(t);
             super::parse_type(t, false, self.errs).map(|ty| (ty, tsp))
         });
-        Some(Stmt::Let(Let { name, mutable, ty, init: init_e, sp, binding: Cell::new(Binding::Plain) }))
+        Some(Stmt::Let(Let {
+            name,
+            mutable,
+            ty,
+            init: init_e,
+            sp,
+            binding: Cell::new(Binding::Plain),
+            muts: Default::default(),
+        }))
     }
 
     fn boxed(&mut self, e: &syn::Expr) -> Box<Expr> {
@@ -389,8 +397,14 @@ impl Parser<'_> {
         let (Some(start), Some(end)) = (&r.start, &r.end) else {
             return self.invalid(Sp::of(r), "a `for` range needs both bounds: `a..b`");
         };
-        let kind =
-            ExprKind::For { var, start: self.boxed(start), end: self.boxed(end), step, body: self.block(&f.body) };
+        let kind = ExprKind::For {
+            var,
+            start: self.boxed(start),
+            end: self.boxed(end),
+            step,
+            body: self.block(&f.body),
+            muts: Default::default(),
+        };
         Expr::new(kind, sp)
     }
 }
