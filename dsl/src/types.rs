@@ -186,8 +186,8 @@ impl fmt::Display for Ty {
         match self {
             Ty::Scalar(s) => f.write_str(s.name()),
             Ty::Bool => f.write_str("bool"),
-            Ty::IntLit => f.write_str("integer"),
-            Ty::FloatLit => f.write_str("float"),
+            Ty::IntLit => f.write_str("integer literal"),
+            Ty::FloatLit => f.write_str("float literal"),
             Ty::Barrier => f.write_str("barrier"),
             Ty::RemoteBarrier => f.write_str("remote barrier"),
             Ty::Barriers => f.write_str("barrier array"),

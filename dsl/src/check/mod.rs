@@ -604,6 +604,9 @@ impl Checker<'_> {
             (Ty::Scalar(x), Ty::Scalar(y)) => {
                 format!("\n  help: convert one side with `as`, e.g. `(.. as {})`", wider(x, y).name())
             }
+            (Ty::FloatLit, t) | (t, Ty::FloatLit) if t.is_int() => {
+                format!("\n  help: a float literal is not a {t}: write an integer (`1`), or convert the other side (`(.. as f32)`)")
+            }
             _ => String::new(),
         };
         self.errs.at(sp, format!("mismatched types in {what}: {ta} and {tb}{hint}"));

@@ -426,9 +426,10 @@ fn device_call(path: &syn::Path, args: &[Expr]) -> TokenStream {
     let mut binds = Vec::new();
     let mut names = Vec::new();
     for (i, a) in args.iter().enumerate() {
-        let d = format_ident!("__d{}", i);
-        let v = expr(a);
         let sp = a.sp.start;
+        // Spanned at the argument: rustc's type errors against the helper's signature point there.
+        let d = format_ident!("__d{}", i, span = sp);
+        let v = expr(a);
         let conv = match a.ty.get() {
             Ty::Scalar(s) => {
                 let r = s.rust_type();
