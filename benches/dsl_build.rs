@@ -8,9 +8,11 @@ use phaser::gallery::{dsl_seeds::*, seeds};
 use phaser::Target;
 use std::hint::black_box;
 
+type Build = Box<dyn Fn() -> Result<Kernel>>;
+
 fn bench(c: &mut Criterion) {
     let t = Target::Sm90a;
-    let cases: Vec<(&str, Box<dyn Fn() -> Result<Kernel>>)> = vec![
+    let cases: Vec<(&str, Build)> = vec![
         ("dsl_seed_thread_arrive_wait", Box::new(move || dsl_seed_thread_arrive_wait::build(t))),
         ("builder_seed_thread_arrive_wait", Box::new(move || seeds::thread_arrive_wait(t))),
         ("dsl_seed_producer_consumer", Box::new(move || dsl_seed_producer_consumer::build(t))),

@@ -27,5 +27,6 @@ pub mod gallery;
 pub mod prelude {
     pub use crate::codegen::build::{Barrier, BarrierArray, GlobalPtr, KernelBuilder, SharedArray};
     pub use crate::codegen::ir::Dim;
+    pub use crate::{device, kernel};
     pub use crate::{Arg, Buffer, Device, Kernel, LaunchConfig, RuntimeError, Target, Type, Value};
 }

@@ -105,6 +105,9 @@ pub enum Ret {
     ElemOf(u8),
 }
 
+/// Builds a representative instruction from the literal arguments (None: not a literal).
+pub type IsaRepr = fn(&[Option<i128>]) -> Inst;
+
 /// One op of the table.
 pub struct OpSpec {
     /// The name after `T.`, e.g. `ptx.mbarrier.try_wait`.
@@ -118,7 +121,7 @@ pub struct OpSpec {
     pub expand: &'static str,
     /// A representative instruction given the literal arguments (None: not a literal), checked
     /// against the kernel's target with codegen's ISA table and value checks.
-    pub isa: Option<fn(&[Option<i128>]) -> Inst>,
+    pub isa: Option<IsaRepr>,
     #[cfg_attr(not(test), allow(dead_code))]
     pub doc: &'static str,
 }
@@ -184,7 +187,7 @@ fn arrive(l: &[Option<i128>], count: Option<usize>, sem: Option<Sem>, space: Bar
         count: count.map(|i| arg(l, i, Type::U32)),
         order: Ordering { sem, scope },
         space,
-        state: (space == BarSpace::Cta).then(|| Reg { id: 0, ty: Type::B64 }),
+        state: (space == BarSpace::Cta).then_some(Reg { id: 0, ty: Type::B64 }),
         drop,
     })
 }

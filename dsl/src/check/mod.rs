@@ -645,10 +645,8 @@ impl Checker<'_> {
         e.ty.set(to);
         let Ty::Scalar(s) = to else { return };
         match &e.kind {
-            ExprKind::Int { value, .. } => {
-                if !s.fits(*value, false) {
-                    self.errs.at(e.sp, format!("literal {value} does not fit in {}", s.name()));
-                }
+            ExprKind::Int { value, .. } if !s.fits(*value, false) => {
+                self.errs.at(e.sp, format!("literal {value} does not fit in {}", s.name()));
             }
             ExprKind::Unary { op: UnOp::Neg, e: inner } => {
                 if let ExprKind::Int { value, .. } = inner.kind {

@@ -20,7 +20,7 @@ impl Sp {
         let mut it = ts.into_iter();
         let first = it.next();
         let last = it.last();
-        let start = first.as_ref().map(|f| open_span(f)).unwrap_or_else(Span::call_site);
+        let start = first.as_ref().map(open_span).unwrap_or_else(Span::call_site);
         let end = last.as_ref().map(close_span).or_else(|| first.as_ref().map(close_span)).unwrap_or(start);
         Sp { start, end }
     }
