@@ -45,3 +45,72 @@ fn specializations_assemble() {
         assemble(&format!("phase_tma_{rounds}"), &dsl_phase_tma::ptx_for(rounds).unwrap());
     }
 }
+
+#[phaser::device]
+fn is_leader(lane: u32) -> bool {
+    lane == 0
+}
+
+#[phaser::device]
+fn wait_flip(bar: Barrier, mut parity: u32) -> u32 {
+    T.ptx.mbarrier.try_wait(bar, parity);
+    parity ^= 1;
+    parity
+}
+
+#[phaser::device]
+fn twice(x: u32) -> u32 {
+    let y = wait_identity(x);
+    y * 2
+}
+
+#[phaser::device]
+fn wait_identity(x: u32) -> u32 {
+    x
+}
+
+#[phaser::kernel(target = "sm_90a")]
+fn more_constructs(out: &mut [i32], h: &[half::f16], n: u32, bias: i32) {
+    let tid = T.thread_idx();
+    let bars = T.alloc_barriers(2);
+    let mut parity = 0;
+    let grade = if tid < 4 {
+        -1
+    } else if tid < 8 {
+        0
+    } else {
+        bias
+    };
+    let mut i = 0;
+    loop {
+        if i >= n {
+            break;
+        }
+        i += 1;
+        if i == 3 {
+            continue;
+        }
+        out[i] = grade * 2 - 7;
+    }
+    if is_leader(T.lane_idx()) {
+        parity = wait_flip(bars.ptr_to([tid % 2]), parity);
+    }
+    let widened = h[tid] as f32 * 0.5;
+    out[0] = widened as i32 + twice(parity) as i32;
+    let neg = -bias;
+    out[1] = neg.max(-3).min(3) >> 1;
+    if tid >= 32 {
+        return;
+    }
+    out[2] = (tid != 0) as i32;
+}
+
+#[test]
+fn more_constructs_assemble() {
+    let ptx = more_constructs::ptx().unwrap();
+    assemble("more_constructs", &ptx);
+    assert!(ptx.contains("cvt.f32.f16"), "{ptx}");
+    if std::env::var_os("SHOW_PTX").is_some() {
+        println!("{ptx}");
+    }
+}

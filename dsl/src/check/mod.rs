@@ -119,9 +119,12 @@ impl Checker<'_> {
         for s in stmts {
             match s {
                 Stmt::Let(l) => self.let_(l),
-                Stmt::Expr { expr, .. } => {
+                Stmt::Expr { expr, semi } => {
                     self.expr(expr);
-                    self.default_lits(expr);
+                    // A block's value (`if c { -1 } else { x }`) is typed by its user.
+                    if *semi {
+                        self.default_lits(expr);
+                    }
                 }
             }
         }
