@@ -52,7 +52,7 @@ pub fn check_fn(f: &FnDef, errs: &mut Errors) {
                 if !matches!(ty, Ty::Unit | Ty::Error | Ty::Unknown) && !t.is_block_like() {
                     let what =
                         if c.device { "this device function has no result type" } else { "a kernel returns nothing" };
-                    c.errs.at(t.sp, format!("{what}, but the body ends with a {ty} value; add `;`"));
+                    c.errs.at(t.sp, format!("{what}, but the body ends with a {} value; add `;`", ty.defaulted()));
                 }
             }
         }
