@@ -1,7 +1,7 @@
 //! The seeds' experiments written in the `#[phaser::kernel]` DSL (the builder versions are in
 //! `seeds.rs`), plus the seeds' two-stage `phase_tma` loop with ordinary arrivals.
 
-use super::{Example, Outcome, Size, POISON_U32};
+use super::{seeds, Example, Outcome, Size, POISON_U32};
 use crate::{Device, LaunchConfig, RuntimeError};
 
 /// Experiment 1: 8 threads, a barrier expecting `num_threads` (4) arrivals; threads below it
@@ -172,9 +172,8 @@ fn run_thread_arrive_wait(dev: &Device, _size: Size) -> Result<Outcome, RuntimeE
     let mut out = dev.upload(&[POISON_U32; 8])?;
     let r = dsl_seed_thread_arrive_wait::launch(dev, LaunchConfig::linear(1, 8), &mut out, 4)?;
     let got = dev.download(&out)?;
-    let mut want = [POISON_U32; 8];
-    want[..4].fill(1 + 4 + 9);
-    let mut o = Outcome::check("dsl_seed_thread_arrive_wait", got == want, format!("out = {got:?}, expected {want:?}"));
+    let (ok, detail) = seeds::check_thread_arrive_wait(&got);
+    let mut o = Outcome::check("dsl_seed_thread_arrive_wait", ok, detail);
     o.elapsed = r.elapsed;
     Ok(o)
 }
@@ -183,13 +182,8 @@ fn run_producer_consumer(dev: &Device, _size: Size) -> Result<Outcome, RuntimeEr
     let mut out = dev.upload(&[f32::NAN; 128])?;
     let r = dsl_seed_producer_consumer::launch(dev, LaunchConfig::linear(1, 32), &mut out)?;
     let got = dev.download(&out)?;
-    let bad: Vec<usize> = (0..128).filter(|&j| got[j].to_bits() != (1.5f32 * (j % 32) as f32).to_bits()).collect();
-    let detail = if bad.is_empty() {
-        "consumers 1-4 each read data[0..32] == 1.5*i after the wait".to_string()
-    } else {
-        format!("{} of 128 values wrong, first at {}: {}", bad.len(), bad[0], got[bad[0]])
-    };
-    let mut o = Outcome::check("dsl_seed_producer_consumer", bad.is_empty(), detail);
+    let (ok, detail) = seeds::check_producer_consumer(&got);
+    let mut o = Outcome::check("dsl_seed_producer_consumer", ok, detail);
     o.elapsed = r.elapsed;
     Ok(o)
 }
@@ -198,12 +192,8 @@ fn run_phase_flip(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
     let mut out = dev.upload(&[POISON_U32; ROUNDS as usize + 1])?;
     let r = dsl_seed_phase_flip::launch(dev, LaunchConfig::linear(1, 32), &mut out, ROUNDS)?;
     let got = dev.download(&out)?;
-    let want = [1, 0, 1, 0, 0];
-    let mut o = Outcome::check(
-        "dsl_seed_phase_flip",
-        got == want,
-        format!("phase probes after rounds 0-3 = {:?} (expect [1, 0, 1, 0]), after init = {}", &got[..4], got[4]),
-    );
+    let (ok, detail) = seeds::check_phase_flip(&got);
+    let mut o = Outcome::check("dsl_seed_phase_flip", ok, detail);
     o.elapsed = r.elapsed;
     Ok(o)
 }
