@@ -156,7 +156,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             format!("FAIL: {bad} wrong, first at {i}: got {} want {}", got[i], want[i])
         };
         let m = median(&times);
-        println!("{}: median {:.3} ms, {:.0} GB/s, {verified}", cfg.name(), m.as_secs_f64() * 1e3, gbps(bytes_moved, m));
+        println!(
+            "{}: median {:.3} ms, {:.0} GB/s, {verified}",
+            cfg.name(),
+            m.as_secs_f64() * 1e3,
+            gbps(bytes_moved, m)
+        );
         rows.push(Row { name: cfg.name(), median: m, min: *times.iter().min().unwrap(), verified });
     }
     // The copy again after the kernels, so clocks/thermals affect both sides alike.

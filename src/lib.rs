@@ -2,12 +2,21 @@
 //!
 //! - [`codegen`]: the kernel IR, its builder, target checks and the PTX printer;
 //! - [`runtime`]: [`Device`], one launch API over the CUDA GPU and the CPU simulator;
+//! - [`kernel`] / [`device`]: the `#[phaser::kernel]` DSL, which expands to builder calls;
 //! - [`gallery`]: every example kernel with its host-side check.
 
 extern crate self as phaser;
 
 pub use phaser_codegen as codegen;
 pub use phaser_runtime as runtime;
+
+/// `#[phaser::kernel(target = "sm_90a")] fn name(..) { .. }` and `#[phaser::device] fn f(..)`:
+/// the DSL (see `dsl/README.md` for the `T.*` op table).
+pub use phaser_dsl::{device, kernel};
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 
 pub use phaser_codegen::{Kernel, Target, Type, Value};
 pub use phaser_runtime::{Arg, Buffer, Device, LaunchConfig, RuntimeError, Swizzle, TensorMap};
@@ -19,5 +28,6 @@ pub mod mutate;
 pub mod prelude {
     pub use crate::codegen::build::{Barrier, BarrierArray, GlobalPtr, KernelBuilder, SharedArray};
     pub use crate::codegen::ir::Dim;
+    pub use crate::{device, kernel};
     pub use crate::{Arg, Buffer, Device, Kernel, LaunchConfig, RuntimeError, Target, Type, Value};
 }

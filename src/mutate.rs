@@ -71,7 +71,8 @@ impl Mutation {
             next_reg += 1;
             r
         };
-        let is_arrive = |i: &Inst| matches!(i, Inst::Mbarrier(MbarrierOp::Arrive { .. } | MbarrierOp::ArriveExpectTx { .. }));
+        let is_arrive =
+            |i: &Inst| matches!(i, Inst::Mbarrier(MbarrierOp::Arrive { .. } | MbarrierOp::ArriveExpectTx { .. }));
         let is_wait = |i: &Inst| matches!(i, Inst::Mbarrier(MbarrierOp::Wait { on: WaitOn::Parity(_), .. }));
         let mut rewrite = |n: usize, pred: &dyn Fn(&Inst) -> bool, f: &mut dyn FnMut(&Stmt) -> Vec<Stmt>| {
             let mut count = 0;
@@ -99,7 +100,11 @@ impl Mutation {
                     inst(s, Inst::Arith(ArithOp::Binary { op: BinOp::Xor, dst: r, a: *p, b: Value::imm_u(1, p.ty()) })),
                     inst(
                         s,
-                        Inst::Mbarrier(MbarrierOp::Wait { bar: *bar, on: WaitOn::Parity(Value::Reg(r)), order: *order }),
+                        Inst::Mbarrier(MbarrierOp::Wait {
+                            bar: *bar,
+                            on: WaitOn::Parity(Value::Reg(r)),
+                            order: *order,
+                        }),
                     ),
                 ]
             }),
@@ -109,7 +114,8 @@ impl Mutation {
                     let StmtKind::Inst(Inst::Mbarrier(MbarrierOp::Wait { bar, on, order })) = &s.kind else {
                         unreachable!()
                     };
-                    let (base, d, d2, nb) = (new_reg(Type::U32), new_reg(Type::U32), new_reg(Type::U32), new_reg(Type::U32));
+                    let (base, d, d2, nb) =
+                        (new_reg(Type::U32), new_reg(Type::U32), new_reg(Type::U32), new_reg(Type::U32));
                     let bin = |op, dst, a, b| Inst::Arith(ArithOp::Binary { op, dst, a, b });
                     vec![
                         inst(s, Inst::Memory(MemoryOp::SharedAddr { dst: base, alloc: AllocId(id as u32) })),
@@ -122,18 +128,14 @@ impl Mutation {
             }
             SkipPhaseFlip(n) => rewrite(
                 *n,
-                &|i| {
-                    matches!(i, Inst::Arith(ArithOp::Binary { op: BinOp::Xor, b: Value::Imm { bits: 1, .. }, .. }))
-                },
+                &|i| matches!(i, Inst::Arith(ArithOp::Binary { op: BinOp::Xor, b: Value::Imm { bits: 1, .. }, .. })),
                 &mut |s| {
                     let StmtKind::Inst(Inst::Arith(ArithOp::Binary { dst, a, .. })) = &s.kind else { unreachable!() };
                     vec![inst(s, Inst::Arith(ArithOp::Mov { dst: *dst, src: *a }))]
                 },
             ),
-            TxBytes(n, delta) => rewrite(
-                *n,
-                &|i| matches!(i, Inst::Mbarrier(MbarrierOp::ArriveExpectTx { .. })),
-                &mut |s| {
+            TxBytes(n, delta) => {
+                rewrite(*n, &|i| matches!(i, Inst::Mbarrier(MbarrierOp::ArriveExpectTx { .. })), &mut |s| {
                     let StmtKind::Inst(Inst::Mbarrier(MbarrierOp::ArriveExpectTx { bar, bytes, order, space, state })) =
                         &s.kind
                     else {
@@ -152,8 +154,8 @@ impl Mutation {
                         }),
                     ));
                     v
-                },
-            ),
+                })
+            }
             CopyBytes(n, delta) => rewrite(*n, &|i| matches!(i, Inst::Tma(TmaOp::LoadBulk { .. })), &mut |s| {
                 let StmtKind::Inst(Inst::Tma(TmaOp::LoadBulk { dst, src, bytes, bar })) = &s.kind else {
                     unreachable!()
@@ -162,16 +164,12 @@ impl Mutation {
                 v.push(inst(s, Inst::Tma(TmaOp::LoadBulk { dst: *dst, src: *src, bytes: b, bar: *bar })));
                 v
             }),
-            InitCount(n, delta) => {
-                rewrite(*n, &|i| matches!(i, Inst::Mbarrier(MbarrierOp::Init { .. })), &mut |s| {
-                    let StmtKind::Inst(Inst::Mbarrier(MbarrierOp::Init { bar, count })) = &s.kind else {
-                        unreachable!()
-                    };
-                    let (mut v, c) = add_const(*count, *delta, &mut new_reg, s);
-                    v.push(inst(s, Inst::Mbarrier(MbarrierOp::Init { bar: *bar, count: c })));
-                    v
-                })
-            }
+            InitCount(n, delta) => rewrite(*n, &|i| matches!(i, Inst::Mbarrier(MbarrierOp::Init { .. })), &mut |s| {
+                let StmtKind::Inst(Inst::Mbarrier(MbarrierOp::Init { bar, count })) = &s.kind else { unreachable!() };
+                let (mut v, c) = add_const(*count, *delta, &mut new_reg, s);
+                v.push(inst(s, Inst::Mbarrier(MbarrierOp::Init { bar: *bar, count: c })));
+                v
+            }),
             DropInit(n) => rewrite(*n, &|i| matches!(i, Inst::Mbarrier(MbarrierOp::Init { .. })), &mut |_| vec![]),
             DeleteBarSync(n) => rewrite(*n, &|i| matches!(i, Inst::Sync(SyncOp::BarSync { .. })), &mut |_| vec![]),
             DeleteProxyFence(n) => {
@@ -439,9 +437,11 @@ fn cats(c: &Result<Vec<Category>, String>) -> String {
 pub fn markdown(s: &Suite) -> String {
     let names: Vec<&str> = schedules().iter().map(|c| c.strategy.name()).collect();
     let mut out = String::from("# Mutation suite: the simulator's mbarrier protocol checker\n\n");
-    out.push_str("Generated by `cargo run --example mutations` (writes this file). Each mutant is one bug injected \
+    out.push_str(
+        "Generated by `cargo run --example mutations` (writes this file). Each mutant is one bug injected \
                   into the IR of an example kernel, simulated under three schedules; it is caught when a finding of \
-                  an expected category appears under at least one schedule.\n\n");
+                  an expected category appears under at least one schedule.\n\n",
+    );
     out.push_str(&format!(
         "**Caught {}/{} mutants.** Unmutated kernels with no finding under any schedule: {}/{}.\n\n",
         s.caught(),
@@ -456,7 +456,10 @@ pub fn markdown(s: &Suite) -> String {
         let f: Vec<String> = c.found.iter().map(cats).collect();
         out.push_str(&format!("| {} | {} | {} |\n", c.subject, f.join(" | "), if c.clean { "yes" } else { "NO" }));
     }
-    out.push_str(&format!("\n## Mutants\n\n| kernel | mutation | expected (any of) | {} | caught |\n|---|---|---|", names.join(" | ")));
+    out.push_str(&format!(
+        "\n## Mutants\n\n| kernel | mutation | expected (any of) | {} | caught |\n|---|---|---|",
+        names.join(" | ")
+    ));
     out.push_str(&"---|".repeat(names.len() + 1));
     out.push('\n');
     for m in &s.mutants {

@@ -168,7 +168,9 @@ fn chrome_trace_has_barrier_counters_arrivals_phase_flips_and_waits() {
     let k = phase_table::phase_tma(Target::Sm90a).unwrap();
     let inp = dev.upload(&[1u32; 256]).unwrap();
     let out = dev.alloc::<u32>(128).unwrap();
-    let r = dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&inp), Arg::buffer(&out), Arg::scalar(4u32)]).unwrap();
+    let r = dev
+        .launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&inp), Arg::buffer(&out), Arg::scalar(4u32)])
+        .unwrap();
     let json = r.sim.unwrap().chrome_trace_json();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
     let ev = v["traceEvents"].as_array().unwrap();

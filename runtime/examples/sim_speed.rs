@@ -57,12 +57,14 @@ fn barrier_kernel() -> phaser_codegen::Kernel {
 
 fn main() {
     let (blocks, threads, iters) = (64u32, 256u32, 2000u32);
-    for (name, cfg) in [("fast (no trace, no race check)", SimConfig::fast()), ("default (checks + trace)", SimConfig::default())]
+    for (name, cfg) in
+        [("fast (no trace, no race check)", SimConfig::fast()), ("default (checks + trace)", SimConfig::default())]
     {
         let dev = Device::sim(cfg);
         let k = alu_kernel();
         let out = dev.alloc::<u32>((blocks * threads) as usize).unwrap();
-        let r = dev.launch(&k, LaunchConfig::linear(blocks, threads), &[Arg::buffer(&out), Arg::scalar(iters)]).unwrap();
+        let r =
+            dev.launch(&k, LaunchConfig::linear(blocks, threads), &[Arg::buffer(&out), Arg::scalar(iters)]).unwrap();
         let s = r.sim.unwrap().stats;
         println!(
             "alu_loop     [{name}]: {:>11} thread-instructions in {:>7.3} s = {:>6.1} M thread-inst/s",

@@ -130,11 +130,17 @@ fn run_phase_tma(dev: &Device, size: Size) -> Result<Outcome, RuntimeError> {
     if let Some(sim) = &r.sim {
         let rows = sim.probe_rows(PROBE);
         let table_ok = rows.len() == iters as usize
-            && rows.iter().zip(SEED_TABLE.iter().cycle()).enumerate().all(|(n, (row, want))| {
-                row[0] == n as i64 && row[1..] == want[1..]
-            });
+            && rows
+                .iter()
+                .zip(SEED_TABLE.iter().cycle())
+                .enumerate()
+                .all(|(n, (row, want))| row[0] == n as i64 && row[1..] == want[1..]);
         passed &= table_ok;
-        detail.push_str(if table_ok { "; probe table matches the seeds" } else { "; probe table differs from the seeds" });
+        detail.push_str(if table_ok {
+            "; probe table matches the seeds"
+        } else {
+            "; probe table differs from the seeds"
+        });
     }
     let mut o = Outcome::check("phase_tma_table", passed, detail);
     o.elapsed = r.elapsed;

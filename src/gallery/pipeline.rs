@@ -234,7 +234,8 @@ fn run_bulk(dev: &Device, size: Size) -> Result<Outcome, RuntimeError> {
             got[j] != input[i * 64 + t].wrapping_add(input[i * 64 + t + 32])
         })
         .count();
-    let mut o = Outcome::check("bulk_pipeline", bad == 0, format!("{n} bulk tiles through 2 stages, {bad} wrong outputs"));
+    let mut o =
+        Outcome::check("bulk_pipeline", bad == 0, format!("{n} bulk tiles through 2 stages, {bad} wrong outputs"));
     o.elapsed = r.elapsed;
     Ok(o)
 }

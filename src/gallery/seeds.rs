@@ -149,9 +149,8 @@ fn run_thread_arrive_wait(dev: &Device, _size: Size) -> Result<Outcome, RuntimeE
     let out = dev.upload(&[POISON_U32; 8])?;
     let r = dev.launch(&k, LaunchConfig::linear(1, 8), &[Arg::buffer(&out), Arg::scalar(4u32)])?;
     let got = dev.download(&out)?;
-    let mut want = [POISON_U32; 8];
-    want[..4].fill(1 + 4 + 9);
-    let mut o = Outcome::check("seed_thread_arrive_wait", got == want, format!("out = {got:?}, expected {want:?}"));
+    let (ok, detail) = check_thread_arrive_wait(&got);
+    let mut o = Outcome::check("seed_thread_arrive_wait", ok, detail);
     o.elapsed = r.elapsed;
     Ok(o)
 }
@@ -161,13 +160,8 @@ fn run_producer_consumer(dev: &Device, _size: Size) -> Result<Outcome, RuntimeEr
     let out = dev.upload(&[f32::NAN; 128])?;
     let r = dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out)])?;
     let got = dev.download(&out)?;
-    let bad: Vec<usize> = (0..128).filter(|&j| got[j].to_bits() != (1.5f32 * (j % 32) as f32).to_bits()).collect();
-    let detail = if bad.is_empty() {
-        "consumers 1-4 each read data[0..32] == 1.5*i after the wait".to_string()
-    } else {
-        format!("{} of 128 values wrong, first at {}: {}", bad.len(), bad[0], got[bad[0]])
-    };
-    let mut o = Outcome::check("seed_producer_consumer", bad.is_empty(), detail);
+    let (ok, detail) = check_producer_consumer(&got);
+    let mut o = Outcome::check("seed_producer_consumer", ok, detail);
     o.elapsed = r.elapsed;
     Ok(o)
 }
@@ -177,12 +171,42 @@ fn run_phase_flip(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
     let out = dev.upload(&[POISON_U32; 5])?;
     let r = dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out)])?;
     let got = dev.download(&out)?;
-    let want = [1, 0, 1, 0, 0];
-    let mut o = Outcome::check(
-        "seed_phase_flip",
-        got == want,
-        format!("phase probes after rounds 0-3 = {:?} (expect [1, 0, 1, 0]), after init = {}", &got[..4], got[4]),
-    );
+    let (ok, detail) = check_phase_flip(&got);
+    let mut o = Outcome::check("seed_phase_flip", ok, detail);
     o.elapsed = r.elapsed;
     Ok(o)
+}
+
+// ---- checks shared by the builder and DSL versions ---------------------------------------
+
+/// Experiment 1 with 4 of 8 threads active: each active thread wrote 0+1+4+9, the rest nothing.
+pub fn check_thread_arrive_wait(got: &[u32]) -> (bool, String) {
+    let mut want = [POISON_U32; 8];
+    want[..4].fill(1 + 4 + 9);
+    (got == want, format!("out = {got:?}, expected {want:?}"))
+}
+
+/// Experiment 2: consumers 1-4 each copied `data[i] = 1.5*i` for i in 0..32.
+pub fn check_producer_consumer(got: &[f32]) -> (bool, String) {
+    let bad: Vec<usize> =
+        (0..got.len()).filter(|&j| got[j].to_bits() != (1.5f32 * (j % 32) as f32).to_bits()).collect();
+    let ok = bad.is_empty() && got.len() == 128;
+    let detail = if ok {
+        "consumers 1-4 each read data[0..32] == 1.5*i after the wait".to_string()
+    } else if let Some(&j) = bad.first() {
+        format!("{} of {} values wrong, first at {j}: {}", bad.len(), got.len(), got[j])
+    } else {
+        format!("{} values, expected 128", got.len())
+    };
+    (ok, detail)
+}
+
+/// Experiment 3 with 4 rounds: probes 1,0,1,0 after the rounds, 0 after init.
+pub fn check_phase_flip(got: &[u32]) -> (bool, String) {
+    let ok = got == [1, 0, 1, 0, 0];
+    let detail = match got {
+        [r @ .., init] => format!("phase probes after rounds = {r:?} (expect [1, 0, 1, 0]), after init = {init}"),
+        [] => "no output".into(),
+    };
+    (ok, detail)
 }

@@ -59,7 +59,10 @@ pub enum MemoryOp {
     /// once every prior `cp.async` of this thread completed. Without `.noinc` the pending count
     /// is incremented first, so the arrival is net-zero for the phase (init the barrier with the
     /// count of ordinary arrivals only); with `.noinc` it counts as one of the expected arrivals.
-    CpAsyncMbarrierArrive { bar: Value, noinc: bool },
+    CpAsyncMbarrierArrive {
+        bar: Value,
+        noinc: bool,
+    },
     CpAsyncWaitGroup {
         n: u32,
     },

@@ -12,7 +12,10 @@ use crate::tensor_map::{Swizzle, TensorMapDesc};
 pub enum LoadSrc {
     Bulk(u64),
     /// Tensor map parameter index and box coordinates (innermost first).
-    Tensor { map: usize, coords: Vec<i32> },
+    Tensor {
+        map: usize,
+        coords: Vec<i32>,
+    },
 }
 
 pub enum StoreDst {

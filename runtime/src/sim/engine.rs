@@ -23,15 +23,35 @@ use std::collections::HashMap;
 pub enum Block {
     None,
     /// An mbarrier wait (`Wait`, or a `TryWait` that reports `false` on timeout).
-    Mbar { cta: u32, off: u32, target: WaitTarget, done: Option<u32>, pc: u32, since: u64 },
+    Mbar {
+        cta: u32,
+        off: u32,
+        target: WaitTarget,
+        done: Option<u32>,
+        pc: u32,
+        since: u64,
+    },
     /// `bar.sync id` generation `gen`.
-    Bar { id: u8, gen: u64, pc: u32 },
+    Bar {
+        id: u8,
+        gen: u64,
+        pc: u32,
+    },
     /// `barrier.cluster.wait` for arrival generation `gen`.
-    Cluster { gen: u64, pc: u32 },
+    Cluster {
+        gen: u64,
+        pc: u32,
+    },
     /// `cp.async.wait_group n`.
-    CpAsync { n: u32, pc: u32 },
+    CpAsync {
+        n: u32,
+        pc: u32,
+    },
     /// `cp.async.bulk.wait_group n`.
-    Bulk { n: u32, pc: u32 },
+    Bulk {
+        n: u32,
+        pc: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -331,9 +351,7 @@ impl<'a> Engine<'a> {
         message: String,
     ) {
         let (barrier, phase) = match bar {
-            Some((c, off)) => {
-                (Some(self.barrier_ref(c, off)), self.ctas[c].barriers.get(&off).map(|b| b.phase))
-            }
+            Some((c, off)) => (Some(self.barrier_ref(c, off)), self.ctas[c].barriers.get(&off).map(|b| b.phase)),
             None => (None, None),
         };
         let thread = gtid.map(|g| g % self.tpc);
@@ -689,9 +707,14 @@ impl<'a> Engine<'a> {
                         format!("cluster {pc}"),
                         None,
                         pc,
-                        format!("blocked at `barrier.cluster.wait`: {} of {} threads arrived", self.cluster_bar.arrived, self.n),
+                        format!(
+                            "blocked at `barrier.cluster.wait`: {} of {} threads arrived",
+                            self.cluster_bar.arrived, self.n
+                        ),
                     ),
-                    Block::CpAsync { n, pc } => (format!("cp {pc}"), None, pc, format!("blocked at `cp.async.wait_group {n}`")),
+                    Block::CpAsync { n, pc } => {
+                        (format!("cp {pc}"), None, pc, format!("blocked at `cp.async.wait_group {n}`"))
+                    }
                     Block::Bulk { n, pc } => {
                         (format!("bulk {pc}"), None, pc, format!("blocked at `cp.async.bulk.wait_group {n}`"))
                     }

@@ -22,19 +22,60 @@ impl Opnd {
 
 #[derive(Clone, Copy)]
 pub enum Op {
-    Mov { dst: u32, src: Opnd },
-    Un { f: UnFn, dst: u32, a: Opnd },
-    Bin { f: BinFn, dst: u32, a: Opnd, b: Opnd },
-    Mad { f: MadFn, dst: u32, a: Opnd, b: Opnd, c: Opnd },
-    Setp { f: CmpFn, dst: u32, a: Opnd, b: Opnd },
-    Selp { dst: u32, c: Opnd, a: Opnd, b: Opnd },
-    Cvt { dt: Type, st: Type, dst: u32, src: Opnd },
-    Special { dst: u32, sreg: SpecialReg },
+    Mov {
+        dst: u32,
+        src: Opnd,
+    },
+    Un {
+        f: UnFn,
+        dst: u32,
+        a: Opnd,
+    },
+    Bin {
+        f: BinFn,
+        dst: u32,
+        a: Opnd,
+        b: Opnd,
+    },
+    Mad {
+        f: MadFn,
+        dst: u32,
+        a: Opnd,
+        b: Opnd,
+        c: Opnd,
+    },
+    Setp {
+        f: CmpFn,
+        dst: u32,
+        a: Opnd,
+        b: Opnd,
+    },
+    Selp {
+        dst: u32,
+        c: Opnd,
+        a: Opnd,
+        b: Opnd,
+    },
+    Cvt {
+        dt: Type,
+        st: Type,
+        dst: u32,
+        src: Opnd,
+    },
+    Special {
+        dst: u32,
+        sreg: SpecialReg,
+    },
     Jump(u32),
     /// Jump to `target` in lanes where `cond` is false.
-    BranchIfNot { cond: Opnd, target: u32 },
+    BranchIfNot {
+        cond: Opnd,
+        target: u32,
+    },
     Exit,
-    Elect { dst: u32 },
+    Elect {
+        dst: u32,
+    },
     /// Any other instruction: `Program::slow[i]`.
     Slow(u32),
 }

@@ -173,7 +173,15 @@ impl Collector {
         self.findings.push(f);
     }
 
-    pub fn probe(&mut self, tag: &'static str, ctaid: [u32; 3], thread: u32, tick: u64, vals: Vec<(u64, Type)>, max: usize) {
+    pub fn probe(
+        &mut self,
+        tag: &'static str,
+        ctaid: [u32; 3],
+        thread: u32,
+        tick: u64,
+        vals: Vec<(u64, Type)>,
+        max: usize,
+    ) {
         if self.probes.len() < max {
             let values = vals.into_iter().map(|(bits, ty)| ProbeValue { bits, ty }).collect();
             self.probes.push(ProbeRecord { tag, ctaid, thread, tick: self.trace.base + tick, values });

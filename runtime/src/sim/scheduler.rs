@@ -6,7 +6,6 @@ use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 
-
 pub struct Scheduler {
     pub strategy: Strategy,
     rng: StdRng,

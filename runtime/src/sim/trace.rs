@@ -7,14 +7,24 @@ use serde_json::{json, Value as Json};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceKind {
-    Init { count: u32 },
+    Init {
+        count: u32,
+    },
     Inval,
-    Arrive { count: u32 },
-    ExpectTx { bytes: u32 },
-    CompleteTx { bytes: u32 },
+    Arrive {
+        count: u32,
+    },
+    ExpectTx {
+        bytes: u32,
+    },
+    CompleteTx {
+        bytes: u32,
+    },
     /// The phase completed (the state after it is recorded: next phase, reset pending).
     PhaseComplete,
-    WaitBegin { parity: u64 },
+    WaitBegin {
+        parity: u64,
+    },
     WaitEnd,
 }
 
@@ -140,11 +150,8 @@ impl Trace {
 
 /// A text table of the probes with `tag` (one row per record, in execution order).
 pub fn probe_table(probes: &[ProbeRecord], tag: &str, headers: &[&str]) -> String {
-    let rows: Vec<Vec<String>> = probes
-        .iter()
-        .filter(|p| p.tag == tag)
-        .map(|p| p.values.iter().map(|v| v.to_string()).collect())
-        .collect();
+    let rows: Vec<Vec<String>> =
+        probes.iter().filter(|p| p.tag == tag).map(|p| p.values.iter().map(|v| v.to_string()).collect()).collect();
     let cols = headers.len().max(rows.iter().map(|r| r.len()).max().unwrap_or(0));
     let mut width = vec![0usize; cols];
     for (i, h) in headers.iter().enumerate() {

@@ -1,0 +1,376 @@
+//! Checking `T.*` ops against the op table, and methods on values.
+
+use super::Checker;
+use crate::ops::{self, Kind, OpSpec, Ret};
+use crate::parse::ast::*;
+use crate::suggest::nearest;
+use crate::types::{Scalar, Ty};
+use phaser_codegen::target::check::{value_problems, MAX_ARRIVALS, MAX_TX_BYTES};
+use phaser_codegen::target::isa::{requirement, Avail};
+
+impl Checker<'_> {
+    pub(super) fn op(
+        &mut self,
+        e: &Expr,
+        path: &str,
+        path_sp: Sp,
+        turbofish: Option<(Scalar, Sp)>,
+        args: &[Expr],
+        args_sp: Sp,
+    ) -> Ty {
+        let Some(spec) = ops::lookup(path) else {
+            self.unknown_op(path, path_sp);
+            return Ty::Error;
+        };
+        let (n, max) = (args.len(), spec.params.len());
+        let min = max - spec.optional as usize;
+        if n < min || n > max {
+            let want = if min == max { format!("{max}") } else { format!("{min} to {max}") };
+            let s = if max == 1 { "" } else { "s" };
+            let was = if n == 1 { "was" } else { "were" };
+            let sp = if n == 0 { e.sp } else { args_sp };
+            self.errs.at(
+                sp,
+                format!(
+                    "`T.{path}` takes {want} argument{s} but {n} {was} given\n  = note: signature: {}",
+                    spec.signature()
+                ),
+            );
+            return ret_type(spec, turbofish, None, &[]);
+        }
+        match (spec.turbofish, turbofish) {
+            (true, None) => {
+                self.errs.at(path_sp, format!("`T.{path}` needs an element type: `T.{path}::<f32>(..)`"));
+                return Ty::Error;
+            }
+            (false, Some((_, sp))) => self.errs.at(sp, format!("`T.{path}` takes no type argument")),
+            _ => {}
+        }
+        let mut lits = vec![None; max];
+        let mut arg_error = false;
+        let mut scalar_args: Vec<&Expr> = Vec::new();
+        for (i, (a, (pname, kind))) in args.iter().zip(spec.params).enumerate() {
+            let before = self.errs.0.len();
+            lits[i] = self.arg(spec, pname, *kind, a, args);
+            arg_error |= self.errs.0.len() > before;
+            if *kind == Kind::Scalar {
+                scalar_args.push(a);
+            }
+        }
+        // All `Scalar` arguments of one op share one type (`T.min(a, b)`, `T.select(c, a, b)`).
+        let mut scalar_ty = None;
+        for w in scalar_args.windows(2) {
+            let t = self.unify(w[0], w[1], &format!("the arguments of `T.{path}`"), e.sp);
+            scalar_ty = Some(t);
+        }
+        if let Some(first) = scalar_args.first() {
+            self.default_lits(first);
+            for a in &scalar_args[1..] {
+                self.coerce(a, first.ty.get());
+            }
+            scalar_ty = Some(first.ty.get());
+        }
+        self.tensor_rank(spec, args);
+        if let Some(isa) = spec.isa {
+            let inst = isa(&lits);
+            if let Some(target) = self.target {
+                let req = requirement(&inst);
+                if !req.available_on(target) {
+                    let fix = match req.avail {
+                        Avail::Only(ts) => ts[0],
+                        Avail::SmAtLeast(n) => *phaser_codegen::Target::ALL
+                            .iter()
+                            .find(|t| t.sm() >= n)
+                            .unwrap_or(&phaser_codegen::Target::Sm90a),
+                    };
+                    self.errs.at(
+                        path_sp,
+                        format!(
+                            "`T.{path}` ({}) needs {}, but this kernel targets {target}\n  help: compile for {fix}: `#[phaser::kernel(target = \"{fix}\")]`",
+                            req.what,
+                            req.describe_avail()
+                        ),
+                    );
+                }
+            }
+            if !arg_error {
+                for msg in value_problems(&inst) {
+                    self.errs.at(e.sp, format!("`T.{path}`: {msg}"));
+                }
+            }
+        }
+        ret_type(spec, turbofish, scalar_ty, args)
+    }
+
+    fn unknown_op(&mut self, path: &str, sp: Sp) {
+        if ops::is_namespace(path) {
+            let inside: Vec<String> = ops::OPS
+                .iter()
+                .filter(|o| o.path.starts_with(path) && o.path[path.len()..].starts_with('.'))
+                .map(|o| format!("`T.{}`", o.path))
+                .take(6)
+                .collect();
+            self.errs.at(sp, format!("`T.{path}` is a namespace, not an op; it has {}", inside.join(", ")));
+            return;
+        }
+        let mut msg = format!("unknown op `T.{path}`");
+        if let Some(n) = nearest(path, ops::OPS.iter().map(|o| o.path)) {
+            let spec = ops::lookup(n).expect("listed");
+            msg.push_str(&format!("\n  help: did you mean `T.{n}`? ({})", spec.signature()));
+        } else {
+            msg.push_str("\n  help: the ops are listed in the `phaser-dsl` README (`dsl/README.md`)");
+        }
+        self.errs.at(sp, msg);
+    }
+
+    /// Check one argument; returns its integer value when it is a literal.
+    fn arg(&mut self, spec: &OpSpec, pname: &str, kind: Kind, a: &Expr, all: &[Expr]) -> Option<i128> {
+        let path = spec.path;
+        let bad = |t: Ty| format!("`T.{path}`: argument `{pname}` must be {}, found {t}", kind.describe());
+        let handle = |want: Ty| move |t: Ty| t == want;
+        let simple: Option<Box<dyn Fn(Ty) -> bool>> = match kind {
+            Kind::Barrier => Some(Box::new(handle(Ty::Barrier))),
+            Kind::RemoteBarrier => Some(Box::new(handle(Ty::RemoteBarrier))),
+            Kind::State => Some(Box::new(handle(Ty::State))),
+            Kind::Shared => Some(Box::new(|t| matches!(t, Ty::Shared(_)))),
+            Kind::Global => Some(Box::new(|t| matches!(t, Ty::Global { .. }))),
+            Kind::GlobalMut => Some(Box::new(|t| matches!(t, Ty::Global { mutable: true, .. }))),
+            Kind::TensorMap => Some(Box::new(|t| matches!(t, Ty::TensorMap(_)))),
+            Kind::Bool => Some(Box::new(|t| t == Ty::Bool)),
+            _ => None,
+        };
+        if let Some(ok) = simple {
+            let t = self.expr(a);
+            if !ok(t) && !t.is_lenient() {
+                let hint = match (kind, t) {
+                    (Kind::Barrier, Ty::Barriers) => "\n  help: pick one barrier of the array: `bars.ptr_to([i])`".to_string(),
+                    (Kind::Barrier, t) if t.is_numeric() => {
+                        "\n  help: barriers come from `T.alloc_barriers(n)` and `bars.ptr_to([i])` (or `T.barrier_at_addr(addr)`)".into()
+                    }
+                    (Kind::GlobalMut, Ty::Global { elem, .. }) => {
+                        format!("\n  help: declare the parameter `&mut [{}]`", elem.name())
+                    }
+                    (Kind::Bool, t) if t.is_numeric() => "\n  help: compare explicitly, e.g. `x != 0`".into(),
+                    _ => String::new(),
+                };
+                self.errs.at(a.sp, format!("{}{hint}", bad(t)));
+            }
+            return None;
+        }
+        match kind {
+            Kind::Count | Kind::TxBytes | Kind::Parity | Kind::U32 => {
+                let t = self.expr(a);
+                if t == Ty::IntLit {
+                    self.coerce(a, Ty::Scalar(Scalar::U32));
+                }
+                let ok = t.is_int32() || t.is_lenient() || (kind == Kind::Parity && t == Ty::Bool);
+                if !ok {
+                    self.errs.at(a.sp, bad(t));
+                    return None;
+                }
+                let lit = a.int_literal();
+                let range = match kind {
+                    Kind::Count => Some((1, MAX_ARRIVALS, "an mbarrier arrival count")),
+                    Kind::TxBytes => Some((0, MAX_TX_BYTES, "a tx byte count")),
+                    Kind::Parity => Some((0, 1, "a phase parity")),
+                    _ => None,
+                };
+                if let (Some(v), Some((lo, hi, what))) = (lit, range) {
+                    if v < lo || v > hi {
+                        let why = if hi == MAX_ARRIVALS || hi == MAX_TX_BYTES { " (2^20 - 1)" } else { "" };
+                        self.errs.at(a.sp, format!("`T.{path}`: {what} must be in {lo}..={hi}{why}, found {v}"));
+                    }
+                }
+                lit
+            }
+            Kind::U64 => {
+                let t = self.expr(a);
+                if t == Ty::IntLit {
+                    self.coerce(a, Ty::Scalar(Scalar::U64));
+                } else if !(matches!(t, Ty::Scalar(Scalar::U64 | Scalar::I64)) || t.is_lenient()) {
+                    self.errs.at(a.sp, format!("{}\n  help: widen with `as u64`", bad(t)));
+                }
+                a.int_literal()
+            }
+            Kind::Int => {
+                let t = self.expr(a);
+                if t == Ty::IntLit {
+                    self.coerce(a, Ty::Scalar(Scalar::U32));
+                } else if !(t.is_int() || t.is_lenient()) {
+                    self.errs.at(a.sp, bad(t));
+                }
+                a.int_literal()
+            }
+            Kind::Scalar => {
+                let t = self.expr(a);
+                if !(t.is_numeric() || t.is_lenient()) {
+                    self.errs.at(a.sp, bad(t));
+                }
+                None
+            }
+            Kind::ElemOf(n) => {
+                let t = self.expr(a);
+                let elem = match all.get(n as usize).map(|b| b.ty.get()) {
+                    Some(Ty::Global { elem, .. } | Ty::Shared(elem)) => Ty::Scalar(elem),
+                    _ => return None,
+                };
+                if !self.coerce(a, elem) {
+                    self.errs.at(
+                        a.sp,
+                        format!(
+                            "`T.{path}`: argument `{pname}` must be a {elem} (the buffer's element type), found {t}"
+                        ),
+                    );
+                }
+                None
+            }
+            Kind::Const => self.konst_u32(a, &format!("`T.{path}`: argument `{pname}`")),
+            Kind::ConstDims => match &a.kind {
+                ExprKind::Array(v) if v.len() == 1 => {
+                    a.ty.set(Ty::Scalar(Scalar::U32));
+                    self.konst_u32(&v[0], &format!("`T.{path}`: the length"))
+                }
+                _ => {
+                    self.errs.at(a.sp, format!("`T.{path}`: write the shape as a one-element array, e.g. `[128]`"));
+                    None
+                }
+            },
+            Kind::Coords | Kind::Values => match &a.kind {
+                ExprKind::Array(v) => {
+                    for x in v {
+                        let t = self.expr(x);
+                        if kind == Kind::Coords {
+                            if t == Ty::IntLit {
+                                self.coerce(x, Ty::Scalar(Scalar::I32));
+                            } else if !(t.is_int32() || t.is_lenient()) {
+                                self.errs.at(x.sp, format!("a tensor coordinate must be a 32-bit integer, found {t}"));
+                            }
+                        } else {
+                            self.default_lits(x);
+                            if !(x.ty.get().is_register() || x.ty.get().is_lenient()) {
+                                self.errs.at(x.sp, format!("`T.{path}` records scalars, not a {t}"));
+                            }
+                        }
+                    }
+                    None
+                }
+                _ => {
+                    self.errs.at(a.sp, format!("`T.{path}`: argument `{pname}` must be {}", kind.describe()));
+                    None
+                }
+            },
+            Kind::Choice(choices) => {
+                match &a.kind {
+                    ExprKind::Str(s) => {
+                        let v = s.value();
+                        if !choices.iter().any(|c| c.0 == v) {
+                            let hint = match nearest(&v, choices.iter().map(|c| c.0)) {
+                                Some(n) => format!("\n  help: did you mean \"{n}\"?"),
+                                None => String::new(),
+                            };
+                            self.errs.at(a.sp, format!("`T.{path}`: \"{v}\" is not {}{hint}", kind.describe()));
+                        }
+                    }
+                    _ => self.errs.at(
+                        a.sp,
+                        format!("`T.{path}`: argument `{pname}` must be a string literal, {}", kind.describe()),
+                    ),
+                }
+                None
+            }
+            Kind::Tag => {
+                if !matches!(a.kind, ExprKind::Str(_)) {
+                    self.errs.at(a.sp, format!("`T.{path}`: argument `{pname}` must be a string literal"));
+                }
+                None
+            }
+            _ => unreachable!("handled above"),
+        }
+    }
+
+    /// Coordinates must match the tensor map's rank when both are known.
+    fn tensor_rank(&mut self, spec: &OpSpec, args: &[Expr]) {
+        let rank = spec.params.iter().zip(args).find_map(|((_, k), a)| match (k, a.ty.get()) {
+            (Kind::TensorMap, Ty::TensorMap(r)) => Some(r),
+            _ => None,
+        });
+        let coords = spec.params.iter().zip(args).find_map(|((_, k), a)| match (k, &a.kind) {
+            (Kind::Coords, ExprKind::Array(v)) => Some((v.len(), a.sp)),
+            _ => None,
+        });
+        if let (Some(r), Some((n, sp))) = (rank, coords) {
+            if n != r as usize {
+                self.errs.at(sp, format!("the tensor map has rank {r}, but {n} coordinates were given"));
+            }
+        }
+    }
+
+    pub(super) fn method(&mut self, e: &Expr, recv: &Expr, name: &proc_macro2::Ident, args: &[Expr]) -> Ty {
+        let rt = self.expr(recv);
+        let m = name.to_string();
+        match (m.as_str(), rt) {
+            ("ptr_to", Ty::Barriers | Ty::Unknown | Ty::Error) => {
+                match args {
+                    [Expr { kind: ExprKind::Array(v), .. }] if v.len() == 1 => {
+                        let t = self.expr(&v[0]);
+                        if t == Ty::IntLit {
+                            self.coerce(&v[0], Ty::Scalar(Scalar::U32));
+                        } else if !(t.is_int() || t.is_lenient()) {
+                            self.errs.at(v[0].sp, format!("a barrier index must be an integer, found {t}"));
+                        }
+                        args[0].ty.set(v[0].ty.get());
+                    }
+                    _ => self.errs.at(e.sp, "write `bars.ptr_to([i])`: one index in brackets"),
+                }
+                Ty::Barrier
+            }
+            ("min" | "max", t) if t.is_numeric() || t.is_lenient() => {
+                if args.len() != 1 {
+                    self.errs.at(e.sp, format!("`x.{m}(y)` takes one argument"));
+                    return Ty::Error;
+                }
+                self.expr(&args[0]);
+                self.unify(recv, &args[0], &format!("`{m}`"), e.sp)
+            }
+            (_, t) if t.is_lenient() => Ty::Error,
+            (_, t) => {
+                let mut msg = format!("no method `{m}` on a {t} in kernels");
+                match nearest(&m, ops::METHODS.iter().copied()) {
+                    Some(n) if n != m => msg.push_str(&format!("\n  help: did you mean `{n}`?")),
+                    _ => {
+                        let opname = nearest(&m, ops::OPS.iter().map(|o| o.path));
+                        msg.push_str("\n  help: values have `bars.ptr_to([i])`, `x.min(y)` and `x.max(y)`; ops live in the `T` namespace");
+                        if let Some(o) = opname {
+                            msg.push_str(&format!(" (e.g. `T.{o}`)"));
+                        }
+                    }
+                }
+                self.errs.at(Sp::of(name).to(e.sp), msg);
+                for a in args {
+                    self.expr(a);
+                }
+                Ty::Error
+            }
+        }
+    }
+}
+
+fn ret_type(spec: &OpSpec, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, args: &[Expr]) -> Ty {
+    match spec.ret {
+        Ret::Unit => Ty::Unit,
+        Ret::Bool => Ty::Bool,
+        Ret::U32 => Ty::Scalar(Scalar::U32),
+        Ret::U64 => Ty::Scalar(Scalar::U64),
+        Ret::State => Ty::State,
+        Ret::Barrier => Ty::Barrier,
+        Ret::RemoteBarrier => Ty::RemoteBarrier,
+        Ret::Barriers => Ty::Barriers,
+        Ret::SharedOfTurbofish => turbofish.map(|t| Ty::Shared(t.0)).unwrap_or(Ty::Error),
+        Ret::Turbofish => turbofish.map(|t| Ty::Scalar(t.0)).unwrap_or(Ty::Error),
+        Ret::ScalarArgs => scalar.unwrap_or(Ty::Error),
+        Ret::ElemOf(n) => match args.get(n as usize).map(|a| a.ty.get()) {
+            Some(Ty::Global { elem, .. } | Ty::Shared(elem)) => Ty::Scalar(elem),
+            _ => Ty::Error,
+        },
+    }
+}

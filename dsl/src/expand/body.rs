@@ -1,0 +1,451 @@
+//! Statements and expressions → Rust code that calls the builder `__k` (CubeCL-style: the
+//! generated code *builds* the IR when it runs, so `#[comptime]` values specialize it).
+
+use crate::check::block_tail;
+use crate::ops::{self, Kind, OpSpec};
+use crate::parse::ast::*;
+use crate::types::{Scalar, Ty};
+use proc_macro2::{Literal, Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+/// The Rust variable holding a `#[comptime]` parameter: renamed, because an upper-case name
+/// such as `N` would be read as a pattern if a constant `N` is in scope.
+pub fn comptime_ident(name: &proc_macro2::Ident) -> proc_macro2::Ident {
+    format_ident!("__ct_{}", name)
+}
+
+/// `__k.set_loc(file!():line!():column!())` at `sp`, so the PTX `.loc` names the user's line.
+pub fn loc(sp: Sp) -> TokenStream {
+    quote_spanned!(sp.start=>
+        __k.set_loc(::core::option::Option::Some(__p::SourceLoc::new(::core::file!(), ::core::line!(), ::core::column!())));
+    )
+}
+
+/// Every statement of a block, the tail included (its value, if any, is dropped).
+pub fn stmts(b: &[Stmt]) -> TokenStream {
+    b.iter().map(stmt).collect()
+}
+
+fn stmt(s: &Stmt) -> TokenStream {
+    match s {
+        Stmt::Let(l) => {
+            let l_loc = loc(l.sp);
+            let name = &l.name;
+            let init = expr_named(&l.init, Some(name));
+            let muts = l.muts.borrow();
+            match l.binding.get() {
+                Binding::Reg => quote!(#l_loc let #name = { let __v = #init; __k.var(__v) };),
+                _ if muts.is_empty() => quote!(#l_loc let #name = #init;),
+                _ => quote!(#l_loc let #name = __p::Snapshot::snapshot(#init, __k, &[#(#muts),*]);),
+            }
+        }
+        Stmt::Expr { expr: e, .. } => {
+            let l = loc(e.sp);
+            let ef = effect(e);
+            quote!(#l #ef)
+        }
+    }
+}
+
+/// The statements of a block without its tail, and the tail.
+fn split_tail(b: &Block) -> (TokenStream, Option<&Expr>) {
+    match b.tail() {
+        Some(t) => (stmts(&b.stmts[..b.stmts.len() - 1]), Some(t)),
+        None => (stmts(&b.stmts), None),
+    }
+}
+
+/// An expression in statement position.
+fn effect(e: &Expr) -> TokenStream {
+    match &e.kind {
+        ExprKind::If { cond, then, els } => {
+            let then_s = stmts(&then.stmts);
+            let els_s = els.as_ref().map(|x| effect(x)).unwrap_or_default();
+            if cond.konst.get() {
+                let c = konst(cond);
+                quote!(if #c { #then_s } else { #els_s })
+            } else {
+                let c = expr(cond);
+                match els {
+                    None => quote!({ let __c = #c; __k.if_then(__c, |__k| { #then_s }); }),
+                    Some(_) => quote!({ let __c = #c; __k.if_else(__c, |__k| { #then_s }, |__k| { #els_s }); }),
+                }
+            }
+        }
+        ExprKind::Block(b) => {
+            let s = stmts(&b.stmts);
+            quote!({ #s })
+        }
+        ExprKind::For { var, start, end, step, body, muts } => {
+            let (s, en) = (expr(start), expr(end));
+            let muts = muts.borrow();
+            let en = if muts.is_empty() { en } else { quote!(__p::Snapshot::snapshot(#en, __k, &[#(#muts),*])) };
+            let step = step.as_ref().map(|x| konst(x)).unwrap_or_else(|| quote!(1u32));
+            let b = stmts(&body.stmts);
+            quote!({
+                let __s = #s;
+                let __e = #en;
+                __k.for_range_step(__s, __e, #step, |__k, #var| { #b });
+            })
+        }
+        ExprKind::While { cond, body } => {
+            let c = expr(cond);
+            let b = stmts(&body.stmts);
+            quote!(__k.while_(|__k| #c, |__k| { #b });)
+        }
+        ExprKind::Loop { body } => {
+            let b = stmts(&body.stmts);
+            quote!(__k.loop_(|__k| { #b });)
+        }
+        ExprKind::Break => quote!(__k.break_();),
+        ExprKind::Continue => quote!(__k.continue_();),
+        ExprKind::Return(_) => quote!(__k.ret();),
+        ExprKind::Assign { place, op, value } => assign(place, *op, value),
+        ExprKind::Paren(inner) => effect(inner),
+        ExprKind::Invalid => quote!(),
+        _ => {
+            let v = expr(e);
+            quote!(let _ = #v;)
+        }
+    }
+}
+
+fn assign(place: &Expr, op: Option<BinOp>, value: &Expr) -> TokenStream {
+    let v = expr(value);
+    match &place.kind {
+        ExprKind::Var { name, .. } => match op {
+            None => quote!({ let __v = #v; __k.assign(#name, __v); }),
+            Some(op) => {
+                let m = binop_method(op);
+                quote!({ let __v = #v; let __n = __k.#m(__p::Value::Reg(#name), __v); __k.assign(#name, __n); })
+            }
+        },
+        ExprKind::Index { base, idx } => {
+            let (b, i) = (expr(base), expr(idx));
+            let (ld, st) = match base.ty.get() {
+                Ty::Shared(_) => (quote!(ld_shared), quote!(st_shared)),
+                _ => (quote!(ld_global), quote!(st_global)),
+            };
+            match op {
+                None => quote!({ let __b = #b; let __i = #i; let __v = #v; __k.#st(__b, __i, __v); }),
+                Some(op) => {
+                    let m = binop_method(op);
+                    quote!({
+                        let __b = #b;
+                        let __i = #i;
+                        let __v = #v;
+                        let __o = __k.#ld(__b, __i);
+                        let __n = __k.#m(__o, __v);
+                        __k.#st(__b, __i, __n);
+                    })
+                }
+            }
+        }
+        _ => quote!(),
+    }
+}
+
+fn binop_method(op: BinOp) -> proc_macro2::Ident {
+    let name = match op {
+        BinOp::Add => "add",
+        BinOp::Sub => "sub",
+        BinOp::Mul => "mul",
+        BinOp::Div => "div",
+        BinOp::Rem => "rem",
+        BinOp::BitAnd | BinOp::And => "and",
+        BinOp::BitOr | BinOp::Or => "or",
+        BinOp::BitXor => "xor",
+        BinOp::Shl => "shl",
+        BinOp::Shr => "shr",
+        BinOp::Eq => "eq",
+        BinOp::Ne => "ne",
+        BinOp::Lt => "lt",
+        BinOp::Le => "le",
+        BinOp::Gt => "gt",
+        BinOp::Ge => "ge",
+    };
+    proc_macro2::Ident::new(name, Span::call_site())
+}
+
+/// The codegen type of a register-held DSL type.
+pub fn reg_type(t: Ty) -> TokenStream {
+    match t.defaulted() {
+        Ty::Scalar(s) => s.codegen_type(),
+        Ty::Bool => quote!(__p::Type::Pred),
+        _ => quote!(__p::Type::B64),
+    }
+}
+
+pub fn expr(e: &Expr) -> TokenStream {
+    expr_named(e, None)
+}
+
+/// An expression's value; `let_name` names shared allocations after their `let`.
+fn expr_named(e: &Expr, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
+    match &e.kind {
+        ExprKind::Int { value, .. } => int_imm(*value, e.ty.get()),
+        ExprKind::Float { value, .. } => match e.ty.get() {
+            Ty::Scalar(Scalar::F64) => {
+                let l = Literal::f64_suffixed(*value);
+                quote!(__p::Value::f64(#l))
+            }
+            Ty::Scalar(s @ (Scalar::F16 | Scalar::BF16)) => {
+                let l = Literal::f32_suffixed(*value as f32);
+                let t = s.codegen_type();
+                quote!(__k.cvt(__p::Value::f32(#l), #t))
+            }
+            _ => {
+                let l = Literal::f32_suffixed(*value as f32);
+                quote!(__p::Value::f32(#l))
+            }
+        },
+        ExprKind::Bool(b) => quote!(__p::Value::pred(#b)),
+        ExprKind::Str(s) => quote!(#s),
+        ExprKind::Var { name, binding } => match binding.get() {
+            Binding::Plain => quote!(#name),
+            Binding::Reg => quote!(__p::Value::Reg(#name)),
+            Binding::Comptime => {
+                let n = comptime_ident(name);
+                quote!(__p::Value::u32(#n))
+            }
+        },
+        ExprKind::Paren(inner) => expr_named(inner, let_name),
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (l, r) = (expr(lhs), expr(rhs));
+            if op.is_logic() && !rhs.is_pure() {
+                // Short-circuit: the right side is only built into a branch taken when needed.
+                let guard = if *op == BinOp::And { quote!(__l) } else { quote!(__k.not(__l)) };
+                return quote!({
+                    let __l = #l;
+                    let __res = __k.var(__l);
+                    let __g = #guard;
+                    __k.if_then(__g, |__k| { let __r = #r; __k.assign(__res, __r); });
+                    __p::Value::Reg(__res)
+                });
+            }
+            let m = binop_method(*op);
+            quote!({ let __l = #l; let __r = #r; __k.#m(__l, __r) })
+        }
+        ExprKind::Unary { op, e: inner } => {
+            let v = expr(inner);
+            match op {
+                UnOp::Neg => quote!({ let __v = #v; __k.neg(__v) }),
+                UnOp::Not => quote!({ let __v = #v; __k.not(__v) }),
+            }
+        }
+        ExprKind::Cast { e: inner, to } => {
+            let v = expr(inner);
+            let t = to.codegen_type();
+            quote!({ let __v = #v; __k.cvt(__v, #t) })
+        }
+        ExprKind::Index { base, idx } => {
+            let (b, i) = (expr(base), expr(idx));
+            let ld = match base.ty.get() {
+                Ty::Shared(_) => quote!(ld_shared),
+                _ => quote!(ld_global),
+            };
+            quote!({ let __b = #b; let __i = #i; __k.#ld(__b, __i) })
+        }
+        ExprKind::Array(v) => {
+            let xs = v.iter().map(expr);
+            quote!([#(#xs),*])
+        }
+        ExprKind::Op { path, turbofish, args, .. } => {
+            let spec = ops::lookup(path).expect("checked");
+            op(spec, args, turbofish.map(|t| t.0), let_name)
+        }
+        ExprKind::Method { recv, name, args } => {
+            let r = expr(recv);
+            if name == "ptr_to" {
+                let idx = match &args[0].kind {
+                    ExprKind::Array(v) => expr(&v[0]),
+                    _ => expr(&args[0]),
+                };
+                quote!({ let __b = #r; let __i = #idx; __k.barrier_at(__b, __i) })
+            } else {
+                let a = expr(&args[0]);
+                quote!({ let __l = #r; let __r = #a; __k.#name(__l, __r) })
+            }
+        }
+        ExprKind::Call { path, args } => {
+            // The helper sets its own lines; the rest of this statement is the caller's again.
+            let call = device_call(path, args);
+            let back = loc(e.sp);
+            quote!({ let __ret = #call; #back __ret })
+        }
+        ExprKind::If { cond, then, els } if e.ty.get() != Ty::Unit => {
+            let (then_s, then_t) = split_tail(then);
+            let then_v = then_t.map(expr).unwrap_or_default();
+            let els = els.as_ref().expect("an `if` with a value has an `else`");
+            let (els_s, els_v) = match &els.kind {
+                ExprKind::Block(b) => {
+                    let (s, t) = split_tail(b);
+                    (s, t.map(expr).unwrap_or_default())
+                }
+                _ => (quote!(), block_tail(els).map(expr).unwrap_or_default()),
+            };
+            if cond.konst.get() {
+                let c = konst(cond);
+                quote!(if #c { #then_s #then_v } else { #els_s #els_v })
+            } else {
+                let c = expr(cond);
+                let t = reg_type(e.ty.get());
+                quote!({
+                    let __c = #c;
+                    let __res = __k.new_reg(#t);
+                    __k.if_else(
+                        __c,
+                        |__k| { #then_s let __v = #then_v; __k.assign(__res, __v); },
+                        |__k| { #els_s let __v = #els_v; __k.assign(__res, __v); },
+                    );
+                    __p::Value::Reg(__res)
+                })
+            }
+        }
+        ExprKind::Block(b) if e.ty.get() != Ty::Unit => {
+            let (s, t) = split_tail(b);
+            let v = t.map(expr).unwrap_or_default();
+            quote!({ #s #v })
+        }
+        _ => {
+            let ef = effect(e);
+            quote!({ #ef })
+        }
+    }
+}
+
+fn int_imm(value: u128, ty: Ty) -> TokenStream {
+    match ty {
+        Ty::Scalar(s) if s.is_float() => {
+            let l = Literal::f64_suffixed(value as f64);
+            let t = s.codegen_type();
+            quote!(__k.cvt(__p::Value::f64(#l), #t))
+        }
+        Ty::Bool => {
+            let b = value != 0;
+            quote!(__p::Value::pred(#b))
+        }
+        t => {
+            let ty = match t {
+                Ty::Scalar(s) => s.codegen_type(),
+                _ => quote!(__p::Type::U32),
+            };
+            let l = Literal::u64_suffixed(value as u64);
+            quote!(__p::Value::imm_u(#l, #ty))
+        }
+    }
+}
+
+/// A compile-time expression as Rust (`u32` or `bool`), over `#[comptime]` parameters.
+pub fn konst(e: &Expr) -> TokenStream {
+    match &e.kind {
+        ExprKind::Int { value, .. } => {
+            let l = Literal::u32_suffixed(*value as u32);
+            quote!(#l)
+        }
+        ExprKind::Bool(b) => quote!(#b),
+        ExprKind::Var { name, binding } if binding.get() == Binding::Comptime => {
+            let n = comptime_ident(name);
+            quote!(#n)
+        }
+        ExprKind::Var { name, .. } => quote!(#name),
+        ExprKind::Paren(inner) | ExprKind::Cast { e: inner, .. } => konst(inner),
+        ExprKind::Unary { e: inner, .. } => {
+            let v = konst(inner);
+            quote!((!#v))
+        }
+        ExprKind::Binary { op, lhs, rhs } => {
+            let (l, r) = (konst(lhs), konst(rhs));
+            let m = match op {
+                BinOp::Add => Some(quote!(wrapping_add)),
+                BinOp::Sub => Some(quote!(wrapping_sub)),
+                BinOp::Mul => Some(quote!(wrapping_mul)),
+                BinOp::Shl => Some(quote!(wrapping_shl)),
+                BinOp::Shr => Some(quote!(wrapping_shr)),
+                _ => None,
+            };
+            match m {
+                Some(m) => quote!((#l).#m(#r)),
+                None => {
+                    let sym: TokenStream = op.symbol().parse().expect("operator");
+                    quote!((#l #sym #r))
+                }
+            }
+        }
+        _ => quote!(0u32),
+    }
+}
+
+/// An op of the table: arguments bound in order to `__a0..`, then the template.
+fn op(spec: &OpSpec, args: &[Expr], turbofish: Option<Scalar>, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
+    let mut binds = Vec::new();
+    let mut template = spec.expand.to_string();
+    for (i, (_, kind)) in spec.params.iter().enumerate() {
+        let a = format_ident!("__a{}", i);
+        let present = i < args.len();
+        let value = match (args.get(i), kind) {
+            (Some(x), k) => Some(op_arg(*k, x)),
+            (None, Kind::Choice(cs)) => Some(cs[0].1.parse::<TokenStream>().expect("choice tokens")),
+            (None, _) => None,
+        };
+        if let Some(v) = value {
+            binds.push(quote!(let #a = #v;));
+        }
+        let opt = if present {
+            format!("::core::option::Option::Some(__a{i})")
+        } else {
+            "::core::option::Option::None".into()
+        };
+        template = template.replace(&format!("$?{i}"), &opt).replace(&format!("${i}"), &format!("__a{i}"));
+    }
+    if let Some(t) = turbofish {
+        template = template.replace("$T", &t.codegen_type().to_string());
+    }
+    let name = let_name.map(|n| n.to_string()).unwrap_or_else(|| spec.path.rsplit('.').next().unwrap_or("smem").into());
+    template = template.replace("$name", &format!("{name:?}"));
+    let body: TokenStream = template.parse().expect("op template");
+    quote!({ #(#binds)* #body })
+}
+
+fn op_arg(kind: Kind, a: &Expr) -> TokenStream {
+    match (kind, &a.kind) {
+        (Kind::Const, _) => konst(a),
+        (Kind::ConstDims, ExprKind::Array(v)) => konst(&v[0]),
+        (Kind::Choice(cs), ExprKind::Str(s)) => {
+            let v = s.value();
+            let toks = cs.iter().find(|c| c.0 == v).map(|c| c.1).unwrap_or(cs[0].1);
+            toks.parse().expect("choice tokens")
+        }
+        _ => expr(a),
+    }
+}
+
+/// A `#[phaser::device]` call: `path::__expand(__k, args..)`, typed arguments where the
+/// macro knows the type so rustc checks them against the helper's signature.
+fn device_call(path: &syn::Path, args: &[Expr]) -> TokenStream {
+    let mut binds = Vec::new();
+    let mut names = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let sp = a.sp.start;
+        // Spanned at the argument: rustc's type errors against the helper's signature point there.
+        let d = format_ident!("__d{}", i, span = sp);
+        let v = expr(a);
+        let conv = match a.ty.get() {
+            Ty::Scalar(s) => {
+                let r = s.rust_type();
+                quote_spanned!(sp=> __p::Scalar::<#r>::new(#v))
+            }
+            Ty::Bool => quote_spanned!(sp=> __p::Scalar::<bool>::new(#v)),
+            Ty::State => quote_spanned!(sp=> __p::Scalar::<__p::StateTy>::new(#v)),
+            Ty::IntLit | Ty::FloatLit => quote_spanned!(sp=> __p::Scalar::lit(#v)),
+            Ty::Unknown => quote_spanned!(sp=> __p::into_arg(__k, #v)),
+            _ => v,
+        };
+        binds.push(quote!(let #d = #conv;));
+        names.push(d);
+    }
+    quote!({
+        #(#binds)*
+        __p::DeviceRet::into_dsl(#path::__expand(__k, #(#names),*))
+    })
+}

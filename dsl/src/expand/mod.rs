@@ -1,0 +1,222 @@
+//! Stage 3: expansion. A kernel becomes a unit struct named after the fn, whose `build`
+//! runs the body against a `KernelBuilder`; a device function becomes a unit struct whose
+//! `__expand` builds its body into the caller's builder (inlining).
+
+pub mod body;
+
+use crate::parse::ast::*;
+use crate::types::Ty;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// The Rust type a device function takes or returns for a DSL type.
+fn device_rust_type(t: Ty) -> TokenStream {
+    match t {
+        Ty::Scalar(s) => {
+            let r = s.rust_type();
+            quote!(::phaser::__private::Scalar<#r>)
+        }
+        Ty::Bool => quote!(::phaser::__private::Scalar<bool>),
+        Ty::State => quote!(::phaser::__private::Scalar<::phaser::__private::StateTy>),
+        Ty::Barrier => quote!(::phaser::__private::Barrier),
+        Ty::RemoteBarrier => quote!(::phaser::__private::RemoteBarrier),
+        Ty::Barriers => quote!(::phaser::__private::BarrierArray),
+        Ty::Shared(_) => quote!(::phaser::__private::SharedArray),
+        Ty::Global { .. } => quote!(::phaser::__private::GlobalPtr),
+        Ty::TensorMap(_) => quote!(::phaser::__private::TensorMapRef),
+        _ => quote!(()),
+    }
+}
+
+const ALLOWS: &str = "non_snake_case, unused_variables, unused_mut, unused_braces, unused_parens, clippy::all";
+
+fn allows() -> TokenStream {
+    let a: TokenStream = ALLOWS.parse().expect("lint names");
+    quote!(#[allow(#a)])
+}
+
+pub fn kernel(f: &FnDef) -> TokenStream {
+    let FnKind::Kernel { target } = f.kind else { unreachable!("kernel") };
+    let (attrs, vis, name) = (&f.attrs, &f.vis, &f.name);
+    let name_str = name.to_string();
+    let target_variant = format_ident!("{}", format!("{target:?}"));
+    let comptime: Vec<_> = f.params.iter().filter(|p| p.comptime).map(|p| body::comptime_ident(&p.name)).collect();
+    let key_tys: Vec<_> = comptime.iter().map(|_| quote!(u32)).collect();
+
+    let mut param_decls = Vec::new();
+    let mut launch_params = Vec::new();
+    let mut launch_args = Vec::new();
+    for p in &f.params {
+        let (n, s) = (&p.name, p.name.to_string());
+        if p.comptime {
+            let c = body::comptime_ident(n);
+            launch_params.push(quote!(#c: u32));
+            continue;
+        }
+        match p.ty {
+            Ty::Scalar(sc) => {
+                let t = sc.codegen_type();
+                let r = sc.rust_type();
+                param_decls.push(if p.mutable {
+                    quote!(let #n = { let __v = __k.param(#s, #t); __k.var(__v) };)
+                } else {
+                    quote!(let #n = __k.param(#s, #t);)
+                });
+                launch_params.push(quote!(#n: #r));
+                launch_args.push(quote!(::phaser::__private::Arg::scalar(#n)));
+            }
+            Ty::Global { elem, mutable } => {
+                let t = elem.codegen_type();
+                let r = elem.rust_type();
+                param_decls.push(quote!(let #n = __k.param_global(#s, #t, #mutable);));
+                if mutable {
+                    launch_params.push(quote!(#n: &mut ::phaser::__private::Buffer<#r>));
+                    launch_args.push(quote!(::phaser::__private::Arg::buffer(&*#n)));
+                } else {
+                    launch_params.push(quote!(#n: &::phaser::__private::Buffer<#r>));
+                    launch_args.push(quote!(::phaser::__private::Arg::buffer(#n)));
+                }
+            }
+            Ty::TensorMap(rank) => {
+                param_decls.push(quote!(let #n = __k.param_tensor_map(#s, #rank);));
+                launch_params.push(quote!(#n: &::phaser::__private::TensorMap));
+                launch_args.push(quote!(::phaser::__private::Arg::TensorMap(#n)));
+            }
+            _ => {}
+        }
+    }
+    let body = body::stmts(&f.body.stmts);
+    let plain = if comptime.is_empty() {
+        quote! {
+            /// The kernel, built once for [`Self::TARGET`] and cached.
+            pub fn kernel() -> ::core::result::Result<::phaser::__private::Kernel, ::phaser::__private::CodegenError> {
+                Self::kernel_for()
+            }
+            /// The kernel's PTX text.
+            pub fn ptx() -> ::core::result::Result<::std::string::String, ::phaser::__private::CodegenError> {
+                Self::ptx_for()
+            }
+        }
+    } else {
+        quote!()
+    };
+    let allow = allows();
+    let doc_build = format!("Build `{name_str}`'s IR for `target` (uncached; the `#[comptime]` values specialize it).");
+    quote! {
+        #(#attrs)*
+        #[allow(non_camel_case_types)]
+        #vis struct #name;
+
+        #allow
+        impl #name {
+            /// The kernel's PTX entry name.
+            pub const NAME: &'static str = #name_str;
+            /// The target named in `#[phaser::kernel(target = ..)]`.
+            pub const TARGET: ::phaser::__private::Target = ::phaser::__private::Target::#target_variant;
+
+            pub fn name() -> &'static str {
+                Self::NAME
+            }
+
+            #[doc = #doc_build]
+            pub fn build(
+                __target: ::phaser::__private::Target,
+                #(#comptime: u32),*
+            ) -> ::core::result::Result<::phaser::__private::Kernel, ::phaser::__private::CodegenError> {
+                use ::phaser::__private as __p;
+                let mut __kb = __p::KernelBuilder::new(Self::NAME, __target);
+                {
+                    let __k = &mut __kb;
+                    #(#param_decls)*
+                    #body
+                    __k.set_loc(::core::option::Option::None);
+                }
+                __kb.finish()
+            }
+
+            /// The kernel for these `#[comptime]` values, built once per distinct values and cached.
+            pub fn kernel_for(#(#comptime: u32),*) -> ::core::result::Result<::phaser::__private::Kernel, ::phaser::__private::CodegenError> {
+                Self::__cache().get_or_build((#(#comptime,)*), || Self::build(Self::TARGET, #(#comptime),*))
+            }
+
+            /// How many `#[comptime]` specializations have been built and cached.
+            pub fn specializations() -> usize {
+                Self::__cache().len()
+            }
+
+            fn __cache() -> &'static ::phaser::__private::KernelCache<(#(#key_tys,)*)> {
+                static __CACHE: ::phaser::__private::KernelCache<(#(#key_tys,)*)> = ::phaser::__private::KernelCache::new();
+                &__CACHE
+            }
+
+            /// PTX text of [`Self::kernel_for`].
+            pub fn ptx_for(#(#comptime: u32),*) -> ::core::result::Result<::std::string::String, ::phaser::__private::CodegenError> {
+                ::phaser::__private::emit_kernel(&Self::kernel_for(#(#comptime),*)?)
+            }
+
+            #plain
+
+            /// Launch on `dev`; the arguments follow the kernel's parameters (buffers by
+            /// reference, `&mut` for `&mut [T]`; `#[comptime]` values as `u32`).
+            pub fn launch(
+                __dev: &::phaser::__private::Device,
+                __cfg: ::phaser::__private::LaunchConfig,
+                #(#launch_params),*
+            ) -> ::core::result::Result<::phaser::__private::LaunchReport, ::phaser::__private::RuntimeError> {
+                let __kernel = Self::kernel_for(#(#comptime),*)?;
+                __dev.launch(&__kernel, __cfg, &[#(#launch_args),*])
+            }
+        }
+    }
+}
+
+pub fn device(f: &FnDef) -> TokenStream {
+    let (attrs, vis, name) = (&f.attrs, &f.vis, &f.name);
+    let mut params = Vec::new();
+    let mut convs = Vec::new();
+    for p in &f.params {
+        let n = &p.name;
+        let t = device_rust_type(p.ty);
+        params.push(quote!(#n: #t));
+        if p.ty.is_register() {
+            convs.push(if p.mutable {
+                quote!(let #n = { let __v = #n.value(); __k.var(__v) };)
+            } else {
+                quote!(let #n = #n.value();)
+            });
+        }
+    }
+    let (ret, body) = match &f.ret {
+        None => (quote!(()), body::stmts(&f.body.stmts)),
+        Some((ty, _)) => {
+            let (last, init) = f.body.stmts.split_last().expect("checked: a result");
+            let tail = match last {
+                Stmt::Expr { expr: Expr { kind: ExprKind::Return(Some(v)), .. }, .. } => &**v,
+                Stmt::Expr { expr, .. } => expr,
+                Stmt::Let(_) => unreachable!("checked: a result"),
+            };
+            let s = body::stmts(init);
+            let l = body::loc(tail.sp);
+            let v = body::expr(tail);
+            let wrap = if ty.is_register() { quote!(__p::Scalar::new(#v)) } else { v };
+            (device_rust_type(*ty), quote!(#s #l #wrap))
+        }
+    };
+    let allow = allows();
+    quote! {
+        #(#attrs)*
+        #[allow(non_camel_case_types)]
+        #vis struct #name;
+
+        #allow
+        impl #name {
+            /// Build this device function's body into the caller's kernel (it is inlined).
+            #[doc(hidden)]
+            pub fn __expand(__k: &mut ::phaser::__private::KernelBuilder, #(#params),*) -> #ret {
+                use ::phaser::__private as __p;
+                #(#convs)*
+                #body
+            }
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! The DSL AST: what the kernel body means, with a span on every node. The checker fills in
+//! each expression's type (`ty`), whether it is a compile-time constant (`konst`) and how
+//! variables are bound; the expansion reads those.
+
+use crate::types::{Scalar, Ty};
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use quote::{ToTokens, TokenStreamExt};
+use std::cell::{Cell, RefCell};
+
+/// A source range (first and last token), for diagnostics that underline a whole construct.
+#[derive(Clone, Copy, Debug)]
+pub struct Sp {
+    pub start: Span,
+    pub end: Span,
+}
+
+impl Sp {
+    pub fn of<T: ToTokens + ?Sized>(t: &T) -> Sp {
+        let ts = t.to_token_stream();
+        let mut it = ts.into_iter();
+        let first = it.next();
+        let last = it.last();
+        let start = first.as_ref().map(open_span).unwrap_or_else(Span::call_site);
+        let end = last.as_ref().map(close_span).or_else(|| first.as_ref().map(close_span)).unwrap_or(start);
+        Sp { start, end }
+    }
+    pub fn to(self, other: Sp) -> Sp {
+        Sp { start: self.start, end: other.end }
+    }
+    pub fn error(self, msg: impl std::fmt::Display) -> syn::Error {
+        syn::Error::new_spanned(self, msg)
+    }
+}
+
+fn open_span(t: &TokenTree) -> Span {
+    match t {
+        TokenTree::Group(g) => g.span_open(),
+        t => t.span(),
+    }
+}
+fn close_span(t: &TokenTree) -> Span {
+    match t {
+        TokenTree::Group(g) => g.span_close(),
+        t => t.span(),
+    }
+}
+
+impl ToTokens for Sp {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        tokens.append(Ident::new("__start", self.start));
+        tokens.append(Ident::new("__end", self.end));
+    }
+}
+
+/// A kernel or device function.
+pub struct FnDef {
+    pub kind: FnKind,
+    pub attrs: Vec<syn::Attribute>,
+    pub vis: syn::Visibility,
+    pub name: Ident,
+    pub params: Vec<Param>,
+    /// Device functions only: the result type.
+    pub ret: Option<(Ty, Sp)>,
+    pub body: Block,
+}
+
+pub enum FnKind {
+    Kernel { target: phaser_codegen::Target },
+    Device,
+}
+
+pub struct Param {
+    pub name: Ident,
+    pub ty: Ty,
+    pub comptime: bool,
+    pub mutable: bool,
+}
+
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+}
+
+impl Block {
+    /// The value-producing last expression (no `;`), if any.
+    pub fn tail(&self) -> Option<&Expr> {
+        match self.stmts.last() {
+            Some(Stmt::Expr { expr, semi: false }) => Some(expr),
+            _ => None,
+        }
+    }
+}
+
+pub enum Stmt {
+    Let(Let),
+    Expr { expr: Expr, semi: bool },
+}
+
+pub struct Let {
+    pub name: Ident,
+    pub mutable: bool,
+    pub ty: Option<(Ty, Sp)>,
+    pub init: Expr,
+    pub sp: Sp,
+    /// Set by the checker: how the expansion binds the variable.
+    pub binding: Cell<Binding>,
+    /// Set by the checker: the `let mut` variables in scope, which an immutable binding must
+    /// not alias (`let waited = phase;` copies `phase`'s register when it is one of them).
+    pub muts: RefCell<Vec<Ident>>,
+}
+
+/// How a variable is held while the IR is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Binding {
+    /// A Rust value (`Value` or a builder handle) used as is.
+    #[default]
+    Plain,
+    /// A `let mut` register (`Reg`): read as `Value::Reg(x)`, written with `assign`.
+    Reg,
+    /// A `#[comptime]` parameter: a Rust `u32`.
+    Comptime,
+}
+
+pub struct Expr {
+    pub kind: ExprKind,
+    pub sp: Sp,
+    pub ty: Cell<Ty>,
+    pub konst: Cell<bool>,
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, sp: Sp) -> Expr {
+        Expr { kind, sp, ty: Cell::new(Ty::Unit), konst: Cell::new(false) }
+    }
+    pub fn is_block_like(&self) -> bool {
+        matches!(
+            self.kind,
+            ExprKind::If { .. }
+                | ExprKind::Block(_)
+                | ExprKind::For { .. }
+                | ExprKind::While { .. }
+                | ExprKind::Loop { .. }
+        )
+    }
+    /// The integer value of a literal (with a leading `-`), for range checks.
+    pub fn int_literal(&self) -> Option<i128> {
+        match &self.kind {
+            ExprKind::Int { value, .. } => i128::try_from(*value).ok(),
+            ExprKind::Bool(b) => Some(*b as i128),
+            ExprKind::Unary { op: UnOp::Neg, e } => e.int_literal().map(|v| -v),
+            ExprKind::Paren(e) => e.int_literal(),
+            _ => None,
+        }
+    }
+    /// Whether building the expression has no effect but computing its value (so `&&`/`||`
+    /// may evaluate both sides without branching).
+    pub fn is_pure(&self) -> bool {
+        match &self.kind {
+            ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) | ExprKind::Var { .. } => true,
+            ExprKind::Binary { lhs, rhs, op } => {
+                !matches!(op, BinOp::Div | BinOp::Rem) && lhs.is_pure() && rhs.is_pure()
+            }
+            ExprKind::Unary { e, .. } | ExprKind::Cast { e, .. } | ExprKind::Paren(e) => e.is_pure(),
+            _ => false,
+        }
+    }
+}
+
+pub enum ExprKind {
+    Int {
+        value: u128,
+        suffix: Option<Scalar>,
+    },
+    Float {
+        value: f64,
+        suffix: Option<Scalar>,
+    },
+    Bool(bool),
+    Str(syn::LitStr),
+    Var {
+        name: Ident,
+        binding: Cell<Binding>,
+    },
+    Paren(Box<Expr>),
+    Binary {
+        op: BinOp,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
+    Unary {
+        op: UnOp,
+        e: Box<Expr>,
+    },
+    Cast {
+        e: Box<Expr>,
+        to: Scalar,
+    },
+    Index {
+        base: Box<Expr>,
+        idx: Box<Expr>,
+    },
+    Array(Vec<Expr>),
+    /// `T.a.b.c::<ty>(args)`: an op of the table; `path` is `a.b.c`.
+    Op {
+        path: String,
+        path_sp: Sp,
+        turbofish: Option<(Scalar, Sp)>,
+        args: Vec<Expr>,
+        args_sp: Sp,
+    },
+    /// `recv.name(args)` on a DSL value.
+    Method {
+        recv: Box<Expr>,
+        name: Ident,
+        args: Vec<Expr>,
+    },
+    /// `path(args)`: a `#[phaser::device]` function.
+    Call {
+        path: syn::Path,
+        args: Vec<Expr>,
+    },
+    If {
+        cond: Box<Expr>,
+        then: Block,
+        els: Option<Box<Expr>>,
+    },
+    Block(Block),
+    For {
+        var: Ident,
+        start: Box<Expr>,
+        end: Box<Expr>,
+        step: Option<Box<Expr>>,
+        body: Block,
+        /// The `let mut`s in scope: the end bound is evaluated once (a copy), as in Rust.
+        muts: RefCell<Vec<Ident>>,
+    },
+    While {
+        cond: Box<Expr>,
+        body: Block,
+    },
+    Loop {
+        body: Block,
+    },
+    Break,
+    Continue,
+    Return(Option<Box<Expr>>),
+    /// `place = value` or `place op= value`.
+    Assign {
+        place: Box<Expr>,
+        op: Option<BinOp>,
+        value: Box<Expr>,
+    },
+    /// Syntax already reported as unsupported.
+    Invalid,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+impl BinOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+            BinOp::And => "&&",
+            BinOp::Or => "||",
+        }
+    }
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+    }
+    pub fn is_logic(self) -> bool {
+        matches!(self, BinOp::And | BinOp::Or)
+    }
+    pub fn is_shift(self) -> bool {
+        matches!(self, BinOp::Shl | BinOp::Shr)
+    }
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnOp {
+    Neg,
+    Not,
+}

@@ -1,0 +1,204 @@
+//! DSL types: what the checker infers for every expression, and how each maps to the
+//! codegen `Type` and to the Rust type the expansion holds at IR-build time.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use std::fmt;
+
+/// A numeric scalar type of the DSL (Rust spelling).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scalar {
+    U16,
+    I16,
+    U32,
+    I32,
+    U64,
+    I64,
+    F16,
+    BF16,
+    F32,
+    F64,
+}
+
+impl Scalar {
+    pub const ALL: [Scalar; 10] = [
+        Scalar::U16,
+        Scalar::I16,
+        Scalar::U32,
+        Scalar::I32,
+        Scalar::U64,
+        Scalar::I64,
+        Scalar::F16,
+        Scalar::BF16,
+        Scalar::F32,
+        Scalar::F64,
+    ];
+
+    pub fn from_name(s: &str) -> Option<Scalar> {
+        Scalar::ALL.into_iter().find(|t| t.name() == s)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Scalar::U16 => "u16",
+            Scalar::I16 => "i16",
+            Scalar::U32 => "u32",
+            Scalar::I32 => "i32",
+            Scalar::U64 => "u64",
+            Scalar::I64 => "i64",
+            Scalar::F16 => "f16",
+            Scalar::BF16 => "bf16",
+            Scalar::F32 => "f32",
+            Scalar::F64 => "f64",
+        }
+    }
+    pub fn is_float(self) -> bool {
+        matches!(self, Scalar::F16 | Scalar::BF16 | Scalar::F32 | Scalar::F64)
+    }
+    pub fn is_int(self) -> bool {
+        !self.is_float()
+    }
+    pub fn is_signed(self) -> bool {
+        matches!(self, Scalar::I16 | Scalar::I32 | Scalar::I64)
+    }
+    pub fn bits(self) -> u32 {
+        match self {
+            Scalar::U16 | Scalar::I16 | Scalar::F16 | Scalar::BF16 => 16,
+            Scalar::U32 | Scalar::I32 | Scalar::F32 => 32,
+            Scalar::U64 | Scalar::I64 | Scalar::F64 => 64,
+        }
+    }
+    /// Whether the integer literal `v` (already negated when `neg`) fits.
+    pub fn fits(self, v: u128, neg: bool) -> bool {
+        if self.is_float() {
+            return true;
+        }
+        let bits = self.bits();
+        if self.is_signed() {
+            if neg {
+                v <= 1u128 << (bits - 1)
+            } else {
+                v < 1u128 << (bits - 1)
+            }
+        } else {
+            !neg && v < 1u128 << bits
+        }
+    }
+    /// The codegen `Type` variant, as tokens under `__p::codegen::ir::Type`.
+    pub fn codegen_type(self) -> TokenStream {
+        let v = match self {
+            Scalar::U16 => quote!(U16),
+            Scalar::I16 => quote!(S16),
+            Scalar::U32 => quote!(U32),
+            Scalar::I32 => quote!(S32),
+            Scalar::U64 => quote!(U64),
+            Scalar::I64 => quote!(S64),
+            Scalar::F16 => quote!(F16),
+            Scalar::BF16 => quote!(BF16),
+            Scalar::F32 => quote!(F32),
+            Scalar::F64 => quote!(F64),
+        };
+        quote!(__p::Type::#v)
+    }
+    /// The host Rust type (launch arguments, device-function boundaries).
+    pub fn rust_type(self) -> TokenStream {
+        match self {
+            Scalar::U16 => quote!(u16),
+            Scalar::I16 => quote!(i16),
+            Scalar::U32 => quote!(u32),
+            Scalar::I32 => quote!(i32),
+            Scalar::U64 => quote!(u64),
+            Scalar::I64 => quote!(i64),
+            Scalar::F16 => quote!(::phaser::__private::half::f16),
+            Scalar::BF16 => quote!(::phaser::__private::half::bf16),
+            Scalar::F32 => quote!(f32),
+            Scalar::F64 => quote!(f64),
+        }
+    }
+}
+
+/// The type of a DSL expression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Ty {
+    Scalar(Scalar),
+    Bool,
+    /// An unsuffixed integer literal not yet given a type (defaults to u32).
+    IntLit,
+    /// An unsuffixed float literal not yet given a type (defaults to f32).
+    FloatLit,
+    /// One mbarrier (`bars.ptr_to([i])`).
+    Barrier,
+    /// An mbarrier of another CTA of the cluster (`T.ptx.mapa(bar, cta)`).
+    RemoteBarrier,
+    /// An array of mbarriers (`T.alloc_barriers(n)`).
+    Barriers,
+    /// A shared-memory array (`T.alloc_shared::<T>([n])`).
+    Shared(Scalar),
+    /// A global buffer parameter (`&[T]` / `&mut [T]`).
+    Global {
+        elem: Scalar,
+        mutable: bool,
+    },
+    /// A `TensorMap<RANK>` parameter.
+    TensorMap(u8),
+    /// The 64-bit phase token an arrive returns.
+    State,
+    #[default]
+    Unit,
+    /// A value whose type only rustc knows (a device function's result).
+    Unknown,
+    /// An expression that already failed to check (no follow-up errors).
+    Error,
+}
+
+impl Ty {
+    pub fn is_numeric(self) -> bool {
+        matches!(self, Ty::Scalar(_) | Ty::IntLit | Ty::FloatLit)
+    }
+    pub fn is_int(self) -> bool {
+        matches!(self, Ty::IntLit) || matches!(self, Ty::Scalar(s) if s.is_int())
+    }
+    pub fn is_float(self) -> bool {
+        matches!(self, Ty::FloatLit) || matches!(self, Ty::Scalar(s) if s.is_float())
+    }
+    pub fn is_int32(self) -> bool {
+        matches!(self, Ty::IntLit | Ty::Scalar(Scalar::U32) | Ty::Scalar(Scalar::I32))
+    }
+    /// Unknown or already-wrong: accept silently.
+    pub fn is_lenient(self) -> bool {
+        matches!(self, Ty::Unknown | Ty::Error)
+    }
+    /// A value held in a register (what `let mut` may hold).
+    pub fn is_register(self) -> bool {
+        matches!(self, Ty::Scalar(_) | Ty::Bool | Ty::IntLit | Ty::FloatLit | Ty::State)
+    }
+    /// Literal defaults: `5` is a u32, `1.5` an f32.
+    pub fn defaulted(self) -> Ty {
+        match self {
+            Ty::IntLit => Ty::Scalar(Scalar::U32),
+            Ty::FloatLit => Ty::Scalar(Scalar::F32),
+            t => t,
+        }
+    }
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ty::Scalar(s) => f.write_str(s.name()),
+            Ty::Bool => f.write_str("bool"),
+            Ty::IntLit => f.write_str("integer literal"),
+            Ty::FloatLit => f.write_str("float literal"),
+            Ty::Barrier => f.write_str("barrier"),
+            Ty::RemoteBarrier => f.write_str("remote barrier"),
+            Ty::Barriers => f.write_str("barrier array"),
+            Ty::Shared(s) => write!(f, "shared array of {}", s.name()),
+            Ty::Global { elem, mutable: true } => write!(f, "`&mut [{}]`", elem.name()),
+            Ty::Global { elem, mutable: false } => write!(f, "`&[{}]`", elem.name()),
+            Ty::TensorMap(r) => write!(f, "`TensorMap<{r}>`"),
+            Ty::State => f.write_str("mbarrier state"),
+            Ty::Unit => f.write_str("`()`"),
+            Ty::Unknown => f.write_str("device-function result"),
+            Ty::Error => f.write_str("{error}"),
+        }
+    }
+}

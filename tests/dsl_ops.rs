@@ -1,0 +1,136 @@
+//! Every `T.*` op of the DSL's table in one kernel (sm_100a has them all): the expansion
+//! templates compile, the IR builds, and ptxas accepts the PTX. `phaser-dsl`'s unit tests
+//! check that this file names every op of the table.
+
+use std::process::Command;
+
+#[phaser::device]
+fn bump(x: u32, by: u32) -> u32 {
+    x + by
+}
+
+#[phaser::device]
+fn arrive_twice(bar: Barrier) {
+    T.ptx.mbarrier.arrive(bar);
+    T.ptx.mbarrier.arrive(bar);
+}
+
+#[phaser::kernel(target = "sm_100a")]
+fn every_op(out: &mut [u32], fout: &mut [f32], src: &[f32], tmap: TensorMap<2>, n: u32, #[comptime] S: u32) {
+    T.require_block(128, 1, 1);
+    T.cluster_dims(2, 1, 1);
+    T.max_registers(168);
+    T.min_blocks_per_sm(1);
+    let bars = T.alloc_barriers(S);
+    let tile = T.alloc_shared::<f32>([256]);
+    let dyn_tile = T.dynamic_shared::<f32>(0);
+    let tid = T.thread_idx();
+    let coords = T.thread_idx_y() + T.thread_idx_z() + T.block_idx() + T.block_idx_y() + T.block_idx_z();
+    let dims = T.block_dim() + T.block_dim_y() + T.block_dim_z() + T.grid_dim() + T.grid_dim_y() + T.grid_dim_z();
+    let ids = T.lane_idx() + T.warp_idx() + T.warpgroup_idx() + T.cluster_cta_rank() + T.cluster_size();
+    let bar = bars.ptr_to([0]);
+    let full = bars.ptr_to([S - 1]);
+    if T.ptx.elect_sync() {
+        T.ptx.mbarrier.init(bar, 1);
+        T.ptx.mbarrier.init(full, 2);
+        T.ptx.fence.mbarrier_init();
+        T.ptx.fence.proxy_async("shared::cta");
+        T.ptx.fence.proxy_async();
+        T.ptx.fence.acq_rel("cluster");
+    }
+    T.cuda.cta_sync();
+    T.ptx.barrier.cluster.arrive();
+    T.ptx.barrier.cluster.wait();
+    T.ptx.barrier.cluster.arrive_relaxed();
+    T.ptx.barrier.cluster.wait();
+    T.cuda.cluster_sync();
+    let smem = T.shared_addr(tile);
+    let elem = T.shared_elem_addr(tile, 4);
+    let gaddr = T.global_elem_addr(src, tid);
+    if tid == 0 {
+        let st = T.ptx.mbarrier.arrive(bar);
+        let pending = T.ptx.mbarrier.pending_count(st);
+        T.ptx.mbarrier.try_wait_state(bar, st);
+        let ready = T.ptx.mbarrier.test_wait_state(bar, st);
+        T.ptx.mbarrier.arrive_count(full, 1);
+        T.ptx.mbarrier.arrive_sem(full, "release", "cta");
+        T.ptx.mbarrier.expect_tx(full, 64);
+        T.ptx.mbarrier.complete_tx(full, 64);
+        T.ptx.mbarrier.arrive.expect_tx(bar, 16384);
+        T.ptx.mbarrier.arrive.expect_tx_sem(bar, 0, "relaxed", "cluster");
+        T.ptx.cp_async.bulk.tensor.g2s(smem, tmap, [0, tid as i32], bar);
+        T.ptx.cp_async.bulk.tensor.g2s_multicast(smem, tmap, [0, 0], bar, 3);
+        T.ptx.cp_async.bulk.tensor.g2s_hint(smem, tmap, [0, 0], bar, 0);
+        T.ptx.cp_async.bulk.tensor.s2g(tmap, [0, 0], smem);
+        T.ptx.cp_async.bulk.prefetch.tensor(tmap, [0, 0]);
+        T.ptx.cp_async.bulk.g2s(smem, gaddr, 256, bar);
+        T.ptx.cp_async.bulk.s2g(gaddr, smem, 256);
+        T.ptx.cp_async.bulk.commit_group();
+        T.ptx.cp_async.bulk.wait_group(0);
+        T.ptx.cp_async.bulk.wait_group_read(0);
+        T.ptx.cp_async(elem, gaddr, 16);
+        T.ptx.cp_async.commit_group();
+        T.ptx.cp_async.wait_group(0);
+        T.ptx.tcgen05.commit(bar);
+        T.ptx.mbarrier.try_wait(bar, 0);
+        T.ptx.mbarrier.try_wait_sem(bar, 1, "acquire", "cluster");
+        let once = T.ptx.mbarrier.try_wait_once(bar, 0);
+        let once_hinted = T.ptx.mbarrier.try_wait_once(bar, 0, 1000);
+        let done = T.ptx.mbarrier.test_wait(bar, 1);
+        T.ptx.mbarrier.arrive_drop(full);
+        T.ptx.mbarrier.arrive_drop_count(full, 1);
+        T.ptx.mbarrier.arrive_remote(bar, 1);
+        T.ptx.mbarrier.arrive_remote(bar, 1, 2);
+        let remote = T.ptx.mapa(bar, 0);
+        T.ptx.mbarrier.arrive_mapped(remote);
+        T.ptx.mbarrier.arrive_mapped(remote, 1);
+        let rv = T.ptx.ld.shared_cluster::<u32>(smem);
+        T.ptx.st.shared_cluster(smem, rv);
+        T.ptx.mbarrier.inval(full);
+        let flags = T.select(once && once_hinted, 1, 0) + T.select(done || ready, 2, 0);
+        out[0] = T.min(pending, flags) + T.max(coords, dims) + T.mad(ids, 2, 1) + bump(n, 1);
+        let old = T.atomic_add(out, 1, 5);
+        T.probe("every_op", [old, pending]);
+        let a = T.barrier_at_addr(T.shared_addr(tile));
+        arrive_twice(a);
+    }
+    let v = T.ptx.ld.shared::<f32>(smem) + T.ptx.ld.global::<f32>(gaddr) + dyn_tile[tid];
+    T.ptx.st.shared(smem, v);
+    T.ptx.st.global(T.global_elem_addr(fout, tid), v);
+    T.ptx.bar.sync(1, 128);
+    T.ptx.bar.sync(0);
+    T.ptx.bar.arrive(2, 64);
+    T.ptx.setmaxnreg.inc(232);
+    T.ptx.setmaxnreg.dec(40);
+    if n == 12345 {
+        T.ptx.trap();
+    }
+}
+
+/// `.maxntid` cannot sit beside `.reqntid`, so it gets its own kernel.
+#[phaser::kernel(target = "sm_90a")]
+fn max_block_only(out: &mut [u32]) {
+    T.max_block(256, 1, 1);
+    out[T.thread_idx()] = 1;
+}
+
+#[test]
+fn max_block_is_maxntid() {
+    assert!(max_block_only::ptx().unwrap().contains(".maxntid 256, 1, 1"));
+}
+
+const DEFAULT_PTXAS: &str = "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/nvidia/cu13/bin/ptxas";
+
+#[test]
+fn every_op_builds_and_assembles() {
+    let ptx = every_op::ptx_for(2).unwrap_or_else(|e| panic!("{e}"));
+    let ptxas = std::env::var("PTXAS").unwrap_or_else(|_| DEFAULT_PTXAS.to_string());
+    assert!(std::path::Path::new(&ptxas).is_file(), "ptxas not found at {ptxas} (set $PTXAS)");
+    let file = std::env::temp_dir().join(format!("phaser-every-op-{}.ptx", std::process::id()));
+    std::fs::write(&file, &ptx).unwrap();
+    let out = Command::new(&ptxas).arg("-arch=sm_100a").arg(&file).arg("-o").arg("/dev/null").output().unwrap();
+    assert!(out.status.success(), "ptxas:\n{}\n{ptx}", String::from_utf8_lossy(&out.stderr));
+    for needle in ["tcgen05.commit", "setmaxnreg.inc", "cp.async.bulk.tensor.2d", "mapa", "elect.sync"] {
+        assert!(ptx.contains(needle), "{needle} missing");
+    }
+}

@@ -1,0 +1,3 @@
+#[phaser::kernel(target = "sm_90a")]
+fn k(#[comptime] SCALE: f32) {}
+fn main() {}

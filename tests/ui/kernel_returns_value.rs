@@ -1,0 +1,5 @@
+#[phaser::kernel(target = "sm_90a")]
+fn k() -> u32 {
+    0
+}
+fn main() {}

@@ -1,0 +1,3 @@
+#[phaser::kernel(target = "sm_91a")]
+fn k() {}
+fn main() {}
