@@ -3,7 +3,8 @@
 
 pub use half;
 pub use phaser_codegen::build::{
-    ArriveOpts, Barrier, BarrierArray, GlobalPtr, KernelBuilder, RemoteBarrier, SharedArray, TensorMapRef,
+    Arrivals, ArriveOpts, Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineConfig, PipelineState,
+    RemoteBarrier, SharedArray, TensorMapRef,
 };
 pub use phaser_codegen::ir::{Dim, MemScope, Ordering, ProxySpace, Reg, Scope, Sem, SourceLoc, Space, Type, Value};
 pub use phaser_codegen::{emit_kernel, CodegenError, Kernel, Target};

@@ -102,6 +102,26 @@ fn every_op(out: &mut [u32], fout: &mut [f32], src: &[f32], tmap: TensorMap<2>, 
     T.ptx.bar.arrive(2, 64);
     T.ptx.setmaxnreg.inc(232);
     T.ptx.setmaxnreg.dec(40);
+    T.ptx.cp_async.mbarrier.arrive(bar);
+    T.ptx.cp_async.mbarrier.arrive_noinc(bar);
+    let pipe = T.pipeline.new(S, 3);
+    let pipe_t = T.pipeline.new_threads(2, 64);
+    T.pipeline.init(pipe);
+    T.pipeline.init(pipe_t);
+    let prod = T.pipeline.producer_state(pipe);
+    let cons = T.pipeline.consumer_state(pipe);
+    T.pipeline.producer_acquire(pipe, prod);
+    let filled = T.pipeline.producer_commit(pipe, prod, 1024);
+    T.ptx.mbarrier.complete_tx(filled, 1024);
+    T.pipeline.producer_arrive(pipe_t, prod);
+    T.pipeline.consumer_wait(pipe, cons);
+    out[T.pipeline.stage(cons)] = T.pipeline.phase(cons);
+    T.pipeline.consumer_release(pipe, cons);
+    T.pipeline.advance(cons);
+    T.pipeline.advance(prod);
+    T.ptx.mbarrier.arrive(T.pipeline.full(pipe, prod));
+    T.ptx.mbarrier.arrive(T.pipeline.empty(pipe, prod));
+    T.pipeline.producer_tail(pipe, prod);
     if n == 12345 {
         T.ptx.trap();
     }

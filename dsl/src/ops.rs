@@ -15,6 +15,8 @@ use phaser_codegen::ir::*;
 pub enum Kind {
     Barrier,
     RemoteBarrier,
+    Pipeline,
+    PipelineState,
     Shared,
     Global,
     GlobalMut,
@@ -57,6 +59,8 @@ impl Kind {
         match self {
             Kind::Barrier => "a barrier (`bars.ptr_to([i])`)".into(),
             Kind::RemoteBarrier => "a remote barrier (`T.ptx.mapa(bar, cta)`)".into(),
+            Kind::Pipeline => "a pipeline (`T.pipeline.new(stages, consumer_warps)`)".into(),
+            Kind::PipelineState => "a pipeline state (`T.pipeline.producer_state(p)` / `consumer_state(p)`)".into(),
             Kind::Shared => "a shared array (`T.alloc_shared::<T>([n])`)".into(),
             Kind::Global => "a global buffer parameter (`&[T]` or `&mut [T]`)".into(),
             Kind::GlobalMut => "a writable global buffer parameter (`&mut [T]`)".into(),
@@ -95,6 +99,8 @@ pub enum Ret {
     Barrier,
     RemoteBarrier,
     Barriers,
+    Pipeline,
+    PipelineState,
     /// `Shared(T)` of the turbofish type.
     SharedOfTurbofish,
     /// A scalar of the turbofish type.
@@ -441,6 +447,52 @@ ops! {
     "ptx.tcgen05.commit"("bar": Barrier) -> Unit => "__k.tcgen05_commit($0)",
         isa |_| Inst::Tcgen05(Tcgen05Op::Commit { bar: bar(), multicast: None });
         "arrive on `bar` once prior tcgen05 ops finished (sm_100a)"
+    "ptx.cp_async.mbarrier.arrive"("bar": Barrier) -> Unit => "__k.cp_async_mbarrier_arrive($0, false)",
+        isa |_| Inst::Memory(MemoryOp::CpAsyncMbarrierArrive { bar: bar(), noinc: false });
+        "arrive on `bar` when this thread's prior `cp.async` copies land (net-zero: pending is incremented first)"
+    "ptx.cp_async.mbarrier.arrive_noinc"("bar": Barrier) -> Unit => "__k.cp_async_mbarrier_arrive($0, true)",
+        isa |_| Inst::Memory(MemoryOp::CpAsyncMbarrierArrive { bar: bar(), noinc: true });
+        "... counted as one of the barrier's expected arrivals (`.noinc`)"
+    "pipeline.new"("stages": Const, "consumer_warps": Const) -> Pipeline
+        => "__k.pipeline($name, __p::PipelineConfig::tma($0, __p::Arrivals::Warps($1)))";
+        "an S-stage full/empty pipeline: `full` expects 1 producer arrival (+ tx bytes), `empty` one per consumer warp"
+    "pipeline.new_threads"("stages": Const, "consumer_threads": Const) -> Pipeline
+        => "__k.pipeline($name, __p::PipelineConfig::tma($0, __p::Arrivals::Threads($1)))";
+        "... with `empty` expecting one arrival per consumer thread"
+    "pipeline.init"("pipe": Pipeline) -> Unit => "$0.init(__k)",
+        isa |_| Inst::Sync(SyncOp::FenceMbarrierInit);
+        "thread 0 inits every barrier, `fence.mbarrier_init`, then the CTA syncs (all threads call it)"
+    "pipeline.producer_state"("pipe": Pipeline) -> PipelineState => "$0.producer_start_state(__k)";
+        "stage 0, phase 1 (a fresh `empty` barrier passes a parity-1 wait: every buffer starts empty)"
+    "pipeline.consumer_state"("pipe": Pipeline) -> PipelineState => "$0.consumer_start_state(__k)";
+        "stage 0, phase 0 (consumers wait for the first fill)"
+    "pipeline.producer_acquire"("pipe": Pipeline, "state": PipelineState) -> Unit => "$0.producer_acquire(__k, &$1)",
+        isa |_| mb(MbarrierOp::Wait { bar: bar(), on: WaitOn::Parity(reg(Type::U32)), order: Ordering::default() });
+        "wait until the state's stage is empty"
+    "pipeline.producer_commit"("pipe": Pipeline, "state": PipelineState, "bytes": TxBytes) -> Barrier
+        => "$0.producer_commit(__k, &$1, $2)",
+        isa |l| mb(MbarrierOp::ArriveExpectTx { bar: bar(), bytes: arg(l, 2, Type::U32), order: Ordering::default(), space: BarSpace::Cta, state: None });
+        "`arrive.expect_tx(bytes)` on the stage's `full` barrier; returns it (the TMA load's barrier)"
+    "pipeline.producer_arrive"("pipe": Pipeline, "state": PipelineState) -> Unit => "$0.producer_arrive(__k, &$1)",
+        isa |l| arrive(l, None, None, BarSpace::Cta, false);
+        "plain arrive on `full` (a producer that stored with ordinary instructions)"
+    "pipeline.consumer_wait"("pipe": Pipeline, "state": PipelineState) -> Unit => "$0.consumer_wait(__k, &$1)",
+        isa |_| mb(MbarrierOp::Wait { bar: bar(), on: WaitOn::Parity(reg(Type::U32)), order: Ordering::default() });
+        "wait until the state's stage is full"
+    "pipeline.consumer_release"("pipe": Pipeline, "state": PipelineState) -> Unit => "$0.consumer_release(__k, &$1)",
+        isa |l| arrive(l, None, None, BarSpace::Cta, false);
+        "arrive on the stage's `empty` barrier (once per consumer warp or thread, as declared)"
+    "pipeline.producer_tail"("pipe": Pipeline, "state": PipelineState) -> Unit => "$0.producer_tail(__k, &$1)",
+        isa |_| mb(MbarrierOp::Wait { bar: bar(), on: WaitOn::Parity(reg(Type::U32)), order: Ordering::default() });
+        "wait for the consumers' last releases so the CTA does not exit with copies in flight"
+    "pipeline.advance"("state": PipelineState) -> Unit => "$0.advance(__k)";
+        "next stage; the parity flips when the index wraps at S"
+    "pipeline.stage"("state": PipelineState) -> U32 => "$0.index()"; "the state's stage index"
+    "pipeline.phase"("state": PipelineState) -> U32 => "$0.phase()"; "the state's phase parity"
+    "pipeline.full"("pipe": Pipeline, "state": PipelineState) -> Barrier => "$0.full_barrier(__k, &$1)";
+        "the stage's `full` barrier"
+    "pipeline.empty"("pipe": Pipeline, "state": PipelineState) -> Barrier => "$0.empty_barrier(__k, &$1)";
+        "the stage's `empty` barrier"
 }
 
 pub fn lookup(path: &str) -> Option<&'static OpSpec> {
@@ -469,6 +521,8 @@ pub fn markdown_table() -> String {
             Ret::Barrier => "Barrier".into(),
             Ret::RemoteBarrier => "RemoteBarrier".into(),
             Ret::Barriers => "Barriers".into(),
+            Ret::Pipeline => "Pipeline".into(),
+            Ret::PipelineState => "PipelineState".into(),
             Ret::SharedOfTurbofish => "Shared<T>".into(),
             Ret::Turbofish => "T".into(),
             Ret::ScalarArgs => "type of the args".into(),

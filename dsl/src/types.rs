@@ -131,6 +131,10 @@ pub enum Ty {
     RemoteBarrier,
     /// An array of mbarriers (`T.alloc_barriers(n)`).
     Barriers,
+    /// A full/empty pipeline (`T.pipeline.new(stages, consumer_warps)`).
+    Pipeline,
+    /// A pipeline position: stage index + phase parity (`T.pipeline.producer_state(p)`).
+    PipelineState,
     /// A shared-memory array (`T.alloc_shared::<T>([n])`).
     Shared(Scalar),
     /// A global buffer parameter (`&[T]` / `&mut [T]`).
@@ -191,6 +195,8 @@ impl fmt::Display for Ty {
             Ty::Barrier => f.write_str("barrier"),
             Ty::RemoteBarrier => f.write_str("remote barrier"),
             Ty::Barriers => f.write_str("barrier array"),
+            Ty::Pipeline => f.write_str("pipeline"),
+            Ty::PipelineState => f.write_str("pipeline state"),
             Ty::Shared(s) => write!(f, "shared array of {}", s.name()),
             Ty::Global { elem, mutable: true } => write!(f, "`&mut [{}]`", elem.name()),
             Ty::Global { elem, mutable: false } => write!(f, "`&[{}]`", elem.name()),

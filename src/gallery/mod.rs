@@ -3,6 +3,7 @@
 //! the test suite assembles all of it with ptxas.
 
 pub mod cluster_multicast;
+pub mod dsl_pipeline;
 pub mod dsl_seeds;
 pub mod phase_table;
 pub mod pipeline;
@@ -58,6 +59,7 @@ pub fn examples() -> Vec<Example> {
     v.extend(phase_table::examples());
     v.extend(pipeline::examples());
     v.extend(dsl_seeds::examples());
+    v.extend(dsl_pipeline::examples());
     v
 }
 

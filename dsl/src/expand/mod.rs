@@ -21,6 +21,8 @@ fn device_rust_type(t: Ty) -> TokenStream {
         Ty::Barrier => quote!(::phaser::__private::Barrier),
         Ty::RemoteBarrier => quote!(::phaser::__private::RemoteBarrier),
         Ty::Barriers => quote!(::phaser::__private::BarrierArray),
+        Ty::Pipeline => quote!(::phaser::__private::Pipeline),
+        Ty::PipelineState => quote!(::phaser::__private::PipelineState),
         Ty::Shared(_) => quote!(::phaser::__private::SharedArray),
         Ty::Global { .. } => quote!(::phaser::__private::GlobalPtr),
         Ty::TensorMap(_) => quote!(::phaser::__private::TensorMapRef),

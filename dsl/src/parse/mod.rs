@@ -181,7 +181,7 @@ pub fn scalar_of_path(p: &syn::Path) -> Option<Scalar> {
 }
 
 const TYPE_HELP: &str = "supported: u16 i16 u32 i32 u64 i64 f32 f64 half::f16 half::bf16 bool, `&[T]`, `&mut [T]`, \
-`TensorMap<RANK>`, and in device functions `Barrier`, `Barriers`, `Shared<T>`, `State`, `RemoteBarrier`";
+`TensorMap<RANK>`, and in device functions `Barrier`, `Barriers`, `Shared<T>`, `State`, `RemoteBarrier`, `Pipeline`, `PipelineState`";
 
 /// A parameter / result / `let` annotation type.
 pub fn parse_type(t: &syn::Type, is_kernel: bool, errs: &mut Errors) -> Option<Ty> {
@@ -208,6 +208,8 @@ pub fn parse_type(t: &syn::Type, is_kernel: bool, errs: &mut Errors) -> Option<T
                 ("Barriers" | "BarrierArray", None) if !is_kernel => Some(Ty::Barriers),
                 ("State", None) if !is_kernel => Some(Ty::State),
                 ("RemoteBarrier", None) if !is_kernel => Some(Ty::RemoteBarrier),
+                ("Pipeline", None) if !is_kernel => Some(Ty::Pipeline),
+                ("PipelineState", None) if !is_kernel => Some(Ty::PipelineState),
                 ("Shared", Some(syn::GenericArgument::Type(syn::Type::Path(e)))) if !is_kernel => {
                     match scalar_of_path(&e.path) {
                         Some(s) => Some(Ty::Shared(s)),
