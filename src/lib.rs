@@ -31,3 +31,8 @@ pub mod prelude {
     pub use crate::{device, kernel};
     pub use crate::{Arg, Buffer, Device, Kernel, LaunchConfig, RuntimeError, Target, Type, Value};
 }
+
+/// The README's Rust code blocks compile and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
