@@ -116,7 +116,13 @@ fn run(backend: Backend, full: bool, quick: bool, only: Option<String>) -> ExitC
 }
 
 fn ptx(dir: PathBuf, target: Target, check: bool) -> ExitCode {
-    let kernels = match gallery::all_kernels(target) {
+    // The gallery's kernels plus the op zoo (one kernel using every op form of the target).
+    let kernels = match gallery::all_kernels(target).and_then(|mut v| {
+        phaser::codegen::zoo::op_zoo(target).map(|z| {
+            v.push(z);
+            v
+        })
+    }) {
         Ok(k) => k,
         Err(e) => {
             eprintln!("{e}");
@@ -139,7 +145,8 @@ fn ptx(dir: PathBuf, target: Target, check: bool) -> ExitCode {
         None
     };
     let mut bad = 0;
-    for k in &kernels {
+    let stems = gallery::file_stems(&kernels);
+    for (k, stem) in kernels.iter().zip(&stems) {
         let text = match phaser::codegen::emit_kernel(k) {
             Ok(t) => t,
             Err(e) => {
@@ -148,7 +155,7 @@ fn ptx(dir: PathBuf, target: Target, check: bool) -> ExitCode {
                 continue;
             }
         };
-        let path = dir.join(format!("{}.ptx", k.name));
+        let path = dir.join(format!("{stem}.ptx"));
         if let Err(e) = std::fs::write(&path, &text) {
             eprintln!("error: writing {}: {e}", path.display());
             return ExitCode::FAILURE;

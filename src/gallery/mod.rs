@@ -63,17 +63,35 @@ pub fn examples() -> Vec<Example> {
     v
 }
 
-/// The kernels of every example for `target`, one per name.
+/// The kernels of every example for `target`, each distinct kernel once (specializations of
+/// one kernel share its name but differ in IR, so all of them are kept).
 pub fn all_kernels(target: Target) -> phaser_codegen::Result<Vec<Kernel>> {
     let mut out: Vec<Kernel> = Vec::new();
     for e in examples() {
         for k in (e.kernels)(target)? {
-            if !out.iter().any(|o| o.name == k.name) {
+            if !out.contains(&k) {
                 out.push(k);
             }
         }
     }
     Ok(out)
+}
+
+/// A file stem per kernel: its name, plus `.2`, `.3`, ... for further specializations.
+pub fn file_stems(kernels: &[Kernel]) -> Vec<String> {
+    let mut seen: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    kernels
+        .iter()
+        .map(|k| {
+            let n = seen.entry(k.name.as_str()).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                k.name.clone()
+            } else {
+                format!("{}.{}", k.name, n)
+            }
+        })
+        .collect()
 }
 
 /// Fresh random `u32`s for an input (tests must not run on zeros).
