@@ -135,7 +135,9 @@ fn an_exited_lane_in_the_mask_is_reported_either_way_round() {
     let not5 = k.ne(lane, Value::u32(5));
     k.if_else(not5, |k| k.warp_sync(), |k| k.ret());
     let waiting = k.finish().unwrap();
-    for (k, needle) in [(&first, "lane(s) 5 of the mask have exited"), (&waiting, "lane(s) 5 exited while lane(s) 0-4, 6-31 wait")] {
+    for (k, needle) in
+        [(&first, "lane(s) 5 of the mask have exited"), (&waiting, "lane(s) 5 exited while lane(s) 0-4, 6-31 wait")]
+    {
         for s in STRATEGIES {
             let (rep, _) = simulate(k, 32, 1, s, 2);
             assert_eq!(rep.categories(), [Category::WarpSync], "{}: {s:?}:\n{}", k.name, rep.text());

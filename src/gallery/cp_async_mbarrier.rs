@@ -230,7 +230,9 @@ mod tests {
             // PTX 7.0 (sm_80) spells the CTA window `.shared`.
             let arrive =
                 if noinc { "cp.async.mbarrier.arrive.noinc.shared.b64" } else { "cp.async.mbarrier.arrive.shared.b64" };
-            for needle in [arrive, "cp.async.cg.shared.global", "mbarrier.test_wait.parity", "bar.warp.sync 0xffffffff;"] {
+            for needle in
+                [arrive, "cp.async.cg.shared.global", "mbarrier.test_wait.parity", "bar.warp.sync 0xffffffff;"]
+            {
                 assert!(ptx.contains(needle), "missing `{needle}` in\n{ptx}");
             }
             assert!(!ptx.contains("fence.mbarrier_init") && !ptx.contains("try_wait"), "{ptx}");

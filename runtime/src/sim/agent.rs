@@ -12,7 +12,10 @@ use crate::tensor_map::{Swizzle, TensorMapDesc};
 pub enum LoadSrc {
     Bulk(u64),
     /// Tensor map parameter index and box coordinates (innermost first).
-    Tensor { map: usize, coords: Vec<i32> },
+    Tensor {
+        map: usize,
+        coords: Vec<i32>,
+    },
 }
 
 pub enum StoreDst {
@@ -232,7 +235,8 @@ impl Engine<'_> {
                     let actor = Actor::Agent { kind: "cp.async.mbarrier.arrive", issuer };
                     self.arrive_on(issuer, cta, off, 1, false, actor, Some(&vc), pc);
                 } else {
-                    let msg = "a cp.async.mbarrier.arrive fired but its barrier is not initialized (or was invalidated)";
+                    let msg =
+                        "a cp.async.mbarrier.arrive fired but its barrier is not initialized (or was invalidated)";
                     self.finding(Category::Uninitialized, cta, Some(issuer), Some((cta, off)), Some(pc), msg.into());
                 }
             }

@@ -150,7 +150,8 @@ impl Engine<'_> {
         }
         if let Some((cat, c)) = conflict {
             let what = self.describe_conflict(&c);
-            let msg = format!("thread {} reads {} ({len} bytes) written by {what}", t % self.tpc, self.layout.describe(off));
+            let msg =
+                format!("thread {} reads {} ({len} bytes) written by {what}", t % self.tpc, self.layout.describe(off));
             self.finding(cat, cta, Some(t), None, Some(pc), msg);
         }
     }
@@ -193,8 +194,11 @@ impl Engine<'_> {
         }
         if let Some((cat, c)) = conflict {
             let what = self.describe_conflict(&c);
-            let msg =
-                format!("thread {} writes {} ({len} bytes), conflicting with {what}", t % self.tpc, self.layout.describe(off));
+            let msg = format!(
+                "thread {} writes {} ({len} bytes), conflicting with {what}",
+                t % self.tpc,
+                self.layout.describe(off)
+            );
             self.finding(cat, cta, Some(t), None, Some(pc), msg);
         }
     }
@@ -324,9 +328,8 @@ impl Engine<'_> {
 
     /// The thread that issued TMA store `op`, in flight or completed but not yet observed.
     fn store_issuer(&self, op: u32) -> Option<u32> {
-        self.op_issuer(op).or_else(|| {
-            self.aux.iter().position(|a| a.unobserved_stores.iter().any(|r| r.op == op)).map(|t| t as u32)
-        })
+        self.op_issuer(op)
+            .or_else(|| self.aux.iter().position(|a| a.unobserved_stores.iter().any(|r| r.op == op)).map(|t| t as u32))
     }
 
     /// Whether thread `t` may use barrier `(cta, off)`: it exists and is initialized (else an
@@ -385,10 +388,13 @@ impl Engine<'_> {
         let seen = bar.seen[t as usize];
         bar.seen[t as usize] = seen.max(w);
         if seen != i64::MIN && w <= seen {
-            let (phase, parity) = (bar.phase, match target {
-                WaitTarget::Parity(p) => p & 1,
-                WaitTarget::Phase(k) => k & 1,
-            });
+            let (phase, parity) = (
+                bar.phase,
+                match target {
+                    WaitTarget::Parity(p) => p & 1,
+                    WaitTarget::Phase(k) => k & 1,
+                },
+            );
             let msg = format!(
                 "thread {} waited on parity {parity} while the barrier is in phase {phase}: the wait returned at once, \
                  observing phase {w}, which this thread had already consumed (it last observed phase {seen}); \

@@ -24,17 +24,40 @@ use std::collections::HashMap;
 pub enum Block {
     None,
     /// An mbarrier wait (`Wait`, or a `TryWait` that reports `false` on timeout).
-    Mbar { cta: u32, off: u32, target: WaitTarget, done: Option<u32>, pc: u32, since: u64 },
+    Mbar {
+        cta: u32,
+        off: u32,
+        target: WaitTarget,
+        done: Option<u32>,
+        pc: u32,
+        since: u64,
+    },
     /// `bar.sync id` generation `gen`.
-    Bar { id: u8, gen: u64, pc: u32 },
+    Bar {
+        id: u8,
+        gen: u64,
+        pc: u32,
+    },
     /// `barrier.cluster.wait` for arrival generation `gen`.
-    Cluster { gen: u64, pc: u32 },
+    Cluster {
+        gen: u64,
+        pc: u32,
+    },
     /// `cp.async.wait_group n`.
-    CpAsync { n: u32, pc: u32 },
+    CpAsync {
+        n: u32,
+        pc: u32,
+    },
     /// `cp.async.bulk.wait_group n`.
-    Bulk { n: u32, pc: u32 },
+    Bulk {
+        n: u32,
+        pc: u32,
+    },
     /// `bar.warp.sync mask`: released by the last lane of the mask to arrive (`warp_sync`).
-    WarpSync { mask: u32, pc: u32 },
+    WarpSync {
+        mask: u32,
+        pc: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -55,6 +78,12 @@ pub struct Warp {
     pub exited: u32,
     /// Lanes that just failed a `test_wait`/`try_wait`: others go first.
     pub yielded: u32,
+    /// Lanes that failed the same `test_wait` twice with no other slow-path instruction in
+    /// between: they poll in a loop until some other agent changes a barrier.
+    pub spinning: u32,
+    /// Lanes whose last slow-path instruction was a failed `test_wait`, at `last_failed_poll`.
+    pub poll_armed: u32,
+    pub last_failed_poll: [u32; 32],
     pub block: [Block; 32],
     /// Open `bar.warp.sync` rounds, one per mask value some lane waits with.
     pub warp_syncs: Vec<WarpSyncRound>,
@@ -258,6 +287,9 @@ impl<'a> Engine<'a> {
                     blocked: 0,
                     exited: !all,
                     yielded: 0,
+                    spinning: 0,
+                    poll_armed: 0,
+                    last_failed_poll: [0; 32],
                     block: [Block::None; 32],
                     warp_syncs: Vec::new(),
                 });
@@ -362,9 +394,7 @@ impl<'a> Engine<'a> {
         message: String,
     ) {
         let (barrier, phase) = match bar {
-            Some((c, off)) => {
-                (Some(self.barrier_ref(c, off)), self.ctas[c].barriers.get(&off).map(|b| b.phase))
-            }
+            Some((c, off)) => (Some(self.barrier_ref(c, off)), self.ctas[c].barriers.get(&off).map(|b| b.phase)),
             None => (None, None),
         };
         let thread = gtid.map(|g| g % self.tpc);
@@ -431,7 +461,10 @@ impl<'a> Engine<'a> {
                     return Ok(());
                 }
             }
-            if self.futile > FUTILE_LIMIT {
+            // Every live lane is blocked or spins on a failing test_wait, nothing but polls ran
+            // and no async op is left to change a barrier: the polls can never succeed.
+            let all_spinning = self.warps.iter().all(|w| w.runnable & !w.spinning == 0);
+            if (spinning && completed == 0 && self.agents.is_empty() && all_spinning) || self.futile > FUTILE_LIMIT {
                 self.report_deadlock(true);
                 return Ok(());
             }
@@ -739,9 +772,14 @@ impl<'a> Engine<'a> {
                         format!("cluster {pc}"),
                         None,
                         pc,
-                        format!("blocked at `barrier.cluster.wait`: {} of {} threads arrived", self.cluster_bar.arrived, self.n),
+                        format!(
+                            "blocked at `barrier.cluster.wait`: {} of {} threads arrived",
+                            self.cluster_bar.arrived, self.n
+                        ),
                     ),
-                    Block::CpAsync { n, pc } => (format!("cp {pc}"), None, pc, format!("blocked at `cp.async.wait_group {n}`")),
+                    Block::CpAsync { n, pc } => {
+                        (format!("cp {pc}"), None, pc, format!("blocked at `cp.async.wait_group {n}`"))
+                    }
                     Block::Bulk { n, pc } => {
                         (format!("bulk {pc}"), None, pc, format!("blocked at `cp.async.bulk.wait_group {n}`"))
                     }
@@ -761,7 +799,9 @@ impl<'a> Engine<'a> {
         }
         let total: usize = groups.iter().map(|g| g.1.len()).sum();
         let head = if livelock {
-            format!("livelock: no barrier made progress in {FUTILE_LIMIT} failed test_wait/try_wait polls")
+            "livelock: every live thread is blocked or spins on a test_wait/try_wait that keeps failing, and \
+             nothing left (no thread, no async copy) can complete the phases they poll"
+                .to_string()
         } else {
             format!("deadlock: all {total} live threads are blocked and no async copy is in flight")
         };

@@ -32,7 +32,15 @@ impl Engine<'_> {
 
     /// Resolve a shared address: `.shared::cta` names this CTA; a `.shared::cluster` address
     /// may name any CTA of the cluster. Checks `[off, off+len)` lies in shared memory.
-    pub fn smem_addr(&mut self, wi: usize, l: usize, cluster: bool, addr: u64, len: u32, pc: u32) -> Option<(usize, u32)> {
+    pub fn smem_addr(
+        &mut self,
+        wi: usize,
+        l: usize,
+        cluster: bool,
+        addr: u64,
+        len: u32,
+        pc: u32,
+    ) -> Option<(usize, u32)> {
         let own = self.warps[wi].cta;
         let t = self.gtid(wi, l);
         let a = addr as u32;
@@ -51,7 +59,9 @@ impl Engine<'_> {
                 own,
                 t,
                 pc,
-                format!("shared access of {len} bytes at offset {off} is outside the CTA's {size} bytes of shared memory"),
+                format!(
+                    "shared access of {len} bytes at offset {off} is outside the CTA's {size} bytes of shared memory"
+                ),
             );
             return None;
         }
@@ -142,7 +152,16 @@ impl Engine<'_> {
         self.trace_bar(cta, off, Some(t), TraceKind::ExpectTx { bytes });
     }
 
-    pub fn complete_tx_on(&mut self, t: u32, cta: usize, off: u32, bytes: u32, actor: Actor, vc: Option<&[u32]>, pc: u32) {
+    pub fn complete_tx_on(
+        &mut self,
+        t: u32,
+        cta: usize,
+        off: u32,
+        bytes: u32,
+        actor: Actor,
+        vc: Option<&[u32]>,
+        pc: u32,
+    ) {
         let n = self.m;
         let loc = self.loc(pc);
         let tick = self.tick;
@@ -183,7 +202,16 @@ impl Engine<'_> {
         }
     }
 
-    fn begin_wait(&mut self, wi: usize, l: usize, cta: usize, off: u32, target: WaitTarget, done: Option<u32>, pc: u32) {
+    fn begin_wait(
+        &mut self,
+        wi: usize,
+        l: usize,
+        cta: usize,
+        off: u32,
+        target: WaitTarget,
+        done: Option<u32>,
+        pc: u32,
+    ) {
         let t = self.gtid(wi, l);
         let parity = match target {
             WaitTarget::Parity(p) => p,
@@ -450,9 +478,21 @@ impl Engine<'_> {
                 let ok = self.check_barrier_use(t, c, off, pc, "test_waits on") && self.satisfied(c, off, target);
                 if ok {
                     self.wait_succeeded(t, c, off, target, false, Some(pc));
+                    let w = &mut self.warps[wi];
+                    w.spinning &= !(1 << l);
+                    w.poll_armed &= !(1 << l);
                 } else {
                     self.poll_failed();
-                    self.warps[wi].yielded |= 1 << l;
+                    // The same test_wait failing twice with nothing else done in between:
+                    // the lane is in a polling loop (a one-off probe that fails is not).
+                    let w = &mut self.warps[wi];
+                    w.yielded |= 1 << l;
+                    if w.poll_armed & (1 << l) != 0 && w.last_failed_poll[l] == pc {
+                        w.spinning |= 1 << l;
+                    } else {
+                        w.poll_armed |= 1 << l;
+                        w.last_failed_poll[l] = pc;
+                    }
                 }
                 self.set(wi, l, *done, ok as u64);
             }
@@ -548,7 +588,17 @@ impl Engine<'_> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn bar_arrive(&mut self, wi: usize, l: usize, t: u32, c: usize, id: &Value, count: Option<&Value>, wait: bool, pc: u32) {
+    fn bar_arrive(
+        &mut self,
+        wi: usize,
+        l: usize,
+        t: u32,
+        c: usize,
+        id: &Value,
+        count: Option<&Value>,
+        wait: bool,
+        pc: u32,
+    ) {
         let id = self.val(wi, l, id) as usize;
         if id >= 16 {
             self.finding(Category::Unsupported, c, Some(t), None, Some(pc), format!("`bar.sync {id}`: ids are 0-15"));
@@ -627,7 +677,12 @@ impl Engine<'_> {
                                 continue;
                             }
                             if r >= self.ctas.len() {
-                                self.fault(own, t, pc, format!("TMA multicast mask 0x{m:x} names CTA rank {r}, outside the cluster"));
+                                self.fault(
+                                    own,
+                                    t,
+                                    pc,
+                                    format!("TMA multicast mask 0x{m:x} names CTA rank {r}, outside the cluster"),
+                                );
                                 return;
                             }
                             let cl = (((r as u64) + 1) << CLUSTER_SHIFT) as u64;

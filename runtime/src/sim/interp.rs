@@ -430,6 +430,9 @@ impl Engine<'_> {
                         self.exec_slow(wi, mask, pc, &prog.slow[i as usize])?;
                         if self.polls_failed == polls {
                             self.slow_effects += 1;
+                            let w = &mut self.warps[wi];
+                            w.spinning &= !mask;
+                            w.poll_armed &= !mask;
                         }
                         continue 'regroup;
                     }

@@ -12,8 +12,8 @@
 pub(crate) mod agent;
 pub mod barrier;
 pub(crate) mod checker;
-pub(crate) mod cp_async_arrive;
 pub mod config;
+pub(crate) mod cp_async_arrive;
 pub(crate) mod engine;
 pub(crate) mod exec;
 pub mod finding;
