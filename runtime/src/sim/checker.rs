@@ -4,8 +4,9 @@
 //!
 //! Happens-before edges: an arrive (or an async copy's `complete_tx`) releases the arriving
 //! thread's clock into the barrier's current phase; a successful wait acquires the clock of
-//! the phase it observed; `bar.sync` and the cluster barrier join all participants; an async
-//! copy carries its issuer's clock at issue.
+//! the phase it observed; `bar.sync`, `bar.warp.sync` and the cluster barrier join all
+//! participants; an async copy carries its issuer's clock at issue. A TMA store's source stays
+//! marked read by the store until its issuer's `cp.async.bulk.wait_group` observes it.
 
 use super::engine::{Engine, StoreRead, WaitTarget};
 use super::finding::Category;
