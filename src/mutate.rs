@@ -4,11 +4,11 @@
 //!
 //! `cargo run --example mutations` prints the table and writes `bench/mutations.md`.
 
-use crate::gallery::{phase_table, pipeline, seeds};
+use crate::gallery::{cluster_multicast, cp_async_mbarrier, phase_table, pipeline, seeds, stream_axpb, tma_two_stage};
 use phaser_codegen::ir::*;
 use phaser_codegen::{Kernel, Target};
 use phaser_runtime::sim::{Category, SimConfig, SimReport, Strategy};
-use phaser_runtime::{Arg, Device, LaunchConfig, RuntimeError};
+use phaser_runtime::{Arg, Device, LaunchConfig, RuntimeError, Swizzle};
 
 /// One bug to inject; `usize` fields count matching instructions in program order (from 0).
 #[derive(Clone, Debug)]
@@ -39,6 +39,22 @@ pub enum Mutation {
     DeleteBulkWait(usize),
     /// The n-th blocking wait uses the other stage's barrier of array `alloc` (index ^ 1).
     SwapStage(usize, &'static str),
+    /// Delete `count` arrives starting at the n-th (a whole consumer release of a cluster
+    /// pipeline is one remote arrive per CTA).
+    DropArrives(usize, usize),
+    /// Turn the n-th `arrive.expect_tx` into a plain arrive: the bytes are never registered.
+    DropExpectTx(usize),
+    /// Flip the initial value of the parity register the n-th wait (blocking or
+    /// `test_wait`) uses: a pipeline side starting on the wrong phase.
+    FlipParityInit(usize),
+    /// Replace the multicast mask of the n-th multicast TMA load.
+    MulticastMask(usize, u32),
+    /// Delete the n-th `bar.warp.sync`.
+    DeleteWarpSync(usize),
+    /// Delete the n-th `cp.async.mbarrier.arrive`.
+    DropCpAsyncArrive(usize),
+    /// Toggle `.noinc` on the n-th `cp.async.mbarrier.arrive`.
+    FlipNoinc(usize),
 }
 
 impl Mutation {
@@ -58,6 +74,13 @@ impl Mutation {
             DeleteProxyFence(n) => format!("delete fence.proxy.async #{n}"),
             DeleteBulkWait(n) => format!("delete bulk wait_group #{n}"),
             SwapStage(n, a) => format!("wait #{n} on the other `{a}` stage"),
+            DropArrives(n, c) => format!("drop arrives #{n}-#{}", n + c - 1),
+            DropExpectTx(n) => format!("expect_tx #{n} without its bytes (plain arrive)"),
+            FlipParityInit(n) => format!("start parity of wait #{n} flipped"),
+            MulticastMask(n, m) => format!("multicast mask of TMA load #{n} = {m:#b}"),
+            DeleteWarpSync(n) => format!("delete bar.warp.sync #{n}"),
+            DropCpAsyncArrive(n) => format!("drop cp.async.mbarrier.arrive #{n}"),
+            FlipNoinc(n) => format!("toggle .noinc of cp.async.mbarrier.arrive #{n}"),
         }
     }
 
@@ -66,6 +89,17 @@ impl Mutation {
         use Mutation::*;
         let mut next_reg = k.num_regs;
         let shared = k.shared.clone();
+        // The parity registers of the waits, in program order (for `FlipParityInit`).
+        let mut wait_parity_regs = Vec::new();
+        walk_insts(&k.body, &mut |i, _| {
+            if let Inst::Mbarrier(
+                MbarrierOp::Wait { on: WaitOn::Parity(Value::Reg(r)), .. }
+                | MbarrierOp::TestWait { on: WaitOn::Parity(Value::Reg(r)), .. },
+            ) = i
+            {
+                wait_parity_regs.push(r.id);
+            }
+        });
         let mut new_reg = |ty: Type| {
             let r = Reg { id: next_reg, ty };
             next_reg += 1;
@@ -176,6 +210,78 @@ impl Mutation {
                 rewrite(*n, &|i| matches!(i, Inst::Sync(SyncOp::FenceProxyAsync { .. })), &mut |_| vec![])
             }
             DeleteBulkWait(n) => rewrite(*n, &|i| matches!(i, Inst::Tma(TmaOp::WaitGroup { .. })), &mut |_| vec![]),
+            DropArrives(n, count) => (0..*count).all(|_| rewrite(*n, &is_arrive, &mut |_| vec![])),
+            DropExpectTx(n) => {
+                rewrite(*n, &|i| matches!(i, Inst::Mbarrier(MbarrierOp::ArriveExpectTx { .. })), &mut |s| {
+                    let StmtKind::Inst(Inst::Mbarrier(MbarrierOp::ArriveExpectTx { bar, order, space, state, .. })) =
+                        &s.kind
+                    else {
+                        unreachable!()
+                    };
+                    let a = MbarrierOp::Arrive {
+                        bar: *bar,
+                        count: None,
+                        order: *order,
+                        space: *space,
+                        state: *state,
+                        drop: false,
+                    };
+                    vec![inst(s, Inst::Mbarrier(a))]
+                })
+            }
+            FlipParityInit(n) => {
+                let Some(&r) = wait_parity_regs.get(*n) else { return false };
+                rewrite(
+                    0,
+                    &|i| matches!(i, Inst::Arith(ArithOp::Mov { dst, src: Value::Imm { .. } }) if dst.id == r),
+                    &mut |s| {
+                        let StmtKind::Inst(Inst::Arith(ArithOp::Mov { dst, src: Value::Imm { bits, ty } })) = &s.kind
+                        else {
+                            unreachable!()
+                        };
+                        vec![inst(
+                            s,
+                            Inst::Arith(ArithOp::Mov { dst: *dst, src: Value::Imm { bits: bits ^ 1, ty: *ty } }),
+                        )]
+                    },
+                )
+            }
+            MulticastMask(n, mask) => {
+                rewrite(*n, &|i| matches!(i, Inst::Tma(TmaOp::LoadTensor { multicast: Some(_), .. })), &mut |s| {
+                    let StmtKind::Inst(Inst::Tma(TmaOp::LoadTensor {
+                        dst,
+                        tmap,
+                        coords,
+                        bar,
+                        multicast: Some(m),
+                        cache_hint,
+                    })) = &s.kind
+                    else {
+                        unreachable!()
+                    };
+                    let load = TmaOp::LoadTensor {
+                        dst: *dst,
+                        tmap: *tmap,
+                        coords: coords.clone(),
+                        bar: *bar,
+                        multicast: Some(Value::imm_u(*mask as u64, m.ty())),
+                        cache_hint: *cache_hint,
+                    };
+                    vec![inst(s, Inst::Tma(load))]
+                })
+            }
+            DeleteWarpSync(n) => rewrite(*n, &|i| matches!(i, Inst::Sync(SyncOp::WarpSync { .. })), &mut |_| vec![]),
+            DropCpAsyncArrive(n) => {
+                rewrite(*n, &|i| matches!(i, Inst::Memory(MemoryOp::CpAsyncMbarrierArrive { .. })), &mut |_| vec![])
+            }
+            FlipNoinc(n) => {
+                rewrite(*n, &|i| matches!(i, Inst::Memory(MemoryOp::CpAsyncMbarrierArrive { .. })), &mut |s| {
+                    let StmtKind::Inst(Inst::Memory(MemoryOp::CpAsyncMbarrierArrive { bar, noinc })) = &s.kind else {
+                        unreachable!()
+                    };
+                    vec![inst(s, Inst::Memory(MemoryOp::CpAsyncMbarrierArrive { bar: *bar, noinc: !noinc }))]
+                })
+            }
         };
         k.num_regs = next_reg;
         ok
@@ -244,6 +350,71 @@ fn sim_u32(
     dev.simulate_with(k, LaunchConfig::linear(1, block), &args, sc)
 }
 
+/// `tma_two_stage` over 6 tiles (each stage refilled twice).
+fn sim_tma_two_stage(k: &Kernel, sc: &SimConfig) -> Result<SimReport, RuntimeError> {
+    use tma_two_stage::{COLS, THREADS, TILE_ELEMS, TILE_ROWS};
+    let iters = 6u32;
+    let dev = Device::sim(sc.clone());
+    let inp = dev.upload(&crate::gallery::random_f32((iters * TILE_ELEMS) as usize, 6))?;
+    let out = dev.upload(&vec![f32::NAN; (iters * TILE_ELEMS) as usize])?;
+    let table = dev.upload(&vec![crate::gallery::POISON_U32; iters as usize * tma_two_stage::TABLE_COLS])?;
+    let map = dev.tensor_map(&inp, &[COLS as u64, (iters * TILE_ROWS) as u64], &[COLS, TILE_ROWS], Swizzle::None)?;
+    let args = [Arg::TensorMap(&map), Arg::buffer(&out), Arg::buffer(&table), Arg::scalar(iters)];
+    dev.simulate_with(k, LaunchConfig::linear(1, THREADS), &args, sc)
+}
+
+/// `stream_axpb_s2` on one persistent CTA: a ragged 40 x 300 tensor is 6 tiles, so the
+/// depth-2 ring wraps three times and every consumer warp reuses both staging buffers.
+fn sim_stream_axpb(k: &Kernel, sc: &SimConfig) -> Result<SimReport, RuntimeError> {
+    use stream_axpb::{tiling, StreamConfig, BOX_COLS};
+    let (rows, cols) = (40u64, 300u64);
+    let cfg = StreamConfig::new(2);
+    let dev = Device::sim(sc.clone());
+    let x = dev.upload(&crate::gallery::random_f32((rows * cols) as usize, 7))?;
+    let y = dev.upload(&vec![f32::NAN; (rows * cols) as usize])?;
+    let in_map = dev.tensor_map(&x, &[cols, rows], &[BOX_COLS, cfg.box_rows], Swizzle::None)?;
+    let out_map = dev.tensor_map(&y, &[cols, rows], &[BOX_COLS, cfg.rows_per_warp()], Swizzle::None)?;
+    let (tiles_x, ntiles) = tiling(rows, cols, cfg.box_rows);
+    let args = [
+        Arg::TensorMap(&in_map),
+        Arg::TensorMap(&out_map),
+        Arg::scalar(1.5f32),
+        Arg::scalar(0.25f32),
+        Arg::scalar(tiles_x),
+        Arg::scalar(ntiles),
+    ];
+    let launch = LaunchConfig::linear(1, cfg.threads()).with_dynamic_shared(cfg.dynamic_shared_bytes());
+    dev.simulate_with(k, launch, &args, sc)
+}
+
+/// `cluster_multicast_x{n}` on one cluster walking 6 tiles (the 4-stage ring wraps).
+fn sim_cluster_multicast(k: &Kernel, sc: &SimConfig, n: u32) -> Result<SimReport, RuntimeError> {
+    use cluster_multicast::{slice_rows, tiling, THREADS, TILE_COLS, TILE_ROWS};
+    let (rows, cols) = (3 * TILE_ROWS, 2 * TILE_COLS);
+    let dev = Device::sim(sc.clone());
+    let x = dev.upload(&crate::gallery::random_f32((rows * cols) as usize, 8))?;
+    let out = dev.upload(&vec![f32::NAN; (rows * cols * n) as usize])?;
+    let map = dev.tensor_map(&x, &[cols as u64, rows as u64], &[TILE_COLS, slice_rows(n)], Swizzle::None)?;
+    let (tiles_x, ntiles) = tiling(rows, cols);
+    let args = [
+        Arg::TensorMap(&map),
+        Arg::buffer(&out),
+        Arg::scalar(rows),
+        Arg::scalar(cols),
+        Arg::scalar(tiles_x),
+        Arg::scalar(ntiles),
+    ];
+    dev.simulate_with(k, LaunchConfig::linear(n, THREADS), &args, sc)
+}
+
+/// `cp_async_mbarrier[_noinc]` on one CTA over 7 tiles (the 3-stage ring wraps twice).
+fn sim_cp_async(k: &Kernel, sc: &SimConfig) -> Result<SimReport, RuntimeError> {
+    use cp_async_mbarrier::{THREADS, TILE_ELEMS};
+    let ntiles = 7u32;
+    let input = crate::gallery::random_u32((ntiles * TILE_ELEMS) as usize, 9);
+    sim_u32(k, sc, THREADS, &[input], &[(ntiles * TILE_ELEMS) as usize], &[ntiles])
+}
+
 pub fn subjects() -> Vec<Subject> {
     use crate::gallery::random_u32;
     vec![
@@ -277,6 +448,20 @@ pub fn subjects() -> Vec<Subject> {
             build: pipeline::bulk_pipeline,
             run: |k, sc| sim_u32(k, sc, 64, &[random_u32(6 * 64, 5)], &[6 * 32], &[6]),
         },
+        Subject { name: "tma_two_stage", build: tma_two_stage::kernel, run: sim_tma_two_stage },
+        Subject { name: "stream_axpb_s2", build: |t| stream_axpb::kernel(t, 2), run: sim_stream_axpb },
+        Subject {
+            name: "cluster_multicast_x2",
+            build: |t| cluster_multicast::kernel(t, 2),
+            run: |k, sc| sim_cluster_multicast(k, sc, 2),
+        },
+        Subject {
+            name: "cluster_multicast_x4",
+            build: |t| cluster_multicast::kernel(t, 4),
+            run: |k, sc| sim_cluster_multicast(k, sc, 4),
+        },
+        Subject { name: "cp_async_mbarrier", build: |t| cp_async_mbarrier::kernel(t, false), run: sim_cp_async },
+        Subject { name: "cp_async_mbarrier_noinc", build: |t| cp_async_mbarrier::kernel(t, true), run: sim_cp_async },
     ]
 }
 
@@ -351,6 +536,50 @@ pub fn mutants() -> Vec<Mutant> {
         m("bulk_pipeline", DropArrive(0), &[Deadlock]),
         m("bulk_pipeline", InitCount(1, 1), &[Deadlock]),
         m("bulk_pipeline", DeleteBarSync(0), INIT),
+        // the seeds' two-stage TMA loop (manual phase_tma; arrive #0/#1 = prologue, #2 = refill).
+        m("tma_two_stage", DropExpectTx(0), &[AsyncReadRace, TxImbalance, Deadlock]),
+        m("tma_two_stage", TxBytes(2, 16), &[Deadlock, TxImbalance]),
+        m("tma_two_stage", TxBytes(1, -16), &[Deadlock, TxImbalance]),
+        m("tma_two_stage", FlipParityInit(0), &[AsyncReadRace, Deadlock]),
+        m("tma_two_stage", SkipPhaseFlip(0), &[StaleParity, AsyncReadRace, Deadlock]),
+        m("tma_two_stage", DeleteBarSync(1), &[AsyncWriteRace]),
+        m("tma_two_stage", DeleteBarSync(0), INIT),
+        // warp-specialized TMA pipeline, S = 2 (arrive #0 = producer_commit, #1 = consumer
+        // release; wait #0 = producer_acquire, #1 = producer_tail, #2 = consumer_wait; warp syncs: #0 in the
+        // release, #1 after the staging buffer's wait_group.read, #2 before the TMA store).
+        m("stream_axpb_s2", DropExpectTx(0), &[AsyncReadRace, TxImbalance, Deadlock]),
+        m("stream_axpb_s2", TxBytes(0, 1024), &[Deadlock, TxImbalance]),
+        m("stream_axpb_s2", TxBytes(0, -1024), &[Deadlock, TxImbalance, AsyncReadRace]),
+        m("stream_axpb_s2", FlipParityInit(0), &[Deadlock]),
+        m("stream_axpb_s2", FlipParityInit(2), &[AsyncReadRace, AsyncWriteRace, StaleParity, Deadlock]),
+        m("stream_axpb_s2", DropArrive(1), &[Deadlock]),
+        m("stream_axpb_s2", DeleteProxyFence(0), &[ProxyFence]),
+        m("stream_axpb_s2", DeleteBulkWait(0), &[AsyncWriteRace]),
+        m("stream_axpb_s2", DeleteWarpSync(0), &[AsyncWriteRace]),
+        m("stream_axpb_s2", DeleteWarpSync(1), &[AsyncWriteRace, SharedRace]),
+        m("stream_axpb_s2", DeleteWarpSync(2), &[AsyncReadRace]),
+        m("stream_axpb_s2", DeleteBarSync(0), INIT),
+        // clusters: multicast slices, remote releases (arrive #0 = producer_commit, #1..#n =
+        // one remote arrive per CTA of the cluster).
+        m("cluster_multicast_x2", MulticastMask(0, 0b01), &[Deadlock, TxImbalance]),
+        m("cluster_multicast_x2", TxBytes(0, -4096), &[AsyncReadRace, TxImbalance, Deadlock]),
+        m("cluster_multicast_x2", DropExpectTx(0), &[AsyncReadRace, TxImbalance, Deadlock]),
+        m("cluster_multicast_x2", DropArrive(2), &[Deadlock]),
+        m("cluster_multicast_x2", DropArrives(1, 2), &[Deadlock]),
+        m("cluster_multicast_x2", FlipParityInit(0), &[Deadlock]),
+        m("cluster_multicast_x2", DeleteWarpSync(0), &[AsyncWriteRace]),
+        m("cluster_multicast_x4", MulticastMask(0, 0b0111), &[Deadlock, TxImbalance]),
+        m("cluster_multicast_x4", TxBytes(0, -2048), &[AsyncReadRace, TxImbalance, Deadlock]),
+        m("cluster_multicast_x4", DropArrive(4), &[Deadlock]),
+        // cp.async completion through cp.async.mbarrier.arrive (wait #0 = empty, #1 = full).
+        m("cp_async_mbarrier", DropArrive(0), &[Deadlock]),
+        m("cp_async_mbarrier", FlipNoinc(0), &[ArrivalOverflow, AsyncReadRace, IncompletePhase]),
+        m("cp_async_mbarrier", FlipParityInit(1), &[AsyncReadRace, AsyncWriteRace]),
+        m("cp_async_mbarrier", FlipParityInit(0), &[Deadlock]),
+        m("cp_async_mbarrier", DeleteWarpSync(0), &[AsyncWriteRace]),
+        m("cp_async_mbarrier_noinc", DropCpAsyncArrive(0), &[Deadlock]),
+        m("cp_async_mbarrier_noinc", FlipNoinc(0), &[Deadlock]),
+        m("cp_async_mbarrier_noinc", DeleteBarSync(0), INIT),
     ]
 }
 

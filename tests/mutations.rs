@@ -5,7 +5,14 @@
 fn checker_catches_every_mutant_and_flags_no_clean_kernel() {
     let suite = phaser::mutate::run_suite();
     let table = phaser::mutate::markdown(&suite);
-    assert!(suite.mutants.len() >= 30, "only {} mutants", suite.mutants.len());
+    assert!(suite.mutants.len() >= 80, "only {} mutants", suite.mutants.len());
+    // The TMA, cluster and cp.async kernels are covered, clean and mutated.
+    for subject in
+        ["tma_two_stage", "stream_axpb_s2", "cluster_multicast_x2", "cluster_multicast_x4", "cp_async_mbarrier"]
+    {
+        assert!(suite.clean.iter().any(|c| c.subject == subject), "no clean run of {subject}");
+        assert!(suite.mutants.iter().any(|m| m.subject == subject), "no mutant of {subject}");
+    }
     for c in &suite.clean {
         assert!(c.clean, "clean kernel `{}` was flagged or failed:\n{table}", c.subject);
     }

@@ -209,7 +209,7 @@ pub fn examples() -> Vec<Example> {
 
 fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
     let (rows, cols, clusters): (u32, u32, &[u32]) = match size {
-        Size::Quick => (6 * TILE_ROWS, 2 * TILE_COLS, &[2]),
+        Size::Quick => (6 * TILE_ROWS, 2 * TILE_COLS, &[2, 4]),
         Size::Full => (2048, 1024, &[2, 4]),
     };
     let seed = super::fresh_seed();

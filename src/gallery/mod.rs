@@ -3,6 +3,7 @@
 //! the test suite assembles all of it with ptxas.
 
 pub mod cluster_multicast;
+pub mod cp_async_mbarrier;
 pub mod dsl_pipeline;
 pub mod dsl_seeds;
 pub mod phase_table;
@@ -56,6 +57,7 @@ pub fn examples() -> Vec<Example> {
     v.extend(tma_two_stage::examples());
     v.extend(stream_axpb::examples());
     v.extend(cluster_multicast::examples());
+    v.extend(cp_async_mbarrier::examples());
     v.extend(phase_table::examples());
     v.extend(pipeline::examples());
     v.extend(dsl_seeds::examples());

@@ -37,6 +37,12 @@ impl KernelBuilder {
     pub fn warp_sync(&mut self) {
         self.push(SyncOp::WarpSync { mask: 0xffff_ffff });
     }
+    /// `__syncwarp(mask)`: `bar.warp.sync mask`; every lane of `mask` must reach a
+    /// `bar.warp.sync` with the same mask, and the executing lane must be in it.
+    #[track_caller]
+    pub fn warp_sync_mask(&mut self, mask: u32) {
+        self.push(SyncOp::WarpSync { mask });
+    }
     /// `T.ptx.elect_sync()`: true in exactly one lane of the (converged) warp.
     #[track_caller]
     pub fn elect_sync(&mut self) -> Value {

@@ -4,7 +4,7 @@
 //! `complete_tx` (or arrival).
 
 use super::barrier::Actor;
-use super::engine::Engine;
+use super::engine::{Engine, StoreRead};
 use super::finding::Category;
 use crate::error::Result;
 use crate::tensor_map::{Swizzle, TensorMapDesc};
@@ -33,6 +33,9 @@ pub enum AsyncKind {
     Store { cta: usize, off: u32, dst: StoreDst, bytes: u32, group: usize },
     /// `tcgen05.commit`: one arrival on `(cta, off)` once prior tcgen05 work finished.
     Commit { cta: usize, off: u32 },
+    /// `cp.async.mbarrier.arrive`: one arrival on `(cta, off)` once the issuer's `cp.async`
+    /// ops `after` (those in flight at the arrive) have landed.
+    CpAsyncArrive { cta: usize, off: u32, after: Vec<u32> },
 }
 
 pub struct AsyncOp {
@@ -208,7 +211,12 @@ impl Engine<'_> {
                         }
                     }
                 }
-                self.async_read_done(cta, off, bytes, id);
+                // The source stays marked as read by the store until its issuer observes the
+                // completion (`wait_group`): only then may anyone ordered after it rewrite it.
+                if self.cfg.race_check {
+                    let read = StoreRead { group, cta, off, len: bytes, op: id };
+                    self.aux[issuer as usize].unobserved_stores.push(read);
+                }
                 let a = &mut self.aux[issuer as usize];
                 if group < a.bulk_groups.len() {
                     a.bulk_groups[group] -= 1;
@@ -220,6 +228,16 @@ impl Engine<'_> {
                 if self.ctas[cta].barriers.get(&off).is_some_and(|b| b.usable()) {
                     let actor = Actor::Agent { kind: "tcgen05.commit", issuer };
                     self.arrive_on(issuer, cta, off, 1, false, actor, Some(&vc), pc);
+                }
+            }
+            AsyncKind::CpAsyncArrive { cta, off, .. } => {
+                if self.ctas[cta].barriers.get(&off).is_some_and(|b| b.usable()) {
+                    let actor = Actor::Agent { kind: "cp.async.mbarrier.arrive", issuer };
+                    self.arrive_on(issuer, cta, off, 1, false, actor, Some(&vc), pc);
+                } else {
+                    let msg =
+                        "a cp.async.mbarrier.arrive fired but its barrier is not initialized (or was invalidated)";
+                    self.finding(Category::Uninitialized, cta, Some(issuer), Some((cta, off)), Some(pc), msg.into());
                 }
             }
         }

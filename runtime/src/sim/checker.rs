@@ -4,10 +4,11 @@
 //!
 //! Happens-before edges: an arrive (or an async copy's `complete_tx`) releases the arriving
 //! thread's clock into the barrier's current phase; a successful wait acquires the clock of
-//! the phase it observed; `bar.sync` and the cluster barrier join all participants; an async
-//! copy carries its issuer's clock at issue.
+//! the phase it observed; `bar.sync`, `bar.warp.sync` and the cluster barrier join all
+//! participants; an async copy carries its issuer's clock at issue. A TMA store's source stays
+//! marked read by the store until its issuer's `cp.async.bulk.wait_group` observes it.
 
-use super::engine::{Engine, WaitTarget};
+use super::engine::{Engine, StoreRead, WaitTarget};
 use super::finding::Category;
 
 /// Shadow state of one shared-memory byte.
@@ -87,9 +88,14 @@ impl Engine<'_> {
                 Some(i) => format!("an async copy issued by thread {} that has not landed yet", i % tpc),
                 None => "an in-flight async copy".into(),
             },
-            Conflict::InFlightRead(op) => match self.op_issuer(op) {
-                Some(i) => format!("an in-flight TMA store issued by thread {} (source not read yet)", i % tpc),
-                None => "an in-flight TMA store".into(),
+            Conflict::InFlightRead(op) => match (self.op_issuer(op), self.store_issuer(op)) {
+                (Some(i), _) => format!("an in-flight TMA store issued by thread {} (source not read yet)", i % tpc),
+                (None, Some(i)) => format!(
+                    "a TMA store issued by thread {} whose completion was not observed (no \
+                     `cp.async.bulk.wait_group.read` by its issuer ordered before this access)",
+                    i % tpc
+                ),
+                (None, None) => "an in-flight TMA store".into(),
             },
             Conflict::Thread { other, .. } if other as usize >= self.n => {
                 let (c, off) = self.bar_comps[other as usize - self.n];
@@ -298,15 +304,33 @@ impl Engine<'_> {
         }
     }
 
-    pub fn async_read_done(&mut self, cta: usize, off: u32, len: u32, op: u32) {
-        if !self.cfg.race_check {
+    /// Thread `t` passed `cp.async.bulk.wait_group n`: its completed TMA stores in groups older
+    /// than the `n` most recent have observably finished reading their source, which from now
+    /// on counts as read by `t` itself (others must be ordered after `t` to rewrite it).
+    pub fn observe_stores(&mut self, t: u32, n: u32) {
+        if !self.cfg.race_check || self.aux[t as usize].unobserved_stores.is_empty() {
             return;
         }
-        for s in &mut self.ctas[cta].shadow[off as usize..(off + len) as usize] {
-            if s.pend_read == op {
-                s.pend_read = 0;
+        let a = &mut self.aux[t as usize];
+        let retired = a.bulk_groups.len().saturating_sub(n as usize);
+        let (seen, kept): (Vec<StoreRead>, Vec<StoreRead>) =
+            a.unobserved_stores.drain(..).partition(|r| r.group < retired);
+        a.unobserved_stores = kept;
+        let me = epoch(t, self.row(t)[t as usize]);
+        for r in seen {
+            for s in &mut self.ctas[r.cta].shadow[r.off as usize..(r.off + r.len) as usize] {
+                if s.pend_read == r.op {
+                    s.pend_read = 0;
+                    s.r = me;
+                }
             }
         }
+    }
+
+    /// The thread that issued TMA store `op`, in flight or completed but not yet observed.
+    fn store_issuer(&self, op: u32) -> Option<u32> {
+        self.op_issuer(op)
+            .or_else(|| self.aux.iter().position(|a| a.unobserved_stores.iter().any(|r| r.op == op)).map(|t| t as u32))
     }
 
     /// Whether thread `t` may use barrier `(cta, off)`: it exists and is initialized (else an

@@ -11,6 +11,7 @@ use super::memory::{GlobalMemory, SmemLayout};
 use super::program::Program;
 use super::report::Collector;
 use super::scheduler::Scheduler;
+use super::warp_sync::WarpSyncRound;
 use crate::error::{Result, RuntimeError};
 use crate::launch::LaunchConfig;
 use crate::tensor_map::TensorMapDesc;
@@ -52,6 +53,11 @@ pub enum Block {
         n: u32,
         pc: u32,
     },
+    /// `bar.warp.sync mask`: released by the last lane of the mask to arrive (`warp_sync`).
+    WarpSync {
+        mask: u32,
+        pc: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -72,7 +78,15 @@ pub struct Warp {
     pub exited: u32,
     /// Lanes that just failed a `test_wait`/`try_wait`: others go first.
     pub yielded: u32,
+    /// Lanes that failed the same `test_wait` twice with no other slow-path instruction in
+    /// between: they poll in a loop until some other agent changes a barrier.
+    pub spinning: u32,
+    /// Lanes whose last slow-path instruction was a failed `test_wait`, at `last_failed_poll`.
+    pub poll_armed: u32,
+    pub last_failed_poll: [u32; 32],
     pub block: [Block; 32],
+    /// Open `bar.warp.sync` rounds, one per mask value some lane waits with.
+    pub warp_syncs: Vec<WarpSyncRound>,
 }
 
 impl Warp {
@@ -131,14 +145,31 @@ pub struct ThreadAux {
     pub fence_vc: Vec<u32>,
     /// Generation of this thread's last `barrier.cluster.arrive`.
     pub cluster_arrived: Option<u64>,
+    /// TMA stores of this thread that finished reading shared memory but whose completion
+    /// the thread has not observed yet (no `cp.async.bulk.wait_group` covering their group):
+    /// their source bytes stay marked as read by an async store until it does.
+    pub unobserved_stores: Vec<StoreRead>,
+}
+
+/// The shared-memory source of a completed TMA store.
+#[derive(Clone, Copy, Debug)]
+pub struct StoreRead {
+    pub group: usize,
+    pub cta: usize,
+    pub off: u32,
+    pub len: u32,
+    pub op: u32,
 }
 
 impl ThreadAux {
-    pub fn pending_groups(groups: &[u32], first: &mut usize) -> u32 {
+    /// Whether `wait_group n` may return: PTX waits until at most the `n` most recent
+    /// committed groups are pending and *every older group is complete* (a recent group
+    /// completing early does not let an older one off).
+    pub fn groups_retired(groups: &[u32], first: &mut usize, n: u32) -> bool {
         while *first < groups.len() && groups[*first] == 0 {
             *first += 1;
         }
-        groups[*first..].iter().filter(|&&g| g > 0).count() as u32
+        *first >= groups.len().saturating_sub(n as usize)
     }
 }
 
@@ -185,6 +216,12 @@ pub struct Engine<'a> {
     pub live_threads: u32,
     /// Failed `test_wait`/`try_wait`s since the last barrier event (livelock detection).
     pub futile: u64,
+    /// Failed polls, and other slow-path instructions, ever executed: a round in which polls
+    /// failed and nothing else with an effect ran is a spin, and counts as stalled for the
+    /// async agents (else a `test_wait` loop would starve the copies it waits for under the
+    /// adversarial schedule).
+    pub polls_failed: u64,
+    pub slow_effects: u64,
     pub abort: bool,
 }
 
@@ -250,7 +287,11 @@ impl<'a> Engine<'a> {
                     blocked: 0,
                     exited: !all,
                     yielded: 0,
+                    spinning: 0,
+                    poll_armed: 0,
+                    last_failed_poll: [0; 32],
                     block: [Block::None; 32],
+                    warp_syncs: Vec::new(),
                 });
             }
         }
@@ -293,6 +334,8 @@ impl<'a> Engine<'a> {
             round: 0,
             live_threads: n as u32,
             futile: 0,
+            polls_failed: 0,
+            slow_effects: 0,
             abort: false,
         })
     }
@@ -388,6 +431,7 @@ impl<'a> Engine<'a> {
             self.round += 1;
             self.sched.warp_order(self.warps.len(), &mut order);
             let mut progressed = false;
+            let (polls0, effects0) = (self.polls_failed, self.slow_effects);
             for &wi in &order {
                 if self.warps[wi].live() == 0 {
                     continue;
@@ -407,7 +451,8 @@ impl<'a> Engine<'a> {
                     return Err(self.limit_error());
                 }
             }
-            let completed = self.step_agents(!progressed)?;
+            let spinning = self.polls_failed > polls0 && self.slow_effects == effects0;
+            let completed = self.step_agents(!progressed || spinning)?;
             if !progressed && completed == 0 {
                 if self.timeout_try_waits() {
                     self.futile += 1;
@@ -416,7 +461,10 @@ impl<'a> Engine<'a> {
                     return Ok(());
                 }
             }
-            if self.futile > FUTILE_LIMIT {
+            // Every live lane is blocked or spins on a failing test_wait, nothing but polls ran
+            // and no async op is left to change a barrier: the polls can never succeed.
+            let all_spinning = self.warps.iter().all(|w| w.runnable & !w.spinning == 0);
+            if (spinning && completed == 0 && self.agents.is_empty() && all_spinning) || self.futile > FUTILE_LIMIT {
                 self.report_deadlock(true);
                 return Ok(());
             }
@@ -432,7 +480,7 @@ impl<'a> Engine<'a> {
         let mut i = 0;
         while i < self.agents.len() {
             let age = self.round.saturating_sub(self.agents[i].round);
-            if self.sched.complete_async(age, false) {
+            if self.async_op_ready(i) && self.sched.complete_async(age, false) {
                 let op = self.agents.remove(i);
                 self.complete_op(op)?;
                 done += 1;
@@ -441,7 +489,9 @@ impl<'a> Engine<'a> {
             }
         }
         if done == 0 && stalled && !self.agents.is_empty() {
-            let i = self.sched.stalled_pick(self.agents.len());
+            // The oldest op is always ready (ops wait only for older ones).
+            let ready: Vec<usize> = (0..self.agents.len()).filter(|&i| self.async_op_ready(i)).collect();
+            let i = ready[self.sched.stalled_pick(ready.len())];
             let op = self.agents.remove(i);
             self.complete_op(op)?;
             done = 1;
@@ -450,6 +500,12 @@ impl<'a> Engine<'a> {
             self.futile = 0;
         }
         Ok(done)
+    }
+
+    /// A `test_wait`/`try_wait` failed (or timed out spuriously).
+    pub fn poll_failed(&mut self) {
+        self.futile += 1;
+        self.polls_failed += 1;
     }
 
     /// Wake lanes of warp `wi` whose wait is now satisfied.
@@ -490,12 +546,18 @@ impl<'a> Engine<'a> {
                 }
                 Block::CpAsync { n, .. } => {
                     let a = &mut self.aux[t as usize];
-                    ThreadAux::pending_groups(&a.cp_groups, &mut a.cp_first) <= n
+                    ThreadAux::groups_retired(&a.cp_groups, &mut a.cp_first, n)
                 }
                 Block::Bulk { n, .. } => {
                     let a = &mut self.aux[t as usize];
-                    ThreadAux::pending_groups(&a.bulk_groups, &mut a.bulk_first) <= n
+                    let ok = ThreadAux::groups_retired(&a.bulk_groups, &mut a.bulk_first, n);
+                    if ok {
+                        self.observe_stores(t, n);
+                    }
+                    ok
                 }
+                // Released by the last lane to arrive, never by polling.
+                Block::WarpSync { .. } => false,
             };
             if ready {
                 let w = &mut self.warps[wi];
@@ -567,6 +629,9 @@ impl<'a> Engine<'a> {
         w.exited |= mask;
         let c = w.cta;
         let k = mask.count_ones();
+        if !w.warp_syncs.is_empty() {
+            self.warp_sync_lanes_exited(wi, mask);
+        }
         self.live_threads -= k;
         self.ctas[c].exited += k;
         for id in 0..16 {
@@ -718,6 +783,9 @@ impl<'a> Engine<'a> {
                     Block::Bulk { n, pc } => {
                         (format!("bulk {pc}"), None, pc, format!("blocked at `cp.async.bulk.wait_group {n}`"))
                     }
+                    Block::WarpSync { mask, pc } => {
+                        (format!("warpsync {wi} {mask} {pc}"), None, pc, self.describe_warp_sync_wait(wi, mask))
+                    }
                     Block::None => {
                         let pc = w.pc[l];
                         (format!("spin {pc}"), None, pc, "spinning: its test_wait/try_wait keeps failing".into())
@@ -731,7 +799,9 @@ impl<'a> Engine<'a> {
         }
         let total: usize = groups.iter().map(|g| g.1.len()).sum();
         let head = if livelock {
-            format!("livelock: no barrier made progress in {FUTILE_LIMIT} failed test_wait/try_wait polls")
+            "livelock: every live thread is blocked or spins on a test_wait/try_wait that keeps failing, and \
+             nothing left (no thread, no async copy) can complete the phases they poll"
+                .to_string()
         } else {
             format!("deadlock: all {total} live threads are blocked and no async copy is in flight")
         };
@@ -776,4 +846,22 @@ pub fn ranges(v: &[u32]) -> String {
         i = j + 1;
     }
     out.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ThreadAux;
+
+    #[test]
+    fn wait_group_needs_every_group_older_than_the_n_most_recent() {
+        let mut first = 0;
+        // Groups oldest first, ops still in flight per group.
+        assert!(!ThreadAux::groups_retired(&[1, 0], &mut first, 1), "the older group is still pending");
+        assert!(ThreadAux::groups_retired(&[0, 1], &mut first, 1));
+        assert_eq!(first, 1);
+        assert!(!ThreadAux::groups_retired(&[0, 1], &mut 0, 0));
+        assert!(ThreadAux::groups_retired(&[0, 0], &mut 0, 0));
+        assert!(ThreadAux::groups_retired(&[], &mut 0, 0));
+        assert!(ThreadAux::groups_retired(&[2, 1, 1], &mut 0, 3));
+    }
 }

@@ -368,13 +368,7 @@ impl Engine<'_> {
                     self.async_write_issue(t, c, off, *bytes, id, pc);
                     self.push_op(t, pc, AsyncKind::CpAsync { cta: c, off, src: s, bytes: *bytes, group });
                 }
-                MemoryOp::CpAsyncMbarrierArrive { .. } => {
-                    // Not modelled yet: fail loudly rather than simulate it wrongly.
-                    let msg = "`cp.async.mbarrier.arrive` is not modelled by the simulator yet".to_string();
-                    self.finding(Category::Unsupported, self.warps[wi].cta, Some(t), None, Some(pc), msg);
-                    self.abort = true;
-                    return;
-                }
+                MemoryOp::CpAsyncMbarrierArrive { bar, noinc } => self.cp_async_arrive_issue(wi, l, pc, bar, *noinc),
                 MemoryOp::CpAsyncCommitGroup => {
                     let a = &mut self.aux[t as usize];
                     let open = std::mem::take(&mut a.cp_open);
@@ -382,7 +376,7 @@ impl Engine<'_> {
                 }
                 MemoryOp::CpAsyncWaitGroup { n } => {
                     let a = &mut self.aux[t as usize];
-                    if ThreadAux::pending_groups(&a.cp_groups, &mut a.cp_first) > *n {
+                    if !ThreadAux::groups_retired(&a.cp_groups, &mut a.cp_first, *n) {
                         self.block_lane(wi, l, Block::CpAsync { n: *n, pc });
                     }
                 }
@@ -484,9 +478,21 @@ impl Engine<'_> {
                 let ok = self.check_barrier_use(t, c, off, pc, "test_waits on") && self.satisfied(c, off, target);
                 if ok {
                     self.wait_succeeded(t, c, off, target, false, Some(pc));
+                    let w = &mut self.warps[wi];
+                    w.spinning &= !(1 << l);
+                    w.poll_armed &= !(1 << l);
                 } else {
-                    self.futile += 1;
-                    self.warps[wi].yielded |= 1 << l;
+                    self.poll_failed();
+                    // The same test_wait failing twice with nothing else done in between:
+                    // the lane is in a polling loop (a one-off probe that fails is not).
+                    let w = &mut self.warps[wi];
+                    w.yielded |= 1 << l;
+                    if w.poll_armed & (1 << l) != 0 && w.last_failed_poll[l] == pc {
+                        w.spinning |= 1 << l;
+                    } else {
+                        w.poll_armed |= 1 << l;
+                        w.last_failed_poll[l] = pc;
+                    }
                 }
                 self.set(wi, l, *done, ok as u64);
             }
@@ -496,14 +502,14 @@ impl Engine<'_> {
                 if !self.check_barrier_use(t, c, off, pc, "waits on") {
                     self.set(wi, l, *done, 0);
                     self.warps[wi].yielded |= 1 << l;
-                    self.futile += 1;
+                    self.poll_failed();
                     return;
                 }
                 if self.satisfied(c, off, target) {
                     if self.sched.spurious_try_wait() {
                         self.set(wi, l, *done, 0);
                         self.warps[wi].yielded |= 1 << l;
-                        self.futile += 1;
+                        self.poll_failed();
                     } else {
                         self.wait_succeeded(t, c, off, target, true, Some(pc));
                         self.set(wi, l, *done, 1);
@@ -571,13 +577,7 @@ impl Engine<'_> {
                     let gen = self.aux[t as usize].cluster_arrived.take().unwrap_or(self.cluster_bar.gen);
                     self.block_lane(wi, l, Block::Cluster { gen, pc });
                 }
-                SyncOp::WarpSync { .. } => {
-                    // Not modelled yet: fail loudly rather than simulate it wrongly.
-                    let msg = "`bar.warp.sync` is not modelled by the simulator yet".to_string();
-                    self.finding(Category::Unsupported, c, Some(t), None, Some(pc), msg);
-                    self.abort = true;
-                    return;
-                }
+                SyncOp::WarpSync { mask } => self.warp_sync_arrive(wi, l, *mask, pc),
                 SyncOp::Trap => {
                     self.finding(Category::Trap, c, Some(t), None, Some(pc), "the kernel executed `trap`".into());
                     self.abort = true;
@@ -748,7 +748,9 @@ impl Engine<'_> {
             }
             TmaOp::WaitGroup { n, .. } => {
                 let a = &mut self.aux[t as usize];
-                if ThreadAux::pending_groups(&a.bulk_groups, &mut a.bulk_first) > *n {
+                if ThreadAux::groups_retired(&a.bulk_groups, &mut a.bulk_first, *n) {
+                    self.observe_stores(t, *n);
+                } else {
                     self.block_lane(wi, l, Block::Bulk { n: *n, pc });
                 }
             }

@@ -36,6 +36,9 @@ pub enum Category {
     SharedRace,
     /// A global or shared access outside every allocation.
     OutOfBounds,
+    /// `bar.warp.sync` misuse PTX leaves undefined: a lane of the mask exited instead of
+    /// executing it, or the executing lane is not in its mask.
+    WarpSync,
     /// Something the simulator cannot execute faithfully (bad operand, misaligned barrier).
     Unsupported,
     /// The kernel executed `trap`.
@@ -57,6 +60,7 @@ impl Category {
             Category::AsyncWriteRace => "async-write-race",
             Category::ProxyFence => "missing-proxy-fence",
             Category::SharedRace => "shared-race",
+            Category::WarpSync => "warp-sync",
             Category::OutOfBounds => "out-of-bounds",
             Category::Unsupported => "unsupported",
             Category::Trap => "trap",
@@ -77,6 +81,7 @@ impl Category {
             AsyncWriteRace,
             ProxyFence,
             SharedRace,
+            WarpSync,
             OutOfBounds,
             Unsupported,
             Trap,

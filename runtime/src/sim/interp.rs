@@ -426,7 +426,14 @@ impl Engine<'_> {
                     }
                     Op::Slow(i) => {
                         w.set_pc(mask, pc + 1);
+                        let polls = self.polls_failed;
                         self.exec_slow(wi, mask, pc, &prog.slow[i as usize])?;
+                        if self.polls_failed == polls {
+                            self.slow_effects += 1;
+                            let w = &mut self.warps[wi];
+                            w.spinning &= !mask;
+                            w.poll_armed &= !mask;
+                        }
                         continue 'regroup;
                     }
                 }

@@ -6,13 +6,14 @@
 //! One concept per file: `config` (settings), `memory` (global arena, shared layout),
 //! `barrier` (the mbarrier state machine), `program` + `interp` (lowered IR and its
 //! execution), `exec` (memory/barrier/TMA instructions), `scheduler`, `agent` (async
-//! copies), `checker` (vector clocks, shadow memory, end checks), `finding`, `trace`,
-//! `report`, `engine` (one cluster's state and the main loop).
+//! copies), `cp_async_arrive` (`cp.async.mbarrier.arrive`), `checker` (vector clocks, shadow memory, end checks), `finding`, `trace`,
+//! `report`, `engine` (one cluster's state and the main loop), `warp_sync` (`bar.warp.sync`).
 
 pub(crate) mod agent;
 pub mod barrier;
 pub(crate) mod checker;
 pub mod config;
+pub(crate) mod cp_async_arrive;
 pub(crate) mod engine;
 pub(crate) mod exec;
 pub mod finding;
@@ -22,6 +23,7 @@ pub(crate) mod program;
 pub mod report;
 pub mod scheduler;
 pub mod trace;
+pub(crate) mod warp_sync;
 
 pub use config::{SimConfig, Strategy};
 pub use finding::{BarrierRef, Category, Finding, Severity};
