@@ -19,6 +19,7 @@ step() {
 }
 step gallery_quick ./bin/phaser run --backend gpu --quick
 step gallery_full ./bin/phaser run --backend gpu --full
+step sim_vs_gpu ./bin/phaser diff
 for t in ./bin/test_*; do step "$(basename "$t")" "$t" --include-ignored --test-threads=1; done
 # Benchmarks (BENCH_ARGS, e.g. "--sweep", goes to each).
 for b in ./bin/bench_*; do [ -x "$b" ] && step "$(basename "$b")" "$b" ${BENCH_ARGS:-}; done

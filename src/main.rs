@@ -36,6 +36,15 @@ enum Cmd {
         /// Only examples whose name contains this.
         #[arg(long)]
         only: Option<String>,
+        /// Fix the random inputs' seed (otherwise each run draws fresh inputs).
+        #[arg(long)]
+        seed: Option<u64>,
+    },
+    /// Differential check: run every example on the GPU and in the simulator with the same
+    /// inputs (quick sizes) and compare digests of all their outputs bit for bit.
+    Diff {
+        #[arg(long)]
+        seed: Option<u64>,
     },
     /// Write the PTX of every kernel in the project into DIR, one `.ptx` file per kernel.
     Ptx {
@@ -52,7 +61,13 @@ enum Cmd {
 
 fn main() -> ExitCode {
     match Cli::parse().cmd {
-        Cmd::Run { backend, full, quick, only } => run(backend, full, quick, only),
+        Cmd::Run { backend, full, quick, only, seed } => {
+            if let Some(s) = seed {
+                gallery::set_seed(s);
+            }
+            run(backend, full, quick, only)
+        }
+        Cmd::Diff { seed } => diff(seed.unwrap_or_else(gallery::fresh_seed)),
         Cmd::Ptx { dir, target, check } => ptx(dir, target, check),
         Cmd::List => {
             for e in gallery::examples() {
@@ -83,32 +98,82 @@ fn run(backend: Backend, full: bool, quick: bool, only: Option<String>) -> ExitC
     };
     let size = if !quick && (full || dev.is_gpu()) { Size::Full } else { Size::Quick };
     println!("Device: {} | sizes: {size:?}\n", dev.describe());
-    let mut rows: Vec<Outcome> = Vec::new();
+    let mut rows: Vec<(Outcome, Option<u64>)> = Vec::new();
     for e in gallery::examples() {
         if only.as_deref().is_some_and(|o| !e.name.contains(o)) {
             continue;
         }
         if e.gpu_only && !dev.is_gpu() {
-            rows.push(Outcome::check(e.name, true, "skipped: needs a GPU feature the simulator does not model"));
+            let o = Outcome::check(e.name, true, "skipped: needs a GPU feature the simulator does not model");
+            rows.push((o, None));
             continue;
         }
         let t = std::time::Instant::now();
-        let o = match (e.run)(&dev, size) {
-            Ok(o) => o,
-            Err(err) => Outcome::check(e.name, false, format!("error: {err}")),
-        };
+        let (result, digest) = gallery::run_example(&e, &dev, size);
+        let o = result.unwrap_or_else(|err| Outcome::check(e.name, false, format!("error: {err}")));
         println!("{} {:<32} ({:.2?}) {}", if o.passed { "PASS" } else { "FAIL" }, o.name, t.elapsed(), o.detail);
-        rows.push(o);
+        rows.push((o, digest));
     }
-    let failed = rows.iter().filter(|o| !o.passed).count();
-    println!("\n{:<32} | {:<6} | {:>12} | device", "example", "result", "kernel time");
-    println!("{}", "-".repeat(72));
-    for o in &rows {
+    let failed = rows.iter().filter(|(o, _)| !o.passed).count();
+    println!("\n{:<32} | {:<6} | {:>12} | {:<16} | device", "example", "result", "kernel time", "output digest");
+    println!("{}", "-".repeat(92));
+    for (o, d) in &rows {
         let t = o.elapsed.map(|d| format!("{:.3} ms", d.as_secs_f64() * 1e3)).unwrap_or_else(|| "-".into());
-        println!("{:<32} | {:<6} | {:>12} | {}", o.name, if o.passed { "pass" } else { "FAIL" }, t, dev.describe());
+        let d = d.map(|d| format!("{d:016x}")).unwrap_or_else(|| "-".into());
+        println!(
+            "{:<32} | {:<6} | {:>12} | {d:<16} | {}",
+            o.name,
+            if o.passed { "pass" } else { "FAIL" },
+            t,
+            dev.describe()
+        );
     }
     println!("{} passed, {} failed", rows.len() - failed, failed);
     if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn diff(seed: u64) -> ExitCode {
+    let gpu = match Device::cuda(0) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: the differential check needs a GPU: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let sim = Device::sim(Default::default());
+    gallery::set_seed(seed);
+    println!("Differential run, seed {seed}: {} vs {} (quick sizes)\n", gpu.describe(), sim.describe());
+    println!("{:<32} | {:<16} | {:<16} | verdict", "example", "GPU digest", "sim digest");
+    println!("{}", "-".repeat(84));
+    let (mut same, mut differ) = (0, 0);
+    for e in gallery::examples() {
+        if e.gpu_only {
+            continue;
+        }
+        let (g, gd) = gallery::run_example(&e, &gpu, Size::Quick);
+        let (s, sd) = gallery::run_example(&e, &sim, Size::Quick);
+        let ok = g.as_ref().is_ok_and(|o| o.passed) && s.as_ref().is_ok_and(|o| o.passed) && gd.is_some() && gd == sd;
+        let show = |d: Option<u64>| d.map(|d| format!("{d:016x}")).unwrap_or_else(|| "-".into());
+        let verdict = if ok {
+            same += 1;
+            "bit-identical".to_string()
+        } else {
+            differ += 1;
+            let why = |r: &Result<Outcome, phaser::RuntimeError>| match r {
+                Ok(o) if o.passed => String::new(),
+                Ok(o) => format!(" ({} failed its check: {})", o.name, o.detail),
+                Err(err) => format!(" (error: {err})"),
+            };
+            format!("DIFFERENT{}{}", why(&g), why(&s))
+        };
+        println!("{:<32} | {:<16} | {:<16} | {verdict}", e.name, show(gd), show(sd));
+    }
+    println!("{same} passed, {differ} failed");
+    if differ == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

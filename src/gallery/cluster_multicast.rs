@@ -238,6 +238,7 @@ fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
             ],
         )?;
         let got = dev.download(&out)?;
+        super::record_output(&got);
         let want = reference(&x, n);
         let bad: Vec<usize> = (0..want.len()).filter(|&i| got[i].to_bits() != want[i].to_bits()).collect();
         if bad.is_empty() {

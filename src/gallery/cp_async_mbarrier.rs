@@ -192,6 +192,7 @@ fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
             &[Arg::buffer(&inp), Arg::buffer(&out), Arg::scalar(ntiles)],
         )?;
         let got = dev.download(&out)?;
+        super::record_output(&got);
         let bad: Vec<usize> = (0..want.len()).filter(|&i| got[i] != want[i]).collect();
         if bad.is_empty() {
             details.push(format!("{} ok", kernel_name(noinc)));

@@ -98,6 +98,7 @@ fn run(dev: &Device, size: Size) -> Result<Outcome, RuntimeError> {
         let r = dsl_pipeline_axpb::launch(dev, cfg, &tmap, &mut y, rows, stages)?;
         elapsed = r.elapsed.or(elapsed);
         let got = dev.download(&y)?;
+        super::record_output(&got);
         let bad = got.iter().zip(&want).filter(|(g, w)| g.to_bits() != w.to_bits()).count();
         passed &= bad == 0;
         details.push(if bad == 0 { format!("S={stages} ok") } else { format!("S={stages}: {bad} of {n} wrong") });

@@ -172,6 +172,7 @@ fn run_thread_arrive_wait(dev: &Device, _size: Size) -> Result<Outcome, RuntimeE
     let mut out = dev.upload(&[POISON_U32; 8])?;
     let r = dsl_seed_thread_arrive_wait::launch(dev, LaunchConfig::linear(1, 8), &mut out, 4)?;
     let got = dev.download(&out)?;
+    super::record_output(&got);
     let (ok, detail) = seeds::check_thread_arrive_wait(&got);
     let mut o = Outcome::check("dsl_seed_thread_arrive_wait", ok, detail);
     o.elapsed = r.elapsed;
@@ -182,6 +183,7 @@ fn run_producer_consumer(dev: &Device, _size: Size) -> Result<Outcome, RuntimeEr
     let mut out = dev.upload(&[f32::NAN; 128])?;
     let r = dsl_seed_producer_consumer::launch(dev, LaunchConfig::linear(1, 32), &mut out)?;
     let got = dev.download(&out)?;
+    super::record_output(&got);
     let (ok, detail) = seeds::check_producer_consumer(&got);
     let mut o = Outcome::check("dsl_seed_producer_consumer", ok, detail);
     o.elapsed = r.elapsed;
@@ -192,6 +194,7 @@ fn run_phase_flip(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
     let mut out = dev.upload(&[POISON_U32; ROUNDS as usize + 1])?;
     let r = dsl_seed_phase_flip::launch(dev, LaunchConfig::linear(1, 32), &mut out, ROUNDS)?;
     let got = dev.download(&out)?;
+    super::record_output(&got);
     let (ok, detail) = seeds::check_phase_flip(&got);
     let mut o = Outcome::check("dsl_seed_phase_flip", ok, detail);
     o.elapsed = r.elapsed;
@@ -213,6 +216,7 @@ fn run_phase_tma(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
     let mut out = dev.upload(&[POISON_U32; PHASE_TMA_FIELDS * ROUNDS as usize])?;
     let r = dsl_phase_tma::launch(dev, LaunchConfig::linear(1, 32), &mut out, ROUNDS)?;
     let got = dev.download(&out)?;
+    super::record_output(&got);
     let (ok, detail) = check_phase_tma(&got);
     let mut o = Outcome::check("dsl_phase_tma", ok, detail);
     o.elapsed = r.elapsed;

@@ -110,8 +110,46 @@ pub fn random_f32(n: usize, seed: u64) -> Vec<f32> {
     (0..n).map(|_| r.gen_range(-1.0f32..1.0)).collect()
 }
 
-/// A seed that differs per run (time-based), printed by callers so a failure can be replayed.
+/// Seed forced by `phaser run --seed N` / [`set_seed`] (differential runs need equal inputs).
+static SEED_OVERRIDE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+
+/// Make every later [`fresh_seed`] return `seed`, so two backends see the same inputs.
+pub fn set_seed(seed: u64) {
+    let _ = SEED_OVERRIDE.set(seed);
+}
+
+thread_local! {
+    /// FNV-1a over every output an example downloaded (see [`record_output`]).
+    static OUTPUT_DIGEST: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Fold a downloaded output into the running example's digest: equal digests on the GPU and
+/// in the simulator (same seed) mean bit-identical outputs.
+pub fn record_output<T: phaser_runtime::Elem>(data: &[T]) {
+    OUTPUT_DIGEST.with(|d| {
+        let mut h = d.get().unwrap_or(0xcbf2_9ce4_8422_2325);
+        for x in data {
+            for b in x.to_bits().to_le_bytes() {
+                h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
+            }
+        }
+        d.set(Some(h));
+    });
+}
+
+/// Run one example and return its outcome with the digest of everything it downloaded.
+pub fn run_example(e: &Example, dev: &Device, size: Size) -> (Result<Outcome, RuntimeError>, Option<u64>) {
+    OUTPUT_DIGEST.with(|d| d.set(None));
+    let r = (e.run)(dev, size);
+    (r, OUTPUT_DIGEST.with(|d| d.take()))
+}
+
+/// A seed that differs per run (time-based) unless [`set_seed`] fixed one; callers print it so
+/// a failure can be replayed.
 pub fn fresh_seed() -> u64 {
+    if let Some(&s) = SEED_OVERRIDE.get() {
+        return s;
+    }
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
 }
 

@@ -209,11 +209,12 @@ fn iters(size: Size) -> u32 {
 fn run_fe(dev: &Device, size: Size) -> Result<Outcome, RuntimeError> {
     let n = iters(size);
     let k = fe_pipeline(Target::Sm90a)?;
-    let input = super::random_u32((n * 32) as usize, 11);
+    let input = super::random_u32((n * 32) as usize, super::fresh_seed() ^ 11);
     let inp = dev.upload(&input)?;
     let out = dev.upload(&vec![super::POISON_U32; (n * 32) as usize])?;
     let r = dev.launch(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&inp), Arg::buffer(&out), Arg::scalar(n)])?;
     let got = dev.download(&out)?;
+    super::record_output(&got);
     let bad = input.iter().zip(&got).filter(|(x, y)| x.wrapping_mul(2).wrapping_add(1) != **y).count();
     let mut o = Outcome::check("fe_pipeline", bad == 0, format!("{n} tiles through 2 stages, {bad} wrong outputs"));
     o.elapsed = r.elapsed;
@@ -223,11 +224,12 @@ fn run_fe(dev: &Device, size: Size) -> Result<Outcome, RuntimeError> {
 fn run_bulk(dev: &Device, size: Size) -> Result<Outcome, RuntimeError> {
     let n = iters(size);
     let k = bulk_pipeline(Target::Sm90a)?;
-    let input = super::random_u32((n * TILE) as usize, 13);
+    let input = super::random_u32((n * TILE) as usize, super::fresh_seed() ^ 13);
     let inp = dev.upload(&input)?;
     let out = dev.upload(&vec![super::POISON_U32; (n * 32) as usize])?;
     let r = dev.launch(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&inp), Arg::buffer(&out), Arg::scalar(n)])?;
     let got = dev.download(&out)?;
+    super::record_output(&got);
     let bad = (0..(n * 32) as usize)
         .filter(|&j| {
             let (i, t) = (j / 32, j % 32);

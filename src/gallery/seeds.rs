@@ -149,6 +149,7 @@ fn run_thread_arrive_wait(dev: &Device, _size: Size) -> Result<Outcome, RuntimeE
     let out = dev.upload(&[POISON_U32; 8])?;
     let r = dev.launch(&k, LaunchConfig::linear(1, 8), &[Arg::buffer(&out), Arg::scalar(4u32)])?;
     let got = dev.download(&out)?;
+    super::record_output(&got);
     let (ok, detail) = check_thread_arrive_wait(&got);
     let mut o = Outcome::check("seed_thread_arrive_wait", ok, detail);
     o.elapsed = r.elapsed;
@@ -160,6 +161,7 @@ fn run_producer_consumer(dev: &Device, _size: Size) -> Result<Outcome, RuntimeEr
     let out = dev.upload(&[f32::NAN; 128])?;
     let r = dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out)])?;
     let got = dev.download(&out)?;
+    super::record_output(&got);
     let (ok, detail) = check_producer_consumer(&got);
     let mut o = Outcome::check("seed_producer_consumer", ok, detail);
     o.elapsed = r.elapsed;
@@ -171,6 +173,7 @@ fn run_phase_flip(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
     let out = dev.upload(&[POISON_U32; 5])?;
     let r = dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out)])?;
     let got = dev.download(&out)?;
+    super::record_output(&got);
     let (ok, detail) = check_phase_flip(&got);
     let mut o = Outcome::check("seed_phase_flip", ok, detail);
     o.elapsed = r.elapsed;

@@ -414,6 +414,7 @@ fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
         dev.fill(&p.output, f32::NAN)?;
         let r = p.launch(dev, &k, StreamConfig::new(s))?;
         let got = dev.download(&p.output)?;
+        super::record_output(&got);
         let (bad, first) = compare(&got, &want);
         if bad == 0 {
             details.push(format!("S={s} ok"));

@@ -167,7 +167,9 @@ fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
         &[Arg::TensorMap(&map), Arg::buffer(&out), Arg::buffer(&table), Arg::scalar(iters as u32)],
     )?;
     let got_table = dev.download(&table)?;
+    super::record_output(&got_table);
     let got = dev.download(&out)?;
+    super::record_output(&got);
     let want_table = expected_table(iters);
     let table_ok = got_table == want_table;
     let bad = (0..input.len()).filter(|&i| got[i].to_bits() != input[i].to_bits()).count();
