@@ -18,6 +18,16 @@ fn addr(b: &Buffer<u32>) -> u64 {
 /// Load one 2-D box (32 x 8 u32 = 1 KiB) at `(cx, cy)` with TMA, then copy shared memory
 /// out to `out` element by element (so the shared layout, swizzle included, is visible).
 fn run(swizzle: Swizzle, cx: i32, cy: i32) -> (Vec<u32>, Vec<u32>) {
+    launch(swizzle, cx, cy, 0).unwrap()
+}
+
+/// The kernel of [`run`], loading into the tile `dst_elem` elements past its 1024-aligned start.
+fn launch(
+    swizzle: Swizzle,
+    cx: i32,
+    cy: i32,
+    dst_elem: u32,
+) -> Result<(Vec<u32>, Vec<u32>), phaser_runtime::RuntimeError> {
     let mut k = KernelBuilder::new("tma_box", Target::Sm90a);
     let map = k.param_tensor_map("map", 2);
     let out = k.param_global("out", Type::U32, true);
@@ -32,7 +42,7 @@ fn run(swizzle: Swizzle, cx: i32, cy: i32) -> (Vec<u32>, Vec<u32>) {
     k.if_then(is0, |k| {
         k.mbarrier_init(bar, Value::u32(1));
         k.mbarrier_arrive_expect_tx(bar, Value::u32(1024));
-        let dst = k.shared_elem_addr(tile, Value::u32(0));
+        let dst = k.shared_elem_addr(tile, Value::u32(dst_elem));
         k.tma_load(dst, map, &[x, y], bar);
     });
     k.cta_sync();
@@ -60,9 +70,22 @@ fn run(swizzle: Swizzle, cx: i32, cy: i32) -> (Vec<u32>, Vec<u32>) {
         },
         encoded: None,
     };
-    let cfg = LaunchConfig::linear(1, 32).with_dynamic_shared(1024);
-    dev.launch(&k, cfg, &[Arg::TensorMap(&tm), Arg::buffer(&out), Arg::scalar(cx), Arg::scalar(cy)]).unwrap();
-    (dev.download(&out).unwrap(), data)
+    let cfg = LaunchConfig::linear(1, 32).with_dynamic_shared(2048);
+    dev.launch(&k, cfg, &[Arg::TensorMap(&tm), Arg::buffer(&out), Arg::scalar(cx), Arg::scalar(cy)])?;
+    Ok((dev.download(&out).unwrap(), data))
+}
+
+/// The H200 faults (`CUDA_ERROR_MISALIGNED_ADDRESS`) on a TMA tensor load into shared memory
+/// that is 16- but not 128-byte aligned; the simulator must report it, not copy the data.
+#[test]
+fn tma_tensor_load_into_misaligned_shared_memory_is_reported() {
+    let err = launch(Swizzle::None, 0, 0, 4).unwrap_err().to_string();
+    assert!(err.contains("error[misaligned]"), "{err}");
+    assert!(
+        err.contains("TMA tensor load's shared destination 0x") && err.contains("is not 128-byte aligned"),
+        "{err}"
+    );
+    assert!(launch(Swizzle::None, 0, 0, 32).is_ok(), "128-byte aligned destinations are fine");
 }
 
 #[test]

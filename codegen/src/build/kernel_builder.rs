@@ -198,7 +198,9 @@ impl KernelBuilder {
         if elem == Type::Pred {
             self.error(format!("shared array `{name}`: predicates have no memory form"));
         }
-        let align = elem.size().max(16);
+        // Arrays of 128 bytes or more are 128-byte aligned: what TMA tensor copies require of
+        // their shared operand (a 16-byte aligned destination faults on the GPU).
+        let align = if elem.size() * len >= 128 { 128 } else { elem.size().max(16) };
         let id = self.add_alloc(name, elem, len.max(1), align, SharedKind::Data);
         SharedArray { base: SharedBase::Static(id), elem, len: Some(len.max(1)) }
     }

@@ -30,6 +30,18 @@ impl Engine<'_> {
         self.abort = true;
     }
 
+    /// The GPU faults (`CUDA_ERROR_MISALIGNED_ADDRESS`) when a TMA operand is misaligned:
+    /// report it and stop, as the kernel would. Returns whether `addr` is aligned.
+    fn require_aligned(&mut self, cta: usize, t: u32, pc: u32, what: &str, addr: u64, align: u64) -> bool {
+        if addr % align == 0 {
+            return true;
+        }
+        let msg = format!("{what} 0x{addr:x} is not {align}-byte aligned (the GPU faults with a misaligned address)");
+        self.finding(Category::Misaligned, cta, Some(t), None, Some(pc), msg);
+        self.abort = true;
+        false
+    }
+
     /// Resolve a shared address: `.shared::cta` names this CTA; a `.shared::cluster` address
     /// may name any CTA of the cluster. Checks `[off, off+len)` lies in shared memory.
     pub fn smem_addr(
@@ -666,6 +678,9 @@ impl Engine<'_> {
                 }
                 let cs: Vec<i32> = coords.iter().map(|c| self.val(wi, l, c) as u32 as i32).collect();
                 let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
+                if !self.require_aligned(own, t, pc, "the TMA tensor load's shared destination", d & 0xFF_FFFF, 128) {
+                    return;
+                }
                 let b = self.val(wi, l, bar) & 0xFFFF_FFFF;
                 let mut dsts = Vec::new();
                 match multicast {
@@ -707,6 +722,11 @@ impl Engine<'_> {
                 let n = self.val(wi, l, bytes) as u32;
                 let s = self.val(wi, l, src);
                 let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
+                if !self.require_aligned(own, t, pc, "the bulk copy's shared destination", d & 0xFF_FFFF, 16)
+                    || !self.require_aligned(own, t, pc, "the bulk copy's global source", s, 16)
+                {
+                    return;
+                }
                 if n % 16 != 0 {
                     let msg = format!("bulk copy of {n} bytes: the size must be a multiple of 16");
                     self.finding(Category::Unsupported, own, Some(t), None, Some(pc), msg);
@@ -726,6 +746,9 @@ impl Engine<'_> {
                 let bytes = desc.box_bytes();
                 let cs: Vec<i32> = coords.iter().map(|c| self.val(wi, l, c) as u32 as i32).collect();
                 let s = self.val(wi, l, src) & 0xFFFF_FFFF;
+                if !self.require_aligned(own, t, pc, "the TMA tensor store's shared source", s, 128) {
+                    return;
+                }
                 let Some((c, off)) = self.smem_addr(wi, l, false, s, bytes, pc) else { return };
                 self.issue_store(t, pc, c, off, StoreDst::Tensor { map, coords: cs }, bytes);
             }
@@ -738,6 +761,11 @@ impl Engine<'_> {
                     return;
                 }
                 let s = self.val(wi, l, src) & 0xFFFF_FFFF;
+                if !self.require_aligned(own, t, pc, "the bulk store's shared source", s, 16)
+                    || !self.require_aligned(own, t, pc, "the bulk store's global destination", d, 16)
+                {
+                    return;
+                }
                 let Some((c, off)) = self.smem_addr(wi, l, false, s, n, pc) else { return };
                 self.issue_store(t, pc, c, off, StoreDst::Bulk(d), n);
             }

@@ -36,6 +36,9 @@ pub enum Category {
     SharedRace,
     /// A global or shared access outside every allocation.
     OutOfBounds,
+    /// An address the hardware rejects as misaligned (`CUDA_ERROR_MISALIGNED_ADDRESS`): TMA
+    /// tensor copies need 128-byte aligned shared memory, bulk copies 16-byte aligned operands.
+    Misaligned,
     /// `bar.warp.sync` misuse PTX leaves undefined: a lane of the mask exited instead of
     /// executing it, or the executing lane is not in its mask.
     WarpSync,
@@ -62,6 +65,7 @@ impl Category {
             Category::SharedRace => "shared-race",
             Category::WarpSync => "warp-sync",
             Category::OutOfBounds => "out-of-bounds",
+            Category::Misaligned => "misaligned",
             Category::Unsupported => "unsupported",
             Category::Trap => "trap",
         }
@@ -83,6 +87,7 @@ impl Category {
             SharedRace,
             WarpSync,
             OutOfBounds,
+            Misaligned,
             Unsupported,
             Trap,
         ]
