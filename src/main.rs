@@ -39,6 +39,9 @@ enum Cmd {
         /// Fix the random inputs' seed (otherwise each run draws fresh inputs).
         #[arg(long)]
         seed: Option<u64>,
+        /// Simulator only: write each launch's Perfetto trace and probe tables into this directory.
+        #[arg(long)]
+        trace_dir: Option<PathBuf>,
     },
     /// Differential check: run every example on the GPU and in the simulator with the same
     /// inputs (quick sizes) and compare digests of all their outputs bit for bit.
@@ -61,11 +64,11 @@ enum Cmd {
 
 fn main() -> ExitCode {
     match Cli::parse().cmd {
-        Cmd::Run { backend, full, quick, only, seed } => {
+        Cmd::Run { backend, full, quick, only, seed, trace_dir } => {
             if let Some(s) = seed {
                 gallery::set_seed(s);
             }
-            run(backend, full, quick, only)
+            run(backend, full, quick, only, trace_dir)
         }
         Cmd::Diff { seed } => diff(seed.unwrap_or_else(gallery::fresh_seed)),
         Cmd::Ptx { dir, target, check } => ptx(dir, target, check),
@@ -78,7 +81,8 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(backend: Backend, full: bool, quick: bool, only: Option<String>) -> ExitCode {
+fn run(backend: Backend, full: bool, quick: bool, only: Option<String>, trace_dir: Option<PathBuf>) -> ExitCode {
+    let sim_config = phaser::runtime::sim::SimConfig { trace_dir: trace_dir.clone(), ..Default::default() };
     let dev = match backend {
         Backend::Gpu => match Device::cuda(0) {
             Ok(d) => d,
@@ -87,15 +91,18 @@ fn run(backend: Backend, full: bool, quick: bool, only: Option<String>) -> ExitC
                 return ExitCode::FAILURE;
             }
         },
-        Backend::Sim => Device::sim(Default::default()),
-        Backend::Auto => {
-            let (d, why) = Device::best();
-            if let Some(why) = why {
+        Backend::Sim => Device::sim(sim_config),
+        Backend::Auto => match Device::cuda(0) {
+            Ok(d) => d,
+            Err(why) => {
                 println!("No GPU found ({why}); running in the CPU simulator.");
+                Device::sim(sim_config)
             }
-            d
-        }
+        },
     };
+    if trace_dir.is_some() && dev.is_gpu() {
+        println!("note: --trace-dir applies to the simulator only; ignored on the GPU");
+    }
     let size = if !quick && (full || dev.is_gpu()) { Size::Full } else { Size::Quick };
     println!("Device: {} | sizes: {size:?}\n", dev.describe());
     let mut rows: Vec<(Outcome, Option<u64>)> = Vec::new();

@@ -41,6 +41,9 @@ pub struct SimConfig {
     pub max_probes: usize,
     /// Check shared memory for data races (vector clocks + per-byte shadow state).
     pub race_check: bool,
+    /// Write each launch's Perfetto/Chrome trace (`<kernel>.<n>.trace.json`) and probe tables
+    /// (`<kernel>.<n>.probes.txt`) into this directory.
+    pub trace_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for SimConfig {
@@ -55,6 +58,7 @@ impl Default for SimConfig {
             max_findings: 64,
             max_probes: 100_000,
             race_check: true,
+            trace_dir: None,
         }
     }
 }

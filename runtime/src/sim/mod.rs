@@ -48,11 +48,13 @@ use std::time::Instant;
 pub struct SimDevice {
     pub config: SimConfig,
     mem: Mutex<GlobalMemory>,
+    /// Launches per kernel name, numbering the files of `SimConfig::trace_dir`.
+    trace_counts: Mutex<std::collections::HashMap<String, u32>>,
 }
 
 impl SimDevice {
     pub fn new(config: SimConfig) -> Self {
-        SimDevice { config, mem: Mutex::new(GlobalMemory::default()) }
+        SimDevice { config, mem: Mutex::new(GlobalMemory::default()), trace_counts: Mutex::default() }
     }
 
     fn mem(&self) -> std::sync::MutexGuard<'_, GlobalMemory> {
@@ -92,10 +94,39 @@ impl SimDevice {
     /// `RuntimeError::Simulation` carrying the readable report.
     pub fn launch(&self, k: &Kernel, cfg: &LaunchConfig, args: &[Arg]) -> Result<LaunchReport> {
         let r = self.simulate(k, cfg, args)?;
+        if let Some(dir) = &self.config.trace_dir {
+            self.write_trace(dir, k, &r)?;
+        }
         if r.has_errors() {
             return Err(RuntimeError::Simulation(r.text()));
         }
         Ok(LaunchReport { elapsed: None, sim: Some(r) })
+    }
+
+    /// Write a launch's trace and probe tables into `dir` (numbered per kernel name).
+    fn write_trace(&self, dir: &std::path::Path, k: &Kernel, r: &SimReport) -> Result<()> {
+        let io = |e: std::io::Error| RuntimeError::Simulation(format!("writing the trace into {}: {e}", dir.display()));
+        std::fs::create_dir_all(dir).map_err(io)?;
+        let n = {
+            let mut counts = self.trace_counts.lock().unwrap_or_else(|p| p.into_inner());
+            let c = counts.entry(k.name.clone()).or_insert(0);
+            *c += 1;
+            *c
+        };
+        std::fs::write(dir.join(format!("{}.{n}.trace.json", k.name)), r.chrome_trace_json()).map_err(io)?;
+        let mut tags: Vec<&str> = r.probes.iter().map(|p| p.tag).collect();
+        tags.dedup();
+        tags.sort();
+        tags.dedup();
+        let mut text = r.text();
+        for tag in tags {
+            // Probes carry no column names: number them.
+            let width = r.probes.iter().find(|p| p.tag == tag).map_or(0, |p| p.values.len());
+            let names: Vec<String> = (0..width).map(|i| format!("v{i}")).collect();
+            let headers: Vec<&str> = names.iter().map(String::as_str).collect();
+            text.push_str(&format!("\n\nprobe `{tag}`:\n{}", r.probe_table(tag, &headers)));
+        }
+        std::fs::write(dir.join(format!("{}.{n}.probes.txt", k.name)), text).map_err(io)
     }
 
     /// Simulate with this device's settings; findings are in the report (never an `Err`).
