@@ -11,7 +11,7 @@
 //! parity flips on wrap.
 
 use super::{Example, Outcome, Size};
-use phaser_codegen::build::KernelBuilder;
+use phaser_codegen::build::{BarrierArray, KernelBuilder};
 use phaser_codegen::ir::{Dim, ProxySpace, Type, Value};
 use phaser_codegen::{Kernel, Result, Target};
 use phaser_runtime::{Arg, Device, LaunchConfig, RuntimeError};
@@ -25,19 +25,7 @@ pub fn fe_pipeline(target: Target) -> Result<Kernel> {
     let full = k.alloc_barriers("full", 2);
     let empty = k.alloc_barriers("empty", 2);
     let buf = k.alloc_shared("stage", Type::U32, 64);
-    let tid = k.thread_idx(Dim::X);
-    let lane = k.and(tid, Value::u32(31));
-    let warp = k.shr(tid, Value::u32(5));
-    let is0 = k.eq(tid, Value::u32(0));
-    k.if_then(is0, |k| {
-        for s in 0..2 {
-            let f = k.barrier_at(full, Value::u32(s));
-            k.mbarrier_init(f, Value::u32(32));
-            let e = k.barrier_at(empty, Value::u32(s));
-            k.mbarrier_init(e, Value::u32(32));
-        }
-    });
-    k.cta_sync();
+    let (lane, warp) = init_two_stages(&mut k, full, empty, 32);
     let producer = k.eq(warp, Value::u32(0));
     k.if_else(
         producer,
@@ -101,19 +89,7 @@ pub fn bulk_pipeline(target: Target) -> Result<Kernel> {
     let empty = k.alloc_barriers("empty", 2);
     let buf = k.alloc_shared("stage", Type::U32, 2 * TILE);
     let staging = k.alloc_shared("out_stage", Type::U32, 32);
-    let tid = k.thread_idx(Dim::X);
-    let lane = k.and(tid, Value::u32(31));
-    let warp = k.shr(tid, Value::u32(5));
-    let is0 = k.eq(tid, Value::u32(0));
-    k.if_then(is0, |k| {
-        for s in 0..2 {
-            let f = k.barrier_at(full, Value::u32(s));
-            k.mbarrier_init(f, Value::u32(1));
-            let e = k.barrier_at(empty, Value::u32(s));
-            k.mbarrier_init(e, Value::u32(32));
-        }
-    });
-    k.cta_sync();
+    let (lane, warp) = init_two_stages(&mut k, full, empty, 1);
     let producer = k.eq(warp, Value::u32(0));
     k.if_else(
         producer,
@@ -240,4 +216,28 @@ fn run_bulk(dev: &Device, size: Size) -> Result<Outcome, RuntimeError> {
         Outcome::check("bulk_pipeline", bad == 0, format!("{n} bulk tiles through 2 stages, {bad} wrong outputs"));
     o.elapsed = r.elapsed;
     Ok(o)
+}
+
+/// Thread 0 inits both stages' `full` (expecting `full_count` arrivals) and `empty` (one per
+/// consumer lane) barriers, then the CTA syncs. Returns `(lane, warp)`.
+fn init_two_stages(
+    k: &mut KernelBuilder,
+    full: BarrierArray,
+    empty: BarrierArray,
+    full_count: u32,
+) -> (Value, Value, Value) {
+    let tid = k.thread_idx(Dim::X);
+    let lane = k.and(tid, Value::u32(31));
+    let warp = k.shr(tid, Value::u32(5));
+    let is0 = k.eq(tid, Value::u32(0));
+    k.if_then(is0, |k| {
+        for s in 0..2 {
+            let f = k.barrier_at(full, Value::u32(s));
+            k.mbarrier_init(f, Value::u32(full_count));
+            let e = k.barrier_at(empty, Value::u32(s));
+            k.mbarrier_init(e, Value::u32(32));
+        }
+    });
+    k.cta_sync();
+    (lane, warp)
 }
