@@ -225,7 +225,7 @@ fn init_two_stages(
     full: BarrierArray,
     empty: BarrierArray,
     full_count: u32,
-) -> (Value, Value, Value) {
+) -> (Value, Value) {
     let tid = k.thread_idx(Dim::X);
     let lane = k.and(tid, Value::u32(31));
     let warp = k.shr(tid, Value::u32(5));
