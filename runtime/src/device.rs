@@ -260,9 +260,6 @@ pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<()> {
             }
         }
     }
-    if cfg.dynamic_shared_bytes > 0 && !k.uses_dynamic_shared {
-        // Harmless, but almost always a mistake worth naming.
-    }
     if k.uses_dynamic_shared && cfg.dynamic_shared_bytes == 0 {
         return bad("the kernel uses dynamic shared memory but the launch gives it 0 bytes".into());
     }

@@ -200,7 +200,14 @@ impl KernelBuilder {
     #[track_caller]
     pub fn mad(&mut self, a: Value, b: Value, c: Value) -> Value {
         let (a, b, ty) = self.unify("mad", a, b);
-        let (c, _, _) = self.unify("mad", c, Value::Reg(Reg { id: u32::MAX, ty }));
+        let c = match c {
+            Value::Imm { .. } if c.ty() != ty => retype_imm(c, ty),
+            _ if c.ty() != ty => {
+                self.error(format!("mismatched types in mad: the addend is {} but the product is {ty}", c.ty()));
+                c
+            }
+            _ => c,
+        };
         let a = self.materialize(a);
         let dst = self.new_reg(ty);
         self.push(ArithOp::Mad { dst, a, b, c });
