@@ -255,7 +255,7 @@ pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<()> {
     }
     if let Some(c) = k.bounds.cluster {
         for d in 0..3 {
-            if cfg.grid[d] % c[d] != 0 {
+            if !cfg.grid[d].is_multiple_of(c[d]) {
                 return bad(format!("grid {:?} is not a multiple of the cluster shape {c:?}", cfg.grid));
             }
         }

@@ -111,7 +111,7 @@ impl TensorMapDesc {
         if tma_data_type(self.dtype).is_none() {
             return bad(format!("element type {} has no TMA data type", self.dtype));
         }
-        if self.base % 16 != 0 {
+        if !self.base.is_multiple_of(16) {
             return bad(format!("the global address {:#x} is not 16-byte aligned", self.base));
         }
         for (i, &d) in self.dims.iter().enumerate() {
@@ -133,7 +133,7 @@ impl TensorMapDesc {
             }
         }
         let inner = self.box_dims[0] * elem;
-        if inner % 16 != 0 {
+        if !inner.is_multiple_of(16) {
             return bad(format!(
                 "the inner box row is {} x {} = {inner} bytes, not a multiple of 16",
                 self.box_dims[0], self.dtype

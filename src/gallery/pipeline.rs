@@ -220,12 +220,7 @@ fn run_bulk(dev: &Device, size: Size) -> Result<Outcome, RuntimeError> {
 
 /// Thread 0 inits both stages' `full` (expecting `full_count` arrivals) and `empty` (one per
 /// consumer lane) barriers, then the CTA syncs. Returns `(lane, warp)`.
-fn init_two_stages(
-    k: &mut KernelBuilder,
-    full: BarrierArray,
-    empty: BarrierArray,
-    full_count: u32,
-) -> (Value, Value) {
+fn init_two_stages(k: &mut KernelBuilder, full: BarrierArray, empty: BarrierArray, full_count: u32) -> (Value, Value) {
     let tid = k.thread_idx(Dim::X);
     let lane = k.and(tid, Value::u32(31));
     let warp = k.shr(tid, Value::u32(5));

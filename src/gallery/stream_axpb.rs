@@ -87,7 +87,7 @@ impl StreamConfig {
         if !(1..=2).contains(&self.consumer_wgs) {
             return Some(format!("1 or 2 consumer warpgroups, not {}", self.consumer_wgs));
         }
-        if self.box_rows == 0 || self.box_rows > 256 || self.box_rows % self.consumer_warps() != 0 {
+        if self.box_rows == 0 || self.box_rows > 256 || !self.box_rows.is_multiple_of(self.consumer_warps()) {
             return Some(format!(
                 "box_rows {} must be a multiple of the {} consumer warps, at most 256",
                 self.box_rows,

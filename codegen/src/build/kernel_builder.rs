@@ -237,7 +237,7 @@ impl KernelBuilder {
     /// A view of dynamic shared memory starting `offset` bytes in (launch sets its size).
     #[track_caller]
     pub fn dynamic_shared(&mut self, elem: Type, offset: u32) -> SharedArray {
-        if offset % elem.size().max(1) != 0 {
+        if !offset.is_multiple_of(elem.size().max(1)) {
             self.error(format!("dynamic shared offset {offset} is not aligned to {elem} ({} bytes)", elem.size()));
         }
         self.uses_dynamic_shared = true;

@@ -661,7 +661,7 @@ mod tests {
         assert!(ptx.contains("barrier.cluster.arrive.release.aligned;"));
         assert!(ptx.contains("barrier.cluster.wait.acquire.aligned;"));
         for cta in 0..4 {
-            assert!(ptx.contains(&format!("mapa.shared::cluster.u32 %r")) && ptx.contains(&format!(", {cta};")));
+            assert!(ptx.contains(&"mapa.shared::cluster.u32 %r".to_string()) && ptx.contains(&format!(", {cta};")));
         }
         assert_eq!(ptx.matches("mapa.shared::cluster.u32").count(), 4);
         assert_eq!(ptx.matches("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r").count(), 4);

@@ -131,10 +131,8 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
             MbarrierOp::Inval { bar } => bar_addr_check(bar, BarSpace::Cta, &mut out),
             MbarrierOp::PendingCount { .. } => {}
         },
-        Inst::Sync(SyncOp::SetMaxNReg { count, .. }) => {
-            if !(24..=256).contains(count) || count % 8 != 0 {
-                out.push(format!("setmaxnreg count {count} must be a multiple of 8 in 24..=256"));
-            }
+        Inst::Sync(SyncOp::SetMaxNReg { count, .. }) if (!(24..=256).contains(count) || count % 8 != 0) => {
+            out.push(format!("setmaxnreg count {count} must be a multiple of 8 in 24..=256"));
         }
         Inst::Sync(SyncOp::BarSync { id, count }) => {
             range_check("named barrier id", id, 0, 15, &mut out);
@@ -160,10 +158,8 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
                 }
             }
         }
-        Inst::Memory(MemoryOp::CpAsync { bytes, .. }) => {
-            if ![4, 8, 16].contains(bytes) {
-                out.push(format!("cp.async copies 4, 8 or 16 bytes, not {bytes}"));
-            }
+        Inst::Memory(MemoryOp::CpAsync { bytes, .. }) if ![4, 8, 16].contains(bytes) => {
+            out.push(format!("cp.async copies 4, 8 or 16 bytes, not {bytes}"));
         }
         _ => {}
     }

@@ -352,7 +352,7 @@ impl<'a> Engine<'a> {
         let per_cta = self.bar_comps.len() / self.ctas.len().max(1);
         let mut slot = 0usize;
         for r in self.layout.regions.iter().filter(|r| r.barriers) {
-            if off >= r.start && off < r.end && (off - r.start) % 8 == 0 {
+            if off >= r.start && off < r.end && (off - r.start).is_multiple_of(8) {
                 return Some(self.n + cta * per_cta + slot + ((off - r.start) / 8) as usize);
             }
             slot += ((r.end - r.start) / 8) as usize;

@@ -33,7 +33,7 @@ impl Engine<'_> {
     /// The GPU faults (`CUDA_ERROR_MISALIGNED_ADDRESS`) when a TMA operand is misaligned:
     /// report it and stop, as the kernel would. Returns whether `addr` is aligned.
     fn require_aligned(&mut self, cta: usize, t: u32, pc: u32, what: &str, addr: u64, align: u64) -> bool {
-        if addr % align == 0 {
+        if addr.is_multiple_of(align) {
             return true;
         }
         let msg = format!("{what} 0x{addr:x} is not {align}-byte aligned (the GPU faults with a misaligned address)");
@@ -700,7 +700,7 @@ impl Engine<'_> {
                                 );
                                 return;
                             }
-                            let cl = (((r as u64) + 1) << CLUSTER_SHIFT) as u64;
+                            let cl = ((r as u64) + 1) << CLUSTER_SHIFT;
                             let Some(dd) = self.smem_addr(wi, l, true, cl | doff as u64, bytes, pc) else { return };
                             let Some(bb) = self.smem_addr(wi, l, true, cl | boff as u64, 8, pc) else { return };
                             dsts.push((dd.0, dd.1, bb.1));
@@ -727,7 +727,7 @@ impl Engine<'_> {
                 {
                     return;
                 }
-                if n % 16 != 0 {
+                if !n.is_multiple_of(16) {
                     let msg = format!("bulk copy of {n} bytes: the size must be a multiple of 16");
                     self.finding(Category::Unsupported, own, Some(t), None, Some(pc), msg);
                 }
