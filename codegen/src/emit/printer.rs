@@ -168,10 +168,8 @@ impl KernelPrinter<'_> {
             writeln!(self.out, ".explicitcluster\n.reqnctapercluster {x}, {y}, {z}").unwrap();
         }
         self.out.push_str("{\n");
-        let n = k.num_regs.max(1);
-        for (prefix, ty) in REG_CLASSES {
-            self.line(&format!(".reg .{ty} {prefix}<{n}>;"));
-        }
+        // Register declarations go here once the body is printed: only the classes it uses.
+        let decl_at = self.out.len();
         for a in &k.shared {
             let what = match a.kind {
                 SharedKind::Barriers => format!("{} mbarrier(s)", a.len),
@@ -203,6 +201,11 @@ impl KernelPrinter<'_> {
         }
         self.block(&k.body);
         self.line("ret;");
+        let decls: String = register_counts(&self.out[decl_at..])
+            .into_iter()
+            .map(|(prefix, ty, n)| format!("\t.reg .{ty} {prefix}<{n}>;\n"))
+            .collect();
+        self.out.insert_str(decl_at, &decls);
         self.out.push_str("}\n\n");
     }
 
@@ -308,4 +311,34 @@ impl KernelPrinter<'_> {
             }
         }
     }
+}
+
+/// For each register class used in `text` (names like `%r12`, `%rd3`), its prefix, declared
+/// type and the count to declare (highest number + 1), in `REG_CLASSES` order.
+fn register_counts(text: &str) -> Vec<(&'static str, &'static str, u32)> {
+    let mut max: [Option<u32>; REG_CLASSES.len()] = [None; REG_CLASSES.len()];
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'%' {
+            i += 1;
+            continue;
+        }
+        let start = i + 1;
+        let mut j = start;
+        while j < b.len() && b[j].is_ascii_lowercase() {
+            j += 1;
+        }
+        let letters = &text[start..j];
+        let digits_end = j + b[j..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits_end > j {
+            if let Some(c) = REG_CLASSES.iter().position(|(p, _)| &p[1..] == letters) {
+                if let Ok(n) = text[j..digits_end].parse::<u32>() {
+                    max[c] = Some(max[c].map_or(n, |m| m.max(n)));
+                }
+            }
+        }
+        i = digits_end.max(start);
+    }
+    REG_CLASSES.iter().zip(max).filter_map(|(&(p, t), m)| m.map(|m| (p, t, m + 1))).collect()
 }
