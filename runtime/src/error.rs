@@ -14,7 +14,7 @@ pub enum RuntimeError {
     BadArgument { kernel: String, index: usize, param: String, problem: String },
     #[error("kernel `{kernel}`: launch configuration: {problem}")]
     BadLaunch { kernel: String, problem: String },
-    #[error("kernel `{kernel}` faulted on the device ({message}); if it waits on mbarriers, a watchdog timeout (likely deadlock) traps the kernel: run it in the simulator for a diagnosis")]
+    #[error("kernel `{kernel}` faulted on the device ({message}); if it waits on mbarriers, a watchdog timeout (likely deadlock) traps the kernel: run it in the simulator for a diagnosis. The fault is sticky: later CUDA calls in this process fail too, so start a new process")]
     KernelFault { kernel: String, message: String },
     #[error("buffer size mismatch: {0}")]
     BufferSize(String),
