@@ -17,6 +17,10 @@
 //!   then converges (`bar.warp.sync`) and lane 0 releases the stage (`empty` expects 2
 //!   arrivals), and the thread writes `out = x * 3 + tile`.
 //!
+//! compute-sanitizer's synccheck reports "Missing wait" for the non-`.noinc` form (one per
+//! producer) though PTX defines it and the outputs are correct; the `.noinc` form is clean
+//! (`bench/gpu-runs.md`, 10:11 run; `examples/diag_cp_async_synccheck.rs`).
+//!
 //! Only sm_80 instructions (waits are `mbarrier.test_wait.parity` loops; no
 //! `fence.mbarrier_init`, whose job `bar.sync` does inside one CTA), so it runs on Ampere
 //! and later. CTAs walk tiles `blockIdx.x, blockIdx.x + gridDim.x, ...`.
