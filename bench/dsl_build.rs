@@ -4,7 +4,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use phaser::codegen::{emit_kernel, Kernel, Result};
-use phaser::gallery::{dsl_seeds::*, seeds};
+use phaser_examples::gallery::{dsl_seeds::*, seeds};
 use phaser::Target;
 use std::hint::black_box;
 

@@ -3,7 +3,9 @@
 //! - [`codegen`]: the kernel IR, its builder, target checks and the PTX printer;
 //! - [`runtime`]: [`Device`], one launch API over the CUDA GPU and the CPU simulator;
 //! - [`kernel`] / [`device`]: the `#[phaser::kernel]` DSL, which expands to builder calls;
-//! - [`gallery`]: every example kernel with its host-side check.
+//!
+//! The gallery of example kernels, the mutation suite and the `phaser` CLI live in the
+//! workspace's non-published `examples/` crate, which uses only this facade.
 
 extern crate self as phaser;
 
@@ -21,12 +23,10 @@ pub mod __private;
 pub use phaser_codegen::{Kernel, Target, Type, Value};
 pub use phaser_runtime::{Arg, Buffer, Device, LaunchConfig, RuntimeError, Swizzle, TensorMap};
 
-pub mod gallery;
-pub mod mutate;
 
 /// The names most kernels and hosts need.
 pub mod prelude {
-    pub use crate::codegen::build::{Barrier, BarrierArray, GlobalPtr, KernelBuilder, SharedArray};
+    pub use crate::codegen::builder::{Barrier, BarrierArray, GlobalPtr, KernelBuilder, SharedArray};
     pub use crate::codegen::ir::Dim;
     pub use crate::{device, kernel};
     pub use crate::{Arg, Buffer, Device, Kernel, LaunchConfig, RuntimeError, Target, Type, Value};

@@ -2,7 +2,7 @@
 //! the names may change with the macro. Semantics stay in codegen; this is glue.
 
 pub use half;
-pub use phaser_codegen::build::{
+pub use phaser_codegen::builder::{
     Arrivals, ArriveOpts, Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineConfig, PipelineState,
     RemoteBarrier, SharedArray, TensorMapRef,
 };

@@ -1,7 +1,7 @@
 //! A deadlocked kernel becomes an error, not a hung process: the wait watchdog traps.
 //! Its own test binary, because a trapped kernel leaves the CUDA context unusable.
 
-use phaser::codegen::build::KernelBuilder;
+use phaser::codegen::builder::KernelBuilder;
 use phaser::codegen::ir::Value;
 use phaser::runtime::RuntimeError;
 use phaser::{Device, LaunchConfig, Target};

@@ -3,7 +3,7 @@
 //! undefined cases (an exited lane in the mask, the executing lane outside it) and warps that
 //! can never converge are reported.
 
-use phaser::codegen::build::KernelBuilder;
+use phaser::codegen::builder::KernelBuilder;
 use phaser::codegen::ir::{Dim, Type, Value};
 use phaser::runtime::sim::{Category, SimConfig, SimReport, Strategy};
 use phaser::{Arg, Device, LaunchConfig, Target};

@@ -1,10 +1,10 @@
 //! The op zoo: one kernel that uses every op form the printer can emit for a target.
 //! Snapshot tests pin its PTX and the ptxas test assembles it, so every form is validated.
 
-use crate::build::{ArriveOpts, KernelBuilder};
+use crate::arch::Target;
+use crate::builder::{ArriveOpts, KernelBuilder};
 use crate::error::Result;
 use crate::ir::*;
-use crate::target::Target;
 use crate::Kernel;
 
 /// Every op form available on `target` (sm_90a: all Hopper forms; sm_100a adds tcgen05;

@@ -1,7 +1,7 @@
 //! The ISA table and target checks: versions are picked from what a kernel uses, and ops a
 //! target lacks are clear errors that name the op, the target and the source line.
 
-use phaser_codegen::build::{ArriveOpts, KernelBuilder};
+use phaser_codegen::builder::{ArriveOpts, KernelBuilder};
 use phaser_codegen::ir::{Dim, Sem, Type, Value};
 use phaser_codegen::{emit_kernel, emit_module, EmitOptions, Module, PtxVersion, Target};
 
@@ -11,7 +11,7 @@ fn version_line(ptx: &str) -> &str {
 
 fn barrier_kernel(
     target: Target,
-    f: impl FnOnce(&mut KernelBuilder, phaser_codegen::build::Barrier),
+    f: impl FnOnce(&mut KernelBuilder, phaser_codegen::builder::Barrier),
 ) -> phaser_codegen::Result<phaser_codegen::Kernel> {
     let mut k = KernelBuilder::new("k", target);
     let bars = k.alloc_barriers("bars", 1);

@@ -2,7 +2,7 @@
 //! Random programs mix arithmetic on every type class, conversions, control flow and
 //! mbarrier ops; a failing case is shrunk by proptest to a minimal op list.
 
-use phaser_codegen::build::KernelBuilder;
+use phaser_codegen::builder::KernelBuilder;
 use phaser_codegen::ir::{BinOp, CmpOp, Dim, Type, Value};
 use phaser_codegen::{emit_kernel, ptxas, Target};
 use proptest::prelude::*;
@@ -90,8 +90,8 @@ impl Gen {
         &mut self,
         k: &mut KernelBuilder,
         ops: &[Op],
-        bar: phaser_codegen::build::Barrier,
-        out: phaser_codegen::build::GlobalPtr,
+        bar: phaser_codegen::builder::Barrier,
+        out: phaser_codegen::builder::GlobalPtr,
     ) {
         for op in ops {
             match op {

@@ -1,7 +1,7 @@
 //! Simulator speed: thread-instructions per second on one core.
 //! `cargo run --release -p phaser-runtime --example sim_speed`
 
-use phaser_codegen::build::KernelBuilder;
+use phaser_codegen::builder::KernelBuilder;
 use phaser_codegen::ir::{Dim, Type, Value};
 use phaser_codegen::Target;
 use phaser_runtime::sim::SimConfig;

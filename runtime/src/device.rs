@@ -273,7 +273,7 @@ pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use phaser_codegen::build::KernelBuilder;
+    use phaser_codegen::builder::KernelBuilder;
     use phaser_codegen::{Target, Type};
 
     #[test]

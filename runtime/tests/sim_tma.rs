@@ -1,7 +1,7 @@
 //! TMA tensor copies in the simulator: box copy with out-of-bounds zero fill, 128-byte
 //! swizzle, multicast-free load + store round trip.
 
-use phaser_codegen::build::KernelBuilder;
+use phaser_codegen::builder::KernelBuilder;
 use phaser_codegen::ir::{Dim, Type, Value};
 use phaser_codegen::Target;
 use phaser_runtime::buffer::RawBuffer;

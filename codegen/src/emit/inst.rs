@@ -10,12 +10,12 @@ pub struct InstCtx<'a> {
     /// Blocking waits trap after this many nanoseconds (`None`: wait forever).
     pub wait_timeout_ns: Option<u64>,
     /// The module's PTX version: `.shared::cta` is spelled plain `.shared` before 7.8.
-    pub version: crate::target::PtxVersion,
+    pub version: crate::arch::PtxVersion,
 }
 
 impl InstCtx<'_> {
     fn cta(&self) -> &'static str {
-        if self.version >= crate::target::PtxVersion::new(7, 8) {
+        if self.version >= crate::arch::PtxVersion::new(7, 8) {
             ".shared::cta"
         } else {
             ".shared"

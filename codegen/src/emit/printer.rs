@@ -3,9 +3,9 @@
 
 use super::inst::{self, InstCtx, DYN_SMEM};
 use super::operand::*;
+use crate::arch::{module_ptx_version, PtxVersion, MAX_PTX_LOADABLE};
 use crate::error::Result;
 use crate::ir::*;
-use crate::target::{module_ptx_version, PtxVersion, MAX_PTX_LOADABLE};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

@@ -3,7 +3,7 @@
 use super::stmt::Block;
 use super::types::Type;
 use super::value::Reg;
-use crate::target::Target;
+use crate::arch::Target;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct AllocId(pub u32);

@@ -5,8 +5,8 @@ use crate::ops::{self, Kind, OpSpec, Ret};
 use crate::parse::ast::*;
 use crate::suggest::nearest;
 use crate::types::{Scalar, Ty};
-use phaser_codegen::target::check::{value_problems, MAX_ARRIVALS, MAX_TX_BYTES};
-use phaser_codegen::target::isa::{requirement, Avail};
+use phaser_codegen::arch::check::{value_problems, MAX_ARRIVALS, MAX_TX_BYTES};
+use phaser_codegen::arch::isa::{requirement, Avail};
 
 impl Checker<'_> {
     pub(super) fn op(

@@ -1,0 +1,214 @@
+//! Verification of a finished kernel: target/ISA availability and value ranges.
+//! Runs on any IR (built by the DSL, the builder, or a test that edits IR by hand).
+
+use super::isa::requirement;
+use super::target::{PtxVersion, Target};
+use crate::error::{CodegenError, Diagnostic, Result};
+use crate::ir::*;
+
+/// The newest PTX ISA the project emits by default: the H200's driver (CUDA 13.0) loads <= 9.0.
+pub const MAX_PTX_LOADABLE: PtxVersion = PtxVersion::new(9, 0);
+
+/// Largest arrival count an mbarrier accepts (2^20 - 1).
+pub const MAX_ARRIVALS: i128 = (1 << 20) - 1;
+/// tx-count range is [-(2^20 - 1), 2^20 - 1].
+pub const MAX_TX_BYTES: i128 = (1 << 20) - 1;
+
+/// Check a kernel and return the PTX ISA version it needs.
+pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
+    let mut diags = Vec::new();
+    let mut version = k.target.min_ptx();
+    let mut err =
+        |loc: Option<SourceLoc>, msg: String| diags.push(Diagnostic { kernel: k.name.clone(), loc, message: msg });
+    walk_insts(&k.body, &mut |inst, loc| {
+        let req = requirement(inst);
+        if !req.available_on(k.target) {
+            let hint = match req.avail {
+                super::isa::Avail::Only(ts) => format!("; compile for {}", ts[0]),
+                super::isa::Avail::SmAtLeast(n) if n >= 90 => "; compile for sm_90a".to_string(),
+                _ => String::new(),
+            };
+            err(loc, format!("{} needs {}, but the kernel targets {}{hint}", req.what, req.describe_avail(), k.target));
+        }
+        version = version.max(req.ptx);
+        for msg in value_problems(inst) {
+            err(loc, msg);
+        }
+    });
+    if let Some(c) = k.bounds.cluster {
+        if k.target.sm() < 90 {
+            err(None, format!("thread-block clusters need sm_90 or newer, but the kernel targets {}", k.target));
+        }
+        let n: u32 = c.iter().product();
+        if n == 0 || n > 16 {
+            err(None, format!("cluster shape {c:?} has {n} CTAs; allowed is 1..=16 (8 portable)"));
+        }
+        version = version.max(PtxVersion::new(7, 8));
+    }
+    if let Some(t) = k.bounds.reqntid {
+        let n: u64 = t.iter().map(|&x| x as u64).product();
+        if n == 0 || n > 1024 {
+            err(None, format!("block shape {t:?} has {n} threads; allowed is 1..=1024"));
+        }
+    }
+    if k.static_shared_bytes() > 48 * 1024 {
+        err(
+            None,
+            format!(
+                "{} bytes of static shared memory exceed the 48 KiB static limit; use dynamic shared memory",
+                k.static_shared_bytes()
+            ),
+        );
+    }
+    if diags.is_empty() {
+        Ok(version)
+    } else {
+        Err(CodegenError { diagnostics: diags })
+    }
+}
+
+fn range_check(what: &str, v: &Value, lo: i128, hi: i128, out: &mut Vec<String>) {
+    if let Some(x) = v.as_imm_i128() {
+        if x < lo || x > hi {
+            out.push(format!("{what} {x} is out of range: must be in {lo}..={hi}"));
+        }
+    }
+}
+
+fn bar_addr_check(bar: &Value, space: BarSpace, out: &mut Vec<String>) {
+    let ty = bar.ty();
+    if !matches!(ty, Type::U32 | Type::B32 | Type::S32) {
+        let want = match space {
+            BarSpace::Cta => "a 32-bit shared::cta address",
+            BarSpace::Cluster => "a 32-bit shared::cluster address (from `mapa`)",
+        };
+        out.push(format!("mbarrier operand has type {ty}; expected {want} of an 8-byte shared-memory barrier"));
+    }
+    if let Value::Imm { bits, .. } = bar {
+        if bits % 8 != 0 {
+            out.push(format!("mbarrier address {bits:#x} is not 8-byte aligned"));
+        }
+    }
+}
+
+/// Range and type problems of one instruction's operands.
+pub fn value_problems(inst: &Inst) -> Vec<String> {
+    let mut out = Vec::new();
+    match inst {
+        Inst::Mbarrier(op) => match op {
+            MbarrierOp::Init { bar, count } => {
+                bar_addr_check(bar, BarSpace::Cta, &mut out);
+                range_check("mbarrier arrival count", count, 1, MAX_ARRIVALS, &mut out);
+            }
+            MbarrierOp::Arrive { bar, count, space, state, .. } => {
+                bar_addr_check(bar, *space, &mut out);
+                if let Some(c) = count {
+                    range_check("mbarrier arrive count", c, 1, MAX_ARRIVALS, &mut out);
+                }
+                if *space == BarSpace::Cluster && state.is_some() {
+                    out.push("a remote (`.shared::cluster`) arrive returns no state token".into());
+                }
+            }
+            MbarrierOp::ArriveExpectTx { bar, bytes, space, state, .. } => {
+                bar_addr_check(bar, *space, &mut out);
+                range_check("expect_tx byte count", bytes, 0, MAX_TX_BYTES, &mut out);
+                if *space == BarSpace::Cluster && state.is_some() {
+                    out.push("a remote (`.shared::cluster`) arrive returns no state token".into());
+                }
+            }
+            MbarrierOp::ExpectTx { bar, bytes, space, .. } | MbarrierOp::CompleteTx { bar, bytes, space, .. } => {
+                bar_addr_check(bar, *space, &mut out);
+                range_check("tx byte count", bytes, 0, MAX_TX_BYTES, &mut out);
+            }
+            MbarrierOp::TestWait { bar, on, .. }
+            | MbarrierOp::TryWait { bar, on, .. }
+            | MbarrierOp::Wait { bar, on, .. } => {
+                bar_addr_check(bar, BarSpace::Cta, &mut out);
+                if let WaitOn::Parity(p) = on {
+                    range_check("phase parity", p, 0, 1, &mut out);
+                }
+            }
+            MbarrierOp::Inval { bar } => bar_addr_check(bar, BarSpace::Cta, &mut out),
+            MbarrierOp::PendingCount { .. } => {}
+        },
+        Inst::Sync(SyncOp::SetMaxNReg { count, .. }) if (!(24..=256).contains(count) || count % 8 != 0) => {
+            out.push(format!("setmaxnreg count {count} must be a multiple of 8 in 24..=256"));
+        }
+        Inst::Sync(SyncOp::BarSync { id, count }) => {
+            range_check("named barrier id", id, 0, 15, &mut out);
+            if let Some(c) = count {
+                if let Some(x) = c.as_imm_i128() {
+                    if x <= 0 || x % 32 != 0 {
+                        out.push(format!("bar.sync thread count {x} must be a positive multiple of 32"));
+                    }
+                }
+            }
+        }
+        Inst::Tma(op) => {
+            if let Some(r) = op.rank() {
+                if !(1..=5).contains(&r) {
+                    out.push(format!("a tensor copy has rank {r}; TMA supports 1 to 5 dimensions"));
+                }
+            }
+            if let TmaOp::LoadBulk { bytes, .. } | TmaOp::StoreBulk { bytes, .. } = op {
+                if let Some(b) = bytes.as_imm_i128() {
+                    if b <= 0 || b % 16 != 0 {
+                        out.push(format!("bulk copy size {b} must be a positive multiple of 16 bytes"));
+                    }
+                }
+            }
+        }
+        Inst::Memory(MemoryOp::CpAsync { bytes, .. }) if ![4, 8, 16].contains(bytes) => {
+            out.push(format!("cp.async copies 4, 8 or 16 bytes, not {bytes}"));
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The PTX version and target of a module: every kernel must share one target.
+pub fn module_ptx_version(m: &Module, max: PtxVersion) -> Result<(Target, PtxVersion)> {
+    let Some(first) = m.kernels.first() else {
+        return Err(CodegenError::new("<module>", None, "a module needs at least one kernel"));
+    };
+    let mut diags = Vec::new();
+    let mut version = PtxVersion::new(0, 0);
+    for k in &m.kernels {
+        if k.target != first.target {
+            diags.push(Diagnostic {
+                kernel: k.name.clone(),
+                loc: None,
+                message: format!(
+                    "targets {} but kernel `{}` in the same module targets {}; put them in separate modules",
+                    k.target, first.name, first.target
+                ),
+            });
+            continue;
+        }
+        match check_kernel(k) {
+            Ok(v) => version = version.max(v),
+            Err(e) => diags.extend(e.diagnostics),
+        }
+    }
+    if diags.is_empty() && version > max {
+        diags.push(Diagnostic {
+            kernel: first.name.clone(),
+            loc: None,
+            message: format!("needs PTX ISA {version}, newer than the {max} the target driver loads"),
+        });
+    }
+    let mut names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
+    names.sort();
+    if names.windows(2).any(|w| w[0] == w[1]) {
+        diags.push(Diagnostic {
+            kernel: first.name.clone(),
+            loc: None,
+            message: "two kernels in one module share a name".into(),
+        });
+    }
+    if diags.is_empty() {
+        Ok((first.target, version))
+    } else {
+        Err(CodegenError { diagnostics: diags })
+    }
+}

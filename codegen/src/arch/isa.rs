@@ -1,0 +1,173 @@
+//! The ISA table: for every op, the oldest PTX ISA version and the targets that have it.
+
+use super::target::{PtxVersion, Target};
+use crate::ir::{ArithOp, Value};
+use crate::ir::{BarSpace, Inst, MbarrierOp, MemoryOp, Ordering, Sem, SpecialReg, SyncOp, Tcgen05Op, TmaOp, Type};
+
+/// Which targets can run an op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Avail {
+    /// Any target with compute capability >= n.
+    SmAtLeast(u32),
+    /// Only the listed architecture-specific targets.
+    Only(&'static [Target]),
+}
+
+/// What an op needs: a name for messages, a PTX ISA version, and target availability.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Requirement {
+    pub what: &'static str,
+    pub ptx: PtxVersion,
+    pub avail: Avail,
+}
+
+impl Requirement {
+    const fn new(what: &'static str, major: u8, minor: u8, sm: u32) -> Self {
+        Requirement { what, ptx: PtxVersion::new(major, minor), avail: Avail::SmAtLeast(sm) }
+    }
+    const fn only(what: &'static str, major: u8, minor: u8, targets: &'static [Target]) -> Self {
+        Requirement { what, ptx: PtxVersion::new(major, minor), avail: Avail::Only(targets) }
+    }
+    pub fn available_on(&self, t: Target) -> bool {
+        match self.avail {
+            Avail::SmAtLeast(n) => t.sm() >= n,
+            Avail::Only(ts) => ts.contains(&t),
+        }
+    }
+    pub fn describe_avail(&self) -> String {
+        match self.avail {
+            Avail::SmAtLeast(n) => format!("sm_{n} or newer"),
+            Avail::Only(ts) => ts.iter().map(|t| t.name()).collect::<Vec<_>>().join(" or "),
+        }
+    }
+}
+
+const SM90A_UP: &[Target] = &[Target::Sm90a, Target::Sm100a];
+const SM100A: &[Target] = &[Target::Sm100a];
+
+fn ordering_req(base: Requirement, order: &Ordering) -> Requirement {
+    let mut r = base;
+    if order.sem == Some(Sem::Relaxed) {
+        r = max_req(r, Requirement::new("`.relaxed` mbarrier semantics", 8, 6, 90));
+    } else if order.sem.is_some() || order.scope.is_some() {
+        r = max_req(r, Requirement::new("mbarrier `.sem`/`.scope` qualifiers", 8, 0, 90));
+    }
+    r
+}
+
+/// The stricter of two requirements (versions max, availability intersected for our table).
+fn max_req(a: Requirement, b: Requirement) -> Requirement {
+    let avail = match (a.avail, b.avail) {
+        (Avail::Only(x), _) => Avail::Only(x),
+        (_, Avail::Only(y)) => Avail::Only(y),
+        (Avail::SmAtLeast(x), Avail::SmAtLeast(y)) => Avail::SmAtLeast(x.max(y)),
+    };
+    let what = if b.ptx > a.ptx
+        || matches!(b.avail, Avail::Only(_))
+        || matches!((a.avail, b.avail), (Avail::SmAtLeast(x), Avail::SmAtLeast(y)) if y > x)
+    {
+        b.what
+    } else {
+        a.what
+    };
+    Requirement { what, ptx: a.ptx.max(b.ptx), avail }
+}
+
+fn space_req(base: Requirement, space: BarSpace) -> Requirement {
+    match space {
+        BarSpace::Cta => base,
+        BarSpace::Cluster => max_req(base, Requirement::new("remote `.shared::cluster` mbarrier access", 8, 0, 90)),
+    }
+}
+
+/// The requirement of one instruction. Everything not listed is PTX 7.0 / sm_80.
+pub fn requirement(inst: &Inst) -> Requirement {
+    let base = Requirement::new("basic PTX", 7, 0, 80);
+    match inst {
+        Inst::Arith(ArithOp::Cvt { dst, src }) if dst.ty == Type::BF16 || src.ty() == Type::BF16 => {
+            Requirement::new("bf16 conversion", 7, 8, 90)
+        }
+        Inst::Arith(_) | Inst::Probe { .. } => base,
+        Inst::ReadSpecial { sreg, .. } => {
+            if sreg.needs_cluster() {
+                Requirement::new("cluster special registers", 7, 8, 90)
+            } else {
+                base
+            }
+        }
+        Inst::Memory(m) => match m {
+            MemoryOp::Ld { space, .. } | MemoryOp::St { space, .. } if *space == crate::ir::Space::SharedCluster => {
+                Requirement::new("`ld/st.shared::cluster`", 7, 8, 90)
+            }
+            MemoryOp::ParamAddr { .. } => Requirement::new("`cvta.param` (tensor-map parameter address)", 7, 7, 80),
+            MemoryOp::CpAsync { .. } | MemoryOp::CpAsyncCommitGroup | MemoryOp::CpAsyncWaitGroup { .. } => {
+                Requirement::new("`cp.async`", 7, 0, 80)
+            }
+            MemoryOp::CpAsyncMbarrierArrive { .. } => Requirement::new("`cp.async.mbarrier.arrive`", 7, 0, 80),
+            _ => base,
+        },
+        Inst::Mbarrier(op) => match op {
+            MbarrierOp::Init { .. } => Requirement::new("`mbarrier.init`", 7, 0, 80),
+            MbarrierOp::Inval { .. } => Requirement::new("`mbarrier.inval`", 7, 0, 80),
+            MbarrierOp::PendingCount { .. } => Requirement::new("`mbarrier.pending_count`", 7, 0, 80),
+            MbarrierOp::Arrive { order, space, drop, count, .. } => {
+                let name = if *drop { "`mbarrier.arrive_drop`" } else { "`mbarrier.arrive`" };
+                let mut r = Requirement::new(name, 7, 0, 80);
+                if count.is_some() {
+                    r = max_req(r, Requirement::new("an mbarrier arrive with a count", 7, 8, 90));
+                }
+                space_req(ordering_req(r, order), *space)
+            }
+            MbarrierOp::ArriveExpectTx { order, space, .. } => {
+                space_req(ordering_req(Requirement::new("`mbarrier.arrive.expect_tx`", 8, 0, 90), order), *space)
+            }
+            MbarrierOp::ExpectTx { .. } => Requirement::new("`mbarrier.expect_tx`", 8, 0, 90),
+            MbarrierOp::CompleteTx { .. } => Requirement::new("`mbarrier.complete_tx`", 8, 0, 90),
+            MbarrierOp::TestWait { order, on, .. } => {
+                let r = match on {
+                    crate::ir::WaitOn::Parity(_) => Requirement::new("`mbarrier.test_wait.parity`", 7, 1, 80),
+                    crate::ir::WaitOn::State(_) => Requirement::new("`mbarrier.test_wait`", 7, 0, 80),
+                };
+                ordering_req(r, order)
+            }
+            MbarrierOp::TryWait { order, .. } | MbarrierOp::Wait { order, .. } => {
+                ordering_req(Requirement::new("`mbarrier.try_wait`", 7, 8, 90), order)
+            }
+        },
+        Inst::Sync(op) => match op {
+            SyncOp::BarSync { .. } | SyncOp::BarArrive { .. } | SyncOp::Trap => base,
+            SyncOp::MemBar { scope } => match scope {
+                crate::ir::MemScope::Cluster => Requirement::new("`fence.acq_rel.cluster`", 7, 8, 90),
+                _ => Requirement::new("`fence.acq_rel`", 6, 0, 70),
+            },
+            SyncOp::FenceMbarrierInit => Requirement::new("`fence.mbarrier_init`", 8, 0, 90),
+            SyncOp::FenceProxyAsync { .. } => Requirement::new("`fence.proxy.async`", 8, 0, 90),
+            SyncOp::WarpSync { .. } => Requirement::new("`bar.warp.sync`", 6, 0, 80),
+            SyncOp::ElectSync { .. } => Requirement::new("`elect.sync`", 8, 0, 90),
+            SyncOp::SetMaxNReg { .. } => Requirement::only("`setmaxnreg`", 8, 0, SM90A_UP),
+            SyncOp::Mapa { .. } => Requirement::new("`mapa`", 7, 8, 90),
+            SyncOp::ClusterArrive { .. } | SyncOp::ClusterWait => Requirement::new("`barrier.cluster`", 7, 8, 90),
+        },
+        Inst::Tma(op) => match op {
+            TmaOp::LoadTensor { multicast: Some(_), .. } => {
+                Requirement::new("`cp.async.bulk.tensor` with `.multicast::cluster`", 8, 0, 90)
+            }
+            TmaOp::PrefetchTensor { .. } => Requirement::new("`cp.async.bulk.prefetch.tensor`", 8, 0, 90),
+            _ => Requirement::new("`cp.async.bulk` (TMA)", 8, 0, 90),
+        },
+        Inst::Tcgen05(op) => match op {
+            Tcgen05Op::Commit { .. } => Requirement::only("`tcgen05.commit`", 8, 6, SM100A),
+            Tcgen05Op::Fence { .. } => Requirement::only("`tcgen05.fence`", 8, 6, SM100A),
+        },
+    }
+}
+
+/// Whether `v` is an immediate (used by value checks that only apply to constants).
+pub fn imm(v: &Value) -> Option<i128> {
+    v.as_imm_i128()
+}
+
+/// Special registers that need at least this requirement.
+pub fn special_requirement(s: SpecialReg) -> Requirement {
+    requirement(&Inst::ReadSpecial { dst: crate::ir::Reg { id: 0, ty: Type::U32 }, sreg: s })
+}

@@ -1,0 +1,9 @@
+//! Targets, the ISA table and the checks that a kernel fits its target.
+
+pub mod check;
+pub mod isa;
+pub mod target;
+
+pub use check::{check_kernel, module_ptx_version, MAX_PTX_LOADABLE};
+pub use isa::{requirement, Requirement};
+pub use target::{PtxVersion, Target};

@@ -1,0 +1,286 @@
+//! The kernel builder: the one way IR gets made (the DSL expands to calls of it).
+//! Problems found while building are collected with their source location and reported
+//! together by `finish`, so a kernel with three mistakes shows all three.
+
+use super::handles::*;
+use crate::arch::{check_kernel, Target};
+use crate::error::{CodegenError, Diagnostic, Result};
+use crate::ir::*;
+
+pub struct KernelBuilder {
+    pub(crate) name: String,
+    pub(crate) target: Target,
+    pub(crate) params: Vec<Param>,
+    pub(crate) shared: Vec<SharedAlloc>,
+    pub(crate) uses_dynamic_shared: bool,
+    pub(crate) bounds: LaunchBounds,
+    /// Stack of open blocks; `blocks[0]` is the kernel body.
+    pub(crate) blocks: Vec<Block>,
+    pub(crate) next_reg: u32,
+    pub(crate) loop_depth: u32,
+    /// Location set by the DSL for the statement being built; overrides `#[track_caller]`.
+    pub(crate) loc_override: Option<SourceLoc>,
+    pub(crate) errors: Vec<Diagnostic>,
+}
+
+impl KernelBuilder {
+    pub fn new(name: impl Into<String>, target: Target) -> Self {
+        KernelBuilder {
+            name: name.into(),
+            target,
+            params: Vec::new(),
+            shared: Vec::new(),
+            uses_dynamic_shared: false,
+            bounds: LaunchBounds::default(),
+            blocks: vec![Vec::new()],
+            next_reg: 0,
+            loop_depth: 0,
+            loc_override: None,
+            errors: Vec::new(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn target(&self) -> Target {
+        self.target
+    }
+
+    /// Set the source location attached to the following ops (the DSL calls this per
+    /// statement); `None` goes back to the caller's location.
+    pub fn set_loc(&mut self, loc: Option<SourceLoc>) {
+        self.loc_override = loc;
+    }
+
+    #[track_caller]
+    pub(crate) fn here(&self) -> SourceLoc {
+        // A `match`, not `unwrap_or_else(SourceLoc::caller)`: the latter would report core's
+        // closure-call site instead of the user's line.
+        match self.loc_override {
+            Some(l) => l,
+            None => SourceLoc::caller(),
+        }
+    }
+
+    /// Run `f` with every op it emits attributed to the caller's location (for builder
+    /// helpers that emit many ops, so diagnostics and `.loc` point at the user's line).
+    #[track_caller]
+    pub(crate) fn at_caller<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        let loc = self.here();
+        let saved = self.loc_override;
+        self.loc_override = Some(loc);
+        let r = f(self);
+        self.loc_override = saved;
+        r
+    }
+
+    /// Record a build error at the current location; building goes on so later errors show too.
+    #[track_caller]
+    pub fn error(&mut self, message: impl Into<String>) {
+        let loc = Some(self.here());
+        self.errors.push(Diagnostic { kernel: self.name.clone(), loc, message: message.into() });
+    }
+
+    pub fn has_errors(&self) -> bool {
+        !self.errors.is_empty()
+    }
+
+    pub fn new_reg(&mut self, ty: Type) -> Reg {
+        let r = Reg { id: self.next_reg, ty };
+        self.next_reg += 1;
+        r
+    }
+
+    #[track_caller]
+    pub fn push_stmt(&mut self, kind: StmtKind) {
+        let loc = Some(self.here());
+        self.blocks.last_mut().expect("open block").push(Stmt::new(kind, loc));
+    }
+
+    #[track_caller]
+    pub fn push(&mut self, inst: impl Into<Inst>) {
+        self.push_stmt(StmtKind::Inst(inst.into()));
+    }
+
+    /// Run `f` with a fresh block open and return what it built.
+    pub(crate) fn nested(&mut self, f: impl FnOnce(&mut Self)) -> Block {
+        self.blocks.push(Vec::new());
+        f(self);
+        self.blocks.pop().expect("nested block")
+    }
+
+    // ---- launch shape -------------------------------------------------------------------
+
+    /// `.reqntid`: the kernel must be launched with exactly this block shape.
+    pub fn require_block(&mut self, x: u32, y: u32, z: u32) -> &mut Self {
+        self.bounds.reqntid = Some([x, y, z]);
+        self
+    }
+    pub fn max_block(&mut self, x: u32, y: u32, z: u32) -> &mut Self {
+        self.bounds.maxntid = Some([x, y, z]);
+        self
+    }
+    /// Declare a thread-block cluster shape (`.reqnctapercluster` + `.explicitcluster`).
+    pub fn cluster(&mut self, x: u32, y: u32, z: u32) -> &mut Self {
+        self.bounds.cluster = Some([x, y, z]);
+        self
+    }
+    pub fn max_registers(&mut self, n: u32) -> &mut Self {
+        self.bounds.maxnreg = Some(n);
+        self
+    }
+    pub fn min_blocks_per_sm(&mut self, n: u32) -> &mut Self {
+        self.bounds.minnctapersm = Some(n);
+        self
+    }
+
+    // ---- parameters ---------------------------------------------------------------------
+
+    fn add_param(&mut self, name: &str, kind: ParamKind, ty: Type) -> Reg {
+        let reg = self.new_reg(ty);
+        if self.params.iter().any(|p| p.name == name) {
+            self.errors.push(Diagnostic {
+                kernel: self.name.clone(),
+                loc: None,
+                message: format!("two parameters are named `{name}`"),
+            });
+        }
+        self.params.push(Param { name: name.to_string(), kind, reg });
+        reg
+    }
+
+    /// A scalar parameter.
+    #[track_caller]
+    pub fn param(&mut self, name: &str, ty: Type) -> Value {
+        if ty == Type::Pred {
+            self.error(format!("parameter `{name}`: predicates cannot be passed; pass a u32"));
+        }
+        Value::Reg(self.add_param(name, ParamKind::Scalar(ty), ty))
+    }
+
+    /// A global buffer of `elem`s (`&[T]` when `mutable` is false, `&mut [T]` otherwise).
+    pub fn param_global(&mut self, name: &str, elem: Type, mutable: bool) -> GlobalPtr {
+        let r = self.add_param(name, ParamKind::Global { elem, mutable }, Type::U64);
+        GlobalPtr { addr: Value::Reg(r), elem, mutable }
+    }
+
+    /// A `CUtensorMap` passed by value; `rank` is the tensor's number of dimensions.
+    #[track_caller]
+    pub fn param_tensor_map(&mut self, name: &str, rank: u8) -> TensorMapRef {
+        if !(1..=5).contains(&rank) {
+            self.error(format!("tensor map `{name}` has rank {rank}; TMA supports 1 to 5"));
+        }
+        let r = self.add_param(name, ParamKind::TensorMap, Type::U64);
+        TensorMapRef { addr: Value::Reg(r), rank }
+    }
+
+    // ---- shared memory ------------------------------------------------------------------
+
+    fn add_alloc(&mut self, name: &str, elem: Type, len: u32, align: u32, kind: SharedKind) -> AllocId {
+        let id = AllocId(self.shared.len() as u32);
+        let mut unique = name.to_string();
+        let mut n = 1;
+        while self.shared.iter().any(|a| a.name == unique) {
+            unique = format!("{name}_{n}");
+            n += 1;
+        }
+        self.shared.push(SharedAlloc { name: unique, elem, len, align, kind });
+        id
+    }
+
+    /// `T.alloc_shared::<T>([len])`: a static shared array.
+    #[track_caller]
+    pub fn alloc_shared(&mut self, name: &str, elem: Type, len: u32) -> SharedArray {
+        if len == 0 {
+            self.error(format!("shared array `{name}` has length 0"));
+        }
+        if elem == Type::Pred {
+            self.error(format!("shared array `{name}`: predicates have no memory form"));
+        }
+        // Arrays of 128 bytes or more are 128-byte aligned: what TMA tensor copies require of
+        // their shared operand (a 16-byte aligned destination faults on the GPU).
+        let align = if elem.size() * len >= 128 { 128 } else { elem.size().max(16) };
+        let id = self.add_alloc(name, elem, len.max(1), align, SharedKind::Data);
+        SharedArray { base: SharedBase::Static(id), elem, len: Some(len.max(1)) }
+    }
+
+    /// A static shared array aligned to `align` bytes (a power of two, at least 16): TMA
+    /// destinations and sources need 128 bytes (1024 with 128-byte swizzling).
+    #[track_caller]
+    pub fn alloc_shared_aligned(&mut self, name: &str, elem: Type, len: u32, align: u32) -> SharedArray {
+        if !align.is_power_of_two() || align < 16 {
+            self.error(format!("shared array `{name}`: alignment {align} must be a power of two >= 16"));
+        }
+        let arr = self.alloc_shared(name, elem, len);
+        if let SharedBase::Static(id) = arr.base {
+            self.shared[id.0 as usize].align = align.max(elem.size()).next_power_of_two().max(16);
+        }
+        arr
+    }
+
+    /// The block shape declared with `require_block` (`.reqntid`), if any.
+    pub fn declared_block(&self) -> Option<[u32; 3]> {
+        self.bounds.reqntid
+    }
+
+    /// `T.alloc_barriers(n)`: `n` 8-byte-aligned mbarriers.
+    #[track_caller]
+    pub fn alloc_barriers(&mut self, name: &str, n: u32) -> BarrierArray {
+        if n == 0 {
+            self.error(format!("alloc_barriers(`{name}`, 0): a barrier array needs at least one barrier"));
+        }
+        let id = self.add_alloc(name, Type::B64, n.max(1), 8, SharedKind::Barriers);
+        BarrierArray { alloc: id, len: n.max(1) }
+    }
+
+    /// A view of dynamic shared memory starting `offset` bytes in (launch sets its size).
+    #[track_caller]
+    pub fn dynamic_shared(&mut self, elem: Type, offset: u32) -> SharedArray {
+        if !offset.is_multiple_of(elem.size().max(1)) {
+            self.error(format!("dynamic shared offset {offset} is not aligned to {elem} ({} bytes)", elem.size()));
+        }
+        self.uses_dynamic_shared = true;
+        SharedArray { base: SharedBase::Dynamic { offset }, elem, len: None }
+    }
+
+    /// The 32-bit shared address of the start of a shared array.
+    #[track_caller]
+    pub fn shared_base_addr(&mut self, arr: SharedArray) -> Value {
+        let dst = self.new_reg(Type::U32);
+        match arr.base {
+            SharedBase::Static(alloc) => self.push(MemoryOp::SharedAddr { dst, alloc }),
+            SharedBase::Dynamic { offset } => {
+                self.push(MemoryOp::DynSharedAddr { dst });
+                if offset != 0 {
+                    self.push(ArithOp::Binary { op: BinOp::Add, dst, a: Value::Reg(dst), b: Value::u32(offset) });
+                }
+            }
+        }
+        Value::Reg(dst)
+    }
+
+    // ---- finishing ----------------------------------------------------------------------
+
+    /// Close the kernel: report every build error, then check it against its target.
+    pub fn finish(mut self) -> Result<Kernel> {
+        if self.blocks.len() != 1 {
+            self.errors.push(Diagnostic { kernel: self.name.clone(), loc: None, message: "unclosed block".into() });
+        }
+        if !self.errors.is_empty() {
+            return Err(CodegenError { diagnostics: self.errors });
+        }
+        let kernel = Kernel {
+            name: self.name,
+            target: self.target,
+            params: self.params,
+            shared: self.shared,
+            uses_dynamic_shared: self.uses_dynamic_shared,
+            bounds: self.bounds,
+            body: self.blocks.pop().unwrap_or_default(),
+            num_regs: self.next_reg,
+        };
+        check_kernel(&kernel)?;
+        Ok(kernel)
+    }
+}

@@ -1,0 +1,6 @@
+//! Phaser's examples crate (not published): the gallery of example kernels with their host
+//! setups and checks, the mutation suite, and the `phaser` CLI and benchmark binaries. It uses
+//! only the facade crate `phaser`, as a user's crate would.
+
+pub mod gallery;
+pub mod mutate;

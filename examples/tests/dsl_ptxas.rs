@@ -1,0 +1,116 @@
+//! Every DSL kernel's PTX assembles with ptxas for sm_90a. A missing ptxas fails the test:
+//! a check that did not run is not a pass.
+
+use phaser_examples::gallery::dsl_seeds::*;
+use std::path::PathBuf;
+use std::process::Command;
+
+const DEFAULT_PTXAS: &str = "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/nvidia/cu13/bin/ptxas";
+
+fn ptxas() -> PathBuf {
+    let p = std::env::var_os("PTXAS").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(DEFAULT_PTXAS));
+    assert!(p.is_file(), "ptxas not found at {} (set $PTXAS); this test must not be skipped", p.display());
+    p
+}
+
+fn assemble(name: &str, ptx: &str) {
+    let dir = std::env::temp_dir().join(format!("phaser-dsl-ptxas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join(format!("{name}.ptx"));
+    std::fs::write(&file, ptx).unwrap();
+    let out = Command::new(ptxas()).arg("-arch=sm_90a").arg(&file).arg("-o").arg("/dev/null").output().unwrap();
+    assert!(
+        out.status.success(),
+        "ptxas rejected {name}:\n{}\n--- PTX ---\n{ptx}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn every_dsl_gallery_kernel_assembles() {
+    let mut n = 0;
+    for e in phaser_examples::gallery::examples().iter().filter(|e| e.name.starts_with("dsl_")) {
+        for k in (e.kernels)(phaser::Target::Sm90a).unwrap() {
+            assemble(&k.name, &phaser::codegen::emit_kernel(&k).unwrap());
+            n += 1;
+        }
+    }
+    assert_eq!(n, 7, "the four DSL seed kernels and three dsl_pipeline_axpb specializations");
+}
+
+#[test]
+fn specializations_assemble() {
+    for rounds in [1, 2, 7] {
+        assemble(&format!("phase_flip_{rounds}"), &dsl_seed_phase_flip::ptx_for(rounds).unwrap());
+        assemble(&format!("phase_tma_{rounds}"), &dsl_phase_tma::ptx_for(rounds).unwrap());
+    }
+}
+
+#[phaser::device]
+fn is_leader(lane: u32) -> bool {
+    lane == 0
+}
+
+#[phaser::device]
+fn wait_flip(bar: Barrier, mut parity: u32) -> u32 {
+    T.ptx.mbarrier.try_wait(bar, parity);
+    parity ^= 1;
+    parity
+}
+
+#[phaser::device]
+fn twice(x: u32) -> u32 {
+    let y = wait_identity(x);
+    y * 2
+}
+
+#[phaser::device]
+fn wait_identity(x: u32) -> u32 {
+    x
+}
+
+#[phaser::kernel(target = "sm_90a")]
+fn more_constructs(out: &mut [i32], h: &[half::f16], n: u32, bias: i32) {
+    let tid = T.thread_idx();
+    let bars = T.alloc_barriers(2);
+    let mut parity = 0;
+    let grade = if tid < 4 {
+        -1
+    } else if tid < 8 {
+        0
+    } else {
+        bias
+    };
+    let mut i = 0;
+    loop {
+        if i >= n {
+            break;
+        }
+        i += 1;
+        if i == 3 {
+            continue;
+        }
+        out[i] = grade * 2 - 7;
+    }
+    if is_leader(T.lane_idx()) {
+        parity = wait_flip(bars.ptr_to([tid % 2]), parity);
+    }
+    let widened = h[tid] as f32 * 0.5;
+    out[0] = widened as i32 + twice(parity) as i32;
+    let neg = -bias;
+    out[1] = neg.max(-3).min(3) >> 1;
+    if tid >= 32 {
+        return;
+    }
+    out[2] = (tid != 0) as i32;
+}
+
+#[test]
+fn more_constructs_assemble() {
+    let ptx = more_constructs::ptx().unwrap();
+    assemble("more_constructs", &ptx);
+    assert!(ptx.contains("cvt.f32.f16"), "{ptx}");
+    if std::env::var_os("SHOW_PTX").is_some() {
+        println!("{ptx}");
+    }
+}
