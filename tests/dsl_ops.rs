@@ -2,7 +2,6 @@
 //! templates compile, the IR builds, and ptxas accepts the PTX. `phaser-dsl`'s unit tests
 //! check that this file names every op of the table.
 
-
 #[phaser::device]
 fn bump(x: u32, by: u32) -> u32 {
     x + by

@@ -108,7 +108,10 @@ fn dynamic_offsets_past_the_target_limit_are_refused_at_their_line() {
     let err = k.finish().unwrap_err();
     let d = &err.diagnostics[0];
     assert_eq!(d.loc, Some(SourceLoc { file: file!(), line, column: d.loc.unwrap().column }));
-    assert_eq!(d.message, "dynamic shared offset 101376 lies beyond sm_86's 101376-byte (99 KiB) shared memory per block");
+    assert_eq!(
+        d.message,
+        "dynamic shared offset 101376 lies beyond sm_86's 101376-byte (99 KiB) shared memory per block"
+    );
 }
 
 #[test]

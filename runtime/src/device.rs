@@ -367,6 +367,29 @@ mod tests {
     }
 
     #[test]
+    fn launch_shape_limits_come_from_the_target_table() {
+        let mut k = KernelBuilder::new("shape", Target::Sm90a);
+        let x = k.param("x", Type::U32);
+        k.probe("x", &[x]);
+        let k = k.finish().unwrap();
+        let problem = |grid: [u32; 3], block: [u32; 3]| match check_config(
+            &k,
+            &LaunchConfig { grid, block, dynamic_shared_bytes: 0 },
+        ) {
+            Err(RuntimeError::BadLaunch { problem, .. }) => problem,
+            other => panic!("expected BadLaunch, got {:?}", other.map(|_| ())),
+        };
+        assert_eq!(problem([1, 65536, 1], [32, 1, 1]), "grid [1, 65536, 1]: dimension 1 exceeds 65535 (sm_90a limit)");
+        assert_eq!(problem([1, 1, 1], [1, 1, 65]), "block [1, 1, 65]: dimension 2 exceeds 64 (sm_90a limit)");
+        assert_eq!(problem([1, 1, 1], [64, 32, 1]), "2048 threads per block exceed 1024");
+        check_config(
+            &k,
+            &LaunchConfig { grid: [(1 << 31) - 1, 65535, 65535], block: [1024, 1, 1], dynamic_shared_bytes: 0 },
+        )
+        .unwrap();
+    }
+
+    #[test]
     fn cluster_grid_must_be_a_multiple() {
         let mut k = KernelBuilder::new("c", Target::Sm90a);
         k.cluster(2, 1, 1);

@@ -92,7 +92,12 @@ impl CudaDevice {
 
     /// Copy the first `len` elements of `src` into `dst` on the launch stream, timed with
     /// CUDA events; returns the device time. `len` is checked against both by `Device::copy`.
-    pub(crate) fn copy_timed<T: Elem>(&self, src: &CudaSlice<T>, dst: &mut CudaSlice<T>, len: usize) -> Result<Duration> {
+    pub(crate) fn copy_timed<T: Elem>(
+        &self,
+        src: &CudaSlice<T>,
+        dst: &mut CudaSlice<T>,
+        len: usize,
+    ) -> Result<Duration> {
         let timer = super::timer::EventTimer::start(&self.ctx, &self.stream)?;
         if len > 0 {
             self.stream
