@@ -138,3 +138,12 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn errors_cross_threads_and_keep_their_source() {
+    fn send_sync<T: Send + Sync + 'static>() {}
+    send_sync::<RuntimeError>(); // usable with `anyhow` / `Box<dyn Error + Send + Sync>`
+    let io = RuntimeError::Io { context: "writing".into(), source: std::io::Error::other("disk full") };
+    let source = std::error::Error::source(&io).expect("the cause is kept as the source");
+    assert_eq!(source.to_string(), "disk full");
+}
