@@ -1,14 +1,24 @@
 //! Finding and running NVIDIA's `ptxas` to assemble emitted PTX (validation without a GPU).
 //!
-//! `ptxas` ships in the PyPI package `nvidia-cuda-nvcc` (`site-packages/nvidia/cu13/bin/ptxas`).
-//! Search order: `$PTXAS`, `ptxas` on `PATH`, then Python's site-packages.
+//! The one finder: the tests, the `phaser` CLI and `.ci/test` (which exports the path it
+//! found as `$PTXAS`, so the Rust side then takes step 1) all look in this order:
+//! 1. `$PTXAS` (an error if it names no file: a wrong setting is not silently ignored);
+//! 2. `ptxas` on `PATH`;
+//! 3. the PyPI wheel `nvidia-cuda-nvcc`: `nvidia/cu13/bin/ptxas` under each entry of the
+//!    `nvidia` package's `__path__`, asking `python3`, then `python`.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The `ptxas` binary, or a message saying how to install it.
 pub fn find() -> Result<PathBuf, String> {
-    if let Ok(p) = std::env::var("PTXAS") {
+    find_from(std::env::var_os("PTXAS"), std::env::var_os("PATH"), &["python3", "python"])
+}
+
+/// [`find`] over given settings (the search order, testable without touching the environment).
+fn find_from(ptxas_var: Option<OsString>, path_var: Option<OsString>, pythons: &[&str]) -> Result<PathBuf, String> {
+    if let Some(p) = ptxas_var {
         let p = PathBuf::from(p);
         return if p.is_file() {
             Ok(p)
@@ -16,7 +26,7 @@ pub fn find() -> Result<PathBuf, String> {
             Err(format!("$PTXAS points to {}, which does not exist", p.display()))
         };
     }
-    if let Ok(path) = std::env::var("PATH") {
+    if let Some(path) = path_var {
         for dir in std::env::split_paths(&path) {
             let c = dir.join("ptxas");
             if c.is_file() {
@@ -24,9 +34,12 @@ pub fn find() -> Result<PathBuf, String> {
             }
         }
     }
-    for py in ["python3", "python"] {
+    for py in pythons {
         let out = Command::new(py)
-            .args(["-c", "import nvidia, os; print('\\n'.join(os.path.join(p, 'cu13', 'bin', 'ptxas') for p in nvidia.__path__))"])
+            .args([
+                "-c",
+                "import nvidia, os; print('\\n'.join(os.path.join(p, 'cu13', 'bin', 'ptxas') for p in nvidia.__path__))",
+            ])
             .output();
         if let Ok(out) = out {
             for line in String::from_utf8_lossy(&out.stdout).lines() {
@@ -40,22 +53,39 @@ pub fn find() -> Result<PathBuf, String> {
     Err("ptxas not found: install it with `python3 -m pip install nvidia-cuda-nvcc` or set $PTXAS".into())
 }
 
-/// Assemble PTX text for `arch` (e.g. `sm_90a`); `Err` carries ptxas's diagnostics.
+/// [`find`] for tests, which must fail (not skip) without ptxas.
+pub fn require() -> PathBuf {
+    find().unwrap_or_else(|e| panic!("{e} (the test suite requires ptxas; `bash .ci/test` installs it)"))
+}
+
+/// Assemble PTX text for `arch` (e.g. `sm_90a`); `Ok` carries ptxas's messages (warnings,
+/// `-v` resource lines), `Err` its diagnostics.
 pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<String, String> {
-    let dir = std::env::temp_dir().join(format!("phaser-ptxas-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let file = dir.join(format!("k{n}.ptx"));
-    std::fs::write(&file, ptx).map_err(|e| e.to_string())?;
+    assemble_with(ptxas, ptx, arch, &[])
+}
+
+/// [`assemble`] with extra ptxas arguments (e.g. `-v`). The PTX and cubin live in a
+/// temporary directory that is removed when this returns, whatever happened.
+pub fn assemble_with(ptxas: &Path, ptx: &str, arch: &str, extra: &[&str]) -> Result<String, String> {
+    assemble_in(&std::env::temp_dir(), ptxas, ptx, arch, extra)
+}
+
+/// [`assemble_with`] with its temporary directory made under `tmp_root`.
+fn assemble_in(tmp_root: &Path, ptxas: &Path, ptx: &str, arch: &str, extra: &[&str]) -> Result<String, String> {
+    let dir = tempfile::Builder::new()
+        .prefix("phaser-ptxas-")
+        .tempdir_in(tmp_root)
+        .map_err(|e| format!("creating a temporary directory: {e}"))?;
+    let file = dir.path().join("kernel.ptx");
+    std::fs::write(&file, ptx).map_err(|e| format!("writing {}: {e}", file.display()))?;
     let out = Command::new(ptxas)
         .arg(format!("-arch={arch}"))
+        .args(extra)
         .arg(&file)
         .arg("-o")
-        .arg(dir.join(format!("k{n}.cubin")))
+        .arg(dir.path().join("kernel.cubin"))
         .output()
         .map_err(|e| format!("running {}: {e}", ptxas.display()))?;
-    let _ = std::fs::remove_file(&file);
-    let _ = std::fs::remove_file(dir.join(format!("k{n}.cubin")));
     let msg = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
     if out.status.success() {
         Ok(msg)
@@ -64,4 +94,40 @@ pub fn assemble(ptxas: &Path, ptx: &str, arch: &str) -> Result<String, String> {
     }
 }
 
-static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The temporary directory is gone afterwards, on success and on failure alike.
+    #[test]
+    fn temporary_files_are_removed() {
+        let root = tempfile::tempdir().unwrap();
+        let ptxas = require();
+        let err = assemble_in(root.path(), &ptxas, "not ptx", "sm_90a", &[]).unwrap_err();
+        assert!(err.contains("error"), "{err}");
+        let ok = ".version 8.0\n.target sm_90a\n.address_size 64\n";
+        assemble_in(root.path(), &ptxas, ok, "sm_90a", &["-v"]).unwrap();
+        let left: Vec<_> = std::fs::read_dir(root.path()).unwrap().map(|e| e.unwrap().path()).collect();
+        assert!(left.is_empty(), "left behind: {left:?}");
+    }
+
+    #[test]
+    fn search_order_is_ptxas_then_path_then_python() {
+        let dir = tempfile::tempdir().unwrap();
+        let on_path = dir.path().join("ptxas");
+        std::fs::write(&on_path, "").unwrap();
+        let explicit = dir.path().join("explicit-ptxas");
+        std::fs::write(&explicit, "").unwrap();
+        let path = Some(OsString::from(dir.path()));
+        assert_eq!(find_from(Some(explicit.clone().into()), path.clone(), &[]), Ok(explicit));
+        assert_eq!(find_from(None, path.clone(), &[]), Ok(on_path));
+        let missing = dir.path().join("missing");
+        assert_eq!(
+            find_from(Some(missing.clone().into()), path, &[]),
+            Err(format!("$PTXAS points to {}, which does not exist", missing.display())),
+            "a wrong $PTXAS is reported, not skipped over"
+        );
+        let err = find_from(None, None, &["/nonexistent/python"]).unwrap_err();
+        assert!(err.starts_with("ptxas not found: install it with"), "{err}");
+    }
+}

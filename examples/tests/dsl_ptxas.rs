@@ -1,29 +1,13 @@
 //! Every DSL kernel's PTX assembles with ptxas for sm_90a. A missing ptxas fails the test:
 //! a check that did not run is not a pass.
 
+use phaser::codegen::ptxas;
 use phaser_examples::gallery::dsl_seeds::*;
-use std::path::PathBuf;
-use std::process::Command;
-
-const DEFAULT_PTXAS: &str = "/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/nvidia/cu13/bin/ptxas";
-
-fn ptxas() -> PathBuf {
-    let p = std::env::var_os("PTXAS").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(DEFAULT_PTXAS));
-    assert!(p.is_file(), "ptxas not found at {} (set $PTXAS); this test must not be skipped", p.display());
-    p
-}
 
 fn assemble(name: &str, ptx: &str) {
-    let dir = std::env::temp_dir().join(format!("phaser-dsl-ptxas-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join(format!("{name}.ptx"));
-    std::fs::write(&file, ptx).unwrap();
-    let out = Command::new(ptxas()).arg("-arch=sm_90a").arg(&file).arg("-o").arg("/dev/null").output().unwrap();
-    assert!(
-        out.status.success(),
-        "ptxas rejected {name}:\n{}\n--- PTX ---\n{ptx}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    if let Err(msg) = ptxas::assemble(&ptxas::require(), ptx, "sm_90a") {
+        panic!("ptxas rejected {name}:\n{msg}\n--- PTX ---\n{ptx}");
+    }
 }
 
 #[test]

@@ -1,56 +1,21 @@
 //! Every kernel of the TMA / pipeline / cluster gallery entries assembles with ptxas for
 //! sm_90a, without warnings (in particular no C7508 "setmaxnreg ignored").
 //!
-//! ptxas is looked up in `$PTXAS`, then on `PATH`, then in the pip `nvidia-cuda-nvcc`
-//! wheel of this machine's Python; a missing ptxas FAILS the test (it is not skipped).
-//! Set `PHASER_PTX_DIR` to keep the PTX files.
+//! ptxas is found by `phaser::codegen::ptxas` (`$PTXAS`, `PATH`, the pip wheel); a missing
+//! ptxas FAILS the test (it is not skipped). Set `PHASER_PTX_DIR` to keep the PTX files.
 
-use phaser::codegen::{emit_module, EmitOptions, Kernel, Module, Target};
+use phaser::codegen::{emit_module, ptxas, EmitOptions, Kernel, Module, Target};
 use phaser_examples::gallery::{cluster_multicast, examples, stream_axpb, tma_two_stage};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::{AtomicU32, Ordering as AtomicOrdering};
 
-const KNOWN_PTXAS: &[&str] =
-    &["/root/.pyenv/versions/3.11.7/lib/python3.11/site-packages/nvidia/cu13/bin/ptxas", "/usr/local/cuda/bin/ptxas"];
-
-fn ptxas() -> PathBuf {
-    if let Ok(p) = std::env::var("PTXAS") {
-        return PathBuf::from(p);
-    }
-    if let Ok(out) = Command::new("which").arg("ptxas").output() {
-        let s = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        if out.status.success() && !s.is_empty() {
-            return PathBuf::from(s);
-        }
-    }
-    for p in KNOWN_PTXAS {
-        if Path::new(p).exists() {
-            return PathBuf::from(p);
-        }
-    }
-    panic!("ptxas not found: set PTXAS=/path/to/ptxas (this test fails rather than skips without it)");
-}
-
-/// Assemble `k` for sm_90a; returns ptxas's stderr (with `-v` resource usage).
+/// Assemble `k` for sm_90a; returns ptxas's messages (with `-v` resource usage).
 fn assemble(k: &Kernel) -> String {
     let ptx = emit_module(&Module::new(vec![k.clone()]), &EmitOptions::default()).expect("emit");
-    let dir = std::env::var("PHASER_PTX_DIR").map(PathBuf::from).unwrap_or_else(|_| std::env::temp_dir());
-    std::fs::create_dir_all(&dir).unwrap();
-    static SEQ: AtomicU32 = AtomicU32::new(0);
-    let seq = SEQ.fetch_add(1, AtomicOrdering::Relaxed);
-    let path = dir.join(format!("{}_{}_{seq}.ptx", k.name, std::process::id()));
-    std::fs::write(&path, &ptx).unwrap();
-    let out = Command::new(ptxas())
-        .args(["-arch=sm_90a", "-v", "-warn-spills", "-o", "/dev/null"])
-        .arg(&path)
-        .output()
-        .expect("running ptxas");
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    if std::env::var("PHASER_PTX_DIR").is_err() {
-        let _ = std::fs::remove_file(&path);
+    if let Ok(dir) = std::env::var("PHASER_PTX_DIR") {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(std::path::Path::new(&dir).join(format!("{}.ptx", k.name)), &ptx).unwrap();
     }
-    assert!(out.status.success(), "ptxas rejected `{}`:\n{stderr}\n--- PTX ---\n{ptx}", k.name);
+    let stderr = ptxas::assemble_with(&ptxas::require(), &ptx, "sm_90a", &["-v", "-warn-spills"])
+        .unwrap_or_else(|msg| panic!("ptxas rejected `{}`:\n{msg}\n--- PTX ---\n{ptx}", k.name));
     // C7508 ("setmaxnreg ignored; unable to determine register count at entry") is printed
     // as `ptxas info`, not as a warning: look for it by number.
     let warnings: Vec<&str> = stderr
@@ -92,11 +57,8 @@ fn setmaxnreg_is_honoured() {
     let mut k2 = k.clone();
     k2.bounds.maxnreg = None;
     let ptx2 = phaser::codegen::emit_kernel(&k2).unwrap();
-    let path = std::env::temp_dir().join(format!("nomaxnreg_{}.ptx", std::process::id()));
-    std::fs::write(&path, ptx2).unwrap();
-    let out = Command::new(ptxas()).args(["-arch=sm_90a", "-o", "/dev/null"]).arg(&path).output().unwrap();
-    let _ = std::fs::remove_file(&path);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("C7508"), "ptxas should ignore setmaxnreg without a cap");
+    let log = ptxas::assemble(&ptxas::require(), &ptx2, "sm_90a").unwrap();
+    assert!(log.contains("C7508"), "ptxas should ignore setmaxnreg without a cap:\n{log}");
 }
 
 #[test]

@@ -3,9 +3,9 @@
 
 use phaser::codegen::builder::KernelBuilder;
 use phaser::codegen::ir::{Dim, Type, Value};
-use phaser_examples::gallery::phase_table::{self, HEADERS, PROBE, SEED_TABLE};
 use phaser::runtime::sim::{Category, SimConfig, Strategy};
 use phaser::{Arg, Device, LaunchConfig, RuntimeError, Target};
+use phaser_examples::gallery::phase_table::{self, HEADERS, PROBE, SEED_TABLE};
 
 fn sim() -> Device {
     Device::sim(SimConfig::default())
@@ -120,7 +120,9 @@ fn deadlock_is_reported_with_waiter_barrier_phase_and_last_arrivals() {
     let dev = sim();
     let out = dev.alloc::<u32>(1).unwrap();
     let err = dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out)]).unwrap_err();
-    let RuntimeError::Simulation(text) = err else { panic!("expected a simulation error, got {err}") };
+    let RuntimeError::Simulation(report) = &err else { panic!("expected a simulation error, got {err}") };
+    assert_eq!(report.categories(), [Category::Deadlock], "the findings travel as data");
+    let text = err.to_string();
     for needle in [
         "error[deadlock]",
         "kernel `deadlock`",

@@ -1,11 +1,29 @@
 //! Kernel arguments, and the check that they match the kernel's parameters.
 
-use crate::buffer::{Buffer, RawBuffer};
+use crate::buffer::{Buffer, Storage};
+use crate::cuda::CudaBufferArg;
 use crate::elem::Elem;
-use crate::error::{Result, RuntimeError};
+use crate::error::{Backend, Result, RuntimeError};
+use crate::sim::SimBuffer;
 use crate::tensor_map::TensorMap;
 use phaser_codegen::ir::{Kernel, ParamKind};
 use phaser_codegen::Type;
+
+/// A buffer argument's storage, its element type erased (the kernel's parameter list says it).
+#[derive(Clone, Copy)]
+pub enum BufferArg<'a> {
+    Cuda(&'a dyn CudaBufferArg),
+    Sim(&'a SimBuffer),
+}
+
+impl BufferArg<'_> {
+    pub fn backend(&self) -> Backend {
+        match self {
+            BufferArg::Cuda(_) => Backend::Cuda,
+            BufferArg::Sim(_) => Backend::Sim,
+        }
+    }
+}
 
 /// One launch argument.
 pub enum Arg<'a> {
@@ -14,11 +32,11 @@ pub enum Arg<'a> {
         ty: Type,
         bits: u64,
     },
-    /// A buffer: element type, whether the kernel may write it, and its storage.
+    /// A buffer: element type, length and its storage.
     Buffer {
         elem: Type,
         len: usize,
-        raw: &'a RawBuffer,
+        storage: BufferArg<'a>,
     },
     TensorMap(&'a TensorMap),
 }
@@ -28,7 +46,11 @@ impl<'a> Arg<'a> {
         Arg::Scalar { ty: T::TYPE, bits: v.to_bits() }
     }
     pub fn buffer<T: Elem>(b: &'a Buffer<T>) -> Arg<'a> {
-        Arg::Buffer { elem: T::TYPE, len: b.len(), raw: &b.raw }
+        let storage = match &b.storage {
+            Storage::Cuda(s) => BufferArg::Cuda(s),
+            Storage::Sim(s) => BufferArg::Sim(s),
+        };
+        Arg::Buffer { elem: T::TYPE, len: b.len(), storage }
     }
     fn describe(&self) -> String {
         match self {

@@ -1,14 +1,14 @@
 //! `Device`: one launch API over two backends, the CUDA GPU and the CPU simulator.
 
-use crate::args::{check_args, Arg};
-use crate::buffer::{Buffer, RawBuffer};
+use crate::args::{check_args, Arg, BufferArg};
+use crate::buffer::{Buffer, Storage};
 use crate::elem::{from_bytes, to_bytes, Elem};
-use crate::error::{Result, RuntimeError};
+use crate::error::{Backend, Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
 use crate::tensor_map::{Swizzle, TensorMap, TensorMapDesc};
 use crate::{cuda, sim};
+use phaser_codegen::ir::SharedLayout;
 use phaser_codegen::Kernel;
-use std::marker::PhantomData;
 use std::time::Duration;
 
 /// How many SMs the simulator reports (small, so persistent grids stay cheap to simulate).
@@ -17,6 +17,12 @@ pub const SIM_SM_COUNT: u32 = 4;
 pub enum Device {
     Cuda(cuda::CudaDevice),
     Sim(sim::SimDevice),
+}
+
+/// A buffer's storage once it is known to belong to the device at hand.
+enum Owned<'b, T> {
+    Cuda(&'b cuda::CudaDevice, &'b cudarc::driver::CudaSlice<T>),
+    Sim(&'b sim::SimDevice, &'b sim::SimBuffer),
 }
 
 impl Device {
@@ -42,6 +48,13 @@ impl Device {
         matches!(self, Device::Cuda(_))
     }
 
+    pub fn backend(&self) -> Backend {
+        match self {
+            Device::Cuda(_) => Backend::Cuda,
+            Device::Sim(_) => Backend::Sim,
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Device::Cuda(d) => d.describe(),
@@ -49,51 +62,68 @@ impl Device {
         }
     }
 
+    /// Check that `buf` belongs to this device: same backend, same device.
+    fn owned<'b, T: Elem>(&'b self, buf: &'b Buffer<T>) -> Result<Owned<'b, T>> {
+        match (self, &buf.storage) {
+            (Device::Cuda(d), Storage::Cuda(s)) if d.owns(s.context()) => Ok(Owned::Cuda(d, s)),
+            (Device::Sim(d), Storage::Sim(s)) if d.owns(s) => Ok(Owned::Sim(d, s)),
+            _ => Err(self.not_mine(buf.backend())),
+        }
+    }
+
+    /// The error for a buffer of `backend` that this device does not own.
+    fn not_mine(&self, backend: Backend) -> RuntimeError {
+        if backend == self.backend() {
+            RuntimeError::ForeignBuffer { backend }
+        } else {
+            RuntimeError::BackendMismatch { buffer: backend, device: self.backend() }
+        }
+    }
+
     /// A zero-filled buffer of `len` elements.
     pub fn alloc<T: Elem>(&self, len: usize) -> Result<Buffer<T>> {
-        let bytes = len * T::TYPE.size() as usize;
-        let raw = match self {
-            Device::Cuda(d) => RawBuffer::Cuda(d.alloc(bytes)?),
-            Device::Sim(d) => RawBuffer::Sim(d.alloc(bytes)?),
+        let storage = match self {
+            Device::Cuda(d) => Storage::Cuda(d.alloc::<T>(len)?),
+            Device::Sim(d) => Storage::Sim(d.alloc(len * T::TYPE.size() as usize)?),
         };
-        Ok(Buffer { raw, len, _t: PhantomData })
+        Ok(Buffer { storage, len })
     }
 
     /// A buffer holding a copy of `data`.
     pub fn upload<T: Elem>(&self, data: &[T]) -> Result<Buffer<T>> {
-        let b = self.alloc::<T>(data.len())?;
-        self.write(&b, data)?;
+        let mut b = self.alloc::<T>(data.len())?;
+        self.write(&mut b, data)?;
         Ok(b)
     }
 
-    pub fn write<T: Elem>(&self, buf: &Buffer<T>, data: &[T]) -> Result<()> {
+    /// Overwrite every element of `buf` with `data` (same length).
+    pub fn write<T: Elem>(&self, buf: &mut Buffer<T>, data: &[T]) -> Result<()> {
         if data.len() != buf.len() {
-            return Err(RuntimeError::BufferSize(format!(
-                "writing {} elements into a buffer of {}",
-                data.len(),
-                buf.len()
-            )));
+            return Err(RuntimeError::SizeMismatch {
+                what: "writing host data into a buffer",
+                expected: buf.len(),
+                found: data.len(),
+            });
         }
-        let bytes = to_bytes(data);
-        match (self, &buf.raw) {
-            (Device::Cuda(d), RawBuffer::Cuda(s)) => d.write(s, &bytes),
-            (Device::Sim(d), RawBuffer::Sim(s)) => d.write(s, &bytes),
-            _ => Err(foreign_buffer()),
+        self.owned(buf)?;
+        match (self, &mut buf.storage) {
+            (Device::Cuda(d), Storage::Cuda(s)) => d.write(s, data),
+            (Device::Sim(d), Storage::Sim(s)) => d.write(s, &to_bytes(data)),
+            _ => unreachable!("ownership checked above"),
         }
     }
 
     /// Fill every element with `value` (used to poison outputs before a run).
-    pub fn fill<T: Elem>(&self, buf: &Buffer<T>, value: T) -> Result<()> {
-        self.write(buf, &vec![value; buf.len()])
+    pub fn fill<T: Elem>(&self, buf: &mut Buffer<T>, value: T) -> Result<()> {
+        let data = vec![value; buf.len()];
+        self.write(buf, &data)
     }
 
     pub fn download<T: Elem>(&self, buf: &Buffer<T>) -> Result<Vec<T>> {
-        let bytes = match (self, &buf.raw) {
-            (Device::Cuda(d), RawBuffer::Cuda(s)) => d.read(s)?,
-            (Device::Sim(d), RawBuffer::Sim(s)) => d.read(s),
-            _ => return Err(foreign_buffer()),
-        };
-        Ok(from_bytes(&bytes))
+        match self.owned(buf)? {
+            Owned::Cuda(d, s) => d.read(s, buf.len()),
+            Owned::Sim(d, s) => Ok(from_bytes(&d.read(s))),
+        }
     }
 
     /// Number of streaming multiprocessors: the GPU's, or the simulator's configured count.
@@ -160,51 +190,62 @@ impl Device {
 
     /// The device address of a buffer (the simulator's fake address on the simulator).
     pub fn buffer_addr<T: Elem>(&self, buf: &Buffer<T>) -> Result<u64> {
-        match (self, &buf.raw) {
-            (Device::Cuda(d), RawBuffer::Cuda(s)) => Ok(d.device_ptr(s)),
-            (Device::Sim(_), RawBuffer::Sim(s)) => Ok(s.addr),
-            _ => Err(foreign_buffer()),
+        match self.owned(buf)? {
+            Owned::Cuda(d, s) => Ok(d.device_ptr(s)),
+            Owned::Sim(_, s) => Ok(s.addr),
         }
     }
 
-    /// Copy `src` into `dst` (same length) on the device. On the GPU this is
-    /// `cuMemcpyDtoDAsync` timed with CUDA events (the copy-bandwidth baseline); the
+    /// Copy `src` into `dst` (same length) on the device. On the GPU this is a stream
+    /// device-to-device copy timed with CUDA events (the copy-bandwidth baseline); the
     /// simulator copies bytes and reports no time.
-    pub fn copy<T: Elem>(&self, src: &Buffer<T>, dst: &Buffer<T>) -> Result<Option<Duration>> {
+    pub fn copy<T: Elem>(&self, src: &Buffer<T>, dst: &mut Buffer<T>) -> Result<Option<Duration>> {
         if src.len() != dst.len() {
-            return Err(RuntimeError::BufferSize(format!(
-                "copying {} elements into a buffer of {}",
-                src.len(),
-                dst.len()
-            )));
+            return Err(RuntimeError::SizeMismatch {
+                what: "copying one buffer into another",
+                expected: dst.len(),
+                found: src.len(),
+            });
         }
-        match (self, &src.raw, &dst.raw) {
-            (Device::Cuda(d), RawBuffer::Cuda(s), RawBuffer::Cuda(t)) => Ok(Some(d.copy_timed(s, t, src.bytes())?)),
-            (Device::Sim(d), RawBuffer::Sim(s), RawBuffer::Sim(t)) => {
+        self.owned(src)?;
+        self.owned(dst)?;
+        let len = src.len();
+        match (self, &src.storage, &mut dst.storage) {
+            (Device::Cuda(d), Storage::Cuda(s), Storage::Cuda(t)) => Ok(Some(d.copy_timed(s, t, len)?)),
+            (Device::Sim(d), Storage::Sim(s), Storage::Sim(t)) => {
                 let bytes = d.read(s);
                 d.write(t, &bytes)?;
                 Ok(None)
             }
-            _ => Err(foreign_buffer()),
+            _ => unreachable!("ownership checked above"),
         }
     }
 
-    /// Launch `kernel` and wait for it; arguments are checked against its parameters first.
-    pub fn launch(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<LaunchReport> {
-        check_args(kernel, args)?;
-        check_config(kernel, &cfg)?;
+    /// Check that every buffer argument belongs to this device.
+    fn check_arg_owners(&self, args: &[Arg]) -> Result<()> {
         for a in args {
-            let ok = match (self, a) {
-                (Device::Cuda(_), Arg::Buffer { raw: RawBuffer::Sim(_), .. }) => false,
-                (Device::Sim(_), Arg::Buffer { raw: RawBuffer::Cuda(_), .. }) => false,
-                _ => true,
-            };
-            if !ok {
-                return Err(foreign_buffer());
+            if let Arg::Buffer { storage, .. } = a {
+                let mine = match (self, storage) {
+                    (Device::Cuda(d), BufferArg::Cuda(s)) => d.owns(s.context()),
+                    (Device::Sim(d), BufferArg::Sim(s)) => d.owns(s),
+                    _ => false,
+                };
+                if !mine {
+                    return Err(self.not_mine(storage.backend()));
+                }
             }
         }
+        Ok(())
+    }
+
+    /// Launch `kernel` and wait for it; arguments, launch shape and shared memory are checked
+    /// first, by the same functions on both backends.
+    pub fn launch(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<LaunchReport> {
+        check_args(kernel, args)?;
+        let layout = check_config(kernel, &cfg)?;
+        self.check_arg_owners(args)?;
         match self {
-            Device::Cuda(d) => d.launch(kernel, &cfg, args),
+            Device::Cuda(d) => d.launch(kernel, &cfg, &layout, args),
             Device::Sim(d) => d.launch(kernel, &cfg, args),
         }
     }
@@ -215,8 +256,11 @@ impl Device {
     /// launch would turn error findings into `RuntimeError::Simulation`).
     pub fn simulate(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<sim::SimReport> {
         match self {
-            Device::Sim(d) => d.simulate(kernel, &cfg, args),
-            Device::Cuda(_) => Err(RuntimeError::Simulation("`simulate` needs the simulator device".into())),
+            Device::Sim(d) => {
+                self.check_arg_owners(args)?;
+                d.simulate(kernel, &cfg, args)
+            }
+            Device::Cuda(_) => Err(self.needs_sim("Device::simulate")),
         }
     }
 
@@ -229,24 +273,35 @@ impl Device {
         sc: &sim::SimConfig,
     ) -> Result<sim::SimReport> {
         match self {
-            Device::Sim(d) => d.simulate_with(kernel, &cfg, args, sc),
-            Device::Cuda(_) => Err(RuntimeError::Simulation("`simulate` needs the simulator device".into())),
+            Device::Sim(d) => {
+                self.check_arg_owners(args)?;
+                d.simulate_with(kernel, &cfg, args, sc)
+            }
+            Device::Cuda(_) => Err(self.needs_sim("Device::simulate_with")),
         }
+    }
+
+    fn needs_sim(&self, operation: &'static str) -> RuntimeError {
+        RuntimeError::Unsupported { operation, needs: Backend::Sim, device: self.backend() }
     }
 }
 
-fn foreign_buffer() -> RuntimeError {
-    RuntimeError::BufferSize("the buffer belongs to another device".into())
-}
-
-/// Launch-shape checks shared by both backends.
-pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<()> {
+/// Launch-shape and shared-memory checks, the same on both backends (the GPU never gets to
+/// discover a bad shape); returns the launch's shared-memory layout.
+pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<SharedLayout> {
     let bad = |problem: String| Err(RuntimeError::BadLaunch { kernel: k.name.clone(), problem });
+    let limits = k.target.limits();
     if cfg.grid.contains(&0) || cfg.block.contains(&0) {
         return bad(format!("grid {:?} and block {:?} must have no zero dimension", cfg.grid, cfg.block));
     }
-    if cfg.threads_per_block() > 1024 {
-        return bad(format!("{} threads per block exceed 1024", cfg.threads_per_block()));
+    let threads = cfg.block.iter().map(|&b| b as u64).product::<u64>();
+    if threads > limits.max_threads_per_block as u64 {
+        return bad(format!("{threads} threads per block exceed {}", limits.max_threads_per_block));
+    }
+    for (what, dims, max) in [("block", cfg.block, limits.max_block_dims), ("grid", cfg.grid, limits.max_grid_dims)] {
+        if let Some(d) = (0..3).find(|&d| dims[d] > max[d]) {
+            return bad(format!("{what} {dims:?}: dimension {d} exceeds {} ({} limit)", max[d], k.target));
+        }
     }
     if let Some(req) = k.bounds.reqntid {
         if req != cfg.block {
@@ -263,11 +318,7 @@ pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<()> {
     if k.uses_dynamic_shared && cfg.dynamic_shared_bytes == 0 {
         return bad("the kernel uses dynamic shared memory but the launch gives it 0 bytes".into());
     }
-    let total = k.static_shared_bytes() as u64 + cfg.dynamic_shared_bytes as u64;
-    if total > 227 * 1024 {
-        return bad(format!("{total} bytes of shared memory exceed the 227 KiB per-block maximum"));
-    }
-    Ok(())
+    Ok(k.check_shared_launch(cfg.dynamic_shared_bytes)?)
 }
 
 #[cfg(test)]
@@ -303,12 +354,39 @@ mod tests {
     fn sim_copy_and_sm_count() {
         let dev = Device::sim(Default::default());
         let a = dev.upload(&[1u32, 2, 3, 4]).unwrap();
-        let b = dev.alloc::<u32>(4).unwrap();
-        assert_eq!(dev.copy(&a, &b).unwrap(), None);
+        let mut b = dev.alloc::<u32>(4).unwrap();
+        assert_eq!(dev.copy(&a, &mut b).unwrap(), None);
         assert_eq!(dev.download(&b).unwrap(), vec![1, 2, 3, 4]);
-        let c = dev.alloc::<u32>(3).unwrap();
-        assert!(dev.copy(&a, &c).is_err());
+        let mut c = dev.alloc::<u32>(3).unwrap();
+        let e = dev.copy(&a, &mut c).unwrap_err();
+        assert!(
+            matches!(e, RuntimeError::SizeMismatch { expected: 3, found: 4, .. }),
+            "a length mismatch is its own variant: {e}"
+        );
         assert_eq!(dev.sm_count().unwrap(), SIM_SM_COUNT);
+    }
+
+    #[test]
+    fn launch_shape_limits_come_from_the_target_table() {
+        let mut k = KernelBuilder::new("shape", Target::Sm90a);
+        let x = k.param("x", Type::U32);
+        k.probe("x", &[x]);
+        let k = k.finish().unwrap();
+        let problem = |grid: [u32; 3], block: [u32; 3]| match check_config(
+            &k,
+            &LaunchConfig { grid, block, dynamic_shared_bytes: 0 },
+        ) {
+            Err(RuntimeError::BadLaunch { problem, .. }) => problem,
+            other => panic!("expected BadLaunch, got {:?}", other.map(|_| ())),
+        };
+        assert_eq!(problem([1, 65536, 1], [32, 1, 1]), "grid [1, 65536, 1]: dimension 1 exceeds 65535 (sm_90a limit)");
+        assert_eq!(problem([1, 1, 1], [1, 1, 65]), "block [1, 1, 65]: dimension 2 exceeds 64 (sm_90a limit)");
+        assert_eq!(problem([1, 1, 1], [64, 32, 1]), "2048 threads per block exceed 1024");
+        check_config(
+            &k,
+            &LaunchConfig { grid: [(1 << 31) - 1, 65535, 65535], block: [1024, 1, 1], dynamic_shared_bytes: 0 },
+        )
+        .unwrap();
     }
 
     #[test]

@@ -2,8 +2,11 @@
 
 use phaser_codegen::Type;
 
-/// A plain-old-data element with a PTX type.
-pub trait Elem: Copy + Default + Send + Sync + 'static {
+/// A plain-old-data element with a PTX type; cudarc's marker traits let the CUDA backend
+/// hold it in a typed `CudaSlice<T>`.
+pub trait Elem:
+    Copy + Default + Send + Sync + 'static + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits
+{
     const TYPE: Type;
     fn to_bits(self) -> u64;
     fn from_bits(bits: u64) -> Self;

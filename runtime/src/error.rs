@@ -1,30 +1,98 @@
-//! One error type for everything the runtime can report.
+//! One error type for everything the runtime can report. Driver errors stay attached as the
+//! `source`; the simulator's findings stay structured data.
 
+use crate::sim::SimReport;
+use cudarc::driver::DriverError;
+use phaser_codegen::ir::SharedOverLimit;
 use phaser_codegen::CodegenError;
+use std::fmt;
+
+/// The two backends a [`crate::Device`] or a [`crate::Buffer`] can belong to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Cuda,
+    Sim,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Cuda => "CUDA GPU",
+            Backend::Sim => "simulator",
+        })
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
-    #[error("no CUDA GPU is available: {0}")]
-    NoGpu(String),
-    #[error("CUDA driver error in {context}: {message}")]
-    Driver { context: String, message: String },
+    #[error("no CUDA GPU is available: {reason}")]
+    NoGpu {
+        reason: String,
+        #[source]
+        source: Option<DriverError>,
+    },
+    #[error("CUDA driver error while {context}: {source}")]
+    Driver {
+        context: String,
+        #[source]
+        source: DriverError,
+    },
     #[error("kernel `{kernel}` targets {target}, which cannot run on this device (compute capability {major}.{minor}); {hint}")]
     TargetMismatch { kernel: String, target: String, major: i32, minor: i32, hint: String },
     #[error("kernel `{kernel}`: argument {index} (`{param}`): {problem}")]
     BadArgument { kernel: String, index: usize, param: String, problem: String },
     #[error("kernel `{kernel}`: launch configuration: {problem}")]
     BadLaunch { kernel: String, problem: String },
+    /// The launch's shared memory exceeds the kernel's target limit (checked identically on
+    /// both backends, before the GPU sees it).
+    #[error(transparent)]
+    SharedMemory(#[from] SharedOverLimit),
     #[error("kernel `{kernel}` faulted on the device ({message}); if it waits on mbarriers, a watchdog timeout (likely deadlock) traps the kernel: run it in the simulator for a diagnosis. The fault is sticky: later CUDA calls in this process fail too, so start a new process")]
-    KernelFault { kernel: String, message: String },
-    #[error("buffer size mismatch: {0}")]
-    BufferSize(String),
+    KernelFault {
+        kernel: String,
+        message: String,
+        #[source]
+        source: Option<DriverError>,
+    },
+    /// Two buffers (or a buffer and host data) of different lengths.
+    #[error("size mismatch {what}: {expected} elements expected, {found} given")]
+    SizeMismatch { what: &'static str, expected: usize, found: usize },
+    /// A buffer of one backend handed to a device of the other.
+    #[error("a {buffer} buffer cannot be used by a {device} device")]
+    BackendMismatch { buffer: Backend, device: Backend },
+    /// A buffer of the same backend but another device (another simulator, another CUDA context).
+    #[error("the buffer belongs to another {backend} device")]
+    ForeignBuffer { backend: Backend },
+    /// An operation only one backend has.
+    #[error("`{operation}` needs the {needs} backend, but the device is a {device}")]
+    Unsupported { operation: &'static str, needs: Backend, device: Backend },
     #[error("tensor map: {0}")]
     TensorMap(String),
     #[error(transparent)]
     Codegen(#[from] CodegenError),
-    /// The simulator found a protocol error (deadlock, misuse, race); the report says where.
+    /// The simulator found protocol errors (deadlock, misuse, race): the full report, findings
+    /// as data; it displays as the readable report.
+    #[error("{}", .0.text())]
+    Simulation(Box<SimReport>),
+    /// The simulator could not finish: a resource limit (memory, steps) was reached.
     #[error("{0}")]
-    Simulation(String),
+    SimulatorLimit(String),
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl RuntimeError {
+    /// The simulator's findings when this is [`RuntimeError::Simulation`].
+    pub fn findings(&self) -> Option<&[crate::sim::Finding]> {
+        match self {
+            RuntimeError::Simulation(r) => Some(&r.findings),
+            _ => None,
+        }
+    }
 }
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;

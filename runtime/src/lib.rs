@@ -15,6 +15,6 @@ pub use args::Arg;
 pub use buffer::Buffer;
 pub use device::Device;
 pub use elem::Elem;
-pub use error::{Result, RuntimeError};
+pub use error::{Backend, Result, RuntimeError};
 pub use launch::{LaunchConfig, LaunchReport};
 pub use tensor_map::{Swizzle, TensorMap, TensorMapDesc};

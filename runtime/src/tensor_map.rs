@@ -152,18 +152,33 @@ impl TensorMapDesc {
     }
 }
 
-/// The `CUtensorMapDataType` code of an element type (`None`: no TMA form).
-pub fn tma_data_type(t: Type) -> Option<u32> {
+/// The element types a TMA tensor map describes (`CUtensorMapDataType`; the CUDA backend
+/// maps each one exhaustively, so a new one cannot fall through to a wrong encoding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TmaDataType {
+    U16,
+    U32,
+    S32,
+    U64,
+    S64,
+    F16,
+    F32,
+    F64,
+    BF16,
+}
+
+/// The TMA element type of a PTX type (`None`: no TMA form).
+pub fn tma_data_type(t: Type) -> Option<TmaDataType> {
     Some(match t {
-        Type::U16 | Type::B16 | Type::S16 => 1,
-        Type::U32 | Type::B32 => 2,
-        Type::S32 => 3,
-        Type::U64 | Type::B64 => 4,
-        Type::S64 => 5,
-        Type::F16 => 6,
-        Type::F32 => 7,
-        Type::F64 => 8,
-        Type::BF16 => 9,
+        Type::U16 | Type::B16 | Type::S16 => TmaDataType::U16,
+        Type::U32 | Type::B32 => TmaDataType::U32,
+        Type::S32 => TmaDataType::S32,
+        Type::U64 | Type::B64 => TmaDataType::U64,
+        Type::S64 => TmaDataType::S64,
+        Type::F16 => TmaDataType::F16,
+        Type::F32 => TmaDataType::F32,
+        Type::F64 => TmaDataType::F64,
+        Type::BF16 => TmaDataType::BF16,
         Type::Pred => return None,
     })
 }
@@ -290,8 +305,9 @@ mod tests {
 
     #[test]
     fn dtype_codes() {
-        assert_eq!(tma_data_type(Type::F32), Some(7));
-        assert_eq!(tma_data_type(Type::BF16), Some(9));
+        assert_eq!(tma_data_type(Type::F32), Some(TmaDataType::F32));
+        assert_eq!(tma_data_type(Type::BF16), Some(TmaDataType::BF16));
+        assert_eq!(tma_data_type(Type::S16), Some(TmaDataType::U16), "16-bit integers move as raw bits");
         assert_eq!(tma_data_type(Type::Pred), None);
         let d = TensorMapDesc::dense(Type::Pred, 0, &[16], &[16], Swizzle::None);
         assert!(err(&d).contains("no TMA data type"));

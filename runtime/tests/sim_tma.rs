@@ -4,13 +4,13 @@
 use phaser_codegen::builder::KernelBuilder;
 use phaser_codegen::ir::{Dim, Type, Value};
 use phaser_codegen::Target;
-use phaser_runtime::buffer::RawBuffer;
+use phaser_runtime::buffer::Storage;
 use phaser_runtime::sim::SimConfig;
 use phaser_runtime::{Arg, Buffer, Device, LaunchConfig, Swizzle, TensorMap, TensorMapDesc};
 
 fn addr(b: &Buffer<u32>) -> u64 {
-    match b.raw() {
-        RawBuffer::Sim(s) => s.addr,
+    match b.storage() {
+        Storage::Sim(s) => s.addr,
         _ => unreachable!(),
     }
 }

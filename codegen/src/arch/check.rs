@@ -9,10 +9,8 @@ use crate::ir::*;
 /// The newest PTX ISA the project emits by default: the H200's driver (CUDA 13.0) loads <= 9.0.
 pub const MAX_PTX_LOADABLE: PtxVersion = PtxVersion::new(9, 0);
 
-/// Largest arrival count an mbarrier accepts (2^20 - 1).
-pub const MAX_ARRIVALS: i128 = (1 << 20) - 1;
-/// tx-count range is [-(2^20 - 1), 2^20 - 1].
-pub const MAX_TX_BYTES: i128 = (1 << 20) - 1;
+// The ranges live in the limits table; re-exported here for the checks' existing users.
+pub use super::limits::{MAX_ARRIVALS, MAX_TX_BYTES};
 
 /// Check a kernel and return the PTX ISA version it needs.
 pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
@@ -35,28 +33,40 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
             err(loc, msg);
         }
     });
+    let limits = k.target.limits();
     if let Some(c) = k.bounds.cluster {
-        if k.target.sm() < 90 {
+        let n: u64 = c.iter().map(|&x| x as u64).product();
+        let (portable, most) = (limits.max_cluster_ctas, limits.max_cluster_ctas_non_portable);
+        if portable == 0 {
             err(None, format!("thread-block clusters need sm_90 or newer, but the kernel targets {}", k.target));
-        }
-        let n: u32 = c.iter().product();
-        if n == 0 || n > 16 {
-            err(None, format!("cluster shape {c:?} has {n} CTAs; allowed is 1..=16 (8 portable)"));
+        } else if n == 0 || n > most as u64 {
+            err(None, format!("cluster shape {c:?} has {n} CTAs; allowed is 1..={most} ({portable} portable)"));
         }
         version = version.max(PtxVersion::new(7, 8));
     }
     if let Some(t) = k.bounds.reqntid {
         let n: u64 = t.iter().map(|&x| x as u64).product();
-        if n == 0 || n > 1024 {
-            err(None, format!("block shape {t:?} has {n} threads; allowed is 1..=1024"));
+        if n == 0 || n > limits.max_threads_per_block as u64 {
+            err(None, format!("block shape {t:?} has {n} threads; allowed is 1..={}", limits.max_threads_per_block));
+        } else if let Some(d) = (0..3).find(|&d| t[d] > limits.max_block_dims[d]) {
+            err(None, format!("block shape {t:?}: dimension {d} exceeds {}", limits.max_block_dims[d]));
         }
     }
-    if k.static_shared_bytes() > 48 * 1024 {
+    let layout = k.shared_layout();
+    if let Some(i) = layout.first_over(limits.max_static_shared) {
+        let (a, p) = (&k.shared[i], layout.placements[i]);
         err(
-            None,
+            a.loc,
             format!(
-                "{} bytes of static shared memory exceed the 48 KiB static limit; use dynamic shared memory",
-                k.static_shared_bytes()
+                "shared array `{}` ({} bytes at offset {}) ends at byte {}, past the {} KiB static shared memory \
+                 limit of {} (static total {} bytes); use dynamic shared memory",
+                a.name,
+                p.end - p.start,
+                p.start,
+                p.end,
+                limits.max_static_shared / 1024,
+                k.target,
+                layout.static_bytes,
             ),
         );
     }

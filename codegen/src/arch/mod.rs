@@ -2,8 +2,10 @@
 
 pub mod check;
 pub mod isa;
+pub mod limits;
 pub mod target;
 
 pub use check::{check_kernel, module_ptx_version, MAX_PTX_LOADABLE};
 pub use isa::{requirement, Requirement};
+pub use limits::{Limits, DYNAMIC_SHARED_ALIGN, MAX_ARRIVALS, MAX_TX_BYTES};
 pub use target::{PtxVersion, Target};

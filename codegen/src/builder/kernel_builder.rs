@@ -177,6 +177,7 @@ impl KernelBuilder {
 
     // ---- shared memory ------------------------------------------------------------------
 
+    #[track_caller]
     fn add_alloc(&mut self, name: &str, elem: Type, len: u32, align: u32, kind: SharedKind) -> AllocId {
         let id = AllocId(self.shared.len() as u32);
         let mut unique = name.to_string();
@@ -185,7 +186,8 @@ impl KernelBuilder {
             unique = format!("{name}_{n}");
             n += 1;
         }
-        self.shared.push(SharedAlloc { name: unique, elem, len, align, kind });
+        let loc = Some(self.here());
+        self.shared.push(SharedAlloc { name: unique, elem, len, align, kind, loc });
         id
     }
 
@@ -240,6 +242,14 @@ impl KernelBuilder {
         if !offset.is_multiple_of(elem.size().max(1)) {
             self.error(format!("dynamic shared offset {offset} is not aligned to {elem} ({} bytes)", elem.size()));
         }
+        let limit = self.target.limits().max_shared_per_block;
+        if offset as u64 + elem.size() as u64 > limit as u64 {
+            self.error(format!(
+                "dynamic shared offset {offset} lies beyond {}'s {limit}-byte ({} KiB) shared memory per block",
+                self.target,
+                limit / 1024
+            ));
+        }
         self.uses_dynamic_shared = true;
         SharedArray { base: SharedBase::Dynamic { offset }, elem, len: None }
     }
@@ -279,6 +289,7 @@ impl KernelBuilder {
             bounds: self.bounds,
             body: self.blocks.pop().unwrap_or_default(),
             num_regs: self.next_reg,
+            ptx_cache: Default::default(),
         };
         check_kernel(&kernel)?;
         Ok(kernel)

@@ -1,7 +1,9 @@
 //! Emission of PTX text from the IR.
 
+mod cache;
 pub mod inst;
 pub mod operand;
 pub mod printer;
 
+pub use cache::PtxCache;
 pub use printer::{emit_kernel, emit_module, EmitOptions, DEFAULT_WAIT_TIMEOUT_NS};

@@ -3,7 +3,7 @@
 
 use super::inst::{self, InstCtx, DYN_SMEM};
 use super::operand::*;
-use crate::arch::{module_ptx_version, PtxVersion, MAX_PTX_LOADABLE};
+use crate::arch::{module_ptx_version, PtxVersion, DYNAMIC_SHARED_ALIGN, MAX_PTX_LOADABLE};
 use crate::error::Result;
 use crate::ir::*;
 use std::collections::BTreeMap;
@@ -59,8 +59,8 @@ pub fn emit_module(m: &Module, opts: &EmitOptions) -> Result<String> {
         }
     }
     if m.kernels.iter().any(|k| k.uses_dynamic_shared) {
-        // 1024-byte alignment: what 128-byte TMA swizzling needs.
-        writeln!(out, ".extern .shared .align 1024 .b8 {DYN_SMEM}[];\n").unwrap();
+        // The dynamic window's alignment is the shared layout's (`ir::SharedLayout`).
+        writeln!(out, ".extern .shared .align {DYNAMIC_SHARED_ALIGN} .b8 {DYN_SMEM}[];\n").unwrap();
     }
     for k in &m.kernels {
         KernelPrinter {
@@ -137,7 +137,7 @@ impl KernelPrinter<'_> {
             "// kernel {}: target {}, {} bytes static shared",
             k.name,
             k.target,
-            k.static_shared_bytes()
+            k.shared_layout().static_bytes
         )
         .unwrap();
         writeln!(self.out, ".visible .entry {}(", k.name).unwrap();

@@ -1,9 +1,11 @@
 //! Kernels, their parameters and shared-memory allocations; modules of kernels.
 
+use super::source_loc::SourceLoc;
 use super::stmt::Block;
 use super::types::Type;
 use super::value::Reg;
 use crate::arch::Target;
+use crate::emit::PtxCache;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct AllocId(pub u32);
@@ -55,11 +57,14 @@ pub struct SharedAlloc {
     pub len: u32,
     pub align: u32,
     pub kind: SharedKind,
+    /// The Rust line that allocated it (what a limit error points at).
+    pub loc: Option<SourceLoc>,
 }
 
 impl SharedAlloc {
+    /// Size in bytes (saturating: the layout and the limit checks work in `u64`).
     pub fn bytes(&self) -> u32 {
-        self.elem.size() * self.len
+        self.elem.size().saturating_mul(self.len)
     }
 }
 
@@ -90,15 +95,14 @@ pub struct Kernel {
     pub body: Block,
     /// Number of virtual registers allocated (ids are `0..num_regs`).
     pub num_regs: u32,
+    /// This kernel's PTX, printed on first use (see [`Kernel::ptx`]).
+    pub(crate) ptx_cache: PtxCache,
 }
 
 impl Kernel {
+    /// End of the static shared allocations (see [`super::SharedLayout`]), saturated to `u32`.
     pub fn static_shared_bytes(&self) -> u32 {
-        let mut off = 0u32;
-        for a in &self.shared {
-            off = off.div_ceil(a.align) * a.align + a.bytes();
-        }
-        off
+        u32::try_from(self.shared_layout().static_bytes).unwrap_or(u32::MAX)
     }
     pub fn param(&self, id: ParamId) -> &Param {
         &self.params[id.0 as usize]

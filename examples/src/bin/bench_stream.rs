@@ -14,9 +14,9 @@
 //! Times are CUDA events around each launch; the table reports the median (and min) of the
 //! timed runs and GB/s counting bytes read + written.
 
+use phaser::{Buffer, Device, Target};
 use phaser_examples::gallery::stream_axpb::{self, StreamConfig, StreamProblem};
 use phaser_examples::gallery::{fresh_seed, random_f32};
-use phaser::{Buffer, Device, Target};
 use std::time::Duration;
 
 struct Opts {
@@ -79,7 +79,7 @@ fn gbps(bytes: u64, t: Duration) -> f64 {
 fn time_copy(
     dev: &Device,
     src: &Buffer<f32>,
-    dst: &Buffer<f32>,
+    dst: &mut Buffer<f32>,
     o: &Opts,
     times: &mut Vec<Duration>,
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -115,11 +115,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let want = stream_axpb::reference(&x, a, b);
     let mut p = StreamProblem::new(&dev, o.rows, o.cols, &x, a, b)?;
     let poison = dev.upload(&vec![f32::NAN; n])?;
-    let copy_dst = dev.alloc::<f32>(n)?;
+    let mut copy_dst = dev.alloc::<f32>(n)?;
     println!("grid {} CTAs (persistent)", p.grid);
 
     let mut copy_times = Vec::new();
-    time_copy(&dev, &p.input, &copy_dst, &o, &mut copy_times)?;
+    time_copy(&dev, &p.input, &mut copy_dst, &o, &mut copy_times)?;
 
     struct Row {
         name: String,
@@ -140,7 +140,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let mut times = Vec::new();
         for i in 0..o.warmup + o.runs {
-            dev.copy(&poison, &p.output)?;
+            dev.copy(&poison, &mut p.output)?;
             let r = p.launch(&dev, &k, cfg)?;
             if i >= o.warmup {
                 times.push(r.elapsed.expect("GPU launches are timed"));
@@ -165,7 +165,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         rows.push(Row { name: cfg.name(), median: m, min: *times.iter().min().unwrap(), verified });
     }
     // The copy again after the kernels, so clocks/thermals affect both sides alike.
-    time_copy(&dev, &p.input, &copy_dst, &o, &mut copy_times)?;
+    time_copy(&dev, &p.input, &mut copy_dst, &o, &mut copy_times)?;
     let copy_got = dev.download(&copy_dst)?;
     let copy_ok = copy_got.iter().zip(&x).all(|(g, w)| g.to_bits() == w.to_bits());
     all_ok &= copy_ok;

@@ -183,13 +183,13 @@ fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
     let x = random_u32((ntiles * TILE_ELEMS) as usize, seed);
     let want = reference(&x);
     let inp = dev.upload(&x)?;
-    let out = dev.upload(&vec![POISON_U32; x.len()])?;
+    let mut out = dev.upload(&vec![POISON_U32; x.len()])?;
     let mut details = Vec::new();
     let mut passed = true;
     let mut elapsed = None;
     for noinc in [false, true] {
         let k = kernel(Target::Sm90a, noinc)?;
-        dev.fill(&out, POISON_U32)?;
+        dev.fill(&mut out, POISON_U32)?;
         let r = dev.launch(
             &k,
             LaunchConfig::linear(grid, THREADS),

@@ -7,8 +7,8 @@
 //! ordinary stores and release the stage (one arrival per consumer warp).
 
 use super::{fresh_seed, random_f32, Example, Outcome, Size};
-use phaser::{Device, LaunchConfig, RuntimeError};
 use phaser::runtime::Swizzle;
+use phaser::{Device, LaunchConfig, RuntimeError};
 
 /// Columns of the tensor (one TMA box row).
 pub const COLS: u32 = 256;
@@ -93,7 +93,7 @@ fn run(dev: &Device, size: Size) -> Result<Outcome, RuntimeError> {
     let mut passed = true;
     let mut elapsed = None;
     for stages in [2, 3, 5] {
-        dev.fill(&y, f32::NAN)?;
+        dev.fill(&mut y, f32::NAN)?;
         let cfg = LaunchConfig::linear(grid, 160);
         let r = dsl_pipeline_axpb::launch(dev, cfg, &tmap, &mut y, rows, stages)?;
         elapsed = r.elapsed.or(elapsed);

@@ -96,18 +96,19 @@ pub fn file_stems(kernels: &[Kernel]) -> Vec<String> {
         .collect()
 }
 
-/// Fresh random `u32`s for an input (tests must not run on zeros).
+/// Fresh random `u32`s for an input (tests must not run on zeros). ChaCha8, named so a
+/// printed seed reproduces the inputs with any `rand` version.
 pub fn random_u32(n: usize, seed: u64) -> Vec<u32> {
     use rand::{Rng, SeedableRng};
-    let mut r = rand::rngs::StdRng::seed_from_u64(seed);
-    (0..n).map(|_| r.gen()).collect()
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..n).map(|_| r.random()).collect()
 }
 
-/// Fresh random `f32`s in [-1, 1).
+/// Fresh random `f32`s in [-1, 1) (ChaCha8, like [`random_u32`]).
 pub fn random_f32(n: usize, seed: u64) -> Vec<f32> {
     use rand::{Rng, SeedableRng};
-    let mut r = rand::rngs::StdRng::seed_from_u64(seed);
-    (0..n).map(|_| r.gen_range(-1.0f32..1.0)).collect()
+    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    (0..n).map(|_| r.random_range(-1.0f32..1.0)).collect()
 }
 
 /// Seed forced by `phaser run --seed N` / [`set_seed`] (differential runs need equal inputs).

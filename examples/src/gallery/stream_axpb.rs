@@ -405,13 +405,13 @@ fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
     let ab = random_f32(2, seed ^ 0x5eed);
     let (a, b) = (ab[0] + 1.5, ab[1]);
     let want = reference(&x, a, b);
-    let p = StreamProblem::new(dev, rows, cols, &x, a, b)?;
+    let mut p = StreamProblem::new(dev, rows, cols, &x, a, b)?;
     let mut details = Vec::new();
     let mut passed = true;
     let mut elapsed = None;
     for s in depths(size) {
         let k = kernel(Target::Sm90a, s)?;
-        dev.fill(&p.output, f32::NAN)?;
+        dev.fill(&mut p.output, f32::NAN)?;
         let r = p.launch(dev, &k, StreamConfig::new(s))?;
         let got = dev.download(&p.output)?;
         super::record_output(&got);

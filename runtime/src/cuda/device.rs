@@ -1,7 +1,8 @@
-//! A CUDA device: context, stream, buffers.
+//! A CUDA device: context, stream, typed buffers.
 
 use super::driver_err;
 use super::module_cache::ModuleCache;
+use crate::elem::Elem;
 use crate::error::{Result, RuntimeError};
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use std::sync::Arc;
@@ -17,14 +18,21 @@ pub struct CudaDevice {
 
 impl CudaDevice {
     pub fn new(ordinal: usize) -> Result<CudaDevice> {
-        // With dynamic loading cudarc panics when libcuda is missing: ask first.
+        // Safety: only asks whether the dynamic loader finds libcuda; with dynamic loading
+        // cudarc panics on first use when it is missing, so ask before anything else.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(RuntimeError::NoGpu("the CUDA driver library (libcuda) was not found".into()));
+            return Err(RuntimeError::NoGpu {
+                reason: "the CUDA driver library (libcuda) was not found".into(),
+                source: None,
+            });
         }
         let count = CudaContext::device_count()
-            .map_err(|e| RuntimeError::NoGpu(format!("cuInit/cuDeviceGetCount failed: {e:?}")))?;
+            .map_err(|e| RuntimeError::NoGpu { reason: "cuInit/cuDeviceGetCount failed".into(), source: Some(e) })?;
         if count <= ordinal as i32 {
-            return Err(RuntimeError::NoGpu(format!("{count} CUDA device(s) found, device {ordinal} requested")));
+            return Err(RuntimeError::NoGpu {
+                reason: format!("{count} CUDA device(s) found, device {ordinal} requested"),
+                source: None,
+            });
         }
         let ctx = CudaContext::new(ordinal).map_err(driver_err("creating the CUDA context"))?;
         let cc = ctx.compute_capability().map_err(driver_err("reading the compute capability"))?;
@@ -49,13 +57,21 @@ impl CudaDevice {
         &self.stream
     }
 
-    pub(crate) fn alloc(&self, bytes: usize) -> Result<CudaSlice<u8>> {
-        self.stream.alloc_zeros::<u8>(bytes.max(1)).map_err(driver_err(format!("allocating {bytes} bytes")))
+    /// Whether `ctx` is this device's context (buffers of another context are foreign).
+    pub(crate) fn owns(&self, ctx: &Arc<CudaContext>) -> bool {
+        **ctx == *self.ctx
+    }
+
+    /// `len` zeroed elements (at least one is allocated: the driver refuses empty allocations).
+    pub(crate) fn alloc<T: Elem>(&self, len: usize) -> Result<CudaSlice<T>> {
+        self.stream
+            .alloc_zeros::<T>(len.max(1))
+            .map_err(driver_err(format!("allocating {len} elements of {}", T::TYPE)))
     }
 
     /// The device address of a buffer (what a kernel's `.u64` pointer parameter receives).
-    pub fn device_ptr(&self, s: &CudaSlice<u8>) -> u64 {
-        let (ptr, _sync) = s.device_ptr(&self.stream);
+    pub fn device_ptr<T>(&self, s: &CudaSlice<T>) -> u64 {
+        let (ptr, _record) = s.device_ptr(&self.stream);
         ptr
     }
 
@@ -74,35 +90,41 @@ impl CudaDevice {
         super::tensor_map::encode_tiled(desc)
     }
 
-    /// `cuMemcpyDtoDAsync` of `bytes` from `src` to `dst`, timed with CUDA events on the
-    /// launch stream; returns the device time.
-    pub(crate) fn copy_timed(&self, src: &CudaSlice<u8>, dst: &CudaSlice<u8>, bytes: usize) -> Result<Duration> {
-        self.ctx.bind_to_thread().map_err(driver_err("binding the CUDA context"))?;
-        let (s, d) = (self.device_ptr(src), self.device_ptr(dst));
+    /// Copy the first `len` elements of `src` into `dst` on the launch stream, timed with
+    /// CUDA events; returns the device time. `len` is checked against both by `Device::copy`.
+    pub(crate) fn copy_timed<T: Elem>(
+        &self,
+        src: &CudaSlice<T>,
+        dst: &mut CudaSlice<T>,
+        len: usize,
+    ) -> Result<Duration> {
         let timer = super::timer::EventTimer::start(&self.ctx, &self.stream)?;
-        // Safety: both slices hold at least `bytes` bytes (checked by `Device::copy`) and
-        // belong to this context's stream.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(d, s, bytes, self.stream.cu_stream()) }
-            .map_err(driver_err("cuMemcpyDtoDAsync"))?;
+        if len > 0 {
+            self.stream
+                .memcpy_dtod(&src.slice(..len), &mut dst.slice_mut(..len))
+                .map_err(driver_err("copying device to device"))?;
+        }
         timer.stop(&self.stream)?;
         self.stream.synchronize().map_err(driver_err("waiting for a device-to-device copy"))?;
         timer.elapsed()
     }
 
-    pub(crate) fn write(&self, dst: &CudaSlice<u8>, bytes: &[u8]) -> Result<()> {
-        self.stream.synchronize().map_err(driver_err("copying to the device"))?;
-        let ptr = self.device_ptr(dst);
-        // Safety: `ptr` addresses `dst`, which holds at least `bytes.len()` bytes (checked by `Device`).
-        unsafe { cudarc::driver::result::memcpy_htod_sync(ptr, bytes) }.map_err(driver_err("copying to the device"))
+    /// Copy `data` into the first `data.len()` elements of `dst` (checked by `Device::write`).
+    pub(crate) fn write<T: Elem>(&self, dst: &mut CudaSlice<T>, data: &[T]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        self.stream.memcpy_htod(data, &mut dst.slice_mut(..data.len())).map_err(driver_err("copying to the device"))?;
+        self.stream.synchronize().map_err(driver_err("copying to the device"))
     }
 
-    pub(crate) fn read(&self, src: &CudaSlice<u8>) -> Result<Vec<u8>> {
-        self.stream.synchronize().map_err(driver_err("copying from the device"))?;
-        let mut out = vec![0u8; src.len()];
-        let ptr = self.device_ptr(src);
-        // Safety: `out` has exactly the buffer's length.
-        unsafe { cudarc::driver::result::memcpy_dtoh_sync(&mut out, ptr) }
-            .map_err(driver_err("copying from the device"))?;
+    /// The first `len` elements of `src`.
+    pub(crate) fn read<T: Elem>(&self, src: &CudaSlice<T>, len: usize) -> Result<Vec<T>> {
+        let mut out = vec![T::default(); len];
+        if len > 0 {
+            self.stream.memcpy_dtoh(&src.slice(..len), &mut out).map_err(driver_err("copying from the device"))?;
+            self.stream.synchronize().map_err(driver_err("copying from the device"))?;
+        }
         Ok(out)
     }
 }

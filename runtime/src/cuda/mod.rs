@@ -1,18 +1,22 @@
-//! The CUDA backend: cudarc's driver API, PTX JIT-loaded through a module cache.
+//! The CUDA backend: cudarc's safe driver layer (typed `CudaSlice<T>`, stream copies, the
+//! launch builder), PTX JIT-loaded through a module cache.
 
+mod buffer_arg;
 mod device;
 mod launch;
 mod module_cache;
 pub mod tensor_map;
 mod timer;
 
+pub use buffer_arg::CudaBufferArg;
 pub use device::CudaDevice;
-pub use module_cache::ModuleCache;
+pub use module_cache::{ModuleCache, PtxKeyed};
 
 use crate::error::RuntimeError;
 
-/// Map a cudarc driver error into ours, naming what was being done.
+/// Map a cudarc driver error into ours, naming what was being done; the driver error stays
+/// attached as the source.
 pub(crate) fn driver_err(context: impl Into<String>) -> impl FnOnce(cudarc::driver::DriverError) -> RuntimeError {
     let context = context.into();
-    move |e| RuntimeError::Driver { context, message: format!("{e:?}") }
+    move |source| RuntimeError::Driver { context, source }
 }

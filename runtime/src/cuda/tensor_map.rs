@@ -1,22 +1,22 @@
 //! Encoding tensor maps for the GPU (`cuTensorMapEncodeTiled`).
 
+use super::driver_err;
 use crate::error::{Result, RuntimeError};
-use crate::tensor_map::{tma_data_type, Swizzle, TensorMapDesc};
+use crate::tensor_map::{tma_data_type, Swizzle, TensorMapDesc, TmaDataType};
 use cudarc::driver::sys;
 
-fn data_type(code: u32) -> sys::CUtensorMapDataType {
+fn data_type(t: TmaDataType) -> sys::CUtensorMapDataType {
     use sys::CUtensorMapDataType_enum as D;
-    match code {
-        0 => D::CU_TENSOR_MAP_DATA_TYPE_UINT8,
-        1 => D::CU_TENSOR_MAP_DATA_TYPE_UINT16,
-        2 => D::CU_TENSOR_MAP_DATA_TYPE_UINT32,
-        3 => D::CU_TENSOR_MAP_DATA_TYPE_INT32,
-        4 => D::CU_TENSOR_MAP_DATA_TYPE_UINT64,
-        5 => D::CU_TENSOR_MAP_DATA_TYPE_INT64,
-        6 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-        7 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
-        8 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
-        _ => D::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+    match t {
+        TmaDataType::U16 => D::CU_TENSOR_MAP_DATA_TYPE_UINT16,
+        TmaDataType::U32 => D::CU_TENSOR_MAP_DATA_TYPE_UINT32,
+        TmaDataType::S32 => D::CU_TENSOR_MAP_DATA_TYPE_INT32,
+        TmaDataType::U64 => D::CU_TENSOR_MAP_DATA_TYPE_UINT64,
+        TmaDataType::S64 => D::CU_TENSOR_MAP_DATA_TYPE_INT64,
+        TmaDataType::F16 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        TmaDataType::F32 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        TmaDataType::F64 => D::CU_TENSOR_MAP_DATA_TYPE_FLOAT64,
+        TmaDataType::BF16 => D::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
     }
 }
 
@@ -35,7 +35,9 @@ fn swizzle(s: Swizzle) -> sys::CUtensorMapSwizzle {
 pub fn encode_tiled(desc: &TensorMapDesc) -> Result<[u64; 16]> {
     desc.validate()?;
     let rank = desc.rank();
-    let code = tma_data_type(desc.dtype).expect("validated");
+    let Some(dtype) = tma_data_type(desc.dtype) else {
+        return Err(RuntimeError::TensorMap(format!("element type {} has no TMA data type", desc.dtype)));
+    };
     let dims: Vec<u64> = desc.dims.clone();
     let strides: Vec<u64> = desc.strides.clone();
     let boxes: Vec<u32> = desc.box_dims.clone();
@@ -46,7 +48,7 @@ pub fn encode_tiled(desc: &TensorMapDesc) -> Result<[u64; 16]> {
     let r = unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map,
-            data_type(code),
+            data_type(dtype),
             rank as u32,
             desc.base as *mut std::ffi::c_void,
             dims.as_ptr(),
@@ -59,10 +61,8 @@ pub fn encode_tiled(desc: &TensorMapDesc) -> Result<[u64; 16]> {
             sys::CUtensorMapFloatOOBfill_enum::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         )
     };
-    if r != sys::CUresult::CUDA_SUCCESS {
-        return Err(RuntimeError::TensorMap(format!(
-            "cuTensorMapEncodeTiled rejected {desc:?} with {r:?} (Phaser's own checks passed: please report)"
-        )));
-    }
+    r.result().map_err(driver_err(format!(
+        "encoding the tensor map {desc:?} with cuTensorMapEncodeTiled (Phaser's own checks passed: please report)"
+    )))?;
     Ok(map.opaque)
 }

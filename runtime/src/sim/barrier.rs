@@ -8,8 +8,8 @@
 use phaser_codegen::SourceLoc;
 use std::collections::VecDeque;
 
-/// Largest `|tx-count|` PTX allows.
-pub const TX_LIMIT: i64 = (1 << 20) - 1;
+/// Largest `|tx-count|` PTX allows (codegen's limits table).
+pub const TX_LIMIT: i64 = phaser_codegen::arch::MAX_TX_BYTES as i64;
 /// Arrivals remembered per barrier for deadlock reports.
 const LAST_ARRIVALS: usize = 6;
 

@@ -245,7 +245,7 @@ impl<'a> Engine<'a> {
             + (n * (n + 64) * 4) as u64
             + (n * cx.k.num_regs as usize * 8) as u64;
         if need > cx.cfg.max_memory_bytes {
-            return Err(RuntimeError::Simulation(format!(
+            return Err(RuntimeError::SimulatorLimit(format!(
                 "kernel `{}`: simulating one cluster of {} CTAs x {tpc} threads needs about {need} bytes, over the \
                  simulator's memory limit of {} bytes (SimConfig::max_memory_bytes)",
                 cx.k.name,
@@ -700,7 +700,7 @@ impl<'a> Engine<'a> {
                 break;
             }
         }
-        RuntimeError::Simulation(format!(
+        RuntimeError::SimulatorLimit(format!(
             "kernel `{}`: the simulation stopped after {} thread-instructions (SimConfig::max_steps); an infinite \
              loop? Threads were at:\n{}",
             self.k.name,

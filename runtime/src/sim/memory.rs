@@ -11,9 +11,11 @@ pub const PARAM_BASE: u64 = 0x6000_0000_0000;
 /// `.shared::cta` offset (high bits zero) names the executing CTA.
 pub const CLUSTER_SHIFT: u32 = 24;
 
-/// A buffer in the simulator's global memory: a fake device address and a length.
+/// A buffer in the simulator's global memory: the device it belongs to, a fake device
+/// address and a length in bytes.
 #[derive(Clone, Debug)]
 pub struct SimBuffer {
+    pub(crate) device: u64,
     pub addr: u64,
     pub len: usize,
 }
@@ -25,10 +27,11 @@ pub struct GlobalMemory {
 }
 
 impl GlobalMemory {
-    pub fn alloc(&mut self, bytes: usize) -> SimBuffer {
+    /// A zeroed buffer of `bytes`; returns its fake device address.
+    pub fn alloc(&mut self, bytes: usize) -> u64 {
         let addr = GLOBAL_BASE + ((self.bufs.len() as u64) << 32);
         self.bufs.push(vec![0; bytes]);
-        SimBuffer { addr, len: bytes }
+        addr
     }
     pub fn bytes(&self) -> u64 {
         self.bufs.iter().map(|b| b.len() as u64).sum()
@@ -91,8 +94,9 @@ pub struct Region {
     pub barriers: bool,
 }
 
-/// Where each static allocation lives (the same layout as `Kernel::static_shared_bytes`)
-/// and where dynamic shared memory starts (1024-aligned, as the PTX printer declares it).
+/// Where each static allocation lives and where dynamic shared memory starts: codegen's
+/// [`phaser_codegen::ir::SharedLayout`] (the layout the printer and the CUDA launch use),
+/// with names for findings and traces. Offsets fit `u32`: the launch check bounded them.
 #[derive(Clone, Debug)]
 pub struct SmemLayout {
     pub regions: Vec<Region>,
@@ -103,21 +107,22 @@ pub struct SmemLayout {
 
 impl SmemLayout {
     pub fn new(k: &Kernel, dynamic_bytes: u32) -> SmemLayout {
-        let mut regions = Vec::new();
-        let mut off = 0u32;
-        for a in &k.shared {
-            let start = off.div_ceil(a.align) * a.align;
-            off = start + a.bytes();
-            regions.push(Region {
+        let layout = k.shared_layout();
+        let narrow = |x: u64| u32::try_from(x).expect("the launch check bounds shared memory");
+        let mut regions: Vec<Region> = k
+            .shared
+            .iter()
+            .zip(&layout.placements)
+            .map(|(a, p)| Region {
                 name: a.name.clone(),
-                start,
-                end: off,
+                start: narrow(p.start),
+                end: narrow(p.end),
                 elem_size: a.elem.size().max(1),
                 barriers: a.kind == SharedKind::Barriers,
-            });
-        }
-        debug_assert_eq!(off, k.static_shared_bytes());
-        let dynamic_base = if dynamic_bytes > 0 { off.div_ceil(1024) * 1024 } else { off };
+            })
+            .collect();
+        let static_bytes = narrow(layout.static_bytes);
+        let dynamic_base = if dynamic_bytes > 0 { narrow(layout.dynamic_base) } else { static_bytes };
         if dynamic_bytes > 0 {
             regions.push(Region {
                 name: "dynamic_smem".into(),
@@ -127,7 +132,7 @@ impl SmemLayout {
                 barriers: false,
             });
         }
-        SmemLayout { regions, static_bytes: off, dynamic_base, total: dynamic_base + dynamic_bytes }
+        SmemLayout { regions, static_bytes, dynamic_base, total: narrow(layout.total(dynamic_bytes)) }
     }
 
     /// Static allocation `i`'s start offset.

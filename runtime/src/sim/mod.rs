@@ -31,10 +31,9 @@ pub use memory::SimBuffer;
 pub use report::{ProbeRecord, ProbeValue, SimReport, Stats};
 pub use trace::{Trace, TraceEvent, TraceKind};
 
-use crate::args::{check_args, Arg};
-use crate::buffer::RawBuffer;
+use crate::args::{check_args, Arg, BufferArg};
 use crate::device::check_config;
-use crate::error::{Result, RuntimeError};
+use crate::error::{Backend, Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
 use crate::tensor_map::{Swizzle, TensorMapDesc};
 use engine::{Engine, LaunchCtx};
@@ -47,6 +46,8 @@ use std::time::Instant;
 
 pub struct SimDevice {
     pub config: SimConfig,
+    /// Distinguishes devices, so a buffer of another simulator is refused, not misread.
+    id: u64,
     mem: Mutex<GlobalMemory>,
     /// Launches per kernel name, numbering the files of `SimConfig::trace_dir`.
     trace_counts: Mutex<std::collections::HashMap<String, u32>>,
@@ -54,7 +55,14 @@ pub struct SimDevice {
 
 impl SimDevice {
     pub fn new(config: SimConfig) -> Self {
-        SimDevice { config, mem: Mutex::new(GlobalMemory::default()), trace_counts: Mutex::default() }
+        static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        SimDevice { config, id, mem: Mutex::new(GlobalMemory::default()), trace_counts: Mutex::default() }
+    }
+
+    /// Whether `b` was allocated by this device.
+    pub fn owns(&self, b: &SimBuffer) -> bool {
+        b.device == self.id
     }
 
     fn mem(&self) -> std::sync::MutexGuard<'_, GlobalMemory> {
@@ -65,47 +73,59 @@ impl SimDevice {
     pub fn alloc(&self, bytes: usize) -> Result<SimBuffer> {
         let mut m = self.mem();
         if m.bytes() + bytes as u64 > self.config.max_memory_bytes {
-            return Err(RuntimeError::Simulation(format!(
+            return Err(RuntimeError::SimulatorLimit(format!(
                 "allocating {bytes} bytes would exceed the simulator's memory limit of {} bytes \
                  (SimConfig::max_memory_bytes; {} bytes are allocated)",
                 self.config.max_memory_bytes,
                 m.bytes()
             )));
         }
-        Ok(m.alloc(bytes))
+        Ok(SimBuffer { device: self.id, addr: m.alloc(bytes), len: bytes })
     }
 
     pub fn write(&self, b: &SimBuffer, data: &[u8]) -> Result<()> {
+        if !self.owns(b) {
+            return Err(RuntimeError::ForeignBuffer { backend: Backend::Sim });
+        }
         let mut m = self.mem();
         match m.slice_mut(b.addr, b.len) {
             Some(s) if data.len() == b.len => {
                 s.copy_from_slice(data);
                 Ok(())
             }
-            _ => Err(RuntimeError::BufferSize(format!("writing {} bytes into a {}-byte buffer", data.len(), b.len))),
+            Some(_) => Err(RuntimeError::SizeMismatch {
+                what: "writing bytes into a simulator buffer",
+                expected: b.len,
+                found: data.len(),
+            }),
+            None => Err(RuntimeError::ForeignBuffer { backend: Backend::Sim }),
         }
     }
 
+    /// The bytes of `b` (empty for a buffer of another device).
     pub fn read(&self, b: &SimBuffer) -> Vec<u8> {
+        if !self.owns(b) {
+            return Vec::new();
+        }
         self.mem().slice(b.addr, b.len).map(|s| s.to_vec()).unwrap_or_default()
     }
 
     /// Launch: `Ok` with the report when the checker found no error, otherwise
-    /// `RuntimeError::Simulation` carrying the readable report.
+    /// `RuntimeError::Simulation` carrying the report (its findings as data).
     pub fn launch(&self, k: &Kernel, cfg: &LaunchConfig, args: &[Arg]) -> Result<LaunchReport> {
         let r = self.simulate(k, cfg, args)?;
         if let Some(dir) = &self.config.trace_dir {
             self.write_trace(dir, k, &r)?;
         }
         if r.has_errors() {
-            return Err(RuntimeError::Simulation(r.text()));
+            return Err(RuntimeError::Simulation(Box::new(r)));
         }
         Ok(LaunchReport { elapsed: None, sim: Some(r) })
     }
 
     /// Write a launch's trace and probe tables into `dir` (numbered per kernel name).
     fn write_trace(&self, dir: &std::path::Path, k: &Kernel, r: &SimReport) -> Result<()> {
-        let io = |e: std::io::Error| RuntimeError::Simulation(format!("writing the trace into {}: {e}", dir.display()));
+        let io = |source| RuntimeError::Io { context: format!("writing the trace into {}", dir.display()), source };
         std::fs::create_dir_all(dir).map_err(io)?;
         let n = {
             let mut counts = self.trace_counts.lock().unwrap_or_else(|p| p.into_inner());
@@ -147,12 +167,15 @@ impl SimDevice {
                     params.push(*bits);
                     tmaps.push(None);
                 }
-                Arg::Buffer { raw: RawBuffer::Sim(b), .. } => {
+                Arg::Buffer { storage: BufferArg::Sim(b), .. } if self.owns(b) => {
                     params.push(b.addr);
                     tmaps.push(None);
                 }
-                Arg::Buffer { .. } => {
-                    return Err(RuntimeError::BufferSize("the buffer belongs to another device".into()));
+                Arg::Buffer { storage: BufferArg::Sim(_), .. } => {
+                    return Err(RuntimeError::ForeignBuffer { backend: Backend::Sim });
+                }
+                Arg::Buffer { storage: BufferArg::Cuda(_), .. } => {
+                    return Err(RuntimeError::BackendMismatch { buffer: Backend::Cuda, device: Backend::Sim });
                 }
                 Arg::TensorMap(t) => {
                     validate_map(&k.params[i].name, &t.desc)?;

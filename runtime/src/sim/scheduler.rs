@@ -2,13 +2,15 @@
 //! here, so one seed replays one execution.
 
 use super::config::{SimConfig, Strategy};
-use rand::rngs::StdRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
+// The algorithm is named (not `StdRng`, which may change between `rand` versions), so a
+// printed seed replays the same schedule on every build.
+use rand_chacha::ChaCha8Rng;
 
 pub struct Scheduler {
     pub strategy: Strategy,
-    rng: StdRng,
+    rng: ChaCha8Rng,
     /// Spurious `try_wait` failures left (bounded so a retry loop always finishes).
     spurious_left: u32,
 }
@@ -16,7 +18,7 @@ pub struct Scheduler {
 impl Scheduler {
     pub fn new(cfg: &SimConfig, salt: u64) -> Scheduler {
         let seed = cfg.seed ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        Scheduler { strategy: cfg.strategy, rng: StdRng::seed_from_u64(seed), spurious_left: 10_000 }
+        Scheduler { strategy: cfg.strategy, rng: ChaCha8Rng::seed_from_u64(seed), spurious_left: 10_000 }
     }
 
     /// The order warps run in this round.
@@ -33,18 +35,18 @@ impl Scheduler {
     pub fn quantum(&mut self) -> u32 {
         match self.strategy {
             Strategy::RoundRobin => 64,
-            Strategy::Random => self.rng.gen_range(1..=64),
-            Strategy::Adversarial => self.rng.gen_range(1..=6),
+            Strategy::Random => self.rng.random_range(1..=64),
+            Strategy::Adversarial => self.rng.random_range(1..=6),
         }
     }
 
     /// Whether to run a lane group other than the lowest-pc one (Random only, sometimes).
     pub fn scramble_group(&mut self) -> bool {
-        self.strategy == Strategy::Random && self.rng.gen_ratio(1, 8)
+        self.strategy == Strategy::Random && self.rng.random_ratio(1, 8)
     }
 
     pub fn pick(&mut self, n: usize) -> usize {
-        self.rng.gen_range(0..n)
+        self.rng.random_range(0..n)
     }
 
     /// The lane `elect.sync` picks among `mask` (the lowest in round-robin).
@@ -53,7 +55,7 @@ impl Scheduler {
             Strategy::RoundRobin => mask.trailing_zeros() as usize,
             _ => {
                 let n = mask.count_ones() as usize;
-                let k = self.rng.gen_range(0..n);
+                let k = self.rng.random_range(0..n);
                 super::interp::lanes(mask).nth(k).unwrap_or(0)
             }
         }
@@ -66,7 +68,7 @@ impl Scheduler {
             Strategy::Random => 16,
             Strategy::Adversarial => 2,
         };
-        if self.spurious_left > 0 && self.rng.gen_ratio(1, p) {
+        if self.spurious_left > 0 && self.rng.random_ratio(1, p) {
             self.spurious_left -= 1;
             true
         } else {
@@ -78,7 +80,7 @@ impl Scheduler {
     pub fn complete_async(&mut self, age: u64, stalled: bool) -> bool {
         match self.strategy {
             Strategy::RoundRobin => age >= 1 || stalled,
-            Strategy::Random => stalled || self.rng.gen_ratio(1, 3),
+            Strategy::Random => stalled || self.rng.random_ratio(1, 3),
             Strategy::Adversarial => false,
         }
     }
@@ -87,7 +89,7 @@ impl Scheduler {
     pub fn stalled_pick(&mut self, n: usize) -> usize {
         match self.strategy {
             Strategy::RoundRobin => 0,
-            Strategy::Random => self.rng.gen_range(0..n),
+            Strategy::Random => self.rng.random_range(0..n),
             // Newest first: exposes code that assumes copies land in issue order.
             Strategy::Adversarial => n - 1,
         }

@@ -1,0 +1,86 @@
+//! Hardware limits, one table per target: the single source every check reads (the builder,
+//! `check_kernel`, the runtime's launch check on both backends and the simulator).
+//!
+//! Sources: CUDA C++ Programming Guide, "Compute Capabilities" (technical specifications
+//! table) and the PTX ISA's `mbarrier` chapter (arrival count and tx-count ranges).
+
+use super::target::Target;
+
+/// Limits of one target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Static (`.shared` declared) memory per block: 48 KiB on every target; more needs
+    /// dynamic shared memory and the opt-in attribute.
+    pub max_static_shared: u32,
+    /// Shared memory one block may use in all (static, the 1024-byte aligned dynamic window
+    /// and the dynamic bytes), with the opt-in attribute raised.
+    pub max_shared_per_block: u32,
+    pub max_threads_per_block: u32,
+    /// Largest block extent per dimension (x, y, z).
+    pub max_block_dims: [u32; 3],
+    /// Largest grid extent per dimension (x, y, z).
+    pub max_grid_dims: [u32; 3],
+    /// CTAs per cluster that are portable (0: the target has no clusters).
+    pub max_cluster_ctas: u32,
+    /// CTAs per cluster with the non-portable opt-in.
+    pub max_cluster_ctas_non_portable: u32,
+}
+
+const KIB: u32 = 1024;
+
+const COMMON: Limits = Limits {
+    max_static_shared: 48 * KIB,
+    max_shared_per_block: 48 * KIB,
+    max_threads_per_block: 1024,
+    max_block_dims: [1024, 1024, 64],
+    max_grid_dims: [(1 << 31) - 1, 65535, 65535],
+    max_cluster_ctas: 0,
+    max_cluster_ctas_non_portable: 0,
+};
+
+const SM80: Limits = Limits { max_shared_per_block: 163 * KIB, ..COMMON };
+const SM86: Limits = Limits { max_shared_per_block: 99 * KIB, ..COMMON };
+const SM90: Limits =
+    Limits { max_shared_per_block: 227 * KIB, max_cluster_ctas: 8, max_cluster_ctas_non_portable: 16, ..COMMON };
+
+impl Target {
+    /// This target's hardware limits.
+    pub const fn limits(self) -> &'static Limits {
+        match self {
+            Target::Sm80 => &SM80,
+            Target::Sm86 | Target::Sm89 => &SM86,
+            Target::Sm90 | Target::Sm90a | Target::Sm100a => &SM90,
+        }
+    }
+}
+
+/// Largest arrival count an mbarrier accepts (`mbarrier.init` count, `arrive` count): 2^20 - 1.
+pub const MAX_ARRIVALS: i128 = (1 << 20) - 1;
+/// Largest `|tx-count|` of an mbarrier phase: the range is [-(2^20 - 1), 2^20 - 1].
+pub const MAX_TX_BYTES: i128 = (1 << 20) - 1;
+
+/// Dynamic shared memory starts at the first multiple of this after the static allocations
+/// (the printer declares the `extern .shared` window with this alignment: 128-byte TMA
+/// swizzling needs 1024-byte aligned tiles).
+pub const DYNAMIC_SHARED_ALIGN: u32 = 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_memory_per_target() {
+        let kib = |t: Target| t.limits().max_shared_per_block / 1024;
+        assert_eq!(
+            Target::ALL.map(kib),
+            [163, 99, 99, 227, 227, 227],
+            "sm_80 163 KiB, sm_86/sm_89 99 KiB, sm_90/sm_90a/sm_100a 227 KiB"
+        );
+        for t in Target::ALL {
+            let l = t.limits();
+            assert_eq!(l.max_static_shared, 48 * 1024);
+            assert!(l.max_static_shared <= l.max_shared_per_block);
+            assert_eq!(l.max_cluster_ctas > 0, t.sm() >= 90, "clusters exist from sm_90 on ({t})");
+        }
+    }
+}
