@@ -14,10 +14,27 @@ pub const MAX_ARRIVALS: i128 = (1 << 20) - 1;
 /// tx-count range is [-(2^20 - 1), 2^20 - 1].
 pub const MAX_TX_BYTES: i128 = (1 << 20) - 1;
 
+/// The PTX ISA version a kernel's instructions and declarations need (whatever its target).
+pub fn ops_ptx(k: &Kernel) -> PtxVersion {
+    let mut version = PtxVersion::new(0, 0);
+    walk_insts(&k.body, &mut |inst, _| version = version.max(requirement(inst).ptx));
+    if k.bounds.cluster.is_some() {
+        version = version.max(CLUSTER_PTX);
+    }
+    version
+}
+
+/// `.reqnctapercluster` / `.explicitcluster` appeared in PTX ISA 7.8.
+const CLUSTER_PTX: PtxVersion = PtxVersion::new(7, 8);
+
+/// The PTX ISA version a kernel is emitted with: what its target and its ops need.
+pub fn needed_ptx(k: &Kernel) -> PtxVersion {
+    k.target.min_ptx().max(ops_ptx(k))
+}
+
 /// Check a kernel and return the PTX ISA version it needs.
 pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     let mut diags = Vec::new();
-    let mut version = k.target.min_ptx();
     let mut err =
         |loc: Option<SourceLoc>, msg: String| diags.push(Diagnostic { kernel: k.name.clone(), loc, message: msg });
     walk_insts(&k.body, &mut |inst, loc| {
@@ -30,7 +47,6 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
             };
             err(loc, format!("{} needs {}, but the kernel targets {}{hint}", req.what, req.describe_avail(), k.target));
         }
-        version = version.max(req.ptx);
         for msg in value_problems(inst) {
             err(loc, msg);
         }
@@ -43,8 +59,8 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
         if n == 0 || n > 16 {
             err(None, format!("cluster shape {c:?} has {n} CTAs; allowed is 1..=16 (8 portable)"));
         }
-        version = version.max(PtxVersion::new(7, 8));
     }
+    let version = needed_ptx(k);
     if let Some(t) = k.bounds.reqntid {
         let n: u64 = t.iter().map(|&x| x as u64).product();
         if n == 0 || n > 1024 {
