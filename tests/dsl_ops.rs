@@ -154,3 +154,4 @@ fn every_op_builds_and_assembles() {
         assert!(ptx.contains(needle), "{needle} missing");
     }
 }
+
