@@ -151,6 +151,7 @@ pub fn requirement(inst: &Inst) -> Requirement {
             SyncOp::FenceProxyAsync { .. } => Requirement::new("`fence.proxy.async`", 8, 0, 90),
             SyncOp::WarpSync { .. } => Requirement::new("`bar.warp.sync`", 6, 0, 80),
             SyncOp::ElectSync { .. } => Requirement::new("`elect.sync`", 8, 0, 90),
+            SyncOp::ActiveMask { .. } => Requirement::new("`activemask`", 6, 2, 70),
             SyncOp::SetMaxNReg { .. } => Requirement::only("`setmaxnreg`", 8, 0, SM90A_UP),
             SyncOp::Mapa { .. } => Requirement::new("`mapa`", 7, 8, 90),
             // `barrier.cluster` is PTX 7.8, but its `.release`/`.relaxed`/`.acquire` forms (the

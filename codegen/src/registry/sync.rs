@@ -26,6 +26,8 @@ ops! {
     "ptx.fence.acq_rel" (scope: Choice(MEMSCOPE)) -> Unit = |k, call| k.fence(scope);
     /// true in exactly one lane of the warp
     "ptx.elect_sync" ["cute:elect_one_sync"] () -> Bool = |k, call| k.elect_sync();
+    /// the lanes of the warp executing this instruction together, as a bit mask
+    "ptx.activemask" ["cuda:__activemask"] () -> U32 = |k, call| k.activemask();
     /// `__syncthreads()` (`bar.sync 0`)
     "cuda.cta_sync" ["cuda:__syncthreads"] () -> Unit = |k, call| k.cta_sync();
     /// named barrier `id` over `count` threads (all when omitted)
