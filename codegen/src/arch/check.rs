@@ -13,6 +13,8 @@ pub const MAX_PTX_LOADABLE: PtxVersion = PtxVersion::new(9, 0);
 pub const MAX_ARRIVALS: i128 = (1 << 20) - 1;
 /// tx-count range is [-(2^20 - 1), 2^20 - 1].
 pub const MAX_TX_BYTES: i128 = (1 << 20) - 1;
+/// The dimensions a TMA tensor map (and a tensor copy) may have.
+pub const TMA_RANKS: std::ops::RangeInclusive<u8> = 1..=5;
 
 /// The PTX ISA version a kernel's instructions and declarations need (whatever its target).
 pub fn ops_ptx(k: &Kernel) -> PtxVersion {
@@ -162,8 +164,9 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
         }
         Inst::Tma(op) => {
             if let Some(r) = op.rank() {
-                if !(1..=5).contains(&r) {
-                    out.push(format!("a tensor copy has rank {r}; TMA supports 1 to 5 dimensions"));
+                if !u8::try_from(r).is_ok_and(|r| TMA_RANKS.contains(&r)) {
+                    let (lo, hi) = (TMA_RANKS.start(), TMA_RANKS.end());
+                    out.push(format!("a tensor copy has rank {r}; TMA supports {lo} to {hi} dimensions"));
                 }
             }
             if let TmaOp::LoadBulk { bytes, .. } | TmaOp::StoreBulk { bytes, .. } = op {

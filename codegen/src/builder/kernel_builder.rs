@@ -168,8 +168,13 @@ impl KernelBuilder {
     /// A `CUtensorMap` passed by value; `rank` is the tensor's number of dimensions.
     #[track_caller]
     pub fn param_tensor_map(&mut self, name: &str, rank: u8) -> TensorMapRef {
-        if !(1..=5).contains(&rank) {
-            self.error(format!("tensor map `{name}` has rank {rank}; TMA supports 1 to 5"));
+        let ranks = crate::arch::check::TMA_RANKS;
+        if !ranks.contains(&rank) {
+            self.error(format!(
+                "tensor map `{name}` has rank {rank}; TMA supports {} to {}",
+                ranks.start(),
+                ranks.end()
+            ));
         }
         let r = self.add_param(name, ParamKind::TensorMap, Type::U64);
         TensorMapRef { addr: Value::Reg(r), rank }
