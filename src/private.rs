@@ -3,10 +3,12 @@
 
 pub use half;
 pub use phaser_codegen::builder::{
-    Arrivals, ArriveOpts, Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineConfig, PipelineState,
-    RemoteBarrier, SharedArray, TensorMapRef,
+    Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RemoteBarrier, SharedArray, TensorMapRef,
 };
-pub use phaser_codegen::ir::{Dim, MemScope, Ordering, ProxySpace, Reg, Scope, Sem, SourceLoc, Space, Type, Value};
+pub use phaser_codegen::ir::{Reg, SourceLoc, Type, Value};
+/// Every `T.*` op expands to `call_op(__k, "path", args, elem, let_name)`: the registry
+/// entry's lowering, its result as the handle the macro's checker typed.
+pub use phaser_codegen::registry::{call_as as call_op, OpArg};
 pub use phaser_codegen::{emit_kernel, CodegenError, Kernel, Target};
 pub use phaser_runtime::{Arg, Buffer, Device, LaunchConfig, LaunchReport, RuntimeError, TensorMap};
 

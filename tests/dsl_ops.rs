@@ -89,6 +89,7 @@ fn every_op(out: &mut [u32], fout: &mut [f32], src: &[f32], tmap: TensorMap<2>, 
         out[0] = T.min(pending, flags) + T.max(coords, dims) + T.mad(ids, 2, 1) + bump(n, 1);
         let old = T.atomic_add(out, 1, 5);
         T.probe("every_op", [old, pending]);
+        out[2] = T.ptx.activemask();
         let a = T.barrier_at_addr(T.shared_addr(tile));
         arrive_twice(a);
     }
@@ -146,5 +147,38 @@ fn every_op_builds_and_assembles() {
     }
     for needle in ["tcgen05.commit", "setmaxnreg.inc", "cp.async.bulk.tensor.2d", "mapa", "elect.sync"] {
         assert!(ptx.contains(needle), "{needle} missing");
+    }
+}
+
+/// `T.ptx.activemask()`: the lanes executing it together. A converged warp of 32 has all
+/// bits, a partial warp its lanes, and inside a branch only the lanes that took it.
+#[phaser::kernel(target = "sm_80")]
+fn active_lanes(out: &mut [u32]) {
+    let tid = T.thread_idx();
+    out[tid] = T.ptx.activemask();
+    if tid % 2 == 0 {
+        out[tid + 64] = T.ptx.activemask();
+    }
+}
+
+#[test]
+fn activemask_names_the_lanes_executing_together_in_the_simulator() {
+    use phaser::runtime::sim::{SimConfig, Strategy};
+    let k = active_lanes::kernel().unwrap();
+    assert!(active_lanes::ptx().unwrap().contains("activemask.b32"));
+    for strategy in [Strategy::RoundRobin, Strategy::Random, Strategy::Adversarial] {
+        let dev = phaser::Device::sim(SimConfig::default().with_strategy(strategy).with_seed(7));
+        let out = dev.upload(&[0u32; 128]).unwrap();
+        let rep = dev.simulate(&k, phaser::LaunchConfig::linear(1, 40), &[phaser::Arg::buffer(&out)]).unwrap();
+        assert!(rep.findings.is_empty(), "{strategy:?}:\n{}", rep.text());
+        let out = dev.download(&out).unwrap();
+        // Warp 0 has 32 lanes, warp 1 the 8 threads 32..40.
+        let lanes = |t: usize| if t < 32 { u32::MAX } else { 0xff };
+        let even = |t: usize| if t < 32 { 0x5555_5555 } else { 0x55 };
+        for t in 0..40 {
+            assert_eq!(out[t], lanes(t), "{strategy:?}: thread {t}");
+            let want = if t % 2 == 0 { even(t) } else { 0 };
+            assert_eq!(out[t + 64], want, "{strategy:?}: thread {t} in the branch");
+        }
     }
 }

@@ -15,4 +15,5 @@ pub use emit::{emit_kernel, emit_module, EmitOptions};
 pub use error::{CodegenError, Diagnostic, Result};
 pub use ir::{Kernel, Module, SourceLoc, Type, Value};
 pub mod ptxas;
+pub mod registry;
 pub mod zoo;

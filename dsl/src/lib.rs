@@ -7,13 +7,16 @@
 //! - [`expand`]: Rust code that calls codegen's `KernelBuilder`, so `#[comptime]` parameters
 //!   specialize the IR when it is built.
 //!
-//! [`ops`] is the table of `T.*` ops that all three stages read. See `dsl/README.md`.
+//! The `T.*` ops are codegen's op registry (`phaser_codegen::registry`), which all three
+//! stages read: the checker its parameters and, for the target check, its lowering; the
+//! expansion calls the entry's lowering. See `dsl/README.md`.
 
 mod check;
 mod expand;
-mod ops;
 mod parse;
 mod suggest;
+#[cfg(test)]
+mod tests;
 mod types;
 
 use proc_macro::TokenStream;

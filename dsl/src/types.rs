@@ -1,6 +1,7 @@
 //! DSL types: what the checker infers for every expression, and how each maps to the
 //! codegen `Type` and to the Rust type the expansion holds at IR-build time.
 
+use phaser_codegen::ir::Type;
 use proc_macro2::TokenStream;
 use quote::quote;
 use std::fmt;
@@ -99,6 +100,21 @@ impl Scalar {
         };
         quote!(__p::Type::#v)
     }
+    /// The codegen `Type` (what the macro's compile-time checks build with).
+    pub fn ir_type(self) -> Type {
+        match self {
+            Scalar::U16 => Type::U16,
+            Scalar::I16 => Type::S16,
+            Scalar::U32 => Type::U32,
+            Scalar::I32 => Type::S32,
+            Scalar::U64 => Type::U64,
+            Scalar::I64 => Type::S64,
+            Scalar::F16 => Type::F16,
+            Scalar::BF16 => Type::BF16,
+            Scalar::F32 => Type::F32,
+            Scalar::F64 => Type::F64,
+        }
+    }
     /// The host Rust type (launch arguments, device-function boundaries).
     pub fn rust_type(self) -> TokenStream {
         match self {
@@ -174,6 +190,15 @@ impl Ty {
     /// A value held in a register (what `let mut` may hold).
     pub fn is_register(self) -> bool {
         matches!(self, Ty::Scalar(_) | Ty::Bool | Ty::IntLit | Ty::FloatLit | Ty::State)
+    }
+    /// The codegen type of a value held in a register, if this is one.
+    pub fn ir_type(self) -> Option<Type> {
+        match self.defaulted() {
+            Ty::Scalar(s) => Some(s.ir_type()),
+            Ty::Bool => Some(Type::Pred),
+            Ty::State => Some(Type::B64),
+            _ => None,
+        }
     }
     /// Literal defaults: `5` is a u32, `1.5` an f32.
     pub fn defaulted(self) -> Ty {

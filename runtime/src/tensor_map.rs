@@ -94,8 +94,10 @@ impl TensorMapDesc {
     pub fn validate(&self) -> Result<()> {
         let bad = |m: String| Err(RuntimeError::TensorMap(m));
         let rank = self.dims.len();
-        if !(1..=5).contains(&rank) {
-            return bad(format!("rank {rank} is not supported: a tensor map has 1 to 5 dimensions"));
+        let ranks = phaser_codegen::arch::limits::TMA_RANKS;
+        if !u8::try_from(rank).is_ok_and(|r| ranks.contains(&r)) {
+            let (lo, hi) = (ranks.start(), ranks.end());
+            return bad(format!("rank {rank} is not supported: a tensor map has {lo} to {hi} dimensions"));
         }
         if self.box_dims.len() != rank {
             return bad(format!("the box has {} dimensions but the tensor has {rank}", self.box_dims.len()));

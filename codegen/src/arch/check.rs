@@ -10,12 +10,29 @@ use crate::ir::*;
 pub const MAX_PTX_LOADABLE: PtxVersion = PtxVersion::new(9, 0);
 
 // The ranges live in the limits table; re-exported here for the checks' existing users.
-pub use super::limits::{MAX_ARRIVALS, MAX_TX_BYTES};
+pub use super::limits::{MAX_ARRIVALS, MAX_TX_BYTES, TMA_RANKS};
+
+/// The PTX ISA version a kernel's instructions and declarations need (whatever its target).
+pub fn ops_ptx(k: &Kernel) -> PtxVersion {
+    let mut version = PtxVersion::new(0, 0);
+    walk_insts(&k.body, &mut |inst, _| version = version.max(requirement(inst).ptx));
+    if k.bounds.cluster.is_some() {
+        version = version.max(CLUSTER_PTX);
+    }
+    version
+}
+
+/// `.reqnctapercluster` / `.explicitcluster` appeared in PTX ISA 7.8.
+const CLUSTER_PTX: PtxVersion = PtxVersion::new(7, 8);
+
+/// The PTX ISA version a kernel is emitted with: what its target and its ops need.
+pub fn needed_ptx(k: &Kernel) -> PtxVersion {
+    k.target.min_ptx().max(ops_ptx(k))
+}
 
 /// Check a kernel and return the PTX ISA version it needs.
 pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     let mut diags = Vec::new();
-    let mut version = k.target.min_ptx();
     let mut err =
         |loc: Option<SourceLoc>, msg: String| diags.push(Diagnostic { kernel: k.name.clone(), loc, message: msg });
     walk_insts(&k.body, &mut |inst, loc| {
@@ -28,7 +45,6 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
             };
             err(loc, format!("{} needs {}, but the kernel targets {}{hint}", req.what, req.describe_avail(), k.target));
         }
-        version = version.max(req.ptx);
         for msg in value_problems(inst) {
             err(loc, msg);
         }
@@ -42,8 +58,8 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
         } else if n == 0 || n > most as u64 {
             err(None, format!("cluster shape {c:?} has {n} CTAs; allowed is 1..={most} ({portable} portable)"));
         }
-        version = version.max(PtxVersion::new(7, 8));
     }
+    let version = needed_ptx(k);
     if let Some(t) = k.bounds.reqntid {
         let n: u64 = t.iter().map(|&x| x as u64).product();
         if n == 0 || n > limits.max_threads_per_block as u64 {
@@ -156,8 +172,9 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
         }
         Inst::Tma(op) => {
             if let Some(r) = op.rank() {
-                if !(1..=5).contains(&r) {
-                    out.push(format!("a tensor copy has rank {r}; TMA supports 1 to 5 dimensions"));
+                if !u8::try_from(r).is_ok_and(|r| TMA_RANKS.contains(&r)) {
+                    let (lo, hi) = (TMA_RANKS.start(), TMA_RANKS.end());
+                    out.push(format!("a tensor copy has rank {r}; TMA supports {lo} to {hi} dimensions"));
                 }
             }
             if let TmaOp::LoadBulk { bytes, .. } | TmaOp::StoreBulk { bytes, .. } = op {

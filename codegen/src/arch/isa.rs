@@ -2,7 +2,9 @@
 
 use super::target::{PtxVersion, Target};
 use crate::ir::{ArithOp, Value};
-use crate::ir::{BarSpace, Inst, MbarrierOp, MemoryOp, Ordering, Sem, SpecialReg, SyncOp, Tcgen05Op, TmaOp, Type};
+use crate::ir::{
+    BarSpace, Inst, MbarrierOp, MemoryOp, Ordering, Scope, Sem, SpecialReg, SyncOp, Tcgen05Op, TmaOp, Type,
+};
 
 /// Which targets can run an op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,12 +47,17 @@ impl Requirement {
 const SM90A_UP: &[Target] = &[Target::Sm90a, Target::Sm100a];
 const SM100A: &[Target] = &[Target::Sm100a];
 
+/// `.release`/`.acquire` with `.cta` scope work on sm_80 (PTX 8.0); `.cluster` scope and
+/// `.relaxed` need sm_90 (ptxas says so: `codegen/tests/registry_ptxas.rs`).
 fn ordering_req(base: Requirement, order: &Ordering) -> Requirement {
     let mut r = base;
     if order.sem == Some(Sem::Relaxed) {
         r = max_req(r, Requirement::new("`.relaxed` mbarrier semantics", 8, 6, 90));
     } else if order.sem.is_some() || order.scope.is_some() {
-        r = max_req(r, Requirement::new("mbarrier `.sem`/`.scope` qualifiers", 8, 0, 90));
+        r = max_req(r, Requirement::new("mbarrier `.sem`/`.scope` qualifiers", 8, 0, 80));
+    }
+    if order.scope == Some(Scope::Cluster) {
+        r = max_req(r, Requirement::new("mbarrier `.cluster` scope", 8, 0, 90));
     }
     r
 }
@@ -144,9 +151,12 @@ pub fn requirement(inst: &Inst) -> Requirement {
             SyncOp::FenceProxyAsync { .. } => Requirement::new("`fence.proxy.async`", 8, 0, 90),
             SyncOp::WarpSync { .. } => Requirement::new("`bar.warp.sync`", 6, 0, 80),
             SyncOp::ElectSync { .. } => Requirement::new("`elect.sync`", 8, 0, 90),
+            SyncOp::ActiveMask { .. } => Requirement::new("`activemask`", 6, 2, 70),
             SyncOp::SetMaxNReg { .. } => Requirement::only("`setmaxnreg`", 8, 0, SM90A_UP),
             SyncOp::Mapa { .. } => Requirement::new("`mapa`", 7, 8, 90),
-            SyncOp::ClusterArrive { .. } | SyncOp::ClusterWait => Requirement::new("`barrier.cluster`", 7, 8, 90),
+            // `barrier.cluster` is PTX 7.8, but its `.release`/`.relaxed`/`.acquire` forms (the
+            // ones emitted) are 8.0.
+            SyncOp::ClusterArrive { .. } | SyncOp::ClusterWait => Requirement::new("`barrier.cluster`", 8, 0, 90),
         },
         Inst::Tma(op) => match op {
             TmaOp::LoadTensor { multicast: Some(_), .. } => {

@@ -58,6 +58,8 @@ impl Target {
 pub const MAX_ARRIVALS: i128 = (1 << 20) - 1;
 /// Largest `|tx-count|` of an mbarrier phase: the range is [-(2^20 - 1), 2^20 - 1].
 pub const MAX_TX_BYTES: i128 = (1 << 20) - 1;
+/// The dimensions a TMA tensor map (and a tensor copy) may have.
+pub const TMA_RANKS: std::ops::RangeInclusive<u8> = 1..=5;
 
 /// Dynamic shared memory starts at the first multiple of this after the static allocations
 /// (the printer declares the `extern .shared` window with this alignment: 128-byte TMA

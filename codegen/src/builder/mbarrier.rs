@@ -132,6 +132,13 @@ impl KernelBuilder {
         });
     }
 
+    /// Arrive on `bar`'s copy in CTA `cta` of the cluster (`mapa` + a remote arrive).
+    #[track_caller]
+    pub fn mbarrier_arrive_on_cta(&mut self, bar: Barrier, cta: Value, count: Option<Value>) {
+        let remote = self.map_barrier_to_cta(bar, cta);
+        self.mbarrier_arrive_remote(remote, count);
+    }
+
     /// `T.ptx.mbarrier.arrive.expect_tx(bar, bytes)`: one arrival plus `tx += bytes`.
     #[track_caller]
     pub fn mbarrier_arrive_expect_tx(&mut self, bar: Barrier, bytes: Value) -> Value {

@@ -50,6 +50,13 @@ impl KernelBuilder {
         self.push(SyncOp::ElectSync { pred });
         Value::Reg(pred)
     }
+    /// `T.ptx.activemask()`: the lanes of the warp executing this together, as a mask.
+    #[track_caller]
+    pub fn activemask(&mut self) -> Value {
+        let dst = self.new_reg(Type::U32);
+        self.push(SyncOp::ActiveMask { dst });
+        Value::Reg(dst)
+    }
     /// `setmaxnreg.inc/dec` (sm_90a): rebalance registers between warpgroup roles.
     #[track_caller]
     pub fn setmaxnreg(&mut self, inc: bool, count: u32) {

@@ -356,6 +356,7 @@ fn sync(op: &SyncOp) -> String {
         ),
         SyncOp::WarpSync { mask } => format!("bar.warp.sync {mask:#010x};"),
         SyncOp::ElectSync { pred } => format!("elect.sync _|{}, 0xffffffff;", reg(*pred)),
+        SyncOp::ActiveMask { dst } => format!("activemask.b32 {};", reg(*dst)),
         SyncOp::SetMaxNReg { inc, count } => {
             format!("setmaxnreg.{}.sync.aligned.u32 {count};", if *inc { "inc" } else { "dec" })
         }

@@ -6,4 +6,4 @@ pub mod operand;
 pub mod printer;
 
 pub use cache::PtxCache;
-pub use printer::{emit_kernel, emit_module, EmitOptions, DEFAULT_WAIT_TIMEOUT_NS};
+pub use printer::{emit_kernel, emit_module, emit_module_unchecked, EmitOptions, DEFAULT_WAIT_TIMEOUT_NS};

@@ -28,6 +28,8 @@ pub enum SyncOp {
     WarpSync { mask: u32 },
     /// `elect.sync lane|pred, 0xffffffff`: one active lane of the warp gets `true`.
     ElectSync { pred: Reg },
+    /// `activemask.b32 dst`: the lanes of the warp executing it together.
+    ActiveMask { dst: Reg },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n` (sm_90a).
     SetMaxNReg { inc: bool, count: u32 },
     /// `mapa.shared::cluster.u32 dst, addr, cta`: the cluster address of `addr` in CTA `cta`.

@@ -215,7 +215,7 @@ impl Checker<'_> {
                     let mut msg = format!("cannot find value `{n}` in this kernel");
                     if let Some(s) = nearest(&n, names.iter().map(|s| s.as_str())) {
                         msg.push_str(&format!("\n  help: a local with a similar name exists: `{s}`"));
-                    } else if crate::ops::lookup(&n).is_some() {
+                    } else if phaser_codegen::registry::lookup(&n).is_some() {
                         msg.push_str(&format!("\n  help: ops live in the `T` namespace: `T.{n}()`"));
                     }
                     self.errs.at(e.sp, msg);

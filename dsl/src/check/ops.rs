@@ -1,12 +1,25 @@
-//! Checking `T.*` ops against the op table, and methods on values.
+//! Checking `T.*` ops against codegen's op registry, and methods on values.
 
 use super::Checker;
-use crate::ops::{self, Kind, OpSpec, Ret};
 use crate::parse::ast::*;
 use crate::suggest::nearest;
 use crate::types::{Scalar, Ty};
-use phaser_codegen::arch::check::{value_problems, MAX_ARRIVALS, MAX_TX_BYTES};
-use phaser_codegen::arch::isa::{requirement, Avail};
+use phaser_codegen::arch::check::{MAX_ARRIVALS, MAX_TX_BYTES};
+use phaser_codegen::registry::{self, ArgHint, Kind, OpDef, Ret};
+
+/// Methods on values (not in the `T` namespace): `bars.ptr_to([i])`, `x.min(y)`, `x.max(y)`.
+const METHODS: &[&str] = &["ptr_to", "min", "max"];
+
+/// Library names as users write them, for "did you mean" help on another library's op name.
+fn library(lib: &str) -> &str {
+    match lib {
+        "cuda" => "CUDA",
+        "cute" => "CuTe",
+        "cutlass" => "CUTLASS",
+        "gluon" => "Gluon",
+        other => other,
+    }
+}
 
 impl Checker<'_> {
     pub(super) fn op(
@@ -18,7 +31,7 @@ impl Checker<'_> {
         args: &[Expr],
         args_sp: Sp,
     ) -> Ty {
-        let Some(spec) = ops::lookup(path) else {
+        let Some(spec) = registry::lookup(path) else {
             self.unknown_op(path, path_sp);
             return Ty::Error;
         };
@@ -49,11 +62,11 @@ impl Checker<'_> {
         let mut lits = vec![None; max];
         let mut arg_error = false;
         let mut scalar_args: Vec<&Expr> = Vec::new();
-        for (i, (a, (pname, kind))) in args.iter().zip(spec.params).enumerate() {
+        for (i, (a, p)) in args.iter().zip(spec.params).enumerate() {
             let before = self.errs.0.len();
-            lits[i] = self.arg(spec, pname, *kind, a, args);
+            lits[i] = self.arg(spec, p.name, p.kind, a, args);
             arg_error |= self.errs.0.len() > before;
-            if *kind == Kind::Scalar {
+            if p.kind == Kind::Scalar {
                 scalar_args.push(a);
             }
         }
@@ -71,41 +84,66 @@ impl Checker<'_> {
             scalar_ty = Some(first.ty.get());
         }
         self.tensor_rank(spec, args);
-        if let Some(isa) = spec.isa {
-            let inst = isa(&lits);
-            if let Some(target) = self.target {
-                let req = requirement(&inst);
-                if !req.available_on(target) {
-                    let fix = match req.avail {
-                        Avail::Only(ts) => ts[0],
-                        Avail::SmAtLeast(n) => *phaser_codegen::Target::ALL
-                            .iter()
-                            .find(|t| t.sm() >= n)
-                            .unwrap_or(&phaser_codegen::Target::Sm90a),
-                    };
-                    self.errs.at(
-                        path_sp,
-                        format!(
-                            "`T.{path}` ({}) needs {}, but this kernel targets {target}\n  help: compile for {fix}: `#[phaser::kernel(target = \"{fix}\")]`",
-                            req.what,
-                            req.describe_avail()
-                        ),
-                    );
-                }
-            }
-            if !arg_error {
-                for msg in value_problems(&inst) {
-                    self.errs.at(e.sp, format!("`T.{path}`: {msg}"));
-                }
-            }
+        if let Some(target) = self.target {
+            self.check_lowering(target, e, path, path_sp, spec, turbofish, args, &lits, scalar_ty, arg_error);
         }
         ret_type(spec, turbofish, scalar_ty, args)
     }
 
+    /// The target check: the call is lowered, as the chosen variant (`"relaxed"`, remote or
+    /// local), into a scratch kernel for the target with the same registry entry the expansion
+    /// uses; what its instructions need and their value problems are reported at the op.
+    #[allow(clippy::too_many_arguments)]
+    fn check_lowering(
+        &mut self,
+        target: phaser_codegen::Target,
+        e: &Expr,
+        path: &str,
+        path_sp: Sp,
+        spec: &OpDef,
+        turbofish: Option<(Scalar, Sp)>,
+        args: &[Expr],
+        lits: &[Option<i128>],
+        scalar_ty: Option<Ty>,
+        arg_error: bool,
+    ) {
+        let hints: Vec<ArgHint> = spec
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match args.get(i) {
+                None => ArgHint::Absent,
+                Some(a) => hint(p.kind, a, lits[i], scalar_ty, args),
+            })
+            .collect();
+        // A `#[comptime]` constant is unknown here: its value problems show when building.
+        let consts_known = spec
+            .params
+            .iter()
+            .zip(&hints)
+            .all(|(p, h)| !matches!(p.kind, Kind::Const | Kind::ConstDims) || matches!(h, ArgHint::Const(_)));
+        let probe = registry::probe(target, spec, &hints, turbofish.map(|t| t.0.ir_type()));
+        if let Some(u) = probe.unavailable {
+            let fix = u.fix.unwrap_or(phaser_codegen::Target::Sm100a);
+            self.errs.at(
+                path_sp,
+                format!(
+                    "`T.{path}` ({}) needs {}, but this kernel targets {target}\n  help: compile for {fix}: `#[phaser::kernel(target = \"{fix}\")]`",
+                    u.requirement.what,
+                    u.requirement.describe_avail()
+                ),
+            );
+        }
+        if !arg_error && consts_known {
+            for msg in probe.value_problems {
+                self.errs.at(e.sp, format!("`T.{path}`: {msg}"));
+            }
+        }
+    }
+
     fn unknown_op(&mut self, path: &str, sp: Sp) {
-        if ops::is_namespace(path) {
-            let inside: Vec<String> = ops::OPS
-                .iter()
+        if registry::is_namespace(path) {
+            let inside: Vec<String> = registry::ops()
                 .filter(|o| o.path.starts_with(path) && o.path[path.len()..].starts_with('.'))
                 .map(|o| format!("`T.{}`", o.path))
                 .take(6)
@@ -114,8 +152,16 @@ impl Checker<'_> {
             return;
         }
         let mut msg = format!("unknown op `T.{path}`");
-        if let Some(n) = nearest(path, ops::OPS.iter().map(|o| o.path)) {
-            let spec = ops::lookup(n).expect("listed");
+        if let Some((op, alias)) = registry::find_alias(path) {
+            let (lib, name) = alias.split_once(':').unwrap_or(("", alias));
+            msg.push_str(&format!(
+                "\n  help: {}'s `{name}` is `T.{}` here ({})",
+                library(lib),
+                op.path,
+                op.signature()
+            ));
+        } else if let Some(n) = nearest(path, registry::ops().map(|o| o.path)) {
+            let spec = registry::lookup(n).expect("listed");
             msg.push_str(&format!("\n  help: did you mean `T.{n}`? ({})", spec.signature()));
         } else {
             msg.push_str("\n  help: the ops are listed in the `phaser-dsl` README (`dsl/README.md`)");
@@ -124,7 +170,7 @@ impl Checker<'_> {
     }
 
     /// Check one argument; returns its integer value when it is a literal.
-    fn arg(&mut self, spec: &OpSpec, pname: &str, kind: Kind, a: &Expr, all: &[Expr]) -> Option<i128> {
+    fn arg(&mut self, spec: &OpDef, pname: &str, kind: Kind, a: &Expr, all: &[Expr]) -> Option<i128> {
         let path = spec.path;
         let bad = |t: Ty| format!("`T.{path}`: argument `{pname}` must be {}, found {t}", kind.describe());
         let handle = |want: Ty| move |t: Ty| t == want;
@@ -171,13 +217,7 @@ impl Checker<'_> {
                     return None;
                 }
                 let lit = a.int_literal();
-                let range = match kind {
-                    Kind::Count => Some((1, MAX_ARRIVALS, "an mbarrier arrival count")),
-                    Kind::TxBytes => Some((0, MAX_TX_BYTES, "a tx byte count")),
-                    Kind::Parity => Some((0, 1, "a phase parity")),
-                    _ => None,
-                };
-                if let (Some(v), Some((lo, hi, what))) = (lit, range) {
+                if let (Some(v), Some((lo, hi, what))) = (lit, kind.literal_range()) {
                     if v < lo || v > hi {
                         let why = if hi == MAX_ARRIVALS || hi == MAX_TX_BYTES { " (2^20 - 1)" } else { "" };
                         self.errs.at(a.sp, format!("`T.{path}`: {what} must be in {lo}..={hi}{why}, found {v}"));
@@ -265,8 +305,8 @@ impl Checker<'_> {
                 match &a.kind {
                     ExprKind::Str(s) => {
                         let v = s.value();
-                        if !choices.iter().any(|c| c.0 == v) {
-                            let hint = match nearest(&v, choices.iter().map(|c| c.0)) {
+                        if !choices.contains(&v.as_str()) {
+                            let hint = match nearest(&v, choices.iter().copied()) {
                                 Some(n) => format!("\n  help: did you mean \"{n}\"?"),
                                 None => String::new(),
                             };
@@ -291,12 +331,12 @@ impl Checker<'_> {
     }
 
     /// Coordinates must match the tensor map's rank when both are known.
-    fn tensor_rank(&mut self, spec: &OpSpec, args: &[Expr]) {
-        let rank = spec.params.iter().zip(args).find_map(|((_, k), a)| match (k, a.ty.get()) {
+    fn tensor_rank(&mut self, spec: &OpDef, args: &[Expr]) {
+        let rank = spec.params.iter().zip(args).find_map(|(p, a)| match (p.kind, a.ty.get()) {
             (Kind::TensorMap, Ty::TensorMap(r)) => Some(r),
             _ => None,
         });
-        let coords = spec.params.iter().zip(args).find_map(|((_, k), a)| match (k, &a.kind) {
+        let coords = spec.params.iter().zip(args).find_map(|(p, a)| match (p.kind, &a.kind) {
             (Kind::Coords, ExprKind::Array(v)) => Some((v.len(), a.sp)),
             _ => None,
         });
@@ -337,10 +377,10 @@ impl Checker<'_> {
             (_, t) if t.is_lenient() => Ty::Error,
             (_, t) => {
                 let mut msg = format!("no method `{m}` on a {t} in kernels");
-                match nearest(&m, ops::METHODS.iter().copied()) {
+                match nearest(&m, METHODS.iter().copied()) {
                     Some(n) if n != m => msg.push_str(&format!("\n  help: did you mean `{n}`?")),
                     _ => {
-                        let opname = nearest(&m, ops::OPS.iter().map(|o| o.path));
+                        let opname = nearest(&m, registry::ops().map(|o| o.path));
                         msg.push_str("\n  help: values have `bars.ptr_to([i])`, `x.min(y)` and `x.max(y)`; ops live in the `T` namespace");
                         if let Some(o) = opname {
                             msg.push_str(&format!(" (e.g. `T.{o}`)"));
@@ -357,7 +397,7 @@ impl Checker<'_> {
     }
 }
 
-fn ret_type(spec: &OpSpec, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, args: &[Expr]) -> Ty {
+fn ret_type(spec: &OpDef, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, args: &[Expr]) -> Ty {
     match spec.ret {
         Ret::Unit => Ty::Unit,
         Ret::Bool => Ty::Bool,
@@ -376,5 +416,52 @@ fn ret_type(spec: &OpSpec, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, 
             Some(Ty::Global { elem, .. } | Ty::Shared(elem)) => Ty::Scalar(elem),
             _ => Ty::Error,
         },
+    }
+}
+
+/// What the target check knows of one argument: its literal value, its type, the handle.
+fn hint(kind: Kind, a: &Expr, lit: Option<i128>, scalar_ty: Option<Ty>, all: &[Expr]) -> ArgHint {
+    let ty = a.ty.get();
+    match kind {
+        Kind::Const | Kind::ConstDims => lit.map(|v| ArgHint::Const(v as u32)).unwrap_or(ArgHint::Any),
+        Kind::Choice(names) => match &a.kind {
+            ExprKind::Str(s) => {
+                names.iter().find(|n| **n == s.value()).map(|n| ArgHint::Choice(n)).unwrap_or(ArgHint::Any)
+            }
+            _ => ArgHint::Any,
+        },
+        Kind::Shared | Kind::Global | Kind::GlobalMut => match ty {
+            Ty::Shared(s) | Ty::Global { elem: s, .. } => ArgHint::Elem(s.ir_type()),
+            _ => ArgHint::Any,
+        },
+        Kind::TensorMap => match ty {
+            Ty::TensorMap(r) => ArgHint::Rank(r),
+            _ => ArgHint::Any,
+        },
+        Kind::Coords | Kind::Values => match &a.kind {
+            ExprKind::Array(v) => ArgHint::List(
+                v.iter()
+                    .map(|x| {
+                        x.ty.get().ir_type().unwrap_or(if kind == Kind::Coords {
+                            phaser_codegen::Type::S32
+                        } else {
+                            phaser_codegen::Type::U32
+                        })
+                    })
+                    .collect(),
+            ),
+            _ => ArgHint::Any,
+        },
+        Kind::Scalar => scalar_ty.and_then(Ty::ir_type).map(ArgHint::Reg).unwrap_or(ArgHint::Any),
+        Kind::ElemOf(n) => match all.get(n as usize).map(|b| b.ty.get()) {
+            Some(Ty::Global { elem, .. } | Ty::Shared(elem)) => ArgHint::Reg(elem.ir_type()),
+            _ => ArgHint::Any,
+        },
+        k if k.is_value() => match (lit, ty.ir_type()) {
+            (Some(v), t) => ArgHint::Literal(v, t),
+            (None, Some(t)) => ArgHint::Reg(t),
+            (None, None) => ArgHint::Any,
+        },
+        _ => ArgHint::Any,
     }
 }

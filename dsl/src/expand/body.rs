@@ -2,9 +2,9 @@
 //! generated code *builds* the IR when it runs, so `#[comptime]` values specialize it).
 
 use crate::check::block_tail;
-use crate::ops::{self, Kind, OpSpec};
 use crate::parse::ast::*;
 use crate::types::{Scalar, Ty};
+use phaser_codegen::registry::{self, Kind, OpDef, Ret};
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
@@ -251,8 +251,8 @@ fn expr_named(e: &Expr, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
             quote!([#(#xs),*])
         }
         ExprKind::Op { path, turbofish, args, .. } => {
-            let spec = ops::lookup(path).expect("checked");
-            op(spec, args, turbofish.map(|t| t.0), let_name)
+            let def = registry::lookup(path).expect("checked");
+            op(def, args, turbofish.map(|t| t.0), let_name)
         }
         ExprKind::Method { recv, name, args } => {
             let r = expr(recv);
@@ -376,47 +376,72 @@ pub fn konst(e: &Expr) -> TokenStream {
     }
 }
 
-/// An op of the table: arguments bound in order to `__a0..`, then the template.
-fn op(spec: &OpSpec, args: &[Expr], turbofish: Option<Scalar>, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
+/// An op of the registry: the arguments are evaluated in order into `OpArg`s and handed to
+/// the entry's lowering (`call_op`), whose result comes back as the handle the checker typed.
+fn op(def: &OpDef, args: &[Expr], turbofish: Option<Scalar>, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
     let mut binds = Vec::new();
-    let mut template = spec.expand.to_string();
-    for (i, (_, kind)) in spec.params.iter().enumerate() {
+    let mut names = Vec::new();
+    for (i, p) in def.params.iter().enumerate() {
         let a = format_ident!("__a{}", i);
-        let present = i < args.len();
-        let value = match (args.get(i), kind) {
-            (Some(x), k) => Some(op_arg(*k, x)),
-            (None, Kind::Choice(cs)) => Some(cs[0].1.parse::<TokenStream>().expect("choice tokens")),
-            (None, _) => None,
+        let value = match args.get(i) {
+            Some(x) => op_arg(p.kind, x),
+            None => quote!(__p::OpArg::Absent),
         };
-        if let Some(v) = value {
-            binds.push(quote!(let #a = #v;));
+        binds.push(quote!(let #a = #value;));
+        names.push(a);
+    }
+    let elem = match turbofish {
+        Some(t) => {
+            let t = t.codegen_type();
+            quote!(::core::option::Option::Some(#t))
         }
-        let opt = if present {
-            format!("::core::option::Option::Some(__a{i})")
-        } else {
-            "::core::option::Option::None".into()
-        };
-        template = template.replace(&format!("$?{i}"), &opt).replace(&format!("${i}"), &format!("__a{i}"));
+        None => quote!(::core::option::Option::None),
+    };
+    let name = let_name.map(|n| n.to_string()).unwrap_or_else(|| def.path.rsplit('.').next().unwrap_or("smem").into());
+    let path = def.path;
+    let handle = ret_handle(def.ret);
+    quote!({
+        #(#binds)*
+        __p::call_op::<#handle>(__k, #path, ::std::vec![#(#names),*], #elem, #name)
+    })
+}
+
+/// The Rust type an op's result is held in while the kernel is built.
+fn ret_handle(ret: Ret) -> TokenStream {
+    match ret {
+        Ret::Unit => quote!(()),
+        Ret::Barrier => quote!(__p::Barrier),
+        Ret::RemoteBarrier => quote!(__p::RemoteBarrier),
+        Ret::Barriers => quote!(__p::BarrierArray),
+        Ret::Pipeline => quote!(__p::Pipeline),
+        Ret::PipelineState => quote!(__p::PipelineState),
+        Ret::SharedOfTurbofish => quote!(__p::SharedArray),
+        Ret::Bool | Ret::U32 | Ret::U64 | Ret::State | Ret::Turbofish | Ret::ScalarArgs | Ret::ElemOf(_) => {
+            quote!(__p::Value)
+        }
     }
-    if let Some(t) = turbofish {
-        template = template.replace("$T", &t.codegen_type().to_string());
-    }
-    let name = let_name.map(|n| n.to_string()).unwrap_or_else(|| spec.path.rsplit('.').next().unwrap_or("smem").into());
-    template = template.replace("$name", &format!("{name:?}"));
-    let body: TokenStream = template.parse().expect("op template");
-    quote!({ #(#binds)* #body })
 }
 
 fn op_arg(kind: Kind, a: &Expr) -> TokenStream {
     match (kind, &a.kind) {
-        (Kind::Const, _) => konst(a),
-        (Kind::ConstDims, ExprKind::Array(v)) => konst(&v[0]),
-        (Kind::Choice(cs), ExprKind::Str(s)) => {
-            let v = s.value();
-            let toks = cs.iter().find(|c| c.0 == v).map(|c| c.1).unwrap_or(cs[0].1);
-            toks.parse().expect("choice tokens")
+        (Kind::Const, _) => {
+            let c = konst(a);
+            quote!(__p::OpArg::Const(#c))
         }
-        _ => expr(a),
+        (Kind::ConstDims, ExprKind::Array(v)) => {
+            let c = konst(&v[0]);
+            quote!(__p::OpArg::Const(#c))
+        }
+        (Kind::Choice(_), ExprKind::Str(s)) => quote!(__p::OpArg::Choice(#s)),
+        (Kind::Tag, ExprKind::Str(s)) => quote!(__p::OpArg::Tag(#s)),
+        (Kind::Coords | Kind::Values, ExprKind::Array(v)) => {
+            let xs = v.iter().map(expr);
+            quote!(__p::OpArg::Values(::std::vec![#(#xs),*]))
+        }
+        _ => {
+            let v = expr(a);
+            quote!(__p::OpArg::from(#v))
+        }
     }
 }
 

@@ -6,6 +6,7 @@ mod expr;
 
 use crate::types::{Scalar, Ty};
 use ast::*;
+use phaser_codegen::arch::check::TMA_RANKS;
 use phaser_codegen::Target;
 use syn::spanned::Spanned;
 
@@ -218,9 +219,12 @@ pub fn parse_type(t: &syn::Type, is_kernel: bool, errs: &mut Errors) -> Option<T
                 }
                 ("TensorMap", Some(syn::GenericArgument::Const(syn::Expr::Lit(l)))) => match &l.lit {
                     syn::Lit::Int(i) => match i.base10_parse::<u8>() {
-                        Ok(r) if (1..=5).contains(&r) => Some(Ty::TensorMap(r)),
+                        Ok(r) if TMA_RANKS.contains(&r) => Some(Ty::TensorMap(r)),
                         _ => {
-                            errs.at(Sp::of(l), "a tensor map has rank 1 to 5");
+                            errs.at(
+                                Sp::of(l),
+                                format!("a tensor map has rank {} to {}", TMA_RANKS.start(), TMA_RANKS.end()),
+                            );
                             None
                         }
                     },
@@ -228,7 +232,8 @@ pub fn parse_type(t: &syn::Type, is_kernel: bool, errs: &mut Errors) -> Option<T
                 },
                 ("TensorMap", Some(syn::GenericArgument::Type(syn::Type::Path(e)))) => {
                     // `TensorMap<2>` parses as a const; `TensorMap<N>` as a type path: say so.
-                    errs.at(Sp::of(e), "the tensor-map rank must be a literal (1 to 5)");
+                    let (lo, hi) = (TMA_RANKS.start(), TMA_RANKS.end());
+                    errs.at(Sp::of(e), format!("the tensor-map rank must be a literal ({lo} to {hi})"));
                     None
                 }
                 _ => bad(errs, text),

@@ -566,6 +566,7 @@ impl Engine<'_> {
                     }
                 }
                 SyncOp::ElectSync { .. } => unreachable!("lowered to a fast op"),
+                SyncOp::ActiveMask { dst } => self.set(wi, l, *dst, mask as u64),
                 SyncOp::Mapa { dst, addr, cta } => {
                     let a = self.val(wi, l, addr) as u32 & ((1 << CLUSTER_SHIFT) - 1);
                     let r = self.val(wi, l, cta) as u32;

@@ -1,0 +1,287 @@
+//! Evaluated arguments going into an op's lowering, and its result coming out.
+//!
+//! The DSL expansion evaluates each argument to the handle the checker typed it as and wraps
+//! it in an [`OpArg`]; the lowering takes them back in parameter order. A mismatch (which the
+//! checker rules out) is recorded as a build error, never a panic.
+
+use super::def::{Choice, Kind};
+use crate::builder::{Barrier, BarrierArray, GlobalPtr, Pipeline, PipelineState, RemoteBarrier, SharedArray};
+use crate::builder::{KernelBuilder, SharedBase, TensorMapRef};
+use crate::ir::{AllocId, Reg, Type, Value};
+
+/// One evaluated argument.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpArg {
+    Value(Value),
+    Barrier(Barrier),
+    Barriers(BarrierArray),
+    RemoteBarrier(RemoteBarrier),
+    Shared(SharedArray),
+    Global(GlobalPtr),
+    TensorMap(TensorMapRef),
+    Pipeline(Pipeline),
+    PipelineState(PipelineState),
+    /// A compile-time `u32` (`Const`, `ConstDims`).
+    Const(u32),
+    /// The chosen option of a `Choice`, by name.
+    Choice(&'static str),
+    /// `Coords` and `Values`.
+    Values(Vec<Value>),
+    Tag(&'static str),
+    /// An omitted optional argument.
+    Absent,
+}
+
+macro_rules! from_handle {
+    ($($t:ty => $v:ident),*) => {$(
+        impl From<$t> for OpArg {
+            fn from(x: $t) -> OpArg {
+                OpArg::$v(x)
+            }
+        }
+    )*};
+}
+from_handle!(Value => Value, Barrier => Barrier, BarrierArray => Barriers, RemoteBarrier => RemoteBarrier,
+    SharedArray => Shared, GlobalPtr => Global, TensorMapRef => TensorMap, Pipeline => Pipeline,
+    PipelineState => PipelineState);
+
+impl OpArg {
+    fn what(&self) -> &'static str {
+        match self {
+            OpArg::Value(_) => "a value",
+            OpArg::Barrier(_) => "a barrier",
+            OpArg::Barriers(_) => "a barrier array",
+            OpArg::RemoteBarrier(_) => "a remote barrier",
+            OpArg::Shared(_) => "a shared array",
+            OpArg::Global(_) => "a global buffer",
+            OpArg::TensorMap(_) => "a tensor map",
+            OpArg::Pipeline(_) => "a pipeline",
+            OpArg::PipelineState(_) => "a pipeline state",
+            OpArg::Const(_) => "a constant",
+            OpArg::Choice(_) => "an option",
+            OpArg::Values(_) => "a list of values",
+            OpArg::Tag(_) => "a tag",
+            OpArg::Absent => "nothing",
+        }
+    }
+
+    /// Whether this argument fits a parameter of `kind` (`optional`: it may be absent).
+    pub fn fits(&self, kind: Kind, optional: bool) -> bool {
+        match (kind, self) {
+            (_, OpArg::Absent) => optional,
+            (Kind::Barrier, OpArg::Barrier(_))
+            | (Kind::RemoteBarrier, OpArg::RemoteBarrier(_))
+            | (Kind::Pipeline, OpArg::Pipeline(_))
+            | (Kind::PipelineState, OpArg::PipelineState(_))
+            | (Kind::Shared, OpArg::Shared(_))
+            | (Kind::Global, OpArg::Global(_))
+            | (Kind::TensorMap, OpArg::TensorMap(_))
+            | (Kind::Const | Kind::ConstDims, OpArg::Const(_))
+            | (Kind::Coords | Kind::Values, OpArg::Values(_))
+            | (Kind::Tag, OpArg::Tag(_)) => true,
+            (Kind::GlobalMut, OpArg::Global(g)) => g.mutable,
+            (Kind::Choice(names), OpArg::Choice(c)) => names.contains(c),
+            (k, OpArg::Value(_)) => k.is_value(),
+            _ => false,
+        }
+    }
+}
+
+/// The arguments of one op call, taken in parameter order by its lowering; plus the
+/// turbofish type and the name of the `let` it is bound to.
+#[derive(Debug)]
+pub struct OpArgs {
+    args: Vec<OpArg>,
+    next: usize,
+    elem: Option<Type>,
+    name: String,
+    /// Mismatches found while taking arguments (a bug in an entry, reported by `call`).
+    pub(crate) problems: Vec<String>,
+}
+
+macro_rules! take {
+    ($(#[$doc:meta])* $f:ident -> $t:ty, $v:ident, $placeholder:expr) => {
+        $(#[$doc])*
+        pub fn $f(&mut self) -> $t {
+            match self.take() {
+                OpArg::$v(x) => x,
+                other => self.mismatch(stringify!($v), &other, $placeholder),
+            }
+        }
+    };
+}
+
+impl OpArgs {
+    pub fn new(args: Vec<OpArg>, elem: Option<Type>, name: impl Into<String>) -> OpArgs {
+        OpArgs { args, next: 0, elem, name: name.into(), problems: Vec::new() }
+    }
+
+    pub fn args(&self) -> &[OpArg] {
+        &self.args
+    }
+
+    fn take(&mut self) -> OpArg {
+        let i = self.next;
+        self.next += 1;
+        match self.args.get_mut(i) {
+            Some(a) => std::mem::replace(a, OpArg::Absent),
+            None => OpArg::Absent,
+        }
+    }
+
+    fn mismatch<T>(&mut self, want: &str, got: &OpArg, placeholder: T) -> T {
+        self.problems.push(format!("argument {} should be {want}, but is {}", self.next, got.what()));
+        placeholder
+    }
+
+    take!(value -> Value, Value, Value::u32(0));
+    take!(barrier -> Barrier, Barrier, Barrier { addr: Value::u32(0) });
+    take!(barriers -> BarrierArray, Barriers, BarrierArray { alloc: AllocId(0), len: 1 });
+    take!(remote_barrier -> RemoteBarrier, RemoteBarrier, RemoteBarrier { addr: Value::u32(0) });
+    take!(shared -> SharedArray, Shared, placeholder_shared());
+    take!(global -> GlobalPtr, Global, GlobalPtr { addr: Value::u64(0), elem: Type::U32, mutable: true });
+    take!(tensor_map -> TensorMapRef, TensorMap, TensorMapRef { addr: Value::u64(0), rank: 1 });
+    take!(pipeline -> Pipeline, Pipeline, placeholder_pipeline());
+    take!(pipeline_state -> PipelineState, PipelineState, placeholder_state());
+    take!(konst -> u32, Const, 1);
+    take!(values -> Vec<Value>, Values, Vec::new());
+    take!(tag -> &'static str, Tag, "tag");
+
+    /// An optional value: `None` when omitted.
+    pub fn opt_value(&mut self) -> Option<Value> {
+        match self.take() {
+            OpArg::Value(v) => Some(v),
+            OpArg::Absent => None,
+            other => self.mismatch("Value", &other, None),
+        }
+    }
+
+    /// The chosen option's IR value; an omitted optional choice is the first option.
+    pub fn choice<T: Copy>(&mut self, options: &Choice<T>) -> T {
+        match self.take() {
+            OpArg::Choice(name) => match options.get(name) {
+                Some(v) => v,
+                None => {
+                    self.problems.push(format!("\"{name}\" is not one of {:?}", options.names));
+                    options.first()
+                }
+            },
+            OpArg::Absent => options.first(),
+            other => self.mismatch("Choice", &other, options.first()),
+        }
+    }
+
+    /// The turbofish type (`T.alloc_shared::<f32>`); `call` checks it is there.
+    pub fn elem(&self) -> Type {
+        self.elem.unwrap_or(Type::U32)
+    }
+
+    /// The name of the `let` the result is bound to (shared allocations are named after it).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+fn placeholder_shared() -> SharedArray {
+    SharedArray { base: SharedBase::Dynamic { offset: 0 }, elem: Type::U32, len: None }
+}
+
+fn placeholder_pipeline() -> Pipeline {
+    let bars = BarrierArray { alloc: AllocId(0), len: 1 };
+    Pipeline {
+        full: bars,
+        empty: bars,
+        cfg: crate::builder::PipelineConfig::tma(1, crate::builder::Arrivals::Threads(1)),
+    }
+}
+
+fn placeholder_state() -> PipelineState {
+    let r = Reg { id: 0, ty: Type::U32 };
+    PipelineState { index: r, phase: r, stages: 1 }
+}
+
+/// What a lowering returns.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OpOut {
+    Unit,
+    Value(Value),
+    Barrier(Barrier),
+    Barriers(BarrierArray),
+    RemoteBarrier(RemoteBarrier),
+    Shared(SharedArray),
+    Pipeline(Pipeline),
+    PipelineState(PipelineState),
+    /// The call was rejected (the error is already recorded).
+    Invalid,
+}
+
+impl From<()> for OpOut {
+    fn from(_: ()) -> OpOut {
+        OpOut::Unit
+    }
+}
+
+/// The handle a caller expects back from an op (the type the DSL checker gave the call).
+pub trait FromOpOut: Sized {
+    const WHAT: &'static str;
+    fn from_out(out: OpOut) -> Result<Self, OpOut>;
+    /// A stand-in after a reported error (the kernel will not finish).
+    fn placeholder() -> Self;
+}
+
+impl FromOpOut for () {
+    const WHAT: &'static str = "nothing";
+    fn from_out(out: OpOut) -> Result<(), OpOut> {
+        match out {
+            OpOut::Unit => Ok(()),
+            o => Err(o),
+        }
+    }
+    fn placeholder() {}
+}
+
+macro_rules! out_handle {
+    ($($t:ty => $v:ident, $what:literal, $placeholder:expr;)*) => {$(
+        impl From<$t> for OpOut {
+            fn from(x: $t) -> OpOut {
+                OpOut::$v(x)
+            }
+        }
+        impl FromOpOut for $t {
+            const WHAT: &'static str = $what;
+            fn from_out(out: OpOut) -> Result<$t, OpOut> {
+                match out {
+                    OpOut::$v(x) => Ok(x),
+                    o => Err(o),
+                }
+            }
+            fn placeholder() -> $t {
+                $placeholder
+            }
+        }
+    )*};
+}
+out_handle! {
+    Value => Value, "a value", Value::u32(0);
+    Barrier => Barrier, "a barrier", Barrier { addr: Value::u32(0) };
+    BarrierArray => Barriers, "a barrier array", BarrierArray { alloc: AllocId(0), len: 1 };
+    RemoteBarrier => RemoteBarrier, "a remote barrier", RemoteBarrier { addr: Value::u32(0) };
+    SharedArray => Shared, "a shared array", placeholder_shared();
+    Pipeline => Pipeline, "a pipeline", placeholder_pipeline();
+    PipelineState => PipelineState, "a pipeline state", placeholder_state();
+}
+
+impl OpOut {
+    /// The result as the handle `R`; a mismatch is recorded on `k` (never a panic).
+    #[track_caller]
+    pub fn into_handle<R: FromOpOut>(self, k: &mut KernelBuilder, path: &str) -> R {
+        match R::from_out(self) {
+            Ok(r) => r,
+            Err(OpOut::Invalid) => R::placeholder(),
+            Err(other) => {
+                k.error(format!("internal error: `T.{path}` returned {other:?}, but {} was expected", R::WHAT));
+                R::placeholder()
+            }
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! What an op entry says: its name, its parameters and their kinds, its result, and how it
+//! lowers to the builder.
+
+use super::args::{OpArgs, OpOut};
+use crate::arch::check::{MAX_ARRIVALS, MAX_TX_BYTES};
+use crate::builder::KernelBuilder;
+use crate::ir::Type;
+
+/// What an argument must be.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    Barrier,
+    RemoteBarrier,
+    Pipeline,
+    PipelineState,
+    Shared,
+    Global,
+    GlobalMut,
+    TensorMap,
+    State,
+    /// A 32-bit integer arrival count; a literal must be in 1..=MAX_ARRIVALS.
+    Count,
+    /// A 32-bit integer tx byte count; a literal must be in 0..=MAX_TX_BYTES.
+    TxBytes,
+    /// A phase parity: a 32-bit integer or a bool; a literal must be 0 or 1.
+    Parity,
+    /// Any 32-bit integer (u32 or i32).
+    U32,
+    /// A 64-bit integer (addresses, cache policies).
+    U64,
+    /// Any integer.
+    Int,
+    /// Any numeric scalar; all `Scalar` arguments of one op share one type.
+    Scalar,
+    /// A value of the element type of argument N (a buffer).
+    ElemOf(u8),
+    Bool,
+    /// A compile-time `u32`: literals and `#[comptime]` parameters (arithmetic allowed).
+    Const,
+    /// `[n]`: a one-element array of a compile-time `u32` (shared array shapes).
+    ConstDims,
+    /// `[c0, c1, ..]`: 32-bit integer tensor coordinates.
+    Coords,
+    /// `[v0, v1, ..]`: any scalars.
+    Values,
+    /// A string literal from a fixed set (a [`Choice`]'s names). An omitted optional choice
+    /// takes the first option.
+    Choice(&'static [&'static str]),
+    /// A string literal used as a tag.
+    Tag,
+}
+
+impl Kind {
+    pub fn describe(self) -> String {
+        match self {
+            Kind::Barrier => "a barrier (`bars.ptr_to([i])`)".into(),
+            Kind::RemoteBarrier => "a remote barrier (`T.ptx.mapa(bar, cta)`)".into(),
+            Kind::Pipeline => "a pipeline (`T.pipeline.new(stages, consumer_warps)`)".into(),
+            Kind::PipelineState => "a pipeline state (`T.pipeline.producer_state(p)` / `consumer_state(p)`)".into(),
+            Kind::Shared => "a shared array (`T.alloc_shared::<T>([n])`)".into(),
+            Kind::Global => "a global buffer parameter (`&[T]` or `&mut [T]`)".into(),
+            Kind::GlobalMut => "a writable global buffer parameter (`&mut [T]`)".into(),
+            Kind::TensorMap => "a tensor map parameter (`TensorMap<RANK>`)".into(),
+            Kind::State => "an mbarrier state (the result of an arrive)".into(),
+            Kind::Count => "an arrival count (u32)".into(),
+            Kind::TxBytes => "a tx byte count (u32)".into(),
+            Kind::Parity => "a phase parity (u32 0/1 or bool)".into(),
+            Kind::U32 => "a 32-bit integer".into(),
+            Kind::U64 => "a 64-bit integer".into(),
+            Kind::Int => "an integer".into(),
+            Kind::Scalar => "a number".into(),
+            Kind::ElemOf(n) => format!("a value of argument {n}'s element type"),
+            Kind::Bool => "a bool".into(),
+            Kind::Const => "a compile-time u32 (a literal or a `#[comptime]` parameter)".into(),
+            Kind::ConstDims => "a shape `[n]` with a compile-time u32 `n`".into(),
+            Kind::Coords => "coordinates `[c0, c1, ..]` (32-bit integers)".into(),
+            Kind::Values => "values `[v0, v1, ..]`".into(),
+            Kind::Choice(names) => {
+                let names: Vec<String> = names.iter().map(|c| format!("\"{c}\"")).collect();
+                format!("one of {}", names.join(", "))
+            }
+            Kind::Tag => "a string literal".into(),
+        }
+    }
+
+    /// The range a literal of this kind must lie in, and what the value is called.
+    pub fn literal_range(self) -> Option<(i128, i128, &'static str)> {
+        match self {
+            Kind::Count => Some((1, MAX_ARRIVALS, "an mbarrier arrival count")),
+            Kind::TxBytes => Some((0, MAX_TX_BYTES, "a tx byte count")),
+            Kind::Parity => Some((0, 1, "a phase parity")),
+            _ => None,
+        }
+    }
+
+    /// Whether the argument is a runtime value held in a register (or an immediate).
+    pub fn is_value(self) -> bool {
+        matches!(
+            self,
+            Kind::State
+                | Kind::Count
+                | Kind::TxBytes
+                | Kind::Parity
+                | Kind::U32
+                | Kind::U64
+                | Kind::Int
+                | Kind::Scalar
+                | Kind::ElemOf(_)
+                | Kind::Bool
+        )
+    }
+
+    /// The IR type of a value of this kind when nothing else decides it.
+    pub fn default_type(self) -> Type {
+        match self {
+            Kind::State => Type::B64,
+            Kind::U64 => Type::U64,
+            Kind::Bool => Type::Pred,
+            _ => Type::U32,
+        }
+    }
+}
+
+/// What an op returns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Ret {
+    Unit,
+    Bool,
+    U32,
+    U64,
+    State,
+    Barrier,
+    RemoteBarrier,
+    Barriers,
+    Pipeline,
+    PipelineState,
+    /// `Shared(T)` of the turbofish type.
+    SharedOfTurbofish,
+    /// A scalar of the turbofish type.
+    Turbofish,
+    /// The (shared) type of the op's `Scalar` arguments.
+    ScalarArgs,
+    /// The element type of argument N (a buffer).
+    ElemOf(u8),
+}
+
+impl Ret {
+    pub fn describe(self) -> String {
+        match self {
+            Ret::Unit => "—".into(),
+            Ret::Bool => "bool".into(),
+            Ret::U32 => "u32".into(),
+            Ret::U64 => "u64".into(),
+            Ret::State => "State".into(),
+            Ret::Barrier => "Barrier".into(),
+            Ret::RemoteBarrier => "RemoteBarrier".into(),
+            Ret::Barriers => "Barriers".into(),
+            Ret::Pipeline => "Pipeline".into(),
+            Ret::PipelineState => "PipelineState".into(),
+            Ret::SharedOfTurbofish => "Shared<T>".into(),
+            Ret::Turbofish => "T".into(),
+            Ret::ScalarArgs => "type of the args".into(),
+            Ret::ElemOf(n) => format!("element type of arg {n}"),
+        }
+    }
+}
+
+/// The options of a [`Kind::Choice`] argument: the names users write and the IR value each
+/// selects, in the same order (the first is the default of an omitted optional choice).
+pub struct Choice<T: 'static> {
+    pub names: &'static [&'static str],
+    pub values: &'static [T],
+}
+
+impl<T: Copy> Choice<T> {
+    pub fn get(&self, name: &str) -> Option<T> {
+        self.names.iter().position(|n| *n == name).map(|i| self.values[i])
+    }
+    pub fn first(&self) -> T {
+        self.values[0]
+    }
+}
+
+/// One parameter of an op.
+#[derive(Clone, Copy, Debug)]
+pub struct ParamDef {
+    pub name: &'static str,
+    pub kind: Kind,
+    /// A valid literal for tests and docs (the ptxas matrix), where the kind's default
+    /// (1 for counts and constants, 0 for parities) would not be.
+    pub sample: Option<i128>,
+}
+
+/// How an op is built: the evaluated arguments go to one builder call.
+pub type Lower = fn(&mut KernelBuilder, &mut OpArgs) -> OpOut;
+
+/// One op of the registry.
+pub struct OpDef {
+    /// The name after `T.`, e.g. `ptx.mbarrier.try_wait`.
+    pub path: &'static str,
+    /// The op's names in other libraries (`cute:wait_barrier`, `gluon:mbarrier.wait`), for
+    /// "did you mean" help: `library:name`.
+    pub aliases: &'static [&'static str],
+    pub params: &'static [ParamDef],
+    /// How many trailing parameters may be omitted.
+    pub optional: u8,
+    /// Whether it takes `::<T>` (a scalar type).
+    pub turbofish: bool,
+    pub ret: Ret,
+    /// One line for users.
+    pub doc: &'static str,
+    /// The lowering's source (the builder call), for the docs.
+    pub builder: &'static str,
+    pub lower: Lower,
+}
+
+impl OpDef {
+    /// `T.path::<T>(a, b, [c])`.
+    pub fn signature(&self) -> String {
+        let tf = if self.turbofish { "::<T>" } else { "" };
+        let args: Vec<String> = self
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| if self.is_optional(i) { format!("[{}]", p.name) } else { p.name.to_string() })
+            .collect();
+        format!("T.{}{tf}({})", self.path, args.join(", "))
+    }
+
+    pub fn required(&self) -> usize {
+        self.params.len() - self.optional as usize
+    }
+
+    pub fn is_optional(&self, i: usize) -> bool {
+        i >= self.required()
+    }
+}
+
+impl std::fmt::Debug for OpDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.signature())
+    }
+}

@@ -1,0 +1,298 @@
+//! Using an entry: lowering a call into a kernel, and lowering it with sample arguments to
+//! learn what it needs from a target (the DSL's compile-time check, the docs, the ptxas
+//! matrix). What an op needs is never written down twice: it is what the instructions its
+//! lowering emits need ([`requirement`]).
+
+use super::args::{FromOpOut, OpArg, OpArgs, OpOut};
+use super::def::{Kind, OpDef};
+use crate::arch::check::{check_kernel, ops_ptx, value_problems};
+use crate::arch::isa::{requirement, Requirement};
+use crate::arch::{PtxVersion, Target};
+use crate::builder::{Arrivals, KernelBuilder, PipelineConfig, PipelineState, RemoteBarrier};
+use crate::ir::{walk_insts, Kernel, Type, Value};
+
+/// Lower the op at `path` into `k` with evaluated `args` (one per parameter, `Absent` for
+/// an omitted optional one), the `::<T>` type and the `let` name. A call the registry does
+/// not accept is a build error on `k`, never a panic.
+#[track_caller]
+pub fn call(k: &mut KernelBuilder, path: &str, args: Vec<OpArg>, elem: Option<Type>, name: &str) -> OpOut {
+    match super::lookup(path) {
+        Some(def) => lower(k, def, args, elem, name),
+        None => {
+            k.error(format!("internal error: the op registry has no `T.{path}`"));
+            OpOut::Invalid
+        }
+    }
+}
+
+/// [`call`], returning the handle the caller expects (a mismatch is a build error).
+#[track_caller]
+pub fn call_as<R: FromOpOut>(k: &mut KernelBuilder, path: &str, args: Vec<OpArg>, elem: Option<Type>, name: &str) -> R {
+    call(k, path, args, elem, name).into_handle(k, path)
+}
+
+#[track_caller]
+fn lower(k: &mut KernelBuilder, def: &OpDef, args: Vec<OpArg>, elem: Option<Type>, name: &str) -> OpOut {
+    if let Some(problem) = mismatch(def, &args, elem) {
+        k.error(format!("internal error: `{}` {problem}", def.signature()));
+        return OpOut::Invalid;
+    }
+    let mut call = OpArgs::new(args, elem, name);
+    let out = (def.lower)(k, &mut call);
+    for p in std::mem::take(&mut call.problems) {
+        k.error(format!("internal error: `T.{}`: {p}", def.path));
+    }
+    out
+}
+
+/// Why `args` do not fit `def`'s parameters, if they do not.
+fn mismatch(def: &OpDef, args: &[OpArg], elem: Option<Type>) -> Option<String> {
+    if args.len() != def.params.len() {
+        return Some(format!("got {} arguments", args.len()));
+    }
+    if def.turbofish != elem.is_some() {
+        return Some(if def.turbofish { "needs an element type".into() } else { "takes no element type".into() });
+    }
+    def.params.iter().zip(args).enumerate().find_map(|(i, (p, a))| {
+        (!a.fits(p.kind, def.is_optional(i))).then(|| format!("got {a:?} for `{}` ({:?})", p.name, p.kind))
+    })
+}
+
+/// What is known about one argument when an op is lowered without real values.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgHint {
+    /// Nothing beyond the parameter's kind: a register of its default type, or a fresh handle.
+    Any,
+    /// A runtime value of this IR type (a register).
+    Reg(Type),
+    /// An integer literal (an immediate of the type, when given).
+    Literal(i128, Option<Type>),
+    /// A buffer or shared array of this element type.
+    Elem(Type),
+    /// A tensor map of this rank.
+    Rank(u8),
+    /// `Coords` / `Values`: one register of each type.
+    List(Vec<Type>),
+    /// A compile-time value.
+    Const(u32),
+    /// The chosen option of a `Choice`.
+    Choice(&'static str),
+    /// An omitted optional argument.
+    Absent,
+}
+
+/// Make the arguments of a call of `def` from `hints` (one per parameter): registers are
+/// kernel parameters, handles are allocated as a kernel would.
+pub fn sample_args(k: &mut KernelBuilder, def: &OpDef, hints: &[ArgHint]) -> Vec<OpArg> {
+    def.params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let hint = hints.get(i).cloned().unwrap_or(ArgHint::Any);
+            let pname = format!("{}{i}", p.name);
+            match (p.kind, hint) {
+                (_, ArgHint::Absent) => OpArg::Absent,
+                (Kind::Barrier, _) => {
+                    let bars = k.alloc_barriers(&pname, 1);
+                    OpArg::Barrier(k.barrier_at(bars, Value::u32(0)))
+                }
+                (Kind::RemoteBarrier, _) => OpArg::RemoteBarrier(RemoteBarrier { addr: k.param(&pname, Type::U32) }),
+                (Kind::Pipeline, _) => OpArg::Pipeline(k.pipeline(&pname, PipelineConfig::tma(2, Arrivals::Warps(1)))),
+                (Kind::PipelineState, _) => OpArg::PipelineState(PipelineState::new(k, 2, 0)),
+                (Kind::Shared, h) => OpArg::Shared(k.alloc_shared(&pname, elem_of(&h), 256)),
+                (Kind::Global | Kind::GlobalMut, h) => OpArg::Global(k.param_global(&pname, elem_of(&h), true)),
+                (Kind::TensorMap, h) => {
+                    let rank = if let ArgHint::Rank(r) = h { r } else { 2 };
+                    OpArg::TensorMap(k.param_tensor_map(&pname, rank))
+                }
+                (Kind::Const | Kind::ConstDims, h) => OpArg::Const(match h {
+                    ArgHint::Const(c) => c,
+                    ArgHint::Literal(v, _) => v as u32,
+                    _ => p.sample.map(|s| s as u32).unwrap_or(1),
+                }),
+                (Kind::Coords | Kind::Values, h) => {
+                    let tys = match h {
+                        ArgHint::List(t) => t,
+                        _ if p.kind == Kind::Coords => vec![Type::S32; 2],
+                        _ => vec![Type::U32],
+                    };
+                    OpArg::Values(
+                        tys.iter().enumerate().map(|(j, t)| register(k, &format!("{pname}_{j}"), *t)).collect(),
+                    )
+                }
+                (Kind::Choice(names), h) => OpArg::Choice(if let ArgHint::Choice(c) = h { c } else { names[0] }),
+                (Kind::Tag, _) => OpArg::Tag("probe"),
+                (kind, ArgHint::Literal(v, ty)) => {
+                    OpArg::Value(Value::imm_i(v as i64, ty.unwrap_or(kind.default_type())))
+                }
+                (_, ArgHint::Reg(ty)) => OpArg::Value(register(k, &pname, ty)),
+                // A value of a buffer's element type follows the buffer's sample.
+                (Kind::ElemOf(n), _) => {
+                    let ty = elem_of(hints.get(n as usize).unwrap_or(&ArgHint::Any));
+                    OpArg::Value(register(k, &pname, ty))
+                }
+                (kind, _) => OpArg::Value(register(k, &pname, kind.default_type())),
+            }
+        })
+        .collect()
+}
+
+fn elem_of(h: &ArgHint) -> Type {
+    if let ArgHint::Elem(t) = h {
+        *t
+    } else {
+        Type::F32
+    }
+}
+
+/// A runtime value of `ty`: a kernel parameter (a bool is a comparison of one).
+fn register(k: &mut KernelBuilder, name: &str, ty: Type) -> Value {
+    if ty == Type::Pred {
+        let v = k.param(name, Type::U32);
+        return k.ne(v, Value::u32(0));
+    }
+    k.param(name, ty)
+}
+
+/// One way of calling an op: each `Choice` option, optional arguments given or omitted, and
+/// runtime integers as registers or as literals.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Variant {
+    /// What is chosen (`"relaxed", "cluster"`, `without count`), empty for the only variant.
+    pub label: String,
+    /// Whether runtime integers with a sample literal are passed as literals.
+    pub literals: bool,
+    pub hints: Vec<ArgHint>,
+    /// The `::<T>` type.
+    pub elem: Option<Type>,
+}
+
+/// Every variant of `def`: the product of its choices and optional arguments, each once with
+/// registers and (when some argument has a sample literal) once with literals.
+pub fn variants(def: &OpDef) -> Vec<Variant> {
+    let mut out = vec![(Vec::<String>::new(), Vec::<ArgHint>::new())];
+    for (i, p) in def.params.iter().enumerate() {
+        let mut options: Vec<(Option<String>, ArgHint)> = match p.kind {
+            Kind::Choice(names) => names.iter().map(|n| (Some(format!("\"{n}\"")), ArgHint::Choice(n))).collect(),
+            _ if def.is_optional(i) => vec![(Some(format!("with {}", p.name)), ArgHint::Any)],
+            _ => vec![(None, ArgHint::Any)],
+        };
+        if def.is_optional(i) {
+            options.push((Some(format!("without {}", p.name)), ArgHint::Absent));
+        }
+        out = out
+            .into_iter()
+            .flat_map(|(labels, hints)| {
+                options.iter().map(move |(l, h)| {
+                    let mut labels = labels.clone();
+                    labels.extend(l.clone());
+                    let mut hints = hints.clone();
+                    hints.push(h.clone());
+                    (labels, hints)
+                })
+            })
+            .collect();
+    }
+    let elem = def.turbofish.then_some(Type::F32);
+    let mut vs = Vec::new();
+    for (labels, hints) in out {
+        let label = labels.join(", ");
+        let literal: Vec<ArgHint> = def
+            .params
+            .iter()
+            .zip(&hints)
+            .map(|(p, h)| match (h, sample_literal(p.kind, p.sample)) {
+                (ArgHint::Any, Some(v)) if p.kind.is_value() => ArgHint::Literal(v, None),
+                _ => h.clone(),
+            })
+            .collect();
+        let has_literals = literal != hints;
+        vs.push(Variant { label: label.clone(), literals: false, hints, elem });
+        if has_literals {
+            vs.push(Variant { label, literals: true, hints: literal, elem });
+        }
+    }
+    vs
+}
+
+/// The literal a runtime argument takes in the literal variant.
+fn sample_literal(kind: Kind, sample: Option<i128>) -> Option<i128> {
+    sample.or(match kind {
+        Kind::Count => Some(1),
+        Kind::TxBytes => Some(16),
+        Kind::Parity => Some(0),
+        _ => None,
+    })
+}
+
+/// A kernel holding one call of `def` as `variant` for `target`, not yet checked against the
+/// target. `Err` carries build errors (a sample the op rejects: a registry bug).
+pub fn variant_kernel(def: &OpDef, variant: &Variant, target: Target) -> crate::Result<Kernel> {
+    let name = format!("op_{}", def.path.replace('.', "_"));
+    let mut k = KernelBuilder::new(name, target);
+    let args = sample_args(&mut k, def, &variant.hints);
+    lower(&mut k, def, args, variant.elem, def.path.rsplit('.').next().unwrap_or("op"));
+    k.finish_unchecked()
+}
+
+/// Where a variant runs: the PTX ISA version its instructions need and the targets whose
+/// check accepts it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Support {
+    pub ptx: PtxVersion,
+    pub targets: Vec<Target>,
+}
+
+/// [`Support`] of one variant, by lowering it for every target.
+pub fn support(def: &OpDef, variant: &Variant) -> crate::Result<Support> {
+    let mut targets = Vec::new();
+    let mut ptx = PtxVersion::new(0, 0);
+    for t in Target::ALL {
+        let k = variant_kernel(def, variant, t)?;
+        ptx = ptx.max(ops_ptx(&k));
+        if check_kernel(&k).is_ok() {
+            targets.push(t);
+        }
+    }
+    Ok(Support { ptx, targets })
+}
+
+/// What lowering a call needs that the target lacks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unavailable {
+    /// The first instruction the target lacks.
+    pub requirement: Requirement,
+    /// The oldest target that has every instruction of the call.
+    pub fix: Option<Target>,
+}
+
+/// What a call would emit, checked against a target.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Probe {
+    pub unavailable: Option<Unavailable>,
+    /// Range and type problems of the emitted instructions (literal arguments are immediates).
+    pub value_problems: Vec<String>,
+}
+
+/// Lower a call of `def` with arguments made from `hints` into a scratch kernel for `target`
+/// and check the instructions it emits: the DSL's compile-time target and value check (the
+/// variant the source chose is what gets checked). Build errors of the scratch kernel are
+/// not reported (its handles are stand-ins).
+pub fn probe(target: Target, def: &OpDef, hints: &[ArgHint], elem: Option<Type>) -> Probe {
+    let mut k = KernelBuilder::new("probe", target);
+    let args = sample_args(&mut k, def, hints);
+    let start = k.blocks[0].len();
+    lower(&mut k, def, args, elem, def.path.rsplit('.').next().unwrap_or("op"));
+    let emitted = &k.blocks[0][start.min(k.blocks[0].len())..];
+    let mut reqs = Vec::new();
+    let mut probe = Probe::default();
+    walk_insts(emitted, &mut |inst, _| {
+        reqs.push(requirement(inst));
+        probe.value_problems.extend(value_problems(inst));
+    });
+    if let Some(first) = reqs.iter().find(|r| !r.available_on(target)) {
+        let fix = Target::ALL.into_iter().find(|t| reqs.iter().all(|r| r.available_on(*t)));
+        probe.unavailable = Some(Unavailable { requirement: *first, fix });
+    }
+    probe
+}

@@ -1,0 +1,189 @@
+//! The op registry: one entry per `T.*` op of the DSL, the single source its checker,
+//! expansion, target check, docs and tests are derived from.
+//!
+//! An entry gives the op's path and other libraries' names for it, its parameters (kinds,
+//! optional ones, literal samples), its result, a one-line doc, and its lowering: one call of
+//! the typed builder API. What the op needs from the target is not written here a second
+//! time: it is what [`crate::arch::isa::requirement`] says of the instructions the lowering
+//! emits for the variant chosen (`"relaxed"` or `"release"`, remote or local), found by
+//! lowering it ([`probe`], [`support`]). `codegen/tests/registry_ptxas.rs` checks every
+//! variant on every target against `ptxas`.
+//!
+//! Adding an op: an entry in the family file below, a builder method, a printer arm and a
+//! simulator arm (plus its IR variant and ISA fact when it is a new instruction).
+
+mod args;
+mod def;
+mod doc;
+mod lower;
+
+pub use args::{FromOpOut, OpArg, OpArgs, OpOut};
+pub use def::{Choice, Kind, Lower, OpDef, ParamDef, Ret};
+pub use doc::{markdown_table, support_summary};
+pub use lower::{
+    call, call_as, probe, sample_args, support, variant_kernel, variants, ArgHint, Probe, Support, Unavailable, Variant,
+};
+
+/// `Choice { names, values }` from `"name" => value` pairs, kept in lockstep.
+macro_rules! choice {
+    ($($name:literal => $value:expr),* $(,)?) => {
+        $crate::registry::Choice { names: &[$($name),*], values: &[$($value),*] }
+    };
+}
+
+/// The [`Kind`] of a parameter as written in an entry (`Count`, `ElemOf(0)`, `Choice(SCOPE)`).
+macro_rules! kind {
+    (Choice($choice:expr)) => { $crate::registry::Kind::Choice($choice.names) };
+    ($kind:ident $(($arg:expr))?) => { $crate::registry::Kind::$kind $(($arg))? };
+}
+
+/// The next argument of a lowering, as the handle its kind is.
+macro_rules! take {
+    ($call:ident, Barrier) => {
+        $call.barrier()
+    };
+    ($call:ident, RemoteBarrier) => {
+        $call.remote_barrier()
+    };
+    ($call:ident, Pipeline) => {
+        $call.pipeline()
+    };
+    ($call:ident, PipelineState) => {
+        $call.pipeline_state()
+    };
+    ($call:ident, Shared) => {
+        $call.shared()
+    };
+    ($call:ident, Global) => {
+        $call.global()
+    };
+    ($call:ident, GlobalMut) => {
+        $call.global()
+    };
+    ($call:ident, TensorMap) => {
+        $call.tensor_map()
+    };
+    ($call:ident, Const) => {
+        $call.konst()
+    };
+    ($call:ident, ConstDims) => {
+        $call.konst()
+    };
+    ($call:ident, Coords) => {
+        $call.values()
+    };
+    ($call:ident, Values) => {
+        $call.values()
+    };
+    ($call:ident, Tag) => {
+        $call.tag()
+    };
+    ($call:ident, Choice($choice:expr)) => {
+        $call.choice(&$choice)
+    };
+    ($call:ident, $value:ident $(($arg:expr))?) => {
+        $call.value()
+    };
+}
+
+/// The next optional argument: `Option<Value>`, or a choice (the first option when omitted).
+macro_rules! take_opt {
+    ($call:ident, Choice($choice:expr)) => {
+        $call.choice(&$choice)
+    };
+    ($call:ident, $value:ident $(($arg:expr))?) => {
+        $call.opt_value()
+    };
+}
+
+/// A family's entries:
+///
+/// ```text
+/// /// one-line doc
+/// "path" ["lib:alias", ..] ::<T> (name: Kind = sample, ..; optional: Kind) -> Ret
+///     = |k, call| builder_call(name, ..);
+/// ```
+///
+/// The lowering sees each parameter as a local of its handle type (optional ones as
+/// `Option<Value>`, choices as the chosen IR value), `call.elem()` (the `::<T>` type) and
+/// `call.name()` (the `let` name).
+macro_rules! ops {
+    (@sample) => { None };
+    (@sample $s:literal) => { Some($s) };
+    (@turbofish) => { false };
+    (@turbofish $t:ident) => { true };
+    (@one $x:ident) => { 1 };
+    ($(
+        #[doc = $doc:literal]
+        $path:literal $([$($alias:literal),* $(,)?])? $(::<$tf:ident>)?
+        ($($pn:ident : $pk:ident $(($pa:expr))? $(= $ps:literal)?),* $(; $($on:ident : $ok:ident $(($oa:expr))? $(= $os:literal)?),*)?)
+        -> $ret:ident $(($rn:literal))?
+        = |$k:ident, $call:ident| $lower:expr;
+    )*) => {
+        pub(super) const OPS: &[$crate::registry::OpDef] = &[$(
+            $crate::registry::OpDef {
+                path: $path,
+                aliases: &[$($($alias),*)?],
+                params: &[
+                    $($crate::registry::ParamDef { name: stringify!($pn), kind: kind!($pk $(($pa))?), sample: ops!(@sample $($ps)?) },)*
+                    $($($crate::registry::ParamDef { name: stringify!($on), kind: kind!($ok $(($oa))?), sample: ops!(@sample $($os)?) },)*)?
+                ],
+                optional: 0 $($(+ ops!(@one $on))*)?,
+                turbofish: ops!(@turbofish $($tf)?),
+                ret: $crate::registry::Ret::$ret $(($rn))?,
+                doc: $doc.trim_ascii(),
+                builder: stringify!($lower),
+                lower: |$k: &mut $crate::builder::KernelBuilder, $call: &mut $crate::registry::OpArgs| -> $crate::registry::OpOut {
+                    $(let $pn = take!($call, $pk $(($pa))?);)*
+                    $($(let $on = take_opt!($call, $ok $(($oa))?);)*)?
+                    let _ = (&$k, &$call);
+                    $crate::registry::OpOut::from($lower)
+                },
+            },
+        )*];
+    };
+}
+
+mod arith;
+mod launch;
+mod mbarrier;
+mod memory;
+mod pipeline;
+mod sync;
+mod tma;
+
+/// The families in the order the docs list them.
+const FAMILIES: &[&[OpDef]] =
+    &[launch::OPS, memory::OPS, arith::OPS, mbarrier::OPS, sync::OPS, tma::OPS, pipeline::OPS];
+
+/// Every op.
+pub fn ops() -> impl Iterator<Item = &'static OpDef> {
+    FAMILIES.iter().flat_map(|f| f.iter())
+}
+
+/// The op at `path` (after `T.`).
+pub fn lookup(path: &str) -> Option<&'static OpDef> {
+    ops().find(|o| o.path == path)
+}
+
+/// Whether `path` is a namespace of ops (`ptx.mbarrier`), not an op.
+pub fn is_namespace(path: &str) -> bool {
+    ops().any(|o| o.path.starts_with(path) && o.path[path.len()..].starts_with('.'))
+}
+
+/// The op another library calls `path` (`wait_barrier`, `cute::wait_barrier`,
+/// `mbarrier.wait`, `syncthreads`), with that library's spelling (`cute:wait_barrier`).
+pub fn find_alias(path: &str) -> Option<(&'static OpDef, &'static str)> {
+    let norm = |s: &str| s.replace("::", ".").trim_start_matches('_').to_string();
+    let wanted = norm(path);
+    ops().find_map(|o| {
+        o.aliases.iter().find_map(|a| {
+            let (lib, name) = a.split_once(':').unwrap_or(("", a));
+            let name = norm(name);
+            (wanted == name || wanted == format!("{lib}.{name}")).then_some((o, *a))
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests;

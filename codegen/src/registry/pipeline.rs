@@ -1,0 +1,47 @@
+//! `T.pipeline.*`: full/empty mbarrier pipelines with the stage and phase bookkeeping done
+//! by the builder (CUTLASS's `PipelineTmaAsync` + `PipelineState`).
+
+use crate::builder::{Arrivals, PipelineConfig};
+
+ops! {
+    /// an S-stage full/empty pipeline: `full` expects 1 producer arrival (+ tx bytes), `empty` one per consumer warp
+    "pipeline.new" ["cutlass:PipelineTmaAsync"] (stages: Const = 2, consumer_warps: Const) -> Pipeline
+        = |k, call| k.pipeline(call.name(), PipelineConfig::tma(stages, Arrivals::Warps(consumer_warps)));
+    /// ... with `empty` expecting one arrival per consumer thread
+    "pipeline.new_threads" (stages: Const = 2, consumer_threads: Const = 64) -> Pipeline
+        = |k, call| k.pipeline(call.name(), PipelineConfig::tma(stages, Arrivals::Threads(consumer_threads)));
+    /// thread 0 inits every barrier, `fence.mbarrier_init`, then the CTA syncs (all threads call it)
+    "pipeline.init" (pipe: Pipeline) -> Unit = |k, call| pipe.init(k);
+    /// stage 0, phase 1 (a fresh `empty` barrier passes a parity-1 wait: every buffer starts empty)
+    "pipeline.producer_state" ["cutlass:make_producer_start_state"] (pipe: Pipeline) -> PipelineState
+        = |k, call| pipe.producer_start_state(k);
+    /// stage 0, phase 0 (consumers wait for the first fill)
+    "pipeline.consumer_state" (pipe: Pipeline) -> PipelineState = |k, call| pipe.consumer_start_state(k);
+    /// wait until the state's stage is empty
+    "pipeline.producer_acquire" ["cutlass:PipelineTmaAsync::producer_acquire"] (pipe: Pipeline, state: PipelineState) -> Unit
+        = |k, call| pipe.producer_acquire(k, &state);
+    /// `arrive.expect_tx(bytes)` on the stage's `full` barrier; returns it (the TMA load's barrier)
+    "pipeline.producer_commit" (pipe: Pipeline, state: PipelineState, bytes: TxBytes) -> Barrier
+        = |k, call| pipe.producer_commit(k, &state, bytes);
+    /// plain arrive on `full` (a producer that stored with ordinary instructions)
+    "pipeline.producer_arrive" (pipe: Pipeline, state: PipelineState) -> Unit = |k, call| pipe.producer_arrive(k, &state);
+    /// wait until the state's stage is full
+    "pipeline.consumer_wait" ["cutlass:PipelineTmaAsync::consumer_wait"] (pipe: Pipeline, state: PipelineState) -> Unit
+        = |k, call| pipe.consumer_wait(k, &state);
+    /// arrive on the stage's `empty` barrier (once per consumer warp or thread, as declared)
+    "pipeline.consumer_release" ["cutlass:PipelineTmaAsync::consumer_release"] (pipe: Pipeline, state: PipelineState) -> Unit
+        = |k, call| pipe.consumer_release(k, &state);
+    /// wait for the consumers' last releases so the CTA does not exit with copies in flight
+    "pipeline.producer_tail" ["cutlass:PipelineTmaAsync::producer_tail"] (pipe: Pipeline, state: PipelineState) -> Unit
+        = |k, call| pipe.producer_tail(k, &state);
+    /// next stage; the parity flips when the index wraps at S
+    "pipeline.advance" (state: PipelineState) -> Unit = |k, call| state.advance(k);
+    /// the state's stage index
+    "pipeline.stage" (state: PipelineState) -> U32 = |k, call| state.index();
+    /// the state's phase parity
+    "pipeline.phase" (state: PipelineState) -> U32 = |k, call| state.phase();
+    /// the stage's `full` barrier
+    "pipeline.full" (pipe: Pipeline, state: PipelineState) -> Barrier = |k, call| pipe.full_barrier(k, &state);
+    /// the stage's `empty` barrier
+    "pipeline.empty" (pipe: Pipeline, state: PipelineState) -> Barrier = |k, call| pipe.empty_barrier(k, &state);
+}

@@ -1,0 +1,72 @@
+//! The registry's own consistency: names, choices, and every entry lowering cleanly.
+
+use super::*;
+use crate::arch::Target;
+
+#[test]
+fn paths_are_unique_and_aliases_name_a_library() {
+    let all: Vec<&OpDef> = ops().collect();
+    for (i, o) in all.iter().enumerate() {
+        assert!(all[..i].iter().all(|p| p.path != o.path), "{} twice", o.path);
+        assert!(!o.doc.is_empty() && !o.doc.contains('\n'), "{}: the doc is one line", o.path);
+        for a in o.aliases {
+            let (lib, name) = a.split_once(':').unwrap_or_else(|| panic!("{}: alias {a} lacks `library:`", o.path));
+            assert!(["cuda", "cute", "cutlass", "gluon"].contains(&lib) && !name.is_empty(), "{}: {a}", o.path);
+            assert!(lookup(name).is_none(), "{}: alias {a} is another op's path", o.path);
+        }
+    }
+}
+
+#[test]
+fn aliases_find_their_op() {
+    assert_eq!(find_alias("wait_barrier").map(|(o, _)| o.path), Some("ptx.mbarrier.try_wait"));
+    assert_eq!(find_alias("cute::wait_barrier").map(|(o, _)| o.path), Some("ptx.mbarrier.try_wait"));
+    assert_eq!(
+        find_alias("mbarrier.expect").map(|(o, a)| (o.path, a)),
+        Some(("ptx.mbarrier.arrive.expect_tx", "gluon:mbarrier.expect"))
+    );
+    assert_eq!(find_alias("__syncthreads").map(|(o, _)| o.path), Some("cuda.cta_sync"));
+    assert_eq!(find_alias("syncthreads").map(|(o, _)| o.path), Some("cuda.cta_sync"));
+    assert!(find_alias("ptx.mbarrier.try_wiat").is_none());
+}
+
+#[test]
+fn every_variant_lowers_without_build_errors_on_the_newest_target() {
+    for o in ops() {
+        for v in variants(o) {
+            lower::variant_kernel(o, &v, Target::Sm100a)
+                .unwrap_or_else(|e| panic!("{} ({}, literals: {}): {e}", o.path, v.label, v.literals));
+        }
+    }
+}
+
+#[test]
+fn a_call_of_the_wrong_shape_is_a_build_error_not_a_panic() {
+    let mut k = crate::KernelBuilder::new("k", Target::Sm90a);
+    call(&mut k, "ptx.mbarrier.init", vec![OpArg::Const(1)], None, "x");
+    call(&mut k, "ptx.mbarrier.frobnicate", vec![], None, "x");
+    let v: crate::builder::Barrier = call_as(&mut k, "thread_idx", vec![], None, "x");
+    assert_eq!(v.addr, crate::Value::u32(0));
+    let e = k.finish().unwrap_err().to_string();
+    assert!(e.contains("`T.ptx.mbarrier.init(bar, count)` got 1 arguments"), "{e}");
+    assert!(e.contains("no `T.ptx.mbarrier.frobnicate`"), "{e}");
+    assert!(e.contains("`T.thread_idx` returned Value"), "{e}");
+}
+
+#[test]
+fn the_chosen_variant_is_what_gets_checked() {
+    let arrive = lookup("ptx.mbarrier.arrive_sem").unwrap();
+    let hints = |sem| vec![ArgHint::Any, ArgHint::Choice(sem), ArgHint::Choice("cta")];
+    let release =
+        support(arrive, &Variant { label: String::new(), literals: false, hints: hints("release"), elem: None });
+    let relaxed =
+        support(arrive, &Variant { label: String::new(), literals: false, hints: hints("relaxed"), elem: None });
+    assert_eq!(release.unwrap().ptx, crate::PtxVersion::new(8, 0));
+    assert_eq!(relaxed.unwrap().ptx, crate::PtxVersion::new(8, 6));
+    let p = probe(Target::Sm80, arrive, &hints("relaxed"), None);
+    let u = p.unavailable.expect("sm_80 has no .relaxed arrive");
+    assert_eq!((u.requirement.what, u.fix), ("`.relaxed` mbarrier semantics", Some(Target::Sm90)));
+    let init = lookup("ptx.mbarrier.init").unwrap();
+    let p = probe(Target::Sm90a, init, &[ArgHint::Any, ArgHint::Literal(0, None)], None);
+    assert_eq!(p.value_problems, vec!["mbarrier arrival count 0 is out of range: must be in 1..=1048575".to_string()]);
+}
