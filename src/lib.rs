@@ -23,7 +23,6 @@ pub mod __private;
 pub use phaser_codegen::{Kernel, Target, Type, Value};
 pub use phaser_runtime::{Arg, Buffer, Device, LaunchConfig, RuntimeError, Swizzle, TensorMap};
 
-
 /// The names most kernels and hosts need.
 pub mod prelude {
     pub use crate::codegen::builder::{Barrier, BarrierArray, GlobalPtr, KernelBuilder, SharedArray};
