@@ -1,9 +1,10 @@
 //! Every gallery example, at the small and the quick size, runs in the simulator and passes
 //! its check under each scheduling strategy with no checker finding; no example is skipped.
-//! Each check must also fail when any one output of any launch is off by one bit.
+//! Each check must also fail when any one output of any launch is off by one bit, and every
+//! kernel a setup launches is one its example lists (what the ptxas tests assemble).
 
 use phaser::runtime::sim::{SimConfig, Strategy};
-use phaser::Device;
+use phaser::{Device, Target};
 use phaser_examples::gallery::{examples, run_problem, Size};
 
 const STRATEGIES: [Strategy; 3] = [Strategy::RoundRobin, Strategy::Random, Strategy::Adversarial];
@@ -23,6 +24,14 @@ fn gallery_examples_pass_in_the_simulator() {
                 let what = format!("{} ({size:?}, {s:?}, seed {seed})", e.name);
                 let dev = Device::sim(SimConfig::default().with_strategy(s).with_seed(seed));
                 let mut p = (e.setup)(&dev, size, seed).unwrap_or_else(|err| panic!("{what}: setup: {err}"));
+                let listed = (e.kernels)(Target::Sm90a).unwrap();
+                for l in &p.launches {
+                    assert!(
+                        listed.contains(&l.kernel),
+                        "{what}: launches `{}`, which `kernels` does not list",
+                        l.kernel.name
+                    );
+                }
                 let mut out = run_problem(&dev, &mut p).unwrap_or_else(|err| panic!("{what}: {err}"));
                 let o = (e.check)(&p, &out);
                 assert!(o.passed, "{what}: {}", o.detail);
