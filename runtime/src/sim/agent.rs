@@ -1,21 +1,36 @@
 //! Async agents: the TMA engine (bulk and tensor copies, multicast, stores with bulk groups),
 //! Ampere `cp.async`, and `tcgen05.commit` arrivals. Each op is issued by a thread, sits in
-//! flight, and completes when the scheduler says: data lands, then the barrier gets its
-//! `complete_tx` (or arrival).
+//! flight, and progresses when the scheduler says.
+//!
+//! Loads land in pieces (16-byte multiples, up to `PIECES` of them, in an order the scheduler
+//! picks), each piece doing its own `complete_tx` on its barrier, as the hardware does: a phase
+//! whose `expect_tx` registered fewer bytes than its copies deliver completes while bytes are
+//! still in flight, and that is reported (`EarlyPhaseCompletion`) instead of only showing up
+//! as a tx-count imbalance at the end.
 
 use super::barrier::Actor;
-use super::engine::{Engine, StoreRead};
+use super::check::{Checker, Issue, Publisher};
+use super::cluster::Engine;
 use super::finding::Category;
 use crate::error::Result;
 use crate::tensor_map::{Swizzle, TensorMapDesc};
 
+/// Pieces a load is split into at most.
+const PIECES: u32 = 4;
+
 pub enum LoadSrc {
     Bulk(u64),
     /// Tensor map parameter index and box coordinates (innermost first).
-    Tensor {
-        map: usize,
-        coords: Vec<i32>,
-    },
+    Tensor { map: usize, coords: Vec<i32> },
+}
+
+impl LoadSrc {
+    pub fn what(&self) -> &'static str {
+        match self {
+            LoadSrc::Bulk(_) => "bulk copy (cp.async.bulk)",
+            LoadSrc::Tensor { .. } => "TMA tensor load",
+        }
+    }
 }
 
 pub enum StoreDst {
@@ -23,10 +38,18 @@ pub enum StoreDst {
     Tensor { map: usize, coords: Vec<i32> },
 }
 
+/// Where a load writes: CTA, shared offset, and the barrier (in that CTA) it completes tx on.
+#[derive(Clone, Copy, Debug)]
+pub struct LoadDst {
+    pub cta: usize,
+    pub off: u32,
+    pub bar: u32,
+}
+
 pub enum AsyncKind {
-    /// Global → shared of `bytes`, into each `(cta, smem offset, barrier offset)` (several
-    /// with multicast); each destination's barrier gets `complete_tx(bytes)`.
-    Load { dsts: Vec<(usize, u32, u32)>, src: LoadSrc, bytes: u32 },
+    /// Global → shared of `bytes` into each destination (several with multicast). `pieces`:
+    /// byte ranges not landed yet; `data`: the source, read when the first piece lands.
+    Load { dsts: Vec<LoadDst>, src: LoadSrc, bytes: u32, pieces: Vec<(u32, u32)>, data: Option<Vec<u8>> },
     /// `cp.async` of `bytes` into `(cta, off)`, in the issuer's cp.async group `group`.
     CpAsync { cta: usize, off: u32, src: u64, bytes: u32, group: usize },
     /// Shared → global (TMA store), in the issuer's bulk group `group`.
@@ -38,16 +61,21 @@ pub enum AsyncKind {
     CpAsyncArrive { cta: usize, off: u32, after: Vec<u32> },
 }
 
-pub struct AsyncOp {
+pub struct AsyncOp<S> {
     pub id: u32,
     pub issuer: u32,
-    /// The issuer's own clock at issue, and its whole vector clock then.
-    pub issue_clock: u32,
-    pub vc: Vec<u32>,
+    /// The issuer's clock at issue (the checker's).
+    pub snapshot: S,
     /// Scheduler round of issue.
     pub round: u64,
     pub pc: u32,
     pub kind: AsyncKind,
+}
+
+/// Split `bytes` into pieces of a 16-byte multiple.
+pub fn pieces(bytes: u32) -> Vec<(u32, u32)> {
+    let size = bytes.div_ceil(PIECES).div_ceil(16).max(1) * 16;
+    (0..bytes).step_by(size as usize).map(|o| (o, size.min(bytes - o))).collect()
 }
 
 /// The swizzled shared address of byte address `a` (CUTLASS `Swizzle<B,4,3>`: the 16-byte
@@ -91,97 +119,245 @@ fn for_box(desc: &TensorMapDesc, coords: &[i32], mut f: impl FnMut(usize, Option
     }
 }
 
-impl Engine<'_> {
-    pub fn complete_op(&mut self, op: AsyncOp) -> Result<()> {
-        self.out.stats.async_completed += 1;
-        self.futile = 0;
-        let AsyncOp { id, issuer, issue_clock, vc, pc, kind, .. } = op;
-        let icta = (issuer / self.tpc) as usize;
-        match kind {
-            AsyncKind::Load { dsts, src, bytes } => {
-                let (data, swz) = match &src {
-                    LoadSrc::Bulk(a) => (self.gmem.slice(*a, bytes as usize).map(|s| s.to_vec()), Swizzle::None),
-                    LoadSrc::Tensor { map, coords } => {
-                        let desc = self.tmaps[*map].as_ref().expect("tensor map");
-                        let es = desc.dtype.size() as usize;
-                        let mut buf = vec![0u8; bytes as usize];
-                        let mut oob = None;
-                        let gmem = &*self.gmem;
-                        for_box(desc, coords, |o, a| {
-                            if let Some(a) = a {
-                                match gmem.slice(a, es) {
-                                    Some(s) => buf[o..o + es].copy_from_slice(s),
-                                    None => oob = Some(a),
-                                }
-                            }
-                        });
-                        match oob {
-                            Some(a) => {
-                                let msg = format!(
-                                    "TMA load: the tensor map's element at {} is outside every buffer (bad base, dims or strides)",
-                                    self.gmem.describe(a)
-                                );
-                                self.finding(Category::OutOfBounds, icta, Some(issuer), None, Some(pc), msg);
-                                self.abort = true;
-                                (None, desc.swizzle)
-                            }
-                            None => (Some(buf), desc.swizzle),
+impl<C: Checker> Engine<'_, C> {
+    pub fn push_op(&mut self, issuer: u32, pc: u32, kind: AsyncKind) {
+        let id = self.next_op;
+        self.next_op += 1;
+        let snapshot = self.checker.snapshot_for_async(issuer);
+        self.out.stats.async_ops += 1;
+        self.effects += 1;
+        self.agents.push(AsyncOp { id, issuer, snapshot, round: self.round, pc, kind });
+    }
+
+    /// Whether async op `i` may progress now: a `cp.async.mbarrier.arrive` only once the
+    /// copies it tracks have landed.
+    pub(crate) fn async_op_ready(&self, i: usize) -> bool {
+        match &self.agents[i].kind {
+            AsyncKind::CpAsyncArrive { after, .. } => !self.agents[..i].iter().any(|o| after.contains(&o.id)),
+            _ => true,
+        }
+    }
+
+    /// Advance op `i`: one piece of a load, or the whole of any other op. Returns whether
+    /// the op is finished (and removed).
+    pub fn complete_next_piece(&mut self, i: usize) -> Result<bool> {
+        self.effects += 1;
+        if let AsyncKind::Load { pieces, .. } = &mut self.agents[i].kind {
+            if pieces.len() > 1 {
+                let k = self.sched.piece(pieces.len());
+                let piece = pieces.remove(k);
+                self.land_piece(i, piece);
+                return Ok(false);
+            }
+        }
+        let op = self.agents.remove(i);
+        self.complete_op(op)?;
+        Ok(true)
+    }
+
+    /// Read a load's source (once, at its first piece); `None` after a fault.
+    fn load_data(&mut self, i: usize) -> Option<()> {
+        let (issuer, pc) = (self.agents[i].issuer, self.agents[i].pc);
+        let AsyncKind::Load { src, bytes, data, .. } = &self.agents[i].kind else { return None };
+        if data.is_some() {
+            return Some(());
+        }
+        let bytes = *bytes;
+        let gmem = self.cx.gmem.borrow();
+        let read = match src {
+            LoadSrc::Bulk(a) => gmem.slice(*a, bytes as usize).map(|s| s.to_vec()).ok_or(*a),
+            LoadSrc::Tensor { map, coords } => {
+                let desc = self.cx.tmaps[*map].as_ref().expect("tensor map");
+                let es = desc.dtype.size() as usize;
+                let mut buf = vec![0u8; bytes as usize];
+                let mut oob = None;
+                for_box(desc, coords, |o, a| {
+                    if let Some(a) = a {
+                        match gmem.slice(a, es) {
+                            Some(s) => buf[o..o + es].copy_from_slice(s),
+                            None => oob = Some(a),
                         }
                     }
-                };
-                let Some(data) = data else { return Ok(()) };
-                for (c, off, boff) in dsts {
-                    let smem = &mut self.ctas[c].smem;
-                    if swz == Swizzle::None {
-                        smem[off as usize..(off + bytes) as usize].copy_from_slice(&data);
-                    } else {
-                        for k in (0..bytes).step_by(16) {
-                            let p = swizzle(off + k, swz) as usize;
-                            let n = 16.min(bytes - k) as usize;
-                            if p + n <= smem.len() {
-                                smem[p..p + n].copy_from_slice(&data[k as usize..k as usize + n]);
-                            }
-                        }
-                    }
-                    // The data is published by the barrier phase this copy completes tx on: a
-                    // reader must have observed that phase (directly or through a release chain).
-                    let publisher = match (self.bar_component(c, boff), self.ctas[c].barriers.get(&boff)) {
-                        (Some(comp), Some(b)) => (comp as u32, b.phase as u32 + 1),
-                        _ => (issuer, issue_clock),
-                    };
-                    self.async_land(c, off, bytes, id, publisher.0, publisher.1);
-                    if self.ctas[c].barriers.get(&boff).is_some_and(|b| b.usable()) {
-                        let actor = Actor::Agent { kind: "TMA load", issuer };
-                        self.complete_tx_on(issuer, c, boff, bytes, actor, Some(&vc), pc);
-                    } else {
-                        let msg = "a TMA load landed but its barrier is not initialized (or was invalidated)".into();
-                        self.finding(Category::Uninitialized, c, Some(issuer), Some((c, boff)), Some(pc), msg);
+                });
+                match oob {
+                    Some(a) => Err(a),
+                    None => Ok(buf),
+                }
+            }
+        };
+        match read {
+            Ok(buf) => {
+                drop(gmem);
+                if let AsyncKind::Load { data, .. } = &mut self.agents[i].kind {
+                    *data = Some(buf);
+                }
+                Some(())
+            }
+            Err(a) => {
+                let msg = format!(
+                    "{}: its source element at {} is outside every buffer (bad base, dims or strides)",
+                    src.what(),
+                    gmem.describe(a)
+                );
+                drop(gmem);
+                let icta = (issuer / self.threads_per_cta) as usize;
+                self.finding(Category::OutOfBounds, icta, Some(issuer), None, Some(pc), msg);
+                self.abort = true;
+                None
+            }
+        }
+    }
+
+    /// Land bytes `[start, start+len)` of load `i` in every destination and complete tx.
+    fn land_piece(&mut self, i: usize, (start, len): (u32, u32)) {
+        if self.load_data(i).is_none() {
+            return;
+        }
+        let op = &self.agents[i];
+        let (id, issuer, pc) = (op.id, op.issuer, op.pc);
+        let AsyncKind::Load { dsts, src, data: Some(data), .. } = &op.kind else { return };
+        let swz = match src {
+            LoadSrc::Bulk(_) => Swizzle::None,
+            LoadSrc::Tensor { map, .. } => self.cx.tmaps[*map].as_ref().map_or(Swizzle::None, |d| d.swizzle),
+        };
+        let kind = match src {
+            LoadSrc::Bulk(_) => "bulk copy",
+            LoadSrc::Tensor { .. } => "TMA load",
+        };
+        let dsts = dsts.clone();
+        let piece = data[start as usize..(start + len) as usize].to_vec();
+        for d in dsts {
+            if self.ctas[d.cta].exited == self.threads_per_cta {
+                let msg = format!(
+                    "a {kind} issued by thread {} lands in CTA rank {}, which has already exited (undefined \
+                     behaviour: nothing kept that CTA alive until its copies landed)",
+                    issuer % self.threads_per_cta,
+                    d.cta
+                );
+                let icta = (issuer / self.threads_per_cta) as usize;
+                self.finding(Category::ExitedCtaAccess, icta, Some(issuer), None, Some(pc), msg);
+                continue;
+            }
+            let smem = &mut self.ctas[d.cta].smem;
+            if swz == Swizzle::None {
+                smem[(d.off + start) as usize..(d.off + start + len) as usize].copy_from_slice(&piece);
+            } else {
+                for k in (0..len).step_by(16) {
+                    let p = swizzle(d.off + start + k, swz) as usize;
+                    let n = 16.min(len - k) as usize;
+                    if p + n <= smem.len() {
+                        smem[p..p + n].copy_from_slice(&piece[k as usize..k as usize + n]);
                     }
                 }
             }
+            // The data is published by the barrier phase this piece completes tx on: a reader
+            // must have observed that phase (directly or through a release chain).
+            let usable = self.ctas[d.cta].barriers.get(self.cx.layout, d.bar).filter(|b| b.usable()).map(|b| b.phase);
+            let by = match usable {
+                Some(phase) => Publisher::Phase { bar: self.barrier_key(d.cta, d.bar), phase },
+                None => Publisher::Issuer,
+            };
+            let snap = &self.agents[i].snapshot;
+            self.checker.on_async_land(id, issuer, snap, d.cta, d.off + start, len, by);
+            if usable.is_some() {
+                let key = self.barrier_key(d.cta, d.bar);
+                let snap = &self.agents[i].snapshot;
+                self.checker.on_agent_release(snap, key);
+                self.complete_tx_on(d.cta, d.bar, len, Actor::Agent { kind, issuer }, pc);
+            } else {
+                let msg = format!("a {kind} landed but its barrier is not initialized (or was invalidated)");
+                self.finding(Category::Uninitialized, d.cta, Some(issuer), Some((d.cta, d.bar)), Some(pc), msg);
+            }
+        }
+    }
+
+    /// A phase of `(cta, off)` completed: copies that will still complete tx on it mean the
+    /// phase's expect_tx registered fewer bytes than its copies deliver.
+    pub(crate) fn check_early_completion(&mut self, cta: usize, off: u32, phase: u64) {
+        let mut late = None;
+        for op in &self.agents {
+            if let AsyncKind::Load { dsts, pieces, src, .. } = &op.kind {
+                if !pieces.is_empty() && dsts.iter().any(|d| d.cta == cta && d.bar == off) {
+                    let left: u32 = pieces.iter().map(|p| p.1).sum();
+                    late = Some((op.issuer, op.pc, left, src.what()));
+                    break;
+                }
+            }
+        }
+        let Some((issuer, copy_pc, left, what)) = late else { return };
+        let Some(bar) = self.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        let sites = bar.completed_tx_sites.clone();
+        let registered: u64 = sites.iter().map(|s| s.registered).sum();
+        let delivered: u64 = sites.iter().map(|s| s.delivered).sum();
+        let expect = sites.iter().find(|s| s.registered > 0).copied();
+        let tpc = self.threads_per_cta;
+        let list = |f: &dyn Fn(&super::barrier::TxSite) -> u64| {
+            sites
+                .iter()
+                .filter(|s| f(s) > 0)
+                .map(|s| format!("{} bytes at {}", f(s), s.loc.map_or("?".to_string(), |l| l.to_string())))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let message = format!(
+            "phase {phase} completed (tx-count reached 0) while {left} bytes of the {what} issued by thread {}{} had \
+             not landed: the phase's expect_tx registered {registered} bytes ({}) but its copies deliver more ({} \
+             landed in this phase, {left} still in flight). Waiters of this phase are released before every byte \
+             landed (a race on hardware)",
+            issuer % tpc,
+            self.loc(copy_pc).map(|l| format!(" at {l}")).unwrap_or_default(),
+            list(&|s| s.registered),
+            if delivered > 0 { format!("{delivered} bytes") } else { "0 bytes".into() },
+        );
+        let (thread, pc) = match expect.map(|s| s.actor) {
+            Some(Actor::Thread(t)) => (t, expect.map_or(copy_pc, |s| s.pc)),
+            _ => (issuer, copy_pc),
+        };
+        let issue = Issue {
+            category: Category::EarlyPhaseCompletion,
+            cta: (thread / tpc) as usize,
+            thread: Some(thread),
+            barrier: Some((cta, off)),
+            phase: Some(phase),
+            pc: Some(pc),
+            message,
+        };
+        self.report(issue);
+    }
+
+    pub fn complete_op(&mut self, op: AsyncOp<C::Snapshot>) -> Result<()> {
+        self.out.stats.async_completed += 1;
+        let AsyncOp { id, issuer, pc, kind, snapshot, .. } = op;
+        let icta = (issuer / self.threads_per_cta) as usize;
+        match kind {
+            AsyncKind::Load { dsts, src, bytes, pieces, data } => {
+                // The last piece: put the op back for `land_piece`, which reads it in place.
+                let piece = pieces.first().copied().unwrap_or((0, bytes));
+                let kind = AsyncKind::Load { dsts, src, bytes, pieces: Vec::new(), data };
+                self.agents.push(AsyncOp { id, issuer, snapshot, round: self.round, pc, kind });
+                let i = self.agents.len() - 1;
+                self.land_piece(i, piece);
+                self.agents.pop();
+            }
             AsyncKind::CpAsync { cta, off, src, bytes, group } => {
-                if let Some(s) = self.gmem.slice(src, bytes as usize) {
-                    let s = s.to_vec();
+                let data = self.cx.gmem.borrow().slice(src, bytes as usize).map(|s| s.to_vec());
+                if let Some(s) = data {
                     self.ctas[cta].smem[off as usize..(off + bytes) as usize].copy_from_slice(&s);
                 }
-                self.async_land(cta, off, bytes, id, issuer, issue_clock);
-                let a = &mut self.aux[issuer as usize];
-                if group < a.cp_groups.len() {
-                    a.cp_groups[group] -= 1;
-                } else {
-                    a.cp_open -= 1;
-                }
+                self.checker.on_async_land(id, issuer, &snapshot, cta, off, bytes, Publisher::Issuer);
+                self.groups[issuer as usize].cp_async.complete(group);
             }
             AsyncKind::Store { cta, off, dst, bytes, group } => {
                 let data = self.ctas[cta].smem[off as usize..(off + bytes) as usize].to_vec();
+                self.wrote_global();
                 match dst {
                     StoreDst::Bulk(a) => {
-                        if let Some(s) = self.gmem.slice_mut(a, bytes as usize) {
+                        if let Some(s) = self.cx.gmem.borrow_mut().slice_mut(a, bytes as usize) {
                             s.copy_from_slice(&data);
                         }
                     }
                     StoreDst::Tensor { map, coords } => {
-                        let desc = self.tmaps[map].as_ref().expect("tensor map");
+                        let desc = self.cx.tmaps[map].as_ref().expect("tensor map");
                         let es = desc.dtype.size() as usize;
                         let swz = desc.swizzle;
                         let mut writes = Vec::new();
@@ -196,13 +372,13 @@ impl Engine<'_> {
                             }
                         });
                         for (a, p) in writes {
-                            let smem = &self.ctas[cta].smem;
-                            let base = off as usize + p;
-                            let src: Vec<u8> = smem.get(base..base + es).map(|s| s.to_vec()).unwrap_or_default();
-                            match self.gmem.slice_mut(a, es) {
+                            let src: Vec<u8> = data.get(p..p + es).map(|s| s.to_vec()).unwrap_or_default();
+                            let mut gmem = self.cx.gmem.borrow_mut();
+                            match gmem.slice_mut(a, es) {
                                 Some(d) if src.len() == es => d.copy_from_slice(&src),
                                 _ => {
-                                    let msg = format!("TMA store to {} is out of bounds", self.gmem.describe(a));
+                                    let msg = format!("TMA store to {} is out of bounds", gmem.describe(a));
+                                    drop(gmem);
                                     self.finding(Category::OutOfBounds, icta, Some(issuer), None, Some(pc), msg);
                                     self.abort = true;
                                     break;
@@ -211,29 +387,23 @@ impl Engine<'_> {
                         }
                     }
                 }
-                // The source stays marked as read by the store until its issuer observes the
-                // completion (`wait_group`): only then may anyone ordered after it rewrite it.
-                if self.cfg.race_check {
-                    let read = StoreRead { group, cta, off, len: bytes, op: id };
-                    self.aux[issuer as usize].unobserved_stores.push(read);
-                }
-                let a = &mut self.aux[issuer as usize];
-                if group < a.bulk_groups.len() {
-                    a.bulk_groups[group] -= 1;
-                } else {
-                    a.bulk_open -= 1;
-                }
+                self.checker.on_store_complete(issuer, id, group, cta, off, bytes);
+                self.groups[issuer as usize].bulk.complete(group);
             }
             AsyncKind::Commit { cta, off } => {
-                if self.ctas[cta].barriers.get(&off).is_some_and(|b| b.usable()) {
+                if self.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {
+                    let key = self.barrier_key(cta, off);
+                    self.checker.on_agent_release(&snapshot, key);
                     let actor = Actor::Agent { kind: "tcgen05.commit", issuer };
-                    self.arrive_on(issuer, cta, off, 1, false, actor, Some(&vc), pc);
+                    self.arrive_on(cta, off, 1, false, actor, pc);
                 }
             }
             AsyncKind::CpAsyncArrive { cta, off, .. } => {
-                if self.ctas[cta].barriers.get(&off).is_some_and(|b| b.usable()) {
+                if self.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {
+                    let key = self.barrier_key(cta, off);
+                    self.checker.on_agent_release(&snapshot, key);
                     let actor = Actor::Agent { kind: "cp.async.mbarrier.arrive", issuer };
-                    self.arrive_on(issuer, cta, off, 1, false, actor, Some(&vc), pc);
+                    self.arrive_on(cta, off, 1, false, actor, pc);
                 } else {
                     let msg =
                         "a cp.async.mbarrier.arrive fired but its barrier is not initialized (or was invalidated)";
@@ -248,6 +418,15 @@ impl Engine<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loads_split_into_at_most_four_16_byte_multiples() {
+        assert_eq!(pieces(16), vec![(0, 16)]);
+        assert_eq!(pieces(64), vec![(0, 16), (16, 16), (32, 16), (48, 16)]);
+        assert_eq!(pieces(4096), vec![(0, 1024), (1024, 1024), (2048, 1024), (3072, 1024)]);
+        assert_eq!(pieces(48), vec![(0, 16), (16, 16), (32, 16)]);
+        assert_eq!(pieces(100).iter().map(|p| p.1).sum::<u32>(), 100);
+    }
 
     #[test]
     fn swizzle_128b_xors_the_chunk_with_the_row() {

@@ -13,26 +13,24 @@
 //! Lanes that do not exist (past the end of a partial last warp) are ignored in the mask, as
 //! the hardware does for `__syncwarp()` in a block whose size is not a multiple of 32.
 
-use super::checker::{join, release_to};
-use super::engine::{ranges, Block, Engine};
+use super::check::Checker;
+use super::cluster::{ranges, Engine};
 use super::finding::Category;
-use super::interp::lanes;
+use super::warp::{lanes, WaitFor};
 
-/// One open `bar.warp.sync` of a warp: the lanes that arrived with this mask so far, and the
-/// vector clock they released.
+/// One open `bar.warp.sync` of a warp: the lanes that arrived with this mask so far.
 #[derive(Clone, Debug)]
 pub struct WarpSyncRound {
     pub mask: u32,
     pub arrived: u32,
-    pub acc: Vec<u32>,
     /// Where the first lane arrived (for findings about lanes that exit meanwhile).
     pub pc: u32,
 }
 
-impl Engine<'_> {
+impl<C: Checker> Engine<'_, C> {
     /// Lanes of warp `wi` that exist (a partial last warp has fewer than 32).
     pub fn existing_lanes(&self, wi: usize) -> u32 {
-        let n = self.tpc.saturating_sub(self.warps[wi].base_tid).min(32);
+        let n = self.threads_per_cta.saturating_sub(self.warps[wi].base_tid).min(32);
         if n == 32 {
             u32::MAX
         } else {
@@ -42,7 +40,7 @@ impl Engine<'_> {
 
     /// Lane `l` of warp `wi` executes `bar.warp.sync mask` at `pc`.
     pub(crate) fn warp_sync_arrive(&mut self, wi: usize, l: usize, mask: u32, pc: u32) {
-        let t = self.gtid(wi, l);
+        let t = self.cluster_thread(wi, l);
         let cta = self.warps[wi].cta;
         let bit = 1u32 << l;
         if mask & bit == 0 {
@@ -63,21 +61,17 @@ impl Engine<'_> {
             );
             self.finding(Category::WarpSync, cta, Some(t), None, Some(pc), msg);
         }
-        let n = self.m;
-        let row = &self.vc[t as usize * n..(t as usize + 1) * n];
+        self.checker.on_warp_sync_arrive(t, wi, mask);
         let w = &mut self.warps[wi];
         let i = match w.warp_syncs.iter().position(|r| r.mask == mask) {
             Some(i) => i,
             None => {
-                w.warp_syncs.push(WarpSyncRound { mask, arrived: 0, acc: Vec::new(), pc });
+                w.warp_syncs.push(WarpSyncRound { mask, arrived: 0, pc });
                 w.warp_syncs.len() - 1
             }
         };
-        let round = &mut w.warp_syncs[i];
-        round.arrived |= bit;
-        release_to(&mut round.acc, row);
-        self.tick_clock(t);
-        self.block_lane(wi, l, Block::WarpSync { mask, pc });
+        w.warp_syncs[i].arrived |= bit;
+        self.block_lane(wi, l, WaitFor::WarpSync { mask, pc });
         self.try_complete_warp_sync(wi, i);
     }
 
@@ -91,16 +85,15 @@ impl Engine<'_> {
             return;
         }
         let round = self.warps[wi].warp_syncs.swap_remove(i);
-        let n = self.m;
+        let threads: Vec<u32> = lanes(round.arrived).map(|l| self.cluster_thread(wi, l)).collect();
+        self.checker.on_warp_sync_complete(wi, round.mask, &threads);
         for l in lanes(round.arrived) {
-            let t = self.gtid(wi, l) as usize;
-            join(&mut self.vc[t * n..(t + 1) * n], &round.acc);
             let w = &mut self.warps[wi];
             w.blocked &= !(1 << l);
             w.runnable |= 1 << l;
-            w.block[l] = Block::None;
+            w.wait[l] = WaitFor::Nothing;
         }
-        self.futile = 0;
+        self.effects += 1;
     }
 
     /// Lanes `gone` of warp `wi` exited: a `bar.warp.sync` waiting for them is undefined
@@ -113,7 +106,7 @@ impl Engine<'_> {
             if missing != 0 {
                 let cta = self.warps[wi].cta;
                 let first = lanes(missing).next().unwrap_or(0);
-                let t = self.gtid(wi, first);
+                let t = self.cluster_thread(wi, first);
                 let msg = format!(
                     "lane(s) {} exited while lane(s) {} wait at `bar.warp.sync 0x{:08x}` \
                      (PTX: every thread of the mask must execute it; undefined behaviour)",
@@ -139,13 +132,15 @@ impl Engine<'_> {
         let list = |m: u32| ranges(&lanes(m).map(|x| x as u32).collect::<Vec<_>>());
         let mut elsewhere = Vec::new();
         for l in lanes(missing) {
-            let what = match w.block[l] {
-                Block::None => continue,
-                Block::WarpSync { mask: m, .. } => format!("lane {l} waits at `bar.warp.sync 0x{m:08x}`"),
-                Block::Mbar { .. } => format!("lane {l} waits on an mbarrier"),
-                Block::Bar { id, .. } => format!("lane {l} waits at `bar.sync {id}`"),
-                Block::Cluster { .. } => format!("lane {l} waits at the cluster barrier"),
-                Block::CpAsync { .. } | Block::Bulk { .. } => format!("lane {l} waits for an async group"),
+            let what = match w.wait[l] {
+                WaitFor::Nothing => continue,
+                WaitFor::WarpSync { mask: m, .. } => format!("lane {l} waits at `bar.warp.sync 0x{m:08x}`"),
+                WaitFor::Mbarrier { .. } => format!("lane {l} waits on an mbarrier"),
+                WaitFor::NamedBarrier { id, .. } => format!("lane {l} waits at `bar.sync {id}`"),
+                WaitFor::ClusterBarrier { .. } => format!("lane {l} waits at the cluster barrier"),
+                WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } => {
+                    format!("lane {l} waits for an async group")
+                }
             };
             elsewhere.push(what);
             if elsewhere.len() == 3 {

@@ -1,0 +1,292 @@
+//! One cluster's scheduling loop: rounds in which every warp runs a quantum, async agents
+//! complete when the scheduler says, blocked lanes wake when their wait is satisfied; the end
+//! of the cluster, a deadlock or a livelock ends it.
+
+use super::check::Checker;
+use super::cluster::Engine;
+use super::trace::TraceKind;
+use super::warp::{lanes, WaitFor, WaitTarget};
+use crate::error::Result;
+
+/// How a round left the cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundEnd {
+    Running,
+    /// Every thread exited (and every copy landed), or a finding stopped it.
+    Finished,
+}
+
+impl<C: Checker> Engine<'_, C> {
+    /// One scheduler round.
+    pub fn round(&mut self, order: &mut Vec<usize>) -> Result<RoundEnd> {
+        if self.abort {
+            return Ok(RoundEnd::Finished);
+        }
+        if self.live_threads == 0 {
+            while !self.agents.is_empty() {
+                self.complete_next_piece(0)?;
+            }
+            return Ok(RoundEnd::Finished);
+        }
+        self.round += 1;
+        self.sched.warp_order(self.warps.len(), order);
+        let mut progressed = false;
+        let (polls0, effects0) = (self.polls_failed, self.slow_effects);
+        for &wi in order.iter() {
+            if self.warps[wi].live() == 0 {
+                continue;
+            }
+            self.wake(wi);
+            if self.warps[wi].runnable == 0 {
+                continue;
+            }
+            let q = self.sched.quantum();
+            if self.run_warp(wi, q)? > 0 {
+                progressed = true;
+            }
+            if self.abort {
+                return Ok(RoundEnd::Finished);
+            }
+        }
+        let spinning = self.polls_failed > polls0 && self.slow_effects == effects0;
+        let completed = self.step_agents(!progressed || spinning)?;
+        if !progressed && completed == 0 && !self.timeout_try_waits() {
+            self.report_deadlock(false);
+            return Ok(RoundEnd::Finished);
+        }
+        // Every live lane is blocked or spins on a failing test_wait, nothing but polls ran
+        // and no async op is left to change a barrier: the polls can never succeed.
+        let all_spinning = self.warps.iter().all(|w| w.runnable & !w.spinning == 0);
+        if spinning && completed == 0 && self.agents.is_empty() && all_spinning {
+            self.report_deadlock(true);
+            return Ok(RoundEnd::Finished);
+        }
+        Ok(RoundEnd::Running)
+    }
+
+    /// Complete the async work the scheduler picks; returns how many pieces completed.
+    fn step_agents(&mut self, stalled: bool) -> Result<usize> {
+        if self.agents.is_empty() {
+            return Ok(0);
+        }
+        let mut done = 0;
+        let mut i = 0;
+        while i < self.agents.len() {
+            let age = self.round.saturating_sub(self.agents[i].round);
+            if self.async_op_ready(i) && self.sched.complete_async(age, false) {
+                if self.complete_next_piece(i)? {
+                    // The op is gone: index `i` now holds the next one.
+                } else {
+                    i += 1;
+                }
+                done += 1;
+            } else {
+                i += 1;
+            }
+        }
+        if done == 0 && stalled && !self.agents.is_empty() {
+            // The oldest op is always ready (ops wait only for older ones).
+            let ready: Vec<usize> = (0..self.agents.len()).filter(|&i| self.async_op_ready(i)).collect();
+            let i = ready[self.sched.stalled_pick(ready.len())];
+            self.complete_next_piece(i)?;
+            done = 1;
+        }
+        Ok(done)
+    }
+
+    /// A `test_wait`/`try_wait` failed (or timed out spuriously).
+    pub fn poll_failed(&mut self) {
+        self.polls_failed += 1;
+    }
+
+    /// Whether a wait on `(cta, off)` for `target` is satisfied now.
+    #[inline]
+    pub fn satisfied(&self, cta: usize, off: u32, target: WaitTarget) -> bool {
+        match self.ctas[cta].barriers.get(self.cx.layout, off) {
+            Some(b) => match target {
+                WaitTarget::Parity(p) => b.parity_done(p),
+                WaitTarget::Phase(k) => b.usable() && b.phase > k,
+            },
+            None => false,
+        }
+    }
+
+    /// Wake lanes of warp `wi` whose wait is now satisfied.
+    pub fn wake(&mut self, wi: usize) {
+        let blocked = self.warps[wi].blocked;
+        // Lanes of a warp usually wait for the same thing: decide once per distinct wait.
+        let mut last: Option<(WaitFor, bool)> = None;
+        for l in lanes(blocked) {
+            let b = self.warps[wi].wait[l];
+            let t = self.cluster_thread(wi, l);
+            let ready = match b {
+                WaitFor::Nothing => true,
+                WaitFor::Mbarrier { cta, off, target, result, pc, .. } => {
+                    let key = WaitFor::Mbarrier { cta, off, target, result: None, pc, since: 0 };
+                    let ok = match last {
+                        Some((k, ok)) if k == key => ok,
+                        _ => {
+                            let ok = self.satisfied(cta as usize, off, target);
+                            last = Some((key, ok));
+                            ok
+                        }
+                    };
+                    if ok {
+                        self.wait_passed(t, cta as usize, off, target, true, pc);
+                        if let Some(r) = result {
+                            self.warps[wi].regs[r as usize * 32 + l] = 1;
+                        }
+                        self.trace_bar(cta as usize, off, Some(t), TraceKind::WaitEnd);
+                    }
+                    ok
+                }
+                WaitFor::NamedBarrier { id, generation, .. } => {
+                    self.ctas[self.warps[wi].cta].named[id as usize].generation > generation
+                }
+                WaitFor::ClusterBarrier { generation, .. } => {
+                    let ok = self.cluster_barrier.generation > generation;
+                    if ok {
+                        self.checker.on_cluster_wait_passed(t);
+                    }
+                    ok
+                }
+                WaitFor::CpAsyncGroups { n, .. } => self.groups[t as usize].cp_async.retired(n),
+                WaitFor::BulkGroups { n, .. } => {
+                    let g = &mut self.groups[t as usize].bulk;
+                    let ok = g.retired(n);
+                    if ok {
+                        let retired = g.committed.len().saturating_sub(n as usize);
+                        self.checker.on_stores_observed(t, retired);
+                    }
+                    ok
+                }
+                // Released by the last lane to arrive, never by polling.
+                WaitFor::WarpSync { .. } => false,
+            };
+            if ready {
+                let w = &mut self.warps[wi];
+                w.blocked &= !(1 << l);
+                w.runnable |= 1 << l;
+                w.wait[l] = WaitFor::Nothing;
+            }
+        }
+    }
+
+    /// Time out every lane blocked in a `try_wait` (it returns false); false if there was none.
+    fn timeout_try_waits(&mut self) -> bool {
+        let mut any = false;
+        for wi in 0..self.warps.len() {
+            for l in lanes(self.warps[wi].blocked) {
+                if let WaitFor::Mbarrier { result: Some(r), cta, off, .. } = self.warps[wi].wait[l] {
+                    let t = self.cluster_thread(wi, l);
+                    let w = &mut self.warps[wi];
+                    w.regs[r as usize * 32 + l] = 0;
+                    w.blocked &= !(1 << l);
+                    w.runnable |= 1 << l;
+                    w.yielded |= 1 << l;
+                    w.wait[l] = WaitFor::Nothing;
+                    self.trace_bar(cta as usize, off, Some(t), TraceKind::WaitEnd);
+                    any = true;
+                }
+            }
+        }
+        any
+    }
+
+    /// The lane group to run next: runnable lanes at the lowest pc (others first if they yielded).
+    pub fn pick_group(&mut self, wi: usize) -> Option<(u32, u32)> {
+        let scramble = self.sched.scramble_group();
+        let w = &mut self.warps[wi];
+        if w.runnable == 0 {
+            return None;
+        }
+        let mut cand = w.runnable & !w.yielded;
+        if cand == 0 {
+            w.yielded = 0;
+            cand = w.runnable;
+        }
+        let best = if scramble {
+            let k = self.sched.pick(cand.count_ones() as usize);
+            self.warps[wi].pc[lanes(cand).nth(k).unwrap_or(0)]
+        } else {
+            lanes(cand).map(|l| w.pc[l]).min().unwrap_or(u32::MAX)
+        };
+        let w = &self.warps[wi];
+        let mask = lanes(cand).filter(|&l| w.pc[l] == best).fold(0u32, |m, l| m | 1 << l);
+        Some((mask, best))
+    }
+
+    /// Lanes `mask` of warp `wi` leave the kernel.
+    pub fn exit_lanes(&mut self, wi: usize, mask: u32) {
+        let w = &mut self.warps[wi];
+        w.runnable &= !mask;
+        w.exited |= mask;
+        let c = w.cta;
+        let k = mask.count_ones();
+        if !w.warp_syncs.is_empty() {
+            self.warp_sync_lanes_exited(wi, mask);
+        }
+        if C::ENABLED {
+            for l in lanes(mask) {
+                let t = self.cluster_thread(wi, l);
+                self.checker.on_thread_exit(t);
+            }
+        }
+        self.live_threads -= k;
+        self.ctas[c].exited += k;
+        self.effects += 1;
+        if self.ctas[c].exited == self.threads_per_cta {
+            let issues = self.checker.on_cta_exit(c);
+            for i in issues {
+                self.report(i);
+            }
+        }
+        for id in 0..16 {
+            if self.ctas[c].named[id].arrived > 0 {
+                self.check_named(c, id);
+            }
+        }
+        if self.cluster_barrier.arrived > 0 {
+            self.check_cluster_barrier();
+        }
+    }
+
+    /// Block lane `l` of warp `wi`.
+    pub fn block_lane(&mut self, wi: usize, l: usize, b: WaitFor) {
+        let w = &mut self.warps[wi];
+        w.runnable &= !(1 << l);
+        w.blocked |= 1 << l;
+        w.wait[l] = b;
+    }
+
+    /// Complete `bar.sync id` of CTA `c` if every expected thread arrived.
+    pub fn check_named(&mut self, c: usize, id: usize) {
+        let cta = &self.ctas[c];
+        let nb = &cta.named[id];
+        let ready = match nb.expected {
+            Some(e) => nb.arrived >= e,
+            None => nb.arrived + cta.exited >= self.threads_per_cta,
+        };
+        if !ready {
+            return;
+        }
+        let nb = &mut self.ctas[c].named[id];
+        let waiters = std::mem::take(&mut nb.waiters);
+        nb.generation += 1;
+        nb.arrived = 0;
+        nb.expected = None;
+        self.checker.on_named_complete(c, id, &waiters);
+        self.effects += 1;
+    }
+
+    pub fn check_cluster_barrier(&mut self) {
+        let exited: u32 = self.ctas.iter().map(|c| c.exited).sum();
+        let cb = &mut self.cluster_barrier;
+        if cb.arrived + exited >= self.threads as u32 {
+            cb.generation += 1;
+            cb.arrived = 0;
+            self.checker.on_cluster_complete();
+            self.effects += 1;
+        }
+    }
+}
