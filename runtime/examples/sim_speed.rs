@@ -1,7 +1,7 @@
 //! Simulator speed: simulated thread-instructions per second of wall time.
 //!
-//! `cargo run --release -p phaser-runtime --example sim_speed [-- REPS]` runs every kernel
-//! `REPS` times (default 5) under two settings and prints the median, minimum and maximum rate
+//! `cargo run --release -p phaser-runtime --example sim_speed [-- REPS [FILTER]]` runs every
+//! kernel (whose name or setting contains FILTER) `REPS` times (default 5) under two settings and prints the median, minimum and maximum rate
 //! (the development machine is shared and noisy: compare medians measured in the same session).
 
 use phaser_codegen::builder::KernelBuilder;
@@ -93,6 +93,8 @@ fn measure(reps: usize, mut run: impl FnMut() -> phaser_runtime::sim::Stats) -> 
 
 fn main() {
     let reps: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(5);
+    let filter = std::env::args().nth(2).unwrap_or_default();
+    let wanted = |kernel: &str, setting: &str| format!("{kernel} {setting}").contains(&filter);
     let (blocks, threads, iters) = (64u32, 256u32, 2000u32);
     let settings = [("fast", SimConfig::fast()), ("checked", SimConfig::default())];
     let alu = alu_kernel();
@@ -100,15 +102,19 @@ fn main() {
     for (name, cfg) in &settings {
         let dev = Device::sim(cfg.clone());
         let out = dev.alloc::<u32>((blocks * threads) as usize).unwrap();
-        let r = measure(reps, || {
-            let args = [Arg::buffer(&out), Arg::scalar(iters)];
-            dev.launch(&alu, LaunchConfig::linear(blocks, threads), &args).unwrap().sim.unwrap().stats
-        });
-        println!("{}", r.line("alu_loop", name));
-        let r = measure(reps, || {
-            let args = [Arg::scalar(2000u32)];
-            dev.launch(&barrier, LaunchConfig::linear(8, 128), &args).unwrap().sim.unwrap().stats
-        });
-        println!("{}", r.line("barrier_loop", name));
+        if wanted("alu_loop", name) {
+            let r = measure(reps, || {
+                let args = [Arg::buffer(&out), Arg::scalar(iters)];
+                dev.launch(&alu, LaunchConfig::linear(blocks, threads), &args).unwrap().sim.unwrap().stats
+            });
+            println!("{}", r.line("alu_loop", name));
+        }
+        if wanted("barrier_loop", name) {
+            let r = measure(reps, || {
+                let args = [Arg::scalar(2000u32)];
+                dev.launch(&barrier, LaunchConfig::linear(8, 128), &args).unwrap().sim.unwrap().stats
+            });
+            println!("{}", r.line("barrier_loop", name));
+        }
     }
 }

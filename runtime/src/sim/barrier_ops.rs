@@ -100,6 +100,12 @@ impl<C: Checker> Engine<'_, C> {
         if !self.cx.config.trace {
             return;
         }
+        let room = self.cx.trace_room.get();
+        if room == 0 {
+            self.out.trace.dropped += 1;
+            return;
+        }
+        self.cx.trace_room.set(room - 1);
         let (pending, tx, phase) = self.ctas[cta]
             .barriers
             .get(self.cx.layout, off)
@@ -128,6 +134,23 @@ impl<C: Checker> Engine<'_, C> {
             }
             return false;
         }
+        self.check_init_visible(t, cta, off, pc, what, init_by, init_loc);
+        true
+    }
+
+    /// The init-visibility part of `check_barrier_use` (for a barrier known to be usable).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn check_init_visible(
+        &mut self,
+        t: u32,
+        cta: usize,
+        off: u32,
+        pc: u32,
+        what: &str,
+        init_by: u32,
+        init_loc: Option<phaser_codegen::SourceLoc>,
+    ) {
         if C::ENABLED {
             let key = self.barrier_key(cta, off);
             if !self.checker.init_visible(t, key, init_by) {
@@ -142,7 +165,6 @@ impl<C: Checker> Engine<'_, C> {
                 self.finding(Category::InitVisibility, cta, Some(t), Some((cta, off)), Some(pc), msg);
             }
         }
-        true
     }
 
     /// Barrier `(cta, off)` was initialized by `t` at `pc`: uses reported as uninitialized
@@ -244,6 +266,49 @@ impl<C: Checker> Engine<'_, C> {
         self.check_early_completion(cta, off, phase);
     }
 
+    /// Lanes `lanes` of warp `wi` use the usable barrier `(cta, off)`: report the first whose
+    /// use is not ordered after the init.
+    pub fn check_init_visible_warp(&mut self, wi: usize, lanes: u32, cta: usize, off: u32, pc: u32, what: &str) {
+        if !C::ENABLED {
+            return;
+        }
+        let Some(b) = self.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        let (init_by, init_loc) = (b.init_by, b.init_loc);
+        let key = self.barrier_key(cta, off);
+        let base = self.cluster_thread(wi, 0);
+        if let Some(t) = self.checker.init_unordered(base, lanes, key, init_by) {
+            self.check_init_visible(t, cta, off, pc, what, init_by, init_loc);
+        }
+    }
+
+    /// Lanes `lanes` of warp `wi` passed a wait on `(cta, off)` for `target`.
+    pub fn wait_passed_warp(&mut self, wi: usize, lanes: u32, cta: usize, off: u32, target: WaitTarget, pc: u32) {
+        if !C::ENABLED {
+            return;
+        }
+        let Some(bar) = self.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        let observed = match target {
+            WaitTarget::Parity(p) => bar.observed_for_parity(p),
+            WaitTarget::Phase(k) => k as i64,
+        };
+        let key = self.barrier_key(cta, off);
+        let base = self.cluster_thread(wi, 0);
+        if let Some((t, seen)) = self.checker.on_warp_wait_passed(base, lanes, key, observed, pc) {
+            self.report_stale(t, cta, off, target, observed, seen, pc);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn report_stale(&mut self, t: u32, cta: usize, off: u32, target: WaitTarget, observed: i64, seen: i64, pc: u32) {
+        let phase = self.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.phase);
+        let parity = target.parity();
+        let msg = format!(
+            "thread {} waited on parity {parity} while the barrier is in phase {phase}: the wait returned at              once, observing phase {observed}, which this thread had already consumed (it last observed phase              {seen}); the parity is stale (a missing `phase ^= 1`, or a wait two phases behind)",
+            t % self.threads_per_cta
+        );
+        self.finding(Category::StaleParity, cta, Some(t), Some((cta, off)), Some(pc), msg);
+    }
+
     /// Thread `t`'s wait on `(cta, off)` passed: acquire the observed phase and check the thread
     /// does not consume a phase it already consumed (stale parity, ABA).
     pub fn wait_passed(&mut self, t: u32, cta: usize, off: u32, target: WaitTarget, stale_check: bool, pc: u32) {
@@ -251,20 +316,13 @@ impl<C: Checker> Engine<'_, C> {
             return;
         }
         let Some(bar) = self.ctas[cta].barriers.get(self.cx.layout, off) else { return };
-        let (observed, phase) = match target {
-            WaitTarget::Parity(p) => (bar.observed_for_parity(p), bar.phase),
-            WaitTarget::Phase(k) => (k as i64, bar.phase),
+        let observed = match target {
+            WaitTarget::Parity(p) => bar.observed_for_parity(p),
+            WaitTarget::Phase(k) => k as i64,
         };
         let key = self.barrier_key(cta, off);
         if let Some(seen) = self.checker.on_wait_passed(t, key, observed, stale_check, pc) {
-            let parity = target.parity();
-            let msg = format!(
-                "thread {} waited on parity {parity} while the barrier is in phase {phase}: the wait returned at \
-                 once, observing phase {observed}, which this thread had already consumed (it last observed phase \
-                 {seen}); the parity is stale (a missing `phase ^= 1`, or a wait two phases behind)",
-                t % self.threads_per_cta
-            );
-            self.finding(Category::StaleParity, cta, Some(t), Some((cta, off)), Some(pc), msg);
+            self.report_stale(t, cta, off, target, observed, seen, pc);
         }
     }
 

@@ -62,6 +62,9 @@ pub struct LaunchCtx<'a> {
     pub gmem: &'a RefCell<GlobalMemory>,
     /// Writes to global memory so far (for non-progress detection).
     pub global_writes: &'a Cell<u64>,
+    /// Trace events the launch may still store (`SimConfig::max_trace_events`, shared by the
+    /// clusters: the first events in simulated order are kept).
+    pub trace_room: &'a Cell<usize>,
 }
 
 pub struct Engine<'a, C: Checker> {
@@ -175,7 +178,7 @@ impl<'a, C: Checker> Engine<'a, C> {
             locs: &cx.program.locs,
         };
         let mut out = Collector::default();
-        out.trace.limit = if cx.config.trace { cx.config.max_trace_events } else { 0 };
+        out.trace.limit = usize::MAX;
         Ok(Engine {
             cx,
             out,

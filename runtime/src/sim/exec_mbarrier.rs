@@ -29,6 +29,9 @@ impl<C: Checker> Engine<'_, C> {
     /// done, false when the lanes must go one by one (different barriers, a misuse to report,
     /// or a phase that completes before the last lane).
     pub(crate) fn exec_mbarrier_warp(&mut self, wi: usize, mask: u32, pc: u32, op: &MbarrierOp) -> bool {
+        if let MbarrierOp::Wait { bar, on, .. } = op {
+            return self.wait_warp(wi, mask, pc, bar, on);
+        }
         let MbarrierOp::Arrive { bar, count, space, state, drop, .. } = op else { return false };
         if mask.count_ones() < 2 {
             return false;
@@ -60,12 +63,9 @@ impl<C: Checker> Engine<'_, C> {
         }
         let base = self.cluster_thread(wi, 0);
         if C::ENABLED {
-            for l in lanes(mask) {
-                let t = base + l as u32;
-                self.check_barrier_use(t, cta, off, pc, "arrives on");
-                let key = self.barrier_key(cta, off);
-                self.checker.on_thread_release(t, key, pc, true);
-            }
+            self.check_init_visible_warp(wi, mask, cta, off, pc, "arrives on");
+            let key = self.barrier_key(cta, off);
+            self.checker.on_warp_release(base, mask, key, pc);
         }
         let pending = self.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.pending) as u64;
         let token = self.arrive_on(cta, off, total, *drop, Actor::Warp { base, lanes: mask }, pc);
@@ -74,6 +74,38 @@ impl<C: Checker> Engine<'_, C> {
             for (i, l) in lanes(mask).enumerate() {
                 let after = pending - per_lane as u64 * (i as u64 + 1);
                 self.set(wi, l, *s, phase | after);
+            }
+        }
+        true
+    }
+
+    /// A blocking wait of several lanes on one barrier for one target, decided once.
+    fn wait_warp(&mut self, wi: usize, mask: u32, pc: u32, bar: &Value, on: &WaitOn) -> bool {
+        if mask.count_ones() < 2 {
+            return false;
+        }
+        let first = mask.trailing_zeros() as usize;
+        let addr = self.val(wi, first, bar);
+        let target = self.wait_target(wi, first, on);
+        if lanes(mask).any(|l| self.val(wi, l, bar) != addr || self.wait_target(wi, l, on) != target) {
+            return false;
+        }
+        if addr >> 32 != 0 || (addr as u32) >> super::memory::CLUSTER_SHIFT != 0 {
+            return false;
+        }
+        let (cta, off) = (self.warps[wi].cta, addr as u32);
+        if off % 8 != 0 || self.cx.layout.outside_every_array(off) || off as usize + 8 > self.ctas[cta].smem.len() {
+            return false;
+        }
+        if !self.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {
+            return false;
+        }
+        self.check_init_visible_warp(wi, mask, cta, off, pc, "waits on");
+        if self.satisfied(cta, off, target) {
+            self.wait_passed_warp(wi, mask, cta, off, target, pc);
+        } else {
+            for l in lanes(mask) {
+                self.begin_wait(wi, l, cta, off, target, None, pc);
             }
         }
         true

@@ -199,6 +199,7 @@ impl SimDevice {
         let mut guard = self.mem();
         let gmem = RefCell::new(std::mem::take(&mut *guard));
         let global_writes = Cell::new(0);
+        let trace_room = Cell::new(if sc.trace { sc.max_trace_events } else { 0 });
         let cx = LaunchCtx {
             kernel: k,
             program: &prog,
@@ -210,6 +211,7 @@ impl SimDevice {
             cluster_dim: k.bounds.cluster.unwrap_or([1, 1, 1]),
             gmem: &gmem,
             global_writes: &global_writes,
+            trace_room: &trace_room,
         };
         let ran = if sc.race_check {
             grid::run::<HappensBefore>(&cx, &mut out)

@@ -114,25 +114,29 @@ impl<C: Checker> Engine<'_, C> {
     /// Wake lanes of warp `wi` whose wait is now satisfied.
     pub fn wake(&mut self, wi: usize) {
         let blocked = self.warps[wi].blocked;
-        // Lanes of a warp usually wait for the same thing: decide once per distinct wait.
-        let mut last: Option<(WaitFor, bool)> = None;
+        // Lanes of a warp usually wait for the same barrier phase: decide once, and let the
+        // checker handle them together.
+        let mut group: Option<(u32, u32, WaitTarget, u32, bool)> = None;
+        let mut group_lanes = 0u32;
+        let mut woken = 0u32;
         for l in lanes(blocked) {
             let b = self.warps[wi].wait[l];
             let t = self.cluster_thread(wi, l);
             let ready = match b {
                 WaitFor::Nothing => true,
                 WaitFor::Mbarrier { cta, off, target, result, pc, .. } => {
-                    let key = WaitFor::Mbarrier { cta, off, target, result: None, pc, since: 0 };
-                    let ok = match last {
-                        Some((k, ok)) if k == key => ok,
+                    let ok = match group {
+                        Some((c, o, tg, p, ok)) if (c, o, tg, p) == (cta, off, target, pc) => ok,
                         _ => {
+                            self.flush_woken(wi, group, group_lanes);
+                            group_lanes = 0;
                             let ok = self.satisfied(cta as usize, off, target);
-                            last = Some((key, ok));
+                            group = Some((cta, off, target, pc, ok));
                             ok
                         }
                     };
                     if ok {
-                        self.wait_passed(t, cta as usize, off, target, true, pc);
+                        group_lanes |= 1 << l;
                         if let Some(r) = result {
                             self.warps[wi].regs[r as usize * 32 + l] = 1;
                         }
@@ -164,10 +168,23 @@ impl<C: Checker> Engine<'_, C> {
                 WaitFor::WarpSync { .. } => false,
             };
             if ready {
-                let w = &mut self.warps[wi];
-                w.blocked &= !(1 << l);
-                w.runnable |= 1 << l;
-                w.wait[l] = WaitFor::Nothing;
+                woken |= 1 << l;
+            }
+        }
+        self.flush_woken(wi, group, group_lanes);
+        let w = &mut self.warps[wi];
+        w.blocked &= !woken;
+        w.runnable |= woken;
+        for l in lanes(woken) {
+            w.wait[l] = WaitFor::Nothing;
+        }
+    }
+
+    /// The lanes of warp `wi` whose mbarrier wait `group` passed acquire the phase.
+    fn flush_woken(&mut self, wi: usize, group: Option<(u32, u32, WaitTarget, u32, bool)>, lanes: u32) {
+        if let Some((cta, off, target, pc, true)) = group {
+            if lanes != 0 {
+                self.wait_passed_warp(wi, lanes, cta as usize, off, target, pc);
             }
         }
     }

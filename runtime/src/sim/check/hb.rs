@@ -8,7 +8,7 @@
 //! participants; an async copy carries its issuer's clock at issue. A TMA store's source stays
 //! marked read by the store until its issuer's `cp.async.bulk.wait_group` observes it.
 
-use super::clocks::{release_to, VectorClocks};
+use super::clocks::{join, release_to, VectorClocks};
 use super::shadow::{ep_clk, ep_tid, epoch, Shadow, ASYNC, UNORDERED};
 use super::{BarrierKey, Checker, Geometry, Issue, Publisher};
 use crate::sim::finding::{BarrierRef, Category};
@@ -253,6 +253,60 @@ impl Checker for HappensBefore {
         if is_arrival {
             self.last_arrival[t as usize] = Some(LastArrival { bar, clock, pc });
         }
+    }
+
+    fn on_warp_release(&mut self, base: u32, lanes: u32, bar: BarrierKey, pc: u32) {
+        let acc = match bar.slot {
+            Some(i) => &mut self.slotted[i as usize].acc,
+            None => &mut self.other.entry((bar.cta, bar.off)).or_default().acc,
+        };
+        if acc.len() < self.clocks.width {
+            acc.resize(self.clocks.width, 0);
+        }
+        for l in crate::sim::warp::lanes(lanes) {
+            let t = base + l as u32;
+            join(acc, self.clocks.row(t));
+            let clock = self.clocks.tick(t);
+            self.last_arrival[t as usize] = Some(LastArrival { bar, clock, pc });
+        }
+    }
+
+    fn on_warp_wait_passed(&mut self, base: u32, lanes: u32, bar: BarrierKey, observed: i64, pc: u32) -> Option<(u32, i64)> {
+        let threads = self.threads;
+        let b = match bar.slot {
+            Some(i) => &mut self.slotted[i as usize],
+            None => self.other.entry((bar.cta, bar.off)).or_default(),
+        };
+        if b.seen.len() < threads {
+            b.seen.resize(threads, i64::MIN);
+        }
+        let done = if observed >= 0 { &b.done[(observed & 1) as usize][..] } else { &[] };
+        let mut stale = None;
+        for l in crate::sim::warp::lanes(lanes) {
+            let t = base + l as u32;
+            self.last_wait[t as usize] = Some(LastWait { bar, observed, pc });
+            join(self.clocks.row_mut(t), done);
+            let seen = b.seen[t as usize];
+            b.seen[t as usize] = seen.max(observed);
+            if seen != i64::MIN && observed <= seen && stale.is_none() {
+                stale = Some((t, seen));
+            }
+        }
+        stale
+    }
+
+    fn init_unordered(&self, base: u32, lanes: u32, bar: BarrierKey, init_by: u32) -> Option<u32> {
+        let b = match bar.slot {
+            Some(i) => &self.slotted[i as usize],
+            None => self.other.get(&(bar.cta, bar.off))?,
+        };
+        if b.init_warned {
+            return None;
+        }
+        let c = init_by as usize;
+        crate::sim::warp::lanes(lanes)
+            .map(|l| base + l as u32)
+            .find(|&t| t != init_by && self.clocks.row(t)[c] <= b.init_clock)
     }
 
     fn on_agent_release(&mut self, snap: &IssueClock, bar: BarrierKey) {

@@ -78,6 +78,12 @@ pub(crate) trait Checker: Sized {
     }
     /// Thread `t` arrives on (or completes tx on) `bar` at `pc`: a release into the phase.
     fn on_thread_release(&mut self, t: u32, bar: BarrierKey, pc: u32, is_arrival: bool) {}
+    /// Lanes `lanes` of the warp whose lane 0 is thread `base` arrive on `bar` together.
+    fn on_warp_release(&mut self, base: u32, lanes: u32, bar: BarrierKey, pc: u32) {
+        for l in super::warp::lanes(lanes) {
+            self.on_thread_release(base + l as u32, bar, pc, true);
+        }
+    }
     /// An async op issued with `snap` arrives or completes tx on `bar`.
     fn on_agent_release(&mut self, snap: &Self::Snapshot, bar: BarrierKey) {}
     /// `bar` completed phase `phase`.
@@ -95,6 +101,22 @@ pub(crate) trait Checker: Sized {
     /// newer (a stale parity), if `stale_check`.
     fn on_wait_passed(&mut self, t: u32, bar: BarrierKey, observed: i64, stale_check: bool, pc: u32) -> Option<i64> {
         None
+    }
+    /// Lanes `lanes` (of the warp whose lane 0 is `base`) passed a wait on `bar` observing
+    /// `observed`; returns a lane that had already observed it, with the phase it had seen.
+    fn on_warp_wait_passed(&mut self, base: u32, lanes: u32, bar: BarrierKey, observed: i64, pc: u32) -> Option<(u32, i64)> {
+        let mut stale = None;
+        for l in super::warp::lanes(lanes) {
+            let t = base + l as u32;
+            if let Some(seen) = self.on_wait_passed(t, bar, observed, true, pc) {
+                stale = stale.or(Some((t, seen)));
+            }
+        }
+        stale
+    }
+    /// A lane of `lanes` (warp at `base`) that uses `bar` without its init ordered before.
+    fn init_unordered(&self, base: u32, lanes: u32, bar: BarrierKey, init_by: u32) -> Option<u32> {
+        super::warp::lanes(lanes).map(|l| base + l as u32).find(|&t| !self.init_visible(t, bar, init_by))
     }
     /// `bar.sync`/`bar.arrive` of `t` on named barrier `id` of CTA `cta`.
     fn on_named_arrive(&mut self, t: u32, cta: usize, id: usize) {}
