@@ -4,8 +4,8 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use phaser::codegen::{emit_kernel, Kernel, Result};
-use phaser_examples::gallery::{dsl_seeds::*, seeds};
 use phaser::Target;
+use phaser_examples::gallery::{dsl_seeds::*, seeds};
 use std::hint::black_box;
 
 type Build = Box<dyn Fn() -> Result<Kernel>>;

@@ -1,8 +1,8 @@
 //! `phaser`: run the gallery (GPU when present, else the simulator) and dump PTX.
 
 use clap::{Parser, Subcommand, ValueEnum};
-use phaser_examples::gallery::{self, Outcome, Size};
 use phaser::{Device, Target};
+use phaser_examples::gallery::{self, Outcome, Size};
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -4,8 +4,8 @@
 //! (device calls, `&&` short-circuit, `if` values, comptime `if`) build what they should.
 
 use phaser::codegen::ir::{walk_insts, Inst, Kernel, StmtKind};
-use phaser_examples::gallery::{dsl_seeds::*, seeds};
 use phaser::Target;
+use phaser_examples::gallery::{dsl_seeds::*, seeds};
 
 /// The synchronization skeleton of a kernel: mbarrier, barrier and fence ops in program order.
 fn sync_ops(k: &Kernel) -> Vec<String> {
@@ -119,7 +119,10 @@ fn comptime_dependent_errors_carry_the_rust_line() {
     let loc = d.loc.expect("a location");
     assert_eq!((loc.file, loc.line), ("examples/tests/dsl_structure.rs", line_of("LOC-INIT")), "{e}");
     assert!(d.message.contains("arrival count 0"), "{e}");
-    assert!(e.to_string().starts_with(&format!("error: examples/tests/dsl_structure.rs:{}:", line_of("LOC-INIT"))), "{e}");
+    assert!(
+        e.to_string().starts_with(&format!("error: examples/tests/dsl_structure.rs:{}:", line_of("LOC-INIT"))),
+        "{e}"
+    );
     // The error is cached like a kernel: asking again gives the same answer.
     assert_eq!(loc_probe::kernel_for(0).unwrap_err(), e);
 }

@@ -4,9 +4,9 @@
 
 use phaser::codegen::builder::KernelBuilder;
 use phaser::codegen::ir::{Dim, Type, Value};
-use phaser_examples::gallery::{self, fresh_seed, random_f32, Size};
 use phaser::runtime::RuntimeError;
 use phaser::{Arg, Device, LaunchConfig, Target};
+use phaser_examples::gallery::{self, fresh_seed, random_f32, Size};
 
 fn gpu() -> Device {
     Device::cuda(0).expect("these tests need a CUDA GPU")

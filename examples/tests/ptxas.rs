@@ -2,8 +2,8 @@
 //! supports — assembles with ptxas. A missing ptxas fails the test (CI installs it).
 
 use phaser::codegen::{emit_kernel, ptxas};
-use phaser_examples::gallery;
 use phaser::Target;
+use phaser_examples::gallery;
 
 #[test]
 fn every_gallery_kernel_assembles_for_sm_90a() {

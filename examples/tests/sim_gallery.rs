@@ -1,9 +1,9 @@
 //! Every gallery example runs in the simulator (quick size) and passes its host check, under
 //! each scheduling strategy, with no checker findings.
 
-use phaser_examples::gallery::{examples, Size};
 use phaser::runtime::sim::{SimConfig, Strategy};
 use phaser::Device;
+use phaser_examples::gallery::{examples, Size};
 
 #[test]
 fn gallery_examples_pass_in_the_simulator() {

@@ -3,9 +3,9 @@
 
 use phaser::codegen::builder::KernelBuilder;
 use phaser::codegen::ir::{Dim, Type, Value};
-use phaser_examples::gallery::phase_table::{self, HEADERS, PROBE, SEED_TABLE};
 use phaser::runtime::sim::{Category, SimConfig, Strategy};
 use phaser::{Arg, Device, LaunchConfig, RuntimeError, Target};
+use phaser_examples::gallery::phase_table::{self, HEADERS, PROBE, SEED_TABLE};
 
 fn sim() -> Device {
     Device::sim(SimConfig::default())

@@ -1,9 +1,9 @@
 //! `SimConfig::trace_dir` (`phaser run --backend sim --trace-dir DIR`): every launch leaves a
 //! Perfetto trace and its probe tables; the seeds' two-stage table comes out of a real run.
 
-use phaser_examples::gallery::{self, Size};
 use phaser::runtime::sim::SimConfig;
 use phaser::Device;
+use phaser_examples::gallery::{self, Size};
 
 #[test]
 fn trace_dir_gets_a_perfetto_trace_and_the_seed_table() {

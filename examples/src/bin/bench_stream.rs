@@ -14,9 +14,9 @@
 //! Times are CUDA events around each launch; the table reports the median (and min) of the
 //! timed runs and GB/s counting bytes read + written.
 
+use phaser::{Buffer, Device, Target};
 use phaser_examples::gallery::stream_axpb::{self, StreamConfig, StreamProblem};
 use phaser_examples::gallery::{fresh_seed, random_f32};
-use phaser::{Buffer, Device, Target};
 use std::time::Duration;
 
 struct Opts {

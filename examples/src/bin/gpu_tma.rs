@@ -10,8 +10,8 @@
 //! cargo run --release --bin gpu_tma -- --sim        # the CPU simulator instead of the GPU
 //! ```
 
-use phaser_examples::gallery::{examples, Outcome, Size};
 use phaser::Device;
+use phaser_examples::gallery::{examples, Outcome, Size};
 use std::time::Instant;
 
 const TMA_ENTRIES: [&str; 3] = ["tma_two_stage", "stream_axpb", "cluster_multicast"];

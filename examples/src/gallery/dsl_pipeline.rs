@@ -7,8 +7,8 @@
 //! ordinary stores and release the stage (one arrival per consumer warp).
 
 use super::{fresh_seed, random_f32, Example, Outcome, Size};
-use phaser::{Device, LaunchConfig, RuntimeError};
 use phaser::runtime::Swizzle;
+use phaser::{Device, LaunchConfig, RuntimeError};
 
 /// Columns of the tensor (one TMA box row).
 pub const COLS: u32 = 256;

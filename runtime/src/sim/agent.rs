@@ -21,7 +21,10 @@ const PIECES: u32 = 4;
 pub enum LoadSrc {
     Bulk(u64),
     /// Tensor map parameter index and box coordinates (innermost first).
-    Tensor { map: usize, coords: Vec<i32> },
+    Tensor {
+        map: usize,
+        coords: Vec<i32>,
+    },
 }
 
 impl LoadSrc {
@@ -143,16 +146,38 @@ impl<C: Checker> Engine<'_, C> {
     pub fn complete_next_piece(&mut self, i: usize) -> Result<bool> {
         self.effects += 1;
         if let AsyncKind::Load { pieces, .. } = &mut self.agents[i].kind {
-            if pieces.len() > 1 {
-                let k = self.sched.piece(pieces.len());
-                let piece = pieces.remove(k);
-                self.land_piece(i, piece);
+            let k = self.sched.piece(pieces.len());
+            let piece = pieces.remove(k);
+            self.land_piece(i, piece);
+            let AsyncKind::Load { pieces, .. } = &self.agents[i].kind else { unreachable!("a load") };
+            if !pieces.is_empty() {
                 return Ok(false);
             }
+            self.out.stats.async_completed += 1;
+            self.agents.remove(i);
+            return Ok(true);
         }
         let op = self.agents.remove(i);
         self.complete_op(op)?;
         Ok(true)
+    }
+
+    /// The hardware counts bytes as they land, in granules much finer than our pieces: when
+    /// the first destination's barrier has no arrival pending and its tx-count (a multiple of
+    /// 16) is smaller than the piece, the tx-count passes through 0 inside the piece. Split it
+    /// there, so the phase completes with the rest of the bytes still in flight.
+    fn split_at_tx_zero(&mut self, i: usize, (start, len): (u32, u32)) -> (u32, u32) {
+        let AsyncKind::Load { dsts, .. } = &self.agents[i].kind else { return (start, len) };
+        let Some(d) = dsts.first().copied() else { return (start, len) };
+        let Some(b) = self.ctas[d.cta].barriers.get(self.cx.layout, d.bar) else { return (start, len) };
+        let tx = b.tx;
+        if !(b.usable() && b.pending == 0 && tx > 0 && tx < len as i64 && tx % 16 == 0) {
+            return (start, len);
+        }
+        if let AsyncKind::Load { pieces, .. } = &mut self.agents[i].kind {
+            pieces.insert(0, (start + tx as u32, len - tx as u32));
+        }
+        (start, tx as u32)
     }
 
     /// Read a load's source (once, at its first piece); `None` after a fault.
@@ -209,10 +234,11 @@ impl<C: Checker> Engine<'_, C> {
     }
 
     /// Land bytes `[start, start+len)` of load `i` in every destination and complete tx.
-    fn land_piece(&mut self, i: usize, (start, len): (u32, u32)) {
+    fn land_piece(&mut self, i: usize, piece: (u32, u32)) {
         if self.load_data(i).is_none() {
             return;
         }
+        let (start, len) = self.split_at_tx_zero(i, piece);
         let op = &self.agents[i];
         let (id, issuer, pc) = (op.id, op.issuer, op.pc);
         let AsyncKind::Load { dsts, src, data: Some(data), .. } = &op.kind else { return };
@@ -330,15 +356,7 @@ impl<C: Checker> Engine<'_, C> {
         let AsyncOp { id, issuer, pc, kind, snapshot, .. } = op;
         let icta = (issuer / self.threads_per_cta) as usize;
         match kind {
-            AsyncKind::Load { dsts, src, bytes, pieces, data } => {
-                // The last piece: put the op back for `land_piece`, which reads it in place.
-                let piece = pieces.first().copied().unwrap_or((0, bytes));
-                let kind = AsyncKind::Load { dsts, src, bytes, pieces: Vec::new(), data };
-                self.agents.push(AsyncOp { id, issuer, snapshot, round: self.round, pc, kind });
-                let i = self.agents.len() - 1;
-                self.land_piece(i, piece);
-                self.agents.pop();
-            }
+            AsyncKind::Load { .. } => unreachable!("loads complete piece by piece"),
             AsyncKind::CpAsync { cta, off, src, bytes, group } => {
                 let data = self.cx.gmem.borrow().slice(src, bytes as usize).map(|s| s.to_vec());
                 if let Some(s) = data {

@@ -88,8 +88,15 @@ impl Barrier {
     }
 
     pub fn init(&mut self, count: u32, by: u32, pc: u32, loc: Option<SourceLoc>) {
-        *self =
-            Barrier { inited: true, expected: count, pending: count as i64, init_by: by, init_pc: pc, init_loc: loc, ..Barrier::default() };
+        *self = Barrier {
+            inited: true,
+            expected: count,
+            pending: count as i64,
+            init_by: by,
+            init_pc: pc,
+            init_loc: loc,
+            ..Barrier::default()
+        };
     }
 
     /// Add `bytes` registered or delivered by `pc` to this phase's tx sites.
@@ -143,9 +150,17 @@ impl Barrier {
     }
 
     /// `tx -= bytes`; returns (`|tx|` out of range, the phase completed).
-    pub fn complete_tx(&mut self, bytes: u32, actor: Actor, pc: u32, loc: Option<SourceLoc>, tick: u64) -> (bool, bool) {
+    pub fn complete_tx(
+        &mut self,
+        bytes: u32,
+        actor: Actor,
+        pc: u32,
+        loc: Option<SourceLoc>,
+        tick: u64,
+    ) -> (bool, bool) {
         self.tx -= bytes as i64;
-        let last = self.last.back_mut().filter(|a| a.actor == actor && a.tx < 0 && a.loc == loc && a.phase == self.phase);
+        let last =
+            self.last.back_mut().filter(|a| a.actor == actor && a.tx < 0 && a.loc == loc && a.phase == self.phase);
         match last {
             // Pieces of one copy are remembered as one update.
             Some(a) => a.tx -= bytes as i64,

@@ -33,7 +33,15 @@ impl<C: Checker> Engine<'_, C> {
     /// Resolve a shared address: `.shared::cta` names this CTA; a `.shared::cluster` address
     /// may name any CTA of the cluster. Checks `[off, off+len)` lies in shared memory, and
     /// that another CTA named is still running.
-    pub fn smem_addr(&mut self, wi: usize, l: usize, cluster: bool, addr: u64, len: u32, pc: u32) -> Option<(usize, u32)> {
+    pub fn smem_addr(
+        &mut self,
+        wi: usize,
+        l: usize,
+        cluster: bool,
+        addr: u64,
+        len: u32,
+        pc: u32,
+    ) -> Option<(usize, u32)> {
         let own = self.warps[wi].cta;
         let t = self.cluster_thread(wi, l);
         let a = addr as u32;
@@ -48,8 +56,9 @@ impl<C: Checker> Engine<'_, C> {
         };
         if off as u64 + len as u64 > self.ctas[cta].smem.len() as u64 {
             let size = self.ctas[cta].smem.len();
-            let msg =
-                format!("shared access of {len} bytes at offset {off} is outside the CTA's {size} bytes of shared memory");
+            let msg = format!(
+                "shared access of {len} bytes at offset {off} is outside the CTA's {size} bytes of shared memory"
+            );
             self.fault(own, t, pc, msg);
             return None;
         }
@@ -106,11 +115,8 @@ impl<C: Checker> Engine<'_, C> {
             return;
         }
         self.cx.trace_room.set(room - 1);
-        let (pending, tx, phase) = self.ctas[cta]
-            .barriers
-            .get(self.cx.layout, off)
-            .map(|b| (b.pending, b.tx, b.phase))
-            .unwrap_or((0, 0, 0));
+        let (pending, tx, phase) =
+            self.ctas[cta].barriers.get(self.cx.layout, off).map(|b| (b.pending, b.tx, b.phase)).unwrap_or((0, 0, 0));
         let ctaid = self.ctas[cta].ctaid;
         let thread = thread.map(|t| t % self.threads_per_cta);
         self.out.trace.push(self.tick, ctaid, off, thread, kind, pending, tx, phase);

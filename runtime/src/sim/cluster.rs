@@ -13,7 +13,7 @@ use super::program::Program;
 use super::progress::{CycleWatch, Epoch};
 use super::report::Collector;
 use super::scheduler::Scheduler;
-use super::warp::{Warp, WaitFor};
+use super::warp::{WaitFor, Warp};
 use crate::error::{Result, RuntimeError};
 use crate::launch::LaunchConfig;
 use crate::tensor_map::TensorMapDesc;

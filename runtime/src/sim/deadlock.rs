@@ -109,11 +109,19 @@ impl<C: Checker> Engine<'_, C> {
         let mut groups: Vec<Group> = Vec::new();
         let tpc = self.threads_per_cta;
         for wi in 0..self.warps.len() {
+            // The looping lanes of a warp are those the scheduler keeps running: its
+            // lowest-pc runnable lanes; other runnable lanes only wait behind them.
+            let w = &self.warps[wi];
+            let lowest = lanes(w.runnable).map(|l| w.pc[l]).min();
             for l in lanes(self.warps[wi].live()) {
                 let t = self.cluster_thread(wi, l);
                 let w = &self.warps[wi];
                 let cta_of_thread = w.cta;
-                let looping = w.runnable & (1 << l) != 0 && how == Stuck::Loop;
+                let runnable = w.runnable & (1 << l) != 0;
+                if how == Stuck::Loop && runnable && Some(w.pc[l]) != lowest {
+                    continue;
+                }
+                let looping = runnable && how == Stuck::Loop;
                 let (key, bar, pc, msg) = match w.wait[l] {
                     _ if looping => {
                         let pc = w.pc[l];

@@ -23,7 +23,10 @@ pub fn has_effect(inst: &Inst) -> bool {
         ),
         Inst::Mbarrier(m) => !matches!(
             m,
-            MbarrierOp::TestWait { .. } | MbarrierOp::TryWait { .. } | MbarrierOp::Wait { .. } | MbarrierOp::PendingCount { .. }
+            MbarrierOp::TestWait { .. }
+                | MbarrierOp::TryWait { .. }
+                | MbarrierOp::Wait { .. }
+                | MbarrierOp::PendingCount { .. }
         ),
         Inst::Sync(s) => !matches!(
             s,

@@ -18,7 +18,16 @@ impl<C: Checker> Engine<'_, C> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn begin_wait(&mut self, wi: usize, l: usize, cta: usize, off: u32, target: WaitTarget, result: Option<u32>, pc: u32) {
+    fn begin_wait(
+        &mut self,
+        wi: usize,
+        l: usize,
+        cta: usize,
+        off: u32,
+        target: WaitTarget,
+        result: Option<u32>,
+        pc: u32,
+    ) {
         let t = self.cluster_thread(wi, l);
         self.trace_bar(cta, off, Some(t), TraceKind::WaitBegin { parity: target.parity() });
         let since = self.tick;
@@ -39,7 +48,8 @@ impl<C: Checker> Engine<'_, C> {
         let first = mask.trailing_zeros() as usize;
         let addr = self.val(wi, first, bar);
         let per_lane = count.map(|v| self.val(wi, first, &v) as u32).unwrap_or(1);
-        if lanes(mask).any(|l| self.val(wi, l, bar) != addr || count.is_some_and(|v| self.val(wi, l, &v) as u32 != per_lane))
+        if lanes(mask)
+            .any(|l| self.val(wi, l, bar) != addr || count.is_some_and(|v| self.val(wi, l, &v) as u32 != per_lane))
         {
             return false;
         }

@@ -26,7 +26,12 @@ impl<C: Checker> Engine<'_, C> {
                                 Some(v) => v,
                                 None => {
                                     let d = self.cx.gmem.borrow().describe(a);
-                                    self.fault(own, t, pc, format!("global load of {size} bytes at {d} is out of bounds"));
+                                    self.fault(
+                                        own,
+                                        t,
+                                        pc,
+                                        format!("global load of {size} bytes at {d} is out of bounds"),
+                                    );
                                     return;
                                 }
                             }

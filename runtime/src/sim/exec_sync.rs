@@ -35,8 +35,7 @@ impl<C: Checker> Engine<'_, C> {
                     self.check_cluster_barrier();
                 }
                 SyncOp::ClusterWait => {
-                    let generation =
-                        self.cluster_arrival[t as usize].take().unwrap_or(self.cluster_barrier.generation);
+                    let generation = self.cluster_arrival[t as usize].take().unwrap_or(self.cluster_barrier.generation);
                     self.block_lane(wi, l, WaitFor::ClusterBarrier { generation, pc });
                 }
                 SyncOp::WarpSync { mask } => self.warp_sync_arrive(wi, l, *mask, pc),
@@ -50,7 +49,17 @@ impl<C: Checker> Engine<'_, C> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn bar_arrive(&mut self, wi: usize, l: usize, t: u32, c: usize, id: &Value, count: Option<&Value>, wait: bool, pc: u32) {
+    fn bar_arrive(
+        &mut self,
+        wi: usize,
+        l: usize,
+        t: u32,
+        c: usize,
+        id: &Value,
+        count: Option<&Value>,
+        wait: bool,
+        pc: u32,
+    ) {
         let id = self.val(wi, l, id) as usize;
         if id >= 16 {
             self.finding(Category::Unsupported, c, Some(t), None, Some(pc), format!("`bar.sync {id}`: ids are 0-15"));

@@ -71,7 +71,8 @@ pub(crate) fn run<C: Checker>(cx: &LaunchCtx, out: &mut Collector) -> Result<()>
     let ctas_per_cluster = all.first().map_or(1, |c| c.len());
     let footprint = Engine::<C>::footprint(cx, ctas_per_cluster).max(1);
     let room = cx.config.max_memory_bytes.saturating_sub(cx.gmem.borrow().bytes());
-    let limit = ((cx.config.max_resident_ctas as usize / ctas_per_cluster).max(1)).min((room / footprint).max(1) as usize);
+    let limit =
+        ((cx.config.max_resident_ctas as usize / ctas_per_cluster).max(1)).min((room / footprint).max(1) as usize);
     let mut resident: Vec<(usize, Engine<C>)> = Vec::new();
     let mut next = 0usize;
     let mut order = Vec::new();
@@ -110,7 +111,8 @@ pub(crate) fn run<C: Checker>(cx: &LaunchCtx, out: &mut Collector) -> Result<()>
             }
             return Ok(());
         }
-        let total = out.stats.thread_instructions + resident.iter().map(|(_, e)| e.out.stats.thread_instructions).sum::<u64>();
+        let total =
+            out.stats.thread_instructions + resident.iter().map(|(_, e)| e.out.stats.thread_instructions).sum::<u64>();
         if total > cx.config.max_steps {
             return Err(resident[0].1.limit_error(total));
         }

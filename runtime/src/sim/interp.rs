@@ -164,4 +164,3 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 }
-

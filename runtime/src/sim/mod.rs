@@ -213,11 +213,8 @@ impl SimDevice {
             global_writes: &global_writes,
             trace_room: &trace_room,
         };
-        let ran = if sc.race_check {
-            grid::run::<HappensBefore>(&cx, &mut out)
-        } else {
-            grid::run::<NoCheck>(&cx, &mut out)
-        };
+        let ran =
+            if sc.race_check { grid::run::<HappensBefore>(&cx, &mut out) } else { grid::run::<NoCheck>(&cx, &mut out) };
         *guard = gmem.into_inner();
         ran?;
         out.stats.wall = t0.elapsed();

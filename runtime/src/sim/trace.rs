@@ -157,4 +157,3 @@ impl Trace {
         .to_string()
     }
 }
-

@@ -22,17 +22,40 @@ pub fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
 pub enum WaitFor {
     Nothing,
     /// An mbarrier wait (`Wait`, or a `TryWait` that writes `false` into `result` on timeout).
-    Mbarrier { cta: u32, off: u32, target: WaitTarget, result: Option<u32>, pc: u32, since: u64 },
+    Mbarrier {
+        cta: u32,
+        off: u32,
+        target: WaitTarget,
+        result: Option<u32>,
+        pc: u32,
+        since: u64,
+    },
     /// `bar.sync id` generation `generation`.
-    NamedBarrier { id: u8, generation: u64, pc: u32 },
+    NamedBarrier {
+        id: u8,
+        generation: u64,
+        pc: u32,
+    },
     /// `barrier.cluster.wait` for arrival generation `generation`.
-    ClusterBarrier { generation: u64, pc: u32 },
+    ClusterBarrier {
+        generation: u64,
+        pc: u32,
+    },
     /// `cp.async.wait_group n`.
-    CpAsyncGroups { n: u32, pc: u32 },
+    CpAsyncGroups {
+        n: u32,
+        pc: u32,
+    },
     /// `cp.async.bulk.wait_group n`.
-    BulkGroups { n: u32, pc: u32 },
+    BulkGroups {
+        n: u32,
+        pc: u32,
+    },
     /// `bar.warp.sync mask`: released by the last lane of the mask to arrive (`warp_sync`).
-    WarpSync { mask: u32, pc: u32 },
+    WarpSync {
+        mask: u32,
+        pc: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

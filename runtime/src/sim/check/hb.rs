@@ -140,17 +140,19 @@ impl HappensBefore {
                 Some(&i) => format!("an async copy issued by {} that has not landed yet", self.who(i)),
                 None => "an in-flight async copy".into(),
             },
-            Conflict::InFlightRead(op) => match (self.op_issuer.get(&op), self.unobserved.iter().find(|s| s.op == op)) {
-                (_, Some(s)) => format!(
-                    "a TMA store issued by {} whose completion was not observed (no \
+            Conflict::InFlightRead(op) => {
+                match (self.op_issuer.get(&op), self.unobserved.iter().find(|s| s.op == op)) {
+                    (_, Some(s)) => format!(
+                        "a TMA store issued by {} whose completion was not observed (no \
                      `cp.async.bulk.wait_group.read` by its issuer ordered before this access)",
-                    self.who(s.issuer)
-                ),
-                (Some(&i), None) => {
-                    format!("an in-flight TMA store issued by {} (source not read yet)", self.who(i))
+                        self.who(s.issuer)
+                    ),
+                    (Some(&i), None) => {
+                        format!("an in-flight TMA store issued by {} (source not read yet)", self.who(i))
+                    }
+                    (None, None) => "an in-flight TMA store".into(),
                 }
-                (None, None) => "an in-flight TMA store".into(),
-            },
+            }
             Conflict::Thread { other, .. } if other as usize >= self.threads => {
                 let slot = other as usize - self.threads;
                 let bar = BarrierKey {
@@ -271,7 +273,14 @@ impl Checker for HappensBefore {
         }
     }
 
-    fn on_warp_wait_passed(&mut self, base: u32, lanes: u32, bar: BarrierKey, observed: i64, pc: u32) -> Option<(u32, i64)> {
+    fn on_warp_wait_passed(
+        &mut self,
+        base: u32,
+        lanes: u32,
+        bar: BarrierKey,
+        observed: i64,
+        pc: u32,
+    ) -> Option<(u32, i64)> {
         let threads = self.threads;
         let b = match bar.slot {
             Some(i) => &mut self.slotted[i as usize],
@@ -331,8 +340,7 @@ impl Checker for HappensBefore {
     fn on_init(&mut self, t: u32, bar: BarrierKey) {
         let init_clock = self.clocks.tick(t);
         let threads = self.threads;
-        *self.clocks_of(bar) =
-            BarrierClocks { init_clock, seen: vec![i64::MIN; threads], ..BarrierClocks::default() };
+        *self.clocks_of(bar) = BarrierClocks { init_clock, seen: vec![i64::MIN; threads], ..BarrierClocks::default() };
     }
 
     fn init_visible(&self, t: u32, bar: BarrierKey, init_by: u32) -> bool {
@@ -558,7 +566,16 @@ impl Checker for HappensBefore {
         Some(Issue { category, cta, thread: Some(i), barrier: None, phase: None, pc: Some(pc), message })
     }
 
-    fn on_async_land(&mut self, op: u32, _issuer: u32, snap: &IssueClock, cta: usize, off: u32, len: u32, by: Publisher) {
+    fn on_async_land(
+        &mut self,
+        op: u32,
+        _issuer: u32,
+        snap: &IssueClock,
+        cta: usize,
+        off: u32,
+        len: u32,
+        by: Publisher,
+    ) {
         let e = match by {
             Publisher::Issuer => ASYNC | epoch(snap.issuer, snap.own),
             Publisher::Phase { bar, phase } => match self.component(bar) {
@@ -675,11 +692,18 @@ impl Checker for HappensBefore {
                 );
                 let category = Category::ExitedCtaAccess;
                 let from = (t / self.threads_per_cta) as usize;
-                out.push(Issue { category, cta: from, thread: Some(t), barrier: None, phase: None, pc: Some(pc), message });
+                out.push(Issue {
+                    category,
+                    cta: from,
+                    thread: Some(t),
+                    barrier: None,
+                    phase: None,
+                    pc: Some(pc),
+                    message,
+                });
             }
         }
         self.remote[cta].clear();
         out
     }
 }
-

@@ -104,7 +104,14 @@ pub(crate) trait Checker: Sized {
     }
     /// Lanes `lanes` (of the warp whose lane 0 is `base`) passed a wait on `bar` observing
     /// `observed`; returns a lane that had already observed it, with the phase it had seen.
-    fn on_warp_wait_passed(&mut self, base: u32, lanes: u32, bar: BarrierKey, observed: i64, pc: u32) -> Option<(u32, i64)> {
+    fn on_warp_wait_passed(
+        &mut self,
+        base: u32,
+        lanes: u32,
+        bar: BarrierKey,
+        observed: i64,
+        pc: u32,
+    ) -> Option<(u32, i64)> {
         let mut stale = None;
         for l in super::warp::lanes(lanes) {
             let t = base + l as u32;
@@ -142,7 +149,17 @@ pub(crate) trait Checker: Sized {
         None
     }
     /// Bytes `[off, off+len)` of op `op` (issued by `issuer`) landed.
-    fn on_async_land(&mut self, op: u32, issuer: u32, snap: &Self::Snapshot, cta: usize, off: u32, len: u32, by: Publisher) {}
+    fn on_async_land(
+        &mut self,
+        op: u32,
+        issuer: u32,
+        snap: &Self::Snapshot,
+        cta: usize,
+        off: u32,
+        len: u32,
+        by: Publisher,
+    ) {
+    }
     /// Thread `t` issues TMA store `op` reading `[off, off+len)`.
     fn on_async_read_issue(&mut self, t: u32, op: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
         None
