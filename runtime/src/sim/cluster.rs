@@ -2,8 +2,8 @@
 //! warps, cluster barrier, per-thread async groups, async agents in flight, and the checker
 //! watching it. `run_loop.rs` schedules it; `exec_*.rs` execute its instructions.
 
-use super::agent::AsyncOp;
 use super::async_groups::ThreadGroups;
+use super::async_op::AsyncOp;
 use super::barrier_table::BarrierTable;
 use super::check::{BarrierKey, Checker, Geometry, Issue};
 use super::config::SimConfig;

@@ -15,7 +15,7 @@
 //! scheduler says. It releases the issuer's vector clock at the arrive, which covers the
 //! copies' issue, so a thread that waited on the phase may read the copied bytes.
 
-use super::agent::AsyncKind;
+use super::async_op::AsyncKind;
 use super::check::Checker;
 use super::cluster::Engine;
 use phaser_codegen::ir::Value;

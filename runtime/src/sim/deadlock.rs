@@ -82,8 +82,8 @@ impl<C: Checker> Engine<'_, C> {
         self.finding(Category::TxImbalance, (t / tpc) as usize, Some(t), Some((cta, off)), Some(pc), msg);
     }
 
-    fn op_targets(&self, op: &super::agent::AsyncOp<C::Snapshot>, cta: usize, off: u32) -> bool {
-        use super::agent::AsyncKind::*;
+    fn op_targets(&self, op: &super::async_op::AsyncOp<C::Snapshot>, cta: usize, off: u32) -> bool {
+        use super::async_op::AsyncKind::*;
         match &op.kind {
             Load { dsts, .. } => dsts.iter().any(|d| d.cta == cta && d.bar == off),
             Commit { cta: c, off: o } | CpAsyncArrive { cta: c, off: o, .. } => *c == cta && *o == off,

@@ -1,47 +1,12 @@
 //! Instructions other than arithmetic and control flow (the slow path): dispatch to
 //! `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`; `tcgen05.commit` and probes here.
 
-use super::agent::AsyncKind;
+use super::async_op::AsyncKind;
 use super::check::Checker;
 use super::cluster::Engine;
 use super::warp::lanes;
 use crate::error::Result;
 use phaser_codegen::ir::*;
-
-/// Whether an instruction can change what other warps observe (stores, arrivals, copies,
-/// barrier arrivals): the progress watch resets on those. Loads, waits, polls, fences and
-/// address arithmetic do not.
-pub fn has_effect(inst: &Inst) -> bool {
-    match inst {
-        Inst::Memory(m) => !matches!(
-            m,
-            MemoryOp::Ld { .. }
-                | MemoryOp::SharedAddr { .. }
-                | MemoryOp::DynSharedAddr { .. }
-                | MemoryOp::ParamAddr { .. }
-                | MemoryOp::CpAsyncWaitGroup { .. }
-        ),
-        Inst::Mbarrier(m) => !matches!(
-            m,
-            MbarrierOp::TestWait { .. }
-                | MbarrierOp::TryWait { .. }
-                | MbarrierOp::Wait { .. }
-                | MbarrierOp::PendingCount { .. }
-        ),
-        Inst::Sync(s) => !matches!(
-            s,
-            SyncOp::FenceMbarrierInit
-                | SyncOp::MemBar { .. }
-                | SyncOp::SetMaxNReg { .. }
-                | SyncOp::FenceProxyAsync { .. }
-                | SyncOp::Mapa { .. }
-                | SyncOp::ClusterWait
-        ),
-        Inst::Tma(t) => !matches!(t, TmaOp::WaitGroup { .. } | TmaOp::PrefetchTensor { .. }),
-        Inst::Tcgen05(Tcgen05Op::Fence { .. }) | Inst::Probe { .. } => false,
-        _ => true,
-    }
-}
 
 impl<C: Checker> Engine<'_, C> {
     pub(crate) fn exec_slow(&mut self, wi: usize, mask: u32, pc: u32, inst: &Inst) -> Result<()> {

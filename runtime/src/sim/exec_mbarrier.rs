@@ -63,7 +63,7 @@ impl<C: Checker> Engine<'_, C> {
             _ => return false,
         };
         let off = a & ((1 << super::memory::CLUSTER_SHIFT) - 1);
-        if cta != own || off % 8 != 0 || self.cx.layout.outside_every_array(off) {
+        if cta != own || !off.is_multiple_of(8) || self.cx.layout.outside_every_array(off) {
             return false;
         }
         let total = per_lane * mask.count_ones();
@@ -104,7 +104,10 @@ impl<C: Checker> Engine<'_, C> {
             return false;
         }
         let (cta, off) = (self.warps[wi].cta, addr as u32);
-        if off % 8 != 0 || self.cx.layout.outside_every_array(off) || off as usize + 8 > self.ctas[cta].smem.len() {
+        if !off.is_multiple_of(8)
+            || self.cx.layout.outside_every_array(off)
+            || off as usize + 8 > self.ctas[cta].smem.len()
+        {
             return false;
         }
         if !self.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {

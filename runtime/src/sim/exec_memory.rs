@@ -1,6 +1,6 @@
 //! Loads, stores and atomics (global and shared), shared/param addresses, `cp.async`.
 
-use super::agent::AsyncKind;
+use super::async_op::AsyncKind;
 use super::check::Checker;
 use super::cluster::Engine;
 use super::memory::PARAM_BASE;

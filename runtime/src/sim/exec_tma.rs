@@ -1,6 +1,6 @@
 //! TMA and bulk-copy issue: tensor and bulk loads (multicast), stores, bulk groups.
 
-use super::agent::{pieces, AsyncKind, LoadDst, LoadSrc, StoreDst};
+use super::async_op::{pieces, AsyncKind, LoadDst, LoadSrc, StoreDst};
 use super::check::Checker;
 use super::cluster::Engine;
 use super::finding::Category;
@@ -172,7 +172,11 @@ impl<C: Checker> Engine<'_, C> {
 
     fn issue_store(&mut self, t: u32, pc: u32, c: usize, off: u32, dst: StoreDst, bytes: u32) {
         let id = self.next_op;
-        let issue = self.checker.on_async_read_issue(t, id, c, off, bytes, pc);
+        let kind = match dst {
+            StoreDst::Bulk(_) => "bulk store (cp.async.bulk)",
+            StoreDst::Tensor { .. } => "TMA tensor store",
+        };
+        let issue = self.checker.on_async_read_issue(t, id, kind, c, off, bytes, pc);
         self.report_issue(issue);
         let g = &mut self.groups[t as usize].bulk;
         let group = g.committed.len();

@@ -11,7 +11,7 @@
 
 use super::check::Checker;
 use super::cluster::{Engine, LaunchCtx};
-use super::progress::{repeating, Epoch};
+use super::progress::Epoch;
 use super::report::Collector;
 use super::run_loop::RoundEnd;
 use crate::error::Result;
@@ -54,7 +54,7 @@ fn stuck<C: Checker>(resident: &[(usize, Engine<'_, C>)]) -> Option<Vec<Epoch>> 
             if w.live() == 0 {
                 continue;
             }
-            if repeating(w, now) {
+            if w.cycle.repeats_under(now) {
                 any = true;
             } else if w.runnable != 0 {
                 return None;

@@ -88,7 +88,8 @@ impl<C: Checker> Engine<'_, C> {
                         w.set_pc(mask, t);
                         if t <= pc {
                             let now = self.epoch();
-                            super::progress::back_edge(&mut self.warps[wi], now);
+                            let w = &mut self.warps[wi];
+                            w.cycle.back_edge(&w.regs, &w.pc, w.runnable, w.blocked, now);
                         }
                         continue 'regroup;
                     }

@@ -14,7 +14,7 @@
 //!   `progress` (loops that can never end), `deadlock` (reports of stuck and unfinished work);
 //! - synchronization and async agents: `barrier` (the mbarrier state machine),
 //!   `barrier_table` (a CTA's mbarriers), `barrier_ops` (addressing, arrivals, tx, waits),
-//!   `agent` (TMA/bulk/cp.async copies landing in pieces), `async_groups`, `warp_sync`
+//!   `async_op` (copies as data), `agent` (copies landing in pieces), `async_groups`, `warp_sync`
 //!   (`bar.warp.sync`), `cp_async_arrive` (`cp.async.mbarrier.arrive`);
 //! - instructions: `exec` (dispatch), `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`;
 //! - the checker behind a trait: `check` (`Checker`, `NoCheck`), `check/hb` (happens-before),
@@ -23,6 +23,7 @@
 pub(crate) mod agent;
 pub(crate) mod arith;
 pub(crate) mod async_groups;
+pub(crate) mod async_op;
 pub mod barrier;
 pub(crate) mod barrier_ops;
 pub(crate) mod barrier_table;

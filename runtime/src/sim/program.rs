@@ -115,13 +115,48 @@ impl Program {
             Lowering { ops: Vec::new(), locs: Vec::new(), slow: Vec::new(), loops: Vec::new(), infos: Vec::new() };
         l.block(&k.body);
         l.emit(Op::Exit, None);
-        let effects = l.slow.iter().map(super::exec::has_effect).collect();
+        let effects = l.slow.iter().map(has_effect).collect();
         Program { ops: l.ops, locs: l.locs, slow: l.slow, effects, loops: l.infos }
     }
 
     /// The loops around `pc`, outermost first.
     pub fn loops_around(&self, pc: u32) -> impl Iterator<Item = &LoopInfo> {
         self.loops.iter().filter(move |l| l.start <= pc && pc < l.end)
+    }
+}
+
+/// Whether an instruction can change what other warps observe (stores, arrivals, copies,
+/// barrier arrivals): the progress watch resets on those. Loads, waits, polls, fences and
+/// address arithmetic do not.
+pub fn has_effect(inst: &Inst) -> bool {
+    match inst {
+        Inst::Memory(m) => !matches!(
+            m,
+            MemoryOp::Ld { .. }
+                | MemoryOp::SharedAddr { .. }
+                | MemoryOp::DynSharedAddr { .. }
+                | MemoryOp::ParamAddr { .. }
+                | MemoryOp::CpAsyncWaitGroup { .. }
+        ),
+        Inst::Mbarrier(m) => !matches!(
+            m,
+            MbarrierOp::TestWait { .. }
+                | MbarrierOp::TryWait { .. }
+                | MbarrierOp::Wait { .. }
+                | MbarrierOp::PendingCount { .. }
+        ),
+        Inst::Sync(s) => !matches!(
+            s,
+            SyncOp::FenceMbarrierInit
+                | SyncOp::MemBar { .. }
+                | SyncOp::SetMaxNReg { .. }
+                | SyncOp::FenceProxyAsync { .. }
+                | SyncOp::Mapa { .. }
+                | SyncOp::ClusterWait
+        ),
+        Inst::Tma(t) => !matches!(t, TmaOp::WaitGroup { .. } | TmaOp::PrefetchTensor { .. }),
+        Inst::Tcgen05(Tcgen05Op::Fence { .. }) | Inst::Probe { .. } => false,
+        _ => true,
     }
 }
 

@@ -9,8 +9,6 @@
 //! ran thousands of back-edges without an effect (at powers of two, then for a short window:
 //! Brent's cycle detection, limited to loops whose state repeats within `WINDOW` iterations).
 
-use super::warp::Warp;
-
 /// Back-edges without an effect before the state is first saved.
 const THRESHOLD: u64 = 4096;
 /// Back-edges after a save during which the state is compared with the saved one.
@@ -24,12 +22,21 @@ pub struct Epoch {
     pub cluster_effects: u64,
 }
 
+/// A warp's state as saved for comparison.
+struct Saved {
+    regs: Vec<u64>,
+    pc: [u32; 32],
+    runnable: u32,
+    blocked: u32,
+    epoch: Epoch,
+}
+
 #[derive(Default)]
 pub struct CycleWatch {
     /// Back-edges since the warp's last effect.
     back_edges: u64,
     saved_at: u64,
-    saved: Option<(Vec<u64>, [u32; 32], u32, u32, Epoch)>,
+    saved: Option<Saved>,
     /// The state repeated under this epoch: the warp loops forever unless something changes.
     pub repeating: Option<Epoch>,
 }
@@ -46,27 +53,29 @@ impl CycleWatch {
     }
 }
 
-/// Warp `w` took a loop back-edge under `now`.
-#[inline]
-pub fn back_edge(w: &mut Warp, now: Epoch) {
-    w.cycle.back_edges += 1;
-    let b = w.cycle.back_edges;
-    if b < THRESHOLD {
-        return;
-    }
-    if b.is_power_of_two() {
-        w.cycle.saved = Some((w.regs.clone(), w.pc, w.runnable, w.blocked, now));
-        w.cycle.saved_at = b;
-    } else if b - w.cycle.saved_at <= WINDOW {
-        if let Some((regs, pc, runnable, blocked, epoch)) = &w.cycle.saved {
-            if *epoch == now && *pc == w.pc && *runnable == w.runnable && *blocked == w.blocked && *regs == w.regs {
-                w.cycle.repeating = Some(now);
+impl CycleWatch {
+    /// The warp (registers, program counters, lane masks) took a loop back-edge under `now`.
+    #[inline]
+    pub fn back_edge(&mut self, regs: &[u64], pc: &[u32; 32], runnable: u32, blocked: u32, now: Epoch) {
+        self.back_edges += 1;
+        let b = self.back_edges;
+        if b < THRESHOLD {
+            return;
+        }
+        if b.is_power_of_two() {
+            self.saved = Some(Saved { regs: regs.to_vec(), pc: *pc, runnable, blocked, epoch: now });
+            self.saved_at = b;
+        } else if b - self.saved_at <= WINDOW {
+            if let Some(s) = &self.saved {
+                if s.epoch == now && s.pc == *pc && s.runnable == runnable && s.blocked == blocked && s.regs == regs {
+                    self.repeating = Some(now);
+                }
             }
         }
     }
-}
 
-/// Whether warp `w` is known to repeat forever under `now`.
-pub fn repeating(w: &Warp, now: Epoch) -> bool {
-    w.cycle.repeating == Some(now)
+    /// Whether the warp is known to repeat forever under `now`.
+    pub fn repeats_under(&self, now: Epoch) -> bool {
+        self.repeating == Some(now)
+    }
 }

@@ -1,7 +1,7 @@
 //! A warp's execution state: registers, per-lane program counters, which lanes run, wait or
 //! have exited, and what each waiting lane waits for.
 
-use super::warp_sync::WarpSyncRound;
+use super::progress::CycleWatch;
 
 /// Iterate the set bits of a lane mask.
 #[inline]
@@ -15,6 +15,15 @@ pub fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
             Some(l)
         }
     })
+}
+
+/// One open `bar.warp.sync` of a warp: the lanes that arrived with this mask so far.
+#[derive(Clone, Debug)]
+pub struct WarpSyncRound {
+    pub mask: u32,
+    pub arrived: u32,
+    /// Where the first lane arrived (for findings about lanes that exit meanwhile).
+    pub pc: u32,
 }
 
 /// What a blocked lane waits for.
@@ -97,7 +106,7 @@ pub struct Warp {
     /// Open `bar.warp.sync` rounds, one per mask value some lane waits with.
     pub warp_syncs: Vec<WarpSyncRound>,
     /// Repetition of the warp's whole state while nothing changes (`progress.rs`).
-    pub cycle: super::progress::CycleWatch,
+    pub cycle: CycleWatch,
 }
 
 impl Warp {

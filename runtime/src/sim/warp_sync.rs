@@ -16,16 +16,7 @@
 use super::check::Checker;
 use super::cluster::{ranges, Engine};
 use super::finding::Category;
-use super::warp::{lanes, WaitFor};
-
-/// One open `bar.warp.sync` of a warp: the lanes that arrived with this mask so far.
-#[derive(Clone, Debug)]
-pub struct WarpSyncRound {
-    pub mask: u32,
-    pub arrived: u32,
-    /// Where the first lane arrived (for findings about lanes that exit meanwhile).
-    pub pc: u32,
-}
+use super::warp::{lanes, WaitFor, WarpSyncRound};
 
 impl<C: Checker> Engine<'_, C> {
     /// Lanes of warp `wi` that exist (a partial last warp has fewer than 32).

@@ -95,6 +95,8 @@ pub(crate) struct HappensBefore {
     fence_row: Vec<Vec<u32>>,
     /// Issuers of async ops in flight or whose completion is not observed yet.
     op_issuer: HashMap<u32, u32>,
+    /// What each store is (`TMA store`, `bulk store`), for messages.
+    store_kind: HashMap<u32, &'static str>,
     unobserved: Vec<UnobservedStore>,
     last_arrival: Vec<Option<LastArrival>>,
     last_wait: Vec<Option<LastWait>>,
@@ -141,16 +143,17 @@ impl HappensBefore {
                 None => "an in-flight async copy".into(),
             },
             Conflict::InFlightRead(op) => {
+                let kind = self.store_kind.get(&op).copied().unwrap_or("store");
                 match (self.op_issuer.get(&op), self.unobserved.iter().find(|s| s.op == op)) {
                     (_, Some(s)) => format!(
-                        "a TMA store issued by {} whose completion was not observed (no \
-                     `cp.async.bulk.wait_group.read` by its issuer ordered before this access)",
+                        "a {kind} issued by {} whose completion was not observed (no \
+                         `cp.async.bulk.wait_group.read` by its issuer ordered before this access)",
                         self.who(s.issuer)
                     ),
                     (Some(&i), None) => {
-                        format!("an in-flight TMA store issued by {} (source not read yet)", self.who(i))
+                        format!("an in-flight {kind} issued by {} (source not read yet)", self.who(i))
                     }
-                    (None, None) => "an in-flight TMA store".into(),
+                    (None, None) => format!("an in-flight {kind}"),
                 }
             }
             Conflict::Thread { other, .. } if other as usize >= self.threads => {
@@ -229,6 +232,7 @@ impl Checker for HappensBefore {
             fence_clock: vec![0; g.threads],
             fence_row: vec![Vec::new(); g.threads],
             op_issuer: HashMap::new(),
+            store_kind: HashMap::new(),
             unobserved: Vec::new(),
             last_arrival: vec![None; g.threads],
             last_wait: vec![None; g.threads],
@@ -566,6 +570,7 @@ impl Checker for HappensBefore {
         Some(Issue { category, cta, thread: Some(i), barrier: None, phase: None, pc: Some(pc), message })
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn on_async_land(
         &mut self,
         op: u32,
@@ -592,8 +597,18 @@ impl Checker for HappensBefore {
         }
     }
 
-    fn on_async_read_issue(&mut self, i: u32, op: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
+    fn on_async_read_issue(
+        &mut self,
+        i: u32,
+        op: u32,
+        kind: &'static str,
+        cta: usize,
+        off: u32,
+        len: u32,
+        pc: u32,
+    ) -> Option<Issue> {
         self.op_issuer.insert(op, i);
+        self.store_kind.insert(op, kind);
         let mut conflict = None;
         for b in off..off + len {
             let s = self.shadow[cta][b as usize];
@@ -619,7 +634,7 @@ impl Checker for HappensBefore {
         }
         let (category, c) = conflict?;
         let message = format!(
-            "TMA store issued by {} reads {} ({len} bytes): {}",
+            "{kind} issued by {} reads {} ({len} bytes): {}",
             self.who(i),
             self.layout.describe(off),
             self.describe_conflict(&c)
@@ -649,6 +664,7 @@ impl Checker for HappensBefore {
                     }
                 }
                 self.op_issuer.remove(&s.op);
+                self.store_kind.remove(&s.op);
                 self.unobserved.swap_remove(i);
             } else {
                 i += 1;

@@ -149,6 +149,7 @@ pub(crate) trait Checker: Sized {
         None
     }
     /// Bytes `[off, off+len)` of op `op` (issued by `issuer`) landed.
+    #[allow(clippy::too_many_arguments)]
     fn on_async_land(
         &mut self,
         op: u32,
@@ -160,8 +161,19 @@ pub(crate) trait Checker: Sized {
         by: Publisher,
     ) {
     }
-    /// Thread `t` issues TMA store `op` reading `[off, off+len)`.
-    fn on_async_read_issue(&mut self, t: u32, op: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
+    /// Thread `t` issues store `op` (`kind`: a TMA tensor store or a bulk store) reading
+    /// `[off, off+len)`.
+    #[allow(clippy::too_many_arguments)]
+    fn on_async_read_issue(
+        &mut self,
+        t: u32,
+        op: u32,
+        kind: &'static str,
+        cta: usize,
+        off: u32,
+        len: u32,
+        pc: u32,
+    ) -> Option<Issue> {
         None
     }
     /// TMA store `op` of `issuer` (bulk group `group`) finished reading its source.
