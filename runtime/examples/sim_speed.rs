@@ -69,7 +69,7 @@ impl Rate {
         s.sort_by(f64::total_cmp);
         let m = |t: f64| self.thread_instructions as f64 / t / 1e6;
         format!(
-            "{name:<13} [{setting:<7}] {:>11} thread-inst, median {:>7.3} s = {:>6.1} M/s (min {:>6.1}, max {:>6.1}; {} runs)",
+            "{name:<13} [{setting:<10}] {:>11} thread-inst, median {:>7.3} s = {:>6.1} M/s (min {:>6.1}, max {:>6.1}; {} runs)",
             self.thread_instructions,
             s[s.len() / 2],
             m(s[s.len() / 2]),
@@ -96,7 +96,16 @@ fn main() {
     let filter = std::env::args().nth(2).unwrap_or_default();
     let wanted = |kernel: &str, setting: &str| format!("{kernel} {setting}").contains(&filter);
     let (blocks, threads, iters) = (64u32, 256u32, 2000u32);
-    let settings = [("fast", SimConfig::fast()), ("checked", SimConfig::default())];
+    // One core, then every core (clusters of different CTAs run in parallel between epochs).
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let one = |c: SimConfig| SimConfig { threads: 1, ..c };
+    let all = |c: SimConfig| SimConfig { threads: cores, ..c };
+    let settings = [
+        ("fast", one(SimConfig::fast())),
+        ("checked", one(SimConfig::default())),
+        ("fast-mt", all(SimConfig::fast())),
+        ("checked-mt", all(SimConfig::default())),
+    ];
     let alu = alu_kernel();
     let barrier = barrier_kernel();
     for (name, cfg) in &settings {

@@ -81,9 +81,9 @@ impl<C: Checker> Engine<'_, C> {
             return Some(());
         }
         let bytes = *bytes;
-        let gmem = self.cx.gmem.borrow();
+        let gmem = &self.global;
         let read = match src {
-            LoadSrc::Bulk(a) => gmem.slice(*a, bytes as usize).map(|s| s.to_vec()).ok_or(*a),
+            LoadSrc::Bulk(a) => gmem.read(*a, bytes as usize).ok_or(*a),
             LoadSrc::Tensor { map, coords } => {
                 let desc = self.cx.tmaps[*map].as_ref().expect("tensor map");
                 let es = desc.dtype.size() as usize;
@@ -91,8 +91,8 @@ impl<C: Checker> Engine<'_, C> {
                 let mut oob = None;
                 for_box(desc, coords, |o, a| {
                     if let Some(a) = a {
-                        match gmem.slice(a, es) {
-                            Some(s) => buf[o..o + es].copy_from_slice(s),
+                        match gmem.read(a, es) {
+                            Some(s) => buf[o..o + es].copy_from_slice(&s),
                             None => oob = Some(a),
                         }
                     }
@@ -105,7 +105,6 @@ impl<C: Checker> Engine<'_, C> {
         };
         match read {
             Ok(buf) => {
-                drop(gmem);
                 if let AsyncKind::Load { data, .. } = &mut self.agents[i].kind {
                     *data = Some(buf);
                 }
@@ -117,7 +116,6 @@ impl<C: Checker> Engine<'_, C> {
                     src.what(),
                     gmem.describe(a)
                 );
-                drop(gmem);
                 let icta = (issuer / self.threads_per_cta) as usize;
                 self.finding(Category::OutOfBounds, icta, Some(issuer), None, Some(pc), msg);
                 self.abort = true;
@@ -251,7 +249,7 @@ impl<C: Checker> Engine<'_, C> {
         match kind {
             AsyncKind::Load { .. } => unreachable!("loads complete piece by piece"),
             AsyncKind::CpAsync { cta, off, src, bytes, group } => {
-                let data = self.cx.gmem.borrow().slice(src, bytes as usize).map(|s| s.to_vec());
+                let data = self.global.read(src, bytes as usize);
                 if let Some(s) = data {
                     self.ctas[cta].smem[off as usize..(off + bytes) as usize].copy_from_slice(&s);
                 }
@@ -260,12 +258,9 @@ impl<C: Checker> Engine<'_, C> {
             }
             AsyncKind::Store { cta, off, dst, bytes, group } => {
                 let data = self.ctas[cta].smem[off as usize..(off + bytes) as usize].to_vec();
-                self.wrote_global();
                 match dst {
                     StoreDst::Bulk(a) => {
-                        if let Some(s) = self.cx.gmem.borrow_mut().slice_mut(a, bytes as usize) {
-                            s.copy_from_slice(&data);
-                        }
+                        self.global.write(a, &data);
                     }
                     StoreDst::Tensor { map, coords } => {
                         let desc = self.cx.tmaps[map].as_ref().expect("tensor map");
@@ -284,12 +279,9 @@ impl<C: Checker> Engine<'_, C> {
                         });
                         for (a, p) in writes {
                             let src: Vec<u8> = data.get(p..p + es).map(|s| s.to_vec()).unwrap_or_default();
-                            let mut gmem = self.cx.gmem.borrow_mut();
-                            match gmem.slice_mut(a, es) {
-                                Some(d) if src.len() == es => d.copy_from_slice(&src),
-                                _ => {
-                                    let msg = format!("TMA store to {} is out of bounds", gmem.describe(a));
-                                    drop(gmem);
+                            if src.len() != es || !self.global.write(a, &src) {
+                                {
+                                    let msg = format!("TMA store to {} is out of bounds", self.global.describe(a));
                                     self.finding(Category::OutOfBounds, icta, Some(issuer), None, Some(pc), msg);
                                     self.abort = true;
                                     break;

@@ -109,12 +109,11 @@ impl<C: Checker> Engine<'_, C> {
         if !self.cx.config.trace {
             return;
         }
-        let room = self.cx.trace_room.get();
-        if room == 0 {
+        if self.trace_room == 0 {
             self.out.trace.dropped += 1;
             return;
         }
-        self.cx.trace_room.set(room - 1);
+        self.trace_room -= 1;
         let (pending, tx, phase) =
             self.ctas[cta].barriers.get(self.cx.layout, off).map(|b| (b.pending, b.tx, b.phase)).unwrap_or((0, 0, 0));
         let ctaid = self.ctas[cta].ctaid;

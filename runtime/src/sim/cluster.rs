@@ -8,7 +8,8 @@ use super::barrier_table::BarrierTable;
 use super::check::{BarrierKey, Checker, Geometry, Issue};
 use super::config::SimConfig;
 use super::finding::{BarrierRef, Category, Finding, LoopIteration, Severity};
-use super::memory::{GlobalMemory, SmemLayout};
+use super::global_view::GlobalView;
+use super::memory::SmemLayout;
 use super::program::Program;
 use super::progress::{CycleWatch, Epoch};
 use super::report::Collector;
@@ -19,7 +20,6 @@ use crate::launch::LaunchConfig;
 use crate::tensor_map::TensorMapDesc;
 use phaser_codegen::ir::Kernel;
 use phaser_codegen::SourceLoc;
-use std::cell::{Cell, RefCell};
 
 /// A named CTA barrier (`bar.sync id`).
 #[derive(Default)]
@@ -58,13 +58,6 @@ pub struct LaunchCtx<'a> {
     pub params: &'a [u64],
     pub tmaps: &'a [Option<TensorMapDesc>],
     pub cluster_dim: [u32; 3],
-    /// Global memory, shared by the clusters that run interleaved.
-    pub gmem: &'a RefCell<GlobalMemory>,
-    /// Writes to global memory so far (for non-progress detection).
-    pub global_writes: &'a Cell<u64>,
-    /// Trace events the launch may still store (`SimConfig::max_trace_events`, shared by the
-    /// clusters: the first events in simulated order are kept).
-    pub trace_room: &'a Cell<usize>,
 }
 
 pub struct Engine<'a, C: Checker> {
@@ -95,6 +88,14 @@ pub struct Engine<'a, C: Checker> {
     /// Effects visible to other warps of the cluster (`progress.rs`).
     pub effects: u64,
     pub abort: bool,
+    /// Global memory as this cluster sees it in the current epoch (`global_view.rs`).
+    pub global: GlobalView,
+    /// Global writes of other clusters committed before this epoch.
+    pub visible_writes: u64,
+    /// Trace events this cluster may still store in this epoch.
+    pub trace_room: usize,
+    /// Warp order of the current round (scratch).
+    pub order: Vec<usize>,
 }
 
 impl<'a, C: Checker> Engine<'a, C> {
@@ -113,10 +114,10 @@ impl<'a, C: Checker> Engine<'a, C> {
     }
 
     /// Set up the cluster whose CTAs have the given `%ctaid`s (rank order).
-    pub fn new(cx: &'a LaunchCtx<'a>, ctaids: &[[u32; 3]], salt: u64) -> Result<Engine<'a, C>> {
+    pub fn new(cx: &'a LaunchCtx<'a>, ctaids: &[[u32; 3]], salt: u64, global_bytes: u64) -> Result<Engine<'a, C>> {
         let tpc = cx.launch.threads_per_block();
         let threads = tpc as usize * ctaids.len();
-        let need = cx.gmem.borrow().bytes() + Self::footprint(cx, ctaids.len());
+        let need = global_bytes + Self::footprint(cx, ctaids.len());
         if need > cx.config.max_memory_bytes {
             return Err(RuntimeError::Simulation(format!(
                 "kernel `{}`: simulating one cluster of {} CTAs x {tpc} threads needs about {need} bytes, over the \
@@ -200,6 +201,10 @@ impl<'a, C: Checker> Engine<'a, C> {
             slow_effects: 0,
             effects: 0,
             abort: false,
+            global: GlobalView::default(),
+            visible_writes: 0,
+            trace_room: 0,
+            order: Vec::new(),
         })
     }
 
@@ -303,13 +308,7 @@ impl<'a, C: Checker> Engine<'a, C> {
     /// The counters a warp's repetition is valid under.
     #[inline]
     pub fn epoch(&self) -> Epoch {
-        Epoch { global_writes: self.cx.global_writes.get(), cluster_effects: self.effects }
-    }
-
-    /// Global memory was written.
-    #[inline]
-    pub fn wrote_global(&self) {
-        self.cx.global_writes.set(self.cx.global_writes.get() + 1);
+        Epoch { global_writes: self.visible_writes + self.global.writes, cluster_effects: self.effects }
     }
 }
 

@@ -47,6 +47,9 @@ pub struct SimConfig {
     /// CTAs simulated at the same time (clusters start as others finish, as on the GPU):
     /// clusters that wait for each other must fit. Default: 132, one per SM of an H100/H200.
     pub max_resident_ctas: u32,
+    /// Cores the simulation may use: clusters run in parallel between the grid's epochs
+    /// (`sim/grid.rs`). The result is the same for every value. Default: the machine's cores.
+    pub threads: usize,
     /// Write each launch's Perfetto/Chrome trace (`<kernel>.<n>.trace.json`) and probe tables
     /// (`<kernel>.<n>.probes.txt`) into this directory.
     pub trace_dir: Option<std::path::PathBuf>,
@@ -65,6 +68,7 @@ impl Default for SimConfig {
             max_probes: 100_000,
             race_check: true,
             max_resident_ctas: 132,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             trace_dir: None,
         }
     }

@@ -198,6 +198,9 @@ impl<C: Checker> Engine<'_, C> {
                     WaitFor::BulkGroups { n, pc } => {
                         (format!("bulk {pc}"), None, pc, format!("blocked at `cp.async.bulk.wait_group {n}`"))
                     }
+                    WaitFor::GlobalAtomic { pc } => {
+                        (format!("atomic {pc}"), None, pc, "waits for its global atomic".to_string())
+                    }
                     WaitFor::WarpSync { mask, pc } => {
                         (format!("warpsync {wi} {mask} {pc}"), None, pc, self.describe_warp_sync_wait(wi, mask))
                     }

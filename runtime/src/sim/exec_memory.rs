@@ -3,6 +3,7 @@
 use super::async_op::AsyncKind;
 use super::check::Checker;
 use super::cluster::Engine;
+use super::global_view::PendingAtomic;
 use super::memory::PARAM_BASE;
 use super::warp::{lanes, WaitFor};
 use phaser_codegen::ir::*;
@@ -21,11 +22,11 @@ impl<C: Checker> Engine<'_, C> {
                     let a = self.val(wi, l, addr).wrapping_add(*offset as i64 as u64);
                     let v = match space {
                         Space::Global => {
-                            let v = self.cx.gmem.borrow().load(a, size as usize);
+                            let v = self.global.load(a, size as usize);
                             match v {
                                 Some(v) => v,
                                 None => {
-                                    let d = self.cx.gmem.borrow().describe(a);
+                                    let d = self.global.describe(a);
                                     self.fault(
                                         own,
                                         t,
@@ -57,9 +58,8 @@ impl<C: Checker> Engine<'_, C> {
                     let v = self.val(wi, l, src);
                     match space {
                         Space::Global => {
-                            self.wrote_global();
-                            if !self.cx.gmem.borrow_mut().store(a, size as usize, v) {
-                                let d = self.cx.gmem.borrow().describe(a);
+                            if !self.global.store(a, size as usize, v) {
+                                let d = self.global.describe(a);
                                 self.fault(own, t, pc, format!("global store of {size} bytes at {d} is out of bounds"));
                                 return;
                             }
@@ -92,8 +92,8 @@ impl<C: Checker> Engine<'_, C> {
                     let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
                     let s = self.val(wi, l, src);
                     let Some((c, off)) = self.smem_addr(wi, l, false, d, *bytes, pc) else { return };
-                    if self.cx.gmem.borrow().slice(s, *bytes as usize).is_none() {
-                        let ds = self.cx.gmem.borrow().describe(s);
+                    if self.global.base().slice(s, *bytes as usize).is_none() {
+                        let ds = self.global.describe(s);
                         self.fault(own, t, pc, format!("cp.async source of {bytes} bytes at {ds} is out of bounds"));
                         return;
                     }
@@ -119,15 +119,19 @@ impl<C: Checker> Engine<'_, C> {
                     let add = super::arith::bin_fn(BinOp::Add, *ty);
                     let old = match space {
                         Space::Global => {
-                            self.wrote_global();
-                            let mut gmem = self.cx.gmem.borrow_mut();
-                            let Some(old) = gmem.load(a, size) else {
-                                let d = gmem.describe(a);
-                                drop(gmem);
+                            let Some(old) = self.global.load(a, size) else {
+                                let d = self.global.describe(a);
                                 self.fault(own, t, pc, format!("atomic add of {size} bytes at {d} is out of bounds"));
                                 return;
                             };
-                            gmem.store(a, size, add(old, v));
+                            if self.global.defer_atomics {
+                                // Other clusters run in this epoch: the atomic runs at its end.
+                                let (warp, lane, dst, ty) = (wi, l, *dst, *ty);
+                                self.global.atomics.push(PendingAtomic { warp, lane, dst, addr: a, ty, value: v });
+                                self.block_lane(wi, l, WaitFor::GlobalAtomic { pc });
+                                continue;
+                            }
+                            self.global.store(a, size, add(old, v));
                             old
                         }
                         Space::Shared | Space::SharedCluster => {

@@ -103,8 +103,8 @@ impl<C: Checker> Engine<'_, C> {
                     let msg = format!("bulk copy of {n} bytes: the size must be a multiple of 16");
                     self.finding(Category::Unsupported, own, Some(t), None, Some(pc), msg);
                 }
-                if self.cx.gmem.borrow().slice(s, n as usize).is_none() {
-                    let ds = self.cx.gmem.borrow().describe(s);
+                if self.global.base().slice(s, n as usize).is_none() {
+                    let ds = self.global.describe(s);
                     self.fault(own, t, pc, format!("bulk copy source of {n} bytes at {ds} is out of bounds"));
                     return;
                 }
@@ -127,8 +127,8 @@ impl<C: Checker> Engine<'_, C> {
             TmaOp::StoreBulk { dst, src, bytes } => {
                 let n = self.val(wi, l, bytes) as u32;
                 let d = self.val(wi, l, dst);
-                if self.cx.gmem.borrow().slice(d, n as usize).is_none() {
-                    let ds = self.cx.gmem.borrow().describe(d);
+                if self.global.base().slice(d, n as usize).is_none() {
+                    let ds = self.global.describe(d);
                     self.fault(own, t, pc, format!("bulk store destination of {n} bytes at {ds} is out of bounds"));
                     return;
                 }

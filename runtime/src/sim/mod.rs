@@ -6,7 +6,8 @@
 //! One concept per file:
 //! - settings and results: `config`, `finding`, `report`, `trace` (barrier events as a
 //!   Perfetto trace), `probe` (probe records and tables);
-//! - memory: `memory` (global arena, shared layout);
+//! - memory: `memory` (global arena, shared layout), `global_view` (a cluster's view of global
+//!   memory during an epoch);
 //! - the program: `program` (IR lowered to ops with jumps), `arith` (PTX arithmetic),
 //!   `interp` (the warp loop);
 //! - execution state: `grid` (clusters interleaved), `cluster` (one cluster's state),
@@ -38,6 +39,7 @@ pub(crate) mod exec_memory;
 pub(crate) mod exec_sync;
 pub(crate) mod exec_tma;
 pub mod finding;
+pub(crate) mod global_view;
 pub(crate) mod grid;
 pub(crate) mod interp;
 pub mod memory;
@@ -70,7 +72,6 @@ use memory::{GlobalMemory, SmemLayout, PARAM_BASE};
 use phaser_codegen::Kernel;
 use program::Program;
 use report::Collector;
-use std::cell::{Cell, RefCell};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -195,12 +196,7 @@ impl SimDevice {
         let mut out = Collector::default();
         out.trace.limit = if sc.trace { sc.max_trace_events } else { 0 };
         out.trace.layout = Some(layout.clone());
-        // Global memory leaves the device's lock for the launch, shared by the clusters that
-        // run interleaved, and goes back whatever happens.
-        let mut guard = self.mem();
-        let gmem = RefCell::new(std::mem::take(&mut *guard));
-        let global_writes = Cell::new(0);
-        let trace_room = Cell::new(if sc.trace { sc.max_trace_events } else { 0 });
+        let mut gmem = self.mem();
         let cx = LaunchCtx {
             kernel: k,
             program: &prog,
@@ -210,14 +206,12 @@ impl SimDevice {
             params: &params,
             tmaps: &tmaps,
             cluster_dim: k.bounds.cluster.unwrap_or([1, 1, 1]),
-            gmem: &gmem,
-            global_writes: &global_writes,
-            trace_room: &trace_room,
         };
-        let ran =
-            if sc.race_check { grid::run::<HappensBefore>(&cx, &mut out) } else { grid::run::<NoCheck>(&cx, &mut out) };
-        *guard = gmem.into_inner();
-        ran?;
+        if sc.race_check {
+            grid::run::<HappensBefore>(&cx, &mut gmem, &mut out)?;
+        } else {
+            grid::run::<NoCheck>(&cx, &mut gmem, &mut out)?;
+        }
         out.stats.wall = t0.elapsed();
         Ok(SimReport {
             kernel: k.name.clone(),

@@ -18,7 +18,7 @@ pub enum RoundEnd {
 
 impl<C: Checker> Engine<'_, C> {
     /// One scheduler round.
-    pub fn round(&mut self, order: &mut Vec<usize>) -> Result<RoundEnd> {
+    pub fn round(&mut self) -> Result<RoundEnd> {
         if self.abort {
             return Ok(RoundEnd::Finished);
         }
@@ -29,7 +29,8 @@ impl<C: Checker> Engine<'_, C> {
             return Ok(RoundEnd::Finished);
         }
         self.round += 1;
-        self.sched.warp_order(self.warps.len(), order);
+        let mut order = std::mem::take(&mut self.order);
+        self.sched.warp_order(self.warps.len(), &mut order);
         let mut progressed = false;
         let (polls0, effects0) = (self.polls_failed, self.slow_effects);
         for &wi in order.iter() {
@@ -48,16 +49,19 @@ impl<C: Checker> Engine<'_, C> {
                 return Ok(RoundEnd::Finished);
             }
         }
+        self.order = order;
+        // Lanes waiting for their global atomics go on at the epoch's end: not stuck.
+        let atomics = !self.global.atomics.is_empty();
         let spinning = self.polls_failed > polls0 && self.slow_effects == effects0;
         let completed = self.step_agents(!progressed || spinning)?;
-        if !progressed && completed == 0 && !self.timeout_try_waits() {
+        if !progressed && completed == 0 && !atomics && !self.timeout_try_waits() {
             self.report_deadlock(false);
             return Ok(RoundEnd::Finished);
         }
         // Every live lane is blocked or spins on a failing test_wait, nothing but polls ran
         // and no async op is left to change a barrier: the polls can never succeed.
         let all_spinning = self.warps.iter().all(|w| w.runnable & !w.spinning == 0);
-        if spinning && completed == 0 && self.agents.is_empty() && all_spinning {
+        if spinning && completed == 0 && self.agents.is_empty() && all_spinning && !atomics {
             self.report_deadlock(true);
             return Ok(RoundEnd::Finished);
         }
@@ -165,7 +169,7 @@ impl<C: Checker> Engine<'_, C> {
                     ok
                 }
                 // Released by the last lane to arrive, never by polling.
-                WaitFor::WarpSync { .. } => false,
+                WaitFor::WarpSync { .. } | WaitFor::GlobalAtomic { .. } => false,
             };
             if ready {
                 woken |= 1 << l;

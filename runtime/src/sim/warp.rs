@@ -65,6 +65,10 @@ pub enum WaitFor {
         mask: u32,
         pc: u32,
     },
+    /// A global atomic that runs at the end of the grid's epoch (`global_view.rs`).
+    GlobalAtomic {
+        pc: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

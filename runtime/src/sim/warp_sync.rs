@@ -129,6 +129,7 @@ impl<C: Checker> Engine<'_, C> {
                 WaitFor::Mbarrier { .. } => format!("lane {l} waits on an mbarrier"),
                 WaitFor::NamedBarrier { id, .. } => format!("lane {l} waits at `bar.sync {id}`"),
                 WaitFor::ClusterBarrier { .. } => format!("lane {l} waits at the cluster barrier"),
+                WaitFor::GlobalAtomic { .. } => format!("lane {l} waits for its global atomic"),
                 WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } => {
                     format!("lane {l} waits for an async group")
                 }

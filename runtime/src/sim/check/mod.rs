@@ -64,11 +64,11 @@ pub(crate) enum Publisher {
 /// The observer of a simulated cluster. Every method has a default that does nothing, so
 /// `NoCheck` is empty and a run without checking pays only for the (inlined, empty) calls.
 #[allow(unused_variables)]
-pub(crate) trait Checker: Sized {
+pub(crate) trait Checker: Sized + Send {
     /// False for `NoCheck`: callers may skip work whose only purpose is checking.
     const ENABLED: bool;
     /// What an async op carries from its issue to its completion (the issuer's clock).
-    type Snapshot: Default;
+    type Snapshot: Default + Send;
 
     fn new(geometry: &Geometry) -> Self;
 
