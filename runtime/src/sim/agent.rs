@@ -17,19 +17,21 @@ use crate::tensor_map::Swizzle;
 
 impl<C: Checker> Engine<'_, C> {
     pub fn push_op(&mut self, issuer: u32, pc: u32, kind: AsyncKind) {
-        let id = self.next_op;
-        self.next_op += 1;
+        let id = self.async_ops.next_id;
+        self.async_ops.next_id += 1;
         let snapshot = self.checker.snapshot_for_async(issuer);
         self.out.stats.async_ops += 1;
-        self.effects += 1;
-        self.agents.push(AsyncOp { id, issuer, snapshot, round: self.round, pc, kind });
+        self.time.effects += 1;
+        self.async_ops.in_flight.push(AsyncOp { id, issuer, snapshot, round: self.time.round, pc, kind });
     }
 
     /// Whether async op `i` may progress now: a `cp.async.mbarrier.arrive` only once the
     /// copies it tracks have landed.
     pub(crate) fn async_op_ready(&self, i: usize) -> bool {
-        match &self.agents[i].kind {
-            AsyncKind::CpAsyncArrive { after, .. } => !self.agents[..i].iter().any(|o| after.contains(&o.id)),
+        match &self.async_ops.in_flight[i].kind {
+            AsyncKind::CpAsyncArrive { after, .. } => {
+                !self.async_ops.in_flight[..i].iter().any(|o| after.contains(&o.id))
+            }
             _ => true,
         }
     }
@@ -37,20 +39,20 @@ impl<C: Checker> Engine<'_, C> {
     /// Advance op `i`: one piece of a load, or the whole of any other op. Returns whether
     /// the op is finished (and removed).
     pub fn complete_next_piece(&mut self, i: usize) -> Result<bool> {
-        self.effects += 1;
-        if let AsyncKind::Load { pieces, .. } = &mut self.agents[i].kind {
+        self.time.effects += 1;
+        if let AsyncKind::Load { pieces, .. } = &mut self.async_ops.in_flight[i].kind {
             let k = self.sched.piece(pieces.len());
             let piece = pieces.remove(k);
             self.land_piece(i, piece);
-            let AsyncKind::Load { pieces, .. } = &self.agents[i].kind else { unreachable!("a load") };
+            let AsyncKind::Load { pieces, .. } = &self.async_ops.in_flight[i].kind else { unreachable!("a load") };
             if !pieces.is_empty() {
                 return Ok(false);
             }
             self.out.stats.async_completed += 1;
-            self.agents.remove(i);
+            self.async_ops.in_flight.remove(i);
             return Ok(true);
         }
-        let op = self.agents.remove(i);
+        let op = self.async_ops.in_flight.remove(i);
         self.complete_op(op)?;
         Ok(true)
     }
@@ -60,14 +62,14 @@ impl<C: Checker> Engine<'_, C> {
     /// 16) is smaller than the piece, the tx-count passes through 0 inside the piece. Split it
     /// there, so the phase completes with the rest of the bytes still in flight.
     fn split_at_tx_zero(&mut self, i: usize, (start, len): (u32, u32)) -> (u32, u32) {
-        let AsyncKind::Load { dsts, .. } = &self.agents[i].kind else { return (start, len) };
+        let AsyncKind::Load { dsts, .. } = &self.async_ops.in_flight[i].kind else { return (start, len) };
         let Some(d) = dsts.first().copied() else { return (start, len) };
-        let Some(b) = self.ctas[d.cta].barriers.get(self.cx.layout, d.bar) else { return (start, len) };
+        let Some(b) = self.exec.ctas[d.cta].barriers.get(self.cx.layout, d.bar) else { return (start, len) };
         let tx = b.tx;
         if !(b.usable() && b.pending == 0 && tx > 0 && tx < len as i64 && tx % 16 == 0) {
             return (start, len);
         }
-        if let AsyncKind::Load { pieces, .. } = &mut self.agents[i].kind {
+        if let AsyncKind::Load { pieces, .. } = &mut self.async_ops.in_flight[i].kind {
             pieces.insert(0, (start + tx as u32, len - tx as u32));
         }
         (start, tx as u32)
@@ -75,8 +77,8 @@ impl<C: Checker> Engine<'_, C> {
 
     /// Read a load's source (once, at its first piece); `None` after a fault.
     fn load_data(&mut self, i: usize) -> Option<()> {
-        let (issuer, pc) = (self.agents[i].issuer, self.agents[i].pc);
-        let AsyncKind::Load { src, bytes, data, .. } = &self.agents[i].kind else { return None };
+        let (issuer, pc) = (self.async_ops.in_flight[i].issuer, self.async_ops.in_flight[i].pc);
+        let AsyncKind::Load { src, bytes, data, .. } = &self.async_ops.in_flight[i].kind else { return None };
         if data.is_some() {
             return Some(());
         }
@@ -105,7 +107,7 @@ impl<C: Checker> Engine<'_, C> {
         };
         match read {
             Ok(buf) => {
-                if let AsyncKind::Load { data, .. } = &mut self.agents[i].kind {
+                if let AsyncKind::Load { data, .. } = &mut self.async_ops.in_flight[i].kind {
                     *data = Some(buf);
                 }
                 Some(())
@@ -116,7 +118,7 @@ impl<C: Checker> Engine<'_, C> {
                     src.what(),
                     gmem.describe(a)
                 );
-                let icta = (issuer / self.threads_per_cta) as usize;
+                let icta = (issuer / self.exec.threads_per_cta) as usize;
                 self.finding(Category::OutOfBounds, icta, Some(issuer), None, Some(pc), msg);
                 self.abort = true;
                 None
@@ -130,7 +132,7 @@ impl<C: Checker> Engine<'_, C> {
             return;
         }
         let (start, len) = self.split_at_tx_zero(i, piece);
-        let op = &self.agents[i];
+        let op = &self.async_ops.in_flight[i];
         let (id, issuer, pc) = (op.id, op.issuer, op.pc);
         let AsyncKind::Load { dsts, src, data: Some(data), .. } = &op.kind else { return };
         let swz = match src {
@@ -144,18 +146,18 @@ impl<C: Checker> Engine<'_, C> {
         let dsts = dsts.clone();
         let piece = data[start as usize..(start + len) as usize].to_vec();
         for d in dsts {
-            if self.ctas[d.cta].exited == self.threads_per_cta {
+            if self.exec.ctas[d.cta].exited == self.exec.threads_per_cta {
                 let msg = format!(
                     "a {kind} issued by thread {} lands in CTA rank {}, which has already exited (undefined \
                      behaviour: nothing kept that CTA alive until its copies landed)",
-                    issuer % self.threads_per_cta,
+                    issuer % self.exec.threads_per_cta,
                     d.cta
                 );
-                let icta = (issuer / self.threads_per_cta) as usize;
+                let icta = (issuer / self.exec.threads_per_cta) as usize;
                 self.finding(Category::ExitedCtaAccess, icta, Some(issuer), None, Some(pc), msg);
                 continue;
             }
-            let smem = &mut self.ctas[d.cta].smem;
+            let smem = &mut self.exec.ctas[d.cta].smem;
             if swz == Swizzle::None {
                 smem[(d.off + start) as usize..(d.off + start + len) as usize].copy_from_slice(&piece);
             } else {
@@ -169,16 +171,17 @@ impl<C: Checker> Engine<'_, C> {
             }
             // The data is published by the barrier phase this piece completes tx on: a reader
             // must have observed that phase (directly or through a release chain).
-            let usable = self.ctas[d.cta].barriers.get(self.cx.layout, d.bar).filter(|b| b.usable()).map(|b| b.phase);
+            let usable =
+                self.exec.ctas[d.cta].barriers.get(self.cx.layout, d.bar).filter(|b| b.usable()).map(|b| b.phase);
             let by = match usable {
                 Some(phase) => Publisher::Phase { bar: self.barrier_key(d.cta, d.bar), phase },
                 None => Publisher::Issuer,
             };
-            let snap = &self.agents[i].snapshot;
+            let snap = &self.async_ops.in_flight[i].snapshot;
             self.checker.on_async_land(id, issuer, snap, d.cta, d.off + start, len, by);
             if usable.is_some() {
                 let key = self.barrier_key(d.cta, d.bar);
-                let snap = &self.agents[i].snapshot;
+                let snap = &self.async_ops.in_flight[i].snapshot;
                 self.checker.on_agent_release(snap, key);
                 self.complete_tx_on(d.cta, d.bar, len, Actor::Agent { kind, issuer }, pc);
             } else {
@@ -192,7 +195,7 @@ impl<C: Checker> Engine<'_, C> {
     /// phase's expect_tx registered fewer bytes than its copies deliver.
     pub(crate) fn check_early_completion(&mut self, cta: usize, off: u32, phase: u64) {
         let mut late = None;
-        for op in &self.agents {
+        for op in &self.async_ops.in_flight {
             if let AsyncKind::Load { dsts, pieces, src, .. } = &op.kind {
                 if !pieces.is_empty() && dsts.iter().any(|d| d.cta == cta && d.bar == off) {
                     let left: u32 = pieces.iter().map(|p| p.1).sum();
@@ -202,12 +205,12 @@ impl<C: Checker> Engine<'_, C> {
             }
         }
         let Some((issuer, copy_pc, left, what)) = late else { return };
-        let Some(bar) = self.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        let Some(bar) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
         let sites = bar.completed_tx_sites.clone();
         let registered: u64 = sites.iter().map(|s| s.registered).sum();
         let delivered: u64 = sites.iter().map(|s| s.delivered).sum();
         let expect = sites.iter().find(|s| s.registered > 0).copied();
-        let tpc = self.threads_per_cta;
+        let tpc = self.exec.threads_per_cta;
         let list = |f: &dyn Fn(&super::barrier::TxSite) -> u64| {
             sites
                 .iter()
@@ -245,19 +248,19 @@ impl<C: Checker> Engine<'_, C> {
     pub fn complete_op(&mut self, op: AsyncOp<C::Snapshot>) -> Result<()> {
         self.out.stats.async_completed += 1;
         let AsyncOp { id, issuer, pc, kind, snapshot, .. } = op;
-        let icta = (issuer / self.threads_per_cta) as usize;
+        let icta = (issuer / self.exec.threads_per_cta) as usize;
         match kind {
             AsyncKind::Load { .. } => unreachable!("loads complete piece by piece"),
             AsyncKind::CpAsync { cta, off, src, bytes, group } => {
                 let data = self.global.read(src, bytes as usize);
                 if let Some(s) = data {
-                    self.ctas[cta].smem[off as usize..(off + bytes) as usize].copy_from_slice(&s);
+                    self.exec.ctas[cta].smem[off as usize..(off + bytes) as usize].copy_from_slice(&s);
                 }
                 self.checker.on_async_land(id, issuer, &snapshot, cta, off, bytes, Publisher::Issuer);
-                self.groups[issuer as usize].cp_async.complete(group);
+                self.async_ops.groups[issuer as usize].cp_async.complete(group);
             }
             AsyncKind::Store { cta, off, dst, bytes, group } => {
-                let data = self.ctas[cta].smem[off as usize..(off + bytes) as usize].to_vec();
+                let data = self.exec.ctas[cta].smem[off as usize..(off + bytes) as usize].to_vec();
                 match dst {
                     StoreDst::Bulk(a) => {
                         self.global.write(a, &data);
@@ -291,10 +294,10 @@ impl<C: Checker> Engine<'_, C> {
                     }
                 }
                 self.checker.on_store_complete(issuer, id, group, cta, off, bytes);
-                self.groups[issuer as usize].bulk.complete(group);
+                self.async_ops.groups[issuer as usize].bulk.complete(group);
             }
             AsyncKind::Commit { cta, off } => {
-                if self.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {
+                if self.exec.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {
                     let key = self.barrier_key(cta, off);
                     self.checker.on_agent_release(&snapshot, key);
                     let actor = Actor::Agent { kind: "tcgen05.commit", issuer };
@@ -302,7 +305,7 @@ impl<C: Checker> Engine<'_, C> {
                 }
             }
             AsyncKind::CpAsyncArrive { cta, off, .. } => {
-                if self.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {
+                if self.exec.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {
                     let key = self.barrier_key(cta, off);
                     self.checker.on_agent_release(&snapshot, key);
                     let actor = Actor::Agent { kind: "cp.async.mbarrier.arrive", issuer };

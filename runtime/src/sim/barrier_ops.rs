@@ -15,13 +15,13 @@ impl<C: Checker> Engine<'_, C> {
     #[inline]
     pub fn val(&self, wi: usize, l: usize, v: &Value) -> u64 {
         match *v {
-            Value::Reg(r) => self.warps[wi].regs[r.id as usize * 32 + l],
+            Value::Reg(r) => self.exec.warps[wi].regs[r.id as usize * 32 + l],
             Value::Imm { bits, .. } => bits,
         }
     }
     #[inline]
     pub fn set(&mut self, wi: usize, l: usize, r: phaser_codegen::ir::Reg, v: u64) {
-        self.warps[wi].regs[r.id as usize * 32 + l] = v;
+        self.exec.warps[wi].regs[r.id as usize * 32 + l] = v;
     }
 
     /// Report a fault (the GPU would stop the kernel) and stop.
@@ -42,20 +42,20 @@ impl<C: Checker> Engine<'_, C> {
         len: u32,
         pc: u32,
     ) -> Option<(usize, u32)> {
-        let own = self.warps[wi].cta;
+        let own = self.exec.warps[wi].cta;
         let t = self.cluster_thread(wi, l);
         let a = addr as u32;
         let hi = a >> CLUSTER_SHIFT;
         let (cta, off) = if hi == 0 && addr >> 32 == 0 {
             (own, a)
-        } else if cluster && addr >> 32 == 0 && ((hi - 1) as usize) < self.ctas.len() {
+        } else if cluster && addr >> 32 == 0 && ((hi - 1) as usize) < self.exec.ctas.len() {
             ((hi - 1) as usize, a & ((1 << CLUSTER_SHIFT) - 1))
         } else {
             self.fault(own, t, pc, format!("shared address 0x{addr:x} names no shared memory of this cluster"));
             return None;
         };
-        if off as u64 + len as u64 > self.ctas[cta].smem.len() as u64 {
-            let size = self.ctas[cta].smem.len();
+        if off as u64 + len as u64 > self.exec.ctas[cta].smem.len() as u64 {
+            let size = self.exec.ctas[cta].smem.len();
             let msg = format!(
                 "shared access of {len} bytes at offset {off} is outside the CTA's {size} bytes of shared memory"
             );
@@ -72,12 +72,12 @@ impl<C: Checker> Engine<'_, C> {
     /// (its shared memory is gone); else the checker remembers the access (it must be ordered
     /// before `target` exits).
     pub fn remote_target_alive(&mut self, own: usize, t: u32, target: usize, pc: u32) -> bool {
-        if self.ctas[target].exited == self.threads_per_cta {
+        if self.exec.ctas[target].exited == self.exec.threads_per_cta {
             let msg = format!(
                 "thread {} of CTA rank {own} accesses the shared memory of CTA rank {target}, which has already exited \
                  (undefined behaviour: its shared memory may belong to another CTA by now; a final cluster barrier \
                  keeps every CTA alive until the others are done with it)",
-                t % self.threads_per_cta
+                t % self.exec.threads_per_cta
             );
             self.finding(Category::ExitedCtaAccess, own, Some(t), None, Some(pc), msg);
             return false;
@@ -99,7 +99,7 @@ impl<C: Checker> Engine<'_, C> {
         }
         if self.cx.layout.outside_every_array(off) {
             let msg = format!("mbarrier address {}: the barrier index is out of range", self.cx.layout.describe(off));
-            self.fault(self.warps[wi].cta, t, pc, msg);
+            self.fault(self.exec.warps[wi].cta, t, pc, msg);
             return None;
         }
         Some((cta, off))
@@ -114,24 +114,27 @@ impl<C: Checker> Engine<'_, C> {
             return;
         }
         self.trace_room -= 1;
-        let (pending, tx, phase) =
-            self.ctas[cta].barriers.get(self.cx.layout, off).map(|b| (b.pending, b.tx, b.phase)).unwrap_or((0, 0, 0));
-        let ctaid = self.ctas[cta].ctaid;
-        let thread = thread.map(|t| t % self.threads_per_cta);
-        self.out.trace.push(self.tick, ctaid, off, thread, kind, pending, tx, phase);
+        let (pending, tx, phase) = self.exec.ctas[cta]
+            .barriers
+            .get(self.cx.layout, off)
+            .map(|b| (b.pending, b.tx, b.phase))
+            .unwrap_or((0, 0, 0));
+        let ctaid = self.exec.ctas[cta].ctaid;
+        let thread = thread.map(|t| t % self.exec.threads_per_cta);
+        self.out.trace.push(self.time.tick, ctaid, off, thread, kind, pending, tx, phase);
     }
 
     /// Whether thread `t` may use barrier `(cta, off)`: it is initialized (else an
     /// `Uninitialized` finding), and its init is ordered before this use (else `InitVisibility`).
     pub fn check_barrier_use(&mut self, t: u32, cta: usize, off: u32, pc: u32, what: &str) -> bool {
         let layout = self.cx.layout;
-        let (usable, invalidated, init_by, init_loc) = match self.ctas[cta].barriers.get(layout, off) {
+        let (usable, invalidated, init_by, init_loc) = match self.exec.ctas[cta].barriers.get(layout, off) {
             Some(b) => (b.usable(), b.invalidated, b.init_by, b.init_loc),
             None => (false, false, 0, None),
         };
         if !usable {
             let why = if invalidated { "after `mbarrier.inval`" } else { "that is not initialized at this point" };
-            let msg = format!("thread {} {what} a barrier {why}", t % self.threads_per_cta);
+            let msg = format!("thread {} {what} a barrier {why}", t % self.exec.threads_per_cta);
             let at = self.out.findings.len();
             self.finding(Category::Uninitialized, cta, Some(t), Some((cta, off)), Some(pc), msg);
             if self.out.findings.len() > at && !invalidated {
@@ -164,8 +167,8 @@ impl<C: Checker> Engine<'_, C> {
                 let msg = format!(
                     "thread {} {what} the barrier, but nothing orders its initialization by thread {}{at} before this \
                      use (missing `bar.sync`/`fence.mbarrier_init` + cluster barrier after `mbarrier.init`?)",
-                    t % self.threads_per_cta,
-                    init_by % self.threads_per_cta
+                    t % self.exec.threads_per_cta,
+                    init_by % self.exec.threads_per_cta
                 );
                 self.finding(Category::InitVisibility, cta, Some(t), Some((cta, off)), Some(pc), msg);
             }
@@ -176,7 +179,7 @@ impl<C: Checker> Engine<'_, C> {
     /// before say that the init came later.
     pub fn note_late_init(&mut self, t: u32, cta: usize, off: u32, pc: u32) {
         let loc = self.loc(pc).map(|l| format!(" at {l}")).unwrap_or_default();
-        let tpc = self.threads_per_cta;
+        let tpc = self.exec.threads_per_cta;
         let out = &mut self.out;
         for &(c, o, i) in out.uninitialized_uses.iter().filter(|(c, o, _)| *c == cta && *o == off) {
             let _ = (c, o);
@@ -191,11 +194,11 @@ impl<C: Checker> Engine<'_, C> {
     /// `count` arrivals of `actor` on `(cta, off)` at `pc`; returns the state token.
     pub fn arrive_on(&mut self, cta: usize, off: u32, count: u32, drop: bool, actor: Actor, pc: u32) -> u64 {
         let loc = self.loc(pc);
-        let tick = self.tick;
-        let bar = self.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
+        let tick = self.time.tick;
+        let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
         let (pending, tx, expected, phase) = (bar.pending, bar.tx, bar.expected, bar.phase);
         let o = bar.arrive(count, drop, actor, loc, tick);
-        self.effects += 1;
+        self.time.effects += 1;
         let t = match actor {
             Actor::Thread(t) | Actor::Agent { issuer: t, .. } => t,
             Actor::Warp { base, lanes } => base + lanes.trailing_zeros(),
@@ -208,7 +211,7 @@ impl<C: Checker> Engine<'_, C> {
             let category = Category::ArrivalOverflow;
             let issue = super::check::Issue {
                 category,
-                cta: (t / self.threads_per_cta) as usize,
+                cta: (t / self.exec.threads_per_cta) as usize,
                 thread: Some(t),
                 barrier: Some((cta, off)),
                 phase: Some(phase),
@@ -225,17 +228,17 @@ impl<C: Checker> Engine<'_, C> {
     }
 
     fn tx_overflow(&mut self, t: u32, cta: usize, off: u32, pc: u32) {
-        let tx = self.ctas[cta].barriers.get(self.cx.layout, off).map(|b| b.tx).unwrap_or(0);
+        let tx = self.exec.ctas[cta].barriers.get(self.cx.layout, off).map(|b| b.tx).unwrap_or(0);
         let msg = format!("tx-count reached {tx}, outside the PTX range of +-(2^20-1)");
         self.finding(Category::TxOverflow, cta, Some(t), Some((cta, off)), Some(pc), msg);
     }
 
     pub fn expect_tx_on(&mut self, t: u32, cta: usize, off: u32, bytes: u32, pc: u32) {
         let loc = self.loc(pc);
-        let tick = self.tick;
-        let bar = self.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
+        let tick = self.time.tick;
+        let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
         let over = bar.expect_tx(bytes, Actor::Thread(t), pc, loc, tick);
-        self.effects += 1;
+        self.time.effects += 1;
         if over {
             self.tx_overflow(t, cta, off, pc);
         }
@@ -245,10 +248,10 @@ impl<C: Checker> Engine<'_, C> {
     /// `complete_tx(bytes)` on `(cta, off)` by `actor` (a thread, or a copy's piece).
     pub fn complete_tx_on(&mut self, cta: usize, off: u32, bytes: u32, actor: Actor, pc: u32) {
         let loc = self.loc(pc);
-        let tick = self.tick;
-        let bar = self.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
+        let tick = self.time.tick;
+        let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
         let (over, done) = bar.complete_tx(bytes, actor, pc, loc, tick);
-        self.effects += 1;
+        self.time.effects += 1;
         let t = match actor {
             Actor::Thread(t) | Actor::Agent { issuer: t, .. } => t,
             Actor::Warp { base, .. } => base,
@@ -264,7 +267,7 @@ impl<C: Checker> Engine<'_, C> {
 
     /// Barrier `(cta, off)` just completed a phase.
     fn phase_completed(&mut self, cta: usize, off: u32) {
-        let phase = self.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.phase - 1);
+        let phase = self.exec.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.phase - 1);
         let key = self.barrier_key(cta, off);
         self.checker.on_phase_complete(key, phase);
         self.trace_bar(cta, off, None, TraceKind::PhaseComplete);
@@ -277,7 +280,7 @@ impl<C: Checker> Engine<'_, C> {
         if !C::ENABLED {
             return;
         }
-        let Some(b) = self.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
         let (init_by, init_loc) = (b.init_by, b.init_loc);
         let key = self.barrier_key(cta, off);
         let base = self.cluster_thread(wi, 0);
@@ -291,7 +294,7 @@ impl<C: Checker> Engine<'_, C> {
         if !C::ENABLED {
             return;
         }
-        let Some(bar) = self.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        let Some(bar) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
         let observed = match target {
             WaitTarget::Parity(p) => bar.observed_for_parity(p),
             WaitTarget::Phase(k) => k as i64,
@@ -305,11 +308,11 @@ impl<C: Checker> Engine<'_, C> {
 
     #[allow(clippy::too_many_arguments)]
     fn report_stale(&mut self, t: u32, cta: usize, off: u32, target: WaitTarget, observed: i64, seen: i64, pc: u32) {
-        let phase = self.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.phase);
+        let phase = self.exec.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.phase);
         let parity = target.parity();
         let msg = format!(
             "thread {} waited on parity {parity} while the barrier is in phase {phase}: the wait returned at              once, observing phase {observed}, which this thread had already consumed (it last observed phase              {seen}); the parity is stale (a missing `phase ^= 1`, or a wait two phases behind)",
-            t % self.threads_per_cta
+            t % self.exec.threads_per_cta
         );
         self.finding(Category::StaleParity, cta, Some(t), Some((cta, off)), Some(pc), msg);
     }
@@ -320,7 +323,7 @@ impl<C: Checker> Engine<'_, C> {
         if !C::ENABLED {
             return;
         }
-        let Some(bar) = self.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        let Some(bar) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
         let observed = match target {
             WaitTarget::Parity(p) => bar.observed_for_parity(p),
             WaitTarget::Phase(k) => k as i64,
@@ -332,7 +335,7 @@ impl<C: Checker> Engine<'_, C> {
     }
 
     pub fn describe_arrival(&self, a: &Arrival) -> String {
-        let tpc = self.threads_per_cta;
+        let tpc = self.exec.threads_per_cta;
         let who = match a.actor {
             Actor::Thread(t) => format!("thread {}", t % tpc),
             Actor::Warp { base, lanes } => {

@@ -60,12 +60,9 @@ pub struct LaunchCtx<'a> {
     pub cluster_dim: [u32; 3],
 }
 
-pub struct Engine<'a, C: Checker> {
-    pub cx: &'a LaunchCtx<'a>,
-    /// This cluster's findings, trace, probes and statistics.
-    pub out: Collector,
-    pub checker: C,
-    pub sched: Scheduler,
+/// Execution state: CTAs (shared memory, mbarriers, named barriers), warps (registers,
+/// program counters, waits) and the cluster barrier.
+pub struct Execution {
     pub ctas: Vec<Cta>,
     pub warps: Vec<Warp>,
     pub threads_per_cta: u32,
@@ -75,10 +72,19 @@ pub struct Engine<'a, C: Checker> {
     pub cluster_barrier: ClusterBarrier,
     /// Per thread: generation of its last `barrier.cluster.arrive`.
     pub cluster_arrival: Vec<Option<u64>>,
+}
+
+/// The async agents' state: ops in flight and every thread's `cp.async`/bulk groups.
+pub struct AsyncAgents<S> {
+    pub in_flight: Vec<AsyncOp<S>>,
+    pub next_id: u32,
     pub groups: Vec<ThreadGroups>,
-    pub agents: Vec<AsyncOp<C::Snapshot>>,
-    pub next_op: u32,
-    /// Simulated time: warp-instructions issued in the cluster.
+}
+
+/// Simulated time and the counters the scheduler's progress decisions use.
+#[derive(Default)]
+pub struct SimTime {
+    /// Warp-instructions issued in the cluster.
     pub tick: u64,
     pub round: u64,
     /// Failed polls, and other slow-path instructions, ever executed: a round in which polls
@@ -87,13 +93,26 @@ pub struct Engine<'a, C: Checker> {
     pub slow_effects: u64,
     /// Effects visible to other warps of the cluster (`progress.rs`).
     pub effects: u64,
-    pub abort: bool,
+}
+
+/// One simulated cluster: its execution state, its async agents, the checker watching it.
+pub struct Engine<'a, C: Checker> {
+    pub cx: &'a LaunchCtx<'a>,
+    pub exec: Execution,
+    pub async_ops: AsyncAgents<C::Snapshot>,
+    pub checker: C,
+    pub sched: Scheduler,
+    pub time: SimTime,
     /// Global memory as this cluster sees it in the current epoch (`global_view.rs`).
     pub global: GlobalView,
     /// Global writes of other clusters committed before this epoch.
     pub visible_writes: u64,
+    /// This cluster's findings, trace, probes and statistics.
+    pub out: Collector,
     /// Trace events this cluster may still store in this epoch.
     pub trace_room: usize,
+    /// A finding stopped the cluster (as a fault stops a kernel).
+    pub abort: bool,
     /// Warp order of the current round (scratch).
     pub order: Vec<usize>,
 }
@@ -182,28 +201,28 @@ impl<'a, C: Checker> Engine<'a, C> {
         out.trace.limit = usize::MAX;
         Ok(Engine {
             cx,
-            out,
+            exec: Execution {
+                ctas,
+                warps,
+                threads_per_cta: tpc,
+                threads,
+                live_threads: threads as u32,
+                cluster_barrier: ClusterBarrier::default(),
+                cluster_arrival: vec![None; threads],
+            },
+            async_ops: AsyncAgents {
+                in_flight: Vec::new(),
+                next_id: 1,
+                groups: vec![ThreadGroups::default(); threads],
+            },
             checker: C::new(&geometry),
             sched: Scheduler::new(cx.config, salt),
-            ctas,
-            warps,
-            threads_per_cta: tpc,
-            threads,
-            live_threads: threads as u32,
-            cluster_barrier: ClusterBarrier::default(),
-            cluster_arrival: vec![None; threads],
-            groups: vec![ThreadGroups::default(); threads],
-            agents: Vec::new(),
-            next_op: 1,
-            tick: 0,
-            round: 0,
-            polls_failed: 0,
-            slow_effects: 0,
-            effects: 0,
-            abort: false,
+            time: SimTime::default(),
             global: GlobalView::default(),
             visible_writes: 0,
+            out,
             trace_room: 0,
+            abort: false,
             order: Vec::new(),
         })
     }
@@ -211,14 +230,14 @@ impl<'a, C: Checker> Engine<'a, C> {
     /// Thread index in the cluster of lane `l` of warp `wi`.
     #[inline]
     pub fn cluster_thread(&self, wi: usize, l: usize) -> u32 {
-        let w = &self.warps[wi];
-        w.cta as u32 * self.threads_per_cta + w.base_tid + l as u32
+        let w = &self.exec.warps[wi];
+        w.cta as u32 * self.exec.threads_per_cta + w.base_tid + l as u32
     }
 
     /// Warp index and lane of cluster thread `t`.
     pub fn warp_of(&self, t: u32) -> (usize, usize) {
-        let warps_per_cta = self.threads_per_cta.div_ceil(32);
-        let (cta, tid) = (t / self.threads_per_cta, t % self.threads_per_cta);
+        let warps_per_cta = self.exec.threads_per_cta.div_ceil(32);
+        let (cta, tid) = (t / self.exec.threads_per_cta, t % self.exec.threads_per_cta);
         ((cta * warps_per_cta + tid / 32) as usize, (tid % 32) as usize)
     }
 
@@ -235,7 +254,7 @@ impl<'a, C: Checker> Engine<'a, C> {
 
     pub fn barrier_ref(&self, cta: usize, off: u32) -> BarrierRef {
         let (name, index) = self.cx.layout.name_of(off);
-        BarrierRef { name, index, offset: off, cta_rank: self.ctas[cta].rank }
+        BarrierRef { name, index, offset: off, cta_rank: self.exec.ctas[cta].rank }
     }
 
     /// The counters of every `for` loop around `pc`, for thread `t`, outermost first.
@@ -246,7 +265,7 @@ impl<'a, C: Checker> Engine<'a, C> {
             .loops_around(pc)
             .filter_map(|lp| {
                 let reg = lp.counter?;
-                let counter = self.warps.get(wi)?.regs[reg as usize * 32 + l];
+                let counter = self.exec.warps.get(wi)?.regs[reg as usize * 32 + l];
                 Some(LoopIteration { loc: lp.loc, counter })
             })
             .collect()
@@ -257,12 +276,12 @@ impl<'a, C: Checker> Engine<'a, C> {
         let Issue { category, cta, thread: t, barrier, phase, pc, message } = issue;
         let (barrier, phase) = match barrier {
             Some((c, off)) => {
-                let current = self.ctas[c].barriers.get(self.cx.layout, off).filter(|b| b.inited).map(|b| b.phase);
+                let current = self.exec.ctas[c].barriers.get(self.cx.layout, off).filter(|b| b.inited).map(|b| b.phase);
                 (Some(self.barrier_ref(c, off)), phase.or(current))
             }
             None => (None, phase),
         };
-        let thread = t.map(|g| g % self.threads_per_cta);
+        let thread = t.map(|g| g % self.exec.threads_per_cta);
         let loops = match (t, pc) {
             (Some(t), Some(pc)) => self.loop_iterations(t, pc),
             _ => Vec::new(),
@@ -271,7 +290,7 @@ impl<'a, C: Checker> Engine<'a, C> {
             category,
             severity: Severity::Error,
             kernel: self.cx.kernel.name.clone(),
-            cta: self.ctas[cta].ctaid,
+            cta: self.exec.ctas[cta].ctaid,
             warp: thread.map(|t| t / 32),
             thread,
             barrier,
@@ -308,7 +327,7 @@ impl<'a, C: Checker> Engine<'a, C> {
     /// The counters a warp's repetition is valid under.
     #[inline]
     pub fn epoch(&self) -> Epoch {
-        Epoch { global_writes: self.visible_writes + self.global.writes, cluster_effects: self.effects }
+        Epoch { global_writes: self.visible_writes + self.global.writes, cluster_effects: self.time.effects }
     }
 }
 

@@ -29,13 +29,14 @@ impl<C: Checker> Engine<'_, C> {
             return;
         }
         let after: Vec<u32> = self
-            .agents
+            .async_ops
+            .in_flight
             .iter()
             .filter(|o| o.issuer == t && matches!(o.kind, AsyncKind::CpAsync { .. }))
             .map(|o| o.id)
             .collect();
         if !noinc {
-            self.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier").pending += 1;
+            self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier").pending += 1;
         }
         self.push_op(t, pc, AsyncKind::CpAsyncArrive { cta, off, after });
     }

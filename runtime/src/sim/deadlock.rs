@@ -35,10 +35,10 @@ fn sites(list: &[TxSite], tpc: u32, f: impl Fn(&TxSite) -> u64) -> String {
 impl<C: Checker> Engine<'_, C> {
     pub fn limit_error(&self, total: u64) -> RuntimeError {
         let mut wheres = Vec::new();
-        for (wi, w) in self.warps.iter().enumerate() {
+        for (wi, w) in self.exec.warps.iter().enumerate() {
             if let Some(l) = lanes(w.live()).next() {
                 let loc = self.loc(w.pc[l]).map(|l| l.to_string()).unwrap_or_else(|| "?".into());
-                wheres.push(format!("  warp {wi} (CTA {:?}) lane {l}: at {loc}", self.ctas[w.cta].ctaid));
+                wheres.push(format!("  warp {wi} (CTA {:?}) lane {l}: at {loc}", self.exec.ctas[w.cta].ctaid));
             }
             if wheres.len() >= 8 {
                 break;
@@ -56,11 +56,11 @@ impl<C: Checker> Engine<'_, C> {
     /// this phase but fewer bytes than registered: a `TxImbalance` finding naming who
     /// registered and who delivered the bytes.
     fn report_stuck_tx(&mut self, cta: usize, off: u32, first: u32, pc: u32) {
-        let Some(b) = self.ctas[cta].barriers.get(self.cx.layout, off) else { return };
-        if !b.usable() || b.tx <= 0 || self.agents.iter().any(|o| self.op_targets(o, cta, off)) {
+        let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        if !b.usable() || b.tx <= 0 || self.async_ops.in_flight.iter().any(|o| self.op_targets(o, cta, off)) {
             return;
         }
-        let tpc = self.threads_per_cta;
+        let tpc = self.exec.threads_per_cta;
         let (tx, phase) = (b.tx, b.phase);
         let registered: u64 = b.tx_sites.iter().map(|s| s.registered).sum();
         let delivered: u64 = b.tx_sites.iter().map(|s| s.delivered).sum();
@@ -107,15 +107,15 @@ impl<C: Checker> Engine<'_, C> {
         // key -> (threads, cta, first thread, barrier, pc, message, looping)
         type Group = (String, Vec<u32>, usize, u32, Option<(usize, u32)>, u32, String, bool);
         let mut groups: Vec<Group> = Vec::new();
-        let tpc = self.threads_per_cta;
-        for wi in 0..self.warps.len() {
+        let tpc = self.exec.threads_per_cta;
+        for wi in 0..self.exec.warps.len() {
             // The looping lanes of a warp are those the scheduler keeps running: its
             // lowest-pc runnable lanes; other runnable lanes only wait behind them.
-            let w = &self.warps[wi];
+            let w = &self.exec.warps[wi];
             let lowest = lanes(w.runnable).map(|l| w.pc[l]).min();
-            for l in lanes(self.warps[wi].live()) {
+            for l in lanes(self.exec.warps[wi].live()) {
                 let t = self.cluster_thread(wi, l);
-                let w = &self.warps[wi];
+                let w = &self.exec.warps[wi];
                 let cta_of_thread = w.cta;
                 let runnable = w.runnable & (1 << l) != 0;
                 if how == Stuck::Loop && runnable && Some(w.pc[l]) != lowest {
@@ -135,7 +135,7 @@ impl<C: Checker> Engine<'_, C> {
                         )
                     }
                     WaitFor::Mbarrier { cta, off, target, pc, since, .. } => {
-                        let b = self.ctas[cta as usize].barriers.get(self.cx.layout, off);
+                        let b = self.exec.ctas[cta as usize].barriers.get(self.cx.layout, off);
                         let what = match target {
                             WaitTarget::Parity(p) => format!("parity {p}"),
                             WaitTarget::Phase(k) => format!("the end of phase {k} (state token)"),
@@ -171,7 +171,7 @@ impl<C: Checker> Engine<'_, C> {
                         )
                     }
                     WaitFor::NamedBarrier { id, pc, .. } => {
-                        let nb = &self.ctas[w.cta].named[id as usize];
+                        let nb = &self.exec.ctas[w.cta].named[id as usize];
                         let exp = nb.expected.unwrap_or(tpc);
                         (
                             format!("bar {id} {pc}"),
@@ -179,7 +179,7 @@ impl<C: Checker> Engine<'_, C> {
                             pc,
                             format!(
                                 "waits at `bar.sync {id}`: {} of {exp} threads arrived ({} exited)",
-                                nb.arrived, self.ctas[w.cta].exited
+                                nb.arrived, self.exec.ctas[w.cta].exited
                             ),
                         )
                     }
@@ -189,7 +189,7 @@ impl<C: Checker> Engine<'_, C> {
                         pc,
                         format!(
                             "blocked at `barrier.cluster.wait`: {} of {} threads arrived",
-                            self.cluster_barrier.arrived, self.threads
+                            self.exec.cluster_barrier.arrived, self.exec.threads
                         ),
                     ),
                     WaitFor::CpAsyncGroups { n, pc } => {
@@ -252,15 +252,15 @@ impl<C: Checker> Engine<'_, C> {
             return;
         }
         let layout = self.cx.layout;
-        for c in 0..self.ctas.len() {
+        for c in 0..self.exec.ctas.len() {
             let mut issues = Vec::new();
-            for (off, b) in self.ctas[c].barriers.used(layout) {
+            for (off, b) in self.exec.ctas[c].barriers.used(layout) {
                 if !b.usable() {
                     continue;
                 }
                 let (tx, received, expected, phase) = (b.tx, b.received, b.expected, b.phase);
                 let last = b.last.back().map(|a| self.describe_arrival(a)).unwrap_or_default();
-                let tpc = self.threads_per_cta;
+                let tpc = self.exec.threads_per_cta;
                 let msg = if tx > 0 {
                     format!(
                         "the kernel ended with tx-count {tx} in phase {phase}: expect_tx registered {} bytes ({}) but \

@@ -39,7 +39,7 @@ impl<C: Checker> Engine<'_, C> {
                         Some(m) => {
                             let Some((_, off)) = self.bar_addr(wi, l, bar, true, pc) else { break };
                             let m = self.val(wi, l, m) as u16;
-                            for r in 0..self.ctas.len().min(16) {
+                            for r in 0..self.exec.ctas.len().min(16) {
                                 if m & (1 << r) != 0 {
                                     targets.push((r, off));
                                 }
@@ -61,9 +61,9 @@ impl<C: Checker> Engine<'_, C> {
             Inst::Probe { tag, values } => {
                 for l in lanes(mask) {
                     let vals: Vec<(u64, Type)> = values.iter().map(|v| (self.val(wi, l, v), v.ty())).collect();
-                    let t = self.cluster_thread(wi, l) % self.threads_per_cta;
-                    let ctaid = self.ctas[self.warps[wi].cta].ctaid;
-                    self.out.probe(tag, ctaid, t, self.tick, vals, self.cx.config.max_probes);
+                    let t = self.cluster_thread(wi, l) % self.exec.threads_per_cta;
+                    let ctaid = self.exec.ctas[self.exec.warps[wi].cta].ctaid;
+                    self.out.probe(tag, ctaid, t, self.time.tick, vals, self.cx.config.max_probes);
                 }
             }
             // Lowered to fast ops.

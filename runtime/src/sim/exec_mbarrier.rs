@@ -30,7 +30,7 @@ impl<C: Checker> Engine<'_, C> {
     ) {
         let t = self.cluster_thread(wi, l);
         self.trace_bar(cta, off, Some(t), TraceKind::WaitBegin { parity: target.parity() });
-        let since = self.tick;
+        let since = self.time.tick;
         self.block_lane(wi, l, WaitFor::Mbarrier { cta: cta as u32, off, target, result, pc, since });
     }
 
@@ -53,13 +53,13 @@ impl<C: Checker> Engine<'_, C> {
         {
             return false;
         }
-        let own = self.warps[wi].cta;
+        let own = self.exec.warps[wi].cta;
         let cluster = *space == BarSpace::Cluster;
         // Check the address quietly first: a bad one goes lane by lane to be reported.
         let a = addr as u32;
         let cta = match a >> super::memory::CLUSTER_SHIFT {
             0 if addr >> 32 == 0 => own,
-            hi if cluster && addr >> 32 == 0 && ((hi - 1) as usize) < self.ctas.len() => (hi - 1) as usize,
+            hi if cluster && addr >> 32 == 0 && ((hi - 1) as usize) < self.exec.ctas.len() => (hi - 1) as usize,
             _ => return false,
         };
         let off = a & ((1 << super::memory::CLUSTER_SHIFT) - 1);
@@ -67,7 +67,7 @@ impl<C: Checker> Engine<'_, C> {
             return false;
         }
         let total = per_lane * mask.count_ones();
-        match self.ctas[cta].barriers.get(self.cx.layout, off) {
+        match self.exec.ctas[cta].barriers.get(self.cx.layout, off) {
             Some(b) if b.usable() && b.pending > total as i64 => {}
             _ => return false,
         }
@@ -77,7 +77,7 @@ impl<C: Checker> Engine<'_, C> {
             let key = self.barrier_key(cta, off);
             self.checker.on_warp_release(base, mask, key, pc);
         }
-        let pending = self.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.pending) as u64;
+        let pending = self.exec.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.pending) as u64;
         let token = self.arrive_on(cta, off, total, *drop, Actor::Warp { base, lanes: mask }, pc);
         if let Some(s) = state {
             let phase = token & !0xFFFF_FFFF;
@@ -103,14 +103,14 @@ impl<C: Checker> Engine<'_, C> {
         if addr >> 32 != 0 || (addr as u32) >> super::memory::CLUSTER_SHIFT != 0 {
             return false;
         }
-        let (cta, off) = (self.warps[wi].cta, addr as u32);
+        let (cta, off) = (self.exec.warps[wi].cta, addr as u32);
         if !off.is_multiple_of(8)
             || self.cx.layout.outside_every_array(off)
-            || off as usize + 8 > self.ctas[cta].smem.len()
+            || off as usize + 8 > self.exec.ctas[cta].smem.len()
         {
             return false;
         }
-        if !self.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {
+        if !self.exec.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {
             return false;
         }
         self.check_init_visible_warp(wi, mask, cta, off, pc, "waits on");
@@ -138,17 +138,17 @@ impl<C: Checker> Engine<'_, C> {
                     self.finding(Category::InvalidInitCount, c, Some(t), Some((c, off)), Some(pc), msg);
                 }
                 let loc = self.loc(pc);
-                self.ctas[c].barriers.entry(self.cx.layout, off).init(count as u32, t, pc, loc);
+                self.exec.ctas[c].barriers.entry(self.cx.layout, off).init(count as u32, t, pc, loc);
                 let key = self.barrier_key(c, off);
                 self.checker.on_init(t, key);
-                self.effects += 1;
+                self.time.effects += 1;
                 self.note_late_init(t, c, off, pc);
                 self.trace_bar(c, off, Some(t), TraceKind::Init { count: count as u32 });
             }
             MbarrierOp::Inval { bar } => {
                 let Some((c, off)) = self.bar_addr(wi, l, bar, false, pc) else { return };
                 if self.check_barrier_use(t, c, off, pc, "invalidates") {
-                    self.ctas[c].barriers.entry(self.cx.layout, off).invalidate();
+                    self.exec.ctas[c].barriers.entry(self.cx.layout, off).invalidate();
                     self.trace_bar(c, off, Some(t), TraceKind::Inval);
                 }
             }
@@ -199,14 +199,14 @@ impl<C: Checker> Engine<'_, C> {
                 let ok = self.check_barrier_use(t, c, off, pc, "test_waits on") && self.satisfied(c, off, target);
                 if ok {
                     self.wait_passed(t, c, off, target, false, pc);
-                    let w = &mut self.warps[wi];
+                    let w = &mut self.exec.warps[wi];
                     w.spinning &= !(1 << l);
                     w.poll_armed &= !(1 << l);
                 } else {
                     self.poll_failed();
                     // The same test_wait failing twice with nothing else done in between:
                     // the lane is in a polling loop (a one-off probe that fails is not).
-                    let w = &mut self.warps[wi];
+                    let w = &mut self.exec.warps[wi];
                     w.yielded |= 1 << l;
                     if w.poll_armed & (1 << l) != 0 && w.last_failed_poll[l] == pc {
                         w.spinning |= 1 << l;
@@ -222,14 +222,14 @@ impl<C: Checker> Engine<'_, C> {
                 let target = self.wait_target(wi, l, on);
                 if !self.check_barrier_use(t, c, off, pc, "waits on") {
                     self.set(wi, l, *done, 0);
-                    self.warps[wi].yielded |= 1 << l;
+                    self.exec.warps[wi].yielded |= 1 << l;
                     self.poll_failed();
                     return;
                 }
                 if self.satisfied(c, off, target) {
                     if self.sched.spurious_try_wait() {
                         self.set(wi, l, *done, 0);
-                        self.warps[wi].yielded |= 1 << l;
+                        self.exec.warps[wi].yielded |= 1 << l;
                         self.poll_failed();
                     } else {
                         self.wait_passed(t, c, off, target, true, pc);

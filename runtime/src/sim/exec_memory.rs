@@ -15,7 +15,7 @@ impl<C: Checker> Engine<'_, C> {
                 return;
             }
             let t = self.cluster_thread(wi, l);
-            let own = self.warps[wi].cta;
+            let own = self.exec.warps[wi].cta;
             match op {
                 MemoryOp::Ld { space, ty, dst, addr, offset, .. } => {
                     let size = ty.size().max(1);
@@ -46,7 +46,8 @@ impl<C: Checker> Engine<'_, C> {
                             let issue = self.checker.on_shared_read(t, c, off, size, pc);
                             self.report_issue(issue);
                             let mut b = [0u8; 8];
-                            b[..size as usize].copy_from_slice(&self.ctas[c].smem[off as usize..(off + size) as usize]);
+                            b[..size as usize]
+                                .copy_from_slice(&self.exec.ctas[c].smem[off as usize..(off + size) as usize]);
                             u64::from_le_bytes(b)
                         }
                     };
@@ -72,7 +73,7 @@ impl<C: Checker> Engine<'_, C> {
                             };
                             let issue = self.checker.on_shared_write(t, c, off, size, pc);
                             self.report_issue(issue);
-                            self.ctas[c].smem[off as usize..(off + size) as usize]
+                            self.exec.ctas[c].smem[off as usize..(off + size) as usize]
                                 .copy_from_slice(&v.to_le_bytes()[..size as usize]);
                         }
                     }
@@ -97,18 +98,18 @@ impl<C: Checker> Engine<'_, C> {
                         self.fault(own, t, pc, format!("cp.async source of {bytes} bytes at {ds} is out of bounds"));
                         return;
                     }
-                    let g = &mut self.groups[t as usize].cp_async;
+                    let g = &mut self.async_ops.groups[t as usize].cp_async;
                     let group = g.committed.len();
                     g.open += 1;
-                    let id = self.next_op;
+                    let id = self.async_ops.next_id;
                     let issue = self.checker.on_async_write_issue(t, id, c, off, *bytes, pc);
                     self.report_issue(issue);
                     self.push_op(t, pc, AsyncKind::CpAsync { cta: c, off, src: s, bytes: *bytes, group });
                 }
                 MemoryOp::CpAsyncMbarrierArrive { bar, noinc } => self.cp_async_arrive_issue(wi, l, pc, bar, *noinc),
-                MemoryOp::CpAsyncCommitGroup => self.groups[t as usize].cp_async.commit(),
+                MemoryOp::CpAsyncCommitGroup => self.async_ops.groups[t as usize].cp_async.commit(),
                 MemoryOp::CpAsyncWaitGroup { n } => {
-                    if !self.groups[t as usize].cp_async.retired(*n) {
+                    if !self.async_ops.groups[t as usize].cp_async.retired(*n) {
                         self.block_lane(wi, l, WaitFor::CpAsyncGroups { n: *n, pc });
                     }
                 }
@@ -143,10 +144,10 @@ impl<C: Checker> Engine<'_, C> {
                             };
                             self.checker.on_shared_atomic(t, c, off, size as u32);
                             let mut b = [0u8; 8];
-                            b[..size].copy_from_slice(&self.ctas[c].smem[off as usize..off as usize + size]);
+                            b[..size].copy_from_slice(&self.exec.ctas[c].smem[off as usize..off as usize + size]);
                             let old = u64::from_le_bytes(b);
                             let new = add(old, v).to_le_bytes();
-                            self.ctas[c].smem[off as usize..off as usize + size].copy_from_slice(&new[..size]);
+                            self.exec.ctas[c].smem[off as usize..off as usize + size].copy_from_slice(&new[..size]);
                             old
                         }
                     };

@@ -10,7 +10,7 @@ use phaser_codegen::ir::*;
 
 impl<C: Checker> Engine<'_, C> {
     pub(crate) fn exec_sync(&mut self, wi: usize, mask: u32, pc: u32, op: &SyncOp) {
-        let c = self.warps[wi].cta;
+        let c = self.exec.warps[wi].cta;
         for l in lanes(mask) {
             let t = self.cluster_thread(wi, l);
             match op {
@@ -22,20 +22,26 @@ impl<C: Checker> Engine<'_, C> {
                 SyncOp::Mapa { dst, addr, cta } => {
                     let a = self.val(wi, l, addr) as u32 & ((1 << CLUSTER_SHIFT) - 1);
                     let r = self.val(wi, l, cta) as u32;
-                    if r as usize >= self.ctas.len() {
-                        self.fault(c, t, pc, format!("mapa to CTA rank {r} in a cluster of {} CTAs", self.ctas.len()));
+                    if r as usize >= self.exec.ctas.len() {
+                        self.fault(
+                            c,
+                            t,
+                            pc,
+                            format!("mapa to CTA rank {r} in a cluster of {} CTAs", self.exec.ctas.len()),
+                        );
                         return;
                     }
                     self.set(wi, l, *dst, (((r + 1) << CLUSTER_SHIFT) | a) as u64);
                 }
                 SyncOp::ClusterArrive { relaxed } => {
                     self.checker.on_cluster_arrive(t, *relaxed);
-                    self.cluster_arrival[t as usize] = Some(self.cluster_barrier.generation);
-                    self.cluster_barrier.arrived += 1;
+                    self.exec.cluster_arrival[t as usize] = Some(self.exec.cluster_barrier.generation);
+                    self.exec.cluster_barrier.arrived += 1;
                     self.check_cluster_barrier();
                 }
                 SyncOp::ClusterWait => {
-                    let generation = self.cluster_arrival[t as usize].take().unwrap_or(self.cluster_barrier.generation);
+                    let generation =
+                        self.exec.cluster_arrival[t as usize].take().unwrap_or(self.exec.cluster_barrier.generation);
                     self.block_lane(wi, l, WaitFor::ClusterBarrier { generation, pc });
                 }
                 SyncOp::WarpSync { mask } => self.warp_sync_arrive(wi, l, *mask, pc),
@@ -68,7 +74,7 @@ impl<C: Checker> Engine<'_, C> {
         }
         let expected = count.map(|v| self.val(wi, l, v) as u32);
         self.checker.on_named_arrive(t, c, id);
-        let nb = &mut self.ctas[c].named[id];
+        let nb = &mut self.exec.ctas[c].named[id];
         if let Some(k) = expected {
             nb.expected = Some(k);
         }

@@ -29,7 +29,7 @@ impl<C: Checker> Engine<'_, C> {
             Some(i) if self.cx.tmaps.get(i).is_some_and(|m| m.is_some()) => Some(i),
             _ => {
                 let t = self.cluster_thread(wi, l);
-                let c = self.warps[wi].cta;
+                let c = self.exec.warps[wi].cta;
                 let msg = format!("0x{a:x} is not the address of a tensor-map parameter");
                 self.finding(Category::Unsupported, c, Some(t), None, Some(pc), msg);
                 self.abort = true;
@@ -40,7 +40,7 @@ impl<C: Checker> Engine<'_, C> {
 
     pub(crate) fn exec_tma(&mut self, wi: usize, l: usize, pc: u32, op: &TmaOp) {
         let t = self.cluster_thread(wi, l);
-        let own = self.warps[wi].cta;
+        let own = self.exec.warps[wi].cta;
         match op {
             TmaOp::LoadTensor { dst, tmap, coords, bar, multicast, .. } => {
                 let Some(map) = self.tmap_index(wi, l, tmap, pc) else { return };
@@ -67,7 +67,7 @@ impl<C: Checker> Engine<'_, C> {
                             if m & (1 << r) == 0 {
                                 continue;
                             }
-                            if r >= self.ctas.len() {
+                            if r >= self.exec.ctas.len() {
                                 let msg = format!("TMA multicast mask 0x{m:x} names CTA rank {r}, outside the cluster");
                                 self.fault(own, t, pc, msg);
                                 return;
@@ -141,9 +141,9 @@ impl<C: Checker> Engine<'_, C> {
                 let Some((c, off)) = self.smem_addr(wi, l, false, s, n, pc) else { return };
                 self.issue_store(t, pc, c, off, StoreDst::Bulk(d), n);
             }
-            TmaOp::CommitGroup => self.groups[t as usize].bulk.commit(),
+            TmaOp::CommitGroup => self.async_ops.groups[t as usize].bulk.commit(),
             TmaOp::WaitGroup { n, .. } => {
-                let g = &mut self.groups[t as usize].bulk;
+                let g = &mut self.async_ops.groups[t as usize].bulk;
                 if g.retired(*n) {
                     let retired = g.committed.len().saturating_sub(*n as usize);
                     self.checker.on_stores_observed(t, retired);
@@ -162,7 +162,7 @@ impl<C: Checker> Engine<'_, C> {
                 return;
             }
         }
-        let id = self.next_op;
+        let id = self.async_ops.next_id;
         for d in &dsts {
             let issue = self.checker.on_async_write_issue(t, id, d.cta, d.off, bytes, pc);
             self.report_issue(issue);
@@ -171,14 +171,14 @@ impl<C: Checker> Engine<'_, C> {
     }
 
     fn issue_store(&mut self, t: u32, pc: u32, c: usize, off: u32, dst: StoreDst, bytes: u32) {
-        let id = self.next_op;
+        let id = self.async_ops.next_id;
         let kind = match dst {
             StoreDst::Bulk(_) => "bulk store (cp.async.bulk)",
             StoreDst::Tensor { .. } => "TMA tensor store",
         };
         let issue = self.checker.on_async_read_issue(t, id, kind, c, off, bytes, pc);
         self.report_issue(issue);
-        let g = &mut self.groups[t as usize].bulk;
+        let g = &mut self.async_ops.groups[t as usize].bulk;
         let group = g.committed.len();
         g.open += 1;
         self.push_op(t, pc, AsyncKind::Store { cta: c, off, dst, bytes, group });

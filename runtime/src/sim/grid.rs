@@ -91,7 +91,7 @@ fn commit<C: Checker>(e: &mut Engine<C>, mem: &mut GlobalMemory) {
         let old = mem.load(a.addr, size).expect("checked when issued");
         mem.store(a.addr, size, bin_fn(BinOp::Add, a.ty)(old, a.value));
         e.global.writes += 1;
-        let w = &mut e.warps[a.warp];
+        let w = &mut e.exec.warps[a.warp];
         w.regs[a.dst.id as usize * 32 + a.lane] = old;
         w.blocked &= !(1 << a.lane);
         w.runnable |= 1 << a.lane;
@@ -106,11 +106,11 @@ fn stuck<C: Checker>(resident: &[Resident<C>]) -> Option<Vec<Epoch>> {
     let mut epochs = Vec::new();
     for r in resident {
         let e = &r.engine;
-        if r.finished || !e.agents.is_empty() || !e.global.atomics.is_empty() {
+        if r.finished || !e.async_ops.in_flight.is_empty() || !e.global.atomics.is_empty() {
             return None;
         }
         let now = e.epoch();
-        for w in &e.warps {
+        for w in &e.exec.warps {
             if w.live() == 0 {
                 continue;
             }
@@ -147,7 +147,7 @@ fn run_on<C: Checker>(cx: &LaunchCtx, memory: &mut Arc<GlobalMemory>, out: &mut 
     let mut committed_writes = 0u64;
     let mut last_stuck: Option<Vec<Epoch>> = None;
     let finish = |e: Engine<C>, out: &mut Collector| {
-        let n = e.ctas.len() as u64;
+        let n = e.exec.ctas.len() as u64;
         out.merge(e.out, cx.config);
         out.stats.ctas += n;
         out.stats.clusters += 1;

@@ -38,14 +38,14 @@ impl<C: Checker> Engine<'_, C> {
             let Some((mask, mut pc)) = self.pick_group(wi) else { break };
             loop {
                 if executed >= budget {
-                    self.warps[wi].set_pc(mask, pc);
+                    self.exec.warps[wi].set_pc(mask, pc);
                     break 'regroup;
                 }
                 executed += 1;
-                self.tick += 1;
+                self.time.tick += 1;
                 self.out.stats.warp_instructions += 1;
                 self.out.stats.thread_instructions += mask.count_ones() as u64;
-                let w = &mut self.warps[wi];
+                let w = &mut self.exec.warps[wi];
                 let regs = &mut w.regs[..];
                 match prog.ops[pc as usize] {
                     Op::Mov { dst, src } => {
@@ -81,14 +81,14 @@ impl<C: Checker> Engine<'_, C> {
                     Op::Special { dst, sreg } => {
                         for l in lanes(mask) {
                             let v = self.special(wi, l, sreg);
-                            self.warps[wi].regs[dst as usize * 32 + l] = v as u64;
+                            self.exec.warps[wi].regs[dst as usize * 32 + l] = v as u64;
                         }
                     }
                     Op::Jump(t) => {
                         w.set_pc(mask, t);
                         if t <= pc {
                             let now = self.epoch();
-                            let w = &mut self.warps[wi];
+                            let w = &mut self.exec.warps[wi];
                             w.cycle.back_edge(&w.regs, &w.pc, w.runnable, w.blocked, now);
                         }
                         continue 'regroup;
@@ -114,19 +114,19 @@ impl<C: Checker> Engine<'_, C> {
                     }
                     Op::Elect { dst } => {
                         let winner = self.sched.elect(mask);
-                        let w = &mut self.warps[wi];
+                        let w = &mut self.exec.warps[wi];
                         for l in lanes(mask) {
                             w.regs[dst as usize * 32 + l] = (l == winner) as u64;
                         }
                     }
                     Op::Slow(i) => {
                         w.set_pc(mask, pc + 1);
-                        let polls = self.polls_failed;
+                        let polls = self.time.polls_failed;
                         let inst = &prog.slow[i as usize];
                         self.exec_slow(wi, mask, pc, inst)?;
-                        let w = &mut self.warps[wi];
-                        if self.polls_failed == polls {
-                            self.slow_effects += 1;
+                        let w = &mut self.exec.warps[wi];
+                        if self.time.polls_failed == polls {
+                            self.time.slow_effects += 1;
                             w.spinning &= !mask;
                             w.poll_armed &= !mask;
                         }
@@ -144,8 +144,8 @@ impl<C: Checker> Engine<'_, C> {
 
     /// `%tid`, `%ctaid`, cluster coordinates, ... of one lane.
     fn special(&self, wi: usize, l: usize, s: SpecialReg) -> u32 {
-        let w = &self.warps[wi];
-        let cta = &self.ctas[w.cta];
+        let w = &self.exec.warps[wi];
+        let cta = &self.exec.ctas[w.cta];
         let lin = w.base_tid + l as u32;
         let b = self.cx.launch.block;
         let tid = [lin % b[0], (lin / b[0]) % b[1], lin / (b[0] * b[1])];
@@ -161,7 +161,7 @@ impl<C: Checker> Engine<'_, C> {
             SpecialReg::ClusterCtaid(d) => cta.ctaid[d.index()] % cd[d.index()],
             SpecialReg::ClusterNctaid(d) => cd[d.index()],
             SpecialReg::Clusterid(d) => cta.ctaid[d.index()] / cd[d.index()],
-            SpecialReg::Clock => self.tick as u32,
+            SpecialReg::Clock => self.time.tick as u32,
         }
     }
 }

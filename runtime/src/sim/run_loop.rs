@@ -22,23 +22,23 @@ impl<C: Checker> Engine<'_, C> {
         if self.abort {
             return Ok(RoundEnd::Finished);
         }
-        if self.live_threads == 0 {
-            while !self.agents.is_empty() {
+        if self.exec.live_threads == 0 {
+            while !self.async_ops.in_flight.is_empty() {
                 self.complete_next_piece(0)?;
             }
             return Ok(RoundEnd::Finished);
         }
-        self.round += 1;
+        self.time.round += 1;
         let mut order = std::mem::take(&mut self.order);
-        self.sched.warp_order(self.warps.len(), &mut order);
+        self.sched.warp_order(self.exec.warps.len(), &mut order);
         let mut progressed = false;
-        let (polls0, effects0) = (self.polls_failed, self.slow_effects);
+        let (polls0, effects0) = (self.time.polls_failed, self.time.slow_effects);
         for &wi in order.iter() {
-            if self.warps[wi].live() == 0 {
+            if self.exec.warps[wi].live() == 0 {
                 continue;
             }
             self.wake(wi);
-            if self.warps[wi].runnable == 0 {
+            if self.exec.warps[wi].runnable == 0 {
                 continue;
             }
             let q = self.sched.quantum();
@@ -52,7 +52,7 @@ impl<C: Checker> Engine<'_, C> {
         self.order = order;
         // Lanes waiting for their global atomics go on at the epoch's end: not stuck.
         let atomics = !self.global.atomics.is_empty();
-        let spinning = self.polls_failed > polls0 && self.slow_effects == effects0;
+        let spinning = self.time.polls_failed > polls0 && self.time.slow_effects == effects0;
         let completed = self.step_agents(!progressed || spinning)?;
         if !progressed && completed == 0 && !atomics && !self.timeout_try_waits() {
             self.report_deadlock(false);
@@ -60,8 +60,8 @@ impl<C: Checker> Engine<'_, C> {
         }
         // Every live lane is blocked or spins on a failing test_wait, nothing but polls ran
         // and no async op is left to change a barrier: the polls can never succeed.
-        let all_spinning = self.warps.iter().all(|w| w.runnable & !w.spinning == 0);
-        if spinning && completed == 0 && self.agents.is_empty() && all_spinning && !atomics {
+        let all_spinning = self.exec.warps.iter().all(|w| w.runnable & !w.spinning == 0);
+        if spinning && completed == 0 && self.async_ops.in_flight.is_empty() && all_spinning && !atomics {
             self.report_deadlock(true);
             return Ok(RoundEnd::Finished);
         }
@@ -70,13 +70,13 @@ impl<C: Checker> Engine<'_, C> {
 
     /// Complete the async work the scheduler picks; returns how many pieces completed.
     fn step_agents(&mut self, stalled: bool) -> Result<usize> {
-        if self.agents.is_empty() {
+        if self.async_ops.in_flight.is_empty() {
             return Ok(0);
         }
         let mut done = 0;
         let mut i = 0;
-        while i < self.agents.len() {
-            let age = self.round.saturating_sub(self.agents[i].round);
+        while i < self.async_ops.in_flight.len() {
+            let age = self.time.round.saturating_sub(self.async_ops.in_flight[i].round);
             if self.async_op_ready(i) && self.sched.complete_async(age, false) {
                 if self.complete_next_piece(i)? {
                     // The op is gone: index `i` now holds the next one.
@@ -88,9 +88,9 @@ impl<C: Checker> Engine<'_, C> {
                 i += 1;
             }
         }
-        if done == 0 && stalled && !self.agents.is_empty() {
+        if done == 0 && stalled && !self.async_ops.in_flight.is_empty() {
             // The oldest op is always ready (ops wait only for older ones).
-            let ready: Vec<usize> = (0..self.agents.len()).filter(|&i| self.async_op_ready(i)).collect();
+            let ready: Vec<usize> = (0..self.async_ops.in_flight.len()).filter(|&i| self.async_op_ready(i)).collect();
             let i = ready[self.sched.stalled_pick(ready.len())];
             self.complete_next_piece(i)?;
             done = 1;
@@ -100,13 +100,13 @@ impl<C: Checker> Engine<'_, C> {
 
     /// A `test_wait`/`try_wait` failed (or timed out spuriously).
     pub fn poll_failed(&mut self) {
-        self.polls_failed += 1;
+        self.time.polls_failed += 1;
     }
 
     /// Whether a wait on `(cta, off)` for `target` is satisfied now.
     #[inline]
     pub fn satisfied(&self, cta: usize, off: u32, target: WaitTarget) -> bool {
-        match self.ctas[cta].barriers.get(self.cx.layout, off) {
+        match self.exec.ctas[cta].barriers.get(self.cx.layout, off) {
             Some(b) => match target {
                 WaitTarget::Parity(p) => b.parity_done(p),
                 WaitTarget::Phase(k) => b.usable() && b.phase > k,
@@ -117,14 +117,14 @@ impl<C: Checker> Engine<'_, C> {
 
     /// Wake lanes of warp `wi` whose wait is now satisfied.
     pub fn wake(&mut self, wi: usize) {
-        let blocked = self.warps[wi].blocked;
+        let blocked = self.exec.warps[wi].blocked;
         // Lanes of a warp usually wait for the same barrier phase: decide once, and let the
         // checker handle them together.
         let mut group: Option<(u32, u32, WaitTarget, u32, bool)> = None;
         let mut group_lanes = 0u32;
         let mut woken = 0u32;
         for l in lanes(blocked) {
-            let b = self.warps[wi].wait[l];
+            let b = self.exec.warps[wi].wait[l];
             let t = self.cluster_thread(wi, l);
             let ready = match b {
                 WaitFor::Nothing => true,
@@ -142,25 +142,25 @@ impl<C: Checker> Engine<'_, C> {
                     if ok {
                         group_lanes |= 1 << l;
                         if let Some(r) = result {
-                            self.warps[wi].regs[r as usize * 32 + l] = 1;
+                            self.exec.warps[wi].regs[r as usize * 32 + l] = 1;
                         }
                         self.trace_bar(cta as usize, off, Some(t), TraceKind::WaitEnd);
                     }
                     ok
                 }
                 WaitFor::NamedBarrier { id, generation, .. } => {
-                    self.ctas[self.warps[wi].cta].named[id as usize].generation > generation
+                    self.exec.ctas[self.exec.warps[wi].cta].named[id as usize].generation > generation
                 }
                 WaitFor::ClusterBarrier { generation, .. } => {
-                    let ok = self.cluster_barrier.generation > generation;
+                    let ok = self.exec.cluster_barrier.generation > generation;
                     if ok {
                         self.checker.on_cluster_wait_passed(t);
                     }
                     ok
                 }
-                WaitFor::CpAsyncGroups { n, .. } => self.groups[t as usize].cp_async.retired(n),
+                WaitFor::CpAsyncGroups { n, .. } => self.async_ops.groups[t as usize].cp_async.retired(n),
                 WaitFor::BulkGroups { n, .. } => {
-                    let g = &mut self.groups[t as usize].bulk;
+                    let g = &mut self.async_ops.groups[t as usize].bulk;
                     let ok = g.retired(n);
                     if ok {
                         let retired = g.committed.len().saturating_sub(n as usize);
@@ -176,7 +176,7 @@ impl<C: Checker> Engine<'_, C> {
             }
         }
         self.flush_woken(wi, group, group_lanes);
-        let w = &mut self.warps[wi];
+        let w = &mut self.exec.warps[wi];
         w.blocked &= !woken;
         w.runnable |= woken;
         for l in lanes(woken) {
@@ -196,11 +196,11 @@ impl<C: Checker> Engine<'_, C> {
     /// Time out every lane blocked in a `try_wait` (it returns false); false if there was none.
     fn timeout_try_waits(&mut self) -> bool {
         let mut any = false;
-        for wi in 0..self.warps.len() {
-            for l in lanes(self.warps[wi].blocked) {
-                if let WaitFor::Mbarrier { result: Some(r), cta, off, .. } = self.warps[wi].wait[l] {
+        for wi in 0..self.exec.warps.len() {
+            for l in lanes(self.exec.warps[wi].blocked) {
+                if let WaitFor::Mbarrier { result: Some(r), cta, off, .. } = self.exec.warps[wi].wait[l] {
                     let t = self.cluster_thread(wi, l);
-                    let w = &mut self.warps[wi];
+                    let w = &mut self.exec.warps[wi];
                     w.regs[r as usize * 32 + l] = 0;
                     w.blocked &= !(1 << l);
                     w.runnable |= 1 << l;
@@ -217,7 +217,7 @@ impl<C: Checker> Engine<'_, C> {
     /// The lane group to run next: runnable lanes at the lowest pc (others first if they yielded).
     pub fn pick_group(&mut self, wi: usize) -> Option<(u32, u32)> {
         let scramble = self.sched.scramble_group();
-        let w = &mut self.warps[wi];
+        let w = &mut self.exec.warps[wi];
         if w.runnable == 0 {
             return None;
         }
@@ -228,18 +228,18 @@ impl<C: Checker> Engine<'_, C> {
         }
         let best = if scramble {
             let k = self.sched.pick(cand.count_ones() as usize);
-            self.warps[wi].pc[lanes(cand).nth(k).unwrap_or(0)]
+            self.exec.warps[wi].pc[lanes(cand).nth(k).unwrap_or(0)]
         } else {
             lanes(cand).map(|l| w.pc[l]).min().unwrap_or(u32::MAX)
         };
-        let w = &self.warps[wi];
+        let w = &self.exec.warps[wi];
         let mask = lanes(cand).filter(|&l| w.pc[l] == best).fold(0u32, |m, l| m | 1 << l);
         Some((mask, best))
     }
 
     /// Lanes `mask` of warp `wi` leave the kernel.
     pub fn exit_lanes(&mut self, wi: usize, mask: u32) {
-        let w = &mut self.warps[wi];
+        let w = &mut self.exec.warps[wi];
         w.runnable &= !mask;
         w.exited |= mask;
         let c = w.cta;
@@ -253,28 +253,28 @@ impl<C: Checker> Engine<'_, C> {
                 self.checker.on_thread_exit(t);
             }
         }
-        self.live_threads -= k;
-        self.ctas[c].exited += k;
-        self.effects += 1;
-        if self.ctas[c].exited == self.threads_per_cta {
+        self.exec.live_threads -= k;
+        self.exec.ctas[c].exited += k;
+        self.time.effects += 1;
+        if self.exec.ctas[c].exited == self.exec.threads_per_cta {
             let issues = self.checker.on_cta_exit(c);
             for i in issues {
                 self.report(i);
             }
         }
         for id in 0..16 {
-            if self.ctas[c].named[id].arrived > 0 {
+            if self.exec.ctas[c].named[id].arrived > 0 {
                 self.check_named(c, id);
             }
         }
-        if self.cluster_barrier.arrived > 0 {
+        if self.exec.cluster_barrier.arrived > 0 {
             self.check_cluster_barrier();
         }
     }
 
     /// Block lane `l` of warp `wi`.
     pub fn block_lane(&mut self, wi: usize, l: usize, b: WaitFor) {
-        let w = &mut self.warps[wi];
+        let w = &mut self.exec.warps[wi];
         w.runnable &= !(1 << l);
         w.blocked |= 1 << l;
         w.wait[l] = b;
@@ -282,32 +282,32 @@ impl<C: Checker> Engine<'_, C> {
 
     /// Complete `bar.sync id` of CTA `c` if every expected thread arrived.
     pub fn check_named(&mut self, c: usize, id: usize) {
-        let cta = &self.ctas[c];
+        let cta = &self.exec.ctas[c];
         let nb = &cta.named[id];
         let ready = match nb.expected {
             Some(e) => nb.arrived >= e,
-            None => nb.arrived + cta.exited >= self.threads_per_cta,
+            None => nb.arrived + cta.exited >= self.exec.threads_per_cta,
         };
         if !ready {
             return;
         }
-        let nb = &mut self.ctas[c].named[id];
+        let nb = &mut self.exec.ctas[c].named[id];
         let waiters = std::mem::take(&mut nb.waiters);
         nb.generation += 1;
         nb.arrived = 0;
         nb.expected = None;
         self.checker.on_named_complete(c, id, &waiters);
-        self.effects += 1;
+        self.time.effects += 1;
     }
 
     pub fn check_cluster_barrier(&mut self) {
-        let exited: u32 = self.ctas.iter().map(|c| c.exited).sum();
-        let cb = &mut self.cluster_barrier;
-        if cb.arrived + exited >= self.threads as u32 {
+        let exited: u32 = self.exec.ctas.iter().map(|c| c.exited).sum();
+        let cb = &mut self.exec.cluster_barrier;
+        if cb.arrived + exited >= self.exec.threads as u32 {
             cb.generation += 1;
             cb.arrived = 0;
             self.checker.on_cluster_complete();
-            self.effects += 1;
+            self.time.effects += 1;
         }
     }
 }

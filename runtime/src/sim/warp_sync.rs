@@ -21,7 +21,7 @@ use super::warp::{lanes, WaitFor, WarpSyncRound};
 impl<C: Checker> Engine<'_, C> {
     /// Lanes of warp `wi` that exist (a partial last warp has fewer than 32).
     pub fn existing_lanes(&self, wi: usize) -> u32 {
-        let n = self.threads_per_cta.saturating_sub(self.warps[wi].base_tid).min(32);
+        let n = self.exec.threads_per_cta.saturating_sub(self.exec.warps[wi].base_tid).min(32);
         if n == 32 {
             u32::MAX
         } else {
@@ -32,7 +32,7 @@ impl<C: Checker> Engine<'_, C> {
     /// Lane `l` of warp `wi` executes `bar.warp.sync mask` at `pc`.
     pub(crate) fn warp_sync_arrive(&mut self, wi: usize, l: usize, mask: u32, pc: u32) {
         let t = self.cluster_thread(wi, l);
-        let cta = self.warps[wi].cta;
+        let cta = self.exec.warps[wi].cta;
         let bit = 1u32 << l;
         if mask & bit == 0 {
             let msg = format!(
@@ -43,7 +43,7 @@ impl<C: Checker> Engine<'_, C> {
             return;
         }
         let members = mask & self.existing_lanes(wi);
-        let gone = members & self.warps[wi].exited;
+        let gone = members & self.exec.warps[wi].exited;
         if gone != 0 {
             let msg = format!(
                 "lane {l} executes `bar.warp.sync 0x{mask:08x}`, but lane(s) {} of the mask have exited \
@@ -53,7 +53,7 @@ impl<C: Checker> Engine<'_, C> {
             self.finding(Category::WarpSync, cta, Some(t), None, Some(pc), msg);
         }
         self.checker.on_warp_sync_arrive(t, wi, mask);
-        let w = &mut self.warps[wi];
+        let w = &mut self.exec.warps[wi];
         let i = match w.warp_syncs.iter().position(|r| r.mask == mask) {
             Some(i) => i,
             None => {
@@ -69,33 +69,33 @@ impl<C: Checker> Engine<'_, C> {
     /// Complete round `i` of warp `wi` if every live lane of its mask arrived: every
     /// participant acquires what all of them released, and runs on.
     fn try_complete_warp_sync(&mut self, wi: usize, i: usize) {
-        let w = &self.warps[wi];
+        let w = &self.exec.warps[wi];
         let round = &w.warp_syncs[i];
         let members = round.mask & self.existing_lanes(wi);
         if (round.arrived | w.exited) & members != members {
             return;
         }
-        let round = self.warps[wi].warp_syncs.swap_remove(i);
+        let round = self.exec.warps[wi].warp_syncs.swap_remove(i);
         let threads: Vec<u32> = lanes(round.arrived).map(|l| self.cluster_thread(wi, l)).collect();
         self.checker.on_warp_sync_complete(wi, round.mask, &threads);
         for l in lanes(round.arrived) {
-            let w = &mut self.warps[wi];
+            let w = &mut self.exec.warps[wi];
             w.blocked &= !(1 << l);
             w.runnable |= 1 << l;
             w.wait[l] = WaitFor::Nothing;
         }
-        self.effects += 1;
+        self.time.effects += 1;
     }
 
     /// Lanes `gone` of warp `wi` exited: a `bar.warp.sync` waiting for them is undefined
     /// behaviour (reported), then completes without them.
     pub(crate) fn warp_sync_lanes_exited(&mut self, wi: usize, gone: u32) {
         let mut i = 0;
-        while i < self.warps[wi].warp_syncs.len() {
-            let r = self.warps[wi].warp_syncs[i].clone();
+        while i < self.exec.warps[wi].warp_syncs.len() {
+            let r = self.exec.warps[wi].warp_syncs[i].clone();
             let missing = r.mask & gone & !r.arrived;
             if missing != 0 {
-                let cta = self.warps[wi].cta;
+                let cta = self.exec.warps[wi].cta;
                 let first = lanes(missing).next().unwrap_or(0);
                 let t = self.cluster_thread(wi, first);
                 let msg = format!(
@@ -107,9 +107,9 @@ impl<C: Checker> Engine<'_, C> {
                 );
                 self.finding(Category::WarpSync, cta, Some(t), None, Some(r.pc), msg);
             }
-            let before = self.warps[wi].warp_syncs.len();
+            let before = self.exec.warps[wi].warp_syncs.len();
             self.try_complete_warp_sync(wi, i);
-            if self.warps[wi].warp_syncs.len() == before {
+            if self.exec.warps[wi].warp_syncs.len() == before {
                 i += 1;
             }
         }
@@ -117,7 +117,7 @@ impl<C: Checker> Engine<'_, C> {
 
     /// For a deadlock report: what a lane blocked at `bar.warp.sync mask` waits for.
     pub(crate) fn describe_warp_sync_wait(&self, wi: usize, mask: u32) -> String {
-        let w = &self.warps[wi];
+        let w = &self.exec.warps[wi];
         let arrived = w.warp_syncs.iter().find(|r| r.mask == mask).map(|r| r.arrived).unwrap_or(0);
         let missing = mask & self.existing_lanes(wi) & !arrived & !w.exited;
         let list = |m: u32| ranges(&lanes(m).map(|x| x as u32).collect::<Vec<_>>());
