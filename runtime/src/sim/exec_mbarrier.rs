@@ -1,7 +1,7 @@
 //! `mbarrier.*`: init, inval, arrivals (batched per warp when every lane arrives on the same
 //! barrier without completing a phase mid-warp), tx updates, waits and polls.
 
-use super::barrier::{Actor, TX_LIMIT};
+use super::barrier::Actor;
 use super::check::Checker;
 use super::cluster::Engine;
 use super::finding::Category;

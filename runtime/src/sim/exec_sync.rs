@@ -18,7 +18,9 @@ impl<C: Checker> Engine<'_, C> {
                 SyncOp::BarArrive { id, count } => self.bar_arrive(wi, l, t, c, id, Some(count), false, pc),
                 SyncOp::FenceMbarrierInit | SyncOp::MemBar { .. } | SyncOp::SetMaxNReg { .. } => {}
                 SyncOp::FenceProxyAsync { .. } => self.checker.on_fence_proxy_async(t),
-                SyncOp::ElectSync { .. } => unreachable!("lowered to a fast op"),
+                // `.sync`: every lane of the member mask (the whole warp) waits for the others,
+                // then exactly one of them is the leader (even if the lanes came in groups).
+                SyncOp::ElectSync { pred } => self.warp_sync_arrive(wi, l, u32::MAX, pc, Some(pred.id)),
                 SyncOp::ActiveMask { dst } => self.set(wi, l, *dst, mask as u64),
                 SyncOp::Mapa { dst, addr, cta } => {
                     let a = self.val(wi, l, addr) as u32 & ((1 << CLUSTER_SHIFT) - 1);
@@ -45,7 +47,7 @@ impl<C: Checker> Engine<'_, C> {
                         self.exec.cluster_arrival[t as usize].take().unwrap_or(self.exec.cluster_barrier.generation);
                     self.block_lane(wi, l, WaitFor::ClusterBarrier { generation, pc });
                 }
-                SyncOp::WarpSync { mask } => self.warp_sync_arrive(wi, l, *mask, pc),
+                SyncOp::WarpSync { mask } => self.warp_sync_arrive(wi, l, *mask, pc, None),
                 SyncOp::Trap => {
                     self.finding(Category::Trap, c, Some(t), None, Some(pc), "the kernel executed `trap`".into());
                     self.abort = true;

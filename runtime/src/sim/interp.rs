@@ -112,13 +112,6 @@ impl<C: Checker> Engine<'_, C> {
                         self.exit_lanes(wi, mask);
                         continue 'regroup;
                     }
-                    Op::Elect { dst } => {
-                        let winner = self.sched.elect(mask);
-                        let w = &mut self.exec.warps[wi];
-                        for l in lanes(mask) {
-                            w.regs[dst as usize * 32 + l] = (l == winner) as u64;
-                        }
-                    }
                     Op::Slow(i) => {
                         w.set_pc(mask, pc + 1);
                         let polls = self.time.polls_failed;

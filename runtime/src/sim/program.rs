@@ -73,9 +73,6 @@ pub enum Op {
         target: u32,
     },
     Exit,
-    Elect {
-        dst: u32,
-    },
     /// Any other instruction: `Program::slow[i]`.
     Slow(u32),
 }
@@ -282,7 +279,6 @@ impl Lowering {
                 ArithOp::Cvt { dst, src } => Op::Cvt { dt: dst.ty, st: src.ty(), dst: dst.id, src: Opnd::of(src) },
             },
             Inst::ReadSpecial { dst, sreg } => Op::Special { dst: dst.id, sreg: *sreg },
-            Inst::Sync(SyncOp::ElectSync { pred }) => Op::Elect { dst: pred.id },
             other => {
                 self.slow.push(other.clone());
                 Op::Slow(self.slow.len() as u32 - 1)

@@ -24,6 +24,19 @@ pub struct WarpSyncRound {
     pub arrived: u32,
     /// Where the first lane arrived (for findings about lanes that exit meanwhile).
     pub pc: u32,
+    /// `Some(dst)` for an `elect.sync` (its predicate register): the leader is chosen among
+    /// the lanes that arrived once all of them did. `None` for `bar.warp.sync`.
+    pub elect: Option<u32>,
+}
+
+impl WarpSyncRound {
+    /// The instruction, for messages.
+    pub fn what(&self) -> String {
+        match self.elect {
+            Some(_) => "elect.sync".into(),
+            None => format!("bar.warp.sync 0x{:08x}", self.mask),
+        }
+    }
 }
 
 /// What a blocked lane waits for.

@@ -29,14 +29,16 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
-    /// Lane `l` of warp `wi` executes `bar.warp.sync mask` at `pc`.
-    pub(crate) fn warp_sync_arrive(&mut self, wi: usize, l: usize, mask: u32, pc: u32) {
+    /// Lane `l` of warp `wi` executes `bar.warp.sync mask` (or, with `elect: Some(dst)`,
+    /// `elect.sync` with member mask `mask`) at `pc`.
+    pub(crate) fn warp_sync_arrive(&mut self, wi: usize, l: usize, mask: u32, pc: u32, elect: Option<u32>) {
         let t = self.cluster_thread(wi, l);
         let cta = self.exec.warps[wi].cta;
         let bit = 1u32 << l;
+        let what = WarpSyncRound { mask, arrived: 0, pc, elect }.what();
         if mask & bit == 0 {
             let msg = format!(
-                "lane {l} executes `bar.warp.sync 0x{mask:08x}`, whose mask does not include it \
+                "lane {l} executes `{what}`, whose mask does not include it \
                  (undefined behaviour in PTX); it does not wait"
             );
             self.finding(Category::WarpSync, cta, Some(t), None, Some(pc), msg);
@@ -46,7 +48,7 @@ impl<C: Checker> Engine<'_, C> {
         let gone = members & self.exec.warps[wi].exited;
         if gone != 0 {
             let msg = format!(
-                "lane {l} executes `bar.warp.sync 0x{mask:08x}`, but lane(s) {} of the mask have exited \
+                "lane {l} executes `{what}`, but lane(s) {} of the mask have exited \
                  (PTX: every thread of the mask must execute it; undefined behaviour)",
                 ranges(&lanes(gone).map(|x| x as u32).collect::<Vec<_>>())
             );
@@ -54,10 +56,13 @@ impl<C: Checker> Engine<'_, C> {
         }
         self.checker.on_warp_sync_arrive(t, wi, mask);
         let w = &mut self.exec.warps[wi];
-        let i = match w.warp_syncs.iter().position(|r| r.mask == mask) {
+        // `bar.warp.sync` lanes may converge from different instructions; an `elect.sync`
+        // round is one instruction's.
+        let same = |r: &WarpSyncRound| r.mask == mask && r.elect == elect && (elect.is_none() || r.pc == pc);
+        let i = match w.warp_syncs.iter().position(same) {
             Some(i) => i,
             None => {
-                w.warp_syncs.push(WarpSyncRound { mask, arrived: 0, pc });
+                w.warp_syncs.push(WarpSyncRound { mask, arrived: 0, pc, elect });
                 w.warp_syncs.len() - 1
             }
         };
@@ -76,6 +81,13 @@ impl<C: Checker> Engine<'_, C> {
             return;
         }
         let round = self.exec.warps[wi].warp_syncs.swap_remove(i);
+        if let Some(dst) = round.elect {
+            let leader = self.sched.elect(round.arrived);
+            let regs = &mut self.exec.warps[wi].regs;
+            for l in lanes(round.arrived) {
+                regs[dst as usize * 32 + l] = (l == leader) as u64;
+            }
+        }
         let threads: Vec<u32> = lanes(round.arrived).map(|l| self.cluster_thread(wi, l)).collect();
         self.checker.on_warp_sync_complete(wi, round.mask, &threads);
         for l in lanes(round.arrived) {
@@ -99,11 +111,11 @@ impl<C: Checker> Engine<'_, C> {
                 let first = lanes(missing).next().unwrap_or(0);
                 let t = self.cluster_thread(wi, first);
                 let msg = format!(
-                    "lane(s) {} exited while lane(s) {} wait at `bar.warp.sync 0x{:08x}` \
+                    "lane(s) {} exited while lane(s) {} wait at `{}` \
                      (PTX: every thread of the mask must execute it; undefined behaviour)",
                     ranges(&lanes(missing).map(|x| x as u32).collect::<Vec<_>>()),
                     ranges(&lanes(r.arrived).map(|x| x as u32).collect::<Vec<_>>()),
-                    r.mask
+                    r.what()
                 );
                 self.finding(Category::WarpSync, cta, Some(t), None, Some(r.pc), msg);
             }
