@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod isa;
+pub mod swizzle;
 pub mod target;
 
 pub use check::{check_kernel, module_ptx_version, MAX_PTX_LOADABLE};

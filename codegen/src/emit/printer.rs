@@ -19,14 +19,27 @@ pub struct EmitOptions {
     /// Blocking mbarrier waits trap after this long (nanoseconds of `%globaltimer`), so a
     /// deadlocked kernel ends in a launch error. `None` waits forever.
     pub wait_timeout_ns: Option<u64>,
+    /// The suspend-time hint of every `try_wait` in a blocking wait (nanoseconds): how long
+    /// a thread may sleep in one try before it retries. `None` leaves it to the hardware.
+    pub wait_suspend_hint_ns: Option<u32>,
 }
 
 /// Default watchdog: no legitimate single mbarrier wait lasts seconds.
 pub const DEFAULT_WAIT_TIMEOUT_NS: u64 = 4_000_000_000;
 
+/// Default suspend-time hint of a blocking wait's `try_wait`: CUTLASS's `ClusterBarrier::wait`
+/// value (10 ms, `0x989680`), so the retry loop is the one nvcc emits for it
+/// (`SYNCS.PHASECHK.TRANS64.TRYWAIT`, then `NANOSLEEP.SYNCS` + `PHASECHK` out of line).
+pub const DEFAULT_WAIT_SUSPEND_HINT_NS: u32 = 10_000_000;
+
 impl Default for EmitOptions {
     fn default() -> Self {
-        EmitOptions { max_ptx: MAX_PTX_LOADABLE, line_info: true, wait_timeout_ns: Some(DEFAULT_WAIT_TIMEOUT_NS) }
+        EmitOptions {
+            max_ptx: MAX_PTX_LOADABLE,
+            line_info: true,
+            wait_timeout_ns: Some(DEFAULT_WAIT_TIMEOUT_NS),
+            wait_suspend_hint_ns: Some(DEFAULT_WAIT_SUSPEND_HINT_NS),
+        }
     }
 }
 
@@ -241,6 +254,7 @@ impl KernelPrinter<'_> {
                         kernel: self.k,
                         labels: &mut labels,
                         wait_timeout_ns: self.opts.wait_timeout_ns,
+                        wait_suspend_hint_ns: self.opts.wait_suspend_hint_ns,
                         version: self.version,
                     },
                 );
