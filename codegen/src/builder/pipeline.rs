@@ -289,13 +289,14 @@ impl Pipeline {
         k.barrier_at(self.empty, st.index())
     }
 
+    /// The ordering of the producer's `empty` wait and the consumers' remote releases in a
+    /// cluster pipeline: the PTX defaults (`.acquire`/`.release` at CTA scope), as CUTLASS's
+    /// `PipelineTmaAsync` uses them. A release only hands back a stage whose reads completed
+    /// (the consumer waited for them), so the producer's copy engine cannot overwrite data
+    /// still being read; cluster scope would cost `MEMBAR.ALL.GPU` per remote arrive and
+    /// `CCTL.IVALL` per wait in SASS, on every stage of the hot loop.
     fn wait_order(&self) -> Ordering {
-        if self.cfg.is_cluster() {
-            // Releases come from other CTAs (`arrive.release.cluster`): acquire at cluster scope.
-            Ordering { sem: Some(Sem::Acquire), scope: Some(Scope::Cluster) }
-        } else {
-            Ordering::default()
-        }
+        Ordering::default()
     }
 
     /// Wait until the consumers released this stage (`empty[i]`, the producer's parity).
@@ -336,7 +337,7 @@ impl Pipeline {
     /// Release stage `i`: one arrival per consumer unit on `empty[i]` (per warp: the lanes
     /// converge with `bar.warp.sync`, so their reads of the stage are ordered before it, and
     /// lane 0 arrives). For a cluster pipeline the unit arrives on `empty[i]` of every CTA in
-    /// the cluster (`mapa` + `mbarrier.arrive.release.cluster.shared::cluster`).
+    /// the cluster (`mapa` + `mbarrier.arrive.shared::cluster`, see `wait_order`).
     #[track_caller]
     pub fn consumer_release(&self, k: &mut KernelBuilder, st: &PipelineState) {
         let (this, st) = (*self, *st);
@@ -351,7 +352,7 @@ impl Pipeline {
             if cfg.is_cluster() {
                 for cta in 0..cfg.consumer_ctas {
                     let remote = k.map_barrier_to_cta(bar, Value::u32(cta));
-                    k.mbarrier_arrive_remote(remote, None);
+                    k.mbarrier_arrive_remote_with(remote, None, Ordering::default());
                 }
             } else {
                 k.mbarrier_arrive(bar);
@@ -664,8 +665,9 @@ mod tests {
             assert!(ptx.contains(&"mapa.shared::cluster.u32 %r".to_string()) && ptx.contains(&format!(", {cta};")));
         }
         assert_eq!(ptx.matches("mapa.shared::cluster.u32").count(), 4);
-        assert_eq!(ptx.matches("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r").count(), 4);
-        assert!(ptx.contains("mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"));
+        // CUTLASS's forms: no cluster-scope release/acquire on the hot path (see `wait_order`).
+        assert_eq!(ptx.matches("mbarrier.arrive.shared::cluster.b64 _, [%r").count(), 4, "{ptx}");
+        assert!(!ptx.contains(".release.cluster.shared::cluster") && !ptx.contains("acquire.cluster"), "{ptx}");
     }
 
     #[test]

@@ -137,10 +137,12 @@ fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
             let v = if *volatile { ".volatile" } else { "" };
             one(format!("st{v}.{}.{} {}, {};", space_name(*space), mem_ty(*ty), addr(a, *offset), value(src)))
         }
+        // A copy of the address the entry computed once (see `shared_base_reg`).
         MemoryOp::SharedAddr { dst, alloc } => {
-            one(format!("mov.u32 {}, {};", reg(*dst), shared_symbol(&cx.kernel.alloc(*alloc).name)))
+            let name = &cx.kernel.alloc(*alloc).name;
+            one(format!("mov.u32 {}, {};", reg(*dst), shared_base_reg(Some(name))))
         }
-        MemoryOp::DynSharedAddr { dst } => one(format!("mov.u32 {}, {DYN_SMEM};", reg(*dst))),
+        MemoryOp::DynSharedAddr { dst } => one(format!("mov.u32 {}, {};", reg(*dst), shared_base_reg(None))),
         MemoryOp::ParamAddr { dst, param } => {
             let p = param_symbol(&cx.kernel.param(*param).name);
             vec![format!("mov.b64 {}, {p};", reg(*dst)), format!("cvta.param.u64 {}, {};", reg(*dst), reg(*dst))]
@@ -174,6 +176,17 @@ fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
 pub const WAIT_SPINS_PER_CHECK: u32 = 64;
 
 pub const DYN_SMEM: &str = "phaser_dynamic_smem";
+
+/// The register holding a shared allocation's address (by the allocation's name; `None`: the
+/// dynamic window), set once
+/// at kernel entry. A `mov` of the symbol inside a loop makes ptxas re-read `SR_CgaCtaId`
+/// (the shared window's cluster base) on every iteration; a register copy does not.
+pub fn shared_base_reg(alloc_name: Option<&str>) -> String {
+    match alloc_name {
+        Some(name) => format!("%{}_addr", shared_symbol(name)),
+        None => format!("%{DYN_SMEM}_addr"),
+    }
+}
 
 pub fn shared_symbol(name: &str) -> String {
     format!("smem_{name}")

@@ -92,6 +92,21 @@ pub fn emit_module(m: &Module, opts: &EmitOptions) -> Result<String> {
     Ok(out)
 }
 
+/// The static allocations whose address the body takes (in allocation order), and whether
+/// it takes the dynamic window's.
+fn shared_bases_used(body: &[Stmt]) -> (Vec<AllocId>, bool) {
+    let mut allocs = std::collections::BTreeSet::new();
+    let mut dynamic = false;
+    walk_insts(body, &mut |i, _| match i {
+        Inst::Memory(MemoryOp::SharedAddr { alloc, .. }) => {
+            allocs.insert(*alloc);
+        }
+        Inst::Memory(MemoryOp::DynSharedAddr { .. }) => dynamic = true,
+        _ => {}
+    });
+    (allocs.into_iter().collect(), dynamic)
+}
+
 fn collect_files(b: &[Stmt], files: &mut BTreeMap<&'static str, u32>) {
     for s in b {
         if let Some(l) = s.loc {
@@ -197,6 +212,22 @@ impl KernelPrinter<'_> {
             ));
         }
         self.out.push('\n');
+        // Shared addresses used anywhere, computed once here (see `inst::shared_base_reg`).
+        let (allocs, dynamic) = shared_bases_used(&k.body);
+        for &a in &allocs {
+            let r = inst::shared_base_reg(Some(&k.alloc(a).name));
+            self.line(&format!(".reg .b32 {r};"));
+        }
+        if dynamic {
+            self.line(&format!(".reg .b32 {};", inst::shared_base_reg(None)));
+        }
+        for &a in &allocs {
+            let name = &k.alloc(a).name;
+            self.line(&format!("mov.u32 {}, {};", inst::shared_base_reg(Some(name)), inst::shared_symbol(name)));
+        }
+        if dynamic {
+            self.line(&format!("mov.u32 {}, {DYN_SMEM};", inst::shared_base_reg(None)));
+        }
         for p in &k.params {
             let sym = inst::param_symbol(&p.name);
             let r = reg(p.reg);
