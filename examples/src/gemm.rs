@@ -28,8 +28,8 @@
 //!   (refused with an error naming the constraint otherwise).
 
 use phaser::codegen::builder::{
-    Accumulator, Arrivals, KernelBuilder, MatrixDesc, Pipeline, PipelineConfig, PipelineState, TensorMapRef,
-    WarpgroupRoles,
+    Accumulator, Arrivals, ClusterSync, KernelBuilder, MatrixDesc, Pipeline, PipelineConfig, PipelineState,
+    TensorMapRef, WarpgroupRoles,
 };
 use phaser::codegen::ir::{Dim, Major, MmaElem, MmaOperand, ProxySpace, SmemTile, Swizzle, Type, Value};
 use phaser::codegen::{Kernel, Target};
@@ -271,7 +271,10 @@ pub fn gemm_kernel(cfg: &GemmConfig) -> phaser::codegen::Result<Kernel> {
             consumers: Arrivals::Threads(cfg.consumers),
             consumer_ctas: cfg.cluster_m,
         },
-    );
+    )
+    // A release follows `wgmma.wait_group`, so the stage's reads are done: CUTLASS's
+    // CTA-scope hand-back, without a MEMBAR.ALL.GPU per remote arrive.
+    .with_cluster_sync(ClusterSync::CtaScope);
     let smem = k.dynamic_shared(Type::BF16, 0);
     pipe.init(&mut k);
     let base = k.shared_base_addr(smem);

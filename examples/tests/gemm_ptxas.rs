@@ -63,6 +63,8 @@ fn every_config_assembles_without_spills_and_uses_hgmma() {
             assert_eq!(sass.matches(&shape).count(), want, "{}:\n{sass}", k.name);
             // The shared window's base is read once, not per loop iteration.
             assert_eq!(sass.matches("SR_CgaCtaId").count(), 1, "{}", k.name);
+            // No GPU-scope fence on the hot path: only the barrier-init fence of a cluster.
+            assert_eq!(sass.matches("MEMBAR.ALL.GPU").count(), (cfg.cluster_m > 1) as usize, "{}", k.name);
             hgmma_checked += 1;
         }
     }

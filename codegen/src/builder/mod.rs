@@ -18,6 +18,6 @@ pub use fragment::Accumulator;
 pub use handles::*;
 pub use kernel_builder::KernelBuilder;
 pub use mbarrier::ArriveOpts;
-pub use pipeline::{Arrivals, Pipeline, PipelineConfig, PipelineState};
+pub use pipeline::{Arrivals, ClusterSync, Pipeline, PipelineConfig, PipelineState};
 pub use warp_spec::WarpgroupRoles;
 pub use wgmma::MatrixDesc;

@@ -126,6 +126,24 @@ pub struct Pipeline {
     pub full: BarrierArray,
     pub empty: BarrierArray,
     pub cfg: PipelineConfig,
+    /// How a cluster pipeline's cross-CTA hand-back is ordered (see [`ClusterSync`]).
+    pub cluster_sync: ClusterSync,
+}
+
+/// The memory ordering of a cluster pipeline's remote releases (consumers arriving on the
+/// `empty` barriers of other CTAs) and of the producer's `empty` waits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ClusterSync {
+    /// `arrive.release.cluster` / `try_wait.acquire.cluster`: the consumers' prior memory
+    /// operations are visible cluster-wide to the producer. In SASS every remote arrive costs
+    /// `MEMBAR.ALL.GPU` and every wait `CCTL.IVALL`.
+    #[default]
+    ClusterScope,
+    /// The PTX defaults (release/acquire at CTA scope), as CUTLASS's `PipelineTmaAsync`
+    /// (`ClusterBarrier::arrive(cta_id)`, `ClusterBarrier::wait`): enough when a release only
+    /// hands back a stage whose reads have completed (e.g. after `wgmma.wait_group`), which
+    /// the producer's copy engine then overwrites; no fence on the hot path.
+    CtaScope,
 }
 
 /// Where one side of a pipeline is: stage index and phase parity, both mutable `u32`
@@ -215,7 +233,7 @@ impl Pipeline {
         }
         let full = k.alloc_barriers(&format!("{name}_full"), cfg.stages.max(1));
         let empty = k.alloc_barriers(&format!("{name}_empty"), cfg.stages.max(1));
-        Pipeline { full, empty, cfg }
+        Pipeline { full, empty, cfg, cluster_sync: ClusterSync::default() }
     }
 
     pub fn stages(&self) -> u32 {
@@ -289,14 +307,25 @@ impl Pipeline {
         k.barrier_at(self.empty, st.index())
     }
 
-    /// The ordering of the producer's `empty` wait and the consumers' remote releases in a
-    /// cluster pipeline: the PTX defaults (`.acquire`/`.release` at CTA scope), as CUTLASS's
-    /// `PipelineTmaAsync` uses them. A release only hands back a stage whose reads completed
-    /// (the consumer waited for them), so the producer's copy engine cannot overwrite data
-    /// still being read; cluster scope would cost `MEMBAR.ALL.GPU` per remote arrive and
-    /// `CCTL.IVALL` per wait in SASS, on every stage of the hot loop.
+    /// The same pipeline with its cross-CTA hand-back ordered as `sync` says.
+    pub fn with_cluster_sync(self, sync: ClusterSync) -> Pipeline {
+        Pipeline { cluster_sync: sync, ..self }
+    }
+
     fn wait_order(&self) -> Ordering {
-        Ordering::default()
+        if self.cfg.is_cluster() && self.cluster_sync == ClusterSync::ClusterScope {
+            // Releases come from other CTAs (`arrive.release.cluster`): acquire at cluster scope.
+            Ordering { sem: Some(Sem::Acquire), scope: Some(Scope::Cluster) }
+        } else {
+            Ordering::default()
+        }
+    }
+
+    fn release_order(&self) -> Ordering {
+        match self.cluster_sync {
+            ClusterSync::ClusterScope => Ordering { sem: Some(Sem::Release), scope: Some(Scope::Cluster) },
+            ClusterSync::CtaScope => Ordering::default(),
+        }
     }
 
     /// Wait until the consumers released this stage (`empty[i]`, the producer's parity).
@@ -337,7 +366,8 @@ impl Pipeline {
     /// Release stage `i`: one arrival per consumer unit on `empty[i]` (per warp: the lanes
     /// converge with `bar.warp.sync`, so their reads of the stage are ordered before it, and
     /// lane 0 arrives). For a cluster pipeline the unit arrives on `empty[i]` of every CTA in
-    /// the cluster (`mapa` + `mbarrier.arrive.shared::cluster`, see `wait_order`).
+    /// the cluster (`mapa` + `mbarrier.arrive.release.cluster.shared::cluster`, or CUTLASS's
+    /// CTA-scope form: see [`ClusterSync`]).
     #[track_caller]
     pub fn consumer_release(&self, k: &mut KernelBuilder, st: &PipelineState) {
         let (this, st) = (*self, *st);
@@ -345,14 +375,14 @@ impl Pipeline {
     }
 
     fn consumer_release_here(&self, k: &mut KernelBuilder, st: &PipelineState) {
-        let (empty, cfg) = (self.empty, self.cfg);
+        let (empty, cfg, order) = (self.empty, self.cfg, self.release_order());
         let idx = st.index();
         let arrive = move |k: &mut KernelBuilder| {
             let bar = k.barrier_at(empty, idx);
             if cfg.is_cluster() {
                 for cta in 0..cfg.consumer_ctas {
                     let remote = k.map_barrier_to_cta(bar, Value::u32(cta));
-                    k.mbarrier_arrive_remote_with(remote, None, Ordering::default());
+                    k.mbarrier_arrive_remote_with(remote, None, order);
                 }
             } else {
                 k.mbarrier_arrive(bar);
@@ -665,9 +695,30 @@ mod tests {
             assert!(ptx.contains(&"mapa.shared::cluster.u32 %r".to_string()) && ptx.contains(&format!(", {cta};")));
         }
         assert_eq!(ptx.matches("mapa.shared::cluster.u32").count(), 4);
-        // CUTLASS's forms: no cluster-scope release/acquire on the hot path (see `wait_order`).
-        assert_eq!(ptx.matches("mbarrier.arrive.shared::cluster.b64 _, [%r").count(), 4, "{ptx}");
+        assert_eq!(ptx.matches("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r").count(), 4);
+        assert!(ptx.contains("mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"));
+    }
+
+    #[test]
+    fn cta_scope_cluster_sync_uses_cutlass_forms() {
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        k.require_block(128, 1, 1);
+        k.cluster(2, 1, 1);
+        let cfg = PipelineConfig {
+            stages: 2,
+            producers: Arrivals::Threads(1),
+            consumers: Arrivals::Threads(1),
+            consumer_ctas: 2,
+        };
+        let p = Pipeline::new(&mut k, "p", cfg).with_cluster_sync(ClusterSync::CtaScope);
+        p.init(&mut k);
+        let (cs, ps) = (p.consumer_start_state(&mut k), p.producer_start_state(&mut k));
+        p.consumer_release(&mut k, &cs);
+        p.producer_acquire(&mut k, &ps);
+        let ptx = emit_kernel(&k.finish().unwrap()).unwrap();
+        assert_eq!(ptx.matches("mbarrier.arrive.shared::cluster.b64 _, [%r").count(), 2, "{ptx}");
         assert!(!ptx.contains(".release.cluster.shared::cluster") && !ptx.contains("acquire.cluster"), "{ptx}");
+        assert!(ptx.contains("mbarrier.try_wait.parity.shared::cta.b64"));
     }
 
     #[test]
