@@ -773,3 +773,46 @@ pub fn perf_shapes() -> Vec<GemmShape> {
         GemmShape::new(512, 8192, 8192),
     ]
 }
+
+/// Check `kernel` (built from `cfg`) at `shape` on the GPU: random inputs from `seed`, C
+/// poisoned first; every element compared with cuBLAS, and with the f64 CPU reference (every
+/// element for small shapes, corners plus 508 random positions otherwise).
+/// Returns (vs cuBLAS, vs CPU).
+pub fn check_against_cublas(
+    dev: &phaser::Device,
+    blas: &crate::cublas::CublasLt,
+    kernel: &Kernel,
+    cfg: &GemmConfig,
+    shape: GemmShape,
+    seed: u64,
+) -> crate::timing::BenchResult<(Comparison, Comparison)> {
+    use crate::timing;
+    let cuda = timing::cuda(dev)?;
+    let a = random_bf16(shape.m as usize * shape.k as usize, seed);
+    let b = random_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
+    let bufs = GemmBuffers::new(dev, shape, cfg.b_layout, &a, &b)?;
+    dev.fill(&bufs.c, POISON)?;
+    launch(dev, kernel, cfg, &bufs)?;
+    let ours = dev.download(&bufs.c)?;
+    let reference = dev.alloc::<half::bf16>(shape.m as usize * shape.n as usize)?;
+    dev.fill(&reference, POISON)?;
+    let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
+    let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(&reference)?);
+    timing::time(cuda, || blas.run(cuda, &plan, pa, pb, pc))?;
+    let theirs = dev.download(&reference)?;
+    let (m, n) = (shape.m as usize, shape.n as usize);
+    let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+    let vs_cublas = compare(&ours, &shape, all, |i, j| theirs[i * n + j].to_f64());
+    let small = (shape.m as u64) * (shape.n as u64) * (shape.k as u64) <= 1 << 28;
+    let positions: Vec<(usize, usize)> = if small {
+        (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
+    } else {
+        use rand::{Rng, SeedableRng};
+        let mut r = rand::rngs::StdRng::seed_from_u64(seed ^ 7);
+        let mut v = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+        v.extend((0..508).map(|_| (r.gen_range(0..m), r.gen_range(0..n))));
+        v
+    };
+    let vs_cpu = compare(&ours, &shape, positions.into_iter(), |i, j| reference_at(&a, &b, &shape, cfg.b_layout, i, j));
+    Ok((vs_cublas, vs_cpu))
+}

@@ -138,6 +138,9 @@ fn tflops(shape: &GemmShape, t: Duration) -> f64 {
     shape.flops() / t.as_secs_f64() / 1e12
 }
 
+/// Uploaded A, B, C and a C for cuBLAS, per shape and layout.
+type Inputs = HashMap<(GemmShape, BLayout), (GemmBuffers, phaser::Buffer<bf16>)>;
+
 struct PerfRow {
     shape: GemmShape,
     layout: BLayout,
@@ -158,22 +161,29 @@ fn perf_one(
     seed: u64,
     args: &Args,
     cublas_cache: &mut HashMap<(GemmShape, BLayout), f64>,
+    inputs: &mut Inputs,
     full_check: bool,
 ) -> BenchResult<PerfRow> {
     let cuda = timing::cuda(dev)?;
-    let a = random_bf16(shape.m as usize * shape.k as usize, seed);
-    let b = random_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
-    let bufs = GemmBuffers::new(dev, shape, cfg.b_layout, &a, &b)?;
-    let reference = dev.alloc::<bf16>(shape.m as usize * shape.n as usize)?;
+    // Inputs once per shape and layout (a sweep reuses them for every configuration).
+    if !inputs.contains_key(&(shape, cfg.b_layout)) {
+        inputs.clear(); // one shape's buffers at a time (8192^3 needs 400 MiB)
+        let a = random_bf16(shape.m as usize * shape.k as usize, seed);
+        let b = random_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
+        let bufs = GemmBuffers::new(dev, shape, cfg.b_layout, &a, &b)?;
+        let reference = dev.alloc::<bf16>(shape.m as usize * shape.n as usize)?;
+        inputs.insert((shape, cfg.b_layout), (bufs, reference));
+    }
+    let (bufs, reference) = &inputs[&(shape, cfg.b_layout)];
     let (_, f) = kernels.get(dev, cfg)?;
-    let raw = raw_args(dev, cfg, &bufs)?;
+    let raw = raw_args(dev, cfg, bufs)?;
     let launch =
         Shape { grid: grid(cfg, &shape, dev.sm_count()?), block: cfg.threads(), smem: cfg.dynamic_smem_bytes() };
     let batch = per_batch(&shape);
     let t_ours =
         timing::median_per_launch(cuda, args.warmup, args.runs, batch, || timing::launch(cuda, f, launch, &raw))?;
     let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
-    let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(&reference)?);
+    let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
     let cublas = match cublas_cache.get(&(shape, cfg.b_layout)) {
         Some(&t) => t,
         None => {
@@ -188,7 +198,7 @@ fn perf_one(
     dev.fill(&bufs.c, POISON)?;
     timing::time(cuda, || timing::launch(cuda, f, launch, &raw))?;
     timing::time(cuda, || blas.run(cuda, &plan, pa, pb, pc))?;
-    let (ours, theirs) = (dev.download(&bufs.c)?, dev.download(&reference)?);
+    let (ours, theirs) = (dev.download(&bufs.c)?, dev.download(reference)?);
     let (m, n) = (shape.m as usize, shape.n as usize);
     let positions: Vec<(usize, usize)> = if full_check {
         (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
@@ -199,48 +209,6 @@ fn perf_one(
     };
     let check = compare(&ours, &shape, positions.into_iter(), |i, j| theirs[i * n + j].to_f64());
     Ok(PerfRow { shape, layout: cfg.b_layout, config: *cfg, ours: tflops(&shape, t_ours), cublas, check })
-}
-
-/// Check one shape: Phaser vs cuBLAS (all elements) and vs the CPU (all or sampled).
-fn check_one(
-    dev: &Device,
-    kernels: &mut Kernels,
-    blas: &CublasLt,
-    cfg: &GemmConfig,
-    shape: GemmShape,
-    seed: u64,
-) -> BenchResult<(Comparison, Comparison)> {
-    let cuda = timing::cuda(dev)?;
-    let a = random_bf16(shape.m as usize * shape.k as usize, seed);
-    let b = random_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
-    let bufs = GemmBuffers::new(dev, shape, cfg.b_layout, &a, &b)?;
-    let (k, _) = kernels.get(dev, cfg)?;
-    dev.fill(&bufs.c, POISON)?;
-    launch(dev, k, cfg, &bufs)?;
-    let ours = dev.download(&bufs.c)?;
-    let reference = dev.alloc::<bf16>(shape.m as usize * shape.n as usize)?;
-    dev.fill(&reference, POISON)?;
-    let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
-    let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(&reference)?);
-    timing::time(cuda, || blas.run(cuda, &plan, pa, pb, pc))?;
-    let theirs = dev.download(&reference)?;
-    let n = shape.n as usize;
-    let all = (0..shape.m as usize).flat_map(|i| (0..n).map(move |j| (i, j)));
-    let vs_cublas = compare(&ours, &shape, all, |i, j| theirs[i * n + j].to_f64());
-    let small = (shape.m as u64) * (shape.n as u64) * (shape.k as u64) <= 1 << 28;
-    let positions: Vec<(usize, usize)> = if small {
-        (0..shape.m as usize).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
-    } else {
-        use rand::{Rng, SeedableRng};
-        let mut r = rand::rngs::StdRng::seed_from_u64(seed ^ 7);
-        // Corners and edges (ragged tiles) plus random positions.
-        let (m, n) = (shape.m as usize, n);
-        let mut v = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
-        v.extend((0..508).map(|_| (r.gen_range(0..m), r.gen_range(0..n))));
-        v
-    };
-    let vs_cpu = compare(&ours, &shape, positions.into_iter(), |i, j| reference_at(&a, &b, &shape, cfg.b_layout, i, j));
-    Ok((vs_cublas, vs_cpu))
 }
 
 /// The check line with the largest error ratio (the first number after "vs cuBLAS").
@@ -319,7 +287,8 @@ fn run(args: &Args) -> BenchResult<bool> {
             for (i, shape) in check_shapes().into_iter().enumerate() {
                 // The cluster-free variant on the smaller shapes too (the non-multicast path).
                 for cfg in cfgs.iter().take(if shape.flops() < 2e10 { 2 } else { 1 }) {
-                    let (vs_blas, vs_cpu) = check_one(&dev, &mut kernels, &blas, cfg, shape, seed + i as u64)?;
+                    let (k, _) = kernels.get(&dev, cfg)?;
+                    let (vs_blas, vs_cpu) = check_against_cublas(&dev, &blas, k, cfg, shape, seed + i as u64)?;
                     let pass = vs_blas.passed() && vs_cpu.passed();
                     ok &= pass;
                     lines.push(format!(
@@ -338,6 +307,7 @@ fn run(args: &Args) -> BenchResult<bool> {
 
     let mut rows = Vec::new();
     let mut cublas_cache = HashMap::new();
+    let mut inputs = Inputs::new();
     if do_perf {
         let shapes = if args.shapes.is_empty() { perf_shapes() } else { args.shapes.clone() };
         for layout in args.layouts() {
@@ -351,6 +321,7 @@ fn run(args: &Args) -> BenchResult<bool> {
                     seed,
                     args,
                     &mut cublas_cache,
+                    &mut inputs,
                     true,
                 )?;
                 ok &= r.check.passed();
@@ -379,7 +350,7 @@ fn run(args: &Args) -> BenchResult<bool> {
             let default = args.config(BLayout::KMajor);
             let rasters = [4, 16].map(|g| GemmConfig { group_m: g, ..default });
             for cfg in sweep_configs(BLayout::KMajor).into_iter().chain(rasters) {
-                match perf_one(&dev, &mut kernels, &blas, &cfg, shape, seed, &sweep_args, &mut cublas_cache, false) {
+                match perf_one(&dev, &mut kernels, &blas, &cfg, shape, seed, &sweep_args, &mut cublas_cache, &mut inputs, false) {
                     Ok(r) => {
                         println!(
                             "sweep {shape} {}: {:.1} TFLOP/s ({:.3}x cuBLAS)",

@@ -34,6 +34,10 @@ struct Args {
     /// Write the PTX of the Phaser kernels to DIR and exit (no GPU needed).
     #[arg(long)]
     emit_ptx: Option<PathBuf>,
+    /// Also time 10k and 100k round trips per launch (how much of a launch is start-up);
+    /// accepted so `.ci/gpu-run.sh`'s `BENCH_ARGS=--sweep` reaches every benchmark.
+    #[arg(long)]
+    sweep: bool,
 }
 
 struct Variant {
@@ -101,6 +105,16 @@ fn run(args: &Args) -> BenchResult<()> {
         println!("note: {} not found (bench/pingpong.sh builds it with nvcc): Phaser rows only", args.cubin.display());
         false
     };
+    if args.sweep {
+        for r in [10_000u32, 100_000] {
+            for v in &variants {
+                let t = timing::median_per_launch(cuda, 1, args.runs, 1, || {
+                    timing::launch(cuda, &v.func, v.shape, &[RawArg::U32(r)])
+                })?;
+                println!("{} at {r} round trips: {:.1} ns per round trip", v.name, t.as_secs_f64() * 1e9 / r as f64);
+            }
+        }
+    }
     let rounds = [RawArg::U32(args.rounds)];
     let mut results = Vec::new();
     for v in &variants {
