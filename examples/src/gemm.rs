@@ -150,7 +150,7 @@ impl GemmConfig {
         if ![1, 2].contains(&self.cluster_m) || self.group_m == 0 {
             return Some(format!("cluster_m = {} (1 or 2), group_m = {} (>= 1)", self.cluster_m, self.group_m));
         }
-        if self.b_layout == BLayout::NMajor && self.cluster_m > 1 && (self.block_n / 64) % self.cluster_m != 0 {
+        if self.b_layout == BLayout::NMajor && self.cluster_m > 1 && !(self.block_n / 64).is_multiple_of(self.cluster_m) {
             return Some("an N-major B tile must split into whole 64-column boxes per CTA".into());
         }
         // The static barriers take the first 1024 bytes: the dynamic window is 1024-aligned.
