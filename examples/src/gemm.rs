@@ -150,7 +150,8 @@ impl GemmConfig {
         if ![1, 2].contains(&self.cluster_m) || self.group_m == 0 {
             return Some(format!("cluster_m = {} (1 or 2), group_m = {} (>= 1)", self.cluster_m, self.group_m));
         }
-        if self.b_layout == BLayout::NMajor && self.cluster_m > 1 && !(self.block_n / 64).is_multiple_of(self.cluster_m) {
+        if self.b_layout == BLayout::NMajor && self.cluster_m > 1 && !(self.block_n / 64).is_multiple_of(self.cluster_m)
+        {
             return Some("an N-major B tile must split into whole 64-column boxes per CTA".into());
         }
         // The static barriers take the first 1024 bytes: the dynamic window is 1024-aligned.
@@ -721,7 +722,7 @@ impl Comparison {
     }
 }
 
-/// Compare `c` (M x N) with `reference(i, j)` at the positions `at` (NaN fails).
+/// Compare `c` (M x N) with `reference(i, j)` at the positions `at` (a NaN on either side fails).
 pub fn compare(
     c: &[half::bf16],
     shape: &GemmShape,
@@ -732,7 +733,9 @@ pub fn compare(
     for (i, j) in at {
         let got = c[i * shape.n as usize + j].to_f64();
         let want = reference(i, j);
-        let ratio = if got.is_nan() { f64::INFINITY } else { (got - want).abs() / tolerance(want, shape.k) };
+        // A NaN on either side (an element left poisoned) fails.
+        let ratio =
+            if got.is_nan() || want.is_nan() { f64::INFINITY } else { (got - want).abs() / tolerance(want, shape.k) };
         worst.compared += 1;
         if ratio > worst.worst || (ratio.is_infinite() && worst.worst.is_finite()) {
             worst.worst = ratio;
@@ -815,4 +818,37 @@ pub fn check_against_cublas(
     };
     let vs_cpu = compare(&ours, &shape, positions.into_iter(), |i, j| reference_at(&a, &b, &shape, cfg.b_layout, i, j));
     Ok((vs_cublas, vs_cpu))
+}
+
+/// A kernel that only walks the tile schedule of `cfg`: thread 0 of every CTA appends
+/// `(cta, m0, n0)` for each tile it would compute to `out` (slot from an atomic counter).
+/// Tests run it in the simulator to check that the persistent, grouped, clustered walk covers
+/// every tile exactly once and that the CTAs of a cluster stay on the same columns.
+pub fn tile_walk_kernel(cfg: &GemmConfig) -> phaser::codegen::Result<Kernel> {
+    let cfg = *cfg;
+    let mut k = KernelBuilder::new("gemm_tile_walk", Target::Sm90a);
+    let out = k.param_global("out", Type::U32, true);
+    let count = k.param_global("count", Type::U32, true);
+    let m = k.param("m", Type::U32);
+    let n = k.param("n", Type::U32);
+    k.require_block(32, 1, 1);
+    if cfg.cluster_m > 1 {
+        k.cluster(cfg.cluster_m, 1, 1);
+    }
+    let sched = Schedule::new(&mut k, &cfg, m, n, Value::u32(BLOCK_K));
+    let tid = k.thread_idx(Dim::X);
+    let first = k.eq(tid, Value::u32(0));
+    k.if_then(first, |k| {
+        let cta = k.block_idx(Dim::X);
+        sched.for_each_tile(k, &cfg, |k, m0, n0| {
+            let slot = k.atomic_add_global(count, Value::u32(0), Value::u32(1));
+            let at = k.mul(slot, Value::u32(3));
+            k.st_global(out, at, cta);
+            let at1 = k.add(at, Value::u32(1));
+            k.st_global(out, at1, m0);
+            let at2 = k.add(at, Value::u32(2));
+            k.st_global(out, at2, n0);
+        });
+    });
+    k.finish()
 }

@@ -125,3 +125,56 @@ fn the_simulator_reports_wgmma_as_unsupported() {
     assert!(e.contains("unsupported op `wgmma"), "{e}");
     eprintln!("simulator: {e}");
 }
+
+#[test]
+fn tile_walk_covers_every_tile_once() {
+    use phaser::{Arg, LaunchConfig};
+    let dev = Device::sim(Default::default());
+    for (cluster_m, group_m) in [(1, 8), (2, 8), (2, 3), (1, 1)] {
+        let cfg = GemmConfig { cluster_m, group_m, ..GemmConfig::new(BLayout::KMajor) };
+        let k = tile_walk_kernel(&cfg).unwrap();
+        for (m, n, ctas) in [(1000u32, 1000u32, 4u32), (128, 256, 2), (4096, 2048, 6), (300, 8, 2)] {
+            let tiles_m = m.div_ceil(cfg.block_m() * cluster_m) * cluster_m;
+            let tiles_n = n.div_ceil(cfg.block_n);
+            let total = (tiles_m * tiles_n) as usize;
+            let out = dev.alloc::<u32>(3 * total + 3).unwrap();
+            let count = dev.alloc::<u32>(1).unwrap();
+            let cfg_launch = LaunchConfig::linear(ctas, 32);
+            dev.launch(&k, cfg_launch, &[Arg::buffer(&out), Arg::buffer(&count), Arg::scalar(m), Arg::scalar(n)])
+                .unwrap();
+            let got = dev.download(&out).unwrap();
+            assert_eq!(dev.download(&count).unwrap()[0] as usize, total, "cluster {cluster_m}, {m}x{n}");
+            let mut seen = std::collections::HashMap::new();
+            for e in got[..3 * total].chunks(3) {
+                let (cta, m0, n0) = (e[0], e[1], e[2]);
+                assert!(m0 % cfg.block_m() == 0 && n0 % cfg.block_n == 0 && m0 < tiles_m * cfg.block_m() && n0 < n);
+                assert!(seen.insert((m0, n0), cta).is_none(), "tile ({m0}, {n0}) computed twice");
+                // The CTA of rank r in a cluster takes row r of the cluster's rows.
+                assert_eq!((m0 / cfg.block_m()) % cluster_m, cta % cluster_m);
+            }
+            // The CTAs of a cluster walk the same columns in the same order.
+            if cluster_m == 2 {
+                for (&(m0, n0), &cta) in &seen {
+                    let peer_m0 = if cta % 2 == 0 { m0 + cfg.block_m() } else { m0 - cfg.block_m() };
+                    assert_eq!(seen.get(&(peer_m0, n0)), Some(&(cta ^ 1)), "({m0}, {n0})");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn comparison_fails_on_poison_and_error() {
+    let shape = GemmShape::new(2, 8, 64);
+    let c: Vec<half::bf16> = (0..16).map(|i| half::bf16::from_f32(i as f32)).collect();
+    let all = || (0..2).flat_map(|i| (0..8).map(move |j| (i, j)));
+    assert!(compare(&c, &shape, all(), |i, j| (i * 8 + j) as f64).passed());
+    // One bf16 ulp at 8 (0.0625) is within 2 * 2^-8 * 8 + 64 * 2^-18; four are not.
+    assert!(compare(&c, &shape, all(), |i, j| (i * 8 + j) as f64 + if i * 8 + j == 8 { 0.0625 } else { 0.0 }).passed());
+    let off = compare(&c, &shape, all(), |i, j| (i * 8 + j) as f64 + if i * 8 + j == 8 { 0.25 } else { 0.0 });
+    assert!(!off.passed() && off.at.0 == 1 && off.at.1 == 0, "{off:?}");
+    let mut poisoned = c.clone();
+    poisoned[5] = POISON;
+    assert!(compare(&poisoned, &shape, all(), |i, j| (i * 8 + j) as f64).worst.is_infinite());
+    assert!(compare(&c, &shape, all(), |_, _| f64::NAN).worst.is_infinite(), "a poisoned reference fails too");
+}

@@ -20,7 +20,8 @@ fn gemm_matches_cublas_and_the_cpu() {
     let mut checked = 0;
     for layout in [BLayout::KMajor, BLayout::NMajor] {
         let default = GemmConfig::new(layout);
-        let configs = [default, GemmConfig { cluster_m: 1, ..default }, GemmConfig { block_n: 128, wg_m: 128, ..default }];
+        let configs =
+            [default, GemmConfig { cluster_m: 1, ..default }, GemmConfig { block_n: 128, wg_m: 128, ..default }];
         for cfg in configs {
             let kernel = gemm_kernel(&cfg).unwrap();
             for (i, shape) in check_shapes().into_iter().enumerate() {
@@ -44,7 +45,12 @@ fn gemm_matches_cublas_and_the_cpu() {
             }
         }
     }
-    assert!(failures.is_empty(), "seed {seed}: {} of {checked} checks failed:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "seed {seed}: {} of {checked} checks failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]

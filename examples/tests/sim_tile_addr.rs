@@ -35,8 +35,12 @@ fn run_time_tile_addresses_match_the_layout() {
             let kernel = k.finish().unwrap();
             let buf = dev.alloc::<u32>(n as usize).unwrap();
             let base_addr = 3 * tile.align();
-            dev.launch(&kernel, LaunchConfig::linear(n.div_ceil(THREADS), THREADS), &[Arg::buffer(&buf), Arg::scalar(base_addr)])
-                .unwrap();
+            dev.launch(
+                &kernel,
+                LaunchConfig::linear(n.div_ceil(THREADS), THREADS),
+                &[Arg::buffer(&buf), Arg::scalar(base_addr)],
+            )
+            .unwrap();
             let got = dev.download(&buf).unwrap();
             for r in 0..tile.rows {
                 for c in 0..tile.cols {

@@ -350,7 +350,18 @@ fn run(args: &Args) -> BenchResult<bool> {
             let default = args.config(BLayout::KMajor);
             let rasters = [4, 16].map(|g| GemmConfig { group_m: g, ..default });
             for cfg in sweep_configs(BLayout::KMajor).into_iter().chain(rasters) {
-                match perf_one(&dev, &mut kernels, &blas, &cfg, shape, seed, &sweep_args, &mut cublas_cache, &mut inputs, false) {
+                match perf_one(
+                    &dev,
+                    &mut kernels,
+                    &blas,
+                    &cfg,
+                    shape,
+                    seed,
+                    &sweep_args,
+                    &mut cublas_cache,
+                    &mut inputs,
+                    false,
+                ) {
                     Ok(r) => {
                         println!(
                             "sweep {shape} {}: {:.1} TFLOP/s ({:.3}x cuBLAS)",
