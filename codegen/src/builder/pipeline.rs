@@ -126,6 +126,24 @@ pub struct Pipeline {
     pub full: BarrierArray,
     pub empty: BarrierArray,
     pub cfg: PipelineConfig,
+    /// How a cluster pipeline's cross-CTA hand-back is ordered (see [`ClusterSync`]).
+    pub cluster_sync: ClusterSync,
+}
+
+/// The memory ordering of a cluster pipeline's remote releases (consumers arriving on the
+/// `empty` barriers of other CTAs) and of the producer's `empty` waits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ClusterSync {
+    /// `arrive.release.cluster` / `try_wait.acquire.cluster`: the consumers' prior memory
+    /// operations are visible cluster-wide to the producer. In SASS every remote arrive costs
+    /// `MEMBAR.ALL.GPU` and every wait `CCTL.IVALL`.
+    #[default]
+    ClusterScope,
+    /// The PTX defaults (release/acquire at CTA scope), as CUTLASS's `PipelineTmaAsync`
+    /// (`ClusterBarrier::arrive(cta_id)`, `ClusterBarrier::wait`): enough when a release only
+    /// hands back a stage whose reads have completed (e.g. after `wgmma.wait_group`), which
+    /// the producer's copy engine then overwrites; no fence on the hot path.
+    CtaScope,
 }
 
 /// Where one side of a pipeline is: stage index and phase parity, both mutable `u32`
@@ -215,7 +233,7 @@ impl Pipeline {
         }
         let full = k.alloc_barriers(&format!("{name}_full"), cfg.stages.max(1));
         let empty = k.alloc_barriers(&format!("{name}_empty"), cfg.stages.max(1));
-        Pipeline { full, empty, cfg }
+        Pipeline { full, empty, cfg, cluster_sync: ClusterSync::default() }
     }
 
     pub fn stages(&self) -> u32 {
@@ -289,12 +307,24 @@ impl Pipeline {
         k.barrier_at(self.empty, st.index())
     }
 
+    /// The same pipeline with its cross-CTA hand-back ordered as `sync` says.
+    pub fn with_cluster_sync(self, sync: ClusterSync) -> Pipeline {
+        Pipeline { cluster_sync: sync, ..self }
+    }
+
     fn wait_order(&self) -> Ordering {
-        if self.cfg.is_cluster() {
+        if self.cfg.is_cluster() && self.cluster_sync == ClusterSync::ClusterScope {
             // Releases come from other CTAs (`arrive.release.cluster`): acquire at cluster scope.
             Ordering { sem: Some(Sem::Acquire), scope: Some(Scope::Cluster) }
         } else {
             Ordering::default()
+        }
+    }
+
+    fn release_order(&self) -> Ordering {
+        match self.cluster_sync {
+            ClusterSync::ClusterScope => Ordering { sem: Some(Sem::Release), scope: Some(Scope::Cluster) },
+            ClusterSync::CtaScope => Ordering::default(),
         }
     }
 
@@ -336,7 +366,8 @@ impl Pipeline {
     /// Release stage `i`: one arrival per consumer unit on `empty[i]` (per warp: the lanes
     /// converge with `bar.warp.sync`, so their reads of the stage are ordered before it, and
     /// lane 0 arrives). For a cluster pipeline the unit arrives on `empty[i]` of every CTA in
-    /// the cluster (`mapa` + `mbarrier.arrive.release.cluster.shared::cluster`).
+    /// the cluster (`mapa` + `mbarrier.arrive.release.cluster.shared::cluster`, or CUTLASS's
+    /// CTA-scope form: see [`ClusterSync`]).
     #[track_caller]
     pub fn consumer_release(&self, k: &mut KernelBuilder, st: &PipelineState) {
         let (this, st) = (*self, *st);
@@ -344,14 +375,14 @@ impl Pipeline {
     }
 
     fn consumer_release_here(&self, k: &mut KernelBuilder, st: &PipelineState) {
-        let (empty, cfg) = (self.empty, self.cfg);
+        let (empty, cfg, order) = (self.empty, self.cfg, self.release_order());
         let idx = st.index();
         let arrive = move |k: &mut KernelBuilder| {
             let bar = k.barrier_at(empty, idx);
             if cfg.is_cluster() {
                 for cta in 0..cfg.consumer_ctas {
                     let remote = k.map_barrier_to_cta(bar, Value::u32(cta));
-                    k.mbarrier_arrive_remote(remote, None);
+                    k.mbarrier_arrive_remote_with(remote, None, order);
                 }
             } else {
                 k.mbarrier_arrive(bar);
@@ -853,12 +884,13 @@ mod tests {
     /// The barrier a register addresses: (array symbol, index register or constant stage).
     fn barrier_of(ptx: &str, reg: &str) -> (String, String) {
         let (op, ops) = def(ptx, reg);
-        if op == "mov.u32" && ops[0].starts_with("smem_") {
-            return (ops[0].to_string(), "0".into()); // stage 0: the array's own address
+        if op == "mov.u32" && ops[0].starts_with("%smem_") {
+            return (array_symbol(ptx, ops[0]), "0".into()); // stage 0: the array's own address
         }
         assert_eq!(op, "add.u32", "{reg} is not a barrier address");
         let (base_op, base) = def(ptx, ops[0]);
         assert_eq!(base_op, "mov.u32");
+        let base = [array_symbol(ptx, base[0])];
         let index = match ops[1].parse::<u32>() {
             Ok(bytes) => (bytes / 8).to_string(),
             Err(_) => {
@@ -868,6 +900,14 @@ mod tests {
             }
         };
         (base[0].to_string(), index)
+    }
+
+    /// The shared array whose address the kernel computed once into `reg` at entry
+    /// (`mov.u32 %smem_p_full_addr, smem_p_full;`).
+    fn array_symbol(ptx: &str, reg: &str) -> String {
+        let (op, ops) = def(ptx, reg);
+        assert!(op == "mov.u32" && ops[0].starts_with("smem_"), "{reg} is not a shared array's address:\n{ptx}");
+        ops[0].to_string()
     }
 
     fn r(reg: Reg) -> String {
@@ -922,13 +962,15 @@ mod tests {
         assert_eq!(def(&ptx, &r(cs.phase)), ("mov.b32", vec!["0"]));
         assert_eq!(def(&ptx, &r(ps.index)), ("mov.b32", vec!["0"]));
         assert_eq!(def(&ptx, &r(cs.index)), ("mov.b32", vec!["0"]));
-        // Each wait is a try_wait retry loop: two identical attempts.
+        // Each wait is a try_wait retry loop: a first attempt, then retries with the same
+        // barrier and parity plus a suspend-time hint.
         let waits = insts(&ptx, "mbarrier.try_wait.parity.shared::cta.b64");
         assert_eq!(waits.len(), 6, "{ptx}");
         let waits: Vec<(String, String, &str)> = waits
             .chunks(2)
             .map(|w| {
-                assert_eq!(w[0], w[1]);
+                assert_eq!((w[0].len(), w[1].len()), (3, 4), "{w:?}");
+                assert_eq!(w[0][..], w[1][..3]);
                 assert_eq!(w[0][0], "%wait_done");
                 let (array, index) = barrier_of(&ptx, w[0][1]);
                 (array, index, w[0][2])
@@ -1009,6 +1051,28 @@ mod tests {
         assert_eq!(remote, mapped, "each arrive uses its mapa's address:\n{ptx}");
         let waits = insts(&ptx, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64");
         assert_eq!(barrier_of(&ptx, waits[0][1]), ("smem_p_empty".into(), r(ps.index)));
+    }
+
+    #[test]
+    fn cta_scope_cluster_sync_uses_cutlass_forms() {
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        k.require_block(128, 1, 1);
+        k.cluster(2, 1, 1);
+        let cfg = PipelineConfig {
+            stages: 2,
+            producers: Arrivals::Threads(1),
+            consumers: Arrivals::Threads(1),
+            consumer_ctas: 2,
+        };
+        let p = Pipeline::new(&mut k, "p", cfg).with_cluster_sync(ClusterSync::CtaScope);
+        p.init(&mut k);
+        let (cs, ps) = (p.consumer_start_state(&mut k), p.producer_start_state(&mut k));
+        p.consumer_release(&mut k, &cs);
+        p.producer_acquire(&mut k, &ps);
+        let ptx = emit_kernel(&k.finish().unwrap()).unwrap();
+        assert_eq!(ptx.matches("mbarrier.arrive.shared::cluster.b64 _, [%r").count(), 2, "{ptx}");
+        assert!(!ptx.contains(".release.cluster.shared::cluster") && !ptx.contains("acquire.cluster"), "{ptx}");
+        assert!(ptx.contains("mbarrier.try_wait.parity.shared::cta.b64"));
     }
 
     #[test]
