@@ -2,11 +2,14 @@
 # Runs on the GPU machine: every GPU test, the gallery on the GPU, and the benchmarks.
 # Logs go to $OUT (when set) and ./logs; one summary table is printed last.
 cd "$(dirname "$0")"
-LOGS=${OUT:-./logs}; mkdir -p "$LOGS"
+# ONLY=regex runs just the steps whose name matches (e.g. ONLY='gallery|sim_vs_gpu|test_').
+# Logs go to ./logs; with $OUT set (the device tool) they come back as one archive, $OUT/logs.tgz.
+LOGS=./logs; rm -rf "$LOGS"; mkdir -p "$LOGS"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null | tee "$LOGS/device.txt"
 declare -a ROWS
 step() {
   local name=$1; shift
+  if [ -n "${ONLY:-}" ] && ! [[ "$name" =~ $ONLY ]]; then return 0; fi
   local t0=$(date +%s.%N)
   echo "=== $name: $*"
   timeout 300 "$@" > "$LOGS/$name.log" 2>&1
@@ -67,3 +70,7 @@ echo
 echo "==================== GPU summary ($(date -u +%FT%TZ), $(head -1 "$LOGS/device.txt")) ===================="
 printf '%-28s | %-12s | %8s | %s\n' step result time "tests"
 for r in "${ROWS[@]}"; do echo "$r"; done
+if [ -n "${OUT:-}" ]; then
+  printf '%s\n' "${ROWS[@]}" > "$LOGS/summary.txt"
+  tar czf "$OUT/logs.tgz" -C "$LOGS" .
+fi
