@@ -3,7 +3,8 @@
 
 pub use half;
 pub use phaser_codegen::builder::{
-    Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RemoteBarrier, SharedArray, TensorMapRef,
+    Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RemoteBarrier, RemoteShared, SharedArray,
+    TensorMapRef,
 };
 pub use phaser_codegen::ir::{Reg, SourceLoc, Type, Value};
 /// Every `T.*` op expands to `call_op(__k, "path", args, elem, let_name)`: the registry
@@ -109,7 +110,7 @@ impl<T: DslScalar> IntoArg<Scalar<T>> for Value {
 macro_rules! same_arg {
     ($($t:ty),*) => {$( impl IntoArg<$t> for $t { fn into_arg(self, _: &mut KernelBuilder) -> $t { self } } )*};
 }
-same_arg!(Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef);
+same_arg!(Barrier, RemoteBarrier, BarrierArray, SharedArray, RemoteShared, GlobalPtr, TensorMapRef);
 
 pub fn into_arg<P, V: IntoArg<P>>(k: &mut KernelBuilder, v: V) -> P {
     v.into_arg(k)
@@ -129,7 +130,7 @@ impl<T> DeviceRet for Scalar<T> {
 macro_rules! same_ret {
     ($($t:ty),*) => {$( impl DeviceRet for $t { type Out = $t; fn into_dsl(self) -> $t { self } } )*};
 }
-same_ret!((), Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef);
+same_ret!((), Barrier, RemoteBarrier, BarrierArray, SharedArray, RemoteShared, GlobalPtr, TensorMapRef);
 
 /// An immutable `let` of a `let mut` variable copies it (`let waited = phase;` must not change
 /// when `phase` does): a value that is one of the in-scope mutable registers gets a new one.
@@ -151,5 +152,21 @@ impl Snapshot for Barrier {}
 impl Snapshot for RemoteBarrier {}
 impl Snapshot for BarrierArray {}
 impl Snapshot for SharedArray {}
+impl Snapshot for RemoteShared {}
+/// A vector load's values are fresh registers, never a `let mut`'s.
+impl<const N: usize> Snapshot for [Value; N] {}
+
+/// `v[i]` of a vector (`T.ld.v4(..)`); an index past its end (a `#[comptime]` one, which the
+/// macro cannot check) is a build error, not a panic.
+#[track_caller]
+pub fn vector_elem<const N: usize>(k: &mut KernelBuilder, v: &[Value; N], i: u32) -> Value {
+    match v.get(i as usize) {
+        Some(x) => *x,
+        None => {
+            k.error(format!("index {i} is out of bounds for a vector of {N} values"));
+            Value::u32(0)
+        }
+    }
+}
 impl Snapshot for GlobalPtr {}
 impl Snapshot for TensorMapRef {}

@@ -2,6 +2,7 @@
 
 pub mod arith;
 pub mod control;
+pub mod escape;
 pub mod fragment;
 pub mod handles;
 pub mod kernel_builder;
@@ -11,6 +12,7 @@ pub mod pipeline;
 pub mod special;
 pub mod sync;
 pub mod tma;
+pub mod warp;
 pub mod warp_spec;
 pub mod wgmma;
 

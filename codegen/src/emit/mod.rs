@@ -1,9 +1,11 @@
 //! Emission of PTX text from the IR.
 
 mod cache;
+pub mod escape;
 pub mod inst;
 pub mod operand;
 pub mod printer;
+pub mod warp;
 pub mod wgmma;
 
 pub use cache::PtxCache;

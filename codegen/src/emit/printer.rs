@@ -87,6 +87,25 @@ fn print_module(m: &Module, target: crate::arch::Target, version: PtxVersion, op
         // The dynamic window's alignment is the shared layout's (`ir::SharedLayout`).
         writeln!(out, ".extern .shared .align {DYNAMIC_SHARED_ALIGN} .b8 {DYN_SMEM}[];\n").unwrap();
     }
+    // `printf`: the `vprintf` declaration and each format string, numbered per kernel in
+    // program order (the order the printer meets them).
+    let mut formats = Vec::new();
+    for k in &m.kernels {
+        let mut n = 0;
+        walk_insts(&k.body, &mut |i, _| {
+            if let Inst::Printf(p) = i {
+                formats.push(super::escape::format_global(&inst::format_symbol(&k.name, n), &p.format));
+                n += 1;
+            }
+        });
+    }
+    if !formats.is_empty() {
+        writeln!(out, "{}\n", super::escape::VPRINTF_DECL).unwrap();
+        for f in formats {
+            writeln!(out, "{f}").unwrap();
+        }
+        out.push('\n');
+    }
     for k in &m.kernels {
         KernelPrinter {
             k,
@@ -98,6 +117,7 @@ fn print_module(m: &Module, target: crate::arch::Target, version: PtxVersion, op
             indent: 1,
             opts,
             version,
+            printfs: 0,
         }
         .print();
     }
@@ -149,6 +169,7 @@ struct KernelPrinter<'a> {
     indent: usize,
     opts: &'a EmitOptions,
     version: PtxVersion,
+    printfs: u32,
 }
 
 impl KernelPrinter<'_> {
@@ -291,6 +312,7 @@ impl KernelPrinter<'_> {
             StmtKind::Inst(i) => {
                 self.loc(s.loc);
                 let mut labels = self.labels;
+                let mut printfs = self.printfs;
                 let lines = inst::lines(
                     i,
                     &mut InstCtx {
@@ -299,9 +321,11 @@ impl KernelPrinter<'_> {
                         wait_timeout_ns: self.opts.wait_timeout_ns,
                         wait_suspend_hint_ns: self.opts.wait_suspend_hint_ns,
                         version: self.version,
+                        printfs: &mut printfs,
                     },
                 );
                 self.labels = labels;
+                self.printfs = printfs;
                 for l in lines {
                     if l.ends_with(':') {
                         self.out.push_str(&l);

@@ -2,7 +2,7 @@
 //! target support are checked here, each error pointing at the offending tokens. The checker
 //! also annotates the AST (types, constness, bindings) for the expansion.
 
-mod ops;
+pub(crate) mod ops;
 
 use crate::parse::ast::*;
 use crate::parse::Errors;
@@ -262,9 +262,12 @@ impl Checker<'_> {
             }
             ExprKind::Index { base, idx } => {
                 let bt = self.expr(base);
+                if let Ty::Vector(s, n) = bt {
+                    return (self.vector_index(idx, s, n), false);
+                }
                 self.index(idx);
                 match bt {
-                    Ty::Shared(s) | Ty::Global { elem: s, .. } => (Ty::Scalar(s), false),
+                    Ty::Shared(s) | Ty::Global { elem: s, .. } | Ty::RemoteShared(s) => (Ty::Scalar(s), false),
                     Ty::Barriers => {
                         self.errs.at(
                             e.sp,
@@ -391,6 +394,21 @@ impl Checker<'_> {
         }
     }
 
+    /// `v[i]` of an `n`-element vector: `i` must be a compile-time index below `n` (the
+    /// elements are separate registers).
+    fn vector_index(&mut self, idx: &Expr, s: Scalar, n: u8) -> Ty {
+        let before = self.errs.0.len();
+        let Some(i) = self.konst_u32(idx, "the index of a vector") else {
+            // A `#[comptime]` index is checked when the kernel is built.
+            return if self.errs.0.len() == before { Ty::Scalar(s) } else { Ty::Error };
+        };
+        if i >= n as i128 {
+            self.errs.at(idx.sp, format!("index {i} is out of bounds for a `[{}; {n}]` vector", s.name()));
+            return Ty::Error;
+        }
+        Ty::Scalar(s)
+    }
+
     /// An array index: an integer (a literal is a u32).
     fn index(&mut self, idx: &Expr) {
         let t = self.expr(idx);
@@ -506,8 +524,15 @@ impl Checker<'_> {
                 let bt = self.expr(base);
                 self.index(idx);
                 match bt {
-                    Ty::Shared(s) => Ty::Scalar(s),
+                    Ty::Shared(s) | Ty::RemoteShared(s) => Ty::Scalar(s),
                     Ty::Global { elem, mutable: true } => Ty::Scalar(elem),
+                    Ty::Vector(..) => {
+                        self.errs.at(
+                            base.sp,
+                            format!("cannot assign to an element of a {bt}: a vector load's values are read-only\n  help: bind the element to a `let mut` first, or store with `T.st.v4(arr, idx, a, b, c, d)`"),
+                        );
+                        return;
+                    }
                     Ty::Global { elem, mutable: false } => {
                         self.errs.at(
                             base.sp,

@@ -124,6 +124,7 @@ fn assign(place: &Expr, op: Option<BinOp>, value: &Expr) -> TokenStream {
             let (b, i) = (expr(base), expr(idx));
             let (ld, st) = match base.ty.get() {
                 Ty::Shared(_) => (quote!(ld_shared), quote!(st_shared)),
+                Ty::RemoteShared(_) => (quote!(ld_remote), quote!(st_remote)),
                 _ => (quote!(ld_global), quote!(st_global)),
             };
             match op {
@@ -238,10 +239,15 @@ fn expr_named(e: &Expr, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
             let t = to.codegen_type();
             quote!({ let __v = #v; __k.cvt(__v, #t) })
         }
+        ExprKind::Index { base, idx } if matches!(base.ty.get(), Ty::Vector(..)) => {
+            let (b, i) = (expr(base), konst(idx));
+            quote!(__p::vector_elem(__k, &#b, #i))
+        }
         ExprKind::Index { base, idx } => {
             let (b, i) = (expr(base), expr(idx));
             let ld = match base.ty.get() {
                 Ty::Shared(_) => quote!(ld_shared),
+                Ty::RemoteShared(_) => quote!(ld_remote),
                 _ => quote!(ld_global),
             };
             quote!({ let __b = #b; let __i = #i; __k.#ld(__b, __i) })
@@ -416,6 +422,11 @@ fn ret_handle(ret: Ret) -> TokenStream {
         Ret::Pipeline => quote!(__p::Pipeline),
         Ret::PipelineState => quote!(__p::PipelineState),
         Ret::SharedOfTurbofish => quote!(__p::SharedArray),
+        Ret::RemoteSharedOf(_) => quote!(__p::RemoteShared),
+        Ret::VecOf(_, n) | Ret::Vec(_, n) => {
+            let n = n as usize;
+            quote!([__p::Value; #n])
+        }
         Ret::Bool | Ret::U32 | Ret::U64 | Ret::State | Ret::Turbofish | Ret::ScalarArgs | Ret::ElemOf(_) => {
             quote!(__p::Value)
         }
@@ -434,7 +445,7 @@ fn op_arg(kind: Kind, a: &Expr) -> TokenStream {
         }
         (Kind::Choice(_), ExprKind::Str(s)) => quote!(__p::OpArg::Choice(#s)),
         (Kind::Tag, ExprKind::Str(s)) => quote!(__p::OpArg::Tag(#s)),
-        (Kind::Coords | Kind::Values, ExprKind::Array(v)) => {
+        (Kind::Coords | Kind::Values | Kind::Places, ExprKind::Array(v)) => {
             let xs = v.iter().map(expr);
             quote!(__p::OpArg::Values(::std::vec![#(#xs),*]))
         }

@@ -23,6 +23,9 @@ impl<C: Checker> Engine<'_, C> {
                 }
             }
             Inst::Sync(op) => self.exec_sync(wi, mask, pc, op),
+            Inst::Warp(op) => self.exec_warp(wi, mask, pc, op),
+            Inst::Fragment(op) => self.exec_fragment(wi, mask, pc, op),
+            Inst::Printf(p) => self.exec_printf(wi, mask, p),
             Inst::Tma(op) => {
                 for l in lanes(mask) {
                     self.exec_tma(wi, l, pc, op);
@@ -68,16 +71,19 @@ impl<C: Checker> Engine<'_, C> {
             }
             // Not simulated yet (wgmma as an asynchronous tensor-core agent comes with the
             // simulator's async-agent rework): a clear finding that stops the run.
-            Inst::Wgmma(_) | Inst::Fragment(_) => {
-                let what = match inst {
-                    Inst::Wgmma(op) => op.mnemonic(),
-                    Inst::Fragment(op) => op.mnemonic(),
-                    _ => String::new(),
+            Inst::Wgmma(_) | Inst::Asm(_) => {
+                let msg = match inst {
+                    Inst::Wgmma(op) => format!(
+                        "unsupported op `{}`: the simulator does not model it yet (run it on the GPU)",
+                        op.mnemonic()
+                    ),
+                    _ => "unsupported op: inline PTX (`T.asm`) is not run by the simulator, which cannot know what \
+                          it does (run the kernel on the GPU)"
+                        .to_string(),
                 };
                 let l = lanes(mask).next().unwrap_or(0);
                 let t = self.cluster_thread(wi, l);
                 let cta = self.exec.warps[wi].cta;
-                let msg = format!("unsupported op `{what}`: the simulator does not model it yet (run it on the GPU)");
                 self.finding(super::finding::Category::Unsupported, cta, Some(t), None, Some(pc), msg);
                 self.abort = true;
             }

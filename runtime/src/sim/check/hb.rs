@@ -642,6 +642,19 @@ impl Checker for HappensBefore {
         Some(Issue { category, cta, thread: Some(i), barrier: None, phase: None, pc: Some(pc), message })
     }
 
+    fn on_async_read_done(&mut self, issuer: u32, snap: &IssueClock, op: u32, cta: usize, off: u32, len: u32) {
+        // The copy read the bytes as its issuer at issue time: a later write must be ordered
+        // after that (a release chain from the issuer), like a write after a thread's read.
+        let r = epoch(issuer, snap.own);
+        for b in &mut self.shadow[cta][off as usize..(off + len) as usize] {
+            if b.pend_read == op {
+                b.pend_read = 0;
+                b.r = r;
+            }
+        }
+        self.store_kind.remove(&op);
+    }
+
     fn on_store_complete(&mut self, issuer: u32, op: u32, group: usize, cta: usize, off: u32, len: u32) {
         // The source stays marked as read by the store until its issuer observes the
         // completion (`wait_group`): only then may anyone ordered after it rewrite it.

@@ -176,6 +176,9 @@ pub(crate) trait Checker: Sized + Send {
     ) -> Option<Issue> {
         None
     }
+    /// Async op `op` of `issuer` (issued with `snap`) finished reading `[off, off+len)` of
+    /// CTA `cta` (a CTA-to-CTA bulk copy's source): writes after it no longer race with it.
+    fn on_async_read_done(&mut self, issuer: u32, snap: &Self::Snapshot, op: u32, cta: usize, off: u32, len: u32) {}
     /// TMA store `op` of `issuer` (bulk group `group`) finished reading its source.
     fn on_store_complete(&mut self, issuer: u32, op: u32, group: usize, cta: usize, off: u32, len: u32) {}
     /// `issuer` passed a `cp.async.bulk.wait_group` retiring every group below `retired`.
