@@ -153,6 +153,9 @@ impl Snapshot for RemoteBarrier {}
 impl Snapshot for BarrierArray {}
 impl Snapshot for SharedArray {}
 impl Snapshot for RemoteShared {}
+// A pipeline state's registers are the state itself (`T.pipeline.advance` updates them).
+impl Snapshot for Pipeline {}
+impl Snapshot for PipelineState {}
 /// A vector load's values are fresh registers, never a `let mut`'s.
 impl<const N: usize> Snapshot for [Value; N] {}
 

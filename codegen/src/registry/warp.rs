@@ -10,6 +10,7 @@ fn all(mask: Option<Value>) -> Value {
     mask.unwrap_or(Value::u32(0xffff_ffff))
 }
 
+// `match` is a Rust keyword (kernels are parsed as Rust first): `T.ptx.match_sync.any`.
 ops! {
     /// `__syncwarp(mask)`: the lanes of `mask` converge, their memory accesses ordered (`bar.warp.sync`)
     "cuda.warp_sync" ["cuda:__syncwarp"] (; mask: U32 = 4294967295) -> Unit
@@ -60,9 +61,9 @@ ops! {
     "ptx.redux.sync.xor" ["cuda:__reduce_xor_sync"] (v: Scalar; mask: U32 = 4294967295) -> ScalarArgs
         = |k, call| k.redux(ReduxOp::Xor, v, all(mask));
     /// the lanes of the mask holding the same `v` as this one (`__match_any_sync`)
-    "ptx.match.sync.any" ["cuda:__match_any_sync"] (v: Scalar; mask: U32 = 4294967295) -> U32
+    "ptx.match_sync.any" ["cuda:__match_any_sync"] (v: Scalar; mask: U32 = 4294967295) -> U32
         = |k, call| k.match_sync(false, v, all(mask));
     /// the mask if every lane of it holds the same `v`, else 0 (`__match_all_sync`)
-    "ptx.match.sync.all" ["cuda:__match_all_sync"] (v: Scalar; mask: U32 = 4294967295) -> U32
+    "ptx.match_sync.all" ["cuda:__match_all_sync"] (v: Scalar; mask: U32 = 4294967295) -> U32
         = |k, call| k.match_sync(true, v, all(mask));
 }
