@@ -1,0 +1,363 @@
+//! Vector loads and stores, atomics (global, shared, another CTA's shared memory; across
+//! clusters through the grid's epochs), 16-bit pairs, distributed shared memory (typed
+//! `mapa`, CTA-to-CTA bulk copies, bulk multicast, predicated remote arrivals) in the
+//! simulator, against CPU references.
+
+use phaser::runtime::sim::{Category, SimConfig, SimReport, Strategy};
+use phaser::{Arg, Device, LaunchConfig};
+
+const STRATEGIES: [Strategy; 3] = [Strategy::RoundRobin, Strategy::Random, Strategy::Adversarial];
+
+fn dev(s: Strategy, seed: u64) -> Device {
+    Device::sim(SimConfig::default().with_strategy(s).with_seed(seed))
+}
+
+#[phaser::kernel(target = "sm_90a")]
+fn vectors(src: &[u32], out: &mut [u32]) {
+    T.require_block(64, 1, 1);
+    let t = T.thread_idx();
+    let sh = T.alloc_shared::<u32>([256]);
+    let v = T.ld.v4(src, 4 * t);
+    // Reversed into shared memory, read back as pairs by the neighbour thread.
+    T.st.v4(sh, 4 * t, v[3], v[2], v[1], v[0]);
+    T.cuda.cta_sync();
+    let n = (t + 1) % 64;
+    let p = T.ld.v2(sh, 4 * n);
+    let q = T.ld.v2(sh, 4 * n + 2);
+    T.st.v2(out, 4 * t, p[0], p[1]);
+    T.st.v2(out, 4 * t + 2, q[0] + T.ld.nc(src, 0), q[1]);
+    let w = T.ld.nc_v4(src, 4 * n);
+    out[256 + t] = w[0] ^ w[1] ^ w[2] ^ w[3];
+}
+
+#[test]
+fn vector_loads_and_stores_move_consecutive_elements() {
+    let src: Vec<u32> = (0..256u32).map(|i| i.wrapping_mul(2654435761)).collect();
+    let k = vectors::kernel().unwrap();
+    assert!(vectors::ptx().unwrap().contains("ld.global.nc.v4.u32"));
+    for s in STRATEGIES {
+        let d = dev(s, 3);
+        let a = d.upload(&src).unwrap();
+        let out = d.upload(&[0u32; 320]).unwrap();
+        let rep = d.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&a), Arg::buffer(&out)]).unwrap();
+        assert!(rep.findings.is_empty(), "{s:?}:\n{}", rep.text());
+        let out = d.download(&out).unwrap();
+        for t in 0..64usize {
+            let n = (t + 1) % 64;
+            let rev = [src[4 * n + 3], src[4 * n + 2], src[4 * n + 1], src[4 * n]];
+            assert_eq!(out[4 * t..4 * t + 4], [rev[0], rev[1], rev[2].wrapping_add(src[0]), rev[3]], "{s:?} t {t}");
+            assert_eq!(out[256 + t], src[4 * n] ^ src[4 * n + 1] ^ src[4 * n + 2] ^ src[4 * n + 3]);
+        }
+    }
+}
+
+/// A vector access at an index that is not a multiple of its width faults on the GPU.
+#[phaser::kernel(target = "sm_90a")]
+fn misaligned_vector(src: &[u32], out: &mut [u32], at: u32) {
+    let v = T.ld.v4(src, at);
+    out[0] = v[0];
+}
+
+#[test]
+fn a_misaligned_vector_load_is_a_finding() {
+    let d = dev(Strategy::RoundRobin, 1);
+    let a = d.upload(&[0u32; 16]).unwrap();
+    let out = d.upload(&[0u32; 1]).unwrap();
+    let k = misaligned_vector::kernel().unwrap();
+    let rep =
+        d.simulate(&k, LaunchConfig::linear(1, 1), &[Arg::buffer(&a), Arg::buffer(&out), Arg::scalar(2u32)]).unwrap();
+    let f =
+        rep.findings.iter().find(|f| f.category == Category::Misaligned).unwrap_or_else(|| panic!("{}", rep.text()));
+    assert!(f.message.contains("16-byte vector load") && f.message.contains("not 16-byte aligned"), "{}", f.message);
+}
+
+/// Every op of `atom`/`red` on global and shared memory, by every thread of several CTAs.
+/// Global atomics of CTAs running in the same epoch are applied at its end, in order.
+#[phaser::kernel(target = "sm_90a")]
+fn atomics(g: &mut [u32], out: &mut [u32]) {
+    T.require_block(64, 1, 1);
+    let t = T.thread_idx();
+    let id = T.block_idx() * 64 + t;
+    let sh = T.alloc_shared::<u32>([8]);
+    if t < 8 {
+        sh[t] = T.select(t == 1 || t == 3, 0xffffffff, 0);
+    }
+    T.cuda.cta_sync();
+    let key = (id * 37 + 11) % 1000;
+    T.atomic.add(g, 0, 1);
+    T.atomic.max(g, 1, key, "relaxed", "gpu");
+    T.atomic.min(g, 2, key, "acq_rel", "gpu");
+    T.atomic.or(g, 3, 1 << (id % 32));
+    T.atomic.xor(g, 4, id);
+    T.red.add(g, 5, id);
+    T.red.max(g, 6, key, "release", "gpu");
+    T.atomic.and(sh, 3, !(1 << (t % 32)), "relaxed", "cta");
+    T.atomic.add(sh, 0, t, "relaxed", "cta");
+    T.red.min(sh, 1, key + 5, "relaxed", "cta");
+    // A lock-free increment: retry the compare-and-swap until it wins.
+    let mut done = false;
+    while !done {
+        let seen = g[7];
+        done = T.atomic.cas(g, 7, seen, seen + 1) == seen;
+    }
+    // Each thread swaps its id into one slot; what comes back plus what is left is everyone.
+    out[id] = T.atomic.exch(g, 8, id + 1);
+    T.cuda.cta_sync();
+    if t == 0 {
+        out[1024 + T.block_idx() * 4] = sh[0];
+        out[1024 + T.block_idx() * 4 + 1] = sh[1];
+        out[1024 + T.block_idx() * 4 + 3] = sh[3];
+    }
+}
+
+#[test]
+fn atomics_are_exact_across_ctas_and_spaces() {
+    let k = atomics::kernel().unwrap();
+    let ctas = 4u32;
+    let n = (ctas * 64) as usize;
+    let keys: Vec<u32> = (0..n as u32).map(|id| (id * 37 + 11) % 1000).collect();
+    for s in STRATEGIES {
+        for threads in [1, 2] {
+            let mut cfg = SimConfig::default().with_strategy(s).with_seed(5);
+            cfg.threads = threads;
+            let d = Device::sim(cfg);
+            let mut init = vec![0u32; 16];
+            init[2] = u32::MAX;
+            let g = d.upload(&init).unwrap();
+            let out = d.upload(&vec![0u32; 1024 + 16]).unwrap();
+            let rep = d.simulate(&k, LaunchConfig::linear(ctas, 64), &[Arg::buffer(&g), Arg::buffer(&out)]).unwrap();
+            assert!(rep.findings.is_empty(), "{s:?}:\n{}", rep.text());
+            let g = d.download(&g).unwrap();
+            let out = d.download(&out).unwrap();
+            assert_eq!(g[0], n as u32);
+            assert_eq!(g[1], *keys.iter().max().unwrap());
+            assert_eq!(g[2], *keys.iter().min().unwrap());
+            assert_eq!(g[3], u32::MAX, "every bit set by some thread");
+            assert_eq!(g[4], (0..n as u32).fold(0, |a, x| a ^ x));
+            assert_eq!(g[5], (0..n as u32).sum::<u32>());
+            assert_eq!(g[6], *keys.iter().max().unwrap());
+            assert_eq!(g[7], n as u32, "every compare-and-swap increment lands once");
+            let mut seen: Vec<u32> = out[..n].to_vec();
+            seen.push(g[8]);
+            seen.sort();
+            assert_eq!(seen, (0..=n as u32).collect::<Vec<_>>(), "exch hands every value on exactly once");
+            for c in 0..ctas as usize {
+                let cta_keys = &keys[c * 64..(c + 1) * 64];
+                assert_eq!(out[1024 + c * 4], (0..64).sum::<u32>(), "shared add in CTA {c}");
+                assert_eq!(out[1024 + c * 4 + 1], cta_keys.iter().min().unwrap() + 5, "shared red.min");
+                assert_eq!(out[1024 + c * 4 + 3], 0, "shared and cleared every bit");
+            }
+        }
+    }
+}
+
+#[phaser::kernel(target = "sm_90a")]
+fn pairs(src: &[f32], out: &mut [u32], back: &mut [f32]) {
+    let t = T.thread_idx();
+    let b = T.pack.bf16x2(src[2 * t], src[2 * t + 1]);
+    let h = T.pack.f16x2(src[2 * t], src[2 * t + 1]);
+    out[2 * t] = b;
+    out[2 * t + 1] = h;
+    let ub = T.unpack.bf16x2(b);
+    let uh = T.unpack.f16x2(h);
+    back[4 * t] = ub[0];
+    back[4 * t + 1] = ub[1];
+    back[4 * t + 2] = uh[0];
+    back[4 * t + 3] = uh[1];
+}
+
+#[test]
+fn half_pairs_round_to_nearest_even_and_unpack_exactly() {
+    use half::{bf16, f16};
+    let mut src: Vec<f32> = (0..62).map(|i| (i as f32 - 31.0) * 1.0078125 + 1.0 / (i as f32 + 3.0)).collect();
+    src.extend([f32::NAN, 1.0e-40]);
+    let k = pairs::kernel().unwrap();
+    let d = dev(Strategy::Random, 9);
+    let a = d.upload(&src).unwrap();
+    let out = d.upload(&[0u32; 64]).unwrap();
+    let back = d.upload(&[0f32; 128]).unwrap();
+    let rep =
+        d.simulate(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&a), Arg::buffer(&out), Arg::buffer(&back)]).unwrap();
+    assert!(rep.findings.is_empty(), "{}", rep.text());
+    let (out, back) = (d.download(&out).unwrap(), d.download(&back).unwrap());
+    // The GPU's `cvt.rn` gives the canonical NaN.
+    let b16 = |x: f32| if x.is_nan() { 0x7fff } else { bf16::from_f32(x).to_bits() as u32 };
+    let h16 = |x: f32| if x.is_nan() { 0x7fff } else { f16::from_f32(x).to_bits() as u32 };
+    for t in 0..32 {
+        let (lo, hi) = (src[2 * t], src[2 * t + 1]);
+        assert_eq!(out[2 * t], b16(lo) | b16(hi) << 16, "bf16x2 of thread {t}");
+        assert_eq!(out[2 * t + 1], h16(lo) | h16(hi) << 16, "f16x2 of thread {t}");
+        let exact = |bits: u32, wide: f32| {
+            bits == 0x7fff && wide.is_nan() || wide.to_bits() == bf16::from_bits(bits as u16).to_f32().to_bits()
+        };
+        assert!(exact(b16(lo), back[4 * t]) && exact(b16(hi), back[4 * t + 1]), "bf16 unpack of thread {t}");
+        let exact_h = |bits: u32, wide: f32| {
+            bits == 0x7fff && wide.is_nan() || wide.to_bits() == f16::from_bits(bits as u16).to_f32().to_bits()
+        };
+        assert!(exact_h(h16(lo), back[4 * t + 2]) && exact_h(h16(hi), back[4 * t + 3]), "f16 unpack of thread {t}");
+    }
+}
+
+/// Two CTAs of a cluster exchange data through distributed shared memory: each writes its
+/// own array, reads its peer's (`ld.shared::cluster`), then adds into the peer's with a
+/// cluster-scope atomic and writes into it (`st.shared::cluster`).
+#[phaser::kernel(target = "sm_90a")]
+fn dsmem_exchange(out: &mut [u32]) {
+    T.require_block(64, 1, 1);
+    T.cluster_dims(2, 1, 1);
+    let rank = T.cluster_cta_rank();
+    let t = T.thread_idx();
+    let mine = T.alloc_shared::<u32>([64]);
+    let counters = T.alloc_shared::<u32>([2]);
+    mine[t] = rank * 1000 + t;
+    if t < 2 {
+        counters[t] = 0;
+    }
+    T.cuda.cluster_sync();
+    let peer = T.ptx.mapa_shared(mine, 1 - rank);
+    let peer_counters = T.ptx.mapa_shared(counters, 1 - rank);
+    out[rank * 64 + t] = peer[t];
+    T.cuda.cluster_sync();
+    T.atomic.add(peer_counters, 0, t + 1, "relaxed", "cluster");
+    peer[t] = t * 2 + rank;
+    T.cuda.cluster_sync();
+    out[128 + rank * 64 + t] = mine[t];
+    if t == 0 {
+        out[256 + rank] = counters[0];
+    }
+}
+
+#[test]
+fn ctas_read_write_and_add_into_each_others_shared_memory() {
+    let k = dsmem_exchange::kernel().unwrap();
+    for s in STRATEGIES {
+        let d = dev(s, 4);
+        let out = d.upload(&[0u32; 258]).unwrap();
+        let rep = d.simulate(&k, LaunchConfig::linear(2, 64), &[Arg::buffer(&out)]).unwrap();
+        assert!(rep.findings.is_empty(), "{s:?}:\n{}", rep.text());
+        let out = d.download(&out).unwrap();
+        for rank in 0..2u32 {
+            for t in 0..64u32 {
+                assert_eq!(out[(rank * 64 + t) as usize], (1 - rank) * 1000 + t, "{s:?} read of rank {rank}");
+                assert_eq!(out[(128 + rank * 64 + t) as usize], t * 2 + (1 - rank), "{s:?} written by the peer");
+            }
+            assert_eq!(out[256 + rank as usize], (1..=64).sum::<u32>(), "{s:?} remote atomic adds");
+        }
+    }
+}
+
+/// Rank 0 copies 64 bytes of its shared memory into rank 1's with one bulk copy
+/// (`cp.async.bulk.shared::cluster.shared::cta`), after registering them on rank 1's barrier
+/// with a remote `arrive.expect_tx`; rank 1 waits on its barrier and reads. `FENCE` = 0
+/// drops the proxy fence between the generic writes of the source and the copy's read.
+#[phaser::kernel(target = "sm_90a")]
+fn cta_to_cta_copy(out: &mut [u32], #[comptime] FENCE: u32) {
+    T.require_block(32, 1, 1);
+    T.cluster_dims(2, 1, 1);
+    let rank = T.cluster_cta_rank();
+    let t = T.thread_idx();
+    let outbox = T.alloc_shared::<u32>([16]);
+    let inbox = T.alloc_shared::<u32>([16]);
+    let bars = T.alloc_barriers(1);
+    let bar = bars.ptr_to([0]);
+    if t == 0 {
+        T.ptx.mbarrier.init(bar, 1);
+        T.ptx.fence.mbarrier_init();
+    }
+    if t < 16 {
+        outbox[t] = rank * 100 + t * 3;
+    }
+    if FENCE == 1 {
+        T.ptx.fence.proxy_async("shared::cta");
+    }
+    T.cuda.cluster_sync();
+    if rank == 0 {
+        if t == 0 {
+            let peer_inbox = T.ptx.mapa_shared(inbox, 1);
+            let rbar = T.ptx.mapa(bar, 1);
+            T.ptx.mbarrier.arrive.expect_tx_remote(rbar, 64);
+            T.ptx.cp_async.bulk.s2cluster(T.cluster_elem_addr(peer_inbox, 0), T.shared_addr(outbox), 64, rbar);
+        }
+    } else {
+        T.ptx.mbarrier.try_wait(bar, 0);
+        if t < 16 {
+            out[t] = inbox[t];
+        }
+    }
+    T.cuda.cluster_sync();
+}
+
+#[test]
+fn a_cta_copies_into_another_ctas_shared_memory() {
+    for s in STRATEGIES {
+        let d = dev(s, 8);
+        let out = d.upload(&[0u32; 16]).unwrap();
+        let k = cta_to_cta_copy::kernel_for(1).unwrap();
+        let rep = d.simulate(&k, LaunchConfig::linear(2, 32), &[Arg::buffer(&out)]).unwrap();
+        assert!(rep.findings.is_empty(), "{s:?}:\n{}", rep.text());
+        assert_eq!(d.download(&out).unwrap(), (0..16).map(|t| t * 3).collect::<Vec<u32>>(), "{s:?}");
+        let k = cta_to_cta_copy::kernel_for(0).unwrap();
+        let rep = d.simulate(&k, LaunchConfig::linear(2, 32), &[Arg::buffer(&out)]).unwrap();
+        assert!(
+            rep.has(Category::ProxyFence),
+            "{s:?}: the copy reads generic writes without a proxy fence\n{}",
+            rep.text()
+        );
+    }
+}
+
+/// Rank 0 multicasts one bulk copy of global memory into both CTAs; each registers the bytes
+/// on its own barrier. Rank 1 also waits for one predicated remote arrival from rank 0 (lane
+/// 5 only) on a second barrier; with `PRED` = 0 no lane's predicate holds.
+#[phaser::kernel(target = "sm_90a")]
+fn multicast(src: &[u32], out: &mut [u32], #[comptime] PRED: u32) {
+    T.require_block(32, 1, 1);
+    T.cluster_dims(2, 1, 1);
+    let rank = T.cluster_cta_rank();
+    let t = T.thread_idx();
+    let buf = T.alloc_shared::<u32>([32]);
+    let bars = T.alloc_barriers(2);
+    let full = bars.ptr_to([0]);
+    let ping = bars.ptr_to([1]);
+    if t == 0 {
+        T.ptx.mbarrier.init(full, 1);
+        T.ptx.mbarrier.init(ping, 1);
+        T.ptx.fence.mbarrier_init();
+    }
+    T.cuda.cluster_sync();
+    if t == 0 {
+        T.ptx.mbarrier.arrive.expect_tx(full, 128);
+        if rank == 0 {
+            T.ptx.cp_async.bulk.g2s_multicast(T.shared_addr(buf), T.global_elem_addr(src, 0), 128, full, 3);
+        }
+    }
+    if rank == 0 {
+        T.ptx.mbarrier.arrive_remote_pred(ping, 1, PRED == 1 && t == 5);
+    } else {
+        T.ptx.mbarrier.try_wait(ping, 0);
+    }
+    T.ptx.mbarrier.try_wait(full, 0);
+    out[rank * 32 + t] = buf[t];
+    T.cuda.cluster_sync();
+}
+
+#[test]
+fn bulk_multicast_fills_every_cta_and_predicated_arrivals_arrive_where_true() {
+    let src: Vec<u32> = (0..32u32).map(|i| i * 11 + 1).collect();
+    for s in STRATEGIES {
+        let d = dev(s, 6);
+        let a = d.upload(&src).unwrap();
+        let out = d.upload(&[0u32; 64]).unwrap();
+        let k = multicast::kernel_for(1).unwrap();
+        let rep = d.simulate(&k, LaunchConfig::linear(2, 32), &[Arg::buffer(&a), Arg::buffer(&out)]).unwrap();
+        assert!(rep.findings.is_empty(), "{s:?}:\n{}", rep.text());
+        let out = d.download(&out).unwrap();
+        assert_eq!(&out[..32], &src[..], "{s:?} rank 0");
+        assert_eq!(&out[32..], &src[..], "{s:?} rank 1");
+        let k = multicast::kernel_for(0).unwrap();
+        let out = d.upload(&[0u32; 64]).unwrap();
+        let rep: SimReport =
+            d.simulate(&k, LaunchConfig::linear(2, 32), &[Arg::buffer(&a), Arg::buffer(&out)]).unwrap();
+        assert!(rep.has(Category::Deadlock), "{s:?}: no predicate held, rank 1 waits forever\n{}", rep.text());
+    }
+}
