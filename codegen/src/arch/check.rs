@@ -278,14 +278,24 @@ fn memory_problems(op: &MemoryOp, out: &mut Vec<String>) {
     match op {
         MemoryOp::LdVec { space, ty, dsts, addr, offset, nc } => {
             let n = dsts.len() as u32;
-            if ![1, 2, 4].contains(&n) || ty.size() * n > 16 || *ty == Type::Pred {
-                out.push(format!("a vector load of {n} x {ty}: 1, 2 or 4 elements of at most 16 bytes in all"));
+            if ![1, 2, 4].contains(&n) || *ty == Type::Pred {
+                out.push(format!("a vector load of {n} x {ty}: 1, 2 or 4 elements"));
+            } else if ty.size() * n > 16 {
+                out.push(format!(
+                    "a vector load of {n} x {ty} is {} bytes; one load moves at most 16 (`T.ld.v{}` for {ty})",
+                    ty.size() * n,
+                    16 / ty.size()
+                ));
             }
             if let Some(d) = dsts.iter().find(|d| d.ty != *ty) {
                 out.push(format!("a vector load of {ty} into a {} register", d.ty));
             }
             if (*offset as i64).rem_euclid((ty.size() * n).max(1) as i64) != 0 {
-                out.push(format!("a {}-byte vector load at offset {offset} is misaligned", ty.size() * n));
+                out.push(format!(
+                    "a {}-byte vector load at byte offset {offset} is misaligned: its first element index must be a \
+                     multiple of {n}",
+                    ty.size() * n
+                ));
             }
             if *nc && *space != Space::Global {
                 out.push("`ld.nc` (the read-only data cache) reads global memory only".into());
@@ -303,7 +313,11 @@ fn memory_problems(op: &MemoryOp, out: &mut Vec<String>) {
                 out.push(format!("a vector store of {ty} given a {} value", s.ty()));
             }
             if (*offset as i64).rem_euclid((ty.size() * n).max(1) as i64) != 0 {
-                out.push(format!("a {}-byte vector store at offset {offset} is misaligned", ty.size() * n));
+                out.push(format!(
+                    "a {}-byte vector store at byte offset {offset} is misaligned: its first element index must be \
+                     a multiple of {n}",
+                    ty.size() * n
+                ));
             }
             let want = addr_bits(*space) / 8;
             if addr.ty().size() != want {

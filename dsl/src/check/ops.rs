@@ -118,11 +118,9 @@ impl Checker<'_> {
             })
             .collect();
         // A `#[comptime]` constant is unknown here: its value problems show when building.
-        let consts_known = spec
-            .params
-            .iter()
-            .zip(&hints)
-            .all(|(p, h)| !matches!(p.kind, Kind::Const | Kind::ConstDims) || matches!(h, ArgHint::Const(_)));
+        let consts_known = spec.params.iter().zip(&hints).all(|(p, h)| {
+            !matches!(p.kind, Kind::Const | Kind::ConstDims) || matches!(h, ArgHint::Const(_) | ArgHint::Absent)
+        });
         let probe = registry::probe(target, spec, &hints, turbofish.map(|t| t.0.ir_type()));
         if let Some(u) = probe.unavailable {
             let fix = u.fix.unwrap_or(phaser_codegen::Target::Sm100a);
@@ -207,7 +205,8 @@ impl Checker<'_> {
                 }
                 let ok = t.is_int32() || t.is_lenient() || (kind == Kind::Parity && t == Ty::Bool);
                 if !ok {
-                    self.errs.at(a.sp, bad(t));
+                    let hint = if t.is_int() { "\n  help: convert with `as u32`" } else { "" };
+                    self.errs.at(a.sp, format!("{}{hint}", bad(t)));
                     return None;
                 }
                 let lit = a.int_literal();
