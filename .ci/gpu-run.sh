@@ -62,6 +62,27 @@ if [ "${GEMM:-0}" = 1 ]; then
   step gemm_sweep ./bin/bench_gemm --sweep
   step gemm_sweep_nmajor ./bin/bench_gemm --perf --b nmajor --shapes 4096x4096x4096,8192x8192x8192 --block-n 128 --wg-m 128
 fi
+# NCU=1: shared-memory bank conflicts of the row reduction (its consumers read 32 consecutive
+# words per warp: the two counters must be 0), measured by Nsight Compute on the real kernel.
+if [ "${NCU:-0}" = 1 ]; then
+  NCU_METRICS=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+  step ncu_row_reduce_banks bash -c "ncu --clock-control none --kernel-name dsl_row_reduce --metrics $NCU_METRICS --csv \
+      ./bin/phaser run --backend gpu --full --only dsl_row_reduce > '$LOGS/ncu_row_reduce.csv' \
+    && python3 - '$LOGS/ncu_row_reduce.csv' <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 3]
+head = next((r for r in rows if 'Metric Name' in r), None)
+if head is None:
+    sys.exit('no ncu metrics in the output (did the kernel run under ncu?)')
+name, value = head.index('Metric Name'), head.index('Metric Value')
+seen = [(r[name], float(r[value].replace(',', ''))) for r in rows if r is not head and 'bank_conflicts' in r[name]]
+for n, v in seen:
+    print(f'{n} = {v:g}')
+if len(seen) < 2 or any(v != 0 for _, v in seen):
+    sys.exit('dsl_row_reduce: shared-memory bank conflicts (or no measurement)')
+print('dsl_row_reduce: no shared-memory bank conflicts')
+PY"
+fi
 if [ "${SANITIZE:-0}" = 1 ]; then
   step sanitize_memcheck compute-sanitizer --tool memcheck ./bin/phaser run --backend gpu --quick
   step sanitize_synccheck compute-sanitizer --tool synccheck ./bin/phaser run --backend gpu --quick

@@ -3,6 +3,9 @@
 //! `mapa`, CTA-to-CTA bulk copies, bulk multicast, predicated remote arrivals) in the
 //! simulator, against CPU references.
 
+mod ops_kernels;
+use ops_kernels::*;
+
 use phaser::runtime::sim::{Category, SimConfig, SimReport, Strategy};
 use phaser::{Arg, Device, LaunchConfig};
 
@@ -10,24 +13,6 @@ const STRATEGIES: [Strategy; 3] = [Strategy::RoundRobin, Strategy::Random, Strat
 
 fn dev(s: Strategy, seed: u64) -> Device {
     Device::sim(SimConfig::default().with_strategy(s).with_seed(seed))
-}
-
-#[phaser::kernel(target = "sm_90a")]
-fn vectors(src: &[u32], out: &mut [u32]) {
-    T.require_block(64, 1, 1);
-    let t = T.thread_idx();
-    let sh = T.alloc_shared::<u32>([256]);
-    let v = T.ld.v4(src, 4 * t);
-    // Reversed into shared memory, read back as pairs by the neighbour thread.
-    T.st.v4(sh, 4 * t, v[3], v[2], v[1], v[0]);
-    T.cuda.cta_sync();
-    let n = (t + 1) % 64;
-    let p = T.ld.v2(sh, 4 * n);
-    let q = T.ld.v2(sh, 4 * n + 2);
-    T.st.v2(out, 4 * t, p[0], p[1]);
-    T.st.v2(out, 4 * t + 2, q[0] + T.ld.nc(src, 0), q[1]);
-    let w = T.ld.nc_v4(src, 4 * n);
-    out[256 + t] = w[0] ^ w[1] ^ w[2] ^ w[3];
 }
 
 #[test]
@@ -51,13 +36,6 @@ fn vector_loads_and_stores_move_consecutive_elements() {
     }
 }
 
-/// A vector access at an index that is not a multiple of its width faults on the GPU.
-#[phaser::kernel(target = "sm_90a")]
-fn misaligned_vector(src: &[u32], out: &mut [u32], at: u32) {
-    let v = T.ld.v4(src, at);
-    out[0] = v[0];
-}
-
 #[test]
 fn a_misaligned_vector_load_is_a_finding() {
     let d = dev(Strategy::RoundRobin, 1);
@@ -69,45 +47,6 @@ fn a_misaligned_vector_load_is_a_finding() {
     let f =
         rep.findings.iter().find(|f| f.category == Category::Misaligned).unwrap_or_else(|| panic!("{}", rep.text()));
     assert!(f.message.contains("16-byte vector load") && f.message.contains("not 16-byte aligned"), "{}", f.message);
-}
-
-/// Every op of `atom`/`red` on global and shared memory, by every thread of several CTAs.
-/// Global atomics of CTAs running in the same epoch are applied at its end, in order.
-#[phaser::kernel(target = "sm_90a")]
-fn atomics(g: &mut [u32], out: &mut [u32]) {
-    T.require_block(64, 1, 1);
-    let t = T.thread_idx();
-    let id = T.block_idx() * 64 + t;
-    let sh = T.alloc_shared::<u32>([8]);
-    if t < 8 {
-        sh[t] = T.select(t == 1 || t == 3, 0xffffffff, 0);
-    }
-    T.cuda.cta_sync();
-    let key = (id * 37 + 11) % 1000;
-    T.atomic.add(g, 0, 1);
-    T.atomic.max(g, 1, key, "relaxed", "gpu");
-    T.atomic.min(g, 2, key, "acq_rel", "gpu");
-    T.atomic.or(g, 3, 1 << (id % 32));
-    T.atomic.xor(g, 4, id);
-    T.red.add(g, 5, id);
-    T.red.max(g, 6, key, "release", "gpu");
-    T.atomic.and(sh, 3, !(1 << (t % 32)), "relaxed", "cta");
-    T.atomic.add(sh, 0, t, "relaxed", "cta");
-    T.red.min(sh, 1, key + 5, "relaxed", "cta");
-    // A lock-free increment: retry the compare-and-swap until it wins.
-    let mut done = false;
-    while !done {
-        let seen = g[7];
-        done = T.atomic.cas(g, 7, seen, seen + 1) == seen;
-    }
-    // Each thread swaps its id into one slot; what comes back plus what is left is everyone.
-    out[id] = T.atomic.exch(g, 8, id + 1);
-    T.cuda.cta_sync();
-    if t == 0 {
-        out[1024 + T.block_idx() * 4] = sh[0];
-        out[1024 + T.block_idx() * 4 + 1] = sh[1];
-        out[1024 + T.block_idx() * 4 + 3] = sh[3];
-    }
 }
 
 #[test]
@@ -151,21 +90,6 @@ fn atomics_are_exact_across_ctas_and_spaces() {
     }
 }
 
-#[phaser::kernel(target = "sm_90a")]
-fn pairs(src: &[f32], out: &mut [u32], back: &mut [f32]) {
-    let t = T.thread_idx();
-    let b = T.pack.bf16x2(src[2 * t], src[2 * t + 1]);
-    let h = T.pack.f16x2(src[2 * t], src[2 * t + 1]);
-    out[2 * t] = b;
-    out[2 * t + 1] = h;
-    let ub = T.unpack.bf16x2(b);
-    let uh = T.unpack.f16x2(h);
-    back[4 * t] = ub[0];
-    back[4 * t + 1] = ub[1];
-    back[4 * t + 2] = uh[0];
-    back[4 * t + 3] = uh[1];
-}
-
 #[test]
 fn half_pairs_round_to_nearest_even_and_unpack_exactly() {
     use half::{bf16, f16};
@@ -198,35 +122,6 @@ fn half_pairs_round_to_nearest_even_and_unpack_exactly() {
     }
 }
 
-/// Two CTAs of a cluster exchange data through distributed shared memory: each writes its
-/// own array, reads its peer's (`ld.shared::cluster`), then adds into the peer's with a
-/// cluster-scope atomic and writes into it (`st.shared::cluster`).
-#[phaser::kernel(target = "sm_90a")]
-fn dsmem_exchange(out: &mut [u32]) {
-    T.require_block(64, 1, 1);
-    T.cluster_dims(2, 1, 1);
-    let rank = T.cluster_cta_rank();
-    let t = T.thread_idx();
-    let mine = T.alloc_shared::<u32>([64]);
-    let counters = T.alloc_shared::<u32>([2]);
-    mine[t] = rank * 1000 + t;
-    if t < 2 {
-        counters[t] = 0;
-    }
-    T.cuda.cluster_sync();
-    let peer = T.ptx.mapa_shared(mine, 1 - rank);
-    let peer_counters = T.ptx.mapa_shared(counters, 1 - rank);
-    out[rank * 64 + t] = peer[t];
-    T.cuda.cluster_sync();
-    T.atomic.add(peer_counters, 0, t + 1, "relaxed", "cluster");
-    peer[t] = t * 2 + rank;
-    T.cuda.cluster_sync();
-    out[128 + rank * 64 + t] = mine[t];
-    if t == 0 {
-        out[256 + rank] = counters[0];
-    }
-}
-
 #[test]
 fn ctas_read_write_and_add_into_each_others_shared_memory() {
     let k = dsmem_exchange::kernel().unwrap();
@@ -246,47 +141,6 @@ fn ctas_read_write_and_add_into_each_others_shared_memory() {
     }
 }
 
-/// Rank 0 copies 64 bytes of its shared memory into rank 1's with one bulk copy
-/// (`cp.async.bulk.shared::cluster.shared::cta`), after registering them on rank 1's barrier
-/// with a remote `arrive.expect_tx`; rank 1 waits on its barrier and reads. `FENCE` = 0
-/// drops the proxy fence between the generic writes of the source and the copy's read.
-#[phaser::kernel(target = "sm_90a")]
-fn cta_to_cta_copy(out: &mut [u32], #[comptime] FENCE: u32) {
-    T.require_block(32, 1, 1);
-    T.cluster_dims(2, 1, 1);
-    let rank = T.cluster_cta_rank();
-    let t = T.thread_idx();
-    let outbox = T.alloc_shared::<u32>([16]);
-    let inbox = T.alloc_shared::<u32>([16]);
-    let bars = T.alloc_barriers(1);
-    let bar = bars.ptr_to([0]);
-    if t == 0 {
-        T.ptx.mbarrier.init(bar, 1);
-        T.ptx.fence.mbarrier_init();
-    }
-    if t < 16 {
-        outbox[t] = rank * 100 + t * 3;
-    }
-    if FENCE == 1 {
-        T.ptx.fence.proxy_async("shared::cta");
-    }
-    T.cuda.cluster_sync();
-    if rank == 0 {
-        if t == 0 {
-            let peer_inbox = T.ptx.mapa_shared(inbox, 1);
-            let rbar = T.ptx.mapa(bar, 1);
-            T.ptx.mbarrier.arrive.expect_tx_remote(rbar, 64);
-            T.ptx.cp_async.bulk.s2cluster(T.cluster_elem_addr(peer_inbox, 0), T.shared_addr(outbox), 64, rbar);
-        }
-    } else {
-        T.ptx.mbarrier.try_wait(bar, 0);
-        if t < 16 {
-            out[t] = inbox[t];
-        }
-    }
-    T.cuda.cluster_sync();
-}
-
 #[test]
 fn a_cta_copies_into_another_ctas_shared_memory() {
     for s in STRATEGIES {
@@ -304,41 +158,6 @@ fn a_cta_copies_into_another_ctas_shared_memory() {
             rep.text()
         );
     }
-}
-
-/// Rank 0 multicasts one bulk copy of global memory into both CTAs; each registers the bytes
-/// on its own barrier. Rank 1 also waits for one predicated remote arrival from rank 0 (lane
-/// 5 only) on a second barrier; with `PRED` = 0 no lane's predicate holds.
-#[phaser::kernel(target = "sm_90a")]
-fn multicast(src: &[u32], out: &mut [u32], #[comptime] PRED: u32) {
-    T.require_block(32, 1, 1);
-    T.cluster_dims(2, 1, 1);
-    let rank = T.cluster_cta_rank();
-    let t = T.thread_idx();
-    let buf = T.alloc_shared::<u32>([32]);
-    let bars = T.alloc_barriers(2);
-    let full = bars.ptr_to([0]);
-    let ping = bars.ptr_to([1]);
-    if t == 0 {
-        T.ptx.mbarrier.init(full, 1);
-        T.ptx.mbarrier.init(ping, 1);
-        T.ptx.fence.mbarrier_init();
-    }
-    T.cuda.cluster_sync();
-    if t == 0 {
-        T.ptx.mbarrier.arrive.expect_tx(full, 128);
-        if rank == 0 {
-            T.ptx.cp_async.bulk.g2s_multicast(T.shared_addr(buf), T.global_elem_addr(src, 0), 128, full, 3);
-        }
-    }
-    if rank == 0 {
-        T.ptx.mbarrier.arrive_remote_pred(ping, 1, PRED == 1 && t == 5);
-    } else {
-        T.ptx.mbarrier.try_wait(ping, 0);
-    }
-    T.ptx.mbarrier.try_wait(full, 0);
-    out[rank * 32 + t] = buf[t];
-    T.cuda.cluster_sync();
 }
 
 #[test]

@@ -4,16 +4,13 @@
 //! separate groups. Results are compared with CPU references written from the CUDA/PTX
 //! definitions; PTX's undefined cases are findings.
 
+mod ops_kernels;
+use ops_kernels::*;
+
 use phaser::runtime::sim::{Category, SimConfig, SimReport, Strategy};
 use phaser::{Arg, Device, LaunchConfig};
-use rand::{Rng, SeedableRng};
 
 const STRATEGIES: [Strategy; 3] = [Strategy::RoundRobin, Strategy::Random, Strategy::Adversarial];
-
-fn inputs(seed: u64, n: usize) -> Vec<u32> {
-    let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    (0..n).map(|_| r.random_range(0..1000)).collect()
-}
 
 /// Simulate `k` on one block of `threads` with `inp` and an output of `n` (poisoned).
 fn run(k: &phaser::Kernel, threads: u32, inp: &[u32], n: usize, s: Strategy, seed: u64) -> (SimReport, Vec<u32>) {
@@ -22,60 +19,6 @@ fn run(k: &phaser::Kernel, threads: u32, inp: &[u32], n: usize, s: Strategy, see
     let out = dev.upload(&vec![0xDEAD_BEEFu32; n]).unwrap();
     let rep = dev.simulate(k, LaunchConfig::linear(1, threads), &[Arg::buffer(&i), Arg::buffer(&out)]).unwrap();
     (rep, dev.download(&out).unwrap())
-}
-
-#[phaser::kernel(target = "sm_90a")]
-fn collectives(inp: &[u32], out: &mut [u32]) {
-    let lane = T.lane_idx();
-    let v = inp[lane];
-    out[lane] = T.ptx.shfl.sync.bfly(v, 5);
-    out[32 + lane] = T.ptx.shfl.sync.down(v, 3, 8);
-    out[64 + lane] = T.ptx.shfl.sync.up(v, 2, 16);
-    out[96 + lane] = T.ptx.shfl.sync.idx(v, 7, 8);
-    out[128 + lane] = T.ptx.vote.sync.ballot(v % 3 == 0);
-    let all = T.select(T.ptx.vote.sync.all(v < 990), 1, 0);
-    let any = T.select(T.ptx.vote.sync.any(v > 900), 2, 0);
-    let uni = T.select(T.ptx.vote.sync.uni(v % 2 == 0), 4, 0);
-    out[160 + lane] = all + any + uni;
-    out[192 + lane] = T.ptx.redux.sync.add(v);
-    out[224 + lane] = T.ptx.redux.sync.min(v);
-    out[256 + lane] = T.ptx.redux.sync.max(v);
-    out[288 + lane] = T.ptx.redux.sync.and(v) ^ T.ptx.redux.sync.or(v) ^ T.ptx.redux.sync.xor(v);
-    out[320 + lane] = T.ptx.match_sync.any(v % 4);
-    out[352 + lane] = T.ptx.match_sync.all(v / 1000);
-    out[384 + lane] = T.ptx.redux.sync.min((v as i32) - 500) as u32;
-}
-
-/// The CUDA definitions, written independently of the simulator's PTX formulas.
-fn expected(v: &[u32]) -> Vec<u32> {
-    let seg = |l: usize, w: usize| (l / w) * w;
-    let mut out = vec![0u32; 416];
-    let ballot = (0..32).filter(|&l| v[l] % 3 == 0).fold(0u32, |m, l| m | 1 << l);
-    let flags = (v.iter().all(|&x| x < 990) as u32)
-        + 2 * (v.iter().any(|&x| x > 900) as u32)
-        + 4 * (v.iter().all(|&x| x % 2 == 0) || v.iter().all(|&x| x % 2 == 1)) as u32;
-    let sum = v.iter().fold(0u32, |a, &x| a.wrapping_add(x));
-    let and = v.iter().fold(u32::MAX, |a, &x| a & x);
-    let or = v.iter().fold(0, |a, &x| a | x);
-    let xor = v.iter().fold(0, |a, &x| a ^ x);
-    for l in 0..32 {
-        out[l] = v[l ^ 5];
-        // __shfl_down_sync(v, 3, 8): lanes past their 8-lane segment's end keep their own.
-        out[32 + l] = if l % 8 + 3 < 8 { v[l + 3] } else { v[l] };
-        // __shfl_up_sync(v, 2, 16): lanes before their segment's start keep their own.
-        out[64 + l] = if l % 16 >= 2 { v[l - 2] } else { v[l] };
-        out[96 + l] = v[seg(l, 8) + 7];
-        out[128 + l] = ballot;
-        out[160 + l] = flags;
-        out[192 + l] = sum;
-        out[224 + l] = *v.iter().min().unwrap();
-        out[256 + l] = *v.iter().max().unwrap();
-        out[288 + l] = and ^ or ^ xor;
-        out[320 + l] = (0..32).filter(|&o| v[o] % 4 == v[l] % 4).fold(0u32, |m, o| m | 1 << o);
-        out[352 + l] = u32::MAX;
-        out[384 + l] = v.iter().map(|&x| x as i32 - 500).min().unwrap() as u32;
-    }
-    out
 }
 
 #[test]
@@ -92,18 +35,6 @@ fn collectives_compute_from_every_lane_whatever_the_lane_groups() {
             }
         }
     }
-}
-
-/// Each half of the warp reduces its own 16 values with its own member mask (two rounds).
-#[phaser::kernel(target = "sm_90a")]
-fn half_warp_sums(inp: &[u32], out: &mut [u32]) {
-    let lane = T.lane_idx();
-    let mask = T.select(lane < 16, 0x0000ffff, 0xffff0000);
-    let mut s = inp[lane];
-    for step in 0..4 {
-        s += T.ptx.shfl.sync.bfly(s, 8 >> step, 16, mask);
-    }
-    out[lane] = s;
 }
 
 #[test]
@@ -123,17 +54,6 @@ fn disjoint_masks_form_separate_rounds() {
     }
 }
 
-/// Lanes 24-31 exit; the rest reduce: `redux` counts only the non-exited lanes of its mask
-/// (PTX), so this is defined.
-#[phaser::kernel(target = "sm_90a")]
-fn sum_after_exit(inp: &[u32], out: &mut [u32]) {
-    let t = T.thread_idx();
-    if T.lane_idx() >= 24 {
-        return;
-    }
-    out[t] = T.ptx.redux.sync.add(inp[t]);
-}
-
 #[test]
 fn reductions_count_the_lanes_that_did_not_exit() {
     let k = sum_after_exit::kernel().unwrap();
@@ -150,35 +70,6 @@ fn reductions_count_the_lanes_that_did_not_exit() {
         for t in 32..40 {
             assert_eq!(out[t], w1, "{s:?} thread {t}");
         }
-    }
-}
-
-/// Lanes 0-15 shuffle with mask 0x0000ffff but read lane 20 (outside the mask): undefined.
-#[phaser::kernel(target = "sm_90a")]
-fn reads_outside_the_mask(inp: &[u32], out: &mut [u32]) {
-    let lane = T.lane_idx();
-    if lane < 16 {
-        out[lane] = T.ptx.shfl.sync.idx(inp[lane], 20, 32, 0x0000ffff);
-    }
-}
-
-/// Lane 3 runs a vote whose mask leaves it out.
-#[phaser::kernel(target = "sm_90a")]
-fn outside_its_own_mask(inp: &[u32], out: &mut [u32]) {
-    let lane = T.lane_idx();
-    let mask = T.select(lane == 3, 0xfffffff0, 0xffffffff);
-    out[lane] = T.ptx.vote.sync.ballot(inp[lane] > 0, mask);
-}
-
-/// The two halves shuffle at different instructions with the full mask: neither round ever
-/// completes.
-#[phaser::kernel(target = "sm_90a")]
-fn halves_never_meet(inp: &[u32], out: &mut [u32]) {
-    let lane = T.lane_idx();
-    if lane < 16 {
-        out[lane] = T.ptx.shfl.sync.bfly(inp[lane], 1);
-    } else {
-        out[lane] = T.ptx.shfl.sync.bfly(inp[lane], 2);
     }
 }
 
@@ -213,42 +104,6 @@ fn undefined_collectives_are_findings_naming_the_lanes() {
     }
 }
 
-/// 8x8 matrices of 16-bit elements through `ldmatrix` (plain and `.trans`) and back through
-/// `stmatrix`: element (r, c) of matrix i is `i * 64 + r * 8 + c`, row r of matrix i at
-/// halves[(i * 8 + r) * 8 ..] (lane `8i + r` gives its address).
-#[phaser::kernel(target = "sm_90a")]
-fn matrices(inp: &[u32], out: &mut [u32]) {
-    T.require_block(32, 1, 1);
-    let lane = T.lane_idx();
-    let m = T.alloc_shared::<u32>([128]);
-    let back = T.alloc_shared::<u32>([128]);
-    for k in 0..4 {
-        m[lane * 4 + k] = inp[lane * 4 + k];
-    }
-    T.cuda.warp_sync();
-    let row = T.shared_elem_addr(m, lane * 4);
-    let a = T.ptx.ldmatrix.x4(row);
-    let t = T.ptx.ldmatrix.x4(row, "trans");
-    let one = T.ptx.ldmatrix.x1(row);
-    // (Vector elements are separate registers: their indices are literals.)
-    out[lane] = a[0];
-    out[32 + lane] = a[1];
-    out[64 + lane] = a[2];
-    out[96 + lane] = a[3];
-    out[128 + lane] = t[0];
-    out[160 + lane] = t[1];
-    out[192 + lane] = t[2];
-    out[224 + lane] = t[3];
-    out[256 + lane] = one[0];
-    // Store the transposed fragments transposed again: the original matrices.
-    let brow = T.shared_elem_addr(back, lane * 4);
-    T.ptx.stmatrix.x4(brow, t[0], t[1], t[2], t[3], "trans");
-    T.cuda.warp_sync();
-    for k in 0..4 {
-        out[288 + lane * 4 + k] = back[lane * 4 + k];
-    }
-}
-
 #[test]
 fn ldmatrix_and_stmatrix_move_fragments_in_the_mma_layout() {
     // Packed pairs: u32 j of row (i, r) holds elements (2j, 2j + 1).
@@ -275,41 +130,12 @@ fn ldmatrix_and_stmatrix_move_fragments_in_the_mma_layout() {
     }
 }
 
-/// Lane 0 leaves before the warp's `ldmatrix`: PTX leaves that undefined (every lane of the
-/// warp takes part), and lane 0's address is needed.
-#[phaser::kernel(target = "sm_90a")]
-fn ldmatrix_after_exit(inp: &[u32], out: &mut [u32]) {
-    let lane = T.lane_idx();
-    let m = T.alloc_shared::<u32>([128]);
-    if lane == 0 {
-        return;
-    }
-    let a = T.ptx.ldmatrix.x1(T.shared_elem_addr(m, lane * 4));
-    out[lane] = a[0];
-}
-
 #[test]
 fn an_exited_lane_makes_ldmatrix_undefined() {
     let (rep, _) = run(&ldmatrix_after_exit::kernel().unwrap(), 32, &[0; 4], 32, Strategy::RoundRobin, 1);
     let text = rep.text();
     assert!(rep.has(Category::WarpSync), "{text}");
     assert!(text.contains("lane(s) 0 of the mask have exited") || text.contains("needs lane 0's address"), "{text}");
-}
-
-/// Each warpgroup writes its slots, syncs on its own named barrier (`bar.sync 8 + w, 128`)
-/// and reads a neighbour's slot within the warpgroup; without the sync the reads race.
-#[phaser::kernel(target = "sm_90a")]
-fn warpgroup_exchange(inp: &[u32], out: &mut [u32], #[comptime] SYNC: u32) {
-    T.require_block(256, 1, 1);
-    let t = T.thread_idx();
-    let slots = T.alloc_shared::<u32>([256]);
-    slots[t] = inp[t] * 3;
-    if SYNC == 1 {
-        T.cuda.warpgroup_sync();
-    }
-    let wg = t / 128;
-    let neighbour = wg * 128 + (t + 37) % 128;
-    out[t] = slots[neighbour];
 }
 
 #[test]
