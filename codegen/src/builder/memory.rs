@@ -75,15 +75,14 @@ impl KernelBuilder {
         cmp: Option<Value>,
         order: AtomOrder,
     ) -> Value {
-        let dst = self.new_reg(arr.elem());
-        self.atomic_inst(arr, idx, op, v, cmp, order, Some(dst));
-        Value::Reg(dst)
+        let dst = self.atomic_inst(arr, idx, op, v, cmp, order, true);
+        Value::Reg(dst.expect("a result was asked for"))
     }
 
     /// `red.op` on `arr[idx]`: an atomic update without a result.
     #[track_caller]
     pub fn reduce(&mut self, arr: ArrayRef, idx: Value, op: AtomOp, v: Value, order: AtomOrder) {
-        self.atomic_inst(arr, idx, op, v, None, order, None);
+        self.atomic_inst(arr, idx, op, v, None, order, false);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -96,8 +95,8 @@ impl KernelBuilder {
         v: Value,
         cmp: Option<Value>,
         order: AtomOrder,
-        dst: Option<Reg>,
-    ) {
+        result: bool,
+    ) -> Option<Reg> {
         if let ArrayRef::Global(g) = arr {
             if !g.mutable {
                 self.error(format!(
@@ -110,7 +109,9 @@ impl KernelBuilder {
         let v = self.store_value(v, ty);
         let cmp = cmp.map(|c| self.store_value(c, ty));
         let addr = self.array_elem_addr(arr, idx);
+        let dst = result.then(|| self.new_reg(ty));
         self.push(MemoryOp::Atom { op, order, space: arr.space(), ty, dst, addr, src: v, cmp });
+        dst
     }
 
     /// The address of `arr[idx]`: 64-bit for global memory, 32-bit for shared.
