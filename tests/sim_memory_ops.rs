@@ -180,3 +180,20 @@ fn bulk_multicast_fills_every_cta_and_predicated_arrivals_arrive_where_true() {
         assert!(rep.has(Category::Deadlock), "{s:?}: no predicate held, rank 1 waits forever\n{}", rep.text());
     }
 }
+
+#[test]
+fn release_and_acquire_atomics_order_a_flag_hand_off() {
+    for s in STRATEGIES {
+        let d = dev(s, 12);
+        let out = d.upload(&[0u32; 32]).unwrap();
+        let rep = d
+            .simulate(&flag_handoff::kernel_for(1).unwrap(), LaunchConfig::linear(1, 64), &[Arg::buffer(&out)])
+            .unwrap();
+        assert!(rep.findings.is_empty(), "{s:?}:\n{}", rep.text());
+        assert_eq!(d.download(&out).unwrap(), (0..32).map(|l| l * 5 + 3).collect::<Vec<u32>>());
+        let rep = d
+            .simulate(&flag_handoff::kernel_for(0).unwrap(), LaunchConfig::linear(1, 64), &[Arg::buffer(&out)])
+            .unwrap();
+        assert!(rep.has(Category::SharedRace), "{s:?}: relaxed atomics order nothing\n{}", rep.text());
+    }
+}

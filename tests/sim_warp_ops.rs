@@ -47,8 +47,8 @@ fn disjoint_masks_form_separate_rounds() {
             assert!(rep.findings.is_empty(), "{s:?}:\n{}", rep.text());
             let lo: u32 = v[..16].iter().sum();
             let hi: u32 = v[16..].iter().sum();
-            for l in 0..32 {
-                assert_eq!(out[l], if l < 16 { lo } else { hi }, "{s:?} seed {seed} lane {l}");
+            for (l, o) in out.iter().enumerate() {
+                assert_eq!(*o, if l < 16 { lo } else { hi }, "{s:?} seed {seed} lane {l}");
             }
         }
     }
@@ -64,12 +64,8 @@ fn reductions_count_the_lanes_that_did_not_exit() {
         assert!(rep.findings.is_empty(), "{s:?}:\n{}", rep.text());
         let w0: u32 = v[..24].iter().sum();
         let w1: u32 = v[32..40].iter().sum();
-        for t in 0..24 {
-            assert_eq!(out[t], w0, "{s:?} thread {t}");
-        }
-        for t in 32..40 {
-            assert_eq!(out[t], w1, "{s:?} thread {t}");
-        }
+        assert_eq!(&out[..24], &[w0; 24], "{s:?}: warp 0");
+        assert_eq!(&out[32..40], &[w1; 8], "{s:?}: warp 1");
     }
 }
 

@@ -39,7 +39,7 @@ pub fn collectives(inp: &[u32], out: &mut [u32]) {
 pub fn expected(v: &[u32]) -> Vec<u32> {
     let seg = |l: usize, w: usize| (l / w) * w;
     let mut out = vec![0u32; 416];
-    let ballot = (0..32).filter(|&l| v[l] % 3 == 0).fold(0u32, |m, l| m | 1 << l);
+    let ballot = (0..32).filter(|&l| v[l].is_multiple_of(3)).fold(0u32, |m, l| m | 1 << l);
     let flags = (v.iter().all(|&x| x < 990) as u32)
         + 2 * (v.iter().any(|&x| x > 900) as u32)
         + 4 * (v.iter().all(|&x| x % 2 == 0) || v.iter().all(|&x| x % 2 == 1)) as u32;
@@ -790,7 +790,10 @@ pub fn scenario_clocks(d: &Device) -> Check {
 }
 
 /// Every scenario, by name.
-pub fn scenarios() -> Vec<(&'static str, fn(&Device) -> Check)> {
+/// A scenario: launch on a device, check against the reference.
+pub type Scenario = fn(&Device) -> Check;
+
+pub fn scenarios() -> Vec<(&'static str, Scenario)> {
     vec![
         ("collectives", scenario_collectives),
         ("matrices", scenario_matrices),
@@ -803,4 +806,41 @@ pub fn scenarios() -> Vec<(&'static str, fn(&Device) -> Check)> {
         ("token_pipeline", scenario_token_pipeline),
         ("clocks", scenario_clocks),
     ]
+}
+
+/// Warp 0 fills `data`, then raises a shared flag with an atomic; warp 1 polls the flag with
+/// an atomic and then reads `data`. `ORDERED` = 1: release/acquire atomics (the hand-off is
+/// synchronized); 0: relaxed ones (the reads race with the writes).
+#[phaser::kernel(target = "sm_90a")]
+pub fn flag_handoff(out: &mut [u32], #[comptime] ORDERED: u32) {
+    T.require_block(64, 1, 1);
+    let data = T.alloc_shared::<u32>([32]);
+    let flag = T.alloc_shared::<u32>([1]);
+    let t = T.thread_idx();
+    let lane = T.lane_idx();
+    if t == 0 {
+        flag[0] = 0;
+    }
+    T.cuda.cta_sync();
+    if t < 32 {
+        data[lane] = lane * 5 + 3;
+        T.cuda.warp_sync();
+        if lane == 0 {
+            if ORDERED == 1 {
+                T.atomic.exch(flag, 0, 1, "release", "cta");
+            } else {
+                T.atomic.exch(flag, 0, 1, "relaxed", "cta");
+            }
+        }
+    } else {
+        let mut seen = 0u32;
+        while seen == 0 {
+            if ORDERED == 1 {
+                seen = T.atomic.or(flag, 0, 0, "acquire", "cta");
+            } else {
+                seen = T.atomic.or(flag, 0, 0, "relaxed", "cta");
+            }
+        }
+        out[lane] = data[lane];
+    }
 }

@@ -62,7 +62,7 @@ impl<C: Checker> Engine<'_, C> {
         let t = self.cluster_thread(wi, l);
         let own = self.exec.warps[wi].cta;
         let what = if write.is_some() { "store" } else { "load" };
-        if a % size as u64 != 0 {
+        if !a.is_multiple_of(size as u64) {
             let msg = format!("a {size}-byte vector {what} at 0x{a:x} is not {size}-byte aligned");
             self.finding(Category::Misaligned, own, Some(t), None, Some(pc), msg);
             self.abort = true;
@@ -234,13 +234,30 @@ impl<C: Checker> Engine<'_, C> {
                         return;
                     }
                 }
-                MemoryOp::Atom { op, space, ty, dst, addr, src, cmp, .. } => {
+                MemoryOp::Atom { op, order, space, ty, dst, addr, src, cmp } => {
                     let size = ty.size() as usize;
                     let a = self.val(wi, l, addr);
+                    // `.acquire`/`.release` atomics synchronize through their location (the
+                    // shared-memory race checker follows them; a relaxed one orders nothing).
+                    let acquire = matches!(order.sem, Some(AtomSem::Acquire | AtomSem::AcqRel));
+                    let release = matches!(order.sem, Some(AtomSem::Release | AtomSem::AcqRel));
+                    if C::ENABLED && (acquire || release) {
+                        let loc = match space {
+                            Space::Global => (usize::MAX, a),
+                            Space::Shared => (own, a & 0xFFFF_FFFF),
+                            Space::SharedCluster => {
+                                let a = a & 0xFFFF_FFFF;
+                                let hi = (a >> super::memory::CLUSTER_SHIFT) as usize;
+                                let cta = if hi == 0 { own } else { hi - 1 };
+                                (cta, a & ((1 << super::memory::CLUSTER_SHIFT) - 1))
+                            }
+                        };
+                        self.checker.on_atomic_sync(t, loc, acquire, release);
+                    }
                     let v = self.val(wi, l, src);
                     let c = cmp.as_ref().map_or(0, |c| self.val(wi, l, c));
                     let what = if dst.is_some() { "atom" } else { "red" };
-                    if a % size as u64 != 0 {
+                    if !a.is_multiple_of(size as u64) {
                         let msg = format!("`{what}.{}` at 0x{a:x} is not {size}-byte aligned", op.name());
                         self.finding(Category::Misaligned, own, Some(t), None, Some(pc), msg);
                         self.abort = true;

@@ -226,7 +226,7 @@ impl<C: Checker> Engine<'_, C> {
                     continue;
                 }
                 let addr = round.inputs[a][0] & 0xFFFF_FFFF;
-                if addr % ROW_BYTES as u64 != 0 {
+                if !addr.is_multiple_of(ROW_BYTES as u64) {
                     let msg = format!("`{what}` row address 0x{addr:x} (lane {a}) is not 16-byte aligned");
                     self.finding(Category::Misaligned, cta, Some(t), None, Some(round.pc), msg);
                     self.abort = true;

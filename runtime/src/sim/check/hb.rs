@@ -90,6 +90,8 @@ pub(crate) struct HappensBefore {
     cluster_done: Vec<u32>,
     /// Open `bar.warp.sync` rounds per warp: mask and released clock.
     warp_sync: HashMap<(usize, u32), Vec<u32>>,
+    /// What release atomics published, per location (`on_atomic_sync`).
+    atomic_sync: HashMap<(usize, u64), Vec<u32>>,
     /// Own clock at the last `fence.proxy.async` (0: none) and the vector clock then.
     fence_clock: Vec<u32>,
     fence_row: Vec<Vec<u32>>,
@@ -229,6 +231,7 @@ impl Checker for HappensBefore {
             cluster_acc: Vec::new(),
             cluster_done: Vec::new(),
             warp_sync: HashMap::new(),
+            atomic_sync: HashMap::new(),
             fence_clock: vec![0; g.threads],
             fence_row: vec![Vec::new(); g.threads],
             op_issuer: HashMap::new(),
@@ -682,6 +685,20 @@ impl Checker for HappensBefore {
             } else {
                 i += 1;
             }
+        }
+    }
+
+    fn on_atomic_sync(&mut self, t: u32, loc: (usize, u64), acquire: bool, release: bool) {
+        // An `acq_rel` read-modify-write acquires the releases before it, then releases.
+        if acquire {
+            if let Some(acc) = self.atomic_sync.get(&loc) {
+                let acc = acc.clone();
+                self.clocks.acquire(t, &acc);
+            }
+        }
+        if release {
+            release_to(self.atomic_sync.entry(loc).or_default(), self.clocks.row(t));
+            self.clocks.tick(t);
         }
     }
 

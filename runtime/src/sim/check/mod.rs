@@ -183,7 +183,11 @@ pub(crate) trait Checker: Sized + Send {
     fn on_store_complete(&mut self, issuer: u32, op: u32, group: usize, cta: usize, off: u32, len: u32) {}
     /// `issuer` passed a `cp.async.bulk.wait_group` retiring every group below `retired`.
     fn on_stores_observed(&mut self, t: u32, retired: usize) {}
-    /// Thread `t` atomically updated `[off, off+len)` (initialized; atomics order nothing).
+    /// Thread `t`'s atomic on location `loc` (`(cta, offset)` in shared memory, `(usize::MAX,
+    /// address)` in global memory) with `.acquire` (it acquires what earlier releases on the
+    /// location published) and/or `.release` (it publishes what `t` did before it).
+    fn on_atomic_sync(&mut self, t: u32, loc: (usize, u64), acquire: bool, release: bool) {}
+    /// Thread `t` atomically updated `[off, off+len)` (initialized; a relaxed atomic orders nothing).
     fn on_shared_atomic(&mut self, t: u32, cta: usize, off: u32, len: u32) {}
     /// Thread `t` accessed CTA `target`'s shared memory (or barrier) from another CTA.
     fn on_remote_access(&mut self, t: u32, target: usize, pc: u32) {}
