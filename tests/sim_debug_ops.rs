@@ -150,3 +150,25 @@ fn every_gpu_scenario_passes_in_the_simulator() {
         }
     }
 }
+
+#[test]
+fn a_dsl_cluster_pipeline_multicasts_and_releases_every_cta() {
+    for s in STRATEGIES {
+        for seed in 0..3 {
+            scenario_cluster_pipeline(&dev(s, seed)).unwrap_or_else(|e| panic!("{s:?} seed {seed}: {e}"));
+        }
+    }
+    // One release per consumer warp to each of the 2 CTAs' `empty` barriers.
+    let ptx = dsl_cluster_pipeline::ptx().unwrap();
+    assert!(ptx.contains("mapa.shared::cluster.u32") && ptx.contains("multicast::cluster"), "{ptx}");
+}
+
+#[test]
+fn advance_by_n_walks_n_stages_and_flips_the_phase_at_each_wrap() {
+    let d = dev(Strategy::RoundRobin, 0);
+    let out = d.upload(&[0u32; 5]).unwrap();
+    d.launch(&advance_n::kernel().unwrap(), LaunchConfig::linear(1, 1), &[Arg::buffer(&out)]).unwrap();
+    // Stage after n advances is n % 3; the phase flips once per wrap: (n / 3) % 2.
+    let at = |n: u32| (n % 3) * 10 + (n / 3) % 2;
+    assert_eq!(d.download(&out).unwrap(), vec![at(0), at(2), at(4), at(9), at(10)]);
+}

@@ -804,6 +804,7 @@ pub fn scenarios() -> Vec<(&'static str, Scenario)> {
         ("dsmem", scenario_dsmem),
         ("pdl", scenario_pdl),
         ("token_pipeline", scenario_token_pipeline),
+        ("cluster_pipeline", scenario_cluster_pipeline),
         ("clocks", scenario_clocks),
     ]
 }
@@ -843,4 +844,73 @@ pub fn flag_handoff(out: &mut [u32], #[comptime] ORDERED: u32) {
         }
         out[lane] = data[lane];
     }
+}
+
+/// A cluster pipeline in the DSL (`T.pipeline.new_cluster`): each of the 2 CTAs' producers
+/// multicasts its half (8 rows) of every 16 x 32 tile into both CTAs, registering the whole
+/// tile's bytes on its own `full` barrier; each CTA's consumer warp copies the tile out and
+/// releases the stage to both CTAs.
+#[phaser::kernel(target = "sm_90a")]
+pub fn dsl_cluster_pipeline(x: TensorMap<2>, y: &mut [f32], tiles: u32) {
+    T.require_block(64, 1, 1);
+    T.cluster_dims(2, 1, 1);
+    let pipe = T.pipeline.new_cluster(2, 1, 2);
+    let ring = T.alloc_shared::<f32>([1024]);
+    T.pipeline.init(pipe);
+    let rank = T.cluster_cta_rank();
+    let warp = T.warp_idx();
+    let lane = T.lane_idx();
+    if warp == 0 {
+        if T.ptx.elect_sync() {
+            let st = T.pipeline.producer_state(pipe);
+            for t in 0..tiles {
+                T.pipeline.producer_acquire(pipe, st);
+                let full = T.pipeline.producer_commit(pipe, st, 2048);
+                let dst = T.shared_elem_addr(ring, T.pipeline.stage(st) * 512 + rank * 256);
+                T.ptx.cp_async.bulk.tensor.g2s_multicast(dst, x, [0, (t * 2 + rank) * 8], full, 3);
+                T.pipeline.advance(st);
+            }
+            T.pipeline.producer_tail(pipe, st);
+        }
+    } else {
+        let st = T.pipeline.consumer_state(pipe);
+        for t in 0..tiles {
+            T.pipeline.consumer_wait(pipe, st);
+            for i in 0..16 {
+                y[(rank * tiles + t) * 512 + i * 32 + lane] = ring[T.pipeline.stage(st) * 512 + i * 32 + lane];
+            }
+            T.pipeline.consumer_release(pipe, st);
+            T.pipeline.advance(st);
+        }
+    }
+}
+
+pub fn scenario_cluster_pipeline(d: &Device) -> Check {
+    let tiles = 5u32;
+    let src: Vec<f32> = (0..tiles * 512).map(|i| i as f32 * 0.5 - 7.0).collect();
+    let xb = d.upload(&src).map_err(err)?;
+    let tm = d.tensor_map(&xb, &[32, (tiles * 16) as u64], &[32, 8], phaser::Swizzle::None).map_err(err)?;
+    let y = d.upload(&vec![f32::NAN; (2 * tiles * 512) as usize]).map_err(err)?;
+    let k = dsl_cluster_pipeline::kernel().map_err(err)?;
+    d.launch(&k, LaunchConfig::linear(2, 64), &[Arg::TensorMap(&tm), Arg::buffer(&y), Arg::scalar(tiles)])
+        .map_err(err)?;
+    let got: Vec<u32> = d.download(&y).map_err(err)?.iter().map(|v| v.to_bits()).collect();
+    let want: Vec<u32> = src.iter().chain(&src).map(|v| v.to_bits()).collect();
+    same("every CTA received every tile", &got, &want)
+}
+
+/// `T.pipeline.advance(st, n)` from a fresh 3-stage consumer state: stage and phase after n.
+#[phaser::kernel(target = "sm_90a")]
+pub fn advance_n(out: &mut [u32]) {
+    let pipe = T.pipeline.new(3, 1);
+    let st = T.pipeline.consumer_state(pipe);
+    out[0] = T.pipeline.stage(st) * 10 + T.pipeline.phase(st);
+    T.pipeline.advance(st, 2);
+    out[1] = T.pipeline.stage(st) * 10 + T.pipeline.phase(st);
+    T.pipeline.advance(st, 2);
+    out[2] = T.pipeline.stage(st) * 10 + T.pipeline.phase(st);
+    T.pipeline.advance(st, 5);
+    out[3] = T.pipeline.stage(st) * 10 + T.pipeline.phase(st);
+    T.pipeline.advance(st);
+    out[4] = T.pipeline.stage(st) * 10 + T.pipeline.phase(st);
 }
