@@ -33,6 +33,7 @@ pub fn lines(inst: &Inst, cx: &mut InstCtx) -> Vec<String> {
         Inst::Tma(op) => vec![tma(op)],
         Inst::Tcgen05(op) => vec![tcgen05(op)],
         Inst::Probe { tag, values } => {
+            let tag = super::names::comment_text(tag);
             vec![format!("// probe {tag}: {}", values.iter().map(value).collect::<Vec<_>>().join(", "))]
         }
     }
@@ -164,15 +165,7 @@ fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
     }
 }
 
-pub const DYN_SMEM: &str = "phaser_dynamic_smem";
-
-pub fn shared_symbol(name: &str) -> String {
-    format!("smem_{name}")
-}
-
-pub fn param_symbol(name: &str) -> String {
-    format!("param_{name}")
-}
+pub use super::names::{param_symbol, shared_symbol, DYN_SMEM};
 
 fn order_suffix(o: &Ordering) -> String {
     let mut s = String::new();
