@@ -73,7 +73,7 @@ impl Parser<'_> {
             init: init_e,
             sp,
             binding: Cell::new(Binding::Plain),
-            muts: Default::default(),
+            snapshot: Cell::new(false),
         }))
     }
 
@@ -403,7 +403,7 @@ impl Parser<'_> {
             end: self.boxed(end),
             step,
             body: self.block(&f.body),
-            muts: Default::default(),
+            snapshot: Cell::new(false),
         };
         Expr::new(kind, sp)
     }
