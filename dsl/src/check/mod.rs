@@ -215,11 +215,37 @@ impl Checker<'_> {
 
     /// Check an expression, record its type and constness, and return the type.
     pub fn expr(&mut self, e: &Expr) -> Ty {
+        if let ExprKind::Binary { .. } = e.kind {
+            return self.binary_chain(e);
+        }
         self.work += 1;
         let (ty, konst) = self.expr_inner(e);
         e.ty.set(ty);
         e.konst.set(konst);
         ty
+    }
+
+    /// A binary expression and the left-nested ones under it (`a + b + c + ..`): the spine
+    /// is walked with a loop, its leaf checked first, then each operator bottom-up, so a long
+    /// chain does not recurse once per term.
+    fn binary_chain(&mut self, e: &Expr) -> Ty {
+        let mut spine = vec![e];
+        let mut leaf = e;
+        while let ExprKind::Binary { lhs, .. } = &leaf.kind {
+            leaf = lhs;
+            if matches!(leaf.kind, ExprKind::Binary { .. }) {
+                spine.push(leaf);
+            }
+        }
+        self.expr(leaf);
+        for node in spine.into_iter().rev() {
+            self.work += 1;
+            let ExprKind::Binary { op, lhs, rhs } = &node.kind else { unreachable!("spine of binaries") };
+            let (ty, konst) = self.binary(node, *op, lhs, rhs);
+            node.ty.set(ty);
+            node.konst.set(konst);
+        }
+        e.ty.get()
     }
 
     fn expr_inner(&mut self, e: &Expr) -> (Ty, bool) {
@@ -264,7 +290,7 @@ impl Checker<'_> {
                 let t = self.expr(inner);
                 (t, inner.konst.get())
             }
-            ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, lhs, rhs),
+            ExprKind::Binary { .. } => unreachable!("`expr` checks binaries as chains"),
             ExprKind::Unary { op, e: inner } => {
                 let t = self.expr(inner);
                 let k = inner.konst.get();
@@ -459,8 +485,9 @@ impl Checker<'_> {
         e.int_literal()
     }
 
+    /// `l op r` with `l` checked already (see [`Checker::binary_chain`]).
     fn binary(&mut self, e: &Expr, op: BinOp, l: &Expr, r: &Expr) -> (Ty, bool) {
-        let (tl, tr) = (self.expr(l), self.expr(r));
+        let (tl, tr) = (l.ty.get(), self.expr(r));
         let konst = l.konst.get() && r.konst.get();
         let sym = op.symbol();
         if op.is_logic() {
@@ -683,6 +710,18 @@ impl Checker<'_> {
     }
 
     fn set_lit(&mut self, e: &Expr, to: Ty) {
+        // Down a left-nested chain (`1 + 2 + .. + x`) by a loop, not a call per operator.
+        let mut e = e;
+        while let ExprKind::Binary { op, lhs, rhs } = &e.kind {
+            if op.is_comparison() || op.is_logic() || !matches!(to, Ty::Scalar(_)) {
+                break;
+            }
+            e.ty.set(to);
+            if !op.is_shift() {
+                self.set_lit(rhs, to);
+            }
+            e = lhs;
+        }
         e.ty.set(to);
         let Ty::Scalar(s) = to else { return };
         match &e.kind {

@@ -45,10 +45,14 @@ fn bind(out: &mut Out, value: TokenStream) -> TokenStream {
 }
 
 /// `__k.set_loc(file!():line!():column!())` at `sp`, so the PTX `.loc` names the user's line.
+/// Only the `file!()`/`line!()`/`column!()` tokens carry the user's span (they report where
+/// their span points); `__k` keeps the expansion's, so it resolves even when the kernel's
+/// tokens come from a `macro_rules!` (whose locals are hygienic).
 pub fn loc(sp: Sp) -> TokenStream {
-    quote_spanned!(sp.start=>
-        __k.set_loc(::core::option::Option::Some(__p::SourceLoc::new(::core::file!(), ::core::line!(), ::core::column!())));
-    )
+    let file = quote_spanned!(sp.start=> ::core::file!());
+    let line = quote_spanned!(sp.start=> ::core::line!());
+    let column = quote_spanned!(sp.start=> ::core::column!());
+    quote!(__k.set_loc(::core::option::Option::Some(__p::SourceLoc::new(#file, #line, #column)));)
 }
 
 /// Every statement of a block, the tail included (its value, if any, is dropped).
@@ -65,21 +69,37 @@ pub fn stmts_into(b: &[Stmt], out: &mut Out) {
     }
 }
 
+/// One statement. Its temporaries live in a block of their own: the rest of the function is
+/// not nested inside them (rustc's debug info nests a scope per `let`, and a function of
+/// thousands of nested scopes overflows LLVM's stack), so only the user's own `let`s nest,
+/// as in plain Rust.
 fn stmt(s: &Stmt, out: &mut Out) {
     match s {
         Stmt::Let(l) => {
             out.push(loc(l.sp));
             let name = &l.name;
-            let init = value_named(&l.init, Some(name), out);
-            out.push(match l.binding.get() {
-                Binding::Reg => quote!(let #name = __k.mut_var(#init);),
-                _ if l.snapshot.get() => quote!(let #name = __p::Snapshot::snapshot(#init, __k);),
-                _ => quote!(let #name = #init;),
+            let mut temps = Out::new();
+            let init = value_named(&l.init, Some(name), &mut temps);
+            let init = match l.binding.get() {
+                Binding::Reg => quote!(__k.mut_var(#init)),
+                _ if l.snapshot.get() => quote!(__p::Snapshot::snapshot(#init, __k)),
+                _ => init,
+            };
+            out.push(if temps.is_empty() {
+                quote!(let #name = #init;)
+            } else {
+                quote!(let #name = { #(#temps)* #init };)
             });
         }
         Stmt::Expr { expr: e, .. } => {
             out.push(loc(e.sp));
-            effect(e, out);
+            let mut inner = Out::new();
+            effect(e, &mut inner);
+            match inner.len() {
+                0 => {}
+                1 => out.extend(inner),
+                _ => out.push(quote!({ #(#inner)* })),
+            }
         }
     }
 }
@@ -268,20 +288,32 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
             }
         },
         ExprKind::Paren(inner) => value_named(inner, let_name, out),
-        ExprKind::Binary { op, lhs, rhs } => {
-            let l = value(lhs, out);
-            if op.is_logic() && !rhs.is_pure() {
-                // Short-circuit: the right side is only built into a branch taken when needed.
-                let res = bind(out, quote!(__k.var(#l)));
-                let guard = if *op == BinOp::And { l } else { bind(out, quote!(__k.not(#l))) };
-                let mut inner = Out::new();
-                let r = value(rhs, &mut inner);
-                out.push(quote!(__k.if_then(#guard, |__k| { #(#inner)* __k.assign(#res, #r); });));
-                return quote!(__p::Value::Reg(#res));
+        ExprKind::Binary { .. } => {
+            // Down the left-nested chain by a loop (see `Checker::binary_chain`).
+            let mut spine = vec![e];
+            let mut leaf = e;
+            while let ExprKind::Binary { lhs, .. } = &leaf.kind {
+                leaf = lhs;
+                if matches!(leaf.kind, ExprKind::Binary { .. }) {
+                    spine.push(leaf);
+                }
             }
-            let r = value(rhs, out);
-            let m = binop_method(*op);
-            bind(out, quote!(__k.#m(#l, #r)))
+            let l = value(leaf, out);
+            if spine.len() == 1 {
+                let ExprKind::Binary { op, rhs, .. } = &e.kind else { unreachable!("a binary") };
+                let v = binary(*op, l, rhs, out);
+                return bind(out, v);
+            }
+            // A chain's partial results go through one variable: a `let` per term would nest
+            // a debug-info scope per term (thousands overflow LLVM, as in plain Rust).
+            let acc = tmp();
+            out.push(quote!(let mut #acc = #l;));
+            for node in spine.into_iter().rev() {
+                let ExprKind::Binary { op, rhs, .. } = &node.kind else { unreachable!("spine of binaries") };
+                let v = binary(*op, quote!(#acc), rhs, out);
+                out.push(quote!(#acc = #v;));
+            }
+            quote!(#acc)
         }
         ExprKind::Unary { op, e: inner } => {
             let v = value(inner, out);
@@ -376,6 +408,22 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
     }
 }
 
+/// `l op rhs`, `l` built already: an expression to bind (it may call the builder).
+fn binary(op: BinOp, l: TokenStream, rhs: &Expr, out: &mut Out) -> TokenStream {
+    if op.is_logic() && !rhs.is_pure() {
+        // Short-circuit: the right side is only built into a branch taken when needed.
+        let res = bind(out, quote!(__k.var(#l)));
+        let guard = if op == BinOp::And { l } else { bind(out, quote!(__k.not(#l))) };
+        let mut inner = Out::new();
+        let r = value(rhs, &mut inner);
+        out.push(quote!(__k.if_then(#guard, |__k| { #(#inner)* __k.assign(#res, #r); });));
+        return quote!(__p::Value::Reg(#res));
+    }
+    let r = value(rhs, out);
+    let m = binop_method(op);
+    quote!(__k.#m(#l, #r))
+}
+
 fn int_imm(value: u128, ty: Ty, out: &mut Out) -> TokenStream {
     match ty {
         Ty::Scalar(s) if s.is_float() => {
@@ -418,7 +466,8 @@ pub fn konst(e: &Expr, out: &mut Out) -> TokenStream {
             bind(out, quote!(!#v))
         }
         ExprKind::Binary { op, lhs, rhs } => {
-            let (l, r) = (konst(lhs, out), konst(rhs, out));
+            let l = konst(lhs, out);
+            let r = konst(rhs, out);
             let m = match op {
                 BinOp::Add => Some(quote!(wrapping_add)),
                 BinOp::Sub => Some(quote!(wrapping_sub)),
@@ -527,7 +576,10 @@ fn device_call(path: &syn::Path, args: &[Expr], out: &mut Out) -> TokenStream {
             Ty::Bool => quote_spanned!(sp=> __p::Scalar::<bool>::new(#v)),
             Ty::State => quote_spanned!(sp=> __p::Scalar::<__p::StateTy>::new(#v)),
             Ty::IntLit | Ty::FloatLit => quote_spanned!(sp=> __p::Scalar::lit(#v)),
-            Ty::Unknown => quote_spanned!(sp=> __p::into_arg(__k, #v)),
+            Ty::Unknown => {
+                let k = quote!(__k);
+                quote_spanned!(sp=> __p::into_arg(#k, #v))
+            }
             _ => v,
         };
         out.push(quote!(let #d = #conv;));
