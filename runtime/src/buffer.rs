@@ -48,6 +48,12 @@ impl<T: Elem> Buffer<T> {
     }
 }
 
+impl<T: Elem> std::fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Buffer<{}>({} elements on the {})", T::TYPE, self.len, self.backend())
+    }
+}
+
 impl<T: Elem> Drop for Buffer<T> {
     fn drop(&mut self) {
         // Before the storage is freed (fields drop after this): no map reaches it any more.

@@ -300,6 +300,8 @@ impl Device {
 /// Launch-shape and shared-memory checks, the same on both backends (the GPU never gets to
 /// discover a bad shape); returns the launch's shared-memory layout.
 pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<SharedLayout> {
+    // IR nested past the limit is refused before the simulator's recursive passes see it.
+    phaser_codegen::arch::check_nesting(k)?;
     let bad = |problem: String| Err(RuntimeError::BadLaunch { kernel: k.name.clone(), problem });
     let limits = k.target.limits();
     if cfg.grid.contains(&0) || cfg.block.contains(&0) {
