@@ -275,6 +275,19 @@ fn launch_bounds_are_checked_where_they_are_declared() {
 }
 
 #[test]
+fn an_exact_and_a_maximum_block_shape_together_are_refused() {
+    // Found by the generated-kernel property (`robust_props.rs`): ptxas rejects the kernel
+    // ("Conflicting directives: .maxntid and .reqntid cannot both be specified").
+    let mut k = KernelBuilder::new("both", Target::Sm90a);
+    k.require_block(128, 1, 1);
+    k.max_block(128, 1, 1);
+    let out = k.param_global("out", Type::U32, true);
+    k.st_global(out, Value::u32(0), Value::u32(1));
+    let e = k.finish().unwrap_err().to_string();
+    assert!(e.ends_with("a kernel declares an exact block shape (.reqntid) or a maximum (.maxntid), not both"), "{e}");
+}
+
+#[test]
 fn shared_allocations_report_their_real_size_and_alignment() {
     // 2^29 f32 = 2 GiB: reported as 0 bytes before (a u32 product).
     let line = line!() + 2;

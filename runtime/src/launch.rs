@@ -28,12 +28,15 @@ impl LaunchConfig {
     pub fn threads_per_block_wide(&self) -> u64 {
         self.block.iter().map(|&b| b as u64).product()
     }
-    /// Threads in the whole grid, exactly (at most 2^95: it fits `u128`).
+    /// Threads in the whole grid, saturating at `u128::MAX` (only reached by grids and
+    /// blocks far beyond any limit: 2^96 x 2^96).
     pub fn total_threads(&self) -> u128 {
-        self.blocks() as u128 * self.threads_per_block_wide() as u128
+        let blocks: u128 = self.grid.iter().map(|&g| g as u128).product();
+        blocks.saturating_mul(self.threads_per_block_wide() as u128)
     }
+    /// Blocks in the grid, saturating at `u64::MAX` (three `u32` extents can reach 2^96).
     pub fn blocks(&self) -> u64 {
-        self.grid.iter().map(|&g| g as u64).product()
+        u64::try_from(self.grid.iter().map(|&g| g as u128).product::<u128>()).unwrap_or(u64::MAX)
     }
 }
 

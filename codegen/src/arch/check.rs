@@ -76,6 +76,14 @@ pub fn min_blocks_problem(n: u32, limits: &Limits) -> Option<String> {
     (n == 0 || n > most).then(|| format!("a minimum of {n} blocks per SM is out of range: must be in 1..={most}"))
 }
 
+/// How the launch-shape directives combine: ptxas refuses `.reqntid` with `.maxntid`.
+/// (`.minnctapersm` without a block shape, or beyond the SM's threads, is a hint ptxas
+/// ignores with a warning, so it is not refused.)
+pub fn bounds_combination_problem(b: &LaunchBounds) -> Option<String> {
+    (b.reqntid.is_some() && b.maxntid.is_some())
+        .then(|| "a kernel declares an exact block shape (.reqntid) or a maximum (.maxntid), not both".into())
+}
+
 /// A thread-block cluster shape: clusters exist (sm_90+), every dimension at least 1, at most
 /// the non-portable number of CTAs.
 pub fn cluster_problem(c: [u32; 3], target: Target) -> Option<String> {
@@ -139,6 +147,7 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
         b.maxntid.and_then(|t| block_shape_problem("maximum block shape (.maxntid)", t, limits)),
         b.maxnreg.and_then(|n| max_registers_problem(n, limits)),
         b.minnctapersm.and_then(|n| min_blocks_problem(n, limits)),
+        bounds_combination_problem(b),
     ];
     for p in bound_problems.into_iter().flatten() {
         err(None, p);

@@ -234,6 +234,16 @@ impl KernelBuilder {
 
     // ---- parameters ---------------------------------------------------------------------
 
+    /// `name`, or `name_2`, `name_3`, .. if a parameter has that name already (for code that
+    /// adds parameters of its own choosing, such as the registry's sample arguments).
+    pub fn fresh_param_name(&self, name: &str) -> String {
+        let taken = |n: &str| self.params.iter().any(|p| p.name == n);
+        if !taken(name) {
+            return name.to_string();
+        }
+        (2..).map(|i| format!("{name}_{i}")).find(|n| !taken(n)).expect("a free name")
+    }
+
     fn add_param(&mut self, name: &str, kind: ParamKind, ty: Type) -> Reg {
         let reg = self.new_reg(ty);
         if self.params.iter().any(|p| p.name == name) {
