@@ -50,6 +50,17 @@ impl<K: Eq + Hash + Clone> Default for KernelCache<K> {
     }
 }
 
+/// A compile-time `a op b` on `#[comptime]` values: `result`, or a build error naming the
+/// operands when it overflowed `u32` or divided by zero (0 stands in; the build fails).
+#[track_caller]
+pub fn konst(k: &mut KernelBuilder, a: u32, op: &str, b: u32, result: Option<u32>) -> u32 {
+    result.unwrap_or_else(|| {
+        let why = if matches!(op, "/" | "%") && b == 0 { "divides by zero" } else { "overflows u32" };
+        k.error(format!("the compile-time value {a} {op} {b} {why}"));
+        0
+    })
+}
+
 /// A DSL scalar type as seen by Rust at a device-function boundary.
 pub trait DslScalar {
     const TYPE: Type;

@@ -143,6 +143,47 @@ fn sizes_derived_from_roles_and_pipelines_saturate_instead_of_wrapping() {
     assert_eq!(dev.download(&buf).unwrap(), [0, 1]);
 }
 
+#[phaser::kernel(target = "sm_90a")]
+fn comptime_sized(out: &mut [f32], #[comptime] N: u32) {
+    let tile = T.alloc_shared::<f32>([N * 1024]);
+    tile[0] = 1.0;
+    out[0] = tile[0];
+}
+
+#[test]
+fn compile_time_arithmetic_is_checked() {
+    // `N * 1024` wrapped before ((2^22 + 1) * 1024 = 2^32 + 1024 became 1024): an array that
+    // silently was not the size asked for.
+    let e = comptime_sized::kernel_for((1 << 22) + 1).unwrap_err().to_string();
+    assert!(e.contains("the compile-time value 4194305 * 1024 overflows u32"), "{e}");
+    assert!(e.contains("robust_classes.rs:"), "at the user's line: {e}");
+    let e = comptime_sized::kernel_for(0).unwrap_err().to_string();
+    assert!(e.contains("shared array `tile` has length 0"), "{e}");
+    let k = comptime_sized::kernel_for(2).unwrap();
+    assert_eq!(k.shared[0].len, 2 * 1024, "in range: the size asked for");
+}
+
+#[test]
+fn loop_steps_and_stage_spans_that_cannot_be_represented_are_refused() {
+    let e = build_error(|k| {
+        let n = k.param("n", Type::U16);
+        k.for_range_step(Value::imm_u(0, Type::U16), n, 70_000, |_, _| {});
+    });
+    assert!(e.ends_with("the constant 70000 in a loop step does not fit in u16"), "{e}");
+    let e = build_error(|k| {
+        let st = PipelineState::new(k, 4, 0);
+        let base = k.param("base", Type::U32);
+        let a = st.stage_addr(k, base, 1 << 30);
+        k.probe("a", &[a]);
+    });
+    assert!(
+        e.ends_with(
+            "4 stages of 1073741824 bytes span 4294967296 bytes, more than sm_90a's 232448 bytes of shared memory"
+        ),
+        "{e}"
+    );
+}
+
 // ---- buffer identity and lifetime ------------------------------------------------------------
 
 #[test]

@@ -211,9 +211,19 @@ impl PipelineState {
         Value::Reg(self.phase)
     }
 
-    /// `base + index * stage_bytes`: the shared address of this stage's buffer.
+    /// `base + index * stage_bytes`: the shared address of this stage's buffer. The stages
+    /// must fit the target's shared memory (their offsets would wrap a 32-bit address).
     #[track_caller]
     pub fn stage_addr(&self, k: &mut KernelBuilder, base: Value, stage_bytes: u32) -> Value {
+        let span = self.stages as u64 * stage_bytes as u64;
+        let limit = k.target().limits().max_shared_per_block;
+        if span > limit as u64 {
+            k.error(format!(
+                "{} stages of {stage_bytes} bytes span {span} bytes, more than {}'s {limit} bytes of shared memory",
+                self.stages,
+                k.target()
+            ));
+        }
         let off = k.mul(Value::Reg(self.index), Value::u32(stage_bytes));
         k.add(base, off)
     }
