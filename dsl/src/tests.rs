@@ -40,7 +40,7 @@ fn kernel_with_statements(n: usize) -> String {
             2 => format!("acc = acc + v{};\n", i - 2),
             3 => format!("if acc > {i} {{ acc = acc - 1; }}\n"),
             4 => format!("let w{i} = acc;\n"),
-            _ => format!("for j in 0..4u32 {{ acc += j; }}\n"),
+            _ => "for j in 0..4u32 { acc += j; }\n".to_string(),
         });
     }
     body.push_str("out[tid] = acc;\n");
