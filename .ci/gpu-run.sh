@@ -2,11 +2,14 @@
 # Runs on the GPU machine: every GPU test, the gallery on the GPU, and the benchmarks.
 # Logs go to $OUT (when set) and ./logs; one summary table is printed last.
 cd "$(dirname "$0")"
-LOGS=${OUT:-./logs}; mkdir -p "$LOGS"
+# ONLY=regex runs just the steps whose name matches (e.g. ONLY='gallery|sim_vs_gpu|test_').
+# Logs go to ./logs; with $OUT set (the device tool) they come back as one archive, $OUT/logs.tgz.
+LOGS=./logs; rm -rf "$LOGS"; mkdir -p "$LOGS"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null | tee "$LOGS/device.txt"
 declare -a ROWS
 step() {
   local name=$1; shift
+  if [ -n "${ONLY:-}" ] && ! [[ "$name" =~ $ONLY ]]; then return 0; fi
   local t0=$(date +%s.%N)
   echo "=== $name: $*"
   timeout 300 "$@" > "$LOGS/$name.log" 2>&1
@@ -20,10 +23,45 @@ step() {
 step gallery_quick ./bin/phaser run --backend gpu --quick
 step gallery_full ./bin/phaser run --backend gpu --full
 step sim_vs_gpu ./bin/phaser diff
+# cuBLAS for the GEMM reference (bench_gemm, test_gpu_gemm): cudarc dlopens libcublasLt, which
+# comes with the Python package nvidia-cublas (PyTorch's dependency) on the GPU machine.
+CUBLAS_LIB=$(python3 - <<'PY' 2>/dev/null
+import glob, os
+cands = []
+try:
+    import nvidia.cublas
+    cands += [os.path.join(p, "lib") for p in nvidia.cublas.__path__]
+except Exception:
+    pass
+try:
+    import nvidia
+    for p in nvidia.__path__:
+        cands += [os.path.join(p, d, "lib") for d in ("cublas", "cu13", "cu12")]
+except Exception:
+    pass
+for c in cands:
+    if glob.glob(os.path.join(c, "libcublasLt.so*")):
+        print(c)
+        break
+PY
+)
+if [ -n "$CUBLAS_LIB" ]; then
+  export LD_LIBRARY_PATH="$CUBLAS_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "cuBLAS: $(ls "$CUBLAS_LIB"/libcublasLt.so* | head -1)" | tee "$LOGS/cublas.txt"
+else
+  echo "cuBLAS: libcublasLt not found (pip install nvidia-cublas); the GEMM comparison will fail" | tee "$LOGS/cublas.txt"
+fi
 for t in ./bin/test_*; do step "$(basename "$t")" "$t" --include-ignored --test-threads=1; done
+# The nvcc side of the ping-pong benchmark: builds bench/pingpong.cubin for bench_pingpong.
+[ -f bench/pingpong.sh ] && step pingpong_nvcc bash bench/pingpong.sh
 # Benchmarks (BENCH_ARGS, e.g. "--sweep", goes to each).
 for b in ./bin/bench_*; do [ -x "$b" ] && step "$(basename "$b")" "$b" ${BENCH_ARGS:-}; done
 for p in ./bench/*.py; do [ -f "$p" ] && step "$(basename "$p" .py)" python3 "$p"; done
+# GEMM=1: the GEMM sweep over tile shape, stages and cluster size (minutes).
+if [ "${GEMM:-0}" = 1 ]; then
+  step gemm_sweep ./bin/bench_gemm --sweep
+  step gemm_sweep_nmajor ./bin/bench_gemm --perf --b nmajor --shapes 4096x4096x4096,8192x8192x8192 --block-n 128 --wg-m 128
+fi
 if [ "${SANITIZE:-0}" = 1 ]; then
   step sanitize_memcheck compute-sanitizer --tool memcheck ./bin/phaser run --backend gpu --quick
   step sanitize_synccheck compute-sanitizer --tool synccheck ./bin/phaser run --backend gpu --quick
@@ -32,3 +70,7 @@ echo
 echo "==================== GPU summary ($(date -u +%FT%TZ), $(head -1 "$LOGS/device.txt")) ===================="
 printf '%-28s | %-12s | %8s | %s\n' step result time "tests"
 for r in "${ROWS[@]}"; do echo "$r"; done
+if [ -n "${OUT:-}" ]; then
+  printf '%s\n' "${ROWS[@]}" > "$LOGS/summary.txt"
+  tar czf "$OUT/logs.tgz" -C "$LOGS" .
+fi

@@ -199,3 +199,35 @@ fn a_warp_that_cannot_converge_is_a_deadlock_naming_the_missing_lanes() {
         );
     }
 }
+
+/// `elect.sync` picks exactly one leader per warp even when independent thread scheduling
+/// lets the warp's lanes reach it in several groups (regression: each group used to elect its
+/// own leader, so a warp-specialized producer ran twice). Each warp loops a few times so the
+/// same `elect.sync` is met again before every lane of the previous round has executed it.
+#[test]
+fn elect_sync_picks_one_leader_per_warp_whatever_the_lane_groups() {
+    const WARPS: u32 = 4;
+    const ROUNDS: u32 = 3;
+    let mut k = KernelBuilder::new("elect_one_leader", Target::Sm90a);
+    let out = k.param_global("out", Type::U32, true);
+    k.require_block(32 * WARPS, 1, 1);
+    let warp = k.warp_idx();
+    k.for_range(Value::u32(0), Value::u32(ROUNDS), |k, round| {
+        let leader = k.elect_sync();
+        k.if_then(leader, |k| {
+            let slot = k.mad(round, Value::u32(WARPS), warp);
+            k.atomic_add_global(out, slot, Value::u32(1));
+        });
+    });
+    let k = k.finish().unwrap();
+    for s in STRATEGIES {
+        for seed in 0..24 {
+            let dev = Device::sim(SimConfig::default().with_strategy(s).with_seed(seed));
+            let out = dev.upload(&vec![0u32; (WARPS * ROUNDS) as usize]).unwrap();
+            let rep = dev.simulate(&k, LaunchConfig::linear(1, 32 * WARPS), &[Arg::buffer(&out)]).unwrap();
+            assert!(rep.findings.is_empty(), "{}", rep.text());
+            let got = dev.download(&out).unwrap();
+            assert!(got.iter().all(|&n| n == 1), "{s:?} seed {seed}: leaders per (round, warp) {got:?}");
+        }
+    }
+}

@@ -2,5 +2,9 @@
 //! setups and checks, the mutation suite, and the `phaser` CLI and benchmark binaries. It uses
 //! only the facade crate `phaser`, as a user's crate would.
 
+pub mod cublas;
 pub mod gallery;
+pub mod gemm;
 pub mod mutate;
+pub mod pingpong;
+pub mod timing;

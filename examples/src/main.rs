@@ -2,7 +2,7 @@
 
 use clap::{Parser, Subcommand, ValueEnum};
 use phaser::{Device, Target};
-use phaser_examples::gallery::{self, Outcome, Size};
+use phaser_examples::gallery::{self, Example, Outcome, Size};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -104,33 +104,46 @@ fn run(backend: Backend, full: bool, quick: bool, only: Option<String>, trace_di
         println!("note: --trace-dir applies to the simulator only; ignored on the GPU");
     }
     let size = if !quick && (full || dev.is_gpu()) { Size::Full } else { Size::Quick };
-    println!("Device: {} | sizes: {size:?}\n", dev.describe());
-    let mut rows: Vec<(Outcome, Option<u64>)> = Vec::new();
-    for e in gallery::examples() {
-        if only.as_deref().is_some_and(|o| !e.name.contains(o)) {
-            continue;
-        }
-        if e.gpu_only && !dev.is_gpu() {
-            let o = Outcome::check(e.name, true, "skipped: needs a GPU feature the simulator does not model");
-            rows.push((o, None));
-            continue;
-        }
-        let t = std::time::Instant::now();
-        let (result, digest) = gallery::run_example(&e, &dev, size);
-        let o = result.unwrap_or_else(|err| Outcome::check(e.name, false, format!("error: {err}")));
-        println!("{} {:<32} ({:.2?}) {}", if o.passed { "PASS" } else { "FAIL" }, o.name, t.elapsed(), o.detail);
-        rows.push((o, digest));
+    let selected: Vec<Example> =
+        gallery::examples().into_iter().filter(|e| only.as_deref().is_none_or(|o| e.name.contains(o))).collect();
+    if selected.is_empty() {
+        eprintln!("error: no example name contains {:?} (`phaser list` lists them)", only.unwrap_or_default());
+        return ExitCode::FAILURE;
     }
-    let failed = rows.iter().filter(|(o, _)| !o.passed).count();
+    println!("Device: {} | sizes: {size:?}\n", dev.describe());
+    struct Row {
+        name: &'static str,
+        passed: bool,
+        elapsed: Option<std::time::Duration>,
+        digest: Option<u64>,
+    }
+    let mut rows = Vec::new();
+    for e in &selected {
+        let t = std::time::Instant::now();
+        let seed = gallery::fresh_seed();
+        let (o, row) = match gallery::run(e, &dev, size, seed) {
+            Ok(r) => {
+                let row = Row { name: e.name, passed: r.outcome.passed, elapsed: r.elapsed, digest: Some(r.digest) };
+                (r.outcome, row)
+            }
+            Err(err) => (
+                Outcome::new(false, format!("error (seed {seed}): {err}")),
+                Row { name: e.name, passed: false, elapsed: None, digest: None },
+            ),
+        };
+        println!("{} {:<32} ({:.2?}) {}", if o.passed { "PASS" } else { "FAIL" }, e.name, t.elapsed(), o.detail);
+        rows.push(row);
+    }
+    let failed = rows.iter().filter(|r| !r.passed).count();
     println!("\n{:<32} | {:<6} | {:>12} | {:<16} | device", "example", "result", "kernel time", "output digest");
     println!("{}", "-".repeat(92));
-    for (o, d) in &rows {
-        let t = o.elapsed.map(|d| format!("{:.3} ms", d.as_secs_f64() * 1e3)).unwrap_or_else(|| "-".into());
-        let d = d.map(|d| format!("{d:016x}")).unwrap_or_else(|| "-".into());
+    for r in &rows {
+        let t = r.elapsed.map(|d| format!("{:.3} ms", d.as_secs_f64() * 1e3)).unwrap_or_else(|| "-".into());
+        let d = r.digest.map(|d| format!("{d:016x}")).unwrap_or_else(|| "-".into());
         println!(
             "{:<32} | {:<6} | {:>12} | {d:<16} | {}",
-            o.name,
-            if o.passed { "pass" } else { "FAIL" },
+            r.name,
+            if r.passed { "pass" } else { "FAIL" },
             t,
             dev.describe()
         );
@@ -152,30 +165,29 @@ fn diff(seed: u64) -> ExitCode {
         }
     };
     let sim = Device::sim(Default::default());
-    gallery::set_seed(seed);
     println!("Differential run, seed {seed}: {} vs {} (quick sizes)\n", gpu.describe(), sim.describe());
     println!("{:<32} | {:<16} | {:<16} | verdict", "example", "GPU digest", "sim digest");
     println!("{}", "-".repeat(84));
     let (mut same, mut differ) = (0, 0);
     for e in gallery::examples() {
-        if e.gpu_only {
-            continue;
-        }
-        let (g, gd) = gallery::run_example(&e, &gpu, Size::Quick);
-        let (s, sd) = gallery::run_example(&e, &sim, Size::Quick);
-        let ok = g.as_ref().is_ok_and(|o| o.passed) && s.as_ref().is_ok_and(|o| o.passed) && gd.is_some() && gd == sd;
+        let g = gallery::run(&e, &gpu, Size::Quick, seed);
+        let s = gallery::run(&e, &sim, Size::Quick, seed);
+        let digest = |r: &Result<gallery::Run, _>| r.as_ref().ok().map(|r| r.digest);
+        let (gd, sd) = (digest(&g), digest(&s));
+        let passed = |r: &Result<gallery::Run, _>| r.as_ref().is_ok_and(|r| r.outcome.passed);
+        let ok = passed(&g) && passed(&s) && gd == sd;
         let show = |d: Option<u64>| d.map(|d| format!("{d:016x}")).unwrap_or_else(|| "-".into());
         let verdict = if ok {
             same += 1;
             "bit-identical".to_string()
         } else {
             differ += 1;
-            let why = |r: &Result<Outcome, phaser::RuntimeError>| match r {
-                Ok(o) if o.passed => String::new(),
-                Ok(o) => format!(" ({} failed its check: {})", o.name, o.detail),
-                Err(err) => format!(" (error: {err})"),
+            let why = |backend: &str, r: &Result<gallery::Run, phaser::RuntimeError>| match r {
+                Ok(r) if r.outcome.passed => String::new(),
+                Ok(r) => format!(" ({backend} failed its check: {})", r.outcome.detail),
+                Err(err) => format!(" ({backend} error: {err})"),
             };
-            format!("DIFFERENT{}{}", why(&g), why(&s))
+            format!("DIFFERENT{}{}", why("GPU", &g), why("sim", &s))
         };
         println!("{:<32} | {:<16} | {:<16} | {verdict}", e.name, show(gd), show(sd));
     }

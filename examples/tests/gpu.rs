@@ -14,22 +14,27 @@ fn gpu() -> Device {
 
 #[test]
 #[ignore = "needs a GPU: run by .ci/gpu-bundle"]
-fn gallery_examples_pass_on_the_gpu() {
+fn gallery_examples_pass_on_the_gpu_small_and_full() {
     let dev = gpu();
     let mut failed = Vec::new();
-    for e in gallery::examples() {
-        match (e.run)(&dev, Size::Full) {
-            Ok(o) if o.passed => eprintln!("pass {}: {}", o.name, o.detail),
-            Ok(o) => failed.push(format!("{}: {}", o.name, o.detail)),
-            Err(err) => failed.push(format!("{}: {err}", e.name)),
+    // The small size (what the mutation suite simulates) and the full one.
+    for size in [Size::Small, Size::Full] {
+        for e in gallery::examples() {
+            let seed = fresh_seed();
+            match gallery::run(&e, &dev, size, seed) {
+                Ok(r) if r.outcome.passed => eprintln!("pass {} ({size:?}): {}", e.name, r.outcome.detail),
+                Ok(r) => failed.push(format!("{} ({size:?}): {}", e.name, r.outcome.detail)),
+                Err(err) => failed.push(format!("{} ({size:?}, seed {seed}): {err}", e.name)),
+            }
         }
     }
     assert!(failed.is_empty(), "{failed:#?}");
 }
 
-/// Thread 0 copies a random input into >48 KiB of dynamic shared memory and arrives; every
-/// thread waits, then writes the reversed data. Checks the dynamic-smem attribute path.
-fn reverse_through_dynamic_smem(n: u32) -> phaser::Kernel {
+/// `reverse_dyn_smem(input, out, n)`: thread 0 copies the `n` inputs into dynamic shared
+/// memory and arrives; every thread waits, then writes the reversed data. Launched with more
+/// than 48 KiB of dynamic shared memory it checks the opt-in attribute path.
+fn reverse_through_dynamic_smem() -> phaser::Kernel {
     let mut k = KernelBuilder::new("reverse_dyn_smem", Target::Sm90a);
     let input = k.param_global("input", Type::F32, false);
     let out = k.param_global("out", Type::F32, true);
@@ -62,7 +67,6 @@ fn reverse_through_dynamic_smem(n: u32) -> phaser::Kernel {
             k.assign(i, next);
         },
     );
-    let _ = n;
     k.finish().unwrap()
 }
 
@@ -70,17 +74,19 @@ fn reverse_through_dynamic_smem(n: u32) -> phaser::Kernel {
 #[ignore = "needs a GPU: run by .ci/gpu-bundle"]
 fn dynamic_shared_memory_above_48k_with_random_data() {
     let dev = gpu();
-    let n = 25_000u32; // 100 KB of f32
-    let k = reverse_through_dynamic_smem(n);
-    let seed = fresh_seed();
-    let data = random_f32(n as usize, seed);
-    let input = dev.upload(&data).unwrap();
-    let out = dev.upload(&vec![f32::NAN; n as usize]).unwrap();
-    let cfg = LaunchConfig::linear(1, 256).with_dynamic_shared(n * 4);
-    dev.launch(&k, cfg, &[Arg::buffer(&input), Arg::buffer(&out), Arg::scalar(n)]).unwrap();
-    let got = dev.download(&out).unwrap();
-    let want: Vec<f32> = data.iter().rev().copied().collect();
-    assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "mismatch (seed {seed})");
+    let k = reverse_through_dynamic_smem();
+    // 100 KB of f32, and a count that is not a multiple of the block.
+    for n in [25_000u32, 12_289] {
+        let seed = fresh_seed();
+        let data = random_f32(n as usize, seed);
+        let input = dev.upload(&data).unwrap();
+        let out = dev.upload(&vec![f32::NAN; n as usize]).unwrap();
+        let cfg = LaunchConfig::linear(1, 256).with_dynamic_shared(n * 4);
+        dev.launch(&k, cfg, &[Arg::buffer(&input), Arg::buffer(&out), Arg::scalar(n)]).unwrap();
+        let got = dev.download(&out).unwrap();
+        let want: Vec<f32> = data.iter().rev().copied().collect();
+        assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "n = {n}: mismatch (seed {seed})");
+    }
 }
 
 #[test]
@@ -96,7 +102,8 @@ fn wrong_target_and_bad_arguments_are_clear_errors() {
     assert!(matches!(err, RuntimeError::TargetMismatch { .. }), "{err}");
     assert!(err.to_string().contains("sm_100a code runs only on compute capability 10.0"), "{err}");
 
-    let k = reverse_through_dynamic_smem(16);
+    // The same argument checks run on the simulator in `sim_launch_args.rs`.
+    let k = reverse_through_dynamic_smem();
     let buf = dev.alloc::<u32>(16).unwrap();
     let err = dev.launch(&k, LaunchConfig::linear(1, 32).with_dynamic_shared(64), &[Arg::buffer(&buf)]).unwrap_err();
     assert!(err.to_string().contains("takes 3 arguments, 1 were given"), "{err}");
@@ -228,7 +235,7 @@ fn buffers_of_the_other_backend_are_refused() {
 fn shared_memory_over_the_target_limit_is_refused_identically() {
     let gpu_dev = gpu();
     let sim_dev = Device::sim(Default::default());
-    let k = reverse_through_dynamic_smem(0);
+    let k = reverse_through_dynamic_smem();
     let limit = Target::Sm90a.limits().max_shared_per_block;
     let base = k.shared_layout().dynamic_base as u32;
     let n = 64u32;

@@ -10,9 +10,9 @@ fn trace_dir_gets_a_perfetto_trace_and_the_seed_table() {
     let dir = std::env::temp_dir().join(format!("phaser-trace-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let dev = Device::sim(SimConfig { trace_dir: Some(dir.clone()), ..SimConfig::default() });
-    let e = gallery::examples().into_iter().find(|e| e.name == "phase_tma_table").unwrap();
-    let (outcome, _) = gallery::run_example(&e, &dev, Size::Quick);
-    assert!(outcome.unwrap().passed);
+    let e = gallery::find("phase_tma_table").unwrap();
+    let run = gallery::run(&e, &dev, Size::Quick, 1).unwrap();
+    assert!(run.outcome.passed, "{}", run.outcome.detail);
 
     let json = std::fs::read_to_string(dir.join("phase_tma_table.1.trace.json")).unwrap();
     assert!(json.starts_with('{') && json.contains("\"traceEvents\""), "{}", &json[..json.len().min(200)]);

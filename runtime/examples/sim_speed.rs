@@ -1,5 +1,8 @@
-//! Simulator speed: thread-instructions per second on one core.
-//! `cargo run --release -p phaser-runtime --example sim_speed`
+//! Simulator speed: simulated thread-instructions per second of wall time.
+//!
+//! `cargo run --release -p phaser-runtime --example sim_speed [-- REPS [FILTER]]` runs every
+//! kernel (whose name or setting contains FILTER) `REPS` times (default 5) under two settings and prints the median, minimum and maximum rate
+//! (the development machine is shared and noisy: compare medians measured in the same session).
 
 use phaser_codegen::builder::KernelBuilder;
 use phaser_codegen::ir::{Dim, Type, Value};
@@ -55,31 +58,72 @@ fn barrier_kernel() -> phaser_codegen::Kernel {
     k.finish().expect("kernel")
 }
 
+struct Rate {
+    thread_instructions: u64,
+    secs: Vec<f64>,
+}
+
+impl Rate {
+    fn line(&self, name: &str, setting: &str) -> String {
+        let mut s = self.secs.clone();
+        s.sort_by(f64::total_cmp);
+        let m = |t: f64| self.thread_instructions as f64 / t / 1e6;
+        format!(
+            "{name:<13} [{setting:<10}] {:>11} thread-inst, median {:>7.3} s = {:>6.1} M/s (min {:>6.1}, max {:>6.1}; {} runs)",
+            self.thread_instructions,
+            s[s.len() / 2],
+            m(s[s.len() / 2]),
+            m(s[s.len() - 1]),
+            m(s[0]),
+            s.len()
+        )
+    }
+}
+
+fn measure(reps: usize, mut run: impl FnMut() -> phaser_runtime::sim::Stats) -> Rate {
+    let mut secs = Vec::new();
+    let mut thread_instructions = 0;
+    for _ in 0..reps {
+        let s = run();
+        thread_instructions = s.thread_instructions;
+        secs.push(s.wall.as_secs_f64());
+    }
+    Rate { thread_instructions, secs }
+}
+
 fn main() {
+    let reps: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(5);
+    let filter = std::env::args().nth(2).unwrap_or_default();
+    let wanted = |kernel: &str, setting: &str| format!("{kernel} {setting}").contains(&filter);
     let (blocks, threads, iters) = (64u32, 256u32, 2000u32);
-    for (name, cfg) in
-        [("fast (no trace, no race check)", SimConfig::fast()), ("default (checks + trace)", SimConfig::default())]
-    {
-        let dev = Device::sim(cfg);
-        let k = alu_kernel();
+    // One core, then every core (clusters of different CTAs run in parallel between epochs).
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let one = |c: SimConfig| SimConfig { threads: 1, ..c };
+    let all = |c: SimConfig| SimConfig { threads: cores, ..c };
+    let settings = [
+        ("fast", one(SimConfig::fast())),
+        ("checked", one(SimConfig::default())),
+        ("fast-mt", all(SimConfig::fast())),
+        ("checked-mt", all(SimConfig::default())),
+    ];
+    let alu = alu_kernel();
+    let barrier = barrier_kernel();
+    for (name, cfg) in &settings {
+        let dev = Device::sim(cfg.clone());
         let out = dev.alloc::<u32>((blocks * threads) as usize).unwrap();
-        let r =
-            dev.launch(&k, LaunchConfig::linear(blocks, threads), &[Arg::buffer(&out), Arg::scalar(iters)]).unwrap();
-        let s = r.sim.unwrap().stats;
-        println!(
-            "alu_loop     [{name}]: {:>11} thread-instructions in {:>7.3} s = {:>6.1} M thread-inst/s",
-            s.thread_instructions,
-            s.wall.as_secs_f64(),
-            s.rate() / 1e6
-        );
-        let k = barrier_kernel();
-        let r = dev.launch(&k, LaunchConfig::linear(8, 128), &[Arg::scalar(2000u32)]).unwrap();
-        let s = r.sim.unwrap().stats;
-        println!(
-            "barrier_loop [{name}]: {:>11} thread-instructions in {:>7.3} s = {:>6.1} M thread-inst/s",
-            s.thread_instructions,
-            s.wall.as_secs_f64(),
-            s.rate() / 1e6
-        );
+        if wanted("alu_loop", name) {
+            let r = measure(reps, || {
+                let args = [Arg::buffer(&out), Arg::scalar(iters)];
+                dev.launch(&alu, LaunchConfig::linear(blocks, threads), &args).unwrap().sim.unwrap().stats
+            });
+            println!("{}", r.line("alu_loop", name));
+        }
+        if wanted("barrier_loop", name) {
+            let r = measure(reps, || {
+                let args = [Arg::scalar(2000u32)];
+                dev.launch(&barrier, LaunchConfig::linear(8, 128), &args).unwrap().sim.unwrap().stats
+            });
+            println!("{}", r.line("barrier_loop", name));
+        }
     }
 }

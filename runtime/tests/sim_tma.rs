@@ -42,7 +42,9 @@ fn launch(
     k.for_range(Value::u32(0), Value::u32(8), |k, r| {
         let row = k.mul(r, Value::u32(32));
         let i = k.add(row, tid);
-        let v = k.ld_shared(tile, i);
+        // Read what the copy wrote (the bytes before `dst_elem` are never written).
+        let j = k.add(i, Value::u32(dst_elem));
+        let v = k.ld_shared(tile, j);
         k.st_global(out, i, v);
     });
     let k = k.finish().unwrap();

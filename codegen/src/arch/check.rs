@@ -277,6 +277,8 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
         Inst::Memory(MemoryOp::CpAsync { bytes, .. }) if ![4, 8, 16].contains(bytes) => {
             out.push(format!("cp.async copies 4, 8 or 16 bytes, not {bytes}"));
         }
+        Inst::Wgmma(WgmmaOp::MmaAsync(m)) => wgmma_problems(m, &mut out),
+        Inst::Fragment(op) => fragment_problems(op, &mut out),
         _ => {}
     }
     out
@@ -326,5 +328,97 @@ pub fn module_ptx_version(m: &Module, max: PtxVersion) -> Result<(Target, PtxVer
         Ok((first.target, version))
     } else {
         Err(CodegenError { diagnostics: diags })
+    }
+}
+
+/// Shapes and operand types of `wgmma.mma_async` (PTX ISA "Matrix Shape" and syntax tables).
+fn wgmma_problems(m: &MmaAsync, out: &mut Vec<String>) {
+    if !(8..=256).contains(&m.n) || !m.n.is_multiple_of(8) {
+        out.push(format!("wgmma N = {} is not a multiple of 8 in 8..=256", m.n));
+    }
+    if m.d.len() as u32 != m.n / 2 {
+        out.push(format!(
+            "wgmma m64n{} accumulates into {} f32 registers per thread, {} given",
+            m.n,
+            m.n / 2,
+            m.d.len()
+        ));
+    }
+    if let Some(r) = m.d.iter().find(|r| r.ty != Type::F32) {
+        out.push(format!("wgmma accumulators are f32 registers, found a {}", r.ty));
+    }
+    if m.a_ty.is_fp8() != m.b_ty.is_fp8() || (!m.a_ty.is_fp8() && m.a_ty != m.b_ty) {
+        out.push(format!(
+            "wgmma multiplies {} by {}: 16-bit operands must have the same type, FP8 operands pair with FP8",
+            m.a_ty.ptx(),
+            m.b_ty.ptx()
+        ));
+    }
+    if m.a_ty.is_fp8() && (m.trans_a || m.trans_b) {
+        out.push("wgmma transposes (MN-major operands) exist only for f16/bf16".into());
+    }
+    match &m.a {
+        WgmmaA::Desc(v) => {
+            if v.ty().size() != 8 {
+                out.push(format!("the A matrix descriptor must be 64-bit, found {}", v.ty()));
+            }
+        }
+        WgmmaA::Regs(rs) => {
+            if m.trans_a {
+                out.push("A from registers cannot be transposed (imm-trans-a needs a descriptor)".into());
+            }
+            if let Some(r) = rs.iter().find(|r| r.ty().size() != 4 || r.ty().is_float()) {
+                out.push(format!("an A fragment register must be a 32-bit packed pair (b32), found {}", r.ty()));
+            }
+        }
+    }
+    if m.b_desc.ty().size() != 8 {
+        out.push(format!("the B matrix descriptor must be 64-bit, found {}", m.b_desc.ty()));
+    }
+    if m.scale_d.ty() != Type::Pred {
+        out.push(format!("wgmma scale-d is a predicate (false: D = A*B), found {}", m.scale_d.ty()));
+    }
+}
+
+fn fragment_problems(op: &FragmentOp, out: &mut Vec<String>) {
+    match op {
+        FragmentOp::PackHalf2 { dst, hi, lo, to } => {
+            if !matches!(to, Type::BF16 | Type::F16) {
+                out.push(format!("packing to {to}x2: only bf16x2 and f16x2 exist"));
+            }
+            if dst.ty.size() != 4 || dst.ty.is_float() {
+                out.push(format!("a packed half pair goes into a b32 register, not {}", dst.ty));
+            }
+            if hi.ty() != Type::F32 || lo.ty() != Type::F32 {
+                out.push(format!("packing converts two f32 values, found {} and {}", hi.ty(), lo.ty()));
+            }
+        }
+        FragmentOp::StMatrix { addr, regs, .. } => {
+            if ![1, 2, 4].contains(&regs.len()) {
+                out.push(format!("stmatrix stores 1, 2 or 4 matrices (.x1/.x2/.x4), not {}", regs.len()));
+            }
+            if let Some(r) = regs.iter().find(|r| r.ty().size() != 4 || r.ty().is_float()) {
+                out.push(format!("stmatrix stores b32 registers (two b16 each), found {}", r.ty()));
+            }
+            if addr.ty().size() != 4 {
+                out.push(format!("stmatrix takes a 32-bit shared address, found {}", addr.ty()));
+            }
+        }
+        FragmentOp::StVec { ty, srcs, offset, space, addr } => {
+            let n = srcs.len() as u32;
+            if ![2, 4].contains(&n) || ty.size() * n > 16 || *ty == Type::Pred {
+                out.push(format!("a vector store of {n} x {ty}: v2 or v4 of at most 16 bytes in all"));
+            }
+            if let Some(s) = srcs.iter().find(|s| s.ty() != *ty) {
+                out.push(format!("a vector store of {ty} given a {} value", s.ty()));
+            }
+            if (*offset as i64).rem_euclid((ty.size() * n).max(1) as i64) != 0 {
+                out.push(format!("a {}-byte vector store at offset {offset} is misaligned", ty.size() * n));
+            }
+            let want = if *space == Space::Global { 8 } else { 4 };
+            if addr.ty().size() != want {
+                out.push(format!("a {space:?} vector store needs a {}-bit address, found {}", want * 8, addr.ty()));
+            }
+        }
     }
 }

@@ -5,6 +5,7 @@ use crate::ir::{ArithOp, Value};
 use crate::ir::{
     BarSpace, Inst, MbarrierOp, MemoryOp, Ordering, Scope, Sem, SpecialReg, SyncOp, Tcgen05Op, TmaOp, Type,
 };
+use crate::ir::{FragmentOp, Space, WgmmaOp};
 
 /// Which targets can run an op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +47,8 @@ impl Requirement {
 
 const SM90A_UP: &[Target] = &[Target::Sm90a, Target::Sm100a];
 const SM100A: &[Target] = &[Target::Sm100a];
+/// wgmma exists on sm_90a only (Blackwell has tcgen05 instead).
+const SM90A: &[Target] = &[Target::Sm90a];
 
 /// `.release`/`.acquire` with `.cta` scope work on sm_80 (PTX 8.0); `.cluster` scope and
 /// `.relaxed` need sm_90 (ptxas says so: `codegen/tests/registry_ptxas.rs`).
@@ -168,6 +171,23 @@ pub fn requirement(inst: &Inst) -> Requirement {
         Inst::Tcgen05(op) => match op {
             Tcgen05Op::Commit { .. } => Requirement::only("`tcgen05.commit`", 8, 6, SM100A),
             Tcgen05Op::Fence { .. } => Requirement::only("`tcgen05.fence`", 8, 6, SM100A),
+        },
+        Inst::Wgmma(op) => match op {
+            WgmmaOp::Fence => Requirement::only("`wgmma.fence`", 8, 0, SM90A),
+            WgmmaOp::CommitGroup => Requirement::only("`wgmma.commit_group`", 8, 0, SM90A),
+            WgmmaOp::WaitGroup { .. } => Requirement::only("`wgmma.wait_group`", 8, 0, SM90A),
+            WgmmaOp::MmaAsync(m) if m.a_ty.is_fp8() => {
+                Requirement::only("`wgmma.mma_async` with FP8 operands", 8, 0, SM90A)
+            }
+            WgmmaOp::MmaAsync(_) => Requirement::only("`wgmma.mma_async`", 8, 0, SM90A),
+        },
+        Inst::Fragment(op) => match op {
+            FragmentOp::PackHalf2 { .. } => Requirement::new("`cvt.rn.{bf16x2,f16x2}.f32`", 7, 0, 80),
+            FragmentOp::StMatrix { .. } => Requirement::new("`stmatrix`", 7, 8, 90),
+            FragmentOp::StVec { space: Space::SharedCluster, .. } => {
+                Requirement::new("`st.shared::cluster` (vector)", 7, 8, 90)
+            }
+            FragmentOp::StVec { .. } => base,
         },
     }
 }

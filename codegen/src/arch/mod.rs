@@ -3,6 +3,7 @@
 pub mod check;
 pub mod isa;
 pub mod limits;
+pub mod swizzle;
 pub mod target;
 
 pub use check::{check_kernel, check_nesting, module_ptx_version, MAX_PTX_LOADABLE};

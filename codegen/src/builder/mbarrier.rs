@@ -128,8 +128,18 @@ impl KernelBuilder {
     /// Arrive on a barrier of another CTA in the cluster (`.shared::cluster`, release.cluster).
     #[track_caller]
     pub fn mbarrier_arrive_remote(&mut self, bar: RemoteBarrier, count: Option<Value>) {
-        let count = count.map(|c| self.count_operand("arrive count", c));
         let order = Ordering { sem: Some(Sem::Release), scope: Some(Scope::Cluster) };
+        self.mbarrier_arrive_remote_with(bar, count, order);
+    }
+
+    /// A remote arrive with explicit ordering. `Ordering::default()` prints CUTLASS's
+    /// `ClusterBarrier::arrive(cta_id)` form (`mbarrier.arrive.shared::cluster.b64`, release
+    /// at CTA scope): enough to hand a stage back whose reads have completed, and without the
+    /// `MEMBAR.ALL.GPU` that `.release.cluster` costs in SASS.
+    #[track_caller]
+    pub fn mbarrier_arrive_remote_with(&mut self, bar: RemoteBarrier, count: Option<Value>, order: Ordering) {
+        let count = count.map(|c| self.count_operand("arrive count", c));
+        self.check_arrive_sem(order);
         self.push(MbarrierOp::Arrive {
             bar: bar.addr,
             count,

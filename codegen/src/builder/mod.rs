@@ -2,6 +2,7 @@
 
 pub mod arith;
 pub mod control;
+pub mod fragment;
 pub mod handles;
 pub mod kernel_builder;
 pub mod mbarrier;
@@ -11,9 +12,12 @@ pub mod special;
 pub mod sync;
 pub mod tma;
 pub mod warp_spec;
+pub mod wgmma;
 
+pub use fragment::Accumulator;
 pub use handles::*;
 pub use kernel_builder::KernelBuilder;
 pub use mbarrier::ArriveOpts;
-pub use pipeline::{Arrivals, Pipeline, PipelineConfig, PipelineState};
+pub use pipeline::{Arrivals, ClusterSync, Pipeline, PipelineConfig, PipelineState};
 pub use warp_spec::WarpgroupRoles;
+pub use wgmma::MatrixDesc;

@@ -127,6 +127,24 @@ pub struct Pipeline {
     pub full: BarrierArray,
     pub empty: BarrierArray,
     pub cfg: PipelineConfig,
+    /// How a cluster pipeline's cross-CTA hand-back is ordered (see [`ClusterSync`]).
+    pub cluster_sync: ClusterSync,
+}
+
+/// The memory ordering of a cluster pipeline's remote releases (consumers arriving on the
+/// `empty` barriers of other CTAs) and of the producer's `empty` waits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ClusterSync {
+    /// `arrive.release.cluster` / `try_wait.acquire.cluster`: the consumers' prior memory
+    /// operations are visible cluster-wide to the producer. In SASS every remote arrive costs
+    /// `MEMBAR.ALL.GPU` and every wait `CCTL.IVALL`.
+    #[default]
+    ClusterScope,
+    /// The PTX defaults (release/acquire at CTA scope), as CUTLASS's `PipelineTmaAsync`
+    /// (`ClusterBarrier::arrive(cta_id)`, `ClusterBarrier::wait`): enough when a release only
+    /// hands back a stage whose reads have completed (e.g. after `wgmma.wait_group`), which
+    /// the producer's copy engine then overwrites; no fence on the hot path.
+    CtaScope,
 }
 
 /// Where one side of a pipeline is: stage index and phase parity, both mutable `u32`
@@ -250,7 +268,7 @@ impl Pipeline {
         }
         let full = k.alloc_barriers(&format!("{name}_full"), cfg.stages.max(1));
         let empty = k.alloc_barriers(&format!("{name}_empty"), cfg.stages.max(1));
-        Pipeline { full, empty, cfg }
+        Pipeline { full, empty, cfg, cluster_sync: ClusterSync::default() }
     }
 
     pub fn stages(&self) -> u32 {
@@ -324,12 +342,24 @@ impl Pipeline {
         k.barrier_at(self.empty, st.index())
     }
 
+    /// The same pipeline with its cross-CTA hand-back ordered as `sync` says.
+    pub fn with_cluster_sync(self, sync: ClusterSync) -> Pipeline {
+        Pipeline { cluster_sync: sync, ..self }
+    }
+
     fn wait_order(&self) -> Ordering {
-        if self.cfg.is_cluster() {
+        if self.cfg.is_cluster() && self.cluster_sync == ClusterSync::ClusterScope {
             // Releases come from other CTAs (`arrive.release.cluster`): acquire at cluster scope.
             Ordering { sem: Some(Sem::Acquire), scope: Some(Scope::Cluster) }
         } else {
             Ordering::default()
+        }
+    }
+
+    fn release_order(&self) -> Ordering {
+        match self.cluster_sync {
+            ClusterSync::ClusterScope => Ordering { sem: Some(Sem::Release), scope: Some(Scope::Cluster) },
+            ClusterSync::CtaScope => Ordering::default(),
         }
     }
 
@@ -371,7 +401,8 @@ impl Pipeline {
     /// Release stage `i`: one arrival per consumer unit on `empty[i]` (per warp: the lanes
     /// converge with `bar.warp.sync`, so their reads of the stage are ordered before it, and
     /// lane 0 arrives). For a cluster pipeline the unit arrives on `empty[i]` of every CTA in
-    /// the cluster (`mapa` + `mbarrier.arrive.release.cluster.shared::cluster`).
+    /// the cluster (`mapa` + `mbarrier.arrive.release.cluster.shared::cluster`, or CUTLASS's
+    /// CTA-scope form: see [`ClusterSync`]).
     #[track_caller]
     pub fn consumer_release(&self, k: &mut KernelBuilder, st: &PipelineState) {
         let (this, st) = (*self, *st);
@@ -379,14 +410,14 @@ impl Pipeline {
     }
 
     fn consumer_release_here(&self, k: &mut KernelBuilder, st: &PipelineState) {
-        let (empty, cfg) = (self.empty, self.cfg);
+        let (empty, cfg, order) = (self.empty, self.cfg, self.release_order());
         let idx = st.index();
         let arrive = move |k: &mut KernelBuilder| {
             let bar = k.barrier_at(empty, idx);
             if cfg.is_cluster() {
                 for cta in 0..cfg.consumer_ctas {
                     let remote = k.map_barrier_to_cta(bar, Value::u32(cta));
-                    k.mbarrier_arrive_remote(remote, None);
+                    k.mbarrier_arrive_remote_with(remote, None, order);
                 }
             } else {
                 k.mbarrier_arrive(bar);
@@ -432,200 +463,515 @@ mod tests {
     use super::*;
     use crate::arch::Target;
     use crate::emit::emit_kernel;
+    use proptest::prelude::*;
     use std::collections::HashMap;
 
-    /// Evaluate the straight-line arithmetic a `PipelineState` emits (mov/add/xor/setp/selp).
-    fn eval(body: &[Stmt], regs: &mut HashMap<u32, u64>) {
-        let val = |regs: &HashMap<u32, u64>, v: &Value| match v {
-            Value::Reg(r) => regs[&r.id],
-            Value::Imm { bits, .. } => *bits,
-        };
-        for s in body {
-            let StmtKind::Inst(Inst::Arith(op)) = &s.kind else { panic!("unexpected statement {s:?}") };
+    // ---- an interpreter for what the pipeline emits ------------------------------------------
+
+    /// What one thread does to the barriers (and what it probes), in program order: a
+    /// barrier is named by its array and stage.
+    #[derive(Clone, Debug, PartialEq)]
+    enum Op {
+        Init {
+            array: String,
+            stage: u32,
+            count: u64,
+        },
+        Wait {
+            array: String,
+            stage: u32,
+            parity: u64,
+        },
+        /// One arrival, registering `tx` bytes (`arrive.expect_tx`; 0 for a plain arrive).
+        Arrive {
+            array: String,
+            stage: u32,
+            tx: u64,
+        },
+        WarpSync,
+        BarSync,
+        FenceMbarrierInit,
+        Probe(Vec<u64>),
+    }
+
+    enum Flow {
+        Next,
+        Break,
+        Continue,
+    }
+
+    /// Runs one thread of a kernel's IR (the arithmetic, control flow and special registers
+    /// the pipeline uses) and records its [`Op`]s. Shared addresses are symbolic: array `a`
+    /// starts at `(a + 1) << 16`.
+    struct Thread<'k> {
+        kernel: &'k Kernel,
+        lane: u64,
+        regs: HashMap<u32, u64>,
+        ops: Vec<Op>,
+        steps: u32,
+    }
+
+    impl<'k> Thread<'k> {
+        fn run(kernel: &'k Kernel, lane: u64) -> Vec<Op> {
+            let mut t = Thread { kernel, lane, regs: HashMap::new(), ops: Vec::new(), steps: 0 };
+            t.block(&kernel.body);
+            t.ops
+        }
+
+        fn val(&self, v: &Value) -> u64 {
+            match v {
+                Value::Reg(r) => *self.regs.get(&r.id).unwrap_or_else(|| panic!("{r:?} read before it was written")),
+                Value::Imm { bits, .. } => *bits,
+            }
+        }
+
+        fn set(&mut self, r: Reg, v: u64) {
+            let v = match r.ty.size() {
+                _ if r.ty == Type::Pred => (v != 0) as u64,
+                4 => v & 0xffff_ffff,
+                _ => v,
+            };
+            self.regs.insert(r.id, v);
+        }
+
+        fn barrier(&self, addr: &Value) -> (String, u32) {
+            let a = self.val(addr);
+            let array = ((a >> 16) - 1) as usize;
+            assert_eq!(a % 8, 0, "misaligned barrier address {a:#x}");
+            (self.kernel.shared[array].name.clone(), ((a & 0xffff) / 8) as u32)
+        }
+
+        fn block(&mut self, b: &[Stmt]) -> Flow {
+            for s in b {
+                self.steps += 1;
+                assert!(self.steps < 1_000_000, "runaway loop");
+                match &s.kind {
+                    StmtKind::Inst(i) => self.inst(i),
+                    StmtKind::If { cond, then_body, else_body } => {
+                        let body = if self.val(cond) != 0 { then_body } else { else_body };
+                        match self.block(body) {
+                            Flow::Next => {}
+                            f => return f,
+                        }
+                    }
+                    StmtKind::Loop { body, latch } => loop {
+                        if let Flow::Break = self.block(body) {
+                            break;
+                        }
+                        if let Flow::Break = self.block(latch) {
+                            break;
+                        }
+                    },
+                    StmtKind::Break => return Flow::Break,
+                    StmtKind::Continue => return Flow::Continue,
+                    StmtKind::Return => panic!("unexpected return"),
+                }
+            }
+            Flow::Next
+        }
+
+        fn inst(&mut self, i: &Inst) {
+            match i {
+                Inst::Arith(op) => self.arith(op),
+                Inst::ReadSpecial { dst, sreg } => {
+                    let v = if *sreg == SpecialReg::LaneId { self.lane } else { 0 };
+                    self.set(*dst, v);
+                }
+                Inst::Memory(MemoryOp::SharedAddr { dst, alloc }) => self.set(*dst, (alloc.0 as u64 + 1) << 16),
+                Inst::Mbarrier(MbarrierOp::Init { bar, count }) => {
+                    let ((array, stage), count) = (self.barrier(bar), self.val(count));
+                    self.ops.push(Op::Init { array, stage, count });
+                }
+                Inst::Mbarrier(MbarrierOp::Wait { bar, on: WaitOn::Parity(p), .. }) => {
+                    let ((array, stage), parity) = (self.barrier(bar), self.val(p));
+                    self.ops.push(Op::Wait { array, stage, parity });
+                }
+                Inst::Mbarrier(MbarrierOp::Arrive { bar, count: None, .. }) => {
+                    let (array, stage) = self.barrier(bar);
+                    self.ops.push(Op::Arrive { array, stage, tx: 0 });
+                }
+                Inst::Mbarrier(MbarrierOp::ArriveExpectTx { bar, bytes, .. }) => {
+                    let ((array, stage), tx) = (self.barrier(bar), self.val(bytes));
+                    self.ops.push(Op::Arrive { array, stage, tx });
+                }
+                Inst::Sync(SyncOp::WarpSync { .. }) => self.ops.push(Op::WarpSync),
+                Inst::Sync(SyncOp::BarSync { .. }) => self.ops.push(Op::BarSync),
+                Inst::Sync(SyncOp::FenceMbarrierInit) => self.ops.push(Op::FenceMbarrierInit),
+                Inst::Probe { values, .. } => {
+                    let v = values.iter().map(|v| self.val(v)).collect();
+                    self.ops.push(Op::Probe(v));
+                }
+                other => panic!("the interpreter does not model {other:?}"),
+            }
+        }
+
+        fn arith(&mut self, op: &ArithOp) {
             match op {
-                ArithOp::Mov { dst, src } => {
-                    let v = val(regs, src);
-                    regs.insert(dst.id, v);
+                ArithOp::Mov { dst, src } | ArithOp::Cvt { dst, src } => {
+                    let v = self.val(src);
+                    self.set(*dst, v);
                 }
                 ArithOp::Binary { op, dst, a, b } => {
-                    let (x, y) = (val(regs, a), val(regs, b));
+                    let (x, y) = (self.val(a), self.val(b));
                     let r = match op {
-                        BinOp::Add => x.wrapping_add(y) & 0xffff_ffff,
+                        BinOp::Add => x.wrapping_add(y),
+                        BinOp::Sub => x.wrapping_sub(y),
+                        BinOp::Mul => x.wrapping_mul(y),
+                        BinOp::And => x & y,
+                        BinOp::Or => x | y,
                         BinOp::Xor => x ^ y,
+                        BinOp::Shl => x << y,
+                        BinOp::Shr => x >> y,
                         other => panic!("unexpected {other:?}"),
                     };
-                    regs.insert(dst.id, r);
+                    self.set(*dst, r);
                 }
-                ArithOp::Setp { cmp: CmpOp::Eq, dst, a, b } => {
-                    let r = (val(regs, a) == val(regs, b)) as u64;
-                    regs.insert(dst.id, r);
+                ArithOp::Setp { cmp, dst, a, b } => {
+                    let (x, y) = (self.val(a), self.val(b));
+                    let r = match cmp {
+                        CmpOp::Eq => x == y,
+                        CmpOp::Ne => x != y,
+                        CmpOp::Lt => x < y,
+                        CmpOp::Le => x <= y,
+                        CmpOp::Gt => x > y,
+                        CmpOp::Ge => x >= y,
+                    };
+                    self.set(*dst, r as u64);
                 }
                 ArithOp::Selp { dst, cond, a, b } => {
-                    let r = if val(regs, cond) != 0 { val(regs, a) } else { val(regs, b) };
-                    regs.insert(dst.id, r);
+                    let r = if self.val(cond) != 0 { self.val(a) } else { self.val(b) };
+                    self.set(*dst, r);
                 }
                 other => panic!("unexpected {other:?}"),
             }
         }
     }
 
-    /// The emitted `advance` walks (index, phase) exactly like CUTLASS's `PipelineState`:
-    /// index = n % S, phase = start ^ ((n / S) & 1).
+    /// Build a kernel around `f` and run it as lane `lane`.
+    fn ops_of(cfg: PipelineConfig, lane: u64, f: impl FnOnce(&mut KernelBuilder, &Pipeline)) -> Vec<Op> {
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        let p = Pipeline::new(&mut k, "p", cfg);
+        f(&mut k, &p);
+        let kernel = k.finish().expect("builds");
+        Thread::run(&kernel, lane)
+    }
+
+    // ---- PipelineState ------------------------------------------------------------------------
+
+    /// The emitted `advance` walks (index, phase) like CUTLASS's `PipelineState`:
+    /// index = n % S, phase = start ^ ((n / S) & 1); `stage_addr` is base + index * bytes.
     #[test]
-    fn advance_semantics_every_depth() {
+    fn advance_and_stage_addr_every_depth() {
         for stages in 1..=8u32 {
             for start in 0..2u32 {
-                let mut k = KernelBuilder::new("adv", Target::Sm90a);
-                let st = PipelineState::new(&mut k, stages, start);
-                let n_init = k.blocks[0].len();
-                st.advance(&mut k);
-                let init: Vec<Stmt> = k.blocks[0][..n_init].to_vec();
-                let step: Vec<Stmt> = k.blocks[0][n_init..].to_vec();
-                let mut regs = HashMap::new();
-                eval(&init, &mut regs);
-                for n in 0..4 * stages + 3 {
-                    let (idx, ph) = (regs[&st.index.id] as u32, regs[&st.phase.id] as u32);
-                    assert_eq!(idx, n % stages, "S={stages} start={start} n={n}");
-                    assert_eq!(ph, start ^ ((n / stages) & 1), "S={stages} start={start} n={n}");
-                    eval(&step, &mut regs);
-                }
+                let walks = 4 * stages + 3;
+                let ops = ops_of(PipelineConfig::tma(stages, Arrivals::Threads(1)), 0, |k, _| {
+                    let st = PipelineState::new(k, stages, start);
+                    for _ in 0..walks {
+                        let addr = st.stage_addr(k, Value::u32(0x400), 16384);
+                        k.probe("state", &[st.index(), st.phase(), addr]);
+                        st.advance(k);
+                    }
+                });
+                let want: Vec<Op> = (0..walks)
+                    .map(|n| {
+                        let (i, ph) = (n % stages, start ^ ((n / stages) & 1));
+                        Op::Probe(vec![i as u64, ph as u64, 0x400 + i as u64 * 16384])
+                    })
+                    .collect();
+                assert_eq!(ops, want, "S={stages} start={start}");
             }
         }
     }
 
-    /// A protocol model: mbarriers as (pending, tx, phase), the producer and consumer walking
-    /// with the start parities the pipeline uses (producer 1, consumer 0), interleaved by a
-    /// pseudo-random schedule. The producer must never refill a stage the consumer has not
-    /// released, the consumer must see every tile in order, and nobody deadlocks.
     #[test]
-    fn full_empty_protocol_model() {
-        #[derive(Clone, Copy)]
-        struct Bar {
-            expected: u32,
-            pending: u32,
-            tx: i64,
-            phase: u32,
-        }
-        impl Bar {
-            fn new(expected: u32) -> Bar {
-                Bar { expected, pending: expected, tx: 0, phase: 0 }
-            }
-            fn try_complete(&mut self) {
-                if self.pending == 0 && self.tx == 0 {
-                    self.pending = self.expected;
-                    self.phase ^= 1;
-                }
-            }
-            fn arrive(&mut self, bytes: i64) {
-                self.pending -= 1;
-                self.tx += bytes;
-                self.try_complete();
-            }
-            fn complete_tx(&mut self, bytes: i64) {
-                self.tx -= bytes;
-                self.try_complete();
-            }
-            /// `try_wait.parity(p)`: the phase with parity p completed, i.e. current != p.
-            fn test_wait(&self, p: u32) -> bool {
-                self.phase != p
-            }
-        }
-        const BYTES: i64 = 4096;
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
-        for stages in 1..=8usize {
-            for trial in 0..20 {
-                let tiles = 3 * stages + trial % 5;
-                let mut full = vec![Bar::new(1); stages];
-                let mut empty = vec![Bar::new(2); stages]; // two consumer warps release
-                let mut buf: Vec<Option<usize>> = vec![None; stages];
-                // In-flight TMA copies: (stage, tile).
-                let mut flying: Vec<(usize, usize)> = Vec::new();
-                let (mut p_idx, mut p_ph, mut p_tile) = (0usize, 1u32, 0usize);
-                let (mut c_idx, mut c_ph, mut c_tile) = (0usize, 0u32, 0usize);
-                let mut c_released = [true, true];
-                let mut steps = 0;
-                while c_tile < tiles {
-                    steps += 1;
-                    assert!(steps < 100_000, "deadlock: S={stages}");
-                    match rnd() % 4 {
-                        0 if p_tile < tiles && empty[p_idx].test_wait(p_ph) => {
-                            // acquire passed: the stage must be free.
-                            assert!(buf[p_idx].is_none(), "S={stages}: producer overwrote stage {p_idx}");
-                            full[p_idx].arrive(BYTES); // arrive.expect_tx
-                            flying.push((p_idx, p_tile));
-                            p_tile += 1;
-                            p_idx += 1;
-                            if p_idx == stages {
-                                p_idx = 0;
-                                p_ph ^= 1;
-                            }
-                        }
-                        1 if !flying.is_empty() => {
-                            let i = (rnd() as usize) % flying.len();
-                            let (s, t) = flying.remove(i);
-                            buf[s] = Some(t);
-                            full[s].complete_tx(BYTES);
-                        }
-                        2 if c_released.iter().all(|&r| r) && full[c_idx].test_wait(c_ph) => {
-                            assert_eq!(buf[c_idx], Some(c_tile), "S={stages}: consumer read a wrong tile");
-                            c_released = [false, false];
-                        }
-                        3 if c_released.iter().any(|&r| !r) => {
-                            let w = c_released.iter().position(|&r| !r).unwrap();
-                            c_released[w] = true;
-                            if c_released.iter().all(|&r| r) {
-                                buf[c_idx] = None; // the data is no longer needed
-                                c_tile += 1;
-                            }
-                            empty[c_idx].arrive(0);
-                            if c_released.iter().all(|&r| r) {
-                                c_idx += 1;
-                                if c_idx == stages {
-                                    c_idx = 0;
-                                    c_ph ^= 1;
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                // producer_tail: S more acquires pass once everything is released.
-                for _ in 0..stages {
-                    assert!(empty[p_idx].test_wait(p_ph), "S={stages}: producer_tail would hang");
-                    p_idx += 1;
-                    if p_idx == stages {
-                        p_idx = 0;
-                        p_ph ^= 1;
-                    }
-                }
+    fn advance_by_and_clone_into_new() {
+        let ops = ops_of(PipelineConfig::tma(3, Arrivals::Threads(1)), 0, |k, _| {
+            let st = PipelineState::new(k, 3, 1);
+            st.advance_by(k, 4); // (1, 0)
+            let copy = st.clone_into_new(k);
+            copy.advance(k); // the copy moves on: (2, 0); the original stays at (1, 0)
+            k.probe("s", &[st.index(), st.phase(), copy.index(), copy.phase()]);
+        });
+        assert_eq!(ops, [Op::Probe(vec![1, 0, 2, 0])]);
+    }
+
+    // ---- the full/empty protocol, driven by what the builder emits -----------------------------
+
+    /// One agent of the model: the barrier ops one thread of the pipeline performs.
+    struct Agent {
+        ops: Vec<Op>,
+        pc: usize,
+    }
+
+    #[derive(Clone, Copy, Debug)]
+    struct Bar {
+        expected: u64,
+        pending: u64,
+        tx: i64,
+        /// Completed phases (the current phase's parity is `phase & 1`).
+        phase: u64,
+    }
+
+    impl Bar {
+        fn try_complete(&mut self) {
+            if self.pending == 0 && self.tx == 0 {
+                self.pending = self.expected;
+                self.phase += 1;
             }
         }
     }
 
-    fn ptx_of(f: impl FnOnce(&mut KernelBuilder)) -> String {
-        let mut k = KernelBuilder::new("t", Target::Sm90a);
-        k.require_block(128, 1, 1);
-        f(&mut k);
+    /// Run `init` (thread 0), the producer and `consumers` consumer threads, as the builder
+    /// emitted them, on a model of mbarriers (pending arrivals, tx-count, phase; a phase
+    /// completes when both reach 0; `wait.parity(p)` passes once the current parity is not
+    /// `p`) and a TMA that lands the producer's i-th tile in the stage it committed, at a
+    /// time the schedule picks. Checks that no copy lands in a stage a consumer has not
+    /// released, every consumer reads tiles 0, 1, ... in order, nobody deadlocks, and at the
+    /// end no phase is half done.
+    fn run_model(init: Vec<Op>, producer: Vec<Op>, consumers: Vec<Vec<Op>>, schedule: u64) -> Result<(), String> {
+        let mut bars: HashMap<(String, u32), Bar> = HashMap::new();
+        for op in &init {
+            if let Op::Init { array, stage, count } = op {
+                bars.insert((array.clone(), *stage), Bar { expected: *count, pending: *count, tx: 0, phase: 0 });
+            }
+        }
+        let n_consumers = consumers.len();
+        let mut agents: Vec<Agent> =
+            std::iter::once(producer).chain(consumers).map(|ops| Agent { ops, pc: 0 }).collect();
+        // Per stage: the tile in it and which consumers still hold it.
+        let mut stage_tile: HashMap<u32, usize> = HashMap::new();
+        let mut holders: HashMap<u32, Vec<bool>> = HashMap::new();
+        let mut flying: Vec<(String, u32, usize, u64)> = Vec::new();
+        let mut committed = 0usize;
+        let mut read = vec![0usize; n_consumers];
+        let mut rng = schedule | 1;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        loop {
+            // What can move: an agent whose next op can execute, or a landing copy.
+            let ready: Vec<usize> = (0..agents.len())
+                .filter(|&a| match agents[a].ops.get(agents[a].pc) {
+                    Some(Op::Wait { array, stage, parity }) => {
+                        let b = bars.get(&(array.clone(), *stage)).ok_or("wait on an uninitialized barrier").unwrap();
+                        b.phase & 1 != *parity
+                    }
+                    Some(_) => true,
+                    None => false,
+                })
+                .collect();
+            if ready.is_empty() && flying.is_empty() {
+                break;
+            }
+            let pick = next() as usize % (ready.len() + flying.len());
+            if pick >= ready.len() {
+                let (array, stage, tile, bytes) = flying.remove(pick - ready.len());
+                if holders.get(&stage).is_some_and(|h| h.iter().any(|&x| x)) {
+                    return Err(format!("tile {tile} landed in stage {stage} while a consumer still read it"));
+                }
+                stage_tile.insert(stage, tile);
+                holders.insert(stage, vec![true; n_consumers]);
+                let b = bars.get_mut(&(array, stage)).unwrap();
+                b.tx -= bytes as i64;
+                b.try_complete();
+                continue;
+            }
+            let a = ready[pick];
+            let op = agents[a].ops[agents[a].pc].clone();
+            agents[a].pc += 1;
+            match op {
+                Op::Wait { array, stage, .. } if a > 0 && array == "p_full" => {
+                    let c = a - 1;
+                    if stage_tile.get(&stage) != Some(&read[c]) || !holders[&stage][c] {
+                        return Err(format!(
+                            "consumer {c} passed full[{stage}] for tile {} but the stage holds {:?}",
+                            read[c],
+                            stage_tile.get(&stage)
+                        ));
+                    }
+                    read[c] += 1;
+                }
+                Op::Arrive { array, stage, tx } => {
+                    if a == 0 && tx > 0 {
+                        flying.push((array.clone(), stage, committed, tx));
+                        committed += 1;
+                    }
+                    if a > 0 && array == "p_empty" {
+                        let h = holders.get_mut(&stage).ok_or(format!("release of stage {stage}, never filled"))?;
+                        if !std::mem::replace(&mut h[a - 1], false) {
+                            return Err(format!("consumer {} released stage {stage} twice", a - 1));
+                        }
+                    }
+                    let b = bars.get_mut(&(array.clone(), stage)).ok_or("arrive on an uninitialized barrier")?;
+                    if b.pending == 0 {
+                        return Err(format!("too many arrivals on {array}[{stage}]"));
+                    }
+                    b.pending -= 1;
+                    b.tx += tx as i64;
+                    b.try_complete();
+                }
+                _ => {}
+            }
+        }
+        if let Some(a) = agents.iter().position(|a| a.pc < a.ops.len()) {
+            return Err(format!("deadlock: agent {a} blocked at {:?}", agents[a].ops[agents[a].pc]));
+        }
+        for ((array, stage), b) in &bars {
+            if b.pending != b.expected || b.tx != 0 {
+                return Err(format!("{array}[{stage}] ends mid-phase: {b:?}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// The pipeline of `stages` with `consumers` consumer threads, as the builder emits it:
+    /// (init, producer, one consumer) over `tiles` tiles; `producer_start` replaces the
+    /// producer's start state (a broken pipeline, for the negative tests).
+    fn pipeline_ops(
+        stages: u32,
+        consumers: u32,
+        tiles: u32,
+        producer_start: Option<u32>,
+    ) -> (Vec<Op>, Vec<Op>, Vec<Op>) {
+        let cfg = PipelineConfig::tma(stages, Arrivals::Threads(consumers));
+        let init = ops_of(cfg, 0, |k, p| p.init(k));
+        let producer = ops_of(cfg, 0, |k, p| {
+            let st = match producer_start {
+                Some(phase) => PipelineState::new(k, stages, phase),
+                None => p.producer_start_state(k),
+            };
+            for _ in 0..tiles {
+                p.producer_acquire(k, &st);
+                p.producer_commit(k, &st, Value::u32(4096));
+                st.advance(k);
+            }
+            p.producer_tail(k, &st);
+        });
+        let consumer = ops_of(cfg, 0, |k, p| {
+            let st = p.consumer_start_state(k);
+            for _ in 0..tiles {
+                p.consumer_wait(k, &st);
+                p.consumer_release(k, &st);
+                st.advance(k);
+            }
+        });
+        (init, producer, consumer)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// The builder's pipeline (start states, advance, which barrier each call uses, the
+        /// arrival counts of init) keeps the full/empty protocol under every schedule.
+        #[test]
+        fn full_empty_protocol_model(stages in 1..=6u32, consumers in 1..=3u32, tiles in 0..=20u32, schedule: u64) {
+            let (init, producer, consumer) = pipeline_ops(stages, consumers, tiles, None);
+            let r = run_model(init, producer, vec![consumer; consumers as usize], schedule);
+            prop_assert!(r.is_ok(), "S={} consumers={} tiles={}: {:?}", stages, consumers, tiles, r);
+        }
+    }
+
+    #[test]
+    fn the_model_rejects_broken_pipelines() {
+        // A producer starting on parity 0 waits for a release nobody will make.
+        let (init, producer, consumer) = pipeline_ops(2, 1, 5, Some(0));
+        let e = run_model(init, producer, vec![consumer], 7).unwrap_err();
+        assert!(e.starts_with("deadlock: agent 0 blocked at Wait { array: \"p_empty\""), "{e}");
+        // A consumer that never waits reads a stage before its tile landed.
+        let (init, producer, consumer) = pipeline_ops(2, 1, 5, None);
+        let no_wait: Vec<Op> = consumer.into_iter().filter(|o| !matches!(o, Op::Wait { .. })).collect();
+        let e = run_model(init, producer, vec![no_wait], 7).unwrap_err();
+        assert!(e.contains("release of stage 0, never filled") || e.contains("landed in stage"), "{e}");
+        // Two consumers on an empty barrier that expects one: its phases complete before both
+        // released the stage.
+        let (init, producer, consumer) = pipeline_ops(2, 1, 5, None);
+        let e = (0..20).find_map(|s| run_model(init.clone(), producer.clone(), vec![consumer.clone(); 2], s).err());
+        assert!(e.is_some(), "an undercounted empty barrier went unnoticed");
+    }
+
+    // ---- the PTX of each call ----------------------------------------------------------------
+
+    /// A PTX instruction: opcode and operands, from a line `opcode a, b, [c];`.
+    fn insts<'a>(ptx: &'a str, opcode: &str) -> Vec<Vec<&'a str>> {
+        ptx.lines()
+            .map(str::trim)
+            .filter_map(|l| l.strip_prefix(opcode)?.strip_prefix(' '))
+            .map(|ops| ops.trim_end_matches(';').split(", ").map(|o| o.trim_matches(['[', ']'])).collect())
+            .collect()
+    }
+
+    /// The first instruction writing `reg`: (opcode, operands after the destination).
+    fn def<'a>(ptx: &'a str, reg: &str) -> (&'a str, Vec<&'a str>) {
+        ptx.lines()
+            .map(str::trim)
+            .find_map(|l| {
+                let (op, rest) = l.split_once(' ')?;
+                let ops: Vec<&str> = rest.trim_end_matches(';').split(", ").collect();
+                (ops.first() == Some(&reg)).then(|| (op, ops[1..].to_vec()))
+            })
+            .unwrap_or_else(|| panic!("no definition of {reg} in\n{ptx}"))
+    }
+
+    /// The barrier a register addresses: (array symbol, index register or constant stage).
+    fn barrier_of(ptx: &str, reg: &str) -> (String, String) {
+        let (op, ops) = def(ptx, reg);
+        if op == "mov.u32" && ops[0].starts_with("%smem_") {
+            return (array_symbol(ptx, ops[0]), "0".into()); // stage 0: the array's own address
+        }
+        assert_eq!(op, "add.u32", "{reg} is not a barrier address");
+        let (base_op, base) = def(ptx, ops[0]);
+        assert_eq!(base_op, "mov.u32");
+        let base = [array_symbol(ptx, base[0])];
+        let index = match ops[1].parse::<u32>() {
+            Ok(bytes) => (bytes / 8).to_string(),
+            Err(_) => {
+                let (shl, by) = def(ptx, ops[1]);
+                assert_eq!((shl, by[1]), ("shl.b32", "3"), "{reg}: index * 8");
+                by[0].to_string()
+            }
+        };
+        (base[0].to_string(), index)
+    }
+
+    /// The shared array whose address the kernel computed once into `reg` at entry
+    /// (`mov.u32 %smem_p_full_addr, smem_p_full;`).
+    fn array_symbol(ptx: &str, reg: &str) -> String {
+        let (op, ops) = def(ptx, reg);
+        assert!(op == "mov.u32" && ops[0].starts_with("smem_"), "{reg} is not a shared array's address:\n{ptx}");
+        ops[0].to_string()
+    }
+
+    fn r(reg: Reg) -> String {
+        format!("%r{}", reg.id)
+    }
+
+    fn emit(k: KernelBuilder) -> String {
         emit_kernel(&k.finish().expect("builds")).expect("emits")
     }
 
     #[test]
     fn init_counts_fence_and_sync() {
-        let ptx = ptx_of(|k| {
-            let p = Pipeline::new(k, "p", PipelineConfig::tma(3, Arrivals::Warps(4)));
-            p.init(k);
-        });
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        let p = Pipeline::new(&mut k, "p", PipelineConfig::tma(3, Arrivals::Warps(4)));
+        p.init(&mut k);
+        let ptx = emit(k);
         assert!(ptx.contains(".shared .align 8 .b64 smem_p_full[3];"), "{ptx}");
         assert!(ptx.contains(".shared .align 8 .b64 smem_p_empty[3];"));
-        assert_eq!(ptx.matches("mbarrier.init.shared::cta.b64").count(), 6);
-        assert_eq!(ptx.matches("], 1;").count(), 3, "{ptx}");
-        assert_eq!(ptx.matches("], 4;").count(), 3);
+        let inits: Vec<(String, String, &str)> = insts(&ptx, "mbarrier.init.shared::cta.b64")
+            .iter()
+            .map(|o| {
+                let (array, stage) = barrier_of(&ptx, o[0]);
+                (array, stage, o[1])
+            })
+            .collect();
+        let want: Vec<(String, String, &str)> = (0..3)
+            .flat_map(|s| [("smem_p_full".into(), s.to_string(), "1"), ("smem_p_empty".into(), s.to_string(), "4")])
+            .collect();
+        assert_eq!(inits, want, "{ptx}");
         let fence = ptx.find("fence.mbarrier_init.release.cluster;").unwrap();
         let sync = ptx.find("bar.sync 0;").unwrap();
         assert!(fence < sync);
@@ -633,42 +979,76 @@ mod tests {
 
     #[test]
     fn producer_and_consumer_ops() {
-        let ptx = ptx_of(|k| {
-            let p = Pipeline::new(k, "p", PipelineConfig::tma(2, Arrivals::Threads(128)));
-            p.init(k);
-            let ps = p.producer_start_state(k);
-            let cs = p.consumer_start_state(k);
-            p.producer_acquire(k, &ps);
-            p.producer_commit(k, &ps, Value::u32(1024));
-            p.producer_arrive(k, &ps);
-            p.consumer_wait(k, &cs);
-            p.consumer_release(k, &cs);
-            p.producer_tail(k, &ps);
-        });
-        // Producer starts at parity 1, consumer at 0.
-        assert!(ptx.contains("mov.b32 %r") && ptx.contains(", 1;\n"), "{ptx}");
-        assert!(ptx.contains("mbarrier.try_wait.parity.shared::cta.b64 %wait_done, [%r"), "{ptx}");
-        assert!(ptx.contains("mbarrier.arrive.expect_tx.shared::cta.b64 %rd"));
-        assert!(ptx.contains("], 1024;"));
-        assert_eq!(ptx.matches("mbarrier.arrive.shared::cta.b64").count(), 2);
-        // Per-thread release: no warp sync.
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        k.require_block(128, 1, 1);
+        let p = Pipeline::new(&mut k, "p", PipelineConfig::tma(2, Arrivals::Threads(128)));
+        p.init(&mut k);
+        let ps = p.producer_start_state(&mut k);
+        let cs = p.consumer_start_state(&mut k);
+        p.producer_acquire(&mut k, &ps);
+        p.producer_commit(&mut k, &ps, Value::u32(1024));
+        p.producer_arrive(&mut k, &ps);
+        p.consumer_wait(&mut k, &cs);
+        p.consumer_release(&mut k, &cs);
+        p.producer_tail(&mut k, &ps);
+        let ptx = emit(k);
+        // Start states: producer at parity 1, consumer at 0, both at stage 0.
+        assert_eq!(def(&ptx, &r(ps.phase)), ("mov.b32", vec!["1"]));
+        assert_eq!(def(&ptx, &r(cs.phase)), ("mov.b32", vec!["0"]));
+        assert_eq!(def(&ptx, &r(ps.index)), ("mov.b32", vec!["0"]));
+        assert_eq!(def(&ptx, &r(cs.index)), ("mov.b32", vec!["0"]));
+        // Each wait is a try_wait retry loop: a first attempt, then retries with the same
+        // barrier and parity plus a suspend-time hint.
+        let waits = insts(&ptx, "mbarrier.try_wait.parity.shared::cta.b64");
+        assert_eq!(waits.len(), 6, "{ptx}");
+        let waits: Vec<(String, String, &str)> = waits
+            .chunks(2)
+            .map(|w| {
+                assert_eq!((w[0].len(), w[1].len()), (3, 4), "{w:?}");
+                assert_eq!(w[0][..], w[1][..3]);
+                assert_eq!(w[0][0], "%wait_done");
+                let (array, index) = barrier_of(&ptx, w[0][1]);
+                (array, index, w[0][2])
+            })
+            .collect();
+        // producer_acquire: empty[ps.index] on ps.phase; consumer_wait: full[cs.index] on cs.phase.
+        assert_eq!(waits[0], ("smem_p_empty".into(), r(ps.index), r(ps.phase).as_str()));
+        assert_eq!(waits[1], ("smem_p_full".into(), r(cs.index), r(cs.phase).as_str()));
+        // producer_tail: empty[] on copies of the producer's state, S = 2 times.
+        let (tail_bar, tail_index, tail_parity) = &waits[2];
+        assert_eq!(tail_bar, "smem_p_empty");
+        assert_eq!(def(&ptx, tail_index), ("mov.b32", vec![r(ps.index).as_str()]));
+        assert_eq!(def(&ptx, tail_parity), ("mov.b32", vec![r(ps.phase).as_str()]));
+        let bounds: Vec<&str> = insts(&ptx, "setp.ge.u32").iter().map(|o| o[2]).collect();
+        assert_eq!(bounds, ["2"], "one loop, of S = 2 acquires:\n{ptx}");
+        // producer_commit: arrive.expect_tx on full[ps.index] with the bytes.
+        let commit = insts(&ptx, "mbarrier.arrive.expect_tx.shared::cta.b64");
+        assert_eq!(commit.len(), 1);
+        assert_eq!(barrier_of(&ptx, commit[0][1]), ("smem_p_full".into(), r(ps.index)));
+        assert_eq!(commit[0][2], "1024");
+        // producer_arrive on full[ps.index], then the per-thread release on empty[cs.index]
+        // (no warp sync).
+        let arrives: Vec<(String, String)> =
+            insts(&ptx, "mbarrier.arrive.shared::cta.b64").iter().map(|o| barrier_of(&ptx, o[1])).collect();
+        assert_eq!(arrives, [("smem_p_full".into(), r(ps.index)), ("smem_p_empty".into(), r(cs.index))]);
         assert!(!ptx.contains("bar.warp.sync"));
-        // producer_tail: a loop of S=2 acquires.
-        assert!(ptx.contains("setp.ge.u32") && ptx.contains(", 2;"));
     }
 
     #[test]
     fn warp_release_syncs_then_lane0_arrives() {
-        let ptx = ptx_of(|k| {
-            let p = Pipeline::new(k, "p", PipelineConfig::tma(2, Arrivals::Warps(4)));
-            p.init(k);
-            let cs = p.consumer_start_state(k);
-            p.consumer_release(k, &cs);
-        });
-        let ws = ptx.find("bar.warp.sync 0xffffffff;").expect("warp sync");
-        let lane = ptx.find("%laneid").unwrap();
-        let arrive = ptx.find("mbarrier.arrive.shared::cta.b64").unwrap();
-        assert!(ws < lane && lane < arrive, "{ptx}");
+        let cfg = PipelineConfig::tma(2, Arrivals::Warps(4));
+        let release = |lane| {
+            ops_of(cfg, lane, |k, p| {
+                let cs = p.consumer_start_state(k);
+                cs.advance(k);
+                p.consumer_release(k, &cs);
+            })
+        };
+        let arrive = Op::Arrive { array: "p_empty".into(), stage: 1, tx: 0 };
+        assert_eq!(release(0), [Op::WarpSync, arrive]);
+        for lane in [1, 17, 31] {
+            assert_eq!(release(lane), [Op::WarpSync], "lane {lane} only converges");
+        }
     }
 
     #[test]
@@ -676,53 +1056,70 @@ mod tests {
         let mut k = KernelBuilder::new("t", Target::Sm90a);
         k.require_block(128, 1, 1);
         k.cluster(4, 1, 1);
-        let p = Pipeline::new(
-            &mut k,
-            "p",
-            PipelineConfig {
-                stages: 2,
-                producers: Arrivals::Threads(1),
-                consumers: Arrivals::Warps(4),
-                consumer_ctas: 4,
-            },
-        );
+        let cfg = PipelineConfig {
+            stages: 2,
+            producers: Arrivals::Threads(1),
+            consumers: Arrivals::Warps(4),
+            consumer_ctas: 4,
+        };
+        let p = Pipeline::new(&mut k, "p", cfg);
         p.init(&mut k);
         let cs = p.consumer_start_state(&mut k);
         let ps = p.producer_start_state(&mut k);
         p.consumer_release(&mut k, &cs);
         p.producer_acquire(&mut k, &ps);
-        let ptx = emit_kernel(&k.finish().unwrap()).unwrap();
-        assert!(ptx.contains("], 16;"), "empty expects 4 warps x 4 CTAs:\n{ptx}");
+        let ptx = emit(k);
+        let counts: Vec<&str> = insts(&ptx, "mbarrier.init.shared::cta.b64").iter().map(|o| o[1]).collect();
+        assert_eq!(counts, ["1", "16", "1", "16"], "empty expects 4 warps x 4 CTAs:\n{ptx}");
         assert!(ptx.contains("barrier.cluster.arrive.release.aligned;"));
         assert!(ptx.contains("barrier.cluster.wait.acquire.aligned;"));
-        for cta in 0..4 {
-            assert!(ptx.contains(&"mapa.shared::cluster.u32 %r".to_string()) && ptx.contains(&format!(", {cta};")));
+        // One mapa of empty[cs.index] per CTA rank, each feeding one remote release arrive.
+        let mapas = insts(&ptx, "mapa.shared::cluster.u32");
+        let ranks: Vec<&str> = mapas.iter().map(|o| o[2]).collect();
+        assert_eq!(ranks, ["0", "1", "2", "3"], "{ptx}");
+        for m in &mapas {
+            assert_eq!(barrier_of(&ptx, m[1]), ("smem_p_empty".into(), r(cs.index)));
         }
-        assert_eq!(ptx.matches("mapa.shared::cluster.u32").count(), 4);
-        assert_eq!(ptx.matches("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r").count(), 4);
-        assert!(ptx.contains("mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"));
+        let remote: Vec<&str> =
+            insts(&ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64").iter().map(|o| o[1]).collect();
+        let mapped: Vec<&str> = mapas.iter().map(|o| o[0]).collect();
+        assert_eq!(remote, mapped, "each arrive uses its mapa's address:\n{ptx}");
+        let waits = insts(&ptx, "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64");
+        assert_eq!(barrier_of(&ptx, waits[0][1]), ("smem_p_empty".into(), r(ps.index)));
+    }
+
+    #[test]
+    fn cta_scope_cluster_sync_uses_cutlass_forms() {
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        k.require_block(128, 1, 1);
+        k.cluster(2, 1, 1);
+        let cfg = PipelineConfig {
+            stages: 2,
+            producers: Arrivals::Threads(1),
+            consumers: Arrivals::Threads(1),
+            consumer_ctas: 2,
+        };
+        let p = Pipeline::new(&mut k, "p", cfg).with_cluster_sync(ClusterSync::CtaScope);
+        p.init(&mut k);
+        let (cs, ps) = (p.consumer_start_state(&mut k), p.producer_start_state(&mut k));
+        p.consumer_release(&mut k, &cs);
+        p.producer_acquire(&mut k, &ps);
+        let ptx = emit_kernel(&k.finish().unwrap()).unwrap();
+        assert_eq!(ptx.matches("mbarrier.arrive.shared::cluster.b64 _, [%r").count(), 2, "{ptx}");
+        assert!(!ptx.contains(".release.cluster.shared::cluster") && !ptx.contains("acquire.cluster"), "{ptx}");
+        assert!(ptx.contains("mbarrier.try_wait.parity.shared::cta.b64"));
     }
 
     #[test]
     fn bad_configs_are_reported() {
         let mut k = KernelBuilder::new("t", Target::Sm90a);
-        Pipeline::new(&mut k, "p", PipelineConfig::tma(0, Arrivals::Warps(4)));
+        let (line, _) = (line!(), Pipeline::new(&mut k, "p", PipelineConfig::tma(0, Arrivals::Warps(4))));
         Pipeline::new(&mut k, "q", PipelineConfig::tma(2, Arrivals::Warps(0)));
         let e = k.finish().unwrap_err();
         assert!(e.diagnostics[0].message.contains("0 stages"), "{e}");
         assert!(e.diagnostics.iter().any(|d| d.message.contains("must all be >= 1")), "{e}");
-        // The location is the caller's line (this file), not the library's.
-        assert!(e.diagnostics[0].loc.unwrap().file.ends_with("pipeline.rs"));
-    }
-
-    #[test]
-    fn stage_addr_is_index_times_bytes() {
-        let ptx = ptx_of(|k| {
-            let p = Pipeline::new(k, "p", PipelineConfig::tma(4, Arrivals::Warps(4)));
-            let st = p.consumer_start_state(k);
-            let a = st.stage_addr(k, Value::u32(0x400), 16384);
-            k.probe("addr", &[a]);
-        });
-        assert!(ptx.contains(", 16384;"), "{ptx}");
+        // The location is the caller's line, not the library's.
+        let loc = e.diagnostics[0].loc.unwrap();
+        assert_eq!((loc.file, loc.line), (file!(), line), "{e}");
     }
 }

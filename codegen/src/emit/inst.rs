@@ -9,12 +9,14 @@ pub struct InstCtx<'a> {
     pub labels: &'a mut u32,
     /// Blocking waits trap after this many nanoseconds (`None`: wait forever).
     pub wait_timeout_ns: Option<u64>,
+    /// Suspend-time hint of the `try_wait`s of blocking waits.
+    pub wait_suspend_hint_ns: Option<u32>,
     /// The module's PTX version: `.shared::cta` is spelled plain `.shared` before 7.8.
     pub version: crate::arch::PtxVersion,
 }
 
 impl InstCtx<'_> {
-    fn cta(&self) -> &'static str {
+    pub(crate) fn cta(&self) -> &'static str {
         if self.version >= crate::arch::PtxVersion::new(7, 8) {
             ".shared::cta"
         } else {
@@ -32,6 +34,8 @@ pub fn lines(inst: &Inst, cx: &mut InstCtx) -> Vec<String> {
         Inst::Sync(op) => vec![sync(op)],
         Inst::Tma(op) => vec![tma(op)],
         Inst::Tcgen05(op) => vec![tcgen05(op)],
+        Inst::Wgmma(op) => vec![super::wgmma::wgmma(op)],
+        Inst::Fragment(op) => vec![super::wgmma::fragment(op, cx)],
         Inst::Probe { tag, values } => {
             let tag = super::names::comment_text(tag);
             vec![format!("// probe {tag}: {}", values.iter().map(value).collect::<Vec<_>>().join(", "))]
@@ -134,10 +138,12 @@ fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
             let v = if *volatile { ".volatile" } else { "" };
             one(format!("st{v}.{}.{} {}, {};", space_name(*space), mem_ty(*ty), addr(a, *offset), value(src)))
         }
+        // A copy of the address the entry computed once (see `shared_base_reg`).
         MemoryOp::SharedAddr { dst, alloc } => {
-            one(format!("mov.u32 {}, {};", reg(*dst), shared_symbol(&cx.kernel.alloc(*alloc).name)))
+            let name = &cx.kernel.alloc(*alloc).name;
+            one(format!("mov.u32 {}, {};", reg(*dst), shared_base_reg(Some(name))))
         }
-        MemoryOp::DynSharedAddr { dst } => one(format!("mov.u32 {}, {DYN_SMEM};", reg(*dst))),
+        MemoryOp::DynSharedAddr { dst } => one(format!("mov.u32 {}, {};", reg(*dst), shared_base_reg(None))),
         MemoryOp::ParamAddr { dst, param } => {
             let p = param_symbol(&cx.kernel.param(*param).name);
             vec![format!("mov.b64 {}, {p};", reg(*dst)), format!("cvta.param.u64 {}, {};", reg(*dst), reg(*dst))]
@@ -166,6 +172,22 @@ fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
 }
 
 pub use super::names::{param_symbol, shared_symbol, DYN_SMEM};
+
+/// Failed `try_wait`s of a blocking wait between two reads of `%globaltimer` (the watchdog's
+/// clock). Each try may sleep up to the suspend-time hint, so a deadlock is noticed within
+/// about this many hints plus the timeout; a wait that succeeds never reads the timer.
+pub const WAIT_SPINS_PER_CHECK: u32 = 64;
+
+/// The register holding a shared allocation's address (by the allocation's name; `None`: the
+/// dynamic window), set once
+/// at kernel entry. A `mov` of the symbol inside a loop makes ptxas re-read `SR_CgaCtaId`
+/// (the shared window's cluster base) on every iteration; a register copy does not.
+pub fn shared_base_reg(alloc_name: Option<&str>) -> String {
+    match alloc_name {
+        Some(name) => format!("%{}_addr", shared_symbol(name)),
+        None => format!("%{DYN_SMEM}_addr"),
+    }
+}
 
 fn order_suffix(o: &Ordering) -> String {
     let mut s = String::new();
@@ -279,27 +301,51 @@ fn mbarrier(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
             let (form, arg) = wait_on(on);
             *cx.labels += 1;
             let n = *cx.labels;
-            let try_wait = format!(
-                "\tmbarrier.try_wait{form}{}{cta}.b64 %wait_done, [{}], {arg};",
-                wait_order_suffix(order),
-                value(bar)
-            );
+            let hint = cx.wait_suspend_hint_ns.map(|h| format!(", {h}")).unwrap_or_default();
+            let try_wait_with = |hint: &str| {
+                format!(
+                    "\tmbarrier.try_wait{form}{}{cta}.b64 %wait_done, [{}], {arg}{hint};",
+                    wait_order_suffix(order),
+                    value(bar)
+                )
+            };
+            // The first try without the hint, retries with it: ptxas then emits what nvcc
+            // emits for CUTLASS's loop (a bare TRYWAIT on the fast path; TRYWAIT, NANOSLEEP.SYNCS,
+            // PHASECHK in the retry loop).
+            let (first_try, try_wait) = (try_wait_with(""), try_wait_with(&hint));
             let mut v = vec!["{".into(), "\t.reg .pred %wait_done;".into()];
             match cx.wait_timeout_ns {
-                None => v.extend([format!("$L_wait_{n}:"), try_wait, format!("\t@!%wait_done bra $L_wait_{n};")]),
+                // CUTLASS's `ClusterBarrier::wait` loop.
+                None => v.extend([
+                    first_try,
+                    format!("\t@%wait_done bra $L_waited_{n};"),
+                    format!("$L_wait_{n}:"),
+                    try_wait,
+                    format!("\t@!%wait_done bra $L_wait_{n};"),
+                    format!("$L_waited_{n}:"),
+                ]),
                 Some(limit) => {
-                    // Watchdog: the fast path is one try_wait; only a wait that has to retry
-                    // reads %globaltimer, and one that outlasts the limit traps (a deadlock
-                    // becomes a launch error instead of a hung process).
+                    // The fast path is nvcc's: one try_wait and a branch. Retries spin
+                    // WAIT_SPINS_PER_CHECK tries between reads of %globaltimer (the first read
+                    // starts the watchdog's clock); a wait that outlasts the limit traps, so a
+                    // deadlock becomes a launch error instead of a hung process.
                     v.extend([
+                        "\t.reg .b32 %wait_spins;".into(),
                         "\t.reg .b64 %wait_t0, %wait_dt;".into(),
-                        try_wait.clone(),
+                        first_try,
                         format!("\t@%wait_done bra $L_waited_{n};"),
-                        "\tmov.u64 %wait_t0, %globaltimer;".into(),
+                        "\tmov.u64 %wait_t0, 0;".into(),
                         format!("$L_wait_{n}:"),
+                        format!("\tmov.u32 %wait_spins, {WAIT_SPINS_PER_CHECK};"),
+                        format!("$L_spin_{n}:"),
                         try_wait,
                         format!("\t@%wait_done bra $L_waited_{n};"),
+                        "\tsub.u32 %wait_spins, %wait_spins, 1;".into(),
+                        "\tsetp.ne.u32 %wait_done, %wait_spins, 0;".into(),
+                        format!("\t@%wait_done bra $L_spin_{n};"),
                         "\tmov.u64 %wait_dt, %globaltimer;".into(),
+                        "\tsetp.eq.u64 %wait_done, %wait_t0, 0;".into(),
+                        "\t@%wait_done mov.u64 %wait_t0, %wait_dt;".into(),
                         "\tsub.u64 %wait_dt, %wait_dt, %wait_t0;".into(),
                         format!("\tsetp.lt.u64 %wait_done, %wait_dt, {limit};"),
                         format!("\t@%wait_done bra $L_wait_{n};"),

@@ -20,14 +20,27 @@ pub struct EmitOptions {
     /// Blocking mbarrier waits trap after this long (nanoseconds of `%globaltimer`), so a
     /// deadlocked kernel ends in a launch error. `None` waits forever.
     pub wait_timeout_ns: Option<u64>,
+    /// The suspend-time hint of every `try_wait` in a blocking wait (nanoseconds): how long
+    /// a thread may sleep in one try before it retries. `None` leaves it to the hardware.
+    pub wait_suspend_hint_ns: Option<u32>,
 }
 
 /// Default watchdog: no legitimate single mbarrier wait lasts seconds.
 pub const DEFAULT_WAIT_TIMEOUT_NS: u64 = 4_000_000_000;
 
+/// Default suspend-time hint of a blocking wait's `try_wait`: CUTLASS's `ClusterBarrier::wait`
+/// value (10 ms, `0x989680`), so the retry loop is the one nvcc emits for it
+/// (`SYNCS.PHASECHK.TRANS64.TRYWAIT`, then `NANOSLEEP.SYNCS` + `PHASECHK` out of line).
+pub const DEFAULT_WAIT_SUSPEND_HINT_NS: u32 = 10_000_000;
+
 impl Default for EmitOptions {
     fn default() -> Self {
-        EmitOptions { max_ptx: MAX_PTX_LOADABLE, line_info: true, wait_timeout_ns: Some(DEFAULT_WAIT_TIMEOUT_NS) }
+        EmitOptions {
+            max_ptx: MAX_PTX_LOADABLE,
+            line_info: true,
+            wait_timeout_ns: Some(DEFAULT_WAIT_TIMEOUT_NS),
+            wait_suspend_hint_ns: Some(DEFAULT_WAIT_SUSPEND_HINT_NS),
+        }
     }
 }
 
@@ -92,6 +105,21 @@ fn print_module(m: &Module, target: crate::arch::Target, version: PtxVersion, op
         .print();
     }
     out
+}
+
+/// The static allocations whose address the body takes (in allocation order), and whether
+/// it takes the dynamic window's.
+fn shared_bases_used(body: &[Stmt]) -> (Vec<AllocId>, bool) {
+    let mut allocs = std::collections::BTreeSet::new();
+    let mut dynamic = false;
+    walk_insts(body, &mut |i, _| match i {
+        Inst::Memory(MemoryOp::SharedAddr { alloc, .. }) => {
+            allocs.insert(*alloc);
+        }
+        Inst::Memory(MemoryOp::DynSharedAddr { .. }) => dynamic = true,
+        _ => {}
+    });
+    (allocs.into_iter().collect(), dynamic)
 }
 
 fn collect_files(b: &[Stmt], files: &mut BTreeMap<&'static str, u32>) {
@@ -215,6 +243,22 @@ impl KernelPrinter<'_> {
             ));
         }
         self.out.push('\n');
+        // Shared addresses used anywhere, computed once here (see `inst::shared_base_reg`).
+        let (allocs, dynamic) = shared_bases_used(&k.body);
+        for &a in &allocs {
+            let r = inst::shared_base_reg(Some(&k.alloc(a).name));
+            self.line(&format!(".reg .b32 {r};"));
+        }
+        if dynamic {
+            self.line(&format!(".reg .b32 {};", inst::shared_base_reg(None)));
+        }
+        for &a in &allocs {
+            let name = &k.alloc(a).name;
+            self.line(&format!("mov.u32 {}, {};", inst::shared_base_reg(Some(name)), inst::shared_symbol(name)));
+        }
+        if dynamic {
+            self.line(&format!("mov.u32 {}, {DYN_SMEM};", inst::shared_base_reg(None)));
+        }
         for p in &k.params {
             let sym = inst::param_symbol(&p.name);
             let r = reg(p.reg);
@@ -272,6 +316,7 @@ impl KernelPrinter<'_> {
                         kernel: self.k,
                         labels: &mut labels,
                         wait_timeout_ns: self.opts.wait_timeout_ns,
+                        wait_suspend_hint_ns: self.opts.wait_suspend_hint_ns,
                         version: self.version,
                     },
                 );

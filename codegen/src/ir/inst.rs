@@ -1,6 +1,7 @@
 //! One instruction of the IR: an op from one of the families, tagged with its family.
 
 use super::arith::ArithOp;
+use super::fragment::FragmentOp;
 use super::mbarrier::MbarrierOp;
 use super::memory::MemoryOp;
 use super::special::SpecialReg;
@@ -8,6 +9,7 @@ use super::sync::SyncOp;
 use super::tcgen05::Tcgen05Op;
 use super::tma::TmaOp;
 use super::value::Reg;
+use super::wgmma::WgmmaOp;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Inst {
@@ -22,6 +24,10 @@ pub enum Inst {
     Sync(SyncOp),
     Tma(TmaOp),
     Tcgen05(Tcgen05Op),
+    /// Hopper warpgroup MMA (sm_90a).
+    Wgmma(WgmmaOp),
+    /// Packing and storing register fragments.
+    Fragment(FragmentOp),
     /// A recorded event: the simulator logs `(tag, values)` per thread; the PTX printer
     /// emits nothing but a comment. Used for traces like the seeds' phase tables.
     Probe {
@@ -58,5 +64,15 @@ impl From<TmaOp> for Inst {
 impl From<Tcgen05Op> for Inst {
     fn from(op: Tcgen05Op) -> Inst {
         Inst::Tcgen05(op)
+    }
+}
+impl From<WgmmaOp> for Inst {
+    fn from(op: WgmmaOp) -> Inst {
+        Inst::Wgmma(op)
+    }
+}
+impl From<FragmentOp> for Inst {
+    fn from(op: FragmentOp) -> Inst {
+        Inst::Fragment(op)
     }
 }

@@ -1,8 +1,10 @@
 //! The kernel IR: typed virtual registers, ops grouped by family, structured control flow.
 
 pub mod arith;
+pub mod fragment;
 pub mod inst;
 pub mod kernel;
+pub mod layout;
 pub mod mbarrier;
 pub mod memory;
 pub mod shared_layout;
@@ -14,10 +16,13 @@ pub mod tcgen05;
 pub mod tma;
 pub mod types;
 pub mod value;
+pub mod wgmma;
 
 pub use arith::{ArithOp, BinOp, CmpOp, UnOp};
+pub use fragment::FragmentOp;
 pub use inst::Inst;
 pub use kernel::{AllocId, Kernel, LaunchBounds, Module, Param, ParamId, ParamKind, SharedAlloc, SharedKind};
+pub use layout::{Major, MatrixDescriptor, MmaOperand, SmemTile, Swizzle};
 pub use mbarrier::{BarSpace, MbarrierOp, Ordering, Scope, Sem, WaitOn};
 pub use memory::{MemoryOp, Space};
 pub use shared_layout::{Placement, SharedLayout, SharedOverLimit};
@@ -29,3 +34,4 @@ pub use tcgen05::Tcgen05Op;
 pub use tma::TmaOp;
 pub use types::Type;
 pub use value::{Reg, Value};
+pub use wgmma::{MmaAsync, MmaElem, WgmmaA, WgmmaOp};

@@ -192,6 +192,7 @@ fn placeholder_pipeline() -> Pipeline {
         full: bars,
         empty: bars,
         cfg: crate::builder::PipelineConfig::tma(1, crate::builder::Arrivals::Threads(1)),
+        cluster_sync: Default::default(),
     }
 }
 

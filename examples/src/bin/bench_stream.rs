@@ -14,50 +14,36 @@
 //! Times are CUDA events around each launch; the table reports the median (and min) of the
 //! timed runs and GB/s counting bytes read + written.
 
-use phaser::{Buffer, Device, Target};
-use phaser_examples::gallery::stream_axpb::{self, StreamConfig, StreamProblem};
-use phaser_examples::gallery::{fresh_seed, random_f32};
+use clap::Parser;
+use phaser::{Buffer, Device};
+use phaser_examples::gallery::stream_axpb::{self, StreamConfig};
+use phaser_examples::gallery::{fresh_seed, Problem};
 use std::time::Duration;
 
+#[derive(Parser)]
+#[command(about = "Bandwidth of stream_axpb (y = a*x + b) at each pipeline depth against a device-to-device copy")]
 struct Opts {
+    /// Rows of the f32 tensor.
+    #[arg(long, default_value_t = 16384)]
     rows: u64,
+    /// Columns of the f32 tensor.
+    #[arg(long, default_value_t = 16384)]
     cols: u64,
-    runs: usize,
-    warmup: usize,
+    /// Timed launches per variant.
+    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
+    runs: u64,
+    /// Untimed launches before them.
+    #[arg(long, default_value_t = 3)]
+    warmup: u64,
+    /// Pipeline depths of the default tile shape (comma-separated; default: all).
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(stream_axpb::MIN_STAGES as i64..=stream_axpb::MAX_STAGES as i64))]
     stages: Vec<u32>,
+    /// Also 32-row tiles and one consumer warpgroup at a few depths.
+    #[arg(long)]
     sweep: bool,
-}
-
-fn parse() -> Opts {
-    let mut o = Opts {
-        rows: 16384,
-        cols: 16384,
-        runs: 15,
-        warmup: 3,
-        stages: (stream_axpb::MIN_STAGES..=stream_axpb::MAX_STAGES).collect(),
-        sweep: false,
-    };
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < args.len() {
-        let v = args.get(i + 1).cloned().unwrap_or_default();
-        if args[i] == "--sweep" {
-            o.sweep = true;
-            i += 1;
-            continue;
-        }
-        match args[i].as_str() {
-            "--rows" => o.rows = v.parse().expect("--rows N"),
-            "--cols" => o.cols = v.parse().expect("--cols N"),
-            "--runs" => o.runs = v.parse().expect("--runs N"),
-            "--warmup" => o.warmup = v.parse().expect("--warmup N"),
-            "--stages" => o.stages = v.split(',').map(|s| s.parse().expect("--stages 2,4,8")).collect(),
-            other => panic!("unknown argument `{other}`; see the header of examples/src/bin/bench_stream.rs"),
-        }
-        i += 2;
-    }
-    assert!(o.runs >= 1);
-    o
+    /// Fix the inputs' seed (default: a fresh one, printed).
+    #[arg(long)]
+    seed: Option<u64>,
 }
 
 fn median(v: &[Duration]) -> Duration {
@@ -93,7 +79,7 @@ fn time_copy(
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let o = parse();
+    let o = Opts::parse();
     let dev = Device::cuda(0)?;
     let n = (o.rows * o.cols) as usize;
     let bytes_moved = 2 * (n as u64) * 4;
@@ -107,19 +93,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         o.warmup,
         o.runs
     );
-    let seed = fresh_seed();
-    let x = random_f32(n, seed);
-    let ab = random_f32(2, seed ^ 0xab);
-    let (a, b) = (ab[0] + 1.5, ab[1]);
-    println!("seed {seed}, a = {a}, b = {b}; computing the CPU reference ...");
-    let want = stream_axpb::reference(&x, a, b);
-    let mut p = StreamProblem::new(&dev, o.rows, o.cols, &x, a, b)?;
+    let stages = if o.stages.is_empty() {
+        (stream_axpb::MIN_STAGES..=stream_axpb::MAX_STAGES).collect()
+    } else {
+        o.stages.clone()
+    };
+    let mut configs: Vec<StreamConfig> = stages.iter().map(|&s| StreamConfig::new(s)).collect();
+    if o.sweep {
+        configs.extend(stream_axpb::sweep_configs());
+    }
+    // The gallery's setup: inputs, tensor maps and one launch per configuration.
+    let seed = o.seed.unwrap_or_else(fresh_seed);
+    let mut p: Problem = stream_axpb::setup_with(&dev, o.rows, o.cols, &configs, None, seed)?;
+    let (input, output, configs, want) = {
+        let h: &stream_axpb::Host = p.host();
+        println!("seed {seed}, a = {}, b = {}; computing the CPU reference ...", h.a, h.b);
+        (h.input, h.output, h.configs.clone(), stream_axpb::reference(&h.x, h.a, h.b))
+    };
     let poison = dev.upload(&vec![f32::NAN; n])?;
     let mut copy_dst = dev.alloc::<f32>(n)?;
-    println!("grid {} CTAs (persistent)", p.grid);
+    println!("grid {} CTAs (persistent)", p.launches[0].config.grid[0]);
 
     let mut copy_times = Vec::new();
-    time_copy(&dev, &p.input, &mut copy_dst, &o, &mut copy_times)?;
+    time_copy(&dev, p.buffer(input), &mut copy_dst, &o, &mut copy_times)?;
 
     struct Row {
         name: String,
@@ -129,24 +125,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut rows = Vec::new();
     let mut all_ok = true;
-    let mut configs: Vec<StreamConfig> = o.stages.iter().map(|&s| StreamConfig::new(s)).collect();
-    if o.sweep {
-        configs.extend(stream_axpb::sweep_configs());
-    }
-    for cfg in configs {
-        let k = stream_axpb::kernel_with(Target::Sm90a, cfg)?;
-        if (p.cfg.box_rows, p.cfg.consumer_wgs) != (cfg.box_rows, cfg.consumer_wgs) {
-            p.set_config(&dev, cfg)?;
-        }
+    for (i, cfg) in configs.iter().enumerate() {
         let mut times = Vec::new();
-        for i in 0..o.warmup + o.runs {
-            dev.copy(&poison, &mut p.output)?;
-            let r = p.launch(&dev, &k, cfg)?;
-            if i >= o.warmup {
+        for run in 0..o.warmup + o.runs {
+            // A device-side copy re-poisons the output: what is checked is the last launch's.
+            dev.copy(&poison, p.buffer_mut(output))?;
+            let r = p.launch_only(&dev, i)?;
+            if run >= o.warmup {
                 times.push(r.elapsed.expect("GPU launches are timed"));
             }
         }
-        let got = dev.download(&p.output)?;
+        let got = p.download(&dev, output)?;
         let (bad, first) = stream_axpb::compare(&got, &want);
         let verified = if bad == 0 {
             "ok (bit-exact)".to_string()
@@ -157,17 +146,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         };
         let m = median(&times);
         println!(
-            "{}: median {:.3} ms, {:.0} GB/s, {verified}",
+            "{} (grid {}): median {:.3} ms, {:.0} GB/s, {verified}",
             cfg.name(),
+            p.launches[i].config.grid[0],
             m.as_secs_f64() * 1e3,
             gbps(bytes_moved, m)
         );
         rows.push(Row { name: cfg.name(), median: m, min: *times.iter().min().unwrap(), verified });
     }
     // The copy again after the kernels, so clocks/thermals affect both sides alike.
-    time_copy(&dev, &p.input, &mut copy_dst, &o, &mut copy_times)?;
+    time_copy(&dev, p.buffer(input), &mut copy_dst, &o, &mut copy_times)?;
     let copy_got = dev.download(&copy_dst)?;
-    let copy_ok = copy_got.iter().zip(&x).all(|(g, w)| g.to_bits() == w.to_bits());
+    let copy_ok = copy_got.iter().zip(&p.host::<stream_axpb::Host>().x).all(|(g, w)| g.to_bits() == w.to_bits());
     all_ok &= copy_ok;
     let copy_med = median(&copy_times);
     let copy_bw = gbps(bytes_moved, copy_med);

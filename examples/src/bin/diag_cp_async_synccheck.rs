@@ -1,11 +1,12 @@
 //! Diagnostic for a compute-sanitizer synccheck report ("Barrier error detected. Missing wait.")
 //! on the gallery's `cp_async_mbarrier`: minimal one-stage kernels that differ in one thing
-//! each, run one per process (`diag_cp_async_synccheck VARIANT`) under
+//! each, run one per process (`diag_cp_async_synccheck VARIANT`, `--help` lists them) under
 //! `compute-sanitizer --tool synccheck` to see which construct the tool objects to.
 //!
 //! Every variant: 64 producer threads each `cp.async` 16 bytes of `inp` into shared memory and
 //! signal a `full` barrier; 32 consumer threads wait on `full` and copy the tile to `out`.
 
+use clap::Parser;
 use phaser::codegen::builder::KernelBuilder;
 use phaser::codegen::ir::{Dim, Space, Type, Value};
 use phaser::{Arg, Device, LaunchConfig, Target};
@@ -88,11 +89,19 @@ fn kernel(v: Variant) -> phaser::Kernel {
     k.finish().expect("diagnostic kernel builds")
 }
 
+#[derive(Parser)]
+#[command(about = "Minimal cp.async + mbarrier kernels, one construct apart, for compute-sanitizer's synccheck")]
+struct Opts {
+    /// The variant to run (default: all, one after another).
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(VARIANTS.map(|(name, _)| name)))]
+    variant: Option<String>,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    let which = Opts::parse().variant;
     let dev = Device::best().0;
     for (name, v) in VARIANTS {
-        if which != "all" && which != name {
+        if which.as_deref().is_some_and(|w| w != name) {
             continue;
         }
         let k = kernel(v);

@@ -4,35 +4,50 @@
 //!
 //! ```text
 //! cargo run --release --bin gpu_tma                 # tma_two_stage, stream_axpb, cluster_multicast; quick then full
-//! cargo run --release --bin gpu_tma -- --quick      # quick sizes only
-//! cargo run --release --bin gpu_tma -- --full stream_axpb
+//! cargo run --release --bin gpu_tma -- --size quick # quick sizes only
+//! cargo run --release --bin gpu_tma -- --size full stream_axpb
 //! cargo run --release --bin gpu_tma -- --all        # every gallery entry (seeds too)
 //! cargo run --release --bin gpu_tma -- --sim        # the CPU simulator instead of the GPU
 //! ```
 
+use clap::Parser;
 use phaser::Device;
-use phaser_examples::gallery::{examples, Outcome, Size};
+use phaser_examples::gallery::{self, examples, Size};
+use std::process::ExitCode;
 use std::time::Instant;
 
 const TMA_ENTRIES: [&str; 3] = ["tma_two_stage", "stream_axpb", "cluster_multicast"];
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let flag = |f: &str| args.iter().any(|a| a == f);
-    let names: Vec<&str> = args.iter().filter(|a| !a.starts_with("--")).map(|s| s.as_str()).collect();
-    let sizes: Vec<Size> = match (flag("--quick"), flag("--full")) {
-        (true, false) => vec![Size::Quick],
-        (false, true) => vec![Size::Full],
-        _ => vec![Size::Quick, Size::Full],
-    };
-    let dev = if flag("--sim") {
+#[derive(Parser)]
+#[command(about = "Run the TMA / pipeline / cluster gallery entries and check them against their CPU references")]
+struct Opts {
+    /// Gallery entries to run (default: tma_two_stage, stream_axpb, cluster_multicast).
+    names: Vec<String>,
+    /// Every gallery entry.
+    #[arg(long, conflicts_with = "names")]
+    all: bool,
+    /// Sizes to run, in order (default: quick, then full).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    size: Vec<Size>,
+    /// The CPU simulator instead of the GPU.
+    #[arg(long)]
+    sim: bool,
+    /// Fix the inputs' seed (default: a fresh one per run, printed).
+    #[arg(long)]
+    seed: Option<u64>,
+}
+
+fn main() -> ExitCode {
+    let o = Opts::parse();
+    let sizes = if o.size.is_empty() { vec![Size::Quick, Size::Full] } else { o.size.clone() };
+    let dev = if o.sim {
         Device::sim(Default::default())
     } else {
         match Device::cuda(0) {
             Ok(d) => d,
             Err(e) => {
                 eprintln!("error: {e} (use --sim for the simulator)");
-                std::process::exit(2);
+                return ExitCode::from(2);
             }
         }
     };
@@ -40,53 +55,63 @@ fn main() {
     let selected: Vec<_> = examples()
         .into_iter()
         .filter(|e| {
-            if !names.is_empty() {
-                names.contains(&e.name)
-            } else if flag("--all") {
-                true
+            if !o.names.is_empty() {
+                o.names.iter().any(|n| n == e.name)
             } else {
-                TMA_ENTRIES.contains(&e.name)
+                o.all || TMA_ENTRIES.contains(&e.name)
             }
         })
         .collect();
-    if selected.is_empty() {
-        eprintln!("error: no gallery entry matches {names:?}");
-        std::process::exit(2);
+    if let Some(unknown) = o.names.iter().find(|n| !selected.iter().any(|e| e.name == n.as_str())) {
+        eprintln!("error: no gallery entry is named {unknown:?} (`phaser list` lists them)");
+        return ExitCode::from(2);
     }
-    let mut rows: Vec<(String, Size, Result<Outcome, String>, f64)> = Vec::new();
+    struct Row {
+        name: &'static str,
+        size: Size,
+        seed: u64,
+        run: Result<gallery::Run, String>,
+        wall: f64,
+    }
+    let mut rows = Vec::new();
     for size in &sizes {
         for e in &selected {
-            print!("running {} ({size:?}) ... ", e.name);
+            let seed = o.seed.unwrap_or_else(gallery::fresh_seed);
+            print!("running {} ({size:?}, seed {seed}) ... ", e.name);
             let t0 = Instant::now();
-            let r = (e.run)(&dev, *size).map_err(|err| err.to_string());
+            let r = gallery::run(e, &dev, *size, seed).map_err(|err| err.to_string());
             let wall = t0.elapsed().as_secs_f64();
             match &r {
-                Ok(o) => println!("{} in {wall:.2} s: {}", if o.passed { "PASS" } else { "FAIL" }, o.detail),
+                Ok(r) => {
+                    println!("{} in {wall:.2} s: {}", if r.outcome.passed { "PASS" } else { "FAIL" }, r.outcome.detail)
+                }
                 Err(err) => println!("ERROR in {wall:.2} s: {err}"),
             }
-            rows.push((e.name.to_string(), *size, r, wall));
+            rows.push(Row { name: e.name, size: *size, seed, run: r, wall });
         }
     }
     println!();
-    println!("| example | size | result | kernel ms (last launch) | wall s | detail |");
-    println!("|---|---|---|---|---|---|");
+    println!("| example | size | seed | result | kernel ms (last launch) | wall s | detail |");
+    println!("|---|---|---|---|---|---|---|");
     let mut failed = 0;
-    for (name, size, r, wall) in &rows {
-        let (res, ms, detail) = match r {
-            Ok(o) => (
-                if o.passed { "PASS" } else { "FAIL" },
-                o.elapsed.map(|d| format!("{:.3}", d.as_secs_f64() * 1e3)).unwrap_or_else(|| "-".into()),
-                o.detail.clone(),
+    for Row { name, size, seed, run, wall } in &rows {
+        let (res, ms, detail) = match run {
+            Ok(r) => (
+                if r.outcome.passed { "PASS" } else { "FAIL" },
+                r.elapsed.map(|d| format!("{:.3}", d.as_secs_f64() * 1e3)).unwrap_or_else(|| "-".into()),
+                r.outcome.detail.clone(),
             ),
             Err(e) => ("ERROR", "-".into(), e.clone()),
         };
         if res != "PASS" {
             failed += 1;
         }
-        println!("| {name} | {size:?} | {res} | {ms} | {wall:.2} | {} |", detail.replace('|', "/"));
+        println!("| {name} | {size:?} | {seed} | {res} | {ms} | {wall:.2} | {} |", detail.replace('|', "/"));
     }
     println!("\n{} of {} passed", rows.len() - failed, rows.len());
     if failed > 0 {
-        std::process::exit(1);
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }

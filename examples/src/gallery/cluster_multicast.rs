@@ -19,11 +19,11 @@
 //! CTA `r` writes `out[r][row][col] = x[row][col] * (r + 1)`: every CTA must have received
 //! every slice of every tile its cluster processed (clusters walk tiles persistently).
 
-use super::{random_f32, Example, Outcome, Size};
+use super::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::codegen::builder::{Arrivals, KernelBuilder, Pipeline, PipelineConfig};
 use phaser::codegen::ir::{Dim, Space, Type, Value};
 use phaser::codegen::{Kernel, Result, Target};
-use phaser::runtime::{Arg, Device, LaunchConfig, RuntimeError, Swizzle};
+use phaser::runtime::{Device, LaunchConfig, RuntimeError, Swizzle};
 
 pub const TILE_COLS: u32 = 64;
 pub const TILE_ROWS: u32 = 32;
@@ -201,45 +201,65 @@ pub fn examples() -> Vec<Example> {
     vec![Example {
         name: "cluster_multicast",
         about: "clusters of 2 and 4 CTAs share tiles through multicast TMA; consumers release stages with remote (mapa) arrivals",
-        kernels: |t| Ok(vec![kernel(t, 2)?, kernel(t, 4)?]),
-        run,
-        gpu_only: false,
+        kernels: |t| CLUSTERS.iter().map(|&n| kernel(t, n)).collect(),
+        setup,
+        check,
     }]
 }
 
-fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
-    let (rows, cols, clusters): (u32, u32, &[u32]) = match size {
-        Size::Quick => (6 * TILE_ROWS, 2 * TILE_COLS, &[2, 4]),
-        Size::Full => (2048, 1024, &[2, 4]),
+/// The cluster sizes the gallery launches, in order.
+pub const CLUSTERS: [u32; 2] = [2, 4];
+
+/// What the check needs.
+pub struct Host {
+    pub rows: u32,
+    pub cols: u32,
+    pub x: Vec<f32>,
+    /// Per launch: the clusters of the grid and the output (one plane per CTA rank).
+    pub launches: Vec<(u32, BufferId<f32>)>,
+}
+
+pub fn setup(dev: &Device, size: Size, seed: u64) -> std::result::Result<Problem, RuntimeError> {
+    let (rows, cols) = match size {
+        // One cluster walks 6 tiles: the 4-stage ring wraps.
+        Size::Small => (3 * TILE_ROWS, 2 * TILE_COLS),
+        Size::Quick => (6 * TILE_ROWS, 2 * TILE_COLS),
+        Size::Full => (2048, 1024),
     };
-    let seed = super::fresh_seed();
     let x = random_f32((rows * cols) as usize, seed);
-    let inp = dev.upload(&x)?;
+    let mut p = Problem::new(seed);
+    let inp = p.input(dev, &x)?;
     let (tiles_x, ntiles) = tiling(rows, cols);
-    let mut details = Vec::new();
-    let mut passed = true;
-    let mut elapsed = None;
-    for &n in clusters {
-        let k = kernel(Target::Sm90a, n)?;
-        let map = dev.tensor_map(&inp, &[cols as u64, rows as u64], &[TILE_COLS, slice_rows(n)], Swizzle::None)?;
-        let out = dev.upload(&vec![f32::NAN; x.len() * n as usize])?;
+    let mut launches = Vec::new();
+    for n in CLUSTERS {
+        let map = p.tensor_map(dev, inp, &[cols as u64, rows as u64], &[TILE_COLS, slice_rows(n)], Swizzle::None)?;
+        let out = p.output(dev, x.len() * n as usize, f32::NAN)?;
         // Persistent clusters: at most one CTA per SM, at most one cluster per tile.
-        let nclusters = (dev.sm_count()? / n).clamp(1, ntiles);
-        let r = dev.launch(
-            &k,
+        let nclusters = match size {
+            Size::Small => 1,
+            _ => (dev.sm_count()? / n).clamp(1, ntiles),
+        };
+        p.launch(
+            kernel(Target::Sm90a, n)?,
             LaunchConfig::linear(nclusters * n, THREADS),
-            &[
-                Arg::TensorMap(&map),
-                Arg::buffer(&out),
-                Arg::scalar(rows),
-                Arg::scalar(cols),
-                Arg::scalar(tiles_x),
-                Arg::scalar(ntiles),
-            ],
-        )?;
-        let got = dev.download(&out)?;
-        super::record_output(&got);
-        let want = reference(&x, n);
+            [map.into(), out.into(), rows.into(), cols.into(), tiles_x.into(), ntiles.into()],
+            [out.into()],
+        );
+        launches.push((nclusters, out));
+    }
+    p.set_host(Host { rows, cols, x, launches });
+    Ok(p)
+}
+
+/// CTA rank `r` of every cluster wrote `x * (r + 1)` over the whole tensor.
+pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
+    let h: &Host = p.host();
+    let (rows, cols) = (h.rows, h.cols);
+    let mut passed = true;
+    let mut details = Vec::new();
+    for (i, (&n, &(nclusters, out))) in CLUSTERS.iter().zip(&h.launches).enumerate() {
+        let got = outputs.get(i, out);
+        let want = reference(&h.x, n);
         let bad: Vec<usize> = (0..want.len()).filter(|&i| got[i].to_bits() != want[i].to_bits()).collect();
         if bad.is_empty() {
             details.push(format!("cluster {n} ({nclusters} clusters) ok"));
@@ -257,15 +277,9 @@ fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
                 want[i]
             ));
         }
-        elapsed = r.elapsed.or(elapsed);
     }
-    let mut o = Outcome::check(
-        "cluster_multicast",
-        passed,
-        format!("{rows}x{cols} f32, {ntiles} tiles, seed {seed}: {}", details.join("; ")),
-    );
-    o.elapsed = elapsed;
-    Ok(o)
+    let (_, ntiles) = tiling(rows, cols);
+    Outcome::new(passed, format!("{rows}x{cols} f32, {ntiles} tiles, seed {}: {}", p.seed, details.join("; ")))
 }
 
 #[cfg(test)]

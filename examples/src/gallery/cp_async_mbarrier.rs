@@ -19,17 +19,17 @@
 //!
 //! compute-sanitizer's synccheck reports "Missing wait" for the non-`.noinc` form (one per
 //! producer) though PTX defines it and the outputs are correct; the `.noinc` form is clean
-//! (`bench/gpu-runs.md`, 10:11 run; `examples/diag_cp_async_synccheck.rs`).
+//! (`bench/gpu-runs.md`, 10:11 run; `examples/src/bin/diag_cp_async_synccheck.rs`).
 //!
 //! Only sm_80 instructions (waits are `mbarrier.test_wait.parity` loops; no
 //! `fence.mbarrier_init`, whose job `bar.sync` does inside one CTA), so it runs on Ampere
 //! and later. CTAs walk tiles `blockIdx.x, blockIdx.x + gridDim.x, ...`.
 
-use super::{random_u32, Example, Outcome, Size, POISON_U32};
+use super::{random_u32, BufferId, Example, Outcome, Outputs, Problem, Size, POISON_U32};
 use phaser::codegen::builder::{Barrier, KernelBuilder, PipelineState};
 use phaser::codegen::ir::{Dim, Space, Type, Value};
 use phaser::codegen::{Kernel, Result, Target};
-use phaser::runtime::{Arg, Device, LaunchConfig, RuntimeError};
+use phaser::runtime::{Device, LaunchConfig, RuntimeError};
 
 pub const STAGES: u32 = 3;
 pub const PRODUCERS: u32 = 64;
@@ -168,35 +168,50 @@ pub fn examples() -> Vec<Example> {
         name: "cp_async_mbarrier",
         about: "cp.async into a 3-stage ring, completion tracked only by cp.async.mbarrier.arrive (with and without .noinc); sm_80 ops",
         kernels: |t| Ok(vec![kernel(t, false)?, kernel(t, true)?]),
-        run,
-        gpu_only: false,
+        setup,
+        check,
     }]
 }
 
-fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
+/// The two forms, in launch order.
+pub const NOINC: [bool; 2] = [false, true];
+
+/// What the check needs.
+pub struct Host {
+    pub ntiles: u32,
+    pub grid: u32,
+    pub x: Vec<u32>,
+    pub out: BufferId<u32>,
+}
+
+/// `ntiles` random tiles through both kernels (the output is shared, poisoned before each).
+pub fn setup(dev: &Device, size: Size, seed: u64) -> std::result::Result<Problem, RuntimeError> {
     let (ntiles, grid) = match size {
+        // One CTA: the 3-stage ring wraps twice.
+        Size::Small => (7u32, 1u32),
         // 11 tiles over 2 CTAs: each wraps the 3-stage ring at least once.
-        Size::Quick => (11u32, 2u32),
+        Size::Quick => (11, 2),
         Size::Full => (16384, dev.sm_count()?),
     };
-    let seed = super::fresh_seed();
     let x = random_u32((ntiles * TILE_ELEMS) as usize, seed);
-    let want = reference(&x);
-    let inp = dev.upload(&x)?;
-    let mut out = dev.upload(&vec![POISON_U32; x.len()])?;
-    let mut details = Vec::new();
+    let mut p = Problem::new(seed);
+    let inp = p.input(dev, &x)?;
+    let out = p.output(dev, x.len(), POISON_U32)?;
+    for noinc in NOINC {
+        let cfg = LaunchConfig::linear(grid, THREADS);
+        p.launch(kernel(Target::Sm90a, noinc)?, cfg, [inp.into(), out.into(), ntiles.into()], [out.into()]);
+    }
+    p.set_host(Host { ntiles, grid, x, out });
+    Ok(p)
+}
+
+pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
+    let h: &Host = p.host();
+    let want = reference(&h.x);
     let mut passed = true;
-    let mut elapsed = None;
-    for noinc in [false, true] {
-        let k = kernel(Target::Sm90a, noinc)?;
-        dev.fill(&mut out, POISON_U32)?;
-        let r = dev.launch(
-            &k,
-            LaunchConfig::linear(grid, THREADS),
-            &[Arg::buffer(&inp), Arg::buffer(&out), Arg::scalar(ntiles)],
-        )?;
-        let got = dev.download(&out)?;
-        super::record_output(&got);
+    let mut details = Vec::new();
+    for (i, noinc) in NOINC.into_iter().enumerate() {
+        let got = outputs.get(i, h.out);
         let bad: Vec<usize> = (0..want.len()).filter(|&i| got[i] != want[i]).collect();
         if bad.is_empty() {
             details.push(format!("{} ok", kernel_name(noinc)));
@@ -212,15 +227,11 @@ fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
                 want[i]
             ));
         }
-        elapsed = r.elapsed.or(elapsed);
     }
-    let mut o = Outcome::check(
-        "cp_async_mbarrier",
+    Outcome::new(
         passed,
-        format!("{ntiles} tiles of {TILE_BYTES} bytes, grid {grid}, seed {seed}: {}", details.join("; ")),
-    );
-    o.elapsed = elapsed;
-    Ok(o)
+        format!("{} tiles of {TILE_BYTES} bytes, grid {}, seed {}: {}", h.ntiles, h.grid, p.seed, details.join("; ")),
+    )
 }
 
 #[cfg(test)]

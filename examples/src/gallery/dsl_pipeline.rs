@@ -6,7 +6,7 @@
 //! into an S-stage ring with TMA; warps 1-4 each take two rows of a tile, write `y` with
 //! ordinary stores and release the stage (one arrival per consumer warp).
 
-use super::{fresh_seed, random_f32, Example, Outcome, Size};
+use super::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::Swizzle;
 use phaser::{Device, LaunchConfig, RuntimeError};
 
@@ -66,48 +66,67 @@ pub fn reference(x: &[f32]) -> Vec<f32> {
     x.iter().map(|&v| v * 2.0 + 1.0).collect()
 }
 
+/// The pipeline depths the gallery launches, one launch each.
+pub const DEPTHS: [u32; 3] = [2, 3, 5];
+
 pub fn examples() -> Vec<Example> {
     vec![Example {
         name: "dsl_pipeline_axpb",
         about: "DSL TMA pipeline with T.pipeline.* bookkeeping: producer warp + 4 consumer warps, S = 2, 3, 5",
-        kernels: |t| [2, 3, 5].iter().map(|&s| dsl_pipeline_axpb::build(t, s)).collect::<Result<Vec<_>, _>>(),
-        run,
-        gpu_only: false,
+        kernels: |t| DEPTHS.iter().map(|&s| dsl_pipeline_axpb::build(t, s)).collect::<Result<Vec<_>, _>>(),
+        setup,
+        check,
     }]
 }
 
-fn run(dev: &Device, size: Size) -> Result<Outcome, RuntimeError> {
+/// What the check needs.
+pub struct Host {
+    pub rows: u32,
+    pub grid: u32,
+    pub x: Vec<f32>,
+    pub y: BufferId<f32>,
+}
+
+/// `rows x 256` random f32s through every depth of [`DEPTHS`]; the output is shared, poisoned
+/// before each launch.
+pub fn setup(dev: &Device, size: Size, seed: u64) -> Result<Problem, RuntimeError> {
     // Ragged row counts: the last tile is partly outside the tensor (TMA zero-fills it).
     let (rows, grid) = match size {
-        Size::Quick => (44u32, 2u32),
+        Size::Small => (44u32, 1u32),
+        Size::Quick => (44, 2),
         Size::Full => (1 << 16, 132),
     };
-    let seed = fresh_seed();
     let n = (rows * COLS) as usize;
-    let host_x = random_f32(n, seed);
-    let want = reference(&host_x);
-    let x = dev.upload(&host_x)?;
-    let mut y = dev.alloc::<f32>(n)?;
-    let tmap = dev.tensor_map(&x, &[COLS as u64, rows as u64], &[COLS, TILE_ROWS], Swizzle::None)?;
-    let mut details = Vec::new();
-    let mut passed = true;
-    let mut elapsed = None;
-    for stages in [2, 3, 5] {
-        dev.fill(&mut y, f32::NAN)?;
-        let cfg = LaunchConfig::linear(grid, 160);
-        let r = dsl_pipeline_axpb::launch(dev, cfg, &tmap, &mut y, rows, stages)?;
-        elapsed = r.elapsed.or(elapsed);
-        let got = dev.download(&y)?;
-        super::record_output(&got);
-        let bad = got.iter().zip(&want).filter(|(g, w)| g.to_bits() != w.to_bits()).count();
-        passed &= bad == 0;
-        details.push(if bad == 0 { format!("S={stages} ok") } else { format!("S={stages}: {bad} of {n} wrong") });
+    let x = random_f32(n, seed);
+    let mut p = Problem::new(seed);
+    let xb = p.input(dev, &x)?;
+    let y = p.output(dev, n, f32::NAN)?;
+    let tmap = p.tensor_map(dev, xb, &[COLS as u64, rows as u64], &[COLS, TILE_ROWS], Swizzle::None)?;
+    for stages in DEPTHS {
+        let k = dsl_pipeline_axpb::kernel_for(stages)?;
+        p.launch(k, LaunchConfig::linear(grid, 160), [tmap.into(), y.into(), rows.into()], [y.into()]);
     }
-    let mut o = Outcome::check(
-        "dsl_pipeline_axpb",
-        passed,
-        format!("{rows}x{COLS} f32, grid {grid}, seed {seed}: {}", details.join("; ")),
-    );
-    o.elapsed = elapsed;
-    Ok(o)
+    p.set_host(Host { rows, grid, x, y });
+    Ok(p)
+}
+
+pub fn check(p: &Problem, out: &Outputs) -> Outcome {
+    let h: &Host = p.host();
+    let want = reference(&h.x);
+    let mut passed = true;
+    let details: Vec<String> = DEPTHS
+        .iter()
+        .enumerate()
+        .map(|(i, stages)| {
+            let got = out.get(i, h.y);
+            let bad = got.iter().zip(&want).filter(|(g, w)| g.to_bits() != w.to_bits()).count();
+            passed &= bad == 0;
+            if bad == 0 {
+                format!("S={stages} ok")
+            } else {
+                format!("S={stages}: {bad} of {} wrong", want.len())
+            }
+        })
+        .collect();
+    Outcome::new(passed, format!("{}x{COLS} f32, grid {}, seed {}: {}", h.rows, h.grid, p.seed, details.join("; ")))
 }

@@ -1,7 +1,7 @@
 //! The seeds' experiments written in the `#[phaser::kernel]` DSL (the builder versions are in
 //! `seeds.rs`), plus the seeds' two-stage `phase_tma` loop with ordinary arrivals.
 
-use super::{seeds, Example, Outcome, Size, POISON_U32};
+use super::{seeds, BufferId, Example, Outcome, Problem, POISON_U32};
 use phaser::{Device, LaunchConfig, RuntimeError};
 
 /// Experiment 1: 8 threads, a barrier expecting `num_threads` (4) arrivals; threads below it
@@ -136,89 +136,59 @@ pub const PHASE_TMA_TABLE: [[u32; PHASE_TMA_FIELDS]; 4] =
 pub const ROUNDS: u32 = 4;
 
 pub fn examples() -> Vec<Example> {
+    // The seeds' setups with the DSL kernels: same launches, same checks.
     vec![
         Example {
             name: "dsl_seed_thread_arrive_wait",
             about: "DSL: 8 threads, barrier expects 4; threads 0-3 arrive and wait, then read each other's data",
             kernels: |t| Ok(vec![dsl_seed_thread_arrive_wait::build(t)?]),
-            run: run_thread_arrive_wait,
-            gpu_only: false,
+            setup: |dev, _size, seed| {
+                seeds::setup_thread_arrive_wait(dev, dsl_seed_thread_arrive_wait::kernel()?, seed)
+            },
+            check: |p, out| seeds::check_thread_arrive_wait(out.get(0, *p.host())),
         },
         Example {
             name: "dsl_seed_producer_consumer",
             about: "DSL: count-1 barrier; thread 0 fills data[i] = 1.5*i and arrives; threads 1-4 wait and read",
             kernels: |t| Ok(vec![dsl_seed_producer_consumer::build(t)?]),
-            run: run_producer_consumer,
-            gpu_only: false,
+            setup: |dev, _size, seed| seeds::setup_producer_consumer(dev, dsl_seed_producer_consumer::kernel()?, seed),
+            check: |p, out| seeds::check_producer_consumer(out.get(0, *p.host())),
         },
         Example {
             name: "dsl_seed_phase_flip",
             about: "DSL: 32 threads, 4 rounds of arrive + wait(parity); test_wait.parity probes read 1,0,1,0",
             kernels: |t| Ok(vec![dsl_seed_phase_flip::build(t, ROUNDS)?]),
-            run: run_phase_flip,
-            gpu_only: false,
+            setup: |dev, _size, seed| {
+                seeds::setup_phase_flip(dev, dsl_seed_phase_flip::kernel_for(ROUNDS)?, ROUNDS, seed)
+            },
+            check: |p, out| seeds::check_phase_flip(out.get(0, *p.host())),
         },
         Example {
             name: "dsl_phase_tma",
             about: "DSL: the seeds' 2-stage phase_tma loop (ordinary arrivals); records stage/parities per iteration",
             kernels: |t| Ok(vec![dsl_phase_tma::build(t, ROUNDS)?]),
-            run: run_phase_tma,
-            gpu_only: false,
+            setup: setup_phase_tma,
+            check: |p, out| check_phase_tma(out.get(0, *p.host())),
         },
     ]
 }
 
-fn run_thread_arrive_wait(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
-    let mut out = dev.upload(&[POISON_U32; 8])?;
-    let r = dsl_seed_thread_arrive_wait::launch(dev, LaunchConfig::linear(1, 8), &mut out, 4)?;
-    let got = dev.download(&out)?;
-    super::record_output(&got);
-    let (ok, detail) = seeds::check_thread_arrive_wait(&got);
-    let mut o = Outcome::check("dsl_seed_thread_arrive_wait", ok, detail);
-    o.elapsed = r.elapsed;
-    Ok(o)
-}
-
-fn run_producer_consumer(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
-    let mut out = dev.upload(&[f32::NAN; 128])?;
-    let r = dsl_seed_producer_consumer::launch(dev, LaunchConfig::linear(1, 32), &mut out)?;
-    let got = dev.download(&out)?;
-    super::record_output(&got);
-    let (ok, detail) = seeds::check_producer_consumer(&got);
-    let mut o = Outcome::check("dsl_seed_producer_consumer", ok, detail);
-    o.elapsed = r.elapsed;
-    Ok(o)
-}
-
-fn run_phase_flip(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
-    let mut out = dev.upload(&[POISON_U32; ROUNDS as usize + 1])?;
-    let r = dsl_seed_phase_flip::launch(dev, LaunchConfig::linear(1, 32), &mut out, ROUNDS)?;
-    let got = dev.download(&out)?;
-    super::record_output(&got);
-    let (ok, detail) = seeds::check_phase_flip(&got);
-    let mut o = Outcome::check("dsl_seed_phase_flip", ok, detail);
-    o.elapsed = r.elapsed;
-    Ok(o)
-}
-
 /// Check a `dsl_phase_tma` output against the seeds' table.
-pub fn check_phase_tma(got: &[u32]) -> (bool, String) {
+pub fn check_phase_tma(got: &[u32]) -> Outcome {
     let rows: Vec<&[u32]> = got.chunks(PHASE_TMA_FIELDS).collect();
     let ok = rows.len() == PHASE_TMA_TABLE.len() && rows.iter().zip(&PHASE_TMA_TABLE).all(|(g, w)| *g == &w[..]);
     let detail = format!(
         "(iteration, stage, waited parity, parity after completion, phase_tma after) = {rows:?}, expected {:?}",
         PHASE_TMA_TABLE
     );
-    (ok, detail)
+    Outcome::new(ok, detail)
 }
 
-fn run_phase_tma(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
-    let mut out = dev.upload(&[POISON_U32; PHASE_TMA_FIELDS * ROUNDS as usize])?;
-    let r = dsl_phase_tma::launch(dev, LaunchConfig::linear(1, 32), &mut out, ROUNDS)?;
-    let got = dev.download(&out)?;
-    super::record_output(&got);
-    let (ok, detail) = check_phase_tma(&got);
-    let mut o = Outcome::check("dsl_phase_tma", ok, detail);
-    o.elapsed = r.elapsed;
-    Ok(o)
+/// `dsl_phase_tma` over `ROUNDS` iterations; the host data is the output buffer.
+fn setup_phase_tma(dev: &Device, _size: super::Size, seed: u64) -> Result<Problem, RuntimeError> {
+    let mut p = Problem::new(seed);
+    let out = p.output(dev, PHASE_TMA_FIELDS * ROUNDS as usize, POISON_U32)?;
+    p.launch(dsl_phase_tma::kernel_for(ROUNDS)?, LaunchConfig::linear(1, 32), [out.into()], [out.into()]);
+    p.set_host::<BufferId<u32>>(out);
+    Ok(p)
 }

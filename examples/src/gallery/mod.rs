@@ -8,46 +8,76 @@ pub mod dsl_pipeline;
 pub mod dsl_seeds;
 pub mod phase_table;
 pub mod pipeline;
+pub mod problem;
 pub mod seeds;
 pub mod stream_axpb;
 pub mod tma_two_stage;
+
+pub use problem::{run_problem, simulate_problem, BufferId, Outputs, Problem};
 
 use phaser::codegen::{Kernel, Target};
 use phaser::runtime::{Device, RuntimeError};
 use std::time::Duration;
 
-/// How big a run should be: `Quick` keeps simulator runs to seconds, `Full` is for GPUs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How big a run should be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Size {
+    /// The smallest problem that still exercises every path of the protocol: one CTA (or
+    /// one cluster) walking enough tiles that every ring wraps. The mutation suite simulates
+    /// every mutant at this size under three schedules.
+    Small,
+    /// Small, ragged shapes over several CTAs: seconds in the simulator.
     Quick,
+    /// GPU-sized problems.
     Full,
 }
 
-/// The result of running one example and checking its output.
-#[derive(Debug)]
+/// The verdict of an example's check against its CPU reference.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
-    pub name: &'static str,
     pub passed: bool,
     /// What was checked, or what differed.
     pub detail: String,
-    pub elapsed: Option<Duration>,
 }
 
 impl Outcome {
-    pub fn check(name: &'static str, passed: bool, detail: impl Into<String>) -> Outcome {
-        Outcome { name, passed, detail: detail.into(), elapsed: None }
+    pub fn new(passed: bool, detail: impl Into<String>) -> Outcome {
+        Outcome { passed, detail: detail.into() }
     }
 }
 
-/// One gallery entry: builds its kernels, runs them on a device and checks the result.
+/// One gallery entry: its kernels, the host setup of a run, and the check of its outputs.
 pub struct Example {
     pub name: &'static str,
     pub about: &'static str,
     /// Every kernel the example launches (for PTX dumps and ptxas), for `target`.
     pub kernels: fn(Target) -> phaser::codegen::Result<Vec<Kernel>>,
-    pub run: fn(&Device, Size) -> Result<Outcome, RuntimeError>,
-    /// Whether the example needs a GPU-only feature the simulator does not model.
-    pub gpu_only: bool,
+    /// Upload the inputs drawn from `seed` and describe the launches (see [`Problem`]).
+    pub setup: fn(&Device, Size, u64) -> Result<Problem, RuntimeError>,
+    /// Compare the outputs with the CPU reference.
+    pub check: fn(&Problem, &Outputs) -> Outcome,
+}
+
+/// One example run on one device.
+#[derive(Debug)]
+pub struct Run {
+    pub outcome: Outcome,
+    /// [`Outputs::digest`] of everything the run wrote.
+    pub digest: u64,
+    /// Device time of the last launch (GPU).
+    pub elapsed: Option<Duration>,
+}
+
+/// Set up `e` from `seed`, run it on `dev` and check it.
+pub fn run(e: &Example, dev: &Device, size: Size, seed: u64) -> Result<Run, RuntimeError> {
+    let mut p = (e.setup)(dev, size, seed)?;
+    let out = run_problem(dev, &mut p)?;
+    Ok(Run { outcome: (e.check)(&p, &out), digest: out.digest(), elapsed: out.elapsed() })
+}
+
+/// The example named `name`.
+pub fn find(name: &str) -> Option<Example> {
+    examples().into_iter().find(|e| e.name == name)
 }
 
 /// Every example, in the order the CLI runs them.
@@ -117,32 +147,6 @@ static SEED_OVERRIDE: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
 /// Make every later [`fresh_seed`] return `seed`, so two backends see the same inputs.
 pub fn set_seed(seed: u64) {
     let _ = SEED_OVERRIDE.set(seed);
-}
-
-thread_local! {
-    /// FNV-1a over every output an example downloaded (see [`record_output`]).
-    static OUTPUT_DIGEST: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
-}
-
-/// Fold a downloaded output into the running example's digest: equal digests on the GPU and
-/// in the simulator (same seed) mean bit-identical outputs.
-pub fn record_output<T: phaser::runtime::Elem>(data: &[T]) {
-    OUTPUT_DIGEST.with(|d| {
-        let mut h = d.get().unwrap_or(0xcbf2_9ce4_8422_2325);
-        for x in data {
-            for b in x.to_bits().to_le_bytes() {
-                h = (h ^ b as u64).wrapping_mul(0x100_0000_01b3);
-            }
-        }
-        d.set(Some(h));
-    });
-}
-
-/// Run one example and return its outcome with the digest of everything it downloaded.
-pub fn run_example(e: &Example, dev: &Device, size: Size) -> (Result<Outcome, RuntimeError>, Option<u64>) {
-    OUTPUT_DIGEST.with(|d| d.set(None));
-    let r = (e.run)(dev, size);
-    (r, OUTPUT_DIGEST.with(|d| d.take()))
 }
 
 /// A seed that differs per run (time-based) unless [`set_seed`] fixed one; callers print it so

@@ -10,11 +10,11 @@
 //! producers start at phase 1, consumers at phase 0; the stage index wraps at 2 and the
 //! parity flips on wrap.
 
-use super::{Example, Outcome, Size};
+use super::{random_u32, BufferId, Example, Outcome, Outputs, Problem, Size, POISON_U32};
 use phaser::codegen::builder::{BarrierArray, KernelBuilder};
 use phaser::codegen::ir::{Dim, ProxySpace, Type, Value};
 use phaser::codegen::{Kernel, Result, Target};
-use phaser::runtime::{Arg, Device, LaunchConfig, RuntimeError};
+use phaser::runtime::{Device, LaunchConfig, RuntimeError};
 
 pub fn fe_pipeline(target: Target) -> Result<Kernel> {
     let mut k = KernelBuilder::new("fe_pipeline", target);
@@ -162,60 +162,73 @@ pub fn examples() -> Vec<Example> {
             name: "fe_pipeline",
             about: "depth-2 full/empty pipeline, producer warp stores tiles and arrives (32 arrivals per phase)",
             kernels: |t| Ok(vec![fe_pipeline(t)?]),
-            run: run_fe,
-            gpu_only: false,
+            setup: setup_fe,
+            check: check_fe,
         },
         Example {
             name: "bulk_pipeline",
             about: "depth-2 full/empty pipeline over bulk copies (expect_tx) with bulk-store output staging",
             kernels: |t| Ok(vec![bulk_pipeline(t)?]),
-            run: run_bulk,
-            gpu_only: false,
+            setup: setup_bulk,
+            check: check_bulk,
         },
     ]
 }
 
 fn iters(size: Size) -> u32 {
     match size {
+        // Each of the two stages is refilled twice.
+        Size::Small => 6,
         Size::Quick => 8,
         Size::Full => 512,
     }
 }
 
-fn run_fe(dev: &Device, size: Size) -> Result<Outcome, RuntimeError> {
-    let n = iters(size);
-    let k = fe_pipeline(Target::Sm90a)?;
-    let input = super::random_u32((n * 32) as usize, super::fresh_seed() ^ 11);
-    let inp = dev.upload(&input)?;
-    let out = dev.upload(&vec![super::POISON_U32; (n * 32) as usize])?;
-    let r = dev.launch(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&inp), Arg::buffer(&out), Arg::scalar(n)])?;
-    let got = dev.download(&out)?;
-    super::record_output(&got);
-    let bad = input.iter().zip(&got).filter(|(x, y)| x.wrapping_mul(2).wrapping_add(1) != **y).count();
-    let mut o = Outcome::check("fe_pipeline", bad == 0, format!("{n} tiles through 2 stages, {bad} wrong outputs"));
-    o.elapsed = r.elapsed;
-    Ok(o)
+/// What both checks need.
+pub struct Host {
+    pub iters: u32,
+    pub input: Vec<u32>,
+    pub out: BufferId<u32>,
 }
 
-fn run_bulk(dev: &Device, size: Size) -> Result<Outcome, RuntimeError> {
-    let n = iters(size);
-    let k = bulk_pipeline(Target::Sm90a)?;
-    let input = super::random_u32((n * TILE) as usize, super::fresh_seed() ^ 13);
-    let inp = dev.upload(&input)?;
-    let out = dev.upload(&vec![super::POISON_U32; (n * 32) as usize])?;
-    let r = dev.launch(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&inp), Arg::buffer(&out), Arg::scalar(n)])?;
-    let got = dev.download(&out)?;
-    super::record_output(&got);
-    let bad = (0..(n * 32) as usize)
+/// `iters` tiles of `tile` random `u32`s in, 32 per tile out; one block of 64 threads.
+fn setup_tiles(dev: &Device, k: Kernel, iters: u32, tile: u32, seed: u64) -> Result<Problem, RuntimeError> {
+    let input = random_u32((iters * tile) as usize, seed);
+    let mut p = Problem::new(seed);
+    let inp = p.input(dev, &input)?;
+    let out = p.output(dev, (iters * 32) as usize, POISON_U32)?;
+    p.launch(k, LaunchConfig::linear(1, 64), [inp.into(), out.into(), iters.into()], [out.into()]);
+    p.set_host(Host { iters, input, out });
+    Ok(p)
+}
+
+pub fn setup_fe(dev: &Device, size: Size, seed: u64) -> Result<Problem, RuntimeError> {
+    setup_tiles(dev, fe_pipeline(Target::Sm90a)?, iters(size), 32, seed ^ 11)
+}
+
+pub fn setup_bulk(dev: &Device, size: Size, seed: u64) -> Result<Problem, RuntimeError> {
+    setup_tiles(dev, bulk_pipeline(Target::Sm90a)?, iters(size), TILE, seed ^ 13)
+}
+
+/// `out = 2 * inp + 1`, element for element.
+pub fn check_fe(p: &Problem, out: &Outputs) -> Outcome {
+    let h: &Host = p.host();
+    let got = out.get(0, h.out);
+    let bad = h.input.iter().zip(got).filter(|(x, y)| x.wrapping_mul(2).wrapping_add(1) != **y).count();
+    Outcome::new(bad == 0, format!("{} tiles through 2 stages, {bad} wrong outputs", h.iters))
+}
+
+/// `out[i][t] = tile i's t + (t + 32)`.
+pub fn check_bulk(p: &Problem, out: &Outputs) -> Outcome {
+    let h: &Host = p.host();
+    let (got, input) = (out.get(0, h.out), &h.input);
+    let bad = (0..(h.iters * 32) as usize)
         .filter(|&j| {
             let (i, t) = (j / 32, j % 32);
             got[j] != input[i * 64 + t].wrapping_add(input[i * 64 + t + 32])
         })
         .count();
-    let mut o =
-        Outcome::check("bulk_pipeline", bad == 0, format!("{n} bulk tiles through 2 stages, {bad} wrong outputs"));
-    o.elapsed = r.elapsed;
-    Ok(o)
+    Outcome::new(bad == 0, format!("{} bulk tiles through 2 stages, {bad} wrong outputs", h.iters))
 }
 
 /// Thread 0 inits both stages' `full` (expecting `full_count` arrivals) and `empty` (one per

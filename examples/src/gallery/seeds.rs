@@ -108,10 +108,10 @@ pub fn phase_flip(target: Target) -> Result<Kernel> {
     k.finish()
 }
 
-// ---- host side: run and check -----------------------------------------------------------
+// ---- host side: setup and check ----------------------------------------------------------
 
-use super::{Example, Outcome, Size, POISON_U32};
-use phaser::runtime::{Arg, Device, LaunchConfig, RuntimeError};
+use super::{BufferId, Example, Outcome, Problem, POISON_U32};
+use phaser::runtime::{Device, LaunchConfig, RuntimeError};
 
 /// The target the seeds are built for on `dev` (sm_90a on Hopper, which is what they need).
 pub fn target_for(_dev: &Device) -> Target {
@@ -124,73 +124,67 @@ pub fn examples() -> Vec<Example> {
             name: "seed_thread_arrive_wait",
             about: "8 threads, barrier expects 4; threads 0-3 arrive and wait, then read each other's data",
             kernels: |t| Ok(vec![thread_arrive_wait(t)?]),
-            run: run_thread_arrive_wait,
-            gpu_only: false,
+            setup: |dev, _size, seed| setup_thread_arrive_wait(dev, thread_arrive_wait(target_for(dev))?, seed),
+            check: |p, out| check_thread_arrive_wait(out.get(0, *p.host())),
         },
         Example {
             name: "seed_producer_consumer",
             about: "count-1 barrier; thread 0 fills data[i] = 1.5*i and arrives; threads 1-4 wait and read",
             kernels: |t| Ok(vec![producer_consumer(t)?]),
-            run: run_producer_consumer,
-            gpu_only: false,
+            setup: |dev, _size, seed| setup_producer_consumer(dev, producer_consumer(target_for(dev))?, seed),
+            check: |p, out| check_producer_consumer(out.get(0, *p.host())),
         },
         Example {
             name: "seed_phase_flip",
             about: "32 threads, 4 rounds of arrive + wait(parity); test_wait.parity probes read 1,0,1,0",
             kernels: |t| Ok(vec![phase_flip(t)?]),
-            run: run_phase_flip,
-            gpu_only: false,
+            setup: |dev, _size, seed| setup_phase_flip(dev, phase_flip(target_for(dev))?, 4, seed),
+            check: |p, out| check_phase_flip(out.get(0, *p.host())),
         },
     ]
 }
 
-fn run_thread_arrive_wait(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
-    let k = thread_arrive_wait(target_for(dev))?;
-    let out = dev.upload(&[POISON_U32; 8])?;
-    let r = dev.launch(&k, LaunchConfig::linear(1, 8), &[Arg::buffer(&out), Arg::scalar(4u32)])?;
-    let got = dev.download(&out)?;
-    super::record_output(&got);
-    let (ok, detail) = check_thread_arrive_wait(&got);
-    let mut o = Outcome::check("seed_thread_arrive_wait", ok, detail);
-    o.elapsed = r.elapsed;
-    Ok(o)
+// The setups take the kernel: the DSL versions (`dsl_seeds.rs`) launch theirs with the same
+// arguments and share the checks. The host data of each problem is its output buffer.
+
+/// Experiment 1: one block of 8 threads, 4 of them active (`num_threads = 4`).
+pub fn setup_thread_arrive_wait(dev: &Device, k: Kernel, seed: u64) -> Result<Problem, RuntimeError> {
+    let mut p = Problem::new(seed);
+    let out = p.output(dev, 8, POISON_U32)?;
+    p.launch(k, LaunchConfig::linear(1, 8), [out.into(), 4u32.into()], [out.into()]);
+    p.set_host::<BufferId<u32>>(out);
+    Ok(p)
 }
 
-fn run_producer_consumer(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
-    let k = producer_consumer(target_for(dev))?;
-    let out = dev.upload(&[f32::NAN; 128])?;
-    let r = dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out)])?;
-    let got = dev.download(&out)?;
-    super::record_output(&got);
-    let (ok, detail) = check_producer_consumer(&got);
-    let mut o = Outcome::check("seed_producer_consumer", ok, detail);
-    o.elapsed = r.elapsed;
-    Ok(o)
+/// Experiment 2: one block of 32 threads, consumers 1-4 copy 32 values each.
+pub fn setup_producer_consumer(dev: &Device, k: Kernel, seed: u64) -> Result<Problem, RuntimeError> {
+    let mut p = Problem::new(seed);
+    let out = p.output(dev, 128, f32::NAN)?;
+    p.launch(k, LaunchConfig::linear(1, 32), [out.into()], [out.into()]);
+    p.set_host::<BufferId<f32>>(out);
+    Ok(p)
 }
 
-fn run_phase_flip(dev: &Device, _size: Size) -> Result<Outcome, RuntimeError> {
-    let k = phase_flip(target_for(dev))?;
-    let out = dev.upload(&[POISON_U32; 5])?;
-    let r = dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out)])?;
-    let got = dev.download(&out)?;
-    super::record_output(&got);
-    let (ok, detail) = check_phase_flip(&got);
-    let mut o = Outcome::check("seed_phase_flip", ok, detail);
-    o.elapsed = r.elapsed;
-    Ok(o)
+/// Experiment 3: one block of 32 threads, `rounds` rounds; `out` holds `rounds + 1` probes.
+pub fn setup_phase_flip(dev: &Device, k: Kernel, rounds: u32, seed: u64) -> Result<Problem, RuntimeError> {
+    let mut p = Problem::new(seed);
+    let out = p.output(dev, rounds as usize + 1, POISON_U32)?;
+    p.launch(k, LaunchConfig::linear(1, 32), [out.into()], [out.into()]);
+    p.set_host::<BufferId<u32>>(out);
+    Ok(p)
 }
 
 // ---- checks shared by the builder and DSL versions ---------------------------------------
 
 /// Experiment 1 with 4 of 8 threads active: each active thread wrote 0+1+4+9, the rest nothing.
-pub fn check_thread_arrive_wait(got: &[u32]) -> (bool, String) {
+pub fn check_thread_arrive_wait(got: &[u32]) -> Outcome {
     let mut want = [POISON_U32; 8];
     want[..4].fill(1 + 4 + 9);
-    (got == want, format!("out = {got:?}, expected {want:?}"))
+    Outcome::new(got == want, format!("out = {got:?}, expected {want:?}"))
 }
 
 /// Experiment 2: consumers 1-4 each copied `data[i] = 1.5*i` for i in 0..32.
-pub fn check_producer_consumer(got: &[f32]) -> (bool, String) {
+pub fn check_producer_consumer(got: &[f32]) -> Outcome {
     let bad: Vec<usize> =
         (0..got.len()).filter(|&j| got[j].to_bits() != (1.5f32 * (j % 32) as f32).to_bits()).collect();
     let ok = bad.is_empty() && got.len() == 128;
@@ -201,15 +195,15 @@ pub fn check_producer_consumer(got: &[f32]) -> (bool, String) {
     } else {
         format!("{} values, expected 128", got.len())
     };
-    (ok, detail)
+    Outcome::new(ok, detail)
 }
 
 /// Experiment 3 with 4 rounds: probes 1,0,1,0 after the rounds, 0 after init.
-pub fn check_phase_flip(got: &[u32]) -> (bool, String) {
+pub fn check_phase_flip(got: &[u32]) -> Outcome {
     let ok = got == [1, 0, 1, 0, 0];
     let detail = match got {
         [r @ .., init] => format!("phase probes after rounds = {r:?} (expect [1, 0, 1, 0]), after init = {init}"),
         [] => "no output".into(),
     };
-    (ok, detail)
+    Outcome::new(ok, detail)
 }

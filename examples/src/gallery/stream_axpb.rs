@@ -19,11 +19,12 @@
 //! part of a box outside the tensor (still completing the full box's bytes) and TMA stores
 //! skip it.
 
-use super::{random_f32, Example, Outcome, Size};
+use super::problem::MapId;
+use super::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::codegen::builder::{Arrivals, KernelBuilder, Pipeline, PipelineConfig, WarpgroupRoles};
 use phaser::codegen::ir::{Dim, ProxySpace, Space, Type, Value};
 use phaser::codegen::{Kernel, Result, Target};
-use phaser::runtime::{Arg, Buffer, Device, LaunchConfig, RuntimeError, Swizzle, TensorMap};
+use phaser::runtime::{Device, LaunchConfig, RuntimeError, Swizzle};
 
 /// Tile columns (the TMA box's inner dimension): 256 f32 = 1 KiB rows.
 pub const BOX_COLS: u32 = 256;
@@ -262,79 +263,104 @@ pub fn tiling(rows: u64, cols: u64, box_rows: u32) -> (u32, u32) {
     (tx as u32, (tx * ty) as u32)
 }
 
-/// Everything one run needs on a device: buffers, maps, launch shape.
-pub struct StreamProblem {
+/// What the check (and `bench_stream`) needs.
+pub struct Host {
     pub rows: u64,
     pub cols: u64,
     pub a: f32,
     pub b: f32,
-    pub input: Buffer<f32>,
-    pub output: Buffer<f32>,
-    pub in_map: TensorMap,
-    pub out_map: TensorMap,
-    pub grid: u32,
-    pub cfg: StreamConfig,
+    pub x: Vec<f32>,
+    pub input: BufferId<f32>,
+    pub output: BufferId<f32>,
+    /// The configuration of each launch, in order.
+    pub configs: Vec<StreamConfig>,
 }
 
-impl StreamProblem {
-    /// Upload `x` (a `rows x cols` row-major tensor) and make the maps (for the default tile
-    /// shape) and the persistent grid.
-    pub fn new(
-        dev: &Device,
-        rows: u64,
-        cols: u64,
-        x: &[f32],
-        a: f32,
-        b: f32,
-    ) -> std::result::Result<Self, RuntimeError> {
-        assert_eq!(x.len() as u64, rows * cols);
-        let input = dev.upload(x)?;
-        let output = dev.alloc::<f32>(x.len())?;
-        let cfg = StreamConfig::new(MIN_STAGES);
-        let in_map = dev.tensor_map(&input, &[cols, rows], &[BOX_COLS, cfg.box_rows], Swizzle::None)?;
-        let out_map = dev.tensor_map(&output, &[cols, rows], &[BOX_COLS, cfg.rows_per_warp()], Swizzle::None)?;
-        let mut p = StreamProblem { rows, cols, a, b, input, output, in_map, out_map, grid: 1, cfg };
-        p.set_config(dev, cfg)?;
-        Ok(p)
-    }
-
-    /// Re-make the maps and the grid for another tile shape (depths share them).
-    pub fn set_config(&mut self, dev: &Device, cfg: StreamConfig) -> std::result::Result<(), RuntimeError> {
-        let (rows, cols) = (self.rows, self.cols);
-        self.in_map = dev.tensor_map(&self.input, &[cols, rows], &[BOX_COLS, cfg.box_rows], Swizzle::None)?;
-        self.out_map = dev.tensor_map(&self.output, &[cols, rows], &[BOX_COLS, cfg.rows_per_warp()], Swizzle::None)?;
-        let (_, ntiles) = tiling(rows, cols, cfg.box_rows);
-        self.grid = ntiles.min(dev.sm_count()?).max(1);
-        self.cfg = cfg;
-        Ok(())
-    }
-
-    /// Launch `k`, built from `cfg`, whose tile shape must be the one the maps were made for.
-    pub fn launch(
-        &self,
-        dev: &Device,
-        k: &Kernel,
-        cfg: StreamConfig,
-    ) -> std::result::Result<phaser::runtime::LaunchReport, RuntimeError> {
-        assert_eq!(
-            (cfg.box_rows, cfg.consumer_wgs),
-            (self.cfg.box_rows, self.cfg.consumer_wgs),
-            "call set_config first: the tensor maps were made for another tile shape"
+/// A random `rows x cols` tensor `x` and random `a`, `b`, through one launch per entry of
+/// `configs` (all writing the one output); tensor maps are made once per tile shape. The
+/// grid is persistent (one CTA per SM, at most one per tile) unless `grid` fixes it.
+pub fn setup_with(
+    dev: &Device,
+    rows: u64,
+    cols: u64,
+    configs: &[StreamConfig],
+    grid: Option<u32>,
+    seed: u64,
+) -> std::result::Result<Problem, RuntimeError> {
+    let n = (rows * cols) as usize;
+    let x = random_f32(n, seed);
+    let ab = random_f32(2, seed ^ 0x5eed);
+    let (a, b) = (ab[0] + 1.5, ab[1]);
+    let mut p = Problem::new(seed);
+    let input = p.input(dev, &x)?;
+    let output = p.output(dev, n, f32::NAN)?;
+    // (load box rows, store box rows) -> (in_map, out_map)
+    let mut maps: Vec<((u32, u32), (MapId, MapId))> = Vec::new();
+    for &cfg in configs {
+        let shape = (cfg.box_rows, cfg.rows_per_warp());
+        let (in_map, out_map) = match maps.iter().find(|(s, _)| *s == shape) {
+            Some(&(_, m)) => m,
+            None => {
+                let in_map = p.tensor_map(dev, input, &[cols, rows], &[BOX_COLS, shape.0], Swizzle::None)?;
+                let out_map = p.tensor_map(dev, output, &[cols, rows], &[BOX_COLS, shape.1], Swizzle::None)?;
+                maps.push((shape, (in_map, out_map)));
+                (in_map, out_map)
+            }
+        };
+        let (tiles_x, ntiles) = tiling(rows, cols, cfg.box_rows);
+        let grid = match grid {
+            Some(g) => g,
+            None => ntiles.min(dev.sm_count()?).max(1),
+        };
+        p.launch(
+            kernel_with(Target::Sm90a, cfg)?,
+            LaunchConfig::linear(grid, cfg.threads()).with_dynamic_shared(cfg.dynamic_shared_bytes()),
+            [in_map.into(), out_map.into(), a.into(), b.into(), tiles_x.into(), ntiles.into()],
+            [output.into()],
         );
-        let (tiles_x, ntiles) = tiling(self.rows, self.cols, cfg.box_rows);
-        dev.launch(
-            k,
-            LaunchConfig::linear(self.grid, cfg.threads()).with_dynamic_shared(cfg.dynamic_shared_bytes()),
-            &[
-                Arg::TensorMap(&self.in_map),
-                Arg::TensorMap(&self.out_map),
-                Arg::scalar(self.a),
-                Arg::scalar(self.b),
-                Arg::scalar(tiles_x),
-                Arg::scalar(ntiles),
-            ],
-        )
     }
+    p.set_host(Host { rows, cols, a, b, x, input, output, configs: configs.to_vec() });
+    Ok(p)
+}
+
+/// The gallery's run: [`problem_size`], the default tile shape at every depth of [`depths`].
+pub fn setup(dev: &Device, size: Size, seed: u64) -> std::result::Result<Problem, RuntimeError> {
+    let (rows, cols) = problem_size(size);
+    let configs: Vec<StreamConfig> = depths(size).into_iter().map(StreamConfig::new).collect();
+    // Small: one persistent CTA walks every tile.
+    let grid = (size == Size::Small).then_some(1);
+    setup_with(dev, rows, cols, &configs, grid, seed)
+}
+
+/// Every launch wrote `fma(a, x, b)` bit for bit.
+pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
+    let h: &Host = p.host();
+    let want = reference(&h.x, h.a, h.b);
+    let mut passed = true;
+    let mut details = Vec::new();
+    for (i, cfg) in h.configs.iter().enumerate() {
+        let got = outputs.get(i, h.output);
+        let label = if *cfg == StreamConfig::new(cfg.stages) { format!("S={}", cfg.stages) } else { cfg.name() };
+        let (bad, first) = compare(got, &want);
+        if bad == 0 {
+            details.push(format!("{label} ok"));
+        } else {
+            passed = false;
+            let i = first.unwrap_or(0);
+            details.push(format!(
+                "{label}: {bad} wrong, first at (row {}, col {}): got {} want {}",
+                i as u64 / h.cols,
+                i as u64 % h.cols,
+                got[i],
+                want[i]
+            ));
+        }
+    }
+    let grid = p.launches.first().map_or(0, |l| l.config.grid[0]);
+    Outcome::new(
+        passed,
+        format!("{}x{} f32, a={} b={}, seed {}, grid {grid}: {}", h.rows, h.cols, h.a, h.b, p.seed, details.join("; ")),
+    )
 }
 
 /// The CPU reference: `fma(a, x, b)` per element, rounded once like the GPU's `fma.rn.f32`.
@@ -355,11 +381,13 @@ pub fn compare(got: &[f32], want: &[f32]) -> (usize, Option<usize>) {
     (bad, first)
 }
 
-/// The sizes a run uses: `Quick` is tiny and ragged (partial tiles on both edges; 21 tiles,
-/// so on the simulator's 4 SMs every checked depth wraps its ring at least once);
-/// `Full` is 16384 x 16384 f32 = 1 GiB in and 1 GiB out.
+/// The sizes a run uses: `Small` is 6 ragged tiles (one CTA wraps the depth-2 ring three
+/// times and reuses both staging buffers of every warp); `Quick` is small and ragged (partial
+/// tiles on both edges; 21 tiles, so on the simulator's 4 SMs every checked depth wraps its
+/// ring at least once); `Full` is 16384 x 16384 f32 = 1 GiB in and 1 GiB out.
 pub fn problem_size(size: Size) -> (u64, u64) {
     match size {
+        Size::Small => (40, 300),
         Size::Quick => (100, 516),
         Size::Full => (16384, 16384),
     }
@@ -368,7 +396,7 @@ pub fn problem_size(size: Size) -> (u64, u64) {
 /// The depths a gallery run checks.
 pub fn depths(size: Size) -> Vec<u32> {
     match size {
-        Size::Quick => vec![2, 3, 4],
+        Size::Small | Size::Quick => vec![2, 3, 4],
         Size::Full => (MIN_STAGES..=MAX_STAGES).collect(),
     }
 }
@@ -393,51 +421,9 @@ pub fn examples() -> Vec<Example> {
         name: "stream_axpb",
         about: "y = a*x + b streamed through a warp-specialized depth-S TMA pipeline (S = 2..8), TMA stores, persistent grid",
         kernels: |t| (MIN_STAGES..=MAX_STAGES).map(|s| kernel(t, s)).collect(),
-        run,
-        gpu_only: false,
+        setup,
+        check,
     }]
-}
-
-fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
-    let (rows, cols) = problem_size(size);
-    let seed = super::fresh_seed();
-    let x = random_f32((rows * cols) as usize, seed);
-    let ab = random_f32(2, seed ^ 0x5eed);
-    let (a, b) = (ab[0] + 1.5, ab[1]);
-    let want = reference(&x, a, b);
-    let mut p = StreamProblem::new(dev, rows, cols, &x, a, b)?;
-    let mut details = Vec::new();
-    let mut passed = true;
-    let mut elapsed = None;
-    for s in depths(size) {
-        let k = kernel(Target::Sm90a, s)?;
-        dev.fill(&mut p.output, f32::NAN)?;
-        let r = p.launch(dev, &k, StreamConfig::new(s))?;
-        let got = dev.download(&p.output)?;
-        super::record_output(&got);
-        let (bad, first) = compare(&got, &want);
-        if bad == 0 {
-            details.push(format!("S={s} ok"));
-        } else {
-            passed = false;
-            let i = first.unwrap_or(0);
-            details.push(format!(
-                "S={s}: {bad} wrong, first at (row {}, col {}): got {} want {}",
-                i as u64 / cols,
-                i as u64 % cols,
-                got[i],
-                want[i]
-            ));
-        }
-        elapsed = r.elapsed.or(elapsed);
-    }
-    let mut o = Outcome::check(
-        "stream_axpb",
-        passed,
-        format!("{rows}x{cols} f32, a={a} b={b}, seed {seed}, grid {}: {}", p.grid, details.join("; ")),
-    );
-    o.elapsed = elapsed;
-    Ok(o)
 }
 
 #[cfg(test)]

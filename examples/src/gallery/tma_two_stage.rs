@@ -15,11 +15,11 @@
 //! `[(0,0,0,1,0), (1,1,0,1,1), (2,0,1,0,1), (3,1,1,0,0)]`, later rows repeat it with period
 //! 4, and every tile copied through shared memory must equal the input.
 
-use super::{random_f32, Example, Outcome, Size};
+use super::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size, POISON_U32};
 use phaser::codegen::builder::KernelBuilder;
 use phaser::codegen::ir::{Dim, Type, Value};
 use phaser::codegen::{Kernel, Result, Target};
-use phaser::runtime::{Arg, Device, LaunchConfig, RuntimeError, Swizzle};
+use phaser::runtime::{Device, LaunchConfig, RuntimeError, Swizzle};
 
 /// Columns of a tile (the box's inner dimension).
 pub const COLS: u32 = 64;
@@ -143,33 +143,48 @@ pub fn examples() -> Vec<Example> {
         about:
             "the seeds' two-stage TMA pipeline (manual phase_tma); checks the seed's phase table and the copied tiles",
         kernels: |t| Ok(vec![kernel(t)?]),
-        run,
-        gpu_only: false,
+        setup,
+        check,
     }]
 }
 
-fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
+/// What the check needs.
+pub struct Host {
+    pub iters: usize,
+    pub input: Vec<f32>,
+    pub out: BufferId<f32>,
+    pub table: BufferId<u32>,
+}
+
+pub fn setup(dev: &Device, size: Size, seed: u64) -> std::result::Result<Problem, RuntimeError> {
     let iters: usize = match size {
+        // Each stage refilled twice.
+        Size::Small => 6,
         Size::Quick => 4,
         Size::Full => 64,
     };
-    let k = kernel(Target::Sm90a)?;
-    let seed = super::fresh_seed();
     let rows = iters as u64 * TILE_ROWS as u64;
     let input = random_f32(iters * TILE_ELEMS as usize, seed);
-    let inp = dev.upload(&input)?;
-    let out = dev.upload(&vec![f32::NAN; input.len()])?;
-    let table = dev.upload(&vec![super::POISON_U32; iters * TABLE_COLS])?;
-    let map = dev.tensor_map(&inp, &[COLS as u64, rows], &[COLS, TILE_ROWS], Swizzle::None)?;
-    let r = dev.launch(
-        &k,
+    let mut p = Problem::new(seed);
+    let inp = p.input(dev, &input)?;
+    let out = p.output(dev, input.len(), f32::NAN)?;
+    let table = p.output(dev, iters * TABLE_COLS, POISON_U32)?;
+    let map = p.tensor_map(dev, inp, &[COLS as u64, rows], &[COLS, TILE_ROWS], Swizzle::None)?;
+    p.launch(
+        kernel(Target::Sm90a)?,
         LaunchConfig::linear(1, THREADS),
-        &[Arg::TensorMap(&map), Arg::buffer(&out), Arg::buffer(&table), Arg::scalar(iters as u32)],
-    )?;
-    let got_table = dev.download(&table)?;
-    super::record_output(&got_table);
-    let got = dev.download(&out)?;
-    super::record_output(&got);
+        [map.into(), out.into(), table.into(), (iters as u32).into()],
+        [table.into(), out.into()],
+    );
+    p.set_host(Host { iters, input, out, table });
+    Ok(p)
+}
+
+/// The recorded table is the seed's (period 4) and every tile was copied bit for bit.
+pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
+    let (h, seed): (&Host, u64) = (p.host(), p.seed);
+    let (got_table, got) = (outputs.get(0, h.table), outputs.get(0, h.out));
+    let (iters, input) = (h.iters, &h.input);
     let want_table = expected_table(iters);
     let table_ok = got_table == want_table;
     let bad = (0..input.len()).filter(|&i| got[i].to_bits() != input[i].to_bits()).count();
@@ -194,9 +209,7 @@ fn run(dev: &Device, size: Size) -> std::result::Result<Outcome, RuntimeError> {
             input.len()
         )
     };
-    let mut o = Outcome::check("tma_two_stage", table_ok && bad == 0, detail);
-    o.elapsed = r.elapsed;
-    Ok(o)
+    Outcome::new(table_ok && bad == 0, detail)
 }
 
 #[cfg(test)]

@@ -1,187 +1,272 @@
-//! Async agents: the TMA engine (bulk and tensor copies, multicast, stores with bulk groups),
-//! Ampere `cp.async`, and `tcgen05.commit` arrivals. Each op is issued by a thread, sits in
-//! flight, and completes when the scheduler says: data lands, then the barrier gets its
-//! `complete_tx` (or arrival).
+//! Async agents at work: each op is issued by a thread, sits in flight, and progresses when
+//! the scheduler says.
+//!
+//! Loads land in pieces (16-byte multiples, up to four, in an order the scheduler picks), each
+//! piece doing its own `complete_tx` on its barrier, as the hardware does: a phase whose
+//! `expect_tx` registered fewer bytes than its copies deliver completes while bytes are still
+//! in flight, and that is reported (`EarlyPhaseCompletion`) instead of only showing up as a
+//! tx-count imbalance at the end.
 
+use super::async_op::{for_box, swizzle, AsyncKind, AsyncOp, LoadSrc, StoreDst};
 use super::barrier::Actor;
-use super::engine::{Engine, StoreRead};
+use super::check::{Checker, Issue, Publisher};
+use super::cluster::Engine;
 use super::finding::Category;
 use crate::error::Result;
-use crate::tensor_map::{Swizzle, TensorMapDesc};
+use crate::tensor_map::Swizzle;
 
-pub enum LoadSrc {
-    Bulk(u64),
-    /// Tensor map parameter index and box coordinates (innermost first).
-    Tensor {
-        map: usize,
-        coords: Vec<i32>,
-    },
-}
+impl<C: Checker> Engine<'_, C> {
+    pub fn push_op(&mut self, issuer: u32, pc: u32, kind: AsyncKind) {
+        let id = self.async_ops.next_id;
+        self.async_ops.next_id += 1;
+        let snapshot = self.checker.snapshot_for_async(issuer);
+        self.out.stats.async_ops += 1;
+        self.time.effects += 1;
+        self.async_ops.in_flight.push(AsyncOp { id, issuer, snapshot, round: self.time.round, pc, kind });
+    }
 
-pub enum StoreDst {
-    Bulk(u64),
-    Tensor { map: usize, coords: Vec<i32> },
-}
-
-pub enum AsyncKind {
-    /// Global → shared of `bytes`, into each `(cta, smem offset, barrier offset)` (several
-    /// with multicast); each destination's barrier gets `complete_tx(bytes)`.
-    Load { dsts: Vec<(usize, u32, u32)>, src: LoadSrc, bytes: u32 },
-    /// `cp.async` of `bytes` into `(cta, off)`, in the issuer's cp.async group `group`.
-    CpAsync { cta: usize, off: u32, src: u64, bytes: u32, group: usize },
-    /// Shared → global (TMA store), in the issuer's bulk group `group`.
-    Store { cta: usize, off: u32, dst: StoreDst, bytes: u32, group: usize },
-    /// `tcgen05.commit`: one arrival on `(cta, off)` once prior tcgen05 work finished.
-    Commit { cta: usize, off: u32 },
-    /// `cp.async.mbarrier.arrive`: one arrival on `(cta, off)` once the issuer's `cp.async`
-    /// ops `after` (those in flight at the arrive) have landed.
-    CpAsyncArrive { cta: usize, off: u32, after: Vec<u32> },
-}
-
-pub struct AsyncOp {
-    pub id: u32,
-    pub issuer: u32,
-    /// The issuer's own clock at issue, and its whole vector clock then.
-    pub issue_clock: u32,
-    pub vc: Vec<u32>,
-    /// Scheduler round of issue.
-    pub round: u64,
-    pub pc: u32,
-    pub kind: AsyncKind,
-}
-
-/// The swizzled shared address of byte address `a` (CUTLASS `Swizzle<B,4,3>`: the 16-byte
-/// chunk index inside a 128-byte row is XORed with the row index modulo 2/4/8).
-pub fn swizzle(a: u32, s: Swizzle) -> u32 {
-    let m = match s {
-        Swizzle::None => return a,
-        Swizzle::B32 => 1,
-        Swizzle::B64 => 3,
-        Swizzle::B128 => 7,
-    };
-    a ^ (((a >> 7) & m) << 4)
-}
-
-/// Visit every element of the box at `coords`: `f(box byte offset, global address or None
-/// when out of bounds)`.
-fn for_box(desc: &TensorMapDesc, coords: &[i32], mut f: impl FnMut(usize, Option<u64>)) {
-    let rank = desc.rank();
-    let es = desc.dtype.size() as u64;
-    let total: u64 = desc.box_dims.iter().map(|&b| b as u64).product();
-    let mut idx = vec![0u32; rank];
-    for e in 0..total {
-        let mut inb = true;
-        let mut addr = desc.base;
-        for d in 0..rank {
-            let c = coords[d] as i64 + idx[d] as i64;
-            if c < 0 || c >= desc.dims[d] as i64 {
-                inb = false;
-                break;
+    /// Whether async op `i` may progress now: a `cp.async.mbarrier.arrive` only once the
+    /// copies it tracks have landed.
+    pub(crate) fn async_op_ready(&self, i: usize) -> bool {
+        match &self.async_ops.in_flight[i].kind {
+            AsyncKind::CpAsyncArrive { after, .. } => {
+                !self.async_ops.in_flight[..i].iter().any(|o| after.contains(&o.id))
             }
-            addr += if d == 0 { c as u64 * es } else { c as u64 * desc.strides[d - 1] };
-        }
-        f((e * es) as usize, inb.then_some(addr));
-        for d in 0..rank {
-            idx[d] += 1;
-            if idx[d] < desc.box_dims[d] {
-                break;
-            }
-            idx[d] = 0;
+            _ => true,
         }
     }
-}
 
-impl Engine<'_> {
-    pub fn complete_op(&mut self, op: AsyncOp) -> Result<()> {
-        self.out.stats.async_completed += 1;
-        self.futile = 0;
-        let AsyncOp { id, issuer, issue_clock, vc, pc, kind, .. } = op;
-        let icta = (issuer / self.tpc) as usize;
-        match kind {
-            AsyncKind::Load { dsts, src, bytes } => {
-                let (data, swz) = match &src {
-                    LoadSrc::Bulk(a) => (self.gmem.slice(*a, bytes as usize).map(|s| s.to_vec()), Swizzle::None),
-                    LoadSrc::Tensor { map, coords } => {
-                        let desc = self.tmaps[*map].as_ref().expect("tensor map");
-                        let es = desc.dtype.size() as usize;
-                        let mut buf = vec![0u8; bytes as usize];
-                        let mut oob = None;
-                        let gmem = &*self.gmem;
-                        for_box(desc, coords, |o, a| {
-                            if let Some(a) = a {
-                                match gmem.slice(a, es) {
-                                    Some(s) => buf[o..o + es].copy_from_slice(s),
-                                    None => oob = Some(a),
-                                }
-                            }
-                        });
-                        match oob {
-                            Some(a) => {
-                                let msg = format!(
-                                    "TMA load: the tensor map's element at {} is outside every buffer (bad base, dims or strides)",
-                                    self.gmem.describe(a)
-                                );
-                                self.finding(Category::OutOfBounds, icta, Some(issuer), None, Some(pc), msg);
-                                self.abort = true;
-                                (None, desc.swizzle)
-                            }
-                            None => (Some(buf), desc.swizzle),
+    /// Advance op `i`: one piece of a load, or the whole of any other op. Returns whether
+    /// the op is finished (and removed).
+    pub fn complete_next_piece(&mut self, i: usize) -> Result<bool> {
+        self.time.effects += 1;
+        if let AsyncKind::Load { pieces, .. } = &mut self.async_ops.in_flight[i].kind {
+            let k = self.sched.piece(pieces.len());
+            let piece = pieces.remove(k);
+            self.land_piece(i, piece);
+            let AsyncKind::Load { pieces, .. } = &self.async_ops.in_flight[i].kind else { unreachable!("a load") };
+            if !pieces.is_empty() {
+                return Ok(false);
+            }
+            self.out.stats.async_completed += 1;
+            self.async_ops.in_flight.remove(i);
+            return Ok(true);
+        }
+        let op = self.async_ops.in_flight.remove(i);
+        self.complete_op(op)?;
+        Ok(true)
+    }
+
+    /// The hardware counts bytes as they land, in granules much finer than our pieces: when
+    /// the first destination's barrier has no arrival pending and its tx-count (a multiple of
+    /// 16) is smaller than the piece, the tx-count passes through 0 inside the piece. Split it
+    /// there, so the phase completes with the rest of the bytes still in flight.
+    fn split_at_tx_zero(&mut self, i: usize, (start, len): (u32, u32)) -> (u32, u32) {
+        let AsyncKind::Load { dsts, .. } = &self.async_ops.in_flight[i].kind else { return (start, len) };
+        let Some(d) = dsts.first().copied() else { return (start, len) };
+        let Some(b) = self.exec.ctas[d.cta].barriers.get(self.cx.layout, d.bar) else { return (start, len) };
+        let tx = b.tx;
+        if !(b.usable() && b.pending == 0 && tx > 0 && tx < len as i64 && tx % 16 == 0) {
+            return (start, len);
+        }
+        if let AsyncKind::Load { pieces, .. } = &mut self.async_ops.in_flight[i].kind {
+            pieces.insert(0, (start + tx as u32, len - tx as u32));
+        }
+        (start, tx as u32)
+    }
+
+    /// Read a load's source (once, at its first piece); `None` after a fault.
+    fn load_data(&mut self, i: usize) -> Option<()> {
+        let (issuer, pc) = (self.async_ops.in_flight[i].issuer, self.async_ops.in_flight[i].pc);
+        let AsyncKind::Load { src, bytes, data, .. } = &self.async_ops.in_flight[i].kind else { return None };
+        if data.is_some() {
+            return Some(());
+        }
+        let bytes = *bytes;
+        let gmem = &self.global;
+        let read = match src {
+            LoadSrc::Bulk(a) => gmem.read(*a, bytes as usize).ok_or(*a),
+            LoadSrc::Tensor { map, coords } => {
+                let desc = self.cx.tmaps[*map].as_ref().expect("tensor map");
+                let es = desc.dtype.size() as usize;
+                let mut buf = vec![0u8; bytes as usize];
+                let mut oob = None;
+                for_box(desc, coords, |o, a| {
+                    if let Some(a) = a {
+                        match gmem.read(a, es) {
+                            Some(s) => buf[o..o + es].copy_from_slice(&s),
+                            None => oob = Some(a),
                         }
                     }
-                };
-                let Some(data) = data else { return Ok(()) };
-                for (c, off, boff) in dsts {
-                    let smem = &mut self.ctas[c].smem;
-                    if swz == Swizzle::None {
-                        smem[off as usize..(off + bytes) as usize].copy_from_slice(&data);
-                    } else {
-                        for k in (0..bytes).step_by(16) {
-                            let p = swizzle(off + k, swz) as usize;
-                            let n = 16.min(bytes - k) as usize;
-                            if p + n <= smem.len() {
-                                smem[p..p + n].copy_from_slice(&data[k as usize..k as usize + n]);
-                            }
-                        }
-                    }
-                    // The data is published by the barrier phase this copy completes tx on: a
-                    // reader must have observed that phase (directly or through a release chain).
-                    let publisher = match (self.bar_component(c, boff), self.ctas[c].barriers.get(&boff)) {
-                        (Some(comp), Some(b)) => (comp as u32, b.phase as u32 + 1),
-                        _ => (issuer, issue_clock),
-                    };
-                    self.async_land(c, off, bytes, id, publisher.0, publisher.1);
-                    if self.ctas[c].barriers.get(&boff).is_some_and(|b| b.usable()) {
-                        let actor = Actor::Agent { kind: "TMA load", issuer };
-                        self.complete_tx_on(issuer, c, boff, bytes, actor, Some(&vc), pc);
-                    } else {
-                        let msg = "a TMA load landed but its barrier is not initialized (or was invalidated)".into();
-                        self.finding(Category::Uninitialized, c, Some(issuer), Some((c, boff)), Some(pc), msg);
+                });
+                match oob {
+                    Some(a) => Err(a),
+                    None => Ok(buf),
+                }
+            }
+        };
+        match read {
+            Ok(buf) => {
+                if let AsyncKind::Load { data, .. } = &mut self.async_ops.in_flight[i].kind {
+                    *data = Some(buf);
+                }
+                Some(())
+            }
+            Err(a) => {
+                let msg = format!(
+                    "{}: its source element at {} is outside every buffer (bad base, dims or strides)",
+                    src.what(),
+                    gmem.describe(a)
+                );
+                let icta = (issuer / self.exec.threads_per_cta) as usize;
+                self.finding(Category::OutOfBounds, icta, Some(issuer), None, Some(pc), msg);
+                self.abort = true;
+                None
+            }
+        }
+    }
+
+    /// Land bytes `[start, start+len)` of load `i` in every destination and complete tx.
+    fn land_piece(&mut self, i: usize, piece: (u32, u32)) {
+        if self.load_data(i).is_none() {
+            return;
+        }
+        let (start, len) = self.split_at_tx_zero(i, piece);
+        let op = &self.async_ops.in_flight[i];
+        let (id, issuer, pc) = (op.id, op.issuer, op.pc);
+        let AsyncKind::Load { dsts, src, data: Some(data), .. } = &op.kind else { return };
+        let swz = match src {
+            LoadSrc::Bulk(_) => Swizzle::None,
+            LoadSrc::Tensor { map, .. } => self.cx.tmaps[*map].as_ref().map_or(Swizzle::None, |d| d.swizzle),
+        };
+        let kind = match src {
+            LoadSrc::Bulk(_) => "bulk copy",
+            LoadSrc::Tensor { .. } => "TMA load",
+        };
+        let dsts = dsts.clone();
+        let piece = data[start as usize..(start + len) as usize].to_vec();
+        for d in dsts {
+            if self.exec.ctas[d.cta].exited == self.exec.threads_per_cta {
+                let msg = format!(
+                    "a {kind} issued by thread {} lands in CTA rank {}, which has already exited (undefined \
+                     behaviour: nothing kept that CTA alive until its copies landed)",
+                    issuer % self.exec.threads_per_cta,
+                    d.cta
+                );
+                let icta = (issuer / self.exec.threads_per_cta) as usize;
+                self.finding(Category::ExitedCtaAccess, icta, Some(issuer), None, Some(pc), msg);
+                continue;
+            }
+            let smem = &mut self.exec.ctas[d.cta].smem;
+            if swz == Swizzle::None {
+                smem[(d.off + start) as usize..(d.off + start + len) as usize].copy_from_slice(&piece);
+            } else {
+                for k in (0..len).step_by(16) {
+                    let p = swizzle(d.off + start + k, swz) as usize;
+                    let n = 16.min(len - k) as usize;
+                    if p + n <= smem.len() {
+                        smem[p..p + n].copy_from_slice(&piece[k as usize..k as usize + n]);
                     }
                 }
             }
+            // The data is published by the barrier phase this piece completes tx on: a reader
+            // must have observed that phase (directly or through a release chain).
+            let usable =
+                self.exec.ctas[d.cta].barriers.get(self.cx.layout, d.bar).filter(|b| b.usable()).map(|b| b.phase);
+            let by = match usable {
+                Some(phase) => Publisher::Phase { bar: self.barrier_key(d.cta, d.bar), phase },
+                None => Publisher::Issuer,
+            };
+            let snap = &self.async_ops.in_flight[i].snapshot;
+            self.checker.on_async_land(id, issuer, snap, d.cta, d.off + start, len, by);
+            if usable.is_some() {
+                let key = self.barrier_key(d.cta, d.bar);
+                let snap = &self.async_ops.in_flight[i].snapshot;
+                self.checker.on_agent_release(snap, key);
+                self.complete_tx_on(d.cta, d.bar, len, Actor::Agent { kind, issuer }, pc);
+            } else {
+                let msg = format!("a {kind} landed but its barrier is not initialized (or was invalidated)");
+                self.finding(Category::Uninitialized, d.cta, Some(issuer), Some((d.cta, d.bar)), Some(pc), msg);
+            }
+        }
+    }
+
+    /// A phase of `(cta, off)` completed: copies that will still complete tx on it mean the
+    /// phase's expect_tx registered fewer bytes than its copies deliver.
+    pub(crate) fn check_early_completion(&mut self, cta: usize, off: u32, phase: u64) {
+        let mut late = None;
+        for op in &self.async_ops.in_flight {
+            if let AsyncKind::Load { dsts, pieces, src, .. } = &op.kind {
+                if !pieces.is_empty() && dsts.iter().any(|d| d.cta == cta && d.bar == off) {
+                    let left: u32 = pieces.iter().map(|p| p.1).sum();
+                    late = Some((op.issuer, op.pc, left, src.what()));
+                    break;
+                }
+            }
+        }
+        let Some((issuer, copy_pc, left, what)) = late else { return };
+        let Some(bar) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        let sites = bar.completed_tx_sites.clone();
+        let registered: u64 = sites.iter().map(|s| s.registered).sum();
+        let delivered: u64 = sites.iter().map(|s| s.delivered).sum();
+        let expect = sites.iter().find(|s| s.registered > 0).copied();
+        let tpc = self.exec.threads_per_cta;
+        let list = |f: &dyn Fn(&super::barrier::TxSite) -> u64| {
+            sites
+                .iter()
+                .filter(|s| f(s) > 0)
+                .map(|s| format!("{} bytes at {}", f(s), s.loc.map_or("?".to_string(), |l| l.to_string())))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let message = format!(
+            "phase {phase} completed (tx-count reached 0) while {left} bytes of the {what} issued by thread {}{} had \
+             not landed: the phase's expect_tx registered {registered} bytes ({}) but its copies deliver more ({} \
+             landed in this phase, {left} still in flight). Waiters of this phase are released before every byte \
+             landed (a race on hardware)",
+            issuer % tpc,
+            self.loc(copy_pc).map(|l| format!(" at {l}")).unwrap_or_default(),
+            list(&|s| s.registered),
+            if delivered > 0 { format!("{delivered} bytes") } else { "0 bytes".into() },
+        );
+        let (thread, pc) = match expect.map(|s| s.actor) {
+            Some(Actor::Thread(t)) => (t, expect.map_or(copy_pc, |s| s.pc)),
+            _ => (issuer, copy_pc),
+        };
+        let issue = Issue {
+            category: Category::EarlyPhaseCompletion,
+            cta: (thread / tpc) as usize,
+            thread: Some(thread),
+            barrier: Some((cta, off)),
+            phase: Some(phase),
+            pc: Some(pc),
+            message,
+        };
+        self.report(issue);
+    }
+
+    pub fn complete_op(&mut self, op: AsyncOp<C::Snapshot>) -> Result<()> {
+        self.out.stats.async_completed += 1;
+        let AsyncOp { id, issuer, pc, kind, snapshot, .. } = op;
+        let icta = (issuer / self.exec.threads_per_cta) as usize;
+        match kind {
+            AsyncKind::Load { .. } => unreachable!("loads complete piece by piece"),
             AsyncKind::CpAsync { cta, off, src, bytes, group } => {
-                if let Some(s) = self.gmem.slice(src, bytes as usize) {
-                    let s = s.to_vec();
-                    self.ctas[cta].smem[off as usize..(off + bytes) as usize].copy_from_slice(&s);
+                let data = self.global.read(src, bytes as usize);
+                if let Some(s) = data {
+                    self.exec.ctas[cta].smem[off as usize..(off + bytes) as usize].copy_from_slice(&s);
                 }
-                self.async_land(cta, off, bytes, id, issuer, issue_clock);
-                let a = &mut self.aux[issuer as usize];
-                if group < a.cp_groups.len() {
-                    a.cp_groups[group] -= 1;
-                } else {
-                    a.cp_open -= 1;
-                }
+                self.checker.on_async_land(id, issuer, &snapshot, cta, off, bytes, Publisher::Issuer);
+                self.async_ops.groups[issuer as usize].cp_async.complete(group);
             }
             AsyncKind::Store { cta, off, dst, bytes, group } => {
-                let data = self.ctas[cta].smem[off as usize..(off + bytes) as usize].to_vec();
+                let data = self.exec.ctas[cta].smem[off as usize..(off + bytes) as usize].to_vec();
                 match dst {
                     StoreDst::Bulk(a) => {
-                        if let Some(s) = self.gmem.slice_mut(a, bytes as usize) {
-                            s.copy_from_slice(&data);
-                        }
+                        self.global.write(a, &data);
                     }
                     StoreDst::Tensor { map, coords } => {
-                        let desc = self.tmaps[map].as_ref().expect("tensor map");
+                        let desc = self.cx.tmaps[map].as_ref().expect("tensor map");
                         let es = desc.dtype.size() as usize;
                         let swz = desc.swizzle;
                         let mut writes = Vec::new();
@@ -196,13 +281,10 @@ impl Engine<'_> {
                             }
                         });
                         for (a, p) in writes {
-                            let smem = &self.ctas[cta].smem;
-                            let base = off as usize + p;
-                            let src: Vec<u8> = smem.get(base..base + es).map(|s| s.to_vec()).unwrap_or_default();
-                            match self.gmem.slice_mut(a, es) {
-                                Some(d) if src.len() == es => d.copy_from_slice(&src),
-                                _ => {
-                                    let msg = format!("TMA store to {} is out of bounds", self.gmem.describe(a));
+                            let src: Vec<u8> = data.get(p..p + es).map(|s| s.to_vec()).unwrap_or_default();
+                            if src.len() != es || !self.global.write(a, &src) {
+                                {
+                                    let msg = format!("TMA store to {} is out of bounds", self.global.describe(a));
                                     self.finding(Category::OutOfBounds, icta, Some(issuer), None, Some(pc), msg);
                                     self.abort = true;
                                     break;
@@ -211,29 +293,23 @@ impl Engine<'_> {
                         }
                     }
                 }
-                // The source stays marked as read by the store until its issuer observes the
-                // completion (`wait_group`): only then may anyone ordered after it rewrite it.
-                if self.cfg.race_check {
-                    let read = StoreRead { group, cta, off, len: bytes, op: id };
-                    self.aux[issuer as usize].unobserved_stores.push(read);
-                }
-                let a = &mut self.aux[issuer as usize];
-                if group < a.bulk_groups.len() {
-                    a.bulk_groups[group] -= 1;
-                } else {
-                    a.bulk_open -= 1;
-                }
+                self.checker.on_store_complete(issuer, id, group, cta, off, bytes);
+                self.async_ops.groups[issuer as usize].bulk.complete(group);
             }
             AsyncKind::Commit { cta, off } => {
-                if self.ctas[cta].barriers.get(&off).is_some_and(|b| b.usable()) {
+                if self.exec.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {
+                    let key = self.barrier_key(cta, off);
+                    self.checker.on_agent_release(&snapshot, key);
                     let actor = Actor::Agent { kind: "tcgen05.commit", issuer };
-                    self.arrive_on(issuer, cta, off, 1, false, actor, Some(&vc), pc);
+                    self.arrive_on(cta, off, 1, false, actor, pc);
                 }
             }
             AsyncKind::CpAsyncArrive { cta, off, .. } => {
-                if self.ctas[cta].barriers.get(&off).is_some_and(|b| b.usable()) {
+                if self.exec.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {
+                    let key = self.barrier_key(cta, off);
+                    self.checker.on_agent_release(&snapshot, key);
                     let actor = Actor::Agent { kind: "cp.async.mbarrier.arrive", issuer };
-                    self.arrive_on(issuer, cta, off, 1, false, actor, Some(&vc), pc);
+                    self.arrive_on(cta, off, 1, false, actor, pc);
                 } else {
                     let msg =
                         "a cp.async.mbarrier.arrive fired but its barrier is not initialized (or was invalidated)";
@@ -242,38 +318,5 @@ impl Engine<'_> {
             }
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn swizzle_128b_xors_the_chunk_with_the_row() {
-        // Row 0 is unchanged; row 1 swaps chunk pairs; row 7 reverses the 8 chunks.
-        assert_eq!(swizzle(0x10, Swizzle::B128), 0x10);
-        assert_eq!(swizzle(128, Swizzle::B128), 128 + 16);
-        assert_eq!(swizzle(128 + 16, Swizzle::B128), 128);
-        assert_eq!(swizzle(7 * 128, Swizzle::B128), 7 * 128 + 7 * 16);
-        assert_eq!(swizzle(7 * 128 + 5, Swizzle::B128), 7 * 128 + 7 * 16 + 5, "bytes inside a chunk stay put");
-        assert_eq!(swizzle(8 * 128, Swizzle::B128), 8 * 128, "the pattern repeats every 1024 bytes");
-        assert_eq!(swizzle(3 * 128 + 16, Swizzle::B64), 3 * 128 + 2 * 16);
-        assert_eq!(swizzle(128, Swizzle::B32), 128 + 16);
-    }
-
-    #[test]
-    fn box_walk_fills_out_of_bounds_elements() {
-        let desc = TensorMapDesc {
-            dtype: phaser_codegen::Type::U32,
-            base: 1000,
-            dims: vec![3, 2],
-            strides: vec![12],
-            box_dims: vec![2, 2],
-            swizzle: Swizzle::None,
-        };
-        let mut seen = Vec::new();
-        for_box(&desc, &[2, 1], |o, a| seen.push((o, a)));
-        assert_eq!(seen, vec![(0, Some(1000 + 12 + 8)), (4, None), (8, None), (12, None)]);
     }
 }

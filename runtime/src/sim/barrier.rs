@@ -18,6 +18,8 @@ const LAST_ARRIVALS: usize = 6;
 pub enum Actor {
     /// A thread, by index in its cluster.
     Thread(u32),
+    /// Lanes `lanes` of the warp whose lane 0 is cluster thread `base`, arriving together.
+    Warp { base: u32, lanes: u32 },
     /// An async agent acting for the thread that issued it.
     Agent { kind: &'static str, issuer: u32 },
 }
@@ -35,6 +37,18 @@ pub struct Arrival {
     pub tick: u64,
 }
 
+/// Bytes one instruction registered (`expect_tx`) or delivered (`complete_tx`, copies) in a
+/// phase: a byte-count bug names both sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TxSite {
+    pub pc: u32,
+    pub loc: Option<SourceLoc>,
+    /// Who: a thread's `expect_tx`/`complete_tx` or an async copy.
+    pub actor: Actor,
+    pub registered: u64,
+    pub delivered: u64,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Barrier {
     pub inited: bool,
@@ -49,18 +63,12 @@ pub struct Barrier {
     /// Arrivals received in the current phase.
     pub received: u32,
     pub init_by: u32,
-    /// Clock of the initializing thread at init (for the init-visibility check).
-    pub init_clock: u32,
+    pub init_pc: u32,
     pub init_loc: Option<SourceLoc>,
     pub last: VecDeque<Arrival>,
-    /// Vector clock released into the current phase (arrivals and async completions).
-    pub acc: Vec<u32>,
-    /// Vector clocks of the last completed phase of each parity.
-    pub done: [Vec<u32>; 2],
-    /// Per thread of the cluster: the last phase it observed complete through a wait.
-    pub seen: Vec<i64>,
-    /// Whether the init-visibility finding was already reported.
-    pub init_warned: bool,
+    /// tx bytes of the current phase per instruction, and of the last completed phase.
+    pub tx_sites: Vec<TxSite>,
+    pub completed_tx_sites: Vec<TxSite>,
 }
 
 /// What one arrival did.
@@ -79,17 +87,27 @@ impl Barrier {
         Barrier::default()
     }
 
-    pub fn init(&mut self, count: u32, by: u32, clock: u32, loc: Option<SourceLoc>, threads: usize) {
+    pub fn init(&mut self, count: u32, by: u32, pc: u32, loc: Option<SourceLoc>) {
         *self = Barrier {
             inited: true,
             expected: count,
             pending: count as i64,
             init_by: by,
-            init_clock: clock,
+            init_pc: pc,
             init_loc: loc,
-            seen: vec![i64::MIN; threads],
             ..Barrier::default()
         };
+    }
+
+    /// Add `bytes` registered or delivered by `pc` to this phase's tx sites.
+    fn count_tx(&mut self, pc: u32, loc: Option<SourceLoc>, actor: Actor, registered: u64, delivered: u64) {
+        match self.tx_sites.iter_mut().find(|s| s.pc == pc && s.actor == actor) {
+            Some(s) => {
+                s.registered += registered;
+                s.delivered += delivered;
+            }
+            None => self.tx_sites.push(TxSite { pc, loc, actor, registered, delivered }),
+        }
     }
 
     pub fn invalidate(&mut self) {
@@ -124,16 +142,31 @@ impl Barrier {
     }
 
     /// `tx += bytes`; returns whether `|tx|` left the allowed range.
-    pub fn expect_tx(&mut self, bytes: u32, actor: Actor, loc: Option<SourceLoc>, tick: u64) -> bool {
+    pub fn expect_tx(&mut self, bytes: u32, actor: Actor, pc: u32, loc: Option<SourceLoc>, tick: u64) -> bool {
         self.tx += bytes as i64;
         self.remember(Arrival { actor, count: 0, tx: bytes as i64, phase: self.phase, loc, tick });
+        self.count_tx(pc, loc, actor, bytes as u64, 0);
         self.tx.abs() > TX_LIMIT
     }
 
     /// `tx -= bytes`; returns (`|tx|` out of range, the phase completed).
-    pub fn complete_tx(&mut self, bytes: u32, actor: Actor, loc: Option<SourceLoc>, tick: u64) -> (bool, bool) {
+    pub fn complete_tx(
+        &mut self,
+        bytes: u32,
+        actor: Actor,
+        pc: u32,
+        loc: Option<SourceLoc>,
+        tick: u64,
+    ) -> (bool, bool) {
         self.tx -= bytes as i64;
-        self.remember(Arrival { actor, count: 0, tx: -(bytes as i64), phase: self.phase, loc, tick });
+        let last =
+            self.last.back_mut().filter(|a| a.actor == actor && a.tx < 0 && a.loc == loc && a.phase == self.phase);
+        match last {
+            // Pieces of one copy are remembered as one update.
+            Some(a) => a.tx -= bytes as i64,
+            None => self.remember(Arrival { actor, count: 0, tx: -(bytes as i64), phase: self.phase, loc, tick }),
+        }
+        self.count_tx(pc, loc, actor, 0, bytes as u64);
         let over = self.tx.abs() > TX_LIMIT;
         (over, self.try_complete())
     }
@@ -143,14 +176,12 @@ impl Barrier {
         if !self.usable() || self.pending != 0 || self.tx != 0 {
             return false;
         }
-        let done = self.phase;
         self.phase += 1;
         self.expected = self.expected.saturating_sub(self.drop_next);
         self.drop_next = 0;
         self.pending = self.expected as i64;
         self.received = 0;
-        let acc = std::mem::take(&mut self.acc);
-        self.done[(done & 1) as usize] = acc;
+        self.completed_tx_sites = std::mem::take(&mut self.tx_sites);
         true
     }
 
@@ -170,15 +201,6 @@ impl Barrier {
             cur - 2
         }
     }
-
-    /// Vector clock of completed phase `w` (empty for the virtual phase -1).
-    pub fn done_vc(&self, w: i64) -> &[u32] {
-        if w < 0 {
-            &[]
-        } else {
-            &self.done[(w & 1) as usize]
-        }
-    }
 }
 
 #[cfg(test)]
@@ -192,14 +214,14 @@ mod tests {
     #[test]
     fn phase_completes_only_when_pending_and_tx_are_zero() {
         let mut b = Barrier::default();
-        b.init(2, 0, 0, None, 4);
-        assert!(!b.expect_tx(64, t(0), None, 0));
+        b.init(2, 0, 0, None);
+        assert!(!b.expect_tx(64, t(0), 0, None, 0));
         assert!(!b.arrive(1, false, t(0), None, 0).completed);
         assert!(!b.arrive(1, false, t(1), None, 0).completed, "tx 64 still pending");
         assert_eq!((b.pending, b.tx, b.phase), (0, 64, 0));
-        let (over, done) = b.complete_tx(32, t(2), None, 0);
+        let (over, done) = b.complete_tx(32, t(2), 0, None, 0);
         assert!(!over && !done);
-        let (_, done) = b.complete_tx(32, t(2), None, 0);
+        let (_, done) = b.complete_tx(32, t(2), 0, None, 0);
         assert!(done);
         assert_eq!((b.pending, b.tx, b.phase), (2, 0, 1));
     }
@@ -207,7 +229,7 @@ mod tests {
     #[test]
     fn fresh_barrier_satisfies_parity_one_and_not_zero() {
         let mut b = Barrier::default();
-        b.init(1, 0, 0, None, 1);
+        b.init(1, 0, 0, None);
         assert!(b.parity_done(1));
         assert!(!b.parity_done(0));
         assert_eq!(b.observed_for_parity(1), -1);
@@ -219,23 +241,23 @@ mod tests {
     #[test]
     fn tx_may_go_negative_before_expect_and_overflow_is_reported() {
         let mut b = Barrier::default();
-        b.init(1, 0, 0, None, 1);
-        let (over, done) = b.complete_tx(16, t(0), None, 0);
+        b.init(1, 0, 0, None);
+        let (over, done) = b.complete_tx(16, t(0), 0, None, 0);
         assert!(!over && !done);
         assert_eq!(b.tx, -16);
-        assert!(!b.expect_tx(16, t(0), None, 0));
+        assert!(!b.expect_tx(16, t(0), 0, None, 0));
         assert!(b.arrive(1, false, t(0), None, 0).completed);
-        assert!(b.expect_tx(1 << 20, t(0), None, 0), "2^20 bytes exceed the tx range");
+        assert!(b.expect_tx(1 << 20, t(0), 0, None, 0), "2^20 bytes exceed the tx range");
     }
 
     #[test]
     fn extra_arrival_overflows_and_arrive_drop_lowers_the_next_count() {
         let mut b = Barrier::default();
-        b.init(2, 0, 0, None, 1);
-        b.expect_tx(8, t(0), None, 0);
+        b.init(2, 0, 0, None);
+        b.expect_tx(8, t(0), 0, None, 0);
         assert!(!b.arrive(2, false, t(0), None, 0).overflow);
         assert!(b.arrive(1, false, t(0), None, 0).overflow, "pending was 0, waiting for tx");
-        b.complete_tx(8, t(0), None, 0);
+        b.complete_tx(8, t(0), 0, None, 0);
         assert_eq!(b.phase, 1);
         let o = b.arrive(1, true, t(0), None, 0);
         assert_eq!(o.token >> 32, 1);

@@ -39,8 +39,17 @@ pub struct SimConfig {
     pub max_findings: usize,
     /// Probe records kept per launch.
     pub max_probes: usize,
-    /// Check shared memory for data races (vector clocks + per-byte shadow state).
+    /// Run the happens-before checker (`sim/check/hb.rs`: vector clocks and per-byte shadow
+    /// state): shared-memory races, uninitialized shared reads, stale parities, init visibility,
+    /// missing proxy fences, remote accesses racing with a CTA's exit. Off, the simulation
+    /// still reports deadlocks, faults and barrier misuse, and runs faster.
     pub race_check: bool,
+    /// CTAs simulated at the same time (clusters start as others finish, as on the GPU):
+    /// clusters that wait for each other must fit. Default: 132, one per SM of an H100/H200.
+    pub max_resident_ctas: u32,
+    /// Cores the simulation may use: clusters run in parallel between the grid's epochs
+    /// (`sim/grid.rs`). The result is the same for every value. Default: the machine's cores.
+    pub threads: usize,
     /// Write each launch's Perfetto/Chrome trace (`<kernel>.<n>.trace.json`) and probe tables
     /// (`<kernel>.<n>.probes.txt`) into this directory.
     pub trace_dir: Option<std::path::PathBuf>,
@@ -58,6 +67,8 @@ impl Default for SimConfig {
             max_findings: 64,
             max_probes: 100_000,
             race_check: true,
+            max_resident_ctas: 132,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             trace_dir: None,
         }
     }

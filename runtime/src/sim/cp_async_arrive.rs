@@ -15,36 +15,29 @@
 //! scheduler says. It releases the issuer's vector clock at the arrive, which covers the
 //! copies' issue, so a thread that waited on the phase may read the copied bytes.
 
-use super::agent::AsyncKind;
-use super::engine::Engine;
+use super::async_op::AsyncKind;
+use super::check::Checker;
+use super::cluster::Engine;
 use phaser_codegen::ir::Value;
 
-impl Engine<'_> {
+impl<C: Checker> Engine<'_, C> {
     /// Lane `l` of warp `wi` executes `cp.async.mbarrier.arrive[.noinc] [bar]` at `pc`.
     pub(crate) fn cp_async_arrive_issue(&mut self, wi: usize, l: usize, pc: u32, bar: &Value, noinc: bool) {
-        let t = self.gtid(wi, l);
+        let t = self.cluster_thread(wi, l);
         let Some((cta, off)) = self.bar_addr(wi, l, bar, false, pc) else { return };
         if !self.check_barrier_use(t, cta, off, pc, "arrives (cp.async.mbarrier.arrive) on") {
             return;
         }
         let after: Vec<u32> = self
-            .agents
+            .async_ops
+            .in_flight
             .iter()
             .filter(|o| o.issuer == t && matches!(o.kind, AsyncKind::CpAsync { .. }))
             .map(|o| o.id)
             .collect();
         if !noinc {
-            self.ctas[cta].barriers.get_mut(&off).expect("checked barrier").pending += 1;
+            self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier").pending += 1;
         }
         self.push_op(t, pc, AsyncKind::CpAsyncArrive { cta, off, after });
-    }
-
-    /// Whether async op `i` may complete now: a `cp.async.mbarrier.arrive` only once the
-    /// copies it tracks have landed.
-    pub(crate) fn async_op_ready(&self, i: usize) -> bool {
-        match &self.agents[i].kind {
-            AsyncKind::CpAsyncArrive { after, .. } => !self.agents[..i].iter().any(|o| after.contains(&o.id)),
-            _ => true,
-        }
     }
 }

@@ -18,6 +18,12 @@ pub enum Category {
     TxOverflow,
     /// Bytes registered with `expect_tx` never arrived, or more arrived than were expected.
     TxImbalance,
+    /// A phase completed (tx-count reached 0) while bytes of a copy completing on it were still
+    /// in flight: `expect_tx` registered fewer bytes than the copies deliver, so waiters are
+    /// released before the data landed (a silent race on hardware).
+    EarlyPhaseCompletion,
+    /// `mbarrier.init` with an arrival count outside 1..=2^20-1 (e.g. 0 computed at run time).
+    InvalidInitCount,
     /// A phase had some but not all of its arrivals when the kernel ended.
     IncompletePhase,
     /// A wait on a parity whose phase this thread already consumed (ABA: a parity two
@@ -34,6 +40,15 @@ pub enum Category {
     ProxyFence,
     /// Two threads accessed the same shared bytes, at least one writing, unsynchronized.
     SharedRace,
+    /// A thread read shared memory that no thread and no async copy has written in this
+    /// launch (e.g. after a wait that passed at once on a fresh barrier).
+    UninitializedSharedRead,
+    /// A remote arrive, DSMEM access or multicast write into a CTA of the cluster that has
+    /// exited, or not ordered before its exit (a missing final cluster barrier).
+    ExitedCtaAccess,
+    /// Some thread loops forever: its whole state repeats and nothing else can change what it
+    /// reads (found without running to `SimConfig::max_steps`).
+    InfiniteLoop,
     /// A global or shared access outside every allocation.
     OutOfBounds,
     /// An address the hardware rejects as misaligned (`CUDA_ERROR_MISALIGNED_ADDRESS`): TMA
@@ -57,12 +72,17 @@ impl Category {
             Category::ArrivalOverflow => "arrival-overflow",
             Category::TxOverflow => "tx-overflow",
             Category::TxImbalance => "tx-imbalance",
+            Category::EarlyPhaseCompletion => "early-phase-completion",
+            Category::InvalidInitCount => "invalid-init-count",
             Category::IncompletePhase => "incomplete-phase",
             Category::StaleParity => "stale-parity",
             Category::AsyncReadRace => "async-read-race",
             Category::AsyncWriteRace => "async-write-race",
             Category::ProxyFence => "missing-proxy-fence",
             Category::SharedRace => "shared-race",
+            Category::UninitializedSharedRead => "uninitialized-shared-read",
+            Category::ExitedCtaAccess => "access-to-exited-cta",
+            Category::InfiniteLoop => "infinite-loop",
             Category::WarpSync => "warp-sync",
             Category::OutOfBounds => "out-of-bounds",
             Category::Misaligned => "misaligned",
@@ -79,12 +99,17 @@ impl Category {
             ArrivalOverflow,
             TxOverflow,
             TxImbalance,
+            EarlyPhaseCompletion,
+            InvalidInitCount,
             IncompletePhase,
             StaleParity,
             AsyncReadRace,
             AsyncWriteRace,
             ProxyFence,
             SharedRace,
+            UninitializedSharedRead,
+            ExitedCtaAccess,
+            InfiniteLoop,
             WarpSync,
             OutOfBounds,
             Misaligned,
@@ -128,6 +153,14 @@ impl fmt::Display for BarrierRef {
     }
 }
 
+/// Which iteration of a `for` loop a finding happened in: the loop counter's value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopIteration {
+    /// The loop's `for` line.
+    pub loc: Option<SourceLoc>,
+    pub counter: u64,
+}
+
 /// One problem found by the checker.
 #[derive(Clone, Debug)]
 pub struct Finding {
@@ -144,6 +177,9 @@ pub struct Finding {
     pub phase: Option<u64>,
     /// The Rust source line of the instruction.
     pub loc: Option<SourceLoc>,
+    /// The `for` loops around the instruction and their counters for this thread, outermost
+    /// first.
+    pub loops: Vec<LoopIteration>,
     pub message: String,
     /// How many more times the same site reported the same problem.
     pub repeats: u64,
@@ -167,6 +203,10 @@ impl fmt::Display for Finding {
         }
         if let Some(l) = self.loc {
             write!(f, "\n    at {l}")?;
+        }
+        for it in &self.loops {
+            let at = it.loc.map(|l| format!(" at {l}")).unwrap_or_default();
+            write!(f, "\n    in the iteration with loop counter {} of the loop{at}", it.counter)?;
         }
         for line in self.message.lines() {
             write!(f, "\n    {line}")?;

@@ -3,8 +3,11 @@
 
 use phaser_codegen::ir::{Kernel, SharedKind};
 
-/// Fake device address of buffer 0; buffer `i` lives at `GLOBAL_BASE + (i << 32)`.
+/// Fake device address of buffer 0; buffer `i` lives at `GLOBAL_BASE + i * BUFFER_SPACING`.
 pub const GLOBAL_BASE: u64 = 0x7000_0000_0000;
+/// Address space per buffer (1 TiB): an index far past a buffer's end lands in no buffer (a
+/// finding), never in the next one, and buffers over 4 GiB are addressed in full.
+pub const BUFFER_SPACING_BITS: u32 = 40;
 /// Fake generic address of kernel parameter `i` (tensor maps are read from there).
 pub const PARAM_BASE: u64 = 0x6000_0000_0000;
 /// A `.shared::cluster` address is `((rank + 1) << CLUSTER_SHIFT) | offset`; a plain
@@ -45,7 +48,7 @@ pub struct GlobalMemory {
 impl GlobalMemory {
     /// A zeroed buffer of `bytes`; returns its fake device address.
     pub fn alloc(&mut self, bytes: usize) -> u64 {
-        let addr = GLOBAL_BASE + ((self.bufs.len() as u64) << 32);
+        let addr = GLOBAL_BASE + ((self.bufs.len() as u64) << BUFFER_SPACING_BITS);
         self.bufs.push(vec![0; bytes]);
         self.live_bytes += bytes as u64;
         addr
@@ -53,7 +56,7 @@ impl GlobalMemory {
     /// Free the buffer at `addr` (its start address); a second free does nothing.
     pub fn free(&mut self, addr: u64) {
         let Some(rel) = addr.checked_sub(GLOBAL_BASE) else { return };
-        if let Some(b) = self.bufs.get_mut((rel >> 32) as usize) {
+        if let Some(b) = self.bufs.get_mut((rel >> BUFFER_SPACING_BITS) as usize) {
             self.live_bytes -= b.len() as u64;
             *b = Vec::new();
         }
@@ -66,10 +69,10 @@ impl GlobalMemory {
     #[inline]
     fn locate(&self, addr: u64, len: usize) -> Option<(usize, usize)> {
         let rel = addr.checked_sub(GLOBAL_BASE)?;
-        let idx = (rel >> 32) as usize;
-        let off = (rel & 0xFFFF_FFFF) as usize;
+        let idx = (rel >> BUFFER_SPACING_BITS) as usize;
+        let off = (rel & ((1 << BUFFER_SPACING_BITS) - 1)) as usize;
         let b = self.bufs.get(idx)?;
-        (off + len <= b.len()).then_some((idx, off))
+        (off.checked_add(len)? <= b.len()).then_some((idx, off))
     }
     #[inline]
     pub fn slice(&self, addr: u64, len: usize) -> Option<&[u8]> {
@@ -101,9 +104,15 @@ impl GlobalMemory {
     /// A readable name for a global address: `buffer #i + off`.
     pub fn describe(&self, addr: u64) -> String {
         match addr.checked_sub(GLOBAL_BASE) {
-            Some(rel) if ((rel >> 32) as usize) < self.bufs.len() => {
-                let i = (rel >> 32) as usize;
-                format!("buffer #{i} byte {} (of {})", rel & 0xFFFF_FFFF, self.bufs[i].len())
+            Some(rel) if ((rel >> BUFFER_SPACING_BITS) as usize) < self.bufs.len() => {
+                let i = (rel >> BUFFER_SPACING_BITS) as usize;
+                let off = rel & ((1 << BUFFER_SPACING_BITS) - 1);
+                let len = self.bufs[i].len();
+                if off as usize >= len {
+                    format!("buffer #{i} byte {off} (past the end of its {len} bytes)")
+                } else {
+                    format!("buffer #{i} byte {off} (of {len})")
+                }
             }
             _ => format!("0x{addr:x} (no buffer)"),
         }
@@ -166,25 +175,106 @@ impl SmemLayout {
         self.regions[i].start
     }
 
-    /// `(name, element index)` of a shared offset.
-    pub fn name_of(&self, off: u32) -> (String, u32) {
-        for r in &self.regions {
-            if off >= r.start && off < r.end {
-                return (r.name.clone(), (off - r.start) / r.elem_size);
-            }
+    /// The region an offset lies in, or else the nearest region below it (an index past
+    /// that array's end: `empty[4]` of a 4-barrier array), with whether it is inside.
+    fn region_for(&self, off: u32) -> Option<(&Region, bool)> {
+        if let Some(r) = self.regions.iter().find(|r| off >= r.start && off < r.end) {
+            return Some((r, true));
         }
-        (format!("smem+0x{off:x}"), 0)
+        self.regions.iter().filter(|r| r.start <= off).max_by_key(|r| r.start).map(|r| (r, false))
     }
 
-    /// `name[index]` (+ byte offset inside the element when not aligned).
+    /// `(name, element index)` of a shared offset (past the end of the array below it when
+    /// it lies in no array).
+    pub fn name_of(&self, off: u32) -> (String, u32) {
+        match self.region_for(off) {
+            Some((r, _)) => (r.name.clone(), (off - r.start) / r.elem_size),
+            None => (format!("smem+0x{off:x}"), 0),
+        }
+    }
+
+    /// `name[index]` (+ byte offset inside the element when not aligned), saying so when the
+    /// index is past the array's end.
     pub fn describe(&self, off: u32) -> String {
-        for r in &self.regions {
-            if off >= r.start && off < r.end {
+        match self.region_for(off) {
+            Some((r, inside)) => {
                 let rel = off - r.start;
                 let (i, b) = (rel / r.elem_size, rel % r.elem_size);
-                return if b == 0 { format!("`{}[{i}]`", r.name) } else { format!("`{}[{i}]`+{b}", r.name) };
+                let mut s = if b == 0 { format!("`{}[{i}]`", r.name) } else { format!("`{}[{i}]`+{b}", r.name) };
+                if !inside {
+                    let n = (r.end - r.start) / r.elem_size;
+                    s.push_str(&format!(" (past the end of `{}`, which has {n} elements)", r.name));
+                }
+                s
             }
+            None => format!("smem+0x{off:x}"),
         }
-        format!("smem+0x{off:x}")
+    }
+
+    /// Whether `off` lies past the end of an array (in no region of the layout).
+    pub fn outside_every_array(&self, off: u32) -> bool {
+        !self.regions.iter().any(|r| off >= r.start && off < r.end)
+    }
+
+    /// Barriers of barrier arrays per CTA (each gets a dense slot).
+    pub fn barrier_slots(&self) -> usize {
+        self.regions.iter().filter(|r| r.barriers).map(|r| ((r.end - r.start) / 8) as usize).sum()
+    }
+
+    /// The dense slot of the barrier at `off`, if it is an element of a barrier array.
+    #[inline]
+    pub fn barrier_slot(&self, off: u32) -> Option<u32> {
+        let mut slot = 0u32;
+        for r in self.regions.iter().filter(|r| r.barriers) {
+            if off >= r.start && off < r.end {
+                return (off - r.start).is_multiple_of(8).then_some(slot + (off - r.start) / 8);
+            }
+            slot += (r.end - r.start) / 8;
+        }
+        None
+    }
+
+    /// The offset of dense barrier slot `slot`.
+    pub fn barrier_offset(&self, slot: usize) -> u32 {
+        let mut first = 0usize;
+        for r in self.regions.iter().filter(|r| r.barriers) {
+            let n = ((r.end - r.start) / 8) as usize;
+            if slot < first + n {
+                return r.start + ((slot - first) * 8) as u32;
+            }
+            first += n;
+        }
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_index_far_past_a_buffer_lands_in_no_buffer() {
+        let mut m = GlobalMemory::default();
+        let a = m.alloc(64);
+        let b = m.alloc(64);
+        assert!(m.load(a + 60, 4).is_some());
+        assert!(m.load(a + 64, 4).is_none(), "one past the end");
+        // 4 GiB past `a` was `b` when buffers were 4 GiB apart.
+        assert!(m.load(a + (1 << 32), 4).is_none());
+        assert!(m.load(b, 4).is_some());
+        assert!(m.describe(a + (1 << 32)).contains("past the end"), "{}", m.describe(a + (1 << 32)));
+        assert!(m.load(u64::MAX - 2, 4).is_none(), "no overflow at the top of the address space");
+    }
+
+    #[test]
+    fn a_buffer_over_4_gib_is_addressed_in_full() {
+        // Zeroed allocations are mapped lazily: this touches two pages, not 5 GiB.
+        let mut m = GlobalMemory::default();
+        let big = m.alloc((5usize << 30) + 16);
+        let small = m.alloc(16);
+        let far = big + (5u64 << 30);
+        assert!(m.store(far, 4, 0xABCD));
+        assert_eq!(m.load(far, 4), Some(0xABCD));
+        assert_eq!(m.load(small, 4), Some(0), "the write past 4 GiB stays in its own buffer");
     }
 }

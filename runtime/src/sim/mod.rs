@@ -3,32 +3,61 @@
 //! agents (TMA, cp.async, tcgen05.commit) exactly, schedules everything from a seed, and
 //! checks the mbarrier protocol as it goes (deadlocks, misuse, races, proxy fences).
 //!
-//! One concept per file: `config` (settings), `memory` (global arena, shared layout),
-//! `barrier` (the mbarrier state machine), `program` + `interp` (lowered IR and its
-//! execution), `exec` (memory/barrier/TMA instructions), `scheduler`, `agent` (async
-//! copies), `cp_async_arrive` (`cp.async.mbarrier.arrive`), `checker` (vector clocks, shadow memory, end checks), `finding`, `trace`,
-//! `report`, `engine` (one cluster's state and the main loop), `warp_sync` (`bar.warp.sync`).
+//! One concept per file:
+//! - settings and results: `config`, `finding`, `report`, `trace` (barrier events as a
+//!   Perfetto trace), `probe` (probe records and tables);
+//! - memory: `memory` (global arena, shared layout), `global_view` (a cluster's view of global
+//!   memory during an epoch);
+//! - the program: `program` (IR lowered to ops with jumps), `arith` (PTX arithmetic),
+//!   `interp` (the warp loop);
+//! - execution state: `grid` (clusters interleaved), `cluster` (one cluster's state),
+//!   `warp`, `run_loop` (rounds, waking, blocking), `scheduler` (seeded choices),
+//!   `progress` (loops that can never end), `deadlock` (reports of stuck and unfinished work);
+//! - synchronization and async agents: `barrier` (the mbarrier state machine),
+//!   `barrier_table` (a CTA's mbarriers), `barrier_ops` (addressing, arrivals, tx, waits),
+//!   `async_op` (copies as data), `agent` (copies landing in pieces), `async_groups`, `warp_sync`
+//!   (`bar.warp.sync`), `cp_async_arrive` (`cp.async.mbarrier.arrive`);
+//! - instructions: `exec` (dispatch), `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`;
+//! - the checker behind a trait: `check` (`Checker`, `NoCheck`), `check/hb` (happens-before),
+//!   `check/clocks`, `check/shadow`.
 
 pub(crate) mod agent;
+pub(crate) mod arith;
+pub(crate) mod async_groups;
+pub(crate) mod async_op;
 pub mod barrier;
-pub(crate) mod checker;
+pub(crate) mod barrier_ops;
+pub(crate) mod barrier_table;
+pub(crate) mod check;
+pub(crate) mod cluster;
 pub mod config;
 pub(crate) mod cp_async_arrive;
-pub(crate) mod engine;
+pub(crate) mod deadlock;
 pub(crate) mod exec;
+pub(crate) mod exec_mbarrier;
+pub(crate) mod exec_memory;
+pub(crate) mod exec_sync;
+pub(crate) mod exec_tma;
 pub mod finding;
+pub(crate) mod global_view;
+pub(crate) mod grid;
 pub(crate) mod interp;
 pub mod memory;
+pub mod probe;
 pub(crate) mod program;
+pub(crate) mod progress;
 pub mod report;
+pub(crate) mod run_loop;
 pub mod scheduler;
 pub mod trace;
+pub(crate) mod warp;
 pub(crate) mod warp_sync;
 
 pub use config::{SimConfig, Strategy};
-pub use finding::{BarrierRef, Category, Finding, Severity};
+pub use finding::{BarrierRef, Category, Finding, LoopIteration, Severity};
 pub use memory::SimBuffer;
-pub use report::{ProbeRecord, ProbeValue, SimReport, Stats};
+pub use probe::{ProbeRecord, ProbeValue};
+pub use report::{SimReport, Stats};
 pub use trace::{Trace, TraceEvent, TraceKind};
 
 use crate::args::{check_args, Arg, BufferArg};
@@ -36,7 +65,8 @@ use crate::device::check_config;
 use crate::error::{Backend, Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
 use crate::tensor_map::{Swizzle, TensorMapDesc};
-use engine::{Engine, LaunchCtx};
+use check::{hb::HappensBefore, NoCheck};
+use cluster::LaunchCtx;
 use memory::{GlobalMemory, SmemLayout, PARAM_BASE};
 use phaser_codegen::Kernel;
 use program::Program;
@@ -197,50 +227,24 @@ impl SimDevice {
         }
         let prog = Program::lower(k);
         let layout = SmemLayout::new(k, cfg.dynamic_shared_bytes);
-        let cluster_dim = k.bounds.cluster.unwrap_or([1, 1, 1]);
+        let mut out = Collector::default();
+        out.trace.limit = if sc.trace { sc.max_trace_events } else { 0 };
+        out.trace.layout = Some(layout.clone());
+        let mut gmem = self.mem();
         let cx = LaunchCtx {
-            k,
-            prog: &prog,
-            cfg: sc,
+            kernel: k,
+            program: &prog,
+            config: sc,
             launch: cfg,
             layout: &layout,
             params: &params,
             tmaps: &tmaps,
-            cluster_dim,
+            cluster_dim: k.bounds.cluster.unwrap_or([1, 1, 1]),
         };
-        let mut out = Collector::default();
-        out.trace.limit = if sc.trace { sc.max_trace_events } else { 0 };
-        out.trace.layout = Some(layout.clone());
-        let mut mem = self.mem();
-        let g = cfg.grid;
-        let cd = cluster_dim;
-        let mut salt = 0u64;
-        'clusters: for qz in 0..g[2] / cd[2] {
-            for qy in 0..g[1] / cd[1] {
-                for qx in 0..g[0] / cd[0] {
-                    let mut ctaids = Vec::new();
-                    for z in 0..cd[2] {
-                        for y in 0..cd[1] {
-                            for x in 0..cd[0] {
-                                ctaids.push([qx * cd[0] + x, qy * cd[1] + y, qz * cd[2] + z]);
-                            }
-                        }
-                    }
-                    salt += 1;
-                    let n = ctaids.len() as u64;
-                    let mut e = Engine::new(&cx, &mut mem, &mut out, &ctaids, salt)?;
-                    e.run()?;
-                    e.finish_checks();
-                    let ticks = e.tick;
-                    drop(e);
-                    out.trace.base += ticks + 1;
-                    out.stats.ctas += n;
-                    out.stats.clusters += 1;
-                    if out.has_errors() {
-                        break 'clusters;
-                    }
-                }
-            }
+        if sc.race_check {
+            grid::run::<HappensBefore>(&cx, &mut gmem, &mut out)?;
+        } else {
+            grid::run::<NoCheck>(&cx, &mut gmem, &mut out)?;
         }
         out.stats.wall = t0.elapsed();
         Ok(SimReport {

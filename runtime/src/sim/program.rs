@@ -1,7 +1,7 @@
 //! The IR lowered for execution: structured control flow becomes jumps, arithmetic gets
 //! its per-type function chosen once, everything else keeps its IR instruction.
 
-use super::interp::{bin_fn, cmp_fn, mad_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
+use super::arith::{bin_fn, cmp_fn, mad_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
 use phaser_codegen::ir::*;
 
 /// An operand: a register index or an immediate's bits.
@@ -73,17 +73,28 @@ pub enum Op {
         target: u32,
     },
     Exit,
-    Elect {
-        dst: u32,
-    },
     /// Any other instruction: `Program::slow[i]`.
     Slow(u32),
+}
+
+/// A loop of the kernel: its ops `start..end`, and the register counting its iterations when
+/// it is a `for` loop (`for_range`: the latch adds a constant to the counter).
+#[derive(Clone, Copy, Debug)]
+pub struct LoopInfo {
+    pub start: u32,
+    pub end: u32,
+    pub loc: Option<SourceLoc>,
+    pub counter: Option<u32>,
 }
 
 pub struct Program {
     pub ops: Vec<Op>,
     pub locs: Vec<Option<SourceLoc>>,
     pub slow: Vec<Inst>,
+    /// Per slow instruction: whether it can change what other warps observe.
+    pub effects: Vec<bool>,
+    /// Every loop, outer loops before the loops they contain.
+    pub loops: Vec<LoopInfo>,
 }
 
 struct Lowering {
@@ -92,14 +103,76 @@ struct Lowering {
     slow: Vec<Inst>,
     /// (break fixups, continue target) per open loop.
     loops: Vec<(Vec<usize>, Option<usize>, Vec<usize>)>,
+    infos: Vec<LoopInfo>,
 }
 
 impl Program {
     pub fn lower(k: &Kernel) -> Program {
-        let mut l = Lowering { ops: Vec::new(), locs: Vec::new(), slow: Vec::new(), loops: Vec::new() };
+        let mut l =
+            Lowering { ops: Vec::new(), locs: Vec::new(), slow: Vec::new(), loops: Vec::new(), infos: Vec::new() };
         l.block(&k.body);
         l.emit(Op::Exit, None);
-        Program { ops: l.ops, locs: l.locs, slow: l.slow }
+        let effects = l.slow.iter().map(has_effect).collect();
+        Program { ops: l.ops, locs: l.locs, slow: l.slow, effects, loops: l.infos }
+    }
+
+    /// The loops around `pc`, outermost first.
+    pub fn loops_around(&self, pc: u32) -> impl Iterator<Item = &LoopInfo> {
+        self.loops.iter().filter(move |l| l.start <= pc && pc < l.end)
+    }
+}
+
+/// Whether an instruction can change what other warps observe (stores, arrivals, copies,
+/// barrier arrivals): the progress watch resets on those. Loads, waits, polls, fences and
+/// address arithmetic do not.
+pub fn has_effect(inst: &Inst) -> bool {
+    match inst {
+        Inst::Memory(m) => !matches!(
+            m,
+            MemoryOp::Ld { .. }
+                | MemoryOp::SharedAddr { .. }
+                | MemoryOp::DynSharedAddr { .. }
+                | MemoryOp::ParamAddr { .. }
+                | MemoryOp::CpAsyncWaitGroup { .. }
+        ),
+        Inst::Mbarrier(m) => !matches!(
+            m,
+            MbarrierOp::TestWait { .. }
+                | MbarrierOp::TryWait { .. }
+                | MbarrierOp::Wait { .. }
+                | MbarrierOp::PendingCount { .. }
+        ),
+        Inst::Sync(s) => !matches!(
+            s,
+            SyncOp::FenceMbarrierInit
+                | SyncOp::MemBar { .. }
+                | SyncOp::SetMaxNReg { .. }
+                | SyncOp::FenceProxyAsync { .. }
+                | SyncOp::Mapa { .. }
+                | SyncOp::ClusterWait
+        ),
+        Inst::Tma(t) => !matches!(t, TmaOp::WaitGroup { .. } | TmaOp::PrefetchTensor { .. }),
+        Inst::Tcgen05(Tcgen05Op::Fence { .. }) | Inst::Probe { .. } => false,
+        _ => true,
+    }
+}
+
+/// The counter of a `for_range` loop: its latch is `next = i + step; i = next`.
+fn loop_counter(latch: &[Stmt]) -> Option<u32> {
+    let insts: Vec<&Inst> = latch
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Inst(i) => Some(i),
+            _ => None,
+        })
+        .collect();
+    match insts.as_slice() {
+        [Inst::Arith(ArithOp::Binary { op: BinOp::Add, dst, a: Value::Reg(i), b: Value::Imm { .. } }), Inst::Arith(ArithOp::Mov { dst: i2, src: Value::Reg(d2) })]
+            if d2.id == dst.id && i2.id == i.id =>
+        {
+            Some(i.id)
+        }
+        _ => None,
     }
 }
 
@@ -146,6 +219,8 @@ impl Lowering {
             }
             StmtKind::Loop { body, latch } => {
                 let top = self.ops.len();
+                let info = self.infos.len();
+                self.infos.push(LoopInfo { start: top as u32, end: 0, loc, counter: loop_counter(latch) });
                 self.loops.push((Vec::new(), None, Vec::new()));
                 self.block(body);
                 let latch_start = self.ops.len();
@@ -155,6 +230,7 @@ impl Lowering {
                 self.block(latch);
                 self.emit(Op::Jump(top as u32), loc);
                 let end = self.ops.len();
+                self.infos[info].end = end as u32;
                 let (breaks, _, conts) = self.loops.pop().expect("loop");
                 for b in breaks {
                     self.patch(b, end);
@@ -203,7 +279,6 @@ impl Lowering {
                 ArithOp::Cvt { dst, src } => Op::Cvt { dt: dst.ty, st: src.ty(), dst: dst.id, src: Opnd::of(src) },
             },
             Inst::ReadSpecial { dst, sreg } => Op::Special { dst: dst.id, sreg: *sreg },
-            Inst::Sync(SyncOp::ElectSync { pred }) => Op::Elect { dst: pred.id },
             other => {
                 self.slow.push(other.clone());
                 Op::Slow(self.slow.len() as u32 - 1)

@@ -2,7 +2,9 @@
 
 use super::config::Strategy;
 use super::finding::{Category, Finding, Severity};
-use super::trace::{probe_table, Trace};
+use super::probe::probe_table;
+pub use super::probe::{ProbeRecord, ProbeValue};
+use super::trace::Trace;
 use phaser_codegen::Type;
 use std::collections::HashMap;
 use std::fmt;
@@ -25,45 +27,6 @@ impl Stats {
     pub fn rate(&self) -> f64 {
         self.thread_instructions as f64 / self.wall.as_secs_f64().max(1e-9)
     }
-}
-
-/// One value recorded by a probe.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ProbeValue {
-    pub bits: u64,
-    pub ty: Type,
-}
-
-impl ProbeValue {
-    pub fn as_i64(&self) -> i64 {
-        match self.ty {
-            Type::S16 => self.bits as u16 as i16 as i64,
-            Type::S32 => self.bits as u32 as i32 as i64,
-            Type::F32 => f32::from_bits(self.bits as u32) as i64,
-            Type::F64 => f64::from_bits(self.bits) as i64,
-            _ => self.bits as i64,
-        }
-    }
-}
-
-impl fmt::Display for ProbeValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.ty {
-            Type::F32 => write!(f, "{}", f32::from_bits(self.bits as u32)),
-            Type::F64 => write!(f, "{}", f64::from_bits(self.bits)),
-            _ => write!(f, "{}", self.as_i64()),
-        }
-    }
-}
-
-#[derive(Clone, Debug)]
-pub struct ProbeRecord {
-    pub tag: &'static str,
-    pub ctaid: [u32; 3],
-    pub thread: u32,
-    /// Simulated time of the probe.
-    pub tick: u64,
-    pub values: Vec<ProbeValue>,
 }
 
 /// The simulator's report of one launch.
@@ -137,7 +100,8 @@ impl fmt::Display for SimReport {
     }
 }
 
-/// Accumulates findings, trace and probes during a launch.
+/// Accumulates findings, trace and probes during a launch (one per cluster, merged in
+/// cluster order).
 #[derive(Default)]
 pub(crate) struct Collector {
     pub findings: Vec<Finding>,
@@ -145,6 +109,9 @@ pub(crate) struct Collector {
     pub stats: Stats,
     pub trace: Trace,
     pub probes: Vec<ProbeRecord>,
+    /// Findings about a barrier used before its initialization: `(cta, offset, finding)`,
+    /// amended when an init comes later.
+    pub uninitialized_uses: Vec<(usize, u32, usize)>,
 }
 
 impl Collector {
@@ -184,8 +151,23 @@ impl Collector {
     ) {
         if self.probes.len() < max {
             let values = vals.into_iter().map(|(bits, ty)| ProbeValue { bits, ty }).collect();
-            self.probes.push(ProbeRecord { tag, ctaid, thread, tick: self.trace.base + tick, values });
+            self.probes.push(ProbeRecord { tag, ctaid, thread, tick, values });
         }
+    }
+
+    /// Append a finished cluster's findings, trace, probes and statistics.
+    pub fn merge(&mut self, other: Collector, cfg: &super::config::SimConfig) {
+        for f in other.findings {
+            self.add_finding(f, cfg.max_findings);
+        }
+        self.trace.append(other.trace);
+        let room = cfg.max_probes.saturating_sub(self.probes.len());
+        self.probes.extend(other.probes.into_iter().take(room));
+        let (a, b) = (&mut self.stats, &other.stats);
+        a.thread_instructions += b.thread_instructions;
+        a.warp_instructions += b.warp_instructions;
+        a.async_ops += b.async_ops;
+        a.async_completed += b.async_completed;
     }
 
     pub fn has_errors(&self) -> bool {

@@ -56,7 +56,7 @@ impl Scheduler {
             _ => {
                 let n = mask.count_ones() as usize;
                 let k = self.rng.random_range(0..n);
-                super::interp::lanes(mask).nth(k).unwrap_or(0)
+                super::warp::lanes(mask).nth(k).unwrap_or(0)
             }
         }
     }
@@ -82,6 +82,16 @@ impl Scheduler {
             Strategy::RoundRobin => age >= 1 || stalled,
             Strategy::Random => stalled || self.rng.random_ratio(1, 3),
             Strategy::Adversarial => false,
+        }
+    }
+
+    /// Which of the `n` pieces of a copy not landed yet lands next.
+    pub fn piece(&mut self, n: usize) -> usize {
+        match self.strategy {
+            Strategy::RoundRobin => 0,
+            Strategy::Random => self.rng.random_range(0..n),
+            // Last bytes first: a consumer that reads early sees the front missing.
+            Strategy::Adversarial => n - 1,
         }
     }
 

@@ -2,7 +2,6 @@
 //! tables built from `Inst::Probe` records.
 
 use super::memory::SmemLayout;
-use super::report::ProbeRecord;
 use serde_json::{json, Value as Json};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,7 +29,8 @@ pub enum TraceKind {
 
 #[derive(Clone, Debug)]
 pub struct TraceEvent {
-    /// Simulated time: warp-instructions issued in the cluster so far.
+    /// Simulated time: warp-instructions issued in the event's cluster so far (clusters run
+    /// interleaved, each with its own clock).
     pub ts: u64,
     pub ctaid: [u32; 3],
     /// Barrier offset in shared memory.
@@ -51,8 +51,6 @@ pub struct Trace {
     pub dropped: u64,
     pub(crate) limit: usize,
     pub(crate) layout: Option<SmemLayout>,
-    /// Simulated-time offset of the current cluster (clusters run one after another).
-    pub(crate) base: u64,
 }
 
 impl Trace {
@@ -72,7 +70,19 @@ impl Trace {
             self.dropped += 1;
             return;
         }
-        self.events.push(TraceEvent { ts: self.base + ts, ctaid, bar, thread, kind, pending, tx, phase });
+        self.events.push(TraceEvent { ts, ctaid, bar, thread, kind, pending, tx, phase });
+    }
+
+    /// Append another cluster's events (within this trace's limit).
+    pub(crate) fn append(&mut self, other: Trace) {
+        self.dropped += other.dropped;
+        for e in other.events {
+            if self.events.len() >= self.limit {
+                self.dropped += 1;
+            } else {
+                self.events.push(e);
+            }
+        }
     }
 
     fn bar_name(&self, off: u32) -> String {
@@ -146,40 +156,4 @@ impl Trace {
                "otherData": {"time_unit": "simulated warp-instructions", "dropped_events": self.dropped}})
         .to_string()
     }
-}
-
-/// A text table of the probes with `tag` (one row per record, in execution order).
-pub fn probe_table(probes: &[ProbeRecord], tag: &str, headers: &[&str]) -> String {
-    let rows: Vec<Vec<String>> =
-        probes.iter().filter(|p| p.tag == tag).map(|p| p.values.iter().map(|v| v.to_string()).collect()).collect();
-    let cols = headers.len().max(rows.iter().map(|r| r.len()).max().unwrap_or(0));
-    let mut width = vec![0usize; cols];
-    for (i, h) in headers.iter().enumerate() {
-        width[i] = h.len();
-    }
-    for r in &rows {
-        for (i, c) in r.iter().enumerate() {
-            width[i] = width[i].max(c.len());
-        }
-    }
-    let line = |cells: &[String]| {
-        let mut s = String::new();
-        for (i, w) in width.iter().enumerate() {
-            let c = cells.get(i).map(String::as_str).unwrap_or("");
-            if i > 0 {
-                s.push_str(" | ");
-            }
-            s.push_str(&format!("{c:<w$}"));
-        }
-        s.trim_end().to_string()
-    };
-    let mut out = line(&headers.iter().map(|h| h.to_string()).collect::<Vec<_>>());
-    out.push('\n');
-    out.push_str(&width.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("-|-"));
-    out.push('\n');
-    for r in &rows {
-        out.push_str(&line(r));
-        out.push('\n');
-    }
-    out
 }

@@ -1,0 +1,258 @@
+//! Register fragments: the f32 accumulator of a warpgroup's 64 x N wgmma tile, held as
+//! `N / 2` individual virtual registers per thread, and the ops that get it out (pack to
+//! bf16/f16 pairs, `stmatrix`, vector stores), with swizzled shared-tile addressing.
+//!
+//! The D fragment layout (PTX ISA, "wgmma .m64nNk16 register fragment layout for
+//! accumulator matrix D"): thread `t` of the warpgroup (warp `w = t / 32`, lane `l = t % 32`)
+//! holds in register `i` the element at
+//! `row = 16 w + l / 4 + 8 ((i / 2) % 2)`, `col = 8 (i / 4) + 2 (l % 4) + i % 2`:
+//! the mma.sync C-fragment of a 16 x 8 block, repeated along N, one 16-row band per warp.
+
+use super::kernel_builder::KernelBuilder;
+use crate::ir::*;
+
+/// Threads in a warpgroup.
+pub const WARPGROUP_THREADS: u32 = 128;
+
+/// A warpgroup's 64 x `n` f32 accumulator: register `i` of every thread (see the module
+/// docs for which element it holds). Indexing is at compile time: `regs[i]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Accumulator {
+    pub n: u32,
+    pub regs: Vec<Reg>,
+}
+
+impl Accumulator {
+    /// `n / 2` fresh f32 registers (not initialized: [`Accumulator::zero`] them, or let the
+    /// first wgmma overwrite them with scale-d = false). `n` is a multiple of 8 in 8..=256.
+    #[track_caller]
+    pub fn new(k: &mut KernelBuilder, n: u32) -> Accumulator {
+        if !(8..=256).contains(&n) || !n.is_multiple_of(8) {
+            k.error(format!("an accumulator of 64 x {n}: N must be a multiple of 8 in 8..=256"));
+        }
+        let regs = (0..n / 2).map(|_| k.new_reg(Type::F32)).collect();
+        Accumulator { n, regs }
+    }
+
+    pub fn len(&self) -> usize {
+        self.regs.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.regs.is_empty()
+    }
+
+    /// Register `i` as an operand.
+    pub fn get(&self, i: usize) -> Value {
+        Value::Reg(self.regs[i])
+    }
+
+    /// Set every element to 0.
+    #[track_caller]
+    pub fn zero(&self, k: &mut KernelBuilder) {
+        k.at_caller(|k| {
+            for &r in &self.regs {
+                k.assign(r, Value::f32(0.0));
+            }
+        })
+    }
+
+    /// (row, col) in the 64 x N tile of register `i` of warpgroup thread `t` (0..128).
+    pub fn element(t: u32, i: u32) -> (u32, u32) {
+        let (w, l) = (t / 32, t % 32);
+        (16 * w + l / 4 + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * (l % 4) + i % 2)
+    }
+
+    /// The packed bf16 pair of registers `i` and `i + 1` (`i` even): the element at the lower
+    /// column in the low half.
+    #[track_caller]
+    pub fn pack_bf16(&self, k: &mut KernelBuilder, i: usize) -> Value {
+        if !i.is_multiple_of(2) || i + 1 >= self.regs.len() {
+            k.error(format!("pack_bf16({i}): pairs start at an even register below {}", self.regs.len()));
+            return Value::imm_u(0, Type::B32);
+        }
+        k.pack_half2(self.get(i), self.get(i + 1), Type::BF16)
+    }
+
+    /// Store columns `[col0, col0 + cols)` of the accumulator (rounded to bf16) into a bf16
+    /// shared tile at (`row0`, `tile_col0`), with one `stmatrix.x4` per 16 columns per warp.
+    /// `tile` is the layout of the destination (any swizzle), `base` its shared address
+    /// (aligned to [`SmemTile::align`]), `t` the thread's index in the warpgroup (0..128).
+    /// `col0` and `cols` are multiples of 16. All 128 threads must make the call.
+    #[allow(clippy::too_many_arguments)]
+    #[track_caller]
+    pub fn store_bf16_stmatrix(
+        &self,
+        k: &mut KernelBuilder,
+        tile: &SmemTile,
+        base: Value,
+        t: Value,
+        row0: u32,
+        tile_col0: u32,
+        col0: u32,
+        cols: u32,
+    ) {
+        if !col0.is_multiple_of(16) || !cols.is_multiple_of(16) || col0 + cols > self.n {
+            k.error(format!(
+                "storing accumulator columns [{col0}, {}) of {}: offsets and widths are multiples of 16",
+                col0 + cols,
+                self.n
+            ));
+            return;
+        }
+        if tile.elem_bytes != 2 || row0 + 64 > tile.rows || tile_col0 + cols > tile.cols {
+            k.error(format!(
+                "a 64 x {cols} bf16 block at ({row0}, {tile_col0}) does not fit the {} x {} tile of {}-byte elements",
+                tile.rows, tile.cols, tile.elem_bytes
+            ));
+            return;
+        }
+        k.at_caller(|k| {
+            // Thread t gives the row address of matrix (l / 8): rows 0-7 / 8-15 of its warp's
+            // band alternate, the second 8 columns follow (matrices 2 and 3).
+            let w = k.shr(t, Value::u32(5));
+            let l = k.and(t, Value::u32(31));
+            let band = k.mul(w, Value::u32(16));
+            let r8 = k.and(l, Value::u32(7));
+            let half = k.shr(l, Value::u32(3));
+            let half = k.and(half, Value::u32(1));
+            let half = k.mul(half, Value::u32(8));
+            let row = k.add(band, r8);
+            let row = k.add(row, half);
+            let row = k.add(row, Value::u32(row0));
+            let upper = k.shr(l, Value::u32(4));
+            let upper = k.mul(upper, Value::u32(8));
+            for c in 0..cols / 16 {
+                let g = ((col0 + 16 * c) / 8) as usize; // first column group (8 wide)
+                let regs = [
+                    self.pack_bf16(k, 4 * g),
+                    self.pack_bf16(k, 4 * g + 2),
+                    self.pack_bf16(k, 4 * g + 4),
+                    self.pack_bf16(k, 4 * g + 6),
+                ];
+                let col = k.add(upper, Value::u32(tile_col0 + 16 * c));
+                let addr = k.smem_tile_addr(tile, base, row, col);
+                k.stmatrix(addr, &regs, false);
+            }
+        })
+    }
+}
+
+impl KernelBuilder {
+    /// `cvt.rn.{bf16x2,f16x2}.f32`: round `lo` and `hi` to `to` (bf16 or f16) and pack them
+    /// in one `b32`, `lo` in the low half.
+    #[track_caller]
+    pub fn pack_half2(&mut self, lo: Value, hi: Value, to: Type) -> Value {
+        let dst = self.new_reg(Type::B32);
+        self.push(FragmentOp::PackHalf2 { dst, hi, lo, to });
+        Value::Reg(dst)
+    }
+
+    /// `stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared::cta.b16 [addr], {regs}`: the warp
+    /// stores `regs.len()` 8x8 matrices of 16-bit elements; `addr` is this thread's row
+    /// address (threads `8i..8i+7` address the rows of matrix `i`), 16-byte aligned.
+    #[track_caller]
+    pub fn stmatrix(&mut self, addr: Value, regs: &[Value], trans: bool) {
+        self.push(FragmentOp::StMatrix { addr, regs: regs.to_vec(), trans });
+    }
+
+    /// `st.{space}.v{2,4}` of `srcs` (same type) at `addr + offset`.
+    #[track_caller]
+    pub fn st_vec(&mut self, space: Space, addr: Value, offset: i32, srcs: &[Value]) {
+        let ty = srcs.first().map(|v| v.ty()).unwrap_or(Type::B32);
+        self.push(FragmentOp::StVec { space, ty, addr, offset, srcs: srcs.to_vec() });
+    }
+
+    /// The shared address of element (`row`, `col`) of `tile` at `base`: the unswizzled
+    /// offset (block, row, column) with the tile's swizzle applied, as TMA lays it out
+    /// ([`SmemTile::offset`] computed at run time).
+    #[track_caller]
+    pub fn smem_tile_addr(&mut self, tile: &SmemTile, base: Value, row: Value, col: Value) -> Value {
+        if let Some(p) = tile.problem() {
+            self.error(format!("shared tile: {p}"));
+        }
+        self.at_caller(|k| {
+            // Blocks are a power of two wide (swizzle row / element size): shift and mask.
+            let bc = tile.block_cols().max(1);
+            let block = k.shr(col, Value::u32(bc.trailing_zeros()));
+            let in_block = k.and(col, Value::u32(bc - 1));
+            let off = k.mul(block, Value::u32(tile.block_bytes()));
+            let off = k.mad(row, Value::u32(tile.row_bytes()), off);
+            let off = k.mad(in_block, Value::u32(tile.elem_bytes), off);
+            let bits = tile.swizzle.xor_bits();
+            let off = if bits > 0 {
+                let x = k.shr(off, Value::u32(3));
+                let x = k.and(x, Value::u32(((1 << bits) - 1) << 4));
+                k.xor(off, x)
+            } else {
+                off
+            };
+            k.add(base, off)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::Target;
+    use crate::emit::emit_kernel;
+
+    #[test]
+    fn d_fragment_layout_covers_the_tile_once() {
+        for n in [8u32, 64, 256] {
+            let mut seen = vec![false; (64 * n) as usize];
+            for t in 0..128 {
+                for i in 0..n / 2 {
+                    let (r, c) = Accumulator::element(t, i);
+                    assert!(r < 64 && c < n);
+                    let at = (r * n + c) as usize;
+                    assert!(!seen[at], "n={n}: ({r}, {c}) held twice");
+                    seen[at] = true;
+                }
+            }
+        }
+        // The PTX figure's first rows: T0 holds d0,d1 at (0,0),(0,1) and d2,d3 at (8,0),(8,1);
+        // T1 starts at column 2; T4 at row 1; warp 1 at row 16; d4 at column 8.
+        assert_eq!(Accumulator::element(0, 0), (0, 0));
+        assert_eq!(Accumulator::element(0, 3), (8, 1));
+        assert_eq!(Accumulator::element(1, 0), (0, 2));
+        assert_eq!(Accumulator::element(4, 1), (1, 1));
+        assert_eq!(Accumulator::element(32, 0), (16, 0));
+        assert_eq!(Accumulator::element(0, 4), (0, 8));
+    }
+
+    #[test]
+    fn stmatrix_epilogue_packs_pairs_low_first() {
+        let mut k = KernelBuilder::new("epi", Target::Sm90a);
+        k.require_block(128, 1, 1);
+        let tile = SmemTile::new(2, 64, 64, Swizzle::B128);
+        let s = k.alloc_shared_aligned("c", Type::BF16, tile.bytes() / 2, 1024);
+        let base = k.shared_base_addr(s);
+        let acc = Accumulator::new(&mut k, 64);
+        acc.zero(&mut k);
+        let t = k.thread_idx(Dim::X);
+        acc.store_bf16_stmatrix(&mut k, &tile, base, t, 0, 0, 0, 64);
+        let ptx = emit_kernel(&k.finish().unwrap()).unwrap();
+        assert_eq!(ptx.matches("stmatrix.sync.aligned.m8n8.x4.shared::cta.b16 [%r").count(), 4, "{ptx}");
+        assert_eq!(ptx.matches("cvt.rn.bf16x2.f32").count(), 16);
+        // hi first: register 1 above register 0.
+        let first = ptx.lines().find(|l| l.contains("cvt.rn.bf16x2.f32")).unwrap();
+        let f0 = acc.regs[0].id;
+        assert!(first.trim_end().ends_with(&format!("%f{}, %f{f0};", f0 + 1)), "{first}");
+        // The 128-byte swizzle: xor with bits 4-6 taken from bits 7-9.
+        assert!(ptx.contains(", 112;") && ptx.contains("xor.b32"), "{ptx}");
+    }
+
+    #[test]
+    fn fragment_misuse_is_reported() {
+        let mut k = KernelBuilder::new("bad", Target::Sm90a);
+        let acc = Accumulator::new(&mut k, 20);
+        let tile = SmemTile::new(2, 64, 64, Swizzle::B128);
+        let acc2 = Accumulator::new(&mut k, 64);
+        acc2.store_bf16_stmatrix(&mut k, &tile, Value::u32(0), Value::u32(0), 0, 0, 8, 16);
+        let _ = acc;
+        let e = k.finish().unwrap_err();
+        assert!(e.diagnostics[0].message.contains("multiple of 8 in 8..=256"), "{e}");
+        assert!(e.diagnostics[1].message.contains("multiples of 16"), "{e}");
+    }
+}

@@ -1,0 +1,305 @@
+//! Warpgroup MMA (`wgmma`, sm_90a): matrix descriptors built from typed shared tiles, and the
+//! `mma_async` / fence / commit / wait ops.
+//!
+//! ```
+//! use phaser_codegen::builder::{Accumulator, KernelBuilder};
+//! use phaser_codegen::ir::{Major, MmaElem, MmaOperand, SmemTile, Swizzle, Type, Value};
+//! use phaser_codegen::Target;
+//!
+//! let mut k = KernelBuilder::new("mma", Target::Sm90a);
+//! k.require_block(128, 1, 1);
+//! // A: 64 x 64 bf16 (K-major), B: 128 x 64 bf16 (K-major), both 128-byte swizzled.
+//! let a_tile = SmemTile::new(2, 64, 64, Swizzle::B128);
+//! let b_tile = SmemTile::new(2, 128, 64, Swizzle::B128);
+//! let smem = k.alloc_shared_aligned("ab", Type::BF16, (a_tile.bytes() + b_tile.bytes()) / 2, 1024);
+//! let base = k.shared_base_addr(smem);
+//! let b_addr = k.add(base, Value::u32(a_tile.bytes()));
+//! let a = k.matrix_desc(MmaElem::BF16, MmaOperand::new(a_tile, Major::K), base);
+//! let b = k.matrix_desc(MmaElem::BF16, MmaOperand::new(b_tile, Major::K), b_addr);
+//! let acc = Accumulator::new(&mut k, 128);
+//! k.wgmma_fence();
+//! for step in 0..4 {
+//!     // The first k-step overwrites the accumulator (scale-d = false), the rest accumulate.
+//!     k.wgmma(&acc, &a, 0, &b, 0, 16 * step, Value::pred(step > 0));
+//! }
+//! k.wgmma_commit_group();
+//! k.wgmma_wait_group(0);
+//! let ptx = phaser_codegen::emit_kernel(&k.finish().unwrap()).unwrap();
+//! assert_eq!(ptx.matches("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16").count(), 4);
+//! ```
+
+use super::fragment::Accumulator;
+use super::kernel_builder::KernelBuilder;
+use crate::ir::*;
+
+/// A wgmma multiplicand in shared memory: the typed operand view of its tile and the 64-bit
+/// descriptor (a `u64` register) of the tile's element (0, 0). Sub-matrices (k-steps,
+/// warpgroup slices) add a compile-time offset to it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MatrixDesc {
+    pub elem: MmaElem,
+    pub operand: MmaOperand,
+    pub desc: Value,
+}
+
+impl MatrixDesc {
+    /// The descriptor of the `mn_extent x k_extent` sub-matrix at (`mn0`, `k0`): the base
+    /// descriptor plus the sub-matrix's start offset (in 16-byte units; the start-address
+    /// field cannot carry over for addresses inside the 228 KiB of shared memory).
+    #[track_caller]
+    pub fn slice(&self, k: &mut KernelBuilder, mn0: u32, k0: u32, mn_extent: u32, k_extent: u32) -> Value {
+        match self.operand.start_offset(mn0, k0, mn_extent, k_extent) {
+            Ok(off) => k.add(self.desc, Value::u64((off >> 4) as u64)),
+            Err(msg) => {
+                k.error(format!("wgmma operand: {msg}"));
+                self.desc
+            }
+        }
+    }
+}
+
+impl KernelBuilder {
+    /// The descriptor of `operand`'s tile starting at the 32-bit shared address `tile_addr`,
+    /// which must be aligned to [`SmemTile::align`] (checked here when it is a constant; the
+    /// allocation's alignment guarantees it otherwise). Emits `and`, `shr`, `cvt` and `or`
+    /// with the compile-time leading/stride/swizzle bits.
+    #[track_caller]
+    pub fn matrix_desc(&mut self, elem: MmaElem, operand: MmaOperand, tile_addr: Value) -> MatrixDesc {
+        let tile = operand.tile;
+        if let Some(p) = tile.problem() {
+            self.error(format!("wgmma operand tile: {p}"));
+        }
+        if tile.elem_bytes != elem.bytes() {
+            self.error(format!(
+                "a tile of {}-byte elements cannot hold {} ({} bytes)",
+                tile.elem_bytes,
+                elem.ptx(),
+                elem.bytes()
+            ));
+        }
+        if operand.major == Major::MN && elem.is_fp8() {
+            self.error("MN-major (transposed) wgmma operands exist only for f16/bf16");
+        }
+        if !matches!(tile_addr.ty(), Type::U32 | Type::B32) {
+            self.error(format!("a tile address must be a 32-bit shared address, found {}", tile_addr.ty()));
+        }
+        if let Some(a) = tile_addr.as_imm_i128() {
+            if a % tile.align() as i128 != 0 {
+                self.error(format!(
+                    "tile address {a:#x} is not {}-byte aligned ({})",
+                    tile.align(),
+                    tile.swizzle.name()
+                ));
+            }
+        }
+        let (lbo, sbo) = operand.byte_offsets();
+        let constant =
+            MatrixDescriptor { start_address: 0, lbo, sbo, base_offset: 0, swizzle: tile.swizzle }.constant_bits();
+        let desc = self.at_caller(|k| {
+            let masked = k.and(tile_addr, Value::u32(0x3FFFF));
+            let field = k.shr(masked, Value::u32(4));
+            let wide = k.cvt(field, Type::U64);
+            k.or(wide, Value::u64(constant))
+        });
+        MatrixDesc { elem, operand, desc }
+    }
+
+    /// `wgmma.fence.sync.aligned`: order this warpgroup's register accesses (accumulator, A
+    /// fragment) before the following `mma_async`s. Needed before the first wgmma and after
+    /// any other instruction touched the accumulator.
+    #[track_caller]
+    pub fn wgmma_fence(&mut self) {
+        self.push(WgmmaOp::Fence);
+    }
+
+    /// `wgmma.commit_group.sync.aligned`: close the pending `mma_async`s into a group.
+    #[track_caller]
+    pub fn wgmma_commit_group(&mut self) {
+        self.push(WgmmaOp::CommitGroup);
+    }
+
+    /// `wgmma.wait_group.sync.aligned n`: wait until at most `n` groups are in flight. Only
+    /// then may the accumulators of the retired groups be read and their operands' shared
+    /// memory be released.
+    #[track_caller]
+    pub fn wgmma_wait_group(&mut self, n: u32) {
+        self.push(WgmmaOp::WaitGroup { n });
+    }
+
+    /// `acc (64 x N) = A[a_m0.., k0..k0+K] * B[b_n0.., k0..k0+K] (+ acc if scale_d)`, both
+    /// operands from shared memory. N is the accumulator's; K the instruction's (16, or 32 for
+    /// FP8); the transposes follow from each operand's major-ness.
+    #[track_caller]
+    #[allow(clippy::too_many_arguments)]
+    pub fn wgmma(
+        &mut self,
+        acc: &Accumulator,
+        a: &MatrixDesc,
+        a_m0: u32,
+        b: &MatrixDesc,
+        b_n0: u32,
+        k0: u32,
+        scale_d: Value,
+    ) {
+        let kk = a.elem.k();
+        let (a_desc, b_desc) = self.at_caller(|k| (a.slice(k, a_m0, k0, 64, kk), b.slice(k, b_n0, k0, acc.n, kk)));
+        self.push_mma(MmaAsync {
+            n: acc.n,
+            a_ty: a.elem,
+            b_ty: b.elem,
+            d: acc.regs.clone(),
+            a: WgmmaA::Desc(a_desc),
+            b_desc,
+            scale_d,
+            negate_a: false,
+            negate_b: false,
+            trans_a: a.operand.major == Major::MN,
+            trans_b: b.operand.major == Major::MN,
+        });
+    }
+
+    /// Like [`KernelBuilder::wgmma`] with A from registers: four `b32` per thread in the
+    /// PTX ISA's A-fragment layout (two 16-bit or four FP8 elements each).
+    #[track_caller]
+    #[allow(clippy::too_many_arguments)]
+    pub fn wgmma_reg_a(
+        &mut self,
+        acc: &Accumulator,
+        a: [Value; 4],
+        a_ty: MmaElem,
+        b: &MatrixDesc,
+        b_n0: u32,
+        k0: u32,
+        scale_d: Value,
+    ) {
+        let b_desc = self.at_caller(|k| b.slice(k, b_n0, k0, acc.n, a_ty.k()));
+        self.push_mma(MmaAsync {
+            n: acc.n,
+            a_ty,
+            b_ty: b.elem,
+            d: acc.regs.clone(),
+            a: WgmmaA::Regs(a),
+            b_desc,
+            scale_d,
+            negate_a: false,
+            negate_b: false,
+            trans_a: false,
+            trans_b: b.operand.major == Major::MN,
+        });
+    }
+
+    /// Any `wgmma.mma_async` form (negations included); the target check validates it.
+    #[track_caller]
+    pub fn push_mma(&mut self, mut m: MmaAsync) {
+        if let Value::Imm { .. } = m.scale_d {
+            m.scale_d = Value::pred(m.scale_d.as_imm_i128().unwrap_or(1) != 0);
+        }
+        self.push(WgmmaOp::MmaAsync(Box::new(m)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::Target;
+    use crate::emit::emit_kernel;
+
+    fn kernel(f: impl FnOnce(&mut KernelBuilder)) -> crate::Result<Kernel> {
+        let mut k = KernelBuilder::new("w", Target::Sm90a);
+        k.require_block(128, 1, 1);
+        f(&mut k);
+        k.finish()
+    }
+
+    #[test]
+    fn descriptor_bits_are_ored_in_at_run_time() {
+        let k = kernel(|k| {
+            let t = SmemTile::new(2, 64, 64, Swizzle::B128);
+            let s = k.alloc_shared_aligned("t", Type::BF16, t.bytes() / 2, 1024);
+            let base = k.shared_base_addr(s);
+            let d = k.matrix_desc(MmaElem::BF16, MmaOperand::new(t, Major::K), base);
+            let d2 = d.slice(k, 8, 16, 8, 16);
+            k.probe("d", &[d.desc, d2]);
+        })
+        .unwrap();
+        let ptx = emit_kernel(&k).unwrap();
+        let constant = (1u64 << 62) | (64u64 << 32) | (1u64 << 16);
+        assert!(ptx.contains("or.b64 %rd") && ptx.contains(&format!(", {constant};")), "{ptx}");
+        // (8 rows * 128 + 16 elements * 2) >> 4 = 66
+        assert!(ptx.contains(", 66;"), "{ptx}");
+        assert!(ptx.contains(", 262143;") && ptx.contains("shr.u32"), "{ptx}");
+    }
+
+    #[test]
+    fn wgmma_forms_print_as_the_isa_spells_them() {
+        let k = kernel(|k| {
+            let at = SmemTile::new(2, 64, 64, Swizzle::B128);
+            let bt = SmemTile::new(2, 64, 64, Swizzle::B128);
+            let s = k.alloc_shared_aligned("t", Type::BF16, (at.bytes() + bt.bytes()) / 2, 1024);
+            let base = k.shared_base_addr(s);
+            let bb = k.add(base, Value::u32(at.bytes()));
+            let a = k.matrix_desc(MmaElem::BF16, MmaOperand::new(at, Major::K), base);
+            let b = k.matrix_desc(MmaElem::BF16, MmaOperand::new(bt, Major::MN), bb);
+            let acc = Accumulator::new(k, 64);
+            acc.zero(k);
+            k.wgmma_fence();
+            k.wgmma(&acc, &a, 0, &b, 0, 0, Value::pred(false));
+            let r = k.var(Value::imm_u(0, Type::B32));
+            k.wgmma_reg_a(&acc, [Value::Reg(r); 4], MmaElem::BF16, &b, 0, 16, Value::pred(true));
+            k.wgmma_commit_group();
+            k.wgmma_wait_group(1);
+        })
+        .unwrap();
+        let ptx = emit_kernel(&k).unwrap();
+        assert!(ptx.contains(".version 8.0") && ptx.contains(".target sm_90a"), "{ptx}");
+        assert!(ptx.contains("wgmma.fence.sync.aligned;"));
+        let mma: Vec<&str> = ptx.lines().filter(|l| l.contains("wgmma.mma_async")).collect();
+        assert_eq!(mma.len(), 2);
+        assert!(mma[0].trim_start().starts_with("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"), "{ptx}");
+        // Descriptor form: scale-d, scale-a, scale-b, trans-a, trans-b (B is N-major).
+        assert!(ptx.contains("}, %rd") && ptx.contains(", 0, 1, 1, 0, 1;"), "{ptx}");
+        // Register-A form: no trans-a.
+        assert!(ptx.contains("{%r") && ptx.contains(", 1, 1, 1, 1;"), "{ptx}");
+        assert!(ptx.contains("wgmma.commit_group.sync.aligned;") && ptx.contains("wgmma.wait_group.sync.aligned 1;"));
+    }
+
+    #[test]
+    fn bad_operands_are_build_errors_at_the_callers_line() {
+        let e = kernel(|k| {
+            let t = SmemTile::new(2, 64, 64, Swizzle::B128);
+            let s = k.alloc_shared_aligned("t", Type::BF16, t.bytes() / 2, 1024);
+            let base = k.shared_base_addr(s);
+            let a = k.matrix_desc(MmaElem::BF16, MmaOperand::new(t, Major::K), base);
+            let acc = Accumulator::new(k, 128); // N = 128 > the 64 rows of B
+            k.wgmma(&acc, &a, 0, &a, 0, 0, Value::pred(true));
+        })
+        .unwrap_err();
+        assert!(e.first_message().contains("leaves the 64 x 64 operand"), "{e}");
+        assert!(e.diagnostics[0].loc.unwrap().file.ends_with("wgmma.rs"));
+
+        let e = kernel(|k| {
+            let t = SmemTile::new(1, 64, 128, Swizzle::B128);
+            let a = k.matrix_desc(MmaElem::E4M3, MmaOperand::new(t, Major::MN), Value::u32(1024));
+            let _ = a;
+        })
+        .unwrap_err();
+        assert!(e.first_message().contains("exist only for f16/bf16"), "{e}");
+
+        let e = kernel(|k| {
+            let t = SmemTile::new(2, 64, 64, Swizzle::B128);
+            k.matrix_desc(MmaElem::BF16, MmaOperand::new(t, Major::K), Value::u32(512));
+        })
+        .unwrap_err();
+        assert!(e.first_message().contains("not 1024-byte aligned"), "{e}");
+    }
+
+    #[test]
+    fn wgmma_is_sm90a_only() {
+        for target in [Target::Sm90, Target::Sm100a] {
+            let mut k = KernelBuilder::new("w", target);
+            k.wgmma_fence();
+            let e = k.finish().unwrap_err();
+            assert!(e.first_message().contains("`wgmma.fence` needs sm_90a, but the kernel targets"), "{e}");
+        }
+    }
+}

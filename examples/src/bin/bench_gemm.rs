@@ -1,0 +1,417 @@
+//! The Phaser bf16 GEMM (examples/src/gemm.rs) against cuBLASLt in the same process.
+//!
+//! ```text
+//! bench_gemm                       # correctness check + performance at the issue's shapes
+//! bench_gemm --perf --shapes 4096x4096x4096 --b kmajor
+//! bench_gemm --check --seed 42     # replay a check
+//! bench_gemm --sweep               # tile shape x stages x cluster size at 4096^3 and 8192^3
+//! bench_gemm --emit-ptx DIR        # no GPU: write the PTX of the default and sweep configs
+//! ```
+//!
+//! Performance: TFLOP/s (2MNK / time) of the median of `--runs` event-timed batches of
+//! back-to-back launches (batches of ~20 ms, after `--warmup` launches), Phaser and cuBLASLt
+//! (bf16 in/out, f32 compute, best heuristic algorithm, 32 MiB workspace) on the same stream.
+//! After timing, C is poisoned and recomputed, and compared in full with cuBLAS's C.
+//!
+//! Correctness (`--check`): random bf16 inputs in [-1, 1) (fresh seed, printed), C poisoned
+//! with NaN before each run, every element compared with cuBLAS (and with an f64 CPU
+//! reference: every element for small shapes, 512 samples otherwise) within
+//! `2 * 2^-8 * |ref| + K * 2^-18`. Shapes that break a TMA constraint are refused with the
+//! constraint named. Exit status 1 if any check fails.
+
+use clap::{Parser, ValueEnum};
+use half::bf16;
+use phaser::codegen::EmitOptions;
+use phaser::Device;
+use phaser_examples::cublas::CublasLt;
+use phaser_examples::gemm::*;
+use phaser_examples::timing::{self, BenchError, BenchResult, RawArg, Shape, TensorMapArg};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Layouts {
+    Kmajor,
+    Nmajor,
+    Both,
+}
+
+#[derive(Parser, Debug)]
+#[command(about = "Phaser's warp-specialized bf16 GEMM against cuBLASLt")]
+struct Args {
+    /// Run the correctness check (default: check and perf).
+    #[arg(long)]
+    check: bool,
+    /// Run the performance comparison (default: check and perf).
+    #[arg(long)]
+    perf: bool,
+    /// Sweep tile shape, stages and cluster size (K-major B; results checked at 4096 samples).
+    #[arg(long)]
+    sweep: bool,
+    /// Shapes for --perf/--sweep, e.g. 4096x4096x4096,8192x8192x1024.
+    #[arg(long, value_delimiter = ',')]
+    shapes: Vec<GemmShape>,
+    /// B layouts to run.
+    #[arg(long, value_enum, default_value_t = Layouts::Both)]
+    b: Layouts,
+    /// Timed batches per measurement (the median is reported).
+    #[arg(long, default_value_t = 10)]
+    runs: usize,
+    /// Untimed launches before timing.
+    #[arg(long, default_value_t = 3)]
+    warmup: usize,
+    /// Input seed (default: fresh, printed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Override the default configuration's block_n / wg_m / stages / cluster_m / group_m.
+    #[arg(long)]
+    block_n: Option<u32>,
+    #[arg(long)]
+    wg_m: Option<u32>,
+    #[arg(long)]
+    stages: Option<u32>,
+    #[arg(long)]
+    cluster: Option<u32>,
+    #[arg(long)]
+    group_m: Option<u32>,
+    /// Write the PTX of the default and sweep configurations to DIR and exit (no GPU needed).
+    #[arg(long)]
+    emit_ptx: Option<PathBuf>,
+}
+
+impl Args {
+    fn layouts(&self) -> Vec<BLayout> {
+        match self.b {
+            Layouts::Kmajor => vec![BLayout::KMajor],
+            Layouts::Nmajor => vec![BLayout::NMajor],
+            Layouts::Both => vec![BLayout::KMajor, BLayout::NMajor],
+        }
+    }
+    fn config(&self, layout: BLayout) -> GemmConfig {
+        let mut c = GemmConfig::new(layout);
+        c.block_n = self.block_n.unwrap_or(c.block_n);
+        c.wg_m = self.wg_m.unwrap_or(c.wg_m);
+        c.stages = self.stages.unwrap_or(c.stages);
+        c.cluster_m = self.cluster.unwrap_or(c.cluster_m);
+        c.group_m = self.group_m.unwrap_or(c.group_m);
+        c
+    }
+}
+
+/// Kernels built and loaded once per configuration.
+struct Kernels {
+    built: HashMap<GemmConfig, (phaser::Kernel, timing::Loaded)>,
+}
+
+impl Kernels {
+    fn get(&mut self, dev: &Device, cfg: &GemmConfig) -> BenchResult<&(phaser::Kernel, timing::Loaded)> {
+        if !self.built.contains_key(cfg) {
+            let k = gemm_kernel(cfg)?;
+            let f = timing::load_phaser(timing::cuda(dev)?, &k, &EmitOptions::default())?;
+            f.set_dynamic_smem(cfg.dynamic_smem_bytes())?;
+            self.built.insert(*cfg, (k, f));
+        }
+        Ok(&self.built[cfg])
+    }
+}
+
+/// Launch arguments of the raw (timed) path.
+fn raw_args(dev: &Device, cfg: &GemmConfig, bufs: &GemmBuffers) -> BenchResult<Vec<RawArg>> {
+    let maps = bufs.tensor_maps(dev, cfg)?;
+    let mut args = Vec::new();
+    for m in &maps {
+        let enc = m.encoded().copied().ok_or_else(|| BenchError("a tensor map was not encoded for the GPU".into()))?;
+        args.push(RawArg::Map(TensorMapArg(enc)));
+    }
+    let s = bufs.shape;
+    args.extend([RawArg::U32(s.m), RawArg::U32(s.n), RawArg::U32(s.k)]);
+    Ok(args)
+}
+
+/// Launches per timed batch: about 20 ms of work at ~700 TFLOP/s.
+fn per_batch(shape: &GemmShape) -> usize {
+    ((2.0e-2 * 7.0e14 / shape.flops()).ceil() as usize).clamp(1, 500)
+}
+
+fn tflops(shape: &GemmShape, t: Duration) -> f64 {
+    shape.flops() / t.as_secs_f64() / 1e12
+}
+
+/// Uploaded A, B, C and a C for cuBLAS, per shape and layout.
+type Inputs = HashMap<(GemmShape, BLayout), (GemmBuffers, phaser::Buffer<bf16>)>;
+
+struct PerfRow {
+    shape: GemmShape,
+    layout: BLayout,
+    config: GemmConfig,
+    ours: f64,
+    cublas: f64,
+    check: Comparison,
+}
+
+/// Time the Phaser kernel and cuBLAS at one shape, then verify Phaser's C against cuBLAS's.
+#[allow(clippy::too_many_arguments)]
+fn perf_one(
+    dev: &Device,
+    kernels: &mut Kernels,
+    blas: &CublasLt,
+    cfg: &GemmConfig,
+    shape: GemmShape,
+    seed: u64,
+    args: &Args,
+    cublas_cache: &mut HashMap<(GemmShape, BLayout), f64>,
+    inputs: &mut Inputs,
+    full_check: bool,
+) -> BenchResult<PerfRow> {
+    let cuda = timing::cuda(dev)?;
+    // Inputs once per shape and layout (a sweep reuses them for every configuration).
+    if !inputs.contains_key(&(shape, cfg.b_layout)) {
+        inputs.clear(); // one shape's buffers at a time (8192^3 needs 400 MiB)
+        let a = random_bf16(shape.m as usize * shape.k as usize, seed);
+        let b = random_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
+        let bufs = GemmBuffers::new(dev, shape, cfg.b_layout, &a, &b)?;
+        let reference = dev.alloc::<bf16>(shape.m as usize * shape.n as usize)?;
+        inputs.insert((shape, cfg.b_layout), (bufs, reference));
+    }
+    let (bufs, reference) = inputs.get_mut(&(shape, cfg.b_layout)).expect("inserted above");
+    let (_, f) = kernels.get(dev, cfg)?;
+    let raw = raw_args(dev, cfg, bufs)?;
+    let launch =
+        Shape { grid: grid(cfg, &shape, dev.sm_count()?), block: cfg.threads(), smem: cfg.dynamic_smem_bytes() };
+    let batch = per_batch(&shape);
+    let t_ours =
+        timing::median_per_launch(cuda, args.warmup, args.runs, batch, || timing::launch(cuda, f, launch, &raw))?;
+    let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
+    let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
+    let cublas = match cublas_cache.get(&(shape, cfg.b_layout)) {
+        Some(&t) => t,
+        None => {
+            let t =
+                timing::median_per_launch(cuda, args.warmup, args.runs, batch, || blas.run(cuda, &plan, pa, pb, pc))?;
+            let v = tflops(&shape, t);
+            cublas_cache.insert((shape, cfg.b_layout), v);
+            v
+        }
+    };
+    // Verify the timed kernel: poison, one more run, compare with cuBLAS's C in full.
+    dev.fill(&mut bufs.c, POISON)?;
+    timing::time(cuda, || timing::launch(cuda, f, launch, &raw))?;
+    timing::time(cuda, || blas.run(cuda, &plan, pa, pb, pc))?;
+    let (ours, theirs) = (dev.download(&bufs.c)?, dev.download(reference)?);
+    let (m, n) = (shape.m as usize, shape.n as usize);
+    let positions: Vec<(usize, usize)> = if full_check {
+        (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
+    } else {
+        use rand::{Rng, SeedableRng};
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        (0..4096).map(|_| (r.random_range(0..m), r.random_range(0..n))).collect()
+    };
+    let check = compare(&ours, &shape, positions.into_iter(), |i, j| theirs[i * n + j].to_f64());
+    Ok(PerfRow { shape, layout: cfg.b_layout, config: *cfg, ours: tflops(&shape, t_ours), cublas, check })
+}
+
+/// The check line with the largest error ratio (the first number after "vs cuBLAS").
+fn worst_line(lines: &[String]) -> String {
+    let ratio = |l: &String| -> f64 {
+        l.split("vs cuBLAS ").nth(1).and_then(|r| r.split(' ').next()).and_then(|x| x.parse().ok()).unwrap_or(0.0)
+    };
+    lines
+        .iter()
+        .filter(|l| l.contains("vs cuBLAS"))
+        .max_by(|a, b| ratio(a).total_cmp(&ratio(b)))
+        .map(|l| {
+            format!("{:.3} of tolerance ({})", ratio(l), l.split(" | ").next().unwrap_or("").trim_start_matches("| "))
+        })
+        .unwrap_or_else(|| "-".into())
+}
+
+fn describe(c: &Comparison) -> String {
+    let (i, j, got, want) = c.at;
+    format!("{:.3} of tol over {} (worst at ({i},{j}): {got} vs {want:.5})", c.worst, c.compared)
+}
+
+fn main() {
+    let args = Args::parse();
+    if let Some(dir) = &args.emit_ptx {
+        std::fs::create_dir_all(dir).expect("create the PTX directory");
+        for layout in [BLayout::KMajor, BLayout::NMajor] {
+            for cfg in std::iter::once(args.config(layout)).chain(sweep_configs(layout)) {
+                let k = gemm_kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
+                let ptx = phaser::codegen::emit_kernel(&k).expect("emit");
+                std::fs::write(dir.join(format!("{}.ptx", k.name)), ptx).expect("write PTX");
+            }
+        }
+        println!("PTX written to {}", dir.display());
+        return;
+    }
+    match run(&args) {
+        Ok(true) => {}
+        Ok(false) => std::process::exit(1),
+        Err(e) => {
+            eprintln!("bench_gemm: {e}");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn run(args: &Args) -> BenchResult<bool> {
+    let dev = Device::cuda(0)?;
+    let cuda = timing::cuda(&dev)?;
+    let blas = CublasLt::new(cuda)?;
+    let seed = args.seed.unwrap_or_else(phaser_examples::gallery::fresh_seed);
+    println!("device: {} ({} SMs), seed {seed}", dev.describe(), dev.sm_count()?);
+    let mut kernels = Kernels { built: HashMap::new() };
+    let (do_check, do_perf) = match (args.check, args.perf, args.sweep) {
+        (false, false, false) => (true, true),
+        (c, p, _) => (c, p),
+    };
+    let mut ok = true;
+    let mut lines = Vec::new();
+
+    if do_check {
+        // A shape that breaks a TMA constraint is refused with the constraint named.
+        let bad = GemmShape::new(128, 128, 100);
+        match GemmBuffers::new(&dev, bad, BLayout::KMajor, &random_bf16(128 * 100, 1), &random_bf16(128 * 100, 2)) {
+            Err(e) if e.to_string().contains("K must be a multiple of 8") => {
+                lines.push(format!("| refuse {bad} | PASS | {e} |"))
+            }
+            other => {
+                ok = false;
+                lines
+                    .push(format!("| refuse {bad} | FAIL | expected a K-multiple-of-8 error, got {:?} |", other.err()));
+            }
+        }
+        for layout in args.layouts() {
+            let cfgs = [args.config(layout), GemmConfig { cluster_m: 1, ..args.config(layout) }];
+            for (i, shape) in check_shapes().into_iter().enumerate() {
+                // The cluster-free variant on the smaller shapes too (the non-multicast path).
+                for cfg in cfgs.iter().take(if shape.flops() < 2e10 { 2 } else { 1 }) {
+                    let (k, _) = kernels.get(&dev, cfg)?;
+                    let (vs_blas, vs_cpu) = check_against_cublas(&dev, &blas, k, cfg, shape, seed + i as u64)?;
+                    let pass = vs_blas.passed() && vs_cpu.passed();
+                    ok &= pass;
+                    lines.push(format!(
+                        "| check {shape} {} {} | {} | vs cuBLAS {} ; vs CPU {} |",
+                        layout.name(),
+                        cfg.kernel_name(),
+                        if pass { "PASS" } else { "FAIL" },
+                        describe(&vs_blas),
+                        describe(&vs_cpu)
+                    ));
+                    println!("{}", lines.last().unwrap());
+                }
+            }
+        }
+    }
+
+    let mut rows = Vec::new();
+    let mut cublas_cache = HashMap::new();
+    let mut inputs = Inputs::new();
+    if do_perf {
+        let shapes = if args.shapes.is_empty() { perf_shapes() } else { args.shapes.clone() };
+        for layout in args.layouts() {
+            for &shape in &shapes {
+                let r = perf_one(
+                    &dev,
+                    &mut kernels,
+                    &blas,
+                    &args.config(layout),
+                    shape,
+                    seed,
+                    args,
+                    &mut cublas_cache,
+                    &mut inputs,
+                    true,
+                )?;
+                ok &= r.check.passed();
+                println!(
+                    "perf {shape} {}: Phaser {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s ({:.3}x); C vs cuBLAS {}",
+                    layout.name(),
+                    r.ours,
+                    r.cublas,
+                    r.ours / r.cublas,
+                    describe(&r.check)
+                );
+                rows.push(r);
+            }
+        }
+    }
+
+    let mut sweep = Vec::new();
+    if args.sweep {
+        let shapes = if args.shapes.is_empty() {
+            vec![GemmShape::new(4096, 4096, 4096), GemmShape::new(8192, 8192, 8192)]
+        } else {
+            args.shapes.clone()
+        };
+        let sweep_args = Args { runs: args.runs.min(5), ..Args::parse_from(["bench_gemm"]) };
+        for &shape in &shapes {
+            let default = args.config(BLayout::KMajor);
+            let rasters = [4, 16].map(|g| GemmConfig { group_m: g, ..default });
+            for cfg in sweep_configs(BLayout::KMajor).into_iter().chain(rasters) {
+                match perf_one(
+                    &dev,
+                    &mut kernels,
+                    &blas,
+                    &cfg,
+                    shape,
+                    seed,
+                    &sweep_args,
+                    &mut cublas_cache,
+                    &mut inputs,
+                    false,
+                ) {
+                    Ok(r) => {
+                        println!(
+                            "sweep {shape} {}: {:.1} TFLOP/s ({:.3}x cuBLAS)",
+                            cfg.kernel_name(),
+                            r.ours,
+                            r.ours / r.cublas
+                        );
+                        ok &= r.check.passed();
+                        sweep.push(r);
+                    }
+                    Err(e) => println!("sweep {shape} {}: error {e}", cfg.kernel_name()),
+                }
+            }
+        }
+    }
+
+    // The summary: what the coordinator pastes back.
+    println!();
+    println!("==================== GEMM summary ({}, seed {seed}) ====================", dev.describe());
+    // Checks in one line, failures listed (the per-check lines are above).
+    let failed: Vec<&String> = lines.iter().filter(|l| l.contains("| FAIL |")).collect();
+    if !lines.is_empty() {
+        println!("| checks | {}/{} PASS | worst {} |", lines.len() - failed.len(), lines.len(), worst_line(&lines));
+    }
+    for l in failed {
+        println!("{l}");
+    }
+    if !rows.is_empty() {
+        println!("| shape | B | config | Phaser TFLOP/s | cuBLAS TFLOP/s | ratio | C vs cuBLAS |");
+        for r in &rows {
+            println!(
+                "| {} | {} | {} | {:.1} | {:.1} | {:.3} | {} {:.2} |",
+                r.shape,
+                r.layout.name(),
+                r.config.kernel_name(),
+                r.ours,
+                r.cublas,
+                r.ours / r.cublas,
+                if r.check.passed() { "PASS" } else { "FAIL" },
+                r.check.worst
+            );
+        }
+    }
+    if !sweep.is_empty() {
+        sweep.sort_by(|a, b| (a.shape.m, b.ours as u64).cmp(&(b.shape.m, a.ours as u64)));
+        println!("| sweep shape | config | TFLOP/s | ratio to cuBLAS |");
+        for r in &sweep {
+            println!("| {} | {} | {:.1} | {:.3} |", r.shape, r.config.kernel_name(), r.ours, r.ours / r.cublas);
+        }
+    }
+    println!("gemm: {}", if ok { "all checks passed" } else { "SOME CHECKS FAILED" });
+    Ok(ok)
+}

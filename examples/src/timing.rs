@@ -1,0 +1,169 @@
+//! Back-to-back launches timed with CUDA events, for the benchmarks that compare Phaser
+//! kernels with vendor code in the same process (`bench_gemm` against cuBLASLt,
+//! `bench_pingpong` against nvcc's cubin).
+//!
+//! [`phaser::Device::launch`] times one launch and synchronizes after it; a benchmark needs
+//! many launches between one pair of events (so the host's launch latency is hidden) and
+//! kernels from elsewhere (a cubin built by nvcc), so this module loads functions itself
+//! through the runtime's CUDA context and stream.
+
+use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute_enum};
+use cudarc::driver::{CudaFunction, DeviceRepr, PushKernelArg};
+use phaser::codegen::{EmitOptions, Kernel};
+use phaser::runtime::cuda::CudaDevice;
+use phaser::Device;
+use std::path::Path;
+use std::time::Duration;
+
+/// What can go wrong here, as a message that says what was being done.
+#[derive(Debug)]
+pub struct BenchError(pub String);
+
+impl std::fmt::Display for BenchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for BenchError {}
+
+pub type BenchResult<T> = Result<T, BenchError>;
+
+fn err(context: impl std::fmt::Display) -> impl FnOnce(cudarc::driver::DriverError) -> BenchError {
+    let c = context.to_string();
+    move |e| BenchError(format!("{c}: {e:?}"))
+}
+
+impl From<phaser::RuntimeError> for BenchError {
+    fn from(e: phaser::RuntimeError) -> Self {
+        BenchError(e.to_string())
+    }
+}
+impl From<phaser::codegen::CodegenError> for BenchError {
+    fn from(e: phaser::codegen::CodegenError) -> Self {
+        BenchError(e.to_string())
+    }
+}
+
+/// The CUDA backend of a device, or an error for the simulator.
+pub fn cuda(dev: &Device) -> BenchResult<&CudaDevice> {
+    match dev {
+        Device::Cuda(d) => Ok(d),
+        Device::Sim(_) => Err(BenchError("this benchmark needs a CUDA GPU".into())),
+    }
+}
+
+/// A `CUtensorMap` passed by value (128 bytes, 64-byte aligned, like the PTX parameter).
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug)]
+pub struct TensorMapArg(pub [u64; 16]);
+// Safety: plain bytes with the layout the kernel parameter declares (`.align 64 .b8 [128]`).
+unsafe impl DeviceRepr for TensorMapArg {}
+
+/// One launch argument, by value.
+#[derive(Clone, Copy, Debug)]
+pub enum RawArg {
+    U32(u32),
+    U64(u64),
+    Map(TensorMapArg),
+}
+
+/// A loaded function with the launch shape it needs.
+pub struct Loaded {
+    pub name: String,
+    func: CudaFunction,
+}
+
+impl Loaded {
+    /// Allow `bytes` of dynamic shared memory (above the 48 KiB default).
+    pub fn set_dynamic_smem(&self, bytes: u32) -> BenchResult<()> {
+        self.func
+            .set_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes as i32)
+            .map_err(err(format!("raising the dynamic shared memory of `{}` to {bytes} bytes", self.name)))
+    }
+}
+
+/// JIT-load a Phaser kernel printed with `opts` (e.g. without the wait watchdog).
+pub fn load_phaser(dev: &CudaDevice, k: &Kernel, opts: &EmitOptions) -> BenchResult<Loaded> {
+    let ptx = phaser::codegen::emit_module(&phaser::codegen::Module::new(vec![k.clone()]), opts)?;
+    let func = dev.modules.function(dev.context(), &ptx, &k.name)?;
+    Ok(Loaded { name: k.name.clone(), func })
+}
+
+/// Load function `name` of a cubin (or PTX) file, e.g. one nvcc built.
+pub fn load_file(dev: &CudaDevice, path: &Path, name: &str) -> BenchResult<Loaded> {
+    let module = dev
+        .context()
+        .load_module(cudarc::nvrtc::Ptx::from_file(path))
+        .map_err(err(format!("loading {}", path.display())))?;
+    let func = module.load_function(name).map_err(err(format!("finding `{name}` in {}", path.display())))?;
+    Ok(Loaded { name: name.to_string(), func })
+}
+
+/// Grid, block and dynamic shared memory of a launch.
+#[derive(Clone, Copy, Debug)]
+pub struct Shape {
+    pub grid: u32,
+    pub block: u32,
+    pub smem: u32,
+}
+
+/// Enqueue one launch on the device's stream.
+pub fn launch(dev: &CudaDevice, f: &Loaded, shape: Shape, args: &[RawArg]) -> BenchResult<()> {
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (shape.grid, 1, 1),
+        block_dim: (shape.block, 1, 1),
+        shared_mem_bytes: shape.smem,
+    };
+    let mut b = dev.stream().launch_builder(&f.func);
+    for a in args {
+        match a {
+            RawArg::U32(v) => b.arg(v),
+            RawArg::U64(v) => b.arg(v),
+            RawArg::Map(v) => b.arg(v),
+        };
+    }
+    // Safety: the caller passes the arguments in the kernel's parameter order and types (the
+    // benchmarks build them from the kernel they launch).
+    unsafe { b.launch(cfg) }.map_err(err(format!("launching `{}`", f.name)))?;
+    Ok(())
+}
+
+/// Device time of `body` (which enqueues work on the device's stream), between two events;
+/// waits for the end event, so a fault surfaces here.
+pub fn time(dev: &CudaDevice, body: impl FnOnce() -> BenchResult<()>) -> BenchResult<Duration> {
+    let ctx = dev.context();
+    let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(err("creating an event"))?;
+    let end = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(err("creating an event"))?;
+    start.record(dev.stream()).map_err(err("recording an event"))?;
+    body()?;
+    end.record(dev.stream()).map_err(err("recording an event"))?;
+    end.synchronize().map_err(err("waiting for the timed work (a kernel fault surfaces here)"))?;
+    let ms = start.elapsed_ms(&end).map_err(err("reading the events"))?;
+    Ok(Duration::from_secs_f64(ms as f64 / 1e3))
+}
+
+/// The median of `runs` timings of `per_run` back-to-back repetitions of `one`, per
+/// repetition, after `warmup` untimed repetitions.
+pub fn median_per_launch(
+    dev: &CudaDevice,
+    warmup: usize,
+    runs: usize,
+    per_run: usize,
+    mut one: impl FnMut() -> BenchResult<()>,
+) -> BenchResult<Duration> {
+    for _ in 0..warmup {
+        one()?;
+    }
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs.max(1) {
+        let t = time(dev, || {
+            for _ in 0..per_run.max(1) {
+                one()?;
+            }
+            Ok(())
+        })?;
+        times.push(t / per_run.max(1) as u32);
+    }
+    times.sort();
+    Ok(times[times.len() / 2])
+}

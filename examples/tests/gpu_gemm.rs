@@ -1,0 +1,79 @@
+//! The GEMM on the GPU against cuBLASLt and an f64 CPU reference, at the correctness shapes
+//! (tile-aligned, ragged in every dimension, smaller than a tile, one row, large), for both
+//! B layouts, the default (2-CTA cluster, B multicast) and the cluster-free configuration.
+//! Inputs are random bf16 with a fresh seed (printed); C is poisoned with NaN before each run.
+//! Needs cuBLAS on the loader path (.ci/gpu-run.sh sets it).
+
+use phaser::Device;
+use phaser_examples::cublas::CublasLt;
+use phaser_examples::gemm::*;
+use phaser_examples::timing;
+
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn gemm_matches_cublas_and_the_cpu() {
+    let dev = Device::cuda(0).expect("needs a CUDA GPU");
+    let blas = CublasLt::new(timing::cuda(&dev).unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    let seed = phaser_examples::gallery::fresh_seed();
+    eprintln!("seed {seed}");
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for layout in [BLayout::KMajor, BLayout::NMajor] {
+        let default = GemmConfig::new(layout);
+        let configs =
+            [default, GemmConfig { cluster_m: 1, ..default }, GemmConfig { block_n: 128, wg_m: 128, ..default }];
+        for cfg in configs {
+            let kernel = gemm_kernel(&cfg).unwrap();
+            for (i, shape) in check_shapes().into_iter().enumerate() {
+                // The largest shapes once per layout (the default configuration).
+                if shape.flops() > 1e11 && cfg != default {
+                    continue;
+                }
+                let (vs_blas, vs_cpu) = check_against_cublas(&dev, &blas, &kernel, &cfg, shape, seed + i as u64)
+                    .unwrap_or_else(|e| panic!("{shape} {}: {e}", cfg.kernel_name()));
+                checked += 1;
+                if !(vs_blas.passed() && vs_cpu.passed()) {
+                    failures.push(format!(
+                        "{shape} {}: vs cuBLAS {:.3} at {:?}, vs CPU {:.3} at {:?}",
+                        cfg.kernel_name(),
+                        vs_blas.worst,
+                        vs_blas.at,
+                        vs_cpu.worst,
+                        vs_cpu.at
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "seed {seed}: {} of {checked} checks failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn cublas_reference_is_sane() {
+    // cuBLAS itself against the CPU on a small ragged shape (so a wrong layout mapping in the
+    // reference cannot make both sides agree by accident).
+    let dev = Device::cuda(0).expect("needs a CUDA GPU");
+    let cuda = timing::cuda(&dev).unwrap();
+    let blas = CublasLt::new(cuda).unwrap_or_else(|e| panic!("{e}"));
+    for layout in [BLayout::KMajor, BLayout::NMajor] {
+        let shape = GemmShape::new(77, 40, 24);
+        let a = random_bf16(77 * 24, 5);
+        let b = random_bf16(40 * 24, 6);
+        let mut bufs = GemmBuffers::new(&dev, shape, layout, &a, &b).unwrap();
+        dev.fill(&mut bufs.c, POISON).unwrap();
+        let plan = blas.plan(77, 40, 24, layout).unwrap();
+        let (pa, pb, pc) =
+            (dev.buffer_addr(&bufs.a).unwrap(), dev.buffer_addr(&bufs.b).unwrap(), dev.buffer_addr(&bufs.c).unwrap());
+        timing::time(cuda, || blas.run(cuda, &plan, pa, pb, pc)).unwrap();
+        let c = dev.download(&bufs.c).unwrap();
+        let all = (0..77).flat_map(|i| (0..40).map(move |j| (i, j)));
+        let cmp = compare(&c, &shape, all, |i, j| reference_at(&a, &b, &shape, layout, i, j));
+        assert!(cmp.passed(), "{layout:?}: cuBLAS vs CPU {:.3} at {:?}", cmp.worst, cmp.at);
+    }
+}

@@ -1,0 +1,358 @@
+//! Shared-memory and barrier addressing, and the barrier operations every instruction and
+//! async agent goes through: arrivals, tx updates, phase completion, waits that pass, and the
+//! misuse checks at each use.
+
+use super::barrier::{Actor, Arrival};
+use super::check::Checker;
+use super::cluster::Engine;
+use super::finding::Category;
+use super::memory::CLUSTER_SHIFT;
+use super::trace::TraceKind;
+use super::warp::WaitTarget;
+use phaser_codegen::ir::Value;
+
+impl<C: Checker> Engine<'_, C> {
+    #[inline]
+    pub fn val(&self, wi: usize, l: usize, v: &Value) -> u64 {
+        match *v {
+            Value::Reg(r) => self.exec.warps[wi].regs[r.id as usize * 32 + l],
+            Value::Imm { bits, .. } => bits,
+        }
+    }
+    #[inline]
+    pub fn set(&mut self, wi: usize, l: usize, r: phaser_codegen::ir::Reg, v: u64) {
+        self.exec.warps[wi].regs[r.id as usize * 32 + l] = v;
+    }
+
+    /// Report a fault (the GPU would stop the kernel) and stop.
+    pub fn fault(&mut self, cta: usize, t: u32, pc: u32, msg: String) {
+        self.finding(Category::OutOfBounds, cta, Some(t), None, Some(pc), msg);
+        self.abort = true;
+    }
+
+    /// Resolve a shared address: `.shared::cta` names this CTA; a `.shared::cluster` address
+    /// may name any CTA of the cluster. Checks `[off, off+len)` lies in shared memory, and
+    /// that another CTA named is still running.
+    pub fn smem_addr(
+        &mut self,
+        wi: usize,
+        l: usize,
+        cluster: bool,
+        addr: u64,
+        len: u32,
+        pc: u32,
+    ) -> Option<(usize, u32)> {
+        let own = self.exec.warps[wi].cta;
+        let t = self.cluster_thread(wi, l);
+        let a = addr as u32;
+        let hi = a >> CLUSTER_SHIFT;
+        let (cta, off) = if hi == 0 && addr >> 32 == 0 {
+            (own, a)
+        } else if cluster && addr >> 32 == 0 && ((hi - 1) as usize) < self.exec.ctas.len() {
+            ((hi - 1) as usize, a & ((1 << CLUSTER_SHIFT) - 1))
+        } else {
+            self.fault(own, t, pc, format!("shared address 0x{addr:x} names no shared memory of this cluster"));
+            return None;
+        };
+        if off as u64 + len as u64 > self.exec.ctas[cta].smem.len() as u64 {
+            let size = self.exec.ctas[cta].smem.len();
+            let msg = format!(
+                "shared access of {len} bytes at offset {off} is outside the CTA's {size} bytes of shared memory"
+            );
+            self.fault(own, t, pc, msg);
+            return None;
+        }
+        if cta != own && !self.remote_target_alive(own, t, cta, pc) {
+            return None;
+        }
+        Some((cta, off))
+    }
+
+    /// Thread `t` of CTA `own` accesses CTA `target`: a finding if `target` has exited
+    /// (its shared memory is gone); else the checker remembers the access (it must be ordered
+    /// before `target` exits).
+    pub fn remote_target_alive(&mut self, own: usize, t: u32, target: usize, pc: u32) -> bool {
+        if self.exec.ctas[target].exited == self.exec.threads_per_cta {
+            let msg = format!(
+                "thread {} of CTA rank {own} accesses the shared memory of CTA rank {target}, which has already exited \
+                 (undefined behaviour: its shared memory may belong to another CTA by now; a final cluster barrier \
+                 keeps every CTA alive until the others are done with it)",
+                t % self.exec.threads_per_cta
+            );
+            self.finding(Category::ExitedCtaAccess, own, Some(t), None, Some(pc), msg);
+            return false;
+        }
+        self.checker.on_remote_access(t, target, pc);
+        true
+    }
+
+    /// Resolve a barrier address (8-byte aligned, inside shared memory, in an array).
+    pub fn bar_addr(&mut self, wi: usize, l: usize, v: &Value, cluster: bool, pc: u32) -> Option<(usize, u32)> {
+        let a = self.val(wi, l, v);
+        let (cta, off) = self.smem_addr(wi, l, cluster, a, 8, pc)?;
+        let t = self.cluster_thread(wi, l);
+        if off % 8 != 0 {
+            let msg = format!("mbarrier address {} is not 8-byte aligned", self.cx.layout.describe(off));
+            self.finding(Category::Unsupported, cta, Some(t), None, Some(pc), msg);
+            self.abort = true;
+            return None;
+        }
+        if self.cx.layout.outside_every_array(off) {
+            let msg = format!("mbarrier address {}: the barrier index is out of range", self.cx.layout.describe(off));
+            self.fault(self.exec.warps[wi].cta, t, pc, msg);
+            return None;
+        }
+        Some((cta, off))
+    }
+
+    pub fn trace_bar(&mut self, cta: usize, off: u32, thread: Option<u32>, kind: TraceKind) {
+        if !self.cx.config.trace {
+            return;
+        }
+        if self.trace_room == 0 {
+            self.out.trace.dropped += 1;
+            return;
+        }
+        self.trace_room -= 1;
+        let (pending, tx, phase) = self.exec.ctas[cta]
+            .barriers
+            .get(self.cx.layout, off)
+            .map(|b| (b.pending, b.tx, b.phase))
+            .unwrap_or((0, 0, 0));
+        let ctaid = self.exec.ctas[cta].ctaid;
+        let thread = thread.map(|t| t % self.exec.threads_per_cta);
+        self.out.trace.push(self.time.tick, ctaid, off, thread, kind, pending, tx, phase);
+    }
+
+    /// Whether thread `t` may use barrier `(cta, off)`: it is initialized (else an
+    /// `Uninitialized` finding), and its init is ordered before this use (else `InitVisibility`).
+    pub fn check_barrier_use(&mut self, t: u32, cta: usize, off: u32, pc: u32, what: &str) -> bool {
+        let layout = self.cx.layout;
+        let (usable, invalidated, init_by, init_loc) = match self.exec.ctas[cta].barriers.get(layout, off) {
+            Some(b) => (b.usable(), b.invalidated, b.init_by, b.init_loc),
+            None => (false, false, 0, None),
+        };
+        if !usable {
+            let why = if invalidated { "after `mbarrier.inval`" } else { "that is not initialized at this point" };
+            let msg = format!("thread {} {what} a barrier {why}", t % self.exec.threads_per_cta);
+            let at = self.out.findings.len();
+            self.finding(Category::Uninitialized, cta, Some(t), Some((cta, off)), Some(pc), msg);
+            if self.out.findings.len() > at && !invalidated {
+                self.out.uninitialized_uses.push((cta, off, at));
+            }
+            return false;
+        }
+        self.check_init_visible(t, cta, off, pc, what, init_by, init_loc);
+        true
+    }
+
+    /// The init-visibility part of `check_barrier_use` (for a barrier known to be usable).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn check_init_visible(
+        &mut self,
+        t: u32,
+        cta: usize,
+        off: u32,
+        pc: u32,
+        what: &str,
+        init_by: u32,
+        init_loc: Option<phaser_codegen::SourceLoc>,
+    ) {
+        if C::ENABLED {
+            let key = self.barrier_key(cta, off);
+            if !self.checker.init_visible(t, key, init_by) {
+                self.checker.init_reported(key);
+                let at = init_loc.map(|l| format!(" at {l}")).unwrap_or_default();
+                let msg = format!(
+                    "thread {} {what} the barrier, but nothing orders its initialization by thread {}{at} before this \
+                     use (missing `bar.sync`/`fence.mbarrier_init` + cluster barrier after `mbarrier.init`?)",
+                    t % self.exec.threads_per_cta,
+                    init_by % self.exec.threads_per_cta
+                );
+                self.finding(Category::InitVisibility, cta, Some(t), Some((cta, off)), Some(pc), msg);
+            }
+        }
+    }
+
+    /// Barrier `(cta, off)` was initialized by `t` at `pc`: uses reported as uninitialized
+    /// before say that the init came later.
+    pub fn note_late_init(&mut self, t: u32, cta: usize, off: u32, pc: u32) {
+        let loc = self.loc(pc).map(|l| format!(" at {l}")).unwrap_or_default();
+        let tpc = self.exec.threads_per_cta;
+        let out = &mut self.out;
+        for &(c, o, i) in out.uninitialized_uses.iter().filter(|(c, o, _)| *c == cta && *o == off) {
+            let _ = (c, o);
+            out.findings[i].message.push_str(&format!(
+                "\n(it is initialized later, by thread {}{loc}: this use comes before the initialization)",
+                t % tpc
+            ));
+        }
+        out.uninitialized_uses.retain(|(c, o, _)| !(*c == cta && *o == off));
+    }
+
+    /// `count` arrivals of `actor` on `(cta, off)` at `pc`; returns the state token.
+    pub fn arrive_on(&mut self, cta: usize, off: u32, count: u32, drop: bool, actor: Actor, pc: u32) -> u64 {
+        let loc = self.loc(pc);
+        let tick = self.time.tick;
+        let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
+        let (pending, tx, expected, phase) = (bar.pending, bar.tx, bar.expected, bar.phase);
+        let o = bar.arrive(count, drop, actor, loc, tick);
+        self.time.effects += 1;
+        let t = match actor {
+            Actor::Thread(t) | Actor::Agent { issuer: t, .. } => t,
+            Actor::Warp { base, lanes } => base + lanes.trailing_zeros(),
+        };
+        if o.overflow {
+            let msg = format!(
+                "{count} arrival(s) on a phase with only {pending} pending (expected {expected} per phase, tx-count \
+                 {tx}): more arrivals than the phase expects"
+            );
+            let category = Category::ArrivalOverflow;
+            let issue = super::check::Issue {
+                category,
+                cta: (t / self.exec.threads_per_cta) as usize,
+                thread: Some(t),
+                barrier: Some((cta, off)),
+                phase: Some(phase),
+                pc: Some(pc),
+                message: msg,
+            };
+            self.report(issue);
+        }
+        self.trace_bar(cta, off, Some(t), TraceKind::Arrive { count });
+        if o.completed {
+            self.phase_completed(cta, off);
+        }
+        o.token
+    }
+
+    fn tx_overflow(&mut self, t: u32, cta: usize, off: u32, pc: u32) {
+        let tx = self.exec.ctas[cta].barriers.get(self.cx.layout, off).map(|b| b.tx).unwrap_or(0);
+        let msg = format!("tx-count reached {tx}, outside the PTX range of +-(2^20-1)");
+        self.finding(Category::TxOverflow, cta, Some(t), Some((cta, off)), Some(pc), msg);
+    }
+
+    pub fn expect_tx_on(&mut self, t: u32, cta: usize, off: u32, bytes: u32, pc: u32) {
+        let loc = self.loc(pc);
+        let tick = self.time.tick;
+        let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
+        let over = bar.expect_tx(bytes, Actor::Thread(t), pc, loc, tick);
+        self.time.effects += 1;
+        if over {
+            self.tx_overflow(t, cta, off, pc);
+        }
+        self.trace_bar(cta, off, Some(t), TraceKind::ExpectTx { bytes });
+    }
+
+    /// `complete_tx(bytes)` on `(cta, off)` by `actor` (a thread, or a copy's piece).
+    pub fn complete_tx_on(&mut self, cta: usize, off: u32, bytes: u32, actor: Actor, pc: u32) {
+        let loc = self.loc(pc);
+        let tick = self.time.tick;
+        let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
+        let (over, done) = bar.complete_tx(bytes, actor, pc, loc, tick);
+        self.time.effects += 1;
+        let t = match actor {
+            Actor::Thread(t) | Actor::Agent { issuer: t, .. } => t,
+            Actor::Warp { base, .. } => base,
+        };
+        if over {
+            self.tx_overflow(t, cta, off, pc);
+        }
+        self.trace_bar(cta, off, Some(t), TraceKind::CompleteTx { bytes });
+        if done {
+            self.phase_completed(cta, off);
+        }
+    }
+
+    /// Barrier `(cta, off)` just completed a phase.
+    fn phase_completed(&mut self, cta: usize, off: u32) {
+        let phase = self.exec.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.phase - 1);
+        let key = self.barrier_key(cta, off);
+        self.checker.on_phase_complete(key, phase);
+        self.trace_bar(cta, off, None, TraceKind::PhaseComplete);
+        self.check_early_completion(cta, off, phase);
+    }
+
+    /// Lanes `lanes` of warp `wi` use the usable barrier `(cta, off)`: report the first whose
+    /// use is not ordered after the init.
+    pub fn check_init_visible_warp(&mut self, wi: usize, lanes: u32, cta: usize, off: u32, pc: u32, what: &str) {
+        if !C::ENABLED {
+            return;
+        }
+        let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        let (init_by, init_loc) = (b.init_by, b.init_loc);
+        let key = self.barrier_key(cta, off);
+        let base = self.cluster_thread(wi, 0);
+        if let Some(t) = self.checker.init_unordered(base, lanes, key, init_by) {
+            self.check_init_visible(t, cta, off, pc, what, init_by, init_loc);
+        }
+    }
+
+    /// Lanes `lanes` of warp `wi` passed a wait on `(cta, off)` for `target`.
+    pub fn wait_passed_warp(&mut self, wi: usize, lanes: u32, cta: usize, off: u32, target: WaitTarget, pc: u32) {
+        if !C::ENABLED {
+            return;
+        }
+        let Some(bar) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        let observed = match target {
+            WaitTarget::Parity(p) => bar.observed_for_parity(p),
+            WaitTarget::Phase(k) => k as i64,
+        };
+        let key = self.barrier_key(cta, off);
+        let base = self.cluster_thread(wi, 0);
+        if let Some((t, seen)) = self.checker.on_warp_wait_passed(base, lanes, key, observed, pc) {
+            self.report_stale(t, cta, off, target, observed, seen, pc);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn report_stale(&mut self, t: u32, cta: usize, off: u32, target: WaitTarget, observed: i64, seen: i64, pc: u32) {
+        let phase = self.exec.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.phase);
+        let parity = target.parity();
+        let msg = format!(
+            "thread {} waited on parity {parity} while the barrier is in phase {phase}: the wait returned at              once, observing phase {observed}, which this thread had already consumed (it last observed phase              {seen}); the parity is stale (a missing `phase ^= 1`, or a wait two phases behind)",
+            t % self.exec.threads_per_cta
+        );
+        self.finding(Category::StaleParity, cta, Some(t), Some((cta, off)), Some(pc), msg);
+    }
+
+    /// Thread `t`'s wait on `(cta, off)` passed: acquire the observed phase and check the thread
+    /// does not consume a phase it already consumed (stale parity, ABA).
+    pub fn wait_passed(&mut self, t: u32, cta: usize, off: u32, target: WaitTarget, stale_check: bool, pc: u32) {
+        if !C::ENABLED {
+            return;
+        }
+        let Some(bar) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        let observed = match target {
+            WaitTarget::Parity(p) => bar.observed_for_parity(p),
+            WaitTarget::Phase(k) => k as i64,
+        };
+        let key = self.barrier_key(cta, off);
+        if let Some(seen) = self.checker.on_wait_passed(t, key, observed, stale_check, pc) {
+            self.report_stale(t, cta, off, target, observed, seen, pc);
+        }
+    }
+
+    pub fn describe_arrival(&self, a: &Arrival) -> String {
+        let tpc = self.exec.threads_per_cta;
+        let who = match a.actor {
+            Actor::Thread(t) => format!("thread {}", t % tpc),
+            Actor::Warp { base, lanes } => {
+                let first = base + lanes.trailing_zeros();
+                let last = base + 31 - lanes.leading_zeros();
+                format!("threads {}-{} ({} lanes of a warp together)", first % tpc, last % tpc, lanes.count_ones())
+            }
+            Actor::Agent { kind, issuer } => format!("{kind} issued by thread {}", issuer % tpc),
+        };
+        let what = if a.count > 0 {
+            format!("arrived x{}", a.count)
+        } else if a.tx >= 0 {
+            format!("expect_tx +{}", a.tx)
+        } else {
+            format!("complete_tx {}", -a.tx)
+        };
+        let loc = a.loc.map(|l| format!(" at {l}")).unwrap_or_default();
+        format!("{who} {what} in phase {} (tick {}){loc}", a.phase, a.tick)
+    }
+}

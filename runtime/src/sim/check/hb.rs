@@ -1,0 +1,725 @@
+//! The full checker: happens-before by vector clocks, races on shared memory by per-byte
+//! shadow state, uninitialized shared reads, stale parities, init visibility, remote accesses
+//! racing with a CTA's exit.
+//!
+//! Happens-before edges: an arrive (or an async copy's `complete_tx`) releases the arriving
+//! thread's clock into the barrier's current phase; a successful wait acquires the clock of
+//! the phase it observed; `bar.sync`, `bar.warp.sync` and the cluster barrier join all
+//! participants; an async copy carries its issuer's clock at issue. A TMA store's source stays
+//! marked read by the store until its issuer's `cp.async.bulk.wait_group` observes it.
+
+use super::clocks::{join, release_to, VectorClocks};
+use super::shadow::{ep_clk, ep_tid, epoch, Shadow, ASYNC, UNORDERED};
+use super::{BarrierKey, Checker, Geometry, Issue, Publisher};
+use crate::sim::finding::{BarrierRef, Category};
+use crate::sim::memory::SmemLayout;
+use std::collections::HashMap;
+
+/// The clocks of one barrier.
+#[derive(Default)]
+struct BarrierClocks {
+    /// Released into the current phase (arrivals and async completions).
+    acc: Vec<u32>,
+    /// Of the last completed phase of each parity.
+    done: [Vec<u32>; 2],
+    /// Per thread: the last phase it observed complete through a wait.
+    seen: Vec<i64>,
+    /// The initializing thread's clock at init.
+    init_clock: u32,
+    /// The init-visibility finding was reported.
+    init_warned: bool,
+}
+
+/// The clock an async op carries from its issue.
+#[derive(Default)]
+pub(crate) struct IssueClock {
+    issuer: u32,
+    own: u32,
+    row: Vec<u32>,
+}
+
+/// A thread's last arrival (for hints about releases that come too early).
+#[derive(Clone, Copy)]
+struct LastArrival {
+    bar: BarrierKey,
+    clock: u32,
+    pc: u32,
+}
+
+/// A thread's last successful wait (named when it lets the thread read unwritten bytes).
+#[derive(Clone, Copy)]
+struct LastWait {
+    bar: BarrierKey,
+    observed: i64,
+    pc: u32,
+}
+
+/// A TMA store whose source reading completed but whose issuer has not observed it.
+#[derive(Clone, Copy)]
+struct UnobservedStore {
+    issuer: u32,
+    group: usize,
+    cta: usize,
+    off: u32,
+    len: u32,
+    op: u32,
+}
+
+enum Conflict {
+    InFlightWrite(u32),
+    InFlightRead(u32),
+    Thread { other: u32, was_write: bool, async_write: bool },
+    Proxy { writer: u32 },
+}
+
+pub(crate) struct HappensBefore {
+    threads: usize,
+    threads_per_cta: u32,
+    ctas: usize,
+    slots_per_cta: usize,
+    layout: SmemLayout,
+    clocks: VectorClocks,
+    /// Barriers of barrier arrays, by dense slot; others by `(cta, offset)`.
+    slotted: Vec<BarrierClocks>,
+    other: HashMap<(usize, u32), BarrierClocks>,
+    /// Per CTA: shadow bytes of its shared memory.
+    shadow: Vec<Vec<Shadow>>,
+    /// Named barriers (`cta * 16 + id`): released clocks of the current round.
+    named: Vec<Vec<u32>>,
+    cluster_acc: Vec<u32>,
+    cluster_done: Vec<u32>,
+    /// Open `bar.warp.sync` rounds per warp: mask and released clock.
+    warp_sync: HashMap<(usize, u32), Vec<u32>>,
+    /// Own clock at the last `fence.proxy.async` (0: none) and the vector clock then.
+    fence_clock: Vec<u32>,
+    fence_row: Vec<Vec<u32>>,
+    /// Issuers of async ops in flight or whose completion is not observed yet.
+    op_issuer: HashMap<u32, u32>,
+    /// What each store is (`TMA store`, `bulk store`), for messages.
+    store_kind: HashMap<u32, &'static str>,
+    unobserved: Vec<UnobservedStore>,
+    last_arrival: Vec<Option<LastArrival>>,
+    last_wait: Vec<Option<LastWait>>,
+    /// Per CTA: the latest access of each remote thread `(thread, clock, pc)`.
+    remote: Vec<Vec<(u32, u32, u32)>>,
+    /// Per CTA: the join of its threads' clocks at exit.
+    exit_acc: Vec<Vec<u32>>,
+    /// Source lines by pc, for messages that name a second instruction.
+    locs: Vec<Option<phaser_codegen::SourceLoc>>,
+}
+
+impl HappensBefore {
+    fn key(&self, bar: BarrierKey) -> Option<usize> {
+        bar.slot.map(|s| s as usize)
+    }
+    fn clocks_of(&mut self, bar: BarrierKey) -> &mut BarrierClocks {
+        match self.key(bar) {
+            Some(i) => &mut self.slotted[i],
+            None => self.other.entry((bar.cta, bar.off)).or_default(),
+        }
+    }
+    fn component(&self, bar: BarrierKey) -> Option<usize> {
+        bar.slot.map(|s| self.threads + s as usize)
+    }
+    fn bar_name(&self, bar: BarrierKey) -> String {
+        let (name, index) = self.layout.name_of(bar.off);
+        BarrierRef { name, index, offset: bar.off, cta_rank: bar.cta as u32 }.to_string()
+    }
+    fn who(&self, t: u32) -> String {
+        if self.ctas > 1 {
+            format!("thread {} of CTA rank {}", t % self.threads_per_cta, t / self.threads_per_cta)
+        } else {
+            format!("thread {}", t % self.threads_per_cta)
+        }
+    }
+    fn at(&self, pc: u32) -> String {
+        self.locs.get(pc as usize).copied().flatten().map(|l| format!(" at {l}")).unwrap_or_default()
+    }
+
+    fn describe_conflict(&self, c: &Conflict) -> String {
+        match *c {
+            Conflict::InFlightWrite(op) => match self.op_issuer.get(&op) {
+                Some(&i) => format!("an async copy issued by {} that has not landed yet", self.who(i)),
+                None => "an in-flight async copy".into(),
+            },
+            Conflict::InFlightRead(op) => {
+                let kind = self.store_kind.get(&op).copied().unwrap_or("store");
+                match (self.op_issuer.get(&op), self.unobserved.iter().find(|s| s.op == op)) {
+                    (_, Some(s)) => format!(
+                        "a {kind} issued by {} whose completion was not observed (no \
+                         `cp.async.bulk.wait_group.read` by its issuer ordered before this access)",
+                        self.who(s.issuer)
+                    ),
+                    (Some(&i), None) => {
+                        format!("an in-flight {kind} issued by {} (source not read yet)", self.who(i))
+                    }
+                    (None, None) => format!("an in-flight {kind}"),
+                }
+            }
+            Conflict::Thread { other, .. } if other as usize >= self.threads => {
+                let slot = other as usize - self.threads;
+                let bar = BarrierKey {
+                    cta: slot / self.slots_per_cta.max(1),
+                    off: self.layout.barrier_offset(slot % self.slots_per_cta.max(1)),
+                    slot: Some(slot as u32),
+                };
+                format!(
+                    "an async copy completing on barrier {}, whose phase this thread never observed (no wait on it, \
+                     and no release chain from a thread that waited)",
+                    self.bar_name(bar)
+                )
+            }
+            Conflict::Thread { other, was_write, async_write } => {
+                let who = self.who(other);
+                if async_write {
+                    format!("the async copy issued by {who}, whose completion this thread never waited for")
+                } else if was_write {
+                    format!("a write by {who}, not ordered before this access")
+                } else {
+                    format!("a read by {who}, not ordered before this access (no release from {who} reached here)")
+                }
+            }
+            Conflict::Proxy { writer } => format!(
+                "a generic-proxy write by {} with no `fence.proxy.async` between it and the async-proxy read",
+                self.who(writer)
+            ),
+        }
+    }
+
+    /// Why thread `t` could read bytes nobody wrote: the wait that let it through.
+    fn wait_context(&self, t: u32) -> (Option<BarrierKey>, String) {
+        match self.last_wait[t as usize] {
+            None => (None, String::new()),
+            Some(w) => {
+                let mut s = format!(
+                    "\nthe thread got here through its wait on {}{}, which observed phase {}",
+                    self.bar_name(w.bar),
+                    self.at(w.pc),
+                    w.observed
+                );
+                if w.observed < 0 {
+                    s.push_str(
+                        ": the virtual phase before phase 0 — a wait on parity 1 of a fresh barrier passes at once \
+                         (a consumer starting on the producer's parity?)",
+                    );
+                }
+                (Some(w.bar), s)
+            }
+        }
+    }
+}
+
+impl Checker for HappensBefore {
+    const ENABLED: bool = true;
+    type Snapshot = IssueClock;
+
+    fn new(g: &Geometry) -> Self {
+        let slots = g.ctas * g.barrier_slots_per_cta;
+        HappensBefore {
+            threads: g.threads,
+            threads_per_cta: g.threads_per_cta,
+            ctas: g.ctas,
+            slots_per_cta: g.barrier_slots_per_cta,
+            layout: g.layout.clone(),
+            clocks: VectorClocks::new(g.threads, g.threads + slots),
+            slotted: (0..slots).map(|_| BarrierClocks::default()).collect(),
+            other: HashMap::new(),
+            shadow: (0..g.ctas).map(|_| vec![Shadow::default(); g.smem_bytes]).collect(),
+            named: vec![Vec::new(); g.ctas * 16],
+            cluster_acc: Vec::new(),
+            cluster_done: Vec::new(),
+            warp_sync: HashMap::new(),
+            fence_clock: vec![0; g.threads],
+            fence_row: vec![Vec::new(); g.threads],
+            op_issuer: HashMap::new(),
+            store_kind: HashMap::new(),
+            unobserved: Vec::new(),
+            last_arrival: vec![None; g.threads],
+            last_wait: vec![None; g.threads],
+            remote: vec![Vec::new(); g.ctas],
+            exit_acc: vec![Vec::new(); g.ctas],
+            locs: g.locs.to_vec(),
+        }
+    }
+
+    fn snapshot_for_async(&mut self, t: u32) -> IssueClock {
+        let row = self.clocks.row(t).to_vec();
+        let own = self.clocks.tick(t);
+        IssueClock { issuer: t, own, row }
+    }
+
+    fn on_thread_release(&mut self, t: u32, bar: BarrierKey, pc: u32, is_arrival: bool) {
+        let clocks = &mut self.clocks;
+        let acc = match bar.slot {
+            Some(i) => &mut self.slotted[i as usize].acc,
+            None => &mut self.other.entry((bar.cta, bar.off)).or_default().acc,
+        };
+        release_to(acc, clocks.row(t));
+        let clock = clocks.tick(t);
+        if is_arrival {
+            self.last_arrival[t as usize] = Some(LastArrival { bar, clock, pc });
+        }
+    }
+
+    fn on_warp_release(&mut self, base: u32, lanes: u32, bar: BarrierKey, pc: u32) {
+        let acc = match bar.slot {
+            Some(i) => &mut self.slotted[i as usize].acc,
+            None => &mut self.other.entry((bar.cta, bar.off)).or_default().acc,
+        };
+        if acc.len() < self.clocks.width {
+            acc.resize(self.clocks.width, 0);
+        }
+        for l in crate::sim::warp::lanes(lanes) {
+            let t = base + l as u32;
+            join(acc, self.clocks.row(t));
+            let clock = self.clocks.tick(t);
+            self.last_arrival[t as usize] = Some(LastArrival { bar, clock, pc });
+        }
+    }
+
+    fn on_warp_wait_passed(
+        &mut self,
+        base: u32,
+        lanes: u32,
+        bar: BarrierKey,
+        observed: i64,
+        pc: u32,
+    ) -> Option<(u32, i64)> {
+        let threads = self.threads;
+        let b = match bar.slot {
+            Some(i) => &mut self.slotted[i as usize],
+            None => self.other.entry((bar.cta, bar.off)).or_default(),
+        };
+        if b.seen.len() < threads {
+            b.seen.resize(threads, i64::MIN);
+        }
+        let done = if observed >= 0 { &b.done[(observed & 1) as usize][..] } else { &[] };
+        let mut stale = None;
+        for l in crate::sim::warp::lanes(lanes) {
+            let t = base + l as u32;
+            self.last_wait[t as usize] = Some(LastWait { bar, observed, pc });
+            join(self.clocks.row_mut(t), done);
+            let seen = b.seen[t as usize];
+            b.seen[t as usize] = seen.max(observed);
+            if seen != i64::MIN && observed <= seen && stale.is_none() {
+                stale = Some((t, seen));
+            }
+        }
+        stale
+    }
+
+    fn init_unordered(&self, base: u32, lanes: u32, bar: BarrierKey, init_by: u32) -> Option<u32> {
+        let b = match bar.slot {
+            Some(i) => &self.slotted[i as usize],
+            None => self.other.get(&(bar.cta, bar.off))?,
+        };
+        if b.init_warned {
+            return None;
+        }
+        let c = init_by as usize;
+        crate::sim::warp::lanes(lanes)
+            .map(|l| base + l as u32)
+            .find(|&t| t != init_by && self.clocks.row(t)[c] <= b.init_clock)
+    }
+
+    fn on_agent_release(&mut self, snap: &IssueClock, bar: BarrierKey) {
+        release_to(&mut self.clocks_of(bar).acc, &snap.row);
+    }
+
+    fn on_phase_complete(&mut self, bar: BarrierKey, phase: u64) {
+        let width = self.clocks.width;
+        let comp = self.component(bar);
+        let b = self.clocks_of(bar);
+        let mut acc = std::mem::take(&mut b.acc);
+        if let Some(c) = comp {
+            if acc.len() < width {
+                acc.resize(width, 0);
+            }
+            // Waiters of this phase see it complete: copies published through it are visible.
+            acc[c] = acc[c].max(phase as u32 + 1);
+        }
+        b.done[(phase & 1) as usize] = acc;
+    }
+
+    fn on_init(&mut self, t: u32, bar: BarrierKey) {
+        let init_clock = self.clocks.tick(t);
+        let threads = self.threads;
+        *self.clocks_of(bar) = BarrierClocks { init_clock, seen: vec![i64::MIN; threads], ..BarrierClocks::default() };
+    }
+
+    fn init_visible(&self, t: u32, bar: BarrierKey, init_by: u32) -> bool {
+        let b = match bar.slot {
+            Some(i) => &self.slotted[i as usize],
+            None => match self.other.get(&(bar.cta, bar.off)) {
+                Some(b) => b,
+                None => return true,
+            },
+        };
+        b.init_warned || init_by == t || self.clocks.row(t)[init_by as usize] > b.init_clock
+    }
+
+    fn init_reported(&mut self, bar: BarrierKey) {
+        self.clocks_of(bar).init_warned = true;
+    }
+
+    fn on_wait_passed(&mut self, t: u32, bar: BarrierKey, observed: i64, stale_check: bool, pc: u32) -> Option<i64> {
+        self.last_wait[t as usize] = Some(LastWait { bar, observed, pc });
+        let threads = self.threads;
+        let b = match bar.slot {
+            Some(i) => &mut self.slotted[i as usize],
+            None => self.other.entry((bar.cta, bar.off)).or_default(),
+        };
+        if observed >= 0 {
+            self.clocks.acquire(t, &b.done[(observed & 1) as usize]);
+        }
+        if !stale_check {
+            return None;
+        }
+        if b.seen.len() < threads {
+            b.seen.resize(threads, i64::MIN);
+        }
+        let seen = b.seen[t as usize];
+        b.seen[t as usize] = seen.max(observed);
+        (seen != i64::MIN && observed <= seen).then_some(seen)
+    }
+
+    fn on_named_arrive(&mut self, t: u32, cta: usize, id: usize) {
+        release_to(&mut self.named[cta * 16 + id], self.clocks.row(t));
+        self.clocks.tick(t);
+    }
+
+    fn on_named_complete(&mut self, cta: usize, id: usize, waiters: &[u32]) {
+        let acc = std::mem::take(&mut self.named[cta * 16 + id]);
+        for &t in waiters {
+            self.clocks.acquire(t, &acc);
+        }
+    }
+
+    fn on_cluster_arrive(&mut self, t: u32, relaxed: bool) {
+        if !relaxed {
+            release_to(&mut self.cluster_acc, self.clocks.row(t));
+            self.clocks.tick(t);
+        }
+    }
+
+    fn on_cluster_complete(&mut self) {
+        self.cluster_done = std::mem::take(&mut self.cluster_acc);
+    }
+
+    fn on_cluster_wait_passed(&mut self, t: u32) {
+        let done = std::mem::take(&mut self.cluster_done);
+        self.clocks.acquire(t, &done);
+        self.cluster_done = done;
+    }
+
+    fn on_warp_sync_arrive(&mut self, t: u32, warp: usize, mask: u32) {
+        release_to(self.warp_sync.entry((warp, mask)).or_default(), self.clocks.row(t));
+        self.clocks.tick(t);
+    }
+
+    fn on_warp_sync_complete(&mut self, warp: usize, mask: u32, threads: &[u32]) {
+        let acc = self.warp_sync.remove(&(warp, mask)).unwrap_or_default();
+        for &t in threads {
+            self.clocks.acquire(t, &acc);
+        }
+    }
+
+    fn on_fence_proxy_async(&mut self, t: u32) {
+        self.fence_clock[t as usize] = self.clocks.tick(t);
+        self.fence_row[t as usize] = self.clocks.row(t).to_vec();
+    }
+
+    fn on_shared_read(&mut self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
+        let row = self.clocks.row(t);
+        let me = epoch(t, row[t as usize]);
+        let mut conflict = None;
+        let mut unwritten = 0u32;
+        for s in &mut self.shadow[cta][off as usize..(off + len) as usize] {
+            if s.pend != 0 {
+                conflict = Some((Category::AsyncReadRace, Conflict::InFlightWrite(s.pend)));
+            } else if s.w == 0 {
+                unwritten += 1;
+            } else if s.w & UNORDERED == 0 {
+                let u = ep_tid(s.w);
+                if u != t && row[u as usize] < ep_clk(s.w) {
+                    let a = s.w & ASYNC != 0;
+                    let cat = if a { Category::AsyncReadRace } else { Category::SharedRace };
+                    conflict = Some((cat, Conflict::Thread { other: u, was_write: true, async_write: a }));
+                }
+            }
+            s.r = me;
+        }
+        let what = self.layout.describe(off);
+        if let Some((category, c)) = conflict {
+            let message =
+                format!("{} reads {what} ({len} bytes) written by {}", self.who(t), self.describe_conflict(&c));
+            return Some(Issue { category, cta, thread: Some(t), barrier: None, phase: None, pc: Some(pc), message });
+        }
+        if unwritten > 0 {
+            let (barrier, why) = self.wait_context(t);
+            let message = format!(
+                "{} reads {what} ({len} bytes), {} no thread and no async copy has written in this launch \
+                 (shared memory starts with garbage){why}",
+                self.who(t),
+                if unwritten == len { "which" } else { "part of which" }
+            );
+            let barrier = barrier.map(|b| (b.cta, b.off));
+            let category = Category::UninitializedSharedRead;
+            return Some(Issue { category, cta, thread: Some(t), barrier, phase: None, pc: Some(pc), message });
+        }
+        None
+    }
+
+    fn on_shared_write(&mut self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
+        let row = self.clocks.row(t);
+        let me = epoch(t, row[t as usize]);
+        let mut conflict = None;
+        for s in &mut self.shadow[cta][off as usize..(off + len) as usize] {
+            if s.pend != 0 {
+                conflict = Some((Category::AsyncWriteRace, Conflict::InFlightWrite(s.pend)));
+            } else if s.pend_read != 0 {
+                conflict = Some((Category::AsyncWriteRace, Conflict::InFlightRead(s.pend_read)));
+            } else {
+                if s.w != 0 && s.w & UNORDERED == 0 {
+                    let u = ep_tid(s.w);
+                    if u != t && row[u as usize] < ep_clk(s.w) {
+                        let a = s.w & ASYNC != 0;
+                        let cat = if a { Category::AsyncWriteRace } else { Category::SharedRace };
+                        conflict = Some((cat, Conflict::Thread { other: u, was_write: true, async_write: a }));
+                    }
+                }
+                if s.r != 0 {
+                    let u = ep_tid(s.r);
+                    if u != t && row[u as usize] < ep_clk(s.r) {
+                        conflict = Some((
+                            Category::SharedRace,
+                            Conflict::Thread { other: u, was_write: false, async_write: false },
+                        ));
+                    }
+                }
+            }
+            s.w = me;
+            s.r = 0;
+        }
+        let (category, c) = conflict?;
+        let message = format!(
+            "{} writes {} ({len} bytes), conflicting with {}",
+            self.who(t),
+            self.layout.describe(off),
+            self.describe_conflict(&c)
+        );
+        Some(Issue { category, cta, thread: Some(t), barrier: None, phase: None, pc: Some(pc), message })
+    }
+
+    fn on_async_write_issue(&mut self, i: u32, op: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
+        self.op_issuer.insert(op, i);
+        let row = self.clocks.row(i);
+        let mut conflict = None;
+        let mut reader = None;
+        for s in &mut self.shadow[cta][off as usize..(off + len) as usize] {
+            if s.pend != 0 && s.pend != op {
+                conflict = Some(Conflict::InFlightWrite(s.pend));
+            }
+            if s.pend_read != 0 {
+                conflict = Some(Conflict::InFlightRead(s.pend_read));
+            }
+            if s.w != 0 && s.w & UNORDERED == 0 {
+                let u = ep_tid(s.w);
+                if u != i && row[u as usize] < ep_clk(s.w) {
+                    conflict = Some(Conflict::Thread { other: u, was_write: true, async_write: s.w & ASYNC != 0 });
+                }
+            }
+            if s.r != 0 {
+                let u = ep_tid(s.r);
+                if u != i && row[u as usize] < ep_clk(s.r) {
+                    conflict = Some(Conflict::Thread { other: u, was_write: false, async_write: false });
+                    reader = Some((u, ep_clk(s.r)));
+                }
+            }
+            s.pend = op;
+        }
+        let c = conflict?;
+        let mut hint = String::new();
+        if let (Conflict::Thread { was_write: false, .. }, Some((u, read_clock))) = (&c, reader) {
+            // The reader arrived (released the stage) before this read, and the issuer saw
+            // that arrival: the release came before the reading was done.
+            match self.last_arrival[u as usize] {
+                Some(a) if a.clock < read_clock && row[u as usize] >= a.clock => {
+                    hint = format!(
+                        "\n(the reader released the stage before reading it: {} arrived on {}{} and read the stage \
+                         afterwards — arrive on the empty barrier after the last read of the stage)",
+                        self.who(u),
+                        self.bar_name(a.bar),
+                        self.at(a.pc)
+                    );
+                }
+                _ => {
+                    hint = "\n(the stage is refilled before its consumer released it: a missing or wrong wait on the \
+                            empty barrier?)"
+                        .into();
+                }
+            }
+        }
+        let message = format!(
+            "async copy issued by {} overwrites {} ({len} bytes), conflicting with {}{hint}",
+            self.who(i),
+            self.layout.describe(off),
+            self.describe_conflict(&c)
+        );
+        let category = Category::AsyncWriteRace;
+        Some(Issue { category, cta, thread: Some(i), barrier: None, phase: None, pc: Some(pc), message })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn on_async_land(
+        &mut self,
+        op: u32,
+        _issuer: u32,
+        snap: &IssueClock,
+        cta: usize,
+        off: u32,
+        len: u32,
+        by: Publisher,
+    ) {
+        let e = match by {
+            Publisher::Issuer => ASYNC | epoch(snap.issuer, snap.own),
+            Publisher::Phase { bar, phase } => match self.component(bar) {
+                Some(c) => ASYNC | epoch(c as u32, phase as u32 + 1),
+                None => ASYNC | epoch(snap.issuer, snap.own),
+            },
+        };
+        for s in &mut self.shadow[cta][off as usize..(off + len) as usize] {
+            if s.pend == op {
+                s.pend = 0;
+            }
+            s.w = e;
+            s.r = 0;
+        }
+    }
+
+    fn on_async_read_issue(
+        &mut self,
+        i: u32,
+        op: u32,
+        kind: &'static str,
+        cta: usize,
+        off: u32,
+        len: u32,
+        pc: u32,
+    ) -> Option<Issue> {
+        self.op_issuer.insert(op, i);
+        self.store_kind.insert(op, kind);
+        let mut conflict = None;
+        for b in off..off + len {
+            let s = self.shadow[cta][b as usize];
+            if s.pend != 0 {
+                conflict = Some((Category::AsyncReadRace, Conflict::InFlightWrite(s.pend)));
+            } else if s.w != 0 && s.w & (ASYNC | UNORDERED) == 0 {
+                let u = ep_tid(s.w);
+                let c = ep_clk(s.w);
+                if u != i && self.clocks.row(i)[u as usize] < c {
+                    conflict = Some((
+                        Category::AsyncReadRace,
+                        Conflict::Thread { other: u, was_write: true, async_write: false },
+                    ));
+                } else {
+                    let own_fence = self.fence_clock[u as usize] >= c && self.fence_clock[u as usize] > 0;
+                    let issuer_fence = self.fence_row[i as usize].get(u as usize).is_some_and(|&f| f >= c);
+                    if !own_fence && !issuer_fence {
+                        conflict = Some((Category::ProxyFence, Conflict::Proxy { writer: u }));
+                    }
+                }
+            }
+            self.shadow[cta][b as usize].pend_read = op;
+        }
+        let (category, c) = conflict?;
+        let message = format!(
+            "{kind} issued by {} reads {} ({len} bytes): {}",
+            self.who(i),
+            self.layout.describe(off),
+            self.describe_conflict(&c)
+        );
+        Some(Issue { category, cta, thread: Some(i), barrier: None, phase: None, pc: Some(pc), message })
+    }
+
+    fn on_store_complete(&mut self, issuer: u32, op: u32, group: usize, cta: usize, off: u32, len: u32) {
+        // The source stays marked as read by the store until its issuer observes the
+        // completion (`wait_group`): only then may anyone ordered after it rewrite it.
+        self.unobserved.push(UnobservedStore { issuer, group, cta, off, len, op });
+    }
+
+    fn on_stores_observed(&mut self, t: u32, retired: usize) {
+        if !self.unobserved.iter().any(|s| s.issuer == t) {
+            return;
+        }
+        let me = epoch(t, self.clocks.own(t));
+        let mut i = 0;
+        while i < self.unobserved.len() {
+            let s = self.unobserved[i];
+            if s.issuer == t && s.group < retired {
+                for b in &mut self.shadow[s.cta][s.off as usize..(s.off + s.len) as usize] {
+                    if b.pend_read == s.op {
+                        b.pend_read = 0;
+                        b.r = me;
+                    }
+                }
+                self.op_issuer.remove(&s.op);
+                self.store_kind.remove(&s.op);
+                self.unobserved.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn on_shared_atomic(&mut self, t: u32, cta: usize, off: u32, len: u32) {
+        let e = UNORDERED | epoch(t, self.clocks.own(t));
+        for s in &mut self.shadow[cta][off as usize..(off + len) as usize] {
+            s.w = e;
+        }
+    }
+
+    fn on_remote_access(&mut self, t: u32, target: usize, pc: u32) {
+        let clock = self.clocks.own(t);
+        let list = &mut self.remote[target];
+        match list.iter_mut().find(|a| a.0 == t) {
+            Some(a) => *a = (t, clock, pc),
+            None => list.push((t, clock, pc)),
+        }
+    }
+
+    fn on_thread_exit(&mut self, t: u32) {
+        let cta = (t / self.threads_per_cta) as usize;
+        release_to(&mut self.exit_acc[cta], self.clocks.row(t));
+    }
+
+    fn on_cta_exit(&mut self, cta: usize) -> Vec<Issue> {
+        let mut out = Vec::new();
+        let exit = std::mem::take(&mut self.exit_acc[cta]);
+        for &(t, clock, pc) in &self.remote[cta] {
+            if exit.get(t as usize).copied().unwrap_or(0) < clock {
+                let message = format!(
+                    "{} accessed CTA rank {cta}'s shared memory{}, and nothing orders that access before CTA rank \
+                     {cta} exited (its threads never waited for it): the access may land in a CTA that has already \
+                     exited (undefined behaviour; a final cluster barrier — `barrier.cluster.arrive` + `wait` — \
+                     prevents it)",
+                    self.who(t),
+                    self.at(pc)
+                );
+                let category = Category::ExitedCtaAccess;
+                let from = (t / self.threads_per_cta) as usize;
+                out.push(Issue {
+                    category,
+                    cta: from,
+                    thread: Some(t),
+                    barrier: None,
+                    phase: None,
+                    pc: Some(pc),
+                    message,
+                });
+            }
+        }
+        self.remote[cta].clear();
+        out
+    }
+}

@@ -1,0 +1,486 @@
+//! Protocol bugs the simulator's checker names precisely, each as a `#[phaser::kernel]` with
+//! the bug and a correct twin (a `#[comptime]` switch): the bug is reported with its category
+//! at its Rust line (under every scheduling strategy), the twin runs clean with the right
+//! output.
+
+use phaser::runtime::sim::{Category, Finding, SimConfig, SimReport, Strategy};
+use phaser::{Arg, Device, LaunchConfig};
+
+const FILE: &str = "tests/sim_findings.rs";
+const STRATEGIES: [Strategy; 3] = [Strategy::RoundRobin, Strategy::Random, Strategy::Adversarial];
+
+/// The line of this file holding `marker` (in a comment).
+fn line_of(marker: &str) -> u32 {
+    let lines: Vec<&str> = include_str!("sim_findings.rs").lines().collect();
+    let i = lines.iter().position(|l| l.contains(marker) && !l.contains("line_of")).unwrap();
+    // A marker on a line of its own names the statement below it.
+    (if lines[i].trim_start().starts_with("//") { i + 2 } else { i + 1 }) as u32
+}
+
+fn dev(s: Strategy, seed: u64) -> Device {
+    Device::sim(SimConfig::default().with_strategy(s).with_seed(seed))
+}
+
+/// The first finding of category `c`, which must be at the line marked `marker`.
+fn finding_at<'a>(rep: &'a SimReport, c: Category, marker: &str) -> &'a Finding {
+    let f = rep.findings.iter().find(|f| f.category == c).unwrap_or_else(|| panic!("no {c} finding:\n{}", rep.text()));
+    let loc = f.loc.unwrap_or_else(|| panic!("{c} finding without a location:\n{}", rep.text()));
+    assert_eq!((loc.file, loc.line), (FILE, line_of(marker)), "{c} at the wrong line:\n{}", rep.text());
+    f
+}
+
+fn clean(rep: &SimReport) {
+    assert!(rep.findings.is_empty(), "the correct twin has findings:\n{}", rep.text());
+}
+
+// ---------------------------------------------------------------------------------------
+// A read of shared memory nothing wrote: a consumer waits on parity 1 of a fresh barrier
+// (which passes at once) and reads a stage the producer has not filled yet.
+
+#[phaser::kernel(target = "sm_90a")]
+fn fresh_parity_consumer(out: &mut [u32], #[comptime] PARITY: u32) {
+    T.require_block(64, 1, 1);
+    let full = T.alloc_barriers(1);
+    let stage = T.alloc_shared::<u32>([32]);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        T.ptx.mbarrier.init(full.ptr_to([0]), 32);
+    }
+    T.cuda.cta_sync();
+    if tid < 32 {
+        // The producer warp takes a while before it fills the stage.
+        let mut h = tid;
+        for i in 0..200 {
+            h = h * 31 + i;
+        }
+        out[64 + tid] = h;
+        stage[tid] = tid * 3;
+        T.ptx.mbarrier.arrive(full.ptr_to([0]));
+    } else {
+        T.ptx.mbarrier.try_wait(full.ptr_to([0]), PARITY); // WAIT-FULL
+        out[tid - 32] = stage[tid - 32]; // READ-STAGE
+    }
+}
+
+#[test]
+fn a_read_of_shared_memory_nothing_wrote_names_the_wait_that_let_it_through() {
+    let k = fresh_parity_consumer::kernel_for(1).unwrap();
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let out = d.alloc::<u32>(96).unwrap();
+        let rep = d.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]).unwrap();
+        let f = finding_at(&rep, Category::UninitializedSharedRead, "READ-STAGE");
+        assert_eq!(f.barrier.as_ref().map(|b| b.to_string()), Some("`full[0]`".into()), "{}", rep.text());
+        let wait = format!("{FILE}:{}:", line_of("WAIT-FULL"));
+        assert!(f.message.contains(&wait), "the wait is named: {}", f.message);
+        assert!(f.message.contains("`stage["), "the array is named: {}", f.message);
+        assert!(f.message.contains("fresh barrier"), "why the wait passed: {}", f.message);
+    }
+}
+
+#[test]
+fn the_consumer_waiting_on_parity_0_reads_what_was_written() {
+    let k = fresh_parity_consumer::kernel_for(0).unwrap();
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let out = d.alloc::<u32>(96).unwrap();
+        let rep = d.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]).unwrap();
+        clean(&rep);
+        assert_eq!(d.download(&out).unwrap()[..32], (0..32).map(|t| t * 3).collect::<Vec<u32>>()[..]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// A remote arrive into a CTA of the cluster that has exited (no final cluster barrier).
+
+#[phaser::kernel(target = "sm_90a")]
+fn late_remote_release(out: &mut [u32], #[comptime] FINAL_SYNC: u32) {
+    T.require_block(32, 1, 1);
+    T.cluster_dims(2, 1, 1);
+    let bar = T.alloc_barriers(1);
+    let tid = T.thread_idx();
+    let rank = T.cluster_cta_rank();
+    if tid == 0 {
+        T.ptx.mbarrier.init(bar.ptr_to([0]), 1);
+        T.ptx.fence.mbarrier_init();
+    }
+    T.cuda.cluster_sync();
+    if rank == 1 && tid == 0 {
+        let mut h = 1;
+        for i in 0..300 {
+            h = h * 7 + i;
+        }
+        out[0] = h;
+        T.ptx.mbarrier.arrive_remote(bar.ptr_to([0]), 0); // REMOTE-ARRIVE
+    }
+    if FINAL_SYNC == 1 {
+        T.cuda.cluster_sync();
+    }
+}
+
+#[test]
+fn a_remote_arrive_into_an_exited_cta_is_reported() {
+    let k = late_remote_release::kernel_for(0).unwrap();
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let out = d.alloc::<u32>(1).unwrap();
+        let rep = d.simulate(&k, LaunchConfig::linear(2, 32), &[Arg::buffer(&out)]).unwrap();
+        let f = finding_at(&rep, Category::ExitedCtaAccess, "REMOTE-ARRIVE");
+        assert_eq!(f.cta, [1, 0, 0], "reported in the arriving CTA:\n{}", rep.text());
+        assert!(f.message.contains("CTA rank 0"), "{}", f.message);
+    }
+}
+
+#[test]
+fn a_final_cluster_sync_keeps_the_target_cta_alive() {
+    let k = late_remote_release::kernel_for(1).unwrap();
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let out = d.alloc::<u32>(1).unwrap();
+        clean(&d.simulate(&k, LaunchConfig::linear(2, 32), &[Arg::buffer(&out)]).unwrap());
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Byte counts: an `arrive.expect_tx` registering fewer bytes than the bulk copy delivers
+// completes the phase before every byte landed; more bytes than delivered never completes.
+
+#[phaser::kernel(target = "sm_90a")]
+fn bulk_tile(src: &[u32], out: &mut [u32], #[comptime] EXPECT: u32) {
+    T.require_block(32, 1, 1);
+    let full = T.alloc_barriers(1);
+    let tile = T.alloc_shared::<u32>([256]);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        T.ptx.mbarrier.init(full.ptr_to([0]), 1);
+        T.ptx.fence.mbarrier_init();
+    }
+    T.cuda.cta_sync();
+    if tid == 0 {
+        T.ptx.mbarrier.arrive.expect_tx(full.ptr_to([0]), EXPECT); // EXPECT-TX
+                                                                   // BULK-COPY
+        T.ptx.cp_async.bulk.g2s(T.shared_addr(tile), T.global_elem_addr(src, 0), 1024, full.ptr_to([0]));
+    }
+    T.ptx.mbarrier.try_wait(full.ptr_to([0]), 0);
+    for i in 0..8 {
+        out[i * 32 + tid] = tile[i * 32 + tid];
+    }
+}
+
+fn run_bulk_tile(expect: u32, s: Strategy, seed: u64) -> (SimReport, Vec<u32>) {
+    let k = bulk_tile::kernel_for(expect).unwrap();
+    let d = dev(s, seed);
+    let src = d.upload(&(0..256).map(|i| i * 5 + 1).collect::<Vec<u32>>()).unwrap();
+    let out = d.alloc::<u32>(256).unwrap();
+    let rep = d.simulate(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&src), Arg::buffer(&out)]).unwrap();
+    (rep, d.download(&out).unwrap())
+}
+
+#[test]
+fn an_under_counted_expect_tx_completes_the_phase_early_and_names_both_lines() {
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let (rep, _) = run_bulk_tile(1024 - 64, s, i as u64);
+        let f = finding_at(&rep, Category::EarlyPhaseCompletion, "EXPECT-TX");
+        let copy = format!("{FILE}:{}:", line_of("BULK-COPY"));
+        assert!(f.message.contains(&copy), "the copy's line is named: {}", f.message);
+        assert!(f.message.contains("960 bytes"), "the registered count: {}", f.message);
+        assert!(f.message.contains("bulk copy") && !f.message.contains("TMA"), "not called TMA: {}", f.message);
+        assert_eq!(f.phase, Some(0), "{}", rep.text());
+    }
+}
+
+#[test]
+fn an_over_counted_expect_tx_is_a_tx_imbalance_beside_the_deadlock() {
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let (rep, _) = run_bulk_tile(1024 + 16, s, i as u64);
+        assert!(rep.has(Category::Deadlock), "{}", rep.text());
+        let f = finding_at(&rep, Category::TxImbalance, "EXPECT-TX");
+        let copy = format!("{FILE}:{}:", line_of("BULK-COPY"));
+        assert!(f.message.contains("1040 bytes") && f.message.contains(&copy), "both sides: {}", f.message);
+        assert!(f.message.contains("1024 were delivered"), "{}", f.message);
+    }
+}
+
+#[test]
+fn the_exact_byte_count_is_clean() {
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let (rep, out) = run_bulk_tile(1024, s, i as u64);
+        clean(&rep);
+        assert_eq!(out, (0..256).map(|i| i * 5 + 1).collect::<Vec<u32>>());
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Clusters interleave: a CTA waits for a flag another CTA sets. Sequential clusters would
+// spin forever; a flag nobody sets is an infinite loop, reported without the step limit.
+
+#[phaser::kernel(target = "sm_90a")]
+fn flag_handoff(flag: &mut [u32], out: &mut [u32], #[comptime] SETTER: u32) {
+    T.require_block(32, 1, 1);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        if T.block_idx() == 0 {
+            while T.ptx.ld.global::<u32>(T.global_elem_addr(flag, 0)) == 0 {} // SPIN
+            out[0] = 1;
+        } else if SETTER == 1 {
+            out[1] = 2;
+            flag[0] = 1;
+        }
+    }
+}
+
+#[test]
+fn a_cta_waiting_for_another_ctas_flag_finishes() {
+    let k = flag_handoff::kernel_for(1).unwrap();
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let (flag, out) = (d.alloc::<u32>(1).unwrap(), d.alloc::<u32>(2).unwrap());
+        let rep = d.simulate(&k, LaunchConfig::linear(2, 32), &[Arg::buffer(&flag), Arg::buffer(&out)]).unwrap();
+        clean(&rep);
+        assert_eq!(d.download(&out).unwrap(), [1, 2]);
+    }
+}
+
+#[test]
+fn a_flag_nobody_sets_is_an_infinite_loop_found_quickly() {
+    let k = flag_handoff::kernel_for(0).unwrap();
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let (flag, out) = (d.alloc::<u32>(1).unwrap(), d.alloc::<u32>(2).unwrap());
+        let rep = d.simulate(&k, LaunchConfig::linear(2, 32), &[Arg::buffer(&flag), Arg::buffer(&out)]).unwrap();
+        finding_at(&rep, Category::InfiniteLoop, "SPIN");
+        assert!(rep.stats.thread_instructions < 1_000_000, "{} thread-instructions", rep.stats.thread_instructions);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Findings that name the real cause.
+
+/// `arrive_count(bar, ARRIVALS)` on a count-1 barrier: 2 arrivals overflow the phase they
+/// happen in (phase 0), though they complete it.
+#[phaser::kernel(target = "sm_90a")]
+fn over_arrival(out: &mut [u32], #[comptime] ARRIVALS: u32) {
+    T.require_block(32, 1, 1);
+    let bar = T.alloc_barriers(1);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        T.ptx.mbarrier.init(bar.ptr_to([0]), 1);
+    }
+    T.cuda.cta_sync();
+    if tid == 0 {
+        T.ptx.mbarrier.arrive_count(bar.ptr_to([0]), ARRIVALS); // OVER-ARRIVE
+    }
+    T.ptx.mbarrier.try_wait(bar.ptr_to([0]), 0);
+    out[tid] = tid;
+}
+
+#[test]
+fn over_arrival_names_the_phase_it_happened_in() {
+    let d = dev(Strategy::Random, 1);
+    let out = d.alloc::<u32>(32).unwrap();
+    let rep = d.simulate(&over_arrival::kernel_for(2).unwrap(), LaunchConfig::linear(1, 32), &[Arg::buffer(&out)]);
+    let rep = rep.unwrap();
+    let f = finding_at(&rep, Category::ArrivalOverflow, "OVER-ARRIVE");
+    assert_eq!(f.phase, Some(0), "{}", rep.text());
+    clean(
+        &d.simulate(&over_arrival::kernel_for(1).unwrap(), LaunchConfig::linear(1, 32), &[Arg::buffer(&out)]).unwrap(),
+    );
+}
+
+/// An arrival count computed at run time.
+#[phaser::kernel(target = "sm_90a")]
+fn runtime_count(out: &mut [u32], count: u32) {
+    T.require_block(32, 1, 1);
+    let bar = T.alloc_barriers(1);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        T.ptx.mbarrier.init(bar.ptr_to([0]), count); // INIT-COUNT
+    }
+    T.cuda.cta_sync();
+    if tid == 0 {
+        T.ptx.mbarrier.arrive(bar.ptr_to([0]));
+    }
+    T.ptx.mbarrier.try_wait(bar.ptr_to([0]), 0);
+    out[tid] = tid;
+}
+
+#[test]
+fn a_runtime_init_count_of_zero_is_its_own_finding_at_the_init() {
+    let d = dev(Strategy::RoundRobin, 1);
+    let out = d.alloc::<u32>(32).unwrap();
+    let k = runtime_count::kernel().unwrap();
+    let rep = d.simulate(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out), Arg::scalar(0u32)]).unwrap();
+    let f = finding_at(&rep, Category::InvalidInitCount, "INIT-COUNT");
+    assert!(f.message.contains("arrival count 0"), "{}", f.message);
+    clean(&d.simulate(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out), Arg::scalar(1u32)]).unwrap());
+}
+
+/// Threads below `ARRIVING` meet at `bar.sync 1` expecting 32: in both CTAs of the cluster.
+#[phaser::kernel(target = "sm_90a")]
+fn short_named_barrier(out: &mut [u32], #[comptime] ARRIVING: u32) {
+    T.require_block(32, 1, 1);
+    T.cluster_dims(2, 1, 1);
+    let tid = T.thread_idx();
+    if tid < ARRIVING {
+        T.ptx.bar.sync(1, 32); // BAR-SYNC
+    }
+    out[T.block_idx() * 32 + tid] = tid;
+}
+
+#[test]
+fn deadlocked_waiters_are_grouped_per_cta() {
+    let d = dev(Strategy::Random, 3);
+    let out = d.alloc::<u32>(64).unwrap();
+    let k = short_named_barrier::kernel_for(16).unwrap();
+    let rep = d.simulate(&k, LaunchConfig::linear(2, 32), &[Arg::buffer(&out)]).unwrap();
+    let ctas: Vec<[u32; 3]> = rep.findings.iter().filter(|f| f.category == Category::Deadlock).map(|f| f.cta).collect();
+    assert_eq!(ctas.len(), 2, "one finding per CTA:\n{}", rep.text());
+    assert!(ctas.contains(&[0, 0, 0]) && ctas.contains(&[1, 0, 0]), "{}", rep.text());
+    for f in rep.findings.iter().filter(|f| f.category == Category::Deadlock) {
+        assert!(f.message.contains("16 threads (0-15)"), "{}", f.message);
+    }
+    clean(
+        &d.simulate(&short_named_barrier::kernel_for(32).unwrap(), LaunchConfig::linear(2, 32), &[Arg::buffer(&out)])
+            .unwrap(),
+    );
+}
+
+/// Warp 1 arrives on a barrier that warp 0 initializes only after a while.
+#[phaser::kernel(target = "sm_90a")]
+fn early_use(out: &mut [u32], #[comptime] SYNCED: u32) {
+    T.require_block(64, 1, 1);
+    let bar = T.alloc_barriers(1);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        let mut h = 3;
+        for i in 0..100 {
+            h = h * 5 + i;
+        }
+        out[1] = h;
+        T.ptx.mbarrier.init(bar.ptr_to([0]), 1); // LATE-INIT
+        T.ptx.fence.mbarrier_init();
+    }
+    if SYNCED == 1 {
+        T.cuda.cta_sync();
+    }
+    if tid == 32 {
+        T.ptx.mbarrier.arrive(bar.ptr_to([0])); // EARLY-ARRIVE
+        out[0] = 7;
+    }
+}
+
+#[test]
+fn a_barrier_used_before_a_later_init_says_so() {
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let out = d.alloc::<u32>(2).unwrap();
+        let rep = d.simulate(&early_use::kernel_for(0).unwrap(), LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]);
+        let rep = rep.unwrap();
+        let f = finding_at(&rep, Category::Uninitialized, "EARLY-ARRIVE");
+        let init = format!("{FILE}:{}:", line_of("LATE-INIT"));
+        assert!(f.message.contains("not initialized at this point"), "{}", f.message);
+        assert!(!f.message.contains("never"), "{}", f.message);
+        assert!(f.message.contains("initialized later") && f.message.contains(&init), "{}", f.message);
+        let rep = d.simulate(&early_use::kernel_for(1).unwrap(), LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]);
+        clean(&rep.unwrap());
+    }
+}
+
+/// A one-stage ring refilled by bulk copies; the consumer warp releases the stage (arrives on
+/// `empty`) before (`EARLY = 1`) or after reading it.
+#[phaser::kernel(target = "sm_90a")]
+fn ring(src: &[u32], out: &mut [u32], #[comptime] EARLY: u32) {
+    T.require_block(64, 1, 1);
+    let full = T.alloc_barriers(1);
+    let empty = T.alloc_barriers(1);
+    let stage = T.alloc_shared::<u32>([32]);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        T.ptx.mbarrier.init(full.ptr_to([0]), 1);
+        T.ptx.mbarrier.init(empty.ptr_to([0]), 32);
+        T.ptx.fence.mbarrier_init();
+    }
+    T.cuda.cta_sync();
+    let mut phase = 0;
+    for it in 0..3 {
+        if tid == 0 {
+            T.ptx.mbarrier.try_wait(empty.ptr_to([0]), phase ^ 1);
+            T.ptx.mbarrier.arrive.expect_tx(full.ptr_to([0]), 128);
+            // REFILL
+            T.ptx.cp_async.bulk.g2s(T.shared_addr(stage), T.global_elem_addr(src, it * 32), 128, full.ptr_to([0]));
+        }
+        if tid >= 32 {
+            T.ptx.mbarrier.try_wait(full.ptr_to([0]), phase);
+            if EARLY == 1 {
+                T.ptx.mbarrier.arrive(empty.ptr_to([0])); // EARLY-RELEASE
+            }
+            out[it * 32 + tid - 32] = stage[tid - 32];
+            if EARLY == 0 {
+                T.ptx.mbarrier.arrive(empty.ptr_to([0]));
+            }
+        }
+        phase ^= 1;
+    }
+}
+
+#[test]
+fn a_consumer_releasing_before_reading_gets_that_hint() {
+    let d = dev(Strategy::RoundRobin, 0);
+    let src = d.upload(&(0..96).collect::<Vec<u32>>()).unwrap();
+    let out = d.alloc::<u32>(96).unwrap();
+    let k = ring::kernel_for(1).unwrap();
+    let rep = d.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&src), Arg::buffer(&out)]).unwrap();
+    let f = finding_at(&rep, Category::AsyncWriteRace, "REFILL");
+    let release = format!("{FILE}:{}:", line_of("EARLY-RELEASE"));
+    assert!(
+        f.message.contains("released the stage before reading it") && f.message.contains(&release),
+        "{}",
+        f.message
+    );
+    assert_eq!(f.loops.first().map(|l| l.counter), Some(1), "the second iteration refills early:\n{}", rep.text());
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let src = d.upload(&(0..96).collect::<Vec<u32>>()).unwrap();
+        let out = d.alloc::<u32>(96).unwrap();
+        let k = ring::kernel_for(0).unwrap();
+        clean(&d.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&src), Arg::buffer(&out)]).unwrap());
+        assert_eq!(d.download(&out).unwrap(), (0..96).collect::<Vec<u32>>());
+    }
+}
+
+/// Thread 0 arrives on `empty[i]` for `i` in `0..STAGES`, of a 4-barrier array.
+#[phaser::kernel(target = "sm_90a")]
+fn release_all(out: &mut [u32], #[comptime] STAGES: u32) {
+    T.require_block(32, 1, 1);
+    let empty = T.alloc_barriers(4);
+    let data = T.alloc_shared::<u32>([32]);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        for i in 0..4 {
+            T.ptx.mbarrier.init(empty.ptr_to([i]), 1);
+        }
+    }
+    T.cuda.cta_sync();
+    data[tid] = tid;
+    if tid == 0 {
+        for i in 0..STAGES {
+            T.ptx.mbarrier.arrive(empty.ptr_to([i])); // ARRIVE-STAGE
+        }
+    }
+    out[tid] = data[tid];
+}
+
+#[test]
+fn an_out_of_range_barrier_index_names_the_array_and_the_iteration() {
+    let d = dev(Strategy::RoundRobin, 0);
+    let out = d.alloc::<u32>(32).unwrap();
+    let rep = d.simulate(&release_all::kernel_for(5).unwrap(), LaunchConfig::linear(1, 32), &[Arg::buffer(&out)]);
+    let rep = rep.unwrap();
+    let f = finding_at(&rep, Category::OutOfBounds, "ARRIVE-STAGE");
+    assert!(f.message.contains("`empty[4]`") && f.message.contains("past the end of `empty`"), "{}", f.message);
+    assert_eq!(f.loops.iter().map(|l| l.counter).collect::<Vec<_>>(), [4], "{}", rep.text());
+    assert!(rep.text().contains("loop counter 4"), "{}", rep.text());
+    clean(
+        &d.simulate(&release_all::kernel_for(4).unwrap(), LaunchConfig::linear(1, 32), &[Arg::buffer(&out)]).unwrap(),
+    );
+}

@@ -1,0 +1,119 @@
+//! The simulator tells a slow kernel from a stuck one without a step budget, and addresses
+//! every buffer in its own range (smallest reproductions of the bugs found in issue 9).
+
+use phaser::runtime::sim::{Category, SimConfig, Strategy};
+use phaser::{Arg, Device, LaunchConfig};
+
+const FILE: &str = "tests/sim_progress.rs";
+
+fn line_of(marker: &str) -> u32 {
+    let lines: Vec<&str> = include_str!("sim_progress.rs").lines().collect();
+    let i = lines.iter().position(|l| l.contains(marker) && !l.contains("line_of")).unwrap();
+    // A marker on a line of its own names the statement below it.
+    (if lines[i].trim_start().starts_with("//") { i + 2 } else { i + 1 }) as u32
+}
+
+/// Every thread but 0 polls `test_wait` until thread 0, after a long loop, arrives.
+#[phaser::kernel(target = "sm_90a")]
+fn pollers_and_a_slow_arriver(out: &mut [u32], iters: u32) {
+    T.require_block(1024, 1, 1);
+    let bar = T.alloc_barriers(1);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        T.ptx.mbarrier.init(bar.ptr_to([0]), 1);
+    }
+    T.cuda.cta_sync();
+    if tid == 0 {
+        let mut h = 1;
+        for i in 0..iters {
+            h = h * 33 + i;
+        }
+        out[1024] = h;
+        T.ptx.mbarrier.arrive(bar.ptr_to([0]));
+    } else {
+        while !T.ptx.mbarrier.test_wait(bar.ptr_to([0]), 0) {}
+    }
+    out[tid] = tid;
+}
+
+/// Regression: 1023 pollers outlasting 2M futile polls (about 20K per scheduler round here)
+/// were reported as a livelock while thread 0 was still making progress.
+#[test]
+fn pollers_waiting_for_a_thread_still_computing_are_not_a_livelock() {
+    let k = pollers_and_a_slow_arriver::kernel().unwrap();
+    let dev = Device::sim(SimConfig::default().with_strategy(Strategy::RoundRobin));
+    let out = dev.alloc::<u32>(1025).unwrap();
+    let rep = dev.simulate(&k, LaunchConfig::linear(1, 1024), &[Arg::buffer(&out), Arg::scalar(4000u32)]).unwrap();
+    assert!(rep.findings.is_empty(), "{}", rep.text());
+    // Each failed poll is 3 thread-instructions: far more than 2M polls ran.
+    assert!(rep.stats.thread_instructions > 6_000_000, "{}", rep.stats.thread_instructions);
+    assert_eq!(dev.download(&out).unwrap()[..1024], (0..1024).collect::<Vec<u32>>()[..]);
+}
+
+/// Thread 0 loops forever (its condition never changes); the others wait at `bar.sync`.
+#[phaser::kernel(target = "sm_90a")]
+fn one_thread_spins(out: &mut [u32], stop: u32) {
+    T.require_block(64, 1, 1);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        let mut x = 1;
+        // SPIN-FOREVER
+        while x != stop {
+            x = x * 1;
+        }
+    }
+    T.cuda.cta_sync();
+    out[tid] = tid;
+}
+
+/// Regression: a one-thread infinite loop ran to `max_steps` (2e9 thread-instructions, about
+/// two minutes) before anything was reported.
+#[test]
+fn a_one_thread_infinite_loop_is_reported_at_once() {
+    let k = one_thread_spins::kernel().unwrap();
+    let dev = Device::sim(SimConfig::default());
+    let out = dev.alloc::<u32>(64).unwrap();
+    let rep = dev.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&out), Arg::scalar(0u32)]).unwrap();
+    let f = rep.findings.iter().find(|f| f.category == Category::InfiniteLoop).expect("an infinite loop");
+    let loc = f.loc.expect("a line");
+    // The report names a line of the loop (where the repeat was seen: its head or its body).
+    let head = line_of("SPIN-FOREVER");
+    assert!(loc.file == FILE && (head..=head + 1).contains(&loc.line), "{}", rep.text());
+    assert_eq!(f.thread, Some(0), "{}", rep.text());
+    assert!(
+        rep.stats.thread_instructions < 1_000_000,
+        "found after {} thread-instructions",
+        rep.stats.thread_instructions
+    );
+    assert!(rep.has(Category::Deadlock), "the threads at bar.sync wait behind it:\n{}", rep.text());
+    // The same loop that ends is fine.
+    let rep = dev.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&out), Arg::scalar(1u32)]).unwrap();
+    assert!(rep.findings.is_empty(), "{}", rep.text());
+}
+
+#[phaser::kernel(target = "sm_90a")]
+fn store_at(a: &mut [u32], b: &mut [u32], idx: u32) {
+    T.require_block(1, 1, 1);
+    a[idx] = 7; // STORE-FAR
+    b[1] = 1;
+}
+
+/// Regression: buffers were 4 GiB apart, so an index 4 GiB past the end of `a` wrote `b[0]`.
+#[test]
+fn an_index_far_past_a_buffer_is_out_of_bounds_not_the_next_buffer() {
+    let k = store_at::kernel().unwrap();
+    let dev = Device::sim(SimConfig::default());
+    let a = dev.alloc::<u32>(16).unwrap();
+    let b = dev.alloc::<u32>(16).unwrap();
+    let rep =
+        dev.simulate(&k, LaunchConfig::linear(1, 1), &[Arg::buffer(&a), Arg::buffer(&b), Arg::scalar(1u32 << 30)]);
+    let rep = rep.unwrap();
+    let f =
+        rep.findings.iter().find(|f| f.category == Category::OutOfBounds).unwrap_or_else(|| panic!("{}", rep.text()));
+    assert_eq!(f.loc.map(|l| (l.file, l.line)), Some((FILE, line_of("STORE-FAR"))), "{}", rep.text());
+    assert!(f.message.contains("past the end"), "{}", f.message);
+    assert_eq!(dev.download(&b).unwrap(), vec![0; 16], "the next buffer is untouched");
+    let rep = dev.simulate(&k, LaunchConfig::linear(1, 1), &[Arg::buffer(&a), Arg::buffer(&b), Arg::scalar(15u32)]);
+    assert!(rep.unwrap().findings.is_empty());
+    assert_eq!(dev.download(&a).unwrap()[15], 7);
+}
