@@ -21,6 +21,8 @@ pub struct KernelBuilder {
     /// Location set by the DSL for the statement being built; overrides `#[track_caller]`.
     pub(crate) loc_override: Option<SourceLoc>,
     pub(crate) errors: Vec<Diagnostic>,
+    /// The kernel's own watchdog setting (see [`KernelBuilder::watchdog`]).
+    pub(crate) watchdog: Option<Watchdog>,
 }
 
 impl KernelBuilder {
@@ -37,7 +39,15 @@ impl KernelBuilder {
             loop_depth: 0,
             loc_override: None,
             errors: Vec::new(),
+            watchdog: None,
         }
+    }
+
+    /// What this kernel's blocking waits do when a phase never completes; a launch's own
+    /// setting (`LaunchConfig::watchdog`) overrides it, and it overrides the device's default.
+    pub fn watchdog(&mut self, w: Watchdog) -> &mut Self {
+        self.watchdog = Some(w);
+        self
     }
 
     pub fn name(&self) -> &str {
@@ -303,6 +313,7 @@ impl KernelBuilder {
             bounds: self.bounds,
             body: self.blocks.pop().unwrap_or_default(),
             num_regs: self.next_reg,
+            watchdog: self.watchdog,
             ptx_cache: Default::default(),
         };
         Ok(kernel)

@@ -7,10 +7,12 @@ use super::driver_err;
 use crate::args::{Arg, BufferArg};
 use crate::error::{Backend, Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
+use crate::watchdog::WatchdogRecord;
 use cudarc::driver::sys::CUfunction_attribute_enum;
 use cudarc::driver::{DeviceRepr, PushKernelArg};
 use phaser_codegen::ir::Kernel;
 use phaser_codegen::ir::SharedLayout;
+use phaser_codegen::EmitOptions;
 use std::time::{Duration, Instant};
 
 /// A `CUtensorMap` passed by value: 128 bytes, 64-byte aligned, like the PTX parameter.
@@ -85,8 +87,10 @@ impl CudaDevice {
                 },
             });
         }
-        let ptx = k.ptx()?;
-        let f = self.modules.function(&self.ctx, &ptx, &k.name)?;
+        let watchdog = cfg.watchdog.or(k.watchdog).unwrap_or(self.watchdog);
+        let opts = EmitOptions { wait_timeout_ns: watchdog.timeout_ns(), ..EmitOptions::default() };
+        let ptx = k.ptx_with(&opts)?;
+        let f = self.modules.function_with_record(&self.ctx, &self.stream, &ptx, &k.name, self.record.device_addr)?;
         // Without the opt-in a block gets 48 KiB, the static limit; the target's full limit
         // was checked already.
         let limits = k.target.limits();
@@ -111,6 +115,7 @@ impl CudaDevice {
             block_dim: (cfg.block[0], cfg.block[1], cfg.block[2]),
             shared_mem_bytes: cfg.dynamic_shared_bytes,
         };
+        self.record.clear();
         let timer = super::timer::EventTimer::start(&self.ctx, &self.stream)?;
         {
             let mut b = self.stream.launch_builder(&f);
@@ -137,7 +142,13 @@ impl CudaDevice {
             unsafe { b.launch(lc) }.map_err(driver_err(format!("launching `{}`", k.name)))?;
         }
         timer.stop(&self.stream)?;
-        let fault = |message: String, source| RuntimeError::KernelFault { kernel: k.name.clone(), message, source };
+        // After a fault the record (host memory) is still readable: it names the starved wait.
+        let fault = |message: String, source| RuntimeError::KernelFault {
+            kernel: k.name.clone(),
+            message,
+            watchdog: WatchdogRecord::decode(k, &self.record.read()).map(Box::new),
+            source,
+        };
         let t0 = Instant::now();
         loop {
             match timer.end.try_is_complete() {
