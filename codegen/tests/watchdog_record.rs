@@ -46,8 +46,8 @@ fn every_wait_records_its_site_and_the_module_declares_the_record() {
         );
     }
     // Each trap path checks both barrier arrays' ranges (4 and 2 barriers of 8 bytes).
-    assert_eq!(text.matches("mov.u32 %wd_v, smem_full;").count(), 3, "{text}");
-    assert_eq!(text.matches("mov.u32 %wd_v, smem_empty;").count(), 3);
+    assert_eq!(text.matches("sub.u32 %wd_v, %wd_bar, %smem_full_addr;").count(), 3, "{text}");
+    assert_eq!(text.matches("sub.u32 %wd_v, %wd_bar, %smem_empty_addr;").count(), 3);
     assert_eq!(text.matches("setp.lt.u32 %wd_p, %wd_v, 32;").count(), 3);
     assert_eq!(text.matches("setp.lt.u32 %wd_p, %wd_v, 16;").count(), 3);
     assert_eq!(text.matches(&format!("mov.u32 %wd_v, {RECORD_MAGIC};")).count(), 3);

@@ -17,10 +17,15 @@ fn fresh_seed() -> u64 {
 /// The registered examples `sel` picks; an `--only` that matches nothing is a usage error.
 fn selected(o: &Out, sel: &Selection) -> Result<Vec<Example>, u8> {
     let all = registry::examples();
-    let picked: Vec<Example> =
-        all.into_iter().filter(|e| sel.only.as_deref().is_none_or(|only| e.name.contains(only))).collect();
+    let picked: Vec<Example> = all
+        .into_iter()
+        .filter(|e| {
+            sel.only.as_deref().is_none_or(|only| if sel.exact { e.name == only } else { e.name.contains(only) })
+        })
+        .collect();
     if picked.is_empty() {
         match &sel.only {
+            Some(only) if sel.exact => o.error(format!("no example is named {only:?} (`phaser list` lists them)")),
             Some(only) => o.error(format!("no example name contains {only:?} (`phaser list` lists them)")),
             None => o.error("this program registers no runnable examples"),
         }

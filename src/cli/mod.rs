@@ -66,6 +66,9 @@ pub(crate) struct Selection {
     /// Only examples whose name contains this.
     #[arg(long)]
     only: Option<String>,
+    /// `--only` names one example exactly (not a substring).
+    #[arg(long, requires = "only")]
+    exact: bool,
     /// Fix the random inputs' seed (otherwise each run draws fresh inputs and prints its seed).
     #[arg(long)]
     seed: Option<u64>,

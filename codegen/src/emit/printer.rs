@@ -114,7 +114,7 @@ fn print_module(m: &Module, target: crate::arch::Target, version: PtxVersion, op
 
 /// The static allocations whose address the body takes (in allocation order), and whether
 /// it takes the dynamic window's.
-fn shared_bases_used(body: &[Stmt]) -> (Vec<AllocId>, bool) {
+pub(crate) fn shared_bases_used(body: &[Stmt]) -> (Vec<AllocId>, bool) {
     let mut allocs = std::collections::BTreeSet::new();
     let mut dynamic = false;
     walk_insts(body, &mut |i, _| match i {

@@ -85,11 +85,14 @@ pub fn trap_path(k: &Kernel, site: u32, bar: &Value, on: &WaitOn, elapsed: &str,
         st(word::ALLOC, "%wd_v"),
         st(word::INDEX, "%wd_v"),
     ];
-    // Which barrier array holds the address: one range check per array (cold code).
-    for (i, a) in k.shared.iter().enumerate().filter(|(_, a)| a.kind == SharedKind::Barriers) {
+    // Which barrier array holds the address: one range check per array whose address the
+    // kernel takes (the only ones a wait can name), against the base the entry computed once
+    // (a `mov` of the symbol here would make ptxas read the shared window's base again).
+    let (used, _) = super::printer::shared_bases_used(&k.body);
+    for a in used.into_iter().filter(|&a| k.alloc(a).kind == SharedKind::Barriers) {
+        let (i, a) = (a.0, k.alloc(a));
         v.extend([
-            format!("\tmov.u32 %wd_v, {};", super::inst::shared_symbol(&a.name)),
-            "\tsub.u32 %wd_v, %wd_bar, %wd_v;".into(),
+            format!("\tsub.u32 %wd_v, %wd_bar, {};", super::inst::shared_base_reg(Some(&a.name))),
             format!("\tsetp.lt.u32 %wd_p, %wd_v, {};", a.len.saturating_mul(8)),
             "\tshr.u32 %wd_v, %wd_v, 3;".into(),
             format!("\t@%wd_p st.volatile.global.u32 [%wd_rec+{}], %wd_v;", word::INDEX * 4),
