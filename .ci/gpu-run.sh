@@ -82,6 +82,9 @@ step bench_jit_cache_disabled env CUDA_CACHE_DISABLE=1 ./bin/bench_jit --referen
 # Line info reaches the tools (bench/lineinfo.sh: each step passes only if the tool shows the
 # Rust file/line the diagnostic expects).
 for m in memcheck nvdisasm cudagdb ncu; do step "lineinfo_$m" bash bench/lineinfo.sh "$m"; done
+# The same memcheck with the plain driver JIT (no CU_JIT_GENERATE_LINE_INFO): does the driver
+# keep the PTX's .loc lines anyway? (If it does, the plain path and its cache could be the default.)
+step lineinfo_memcheck_plain_jit env PHASER_JIT_LINE_INFO=0 bash bench/lineinfo.sh memcheck
 for p in ./bench/*.py; do [ -f "$p" ] && step "$(basename "$p" .py)" python3 "$p"; done
 # GEMM=1: the GEMM sweep over tile shape, stages and cluster size (minutes).
 if [ "${GEMM:-0}" = 1 ]; then

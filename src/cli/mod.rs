@@ -163,15 +163,20 @@ pub fn main() -> ExitCode {
 
 /// [`main`] over given arguments (the first is the program name).
 pub fn main_from<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> ExitCode {
+    ExitCode::from(run(args))
+}
+
+/// Run the command line `args` (the first is the program name); the exit status.
+pub fn run<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> u8 {
     let cli = match Cli::try_parse_from(args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
+            return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
         }
     };
     let o = out::Out::new(cli.json);
-    let code = match cli.cmd {
+    match cli.cmd {
         Cmd::List => commands::list(&o),
         Cmd::Emit { kernel, comptime, target, out, cubin } => {
             commands::emit(&o, kernel.as_deref(), &comptime, target, &out, cubin, false)
@@ -182,8 +187,7 @@ pub fn main_from<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) 
         Cmd::Trace { out, sel } => commands::trace(&o, &out, &sel),
         Cmd::Bench { backend, runs, quick, sel } => commands::bench(&o, backend, runs, quick, &sel),
         Cmd::Diff { seed } => commands::diff(&o, seed),
-    };
-    ExitCode::from(code)
+    }
 }
 
 /// `--full`/`--quick` and the device decide the problem size.

@@ -104,7 +104,22 @@ pub fn load(
         }
     }
     let t = Instant::now();
-    let cubin = link_with_line_info(ptx, kernel)?;
+    let cubin = match link_with_line_info(ptx, kernel) {
+        Ok(c) => c,
+        Err(link_err) => {
+            // Line info is a debugging aid: a kernel the plain JIT accepts still runs, with one
+            // warning per process (`gpu_jit` tests that the linked path works).
+            let t = Instant::now();
+            return match ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)) {
+                Ok(m) => {
+                    static WARNED: std::sync::Once = std::sync::Once::new();
+                    WARNED.call_once(|| eprintln!("phaser: JIT with line info failed, loading without it: {link_err}"));
+                    Ok((m, LoadStats { path: LoadPath::DriverPtx, compile: Duration::ZERO, load: t.elapsed() }))
+                }
+                Err(_) => Err(link_err),
+            };
+        }
+    };
     let compile = t.elapsed();
     if let (Some(c), Some(key)) = (&cache, &key) {
         // A cache that cannot be written only costs the next process a link.
