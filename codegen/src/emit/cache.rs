@@ -12,10 +12,12 @@ use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// The IR as printed, and its text per options.
+type Printed = (Box<Kernel>, Vec<(EmitOptions, Arc<str>)>);
+
 #[derive(Default)]
 pub struct PtxCache {
-    /// The IR as printed and its text per options.
-    printed: Mutex<Option<(Box<Kernel>, Vec<(EmitOptions, Arc<str>)>)>>,
+    printed: Mutex<Option<Printed>>,
     emissions: AtomicU32,
 }
 

@@ -139,7 +139,8 @@ pub fn link_with_line_info(ptx: &str, kernel: &str) -> Result<Vec<u8>> {
     let mut error_log = vec![0u8; LOG];
     let mut options = [O::CU_JIT_GENERATE_LINE_INFO, O::CU_JIT_ERROR_LOG_BUFFER, O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
     // Option values are pointer-sized: integers travel as the pointer's value.
-    let mut values: [*mut c_void; 3] = [1usize as *mut c_void, error_log.as_mut_ptr().cast(), LOG as *mut c_void];
+    let mut values: [*mut c_void; 3] =
+        [std::ptr::without_provenance_mut(1), error_log.as_mut_ptr().cast(), std::ptr::without_provenance_mut(LOG)];
     let text = CString::new(ptx).map_err(|_| RuntimeError::Jit {
         kernel: kernel.into(),
         log: "the PTX text contains a NUL byte".into(),
