@@ -110,3 +110,20 @@ fn the_record_assembles() {
         }
     }
 }
+
+#[test]
+fn the_kernels_ptx_is_cached_per_options() {
+    let k = kernel();
+    let on = k.ptx().unwrap();
+    assert_eq!(k.ptx().unwrap(), on);
+    assert_eq!(k.ptx_emissions(), 1);
+    let off_opts = EmitOptions { wait_timeout_ns: None, ..EmitOptions::default() };
+    let off = k.ptx_with(&off_opts).unwrap();
+    assert_ne!(off, on, "the watchdog's setting is in the text");
+    assert_eq!(k.ptx_with(&off_opts).unwrap(), off);
+    assert_eq!(k.ptx().unwrap(), on);
+    assert_eq!(k.ptx_emissions(), 2, "each setting printed once");
+    let short = EmitOptions { wait_timeout_ns: Some(250_000_000), ..EmitOptions::default() };
+    assert!(k.ptx_with(&short).unwrap().contains("setp.lt.u64 %wait_done, %wait_dt, 250000000;"));
+    assert_eq!(k.ptx_emissions(), 3);
+}

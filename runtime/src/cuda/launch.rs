@@ -7,7 +7,7 @@ use super::driver_err;
 use crate::args::{Arg, BufferArg};
 use crate::error::{Backend, Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
-use crate::watchdog::WatchdogRecord;
+use crate::watchdog::{Watchdog, WatchdogRecord};
 use cudarc::driver::sys::CUfunction_attribute_enum;
 use cudarc::driver::{DeviceRepr, PushKernelArg};
 use phaser_codegen::ir::Kernel;
@@ -23,7 +23,8 @@ pub(crate) struct TensorMapParam(pub [u64; 16]);
 unsafe impl DeviceRepr for TensorMapParam {}
 
 /// Longest a launch may take before the host gives up waiting (the device-side watchdog in
-/// mbarrier waits normally traps a deadlocked kernel long before this).
+/// mbarrier waits normally traps a deadlocked kernel long before this; with the watchdog off
+/// the host waits as long as the kernel runs).
 pub const HOST_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One kernel parameter as cudarc pushes it.
@@ -156,7 +157,8 @@ impl CudaDevice {
                 Ok(false) => {}
                 Err(e) => return Err(fault(e.to_string(), Some(e))),
             }
-            if t0.elapsed() > HOST_TIMEOUT {
+            // With the watchdog off the kernel may wait forever, as asked (a debugger session).
+            if watchdog != Watchdog::Off && t0.elapsed() > HOST_TIMEOUT {
                 return Err(fault(format!("still running after {HOST_TIMEOUT:?}"), None));
             }
             std::thread::sleep(Duration::from_micros(50));

@@ -176,6 +176,13 @@ mod tests {
     }
 
     #[test]
+    fn only_the_declaration_counts_as_declaring_the_record() {
+        assert!(declares_record(".version 8.0\n.visible .global .align 8 .u64 phaser_watchdog_record = 0;\n"));
+        assert!(!declares_record("// phaser_watchdog_record in a comment\n.visible .entry k() {}\n"));
+        assert!(!declares_record("\tld.volatile.global.u64 %wd_rec, [phaser_watchdog_record];\n"));
+    }
+
+    #[test]
     fn a_failed_load_is_not_cached() {
         let cache: PtxKeyed<u32> = PtxKeyed::default();
         assert_eq!(cache.get_or_load("x", |_| Err::<u32, _>("bad")), Err("bad"));
