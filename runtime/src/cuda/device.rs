@@ -17,8 +17,9 @@ pub struct CudaDevice {
     pub modules: ModuleCache,
     pub(crate) cc: (i32, i32),
     name: String,
-    /// Where starved waits leave their record (see `phaser_codegen::emit::watchdog`).
-    pub(crate) record: RecordBuffer,
+    /// Where starved waits leave their record (see `phaser_codegen::emit::watchdog`); a
+    /// launch holds the lock until its kernel finished.
+    pub(crate) record: std::sync::Mutex<RecordBuffer>,
     /// The wait watchdog of launches that set none, for kernels that set none.
     pub(crate) watchdog: Watchdog,
 }
@@ -55,7 +56,7 @@ impl CudaDevice {
         let cc = ctx.compute_capability().map_err(driver_err("reading the compute capability"))?;
         let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         let stream = ctx.default_stream();
-        let record = RecordBuffer::new(&ctx)?;
+        let record = std::sync::Mutex::new(RecordBuffer::new(&ctx)?);
         let watchdog = default_watchdog()?;
         Ok(CudaDevice { ctx, stream, modules: ModuleCache::new(JitOptions::default()), cc, name, record, watchdog })
     }

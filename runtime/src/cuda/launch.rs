@@ -91,7 +91,9 @@ impl CudaDevice {
         let watchdog = cfg.watchdog.or(k.watchdog).unwrap_or(self.watchdog);
         let opts = EmitOptions { wait_timeout_ns: watchdog.timeout_ns(), ..EmitOptions::default() };
         let ptx = k.ptx_with(&opts)?;
-        let f = self.modules.function_with_record(&self.ctx, &self.stream, &ptx, &k.name, self.record.device_addr)?;
+        // Held until the kernel finished: one launch at a time owns the record.
+        let record = self.record.lock().unwrap_or_else(|p| p.into_inner());
+        let f = self.modules.function_with_record(&self.ctx, &self.stream, &ptx, &k.name, record.device_addr)?;
         // Without the opt-in a block gets 48 KiB, the static limit; the target's full limit
         // was checked already.
         let limits = k.target.limits();
@@ -116,7 +118,7 @@ impl CudaDevice {
             block_dim: (cfg.block[0], cfg.block[1], cfg.block[2]),
             shared_mem_bytes: cfg.dynamic_shared_bytes,
         };
-        self.record.clear();
+        record.clear();
         let timer = super::timer::EventTimer::start(&self.ctx, &self.stream)?;
         {
             let mut b = self.stream.launch_builder(&f);
@@ -147,7 +149,7 @@ impl CudaDevice {
         let fault = |message: String, source| RuntimeError::KernelFault {
             kernel: k.name.clone(),
             message,
-            watchdog: WatchdogRecord::decode(k, &self.record.read()).map(Box::new),
+            watchdog: WatchdogRecord::decode(k, &record.read()).map(Box::new),
             source,
         };
         let t0 = Instant::now();

@@ -15,9 +15,9 @@ pub(crate) struct RecordBuffer {
     ctx: Arc<CudaContext>,
 }
 
-// Safety: the buffer is plain host memory owned by this value; reads and writes go through
-// volatile accesses of whole words, and launches (the only device writers) are serialized
-// by `CudaDevice::launch`, which waits for each kernel.
+// Safety: the buffer is plain host memory owned by this value; the host reads and writes it
+// with volatile word accesses, and `CudaDevice` keeps it in a mutex that a launch (the only
+// way a kernel writes it) holds until its kernel finished, so no two threads touch it at once.
 unsafe impl Send for RecordBuffer {}
 unsafe impl Sync for RecordBuffer {}
 
