@@ -20,7 +20,7 @@ step() {
   tail -n 40 "$LOGS/$name.log"
   local verdict=pass; [ $rc -ne 0 ] && verdict="FAIL(rc=$rc)"
   local tests=$(grep -E "^test result:" "$LOGS/$name.log" | tail -1 | sed 's/test result: //')
-  ROWS+=("$(printf '%-28s | %-12s | %7ss | %s' "$name" "$verdict" "$dt" "$tests")")
+  ROWS+=("$(printf '%-48s | %-12s | %7ss | %s' "$name" "$verdict" "$dt" "$tests")")
 }
 step gallery_quick ./bin/phaser run --backend gpu --quick
 step gallery_full ./bin/phaser run --backend gpu --full
@@ -115,7 +115,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
 fi
 echo
 echo "==================== GPU summary ($(date -u +%FT%TZ), $(head -1 "$LOGS/device.txt")) ===================="
-printf '%-28s | %-12s | %8s | %s\n' step result time "tests"
+printf '%-48s | %-12s | %8s | %s\n' step result time "tests"
 for r in "${ROWS[@]}"; do echo "$r"; done
 if [ -n "${OUT:-}" ]; then
   printf '%s\n' "${ROWS[@]}" > "$LOGS/summary.txt"

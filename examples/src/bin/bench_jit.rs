@@ -3,7 +3,8 @@
 //! (`runtime/src/cuda/jit.rs`) — the driver's PTX JIT cold and warm (its on-disk cache), the
 //! driver's linker with line info cold and again (does the driver cache it?), and a hit in
 //! Phaser's own cubin cache — next to NVRTC compiling the same kernel written in CUDA C++
-//! with `cuda::ptx` (`bench/jit_reference.cu`). See `bench/jit.md`.
+//! with `cuda::ptx` (`bench/jit_reference.cu`), whose outputs are then compared with Phaser's
+//! build of the same kernel on the device (NVRTC interop for reference kernels). See `bench/jit.md`.
 //!
 //! "Cold" is made certain, not hoped for: each kernel's PTX gets a unique comment, so neither
 //! the driver's cache nor ours has seen the text. "Warm" loads that same text again (a new
@@ -20,7 +21,7 @@ use clap::Parser;
 use phaser::codegen::{emit_kernel, Kernel, Target};
 use phaser::runtime::cuda::jit::{self, CubinCache, JitOptions};
 use phaser::Device;
-use phaser_examples::gallery;
+use phaser_examples::{gallery, timing};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -224,13 +225,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ms(med(|r| r.cache_hit))
         );
     }
-    nvrtc(&o);
+    nvrtc(&o, &dev);
     Ok(())
 }
 
 /// NVRTC compiling `bench/jit_reference.cu` (the C++ `cuda::ptx` version of
 /// seed_producer_consumer) to PTX, twice (the second has NVRTC's own warm state).
-fn nvrtc(o: &Opts) {
+fn nvrtc(o: &Opts, dev: &Device) {
     // Safety: only asks the dynamic loader whether libnvrtc is there.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         println!("\nNVRTC: libnvrtc not found (put nvidia/cu13/lib of the nvidia-cuda-nvrtc wheel on LD_LIBRARY_PATH)");
@@ -254,11 +255,44 @@ fn nvrtc(o: &Opts) {
         };
         let t = Instant::now();
         match cudarc::nvrtc::compile_ptx_with_opts(&src, opts) {
-            Ok(_) => println!("  compile {}: {} ms", i + 1, ms(t.elapsed())),
+            Ok(ptx) => {
+                println!("  compile {}: {} ms", i + 1, ms(t.elapsed()));
+                if i == 1 {
+                    compare_with_phaser(dev, &ptx.to_src());
+                }
+            }
             Err(e) => {
                 println!("  compile {}: failed after {} ms: {e:?}", i + 1, ms(t.elapsed()));
                 return;
             }
         }
+    }
+}
+
+/// The C++ reference kernel against Phaser's seed_producer_consumer on the same device: the
+/// four consumers' outputs must be bit-identical.
+fn compare_with_phaser(dev: &Device, ptx: &str) {
+    let run = || -> Result<(Vec<f32>, Vec<f32>), Box<dyn std::error::Error>> {
+        let file = tempfile::Builder::new().suffix(".ptx").tempfile()?;
+        std::fs::write(file.path(), ptx)?;
+        let cuda = timing::cuda(dev)?;
+        let f = timing::load_file(cuda, file.path(), "seed_producer_consumer_cpp")?;
+        let out_cpp = dev.upload(&[f32::NAN; 4 * 32])?;
+        let shape = timing::Shape { grid: 1, block: 32, smem: 0 };
+        timing::launch(cuda, &f, shape, &[timing::RawArg::U64(dev.buffer_addr(&out_cpp)?)])?;
+        let out_phaser = dev.upload(&[f32::NAN; 4 * 32])?;
+        let k = gallery::seeds::producer_consumer(Target::Sm90a)?;
+        dev.launch(&k, phaser::LaunchConfig::linear(1, 32), &[phaser::Arg::buffer(&out_phaser)])?;
+        Ok((dev.download(&out_cpp)?, dev.download(&out_phaser)?))
+    };
+    match run() {
+        Ok((cpp, ours)) => {
+            let same = cpp.iter().zip(&ours).all(|(a, b)| a.to_bits() == b.to_bits());
+            println!(
+                "  the NVRTC kernel's outputs vs Phaser's seed_producer_consumer: {}",
+                if same { "bit-identical" } else { "DIFFERENT" }
+            );
+        }
+        Err(e) => println!("  running the NVRTC kernel: {e}"),
     }
 }
