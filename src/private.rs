@@ -1,7 +1,9 @@
 //! What the `#[phaser::kernel]` / `#[phaser::device]` expansions refer to. Not a public API:
 //! the names may change with the macro. Semantics stay in codegen; this is glue.
 
+pub use crate::registry::KernelEntry;
 pub use half;
+pub use inventory;
 pub use phaser_codegen::builder::{
     Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RemoteBarrier, SharedArray, TensorMapRef,
 };

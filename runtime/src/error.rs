@@ -2,6 +2,7 @@
 //! `source`; the simulator's findings stay structured data.
 
 use crate::sim::SimReport;
+use crate::watchdog::WatchdogRecord;
 use cudarc::driver::DriverError;
 use phaser_codegen::ir::SharedOverLimit;
 use phaser_codegen::CodegenError;
@@ -47,10 +48,21 @@ pub enum RuntimeError {
     /// both backends, before the GPU sees it).
     #[error(transparent)]
     SharedMemory(#[from] SharedOverLimit),
-    #[error("kernel `{kernel}` faulted on the device ({message}); if it waits on mbarriers, a watchdog timeout (likely deadlock) traps the kernel: run it in the simulator for a diagnosis. The fault is sticky: later CUDA calls in this process fail too, so start a new process")]
+    /// The kernel faulted on the device. When a blocking wait's watchdog fired, `watchdog`
+    /// names the wait (barrier, parity, phase, CTA, thread, Rust line).
+    #[error("{}", fault_text(kernel, message, watchdog.as_deref()))]
     KernelFault {
         kernel: String,
         message: String,
+        watchdog: Option<Box<WatchdogRecord>>,
+        #[source]
+        source: Option<DriverError>,
+    },
+    /// The driver's JIT rejected the PTX (its log says why).
+    #[error("the CUDA JIT could not compile kernel `{kernel}`{}", if log.is_empty() { String::new() } else { format!(":\n{log}") })]
+    Jit {
+        kernel: String,
+        log: String,
         #[source]
         source: Option<DriverError>,
     },
@@ -77,6 +89,9 @@ pub enum RuntimeError {
     /// An operation only one backend has.
     #[error("`{operation}` needs the {needs} backend, but the device is a {device}")]
     Unsupported { operation: &'static str, needs: Backend, device: Backend },
+    /// A setting (environment variable, option) that cannot be used.
+    #[error("configuration: {0}")]
+    Config(String),
     #[error("tensor map: {0}")]
     TensorMap(String),
     #[error(transparent)]
@@ -104,6 +119,21 @@ impl RuntimeError {
             _ => None,
         }
     }
+}
+
+/// What a fault says: the watchdog's record when there is one, and that the context is gone.
+fn fault_text(kernel: &str, message: &str, record: Option<&WatchdogRecord>) -> String {
+    let what = match record {
+        Some(r) => format!("kernel `{kernel}` deadlocked: the mbarrier wait watchdog trapped it ({message}): {r}"),
+        None => format!(
+            "kernel `{kernel}` faulted on the device ({message}); if it waits on mbarriers, a watchdog timeout \
+             (likely deadlock) traps the kernel: run it in the simulator for a diagnosis"
+        ),
+    };
+    format!(
+        "{what}. The CUDA context is poisoned (the fault is sticky): every later CUDA call in this process \
+         fails, so restart the process for further GPU work"
+    )
 }
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;

@@ -1,19 +1,29 @@
 //! Launch configuration and what a launch reports back.
 
+use crate::watchdog::Watchdog;
 use std::time::Duration;
 
-/// Grid, block, dynamic shared memory and (optionally) cluster shape of a launch.
+/// Grid, block, dynamic shared memory and the wait watchdog of a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchConfig {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub dynamic_shared_bytes: u32,
+    /// This launch's wait watchdog; `None`: the kernel's own (`Kernel::watchdog`), else the
+    /// device's default (on, 4 s; `PHASER_WATCHDOG=off|250ms|...` changes it). The GPU loads
+    /// the PTX printed for the resolved setting (one JIT per distinct setting).
+    pub watchdog: Option<Watchdog>,
 }
 
 impl LaunchConfig {
     /// A 1-D launch of `grid` blocks of `block` threads.
     pub fn linear(grid: u32, block: u32) -> Self {
-        LaunchConfig { grid: [grid, 1, 1], block: [block, 1, 1], dynamic_shared_bytes: 0 }
+        LaunchConfig { grid: [grid, 1, 1], block: [block, 1, 1], dynamic_shared_bytes: 0, watchdog: None }
+    }
+    /// Set this launch's wait watchdog (`Watchdog::Off` for a cuda-gdb session).
+    pub fn with_watchdog(mut self, w: Watchdog) -> Self {
+        self.watchdog = Some(w);
+        self
     }
     pub fn with_dynamic_shared(mut self, bytes: u32) -> Self {
         self.dynamic_shared_bytes = bytes;

@@ -32,6 +32,8 @@ pub struct KernelBuilder {
     device_stack: Vec<&'static str>,
     /// Registers of `let mut` variables (DSL): an immutable `let` of one copies it.
     mut_vars: std::collections::HashSet<u32>,
+    /// The kernel's own watchdog setting (see [`KernelBuilder::watchdog`]).
+    pub(crate) watchdog: Option<Watchdog>,
 }
 
 impl KernelBuilder {
@@ -51,7 +53,15 @@ impl KernelBuilder {
             too_deep: false,
             device_stack: Vec::new(),
             mut_vars: Default::default(),
+            watchdog: None,
         }
+    }
+
+    /// What this kernel's blocking waits do when a phase never completes; a launch's own
+    /// setting (`LaunchConfig::watchdog`) overrides it, and it overrides the device's default.
+    pub fn watchdog(&mut self, w: Watchdog) -> &mut Self {
+        self.watchdog = Some(w);
+        self
     }
 
     pub fn name(&self) -> &str {
@@ -412,6 +422,7 @@ impl KernelBuilder {
             bounds: self.bounds,
             body: self.blocks.pop().unwrap_or_default(),
             num_regs: self.next_reg,
+            watchdog: self.watchdog,
             ptx_cache: Default::default(),
         };
         Ok(kernel)

@@ -13,6 +13,10 @@ pub struct InstCtx<'a> {
     pub wait_suspend_hint_ns: Option<u32>,
     /// The module's PTX version: `.shared::cta` is spelled plain `.shared` before 7.8.
     pub version: crate::arch::PtxVersion,
+    /// Next blocking wait's site number (its index in [`Kernel::wait_sites`]).
+    pub wait_sites: &'a mut u32,
+    /// Whether a timed-out wait writes the watchdog record before it traps.
+    pub watchdog_record: bool,
 }
 
 impl InstCtx<'_> {
@@ -301,6 +305,8 @@ fn mbarrier(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
             let (form, arg) = wait_on(on);
             *cx.labels += 1;
             let n = *cx.labels;
+            let site = *cx.wait_sites;
+            *cx.wait_sites += 1;
             let hint = cx.wait_suspend_hint_ns.map(|h| format!(", {h}")).unwrap_or_default();
             let try_wait_with = |hint: &str| {
                 format!(
@@ -349,9 +355,13 @@ fn mbarrier(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
                         "\tsub.u64 %wait_dt, %wait_dt, %wait_t0;".into(),
                         format!("\tsetp.lt.u64 %wait_done, %wait_dt, {limit};"),
                         format!("\t@%wait_done bra $L_wait_{n};"),
-                        "\ttrap; // mbarrier wait watchdog: likely deadlock".into(),
-                        format!("$L_waited_{n}:"),
                     ]);
+                    v.extend(if cx.watchdog_record {
+                        super::watchdog::trap_path(cx.kernel, site, bar, on, "%wait_dt", n, cta)
+                    } else {
+                        vec!["\ttrap; // mbarrier wait watchdog: likely deadlock".into()]
+                    });
+                    v.push(format!("$L_waited_{n}:"));
                 }
             }
             v.push("}".into());

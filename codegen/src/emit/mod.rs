@@ -5,6 +5,7 @@ pub mod inst;
 pub mod names;
 pub mod operand;
 pub mod printer;
+pub mod watchdog;
 pub mod wgmma;
 
 pub use cache::PtxCache;

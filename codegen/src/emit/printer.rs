@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 /// Printer options.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct EmitOptions {
     /// Newest PTX ISA version allowed (the driver that will load the PTX decides).
     pub max_ptx: PtxVersion,
@@ -23,6 +23,9 @@ pub struct EmitOptions {
     /// The suspend-time hint of every `try_wait` in a blocking wait (nanoseconds): how long
     /// a thread may sleep in one try before it retries. `None` leaves it to the hardware.
     pub wait_suspend_hint_ns: Option<u32>,
+    /// Before a timed-out wait traps, it writes a record naming the wait (site, barrier,
+    /// parity, phase, CTA, thread) for the runtime to decode (see [`super::watchdog`]).
+    pub watchdog_record: bool,
 }
 
 /// Default watchdog: no legitimate single mbarrier wait lasts seconds.
@@ -40,6 +43,7 @@ impl Default for EmitOptions {
             line_info: true,
             wait_timeout_ns: Some(DEFAULT_WAIT_TIMEOUT_NS),
             wait_suspend_hint_ns: Some(DEFAULT_WAIT_SUSPEND_HINT_NS),
+            watchdog_record: true,
         }
     }
 }
@@ -86,6 +90,9 @@ fn print_module(m: &Module, target: crate::arch::Target, version: PtxVersion, op
             out.push('\n');
         }
     }
+    if opts.wait_timeout_ns.is_some() && opts.watchdog_record && m.kernels.iter().any(|k| !k.wait_sites().is_empty()) {
+        writeln!(out, "{}", super::watchdog::declarations()).unwrap();
+    }
     if m.kernels.iter().any(|k| k.uses_dynamic_shared) {
         // The dynamic window's alignment is the shared layout's (`ir::SharedLayout`).
         writeln!(out, ".extern .shared .align {DYNAMIC_SHARED_ALIGN} .b8 {DYN_SMEM}[];\n").unwrap();
@@ -95,6 +102,7 @@ fn print_module(m: &Module, target: crate::arch::Target, version: PtxVersion, op
             k,
             out: &mut out,
             labels: 0,
+            wait_sites: 0,
             loops: Vec::new(),
             files: &files,
             last_loc: None,
@@ -109,7 +117,7 @@ fn print_module(m: &Module, target: crate::arch::Target, version: PtxVersion, op
 
 /// The static allocations whose address the body takes (in allocation order), and whether
 /// it takes the dynamic window's.
-fn shared_bases_used(body: &[Stmt]) -> (Vec<AllocId>, bool) {
+pub(crate) fn shared_bases_used(body: &[Stmt]) -> (Vec<AllocId>, bool) {
     let mut allocs = std::collections::BTreeSet::new();
     let mut dynamic = false;
     walk_insts(body, &mut |i, _| match i {
@@ -145,6 +153,8 @@ struct KernelPrinter<'a> {
     k: &'a Kernel,
     out: &'a mut String,
     labels: u32,
+    /// Blocking waits printed so far (the next one's site number).
+    wait_sites: u32,
     /// (latch label, exit label) of enclosing loops.
     loops: Vec<(String, String)>,
     files: &'a BTreeMap<&'static str, u32>,
@@ -310,6 +320,7 @@ impl KernelPrinter<'_> {
             StmtKind::Inst(i) => {
                 self.loc(s.loc);
                 let mut labels = self.labels;
+                let mut wait_sites = self.wait_sites;
                 let lines = inst::lines(
                     i,
                     &mut InstCtx {
@@ -318,9 +329,12 @@ impl KernelPrinter<'_> {
                         wait_timeout_ns: self.opts.wait_timeout_ns,
                         wait_suspend_hint_ns: self.opts.wait_suspend_hint_ns,
                         version: self.version,
+                        wait_sites: &mut wait_sites,
+                        watchdog_record: self.opts.watchdog_record,
                     },
                 );
                 self.labels = labels;
+                self.wait_sites = wait_sites;
                 for l in lines {
                     if l.ends_with(':') {
                         self.out.push_str(&l);

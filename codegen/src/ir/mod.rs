@@ -21,7 +21,9 @@ pub mod wgmma;
 pub use arith::{ArithOp, BinOp, CmpOp, UnOp};
 pub use fragment::FragmentOp;
 pub use inst::Inst;
-pub use kernel::{AllocId, Kernel, LaunchBounds, Module, Param, ParamId, ParamKind, SharedAlloc, SharedKind};
+pub use kernel::{
+    AllocId, Kernel, LaunchBounds, Module, Param, ParamId, ParamKind, SharedAlloc, SharedKind, WaitSite, Watchdog,
+};
 pub use layout::{Major, MatrixDescriptor, MmaOperand, SmemTile, Swizzle};
 pub use mbarrier::{BarSpace, MbarrierOp, Ordering, Scope, Sem, WaitOn};
 pub use memory::{MemoryOp, Space};

@@ -105,6 +105,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
         quote!()
     };
     let allow = allows();
+    let registration = registration(name, &name_str, &target_variant, &f.params);
     let doc_build = format!("Build `{name_str}`'s IR for `target` (uncached; the `#[comptime]` values specialize it).");
     quote! {
         #(#attrs)*
@@ -169,6 +170,37 @@ pub fn kernel(f: &FnDef) -> TokenStream {
             ) -> ::core::result::Result<::phaser::__private::LaunchReport, ::phaser::__private::RuntimeError> {
                 let __kernel = Self::kernel_for(#(#comptime),*)?;
                 __dev.launch(&__kernel, __cfg, &[#(#launch_args),*])
+            }
+        }
+
+        #registration
+    }
+}
+
+/// The kernel registers itself (`inventory`), so `phaser::registry::kernels()` and the
+/// `phaser` CLI (`list`, `emit`) know it without being told: name, target, `#[comptime]`
+/// parameter names, where it is defined, and a build function taking the comptime values in
+/// declaration order (the CLI checks their number).
+fn registration(name: &syn::Ident, name_str: &str, target_variant: &syn::Ident, params: &[Param]) -> TokenStream {
+    let names: Vec<String> = params.iter().filter(|p| p.comptime).map(|p| p.name.to_string()).collect();
+    let values = (0..names.len()).map(|i| quote!(__values[#i]));
+    let here = quote::quote_spanned!(name.span()=> ::core::file!(), ::core::line!());
+    quote! {
+        ::phaser::__private::inventory::submit! {
+            ::phaser::__private::KernelEntry {
+                name: #name_str,
+                target: ::phaser::__private::Target::#target_variant,
+                comptime: &[#(#names),*],
+                location: (#here),
+                build: {
+                    fn __phaser_build(
+                        __target: ::phaser::__private::Target,
+                        __values: &[u32],
+                    ) -> ::core::result::Result<::phaser::__private::Kernel, ::phaser::__private::CodegenError> {
+                        #name::build(__target, #(#values),*)
+                    }
+                    __phaser_build
+                },
             }
         }
     }
