@@ -54,7 +54,7 @@ pub(crate) fn wait(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
     let MbarrierOp::Wait { bar, on, order } = op else { unreachable!("not a blocking wait") };
     *cx.labels += 1;
     let n = *cx.labels;
-    let try_wait = TryWait { bar: *bar, on: on.clone(), order: *order, cta: cx.cta() };
+    let try_wait = TryWait { bar: *bar, on: *on, order: *order, cta: cx.cta() };
     let hint = cx.wait_suspend_hint_ns.map(|h| format!(", {h}")).unwrap_or_default();
     let mut v = vec!["{".into(), "\t.reg .pred %wait_done;".into()];
     let Some(limit) = cx.wait_timeout_ns else {

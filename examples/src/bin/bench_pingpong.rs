@@ -14,6 +14,7 @@
 //! - Phaser with the wait watchdog in its default layout (`first-try`) and in the other
 //!   (`in-loop`; `codegen::emit::wait_loop`), and without the watchdog (CUTLASS's loop exactly);
 //! - nvcc's kernels of the same shape.
+//!
 //! Reported: ns per round trip (one arrive + one wait per side), each Phaser row against the
 //! nvcc row of the same variant and shape. Every row is timed the same way: `--runs` launches
 //! of `--rounds` round trips each, one untimed launch first, the median reported.
