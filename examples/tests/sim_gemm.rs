@@ -7,7 +7,7 @@
 
 use phaser::codegen::ir::{Inst, MbarrierOp, Stmt, StmtKind, WgmmaOp};
 use phaser::codegen::Kernel;
-use phaser::runtime::sim::{Category, Finding, SimConfig};
+use phaser::runtime::sim::{Category, Finding, SimConfig, Strategy};
 use phaser::runtime::RuntimeError;
 use phaser::Device;
 use phaser_examples::gemm::*;
@@ -31,7 +31,12 @@ struct Run {
 
 /// Simulate `kernel` (a possibly mutated `gemm_kernel(cfg)`) at `SHAPE` with B `layout`.
 fn simulate(kernel: &Kernel, cfg: &GemmConfig, layout: BLayout, seed: u64) -> Run {
-    let dev = Device::sim(SimConfig::default().with_seed(seed));
+    simulate_with(kernel, cfg, layout, SimConfig::default().with_seed(seed))
+}
+
+fn simulate_with(kernel: &Kernel, cfg: &GemmConfig, layout: BLayout, sc: SimConfig) -> Run {
+    let seed = sc.seed;
+    let dev = Device::sim(sc);
     let a = random_bf16((SHAPE.m * SHAPE.k) as usize, seed);
     let b = random_bf16(b_len(&SHAPE), seed ^ 0x9e37_79b9);
     let mut bufs = GemmBuffers::new(&dev, SHAPE, layout, &a, &b).unwrap();
@@ -75,6 +80,26 @@ fn gemm_256_cubed_matches_the_cpu_reference_with_no_findings() {
         // Not vacuous: C has the magnitude of a sum of 256 products of [-1, 1) values.
         let big = run.c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
         assert!(big > m * n / 4, "{big} of {} elements above 1", m * n);
+    }
+}
+
+#[test]
+fn other_schedules_and_tile_shapes_are_clean_too() {
+    // Hostile scheduling (tiny quanta, copies and wgmmas as late as possible, newest first),
+    // and 256 x 128 tiles (two m64 wgmmas per warpgroup, two accumulators) without a cluster.
+    let runs = [
+        (sim_config(), Strategy::Adversarial),
+        (GemmConfig { block_n: 128, wg_m: 128, cluster_m: 1, ..sim_config() }, Strategy::RoundRobin),
+    ];
+    for (cfg, strategy) in runs {
+        let k = gemm_kernel(&cfg).unwrap();
+        let run = simulate_with(&k, &cfg, cfg.b_layout, SimConfig::default().with_seed(3).with_strategy(strategy));
+        let findings = run.result.unwrap_or_else(|f| panic!("{} {strategy:?}:\n{}", k.name, describe(&f)));
+        assert!(findings.is_empty(), "{}", describe(&findings));
+        let (m, n) = (SHAPE.m as usize, SHAPE.n as usize);
+        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+        let cmp = compare(&run.c, &SHAPE, all, |i, j| reference_at(&run.a, &run.b, &SHAPE, cfg.b_layout, i, j));
+        assert!(cmp.passed(), "{} {strategy:?}: {cmp:?}", k.name);
     }
 }
 
