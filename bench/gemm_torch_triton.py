@@ -9,8 +9,8 @@ per side, per launch. The SM clock is sampled during the timed batches when NVML
 The Triton kernel is the Hopper-tuned one of Triton's own tutorial
 (python/tutorials/09-persistent-matmul.py, `matmul_kernel_tma_persistent`): persistent,
 grouped tile order, TMA loads and stores through host-side tensor descriptors, optional
-epilogue subtiling, autotuned over the tutorial's configurations (those that fit the 227 KiB
-of shared memory; the autotuner picks per shape and layout, and the winner is printed).
+epilogue subtiling, autotuned over the tutorial's configurations with 8 warps that fit the
+227 KiB of shared memory (16; the autotuner picks per shape and layout, the winner is printed).
 Prints one table; exit 0 unless the device or torch is missing (then it says so).
 
     python3 bench/gemm_torch_triton.py                 # the four shapes of issue 12
@@ -39,22 +39,21 @@ try:
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     def _configs():
-        # The tutorial's space (BM 128; BN 128/256; BK 64/128; 2-4 stages; 4/8 warps; subtiled
-        # epilogue or not), less what cannot fit: 128 x 256 tiles need 8 warps (two warpgroups)
-        # for their accumulator, and stages + epilogue tile must fit the shared memory.
+        # The tutorial's space (BM 128; BN 128/256; BK 64/128; 2-4 stages; subtiled epilogue or
+        # not) with 8 warps (two warpgroups: a 128-row tile's accumulator needs them), less the
+        # stage counts whose buffers and epilogue tile do not fit the shared memory: 16 configs.
         out = []
         for bn in (128, 256):
             for bk in (64, 128):
                 for stages in (2, 3, 4):
-                    for warps in (4, 8):
-                        for subtile in (True, False):
-                            smem = stages * (128 * bk + bn * bk) * 2 + 128 * (bn // (2 if subtile else 1)) * 2
-                            if smem > SMEM_BYTES or (bn == 256 and warps == 4):
-                                continue
-                            out.append(triton.Config(
-                                {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8,
-                                 "EPILOGUE_SUBTILE": subtile},
-                                num_stages=stages, num_warps=warps, pre_hook=_set_block_shapes))
+                    for subtile in (True, False):
+                        smem = stages * (128 * bk + bn * bk) * 2 + 128 * (bn // (2 if subtile else 1)) * 2
+                        if smem > SMEM_BYTES:
+                            continue
+                        out.append(triton.Config(
+                            {"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": bn, "BLOCK_SIZE_K": bk, "GROUP_SIZE_M": 8,
+                             "EPILOGUE_SUBTILE": subtile},
+                            num_stages=stages, num_warps=8, pre_hook=_set_block_shapes))
         return out
 
     def _set_block_shapes(nargs):
