@@ -86,7 +86,14 @@ for m in memcheck nvdisasm cudagdb ncu; do step "lineinfo_$m" bash bench/lineinf
 # keep the PTX's .loc lines anyway? (If it does, the plain path and its cache could be the default.)
 step lineinfo_memcheck_plain_jit env PHASER_JIT_LINE_INFO=0 bash bench/lineinfo.sh memcheck
 for p in ./bench/*.py; do [ -f "$p" ] && step "$(basename "$p" .py)" python3 "$p"; done
-# GEMM=1: the GEMM sweep over tile shape, stages and cluster size (minutes).
+# What the faster wait buys the streaming kernel: bench_stream again with the runtime's kernels
+# printed in the other wait layouts (PHASER_WAIT_LOOP; the bench_stream step above is the
+# default, first-try), at the depths that matter.
+for form in in-loop none; do
+  [ -x ./bin/bench_stream ] && step "bench_stream_wait_$form" env PHASER_WAIT_LOOP=$form ./bin/bench_stream --stages 3,4,6
+done
+# GEMM=1: the GEMM sweep over tile shape, stages and cluster size (minutes; every row times
+# Phaser and cuBLAS interleaved, the same way as the perf rows).
 if [ "${GEMM:-0}" = 1 ]; then
   step gemm_sweep ./bin/bench_gemm --sweep
   step gemm_sweep_nmajor ./bin/bench_gemm --perf --b nmajor --shapes 4096x4096x4096,8192x8192x8192 --block-n 128 --wg-m 128
@@ -94,6 +101,7 @@ fi
 # NCU=1: Nsight Compute's DRAM throughput of the streaming kernels: every stream_axpb variant
 # (depths, tile shapes), then the Triton kernel and torch's copy, one launch each (bench/stream.md).
 if [ "${NCU:-0}" = 1 ]; then
+  step gemm_ncu env NCU_OUT="$LOGS" bash bench/gemm_ncu.sh ./bin/bench_gemm 8192x8192x8192
   NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes.sum.per_second,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread
   step ncu_stream_axpb ncu --clock-control none --metrics "$NCU_METRICS" -k regex:stream_axpb ./bin/bench_stream --runs 1 --warmup 0 --sweep
   step ncu_stream_triton ncu --clock-control none --target-processes all --metrics "$NCU_METRICS" -k 'regex:axpb_kernel|copy|elementwise' python3 bench/stream_triton.py --runs 1 --warmup 0
@@ -113,6 +121,30 @@ if [ "${SANITIZE:-0}" = 1 ]; then
     step "sanitize_synccheck_cpp_cp_async_$v" compute-sanitizer --tool synccheck --error-exitcode 9 ./bench/cp_async_mbarrier "$v"
   done
 fi
+# The numbers the notes need, from the logs above (compact).
+highlights() {
+  local f
+  for f in bench_gemm gemm_sweep gemm_sweep_nmajor; do
+    [ -f "$LOGS/$f.log" ] || continue
+    echo "--- $f"
+    grep -E '^timing|^\| checks' "$LOGS/$f.log"
+    # The perf table, and the three best rows per shape of the sweep (sorted by ratio).
+    awk -F'|' '/^\| shape \| B \|/{p=1} /^\| sweep shape/{p=0; s=1; print; next}
+               p && /^\|/{print} s && /^\|/{n[$2]++; if (n[$2] <= 3) print}' "$LOGS/$f.log"
+  done
+  for f in bench_pingpong gemm_torch_triton gemm_ncu; do
+    [ -f "$LOGS/$f.log" ] || continue
+    echo "--- $f"
+    awk '/====================/{s=1} s' "$LOGS/$f.log" | grep -E '^\|' | head -32
+  done
+  for f in bench_stream bench_stream_wait_in-loop bench_stream_wait_none; do
+    [ -f "$LOGS/$f.log" ] && echo "--- $f" && grep -E '^\| (cuMemcpy|stream_axpb_s[346] )|^best' "$LOGS/$f.log"
+  done
+}
+highlights > "$LOGS/highlights.txt" 2>/dev/null
+echo
+echo "==================== highlights ===================="
+cat "$LOGS/highlights.txt"
 echo
 echo "==================== GPU summary ($(date -u +%FT%TZ), $(head -1 "$LOGS/device.txt")) ===================="
 printf '%-48s | %-12s | %8s | %s\n' step result time "tests"

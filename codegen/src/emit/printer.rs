@@ -4,6 +4,7 @@
 use super::inst::{self, InstCtx};
 use super::names::{comment_text, entry_symbol, escape, file_path, DYN_SMEM};
 use super::operand::*;
+use super::wait_loop::WaitLoop;
 use crate::arch::{module_ptx_version, PtxVersion, DYNAMIC_SHARED_ALIGN, MAX_PTX_LOADABLE};
 use crate::error::Result;
 use crate::ir::*;
@@ -26,26 +27,59 @@ pub struct EmitOptions {
     /// Before a timed-out wait traps, it writes a record naming the wait (site, barrier,
     /// parity, phase, CTA, thread) for the runtime to decode (see [`super::watchdog`]).
     pub watchdog_record: bool,
+    /// How a blocking wait with a watchdog is laid out (`emit::wait_loop`).
+    pub wait_loop: WaitLoop,
 }
 
 /// Default watchdog: no legitimate single mbarrier wait lasts seconds.
 pub const DEFAULT_WAIT_TIMEOUT_NS: u64 = 4_000_000_000;
 
 /// Default suspend-time hint of a blocking wait's `try_wait`: CUTLASS's `ClusterBarrier::wait`
-/// value (10 ms, `0x989680`), so the retry loop is the one nvcc emits for it
+/// value (10 ms, `0x989680`), so the wait is the loop nvcc emits for it
 /// (`SYNCS.PHASECHK.TRANS64.TRYWAIT`, then `NANOSLEEP.SYNCS` + `PHASECHK` out of line).
 pub const DEFAULT_WAIT_SUSPEND_HINT_NS: u32 = 10_000_000;
 
+/// Environment variable that overrides the default wait layout, for benchmarks that launch
+/// kernels through the runtime (which prints them with the default options): `first-try`,
+/// `in-loop`, or `none` (no watchdog: CUTLASS's loop exactly).
+pub const WAIT_LOOP_ENV: &str = "PHASER_WAIT_LOOP";
+
 impl Default for EmitOptions {
     fn default() -> Self {
+        let (wait_timeout_ns, wait_loop) = default_wait();
         EmitOptions {
             max_ptx: MAX_PTX_LOADABLE,
             line_info: true,
-            wait_timeout_ns: Some(DEFAULT_WAIT_TIMEOUT_NS),
+            wait_timeout_ns,
             wait_suspend_hint_ns: Some(DEFAULT_WAIT_SUSPEND_HINT_NS),
             watchdog_record: true,
+            wait_loop,
         }
     }
+}
+
+/// The watchdog and wait layout of [`EmitOptions::default`]: [`WaitLoop::default`] with the
+/// watchdog, unless [`WAIT_LOOP_ENV`] names another (read once; a bad value is reported on
+/// stderr once and ignored).
+fn default_wait() -> (Option<u64>, WaitLoop) {
+    static CHOICE: std::sync::OnceLock<(Option<u64>, WaitLoop)> = std::sync::OnceLock::new();
+    *CHOICE.get_or_init(|| {
+        let watchdog = Some(DEFAULT_WAIT_TIMEOUT_NS);
+        match std::env::var(WAIT_LOOP_ENV).as_deref() {
+            Err(_) | Ok("") => (watchdog, WaitLoop::default()),
+            Ok("none") => (None, WaitLoop::default()),
+            Ok(v) => match [WaitLoop::FirstTry, WaitLoop::InLoop].into_iter().find(|w| w.name() == v) {
+                Some(w) => (watchdog, w),
+                None => {
+                    eprintln!(
+                        "phaser: {WAIT_LOOP_ENV}={v} is not one of first-try, in-loop, none; using {}",
+                        WaitLoop::default().name()
+                    );
+                    (watchdog, WaitLoop::default())
+                }
+            },
+        }
+    })
 }
 
 /// PTX text for a single kernel.
@@ -328,6 +362,7 @@ impl KernelPrinter<'_> {
                         labels: &mut labels,
                         wait_timeout_ns: self.opts.wait_timeout_ns,
                         wait_suspend_hint_ns: self.opts.wait_suspend_hint_ns,
+                        wait_loop: self.opts.wait_loop,
                         version: self.version,
                         wait_sites: &mut wait_sites,
                         watchdog_record: self.opts.watchdog_record,

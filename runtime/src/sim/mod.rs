@@ -18,6 +18,9 @@
 //!   `async_op` (copies as data), `agent` (copies landing in pieces), `async_groups`, `warp_sync`
 //!   (`bar.warp.sync`), `cp_async_arrive` (`cp.async.mbarrier.arrive`);
 //! - instructions: `exec` (dispatch), `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`;
+//! - the tensor core: `exec_wgmma` (wgmma and fragment ops, register checks), `wgmma_state`
+//!   (per-warp groups, pending registers), `tensor_core` (operands through descriptors, the
+//!   multiply-accumulate), `tensor_regs` (which instructions touch wgmma registers);
 //! - the checker behind a trait: `check` (`Checker`, `NoCheck`), `check/hb` (happens-before),
 //!   `check/clocks`, `check/shadow`.
 
@@ -38,6 +41,7 @@ pub(crate) mod exec_mbarrier;
 pub(crate) mod exec_memory;
 pub(crate) mod exec_sync;
 pub(crate) mod exec_tma;
+pub(crate) mod exec_wgmma;
 pub mod finding;
 pub(crate) mod global_view;
 pub(crate) mod grid;
@@ -49,9 +53,12 @@ pub(crate) mod progress;
 pub mod report;
 pub(crate) mod run_loop;
 pub mod scheduler;
+pub(crate) mod tensor_core;
+pub(crate) mod tensor_regs;
 pub mod trace;
 pub(crate) mod warp;
 pub(crate) mod warp_sync;
+pub(crate) mod wgmma_state;
 
 pub use config::{SimConfig, Strategy};
 pub use finding::{BarrierRef, Category, Finding, LoopIteration, Severity};
