@@ -3,9 +3,10 @@
 
 pub use half;
 pub use phaser_codegen::builder::{
-    Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RemoteBarrier, SharedArray, TensorMapRef,
+    Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RegisterArray, RemoteBarrier,
+    SharedArray, SharedTile, TensorMapRef,
 };
-pub use phaser_codegen::ir::{Reg, SourceLoc, Type, Value};
+pub use phaser_codegen::ir::{Reg, SourceLoc, Swizzle, TensorMapSpec, Type, Value};
 /// Every `T.*` op expands to `call_op(__k, "path", args, elem, let_name)`: the registry
 /// entry's lowering, its result as the handle the macro's checker typed.
 pub use phaser_codegen::registry::{call_as as call_op, OpArg};
@@ -109,7 +110,7 @@ impl<T: DslScalar> IntoArg<Scalar<T>> for Value {
 macro_rules! same_arg {
     ($($t:ty),*) => {$( impl IntoArg<$t> for $t { fn into_arg(self, _: &mut KernelBuilder) -> $t { self } } )*};
 }
-same_arg!(Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef);
+same_arg!(Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef, SharedTile, RegisterArray);
 
 pub fn into_arg<P, V: IntoArg<P>>(k: &mut KernelBuilder, v: V) -> P {
     v.into_arg(k)
@@ -129,7 +130,7 @@ impl<T> DeviceRet for Scalar<T> {
 macro_rules! same_ret {
     ($($t:ty),*) => {$( impl DeviceRet for $t { type Out = $t; fn into_dsl(self) -> $t { self } } )*};
 }
-same_ret!((), Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef);
+same_ret!((), Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef, SharedTile, RegisterArray);
 
 /// An immutable `let` of a `let mut` variable copies it (`let waited = phase;` must not change
 /// when `phase` does): a value that is one of the in-scope mutable registers gets a new one.
@@ -153,3 +154,23 @@ impl Snapshot for BarrierArray {}
 impl Snapshot for SharedArray {}
 impl Snapshot for GlobalPtr {}
 impl Snapshot for TensorMapRef {}
+impl Snapshot for SharedTile {}
+impl Snapshot for RegisterArray {}
+
+/// `a / b` of compile-time values: a zero `b` is a build error at this line (0 stands in).
+#[track_caller]
+pub fn const_div(k: &mut KernelBuilder, a: u32, b: u32) -> u32 {
+    a.checked_div(b).unwrap_or_else(|| {
+        k.error(format!("compile-time division {a} / 0"));
+        0
+    })
+}
+
+/// `a % b` of compile-time values: a zero `b` is a build error at this line.
+#[track_caller]
+pub fn const_rem(k: &mut KernelBuilder, a: u32, b: u32) -> u32 {
+    a.checked_rem(b).unwrap_or_else(|| {
+        k.error(format!("compile-time remainder {a} % 0"));
+        0
+    })
+}

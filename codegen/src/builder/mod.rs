@@ -13,6 +13,7 @@ pub mod special;
 pub mod sync;
 pub mod tile;
 pub mod tma;
+pub mod unroll;
 pub mod warp_spec;
 pub mod wgmma;
 

@@ -473,6 +473,18 @@ impl KernelBuilder {
         let name = self.params[i].name.clone();
         match self.params[i].tma.clone() {
             Some(spec) => {
+                if spec.box_dims.is_none() || spec.swizzle.is_none() || spec.elem.is_none() {
+                    // What the declaration left open, the tile fills in (and the launch checks).
+                    let loc = Some(self.here());
+                    let filled = TensorMapSpec {
+                        elem: spec.elem.or(Some(elem)),
+                        box_dims: spec.box_dims.clone().or(Some(tile_box.clone())),
+                        swizzle: spec.swizzle.or(Some(swizzle)),
+                        declared: false,
+                        loc,
+                    };
+                    self.params[i].tma = Some(filled);
+                }
                 if let Some(m) = spec.mismatch(elem, &tile_box, swizzle) {
                     let from = match (spec.declared, spec.loc) {
                         (true, _) => "declares".to_string(),

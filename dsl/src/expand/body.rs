@@ -6,7 +6,7 @@ use crate::parse::ast::*;
 use crate::types::{Scalar, Ty};
 use phaser_codegen::registry::{self, Kind, OpDef, Ret};
 use proc_macro2::{Literal, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 
 /// The Rust variable holding a `#[comptime]` parameter: renamed, because an upper-case name
 /// such as `N` would be read as a pattern if a constant `N` is in scope.
@@ -31,10 +31,17 @@ fn stmt(s: &Stmt) -> TokenStream {
         Stmt::Let(l) => {
             let l_loc = loc(l.sp);
             let name = &l.name;
+            if l.binding.get() == Binding::Const {
+                // A compile-time `let`: a Rust value while the kernel is built.
+                let c = comptime_ident(name);
+                let (v, t) = (konst(&l.init), konst_type(l.init.ty.get()));
+                return quote!(#l_loc let #c: #t = #v;);
+            }
             let init = expr_named(&l.init, Some(name));
             let muts = l.muts.borrow();
             match l.binding.get() {
                 Binding::Reg => quote!(#l_loc let #name = { let __v = #init; __k.var(__v) };),
+                _ if l.copy.get() => quote!(#l_loc let #name = { let __v = #init; __p::Value::Reg(__k.var(__v)) };),
                 _ if muts.is_empty() => quote!(#l_loc let #name = #init;),
                 _ => quote!(#l_loc let #name = __p::Snapshot::snapshot(#init, __k, &[#(#muts),*]);),
             }
@@ -76,7 +83,15 @@ fn effect(e: &Expr) -> TokenStream {
             let s = stmts(&b.stmts);
             quote!({ #s })
         }
-        ExprKind::For { var, start, end, step, body, muts } => {
+        ExprKind::For { unroll: Some(_), var, start, end, step, body, .. } => {
+            // Each iteration is built in turn, the variable a Rust `u32` (compile-time in the body).
+            let (s, en) = (konst(start), konst(end));
+            let step = step.as_ref().map(|x| konst(x)).unwrap_or_else(|| quote!(1u32));
+            let b = stmts(&body.stmts);
+            let v = if var == "_" { quote!(_) } else { comptime_ident(var).into_token_stream() };
+            quote!(for #v in __k.unrolled(#s, #en, #step) { #b })
+        }
+        ExprKind::For { unroll: None, var, start, end, step, body, muts } => {
             let (s, en) = (expr(start), expr(end));
             let muts = muts.borrow();
             let en = if muts.is_empty() { en } else { quote!(__p::Snapshot::snapshot(#en, __k, &[#(#muts),*])) };
@@ -124,6 +139,8 @@ fn assign(place: &Expr, op: Option<BinOp>, value: &Expr) -> TokenStream {
             let (b, i) = (expr(base), expr(idx));
             let (ld, st) = match base.ty.get() {
                 Ty::Shared(_) => (quote!(ld_shared), quote!(st_shared)),
+                Ty::Tile { .. } => (quote!(ld_tile), quote!(st_tile)),
+                Ty::Registers { .. } => (quote!(get_register), quote!(set_register)),
                 _ => (quote!(ld_global), quote!(st_global)),
             };
             match op {
@@ -204,11 +221,19 @@ fn expr_named(e: &Expr, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
         ExprKind::Var { name, binding } => match binding.get() {
             Binding::Plain => quote!(#name),
             Binding::Reg => quote!(__p::Value::Reg(#name)),
-            Binding::Comptime => {
-                let n = comptime_ident(name);
-                quote!(__p::Value::u32(#n))
+            Binding::Comptime | Binding::Const | Binding::Item => {
+                let k = konst(e);
+                if e.ty.get() == Ty::Bool {
+                    quote!(__p::Value::pred(#k))
+                } else {
+                    quote!(__p::Value::u32(#k))
+                }
             }
         },
+        ExprKind::Item(_) => {
+            let k = konst(e);
+            quote!(__p::Value::u32(#k))
+        }
         ExprKind::Paren(inner) => expr_named(inner, let_name),
         ExprKind::Binary { op, lhs, rhs } => {
             let (l, r) = (expr(lhs), expr(rhs));
@@ -240,8 +265,12 @@ fn expr_named(e: &Expr, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
         }
         ExprKind::Index { base, idx } => {
             let (b, i) = (expr(base), expr(idx));
-            let ld = match base.ty.get() {
-                Ty::Shared(_) => quote!(ld_shared),
+            let ld = match (base.ty.get(), e.ty.get()) {
+                (Ty::Shared(_), _) => quote!(ld_shared),
+                (Ty::Tile { .. }, Ty::Tile { .. }) => quote!(tile_at),
+                (Ty::Tile { .. }, _) => quote!(ld_tile),
+                (Ty::Registers { .. }, Ty::Registers { .. }) => quote!(registers_at),
+                (Ty::Registers { .. }, _) => quote!(get_register),
                 _ => quote!(ld_global),
             };
             quote!({ let __b = #b; let __i = #i; __k.#ld(__b, __i) })
@@ -252,7 +281,11 @@ fn expr_named(e: &Expr, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
         }
         ExprKind::Op { path, turbofish, args, .. } => {
             let def = registry::lookup(path).expect("checked");
-            op(def, args, turbofish.map(|t| t.0), let_name)
+            op(def, e.ty.get(), args, turbofish.map(|t| t.0), let_name)
+        }
+        ExprKind::Method { name, .. } if name == "bytes" || name == "box_bytes" => {
+            let k = konst(e);
+            quote!(__p::Value::u32(#k))
         }
         ExprKind::Method { recv, name, args } => {
             let r = expr(recv);
@@ -336,7 +369,17 @@ fn int_imm(value: u128, ty: Ty) -> TokenStream {
     }
 }
 
-/// A compile-time expression as Rust (`u32` or `bool`), over `#[comptime]` parameters.
+/// The Rust type of a compile-time value of DSL type `t`.
+fn konst_type(t: Ty) -> TokenStream {
+    if t == Ty::Bool {
+        quote!(bool)
+    } else {
+        quote!(u32)
+    }
+}
+
+/// A compile-time expression as Rust (`u32` or `bool`), over `#[comptime]` parameters,
+/// compile-time `let`s, `const` items and the sizes of tiles and boxes.
 pub fn konst(e: &Expr) -> TokenStream {
     match &e.kind {
         ExprKind::Int { value, .. } => {
@@ -344,9 +387,28 @@ pub fn konst(e: &Expr) -> TokenStream {
             quote!(#l)
         }
         ExprKind::Bool(b) => quote!(#b),
-        ExprKind::Var { name, binding } if binding.get() == Binding::Comptime => {
+        ExprKind::Var { name, binding } if matches!(binding.get(), Binding::Comptime | Binding::Const) => {
             let n = comptime_ident(name);
             quote!(#n)
+        }
+        // A `const` item: rustc checks it is a `u32` here, at the use.
+        ExprKind::Var { name, binding } if binding.get() == Binding::Item => {
+            quote_spanned!(e.sp.start=> { let __c: u32 = #name; __c })
+        }
+        ExprKind::Item(path) => quote_spanned!(e.sp.start=> { let __c: u32 = #path; __c }),
+        ExprKind::If { cond, then, els: Some(els) } => {
+            let c = konst(cond);
+            let t = then.tail().map(konst).unwrap_or_else(|| quote!(0u32));
+            let f = block_tail(els).map(konst).unwrap_or_else(|| quote!(0u32));
+            quote!((if #c { #t } else { #f }))
+        }
+        ExprKind::Method { recv, name, .. } if name == "bytes" => {
+            let r = expr(recv);
+            quote!({ let __t: __p::SharedTile = #r; __t.bytes() })
+        }
+        ExprKind::Method { recv, name, .. } if name == "box_bytes" => {
+            let r = expr(recv);
+            quote!({ let __m = #r; __k.tensor_map_box_bytes(__m) })
         }
         ExprKind::Var { name, .. } => quote!(#name),
         ExprKind::Paren(inner) | ExprKind::Cast { e: inner, .. } => konst(inner),
@@ -356,6 +418,11 @@ pub fn konst(e: &Expr) -> TokenStream {
         }
         ExprKind::Binary { op, lhs, rhs } => {
             let (l, r) = (konst(lhs), konst(rhs));
+            if matches!(op, BinOp::Div | BinOp::Rem) {
+                // A zero divisor is a build error at this line, not a panic.
+                let f = if *op == BinOp::Div { quote!(const_div) } else { quote!(const_rem) };
+                return quote!(__p::#f(__k, #l, #r));
+            }
             let m = match op {
                 BinOp::Add => Some(quote!(wrapping_add)),
                 BinOp::Sub => Some(quote!(wrapping_sub)),
@@ -378,7 +445,13 @@ pub fn konst(e: &Expr) -> TokenStream {
 
 /// An op of the registry: the arguments are evaluated in order into `OpArg`s and handed to
 /// the entry's lowering (`call_op`), whose result comes back as the handle the checker typed.
-fn op(def: &OpDef, args: &[Expr], turbofish: Option<Scalar>, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
+fn op(
+    def: &OpDef,
+    ty: Ty,
+    args: &[Expr],
+    turbofish: Option<Scalar>,
+    let_name: Option<&proc_macro2::Ident>,
+) -> TokenStream {
     let mut binds = Vec::new();
     let mut names = Vec::new();
     for (i, p) in def.params.iter().enumerate() {
@@ -399,16 +472,20 @@ fn op(def: &OpDef, args: &[Expr], turbofish: Option<Scalar>, let_name: Option<&p
     };
     let name = let_name.map(|n| n.to_string()).unwrap_or_else(|| def.path.rsplit('.').next().unwrap_or("smem").into());
     let path = def.path;
-    let handle = ret_handle(def.ret);
+    let handle = ret_handle(def.ret, ty);
     quote!({
         #(#binds)*
         __p::call_op::<#handle>(__k, #path, ::std::vec![#(#names),*], #elem, #name)
     })
 }
 
-/// The Rust type an op's result is held in while the kernel is built.
-fn ret_handle(ret: Ret) -> TokenStream {
+/// The Rust type an op's result is held in while the kernel is built (`ty`: what the
+/// checker made of the call, which decides between an array and a tile).
+fn ret_handle(ret: Ret, ty: Ty) -> TokenStream {
     match ret {
+        Ret::SharedOrTile if matches!(ty, Ty::Tile { .. }) => quote!(__p::SharedTile),
+        Ret::SharedOrTile => quote!(__p::SharedArray),
+        Ret::RegistersOfTurbofish => quote!(__p::RegisterArray),
         Ret::Unit => quote!(()),
         Ret::Barrier => quote!(__p::Barrier),
         Ret::RemoteBarrier => quote!(__p::RemoteBarrier),
@@ -428,9 +505,9 @@ fn op_arg(kind: Kind, a: &Expr) -> TokenStream {
             let c = konst(a);
             quote!(__p::OpArg::Const(#c))
         }
-        (Kind::ConstDims, ExprKind::Array(v)) => {
-            let c = konst(&v[0]);
-            quote!(__p::OpArg::Const(#c))
+        (Kind::Dims, ExprKind::Array(v)) => {
+            let c = v.iter().map(konst);
+            quote!(__p::OpArg::Dims(::std::vec![#(#c),*]))
         }
         (Kind::Choice(_), ExprKind::Str(s)) => quote!(__p::OpArg::Choice(#s)),
         (Kind::Tag, ExprKind::Str(s)) => quote!(__p::OpArg::Tag(#s)),

@@ -10,7 +10,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 /// The Rust type a device function takes or returns for a DSL type.
-fn device_rust_type(t: Ty) -> TokenStream {
+pub fn device_rust_type(t: Ty) -> TokenStream {
     match t {
         Ty::Scalar(s) => {
             let r = s.rust_type();
@@ -25,7 +25,9 @@ fn device_rust_type(t: Ty) -> TokenStream {
         Ty::PipelineState => quote!(::phaser::__private::PipelineState),
         Ty::Shared(_) => quote!(::phaser::__private::SharedArray),
         Ty::Global { .. } => quote!(::phaser::__private::GlobalPtr),
-        Ty::TensorMap(_) => quote!(::phaser::__private::TensorMapRef),
+        Ty::TensorMap { .. } => quote!(::phaser::__private::TensorMapRef),
+        Ty::Tile { .. } => quote!(::phaser::__private::SharedTile),
+        Ty::Registers { .. } => quote!(::phaser::__private::RegisterArray),
         _ => quote!(()),
     }
 }
@@ -79,8 +81,30 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                     launch_args.push(quote!(::phaser::__private::Arg::buffer(#n)));
                 }
             }
-            Ty::TensorMap(rank) => {
-                param_decls.push(quote!(let #n = __k.param_tensor_map(#s, #rank);));
+            Ty::TensorMap { rank, elem, .. } => {
+                let attr = p.tma.as_ref();
+                let swizzle = attr.and_then(|a| a.swizzle).map(|(sw, _)| format_ident!("{}", format!("{sw:?}")));
+                let box_dims = attr
+                    .and_then(|a| a.box_dims.as_ref())
+                    .map(|(d, _)| d.iter().rev().map(body::konst).collect::<Vec<_>>());
+                if elem.is_none() && swizzle.is_none() && box_dims.is_none() {
+                    param_decls.push(quote!(let #n = __k.param_tensor_map(#s, #rank);));
+                } else {
+                    let opt = |x: Option<TokenStream>| match x {
+                        Some(x) => quote!(::core::option::Option::Some(#x)),
+                        None => quote!(::core::option::Option::None),
+                    };
+                    let elem = opt(elem.map(|e| e.codegen_type()));
+                    let swizzle = opt(swizzle.map(|sw| quote!(__p::Swizzle::#sw)));
+                    let box_dims = opt(box_dims.map(|d| quote!(::std::vec![#(#d),*])));
+                    param_decls.push(quote!(let #n = __k.param_tensor_map_with(#s, #rank, __p::TensorMapSpec {
+                        elem: #elem,
+                        box_dims: #box_dims,
+                        swizzle: #swizzle,
+                        declared: true,
+                        loc: ::core::option::Option::None,
+                    });));
+                }
                 launch_params.push(quote!(#n: &::phaser::__private::TensorMap));
                 launch_args.push(quote!(::phaser::__private::Arg::TensorMap(#n)));
             }
@@ -132,6 +156,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                     #(#param_decls)*
                     #body
                     __k.set_loc(::core::option::Option::None);
+                    __k.require_register_cap_for_setmaxnreg();
                 }
                 __kb.finish()
             }
