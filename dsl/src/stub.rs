@@ -11,6 +11,8 @@ use quote::{format_ident, quote};
 pub struct Shape {
     /// For each parameter, whether it is `#[comptime]`.
     comptime: Vec<bool>,
+    /// For each parameter, its name (when it is a plain name).
+    names: Vec<Option<String>>,
 }
 
 impl Shape {
@@ -24,7 +26,19 @@ impl Shape {
                 syn::FnArg::Receiver(_) => false,
             })
             .collect();
-        Shape { comptime }
+        let names = item
+            .sig
+            .inputs
+            .iter()
+            .map(|i| match i {
+                syn::FnArg::Typed(pt) => match &*pt.pat {
+                    syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+                    _ => None,
+                },
+                syn::FnArg::Receiver(_) => None,
+            })
+            .collect();
+        Shape { comptime, names }
     }
 }
 
@@ -80,6 +94,22 @@ pub fn stub(f: &FnDef, shape: &Shape) -> TokenStream {
         }
         FnKind::Device => {
             let (a, at) = args(shape.comptime.len(), "a");
+            // A parameter whose type the macro understood keeps it (the caller's expansion
+            // converts arguments to it); the others take anything.
+            let (mut generics, mut tys) = (Vec::new(), Vec::new());
+            for (i, t) in at.iter().enumerate() {
+                let known = shape.names[i]
+                    .as_ref()
+                    .and_then(|n| f.params.iter().find(|p| p.name == n.as_str()))
+                    .filter(|p| !p.ty.is_lenient());
+                match known {
+                    Some(p) => tys.push(crate::expand::device_rust_type(p.ty)),
+                    None => {
+                        generics.push(t.clone());
+                        tys.push(quote!(#t));
+                    }
+                }
+            }
             let ret = match &f.ret {
                 Some((ty, _)) => crate::expand::device_rust_type(*ty),
                 None => quote!(()),
@@ -92,7 +122,7 @@ pub fn stub(f: &FnDef, shape: &Shape) -> TokenStream {
                 #allow
                 impl #name {
                     #[doc(hidden)]
-                    pub fn __expand<#(#at),*>(__k: &mut ::phaser::__private::KernelBuilder, #(#a: #at),*) -> #ret {
+                    pub fn __expand<#(#generics),*>(__k: &mut ::phaser::__private::KernelBuilder, #(#a: #tys),*) -> #ret {
                         #unreachable
                     }
                 }

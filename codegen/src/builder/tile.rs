@@ -332,7 +332,7 @@ impl KernelBuilder {
         let i = self.tile_index("the tile's outer dimension", i, tile.dims[0]);
         let stride = tile.strides[0];
         let step = self.mul(i, Value::u32(stride));
-        let offset = self.add(tile.offset, step);
+        let offset = if tile.offset == Value::u32(0) { step } else { self.add(tile.offset, step) };
         let align = match i.as_imm_i128() {
             Some(c) => pow2_factor(c as u64 * stride as u64),
             None => pow2_factor(stride as u64),

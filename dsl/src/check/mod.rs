@@ -21,6 +21,8 @@ struct Var {
     shape: Option<Vec<Option<i128>>>,
     /// `let mut` (register arrays: elements may be assigned).
     mutable: bool,
+    /// A `for` loop's variable.
+    loop_var: bool,
 }
 
 /// A loop being checked: `#[unroll]` loops have no `break`/`continue`.
@@ -216,6 +218,7 @@ impl Checker<'_> {
             value: None,
             shape: None,
             mutable: binding == Binding::Reg,
+            loop_var: false,
         };
         self.scopes.last_mut().expect("scope").push(var);
     }
@@ -233,6 +236,13 @@ impl Checker<'_> {
             v.value = value;
             v.shape = shape;
             v.mutable |= mutable;
+        }
+    }
+
+    fn mark_loop_var(&mut self, name: &proc_macro2::Ident) {
+        if let Some(v) = self.scopes.last_mut().and_then(|s| s.last_mut()) {
+            debug_assert_eq!(v.name, name.to_string());
+            v.loop_var = true;
         }
     }
 
@@ -605,6 +615,7 @@ impl Checker<'_> {
                 self.scopes.push(Vec::new());
                 if var != "_" {
                     self.declare(var, t, Binding::Plain);
+                    self.mark_loop_var(var);
                 }
                 self.loops.push(LoopKind::Runtime);
                 self.block(body);
@@ -729,6 +740,7 @@ impl Checker<'_> {
         self.scopes.push(Vec::new());
         if var != "_" {
             self.declare(var, Ty::Scalar(Scalar::U32), Binding::Const);
+            self.mark_loop_var(var);
         }
         self.loops.push(LoopKind::Unrolled);
         self.block(body);
@@ -841,6 +853,16 @@ impl Checker<'_> {
                 Some(v) => {
                     binding.set(v.binding);
                     place.ty.set(v.ty);
+                    if v.loop_var {
+                        self.errs.at(
+                            place.sp,
+                            format!(
+                                "cannot assign to `{name}`: it is the loop's variable (each iteration has its own)\n  \
+                                 help: copy it first: `let mut {name}_ = {name};`"
+                            ),
+                        );
+                        return;
+                    }
                     if v.binding != Binding::Reg {
                         let what =
                             if v.binding == Binding::Comptime { "a `#[comptime]` parameter" } else { "immutable" };
@@ -876,10 +898,19 @@ impl Checker<'_> {
                             _ => Ty::Scalar(elem),
                         }
                     }
-                    Ty::Tile { rank, .. } | Ty::Registers { rank, .. } => {
+                    Ty::Tile { elem, rank, layout } => {
+                        let sub = Ty::Tile { elem, rank: rank - 1, layout };
                         self.errs.at(
                             place.sp,
-                            format!("this is a {bt}, not an element: give all {} indices (`x[i][j] = v`)", rank + 1),
+                            format!("this is a {sub}, not an element: index every dimension (`x[i][j] = v`)"),
+                        );
+                        return;
+                    }
+                    Ty::Registers { elem, rank } => {
+                        let sub = Ty::Registers { elem, rank: rank - 1 };
+                        self.errs.at(
+                            place.sp,
+                            format!("this is a {sub}, not an element: index every dimension (`x[i][j] = v`)"),
                         );
                         return;
                     }

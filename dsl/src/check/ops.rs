@@ -357,9 +357,11 @@ impl Checker<'_> {
             _ => None,
         });
         if let (Some(r), Some((n, sp))) = (rank, coords) {
-            if n != r as usize {
-                let what = if spec.path == "tile_addr" { "tile" } else { "tensor map" };
-                self.errs.at(sp, format!("the {what} has rank {r}, but {n} coordinates were given"));
+            if n != r as usize && spec.path == "tile_addr" {
+                let was = if n == 1 { "index was" } else { "indices were" };
+                self.errs.at(sp, format!("the tile has {r} dimensions, but {n} {was} given"));
+            } else if n != r as usize {
+                self.errs.at(sp, format!("the tensor map has rank {r}, but {n} coordinates were given"));
             }
         }
     }
@@ -391,13 +393,18 @@ impl Checker<'_> {
         }
         if let (Some(l), Some(sw)) = (layout, swizzle) {
             if l.swizzle() != sw {
+                let words = |s: phaser_codegen::ir::Swizzle| match s {
+                    phaser_codegen::ir::Swizzle::None => "no swizzle (row-major)".to_string(),
+                    s => format!("a {}", s.name()),
+                };
                 self.errs.at(
                     tile.sp,
                     format!(
-                        "`T.{path}`: the tile is {} but the tensor map `{}` declares {}; TMA would write the elements elsewhere",
-                        l.name(),
+                        "`T.{path}`: the tile is laid out with {} but the tensor map `{}` declares {}: TMA would put \
+                         the elements where the tile does not read them",
+                        words(l.swizzle()),
                         text(map),
-                        sw.name()
+                        words(sw)
                     ),
                 );
             }

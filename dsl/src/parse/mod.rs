@@ -138,7 +138,10 @@ fn parse_param(pt: &syn::PatType, is_kernel: bool, errs: &mut Errors) -> Option<
     };
     check_reserved(&name, errs);
     let sp = Sp::of(pt);
-    let ty = parse_type(&pt.ty, is_kernel, errs)?;
+    // A type already reported keeps the parameter declared (no "cannot find value" later).
+    let Some(ty) = parse_type(&pt.ty, is_kernel, errs) else {
+        return Some(Param { name, ty: Ty::Error, comptime, mutable, tma: None });
+    };
     if comptime {
         if !is_kernel {
             errs.at(sp, "`#[comptime]` is only supported on kernel parameters; pass the value as a `u32`");
