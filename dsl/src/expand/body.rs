@@ -89,7 +89,12 @@ fn effect(e: &Expr) -> TokenStream {
             let step = step.as_ref().map(|x| konst(x)).unwrap_or_else(|| quote!(1u32));
             let b = stmts(&body.stmts);
             let v = if var == "_" { quote!(_) } else { comptime_ident(var).into_token_stream() };
-            quote!(for #v in __k.unrolled(#s, #en, #step) { #b })
+            quote!({
+                let __s: u32 = #s;
+                let __e: u32 = #en;
+                let __step: u32 = #step;
+                for #v in __k.unrolled(__s, __e, __step) { #b }
+            })
         }
         ExprKind::For { unroll: None, var, start, end, step, body, muts } => {
             let (s, en) = (expr(start), expr(end));
@@ -100,7 +105,8 @@ fn effect(e: &Expr) -> TokenStream {
             quote!({
                 let __s = #s;
                 let __e = #en;
-                __k.for_range_step(__s, __e, #step, |__k, #var| { #b });
+                let __step: u32 = #step;
+                __k.for_range_step(__s, __e, __step, |__k, #var| { #b });
             })
         }
         ExprKind::While { cond, body } => {

@@ -97,13 +97,16 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                     let elem = opt(elem.map(|e| e.codegen_type()));
                     let swizzle = opt(swizzle.map(|sw| quote!(__p::Swizzle::#sw)));
                     let box_dims = opt(box_dims.map(|d| quote!(::std::vec![#(#d),*])));
-                    param_decls.push(quote!(let #n = __k.param_tensor_map_with(#s, #rank, __p::TensorMapSpec {
-                        elem: #elem,
-                        box_dims: #box_dims,
-                        swizzle: #swizzle,
-                        declared: true,
-                        loc: ::core::option::Option::None,
-                    });));
+                    param_decls.push(quote!(let #n = {
+                        let __spec = __p::TensorMapSpec {
+                            elem: #elem,
+                            box_dims: #box_dims,
+                            swizzle: #swizzle,
+                            declared: true,
+                            loc: ::core::option::Option::None,
+                        };
+                        __k.param_tensor_map_with(#s, #rank, __spec)
+                    };));
                 }
                 launch_params.push(quote!(#n: &::phaser::__private::TensorMap));
                 launch_args.push(quote!(::phaser::__private::Arg::TensorMap(#n)));
