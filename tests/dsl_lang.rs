@@ -411,3 +411,37 @@ fn setmaxnreg_with_a_declared_block_is_honoured() {
     let log = ptxas::assemble_with(&ptxas::require(), &bare, "sm_90a", &["-v"]).unwrap();
     assert!(log.contains("C7508"), "{log}");
 }
+
+/// A `mut` register-array parameter is the caller's array: the helper's writes are the caller's.
+#[phaser::device]
+fn accumulate(mut acc: Registers<f32, 1>, v: f32) {
+    #[unroll]
+    for i in 0..4 {
+        acc[i] += v * ((i + 1) as f32);
+    }
+}
+
+#[phaser::kernel(target = "sm_90a")]
+fn helper_writes_registers(out: &mut [f32]) {
+    let t = T.thread_idx();
+    let mut acc = T.registers::<f32>([4]);
+    accumulate(acc, t as f32);
+    accumulate(acc, 1.0);
+    #[unroll]
+    for i in 0..4 {
+        out[i * 32 + t] = acc[i];
+    }
+}
+
+#[test]
+fn device_functions_write_the_callers_register_array() {
+    let dev = sim();
+    let mut out = dev.alloc::<f32>(128).unwrap();
+    helper_writes_registers::launch(&dev, LaunchConfig::linear(1, 32), &mut out).unwrap();
+    let got = dev.download(&out).unwrap();
+    for i in 0..4 {
+        for t in 0..32 {
+            assert_eq!(got[i * 32 + t], (t as f32 + 1.0) * (i + 1) as f32, "element {i} of thread {t}");
+        }
+    }
+}

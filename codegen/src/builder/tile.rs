@@ -386,7 +386,7 @@ impl KernelBuilder {
                 k.add(a, b)
             };
             let off = k.add(tile.offset, column);
-            let off = match tile.layout {
+            match tile.layout {
                 TileLayout::RowMajor => off,
                 TileLayout::Swizzled(s) => {
                     // `Swizzle::apply`, as instructions: bits [4, 4+B) ^= bits [7, 7+B).
@@ -394,8 +394,7 @@ impl KernelBuilder {
                     let x = k.and(x, Value::u32(((1 << s.xor_bits()) - 1) << 4));
                     k.xor(off, x)
                 }
-            };
-            off
+            }
         })
     }
 

@@ -147,7 +147,7 @@ impl Kernel {
             .map(|d| (d.name.as_str(), d.bytes as u64, d.loc))
             .chain(self.shared.iter().map(|a| (a.name.as_str(), a.bytes() as u64, a.loc)))
             .collect();
-        allocs.sort_by(|a, b| b.1.cmp(&a.1));
+        allocs.sort_by_key(|a| std::cmp::Reverse(a.1));
         let list: Vec<String> = allocs
             .iter()
             .map(|(name, bytes, loc)| match loc {

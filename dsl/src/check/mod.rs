@@ -52,14 +52,19 @@ pub fn check_fn(f: &FnDef, errs: &mut Errors) {
     };
     let mut c = Checker { errs, scopes: vec![Vec::new()], target, loops: Vec::new(), device: target.is_none() };
     for p in &f.params {
+        let registers = matches!(p.ty, Ty::Registers { .. });
         let binding = if p.comptime {
             Binding::Comptime
-        } else if p.mutable {
+        } else if p.mutable && !registers {
             Binding::Reg
         } else {
             Binding::Plain
         };
         c.declare(&p.name, p.ty, binding);
+        // A `mut` register-array parameter is the caller's array (like `&mut [T; N]`).
+        if registers && p.mutable {
+            c.set_known(&p.name, None, None, true);
+        }
     }
     // A tensor map's box: compile-time u32s (consts, `#[comptime]` parameters); its literal
     // extents let the checker compare it with the tiles it fills.

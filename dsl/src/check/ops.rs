@@ -190,6 +190,12 @@ impl Checker<'_> {
         };
         if let Some(ok) = simple {
             let t = self.expr(a);
+            if kind == Kind::Shared && matches!(t, Ty::Tile { .. }) && matches!(a.kind, ExprKind::Index { .. }) {
+                self.errs.at(
+                    a.sp,
+                    format!("`T.{path}` takes a whole tile: a sub-tile's start may be a runtime value\n  help: its address is `T.tile_addr(tile, [i, 0, ..])`"),
+                );
+            }
             if !ok(t) && !t.is_lenient() {
                 let hint = match (kind, t) {
                     (Kind::Barrier, Ty::Barriers) => "\n  help: pick one barrier of the array: `bars.ptr_to([i])`".to_string(),
@@ -218,7 +224,7 @@ impl Checker<'_> {
                     self.errs.at(a.sp, bad(t));
                     return None;
                 }
-                let lit = a.int_literal();
+                let lit = self.known(a);
                 if let (Some(v), Some((lo, hi, what))) = (lit, kind.literal_range()) {
                     if v < lo || v > hi {
                         let why = if hi == MAX_ARRIVALS || hi == MAX_TX_BYTES { " (2^20 - 1)" } else { "" };

@@ -166,8 +166,8 @@ fn parse_param(pt: &syn::PatType, is_kernel: bool, errs: &mut Errors) -> Option<
         if mutable && !matches!(ty, Ty::Scalar(_)) {
             errs.at(sp, "only scalar parameters can be `mut`");
         }
-    } else if mutable && !ty.is_register() {
-        errs.at(sp, "only scalar parameters can be `mut`");
+    } else if mutable && !ty.is_register() && !matches!(ty, Ty::Registers { .. }) {
+        errs.at(sp, "only scalar and register-array parameters can be `mut`");
     }
     if let (Some(attr), Ty::TensorMap { rank, elem, .. }) = (&tma, ty) {
         let ty = Ty::TensorMap {
