@@ -239,6 +239,16 @@ impl SharedTile {
         b
     }
 
+    /// The (sub-)tile as the [`SmemTile`] a wgmma descriptor describes (`MmaOperand::new(t,
+    /// Major::K)`): a 2-dimensional swizzled (sub-)tile whose rows are one swizzle row apart,
+    /// starting on the swizzle's repeat (its start is `T.tile_addr`-able: [`Self::offset`]).
+    pub fn smem_tile(&self) -> Option<SmemTile> {
+        let TileLayout::Swizzled(s) = self.layout else { return None };
+        let aligned = self.offset_align.is_multiple_of(s.repeat_bytes());
+        (self.rank == 2 && self.strides[0] == s.row_bytes() && aligned)
+            .then(|| SmemTile::new(self.elem().size(), self.dims[0], self.dims[1], s))
+    }
+
     /// Unswizzled byte offset of element `idx` (one index per dimension) from this
     /// (sub-)tile's start.
     fn linear(&self, idx: &[u32]) -> u64 {
@@ -665,6 +675,22 @@ mod tests {
             prop_assert_eq!(t.byte_offset(&idx), Some(want));
             prop_assert_eq!(built_offset(&mut k, t, &idx), want);
         }
+    }
+
+    #[test]
+    fn sub_tiles_of_a_ring_are_wgmma_operands() {
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        let b128 = TileLayout::Swizzled(Swizzle::B128);
+        let ring = k.alloc_tile("ring", &TileShape::new(Type::BF16, &[3, 128, 64], b128));
+        let stage = k.param("s", Type::U32);
+        let a = k.tile_at(ring, stage);
+        assert_eq!(a.smem_tile(), Some(SmemTile::new(2, 128, 64, Swizzle::B128)));
+        let wide = k.alloc_tile("b", &TileShape::new(Type::BF16, &[64, 256], b128));
+        assert_eq!(wide.smem_tile().map(|t| t.blocks()), Some(4));
+        let row = k.tile_at(a, Value::u32(1));
+        assert_eq!(row.smem_tile(), None, "a row is not an operand");
+        let flat = k.alloc_tile("c", &TileShape::new(Type::BF16, &[64, 64], TileLayout::RowMajor));
+        assert_eq!(flat.smem_tile(), None, "wgmma's unswizzled layout is interleaved, not row-major");
     }
 
     #[test]
