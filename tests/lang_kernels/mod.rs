@@ -330,26 +330,37 @@ fn accumulate(mut acc: Registers<f32, 1>, v: f32) {
     }
 }
 
+/// An element returned by a helper is a copy: the array may change afterwards.
+#[phaser::device]
+fn first_element(acc: Registers<f32, 1>) -> f32 {
+    acc[0]
+}
+
 #[phaser::kernel(target = "sm_90a")]
 fn helper_writes_registers(out: &mut [f32]) {
     let t = T.thread_idx();
     let mut acc = T.registers::<f32>([4]);
     accumulate(acc, t as f32);
     accumulate(acc, 1.0);
+    let before = first_element(acc);
+    let also = acc[0];
     #[unroll]
     for i in 0..4 {
         out[i * 32 + t] = acc[i];
     }
+    acc[0] = -1.0;
+    out[128 + t] = before + also + acc[0];
 }
 
 /// A helper's writes to a `mut` register-array parameter are the caller's.
 pub fn check_helper_registers(dev: &Device) {
-    let mut out = dev.alloc::<f32>(128).unwrap();
+    let mut out = dev.alloc::<f32>(160).unwrap();
     helper_writes_registers::launch(dev, LaunchConfig::linear(1, 32), &mut out).unwrap();
     let got = dev.download(&out).unwrap();
-    for i in 0..4 {
-        for t in 0..32 {
+    for t in 0..32 {
+        for i in 0..4 {
             assert_eq!(got[i * 32 + t], (t as f32 + 1.0) * (i + 1) as f32, "element {i} of thread {t}");
         }
+        assert_eq!(got[128 + t], 2.0 * (t as f32 + 1.0) - 1.0, "copies taken before `acc[0] = -1` (thread {t})");
     }
 }

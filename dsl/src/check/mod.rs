@@ -1135,7 +1135,7 @@ fn as_hint(from: Ty, to: Ty) -> String {
 
 /// Whether an expression's value may be a register array's element register (which a `let`
 /// must copy: the array's element may be assigned later).
-fn reads_register_element(e: &Expr) -> bool {
+pub fn reads_register_element(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Index { base, .. } => matches!(base.ty.get(), Ty::Registers { .. }),
         ExprKind::Paren(x) => reads_register_element(x),

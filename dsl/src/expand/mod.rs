@@ -228,6 +228,12 @@ pub fn device(f: &FnDef) -> TokenStream {
             let s = body::stmts(init);
             let l = body::loc(tail.sp);
             let v = body::expr(tail);
+            // A register array's element is copied out: the caller's array may change later.
+            let v = if crate::check::reads_register_element(tail) {
+                quote!({ let __v = #v; __p::Value::Reg(__k.var(__v)) })
+            } else {
+                v
+            };
             let wrap = if ty.is_register() { quote!(__p::Scalar::new(#v)) } else { v };
             (device_rust_type(*ty), quote!(#s #l #wrap))
         }
