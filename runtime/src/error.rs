@@ -63,6 +63,17 @@ pub enum RuntimeError {
     /// A buffer of the same backend but another device (another simulator, another CUDA context).
     #[error("the buffer belongs to another {backend} device")]
     ForeignBuffer { backend: Backend },
+    /// A tensor map made by another device: its addresses name that device's buffers.
+    #[error("the tensor map for `{param}` was made by another device (a {made_on}), not this {device}; make it with this device's `tensor_map`")]
+    ForeignTensorMap { param: String, made_on: Backend, device: Backend },
+    /// A tensor map whose buffer was dropped: launching it would read freed memory.
+    #[error("the tensor map for `{param}` views a buffer that was dropped; keep the buffer alive while its tensor maps are used")]
+    DroppedBuffer { param: String },
+    /// A buffer whose size in bytes overflows the address space (`len` x element size).
+    #[error(
+        "a buffer of {len} {elem} elements does not fit in memory: {len} x {size} bytes overflows the address space"
+    )]
+    BufferTooLarge { len: usize, elem: phaser_codegen::Type, size: u32 },
     /// An operation only one backend has.
     #[error("`{operation}` needs the {needs} backend, but the device is a {device}")]
     Unsupported { operation: &'static str, needs: Backend, device: Backend },

@@ -42,6 +42,8 @@ impl Kernel {
     /// This kernel's PTX (default [`super::EmitOptions`], what the CUDA backend loads),
     /// printed on the first call and again only if the kernel was edited since.
     pub fn ptx(&self) -> Result<Arc<str>> {
+        // Before comparing IR (recursive) with the cached copy.
+        crate::arch::check::check_nesting(self)?;
         let cache = &self.ptx_cache;
         let mut printed = cache.printed.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((ir, text)) = printed.as_ref() {

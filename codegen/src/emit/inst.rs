@@ -37,6 +37,7 @@ pub fn lines(inst: &Inst, cx: &mut InstCtx) -> Vec<String> {
         Inst::Wgmma(op) => vec![super::wgmma::wgmma(op)],
         Inst::Fragment(op) => vec![super::wgmma::fragment(op, cx)],
         Inst::Probe { tag, values } => {
+            let tag = super::names::comment_text(tag);
             vec![format!("// probe {tag}: {}", values.iter().map(value).collect::<Vec<_>>().join(", "))]
         }
     }
@@ -170,12 +171,12 @@ fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
     }
 }
 
+pub use super::names::{param_symbol, shared_symbol, DYN_SMEM};
+
 /// Failed `try_wait`s of a blocking wait between two reads of `%globaltimer` (the watchdog's
 /// clock). Each try may sleep up to the suspend-time hint, so a deadlock is noticed within
 /// about this many hints plus the timeout; a wait that succeeds never reads the timer.
 pub const WAIT_SPINS_PER_CHECK: u32 = 64;
-
-pub const DYN_SMEM: &str = "phaser_dynamic_smem";
 
 /// The register holding a shared allocation's address (by the allocation's name; `None`: the
 /// dynamic window), set once
@@ -186,14 +187,6 @@ pub fn shared_base_reg(alloc_name: Option<&str>) -> String {
         Some(name) => format!("%{}_addr", shared_symbol(name)),
         None => format!("%{DYN_SMEM}_addr"),
     }
-}
-
-pub fn shared_symbol(name: &str) -> String {
-    format!("smem_{name}")
-}
-
-pub fn param_symbol(name: &str) -> String {
-    format!("param_{name}")
 }
 
 fn order_suffix(o: &Ordering) -> String {

@@ -2,11 +2,13 @@
 
 mod cache;
 pub mod inst;
+pub mod names;
 pub mod operand;
 pub mod printer;
 pub mod wgmma;
 
 pub use cache::PtxCache;
+pub use names::entry_symbol;
 pub use printer::{
     emit_kernel, emit_module, emit_module_unchecked, EmitOptions, DEFAULT_WAIT_SUSPEND_HINT_NS, DEFAULT_WAIT_TIMEOUT_NS,
 };

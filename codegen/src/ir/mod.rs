@@ -29,7 +29,7 @@ pub use memory::{MemoryOp, Space};
 pub use shared_layout::{DynamicAlloc, Placement, SharedLayout, SharedOverLimit};
 pub use source_loc::SourceLoc;
 pub use special::{Dim, SpecialReg};
-pub use stmt::{walk_insts, Block, Stmt, StmtKind};
+pub use stmt::{nesting_depth, walk_insts, Block, Stmt, StmtKind};
 pub use sync::{MemScope, ProxySpace, SyncOp};
 pub use tcgen05::Tcgen05Op;
 pub use tensor_map_spec::TensorMapSpec;

@@ -11,10 +11,10 @@ use crate::types::{Scalar, Ty};
 use phaser_codegen::Target;
 
 struct Var {
-    ident: proc_macro2::Ident,
-    name: String,
     ty: Ty,
     binding: Binding,
+    /// Declaration order (suggestions list names as they were declared).
+    seq: u64,
     /// A compile-time value the macro knows (a `let` of literals), for range checks.
     value: Option<i128>,
     /// The extents the macro knows of an array, tile or box (`None` per unknown extent).
@@ -35,9 +35,20 @@ enum LoopKind {
 /// Most iterations an `#[unroll]` loop may have (each is a copy of the body): the builder's.
 const MAX_UNROLL: i128 = phaser_codegen::builder::unroll::MAX_UNROLL as i128;
 
+/// The checker's work is linear in the size of the function: a name is found in O(1) (each
+/// name maps to its bindings, innermost last), and nothing rescans the scopes per statement.
 pub struct Checker<'a> {
     errs: &'a mut Errors,
-    scopes: Vec<Vec<Var>>,
+    /// Every binding of each name in scope, innermost last.
+    vars: std::collections::HashMap<String, Vec<Var>>,
+    /// The names each open scope declared (to unbind them when it closes), and how many of
+    /// them are `let mut` registers.
+    scopes: Vec<(Vec<String>, usize)>,
+    /// `let mut` registers declared in the open scopes.
+    muts_in_scope: usize,
+    /// Units of work done (expressions checked, names bound, looked up and unbound): the
+    /// tests measure that it grows linearly with the function.
+    pub(crate) work: u64,
     /// The kernel's target (device functions are checked against it when they are built).
     target: Option<Target>,
     loops: Vec<LoopKind>,
@@ -46,11 +57,25 @@ pub struct Checker<'a> {
 
 /// Check a kernel or device function, annotating its AST.
 pub fn check_fn(f: &FnDef, errs: &mut Errors) {
+    check_fn_counting(f, errs);
+}
+
+/// [`check_fn`], returning the checker's [`Checker::work`].
+pub(crate) fn check_fn_counting(f: &FnDef, errs: &mut Errors) -> u64 {
     let target = match f.kind {
         FnKind::Kernel { target } => Some(target),
         FnKind::Device => None,
     };
-    let mut c = Checker { errs, scopes: vec![Vec::new()], target, loops: Vec::new(), device: target.is_none() };
+    let mut c = Checker {
+        errs,
+        vars: Default::default(),
+        scopes: vec![(Vec::new(), 0)],
+        muts_in_scope: 0,
+        work: 0,
+        target,
+        loops: Vec::new(),
+        device: target.is_none(),
+    };
     for p in &f.params {
         let registers = matches!(p.ty, Ty::Registers { .. });
         let binding = if p.comptime {
@@ -131,6 +156,7 @@ pub fn check_fn(f: &FnDef, errs: &mut Errors) {
             }
         }
     }
+    c.work
 }
 
 /// `setmaxnreg` needs a register count at entry, which ptxas learns from `.maxnreg` or the
@@ -172,9 +198,14 @@ fn visit_expr_ops(e: &Expr, f: &mut dyn FnMut(&str, Sp)) {
         }
         ExprKind::Paren(x) | ExprKind::Unary { e: x, .. } | ExprKind::Cast { e: x, .. } => visit_expr_ops(x, f),
         ExprKind::Return(Some(x)) => visit_expr_ops(x, f),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            visit_expr_ops(lhs, f);
-            visit_expr_ops(rhs, f);
+        ExprKind::Binary { .. } => {
+            // Down a left-nested chain (`a + b + ..`) by a loop, not a call per operator.
+            let mut node = e;
+            while let ExprKind::Binary { lhs, rhs, .. } = &node.kind {
+                visit_expr_ops(rhs, f);
+                node = lhs;
+            }
+            visit_expr_ops(node, f);
         }
         ExprKind::Index { base, idx } => {
             visit_expr_ops(base, f);
@@ -215,17 +246,22 @@ fn visit_expr_ops(e: &Expr, f: &mut dyn FnMut(&str, Sp)) {
 
 impl Checker<'_> {
     fn declare(&mut self, name: &proc_macro2::Ident, ty: Ty, binding: Binding) {
-        let var = Var {
-            ident: name.clone(),
-            name: name.to_string(),
-            ty,
-            binding,
-            value: None,
-            shape: None,
-            mutable: binding == Binding::Reg,
-            loop_var: false,
-        };
-        self.scopes.last_mut().expect("scope").push(var);
+        self.work += 1;
+        let name = name.to_string();
+        let scope = self.scopes.last_mut().expect("scope");
+        if binding == Binding::Reg {
+            scope.1 += 1;
+            self.muts_in_scope += 1;
+        }
+        scope.0.push(name.clone());
+        let seq = self.work;
+        let var = Var { ty, binding, seq, value: None, shape: None, mutable: binding == Binding::Reg, loop_var: false };
+        self.vars.entry(name).or_default().push(var);
+    }
+
+    /// The innermost binding of `name`, without counting work (for what the macro knows).
+    fn peek(&self, name: &str) -> Option<&Var> {
+        self.vars.get(name).and_then(|v| v.last())
     }
 
     /// Record what the macro knows of the innermost variable `name`.
@@ -236,8 +272,7 @@ impl Checker<'_> {
         shape: Option<Vec<Option<i128>>>,
         mutable: bool,
     ) {
-        let n = name.to_string();
-        if let Some(v) = self.scopes.iter_mut().rev().flat_map(|s| s.iter_mut().rev()).find(|v| v.name == n) {
+        if let Some(v) = self.vars.get_mut(&name.to_string()).and_then(|v| v.last_mut()) {
             v.value = value;
             v.shape = shape;
             v.mutable |= mutable;
@@ -245,8 +280,7 @@ impl Checker<'_> {
     }
 
     fn mark_loop_var(&mut self, name: &proc_macro2::Ident) {
-        if let Some(v) = self.scopes.last_mut().and_then(|s| s.last_mut()) {
-            debug_assert_eq!(v.name, name.to_string());
+        if let Some(v) = self.vars.get_mut(&name.to_string()).and_then(|v| v.last_mut()) {
             v.loop_var = true;
         }
     }
@@ -256,8 +290,8 @@ impl Checker<'_> {
     }
 
     /// The value of a compile-time u32 or bool expression, when the macro can tell (literals,
-    /// `let`s of literals, arithmetic on them with u32 wrap-around); `const` items and
-    /// `#[comptime]` parameters are only known when the kernel is built.
+    /// `let`s of literals, arithmetic on them); `const` items and `#[comptime]` parameters are
+    /// only known when the kernel is built, and so is an overflow (a build error, as in Rust).
     pub(crate) fn known(&self, e: &Expr) -> Option<i128> {
         if let Some(v) = e.int_literal() {
             return Some(v);
@@ -265,35 +299,26 @@ impl Checker<'_> {
         if !e.konst.get() {
             return None;
         }
-        let wrap = |v: i128| v.rem_euclid(1 << 32);
         match &e.kind {
-            ExprKind::Var { name, .. } => self.lookup(&name.to_string()).and_then(|v| v.value),
+            ExprKind::Var { name, .. } => self.peek(&name.to_string()).and_then(|v| v.value),
             ExprKind::Paren(x) => self.known(x),
             ExprKind::Cast { e: x, .. } => self.known(x),
-            ExprKind::Binary { op, lhs, rhs } => {
-                let (a, b) = (self.known(lhs)?, self.known(rhs)?);
-                let bool_of = |x: bool| x as i128;
-                Some(match op {
-                    BinOp::Add => wrap(a + b),
-                    BinOp::Sub => wrap(a - b),
-                    BinOp::Mul => wrap(a.wrapping_mul(b)),
-                    BinOp::Div if b != 0 => a / b,
-                    BinOp::Rem if b != 0 => a % b,
-                    BinOp::Shl if (0..32).contains(&b) => wrap(a << b),
-                    BinOp::Shr if (0..32).contains(&b) => a >> b,
-                    BinOp::BitAnd => a & b,
-                    BinOp::BitOr => a | b,
-                    BinOp::BitXor => a ^ b,
-                    BinOp::Eq => bool_of(a == b),
-                    BinOp::Ne => bool_of(a != b),
-                    BinOp::Lt => bool_of(a < b),
-                    BinOp::Le => bool_of(a <= b),
-                    BinOp::Gt => bool_of(a > b),
-                    BinOp::Ge => bool_of(a >= b),
-                    BinOp::And => bool_of(a != 0 && b != 0),
-                    BinOp::Or => bool_of(a != 0 || b != 0),
-                    _ => return None,
-                })
+            ExprKind::Binary { .. } => {
+                // A left-nested chain is folded from its leaf by a loop (no call per operator).
+                let mut spine = vec![e];
+                let mut leaf = e;
+                while let ExprKind::Binary { lhs, .. } = &leaf.kind {
+                    leaf = lhs;
+                    if matches!(leaf.kind, ExprKind::Binary { .. }) {
+                        spine.push(leaf);
+                    }
+                }
+                let mut acc = self.known(leaf)?;
+                for node in spine.into_iter().rev() {
+                    let ExprKind::Binary { op, rhs, .. } = &node.kind else { unreachable!("spine of binaries") };
+                    acc = Self::fold(*op, acc, self.known(rhs)?)?;
+                }
+                Some(acc)
             }
             ExprKind::If { cond, then, els } => {
                 let c = self.known(cond)?;
@@ -307,10 +332,38 @@ impl Checker<'_> {
         }
     }
 
+    /// `a op b` of known compile-time values; `None` where the build decides (an overflow or
+    /// a division by zero is a build error there).
+    fn fold(op: BinOp, a: i128, b: i128) -> Option<i128> {
+        let wrap = |v: i128| (0..=u32::MAX as i128).contains(&v).then_some(v);
+        let bool_of = |x: bool| x as i128;
+        Some(match op {
+            BinOp::Add => wrap(a + b)?,
+            BinOp::Sub => wrap(a - b)?,
+            BinOp::Mul => wrap(a.checked_mul(b)?)?,
+            BinOp::Div if b != 0 => a / b,
+            BinOp::Rem if b != 0 => a % b,
+            BinOp::Shl if (0..32).contains(&b) => (a << b) & u32::MAX as i128,
+            BinOp::Shr if (0..32).contains(&b) => a >> b,
+            BinOp::BitAnd => a & b,
+            BinOp::BitOr => a | b,
+            BinOp::BitXor => a ^ b,
+            BinOp::Eq => bool_of(a == b),
+            BinOp::Ne => bool_of(a != b),
+            BinOp::Lt => bool_of(a < b),
+            BinOp::Le => bool_of(a <= b),
+            BinOp::Gt => bool_of(a > b),
+            BinOp::Ge => bool_of(a >= b),
+            BinOp::And => bool_of(a != 0 && b != 0),
+            BinOp::Or => bool_of(a != 0 || b != 0),
+            _ => return None,
+        })
+    }
+
     /// The extents the macro knows of an array, tile, register array or box expression.
     fn shape_of(&self, e: &Expr) -> Option<Vec<Option<i128>>> {
         match &e.kind {
-            ExprKind::Var { name, .. } => self.lookup(&name.to_string()).and_then(|v| v.shape.clone()),
+            ExprKind::Var { name, .. } => self.peek(&name.to_string()).and_then(|v| v.shape.clone()),
             ExprKind::Paren(x) => self.shape_of(x),
             ExprKind::Index { base, .. } => self.shape_of(base).filter(|s| s.len() > 1).map(|s| s[1..].to_vec()),
             ExprKind::Op { path, args, .. } => match (path.as_str(), args.first()) {
@@ -325,35 +378,39 @@ impl Checker<'_> {
     }
 
     /// The variable an index chain (`acc[i][j]`) starts from.
-    fn root_var(&self, e: &Expr) -> Option<&Var> {
+    fn root_var(&self, e: &Expr) -> Option<(String, &Var)> {
         match &e.kind {
-            ExprKind::Var { name, .. } => self.lookup(&name.to_string()),
+            ExprKind::Var { name, .. } => self.peek(&name.to_string()).map(|v| (name.to_string(), v)),
             ExprKind::Index { base, .. } | ExprKind::Paren(base) => self.root_var(base),
             _ => None,
         }
     }
 
-    fn lookup(&self, name: &str) -> Option<&Var> {
-        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|v| v.name == name)
+    fn lookup(&mut self, name: &str) -> Option<&Var> {
+        self.work += 1;
+        self.vars.get(name).and_then(|v| v.last())
     }
 
-    /// The `let mut` variables visible here (innermost binding of each name).
-    fn muts_in_scope(&self) -> Vec<proc_macro2::Ident> {
-        let mut seen = Vec::new();
-        let mut out = Vec::new();
-        for v in self.scopes.iter().rev().flat_map(|s| s.iter().rev()) {
-            if !seen.contains(&v.name) {
-                seen.push(v.name.clone());
-                if v.binding == Binding::Reg {
-                    out.push(v.ident.clone());
-                }
+    fn open_scope(&mut self) {
+        self.scopes.push((Vec::new(), 0));
+    }
+
+    fn close_scope(&mut self) {
+        let (names, muts) = self.scopes.pop().expect("scope");
+        self.muts_in_scope -= muts;
+        for n in names {
+            self.work += 1;
+            if let Some(v) = self.vars.get_mut(&n) {
+                v.pop();
             }
         }
-        out
     }
 
     fn visible_names(&self) -> Vec<String> {
-        self.scopes.iter().flat_map(|s| s.iter().map(|v| v.name.clone())).collect()
+        let mut names: Vec<(u64, &String)> =
+            self.vars.iter().flat_map(|(n, vs)| vs.iter().map(move |v| (v.seq, n))).collect();
+        names.sort();
+        names.into_iter().map(|(_, n)| n.clone()).collect()
     }
 
     fn stmts(&mut self, stmts: &[Stmt]) {
@@ -373,10 +430,10 @@ impl Checker<'_> {
 
     /// A block in a new scope; its type is its tail's (Unit without one).
     fn block(&mut self, b: &Block) -> Ty {
-        self.scopes.push(Vec::new());
+        self.open_scope();
         self.stmts(&b.stmts);
         let ty = b.tail().map(|t| t.ty.get()).unwrap_or(Ty::Unit);
-        self.scopes.pop();
+        self.close_scope();
         ty
     }
 
@@ -421,8 +478,8 @@ impl Checker<'_> {
             Binding::Plain
         };
         l.binding.set(binding);
+        l.snapshot.set(binding == Binding::Plain && self.muts_in_scope > 0);
         if binding == Binding::Plain {
-            *l.muts.borrow_mut() = self.muts_in_scope();
             l.copy.set(reads_register_element(&l.init));
         }
         let (value, shape) = (self.known(&l.init), self.shape_of(&l.init));
@@ -432,10 +489,37 @@ impl Checker<'_> {
 
     /// Check an expression, record its type and constness, and return the type.
     pub fn expr(&mut self, e: &Expr) -> Ty {
+        if let ExprKind::Binary { .. } = e.kind {
+            return self.binary_chain(e);
+        }
+        self.work += 1;
         let (ty, konst) = self.expr_inner(e);
         e.ty.set(ty);
         e.konst.set(konst);
         ty
+    }
+
+    /// A binary expression and the left-nested ones under it (`a + b + c + ..`): the spine
+    /// is walked with a loop, its leaf checked first, then each operator bottom-up, so a long
+    /// chain does not recurse once per term.
+    fn binary_chain(&mut self, e: &Expr) -> Ty {
+        let mut spine = vec![e];
+        let mut leaf = e;
+        while let ExprKind::Binary { lhs, .. } = &leaf.kind {
+            leaf = lhs;
+            if matches!(leaf.kind, ExprKind::Binary { .. }) {
+                spine.push(leaf);
+            }
+        }
+        self.expr(leaf);
+        for node in spine.into_iter().rev() {
+            self.work += 1;
+            let ExprKind::Binary { op, lhs, rhs } = &node.kind else { unreachable!("spine of binaries") };
+            let (ty, konst) = self.binary(node, *op, lhs, rhs);
+            node.ty.set(ty);
+            node.konst.set(konst);
+        }
+        e.ty.get()
     }
 
     fn expr_inner(&mut self, e: &Expr) -> (Ty, bool) {
@@ -458,10 +542,10 @@ impl Checker<'_> {
                 );
                 (Ty::Error, false)
             }
-            ExprKind::Var { name, binding } => match self.lookup(&name.to_string()) {
-                Some(v) => {
-                    binding.set(v.binding);
-                    (v.ty, matches!(v.binding, Binding::Comptime | Binding::Const))
+            ExprKind::Var { name, binding } => match self.lookup(&name.to_string()).map(|v| (v.ty, v.binding)) {
+                Some((ty, b)) => {
+                    binding.set(b);
+                    (ty, matches!(b, Binding::Comptime | Binding::Const))
                 }
                 // An UPPER_CASE name the kernel does not bind is a `const` item outside it:
                 // rustc checks it is a `u32` where the expansion reads it.
@@ -487,7 +571,7 @@ impl Checker<'_> {
                 let t = self.expr(inner);
                 (t, inner.konst.get())
             }
-            ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, lhs, rhs),
+            ExprKind::Binary { .. } => unreachable!("`expr` checks binaries as chains"),
             ExprKind::Unary { op, e: inner } => {
                 let t = self.expr(inner);
                 let k = inner.konst.get();
@@ -598,8 +682,8 @@ impl Checker<'_> {
                 self.unrolled_for(*usp, var, start, end, step.as_deref(), body);
                 (Ty::Unit, false)
             }
-            ExprKind::For { unroll: None, var, start, end, step, body, muts } => {
-                *muts.borrow_mut() = self.muts_in_scope();
+            ExprKind::For { unroll: None, var, start, end, step, body, snapshot } => {
+                snapshot.set(self.muts_in_scope > 0);
                 self.expr(start);
                 self.expr(end);
                 let mut t = self.unify(start, end, "the bounds of a range", e.sp);
@@ -617,7 +701,7 @@ impl Checker<'_> {
                         self.errs.at(s.sp, "a step of 0 never terminates");
                     }
                 }
-                self.scopes.push(Vec::new());
+                self.open_scope();
                 if var != "_" {
                     self.declare(var, t, Binding::Plain);
                     self.mark_loop_var(var);
@@ -625,7 +709,7 @@ impl Checker<'_> {
                 self.loops.push(LoopKind::Runtime);
                 self.block(body);
                 self.loops.pop();
-                self.scopes.pop();
+                self.close_scope();
                 (Ty::Unit, false)
             }
             ExprKind::While { cond, body } => {
@@ -742,7 +826,7 @@ impl Checker<'_> {
                 );
             }
         }
-        self.scopes.push(Vec::new());
+        self.open_scope();
         if var != "_" {
             self.declare(var, Ty::Scalar(Scalar::U32), Binding::Const);
             self.mark_loop_var(var);
@@ -750,7 +834,7 @@ impl Checker<'_> {
         self.loops.push(LoopKind::Unrolled);
         self.block(body);
         self.loops.pop();
-        self.scopes.pop();
+        self.close_scope();
     }
 
     /// An array index: an integer (a literal is a u32).
@@ -786,8 +870,9 @@ impl Checker<'_> {
         self.known(e)
     }
 
+    /// `l op r` with `l` checked already (see [`Checker::binary_chain`]).
     fn binary(&mut self, e: &Expr, op: BinOp, l: &Expr, r: &Expr) -> (Ty, bool) {
-        let (tl, tr) = (self.expr(l), self.expr(r));
+        let (tl, tr) = (l.ty.get(), self.expr(r));
         let konst = l.konst.get() && r.konst.get();
         let sym = op.symbol();
         if op.is_logic() {
@@ -845,7 +930,10 @@ impl Checker<'_> {
     fn assign(&mut self, e: &Expr, place: &Expr, op: Option<BinOp>, value: &Expr) {
         let vt = self.expr(value);
         let target_ty = match &place.kind {
-            ExprKind::Var { name, binding } => match self.lookup(&name.to_string()) {
+            ExprKind::Var { name, binding } => match self
+                .lookup(&name.to_string())
+                .map(|v| (v.ty, v.binding, v.loop_var))
+            {
                 None if crate::parse::is_const_name(&name.to_string()) => {
                     self.errs
                         .at(place.sp, format!("cannot assign to `{name}`: it is a `const` item outside the kernel"));
@@ -855,10 +943,10 @@ impl Checker<'_> {
                     self.expr(place);
                     return;
                 }
-                Some(v) => {
-                    binding.set(v.binding);
-                    place.ty.set(v.ty);
-                    if v.loop_var {
+                Some((vty, vbinding, loop_var)) => {
+                    binding.set(vbinding);
+                    place.ty.set(vty);
+                    if loop_var {
                         self.errs.at(
                             place.sp,
                             format!(
@@ -868,9 +956,9 @@ impl Checker<'_> {
                         );
                         return;
                     }
-                    if v.binding != Binding::Reg {
+                    if vbinding != Binding::Reg {
                         let what =
-                            if v.binding == Binding::Comptime { "a `#[comptime]` parameter" } else { "immutable" };
+                            if vbinding == Binding::Comptime { "a `#[comptime]` parameter" } else { "immutable" };
                         self.errs.at(
                             place.sp,
                             format!(
@@ -879,7 +967,7 @@ impl Checker<'_> {
                         );
                         return;
                     }
-                    v.ty
+                    vty
                 }
             },
             ExprKind::Index { base, idx } => {
@@ -891,9 +979,8 @@ impl Checker<'_> {
                     Ty::Tile { elem, rank: 1, .. } => Ty::Scalar(elem),
                     Ty::Registers { elem, rank: 1 } => {
                         self.register_index(idx);
-                        match self.root_var(base) {
-                            Some(v) if !v.mutable => {
-                                let n = v.name.clone();
+                        match self.root_var(base).filter(|(_, v)| !v.mutable).map(|(n, _)| n) {
+                            Some(n) => {
                                 self.errs.at(
                                     place.sp,
                                     format!("cannot assign to an element of `{n}`: it is immutable\n  help: declare it mutable: `let mut {n} = T.registers::<..>(..)`"),
@@ -1062,6 +1149,18 @@ impl Checker<'_> {
     }
 
     fn set_lit(&mut self, e: &Expr, to: Ty) {
+        // Down a left-nested chain (`1 + 2 + .. + x`) by a loop, not a call per operator.
+        let mut e = e;
+        while let ExprKind::Binary { op, lhs, rhs } = &e.kind {
+            if op.is_comparison() || op.is_logic() || !matches!(to, Ty::Scalar(_)) {
+                break;
+            }
+            e.ty.set(to);
+            if !op.is_shift() {
+                self.set_lit(rhs, to);
+            }
+            e = lhs;
+        }
         e.ty.set(to);
         let Ty::Scalar(s) = to else { return };
         match &e.kind {

@@ -42,7 +42,9 @@ fn allows() -> TokenStream {
 pub fn kernel(f: &FnDef) -> TokenStream {
     let FnKind::Kernel { target } = f.kind else { unreachable!("kernel") };
     let (attrs, vis, name) = (&f.attrs, &f.vis, &f.name);
-    let name_str = name.to_string();
+    // `r#loop` names the kernel `loop`: the name a Rust reader sees (the PTX printer escapes
+    // whatever is not a PTX identifier).
+    let name_str = syn::ext::IdentExt::unraw(name).to_string();
     let target_variant = format_ident!("{}", format!("{target:?}"));
     let comptime: Vec<_> = f.params.iter().filter(|p| p.comptime).map(|p| body::comptime_ident(&p.name)).collect();
     let key_tys: Vec<_> = comptime.iter().map(|_| quote!(u32)).collect();
@@ -51,7 +53,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
     let mut launch_params = Vec::new();
     let mut launch_args = Vec::new();
     for p in &f.params {
-        let (n, s) = (&p.name, p.name.to_string());
+        let (n, s) = (&p.name, syn::ext::IdentExt::unraw(&p.name).to_string());
         if p.comptime {
             let c = body::comptime_ident(n);
             launch_params.push(quote!(#c: u32));
@@ -62,7 +64,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                 let t = sc.codegen_type();
                 let r = sc.rust_type();
                 param_decls.push(if p.mutable {
-                    quote!(let #n = { let __v = __k.param(#s, #t); __k.var(__v) };)
+                    quote!(let #n = { let __v = __k.param(#s, #t); __k.mut_var(__v) };)
                 } else {
                     quote!(let #n = __k.param(#s, #t);)
                 });
@@ -84,9 +86,11 @@ pub fn kernel(f: &FnDef) -> TokenStream {
             Ty::TensorMap { rank, elem, .. } => {
                 let attr = p.tma.as_ref();
                 let swizzle = attr.and_then(|a| a.swizzle).map(|(sw, _)| format_ident!("{}", format!("{sw:?}")));
+                // The box's compile-time values, built before the parameter (flat, like the body).
+                let mut temps = body::Out::new();
                 let box_dims = attr
                     .and_then(|a| a.box_dims.as_ref())
-                    .map(|(d, _)| d.iter().rev().map(body::konst).collect::<Vec<_>>());
+                    .map(|(d, _)| d.iter().rev().map(|x| body::konst(x, &mut temps)).collect::<Vec<_>>());
                 if elem.is_none() && swizzle.is_none() && box_dims.is_none() {
                     param_decls.push(quote!(let #n = __k.param_tensor_map(#s, #rank);));
                 } else {
@@ -98,6 +102,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                     let swizzle = opt(swizzle.map(|sw| quote!(__p::Swizzle::#sw)));
                     let box_dims = opt(box_dims.map(|d| quote!(::std::vec![#(#d),*])));
                     param_decls.push(quote!(let #n = {
+                        #(#temps)*
                         let __spec = __p::TensorMapSpec {
                             elem: #elem,
                             box_dims: #box_dims,
@@ -202,6 +207,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
 
 pub fn device(f: &FnDef) -> TokenStream {
     let (attrs, vis, name) = (&f.attrs, &f.vis, &f.name);
+    let name_str = syn::ext::IdentExt::unraw(name).to_string();
     let mut params = Vec::new();
     let mut convs = Vec::new();
     for p in &f.params {
@@ -210,7 +216,7 @@ pub fn device(f: &FnDef) -> TokenStream {
         params.push(quote!(#n: #t));
         if p.ty.is_register() {
             convs.push(if p.mutable {
-                quote!(let #n = { let __v = #n.value(); __k.var(__v) };)
+                quote!(let #n = { let __v = #n.value(); __k.mut_var(__v) };)
             } else {
                 quote!(let #n = #n.value();)
             });
@@ -225,9 +231,10 @@ pub fn device(f: &FnDef) -> TokenStream {
                 Stmt::Expr { expr, .. } => expr,
                 Stmt::Let(_) => unreachable!("checked: a result"),
             };
-            let s = body::stmts(init);
-            let l = body::loc(tail.sp);
-            let v = body::expr(tail);
+            let mut out = body::Out::new();
+            body::stmts_into(init, &mut out);
+            out.push(body::loc(tail.sp));
+            let v = body::value(tail, &mut out);
             // A register array's element is copied out: the caller's array may change later.
             let v = if crate::check::reads_register_element(tail) {
                 quote!({ let __v = #v; __p::Value::Reg(__k.var(__v)) })
@@ -235,7 +242,7 @@ pub fn device(f: &FnDef) -> TokenStream {
                 v
             };
             let wrap = if ty.is_register() { quote!(__p::Scalar::new(#v)) } else { v };
-            (device_rust_type(*ty), quote!(#s #l #wrap))
+            (device_rust_type(*ty), quote!(#(#out)* #wrap))
         }
     };
     let allow = allows();
@@ -250,8 +257,17 @@ pub fn device(f: &FnDef) -> TokenStream {
             #[doc(hidden)]
             pub fn __expand(__k: &mut ::phaser::__private::KernelBuilder, #(#params),*) -> #ret {
                 use ::phaser::__private as __p;
-                #(#convs)*
-                #body
+                // Inlining a function that (indirectly) calls itself would never end: the
+                // builder reports the cycle and the call yields a placeholder.
+                if !__k.enter_device(::core::concat!(::core::module_path!(), "::", #name_str)) {
+                    return __p::Placeholder::placeholder();
+                }
+                let __ret = {
+                    #(#convs)*
+                    #body
+                };
+                __k.exit_device();
+                __ret
             }
         }
     }

@@ -121,7 +121,7 @@ fn raw_args(dev: &Device, cfg: &GemmConfig, bufs: &GemmBuffers) -> BenchResult<V
     let maps = bufs.tensor_maps(dev, cfg)?;
     let mut args = Vec::new();
     for m in &maps {
-        let enc = m.encoded.ok_or_else(|| BenchError("a tensor map was not encoded for the GPU".into()))?;
+        let enc = m.encoded().copied().ok_or_else(|| BenchError("a tensor map was not encoded for the GPU".into()))?;
         args.push(RawArg::Map(TensorMapArg(enc)));
     }
     let s = bufs.shape;

@@ -62,6 +62,12 @@ impl CudaDevice {
                 hint,
             });
         }
+        // Held until the launch returns: the buffers tensor maps view cannot be freed meanwhile.
+        let _maps = crate::tensor_map::hold_tensor_maps(
+            k,
+            args,
+            crate::tensor_map::DeviceKey::Cuda(self.ctx.cu_ctx() as usize),
+        )?;
         let mut slots = Vec::with_capacity(args.len());
         for (a, p) in args.iter().zip(&k.params) {
             slots.push(match a {
@@ -86,7 +92,8 @@ impl CudaDevice {
             });
         }
         let ptx = k.ptx()?;
-        let f = self.modules.function(&self.ctx, &ptx, &k.name)?;
+        // The entry's PTX symbol: a name that is not a PTX identifier is escaped by the printer.
+        let f = self.modules.function(&self.ctx, &ptx, &phaser_codegen::emit::entry_symbol(&k.name))?;
         // Without the opt-in a block gets 48 KiB, the static limit; the target's full limit
         // was checked already.
         let limits = k.target.limits();
