@@ -66,8 +66,11 @@ macro_rules! take {
     ($call:ident, Const) => {
         $call.konst()
     };
-    ($call:ident, ConstDims) => {
-        $call.konst()
+    ($call:ident, Dims) => {
+        $call.dims()
+    };
+    ($call:ident, Tile) => {
+        $call.tile()
     };
     ($call:ident, Coords) => {
         $call.values()
@@ -150,11 +153,12 @@ mod mbarrier;
 mod memory;
 mod pipeline;
 mod sync;
+mod tile;
 mod tma;
 
 /// The families in the order the docs list them.
 const FAMILIES: &[&[OpDef]] =
-    &[launch::OPS, memory::OPS, arith::OPS, mbarrier::OPS, sync::OPS, tma::OPS, pipeline::OPS];
+    &[launch::OPS, memory::OPS, tile::OPS, arith::OPS, mbarrier::OPS, sync::OPS, tma::OPS, pipeline::OPS];
 
 /// Every op.
 pub fn ops() -> impl Iterator<Item = &'static OpDef> {
