@@ -1,12 +1,14 @@
 //! What the `#[phaser::kernel]` / `#[phaser::device]` expansions refer to. Not a public API:
 //! the names may change with the macro. Semantics stay in codegen; this is glue.
 
+pub use crate::registry::KernelEntry;
 pub use half;
+pub use inventory;
 pub use phaser_codegen::builder::{
-    Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RemoteBarrier, RemoteShared, SharedArray,
-    TensorMapRef,
+    Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RegisterArray, RemoteBarrier,
+    RemoteShared, SharedArray, SharedTile, TensorMapRef,
 };
-pub use phaser_codegen::ir::{Reg, SourceLoc, Type, Value};
+pub use phaser_codegen::ir::{Reg, SourceLoc, Swizzle, TensorMapSpec, Type, Value};
 /// Every `T.*` op expands to `call_op(__k, "path", args, elem, let_name)`: the registry
 /// entry's lowering, its result as the handle the macro's checker typed.
 pub use phaser_codegen::registry::{call_as as call_op, OpArg};
@@ -49,6 +51,17 @@ impl<K: Eq + Hash + Clone> Default for KernelCache<K> {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// A compile-time `a op b` on `#[comptime]` values: `result`, or a build error naming the
+/// operands when it overflowed `u32` or divided by zero (0 stands in; the build fails).
+#[track_caller]
+pub fn konst(k: &mut KernelBuilder, a: u32, op: &str, b: u32, result: Option<u32>) -> u32 {
+    result.unwrap_or_else(|| {
+        let why = if matches!(op, "/" | "%") && b == 0 { "divides by zero" } else { "overflows u32" };
+        k.error(format!("the compile-time value {a} {op} {b} {why}"));
+        0
+    })
 }
 
 /// A DSL scalar type as seen by Rust at a device-function boundary.
@@ -110,7 +123,17 @@ impl<T: DslScalar> IntoArg<Scalar<T>> for Value {
 macro_rules! same_arg {
     ($($t:ty),*) => {$( impl IntoArg<$t> for $t { fn into_arg(self, _: &mut KernelBuilder) -> $t { self } } )*};
 }
-same_arg!(Barrier, RemoteBarrier, BarrierArray, SharedArray, RemoteShared, GlobalPtr, TensorMapRef);
+same_arg!(
+    Barrier,
+    RemoteBarrier,
+    BarrierArray,
+    SharedArray,
+    RemoteShared,
+    GlobalPtr,
+    TensorMapRef,
+    SharedTile,
+    RegisterArray
+);
 
 pub fn into_arg<P, V: IntoArg<P>>(k: &mut KernelBuilder, v: V) -> P {
     v.into_arg(k)
@@ -130,22 +153,30 @@ impl<T> DeviceRet for Scalar<T> {
 macro_rules! same_ret {
     ($($t:ty),*) => {$( impl DeviceRet for $t { type Out = $t; fn into_dsl(self) -> $t { self } } )*};
 }
-same_ret!((), Barrier, RemoteBarrier, BarrierArray, SharedArray, RemoteShared, GlobalPtr, TensorMapRef);
+same_ret!(
+    (),
+    Barrier,
+    RemoteBarrier,
+    BarrierArray,
+    SharedArray,
+    RemoteShared,
+    GlobalPtr,
+    TensorMapRef,
+    SharedTile,
+    RegisterArray
+);
 
 /// An immutable `let` of a `let mut` variable copies it (`let waited = phase;` must not change
-/// when `phase` does): a value that is one of the in-scope mutable registers gets a new one.
+/// when `phase` does): the builder knows the `let mut` registers (`KernelBuilder::mut_var`).
 pub trait Snapshot: Sized {
-    fn snapshot(self, k: &mut KernelBuilder, muts: &[Reg]) -> Self {
-        let _ = (k, muts);
+    fn snapshot(self, k: &mut KernelBuilder) -> Self {
+        let _ = k;
         self
     }
 }
 impl Snapshot for Value {
-    fn snapshot(self, k: &mut KernelBuilder, muts: &[Reg]) -> Value {
-        match self {
-            Value::Reg(r) if muts.contains(&r) => Value::Reg(k.var(self)),
-            v => v,
-        }
+    fn snapshot(self, k: &mut KernelBuilder) -> Value {
+        k.snapshot(self)
     }
 }
 impl Snapshot for Barrier {}
@@ -153,9 +184,6 @@ impl Snapshot for RemoteBarrier {}
 impl Snapshot for BarrierArray {}
 impl Snapshot for SharedArray {}
 impl Snapshot for RemoteShared {}
-// A pipeline state's registers are the state itself (`T.pipeline.advance` updates them).
-impl Snapshot for Pipeline {}
-impl Snapshot for PipelineState {}
 /// A vector load's values are fresh registers, never a `let mut`'s.
 impl<const N: usize> Snapshot for [Value; N] {}
 
@@ -173,3 +201,68 @@ pub fn vector_elem<const N: usize>(k: &mut KernelBuilder, v: &[Value; N], i: u32
 }
 impl Snapshot for GlobalPtr {}
 impl Snapshot for TensorMapRef {}
+impl Snapshot for SharedTile {}
+impl Snapshot for RegisterArray {}
+// A pipeline state's registers are the state itself (`T.pipeline.advance` updates them).
+impl Snapshot for Pipeline {}
+impl Snapshot for PipelineState {}
+
+/// What a device function call yields when it cannot be expanded (recursion, reported as a
+/// build error): a stand-in of the result type. The kernel fails to build, so the stand-in
+/// is never printed or run.
+pub trait Placeholder {
+    fn placeholder() -> Self;
+}
+impl Placeholder for () {
+    fn placeholder() {}
+}
+impl<T: DslScalar> Placeholder for Scalar<T> {
+    fn placeholder() -> Self {
+        let v = match T::TYPE {
+            Type::Pred => Value::pred(false),
+            t if t.is_float() => Value::Imm { bits: 0, ty: t },
+            t => Value::imm_u(0, t),
+        };
+        Scalar::new(v)
+    }
+}
+macro_rules! placeholder {
+    ($($t:ty => $e:expr),* $(,)?) => {$( impl Placeholder for $t { fn placeholder() -> $t { $e } } )*};
+}
+placeholder!(
+    Barrier => Barrier { addr: Value::u32(0) },
+    RemoteBarrier => RemoteBarrier { addr: Value::u32(0) },
+    BarrierArray => BarrierArray { alloc: phaser_codegen::ir::AllocId(0), len: 1 },
+    SharedArray => SharedArray {
+        base: phaser_codegen::builder::SharedBase::Dynamic { offset: 0 },
+        elem: Type::U32,
+        len: Some(1),
+    },
+    RemoteShared => RemoteShared { addr: Value::u32(0), elem: Type::U32, len: Some(1) },
+    GlobalPtr => GlobalPtr { addr: Value::u64(0), elem: Type::U32, mutable: false },
+    TensorMapRef => TensorMapRef { addr: Value::u64(0), rank: 1 },
+    Pipeline => Pipeline {
+        full: BarrierArray { alloc: phaser_codegen::ir::AllocId(0), len: 1 },
+        empty: BarrierArray { alloc: phaser_codegen::ir::AllocId(0), len: 1 },
+        cfg: phaser_codegen::builder::PipelineConfig::tma(1, phaser_codegen::builder::Arrivals::Threads(1)),
+        cluster_sync: Default::default(),
+    },
+    PipelineState => PipelineState {
+        index: Reg { id: 0, ty: Type::U32 },
+        phase: Reg { id: 0, ty: Type::U32 },
+        stages: 1,
+    },
+);
+
+impl Placeholder for SharedTile {
+    fn placeholder() -> Self {
+        let shape =
+            phaser_codegen::builder::TileShape::new(Type::U32, &[1], phaser_codegen::builder::TileLayout::RowMajor);
+        KernelBuilder::new("placeholder", Target::Sm90a).alloc_tile("placeholder", &shape)
+    }
+}
+impl Placeholder for RegisterArray {
+    fn placeholder() -> Self {
+        KernelBuilder::new("placeholder", Target::Sm90a).alloc_registers(Type::U32, &[1])
+    }
+}

@@ -1,8 +1,12 @@
 //! Launch configuration and what a launch reports back.
 
+use crate::error::{Result, RuntimeError};
+use crate::watchdog::Watchdog;
+use phaser_codegen::Kernel;
 use std::time::Duration;
 
-/// Grid, block, dynamic shared memory and (optionally) cluster shape of a launch.
+/// Grid, block, dynamic shared memory, programmatic dependent launch and the wait watchdog of
+/// a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchConfig {
     pub grid: [u32; 3],
@@ -14,6 +18,10 @@ pub struct LaunchConfig {
     /// `griddepcontrol.wait` waits for the previous grid's completion and memory. The simulator
     /// runs launches in order, so there `griddepcontrol.wait` never waits.
     pub programmatic_dependent_launch: bool,
+    /// This launch's wait watchdog; `None`: the kernel's own (`Kernel::watchdog`), else the
+    /// device's default (on, 4 s; `PHASER_WATCHDOG=off|250ms|...` changes it). The GPU loads
+    /// the PTX printed for the resolved setting (one JIT per distinct setting).
+    pub watchdog: Option<Watchdog>,
 }
 
 impl LaunchConfig {
@@ -23,8 +31,14 @@ impl LaunchConfig {
             grid: [grid, 1, 1],
             block: [block, 1, 1],
             dynamic_shared_bytes: 0,
+            watchdog: None,
             programmatic_dependent_launch: false,
         }
+    }
+    /// Set this launch's wait watchdog (`Watchdog::Off` for a cuda-gdb session).
+    pub fn with_watchdog(mut self, w: Watchdog) -> Self {
+        self.watchdog = Some(w);
+        self
     }
     pub fn with_dynamic_shared(mut self, bytes: u32) -> Self {
         self.dynamic_shared_bytes = bytes;
@@ -35,11 +49,41 @@ impl LaunchConfig {
         self.programmatic_dependent_launch = true;
         self
     }
-    pub fn threads_per_block(&self) -> u32 {
-        self.block.iter().product()
+    /// This launch of `k` with its dynamic shared memory decided: an explicit size (at least
+    /// what the kernel's tiles need), or, when none is given (0), exactly what they need.
+    pub fn resolved_for(self, k: &Kernel) -> Result<LaunchConfig> {
+        let declared = k.declared_dynamic_bytes();
+        match self.dynamic_shared_bytes {
+            0 => Ok(LaunchConfig { dynamic_shared_bytes: declared, ..self }),
+            given if given < declared => Err(RuntimeError::BadLaunch {
+                kernel: k.name.clone(),
+                problem: format!(
+                    "the launch gives {given} bytes of dynamic shared memory but the kernel's tiles need {declared} \
+                     (give at least that, or leave it 0 to get exactly that)"
+                ),
+            }),
+            _ => Ok(self),
+        }
     }
+
+    /// Threads per block, saturating at `u32::MAX` (a block of `[65536, 65536, 1]` has
+    /// 2^32 threads, not 0; the launch check refuses it).
+    pub fn threads_per_block(&self) -> u32 {
+        u32::try_from(self.threads_per_block_wide()).unwrap_or(u32::MAX)
+    }
+    /// Threads per block, exactly.
+    pub fn threads_per_block_wide(&self) -> u64 {
+        self.block.iter().map(|&b| b as u64).product()
+    }
+    /// Threads in the whole grid, saturating at `u128::MAX` (only reached by grids and
+    /// blocks far beyond any limit: 2^96 x 2^96).
+    pub fn total_threads(&self) -> u128 {
+        let blocks: u128 = self.grid.iter().map(|&g| g as u128).product();
+        blocks.saturating_mul(self.threads_per_block_wide() as u128)
+    }
+    /// Blocks in the grid, saturating at `u64::MAX` (three `u32` extents can reach 2^96).
     pub fn blocks(&self) -> u64 {
-        self.grid.iter().map(|&g| g as u64).product()
+        u64::try_from(self.grid.iter().map(|&g| g as u128).product::<u128>()).unwrap_or(u64::MAX)
     }
 }
 
@@ -50,4 +94,46 @@ pub struct LaunchReport {
     pub elapsed: Option<Duration>,
     /// The simulator's statistics, trace and findings (simulator backend).
     pub sim: Option<crate::sim::SimReport>,
+}
+
+/// The simulator runs every thread of the grid, each at least one instruction: a launch of
+/// more threads than `SimConfig::max_steps` cannot finish, so it is refused before it starts
+/// (instead of running for hours into the step limit).
+pub(crate) fn check_sim_budget(cfg: &LaunchConfig, sc: &crate::sim::SimConfig) -> crate::Result<()> {
+    let threads = cfg.total_threads();
+    if threads > sc.max_steps as u128 {
+        return Err(crate::RuntimeError::SimulatorLimit(format!(
+            "the launch has {threads} threads (grid {:?} x block {:?}), more than the simulator's step \
+             budget of {} (SimConfig::max_steps): each thread executes at least one instruction; \
+             simulate a smaller grid",
+            cfg.grid, cfg.block, sc.max_steps
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use phaser_codegen::builder::{KernelBuilder, TileLayout, TileShape};
+    use phaser_codegen::{Target, Type, Value};
+
+    fn tiled() -> Kernel {
+        let mut k = KernelBuilder::new("tiled", Target::Sm90a);
+        let t = k.alloc_tile("t", &TileShape::new(Type::F32, &[64, 32], TileLayout::RowMajor));
+        let row = k.tile_at(t, Value::u32(0));
+        k.st_tile(row, Value::u32(0), Value::f32(1.0));
+        k.finish().unwrap()
+    }
+
+    #[test]
+    fn dynamic_shared_memory_comes_from_the_tiles_unless_given() {
+        let k = tiled();
+        let cfg = LaunchConfig::linear(1, 32);
+        assert_eq!(cfg.resolved_for(&k).unwrap().dynamic_shared_bytes, 64 * 32 * 4);
+        let more = cfg.with_dynamic_shared(16384);
+        assert_eq!(more.resolved_for(&k).unwrap(), more, "an explicit size at least the tiles' stays");
+        let e = cfg.with_dynamic_shared(100).resolved_for(&k).unwrap_err().to_string();
+        assert!(e.contains("gives 100 bytes of dynamic shared memory but the kernel's tiles need 8192"), "{e}");
+    }
 }

@@ -12,36 +12,30 @@
 //! - interleave none (the only layout Phaser emits), so with a swizzle the inner box row
 //!   must fit the swizzle span (32, 64 or 128 bytes);
 //! - element strides are all 1 (dense boxes).
+//!
+//! One rule is Phaser's own: a box moves at most [`MAX_TX_BYTES`] bytes, the most one
+//! mbarrier phase can count (and more than any shared memory holds).
+//!
+//! Sizes are computed so they cannot wrap: box bytes in `u64`, the view's extent in
+//! saturating `u128` (a view too large for any buffer is refused as such).
 
+use crate::buffer::{LaunchHold, Lifeline};
 use crate::error::{Result, RuntimeError};
+use phaser_codegen::arch::limits::MAX_TX_BYTES;
+use phaser_codegen::ir::TensorMapSpec;
 use phaser_codegen::Type;
+use std::sync::{Arc, Weak};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Swizzle {
-    None,
-    B32,
-    B64,
-    B128,
-}
-
-impl Swizzle {
-    /// The swizzle span in bytes (the largest inner box row it allows); `None` for no swizzle.
-    pub fn span_bytes(self) -> Option<u32> {
-        match self {
-            Swizzle::None => None,
-            Swizzle::B32 => Some(32),
-            Swizzle::B64 => Some(64),
-            Swizzle::B128 => Some(128),
-        }
-    }
-}
+/// The swizzle modes: codegen's, the one swizzle function of the project (typed tiles, wgmma
+/// descriptors and the simulator's TMA all address through [`Swizzle::apply`]).
+pub use phaser_codegen::arch::swizzle::Swizzle;
 
 /// Largest extent of one tensor dimension (elements).
 pub const MAX_DIM: u64 = 1 << 32;
 /// Byte strides must be below this.
 pub const MAX_STRIDE: u64 = 1 << 40;
-/// Largest box dimension (elements).
-pub const MAX_BOX_DIM: u32 = 256;
+/// Largest box dimension (elements): the limits table's.
+pub const MAX_BOX_DIM: u32 = phaser_codegen::arch::limits::TMA_MAX_BOX_DIM;
 
 /// What a tensor map describes: a tiled view of a global buffer.
 /// Dimension 0 is the innermost (contiguous) one.
@@ -76,18 +70,27 @@ impl TensorMapDesc {
     }
     /// Bytes one TMA copy of a full box moves (what `expect_tx` must register). Boxes that
     /// hang over the tensor's edge still move (and count) the full box: out-of-bounds
-    /// elements are zero-filled on loads and skipped on stores.
+    /// elements are zero-filled on loads and skipped on stores. Exact for a validated map
+    /// (at most [`MAX_TX_BYTES`]); saturates at `u32::MAX` otherwise, never wraps.
     pub fn box_bytes(&self) -> u32 {
-        self.box_dims.iter().product::<u32>() * self.dtype.size()
+        u32::try_from(self.box_bytes_wide()).unwrap_or(u32::MAX)
     }
-    /// Bytes from `base` to one past the last element the view can address.
-    pub fn extent_bytes(&self) -> u64 {
-        let elem = self.dtype.size() as u64;
-        let mut last = (self.dims.first().copied().unwrap_or(1).saturating_sub(1)) * elem;
+    /// [`TensorMapDesc::box_bytes`] in `u64` (five dimensions of 256 elements of 8 bytes are
+    /// 2^43 bytes).
+    pub fn box_bytes_wide(&self) -> u64 {
+        self.box_dims.iter().fold(self.dtype.size() as u64, |acc, &b| acc.saturating_mul(b as u64))
+    }
+    /// Bytes from `base` to one past the last element the view can address; saturating, so a
+    /// view too large for any buffer compares as such instead of wrapping to a small size.
+    pub fn extent_bytes(&self) -> u128 {
+        let elem = self.dtype.size() as u128;
+        let inner = self.dims.first().copied().unwrap_or(1).saturating_sub(1) as u128;
+        let mut last = inner.saturating_mul(elem);
         for (i, &s) in self.strides.iter().enumerate() {
-            last = last.saturating_add(self.dims[i + 1].saturating_sub(1).saturating_mul(s));
+            let extent = self.dims.get(i + 1).copied().unwrap_or(1).saturating_sub(1) as u128;
+            last = last.saturating_add(extent.saturating_mul(s as u128));
         }
-        last + elem
+        last.saturating_add(elem)
     }
 
     /// Check every rule `cuTensorMapEncodeTiled` imposes; the error names the first broken one.
@@ -150,7 +153,45 @@ impl TensorMapDesc {
                 ));
             }
         }
+        let box_bytes = self.box_bytes_wide();
+        if box_bytes > MAX_TX_BYTES as u64 {
+            return bad(format!(
+                "the box {:?} of {} is {box_bytes} bytes, more than the {MAX_TX_BYTES} bytes one mbarrier \
+                 phase can count (and than any shared memory)",
+                self.box_dims, self.dtype
+            ));
+        }
         Ok(())
+    }
+}
+
+impl TensorMapDesc {
+    /// Check this map against what the kernel expects of parameter `param` (its declared or
+    /// tile-implied element type, box and swizzle): a mismatch would make the TMA copies move
+    /// another number of bytes than the kernel's `expect_tx` registers, or land elements
+    /// where its tiles do not read them.
+    pub fn check_spec(&self, param: &str, spec: &TensorMapSpec) -> std::result::Result<(), String> {
+        if let Some(b) = &spec.box_dims {
+            if b.len() != self.rank() && !b.iter().skip(self.rank()).all(|&d| d == 1) {
+                return Err(format!(
+                    "tensor map `{param}` has rank {}, but the kernel expects rank {}",
+                    self.rank(),
+                    b.len()
+                ));
+            }
+        }
+        match spec.mismatch(self.dtype, &self.box_dims, self.swizzle) {
+            None => Ok(()),
+            Some(m) => {
+                let how = if spec.declared { "declares" } else { "fills tiles of" };
+                let at = spec.loc.map(|l| format!(" at {l}")).unwrap_or_default();
+                Err(format!(
+                    "tensor map `{param}`: the map has {m}; the kernel {how} {}{at} (build the map with \
+                     `Device::tensor_map(buf, dims, box innermost first, swizzle)` to match)",
+                    spec.describe()
+                ))
+            }
+        }
     }
 }
 
@@ -185,25 +226,82 @@ pub fn tma_data_type(t: Type) -> Option<TmaDataType> {
     })
 }
 
-/// A tensor map ready to pass to a kernel.
+/// Which device made a tensor map (its addresses mean something only there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DeviceKey {
+    /// A simulator, by its id.
+    Sim(u64),
+    /// A CUDA context, by its handle (the map's buffer keeps the context alive, so the
+    /// handle is not reused while the map can be launched).
+    Cuda(usize),
+}
+
+/// A tensor map ready to pass to a kernel, made by [`crate::Device::tensor_map`] (the only
+/// way: the view is checked against its buffer there).
 ///
-/// It holds the buffer's address, not the buffer: keep the buffer alive while the map is used.
+/// It views its buffer by address: a launch refuses the map on another device, or once the
+/// buffer was dropped (see [`crate::Buffer`]).
 #[derive(Clone, Debug)]
 pub struct TensorMap {
-    pub desc: TensorMapDesc,
+    pub(crate) desc: TensorMapDesc,
     /// The encoded `CUtensorMap` (CUDA backend only).
-    pub encoded: Option<[u64; 16]>,
+    pub(crate) encoded: Option<[u64; 16]>,
+    pub(crate) device: DeviceKey,
+    pub(crate) buffer: Weak<Lifeline>,
 }
 
 impl TensorMap {
-    /// A validated map with no GPU encoding (what the simulator uses).
-    pub fn unencoded(desc: TensorMapDesc) -> Result<TensorMap> {
-        desc.validate()?;
-        Ok(TensorMap { desc, encoded: None })
+    pub(crate) fn new(
+        desc: TensorMapDesc,
+        encoded: Option<[u64; 16]>,
+        device: DeviceKey,
+        buffer: &Arc<Lifeline>,
+    ) -> Self {
+        TensorMap { desc, encoded, device, buffer: Arc::downgrade(buffer) }
     }
+    /// What the map describes.
+    pub fn desc(&self) -> &TensorMapDesc {
+        &self.desc
+    }
+    /// The 128 bytes a kernel receives (CUDA backend only).
+    pub fn encoded(&self) -> Option<&[u64; 16]> {
+        self.encoded.as_ref()
+    }
+    /// Bytes one box moves (validated: at most [`MAX_TX_BYTES`]).
     pub fn box_bytes(&self) -> u32 {
         self.desc.box_bytes()
     }
+    /// Whether the buffer the map views still exists.
+    pub fn buffer_alive(&self) -> bool {
+        self.buffer.upgrade().is_some_and(|l| l.hold().is_some())
+    }
+}
+
+/// The tensor-map arguments of a launch on device `device`, each checked (made there, its
+/// buffer alive) and held: their buffers cannot be freed until the returned holds drop.
+/// Both backends call this first, so both refuse the same maps the same way.
+pub(crate) fn hold_tensor_maps(
+    kernel: &phaser_codegen::Kernel,
+    args: &[crate::Arg],
+    device: DeviceKey,
+) -> Result<Vec<LaunchHold>> {
+    let mut holds = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let crate::Arg::TensorMap(t) = a else { continue };
+        let param = kernel.params.get(i).map_or_else(|| format!("#{i}"), |p| p.name.clone());
+        if t.device != device {
+            let backend = |k: DeviceKey| match k {
+                DeviceKey::Sim(_) => crate::Backend::Sim,
+                DeviceKey::Cuda(_) => crate::Backend::Cuda,
+            };
+            return Err(RuntimeError::ForeignTensorMap { param, made_on: backend(t.device), device: backend(device) });
+        }
+        match t.buffer.upgrade().and_then(|l| l.hold()) {
+            Some(h) => holds.push(h),
+            None => return Err(RuntimeError::DroppedBuffer { param }),
+        }
+    }
+    Ok(holds)
 }
 
 #[cfg(test)]
@@ -303,6 +401,35 @@ mod tests {
         assert!(err(&d).contains("32-byte"));
         d.box_dims = vec![8, 8];
         d.validate().unwrap();
+    }
+
+    #[test]
+    fn maps_are_checked_against_the_kernels_expectation() {
+        use phaser_codegen::ir::TensorMapSpec;
+        let spec = TensorMapSpec {
+            elem: Some(Type::BF16),
+            box_dims: Some(vec![64, 32]),
+            swizzle: Some(Swizzle::B128),
+            declared: true,
+            loc: None,
+        };
+        let map = |dtype, b: &[u32], s| TensorMapDesc::dense(dtype, 0, &[1024, 1024], b, s);
+        map(Type::BF16, &[64, 32], Swizzle::B128).check_spec("a", &spec).unwrap();
+        let e = map(Type::BF16, &[32, 64], Swizzle::B128).check_spec("a", &spec).unwrap_err();
+        assert_eq!(
+            e,
+            "tensor map `a`: the map has box [64, 32] (rows x cols; {32, 64} innermost first), expected box [32, 64] \
+             (rows x cols; {64, 32} innermost first); the kernel declares bf16, box [32, 64] (rows x cols; {64, 32} \
+             innermost first), 128-byte swizzle (build the map with `Device::tensor_map(buf, dims, box innermost \
+             first, swizzle)` to match)"
+        );
+        let e = map(Type::F32, &[64, 32], Swizzle::None).check_spec("a", &spec).unwrap_err();
+        assert!(e.contains("element type f32, expected bf16; no swizzle, expected 128-byte swizzle"), "{e}");
+        let inferred = TensorMapSpec { declared: false, ..spec.clone() };
+        let e = map(Type::BF16, &[64, 16], Swizzle::B128).check_spec("b", &inferred).unwrap_err();
+        assert!(e.contains("the kernel fills tiles of bf16"), "{e}");
+        let rank3 = TensorMapDesc::dense(Type::BF16, 0, &[64, 32, 4], &[64, 32, 1], Swizzle::B128);
+        rank3.check_spec("a", &spec).unwrap();
     }
 
     #[test]

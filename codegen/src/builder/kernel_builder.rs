@@ -3,6 +3,10 @@
 //! together by `finish`, so a kernel with three mistakes shows all three.
 
 use super::handles::*;
+use crate::arch::check::{
+    block_shape_problem, cluster_problem, max_registers_problem, min_blocks_problem, shared_alloc_problems,
+};
+use crate::arch::limits::MAX_NESTING_DEPTH;
 use crate::arch::{check_kernel, Target};
 use crate::error::{CodegenError, Diagnostic, Result};
 use crate::ir::*;
@@ -13,6 +17,10 @@ pub struct KernelBuilder {
     pub(crate) params: Vec<Param>,
     pub(crate) shared: Vec<SharedAlloc>,
     pub(crate) uses_dynamic_shared: bool,
+    /// Typed tiles placed in the dynamic window (see `tile.rs`).
+    pub(crate) dynamic: Vec<DynamicAlloc>,
+    /// Where the first raw `dynamic_shared` view was made (it would alias the tiles).
+    pub(crate) raw_dynamic_view: Option<SourceLoc>,
     pub(crate) bounds: LaunchBounds,
     /// Stack of open blocks; `blocks[0]` is the kernel body.
     pub(crate) blocks: Vec<Block>,
@@ -21,6 +29,15 @@ pub struct KernelBuilder {
     /// Location set by the DSL for the statement being built; overrides `#[track_caller]`.
     pub(crate) loc_override: Option<SourceLoc>,
     pub(crate) errors: Vec<Diagnostic>,
+    /// Whether building went past [`MAX_NESTING_DEPTH`] (reported once).
+    too_deep: bool,
+    /// The `#[phaser::device]` functions being expanded, innermost last (a name seen twice
+    /// is recursion, which inlining cannot end).
+    device_stack: Vec<&'static str>,
+    /// Registers of `let mut` variables (DSL): an immutable `let` of one copies it.
+    mut_vars: std::collections::HashSet<u32>,
+    /// The kernel's own watchdog setting (see [`KernelBuilder::watchdog`]).
+    pub(crate) watchdog: Option<Watchdog>,
 }
 
 impl KernelBuilder {
@@ -31,13 +48,26 @@ impl KernelBuilder {
             params: Vec::new(),
             shared: Vec::new(),
             uses_dynamic_shared: false,
+            dynamic: Vec::new(),
+            raw_dynamic_view: None,
             bounds: LaunchBounds::default(),
             blocks: vec![Vec::new()],
             next_reg: 0,
             loop_depth: 0,
             loc_override: None,
             errors: Vec::new(),
+            too_deep: false,
+            device_stack: Vec::new(),
+            mut_vars: Default::default(),
+            watchdog: None,
         }
+    }
+
+    /// What this kernel's blocking waits do when a phase never completes; a launch's own
+    /// setting (`LaunchConfig::watchdog`) overrides it, and it overrides the device's default.
+    pub fn watchdog(&mut self, w: Watchdog) -> &mut Self {
+        self.watchdog = Some(w);
+        self
     }
 
     pub fn name(&self) -> &str {
@@ -103,39 +133,132 @@ impl KernelBuilder {
         self.push_stmt(StmtKind::Inst(inst.into()));
     }
 
-    /// Run `f` with a fresh block open and return what it built.
+    /// Run `f` with a fresh block open and return what it built. Beyond
+    /// [`MAX_NESTING_DEPTH`] levels `f` is not run: the depth is a build error, and the IR
+    /// (which every later pass walks recursively) never gets deeper.
+    #[track_caller]
     pub(crate) fn nested(&mut self, f: impl FnOnce(&mut Self)) -> Block {
+        if self.blocks.len() > MAX_NESTING_DEPTH {
+            if !self.too_deep {
+                self.too_deep = true;
+                self.error(format!(
+                    "control flow nests deeper than {MAX_NESTING_DEPTH} levels here; flatten the conditions"
+                ));
+            }
+            return Vec::new();
+        }
         self.blocks.push(Vec::new());
         f(self);
         self.blocks.pop().expect("nested block")
     }
 
+    /// Enter the expansion of the device function `name` (its `module_path::name`): `false`,
+    /// with a build error naming the cycle, when it is already being expanded (recursion:
+    /// inlining it would never end). Pair every `true` with [`KernelBuilder::exit_device`].
+    #[track_caller]
+    pub fn enter_device(&mut self, name: &'static str) -> bool {
+        if let Some(i) = self.device_stack.iter().position(|&d| d == name) {
+            let mut cycle: Vec<&str> = self.device_stack[i..].to_vec();
+            cycle.push(name);
+            self.error(format!(
+                "device function `{name}` calls itself ({}): device functions are inlined, so recursion \
+                 cannot be expanded; rewrite it as a loop",
+                cycle.join(" -> ")
+            ));
+            return false;
+        }
+        self.device_stack.push(name);
+        true
+    }
+
+    /// Leave the device function entered last.
+    pub fn exit_device(&mut self) {
+        self.device_stack.pop();
+    }
+
+    /// A new `let mut` variable holding `init` (the DSL's mutable variables and parameters):
+    /// like [`KernelBuilder::var`], and remembered, so that [`KernelBuilder::snapshot`] copies it.
+    #[track_caller]
+    pub fn mut_var(&mut self, init: Value) -> Reg {
+        let r = self.var(init);
+        self.mut_vars.insert(r.id);
+        r
+    }
+
+    /// `v`, or a copy of it when it is the register of a `let mut` variable: an immutable
+    /// binding (`let waited = phase;`) must not change when the variable does later.
+    #[track_caller]
+    pub fn snapshot(&mut self, v: Value) -> Value {
+        match v {
+            Value::Reg(r) if self.mut_vars.contains(&r.id) => Value::Reg(self.var(v)),
+            v => v,
+        }
+    }
+
     // ---- launch shape -------------------------------------------------------------------
 
+    // Each shape is checked here, so the error names the Rust line that declared it, by the
+    // same functions `check_kernel` applies to any IR (`arch::check`).
+
+    /// Record `problem` (if any) at the caller's line.
+    #[track_caller]
+    fn report(&mut self, problem: Option<String>) {
+        if let Some(p) = problem {
+            self.error(p);
+        }
+    }
+
     /// `.reqntid`: the kernel must be launched with exactly this block shape.
+    #[track_caller]
     pub fn require_block(&mut self, x: u32, y: u32, z: u32) -> &mut Self {
+        self.report(block_shape_problem("block shape", [x, y, z], self.target.limits()));
         self.bounds.reqntid = Some([x, y, z]);
         self
     }
+    /// `.maxntid`: the kernel is never launched with more threads per block than this.
+    #[track_caller]
     pub fn max_block(&mut self, x: u32, y: u32, z: u32) -> &mut Self {
+        self.report(block_shape_problem("maximum block shape (.maxntid)", [x, y, z], self.target.limits()));
         self.bounds.maxntid = Some([x, y, z]);
         self
     }
     /// Declare a thread-block cluster shape (`.reqnctapercluster` + `.explicitcluster`).
+    #[track_caller]
     pub fn cluster(&mut self, x: u32, y: u32, z: u32) -> &mut Self {
+        // Whether the target has clusters at all is `check_kernel`'s to say (a target
+        // question, like an instruction's availability); the shape is checked here.
+        if self.target.limits().max_cluster_ctas > 0 {
+            self.report(cluster_problem([x, y, z], self.target));
+        }
         self.bounds.cluster = Some([x, y, z]);
         self
     }
+    /// `.maxnreg n` (1..=255).
+    #[track_caller]
     pub fn max_registers(&mut self, n: u32) -> &mut Self {
+        self.report(max_registers_problem(n, self.target.limits()));
         self.bounds.maxnreg = Some(n);
         self
     }
+    /// `.minnctapersm n` (1..=the blocks an SM holds).
+    #[track_caller]
     pub fn min_blocks_per_sm(&mut self, n: u32) -> &mut Self {
+        self.report(min_blocks_problem(n, self.target.limits()));
         self.bounds.minnctapersm = Some(n);
         self
     }
 
     // ---- parameters ---------------------------------------------------------------------
+
+    /// `name`, or `name_2`, `name_3`, .. if a parameter has that name already (for code that
+    /// adds parameters of its own choosing, such as the registry's sample arguments).
+    pub fn fresh_param_name(&self, name: &str) -> String {
+        let taken = |n: &str| self.params.iter().any(|p| p.name == n);
+        if !taken(name) {
+            return name.to_string();
+        }
+        (2..).map(|i| format!("{name}_{i}")).find(|n| !taken(n)).expect("a free name")
+    }
 
     fn add_param(&mut self, name: &str, kind: ParamKind, ty: Type) -> Reg {
         let reg = self.new_reg(ty);
@@ -146,7 +269,7 @@ impl KernelBuilder {
                 message: format!("two parameters are named `{name}`"),
             });
         }
-        self.params.push(Param { name: name.to_string(), kind, reg });
+        self.params.push(Param { name: name.to_string(), kind, reg, tma: None });
         reg
     }
 
@@ -196,34 +319,36 @@ impl KernelBuilder {
         id
     }
 
-    /// `T.alloc_shared::<T>([len])`: a static shared array.
+    /// `T.alloc_shared::<T>([len])`: a static shared array. Its size is checked against the
+    /// target's static shared memory when the kernel is finished (in bytes as `u64`: a huge
+    /// array is refused with its real size, never wrapped).
     #[track_caller]
     pub fn alloc_shared(&mut self, name: &str, elem: Type, len: u32) -> SharedArray {
-        if len == 0 {
-            self.error(format!("shared array `{name}` has length 0"));
-        }
-        if elem == Type::Pred {
-            self.error(format!("shared array `{name}`: predicates have no memory form"));
-        }
         // Arrays of 128 bytes or more are 128-byte aligned: what TMA tensor copies require of
         // their shared operand (a 16-byte aligned destination faults on the GPU).
-        let align = if elem.size() * len >= 128 { 128 } else { elem.size().max(16) };
+        let align = if elem.size() as u64 * len as u64 >= 128 { 128 } else { elem.size().max(16) };
+        self.alloc_shared_with(name, elem, len, align)
+    }
+
+    #[track_caller]
+    fn alloc_shared_with(&mut self, name: &str, elem: Type, len: u32, align: u32) -> SharedArray {
+        for p in shared_alloc_problems(name, elem, len, align, self.target.limits()) {
+            self.error(p);
+        }
         let id = self.add_alloc(name, elem, len.max(1), align, SharedKind::Data);
         SharedArray { base: SharedBase::Static(id), elem, len: Some(len.max(1)) }
     }
 
-    /// A static shared array aligned to `align` bytes (a power of two, at least 16): TMA
-    /// destinations and sources need 128 bytes (1024 with 128-byte swizzling).
+    /// A static shared array aligned to `align` bytes (a power of two, at least 16, at most
+    /// the target's [`crate::arch::Limits::max_shared_align`]): TMA destinations and sources
+    /// need 128 bytes (1024 with 128-byte swizzling).
     #[track_caller]
     pub fn alloc_shared_aligned(&mut self, name: &str, elem: Type, len: u32, align: u32) -> SharedArray {
-        if !align.is_power_of_two() || align < 16 {
+        if align < 16 {
             self.error(format!("shared array `{name}`: alignment {align} must be a power of two >= 16"));
         }
-        let arr = self.alloc_shared(name, elem, len);
-        if let SharedBase::Static(id) = arr.base {
-            self.shared[id.0 as usize].align = align.max(elem.size()).next_power_of_two().max(16);
-        }
-        arr
+        let align = if align.is_power_of_two() { align.max(elem.size()).max(16) } else { align };
+        self.alloc_shared_with(name, elem, len, align)
     }
 
     /// The block shape declared with `require_block` (`.reqntid`), if any.
@@ -256,6 +381,9 @@ impl KernelBuilder {
             ));
         }
         self.uses_dynamic_shared = true;
+        if self.raw_dynamic_view.is_none() {
+            self.raw_dynamic_view = Some(self.here());
+        }
         SharedArray { base: SharedBase::Dynamic { offset }, elem, len: None }
     }
 
@@ -278,10 +406,64 @@ impl KernelBuilder {
     // ---- finishing ----------------------------------------------------------------------
 
     /// Close the kernel: report every build error, then check it against its target.
-    pub fn finish(self) -> Result<Kernel> {
+    ///
+    /// A kernel that moves registers with `setmaxnreg` and declares its block shape but no
+    /// register cap gets `.minnctapersm 1`, CUTLASS's `__launch_bounds__(threads, 1)`: ptxas
+    /// then knows the register count at entry (65536 / threads) and honours `setmaxnreg`
+    /// (without it, it ignores the instruction: C7508).
+    pub fn finish(mut self) -> Result<Kernel> {
+        let b = &self.bounds;
+        if self.uses_setmaxnreg()
+            && b.maxnreg.is_none()
+            && b.minnctapersm.is_none()
+            && (b.reqntid.is_some() || b.maxntid.is_some())
+        {
+            self.bounds.minnctapersm = Some(1);
+        }
         let kernel = self.finish_unchecked()?;
+        if let Some(p) = kernel.declared_shared_problem() {
+            let loc = kernel.dynamic.last().and_then(|d| d.loc);
+            return Err(CodegenError {
+                diagnostics: vec![Diagnostic { kernel: kernel.name.clone(), loc, message: p }],
+            });
+        }
         check_kernel(&kernel)?;
         Ok(kernel)
+    }
+
+    fn uses_setmaxnreg(&self) -> bool {
+        let mut found = false;
+        walk_insts(&self.blocks[0], &mut |inst, _| found |= matches!(inst, Inst::Sync(SyncOp::SetMaxNReg { .. })));
+        found
+    }
+
+    /// The DSL's check before `finish`: `setmaxnreg` needs a register count at entry, which
+    /// ptxas learns from `.maxnreg` or from the block shape (`.reqntid`/`.maxntid`, with the
+    /// `.minnctapersm 1` that `finish` then adds). Builder users may leave it out and read
+    /// ptxas's C7508.
+    pub fn require_register_cap_for_setmaxnreg(&mut self) {
+        let b = &self.bounds;
+        if self.uses_setmaxnreg() && b.maxnreg.is_none() && b.reqntid.is_none() && b.maxntid.is_none() {
+            let loc = self.setmaxnreg_loc();
+            self.errors.push(Diagnostic {
+                kernel: self.name.clone(),
+                loc,
+                message: "`setmaxnreg` in a kernel without a register cap: ptxas ignores it (C7508, register count \
+                          at entry unknown); declare the block shape (`T.require_block(384, 1, 1)`, Phaser then adds \
+                          `.minnctapersm 1`) or a cap (`T.max_registers(168)`)"
+                    .into(),
+            });
+        }
+    }
+
+    fn setmaxnreg_loc(&self) -> Option<SourceLoc> {
+        let mut at = None;
+        walk_insts(&self.blocks[0], &mut |inst, loc| {
+            if at.is_none() && matches!(inst, Inst::Sync(SyncOp::SetMaxNReg { .. })) {
+                at = loc;
+            }
+        });
+        at
     }
 
     /// Close the kernel reporting build errors, without checking it against its target
@@ -290,6 +472,17 @@ impl KernelBuilder {
     pub fn finish_unchecked(mut self) -> Result<Kernel> {
         if self.blocks.len() != 1 {
             self.errors.push(Diagnostic { kernel: self.name.clone(), loc: None, message: "unclosed block".into() });
+        }
+        if let (Some(view), Some(tile)) = (self.raw_dynamic_view, self.dynamic.first()) {
+            self.errors.push(Diagnostic {
+                kernel: self.name.clone(),
+                loc: Some(view),
+                message: format!(
+                    "a raw `dynamic_shared` view and typed tiles (`{}`, ...) both use the dynamic window: the view \
+                     would alias the tiles; allocate this memory as a tile too",
+                    tile.name
+                ),
+            });
         }
         if !self.errors.is_empty() {
             return Err(CodegenError { diagnostics: self.errors });
@@ -300,9 +493,11 @@ impl KernelBuilder {
             params: self.params,
             shared: self.shared,
             uses_dynamic_shared: self.uses_dynamic_shared,
+            dynamic: self.dynamic,
             bounds: self.bounds,
             body: self.blocks.pop().unwrap_or_default(),
             num_regs: self.next_reg,
+            watchdog: self.watchdog,
             ptx_cache: Default::default(),
         };
         Ok(kernel)

@@ -2,8 +2,8 @@
 //! atomics, 16-bit pairs, matrix loads and stores, distributed shared memory, and Ampere
 //! `cp.async`.
 
-use crate::builder::ArrayRef;
-use crate::ir::{AtomOp, AtomOrder, AtomSem, MemScope, Space, Type};
+use crate::builder::{ArrayRef, TileLayout};
+use crate::ir::{AtomOp, AtomOrder, AtomSem, MemScope, Space, Swizzle, Type};
 
 const ATOM_SEM: super::Choice<AtomSem> = choice![
     "relaxed" => AtomSem::Relaxed,
@@ -19,7 +19,8 @@ const ATOM_SCOPE: super::Choice<MemScope> = choice![
     "cluster" => MemScope::Cluster,
     "sys" => MemScope::Sys,
 ];
-const LAYOUT: super::Choice<bool> = choice!["rows" => false, "trans" => true];
+/// An 8x8 matrix as its rows (`ldmatrix`/`stmatrix`), or transposed.
+const MATRIX_LAYOUT: super::Choice<bool> = choice!["rows" => false, "trans" => true];
 
 fn order(sem: AtomSem, scope: MemScope) -> AtomOrder {
     AtomOrder { sem: Some(sem), scope: Some(scope) }
@@ -30,10 +31,18 @@ fn vec<const N: usize>(v: Vec<crate::ir::Value>) -> [crate::ir::Value; N] {
     std::array::from_fn(|i| v.get(i).copied().unwrap_or(crate::ir::Value::u32(0)))
 }
 
+/// A shared allocation's layout: row-major, or as a TMA copy with this swizzle writes it.
+pub(super) const LAYOUT: super::Choice<TileLayout> = choice![
+    "none" => TileLayout::RowMajor,
+    "32B" => TileLayout::Swizzled(Swizzle::B32),
+    "64B" => TileLayout::Swizzled(Swizzle::B64),
+    "128B" => TileLayout::Swizzled(Swizzle::B128),
+];
+
 ops! {
-    /// a static shared array, named after its `let`
-    "alloc_shared" ["gluon:allocate_shared_memory"] ::<T> (shape: ConstDims = 256) -> SharedOfTurbofish
-        = |k, call| k.alloc_shared(call.name(), call.elem(), shape);
+    /// shared memory named after its `let`: `[n]` is a static array; more dimensions or a swizzle make a tile in the dynamic window
+    "alloc_shared" ["gluon:allocate_shared_memory"] ::<T> (shape: Dims = 64; layout: Choice(LAYOUT)) -> SharedOrTile
+        = |k, call| super::tile::alloc_shared_or_tile(k, call.name(), call.elem(), &shape, layout);
     /// `n` 8-byte mbarriers in shared memory
     "alloc_barriers" ["gluon:mbarrier.allocate_mbarrier"] (n: Const) -> Barriers = |k, call| k.alloc_barriers(call.name(), n);
     /// a view of dynamic shared memory, `offset` bytes in
@@ -108,22 +117,22 @@ ops! {
     /// the two f16 halves of a u32 as f32s, `[lo, hi]` (exact)
     "unpack.f16x2" (packed: U32) -> Vec(Type::F32, 2) = |k, call| k.unpack_half2(packed, Type::F16);
     /// the warp loads one 8x8 b16 matrix (threads 0-7 give the row addresses); per thread one u32 of 2 elements
-    "ptx.ldmatrix.x1" ["cute:SM75_U32x1_LDSM_N"] (addr: U32; layout: Choice(LAYOUT)) -> Vec(Type::U32, 1)
+    "ptx.ldmatrix.x1" ["cute:SM75_U32x1_LDSM_N"] (addr: U32; layout: Choice(MATRIX_LAYOUT)) -> Vec(Type::U32, 1)
         = |k, call| vec::<1>(k.ldmatrix(addr, 1, layout));
     /// ... two matrices (threads 0-15 give the row addresses)
-    "ptx.ldmatrix.x2" ["cute:SM75_U32x2_LDSM_N"] (addr: U32; layout: Choice(LAYOUT)) -> Vec(Type::U32, 2)
+    "ptx.ldmatrix.x2" ["cute:SM75_U32x2_LDSM_N"] (addr: U32; layout: Choice(MATRIX_LAYOUT)) -> Vec(Type::U32, 2)
         = |k, call| vec::<2>(k.ldmatrix(addr, 2, layout));
     /// ... four matrices (every thread gives a row address)
-    "ptx.ldmatrix.x4" ["cute:SM75_U32x4_LDSM_N"] (addr: U32; layout: Choice(LAYOUT)) -> Vec(Type::U32, 4)
+    "ptx.ldmatrix.x4" ["cute:SM75_U32x4_LDSM_N"] (addr: U32; layout: Choice(MATRIX_LAYOUT)) -> Vec(Type::U32, 4)
         = |k, call| vec::<4>(k.ldmatrix(addr, 4, layout));
     /// the warp stores one 8x8 b16 matrix (`stmatrix`; threads 0-7 give the row addresses)
-    "ptx.stmatrix.x1" ["cute:SM90_U32x1_STSM_N"] (addr: U32, r0: U32; layout: Choice(LAYOUT)) -> Unit
+    "ptx.stmatrix.x1" ["cute:SM90_U32x1_STSM_N"] (addr: U32, r0: U32; layout: Choice(MATRIX_LAYOUT)) -> Unit
         = |k, call| k.stmatrix(addr, &[r0], layout);
     /// ... two matrices
-    "ptx.stmatrix.x2" ["cute:SM90_U32x2_STSM_N"] (addr: U32, r0: U32, r1: U32; layout: Choice(LAYOUT)) -> Unit
+    "ptx.stmatrix.x2" ["cute:SM90_U32x2_STSM_N"] (addr: U32, r0: U32, r1: U32; layout: Choice(MATRIX_LAYOUT)) -> Unit
         = |k, call| k.stmatrix(addr, &[r0, r1], layout);
     /// ... four matrices
-    "ptx.stmatrix.x4" ["cute:SM90_U32x4_STSM_N"] (addr: U32, r0: U32, r1: U32, r2: U32, r3: U32; layout: Choice(LAYOUT)) -> Unit
+    "ptx.stmatrix.x4" ["cute:SM90_U32x4_STSM_N"] (addr: U32, r0: U32, r1: U32, r2: U32, r3: U32; layout: Choice(MATRIX_LAYOUT)) -> Unit
         = |k, call| k.stmatrix(addr, &[r0, r1, r2, r3], layout);
     /// shared array `arr` of CTA `cta` of the cluster (`mapa`): index it to read and write its memory
     "ptx.mapa_shared" (arr: Shared, cta: U32 = 1) -> RemoteSharedOf(0) = |k, call| k.map_shared_to_cta(arr, cta);

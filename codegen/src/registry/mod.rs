@@ -78,8 +78,11 @@ macro_rules! take {
     ($call:ident, Const) => {
         $call.konst()
     };
-    ($call:ident, ConstDims) => {
-        $call.konst()
+    ($call:ident, Dims) => {
+        $call.dims()
+    };
+    ($call:ident, Tile) => {
+        $call.tile()
     };
     ($call:ident, Coords) => {
         $call.values()
@@ -183,6 +186,7 @@ mod mbarrier;
 mod memory;
 mod pipeline;
 mod sync;
+mod tile;
 mod tma;
 mod warp;
 
@@ -190,6 +194,7 @@ mod warp;
 const FAMILIES: &[&[OpDef]] = &[
     launch::OPS,
     memory::OPS,
+    tile::OPS,
     arith::OPS,
     mbarrier::OPS,
     cute::OPS,

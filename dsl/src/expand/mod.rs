@@ -10,7 +10,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 /// The Rust type a device function takes or returns for a DSL type.
-fn device_rust_type(t: Ty) -> TokenStream {
+pub fn device_rust_type(t: Ty) -> TokenStream {
     match t {
         Ty::Scalar(s) => {
             let r = s.rust_type();
@@ -26,7 +26,9 @@ fn device_rust_type(t: Ty) -> TokenStream {
         Ty::Shared(_) => quote!(::phaser::__private::SharedArray),
         Ty::RemoteShared(_) => quote!(::phaser::__private::RemoteShared),
         Ty::Global { .. } => quote!(::phaser::__private::GlobalPtr),
-        Ty::TensorMap(_) => quote!(::phaser::__private::TensorMapRef),
+        Ty::TensorMap { .. } => quote!(::phaser::__private::TensorMapRef),
+        Ty::Tile { .. } => quote!(::phaser::__private::SharedTile),
+        Ty::Registers { .. } => quote!(::phaser::__private::RegisterArray),
         _ => quote!(()),
     }
 }
@@ -41,7 +43,9 @@ fn allows() -> TokenStream {
 pub fn kernel(f: &FnDef) -> TokenStream {
     let FnKind::Kernel { target } = f.kind else { unreachable!("kernel") };
     let (attrs, vis, name) = (&f.attrs, &f.vis, &f.name);
-    let name_str = name.to_string();
+    // `r#loop` names the kernel `loop`: the name a Rust reader sees (the PTX printer escapes
+    // whatever is not a PTX identifier).
+    let name_str = syn::ext::IdentExt::unraw(name).to_string();
     let target_variant = format_ident!("{}", format!("{target:?}"));
     let comptime: Vec<_> = f.params.iter().filter(|p| p.comptime).map(|p| body::comptime_ident(&p.name)).collect();
     let key_tys: Vec<_> = comptime.iter().map(|_| quote!(u32)).collect();
@@ -50,7 +54,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
     let mut launch_params = Vec::new();
     let mut launch_args = Vec::new();
     for p in &f.params {
-        let (n, s) = (&p.name, p.name.to_string());
+        let (n, s) = (&p.name, syn::ext::IdentExt::unraw(&p.name).to_string());
         if p.comptime {
             let c = body::comptime_ident(n);
             launch_params.push(quote!(#c: u32));
@@ -61,7 +65,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                 let t = sc.codegen_type();
                 let r = sc.rust_type();
                 param_decls.push(if p.mutable {
-                    quote!(let #n = { let __v = __k.param(#s, #t); __k.var(__v) };)
+                    quote!(let #n = { let __v = __k.param(#s, #t); __k.mut_var(__v) };)
                 } else {
                     quote!(let #n = __k.param(#s, #t);)
                 });
@@ -80,8 +84,36 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                     launch_args.push(quote!(::phaser::__private::Arg::buffer(#n)));
                 }
             }
-            Ty::TensorMap(rank) => {
-                param_decls.push(quote!(let #n = __k.param_tensor_map(#s, #rank);));
+            Ty::TensorMap { rank, elem, .. } => {
+                let attr = p.tma.as_ref();
+                let swizzle = attr.and_then(|a| a.swizzle).map(|(sw, _)| format_ident!("{}", format!("{sw:?}")));
+                // The box's compile-time values, built before the parameter (flat, like the body).
+                let mut temps = body::Out::new();
+                let box_dims = attr
+                    .and_then(|a| a.box_dims.as_ref())
+                    .map(|(d, _)| d.iter().rev().map(|x| body::konst(x, &mut temps)).collect::<Vec<_>>());
+                if elem.is_none() && swizzle.is_none() && box_dims.is_none() {
+                    param_decls.push(quote!(let #n = __k.param_tensor_map(#s, #rank);));
+                } else {
+                    let opt = |x: Option<TokenStream>| match x {
+                        Some(x) => quote!(::core::option::Option::Some(#x)),
+                        None => quote!(::core::option::Option::None),
+                    };
+                    let elem = opt(elem.map(|e| e.codegen_type()));
+                    let swizzle = opt(swizzle.map(|sw| quote!(__p::Swizzle::#sw)));
+                    let box_dims = opt(box_dims.map(|d| quote!(::std::vec![#(#d),*])));
+                    param_decls.push(quote!(let #n = {
+                        #(#temps)*
+                        let __spec = __p::TensorMapSpec {
+                            elem: #elem,
+                            box_dims: #box_dims,
+                            swizzle: #swizzle,
+                            declared: true,
+                            loc: ::core::option::Option::None,
+                        };
+                        __k.param_tensor_map_with(#s, #rank, __spec)
+                    };));
+                }
                 launch_params.push(quote!(#n: &::phaser::__private::TensorMap));
                 launch_args.push(quote!(::phaser::__private::Arg::TensorMap(#n)));
             }
@@ -104,6 +136,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
         quote!()
     };
     let allow = allows();
+    let registration = registration(name, &name_str, &target_variant, &f.params);
     let doc_build = format!("Build `{name_str}`'s IR for `target` (uncached; the `#[comptime]` values specialize it).");
     quote! {
         #(#attrs)*
@@ -133,6 +166,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                     #(#param_decls)*
                     #body
                     __k.set_loc(::core::option::Option::None);
+                    __k.require_register_cap_for_setmaxnreg();
                 }
                 __kb.finish()
             }
@@ -170,11 +204,43 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                 __dev.launch(&__kernel, __cfg, &[#(#launch_args),*])
             }
         }
+
+        #registration
+    }
+}
+
+/// The kernel registers itself (`inventory`), so `phaser::registry::kernels()` and the
+/// `phaser` CLI (`list`, `emit`) know it without being told: name, target, `#[comptime]`
+/// parameter names, where it is defined, and a build function taking the comptime values in
+/// declaration order (the CLI checks their number).
+fn registration(name: &syn::Ident, name_str: &str, target_variant: &syn::Ident, params: &[Param]) -> TokenStream {
+    let names: Vec<String> = params.iter().filter(|p| p.comptime).map(|p| p.name.to_string()).collect();
+    let values = (0..names.len()).map(|i| quote!(__values[#i]));
+    let here = quote::quote_spanned!(name.span()=> ::core::file!(), ::core::line!());
+    quote! {
+        ::phaser::__private::inventory::submit! {
+            ::phaser::__private::KernelEntry {
+                name: #name_str,
+                target: ::phaser::__private::Target::#target_variant,
+                comptime: &[#(#names),*],
+                location: (#here),
+                build: {
+                    fn __phaser_build(
+                        __target: ::phaser::__private::Target,
+                        __values: &[u32],
+                    ) -> ::core::result::Result<::phaser::__private::Kernel, ::phaser::__private::CodegenError> {
+                        #name::build(__target, #(#values),*)
+                    }
+                    __phaser_build
+                },
+            }
+        }
     }
 }
 
 pub fn device(f: &FnDef) -> TokenStream {
     let (attrs, vis, name) = (&f.attrs, &f.vis, &f.name);
+    let name_str = syn::ext::IdentExt::unraw(name).to_string();
     let mut params = Vec::new();
     let mut convs = Vec::new();
     for p in &f.params {
@@ -183,7 +249,7 @@ pub fn device(f: &FnDef) -> TokenStream {
         params.push(quote!(#n: #t));
         if p.ty.is_register() {
             convs.push(if p.mutable {
-                quote!(let #n = { let __v = #n.value(); __k.var(__v) };)
+                quote!(let #n = { let __v = #n.value(); __k.mut_var(__v) };)
             } else {
                 quote!(let #n = #n.value();)
             });
@@ -198,11 +264,18 @@ pub fn device(f: &FnDef) -> TokenStream {
                 Stmt::Expr { expr, .. } => expr,
                 Stmt::Let(_) => unreachable!("checked: a result"),
             };
-            let s = body::stmts(init);
-            let l = body::loc(tail.sp);
-            let v = body::expr(tail);
+            let mut out = body::Out::new();
+            body::stmts_into(init, &mut out);
+            out.push(body::loc(tail.sp));
+            let v = body::value(tail, &mut out);
+            // A register array's element is copied out: the caller's array may change later.
+            let v = if crate::check::reads_register_element(tail) {
+                quote!({ let __v = #v; __p::Value::Reg(__k.var(__v)) })
+            } else {
+                v
+            };
             let wrap = if ty.is_register() { quote!(__p::Scalar::new(#v)) } else { v };
-            (device_rust_type(*ty), quote!(#s #l #wrap))
+            (device_rust_type(*ty), quote!(#(#out)* #wrap))
         }
     };
     let allow = allows();
@@ -217,8 +290,17 @@ pub fn device(f: &FnDef) -> TokenStream {
             #[doc(hidden)]
             pub fn __expand(__k: &mut ::phaser::__private::KernelBuilder, #(#params),*) -> #ret {
                 use ::phaser::__private as __p;
-                #(#convs)*
-                #body
+                // Inlining a function that (indirectly) calls itself would never end: the
+                // builder reports the cycle and the call yields a placeholder.
+                if !__k.enter_device(::core::concat!(::core::module_path!(), "::", #name_str)) {
+                    return __p::Placeholder::placeholder();
+                }
+                let __ret = {
+                    #(#convs)*
+                    #body
+                };
+                __k.exit_device();
+                __ret
             }
         }
     }

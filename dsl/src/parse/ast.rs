@@ -5,7 +5,7 @@
 use crate::types::{Scalar, Ty};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, TokenStreamExt};
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 
 /// A source range (first and last token), for diagnostics that underline a whole construct.
 #[derive(Clone, Copy, Debug)]
@@ -74,6 +74,15 @@ pub struct Param {
     pub ty: Ty,
     pub comptime: bool,
     pub mutable: bool,
+    /// `#[tma(box = [rows, cols], swizzle = "128B")]` on a tensor map.
+    pub tma: Option<TmaAttr>,
+}
+
+/// What `#[tma(..)]` declares of a tensor-map parameter.
+pub struct TmaAttr {
+    /// The box, outermost first (like a tile's shape); compile-time u32 expressions.
+    pub box_dims: Option<(Vec<Expr>, Sp)>,
+    pub swizzle: Option<(phaser_codegen::ir::Swizzle, Sp)>,
 }
 
 pub struct Block {
@@ -103,9 +112,13 @@ pub struct Let {
     pub sp: Sp,
     /// Set by the checker: how the expansion binds the variable.
     pub binding: Cell<Binding>,
-    /// Set by the checker: the `let mut` variables in scope, which an immutable binding must
-    /// not alias (`let waited = phase;` copies `phase`'s register when it is one of them).
-    pub muts: RefCell<Vec<Ident>>,
+    /// Set by the checker: whether a `let mut` variable is in scope, which an immutable
+    /// binding must not alias (`let waited = phase;` copies `phase`'s register: the builder
+    /// knows which registers are `let mut` variables, see `KernelBuilder::snapshot`).
+    pub snapshot: Cell<bool>,
+    /// Set by the checker: the value is a register array's element, which the binding copies
+    /// (a later `acc[i] = ..` must not change it).
+    pub copy: Cell<bool>,
 }
 
 /// How a variable is held while the IR is built.
@@ -118,6 +131,10 @@ pub enum Binding {
     Reg,
     /// A `#[comptime]` parameter: a Rust `u32`.
     Comptime,
+    /// A compile-time `let` or an `#[unroll]` loop variable: a Rust `u32` or `bool`.
+    Const,
+    /// A `const` item outside the kernel (an unbound UPPER_CASE name): a Rust `u32` by path.
+    Item,
 }
 
 pub struct Expr {
@@ -213,6 +230,8 @@ pub enum ExprKind {
         name: Ident,
         args: Vec<Expr>,
     },
+    /// `path::TO::CONST`: a `const` item outside the kernel (a compile-time u32).
+    Item(syn::Path),
     /// `path(args)`: a `#[phaser::device]` function.
     Call {
         path: syn::Path,
@@ -225,13 +244,15 @@ pub enum ExprKind {
     },
     Block(Block),
     For {
+        /// `#[unroll]`: the iterations are built one after the other (compile-time bounds).
+        unroll: Option<Sp>,
         var: Ident,
         start: Box<Expr>,
         end: Box<Expr>,
         step: Option<Box<Expr>>,
         body: Block,
-        /// The `let mut`s in scope: the end bound is evaluated once (a copy), as in Rust.
-        muts: RefCell<Vec<Ident>>,
+        /// Whether a `let mut` is in scope: the end bound is evaluated once (a copy), as in Rust.
+        snapshot: Cell<bool>,
     },
     While {
         cond: Box<Expr>,

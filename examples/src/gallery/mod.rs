@@ -14,6 +14,7 @@ pub mod row_reduce;
 pub mod seeds;
 pub mod stream_axpb;
 pub mod tma_two_stage;
+pub mod transpose_swizzled;
 
 pub use problem::{run_problem, simulate_problem, BufferId, Outputs, Problem};
 
@@ -68,13 +69,49 @@ pub struct Run {
     pub digest: u64,
     /// Device time of the last launch (GPU).
     pub elapsed: Option<Duration>,
+    /// The simulator's non-fatal findings (fatal ones are `RuntimeError::Simulation`).
+    pub findings: Vec<String>,
 }
 
 /// Set up `e` from `seed`, run it on `dev` and check it.
 pub fn run(e: &Example, dev: &Device, size: Size, seed: u64) -> Result<Run, RuntimeError> {
     let mut p = (e.setup)(dev, size, seed)?;
     let out = run_problem(dev, &mut p)?;
-    Ok(Run { outcome: (e.check)(&p, &out), digest: out.digest(), elapsed: out.elapsed() })
+    let findings =
+        out.launches.iter().filter_map(|l| l.sim.as_ref()).flat_map(|r| &r.findings).map(|f| f.to_string()).collect();
+    Ok(Run { outcome: (e.check)(&p, &out), digest: out.digest(), elapsed: out.elapsed(), findings })
+}
+
+/// The gallery as the `phaser` CLI runs it (`phaser::registry`): the gallery binary is
+/// `phaser::cli::main()` with these registered (`src/main.rs`).
+pub fn registered() -> Vec<phaser::registry::Example> {
+    examples()
+        .into_iter()
+        .map(|e| {
+            let (setup, check, kernels) = (e.setup, e.check, e.kernels);
+            phaser::registry::Example {
+                name: e.name.to_string(),
+                about: e.about.to_string(),
+                kernels: Box::new(kernels),
+                run: Box::new(move |dev, size, seed| {
+                    let size = match size {
+                        phaser::registry::Size::Small => Size::Small,
+                        phaser::registry::Size::Quick => Size::Quick,
+                        phaser::registry::Size::Full => Size::Full,
+                    };
+                    let e = Example { name: "", about: "", kernels, setup, check };
+                    let r = run(&e, dev, size, seed)?;
+                    Ok(phaser::registry::ExampleRun {
+                        passed: r.outcome.passed,
+                        detail: r.outcome.detail,
+                        digest: r.digest,
+                        elapsed: r.elapsed,
+                        findings: r.findings,
+                    })
+                }),
+            }
+        })
+        .collect()
 }
 
 /// The example named `name`.
@@ -94,6 +131,7 @@ pub fn examples() -> Vec<Example> {
     v.extend(pipeline::examples());
     v.extend(dsl_seeds::examples());
     v.extend(dsl_pipeline::examples());
+    v.extend(transpose_swizzled::examples());
     v.extend(row_reduce::examples());
     v.extend(cluster_reduce::examples());
     v

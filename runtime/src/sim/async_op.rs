@@ -57,6 +57,9 @@ pub enum AsyncKind {
     /// `cp.async.mbarrier.arrive`: one arrival on `(cta, off)` once the issuer's `cp.async`
     /// ops `after` (those in flight at the arrive) have landed.
     CpAsyncArrive { cta: usize, off: u32, after: Vec<u32> },
+    /// A `wgmma.mma_async` of warpgroup `wg` (all four warps issued it); wgmmas of a warpgroup
+    /// complete in issue order (`exec_wgmma.rs`).
+    Wgmma { wg: usize, mma: Box<super::wgmma_state::MmaIssue> },
 }
 
 pub struct AsyncOp<S> {
@@ -79,13 +82,7 @@ pub fn pieces(bytes: u32) -> Vec<(u32, u32)> {
 /// The swizzled shared address of byte address `a` (CUTLASS `Swizzle<B,4,3>`: the 16-byte
 /// chunk index inside a 128-byte row is XORed with the row index modulo 2/4/8).
 pub fn swizzle(a: u32, s: Swizzle) -> u32 {
-    let m = match s {
-        Swizzle::None => return a,
-        Swizzle::B32 => 1,
-        Swizzle::B64 => 3,
-        Swizzle::B128 => 7,
-    };
-    a ^ (((a >> 7) & m) << 4)
+    s.apply(a)
 }
 
 /// Visit every element of the box at `coords`: `f(box byte offset, global address or None

@@ -1,5 +1,6 @@
 //! Instructions other than arithmetic and control flow (the slow path): dispatch to
-//! `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`; `tcgen05.commit` and probes here.
+//! `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_warp` (warp collectives and fragments),
+//! `exec_tma`, `exec_wgmma`; `tcgen05.commit`, `printf` and probes here.
 
 use super::async_op::AsyncKind;
 use super::check::Checker;
@@ -69,22 +70,16 @@ impl<C: Checker> Engine<'_, C> {
                     self.out.probe(tag, ctaid, t, self.time.tick, vals, self.cx.config.max_probes);
                 }
             }
-            // Not simulated yet (wgmma as an asynchronous tensor-core agent comes with the
-            // simulator's async-agent rework): a clear finding that stops the run.
-            Inst::Wgmma(_) | Inst::Asm(_) => {
-                let msg = match inst {
-                    Inst::Wgmma(op) => format!(
-                        "unsupported op `{}`: the simulator does not model it yet (run it on the GPU)",
-                        op.mnemonic()
-                    ),
-                    _ => "unsupported op: inline PTX (`T.asm`) is not run by the simulator, which cannot know what \
-                          it does (run the kernel on the GPU)"
-                        .to_string(),
-                };
+            // The tensor core (`exec_wgmma.rs`).
+            Inst::Wgmma(op) => self.exec_wgmma(wi, mask, pc, op),
+            // Not simulated: a clear finding that stops the run.
+            Inst::Asm(_) => {
+                let msg = "unsupported op: inline PTX (`T.asm`) is not run by the simulator, which cannot know what \
+                           it does (run the kernel on the GPU)";
                 let l = lanes(mask).next().unwrap_or(0);
                 let t = self.cluster_thread(wi, l);
                 let cta = self.exec.warps[wi].cta;
-                self.finding(super::finding::Category::Unsupported, cta, Some(t), None, Some(pc), msg);
+                self.finding(super::finding::Category::Unsupported, cta, Some(t), None, Some(pc), msg.into());
                 self.abort = true;
             }
             // Lowered to fast ops.
