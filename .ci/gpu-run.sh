@@ -4,7 +4,7 @@
 cd "$(dirname "$0")"
 # ONLY=regex runs just the steps whose name matches (e.g. ONLY='gallery|sim_vs_gpu|test_').
 # SANITIZE=1 adds the compute-sanitizer steps (sanitize_<tool>_<example>, one process each),
-# NCU=1 the Nsight Compute steps of the streaming kernels.
+# NCU=1 the Nsight Compute steps (streaming kernels, GEMM, the row reduction's bank conflicts).
 # Logs go to ./logs; with $OUT set (the device tool) they come back as one archive, $OUT/logs.tgz.
 LOGS=./logs; rm -rf "$LOGS"; mkdir -p "$LOGS"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null | tee "$LOGS/device.txt"
@@ -99,12 +99,31 @@ if [ "${GEMM:-0}" = 1 ]; then
   step gemm_sweep_nmajor ./bin/bench_gemm --perf --b nmajor --shapes 4096x4096x4096,8192x8192x8192 --block-n 128 --wg-m 128
 fi
 # NCU=1: Nsight Compute's DRAM throughput of the streaming kernels: every stream_axpb variant
-# (depths, tile shapes), then the Triton kernel and torch's copy, one launch each (bench/stream.md).
+# (depths, tile shapes), then the Triton kernel and torch's copy, one launch each (bench/stream.md);
+# and the shared-memory bank conflicts of the row reduction (its consumers read 32 consecutive
+# words per warp: the two counters must be 0), measured on the real kernel.
 if [ "${NCU:-0}" = 1 ]; then
   step gemm_ncu env NCU_OUT="$LOGS" bash bench/gemm_ncu.sh ./bin/bench_gemm 8192x8192x8192
   NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes.sum.per_second,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread
   step ncu_stream_axpb ncu --clock-control none --metrics "$NCU_METRICS" -k regex:stream_axpb ./bin/bench_stream --runs 1 --warmup 0 --sweep
   step ncu_stream_triton ncu --clock-control none --target-processes all --metrics "$NCU_METRICS" -k 'regex:axpb_kernel|copy|elementwise' python3 bench/stream_triton.py --runs 1 --warmup 0
+  BANK_METRICS=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+  step ncu_row_reduce_banks bash -c "ncu --clock-control none --kernel-name dsl_row_reduce --metrics $BANK_METRICS --csv \
+      ./bin/phaser run --backend gpu --full --only dsl_row_reduce > '$LOGS/ncu_row_reduce.csv' \
+    && python3 - '$LOGS/ncu_row_reduce.csv' <<'PY'
+import csv, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 3]
+head = next((r for r in rows if 'Metric Name' in r), None)
+if head is None:
+    sys.exit('no ncu metrics in the output (did the kernel run under ncu?)')
+name, value = head.index('Metric Name'), head.index('Metric Value')
+seen = [(r[name], float(r[value].replace(',', ''))) for r in rows if r is not head and 'bank_conflicts' in r[name]]
+for n, v in seen:
+    print(f'{n} = {v:g}')
+if len(seen) < 2 or any(v != 0 for _, v in seen):
+    sys.exit('dsl_row_reduce: shared-memory bank conflicts (or no measurement)')
+print('dsl_row_reduce: no shared-memory bank conflicts')
+PY"
 fi
 # SANITIZE=1: every gallery example under each compute-sanitizer tool, each run its own process
 # (a fault under one tool cannot poison the others); a generous watchdog, since the tools slow
@@ -140,6 +159,8 @@ highlights() {
   for f in bench_stream bench_stream_wait_in-loop bench_stream_wait_none; do
     [ -f "$LOGS/$f.log" ] && echo "--- $f" && grep -E '^\| (cuMemcpy|stream_axpb_s[346] )|^best' "$LOGS/$f.log"
   done
+  f=ncu_row_reduce_banks
+  [ -f "$LOGS/$f.log" ] && echo "--- $f" && grep -E 'bank_conflicts|dsl_row_reduce:' "$LOGS/$f.log"
 }
 highlights > "$LOGS/highlights.txt" 2>/dev/null
 echo

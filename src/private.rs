@@ -6,7 +6,7 @@ pub use half;
 pub use inventory;
 pub use phaser_codegen::builder::{
     Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RegisterArray, RemoteBarrier,
-    SharedArray, SharedTile, TensorMapRef,
+    RemoteShared, SharedArray, SharedTile, TensorMapRef,
 };
 pub use phaser_codegen::ir::{Reg, SourceLoc, Swizzle, TensorMapSpec, Type, Value};
 /// Every `T.*` op expands to `call_op(__k, "path", args, elem, let_name)`: the registry
@@ -123,7 +123,17 @@ impl<T: DslScalar> IntoArg<Scalar<T>> for Value {
 macro_rules! same_arg {
     ($($t:ty),*) => {$( impl IntoArg<$t> for $t { fn into_arg(self, _: &mut KernelBuilder) -> $t { self } } )*};
 }
-same_arg!(Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef, SharedTile, RegisterArray);
+same_arg!(
+    Barrier,
+    RemoteBarrier,
+    BarrierArray,
+    SharedArray,
+    RemoteShared,
+    GlobalPtr,
+    TensorMapRef,
+    SharedTile,
+    RegisterArray
+);
 
 pub fn into_arg<P, V: IntoArg<P>>(k: &mut KernelBuilder, v: V) -> P {
     v.into_arg(k)
@@ -143,7 +153,18 @@ impl<T> DeviceRet for Scalar<T> {
 macro_rules! same_ret {
     ($($t:ty),*) => {$( impl DeviceRet for $t { type Out = $t; fn into_dsl(self) -> $t { self } } )*};
 }
-same_ret!((), Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef, SharedTile, RegisterArray);
+same_ret!(
+    (),
+    Barrier,
+    RemoteBarrier,
+    BarrierArray,
+    SharedArray,
+    RemoteShared,
+    GlobalPtr,
+    TensorMapRef,
+    SharedTile,
+    RegisterArray
+);
 
 /// An immutable `let` of a `let mut` variable copies it (`let waited = phase;` must not change
 /// when `phase` does): the builder knows the `let mut` registers (`KernelBuilder::mut_var`).
@@ -162,10 +183,27 @@ impl Snapshot for Barrier {}
 impl Snapshot for RemoteBarrier {}
 impl Snapshot for BarrierArray {}
 impl Snapshot for SharedArray {}
+impl Snapshot for RemoteShared {}
+/// A vector load's values are fresh registers, never a `let mut`'s.
+impl<const N: usize> Snapshot for [Value; N] {}
+
+/// `v[i]` of a vector (`T.ld.v4(..)`); an index past its end (a `#[comptime]` one, which the
+/// macro cannot check) is a build error, not a panic.
+#[track_caller]
+pub fn vector_elem<const N: usize>(k: &mut KernelBuilder, v: &[Value; N], i: u32) -> Value {
+    match v.get(i as usize) {
+        Some(x) => *x,
+        None => {
+            k.error(format!("index {i} is out of bounds for a vector of {N} values"));
+            Value::u32(0)
+        }
+    }
+}
 impl Snapshot for GlobalPtr {}
 impl Snapshot for TensorMapRef {}
 impl Snapshot for SharedTile {}
 impl Snapshot for RegisterArray {}
+// A pipeline state's registers are the state itself (`T.pipeline.advance` updates them).
 impl Snapshot for Pipeline {}
 impl Snapshot for PipelineState {}
 
@@ -200,6 +238,7 @@ placeholder!(
         elem: Type::U32,
         len: Some(1),
     },
+    RemoteShared => RemoteShared { addr: Value::u32(0), elem: Type::U32, len: Some(1) },
     GlobalPtr => GlobalPtr { addr: Value::u64(0), elem: Type::U32, mutable: false },
     TensorMapRef => TensorMapRef { addr: Value::u64(0), rank: 1 },
     Pipeline => Pipeline {

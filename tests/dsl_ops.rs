@@ -222,3 +222,141 @@ fn activemask_names_the_lanes_executing_together_in_the_simulator() {
         }
     }
 }
+
+/// The ops of issue 11 (warp collectives, vector and atomic memory, 16-bit pairs, matrices,
+/// distributed shared memory, clocks, `printf`, programmatic dependent launch, inline PTX,
+/// CuTe's names, cluster pipelines) in one kernel that ptxas must accept.
+#[phaser::kernel(target = "sm_100a")]
+fn issue11_ops(out: &mut [u32], fout: &mut [f32], src: &[f32], wide: &mut [u64]) {
+    T.require_block(128, 1, 1);
+    T.cluster_dims(2, 1, 1);
+    let tid = T.thread_idx();
+    let lane = T.lane_idx();
+    let x = tid * 3;
+    // Warp collectives.
+    T.cuda.warp_sync();
+    T.cuda.warp_sync(T.ptx.activemask());
+    T.cuda.warpgroup_sync();
+    T.cuda.warpgroup_sync(2);
+    let a = T.ptx.shfl.sync.bfly(x, 16);
+    let b = T.ptx.shfl.sync.down(x, 1, 16);
+    let c = T.ptx.shfl.sync.up(x, 2, 32, 0xffffffff);
+    let f = T.ptx.shfl.sync.idx(src[tid], 0);
+    let all = T.ptx.vote.sync.all(x > 3);
+    let any = T.ptx.vote.sync.any(x > 3, 0xffffffff);
+    let uni = T.ptx.vote.sync.uni(lane < 16);
+    let ballot = T.ptx.vote.sync.ballot(lane % 2 == 0);
+    let sum = T.ptx.redux.sync.add(x);
+    let lo = T.ptx.redux.sync.min(x as i32);
+    let hi = T.ptx.redux.sync.max(x);
+    let bits = T.ptx.redux.sync.and(x) + T.ptx.redux.sync.or(x) + T.ptx.redux.sync.xor(x, 0xffffffff);
+    let same = T.ptx.match_sync.any(x) + T.ptx.match_sync.all(x as u64);
+    out[tid] = a + b + c + ballot + sum + hi + bits + same + T.select(all || any || uni, 1, 0) + lo as u32;
+    // Vector loads and stores, the read-only cache.
+    let tile = T.alloc_shared::<f32>([512]);
+    let v2 = T.ld.v2(src, 2 * tid);
+    let v4 = T.ld.v4(tile, 4 * tid);
+    let n1 = T.ld.nc(src, tid);
+    let n4 = T.ld.nc_v4(src, 4 * tid);
+    T.st.v2(fout, 2 * tid, v2[0], v2[1] + f);
+    T.st.v4(tile, 4 * tid, v4[0], n4[1], n4[2], n1);
+    // Atomics and reductions on global, shared and another CTA's shared memory.
+    let counts = T.alloc_shared::<u32>([128]);
+    let old = T.atomic.add(out, 0, 1);
+    T.atomic.add(out, 1, 2, "acq_rel", "gpu");
+    T.atomic.min(counts, lane, old, "relaxed", "cta");
+    T.atomic.max(out, 2, old, "release");
+    T.atomic.and(out, 3, 0xff);
+    T.atomic.or(counts, 4, 1);
+    T.atomic.xor(out, 5, old, "acquire", "sys");
+    let prev = T.atomic.exch(counts, lane, tid);
+    let seen = T.atomic.cas(out, 6, prev, tid, "acq_rel", "cluster");
+    T.red.add(wide, 0, seen as u64);
+    T.red.min(counts, 7, 3, "release", "cta");
+    T.red.max(out, 8, 9, "relaxed");
+    // Distributed shared memory.
+    let peer = T.ptx.mapa_shared(counts, 1);
+    T.atomic.add(peer, lane, 1, "relaxed", "cluster");
+    peer[lane] = peer[lane + 1] + 1;
+    let peer_elem = T.cluster_elem_addr(peer, 4);
+    let peer_base = T.ptx.mapa_addr(T.shared_addr(counts), 0);
+    // 16-bit pairs.
+    let bf = T.pack.bf16x2(1.5, src[tid]);
+    let hf = T.pack.f16x2(src[tid], 2.0);
+    let ub = T.unpack.bf16x2(bf);
+    let uh = T.unpack.f16x2(hf);
+    fout[tid] = ub[0] + ub[1] + uh[0] + uh[1];
+    // Matrix fragments.
+    let halves = T.alloc_shared::<u32>([512]);
+    let row = T.shared_elem_addr(halves, lane * 4);
+    let m1 = T.ptx.ldmatrix.x1(row);
+    let m2 = T.ptx.ldmatrix.x2(row, "trans");
+    let m4 = T.ptx.ldmatrix.x4(row, "rows");
+    T.ptx.stmatrix.x1(row, m1[0]);
+    T.ptx.stmatrix.x2(row, m2[0], m2[1], "trans");
+    T.ptx.stmatrix.x4(row, m4[0], m4[1], m4[2], m4[3]);
+    // Clocks, backoff, printf, programmatic dependent launch.
+    let t0 = T.clock64();
+    T.nanosleep(100);
+    wide[tid] = T.clock64() - t0 + T.globaltimer();
+    T.printf("tid %u sum %u f %f\n", [tid, sum, src[tid]]);
+    T.printf("no arguments\n", []);
+    T.ptx.griddepcontrol.wait();
+    T.ptx.griddepcontrol.launch_dependents();
+    // Inline PTX.
+    let mut y = 0u32;
+    T.asm("add.u32 {1}, {0}, 7;", [x], [y]);
+    T.asm("{{ .reg .pred p; setp.eq.u32 p, {0}, 0; selp.u32 {1}, 1, 2, p; }}", [x], [y], "none");
+    out[tid + 128] = y + peer_elem + peer_base;
+    // CuTe's names, remote arrivals and bulk copies between CTAs.
+    let bars = T.alloc_barriers(2);
+    let bar = bars.ptr_to([0]);
+    if tid == 0 {
+        T.cute.initialize_barrier(bar, 1);
+    }
+    T.cute.arrive_barrier(bar);
+    T.cute.set_barrier_transaction_bytes(bar, 16);
+    T.cute.wait_barrier(bar, 0);
+    T.ptx.mbarrier.arrive_remote_pred(bar, 1, lane == 0);
+    let rbar = T.ptx.mapa(bar, 1);
+    T.ptx.mbarrier.arrive.expect_tx_remote(rbar, 64);
+    T.ptx.cp_async.bulk.s2cluster(peer_elem, T.shared_addr(counts), 64, rbar);
+    T.ptx.cp_async.bulk.g2s_multicast(T.shared_addr(tile), T.global_elem_addr(src, 0), 256, bar, 3);
+    // Cluster pipelines, tokens, advance(n).
+    let pipe = T.pipeline.new_cluster(2, 1, 2);
+    let pipe_cta = T.pipeline.new_cluster(2, 1, 2, "cta");
+    T.pipeline.init(pipe);
+    T.pipeline.init(pipe_cta);
+    let st = T.pipeline.producer_state(pipe);
+    let token = T.pipeline.producer_try_acquire(pipe, st);
+    T.pipeline.producer_acquire_with_token(pipe, st, token);
+    let cst = T.pipeline.consumer_state(pipe_cta);
+    let ready = T.pipeline.consumer_try_wait(pipe_cta, cst);
+    T.pipeline.consumer_wait_with_token(pipe_cta, cst, ready);
+    T.pipeline.advance(st, 2);
+}
+
+#[test]
+fn issue11_ops_build_and_assemble() {
+    let ptx = issue11_ops::ptx().unwrap_or_else(|e| panic!("{e}"));
+    let ptxas = phaser::codegen::ptxas::require();
+    if let Err(msg) = phaser::codegen::ptxas::assemble(&ptxas, &ptx, "sm_100a") {
+        panic!("ptxas:\n{msg}\n{ptx}");
+    }
+    for needle in [
+        "shfl.sync.bfly.b32",
+        "vote.sync.ballot.b32",
+        "redux.sync.min.s32",
+        "match.all.sync.b64",
+        "ld.global.nc.v4.f32",
+        "atom.acq_rel.cluster.global.cas.b32",
+        "red.release.cta.shared.min.u32",
+        "ldmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16",
+        "call.uni (retval0), vprintf",
+        "griddepcontrol.wait;",
+        "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes",
+        "{ // inline PTX",
+    ] {
+        assert!(ptx.contains(needle), "{needle} missing:\n{ptx}");
+    }
+}

@@ -50,11 +50,7 @@ fn both_backends_refuse_the_same_inputs_the_same_way() {
         let kernel = kernel.clone();
         move |dev: &Device| {
             let out = dev.alloc::<u32>(64)?;
-            dev.launch(
-                &kernel,
-                LaunchConfig { grid, block, dynamic_shared_bytes: 0, watchdog: None },
-                &[Arg::buffer(&out)],
-            )
+            dev.launch(&kernel, LaunchConfig { grid, block, ..LaunchConfig::linear(1, 1) }, &[Arg::buffer(&out)])
         }
     };
     type Case = Box<dyn Fn(&Device) -> Result<(), RuntimeError>>;

@@ -77,7 +77,7 @@ fn a_strided_view_whose_extent_wraps_is_refused() {
 
 #[test]
 fn a_block_whose_thread_count_wraps_is_refused() {
-    let cfg = LaunchConfig { grid: [1, 1, 1], block: [65536, 65536, 1], dynamic_shared_bytes: 0, watchdog: None };
+    let cfg = LaunchConfig { grid: [1, 1, 1], block: [65536, 65536, 1], ..LaunchConfig::linear(1, 1) };
     assert_eq!(cfg.threads_per_block(), u32::MAX, "saturates, never 0");
     let dev = sim();
     let out = dev.alloc::<u32>(1).unwrap();
@@ -249,7 +249,7 @@ fn launch_shapes_beyond_the_target_limits_are_refused() {
     let out = dev.alloc::<u32>(64).unwrap();
     let k = iota_kernel("k");
     let problem = |grid: [u32; 3], block: [u32; 3]| {
-        dev.launch(&k, LaunchConfig { grid, block, dynamic_shared_bytes: 0, watchdog: None }, &[Arg::buffer(&out)])
+        dev.launch(&k, LaunchConfig { grid, block, ..LaunchConfig::linear(1, 1) }, &[Arg::buffer(&out)])
             .unwrap_err()
             .to_string()
     };

@@ -577,7 +577,12 @@ fn launch_case(l: LaunchInput) -> Result<Outcome, TestCaseError> {
         (Ok(k), Ok(_)) => k,
     };
     let problem = expected.unwrap();
-    let cfg = LaunchConfig { grid: l.grid, block: l.block, dynamic_shared_bytes: l.dynamic_bytes, watchdog: None };
+    let cfg = LaunchConfig {
+        grid: l.grid,
+        block: l.block,
+        dynamic_shared_bytes: l.dynamic_bytes,
+        ..LaunchConfig::linear(1, 1)
+    };
     let total = cfg.total_threads();
     let dev = Device::sim(SimConfig { max_steps: MAX_STEPS, ..SimConfig::fast() });
     if problem.is_none() && total > RUN_THREADS as u128 {
@@ -1041,7 +1046,7 @@ fn simulate_generated(k: &Kernel) -> Result<(), RuntimeError> {
     let block = k.bounds.reqntid.unwrap_or([128, 1, 1]);
     let grid = k.bounds.cluster.unwrap_or([1, 1, 1]);
     let dynamic = if k.uses_dynamic_shared { 4096 } else { 0 };
-    let cfg = LaunchConfig { grid, block, dynamic_shared_bytes: dynamic, watchdog: None };
+    let cfg = LaunchConfig { grid, block, dynamic_shared_bytes: dynamic, ..LaunchConfig::linear(1, 1) };
     dev.simulate(k, cfg, &args).map(|_| ())
 }
 

@@ -29,6 +29,35 @@ fn every_op_is_exercised_by_the_kitchen_sink_test() {
     assert!(missing.is_empty(), "ops not used in tests/dsl_ops.rs: {missing:?}");
 }
 
+#[test]
+fn a_warp_level_typo_never_suggests_a_cta_barrier() {
+    use crate::check::ops::op_suggestion;
+    // `__syncwarp` spelled as users do: each gets the warp barrier, never `T.cuda.cta_sync`
+    // (a `bar.sync 0` inside a warp-specialized branch deadlocks the other warps).
+    for unknown in [
+        "syncwarp",
+        "__syncwarp",
+        "cuda.syncwarp",
+        "cuda.__syncwarp",
+        "warp_sync",
+        "cuda.warpsync",
+        "sync_warp",
+        "cuda.sync_warp",
+        "warp_barrier",
+    ] {
+        let help = op_suggestion(unknown);
+        assert!(help.contains("`T.cuda.warp_sync`"), "{unknown}: {help}");
+        assert!(!help.contains("cta_sync") && !help.contains("bar.sync"), "{unknown}: {help}");
+    }
+    // Other libraries' spellings of the new ops.
+    assert!(op_suggestion("__shfl_xor_sync").contains("`T.ptx.shfl.sync.bfly`"));
+    assert!(op_suggestion("mbarrier.wait").contains("`T.ptx.mbarrier.try_wait`"));
+    assert!(op_suggestion("wait_barrier").contains("`T.cute.wait_barrier`"));
+    assert!(op_suggestion("cudaGridDependencySynchronize").contains("`T.ptx.griddepcontrol.wait`"));
+    // A CTA-level typo still gets the CTA barrier.
+    assert!(op_suggestion("cuda.cta_synk").contains("`T.cuda.cta_sync`"));
+}
+
 /// A kernel of about `n` statements of the kinds real kernels have: `let`s, `let mut`s
 /// (which immutable `let`s snapshot), assignments, ops, branches and loops.
 fn kernel_with_statements(n: usize) -> String {

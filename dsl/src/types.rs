@@ -116,6 +116,22 @@ impl Scalar {
             Scalar::F64 => Type::F64,
         }
     }
+    /// The DSL scalar of a codegen type (`b32` reads as `u32`); `None` for predicates.
+    pub fn from_ir(t: Type) -> Option<Scalar> {
+        Some(match t {
+            Type::U16 | Type::B16 => Scalar::U16,
+            Type::S16 => Scalar::I16,
+            Type::U32 | Type::B32 => Scalar::U32,
+            Type::S32 => Scalar::I32,
+            Type::U64 | Type::B64 => Scalar::U64,
+            Type::S64 => Scalar::I64,
+            Type::F16 => Scalar::F16,
+            Type::BF16 => Scalar::BF16,
+            Type::F32 => Scalar::F32,
+            Type::F64 => Scalar::F64,
+            Type::Pred => return None,
+        })
+    }
     /// The host Rust type (launch arguments, device-function boundaries).
     pub fn rust_type(self) -> TokenStream {
         match self {
@@ -154,6 +170,10 @@ pub enum Ty {
     PipelineState,
     /// A shared-memory array (`T.alloc_shared::<T>([n])`).
     Shared(Scalar),
+    /// A shared array of some CTA of the cluster (`T.ptx.mapa_shared(arr, cta)`).
+    RemoteShared(Scalar),
+    /// `N` values of one type from one instruction (`T.ld.v4(..)`), read as `v[0]`..`v[N-1]`.
+    Vector(Scalar, u8),
     /// A typed shared tile (`T.alloc_shared::<T>([rows, cols], "128B")`) or a sub-tile;
     /// `layout` is unknown for a device function's `Tile<T, RANK>` parameter.
     Tile {
@@ -246,6 +266,8 @@ impl fmt::Display for Ty {
             Ty::Pipeline => f.write_str("pipeline"),
             Ty::PipelineState => f.write_str("pipeline state"),
             Ty::Shared(s) => write!(f, "shared array of {}", s.name()),
+            Ty::RemoteShared(s) => write!(f, "cluster shared array of {}", s.name()),
+            Ty::Vector(s, n) => write!(f, "`[{}; {n}]`", s.name()),
             Ty::Tile { elem, rank, .. } => write!(f, "{rank}-dimensional tile of {}", elem.name()),
             Ty::Registers { elem, rank } => write!(f, "{rank}-dimensional register array of {}", elem.name()),
             Ty::Global { elem, mutable: true } => write!(f, "`&mut [{}]`", elem.name()),

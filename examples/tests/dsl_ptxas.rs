@@ -19,7 +19,10 @@ fn every_dsl_gallery_kernel_assembles() {
             n += 1;
         }
     }
-    assert_eq!(n, 7, "the four DSL seed kernels and three dsl_pipeline_axpb specializations");
+    assert_eq!(
+        n, 9,
+        "the four DSL seed kernels, three dsl_pipeline_axpb specializations, dsl_row_reduce and dsl_cluster_reduce"
+    );
 }
 
 #[test]

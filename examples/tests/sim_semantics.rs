@@ -160,7 +160,7 @@ fn step_limit_stops_an_infinite_loop_with_a_clear_error() {
 #[test]
 fn memory_limit_is_a_clear_error() {
     let dev = Device::sim(SimConfig { max_memory_bytes: 1 << 20, ..SimConfig::default() });
-    let err = dev.alloc::<u32>(1 << 20).err().expect("4 MiB over a 1 MiB limit").to_string();
+    let err = dev.alloc::<u32>(1 << 20).expect_err("4 MiB over a 1 MiB limit").to_string();
     assert!(err.contains("memory limit"), "{err}");
 }
 

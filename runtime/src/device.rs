@@ -396,7 +396,7 @@ mod tests {
         let k = k.finish().unwrap();
         let problem = |grid: [u32; 3], block: [u32; 3]| match check_config(
             &k,
-            &LaunchConfig { grid, block, dynamic_shared_bytes: 0, watchdog: None },
+            &LaunchConfig { grid, block, ..LaunchConfig::linear(1, 1) },
         ) {
             Err(RuntimeError::BadLaunch { problem, .. }) => problem,
             other => panic!("expected BadLaunch, got {:?}", other.map(|_| ())),
@@ -406,12 +406,7 @@ mod tests {
         assert_eq!(problem([1, 1, 1], [64, 32, 1]), "2048 threads per block exceed 1024");
         check_config(
             &k,
-            &LaunchConfig {
-                grid: [(1 << 31) - 1, 65535, 65535],
-                block: [1024, 1, 1],
-                dynamic_shared_bytes: 0,
-                watchdog: None,
-            },
+            &LaunchConfig { grid: [(1 << 31) - 1, 65535, 65535], block: [1024, 1, 1], ..LaunchConfig::linear(1, 1) },
         )
         .unwrap();
     }

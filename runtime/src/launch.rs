@@ -5,12 +5,19 @@ use crate::watchdog::Watchdog;
 use phaser_codegen::Kernel;
 use std::time::Duration;
 
-/// Grid, block, dynamic shared memory and the wait watchdog of a launch.
+/// Grid, block, dynamic shared memory, programmatic dependent launch and the wait watchdog of
+/// a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchConfig {
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub dynamic_shared_bytes: u32,
+    /// Programmatic dependent launch (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`,
+    /// sm_90): this launch may start before the previous one on the stream finished, once
+    /// every CTA of that one executed `griddepcontrol.launch_dependents` (or exited); its
+    /// `griddepcontrol.wait` waits for the previous grid's completion and memory. The simulator
+    /// runs launches in order, so there `griddepcontrol.wait` never waits.
+    pub programmatic_dependent_launch: bool,
     /// This launch's wait watchdog; `None`: the kernel's own (`Kernel::watchdog`), else the
     /// device's default (on, 4 s; `PHASER_WATCHDOG=off|250ms|...` changes it). The GPU loads
     /// the PTX printed for the resolved setting (one JIT per distinct setting).
@@ -20,7 +27,13 @@ pub struct LaunchConfig {
 impl LaunchConfig {
     /// A 1-D launch of `grid` blocks of `block` threads.
     pub fn linear(grid: u32, block: u32) -> Self {
-        LaunchConfig { grid: [grid, 1, 1], block: [block, 1, 1], dynamic_shared_bytes: 0, watchdog: None }
+        LaunchConfig {
+            grid: [grid, 1, 1],
+            block: [block, 1, 1],
+            dynamic_shared_bytes: 0,
+            watchdog: None,
+            programmatic_dependent_launch: false,
+        }
     }
     /// Set this launch's wait watchdog (`Watchdog::Off` for a cuda-gdb session).
     pub fn with_watchdog(mut self, w: Watchdog) -> Self {
@@ -29,6 +42,11 @@ impl LaunchConfig {
     }
     pub fn with_dynamic_shared(mut self, bytes: u32) -> Self {
         self.dynamic_shared_bytes = bytes;
+        self
+    }
+    /// Launch as a programmatic dependent of the previous launch (see the field).
+    pub fn with_programmatic_dependent_launch(mut self) -> Self {
+        self.programmatic_dependent_launch = true;
         self
     }
     /// This launch of `k` with its dynamic shared memory decided: an explicit size (at least

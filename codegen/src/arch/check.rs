@@ -266,7 +266,11 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
                     out.push(format!("a tensor copy has rank {r}; TMA supports {lo} to {hi} dimensions"));
                 }
             }
-            if let TmaOp::LoadBulk { bytes, .. } | TmaOp::StoreBulk { bytes, .. } = op {
+            if let TmaOp::LoadBulk { bytes, .. }
+            | TmaOp::StoreBulk { bytes, .. }
+            | TmaOp::LoadBulkMulticast { bytes, .. }
+            | TmaOp::CopyBulkCluster { bytes, .. } = op
+            {
                 if let Some(b) = bytes.as_imm_i128() {
                     if b <= 0 || b % 16 != 0 {
                         out.push(format!("bulk copy size {b} must be a positive multiple of 16 bytes"));
@@ -279,9 +283,174 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
         }
         Inst::Wgmma(WgmmaOp::MmaAsync(m)) => wgmma_problems(m, &mut out),
         Inst::Fragment(op) => fragment_problems(op, &mut out),
+        Inst::Warp(op) => warp_problems(op, &mut out),
+        Inst::Memory(op @ (MemoryOp::LdVec { .. } | MemoryOp::StVec { .. } | MemoryOp::Atom { .. })) => {
+            memory_problems(op, &mut out)
+        }
+        Inst::Sync(SyncOp::WarpSync { mask }) => mask_check("bar.warp.sync", mask, &mut out),
+        Inst::Sync(SyncOp::Nanosleep { ns }) if !is_int32(ns.ty()) => {
+            out.push(format!("nanosleep takes a u32 number of nanoseconds, found {}", ns.ty()));
+        }
+        Inst::Printf(p) => {
+            let types: Vec<Type> = p.args.iter().map(|a| a.ty()).collect();
+            out.extend(crate::ir::escape::format_problems(&p.format, &types));
+        }
+        Inst::Asm(a) => out.extend(crate::ir::escape::template_problems(&a.template, a.inputs.len() + a.outputs.len())),
         _ => {}
     }
     out
+}
+
+fn is_int32(t: Type) -> bool {
+    t.is_int() && t.size() == 4
+}
+
+fn mask_check(what: &str, mask: &Value, out: &mut Vec<String>) {
+    if !is_int32(mask.ty()) {
+        out.push(format!("the member mask of {what} is a 32-bit lane mask (u32), found {}", mask.ty()));
+    }
+}
+
+/// Types, widths and masks of the warp collectives (PTX ISA `shfl.sync`, `vote.sync`,
+/// `redux.sync`, `match.sync`).
+fn warp_problems(op: &WarpOp, out: &mut Vec<String>) {
+    let what = op.mnemonic();
+    mask_check(&what, op.mask(), out);
+    match op {
+        WarpOp::Shfl { src, lane, width, dst, .. } => {
+            if src.ty().size() != 4 || dst.ty != src.ty() {
+                out.push(format!("{what} moves 32-bit values; found {} (convert with `as u32`/`as f32`)", src.ty()));
+            }
+            if !is_int32(lane.ty()) {
+                out.push(format!("the lane operand of {what} is a 32-bit integer, found {}", lane.ty()));
+            }
+            if !width.is_power_of_two() || *width > 32 {
+                out.push(format!("shuffle width {width} must be a power of two in 1..=32 (the lanes of one segment)"));
+            }
+        }
+        WarpOp::Vote { pred, mode, dst, .. } => {
+            if pred.ty() != Type::Pred {
+                out.push(format!("{what} votes on a bool, found {} (compare explicitly, e.g. `x != 0`)", pred.ty()));
+            }
+            let want = if *mode == VoteMode::Ballot { 4 } else { 0 };
+            if dst.ty.size() != want {
+                out.push(format!("{what} has a {} result, not {}", if want == 4 { "u32" } else { "bool" }, dst.ty));
+            }
+        }
+        WarpOp::Redux { src, dst, .. } => {
+            if !is_int32(src.ty()) || dst.ty != src.ty() {
+                out.push(format!("{what} reduces 32-bit integers (u32 or i32), found {}", src.ty()));
+            }
+        }
+        WarpOp::Match { src, dst, .. } => {
+            if !matches!(src.ty().size(), 4 | 8) || src.ty().is_float() {
+                out.push(format!("{what} compares 32- or 64-bit integers, found {}", src.ty()));
+            }
+            if !is_int32(dst.ty) {
+                out.push(format!("{what} returns a lane mask (u32), not {}", dst.ty));
+            }
+        }
+    }
+}
+
+/// The address width a space needs.
+fn addr_bits(space: Space) -> u32 {
+    if space == Space::Global {
+        64
+    } else {
+        32
+    }
+}
+
+/// Vector loads and stores, atomics.
+fn memory_problems(op: &MemoryOp, out: &mut Vec<String>) {
+    match op {
+        MemoryOp::LdVec { space, ty, dsts, addr, offset, nc } => {
+            let n = dsts.len() as u32;
+            if ![1, 2, 4].contains(&n) || *ty == Type::Pred {
+                out.push(format!("a vector load of {n} x {ty}: 1, 2 or 4 elements"));
+            } else if ty.size() * n > 16 {
+                out.push(format!(
+                    "a vector load of {n} x {ty} is {} bytes; one load moves at most 16 (`T.ld.v{}` for {ty})",
+                    ty.size() * n,
+                    16 / ty.size()
+                ));
+            }
+            if let Some(d) = dsts.iter().find(|d| d.ty != *ty) {
+                out.push(format!("a vector load of {ty} into a {} register", d.ty));
+            }
+            if (*offset as i64).rem_euclid((ty.size() * n).max(1) as i64) != 0 {
+                out.push(format!(
+                    "a {}-byte vector load at byte offset {offset} is misaligned: its first element index must be a \
+                     multiple of {n}",
+                    ty.size() * n
+                ));
+            }
+            if *nc && *space != Space::Global {
+                out.push("`ld.nc` (the read-only data cache) reads global memory only".into());
+            }
+            if addr.ty().bits() != addr_bits(*space) {
+                out.push(format!("a {space:?} load needs a {}-bit address, found {}", addr_bits(*space), addr.ty()));
+            }
+        }
+        MemoryOp::StVec { ty, srcs, offset, space, addr } => {
+            let n = srcs.len() as u32;
+            if ![2, 4].contains(&n) || ty.size() * n > 16 || *ty == Type::Pred {
+                out.push(format!("a vector store of {n} x {ty}: v2 or v4 of at most 16 bytes in all"));
+            }
+            if let Some(s) = srcs.iter().find(|s| s.ty() != *ty) {
+                out.push(format!("a vector store of {ty} given a {} value", s.ty()));
+            }
+            if (*offset as i64).rem_euclid((ty.size() * n).max(1) as i64) != 0 {
+                out.push(format!(
+                    "a {}-byte vector store at byte offset {offset} is misaligned: its first element index must be \
+                     a multiple of {n}",
+                    ty.size() * n
+                ));
+            }
+            let want = addr_bits(*space) / 8;
+            if addr.ty().size() != want {
+                out.push(format!("a {space:?} vector store needs a {}-bit address, found {}", want * 8, addr.ty()));
+            }
+        }
+        MemoryOp::Atom { op, order, space, ty, dst, addr, src, cmp } => {
+            let what = if dst.is_some() { "atom" } else { "red" };
+            let name = format!("{what}.{}", op.name());
+            let ok = match op {
+                AtomOp::Add => matches!(ty, Type::U32 | Type::S32 | Type::U64 | Type::S64 | Type::F32 | Type::F64),
+                AtomOp::Min | AtomOp::Max => matches!(ty, Type::U32 | Type::S32 | Type::U64 | Type::S64),
+                _ => matches!(ty.size(), 4 | 8) && *ty != Type::Pred,
+            };
+            if !ok {
+                let want = match op {
+                    AtomOp::Add => "u32, i32, u64, i64, f32 or f64",
+                    AtomOp::Min | AtomOp::Max => "u32, i32, u64 or i64 (integers only)",
+                    _ => "32- or 64-bit values",
+                };
+                out.push(format!("`{name}` works on {want}, not {ty}"));
+            }
+            if src.ty() != *ty || cmp.is_some_and(|c| c.ty() != *ty) || dst.is_some_and(|d| d.ty != *ty) {
+                out.push(format!("`{name}` on {ty} given a {} operand", src.ty()));
+            }
+            if (*op == AtomOp::Cas) != cmp.is_some() {
+                out.push("`cas` (and only `cas`) takes a compare value".into());
+            }
+            if dst.is_none() && matches!(op, AtomOp::Cas | AtomOp::Exch) {
+                out.push(format!("`red` has no `{}`: it returns nothing, use `atom`", op.name()));
+            }
+            if dst.is_none() && matches!(order.sem, Some(AtomSem::Acquire | AtomSem::AcqRel)) {
+                out.push("`red` has `.relaxed` or `.release` semantics: it reads nothing to acquire".into());
+            }
+            if addr.ty().bits() != addr_bits(*space) {
+                out.push(format!(
+                    "an atomic on {space:?} needs a {}-bit address, found {}",
+                    addr_bits(*space),
+                    addr.ty()
+                ));
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The PTX version and target of a module: every kernel must share one target.
@@ -404,20 +573,26 @@ fn fragment_problems(op: &FragmentOp, out: &mut Vec<String>) {
                 out.push(format!("stmatrix takes a 32-bit shared address, found {}", addr.ty()));
             }
         }
-        FragmentOp::StVec { ty, srcs, offset, space, addr } => {
-            let n = srcs.len() as u32;
-            if ![2, 4].contains(&n) || ty.size() * n > 16 || *ty == Type::Pred {
-                out.push(format!("a vector store of {n} x {ty}: v2 or v4 of at most 16 bytes in all"));
+        FragmentOp::LdMatrix { addr, dsts, .. } => {
+            if ![1, 2, 4].contains(&dsts.len()) {
+                out.push(format!("ldmatrix loads 1, 2 or 4 matrices (.x1/.x2/.x4), not {}", dsts.len()));
             }
-            if let Some(s) = srcs.iter().find(|s| s.ty() != *ty) {
-                out.push(format!("a vector store of {ty} given a {} value", s.ty()));
+            if let Some(r) = dsts.iter().find(|r| r.ty.size() != 4 || r.ty.is_float()) {
+                out.push(format!("ldmatrix loads into b32 registers (two b16 each), found {}", r.ty));
             }
-            if (*offset as i64).rem_euclid((ty.size() * n).max(1) as i64) != 0 {
-                out.push(format!("a {}-byte vector store at offset {offset} is misaligned", ty.size() * n));
+            if addr.ty().size() != 4 {
+                out.push(format!("ldmatrix takes a 32-bit shared address, found {}", addr.ty()));
             }
-            let want = if *space == Space::Global { 8 } else { 4 };
-            if addr.ty().size() != want {
-                out.push(format!("a {space:?} vector store needs a {}-bit address, found {}", want * 8, addr.ty()));
+        }
+        FragmentOp::UnpackHalf2 { lo, hi, src, from } => {
+            if !matches!(from, Type::BF16 | Type::F16) {
+                out.push(format!("unpacking {from}x2: only bf16x2 and f16x2 exist"));
+            }
+            if src.ty().size() != 4 || src.ty().is_float() {
+                out.push(format!("a packed half pair is a 32-bit integer (u32), not {}", src.ty()));
+            }
+            if lo.ty != Type::F32 || hi.ty != Type::F32 {
+                out.push("a half pair unpacks into two f32 values".into());
             }
         }
     }

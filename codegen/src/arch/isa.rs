@@ -2,10 +2,10 @@
 
 use super::target::{PtxVersion, Target};
 use crate::ir::{ArithOp, Value};
+use crate::ir::{AtomOp, FragmentOp, MemScope, Space, WarpOp, WgmmaOp};
 use crate::ir::{
     BarSpace, Inst, MbarrierOp, MemoryOp, Ordering, Scope, Sem, SpecialReg, SyncOp, Tcgen05Op, TmaOp, Type,
 };
-use crate::ir::{FragmentOp, Space, WgmmaOp};
 
 /// Which targets can run an op.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,17 +114,41 @@ pub fn requirement(inst: &Inst) -> Requirement {
                 Requirement::new("`cp.async`", 7, 0, 80)
             }
             MemoryOp::CpAsyncMbarrierArrive { .. } => Requirement::new("`cp.async.mbarrier.arrive`", 7, 0, 80),
+            MemoryOp::LdVec { space: Space::SharedCluster, .. } => {
+                Requirement::new("`ld.shared::cluster` (vector)", 7, 8, 90)
+            }
+            MemoryOp::StVec { space: Space::SharedCluster, .. } => {
+                Requirement::new("`st.shared::cluster` (vector)", 7, 8, 90)
+            }
+            MemoryOp::Atom { space, order, op, ty, dst, .. } => {
+                let name = if dst.is_some() { "`atom`" } else { "`red`" };
+                let mut r = if *op == AtomOp::Add && *ty == Type::F64 {
+                    Requirement::new("`atom.add.f64`", 5, 0, 60)
+                } else {
+                    Requirement::new(name, 6, 0, 70)
+                };
+                if *space == Space::SharedCluster {
+                    r = max_req(r, Requirement::new("an atomic on `.shared::cluster`", 7, 8, 90));
+                }
+                if order.scope == Some(MemScope::Cluster) {
+                    r = max_req(r, Requirement::new("an atomic with `.cluster` scope", 7, 8, 90));
+                }
+                r
+            }
             _ => base,
         },
         Inst::Mbarrier(op) => match op {
             MbarrierOp::Init { .. } => Requirement::new("`mbarrier.init`", 7, 0, 80),
             MbarrierOp::Inval { .. } => Requirement::new("`mbarrier.inval`", 7, 0, 80),
             MbarrierOp::PendingCount { .. } => Requirement::new("`mbarrier.pending_count`", 7, 0, 80),
-            MbarrierOp::Arrive { order, space, drop, count, .. } => {
+            MbarrierOp::Arrive { order, space, drop, count, state, .. } => {
                 let name = if *drop { "`mbarrier.arrive_drop`" } else { "`mbarrier.arrive`" };
                 let mut r = Requirement::new(name, 7, 0, 80);
                 if count.is_some() {
                     r = max_req(r, Requirement::new("an mbarrier arrive with a count", 7, 8, 90));
+                }
+                if state.is_none() {
+                    r = max_req(r, Requirement::new("an mbarrier arrive discarding its state (`_`)", 7, 1, 80));
                 }
                 space_req(ordering_req(r, order), *space)
             }
@@ -160,12 +184,27 @@ pub fn requirement(inst: &Inst) -> Requirement {
             // `barrier.cluster` is PTX 7.8, but its `.release`/`.relaxed`/`.acquire` forms (the
             // ones emitted) are 8.0.
             SyncOp::ClusterArrive { .. } | SyncOp::ClusterWait => Requirement::new("`barrier.cluster`", 8, 0, 90),
+            SyncOp::Nanosleep { .. } => Requirement::new("`nanosleep`", 6, 3, 70),
+            SyncOp::GridDepWait | SyncOp::GridDepLaunchDependents => {
+                Requirement::new("`griddepcontrol` (programmatic dependent launch)", 7, 8, 90)
+            }
         },
+        Inst::Warp(op) => match op {
+            WarpOp::Shfl { .. } => Requirement::new("`shfl.sync`", 6, 0, 30),
+            WarpOp::Vote { .. } => Requirement::new("`vote.sync`", 6, 0, 30),
+            WarpOp::Match { .. } => Requirement::new("`match.sync`", 6, 0, 70),
+            WarpOp::Redux { .. } => Requirement::new("`redux.sync`", 7, 0, 80),
+        },
+        Inst::Printf(_) | Inst::Asm(_) => base,
         Inst::Tma(op) => match op {
             TmaOp::LoadTensor { multicast: Some(_), .. } => {
                 Requirement::new("`cp.async.bulk.tensor` with `.multicast::cluster`", 8, 0, 90)
             }
             TmaOp::PrefetchTensor { .. } => Requirement::new("`cp.async.bulk.prefetch.tensor`", 8, 0, 90),
+            TmaOp::LoadBulkMulticast { .. } => Requirement::new("`cp.async.bulk` with `.multicast::cluster`", 8, 0, 90),
+            TmaOp::CopyBulkCluster { .. } => {
+                Requirement::new("`cp.async.bulk.shared::cluster.shared::cta` (CTA to CTA)", 8, 0, 90)
+            }
             _ => Requirement::new("`cp.async.bulk` (TMA)", 8, 0, 90),
         },
         Inst::Tcgen05(op) => match op {
@@ -183,11 +222,9 @@ pub fn requirement(inst: &Inst) -> Requirement {
         },
         Inst::Fragment(op) => match op {
             FragmentOp::PackHalf2 { .. } => Requirement::new("`cvt.rn.{bf16x2,f16x2}.f32`", 7, 0, 80),
+            FragmentOp::UnpackHalf2 { .. } => base,
             FragmentOp::StMatrix { .. } => Requirement::new("`stmatrix`", 7, 8, 90),
-            FragmentOp::StVec { space: Space::SharedCluster, .. } => {
-                Requirement::new("`st.shared::cluster` (vector)", 7, 8, 90)
-            }
-            FragmentOp::StVec { .. } => base,
+            FragmentOp::LdMatrix { .. } => Requirement::new("`ldmatrix`", 6, 5, 75),
         },
     }
 }

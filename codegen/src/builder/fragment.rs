@@ -159,6 +159,15 @@ impl KernelBuilder {
         Value::Reg(dst)
     }
 
+    /// [`KernelBuilder::pack_half2`] as a `u32` (the DSL's type of a packed pair).
+    #[track_caller]
+    pub fn pack_half2_u32(&mut self, lo: Value, hi: Value, to: Type) -> Value {
+        let packed = self.pack_half2(lo, hi, to);
+        let dst = self.new_reg(Type::U32);
+        self.push(ArithOp::Mov { dst, src: packed });
+        Value::Reg(dst)
+    }
+
     /// `stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared::cta.b16 [addr], {regs}`: the warp
     /// stores `regs.len()` 8x8 matrices of 16-bit elements; `addr` is this thread's row
     /// address (threads `8i..8i+7` address the rows of matrix `i`), 16-byte aligned.
@@ -167,11 +176,31 @@ impl KernelBuilder {
         self.push(FragmentOp::StMatrix { addr, regs: regs.to_vec(), trans });
     }
 
-    /// `st.{space}.v{2,4}` of `srcs` (same type) at `addr + offset`.
+    /// `st.{space}.v{2,4}` of `srcs` (same type) at `addr + offset` (a raw address; typed
+    /// arrays: [`KernelBuilder::st_vec_at`]).
     #[track_caller]
     pub fn st_vec(&mut self, space: Space, addr: Value, offset: i32, srcs: &[Value]) {
         let ty = srcs.first().map(|v| v.ty()).unwrap_or(Type::B32);
-        self.push(FragmentOp::StVec { space, ty, addr, offset, srcs: srcs.to_vec() });
+        self.push(MemoryOp::StVec { space, ty, addr, offset, srcs: srcs.to_vec() });
+    }
+
+    /// The two halves of a packed bf16/f16 pair (`from`) as f32s: `[lo, hi]` (exact).
+    #[track_caller]
+    pub fn unpack_half2(&mut self, src: Value, from: Type) -> [Value; 2] {
+        let (lo, hi) = (self.new_reg(Type::F32), self.new_reg(Type::F32));
+        self.push(FragmentOp::UnpackHalf2 { lo, hi, src, from });
+        [Value::Reg(lo), Value::Reg(hi)]
+    }
+
+    /// `ldmatrix.sync.aligned.m8n8.x{n}{.trans}.shared::cta.b16`: the warp loads `n` (1, 2 or
+    /// 4) 8x8 matrices of 16-bit elements; `addr` is this thread's row address (threads
+    /// `8i..8i+7` address the rows of matrix `i`), 16-byte aligned. Every lane of the warp
+    /// must make the call. Returns one `b32` (two elements) per matrix.
+    #[track_caller]
+    pub fn ldmatrix(&mut self, addr: Value, n: u32, trans: bool) -> Vec<Value> {
+        let dsts: Vec<Reg> = (0..n).map(|_| self.new_reg(Type::U32)).collect();
+        self.push(FragmentOp::LdMatrix { dsts: dsts.clone(), addr, trans });
+        dsts.into_iter().map(Value::Reg).collect()
     }
 
     /// The shared address of element (`row`, `col`) of `tile` at `base`: the unswizzled

@@ -57,3 +57,56 @@ pub struct TensorMapRef {
     pub addr: Value,
     pub rank: u8,
 }
+
+/// A shared array of some CTA of the cluster, by its shared::cluster address (`mapa` of the
+/// array's base): indexing it reads and writes with `ld`/`st.shared::cluster` (distributed
+/// shared memory).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RemoteShared {
+    pub addr: Value,
+    pub elem: Type,
+    pub len: Option<u32>,
+}
+
+/// Any array an element-wise op can address: a global buffer, this CTA's shared array, or a
+/// shared array of another CTA of the cluster.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ArrayRef {
+    Global(GlobalPtr),
+    Shared(SharedArray),
+    Remote(RemoteShared),
+}
+
+impl ArrayRef {
+    pub fn elem(&self) -> Type {
+        match self {
+            ArrayRef::Global(g) => g.elem,
+            ArrayRef::Shared(s) => s.elem,
+            ArrayRef::Remote(r) => r.elem,
+        }
+    }
+    /// The state space its addresses are in.
+    pub fn space(&self) -> crate::ir::Space {
+        match self {
+            ArrayRef::Global(_) => crate::ir::Space::Global,
+            ArrayRef::Shared(_) => crate::ir::Space::Shared,
+            ArrayRef::Remote(_) => crate::ir::Space::SharedCluster,
+        }
+    }
+}
+
+impl From<GlobalPtr> for ArrayRef {
+    fn from(g: GlobalPtr) -> ArrayRef {
+        ArrayRef::Global(g)
+    }
+}
+impl From<SharedArray> for ArrayRef {
+    fn from(s: SharedArray) -> ArrayRef {
+        ArrayRef::Shared(s)
+    }
+}
+impl From<RemoteShared> for ArrayRef {
+    fn from(r: RemoteShared) -> ArrayRef {
+        ArrayRef::Remote(r)
+    }
+}

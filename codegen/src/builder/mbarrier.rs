@@ -86,6 +86,30 @@ impl KernelBuilder {
         self.arrive_impl(bar, opts, false)
     }
 
+    /// One arrival without a state token (`mbarrier.arrive.shared::cta.b64 _, [bar]`, what
+    /// CuTe's `arrive_barrier` emits).
+    #[track_caller]
+    pub fn mbarrier_arrive_discard(&mut self, bar: Barrier) {
+        let order = Ordering::default();
+        self.push(MbarrierOp::Arrive {
+            bar: bar.addr,
+            count: None,
+            order,
+            space: BarSpace::Cta,
+            state: None,
+            drop: false,
+        });
+    }
+
+    /// One arrival plus `tx += bytes`, without a state token (CuTe's
+    /// `set_barrier_transaction_bytes`).
+    #[track_caller]
+    pub fn mbarrier_arrive_expect_tx_discard(&mut self, bar: Barrier, bytes: Value) {
+        let bytes = self.count_operand("tx byte count", bytes);
+        let order = Ordering::default();
+        self.push(MbarrierOp::ArriveExpectTx { bar: bar.addr, bytes, order, space: BarSpace::Cta, state: None });
+    }
+
     /// `T.ptx.mbarrier.arrive_drop(bar)`: arrive and lower the expected count from the next phase on.
     #[track_caller]
     pub fn mbarrier_arrive_drop(&mut self, bar: Barrier, opts: ArriveOpts) -> Value {
@@ -155,6 +179,33 @@ impl KernelBuilder {
     pub fn mbarrier_arrive_on_cta(&mut self, bar: Barrier, cta: Value, count: Option<Value>) {
         let remote = self.map_barrier_to_cta(bar, cta);
         self.mbarrier_arrive_remote(remote, count);
+    }
+
+    /// CUTLASS's `ClusterBarrier::arrive(cta_id, pred)`: arrive on `bar`'s copy in CTA `cta`
+    /// only where `pred` holds (the `mapa` and the arrive are both predicated).
+    #[track_caller]
+    pub fn mbarrier_arrive_on_cta_if(&mut self, bar: Barrier, cta: Value, pred: Value) {
+        self.at_caller(|k| {
+            k.if_then(pred, |k| {
+                let remote = k.map_barrier_to_cta(bar, cta);
+                k.mbarrier_arrive_remote_with(remote, None, Ordering::default());
+            })
+        })
+    }
+
+    /// `mbarrier.arrive.expect_tx.shared::cluster`: one arrival plus `tx += bytes` on a
+    /// barrier of (another) CTA of the cluster, e.g. before copying into that CTA
+    /// (`cp.async.bulk.shared::cluster.shared::cta`).
+    #[track_caller]
+    pub fn mbarrier_arrive_expect_tx_remote(&mut self, bar: RemoteBarrier, bytes: Value) {
+        let bytes = self.count_operand("tx byte count", bytes);
+        self.push(MbarrierOp::ArriveExpectTx {
+            bar: bar.addr,
+            bytes,
+            order: Ordering::default(),
+            space: BarSpace::Cluster,
+            state: None,
+        });
     }
 
     /// `T.ptx.mbarrier.arrive.expect_tx(bar, bytes)`: one arrival plus `tx += bytes`.

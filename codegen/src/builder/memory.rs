@@ -77,14 +77,193 @@ impl KernelBuilder {
     /// Atomic `ptr[idx] += v`, returning the old value.
     #[track_caller]
     pub fn atomic_add_global(&mut self, ptr: GlobalPtr, idx: Value, v: Value) -> Value {
-        if !ptr.mutable {
-            self.error("atomic add through a read-only buffer (`&[T]`); declare the parameter `&mut [T]`");
+        self.atomic(ptr.into(), idx, AtomOp::Add, v, None, AtomOrder::default())
+    }
+
+    /// `atom.op` on `arr[idx]` (global, shared, or another CTA's shared memory), returning
+    /// the old value; `cmp` is `cas`'s compare value.
+    #[track_caller]
+    pub fn atomic(
+        &mut self,
+        arr: ArrayRef,
+        idx: Value,
+        op: AtomOp,
+        v: Value,
+        cmp: Option<Value>,
+        order: AtomOrder,
+    ) -> Value {
+        let dst = self.atomic_inst(arr, idx, op, v, cmp, order, true);
+        Value::Reg(dst.expect("a result was asked for"))
+    }
+
+    /// `red.op` on `arr[idx]`: an atomic update without a result.
+    #[track_caller]
+    pub fn reduce(&mut self, arr: ArrayRef, idx: Value, op: AtomOp, v: Value, order: AtomOrder) {
+        self.atomic_inst(arr, idx, op, v, None, order, false);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[track_caller]
+    fn atomic_inst(
+        &mut self,
+        arr: ArrayRef,
+        idx: Value,
+        op: AtomOp,
+        v: Value,
+        cmp: Option<Value>,
+        order: AtomOrder,
+        result: bool,
+    ) -> Option<Reg> {
+        if let ArrayRef::Global(g) = arr {
+            if !g.mutable {
+                self.error(format!(
+                    "atomic {} through a read-only buffer (`&[T]`); declare the parameter `&mut [T]`",
+                    op.name()
+                ));
+            }
         }
-        let v = self.store_value(v, ptr.elem);
-        let addr = self.global_elem_addr(ptr, idx);
-        let dst = self.new_reg(ptr.elem);
-        self.push(MemoryOp::AtomAdd { space: Space::Global, ty: ptr.elem, dst, addr, src: v });
+        let ty = arr.elem();
+        let v = self.store_value(v, ty);
+        let cmp = cmp.map(|c| self.store_value(c, ty));
+        let addr = self.array_elem_addr(arr, idx);
+        let dst = result.then(|| self.new_reg(ty));
+        self.push(MemoryOp::Atom { op, order, space: arr.space(), ty, dst, addr, src: v, cmp });
+        dst
+    }
+
+    /// The address of `arr[idx]`: 64-bit for global memory, 32-bit for shared.
+    #[track_caller]
+    pub fn array_elem_addr(&mut self, arr: ArrayRef, idx: Value) -> Value {
+        match arr {
+            ArrayRef::Global(g) => self.global_elem_addr(g, idx),
+            ArrayRef::Shared(s) => self.shared_elem_addr(s, idx),
+            ArrayRef::Remote(r) => self.remote_elem_addr(r, idx),
+        }
+    }
+
+    /// `arr[idx]` of any array.
+    #[track_caller]
+    pub fn ld_array(&mut self, arr: ArrayRef, idx: Value) -> Value {
+        match arr {
+            ArrayRef::Global(g) => self.ld_global(g, idx),
+            ArrayRef::Shared(s) => self.ld_shared(s, idx),
+            ArrayRef::Remote(r) => self.ld_remote(r, idx),
+        }
+    }
+
+    /// `arr[idx] = v` of any array.
+    #[track_caller]
+    pub fn st_array(&mut self, arr: ArrayRef, idx: Value, v: Value) {
+        match arr {
+            ArrayRef::Global(g) => self.st_global(g, idx, v),
+            ArrayRef::Shared(s) => self.st_shared(s, idx, v),
+            ArrayRef::Remote(r) => self.st_remote(r, idx, v),
+        }
+    }
+
+    /// The base address of `arr` and its state space (global, shared::cta, shared::cluster).
+    #[track_caller]
+    fn array_base(&mut self, arr: ArrayRef) -> (Value, Space, Type) {
+        match arr {
+            ArrayRef::Global(g) => (g.addr, Space::Global, Type::U64),
+            ArrayRef::Shared(s) => {
+                let b = self.shared_base_addr(s);
+                (b, Space::Shared, Type::U32)
+            }
+            ArrayRef::Remote(r) => (r.addr, Space::SharedCluster, Type::U32),
+        }
+    }
+
+    #[track_caller]
+    fn check_array_index(&mut self, arr: ArrayRef, idx: Value, n: u32) {
+        let len = match arr {
+            ArrayRef::Shared(s) => s.len,
+            ArrayRef::Remote(r) => r.len,
+            ArrayRef::Global(_) => None,
+        };
+        if let (Some(i), Some(len)) = (idx.as_imm_i128(), len) {
+            if i < 0 || i + n as i128 > len as i128 {
+                self.error(format!(
+                    "elements {i}..{} are out of bounds for a shared array of length {len}",
+                    i + n as i128
+                ));
+            }
+        }
+    }
+
+    /// One load of `n` (1, 2 or 4) consecutive elements `arr[idx..idx + n]` (`ld.v2`/`ld.v4`;
+    /// `idx` must be a multiple of `n`); `nc`: through the read-only data cache (global only,
+    /// for data no thread of the kernel writes).
+    #[track_caller]
+    pub fn ld_vec(&mut self, arr: ArrayRef, idx: Value, n: u32, nc: bool) -> Vec<Value> {
+        self.check_array_index(arr, idx, n);
+        let (base, space, addr_ty) = self.array_base(arr);
+        let ty = arr.elem();
+        let (addr, offset) = self.split_offset(base, idx, ty, addr_ty);
+        let dsts: Vec<Reg> = (0..n).map(|_| self.new_reg(ty)).collect();
+        self.push(MemoryOp::LdVec { space, ty, dsts: dsts.clone(), addr, offset, nc });
+        dsts.into_iter().map(Value::Reg).collect()
+    }
+
+    /// One store of `vals` (2 or 4) into `arr[idx..idx + vals.len()]` (`st.v2`/`st.v4`).
+    #[track_caller]
+    pub fn st_vec_at(&mut self, arr: ArrayRef, idx: Value, vals: &[Value]) {
+        if let ArrayRef::Global(g) = arr {
+            if !g.mutable {
+                self.error("store through a read-only buffer (`&[T]`); declare the parameter `&mut [T]`");
+            }
+        }
+        self.check_array_index(arr, idx, vals.len() as u32);
+        let ty = arr.elem();
+        let vals: Vec<Value> = vals.iter().map(|&v| self.store_value(v, ty)).collect();
+        let (base, space, addr_ty) = self.array_base(arr);
+        let (addr, offset) = self.split_offset(base, idx, ty, addr_ty);
+        self.push(MemoryOp::StVec { space, ty, addr, offset, srcs: vals });
+    }
+
+    /// `arr` as seen from the cluster: the same array in CTA `cta` (`mapa` of its base).
+    #[track_caller]
+    pub fn map_shared_to_cta(&mut self, arr: SharedArray, cta: Value) -> RemoteShared {
+        let base = self.shared_base_addr(arr);
+        let addr = self.map_shared_addr(base, cta);
+        RemoteShared { addr, elem: arr.elem, len: arr.len }
+    }
+
+    /// `mapa.shared::cluster.u32`: the shared::cluster address of this CTA's shared address
+    /// `addr` in CTA `cta` of the cluster.
+    #[track_caller]
+    pub fn map_shared_addr(&mut self, addr: Value, cta: Value) -> Value {
+        let cta = if cta.ty() == Type::U32 { cta } else { self.cvt(cta, Type::U32) };
+        let dst = self.new_reg(Type::U32);
+        self.push(SyncOp::Mapa { dst, addr, cta });
         Value::Reg(dst)
+    }
+
+    /// The shared::cluster address of `r[idx]`.
+    #[track_caller]
+    pub fn remote_elem_addr(&mut self, r: RemoteShared, idx: Value) -> Value {
+        self.check_array_index(ArrayRef::Remote(r), idx, 1);
+        let off = self.elem_offset(idx, r.elem, Type::U32);
+        self.add(r.addr, off)
+    }
+
+    /// `r[idx]` with `ld.shared::cluster`.
+    #[track_caller]
+    pub fn ld_remote(&mut self, r: RemoteShared, idx: Value) -> Value {
+        self.check_array_index(ArrayRef::Remote(r), idx, 1);
+        let (addr, offset) = self.split_offset(r.addr, idx, r.elem, Type::U32);
+        let dst = self.new_reg(r.elem);
+        self.push(MemoryOp::Ld { space: Space::SharedCluster, ty: r.elem, dst, addr, offset, volatile: false });
+        Value::Reg(dst)
+    }
+
+    /// `r[idx] = v` with `st.shared::cluster`.
+    #[track_caller]
+    pub fn st_remote(&mut self, r: RemoteShared, idx: Value, v: Value) {
+        self.check_array_index(ArrayRef::Remote(r), idx, 1);
+        let v = self.store_value(v, r.elem);
+        let (addr, offset) = self.split_offset(r.addr, idx, r.elem, Type::U32);
+        self.push(MemoryOp::St { space: Space::SharedCluster, ty: r.elem, addr, offset, src: v, volatile: false });
     }
 
     #[track_caller]

@@ -2,6 +2,7 @@
 
 pub mod arith;
 pub mod control;
+pub mod escape;
 pub mod fragment;
 pub mod handles;
 pub mod kernel_builder;
@@ -14,6 +15,7 @@ pub mod sync;
 pub mod tile;
 pub mod tma;
 pub mod unroll;
+pub mod warp;
 pub mod warp_spec;
 pub mod wgmma;
 

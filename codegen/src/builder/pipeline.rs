@@ -371,6 +371,48 @@ impl Pipeline {
         k.mbarrier_wait_with(bar, st.phase(), order);
     }
 
+    /// One non-blocking attempt at [`Pipeline::producer_acquire`] (a single `try_wait`):
+    /// the token CUTLASS's `producer_try_acquire` returns, true if the stage is empty now.
+    /// Pass it to [`Pipeline::producer_acquire_with_token`], which waits only when it is false.
+    #[track_caller]
+    pub fn producer_try_acquire(&self, k: &mut KernelBuilder, st: &PipelineState) -> Value {
+        let bar = self.empty_barrier(k, st);
+        let done = k.new_reg(Type::Pred);
+        let on = WaitOn::Parity(st.phase());
+        k.push(MbarrierOp::TryWait { done, bar: bar.addr, on, hint: None, order: self.wait_order() });
+        Value::Reg(done)
+    }
+
+    /// [`Pipeline::producer_acquire`] unless `token` (from `producer_try_acquire` on the same
+    /// state) already says the stage is empty.
+    #[track_caller]
+    pub fn producer_acquire_with_token(&self, k: &mut KernelBuilder, st: &PipelineState, token: Value) {
+        let (this, st) = (*self, *st);
+        k.at_caller(|k| {
+            let not_yet = k.not(token);
+            k.if_then(not_yet, |k| this.producer_acquire(k, &st));
+        })
+    }
+
+    /// One non-blocking attempt at [`Pipeline::consumer_wait`]: true if the stage is full now
+    /// (CUTLASS's `consumer_try_wait` token).
+    #[track_caller]
+    pub fn consumer_try_wait(&self, k: &mut KernelBuilder, st: &PipelineState) -> Value {
+        let bar = self.full_barrier(k, st);
+        k.mbarrier_try_wait_once(bar, st.phase(), None)
+    }
+
+    /// [`Pipeline::consumer_wait`] unless `token` (from `consumer_try_wait` on the same state)
+    /// already says the stage is full.
+    #[track_caller]
+    pub fn consumer_wait_with_token(&self, k: &mut KernelBuilder, st: &PipelineState, token: Value) {
+        let (this, st) = (*self, *st);
+        k.at_caller(|k| {
+            let not_yet = k.not(token);
+            k.if_then(not_yet, |k| this.consumer_wait(k, &st));
+        })
+    }
+
     /// The producer's arrival on `full[i]` that also registers `bytes` of transactions
     /// (`mbarrier.arrive.expect_tx`): the bytes every TMA copy into this stage of *this* CTA
     /// will complete, multicast slices from peer CTAs included. Call it from exactly one

@@ -6,7 +6,7 @@ use crate::ir::*;
 impl KernelBuilder {
     #[track_caller]
     pub fn special(&mut self, sreg: SpecialReg) -> Value {
-        let dst = self.new_reg(Type::U32);
+        let dst = self.new_reg(sreg.ty());
         self.push(Inst::ReadSpecial { dst, sreg });
         Value::Reg(dst)
     }
@@ -45,6 +45,16 @@ impl KernelBuilder {
     #[track_caller]
     pub fn cluster_cta_rank(&mut self) -> Value {
         self.special(SpecialReg::ClusterCtaRank)
+    }
+    /// `%clock64`: the SM's cycle counter.
+    #[track_caller]
+    pub fn clock64(&mut self) -> Value {
+        self.special(SpecialReg::Clock64)
+    }
+    /// `%globaltimer`: a nanosecond timer shared by the GPU.
+    #[track_caller]
+    pub fn globaltimer(&mut self) -> Value {
+        self.special(SpecialReg::GlobalTimer)
     }
     #[track_caller]
     pub fn cluster_size(&mut self) -> Value {

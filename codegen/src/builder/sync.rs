@@ -35,13 +35,45 @@ impl KernelBuilder {
     /// `__syncwarp()`: `bar.warp.sync 0xffffffff` (all 32 lanes must reach it).
     #[track_caller]
     pub fn warp_sync(&mut self) {
-        self.push(SyncOp::WarpSync { mask: 0xffff_ffff });
+        self.warp_sync_with(Value::u32(0xffff_ffff));
     }
     /// `__syncwarp(mask)`: `bar.warp.sync mask`; every lane of `mask` must reach a
     /// `bar.warp.sync` with the same mask, and the executing lane must be in it.
     #[track_caller]
     pub fn warp_sync_mask(&mut self, mask: u32) {
+        self.warp_sync_with(Value::u32(mask));
+    }
+    /// `__syncwarp(mask)` with a mask computed at run time (e.g. `activemask`).
+    #[track_caller]
+    pub fn warp_sync_with(&mut self, mask: Value) {
         self.push(SyncOp::WarpSync { mask });
+    }
+    /// A named barrier over this thread's warpgroup (the 128 threads `128 w .. 128 w + 127`):
+    /// `bar.sync base + w, 128`. Warpgroups use ids `base..base + warpgroups`; keep other named
+    /// barriers out of that range (the default base 8 leaves 1-7 free, as CUTLASS reserves
+    /// its own ids below 8).
+    #[track_caller]
+    pub fn warpgroup_sync(&mut self, base: u32) {
+        self.at_caller(|k| {
+            let w = k.warpgroup_idx();
+            let id = k.add(w, Value::u32(base));
+            k.bar_sync(id, Some(Value::u32(128)));
+        })
+    }
+    /// `nanosleep.u32 ns`: a backoff hint.
+    #[track_caller]
+    pub fn nanosleep(&mut self, ns: Value) {
+        self.push(SyncOp::Nanosleep { ns });
+    }
+    /// `griddepcontrol.wait`: wait for the prerequisite grids of a programmatic dependent launch.
+    #[track_caller]
+    pub fn griddep_wait(&mut self) {
+        self.push(SyncOp::GridDepWait);
+    }
+    /// `griddepcontrol.launch_dependents`: let the dependent grid start.
+    #[track_caller]
+    pub fn griddep_launch_dependents(&mut self) {
+        self.push(SyncOp::GridDepLaunchDependents);
     }
     /// `T.ptx.elect_sync()`: true in exactly one lane of the (converged) warp.
     #[track_caller]

@@ -90,6 +90,28 @@ impl KernelBuilder {
         self.push(TmaOp::LoadBulk { dst, src, bytes, bar: bar.addr });
     }
 
+    /// Bulk copy global → shared into every CTA of `cta_mask` (the same `dst` offset, each
+    /// CTA completing the bytes on its own copy of `bar`).
+    #[track_caller]
+    pub fn bulk_load_multicast(&mut self, dst: Value, src: Value, bytes: Value, bar: Barrier, cta_mask: Value) {
+        let bytes = super::arith::retype_imm(bytes, Type::U32);
+        let cta_mask = match cta_mask {
+            Value::Imm { .. } => super::arith::retype_imm(cta_mask, Type::U16),
+            Value::Reg(r) if r.ty == Type::U16 || r.ty == Type::B16 => cta_mask,
+            _ => self.cvt(cta_mask, Type::U16),
+        };
+        self.push(TmaOp::LoadBulkMulticast { dst, src, bytes, bar: bar.addr, cta_mask });
+    }
+
+    /// Bulk copy of `bytes` (multiple of 16) of this CTA's shared memory at `src` to `dst` in
+    /// a CTA of the cluster, completing the bytes on `bar` there (`dst` and `bar`: mapped
+    /// into the same CTA with `mapa`).
+    #[track_caller]
+    pub fn bulk_copy_to_cluster(&mut self, dst: Value, src: Value, bytes: Value, bar: RemoteBarrier) {
+        let bytes = super::arith::retype_imm(bytes, Type::U32);
+        self.push(TmaOp::CopyBulkCluster { dst, src, bytes, bar: bar.addr });
+    }
+
     #[track_caller]
     pub fn bulk_store(&mut self, dst: Value, src: Value, bytes: Value) {
         let bytes = self.imm_as("a bulk copy size", bytes, Type::U32);

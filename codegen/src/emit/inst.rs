@@ -15,6 +15,8 @@ pub struct InstCtx<'a> {
     pub wait_loop: super::wait_loop::WaitLoop,
     /// The module's PTX version: `.shared::cta` is spelled plain `.shared` before 7.8.
     pub version: crate::arch::PtxVersion,
+    /// `printf`s printed so far in this kernel (each has its own format string symbol).
+    pub printfs: &'a mut u32,
     /// Next blocking wait's site number (its index in [`Kernel::wait_sites`]).
     pub wait_sites: &'a mut u32,
     /// Whether a timed-out wait writes the watchdog record before it traps.
@@ -34,14 +36,21 @@ impl InstCtx<'_> {
 pub fn lines(inst: &Inst, cx: &mut InstCtx) -> Vec<String> {
     match inst {
         Inst::Arith(op) => vec![arith(op)],
-        Inst::ReadSpecial { dst, sreg } => vec![format!("mov.u32 {}, {sreg};", reg(*dst))],
+        Inst::ReadSpecial { dst, sreg } => vec![format!("mov.{} {}, {sreg};", sreg.ty(), reg(*dst))],
         Inst::Memory(op) => memory(op, cx),
         Inst::Mbarrier(op) => mbarrier(op, cx),
         Inst::Sync(op) => vec![sync(op)],
+        Inst::Warp(op) => vec![super::warp::warp(op)],
+        Inst::Printf(p) => {
+            let n = *cx.printfs;
+            *cx.printfs += 1;
+            super::escape::printf(p, &format_symbol(&cx.kernel.name, n), n)
+        }
+        Inst::Asm(a) => super::escape::inline_asm(a),
         Inst::Tma(op) => vec![tma(op)],
         Inst::Tcgen05(op) => vec![tcgen05(op)],
         Inst::Wgmma(op) => vec![super::wgmma::wgmma(op)],
-        Inst::Fragment(op) => vec![super::wgmma::fragment(op, cx)],
+        Inst::Fragment(op) => super::wgmma::fragment(op, cx),
         Inst::Probe { tag, values } => {
             let tag = super::names::comment_text(tag);
             vec![format!("// probe {tag}: {}", values.iter().map(value).collect::<Vec<_>>().join(", "))]
@@ -166,18 +175,79 @@ fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
             value(bar)
         )),
         MemoryOp::CpAsyncWaitGroup { n } => one(format!("cp.async.wait_group {n};")),
-        MemoryOp::AtomAdd { space, ty, dst, addr: a, src } => one(format!(
-            "atom.{}.add.{} {}, [{}], {};",
-            space_name(*space),
-            arith_ty(*ty),
-            reg(*dst),
-            value(a),
-            value(src)
-        )),
+        MemoryOp::LdVec { space, ty, dsts, addr: a, offset, nc } => {
+            let nc = if *nc { ".nc" } else { "" };
+            let (v, d) = match dsts.as_slice() {
+                [one] => (String::new(), reg(*one)),
+                many => (
+                    format!(".v{}", many.len()),
+                    format!("{{{}}}", many.iter().map(|r| reg(*r)).collect::<Vec<_>>().join(", ")),
+                ),
+            };
+            one(format!("ld.{}{nc}{v}.{} {d}, {};", space_name(*space), mem_ty(*ty), addr(a, *offset)))
+        }
+        MemoryOp::StVec { space, ty, addr: a, offset, srcs } => {
+            let space = match space {
+                Space::Shared => cx.cta(),
+                s => match s {
+                    Space::Global => ".global",
+                    _ => ".shared::cluster",
+                },
+            };
+            one(format!(
+                "st{space}.v{}.{} {}, {{{}}};",
+                srcs.len(),
+                mem_ty(*ty),
+                addr(a, *offset),
+                srcs.iter().map(value).collect::<Vec<_>>().join(", ")
+            ))
+        }
+        MemoryOp::Atom { op, order, space, ty, dst, addr: a, src, cmp } => {
+            let mut q = String::new();
+            if let Some(sem) = order.sem {
+                q.push('.');
+                q.push_str(sem.name());
+            }
+            if let Some(scope) = order.scope {
+                q.push_str(mem_scope_suffix(scope));
+            }
+            let t = atom_type(*op, *ty);
+            let ops = match cmp {
+                Some(c) => format!("{}, {}", value(c), value(src)),
+                None => value(src),
+            };
+            one(match dst {
+                Some(d) => {
+                    format!("atom{q}.{}.{}.{t} {}, [{}], {ops};", space_name(*space), op.name(), reg(*d), value(a))
+                }
+                None => format!("red{q}.{}.{}.{t} [{}], {ops};", space_name(*space), op.name(), value(a)),
+            })
+        }
     }
 }
 
-pub use super::names::{param_symbol, shared_symbol, DYN_SMEM};
+/// The type suffix of an atomic: `.b32`/`.b64` for bit-size operations, `.u64` for a 64-bit
+/// add (PTX has no `.add.s64`; two's complement makes it the same), else the element's.
+fn atom_type(op: AtomOp, ty: Type) -> &'static str {
+    if op.is_bitwise() {
+        return ty.bit_type().ptx();
+    }
+    match (op, ty) {
+        (AtomOp::Add, Type::S64) => "u64",
+        (_, t) => arith_ty(t),
+    }
+}
+
+fn mem_scope_suffix(s: MemScope) -> &'static str {
+    match s {
+        MemScope::Cta => ".cta",
+        MemScope::Cluster => ".cluster",
+        MemScope::Gpu => ".gpu",
+        MemScope::Sys => ".sys",
+    }
+}
+
+pub use super::names::{format_symbol, param_symbol, shared_symbol, DYN_SMEM};
 pub use super::wait_loop::WAIT_SPINS_PER_CHECK;
 
 /// The register holding a shared allocation's address (by the allocation's name; `None`: the
@@ -336,7 +406,7 @@ fn sync(op: &SyncOp) -> String {
                 MemScope::Sys => "sys",
             }
         ),
-        SyncOp::WarpSync { mask } => format!("bar.warp.sync {mask:#010x};"),
+        SyncOp::WarpSync { mask } => format!("bar.warp.sync {};", mask_operand(mask)),
         SyncOp::ElectSync { pred } => format!("elect.sync _|{}, 0xffffffff;", reg(*pred)),
         SyncOp::ActiveMask { dst } => format!("activemask.b32 {};", reg(*dst)),
         SyncOp::SetMaxNReg { inc, count } => {
@@ -350,6 +420,17 @@ fn sync(op: &SyncOp) -> String {
         }
         SyncOp::ClusterWait => "barrier.cluster.wait.acquire.aligned;".into(),
         SyncOp::Trap => "trap;".into(),
+        SyncOp::Nanosleep { ns } => format!("nanosleep.u32 {};", value(ns)),
+        SyncOp::GridDepWait => "griddepcontrol.wait;".into(),
+        SyncOp::GridDepLaunchDependents => "griddepcontrol.launch_dependents;".into(),
+    }
+}
+
+/// A lane mask: immediates in hex (`0xffffffff`), registers by name.
+pub fn mask_operand(m: &Value) -> String {
+    match m {
+        Value::Imm { bits, .. } => format!("{:#010x}", *bits as u32),
+        r => value(r),
     }
 }
 
@@ -388,6 +469,21 @@ fn tma(op: &TmaOp) -> String {
         ),
         TmaOp::LoadBulk { dst, src, bytes, bar } => format!(
             "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{}], [{}], {}, [{}];",
+            value(dst),
+            value(src),
+            value(bytes),
+            value(bar)
+        ),
+        TmaOp::LoadBulkMulticast { dst, src, bytes, bar, cta_mask } => format!(
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{}], [{}], {}, [{}], {};",
+            value(dst),
+            value(src),
+            value(bytes),
+            value(bar),
+            value(cta_mask)
+        ),
+        TmaOp::CopyBulkCluster { dst, src, bytes, bar } => format!(
+            "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [{}], [{}], {}, [{}];",
             value(dst),
             value(src),
             value(bytes),

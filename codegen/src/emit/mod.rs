@@ -1,11 +1,13 @@
 //! Emission of PTX text from the IR.
 
 mod cache;
+pub mod escape;
 pub mod inst;
 pub mod names;
 pub mod operand;
 pub mod printer;
 pub mod wait_loop;
+pub mod warp;
 pub mod watchdog;
 pub mod wgmma;
 

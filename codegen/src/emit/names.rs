@@ -15,8 +15,9 @@ use std::borrow::Cow;
 /// The module-scope symbol of the dynamic shared-memory window.
 pub const DYN_SMEM: &str = "phaser_dynamic_smem";
 
-/// Identifiers PTX or the printer reserve at module scope (an entry may not be named so).
-const RESERVED: &[&str] = &["WARP_SZ", DYN_SMEM];
+/// Identifiers PTX or the printer reserve at module scope (an entry may not be named so):
+/// `vprintf` is declared by modules that print.
+const RESERVED: &[&str] = &["WARP_SZ", DYN_SMEM, "vprintf"];
 
 fn keeps(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
@@ -76,6 +77,13 @@ pub fn param_symbol(name: &str) -> String {
 /// The `.shared` symbol of the static shared array `name`.
 pub fn shared_symbol(name: &str) -> String {
     format!("smem_{}", escape(name))
+}
+
+/// The `.global` symbol holding format string `n` of the kernel named `kernel`. `$_` never
+/// occurs in an escaped name (an escape's `$` is followed by two hex digits), so no entry
+/// symbol can be one of these.
+pub fn format_symbol(kernel: &str, n: u32) -> String {
+    format!("phaser_fmt$_{}_{n}", escape(kernel))
 }
 
 /// `text` made safe for the rest of a `//` comment line: unchanged when it is printable ASCII,
@@ -162,6 +170,7 @@ mod tests {
         }
         assert_eq!(param_symbol("x"), "param_x");
         assert_eq!(shared_symbol("tiles"), "smem_tiles");
+        assert_eq!(format_symbol("k", 0), "phaser_fmt$_k_0");
     }
 
     #[test]
@@ -176,6 +185,9 @@ mod tests {
         assert_eq!(entry_symbol("phaser_dynamic_smem"), "$70haser_dynamic_smem");
         assert_eq!(entry_symbol("a$b"), "a$24b", "`$` itself is escaped, so escapes cannot be forged");
         assert_eq!(param_symbol("1"), "param_1", "after a prefix a digit is fine");
+        assert_eq!(entry_symbol("vprintf"), "$76printf", "the printf declaration's name is taken");
+        assert_eq!(format_symbol("r#loop", 2), "phaser_fmt$_r$23loop_2");
+        assert!(is_ptx_identifier(&format_symbol("é", 0)));
         for n in ["r#loop", "é", "a b", "1st", "_", "WARP_SZ", "a$b", "$24", "日本", "x.y", "%tid"] {
             let s = entry_symbol(n);
             assert!(is_ptx_identifier(&s), "{n:?} -> {s}");

@@ -131,6 +131,25 @@ fn print_module(m: &Module, target: crate::arch::Target, version: PtxVersion, op
         // The dynamic window's alignment is the shared layout's (`ir::SharedLayout`).
         writeln!(out, ".extern .shared .align {DYNAMIC_SHARED_ALIGN} .b8 {DYN_SMEM}[];\n").unwrap();
     }
+    // `printf`: the `vprintf` declaration and each format string, numbered per kernel in
+    // program order (the order the printer meets them).
+    let mut formats = Vec::new();
+    for k in &m.kernels {
+        let mut n = 0;
+        walk_insts(&k.body, &mut |i, _| {
+            if let Inst::Printf(p) = i {
+                formats.push(super::escape::format_global(&inst::format_symbol(&k.name, n), &p.format));
+                n += 1;
+            }
+        });
+    }
+    if !formats.is_empty() {
+        writeln!(out, "{}\n", super::escape::VPRINTF_DECL).unwrap();
+        for f in formats {
+            writeln!(out, "{f}").unwrap();
+        }
+        out.push('\n');
+    }
     for k in &m.kernels {
         KernelPrinter {
             k,
@@ -143,6 +162,7 @@ fn print_module(m: &Module, target: crate::arch::Target, version: PtxVersion, op
             indent: 1,
             opts,
             version,
+            printfs: 0,
         }
         .print();
     }
@@ -196,6 +216,7 @@ struct KernelPrinter<'a> {
     indent: usize,
     opts: &'a EmitOptions,
     version: PtxVersion,
+    printfs: u32,
 }
 
 impl KernelPrinter<'_> {
@@ -354,6 +375,7 @@ impl KernelPrinter<'_> {
             StmtKind::Inst(i) => {
                 self.loc(s.loc);
                 let mut labels = self.labels;
+                let mut printfs = self.printfs;
                 let mut wait_sites = self.wait_sites;
                 let lines = inst::lines(
                     i,
@@ -364,11 +386,13 @@ impl KernelPrinter<'_> {
                         wait_suspend_hint_ns: self.opts.wait_suspend_hint_ns,
                         wait_loop: self.opts.wait_loop,
                         version: self.version,
+                        printfs: &mut printfs,
                         wait_sites: &mut wait_sites,
                         watchdog_record: self.opts.watchdog_record,
                     },
                 );
                 self.labels = labels;
+                self.printfs = printfs;
                 self.wait_sites = wait_sites;
                 for l in lines {
                     if l.ends_with(':') {

@@ -56,32 +56,50 @@ pub fn wgmma(op: &WgmmaOp) -> String {
     }
 }
 
-pub fn fragment(op: &FragmentOp, cx: &InstCtx) -> String {
+pub fn fragment(op: &FragmentOp, cx: &InstCtx) -> Vec<String> {
+    let t = |trans: bool| if trans { ".trans" } else { "" };
     match op {
         FragmentOp::PackHalf2 { dst, hi, lo, to } => {
-            format!("cvt.rn.{to}x2.f32 {}, {}, {};", reg(*dst), value(hi), value(lo))
+            vec![format!("cvt.rn.{to}x2.f32 {}, {}, {};", reg(*dst), value(hi), value(lo))]
         }
-        FragmentOp::StMatrix { addr, regs, trans } => format!(
+        FragmentOp::UnpackHalf2 { lo, hi, src, from } => {
+            if *from == Type::BF16 {
+                // A bf16 is the high half of the f32 with the same value: shift, no rounding.
+                vec![
+                    "{".into(),
+                    "	.reg .b32 %unpack_w;".into(),
+                    format!("	shl.b32 %unpack_w, {}, 16;", value(src)),
+                    format!("	mov.b32 {}, %unpack_w;", reg(*lo)),
+                    format!("	and.b32 %unpack_w, {}, 0xffff0000;", value(src)),
+                    format!("	mov.b32 {}, %unpack_w;", reg(*hi)),
+                    "}".into(),
+                ]
+            } else {
+                vec![
+                    "{".into(),
+                    "	.reg .b16 %unpack_lo, %unpack_hi;".into(),
+                    format!("	mov.b32 {{%unpack_lo, %unpack_hi}}, {};", value(src)),
+                    format!("	cvt.f32.f16 {}, %unpack_lo;", reg(*lo)),
+                    format!("	cvt.f32.f16 {}, %unpack_hi;", reg(*hi)),
+                    "}".into(),
+                ]
+            }
+        }
+        FragmentOp::StMatrix { addr, regs, trans } => vec![format!(
             "stmatrix.sync.aligned.m8n8.x{}{}{}.b16 [{}], {{{}}};",
             regs.len(),
-            if *trans { ".trans" } else { "" },
+            t(*trans),
             cx.cta(),
             value(addr),
             regs.iter().map(value).collect::<Vec<_>>().join(", ")
-        ),
-        FragmentOp::StVec { space, ty, addr, offset, srcs } => {
-            let space = match space {
-                Space::Global => ".global",
-                Space::Shared => cx.cta(),
-                Space::SharedCluster => ".shared::cluster",
-            };
-            let at = if *offset == 0 { format!("[{}]", value(addr)) } else { format!("[{}+{offset}]", value(addr)) };
-            format!(
-                "st{space}.v{}.{} {at}, {{{}}};",
-                srcs.len(),
-                mem_ty(*ty),
-                srcs.iter().map(value).collect::<Vec<_>>().join(", ")
-            )
-        }
+        )],
+        FragmentOp::LdMatrix { dsts, addr, trans } => vec![format!(
+            "ldmatrix.sync.aligned.m8n8.x{}{}{}.b16 {{{}}}, [{}];",
+            dsts.len(),
+            t(*trans),
+            cx.cta(),
+            dsts.iter().map(|r| reg(*r)).collect::<Vec<_>>().join(", "),
+            value(addr)
+        )],
     }
 }

@@ -1,7 +1,12 @@
-//! Getting register fragments out: packing f32 accumulator pairs into 16-bit pairs, and the
-//! warp-cooperative (`stmatrix`) and vector stores that move them to shared memory.
+//! Register fragments in and out: packing f32 pairs into 16-bit pairs and back, and the
+//! warp-cooperative matrix loads and stores (`ldmatrix`, `stmatrix`) that move 8x8 tiles of
+//! 16-bit elements between shared memory and the mma fragment layout.
+//!
+//! The 8x8 fragment layout (PTX ISA, "Warp-level matrix load instruction: ldmatrix"): thread
+//! `t` of the warp holds, in the `b32` register of matrix `i`, the elements at row `t / 4`,
+//! columns `2 (t % 4)` and `2 (t % 4) + 1` (the lower column in the low half). Threads
+//! `8i..8i+7` give the shared addresses of the 8 rows of matrix `i` (16 bytes each).
 
-use super::memory::Space;
 use super::types::Type;
 use super::value::{Reg, Value};
 
@@ -10,22 +15,25 @@ pub enum FragmentOp {
     /// `cvt.rn.{bf16x2,f16x2}.f32 dst, hi, lo`: round two f32s to a 16-bit pair in one `b32`,
     /// `lo` in the low half (the lower address once stored).
     PackHalf2 { dst: Reg, hi: Value, lo: Value, to: Type },
+    /// The inverse: the two halves of a `b32` holding a bf16 or f16 pair, as f32s (exact).
+    UnpackHalf2 { lo: Reg, hi: Reg, src: Value, from: Type },
     /// `stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared::cta.b16 [addr], {regs}`: each of
     /// the warp's threads holds one `b32` (two 16-bit elements of a row, the mma C-fragment
     /// layout) per 8x8 matrix; threads `8i..8i+7` give the row addresses of matrix `i`.
     StMatrix { addr: Value, regs: Vec<Value>, trans: bool },
-    /// `st.{space}.v{2,4}.{ty} [addr+offset], {srcs}`: one vector store, aligned to its size.
-    StVec { space: Space, ty: Type, addr: Value, offset: i32, srcs: Vec<Value> },
+    /// `ldmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared::cta.b16 {dsts}, [addr]`: the
+    /// inverse of `stmatrix` (`.trans`: the matrices are read transposed).
+    LdMatrix { dsts: Vec<Reg>, addr: Value, trans: bool },
 }
 
 impl FragmentOp {
     pub fn mnemonic(&self) -> String {
+        let t = |trans: bool| if trans { ".trans" } else { "" };
         match self {
             FragmentOp::PackHalf2 { to, .. } => format!("cvt.rn.{to}x2.f32"),
-            FragmentOp::StMatrix { regs, trans, .. } => {
-                format!("stmatrix.m8n8.x{}{}", regs.len(), if *trans { ".trans" } else { "" })
-            }
-            FragmentOp::StVec { srcs, ty, .. } => format!("st.v{}.{ty}", srcs.len()),
+            FragmentOp::UnpackHalf2 { from, .. } => format!("unpack {from}x2"),
+            FragmentOp::StMatrix { regs, trans, .. } => format!("stmatrix.m8n8.x{}{}", regs.len(), t(*trans)),
+            FragmentOp::LdMatrix { dsts, trans, .. } => format!("ldmatrix.m8n8.x{}{}", dsts.len(), t(*trans)),
         }
     }
 }

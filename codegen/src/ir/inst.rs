@@ -9,6 +9,7 @@ use super::sync::SyncOp;
 use super::tcgen05::Tcgen05Op;
 use super::tma::TmaOp;
 use super::value::Reg;
+use super::warp::WarpOp;
 use super::wgmma::WgmmaOp;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -28,6 +29,12 @@ pub enum Inst {
     Wgmma(WgmmaOp),
     /// Packing and storing register fragments.
     Fragment(FragmentOp),
+    /// Warp collectives (`shfl`, `vote`, `redux`, `match`).
+    Warp(WarpOp),
+    /// `printf(format, args..)` through CUDA's `vprintf`.
+    Printf(super::escape::Printf),
+    /// Inline PTX written by the user (`T.asm`).
+    Asm(super::escape::InlineAsm),
     /// A recorded event: the simulator logs `(tag, values)` per thread; the PTX printer
     /// emits nothing but a comment. Used for traces like the seeds' phase tables.
     Probe {
@@ -69,6 +76,11 @@ impl From<Tcgen05Op> for Inst {
 impl From<WgmmaOp> for Inst {
     fn from(op: WgmmaOp) -> Inst {
         Inst::Wgmma(op)
+    }
+}
+impl From<WarpOp> for Inst {
+    fn from(op: WarpOp) -> Inst {
+        Inst::Warp(op)
     }
 }
 impl From<FragmentOp> for Inst {

@@ -66,12 +66,97 @@ pub enum MemoryOp {
     CpAsyncWaitGroup {
         n: u32,
     },
-    /// Atomic add on global memory, returning the old value.
-    AtomAdd {
+    /// `ld.space{.nc}{.v2,.v4}.ty {dsts}, [addr + offset]`: one load of `dsts.len()` (1, 2 or
+    /// 4) consecutive elements, aligned to their total size. `nc`: through the non-coherent
+    /// (read-only) data cache, global only (`ld.global.nc`, CUDA's `__ldg`).
+    LdVec {
         space: Space,
         ty: Type,
-        dst: Reg,
+        dsts: Vec<Reg>,
+        addr: Value,
+        offset: i32,
+        nc: bool,
+    },
+    /// `st.space.v{2,4}.ty [addr+offset], {srcs}`: one vector store, aligned to its size.
+    StVec {
+        space: Space,
+        ty: Type,
+        addr: Value,
+        offset: i32,
+        srcs: Vec<Value>,
+    },
+    /// `atom{.sem}{.scope}.space.op.ty dst, [addr], src{, cmp}` (`cas`: `cmp` first), or with
+    /// `dst: None` the reduction `red{.sem}{.scope}.space.op.ty [addr], src` (no result).
+    Atom {
+        op: AtomOp,
+        order: AtomOrder,
+        space: Space,
+        ty: Type,
+        dst: Option<Reg>,
         addr: Value,
         src: Value,
+        /// The compare value of `cas`.
+        cmp: Option<Value>,
     },
+}
+
+/// What an atomic does to memory (`old` is the value there, `v` the operand).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    /// `v`.
+    Exch,
+    /// `old == cmp ? v : old`.
+    Cas,
+}
+
+impl AtomOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomOp::Add => "add",
+            AtomOp::Min => "min",
+            AtomOp::Max => "max",
+            AtomOp::And => "and",
+            AtomOp::Or => "or",
+            AtomOp::Xor => "xor",
+            AtomOp::Exch => "exch",
+            AtomOp::Cas => "cas",
+        }
+    }
+    /// Bit-size operations take `.b32`/`.b64` operands; the others typed ones.
+    pub fn is_bitwise(self) -> bool {
+        matches!(self, AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Exch | AtomOp::Cas)
+    }
+}
+
+/// Memory semantics of an atomic (PTX default: `.relaxed`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AtomSem {
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+}
+
+impl AtomSem {
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomSem::Relaxed => "relaxed",
+            AtomSem::Acquire => "acquire",
+            AtomSem::Release => "release",
+            AtomSem::AcqRel => "acq_rel",
+        }
+    }
+}
+
+/// `.sem` and `.scope` of an atomic; `None` prints nothing (PTX: `.relaxed`, `.gpu`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct AtomOrder {
+    pub sem: Option<AtomSem>,
+    pub scope: Option<super::sync::MemScope>,
 }

@@ -1,6 +1,7 @@
 //! The kernel IR: typed virtual registers, ops grouped by family, structured control flow.
 
 pub mod arith;
+pub mod escape;
 pub mod fragment;
 pub mod inst;
 pub mod kernel;
@@ -17,9 +18,11 @@ pub mod tensor_map_spec;
 pub mod tma;
 pub mod types;
 pub mod value;
+pub mod warp;
 pub mod wgmma;
 
 pub use arith::{ArithOp, BinOp, CmpOp, UnOp};
+pub use escape::{InlineAsm, Printf};
 pub use fragment::FragmentOp;
 pub use inst::Inst;
 pub use kernel::{
@@ -27,7 +30,7 @@ pub use kernel::{
 };
 pub use layout::{Major, MatrixDescriptor, MmaOperand, SmemTile, Swizzle};
 pub use mbarrier::{BarSpace, MbarrierOp, Ordering, Scope, Sem, WaitOn};
-pub use memory::{MemoryOp, Space};
+pub use memory::{AtomOp, AtomOrder, AtomSem, MemoryOp, Space};
 pub use shared_layout::{DynamicAlloc, Placement, SharedLayout, SharedOverLimit};
 pub use source_loc::SourceLoc;
 pub use special::{Dim, SpecialReg};
@@ -38,4 +41,5 @@ pub use tensor_map_spec::TensorMapSpec;
 pub use tma::TmaOp;
 pub use types::Type;
 pub use value::{Reg, Value};
+pub use warp::{ReduxOp, ShflMode, VoteMode, WarpOp};
 pub use wgmma::{MmaAsync, MmaElem, WgmmaA, WgmmaOp};

@@ -26,7 +26,7 @@ impl Dim {
     }
 }
 
-/// A PTX special register (all read as `u32`).
+/// A PTX special register (read as `u32`, except the 64-bit counters: [`SpecialReg::ty`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SpecialReg {
     Tid(Dim),
@@ -42,9 +42,20 @@ pub enum SpecialReg {
     Clusterid(Dim),
     /// Low 32 bits of the SM cycle counter.
     Clock,
+    /// The 64-bit SM cycle counter (`%clock64`).
+    Clock64,
+    /// The 64-bit global nanosecond timer (`%globaltimer`).
+    GlobalTimer,
 }
 
 impl SpecialReg {
+    /// The type the register is read as.
+    pub fn ty(self) -> super::types::Type {
+        match self {
+            SpecialReg::Clock64 | SpecialReg::GlobalTimer => super::types::Type::U64,
+            _ => super::types::Type::U32,
+        }
+    }
     pub fn needs_cluster(self) -> bool {
         matches!(
             self,
@@ -71,6 +82,8 @@ impl fmt::Display for SpecialReg {
             SpecialReg::ClusterNctaid(d) => write!(f, "%cluster_nctaid.{}", d.suffix()),
             SpecialReg::Clusterid(d) => write!(f, "%clusterid.{}", d.suffix()),
             SpecialReg::Clock => f.write_str("%clock"),
+            SpecialReg::Clock64 => f.write_str("%clock64"),
+            SpecialReg::GlobalTimer => f.write_str("%globaltimer"),
         }
     }
 }

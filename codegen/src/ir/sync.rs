@@ -25,7 +25,7 @@ pub enum SyncOp {
     MemBar { scope: MemScope },
     /// `bar.warp.sync mask`: the lanes in `mask` converge, and their memory accesses before it
     /// are ordered before their accesses after it (CUDA's `__syncwarp`).
-    WarpSync { mask: u32 },
+    WarpSync { mask: Value },
     /// `elect.sync lane|pred, 0xffffffff`: one active lane of the warp gets `true`.
     ElectSync { pred: Reg },
     /// `activemask.b32 dst`: the lanes of the warp executing it together.
@@ -40,6 +40,14 @@ pub enum SyncOp {
     ClusterWait,
     /// `trap`: abort the kernel (used for device-side assertion failures).
     Trap,
+    /// `nanosleep.u32 ns`: suspend the thread for about `ns` nanoseconds (a backoff hint: it
+    /// orders nothing and changes nothing another thread can see).
+    Nanosleep { ns: Value },
+    /// `griddepcontrol.wait`: wait until the grids this one depends on (programmatic
+    /// dependent launch) completed and their memory is visible.
+    GridDepWait,
+    /// `griddepcontrol.launch_dependents`: the dependent grid may be scheduled now.
+    GridDepLaunchDependents,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

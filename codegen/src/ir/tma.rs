@@ -19,6 +19,14 @@ pub enum TmaOp {
     StoreTensor { tmap: Value, coords: Vec<Value>, src: Value },
     /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], bytes, [bar]`.
     LoadBulk { dst: Value, src: Value, bytes: Value, bar: Value },
+    /// `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster
+    /// [dst], [src], bytes, [bar], cta_mask`: the same bytes into every CTA of `cta_mask` (a
+    /// `u16`), at `dst` and completing on `bar` (shared::cta offsets) in each of them.
+    LoadBulkMulticast { dst: Value, src: Value, bytes: Value, bar: Value, cta_mask: Value },
+    /// `cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dst], [src],
+    /// bytes, [bar]`: this CTA's shared memory into (another) CTA's of the cluster; `dst` and
+    /// `bar` are shared::cluster addresses (`mapa`) of the same CTA.
+    CopyBulkCluster { dst: Value, src: Value, bytes: Value, bar: Value },
     /// `cp.async.bulk.global.shared::cta.bulk_group [dst], [src], bytes`.
     StoreBulk { dst: Value, src: Value, bytes: Value },
     /// `cp.async.bulk.commit_group`.

@@ -5,8 +5,9 @@
 //! checker rules out) is recorded as a build error, never a panic.
 
 use super::def::{Choice, Kind};
-use crate::builder::{Barrier, BarrierArray, GlobalPtr, Pipeline, PipelineState, RemoteBarrier, SharedArray};
+use crate::builder::{ArrayRef, Barrier, BarrierArray, GlobalPtr, Pipeline, PipelineState, RemoteBarrier};
 use crate::builder::{KernelBuilder, RegisterArray, SharedBase, SharedTile, TensorMapRef, TileLayout, TileShape};
+use crate::builder::{RemoteShared, SharedArray};
 use crate::ir::{AllocId, Reg, Type, Value};
 
 /// One evaluated argument.
@@ -18,6 +19,7 @@ pub enum OpArg {
     RemoteBarrier(RemoteBarrier),
     Shared(SharedArray),
     Global(GlobalPtr),
+    RemoteShared(RemoteShared),
     TensorMap(TensorMapRef),
     Pipeline(Pipeline),
     PipelineState(PipelineState),
@@ -29,7 +31,7 @@ pub enum OpArg {
     Registers(RegisterArray),
     /// The chosen option of a `Choice`, by name.
     Choice(&'static str),
-    /// `Coords` and `Values`.
+    /// `Coords`, `Values` and `Places` (registers).
     Values(Vec<Value>),
     Tag(&'static str),
     /// An omitted optional argument.
@@ -46,8 +48,8 @@ macro_rules! from_handle {
     )*};
 }
 from_handle!(Value => Value, Barrier => Barrier, BarrierArray => Barriers, RemoteBarrier => RemoteBarrier,
-    SharedArray => Shared, GlobalPtr => Global, TensorMapRef => TensorMap, Pipeline => Pipeline,
-    PipelineState => PipelineState, SharedTile => Tile, RegisterArray => Registers);
+    SharedArray => Shared, GlobalPtr => Global, RemoteShared => RemoteShared, TensorMapRef => TensorMap,
+    Pipeline => Pipeline, PipelineState => PipelineState, SharedTile => Tile, RegisterArray => Registers);
 
 impl OpArg {
     fn what(&self) -> &'static str {
@@ -58,6 +60,7 @@ impl OpArg {
             OpArg::RemoteBarrier(_) => "a remote barrier",
             OpArg::Shared(_) => "a shared array",
             OpArg::Global(_) => "a global buffer",
+            OpArg::RemoteShared(_) => "a cluster shared array",
             OpArg::TensorMap(_) => "a tensor map",
             OpArg::Pipeline(_) => "a pipeline",
             OpArg::PipelineState(_) => "a pipeline state",
@@ -89,6 +92,11 @@ impl OpArg {
             | (Kind::Coords | Kind::Values, OpArg::Values(_))
             | (Kind::Tag, OpArg::Tag(_)) => true,
             (Kind::GlobalMut, OpArg::Global(g)) => g.mutable,
+            (Kind::RemoteShared, OpArg::RemoteShared(_)) => true,
+            (Kind::Array, OpArg::Global(_) | OpArg::Shared(_) | OpArg::RemoteShared(_)) => true,
+            (Kind::ArrayMut, OpArg::Global(g)) => g.mutable,
+            (Kind::ArrayMut, OpArg::Shared(_) | OpArg::RemoteShared(_)) => true,
+            (Kind::Places, OpArg::Values(v)) => v.iter().all(|x| x.as_reg().is_some()),
             (Kind::Choice(names), OpArg::Choice(c)) => names.contains(c),
             (k, OpArg::Value(_)) => k.is_value(),
             _ => false,
@@ -172,11 +180,48 @@ impl OpArgs {
     }
     take!(global -> GlobalPtr, Global, GlobalPtr { addr: Value::u64(0), elem: Type::U32, mutable: true });
     take!(tensor_map -> TensorMapRef, TensorMap, TensorMapRef { addr: Value::u64(0), rank: 1 });
+    take!(remote_shared -> RemoteShared, RemoteShared, placeholder_remote());
     take!(pipeline -> Pipeline, Pipeline, placeholder_pipeline());
     take!(pipeline_state -> PipelineState, PipelineState, placeholder_state());
     take!(konst -> u32, Const, 1);
     take!(values -> Vec<Value>, Values, Vec::new());
     take!(tag -> &'static str, Tag, "tag");
+
+    /// A buffer, a shared array or a cluster shared array.
+    pub fn array(&mut self) -> ArrayRef {
+        match self.take() {
+            OpArg::Global(g) => ArrayRef::Global(g),
+            OpArg::Shared(s) => ArrayRef::Shared(s),
+            OpArg::RemoteShared(r) => ArrayRef::Remote(r),
+            other => self.mismatch("an array", &other, ArrayRef::Remote(placeholder_remote())),
+        }
+    }
+
+    /// `let mut` variables (registers) an op writes.
+    pub fn places(&mut self) -> Vec<Reg> {
+        match self.take() {
+            OpArg::Values(v) if v.iter().all(|x| x.as_reg().is_some()) => v.iter().filter_map(|x| x.as_reg()).collect(),
+            other => self.mismatch("registers", &other, Vec::new()),
+        }
+    }
+
+    /// An optional compile-time `u32`: `None` when omitted.
+    pub fn opt_konst(&mut self) -> Option<u32> {
+        match self.take() {
+            OpArg::Const(c) => Some(c),
+            OpArg::Absent => None,
+            other => self.mismatch("Const", &other, None),
+        }
+    }
+
+    /// Optional `[v0, v1, ..]`: `None` when omitted.
+    pub fn opt_values(&mut self) -> Option<Vec<Value>> {
+        match self.take() {
+            OpArg::Values(v) => Some(v),
+            OpArg::Absent => None,
+            other => self.mismatch("Values", &other, None),
+        }
+    }
 
     /// An optional value: `None` when omitted.
     pub fn opt_value(&mut self) -> Option<Value> {
@@ -217,6 +262,10 @@ fn placeholder_shared() -> SharedArray {
     SharedArray { base: SharedBase::Dynamic { offset: 0 }, elem: Type::U32, len: None }
 }
 
+fn placeholder_remote() -> RemoteShared {
+    RemoteShared { addr: Value::u32(0), elem: Type::U32, len: None }
+}
+
 fn placeholder_tile() -> SharedTile {
     let mut k = KernelBuilder::new("placeholder", crate::arch::Target::Sm90a);
     k.alloc_tile("t", &TileShape::new(Type::U32, &[1], TileLayout::RowMajor))
@@ -254,6 +303,9 @@ pub enum OpOut {
     Registers(RegisterArray),
     Pipeline(Pipeline),
     PipelineState(PipelineState),
+    RemoteShared(RemoteShared),
+    /// Several values (a vector load): the handle is `[Value; N]`.
+    Values(Vec<Value>),
     /// The call was rejected (the error is already recorded).
     Invalid,
 }
@@ -314,6 +366,31 @@ out_handle! {
     RegisterArray => Registers, "a register array", placeholder_registers();
     Pipeline => Pipeline, "a pipeline", placeholder_pipeline();
     PipelineState => PipelineState, "a pipeline state", placeholder_state();
+    RemoteShared => RemoteShared, "a cluster shared array", placeholder_remote();
+}
+
+impl From<Vec<Value>> for OpOut {
+    fn from(v: Vec<Value>) -> OpOut {
+        OpOut::Values(v)
+    }
+}
+impl<const N: usize> From<[Value; N]> for OpOut {
+    fn from(v: [Value; N]) -> OpOut {
+        OpOut::Values(v.to_vec())
+    }
+}
+
+impl<const N: usize> FromOpOut for [Value; N] {
+    const WHAT: &'static str = "values";
+    fn from_out(out: OpOut) -> Result<[Value; N], OpOut> {
+        match out {
+            OpOut::Values(v) => <[Value; N]>::try_from(v).map_err(OpOut::Values),
+            o => Err(o),
+        }
+    }
+    fn placeholder() -> [Value; N] {
+        [Value::u32(0); N]
+    }
 }
 
 impl OpOut {

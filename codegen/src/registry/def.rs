@@ -16,6 +16,12 @@ pub enum Kind {
     Shared,
     Global,
     GlobalMut,
+    /// A shared array of some CTA of the cluster (`T.ptx.mapa_shared(arr, cta)`).
+    RemoteShared,
+    /// Any array: a global buffer, a shared array, or another CTA's shared array.
+    Array,
+    /// A writable array: a `&mut [T]` buffer, a shared array, or another CTA's shared array.
+    ArrayMut,
     TensorMap,
     State,
     /// A 32-bit integer arrival count; a literal must be in 1..=MAX_ARRIVALS.
@@ -46,6 +52,8 @@ pub enum Kind {
     Coords,
     /// `[v0, v1, ..]`: any scalars.
     Values,
+    /// `[x, y, ..]`: `let mut` variables the op writes (inline PTX outputs).
+    Places,
     /// A string literal from a fixed set (a [`Choice`]'s names). An omitted optional choice
     /// takes the first option.
     Choice(&'static [&'static str]),
@@ -63,6 +71,9 @@ impl Kind {
             Kind::Shared => "a shared array (`T.alloc_shared::<T>([n])`)".into(),
             Kind::Global => "a global buffer parameter (`&[T]` or `&mut [T]`)".into(),
             Kind::GlobalMut => "a writable global buffer parameter (`&mut [T]`)".into(),
+            Kind::RemoteShared => "a cluster shared array (`T.ptx.mapa_shared(arr, cta)`)".into(),
+            Kind::Array => "an array (a buffer parameter, a shared array or a cluster shared array)".into(),
+            Kind::ArrayMut => "a writable array (a `&mut [T]` buffer, a shared array or a cluster shared array)".into(),
             Kind::TensorMap => "a tensor map parameter (`TensorMap<RANK>`)".into(),
             Kind::State => "an mbarrier state (the result of an arrive)".into(),
             Kind::Count => "an arrival count (u32)".into(),
@@ -79,6 +90,7 @@ impl Kind {
             Kind::Tile => "a shared tile (`T.alloc_shared::<T>([rows, cols], layout)`)".into(),
             Kind::Coords => "coordinates `[c0, c1, ..]` (32-bit integers)".into(),
             Kind::Values => "values `[v0, v1, ..]`".into(),
+            Kind::Places => "`let mut` variables `[x, y, ..]`".into(),
             Kind::Choice(names) => {
                 let names: Vec<String> = names.iter().map(|c| format!("\"{c}\"")).collect();
                 format!("one of {}", names.join(", "))
@@ -151,6 +163,12 @@ pub enum Ret {
     ScalarArgs,
     /// The element type of argument N (a buffer).
     ElemOf(u8),
+    /// `N` values of the element type of argument `.0` (a vector load).
+    VecOf(u8, u8),
+    /// `N` values of a fixed type.
+    Vec(Type, u8),
+    /// A cluster shared array of argument N's element type.
+    RemoteSharedOf(u8),
 }
 
 impl Ret {
@@ -172,7 +190,27 @@ impl Ret {
             Ret::Turbofish => "T".into(),
             Ret::ScalarArgs => "type of the args".into(),
             Ret::ElemOf(n) => format!("element type of arg {n}"),
+            Ret::VecOf(a, n) => format!("[element type of arg {a}; {n}]"),
+            Ret::Vec(t, n) => format!("[{}; {n}]", scalar_name(t)),
+            Ret::RemoteSharedOf(_) => "RemoteShared<T>".into(),
         }
+    }
+}
+
+/// The DSL's (Rust's) name of an IR type.
+fn scalar_name(t: Type) -> &'static str {
+    match t {
+        Type::U16 => "u16",
+        Type::S16 => "i16",
+        Type::U32 | Type::B32 => "u32",
+        Type::S32 => "i32",
+        Type::U64 | Type::B64 => "u64",
+        Type::S64 => "i64",
+        Type::F16 => "f16",
+        Type::BF16 => "bf16",
+        Type::F32 => "f32",
+        Type::F64 => "f64",
+        _ => "bool",
     }
 }
 
@@ -200,6 +238,8 @@ pub struct ParamDef {
     /// A valid literal for tests and docs (the ptxas matrix), where the kind's default
     /// (1 for counts and constants, 0 for parities) would not be.
     pub sample: Option<i128>,
+    /// A valid string for a `Tag` (a printf format, an inline PTX template).
+    pub sample_str: Option<&'static str>,
 }
 
 /// How an op is built: the evaluated arguments go to one builder call.
@@ -217,6 +257,8 @@ pub struct OpDef {
     pub optional: u8,
     /// Whether it takes `::<T>` (a scalar type).
     pub turbofish: bool,
+    /// The element type samples use (arrays, `::<T>`) when f32 would not be valid (`atomic.min`).
+    pub sample_elem: Option<Type>,
     pub ret: Ret,
     /// One line for users.
     pub doc: &'static str,

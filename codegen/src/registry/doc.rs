@@ -35,7 +35,47 @@ pub fn support_summary(def: &OpDef) -> String {
     if groups.len() == 1 {
         return groups.remove(0).0;
     }
-    groups.into_iter().map(|(need, labels)| format!("{}: {need}", labels.join("; "))).collect::<Vec<_>>().join("<br>")
+    let largest = (0..groups.len()).max_by_key(|&i| groups[i].1.len()).unwrap_or(0);
+    let all: Vec<String> = groups.iter().flat_map(|g| g.1.clone()).collect();
+    let mut lines: Vec<String> = groups
+        .iter()
+        .enumerate()
+        .filter(|&(i, g)| i != largest || g.1.len() <= 3)
+        .map(|(_, (need, labels))| format!("{}: {need}", name_group(labels, &all)))
+        .collect();
+    if groups[largest].1.len() > 3 {
+        lines.push(format!("otherwise: {}", groups[largest].0));
+    }
+    lines.join("<br>")
+}
+
+/// A group of variant labels in few words: the options that decide it (an option is decisive
+/// when every variant choosing it is in the group), if they cover the group; else the labels.
+fn name_group(labels: &[String], all: &[String]) -> String {
+    let options = |l: &str| l.split(", ").map(str::to_string).collect::<Vec<_>>();
+    let decisive = |o: &String| all.iter().filter(|l| options(l).contains(o)).all(|l| labels.contains(l));
+    let mut left: Vec<&String> = labels.iter().collect();
+    let mut chosen: Vec<String> = Vec::new();
+    while !left.is_empty() {
+        let mut best: Option<(usize, String)> = None;
+        for l in &left {
+            for o in options(l).into_iter().filter(|o| !o.is_empty() && decisive(o)) {
+                let n = left.iter().filter(|x| options(x).contains(&o)).count();
+                if best.as_ref().is_none_or(|(bn, _)| n > *bn) {
+                    best = Some((n, o));
+                }
+            }
+        }
+        let Some((_, o)) = best else { return labels.join("; ") };
+        left.retain(|x| !options(x).contains(&o));
+        chosen.push(o);
+    }
+    let short = chosen.join(" or ");
+    if short.len() < labels.join("; ").len() {
+        short
+    } else {
+        labels.join("; ")
+    }
 }
 
 /// The op table as Markdown.

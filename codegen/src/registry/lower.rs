@@ -9,7 +9,7 @@ use crate::arch::check::{check_kernel, ops_ptx, value_problems};
 use crate::arch::isa::{requirement, Requirement};
 use crate::arch::{PtxVersion, Target};
 use crate::builder::{Arrivals, KernelBuilder, PipelineConfig, PipelineState, RemoteBarrier, TileLayout, TileShape};
-use crate::ir::{walk_insts, Kernel, Type, Value};
+use crate::ir::{walk_insts, Kernel, Space, Type, Value};
 
 /// Lower the op at `path` into `k` with evaluated `args` (one per parameter, `Absent` for
 /// an omitted optional one), the `::<T>` type and the `let` name. A call the registry does
@@ -69,6 +69,11 @@ pub enum ArgHint {
     Literal(i128, Option<Type>),
     /// A buffer or shared array of this element type.
     Elem(Type),
+    /// An array (`Array`/`ArrayMut`) in this space (`SharedCluster`: another CTA's shared
+    /// array) of this element type.
+    InSpace(Space, Type),
+    /// A string literal (`Tag`): the format or template itself.
+    Tag(&'static str),
     /// A tensor map of this rank.
     Rank(u8),
     /// `Coords` / `Values`: one register of each type.
@@ -86,6 +91,11 @@ pub enum ArgHint {
 /// Make the arguments of a call of `def` from `hints` (one per parameter): registers are
 /// kernel parameters, handles are allocated as a kernel would.
 pub fn sample_args(k: &mut KernelBuilder, def: &OpDef, hints: &[ArgHint]) -> Vec<OpArg> {
+    let sample_elem = def.sample_elem.unwrap_or(Type::F32);
+    let elem_of = |h: &ArgHint| match h {
+        ArgHint::Elem(t) | ArgHint::InSpace(_, t) => *t,
+        _ => sample_elem,
+    };
     def.params
         .iter()
         .enumerate()
@@ -104,6 +114,25 @@ pub fn sample_args(k: &mut KernelBuilder, def: &OpDef, hints: &[ArgHint]) -> Vec
                 (Kind::PipelineState, _) => OpArg::PipelineState(PipelineState::new(k, 2, 0)),
                 (Kind::Shared, h) => OpArg::Shared(k.alloc_shared(&pname, elem_of(&h), 256)),
                 (Kind::Global | Kind::GlobalMut, h) => OpArg::Global(k.param_global(&pname, elem_of(&h), true)),
+                (Kind::RemoteShared, h) => {
+                    let s = k.alloc_shared(&pname, elem_of(&h), 256);
+                    OpArg::RemoteShared(k.map_shared_to_cta(s, Value::u32(1)))
+                }
+                (Kind::Array | Kind::ArrayMut, h) => {
+                    let space = if let ArgHint::InSpace(s, _) = h { s } else { Space::Global };
+                    match space {
+                        Space::Global => OpArg::Global(k.param_global(&pname, elem_of(&h), true)),
+                        Space::Shared => OpArg::Shared(k.alloc_shared(&pname, elem_of(&h), 256)),
+                        Space::SharedCluster => {
+                            let s = k.alloc_shared(&pname, elem_of(&h), 256);
+                            OpArg::RemoteShared(k.map_shared_to_cta(s, Value::u32(1)))
+                        }
+                    }
+                }
+                (Kind::Places, h) => {
+                    let tys = if let ArgHint::List(t) = h { t } else { vec![Type::U32] };
+                    OpArg::Values(tys.iter().map(|&t| Value::Reg(k.new_reg(t))).collect())
+                }
                 (Kind::TensorMap, h) => {
                     let rank = if let ArgHint::Rank(r) = h { r } else { 2 };
                     OpArg::TensorMap(k.param_tensor_map(&pname, rank))
@@ -131,7 +160,12 @@ pub fn sample_args(k: &mut KernelBuilder, def: &OpDef, hints: &[ArgHint]) -> Vec
                     )
                 }
                 (Kind::Choice(names), h) => OpArg::Choice(if let ArgHint::Choice(c) = h { c } else { names[0] }),
-                (Kind::Tag, _) => OpArg::Tag("probe"),
+                (Kind::Tag, ArgHint::Tag(t)) => OpArg::Tag(t),
+                (Kind::Tag, _) => OpArg::Tag(p.sample_str.unwrap_or("probe")),
+                (Kind::ElemOf(n), ArgHint::Literal(v, _)) => {
+                    let ty = elem_of(hints.get(n as usize).unwrap_or(&ArgHint::Any));
+                    OpArg::Value(Value::imm_i(v as i64, ty))
+                }
                 (kind, ArgHint::Literal(v, ty)) => {
                     OpArg::Value(Value::imm_i(v as i64, ty.unwrap_or(kind.default_type())))
                 }
@@ -141,18 +175,11 @@ pub fn sample_args(k: &mut KernelBuilder, def: &OpDef, hints: &[ArgHint]) -> Vec
                     let ty = elem_of(hints.get(n as usize).unwrap_or(&ArgHint::Any));
                     OpArg::Value(register(k, &pname, ty))
                 }
+                (Kind::Scalar, _) if def.sample_elem.is_some() => OpArg::Value(register(k, &pname, sample_elem)),
                 (kind, _) => OpArg::Value(register(k, &pname, kind.default_type())),
             }
         })
         .collect()
-}
-
-fn elem_of(h: &ArgHint) -> Type {
-    if let ArgHint::Elem(t) = h {
-        *t
-    } else {
-        Type::F32
-    }
 }
 
 /// A runtime value of `ty`: a kernel parameter (a bool is a comparison of one).
@@ -179,12 +206,45 @@ pub struct Variant {
 }
 
 /// Every variant of `def`: the product of its choices and optional arguments, each once with
-/// registers and (when some argument has a sample literal) once with literals.
+/// registers and (when some argument has a sample literal) once with literals. An array
+/// argument (`Array`, `ArrayMut`) is a global buffer in that product; its other spaces
+/// (shared, another CTA's shared) are added with the first option of everything else, so an
+/// atomic's sems x scopes are not multiplied by three spaces (what a variant needs is the
+/// strictest of what its parts need: [`requirement`] composes them).
 pub fn variants(def: &OpDef) -> Vec<Variant> {
+    let mut vs = variants_in(def, Space::Global);
+    if let Some(i) = def.params.iter().position(|p| matches!(p.kind, Kind::Array | Kind::ArrayMut)) {
+        for space in [Space::Shared, Space::SharedCluster] {
+            let first = variants_in(def, space).into_iter().filter(|v| {
+                v.hints.iter().zip(def.params).all(|(h, p)| match (h, p.kind) {
+                    (ArgHint::Choice(c), Kind::Choice(names)) => *c == names[0],
+                    (ArgHint::Absent, _) => false,
+                    _ => true,
+                })
+            });
+            for v in first {
+                debug_assert!(matches!(v.hints[i], ArgHint::InSpace(..)));
+                vs.push(v);
+            }
+        }
+    }
+    vs
+}
+
+fn variants_in(def: &OpDef, space: Space) -> Vec<Variant> {
+    let elem = def.sample_elem.unwrap_or(Type::F32);
     let mut out = vec![(Vec::<String>::new(), Vec::<ArgHint>::new())];
     for (i, p) in def.params.iter().enumerate() {
         let mut options: Vec<(Option<String>, ArgHint)> = match p.kind {
             Kind::Choice(names) => names.iter().map(|n| (Some(format!("\"{n}\"")), ArgHint::Choice(n))).collect(),
+            Kind::Array | Kind::ArrayMut => {
+                let name = match space {
+                    Space::Global => "global",
+                    Space::Shared => "shared",
+                    Space::SharedCluster => "cluster shared",
+                };
+                vec![(Some(name.to_string()), ArgHint::InSpace(space, elem))]
+            }
             _ if def.is_optional(i) => vec![(Some(format!("with {}", p.name)), ArgHint::Any)],
             _ => vec![(None, ArgHint::Any)],
         };
@@ -204,7 +264,7 @@ pub fn variants(def: &OpDef) -> Vec<Variant> {
             })
             .collect();
     }
-    let elem = def.turbofish.then_some(Type::F32);
+    let elem = def.turbofish.then_some(elem);
     let mut vs = Vec::new();
     for (labels, hints) in out {
         let label = labels.join(", ");

@@ -9,12 +9,12 @@ const SCOPE: super::Choice<Scope> = choice!["cta" => Scope::Cta, "cluster" => Sc
 
 ops! {
     /// `mbarrier.init`
-    "ptx.mbarrier.init" ["cute:initialize_barrier", "gluon:mbarrier.init"] (bar: Barrier, count: Count) -> Unit
+    "ptx.mbarrier.init" ["gluon:mbarrier.init"] (bar: Barrier, count: Count) -> Unit
         = |k, call| k.mbarrier_init(bar, count);
     /// `mbarrier.inval`
     "ptx.mbarrier.inval" ["gluon:mbarrier.invalidate"] (bar: Barrier) -> Unit = |k, call| k.mbarrier_inval(bar);
     /// one arrival; returns the phase state
-    "ptx.mbarrier.arrive" ["cute:arrive_barrier", "gluon:mbarrier.arrive"] (bar: Barrier) -> State
+    "ptx.mbarrier.arrive" ["gluon:mbarrier.arrive"] (bar: Barrier) -> State
         = |k, call| k.mbarrier_arrive(bar);
     /// `count` arrivals
     "ptx.mbarrier.arrive_count" (bar: Barrier, count: Count) -> State
@@ -30,12 +30,18 @@ ops! {
     /// the same barrier in CTA `cta` of the cluster
     "ptx.mapa" (bar: Barrier, cta: U32 = 0) -> RemoteBarrier = |k, call| k.map_barrier_to_cta(bar, cta);
     /// arrive on CTA `cta`'s copy (`mapa` + `.shared::cluster`)
-    "ptx.mbarrier.arrive_remote" ["cutlass:ClusterBarrier::arrive"] (bar: Barrier, cta: U32 = 0; count: Count) -> Unit
+    "ptx.mbarrier.arrive_remote" (bar: Barrier, cta: U32 = 0; count: Count) -> Unit
         = |k, call| k.mbarrier_arrive_on_cta(bar, cta, count);
+    /// arrive on CTA `cta`'s copy where `pred` holds (CUTLASS `ClusterBarrier::arrive(cta_id, pred)`)
+    "ptx.mbarrier.arrive_remote_pred" ["cutlass:ClusterBarrier::arrive"] (bar: Barrier, cta: U32 = 1, pred: Bool) -> Unit
+        = |k, call| k.mbarrier_arrive_on_cta_if(bar, cta, pred);
+    /// one arrival plus `tx += bytes` on a `T.ptx.mapa` barrier (`.shared::cluster`)
+    "ptx.mbarrier.arrive.expect_tx_remote" ["cutlass:ClusterTransactionBarrier::arrive_and_expect_tx"] (rbar: RemoteBarrier, bytes: TxBytes) -> Unit
+        = |k, call| k.mbarrier_arrive_expect_tx_remote(rbar, bytes);
     /// arrive on a `T.ptx.mapa` barrier
     "ptx.mbarrier.arrive_mapped" (rbar: RemoteBarrier; count: Count) -> Unit = |k, call| k.mbarrier_arrive_remote(rbar, count);
     /// one arrival plus `tx += bytes`
-    "ptx.mbarrier.arrive.expect_tx" ["cute:set_barrier_transaction_bytes", "gluon:mbarrier.expect"] (bar: Barrier, bytes: TxBytes) -> State
+    "ptx.mbarrier.arrive.expect_tx" ["gluon:mbarrier.expect"] (bar: Barrier, bytes: TxBytes) -> State
         = |k, call| k.mbarrier_arrive_expect_tx(bar, bytes);
     /// `arrive.expect_tx` with explicit semantics and scope
     "ptx.mbarrier.arrive.expect_tx_sem" (bar: Barrier, bytes: TxBytes, sem: Choice(SEM_ARRIVE), scope: Choice(SCOPE)) -> State
@@ -47,7 +53,7 @@ ops! {
     "ptx.mbarrier.complete_tx" ["cutlass:ClusterTransactionBarrier::complete_transaction"] (bar: Barrier, bytes: TxBytes) -> Unit
         = |k, call| k.mbarrier_complete_tx(bar, bytes);
     /// block until the phase with this parity completed (a `try_wait.parity` loop)
-    "ptx.mbarrier.try_wait" ["cute:wait_barrier", "gluon:mbarrier.wait"] (bar: Barrier, parity: Parity) -> Unit
+    "ptx.mbarrier.try_wait" ["gluon:mbarrier.wait", "cutlass:ClusterBarrier::wait"] (bar: Barrier, parity: Parity) -> Unit
         = |k, call| k.mbarrier_wait(bar, parity);
     /// blocking wait with `.acquire`/`.relaxed` and `.cta`/`.cluster`
     "ptx.mbarrier.try_wait_sem" (bar: Barrier, parity: Parity, sem: Choice(SEM_WAIT), scope: Choice(SCOPE)) -> Unit

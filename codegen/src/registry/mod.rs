@@ -60,6 +60,18 @@ macro_rules! take {
     ($call:ident, GlobalMut) => {
         $call.global()
     };
+    ($call:ident, RemoteShared) => {
+        $call.remote_shared()
+    };
+    ($call:ident, Array) => {
+        $call.array()
+    };
+    ($call:ident, ArrayMut) => {
+        $call.array()
+    };
+    ($call:ident, Places) => {
+        $call.places()
+    };
     ($call:ident, TensorMap) => {
         $call.tensor_map()
     };
@@ -89,10 +101,17 @@ macro_rules! take {
     };
 }
 
-/// The next optional argument: `Option<Value>`, or a choice (the first option when omitted).
+/// The next optional argument: `Option<Value>` (`Option<u32>` for a constant), or a choice
+/// (the first option when omitted).
 macro_rules! take_opt {
     ($call:ident, Choice($choice:expr)) => {
         $call.choice(&$choice)
+    };
+    ($call:ident, Const) => {
+        $call.opt_konst()
+    };
+    ($call:ident, Values) => {
+        $call.opt_values()
     };
     ($call:ident, $value:ident $(($arg:expr))?) => {
         $call.opt_value()
@@ -103,8 +122,14 @@ macro_rules! take_opt {
 ///
 /// ```text
 /// /// one-line doc
-/// "path" ["lib:alias", ..] ::<T> (name: Kind = sample, ..; optional: Kind) -> Ret
+/// "path" ["lib:alias", ..] ::<T> (name: Kind = sample, tag: Tag as "sample", ..; optional: Kind)
+///     as U32 -> Ret
 ///     = |k, call| builder_call(name, ..);
+/// ```
+///
+/// `as U32` (optional) is the element type the samples use for arrays and `::<T>`.
+///
+/// ```text
 /// ```
 ///
 /// The lowering sees each parameter as a local of its handle type (optional ones as
@@ -113,14 +138,19 @@ macro_rules! take_opt {
 macro_rules! ops {
     (@sample) => { None };
     (@sample $s:literal) => { Some($s) };
+    (@sample_str) => { None };
+    (@sample_str $s:literal) => { Some($s) };
+    (@elem) => { None };
+    (@elem $t:ident) => { Some($crate::ir::Type::$t) };
     (@turbofish) => { false };
     (@turbofish $t:ident) => { true };
     (@one $x:ident) => { 1 };
     ($(
         #[doc = $doc:literal]
         $path:literal $([$($alias:literal),* $(,)?])? $(::<$tf:ident>)?
-        ($($pn:ident : $pk:ident $(($pa:expr))? $(= $ps:literal)?),* $(; $($on:ident : $ok:ident $(($oa:expr))? $(= $os:literal)?),*)?)
-        -> $ret:ident $(($rn:literal))?
+        ($($pn:ident : $pk:ident $(($pa:expr))? $(= $ps:literal)? $(as $pstr:literal)?),* $(; $($on:ident : $ok:ident $(($oa:expr))? $(= $os:literal)?),*)?)
+        $(as $se:ident)?
+        -> $ret:ident $(($($rn:expr),+))?
         = |$k:ident, $call:ident| $lower:expr;
     )*) => {
         pub(super) const OPS: &[$crate::registry::OpDef] = &[$(
@@ -128,12 +158,13 @@ macro_rules! ops {
                 path: $path,
                 aliases: &[$($($alias),*)?],
                 params: &[
-                    $($crate::registry::ParamDef { name: stringify!($pn), kind: kind!($pk $(($pa))?), sample: ops!(@sample $($ps)?) },)*
-                    $($($crate::registry::ParamDef { name: stringify!($on), kind: kind!($ok $(($oa))?), sample: ops!(@sample $($os)?) },)*)?
+                    $($crate::registry::ParamDef { name: stringify!($pn), kind: kind!($pk $(($pa))?), sample: ops!(@sample $($ps)?), sample_str: ops!(@sample_str $($pstr)?) },)*
+                    $($($crate::registry::ParamDef { name: stringify!($on), kind: kind!($ok $(($oa))?), sample: ops!(@sample $($os)?), sample_str: None },)*)?
                 ],
                 optional: 0 $($(+ ops!(@one $on))*)?,
                 turbofish: ops!(@turbofish $($tf)?),
-                ret: $crate::registry::Ret::$ret $(($rn))?,
+                sample_elem: ops!(@elem $($se)?),
+                ret: $crate::registry::Ret::$ret $(($($rn),+))?,
                 doc: $doc.trim_ascii(),
                 builder: stringify!($lower),
                 lower: |$k: &mut $crate::builder::KernelBuilder, $call: &mut $crate::registry::OpArgs| -> $crate::registry::OpOut {
@@ -148,6 +179,8 @@ macro_rules! ops {
 }
 
 mod arith;
+mod cute;
+mod debug;
 mod launch;
 mod mbarrier;
 mod memory;
@@ -155,10 +188,22 @@ mod pipeline;
 mod sync;
 mod tile;
 mod tma;
+mod warp;
 
 /// The families in the order the docs list them.
-const FAMILIES: &[&[OpDef]] =
-    &[launch::OPS, memory::OPS, tile::OPS, arith::OPS, mbarrier::OPS, sync::OPS, tma::OPS, pipeline::OPS];
+const FAMILIES: &[&[OpDef]] = &[
+    launch::OPS,
+    memory::OPS,
+    tile::OPS,
+    arith::OPS,
+    mbarrier::OPS,
+    cute::OPS,
+    sync::OPS,
+    warp::OPS,
+    tma::OPS,
+    pipeline::OPS,
+    debug::OPS,
+];
 
 /// Every op.
 pub fn ops() -> impl Iterator<Item = &'static OpDef> {
@@ -178,7 +223,9 @@ pub fn is_namespace(path: &str) -> bool {
 /// The op another library calls `path` (`wait_barrier`, `cute::wait_barrier`,
 /// `mbarrier.wait`, `syncthreads`), with that library's spelling (`cute:wait_barrier`).
 pub fn find_alias(path: &str) -> Option<(&'static OpDef, &'static str)> {
-    let norm = |s: &str| s.replace("::", ".").trim_start_matches('_').to_string();
+    // `cuda::__syncthreads` and `__syncthreads` both name `syncthreads` of CUDA.
+    let norm =
+        |s: &str| s.replace("::", ".").split('.').map(|p| p.trim_start_matches('_')).collect::<Vec<_>>().join(".");
     let wanted = norm(path);
     ops().find_map(|o| {
         o.aliases.iter().find_map(|a| {
@@ -187,6 +234,36 @@ pub fn find_alias(path: &str) -> Option<(&'static OpDef, &'static str)> {
             (wanted == name || wanted == format!("{lib}.{name}")).then_some((o, *a))
         })
     })
+}
+
+/// Barriers wider than a warp: a "did you mean" for a warp-level name must never offer one
+/// (a `bar.sync 0` in place of `__syncwarp` deadlocks a warp-specialized branch, where only
+/// some warps reach it).
+const WIDER_THAN_A_WARP: &[&str] = &[
+    "cuda.cta_sync",
+    "cuda.cluster_sync",
+    "cuda.warpgroup_sync",
+    "ptx.bar.sync",
+    "ptx.bar.arrive",
+    "ptx.barrier.cluster.arrive",
+    "ptx.barrier.cluster.arrive_relaxed",
+    "ptx.barrier.cluster.wait",
+];
+
+/// Whether `candidate` may be suggested for the unknown op `unknown` (see
+/// [`WIDER_THAN_A_WARP`]).
+pub fn may_suggest(unknown: &str, candidate: &str) -> bool {
+    let u = unknown.to_ascii_lowercase();
+    let warp_level = u.contains("warp") && !u.contains("warpgroup");
+    !(warp_level && WIDER_THAN_A_WARP.contains(&candidate))
+}
+
+/// The op an unknown warp-level synchronization name (`syncwarp`, `sync_warp`, `warp_barrier`)
+/// most likely means: `__syncwarp`.
+pub fn warp_sync_for(unknown: &str) -> Option<&'static OpDef> {
+    let u = unknown.to_ascii_lowercase();
+    let warp_level = u.contains("warp") && !u.contains("warpgroup");
+    (warp_level && (u.contains("sync") || u.contains("barrier"))).then(|| lookup("cuda.warp_sync")).flatten()
 }
 
 #[cfg(test)]

@@ -1,7 +1,11 @@
 //! `T.pipeline.*`: full/empty mbarrier pipelines with the stage and phase bookkeeping done
 //! by the builder (CUTLASS's `PipelineTmaAsync` + `PipelineState`).
 
-use crate::builder::{Arrivals, PipelineConfig};
+use crate::builder::{Arrivals, ClusterSync, PipelineConfig};
+
+/// How a cluster pipeline's consumers hand stages back to the other CTAs (see `ClusterSync`).
+const CLUSTER_SYNC: super::Choice<ClusterSync> =
+    choice!["cluster" => ClusterSync::ClusterScope, "cta" => ClusterSync::CtaScope];
 
 ops! {
     /// an S-stage full/empty pipeline: `full` expects 1 producer arrival (+ tx bytes), `empty` one per consumer warp
@@ -10,6 +14,12 @@ ops! {
     /// ... with `empty` expecting one arrival per consumer thread
     "pipeline.new_threads" (stages: Const = 2, consumer_threads: Const = 64) -> Pipeline
         = |k, call| k.pipeline(call.name(), PipelineConfig::tma(stages, Arrivals::Threads(consumer_threads)));
+    /// a cluster pipeline: each CTA's producer fills its stage (multicast slices from every CTA), the consumer warps of all `ctas` CTAs release it (`mapa` + remote arrive on every CTA's `empty`)
+    "pipeline.new_cluster" (stages: Const = 2, consumer_warps: Const, ctas: Const = 2; sync: Choice(CLUSTER_SYNC)) -> Pipeline
+        = |k, call| {
+            let cfg = PipelineConfig { consumer_ctas: ctas, ..PipelineConfig::tma(stages, Arrivals::Warps(consumer_warps)) };
+            k.pipeline(call.name(), cfg).with_cluster_sync(sync)
+        };
     /// thread 0 inits every barrier, `fence.mbarrier_init`, then the CTA syncs (all threads call it)
     "pipeline.init" (pipe: Pipeline) -> Unit = |k, call| pipe.init(k);
     /// stage 0, phase 1 (a fresh `empty` barrier passes a parity-1 wait: every buffer starts empty)
@@ -34,8 +44,20 @@ ops! {
     /// wait for the consumers' last releases so the CTA does not exit with copies in flight
     "pipeline.producer_tail" ["cutlass:PipelineTmaAsync::producer_tail"] (pipe: Pipeline, state: PipelineState) -> Unit
         = |k, call| pipe.producer_tail(k, &state);
-    /// next stage; the parity flips when the index wraps at S
-    "pipeline.advance" (state: PipelineState) -> Unit = |k, call| state.advance(k);
+    /// next stage (`n` stages on); the parity flips whenever the index wraps at S
+    "pipeline.advance" (state: PipelineState; n: Const = 2) -> Unit = |k, call| state.advance_by(k, n.unwrap_or(1));
+    /// one non-blocking try at `producer_acquire`: true if the stage is empty now (CUTLASS's token)
+    "pipeline.producer_try_acquire" ["cutlass:PipelineTmaAsync::producer_try_acquire"] (pipe: Pipeline, state: PipelineState) -> Bool
+        = |k, call| pipe.producer_try_acquire(k, &state);
+    /// `producer_acquire` unless the token says the stage is already empty
+    "pipeline.producer_acquire_with_token" (pipe: Pipeline, state: PipelineState, token: Bool) -> Unit
+        = |k, call| pipe.producer_acquire_with_token(k, &state, token);
+    /// one non-blocking try at `consumer_wait`: true if the stage is full now (CUTLASS's token)
+    "pipeline.consumer_try_wait" ["cutlass:PipelineTmaAsync::consumer_try_wait"] (pipe: Pipeline, state: PipelineState) -> Bool
+        = |k, call| pipe.consumer_try_wait(k, &state);
+    /// `consumer_wait` unless the token says the stage is already full
+    "pipeline.consumer_wait_with_token" (pipe: Pipeline, state: PipelineState, token: Bool) -> Unit
+        = |k, call| pipe.consumer_wait_with_token(k, &state, token);
     /// the state's stage index
     "pipeline.stage" (state: PipelineState) -> U32 = |k, call| state.index();
     /// the state's phase parity

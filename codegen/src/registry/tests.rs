@@ -12,6 +12,10 @@ fn paths_are_unique_and_aliases_name_a_library() {
         for a in o.aliases {
             let (lib, name) = a.split_once(':').unwrap_or_else(|| panic!("{}: alias {a} lacks `library:`", o.path));
             assert!(["cuda", "cute", "cutlass", "gluon"].contains(&lib) && !name.is_empty(), "{}: {a}", o.path);
+            assert!(
+                all.iter().filter(|p| p.aliases.contains(a)).count() == 1,
+                "{a} names two ops: an alias leads to one op"
+            );
             assert!(lookup(name).is_none(), "{}: alias {a} is another op's path", o.path);
         }
     }
@@ -19,8 +23,15 @@ fn paths_are_unique_and_aliases_name_a_library() {
 
 #[test]
 fn aliases_find_their_op() {
-    assert_eq!(find_alias("wait_barrier").map(|(o, _)| o.path), Some("ptx.mbarrier.try_wait"));
-    assert_eq!(find_alias("cute::wait_barrier").map(|(o, _)| o.path), Some("ptx.mbarrier.try_wait"));
+    // CuTe's names are ops of their own (`T.cute.wait_barrier`), with CuTe's semantics.
+    assert_eq!(find_alias("wait_barrier").map(|(o, _)| o.path), Some("cute.wait_barrier"));
+    assert_eq!(find_alias("cute::wait_barrier").map(|(o, _)| o.path), Some("cute.wait_barrier"));
+    assert_eq!(find_alias("initialize_barrier").map(|(o, _)| o.path), Some("cute.initialize_barrier"));
+    // Gluon's blocking `mbarrier.wait` is our `try_wait` loop.
+    assert_eq!(find_alias("mbarrier.wait").map(|(o, _)| o.path), Some("ptx.mbarrier.try_wait"));
+    assert_eq!(find_alias("__syncwarp").map(|(o, _)| o.path), Some("cuda.warp_sync"));
+    assert_eq!(find_alias("cuda::__shfl_xor_sync").map(|(o, _)| o.path), Some("ptx.shfl.sync.bfly"));
+    assert_eq!(find_alias("atomicCAS").map(|(o, _)| o.path), Some("atomic.cas"));
     assert_eq!(
         find_alias("mbarrier.expect").map(|(o, a)| (o.path, a)),
         Some(("ptx.mbarrier.arrive.expect_tx", "gluon:mbarrier.expect"))
@@ -69,4 +80,19 @@ fn the_chosen_variant_is_what_gets_checked() {
     let init = lookup("ptx.mbarrier.init").unwrap();
     let p = probe(Target::Sm90a, init, &[ArgHint::Any, ArgHint::Literal(0, None)], None);
     assert_eq!(p.value_problems, vec!["mbarrier arrival count 0 is out of range: must be in 1..=1048575".to_string()]);
+}
+
+#[test]
+fn a_warp_level_name_never_suggests_a_wider_barrier() {
+    for unknown in ["warp_sync", "syncwarp", "cuda.sync_warp", "cuda.warpsync", "warp_barrier", "cuda.warp_cta_sync"] {
+        for wide in WIDER_THAN_A_WARP {
+            assert!(lookup(wide).is_some(), "{wide} is an op");
+            assert!(!may_suggest(unknown, wide), "{unknown} may suggest {wide}");
+        }
+        assert_eq!(warp_sync_for(unknown).map(|o| o.path), Some("cuda.warp_sync"), "{unknown}");
+    }
+    // A CTA-wide name still gets the CTA barrier; a warpgroup name the warpgroup barrier.
+    assert!(may_suggest("cuda.cta_synk", "cuda.cta_sync"));
+    assert!(may_suggest("warpgroup_sync", "cuda.warpgroup_sync"));
+    assert!(warp_sync_for("warpgroup_sync").is_none());
 }

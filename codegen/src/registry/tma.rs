@@ -18,6 +18,12 @@ ops! {
     /// bulk copy global → shared (multiple of 16 bytes), completing on `bar`
     "ptx.cp_async.bulk.g2s" (dst: U32, src: U64, bytes: U32 = 256, bar: Barrier) -> Unit
         = |k, call| k.bulk_load(dst, src, bytes, bar);
+    /// bulk copy global → shared into every CTA of `cta_mask` (same offsets), each completing on its own `bar`
+    "ptx.cp_async.bulk.g2s_multicast" (dst: U32, src: U64, bytes: U32 = 256, bar: Barrier, cta_mask: Int = 3) -> Unit
+        = |k, call| k.bulk_load_multicast(dst, src, bytes, bar, cta_mask);
+    /// bulk copy of this CTA's shared `src` to shared::cluster `dst`, completing on `rbar` in that CTA
+    "ptx.cp_async.bulk.s2cluster" (dst: U32, src: U32, bytes: U32 = 256, rbar: RemoteBarrier) -> Unit
+        = |k, call| k.bulk_copy_to_cluster(dst, src, bytes, rbar);
     /// bulk copy shared → global
     "ptx.cp_async.bulk.s2g" (dst: U64, src: U32, bytes: U32 = 256) -> Unit = |k, call| k.bulk_store(dst, src, bytes);
     /// `cp.async.bulk.commit_group`

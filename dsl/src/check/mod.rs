@@ -2,7 +2,7 @@
 //! target support are checked here, each error pointing at the offending tokens. The checker
 //! also annotates the AST (types, constness, bindings) for the expansion.
 
-mod ops;
+pub(crate) mod ops;
 
 use crate::parse::ast::*;
 use crate::parse::Errors;
@@ -607,10 +607,13 @@ impl Checker<'_> {
             }
             ExprKind::Index { base, idx } => {
                 let bt = self.expr(base);
+                if let Ty::Vector(s, n) = bt {
+                    return (self.vector_index(idx, s, n), false);
+                }
                 self.index(idx);
                 self.index_range(base, idx);
                 match bt {
-                    Ty::Shared(s) | Ty::Global { elem: s, .. } => (Ty::Scalar(s), false),
+                    Ty::Shared(s) | Ty::Global { elem: s, .. } | Ty::RemoteShared(s) => (Ty::Scalar(s), false),
                     Ty::Tile { elem, rank, layout } => {
                         (if rank > 1 { Ty::Tile { elem, rank: rank - 1, layout } } else { Ty::Scalar(elem) }, false)
                     }
@@ -766,6 +769,21 @@ impl Checker<'_> {
             let hint = if t.is_numeric() { "\n  help: compare explicitly, e.g. `x != 0`" } else { "" };
             self.errs.at(e.sp, format!("{what} must be a bool, found {t}{hint}"));
         }
+    }
+
+    /// `v[i]` of an `n`-element vector: `i` must be a compile-time index below `n` (the
+    /// elements are separate registers).
+    fn vector_index(&mut self, idx: &Expr, s: Scalar, n: u8) -> Ty {
+        let before = self.errs.0.len();
+        let Some(i) = self.konst_u32(idx, "the index of a vector") else {
+            // A `#[comptime]` index is checked when the kernel is built.
+            return if self.errs.0.len() == before { Ty::Scalar(s) } else { Ty::Error };
+        };
+        if i >= n as i128 {
+            self.errs.at(idx.sp, format!("index {i} is out of bounds for a `[{}; {n}]` vector", s.name()));
+            return Ty::Error;
+        }
+        Ty::Scalar(s)
     }
 
     /// A literal index into an array whose extent the macro knows must be inside it.
@@ -975,7 +993,7 @@ impl Checker<'_> {
                 self.index(idx);
                 self.index_range(base, idx);
                 match bt {
-                    Ty::Shared(s) => Ty::Scalar(s),
+                    Ty::Shared(s) | Ty::RemoteShared(s) => Ty::Scalar(s),
                     Ty::Tile { elem, rank: 1, .. } => Ty::Scalar(elem),
                     Ty::Registers { elem, rank: 1 } => {
                         self.register_index(idx);
@@ -1007,6 +1025,13 @@ impl Checker<'_> {
                         return;
                     }
                     Ty::Global { elem, mutable: true } => Ty::Scalar(elem),
+                    Ty::Vector(..) => {
+                        self.errs.at(
+                            base.sp,
+                            format!("cannot assign to an element of a {bt}: a vector load's values are read-only\n  help: bind the element to a `let mut` first, or store with `T.st.v4(arr, idx, a, b, c, d)`"),
+                        );
+                        return;
+                    }
                     Ty::Global { elem, mutable: false } => {
                         self.errs.at(
                             base.sp,

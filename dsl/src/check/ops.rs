@@ -5,6 +5,7 @@ use crate::parse::ast::*;
 use crate::suggest::nearest;
 use crate::types::{Scalar, Ty};
 use phaser_codegen::arch::check::{MAX_ARRIVALS, MAX_TX_BYTES};
+use phaser_codegen::ir::Space;
 use phaser_codegen::registry::{self, ArgHint, Kind, OpDef, Ret};
 
 /// Methods on values (not in the `T` namespace): `bars.ptr_to([i])`, `x.min(y)`, `x.max(y)`,
@@ -120,7 +121,8 @@ impl Checker<'_> {
             .collect();
         // A `#[comptime]` constant is unknown here: its value problems show when building.
         let consts_known = spec.params.iter().zip(&hints).all(|(p, h)| {
-            !matches!(p.kind, Kind::Const | Kind::Dims) || matches!(h, ArgHint::Const(_) | ArgHint::Dims(_))
+            !matches!(p.kind, Kind::Const | Kind::Dims)
+                || matches!(h, ArgHint::Const(_) | ArgHint::Dims(_) | ArgHint::Absent)
         });
         let probe = registry::probe(target, spec, &hints, turbofish.map(|t| t.0.ir_type()));
         if let Some(u) = probe.unavailable {
@@ -151,22 +153,7 @@ impl Checker<'_> {
             self.errs.at(sp, format!("`T.{path}` is a namespace, not an op; it has {}", inside.join(", ")));
             return;
         }
-        let mut msg = format!("unknown op `T.{path}`");
-        if let Some((op, alias)) = registry::find_alias(path) {
-            let (lib, name) = alias.split_once(':').unwrap_or(("", alias));
-            msg.push_str(&format!(
-                "\n  help: {}'s `{name}` is `T.{}` here ({})",
-                library(lib),
-                op.path,
-                op.signature()
-            ));
-        } else if let Some(n) = nearest(path, registry::ops().map(|o| o.path)) {
-            let spec = registry::lookup(n).expect("listed");
-            msg.push_str(&format!("\n  help: did you mean `T.{n}`? ({})", spec.signature()));
-        } else {
-            msg.push_str("\n  help: the ops are listed in the `phaser-dsl` README (`dsl/README.md`)");
-        }
-        self.errs.at(sp, msg);
+        self.errs.at(sp, format!("unknown op `T.{path}`\n  help: {}", op_suggestion(path)));
     }
 
     /// Check one argument; returns its integer value when it is a literal.
@@ -184,6 +171,11 @@ impl Checker<'_> {
             Kind::Tile => Some(Box::new(|t| matches!(t, Ty::Tile { .. }))),
             Kind::Global => Some(Box::new(|t| matches!(t, Ty::Global { .. }))),
             Kind::GlobalMut => Some(Box::new(|t| matches!(t, Ty::Global { mutable: true, .. }))),
+            Kind::RemoteShared => Some(Box::new(|t| matches!(t, Ty::RemoteShared(_)))),
+            Kind::Array => Some(Box::new(|t| matches!(t, Ty::Global { .. } | Ty::Shared(_) | Ty::RemoteShared(_)))),
+            Kind::ArrayMut => {
+                Some(Box::new(|t| matches!(t, Ty::Global { mutable: true, .. } | Ty::Shared(_) | Ty::RemoteShared(_))))
+            }
             Kind::TensorMap => Some(Box::new(|t| matches!(t, Ty::TensorMap { .. }))),
             Kind::Bool => Some(Box::new(|t| t == Ty::Bool)),
             _ => None,
@@ -203,8 +195,11 @@ impl Checker<'_> {
                         "\n  help: barriers come from `T.alloc_barriers(n)` and `bars.ptr_to([i])` (or `T.barrier_at_addr(addr)`)".into()
                     }
                     (Kind::Tile, Ty::Shared(_)) => "\n  help: a tile has a shape of two or more dimensions or a layout: `T.alloc_shared::<T>([rows, cols], \"128B\")`".into(),
-                    (Kind::GlobalMut, Ty::Global { elem, .. }) => {
+                    (Kind::GlobalMut | Kind::ArrayMut, Ty::Global { elem, .. }) => {
                         format!("\n  help: declare the parameter `&mut [{}]`", elem.name())
+                    }
+                    (Kind::RemoteShared, Ty::Shared(_)) => {
+                        "\n  help: map it into a CTA of the cluster first: `T.ptx.mapa_shared(arr, cta)`".into()
                     }
                     (Kind::Bool, t) if t.is_numeric() => "\n  help: compare explicitly, e.g. `x != 0`".into(),
                     _ => String::new(),
@@ -221,7 +216,8 @@ impl Checker<'_> {
                 }
                 let ok = t.is_int32() || t.is_lenient() || (kind == Kind::Parity && t == Ty::Bool);
                 if !ok {
-                    self.errs.at(a.sp, bad(t));
+                    let hint = if t.is_int() { "\n  help: convert with `as u32`" } else { "" };
+                    self.errs.at(a.sp, format!("{}{hint}", bad(t)));
                     return None;
                 }
                 let lit = self.known(a);
@@ -261,7 +257,9 @@ impl Checker<'_> {
             Kind::ElemOf(n) => {
                 let t = self.expr(a);
                 let elem = match all.get(n as usize).map(|b| b.ty.get()) {
-                    Some(Ty::Global { elem, .. } | Ty::Shared(elem) | Ty::Tile { elem, .. }) => Ty::Scalar(elem),
+                    Some(
+                        Ty::Global { elem, .. } | Ty::Shared(elem) | Ty::RemoteShared(elem) | Ty::Tile { elem, .. },
+                    ) => Ty::Scalar(elem),
                     _ => return None,
                 };
                 if !self.coerce(a, elem) {
@@ -295,6 +293,33 @@ impl Checker<'_> {
                         a.sp,
                         format!("`T.{path}`: write the shape as an array, outermost first, e.g. `[128]` or `[64, 64]`"),
                     );
+                    None
+                }
+            },
+            Kind::Places => match &a.kind {
+                ExprKind::Array(v) => {
+                    for x in v {
+                        let t = self.expr(x);
+                        let is_var = matches!(&x.kind, ExprKind::Var { binding, .. } if binding.get() == Binding::Reg);
+                        if !is_var && !t.is_lenient() {
+                            let what = match &x.kind {
+                                ExprKind::Var { name, .. } => format!("`{name}` is immutable"),
+                                _ => "this is an expression".to_string(),
+                            };
+                            self.errs.at(
+                                x.sp,
+                                format!(
+                                    "`T.{path}`: argument `{pname}` lists the `let mut` variables the op writes; {what}\n  help: declare one first: `let mut out = 0u32;` and pass `[out]`"
+                                ),
+                            );
+                        } else if !(t.is_register() || t.is_lenient()) || t == Ty::State {
+                            self.errs.at(x.sp, format!("`T.{path}` writes scalars, not a {t}"));
+                        }
+                    }
+                    None
+                }
+                _ => {
+                    self.errs.at(a.sp, format!("`T.{path}`: argument `{pname}` must be {}", kind.describe()));
                     None
                 }
             },
@@ -528,6 +553,25 @@ impl Checker<'_> {
     }
 }
 
+/// The help line for an unknown op `T.{path}`: another library's name for one of ours, a
+/// close spelling, or where the ops are listed. A warp-level name never gets a barrier wider
+/// than a warp (`registry::may_suggest`): that would deadlock a warp-specialized branch.
+pub fn op_suggestion(path: &str) -> String {
+    if let Some((op, alias)) = registry::find_alias(path) {
+        let (lib, name) = alias.split_once(':').unwrap_or(("", alias));
+        return format!("{}'s `{name}` is `T.{}` here ({})", library(lib), op.path, op.signature());
+    }
+    let candidates = registry::ops().map(|o| o.path).filter(|c| registry::may_suggest(path, c));
+    if let Some(n) = nearest(path, candidates) {
+        let spec = registry::lookup(n).expect("listed");
+        return format!("did you mean `T.{n}`? ({})", spec.signature());
+    }
+    if let Some(op) = registry::warp_sync_for(path) {
+        return format!("to synchronize the lanes of a warp, use `T.{}` ({})", op.path, op.signature());
+    }
+    "the ops are listed in the `phaser-dsl` README (`dsl/README.md`)".to_string()
+}
+
 fn ret_type(spec: &OpDef, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, args: &[Expr]) -> Ty {
     match spec.ret {
         Ret::Unit => Ty::Unit,
@@ -569,7 +613,18 @@ fn ret_type(spec: &OpDef, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, a
         Ret::Turbofish => turbofish.map(|t| Ty::Scalar(t.0)).unwrap_or(Ty::Error),
         Ret::ScalarArgs => scalar.unwrap_or(Ty::Error),
         Ret::ElemOf(n) => match args.get(n as usize).map(|a| a.ty.get()) {
-            Some(Ty::Global { elem, .. } | Ty::Shared(elem) | Ty::Tile { elem, .. }) => Ty::Scalar(elem),
+            Some(Ty::Global { elem, .. } | Ty::Shared(elem) | Ty::RemoteShared(elem) | Ty::Tile { elem, .. }) => {
+                Ty::Scalar(elem)
+            }
+            _ => Ty::Error,
+        },
+        Ret::VecOf(a, n) => match args.get(a as usize).map(|a| a.ty.get()) {
+            Some(Ty::Global { elem, .. } | Ty::Shared(elem) | Ty::RemoteShared(elem)) => Ty::Vector(elem, n),
+            _ => Ty::Error,
+        },
+        Ret::Vec(t, n) => Scalar::from_ir(t).map(|s| Ty::Vector(s, n)).unwrap_or(Ty::Error),
+        Ret::RemoteSharedOf(a) => match args.get(a as usize).map(|a| a.ty.get()) {
+            Some(Ty::Shared(elem)) => Ty::RemoteShared(elem),
             _ => Ty::Error,
         },
     }
@@ -595,15 +650,29 @@ fn hint(kind: Kind, a: &Expr, lit: Option<i128>, scalar_ty: Option<Ty>, all: &[E
             }
             _ => ArgHint::Any,
         },
-        Kind::Shared | Kind::Global | Kind::GlobalMut | Kind::Tile => match ty {
-            Ty::Shared(s) | Ty::Global { elem: s, .. } | Ty::Tile { elem: s, .. } => ArgHint::Elem(s.ir_type()),
+        Kind::Shared | Kind::Global | Kind::GlobalMut | Kind::RemoteShared | Kind::Tile => match ty {
+            Ty::Shared(s) | Ty::Global { elem: s, .. } | Ty::RemoteShared(s) | Ty::Tile { elem: s, .. } => {
+                ArgHint::Elem(s.ir_type())
+            }
+            _ => ArgHint::Any,
+        },
+        Kind::Array | Kind::ArrayMut => match ty {
+            Ty::Global { elem, .. } => ArgHint::InSpace(Space::Global, elem.ir_type()),
+            Ty::Shared(s) => ArgHint::InSpace(Space::Shared, s.ir_type()),
+            Ty::RemoteShared(s) => ArgHint::InSpace(Space::SharedCluster, s.ir_type()),
+            _ => ArgHint::Any,
+        },
+        // The target check sees the real string (a printf format, an inline PTX template);
+        // the macro process leaks these few bytes.
+        Kind::Tag => match &a.kind {
+            ExprKind::Str(s) => ArgHint::Tag(Box::leak(s.value().into_boxed_str())),
             _ => ArgHint::Any,
         },
         Kind::TensorMap => match ty {
             Ty::TensorMap { rank, .. } => ArgHint::Rank(rank),
             _ => ArgHint::Any,
         },
-        Kind::Coords | Kind::Values => match &a.kind {
+        Kind::Coords | Kind::Values | Kind::Places => match &a.kind {
             ExprKind::Array(v) => ArgHint::List(
                 v.iter()
                     .map(|x| {
@@ -619,7 +688,9 @@ fn hint(kind: Kind, a: &Expr, lit: Option<i128>, scalar_ty: Option<Ty>, all: &[E
         },
         Kind::Scalar => scalar_ty.and_then(Ty::ir_type).map(ArgHint::Reg).unwrap_or(ArgHint::Any),
         Kind::ElemOf(n) => match all.get(n as usize).map(|b| b.ty.get()) {
-            Some(Ty::Global { elem, .. } | Ty::Shared(elem) | Ty::Tile { elem, .. }) => ArgHint::Reg(elem.ir_type()),
+            Some(Ty::Global { elem, .. } | Ty::Shared(elem) | Ty::RemoteShared(elem) | Ty::Tile { elem, .. }) => {
+                ArgHint::Reg(elem.ir_type())
+            }
             _ => ArgHint::Any,
         },
         k if k.is_value() => match (lit, ty.ir_type()) {

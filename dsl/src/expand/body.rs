@@ -226,6 +226,7 @@ fn assign(place: &Expr, op: Option<BinOp>, v: &Expr, out: &mut Out) {
             let v = value(v, out);
             let (ld, st) = match base.ty.get() {
                 Ty::Shared(_) => (quote!(ld_shared), quote!(st_shared)),
+                Ty::RemoteShared(_) => (quote!(ld_remote), quote!(st_remote)),
                 Ty::Tile { .. } => (quote!(ld_tile), quote!(st_tile)),
                 Ty::Registers { .. } => (quote!(get_register), quote!(set_register)),
                 _ => (quote!(ld_global), quote!(st_global)),
@@ -358,11 +359,17 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
             let t = to.codegen_type();
             bind(out, quote!(__k.cvt(#v, #t)))
         }
+        ExprKind::Index { base, idx } if matches!(base.ty.get(), Ty::Vector(..)) => {
+            let b = value(base, out);
+            let i = konst(idx, out);
+            bind(out, quote!(__p::vector_elem(__k, &#b, #i)))
+        }
         ExprKind::Index { base, idx } => {
             let b = value(base, out);
             let i = value(idx, out);
             let ld = match (base.ty.get(), e.ty.get()) {
                 (Ty::Shared(_), _) => quote!(ld_shared),
+                (Ty::RemoteShared(_), _) => quote!(ld_remote),
                 (Ty::Tile { .. }, Ty::Tile { .. }) => quote!(tile_at),
                 (Ty::Tile { .. }, _) => quote!(ld_tile),
                 (Ty::Registers { .. }, Ty::Registers { .. }) => quote!(registers_at),
@@ -615,6 +622,11 @@ fn ret_handle(ret: Ret, ty: Ty) -> TokenStream {
         Ret::Pipeline => quote!(__p::Pipeline),
         Ret::PipelineState => quote!(__p::PipelineState),
         Ret::SharedOfTurbofish => quote!(__p::SharedArray),
+        Ret::RemoteSharedOf(_) => quote!(__p::RemoteShared),
+        Ret::VecOf(_, n) | Ret::Vec(_, n) => {
+            let n = n as usize;
+            quote!([__p::Value; #n])
+        }
         Ret::Bool | Ret::U32 | Ret::U64 | Ret::State | Ret::Turbofish | Ret::ScalarArgs | Ret::ElemOf(_) => {
             quote!(__p::Value)
         }
@@ -633,7 +645,7 @@ fn op_arg(kind: Kind, a: &Expr, out: &mut Out) -> TokenStream {
         }
         (Kind::Choice(_), ExprKind::Str(s)) => quote!(__p::OpArg::Choice(#s)),
         (Kind::Tag, ExprKind::Str(s)) => quote!(__p::OpArg::Tag(#s)),
-        (Kind::Coords | Kind::Values, ExprKind::Array(v)) => {
+        (Kind::Coords | Kind::Values | Kind::Places, ExprKind::Array(v)) => {
             let xs: Vec<TokenStream> = v.iter().map(|x| value(x, out)).collect();
             quote!(__p::OpArg::Values(::std::vec![#(#xs),*]))
         }

@@ -24,6 +24,7 @@ pub fn device_rust_type(t: Ty) -> TokenStream {
         Ty::Pipeline => quote!(::phaser::__private::Pipeline),
         Ty::PipelineState => quote!(::phaser::__private::PipelineState),
         Ty::Shared(_) => quote!(::phaser::__private::SharedArray),
+        Ty::RemoteShared(_) => quote!(::phaser::__private::RemoteShared),
         Ty::Global { .. } => quote!(::phaser::__private::GlobalPtr),
         Ty::TensorMap { .. } => quote!(::phaser::__private::TensorMapRef),
         Ty::Tile { .. } => quote!(::phaser::__private::SharedTile),

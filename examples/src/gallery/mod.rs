@@ -3,12 +3,14 @@
 //! the test suite assembles all of it with ptxas.
 
 pub mod cluster_multicast;
+pub mod cluster_reduce;
 pub mod cp_async_mbarrier;
 pub mod dsl_pipeline;
 pub mod dsl_seeds;
 pub mod phase_table;
 pub mod pipeline;
 pub mod problem;
+pub mod row_reduce;
 pub mod seeds;
 pub mod stream_axpb;
 pub mod tma_two_stage;
@@ -130,6 +132,8 @@ pub fn examples() -> Vec<Example> {
     v.extend(dsl_seeds::examples());
     v.extend(dsl_pipeline::examples());
     v.extend(transpose_swizzled::examples());
+    v.extend(row_reduce::examples());
+    v.extend(cluster_reduce::examples());
     v
 }
 

@@ -128,7 +128,9 @@ impl CudaDevice {
         };
         record.clear();
         let timer = super::timer::EventTimer::start(&self.ctx, &self.stream)?;
-        {
+        if cfg.programmatic_dependent_launch {
+            self.launch_dependent(&f, cfg, &slots).map_err(driver_err(format!("launching `{}`", k.name)))?;
+        } else {
             let mut b = self.stream.launch_builder(&f);
             for s in &slots {
                 match s {
@@ -175,5 +177,71 @@ impl CudaDevice {
         }
         self.stream.synchronize().map_err(|e| fault(e.to_string(), Some(e)))?;
         Ok(LaunchReport { elapsed: Some(timer.elapsed()?), sim: None })
+    }
+
+    /// `cuLaunchKernelEx` with `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` (cudarc's
+    /// launch builder has no launch attributes).
+    fn launch_dependent(
+        &self,
+        f: &cudarc::driver::CudaFunction,
+        cfg: &LaunchConfig,
+        slots: &[Slot],
+    ) -> std::result::Result<(), cudarc::driver::DriverError> {
+        use cudarc::driver::sys;
+        use std::ffi::c_void;
+        self.ctx.bind_to_thread()?;
+        // Each parameter's bytes live in `values` (scalars, buffer addresses) or in the slot
+        // (tensor maps) until the call returns; `params` points at them.
+        let mut values: Vec<u64> = Vec::with_capacity(slots.len());
+        let mut guards = Vec::new();
+        for s in slots {
+            values.push(match s {
+                Slot::U16(v) => *v as u64,
+                Slot::U32(v) => *v as u64,
+                Slot::U64(v) => *v,
+                Slot::Map(_) => 0,
+                Slot::Buffer(b) => {
+                    let (addr, guard) = b.device_addr(&self.stream);
+                    guards.push(guard);
+                    addr
+                }
+            });
+        }
+        let mut params: Vec<*mut c_void> = slots
+            .iter()
+            .zip(values.iter_mut())
+            .map(|(s, v)| match s {
+                Slot::Map(m) => m as *const TensorMapParam as *mut c_void,
+                // Little-endian: a u16/u32 parameter reads the low bytes of its u64.
+                _ => v as *mut u64 as *mut c_void,
+            })
+            .collect();
+        // Safety: the attribute is a plain C union whose `programmaticStreamSerializationAllowed`
+        // member is the one the id selects; zeroed padding is valid.
+        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
+        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attr.value.programmaticStreamSerializationAllowed = 1;
+        let config = sys::CUlaunchConfig {
+            gridDimX: cfg.grid[0],
+            gridDimY: cfg.grid[1],
+            gridDimZ: cfg.grid[2],
+            blockDimX: cfg.block[0],
+            blockDimY: cfg.block[1],
+            blockDimZ: cfg.block[2],
+            sharedMemBytes: cfg.dynamic_shared_bytes,
+            hStream: self.stream.cu_stream(),
+            attrs: &mut attr,
+            numAttrs: 1,
+        };
+        // Safety: `check_args` matched the argument count, kinds and types against the
+        // kernel's parameters (as for the plain launch); `params` points at one live value per
+        // parameter, of the parameter's size (scalars are little-endian in a u64, tensor maps
+        // are the 128-byte slot), all outliving the call, which copies them; `config` and
+        // `attr` outlive it too, and the buffers belong to this context.
+        unsafe {
+            sys::cuLaunchKernelEx(&config, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()).result()?;
+        }
+        drop(guards);
+        Ok(())
     }
 }

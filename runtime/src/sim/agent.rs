@@ -90,6 +90,11 @@ impl<C: Checker> Engine<'_, C> {
         let gmem = &self.global;
         let read = match src {
             LoadSrc::Bulk(a) => gmem.read(*a, bytes as usize).ok_or(*a),
+            // Read when the first piece lands: the source must not change while the copy is in
+            // flight (the checker sees a write to it as a race with the copy's read).
+            LoadSrc::Shared { cta, off } => {
+                Ok(self.exec.ctas[*cta].smem[*off as usize..(*off + bytes) as usize].to_vec())
+            }
             LoadSrc::Tensor { map, coords } => {
                 let desc = self.cx.tmaps[*map].as_ref().expect("tensor map");
                 let es = desc.dtype.size() as usize;
@@ -109,10 +114,19 @@ impl<C: Checker> Engine<'_, C> {
                 }
             }
         };
+        let shared_src = match src {
+            LoadSrc::Shared { cta, off } => Some((*cta, *off)),
+            _ => None,
+        };
         match read {
             Ok(buf) => {
-                if let AsyncKind::Load { data, .. } = &mut self.async_ops.in_flight[i].kind {
+                let op = &mut self.async_ops.in_flight[i];
+                if let AsyncKind::Load { data, .. } = &mut op.kind {
                     *data = Some(buf);
+                }
+                if let Some((cta, off)) = shared_src {
+                    let op = &self.async_ops.in_flight[i];
+                    self.checker.on_async_read_done(op.issuer, &op.snapshot, op.id, cta, off, bytes);
                 }
                 Some(())
             }
@@ -140,11 +154,12 @@ impl<C: Checker> Engine<'_, C> {
         let (id, issuer, pc) = (op.id, op.issuer, op.pc);
         let AsyncKind::Load { dsts, src, data: Some(data), .. } = &op.kind else { return };
         let swz = match src {
-            LoadSrc::Bulk(_) => Swizzle::None,
+            LoadSrc::Bulk(_) | LoadSrc::Shared { .. } => Swizzle::None,
             LoadSrc::Tensor { map, .. } => self.cx.tmaps[*map].as_ref().map_or(Swizzle::None, |d| d.swizzle),
         };
         let kind = match src {
             LoadSrc::Bulk(_) => "bulk copy",
+            LoadSrc::Shared { .. } => "CTA-to-CTA bulk copy",
             LoadSrc::Tensor { .. } => "TMA load",
         };
         let dsts = dsts.clone();

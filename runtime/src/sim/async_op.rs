@@ -9,6 +9,11 @@ const PIECES: u32 = 4;
 
 pub enum LoadSrc {
     Bulk(u64),
+    /// Shared memory of CTA `cta` at `off` (`cp.async.bulk.shared::cluster.shared::cta`).
+    Shared {
+        cta: usize,
+        off: u32,
+    },
     /// Tensor map parameter index and box coordinates (innermost first).
     Tensor {
         map: usize,
@@ -20,6 +25,7 @@ impl LoadSrc {
     pub fn what(&self) -> &'static str {
         match self {
             LoadSrc::Bulk(_) => "bulk copy (cp.async.bulk)",
+            LoadSrc::Shared { .. } => "CTA-to-CTA bulk copy (cp.async.bulk.shared::cluster.shared::cta)",
             LoadSrc::Tensor { .. } => "TMA tensor load",
         }
     }

@@ -53,6 +53,9 @@ pub struct SimConfig {
     /// Write each launch's Perfetto/Chrome trace (`<kernel>.<n>.trace.json`) and probe tables
     /// (`<kernel>.<n>.probes.txt`) into this directory.
     pub trace_dir: Option<std::path::PathBuf>,
+    /// Print what the kernel's `printf`s printed to stdout after each launch (as the GPU
+    /// does); it is in `SimReport::printed` either way.
+    pub echo_printf: bool,
 }
 
 impl Default for SimConfig {
@@ -70,6 +73,7 @@ impl Default for SimConfig {
             max_resident_ctas: 132,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             trace_dir: None,
+            echo_printf: true,
         }
     }
 }

@@ -208,7 +208,7 @@ impl<C: Checker> Engine<'_, C> {
                         (format!("atomic {pc}"), None, pc, "waits for its global atomic".to_string())
                     }
                     WaitFor::WarpSync { mask, pc } => {
-                        (format!("warpsync {wi} {mask} {pc}"), None, pc, self.describe_warp_sync_wait(wi, mask))
+                        (format!("warpsync {wi} {mask} {pc}"), None, pc, self.describe_warp_sync_wait(wi, mask, pc))
                     }
                     WaitFor::Nothing => {
                         let pc = w.pc[l];

@@ -1,6 +1,6 @@
 //! Instructions other than arithmetic and control flow (the slow path): dispatch to
-//! `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`, `exec_wgmma`; `tcgen05.commit` and
-//! probes here.
+//! `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_warp` (warp collectives and fragments),
+//! `exec_tma`, `exec_wgmma`; `tcgen05.commit`, `printf` and probes here.
 
 use super::async_op::AsyncKind;
 use super::check::Checker;
@@ -24,6 +24,9 @@ impl<C: Checker> Engine<'_, C> {
                 }
             }
             Inst::Sync(op) => self.exec_sync(wi, mask, pc, op),
+            Inst::Warp(op) => self.exec_warp(wi, mask, pc, op),
+            Inst::Fragment(op) => self.exec_fragment(wi, mask, pc, op),
+            Inst::Printf(p) => self.exec_printf(wi, mask, p),
             Inst::Tma(op) => {
                 for l in lanes(mask) {
                     self.exec_tma(wi, l, pc, op);
@@ -69,7 +72,16 @@ impl<C: Checker> Engine<'_, C> {
             }
             // The tensor core (`exec_wgmma.rs`).
             Inst::Wgmma(op) => self.exec_wgmma(wi, mask, pc, op),
-            Inst::Fragment(op) => self.exec_fragment(wi, mask, pc, op),
+            // Not simulated: a clear finding that stops the run.
+            Inst::Asm(_) => {
+                let msg = "unsupported op: inline PTX (`T.asm`) is not run by the simulator, which cannot know what \
+                           it does (run the kernel on the GPU)";
+                let l = lanes(mask).next().unwrap_or(0);
+                let t = self.cluster_thread(wi, l);
+                let cta = self.exec.warps[wi].cta;
+                self.finding(super::finding::Category::Unsupported, cta, Some(t), None, Some(pc), msg.into());
+                self.abort = true;
+            }
             // Lowered to fast ops.
             Inst::Arith(_) | Inst::ReadSpecial { .. } => unreachable!("fast op in the slow path"),
         }

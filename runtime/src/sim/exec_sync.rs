@@ -1,11 +1,11 @@
-//! CTA barriers (`bar.sync`/`bar.arrive`), the cluster barrier, fences, `mapa`, `trap` and
-//! `bar.warp.sync`.
+//! CTA barriers (`bar.sync`/`bar.arrive`), the cluster barrier, fences, `mapa`, `trap`,
+//! `bar.warp.sync` and `elect.sync` (warp collective rounds: `warp_sync.rs`).
 
 use super::check::Checker;
 use super::cluster::Engine;
 use super::finding::Category;
 use super::memory::CLUSTER_SHIFT;
-use super::warp::{lanes, WaitFor};
+use super::warp::{lanes, RoundKind, WaitFor};
 use phaser_codegen::ir::*;
 
 impl<C: Checker> Engine<'_, C> {
@@ -20,7 +20,9 @@ impl<C: Checker> Engine<'_, C> {
                 SyncOp::FenceProxyAsync { .. } => self.checker.on_fence_proxy_async(t),
                 // `.sync`: every lane of the member mask (the whole warp) waits for the others,
                 // then exactly one of them is the leader (even if the lanes came in groups).
-                SyncOp::ElectSync { pred } => self.warp_sync_arrive(wi, l, u32::MAX, pc, Some(pred.id)),
+                SyncOp::ElectSync { pred } => {
+                    self.collective_arrive(wi, l, u32::MAX, pc, RoundKind::Elect { dst: pred.id }, [0; 5])
+                }
                 SyncOp::ActiveMask { dst } => self.set(wi, l, *dst, mask as u64),
                 SyncOp::Mapa { dst, addr, cta } => {
                     let a = self.val(wi, l, addr) as u32 & ((1 << CLUSTER_SHIFT) - 1);
@@ -47,7 +49,12 @@ impl<C: Checker> Engine<'_, C> {
                         self.exec.cluster_arrival[t as usize].take().unwrap_or(self.exec.cluster_barrier.generation);
                     self.block_lane(wi, l, WaitFor::ClusterBarrier { generation, pc });
                 }
-                SyncOp::WarpSync { mask } => self.warp_sync_arrive(wi, l, *mask, pc, None),
+                SyncOp::WarpSync { mask } => {
+                    let m = self.val(wi, l, mask) as u32;
+                    self.collective_arrive(wi, l, m, pc, RoundKind::WarpSync, [0; 5]);
+                }
+                // Dropped when the program is lowered (`program.rs`): no-ops here.
+                SyncOp::Nanosleep { .. } | SyncOp::GridDepWait | SyncOp::GridDepLaunchDependents => {}
                 SyncOp::Trap => {
                     self.finding(Category::Trap, c, Some(t), None, Some(pc), "the kernel executed `trap`".into());
                     self.abort = true;

@@ -112,6 +112,77 @@ impl<C: Checker> Engine<'_, C> {
                 let Some(bb) = self.bar_addr(wi, l, bar, true, pc) else { return };
                 self.issue_load(t, pc, vec![LoadDst { cta: dd.0, off: dd.1, bar: bb.1 }], LoadSrc::Bulk(s), n);
             }
+            TmaOp::LoadBulkMulticast { dst, src, bytes, bar, cta_mask } => {
+                let n = self.val(wi, l, bytes) as u32;
+                let s = self.val(wi, l, src);
+                let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
+                if !self.require_aligned(own, t, pc, "the bulk copy's shared destination", d & 0xFF_FFFF, 16)
+                    || !self.require_aligned(own, t, pc, "the bulk copy's global source", s, 16)
+                {
+                    return;
+                }
+                if self.global.base().slice(s, n as usize).is_none() {
+                    let ds = self.global.describe(s);
+                    self.fault(own, t, pc, format!("bulk copy source of {n} bytes at {ds} is out of bounds"));
+                    return;
+                }
+                let m = self.val(wi, l, cta_mask) as u16;
+                let b = self.val(wi, l, bar) & 0xFFFF_FFFF;
+                let (doff, boff) = (d as u32 & 0xFF_FFFF, b as u32 & 0xFF_FFFF);
+                let mut dsts = Vec::new();
+                for r in 0..16usize {
+                    if m & (1 << r) == 0 {
+                        continue;
+                    }
+                    if r >= self.exec.ctas.len() {
+                        let msg = format!("bulk multicast mask 0x{m:x} names CTA rank {r}, outside the cluster");
+                        self.fault(own, t, pc, msg);
+                        return;
+                    }
+                    let cl = ((r as u64) + 1) << CLUSTER_SHIFT;
+                    let Some(dd) = self.smem_addr(wi, l, true, cl | doff as u64, n, pc) else { return };
+                    let Some(bb) = self.smem_addr(wi, l, true, cl | boff as u64, 8, pc) else { return };
+                    dsts.push(LoadDst { cta: dd.0, off: dd.1, bar: bb.1 });
+                }
+                self.issue_load(t, pc, dsts, LoadSrc::Bulk(s), n);
+            }
+            TmaOp::CopyBulkCluster { dst, src, bytes, bar } => {
+                let n = self.val(wi, l, bytes) as u32;
+                let s = self.val(wi, l, src) & 0xFFFF_FFFF;
+                let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
+                if !self.require_aligned(own, t, pc, "the CTA-to-CTA copy's destination", d & 0xFF_FFFF, 16)
+                    || !self.require_aligned(own, t, pc, "the CTA-to-CTA copy's source", s & 0xFF_FFFF, 16)
+                {
+                    return;
+                }
+                if !n.is_multiple_of(16) {
+                    let msg = format!("bulk copy of {n} bytes: the size must be a multiple of 16");
+                    self.finding(Category::Unsupported, own, Some(t), None, Some(pc), msg);
+                }
+                let Some((sc, soff)) = self.smem_addr(wi, l, false, s, n, pc) else { return };
+                let Some(dd) = self.smem_addr(wi, l, true, d, n, pc) else { return };
+                let Some(bb) = self.bar_addr(wi, l, bar, true, pc) else { return };
+                if bb.0 != dd.0 {
+                    let msg = format!(
+                        "a CTA-to-CTA bulk copy into CTA rank {} completes on a barrier of CTA rank {} (PTX: the \
+                         destination and its mbarrier must be in the same CTA)",
+                        dd.0, bb.0
+                    );
+                    self.finding(Category::Unsupported, own, Some(t), None, Some(pc), msg);
+                    self.abort = true;
+                    return;
+                }
+                let id = self.async_ops.next_id;
+                let issue = self.checker.on_async_read_issue(t, id, "CTA-to-CTA bulk copy", sc, soff, n, pc);
+                self.report_issue(issue);
+                self.issue_load(
+                    t,
+                    pc,
+                    vec![LoadDst { cta: dd.0, off: dd.1, bar: bb.1 }],
+                    LoadSrc::Shared { cta: sc, off: soff },
+                    n,
+                );
+            }
             TmaOp::StoreTensor { tmap, coords, src } => {
                 let Some(map) = self.tmap_index(wi, l, tmap, pc) else { return };
                 let desc = self.cx.tmaps[map].as_ref().expect("tensor map");

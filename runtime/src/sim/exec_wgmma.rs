@@ -1,6 +1,7 @@
-//! The tensor core: `wgmma.fence`, `wgmma.commit_group`, `wgmma.wait_group`,
-//! `wgmma.mma_async` as an asynchronous agent, and the fragment ops that get results out
-//! (`cvt.rn.bf16x2.f32`, `stmatrix`, vector stores).
+//! The tensor core: `wgmma.fence`, `wgmma.commit_group`, `wgmma.wait_group` and
+//! `wgmma.mma_async` as an asynchronous agent. The fragment ops that get results out are
+//! ordinary instructions elsewhere: `cvt.rn.bf16x2.f32` and `stmatrix` in `exec_warp.rs`
+//! (`stmatrix` as a warp collective round), vector stores in `exec_memory.rs`.
 //!
 //! Semantics (PTX ISA, "Asynchronous Warpgroup Level Matrix Multiply-Accumulate"):
 //! - Every instruction here is `.sync.aligned`: the warp's lanes meet at it (lanes that arrive
@@ -464,119 +465,6 @@ impl<C: Checker> Engine<'_, C> {
             self.loc(pc).map(|l| format!(" ({l})")).unwrap_or_default(),
             ranges(&lanes(missing).map(|x| x as u32).collect::<Vec<_>>())
         )
-    }
-
-    pub(crate) fn exec_fragment(&mut self, wi: usize, mask: u32, pc: u32, op: &FragmentOp) {
-        match op {
-            FragmentOp::PackHalf2 { dst, hi, lo, to } => {
-                for l in lanes(mask) {
-                    let pack = |v: u64| -> u64 {
-                        let x = f32::from_bits(v as u32);
-                        match to {
-                            Type::F16 => half::f16::from_f32(x).to_bits() as u64,
-                            _ => half::bf16::from_f32(x).to_bits() as u64,
-                        }
-                    };
-                    let (h, lo) = (pack(self.val(wi, l, hi)), pack(self.val(wi, l, lo)));
-                    self.set(wi, l, *dst, (h << 16) | lo);
-                }
-            }
-            FragmentOp::StMatrix { addr, regs, trans } => {
-                let what = op.mnemonic();
-                let Some(mask) = self.converge(wi, mask, pc, &what) else { return };
-                self.stmatrix(wi, mask, pc, addr, regs, *trans);
-            }
-            FragmentOp::StVec { space, ty, addr, offset, srcs } => {
-                let size = ty.size().max(1);
-                let total = size * srcs.len() as u32;
-                for l in lanes(mask) {
-                    if self.abort {
-                        return;
-                    }
-                    let t = self.cluster_thread(wi, l);
-                    let own = self.exec.warps[wi].cta;
-                    let a = self.val(wi, l, addr).wrapping_add(*offset as i64 as u64);
-                    if !a.is_multiple_of(total as u64) {
-                        let msg = format!("st.v{} of {total} bytes at {a:#x} is not {total}-byte aligned", srcs.len());
-                        self.finding(Category::Misaligned, own, Some(t), None, Some(pc), msg);
-                        self.abort = true;
-                        return;
-                    }
-                    let bytes: Vec<u8> = srcs
-                        .iter()
-                        .flat_map(|v| self.val(wi, l, v).to_le_bytes().into_iter().take(size as usize))
-                        .collect();
-                    match space {
-                        Space::Global => {
-                            for (j, chunk) in bytes.chunks(size as usize).enumerate() {
-                                let v = chunk.iter().rev().fold(0u64, |acc, &b| acc << 8 | b as u64);
-                                if !self.global.store(a + j as u64 * size as u64, size as usize, v) {
-                                    let d = self.global.describe(a);
-                                    self.fault(
-                                        own,
-                                        t,
-                                        pc,
-                                        format!("vector store of {total} bytes at {d} is out of bounds"),
-                                    );
-                                    return;
-                                }
-                            }
-                        }
-                        Space::Shared | Space::SharedCluster => {
-                            let Some((c, off)) =
-                                self.smem_addr(wi, l, *space == Space::SharedCluster, a & 0xFFFF_FFFF, total, pc)
-                            else {
-                                return;
-                            };
-                            let issue = self.checker.on_shared_write(t, c, off, total, pc);
-                            self.report_issue(issue);
-                            self.exec.ctas[c].smem[off as usize..(off + total) as usize].copy_from_slice(&bytes);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// `stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared::cta.b16`: matrix `i`'s rows are at
-    /// the addresses of lanes `8i..8i+7`; lane `t` holds in `regs[i]` the elements (`t / 4`,
-    /// `2 (t % 4)` and `+1`), the lower column in the low half; `.trans` stores the transpose.
-    fn stmatrix(&mut self, wi: usize, mask: u32, pc: u32, addr: &Value, regs: &[Value], trans: bool) {
-        let cta = self.exec.warps[wi].cta;
-        for (i, reg) in regs.iter().enumerate() {
-            // The 8 rows of matrix i.
-            let mut rows = [(0usize, 0u32); 8];
-            for (r, row) in rows.iter_mut().enumerate() {
-                let l = 8 * i + r;
-                let t = self.cluster_thread(wi, l);
-                let a = self.val(wi, l, addr) & 0xFFFF_FFFF;
-                if !a.is_multiple_of(16) {
-                    let msg = format!("stmatrix row address {a:#x} (lane {l}) is not 16-byte aligned");
-                    self.finding(Category::Misaligned, cta, Some(t), None, Some(pc), msg);
-                    self.abort = true;
-                    return;
-                }
-                let Some((c, off)) = self.smem_addr(wi, l, false, a, 16, pc) else { return };
-                *row = (c, off);
-            }
-            let mut data = [[0u16; 8]; 8];
-            for l in lanes(mask) {
-                let v = self.val(wi, l, reg) as u32;
-                let (r, c) = (l / 4, 2 * (l % 4));
-                data[r][c] = v as u16;
-                data[r][c + 1] = (v >> 16) as u16;
-            }
-            for (r, &(c, off)) in rows.iter().enumerate() {
-                let t = self.cluster_thread(wi, 8 * i + r);
-                let issue = self.checker.on_shared_write(t, c, off, 16, pc);
-                self.report_issue(issue);
-                let smem = &mut self.exec.ctas[c].smem;
-                for col in 0..8 {
-                    let v = if trans { data[col][r] } else { data[r][col] };
-                    smem[off as usize + 2 * col..off as usize + 2 * col + 2].copy_from_slice(&v.to_le_bytes());
-                }
-            }
-        }
     }
 }
 

@@ -7,7 +7,7 @@
 //! memory at the epoch's start, and can run on several cores with the same result.
 
 use super::memory::GlobalMemory;
-use phaser_codegen::ir::{Reg, Type};
+use phaser_codegen::ir::{AtomOp, Reg, Type};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -26,10 +26,14 @@ struct Line {
 pub struct PendingAtomic {
     pub warp: usize,
     pub lane: usize,
-    pub dst: Reg,
+    /// The register receiving the old value (`None`: a `red`).
+    pub dst: Option<Reg>,
     pub addr: u64,
     pub ty: Type,
+    pub op: AtomOp,
     pub value: u64,
+    /// `cas`'s compare value.
+    pub cmp: u64,
 }
 
 #[derive(Default)]

@@ -14,16 +14,15 @@
 //! effect or waits, at two epoch ends in a row with nothing changed in between) ends the
 //! launch with `InfiniteLoop` findings instead of running to the step limit.
 
-use super::arith::bin_fn;
 use super::check::Checker;
 use super::cluster::{Engine, LaunchCtx};
+use super::exec_memory::atom_apply;
 use super::memory::GlobalMemory;
 use super::progress::Epoch;
 use super::report::Collector;
 use super::run_loop::RoundEnd;
 use super::warp::WaitFor;
 use crate::error::Result;
-use phaser_codegen::ir::BinOp;
 use std::sync::Arc;
 
 /// Scheduler rounds per epoch.
@@ -89,10 +88,12 @@ fn commit<C: Checker>(e: &mut Engine<C>, mem: &mut GlobalMemory) {
     for a in std::mem::take(&mut e.global.atomics) {
         let size = a.ty.size() as usize;
         let old = mem.load(a.addr, size).expect("checked when issued");
-        mem.store(a.addr, size, bin_fn(BinOp::Add, a.ty)(old, a.value));
+        mem.store(a.addr, size, atom_apply(a.op, a.ty, phaser_codegen::ir::Space::Global, old, a.value, a.cmp));
         e.global.writes += 1;
         let w = &mut e.exec.warps[a.warp];
-        w.regs[a.dst.id as usize * 32 + a.lane] = old;
+        if let Some(dst) = a.dst {
+            w.regs[dst.id as usize * 32 + a.lane] = old;
+        }
         w.blocked &= !(1 << a.lane);
         w.runnable |= 1 << a.lane;
         w.wait[a.lane] = WaitFor::Nothing;

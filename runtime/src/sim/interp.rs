@@ -81,7 +81,7 @@ impl<C: Checker> Engine<'_, C> {
                     Op::Special { dst, sreg } => {
                         for l in lanes(mask) {
                             let v = self.special(wi, l, sreg);
-                            self.exec.warps[wi].regs[dst as usize * 32 + l] = v as u64;
+                            self.exec.warps[wi].regs[dst as usize * 32 + l] = v;
                         }
                     }
                     Op::Jump(t) => {
@@ -138,15 +138,15 @@ impl<C: Checker> Engine<'_, C> {
         Ok(executed)
     }
 
-    /// `%tid`, `%ctaid`, cluster coordinates, ... of one lane.
-    fn special(&self, wi: usize, l: usize, s: SpecialReg) -> u32 {
+    /// `%tid`, `%ctaid`, cluster coordinates, clocks, ... of one lane.
+    fn special(&self, wi: usize, l: usize, s: SpecialReg) -> u64 {
         let w = &self.exec.warps[wi];
         let cta = &self.exec.ctas[w.cta];
         let lin = w.base_tid + l as u32;
         let b = self.cx.launch.block;
         let tid = [lin % b[0], (lin / b[0]) % b[1], lin / (b[0] * b[1])];
         let cd = self.cx.cluster_dim;
-        match s {
+        let v = match s {
             SpecialReg::Tid(d) => tid[d.index()],
             SpecialReg::Ntid(d) => b[d.index()],
             SpecialReg::Ctaid(d) => cta.ctaid[d.index()],
@@ -158,6 +158,11 @@ impl<C: Checker> Engine<'_, C> {
             SpecialReg::ClusterNctaid(d) => cd[d.index()],
             SpecialReg::Clusterid(d) => cta.ctaid[d.index()] / cd[d.index()],
             SpecialReg::Clock => self.time.tick as u32,
-        }
+            // Simulated time: warp-instructions issued in the cluster so far, never decreasing.
+            // The cycle counter counts them; the nanosecond timer too (one per nanosecond), so
+            // elapsed times are only relative (no wall clock is modelled).
+            SpecialReg::Clock64 | SpecialReg::GlobalTimer => return self.time.tick,
+        };
+        v as u64
     }
 }

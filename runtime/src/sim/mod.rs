@@ -41,12 +41,14 @@ pub(crate) mod exec_mbarrier;
 pub(crate) mod exec_memory;
 pub(crate) mod exec_sync;
 pub(crate) mod exec_tma;
+pub(crate) mod exec_warp;
 pub(crate) mod exec_wgmma;
 pub mod finding;
 pub(crate) mod global_view;
 pub(crate) mod grid;
 pub(crate) mod interp;
 pub mod memory;
+pub mod printf;
 pub mod probe;
 pub(crate) mod program;
 pub(crate) mod progress;
@@ -63,6 +65,7 @@ pub(crate) mod wgmma_state;
 pub use config::{SimConfig, Strategy};
 pub use finding::{BarrierRef, Category, Finding, LoopIteration, Severity};
 pub use memory::SimBuffer;
+pub use printf::PrintRecord;
 pub use probe::{ProbeRecord, ProbeValue};
 pub use report::{SimReport, Stats};
 pub use trace::{Trace, TraceEvent, TraceKind};
@@ -255,6 +258,11 @@ impl SimDevice {
             grid::run::<NoCheck>(&cx, &mut gmem, &mut out)?;
         }
         out.stats.wall = t0.elapsed();
+        if sc.echo_printf && !out.printed.is_empty() {
+            // As the GPU's `printf` buffer is flushed at the end of a launch.
+            let text: String = out.printed.iter().map(|p| p.text.as_str()).collect();
+            print!("{text}");
+        }
         Ok(SimReport {
             kernel: k.name.clone(),
             seed: sc.seed,
@@ -263,6 +271,7 @@ impl SimDevice {
             findings: out.findings,
             trace: out.trace,
             probes: out.probes,
+            printed: out.printed,
         })
     }
 }

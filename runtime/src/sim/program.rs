@@ -147,6 +147,7 @@ pub fn has_effect(inst: &Inst) -> bool {
                 | MemoryOp::DynSharedAddr { .. }
                 | MemoryOp::ParamAddr { .. }
                 | MemoryOp::CpAsyncWaitGroup { .. }
+                | MemoryOp::LdVec { .. }
         ),
         Inst::Mbarrier(m) => !matches!(
             m,
@@ -163,8 +164,15 @@ pub fn has_effect(inst: &Inst) -> bool {
                 | SyncOp::FenceProxyAsync { .. }
                 | SyncOp::Mapa { .. }
                 | SyncOp::ClusterWait
+                | SyncOp::Nanosleep { .. }
+                | SyncOp::GridDepWait
+                | SyncOp::GridDepLaunchDependents
         ),
         Inst::Tma(t) => !matches!(t, TmaOp::WaitGroup { .. } | TmaOp::PrefetchTensor { .. }),
+        // Register exchanges and per-lane arithmetic; a `printf`'s text is not memory.
+        Inst::Warp(_)
+        | Inst::Fragment(FragmentOp::PackHalf2 { .. } | FragmentOp::UnpackHalf2 { .. } | FragmentOp::LdMatrix { .. })
+        | Inst::Printf(_) => false,
         Inst::Tcgen05(Tcgen05Op::Fence { .. }) | Inst::Probe { .. } => false,
         _ => true,
     }
@@ -295,6 +303,11 @@ impl Lowering {
                 ArithOp::Cvt { dst, src } => Op::Cvt { dt: dst.ty, st: src.ty(), dst: dst.id, src: Opnd::of(src) },
             },
             Inst::ReadSpecial { dst, sreg } => Op::Special { dst: dst.id, sreg: *sreg },
+            // Nothing in the simulator: `nanosleep` is a backoff hint that must not look like
+            // progress (a polling loop with a backoff is still found stuck), and a launch's
+            // `griddepcontrol.wait` runs after the previous launch completed (launches of one
+            // device run in order), `launch_dependents` only lets the next one start early.
+            Inst::Sync(SyncOp::Nanosleep { .. } | SyncOp::GridDepWait | SyncOp::GridDepLaunchDependents) => return,
             other => {
                 self.slow.push(other.clone());
                 Op::Slow(self.slow.len() as u32 - 1)

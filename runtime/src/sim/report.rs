@@ -2,6 +2,7 @@
 
 use super::config::Strategy;
 use super::finding::{Category, Finding, Severity};
+pub use super::printf::PrintRecord;
 use super::probe::probe_table;
 pub use super::probe::{ProbeRecord, ProbeValue};
 use super::trace::Trace;
@@ -39,9 +40,16 @@ pub struct SimReport {
     pub findings: Vec<Finding>,
     pub trace: Trace,
     pub probes: Vec<ProbeRecord>,
+    /// What the kernel's `printf`s printed, in execution order (clusters in launch order).
+    pub printed: Vec<PrintRecord>,
 }
 
 impl SimReport {
+    /// Everything the kernel printed, as one text (what the GPU's stdout shows for a launch
+    /// whose prints do not interleave).
+    pub fn output(&self) -> String {
+        self.printed.iter().map(|p| p.text.as_str()).collect()
+    }
     pub fn has_errors(&self) -> bool {
         self.findings.iter().any(|f| f.severity == Severity::Error)
     }
@@ -109,6 +117,7 @@ pub(crate) struct Collector {
     pub stats: Stats,
     pub trace: Trace,
     pub probes: Vec<ProbeRecord>,
+    pub printed: Vec<PrintRecord>,
     /// Findings about a barrier used before its initialization: `(cta, offset, finding)`,
     /// amended when an init comes later.
     pub uninitialized_uses: Vec<(usize, u32, usize)>,
@@ -163,6 +172,7 @@ impl Collector {
         self.trace.append(other.trace);
         let room = cfg.max_probes.saturating_sub(self.probes.len());
         self.probes.extend(other.probes.into_iter().take(room));
+        self.printed.extend(other.printed);
         let (a, b) = (&mut self.stats, &other.stats);
         a.thread_instructions += b.thread_instructions;
         a.warp_instructions += b.warp_instructions;

@@ -3,9 +3,10 @@
 //! instruction, so the warp loop pays nothing for the instructions that do not (in a kernel
 //! without wgmma: none at all); `exec_wgmma.rs` runs the checks.
 //!
-//! Instructions seen: arithmetic, special-register reads, loads/stores/atomics, fragment ops
-//! and probes (what code around a wgmma does with its registers). Barrier, TMA and other
-//! families take no f32 accumulator; their operands are not inspected.
+//! Instructions seen: arithmetic, special-register reads, loads/stores (vector ones too) and
+//! atomics, fragment ops, warp collectives (a shuffle or reduction of accumulator values),
+//! `printf` and probes (what code around a wgmma does with its registers). Barrier, TMA and
+//! other families take no f32 accumulator; their operands are not inspected.
 
 use phaser_codegen::ir::*;
 use std::collections::HashMap;
@@ -120,9 +121,18 @@ pub fn inst_regs(inst: &Inst, out: &mut Vec<u32>) {
                 out.push(dst.id);
             }
             MemoryOp::St { addr, src, .. } => vals(&[addr, src]),
-            MemoryOp::AtomAdd { dst, addr, src, .. } => {
+            MemoryOp::LdVec { dsts, addr, .. } => {
+                vals(&[addr]);
+                out.extend(dsts.iter().map(|r| r.id));
+            }
+            MemoryOp::StVec { addr, srcs, .. } => {
+                vals(&[addr]);
+                out.extend(srcs.iter().filter_map(reg_of));
+            }
+            MemoryOp::Atom { dst, addr, src, cmp, .. } => {
                 vals(&[addr, src]);
-                out.push(dst.id);
+                out.extend(cmp.as_ref().and_then(reg_of));
+                out.extend(dst.map(|d| d.id));
             }
             MemoryOp::SharedAddr { dst, .. } | MemoryOp::DynSharedAddr { dst } | MemoryOp::ParamAddr { dst, .. } => {
                 out.push(dst.id)
@@ -136,15 +146,32 @@ pub fn inst_regs(inst: &Inst, out: &mut Vec<u32>) {
                 vals(&[hi, lo]);
                 out.push(dst.id);
             }
+            FragmentOp::UnpackHalf2 { lo, hi, src, .. } => {
+                vals(&[src]);
+                out.extend([lo.id, hi.id]);
+            }
             FragmentOp::StMatrix { addr, regs, .. } => {
                 vals(&[addr]);
                 out.extend(regs.iter().filter_map(reg_of));
             }
-            FragmentOp::StVec { addr, srcs, .. } => {
+            FragmentOp::LdMatrix { dsts, addr, .. } => {
                 vals(&[addr]);
-                out.extend(srcs.iter().filter_map(reg_of));
+                out.extend(dsts.iter().map(|r| r.id));
             }
         },
+        Inst::Warp(w) => match w {
+            WarpOp::Shfl { dst, src, lane, mask, .. } => {
+                vals(&[src, lane, mask]);
+                out.push(dst.id);
+            }
+            WarpOp::Vote { dst, pred: src, mask, .. }
+            | WarpOp::Redux { dst, src, mask, .. }
+            | WarpOp::Match { dst, src, mask, .. } => {
+                vals(&[src, mask]);
+                out.push(dst.id);
+            }
+        },
+        Inst::Printf(p) => out.extend(p.args.iter().filter_map(reg_of)),
         Inst::Probe { values, .. } => out.extend(values.iter().filter_map(reg_of)),
         _ => {}
     }
@@ -193,5 +220,37 @@ mod tests {
         assert_eq!(t.checks[1], vec![2]);
         let other = Inst::Arith(ArithOp::Mov { dst: r(8, Type::B32), src: Value::u32(3) });
         assert_eq!(t.check_for(&other), None);
+        // A shuffle of an accumulator value, a vector store of the accumulator, an
+        // `ldmatrix` into A's register: each touches wgmma registers.
+        let shfl = Inst::Warp(WarpOp::Shfl {
+            mode: ShflMode::Bfly,
+            dst: r(8, Type::F32),
+            src: Value::Reg(acc[0]),
+            lane: Value::u32(1),
+            width: 32,
+            mask: Value::u32(u32::MAX),
+        });
+        assert_eq!(t.check_for(&shfl), Some(2));
+        assert_eq!(t.checks[2], vec![0]);
+        let st = Inst::Memory(MemoryOp::StVec {
+            space: Space::Shared,
+            ty: Type::F32,
+            addr: Value::u32(0),
+            offset: 0,
+            srcs: vec![Value::Reg(acc[0]), Value::Reg(acc[1])],
+        });
+        assert_eq!(t.check_for(&st), Some(3));
+        assert_eq!(t.checks[3], vec![0, 1]);
+        let ldm =
+            Inst::Fragment(FragmentOp::LdMatrix { dsts: vec![r(7, Type::B32)], addr: Value::u32(0), trans: false });
+        assert_eq!(t.check_for(&ldm), Some(4));
+        assert_eq!(t.checks[4], vec![2]);
+        let unrelated_vote = Inst::Warp(WarpOp::Vote {
+            mode: VoteMode::Ballot,
+            dst: r(9, Type::U32),
+            pred: Value::pred(true),
+            mask: Value::u32(u32::MAX),
+        });
+        assert_eq!(t.check_for(&unrelated_vote), None);
     }
 }

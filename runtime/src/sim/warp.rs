@@ -17,25 +17,43 @@ pub fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
     })
 }
 
-/// One open `bar.warp.sync` of a warp: the lanes that arrived with this mask so far.
+/// What a warp collective round is.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RoundKind {
+    /// `bar.warp.sync mask`: lanes meet from any instruction with the same mask value.
+    WarpSync,
+    /// `elect.sync` (its predicate register): the leader is chosen among the lanes that
+    /// arrived once all of them did.
+    Elect { dst: u32 },
+    /// A collective computing from every lane's operands (`shfl`, `vote`, `redux`, `match`,
+    /// `ldmatrix`, `stmatrix`): the instruction at the round's pc, run when all arrived.
+    Collective,
+}
+
+/// Operands a lane brings to a collective: the most any takes (`stmatrix.x4`: the address and
+/// four registers).
+pub type LaneInputs = [u64; 5];
+
+/// One open warp collective of a warp (`bar.warp.sync`, `elect.sync`, `shfl.sync`, ...): the
+/// lanes that arrived with this mask so far and what each brought.
 #[derive(Clone, Debug)]
 pub struct WarpSyncRound {
     pub mask: u32,
     pub arrived: u32,
-    /// Where the first lane arrived (for findings about lanes that exit meanwhile).
+    /// Where the first lane arrived (a collective's instruction; for messages about lanes that
+    /// exit meanwhile).
     pub pc: u32,
-    /// `Some(dst)` for an `elect.sync` (its predicate register): the leader is chosen among
-    /// the lanes that arrived once all of them did. `None` for `bar.warp.sync`.
-    pub elect: Option<u32>,
+    pub kind: RoundKind,
+    /// Per lane, its operands (`Collective` rounds; empty otherwise).
+    pub inputs: Vec<LaneInputs>,
 }
 
 impl WarpSyncRound {
-    /// The instruction, for messages.
-    pub fn what(&self) -> String {
-        match self.elect {
-            Some(_) => "elect.sync".into(),
-            None => format!("bar.warp.sync 0x{:08x}", self.mask),
-        }
+    /// Whether the round orders the memory accesses of its lanes (`bar.warp.sync`; `elect.sync`
+    /// as the simulator has always treated it). Shuffles, votes, reductions and matches exchange
+    /// registers only.
+    pub fn orders_memory(&self) -> bool {
+        !matches!(self.kind, RoundKind::Collective)
     }
 }
 
@@ -73,7 +91,8 @@ pub enum WaitFor {
         n: u32,
         pc: u32,
     },
-    /// `bar.warp.sync mask`: released by the last lane of the mask to arrive (`warp_sync`).
+    /// A warp collective (`bar.warp.sync`, `elect.sync`, `shfl.sync`, ...) with member mask
+    /// `mask` at `pc`: released by the last lane of the mask to arrive (`warp_sync.rs`).
     WarpSync {
         mask: u32,
         pc: u32,
@@ -87,7 +106,7 @@ pub enum WaitFor {
         n: u32,
         pc: u32,
     },
-    /// A `.sync.aligned` wgmma/stmatrix instruction the rest of the warp has not reached:
+    /// A `.sync.aligned` wgmma instruction the rest of the warp has not reached:
     /// released by the last lane to arrive (`exec_wgmma.rs`).
     WgmmaConverge {
         pc: u32,
@@ -130,7 +149,8 @@ pub struct Warp {
     pub poll_armed: u32,
     pub last_failed_poll: [u32; 32],
     pub wait: [WaitFor; 32],
-    /// Open `bar.warp.sync` rounds, one per mask value some lane waits with.
+    /// Open warp collective rounds (one per mask value some lane waits with at a
+    /// `bar.warp.sync`, one per instruction and mask for the other collectives).
     pub warp_syncs: Vec<WarpSyncRound>,
     /// Repetition of the warp's whole state while nothing changes (`progress.rs`).
     pub cycle: CycleWatch,

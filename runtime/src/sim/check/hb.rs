@@ -91,6 +91,8 @@ pub(crate) struct HappensBefore {
     cluster_done: Vec<u32>,
     /// Open `bar.warp.sync` rounds per warp: mask and released clock.
     warp_sync: HashMap<(usize, u32), Vec<u32>>,
+    /// What release atomics published, per location (`on_atomic_sync`).
+    atomic_sync: HashMap<(usize, u64), Vec<u32>>,
     /// Own clock at the last `fence.proxy.async` (0: none) and the vector clock then.
     fence_clock: Vec<u32>,
     fence_row: Vec<Vec<u32>>,
@@ -280,6 +282,7 @@ impl Checker for HappensBefore {
             cluster_acc: Vec::new(),
             cluster_done: Vec::new(),
             warp_sync: HashMap::new(),
+            atomic_sync: HashMap::new(),
             fence_clock: vec![0; g.threads],
             fence_row: vec![Vec::new(); g.threads],
             op_issuer: HashMap::new(),
@@ -698,6 +701,19 @@ impl Checker for HappensBefore {
         Some(Issue { category, cta, thread: Some(i), barrier: None, phase: None, pc: Some(pc), message })
     }
 
+    fn on_async_read_done(&mut self, issuer: u32, snap: &IssueClock, op: u32, cta: usize, off: u32, len: u32) {
+        // The copy read the bytes as its issuer at issue time: a later write must be ordered
+        // after that (a release chain from the issuer), like a write after a thread's read.
+        let r = epoch(issuer, snap.own);
+        for b in &mut self.shadow[cta][off as usize..(off + len) as usize] {
+            if b.pend_read == op {
+                b.pend_read = 0;
+                b.r = r;
+            }
+        }
+        self.store_kind.remove(&op);
+    }
+
     fn on_store_complete(&mut self, issuer: u32, op: u32, group: usize, cta: usize, off: u32, len: u32) {
         // The source stays marked as read by the store until its issuer observes the
         // completion (`wait_group`): only then may anyone ordered after it rewrite it.
@@ -725,6 +741,20 @@ impl Checker for HappensBefore {
             } else {
                 i += 1;
             }
+        }
+    }
+
+    fn on_atomic_sync(&mut self, t: u32, loc: (usize, u64), acquire: bool, release: bool) {
+        // An `acq_rel` read-modify-write acquires the releases before it, then releases.
+        if acquire {
+            if let Some(acc) = self.atomic_sync.get(&loc) {
+                let acc = acc.clone();
+                self.clocks.acquire(t, &acc);
+            }
+        }
+        if release {
+            release_to(self.atomic_sync.entry(loc).or_default(), self.clocks.row(t));
+            self.clocks.tick(t);
         }
     }
 

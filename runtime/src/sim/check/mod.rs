@@ -177,6 +177,9 @@ pub(crate) trait Checker: Sized + Send {
     ) -> Option<Issue> {
         None
     }
+    /// Async op `op` of `issuer` (issued with `snap`) finished reading `[off, off+len)` of
+    /// CTA `cta` (a CTA-to-CTA bulk copy's source): writes after it no longer race with it.
+    fn on_async_read_done(&mut self, issuer: u32, snap: &Self::Snapshot, op: u32, cta: usize, off: u32, len: u32) {}
     /// TMA store `op` of `issuer` (bulk group `group`) finished reading its source.
     fn on_store_complete(&mut self, issuer: u32, op: u32, group: usize, cta: usize, off: u32, len: u32) {}
     /// `issuer` passed a `cp.async.bulk.wait_group` retiring every group below `retired`.
@@ -202,7 +205,11 @@ pub(crate) trait Checker: Sized + Send {
     /// Lanes `lanes` of the warp whose lane 0 is thread `base` passed a `wgmma.wait_group`
     /// that retired wgmma `id`.
     fn on_wgmma_retired(&mut self, base: u32, lanes: u32, id: u32) {}
-    /// Thread `t` atomically updated `[off, off+len)` (initialized; atomics order nothing).
+    /// Thread `t`'s atomic on location `loc` (`(cta, offset)` in shared memory, `(usize::MAX,
+    /// address)` in global memory) with `.acquire` (it acquires what earlier releases on the
+    /// location published) and/or `.release` (it publishes what `t` did before it).
+    fn on_atomic_sync(&mut self, t: u32, loc: (usize, u64), acquire: bool, release: bool) {}
+    /// Thread `t` atomically updated `[off, off+len)` (initialized; a relaxed atomic orders nothing).
     fn on_shared_atomic(&mut self, t: u32, cta: usize, off: u32, len: u32) {}
     /// Thread `t` accessed CTA `target`'s shared memory (or barrier) from another CTA.
     fn on_remote_access(&mut self, t: u32, target: usize, pc: u32) {}
