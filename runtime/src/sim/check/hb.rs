@@ -24,6 +24,8 @@ struct BarrierClocks {
     done: [Vec<u32>; 2],
     /// Per thread: the last phase it observed complete through a wait.
     seen: Vec<i64>,
+    /// Per thread: the phase its last arrival counted toward (`u64::MAX`: none).
+    arrived: Vec<u64>,
     /// The initializing thread's clock at init.
     init_clock: u32,
     /// The init-visibility finding was reported.
@@ -186,6 +188,32 @@ impl HappensBefore {
         }
     }
 
+    /// Thread `t` reads data nobody published to it right after a wait that passed at once on
+    /// the phase before phase 0 of a fresh barrier: the wait, not the read, is the bug (a
+    /// consumer starting on the producer's parity).
+    fn read_after_start_parity(&self, t: u32, cta: usize, what: &str, len: u32, pc: u32) -> Option<Issue> {
+        let w = self.last_wait[t as usize].filter(|w| w.observed < 0)?;
+        let message = format!(
+            "{} reads {what} ({len} bytes), which no phase it observed published (unwritten, in flight, or written \
+             without a release to it), right after its wait on {}{} passed at once on the phase before phase 0 of the \
+             fresh barrier: a wait on parity 1 as the first wait of a consumer (consumers start on parity 0; only \
+             producers on `empty` start on parity 1)",
+            self.who(t),
+            self.bar_name(w.bar),
+            self.at(w.pc)
+        );
+        let category = Category::WrongParity;
+        Some(Issue {
+            category,
+            cta,
+            thread: Some(t),
+            barrier: Some((w.bar.cta, w.bar.off)),
+            phase: None,
+            pc: Some(pc),
+            message,
+        })
+    }
+
     /// Why thread `t` could read bytes nobody wrote: the wait that let it through.
     fn wait_context(&self, t: u32) -> (Option<BarrierKey>, String) {
         match self.last_wait[t as usize] {
@@ -306,6 +334,31 @@ impl Checker for HappensBefore {
             }
         }
         stale
+    }
+
+    fn last_observed(&self, t: u32, bar: BarrierKey) -> Option<i64> {
+        let b = match bar.slot {
+            Some(i) => &self.slotted[i as usize],
+            None => self.other.get(&(bar.cta, bar.off))?,
+        };
+        b.seen.get(t as usize).copied().filter(|&s| s != i64::MIN)
+    }
+
+    fn on_arrival_phase(&mut self, t: u32, bar: BarrierKey, phase: u64) {
+        let threads = self.threads;
+        let b = self.clocks_of(bar);
+        if b.arrived.len() < threads {
+            b.arrived.resize(threads, u64::MAX);
+        }
+        b.arrived[t as usize] = phase;
+    }
+
+    fn last_arrival_phase(&self, t: u32, bar: BarrierKey) -> Option<u64> {
+        let b = match bar.slot {
+            Some(i) => &self.slotted[i as usize],
+            None => self.other.get(&(bar.cta, bar.off))?,
+        };
+        b.arrived.get(t as usize).copied().filter(|&p| p != u64::MAX)
     }
 
     fn init_unordered(&self, base: u32, lanes: u32, bar: BarrierKey, init_by: u32) -> Option<u32> {
@@ -450,6 +503,11 @@ impl Checker for HappensBefore {
             s.r = me;
         }
         let what = self.layout.describe(off);
+        if conflict.is_some() || unwritten > 0 {
+            if let Some(issue) = self.read_after_start_parity(t, cta, &what, len, pc) {
+                return Some(issue);
+            }
+        }
         if let Some((category, c)) = conflict {
             let message =
                 format!("{} reads {what} ({len} bytes) written by {}", self.who(t), self.describe_conflict(&c));

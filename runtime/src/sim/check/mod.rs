@@ -102,6 +102,18 @@ pub(crate) trait Checker: Sized + Send {
     fn on_wait_passed(&mut self, t: u32, bar: BarrierKey, observed: i64, stale_check: bool, pc: u32) -> Option<i64> {
         None
     }
+    /// The last phase thread `t` observed on `bar` through a blocking wait (`None`: none yet,
+    /// or a checker that does not track it).
+    fn last_observed(&self, t: u32, bar: BarrierKey) -> Option<i64> {
+        None
+    }
+    /// Thread `t`'s arrival on `bar` counted toward phase `phase`.
+    fn on_arrival_phase(&mut self, t: u32, bar: BarrierKey, phase: u64) {}
+    /// The phase thread `t`'s last arrival on `bar` counted toward (`None`: none, or not
+    /// tracked).
+    fn last_arrival_phase(&self, t: u32, bar: BarrierKey) -> Option<u64> {
+        None
+    }
     /// Lanes `lanes` (of the warp whose lane 0 is `base`) passed a wait on `bar` observing
     /// `observed`; returns a lane that had already observed it, with the phase it had seen.
     fn on_warp_wait_passed(
