@@ -54,6 +54,10 @@ const PRODUCER_LAPS: &str = "without its wait the producer either overwrites a s
                              race) or runs a full ring ahead, so the consumer finds phases completed that nobody \
                              observed (arrival-overflow)";
 
+/// Why a missing `bar.sync` after the inits shows as one of two findings.
+const INIT_RACE: &str = "without the `bar.sync` a warp may use the barrier after thread 0's init but unordered with \
+                         it (init-visibility), or before it (uninitialized-barrier, noting the later init)";
+
 pub fn mutants() -> Vec<Mutant> {
     use ops::*;
     use Category::*;
@@ -85,6 +89,7 @@ pub fn mutants() -> Vec<Mutant> {
         m(st, at(WAIT, "k.mbarrier_wait(bar, Value::u32(0))"), FlipBit(Role::Parity), WrongParity),
         m(st, at(WAIT, "k.mbarrier_wait(bar, Value::u32(0))"), Delete, SharedRace),
         m(st, at(BAR_SYNC, "k.cta_sync()"), Delete, InitVisibility),
+        m(st, at(ST_SHARED, "k.st_shared(partial, tid, sq)"), Delete, UninitializedSharedRead),
         m(st, at(ARRIVE, "k.mbarrier_arrive(bar)"), before(at(ST_SHARED, "k.st_shared(partial, tid, sq)")), SharedRace),
         // seed 2: thread 0 fills `data` and arrives (count 1); threads 1-4 wait and read.
         m(pc, at(WAIT, "k.mbarrier_wait(bar, Value::u32(0))"), Delete, SharedRace),
@@ -93,6 +98,7 @@ pub fn mutants() -> Vec<Mutant> {
         m(pc, at(ARRIVE, "k.mbarrier_arrive(bar)"), Duplicate, ArrivalOverflow),
         m(pc, at(INIT, "k.mbarrier_init(bar, Value::u32(1))"), Offset(Role::Count, 1), MissingArrival),
         m(pc, at(BAR_SYNC, "k.cta_sync()"), Delete, InitVisibility),
+        m(pc, at(ST_SHARED, "k.st_shared(data, i, v)"), Delete, UninitializedSharedRead),
         // seed 3: 32 threads, 4 rounds of arrive + wait(phase), `phase ^= 1`.
         m(pf, at(XOR, "let flipped = k.xor(Value::Reg(phase), Value::u32(1));"), skip_flip(), StaleParity),
         m(pf, at(ARRIVE, "k.mbarrier_arrive(bar)"), Delete, MissingArrival),
@@ -105,6 +111,7 @@ pub fn mutants() -> Vec<Mutant> {
         m(dt, at(ARRIVE, "T.ptx.mbarrier.arrive(bar.ptr_to([0]));"), Delete, MissingArrival),
         m(dt, at(ARRIVE, "T.ptx.mbarrier.arrive(bar.ptr_to([0]));"), Duplicate, ArrivalOverflow),
         m(dt, at(WAIT, "T.ptx.mbarrier.try_wait(bar.ptr_to([0]), 0);"), Delete, SharedRace),
+        m(dt, at(ST_SHARED, "partial[tid] = tid * tid;"), Delete, UninitializedSharedRead),
         m(dt, at(INIT, "T.ptx.mbarrier.init(bar.ptr_to([0]), num_threads);"), Offset(Role::Count, -1), ArrivalOverflow),
         m(dp, at(WAIT, "T.ptx.mbarrier.try_wait(bar.ptr_to([0]), 0);"), FlipBit(Role::Parity), WrongParity),
         m(dp, at(ARRIVE, "T.ptx.mbarrier.arrive(bar.ptr_to([0]));"), Delete, MissingArrival),
@@ -145,6 +152,7 @@ pub fn mutants() -> Vec<Mutant> {
             IncompletePhase,
         ),
         m(fe, at(BAR_SYNC, "k.cta_sync();"), Delete, InitVisibility),
+        m(fe, at(ST_SHARED, "k.st_shared(buf, j, v);"), Delete, UninitializedSharedRead),
         m(fe, at(LD_SHARED, "let v = k.ld_shared(buf, j);"), after(at(ARRIVE, "k.mbarrier_arrive(e);")), SharedRace),
         m(fe, at(ST_SHARED, "k.st_shared(buf, j, v);"), after(at(ARRIVE, "k.mbarrier_arrive(f);")), SharedRace),
         // bulk_pipeline: one elected producer lane fills stages with bulk copies; the consumer
@@ -185,6 +193,7 @@ pub fn mutants() -> Vec<Mutant> {
         m(bp, at(XOR, "let x = k.xor(Value::Reg(phase), Value::u32(1));").nth(1, 2), skip_flip(), StaleParity),
         m(bp, at(BAR_SYNC, "k.bar_sync(Value::u32(1), Some(Value::u32(32)));").nth(0, 2), Delete, SharedRace),
         m(bp, at(BAR_SYNC, "k.bar_sync(Value::u32(1), Some(Value::u32(32)));").nth(1, 2), Delete, AsyncReadRace),
+        m(bp, at(ST_SHARED, "k.st_shared(staging, lane, v);"), Delete, UninitializedSharedRead),
         m(
             bp,
             at(BAR_SYNC, "k.bar_sync(Value::u32(1), Some(Value::u32(32)));").nth(0, 2),
@@ -193,7 +202,7 @@ pub fn mutants() -> Vec<Mutant> {
         ),
         m(bp, at(ARRIVE, "k.mbarrier_arrive(e);"), Delete, MissingArrival),
         m(bp, at(INIT, "k.mbarrier_init(e, Value::u32(32));").nth(1, 2), Offset(Role::Count, 1), MissingArrival),
-        m(bp, at(BAR_SYNC, "k.cta_sync();"), Delete, InitVisibility),
+        m(bp, at(BAR_SYNC, "k.cta_sync();"), Delete, InitVisibility).race(INIT_RACE),
         m(
             bp,
             at(LD_SHARED, "let b = k.ld_shared(buf, j2);"),
@@ -407,6 +416,7 @@ pub fn mutants() -> Vec<Mutant> {
             MissingArrival,
         ),
         m(cn, at(BAR_SYNC, "k.cta_sync();"), Delete, InitVisibility),
+        m(cn, at(CP_ASYNC, "k.cp_async(dst, src, SLOT_BYTES);"), Delete, UninitializedSharedRead),
         m(
             cn,
             at(CP_ASYNC, "k.cp_async(dst, src, SLOT_BYTES);"),

@@ -17,7 +17,7 @@ pub const RANDOM_SEEDS: std::ops::RangeInclusive<u64> = 2..=6;
 /// [`RANDOM_SEEDS`], adversarial. One simulation core each (the suite runs kernels in
 /// parallel instead).
 pub fn schedules() -> Vec<SimConfig> {
-    let base = SimConfig { threads: 1, ..SimConfig::default() };
+    let base = SimConfig { threads: 1, trace: false, ..SimConfig::default() };
     let mut v = vec![base.clone().with_strategy(Strategy::RoundRobin).with_seed(1)];
     v.extend(RANDOM_SEEDS.map(|s| base.clone().with_strategy(Strategy::Random).with_seed(s)));
     v.push(base.with_strategy(Strategy::Adversarial).with_seed(3));

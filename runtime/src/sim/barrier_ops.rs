@@ -183,11 +183,8 @@ impl<C: Checker> Engine<'_, C> {
         let out = &mut self.out;
         for &(c, o, i) in out.uninitialized_uses.iter().filter(|(c, o, _)| *c == cta && *o == off) {
             let _ = (c, o);
-            // Not a barrier that is never initialized: its init is not ordered before the use.
-            out.findings[i].category = Category::InitVisibility;
             out.findings[i].message.push_str(&format!(
-                "\n(it is initialized later, by thread {}{loc}: this use comes before the initialization, which \
-                 nothing orders before it)",
+                "\n(it is initialized later, by thread {}{loc}: this use comes before the initialization)",
                 t % tpc
             ));
         }

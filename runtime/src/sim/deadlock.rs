@@ -292,9 +292,13 @@ impl<C: Checker> Engine<'_, C> {
                 }
             }
         }
+        // Only when every stuck thread waits on an mbarrier or can arrive on none any more: a
+        // thread stuck at a `bar.sync` or a warp sync with an arrive ahead of it may be the one
+        // the phase waits for (a circular wait, not a missing arrival).
+        let only_mbarriers = groups.iter().all(|g| g.4.is_some() || !self.can_still_arrive(g.5));
         if let Some(waits) = start {
             self.report_start_parity(&waits);
-        } else if !cause_known && !explained && how != Stuck::Loop {
+        } else if !cause_known && !explained && only_mbarriers && how != Stuck::Loop {
             for (_, threads, cta, first, bar, pc, _, _) in &groups {
                 if let Some((c, off)) = *bar {
                     self.report_missing_arrivals(*cta, c, off, threads, *first, *pc);
@@ -302,6 +306,44 @@ impl<C: Checker> Engine<'_, C> {
             }
         }
         self.abort = true;
+    }
+
+    /// Whether a thread at `pc` can still reach an instruction that arrives on (or completes
+    /// tx on) an mbarrier.
+    fn can_still_arrive(&self, pc: u32) -> bool {
+        use super::program::Op;
+        use phaser_codegen::ir::{Inst, MbarrierOp, MemoryOp, Tcgen05Op, TmaOp};
+        let ops = &self.cx.program.ops;
+        let mut seen = vec![false; ops.len()];
+        let mut todo = vec![pc as usize];
+        while let Some(p) = todo.pop() {
+            if p >= ops.len() || std::mem::replace(&mut seen[p], true) {
+                continue;
+            }
+            match ops[p] {
+                Op::Jump(t) => todo.push(t as usize),
+                Op::BranchIfNot { target, .. } => todo.extend([p + 1, target as usize]),
+                Op::Exit => {}
+                Op::Slow(i) => {
+                    let arrives = matches!(
+                        self.cx.program.slow[i as usize],
+                        Inst::Mbarrier(
+                            MbarrierOp::Arrive { .. }
+                                | MbarrierOp::ArriveExpectTx { .. }
+                                | MbarrierOp::CompleteTx { .. }
+                        ) | Inst::Memory(MemoryOp::CpAsyncMbarrierArrive { .. })
+                            | Inst::Tma(TmaOp::LoadBulk { .. } | TmaOp::LoadTensor { .. })
+                            | Inst::Tcgen05(Tcgen05Op::Commit { .. })
+                    );
+                    if arrives {
+                        return true;
+                    }
+                    todo.push(p + 1);
+                }
+                _ => todo.push(p + 1),
+            }
+        }
+        false
     }
 
     /// The barrier a lane spinning on a failing `test_wait`/`try_wait` polls: `(cta, offset,

@@ -191,8 +191,9 @@ impl HappensBefore {
     /// Thread `t` reads data nobody published to it right after a wait that passed at once on
     /// the phase before phase 0 of a fresh barrier: the wait, not the read, is the bug (a
     /// consumer starting on the producer's parity).
-    fn read_after_start_parity(&self, t: u32, cta: usize, what: &str, len: u32, pc: u32) -> Option<Issue> {
+    fn read_after_start_parity(&self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
         let w = self.last_wait[t as usize].filter(|w| w.observed < 0)?;
+        let what = self.layout.describe(off);
         let message = format!(
             "{} reads {what} ({len} bytes), which no phase it observed published (unwritten, in flight, or written \
              without a release to it), right after its wait on {}{} passed at once on the phase before phase 0 of the \
@@ -503,11 +504,6 @@ impl Checker for HappensBefore {
             s.r = me;
         }
         let what = self.layout.describe(off);
-        if conflict.is_some() || unwritten > 0 {
-            if let Some(issue) = self.read_after_start_parity(t, cta, &what, len, pc) {
-                return Some(issue);
-            }
-        }
         if let Some((category, c)) = conflict {
             let message =
                 format!("{} reads {what} ({len} bytes) written by {}", self.who(t), self.describe_conflict(&c));
@@ -526,6 +522,10 @@ impl Checker for HappensBefore {
             return Some(Issue { category, cta, thread: Some(t), barrier, phase: None, pc: Some(pc), message });
         }
         None
+    }
+
+    fn cause_of_bad_read(&self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
+        self.read_after_start_parity(t, cta, off, len, pc)
     }
 
     fn on_shared_write(&mut self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
@@ -668,8 +668,12 @@ impl Checker for HappensBefore {
         self.op_issuer.insert(op, i);
         self.store_kind.insert(op, kind);
         let mut conflict = None;
+        let mut unwritten = 0u32;
         for b in off..off + len {
             let s = self.shadow[cta][b as usize];
+            if s.w == 0 && s.pend == 0 {
+                unwritten += 1;
+            }
             if s.pend != 0 {
                 conflict = Some((Category::AsyncReadRace, Conflict::InFlightWrite(s.pend)));
             } else if s.w != 0 && s.w & (ASYNC | UNORDERED) == 0 {
@@ -689,6 +693,17 @@ impl Checker for HappensBefore {
                 }
             }
             self.shadow[cta][b as usize].pend_read = op;
+        }
+        if conflict.is_none() && unwritten > 0 {
+            let message = format!(
+                "{kind} issued by {} reads {} ({len} bytes), {} no thread and no async copy has written in this launch \
+                 (shared memory starts with garbage, which the store copies out)",
+                self.who(i),
+                self.layout.describe(off),
+                if unwritten == len { "which" } else { "part of which" }
+            );
+            let category = Category::UninitializedSharedRead;
+            return Some(Issue { category, cta, thread: Some(i), barrier: None, phase: None, pc: Some(pc), message });
         }
         let (category, c) = conflict?;
         let message = format!(

@@ -153,6 +153,11 @@ pub(crate) trait Checker: Sized + Send {
     fn on_shared_read(&mut self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
         None
     }
+    /// The read `on_shared_read` just reported (a race or an uninitialized read): the bug that
+    /// caused it, when it is not the read itself (a wait on the wrong parity before it).
+    fn cause_of_bad_read(&self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
+        None
+    }
     fn on_shared_write(&mut self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
         None
     }
