@@ -376,7 +376,14 @@ impl<C: Checker> Engine<'_, C> {
         observed: Option<i64>,
         pc: u32,
     ) {
-        for l in super::warp::lanes(lanes) {
+        if !C::ENABLED {
+            return;
+        }
+        let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        let goal = observed.unwrap_or(b.phase as i64);
+        let key = self.barrier_key(cta, off);
+        let base = self.cluster_thread(wi, 0);
+        for l in super::warp::lanes(self.checker.lanes_to_check(base, lanes, key, goal, observed.is_some())) {
             let t = self.cluster_thread(wi, l);
             if self.check_skipped_phases(t, cta, off, target, observed, pc) {
                 return;
@@ -440,6 +447,11 @@ impl<C: Checker> Engine<'_, C> {
                 self.finding(category, own, Some(t), Some((cta, off)), Some(pc), msg);
                 return true;
             }
+        }
+        if goal - from <= 1 {
+            // The phase after the last one observed (or an old one, which the stale check of
+            // `on_wait_passed` reports): nothing skipped.
+            return false;
         }
         let skipped = b.unobserved_between(from, goal);
         if skipped.is_empty() {

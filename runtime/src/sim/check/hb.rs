@@ -345,6 +345,27 @@ impl Checker for HappensBefore {
         b.seen.get(t as usize).copied().filter(|&s| s != i64::MIN)
     }
 
+    fn lanes_to_check(&self, base: u32, lanes: u32, bar: BarrierKey, goal: i64, passes: bool) -> u32 {
+        let b = match bar.slot {
+            Some(i) => &self.slotted[i as usize],
+            None => match self.other.get(&(bar.cta, bar.off)) {
+                Some(b) => b,
+                None => return lanes,
+            },
+        };
+        let mut out = 0;
+        for l in crate::sim::warp::lanes(lanes) {
+            let t = (base + l as u32) as usize;
+            let from = b.seen.get(t).copied().filter(|&s| s != i64::MIN).unwrap_or(-1);
+            let arrived = b.arrived.get(t).copied().filter(|&p| p != u64::MAX).map(|p| p as i64);
+            let early = passes && arrived.is_some_and(|k| k > from && goal < k);
+            if goal - from > 1 || early {
+                out |= 1 << l;
+            }
+        }
+        out
+    }
+
     fn on_arrival_phase(&mut self, t: u32, bar: BarrierKey, phase: u64) {
         let threads = self.threads;
         let b = self.clocks_of(bar);

@@ -107,6 +107,12 @@ pub(crate) trait Checker: Sized + Send {
     fn last_observed(&self, t: u32, bar: BarrierKey) -> Option<i64> {
         None
     }
+    /// The lanes of `lanes` (warp at `base`) whose wait on `bar` for phase `goal` (passing at
+    /// once on it when `passes`) could skip a phase or come before their own arrival: those
+    /// `Engine::check_skipped_phases` must look at. A fast filter for whole warps.
+    fn lanes_to_check(&self, base: u32, lanes: u32, bar: BarrierKey, goal: i64, passes: bool) -> u32 {
+        0
+    }
     /// Thread `t`'s arrival on `bar` counted toward phase `phase`.
     fn on_arrival_phase(&mut self, t: u32, bar: BarrierKey, phase: u64) {}
     /// The phase thread `t`'s last arrival on `bar` counted toward (`None`: none, or not
