@@ -1,40 +1,48 @@
 //! The mutation suite: inject one protocol bug at a time into the IR of a gallery kernel and
-//! check that the simulator's checker names it with the category of its cause, and flags
-//! nothing on the unmutated kernels, under round-robin, random and adversarial schedules.
+//! check that the simulator's checker names it with the one category of its cause, and flags
+//! nothing on the unmutated kernels, under round-robin, random (5 seeds) and adversarial
+//! schedules ([`schedules`]).
 //!
 //! `cargo run --release --bin mutations` prints the table and writes [`TABLE_PATH`]
 //! (`bench/mutations.md`); the test `examples/tests/mutations.rs` fails when that file is
 //! stale (`UPDATE_MUTATIONS=1` rewrites it). `--sites KERNEL` lists the instructions of a
-//! subject a mutant can name.
+//! subject a mutant can name; `--report KERNEL:N` prints the simulator's reports of a mutant.
 //!
 //! The pieces:
-//! - [`subject`]: the kernels (gallery launches at `Size::Small`); one line each.
-//! - [`op`]: statement kinds a mutant can name ([`ops`]), and operand roles ([`Role`]).
-//! - [`site`]: a mutant's target: an op kind plus the text of the Rust line that built it.
-//! - [`mutator`]: what a mutant does to its target ([`Mutator`]: delete, duplicate, offset an
-//!   operand, flip a parity, an op-specific rewrite, a move).
-//! - [`verify`]: the check that the mutant changed its target and nothing else.
-//! - [`catalog`]: the mutants, each with its one expected category.
+//! - [`subject`](mod@subject): the kernels (gallery launches at `Size::Small`), one line each.
+//! - [`op`]: the statement kinds a mutant can name ([`ops`]) and the operand roles a mutator
+//!   can change ([`Role`]).
+//! - [`site`]: a mutant's target, an op kind plus (a piece of) the text of the Rust line that
+//!   built it, never a position: an edit elsewhere cannot retarget a mutant, and a site whose
+//!   line no longer yields the statements it names fails to resolve.
+//! - [`mutator`]: what a mutant does to its target ([`Mutator`]): delete, execute twice, add to
+//!   an operand, set it, flip its parity bit, use the other stage's barrier, an op-specific
+//!   rewrite ([`mutator::Replace`]), move it past another statement of its block.
+//! - [`verify`]: the check that a mutant changed its target and nothing else (a diff of the
+//!   IR before and after: only statements of the target's line added, only the target gone).
+//! - [`catalog`]: the mutants, each with its one expected category, and the few races (bugs
+//!   whose symptom depends on the interleaving), each with its reason.
 //!
 //! # Adding mutants for a new op
 //!
-//! 1. Name the instruction kind in [`ops`] (one `op!` line), and in [`op::operand_mut`] map the
-//!    operands a mutator may change to their [`Role`] (one match arm each).
-//! 2. Add mutants to [`catalog::mutants`]: a [`Site`] (the op and a piece of the builder line
-//!    that emits it), a [`Mutator`], the expected category. For example, for a new
-//!    `tcgen05.commit` whose barrier operand an arrive-style bug can break:
+//! A new op family (the tensor-core and Blackwell ops, new DSL statements) adds an [`Op`] for
+//! each instruction kind a mutant names, an arm in [`op::operand_mut`] for each operand a
+//! generic mutator may change, then mutants: a [`Site`], a [`Mutator`], the category. For
+//! `tcgen05.commit`, whose barrier a commit-to-the-wrong-stage bug changes:
 //!
 //! ```ignore
-//! // op.rs
+//! // op.rs, in `ops`, and in `operand_mut`:
 //! op!(TCGEN05_COMMIT, "tcgen05.commit", StmtKind::Inst(Inst::Tcgen05(Tcgen05Op::Commit { .. })));
 //! (Inst::Tcgen05(Tcgen05Op::Commit { bar, .. }), Barrier) => Some(bar),
-//! // catalog.rs
-//! m("umma_pipeline", at(ops::TCGEN05_COMMIT, "k.tcgen05_commit(full"), Delete, MissingArrival),
-//! m("umma_pipeline", at(ops::TCGEN05_COMMIT, "k.tcgen05_commit(full"), OtherStage(Role::Barrier), StaleParity),
+//! // catalog.rs:
+//! m("umma_pipeline", at(TCGEN05_COMMIT, "k.tcgen05_commit(full"), Delete, MissingArrival),
+//! m("umma_pipeline", at(TCGEN05_COMMIT, "k.tcgen05_commit(full"), OtherStage(Role::Barrier), WrongParity),
 //! ```
 //!
-//! A rewrite no generic mutator expresses is a `fn(&Inst) -> Option<Inst>` wrapped in
-//! [`mutator::Replace`] (see [`mutator::expect_tx_to_arrive`]).
+//! A rewrite no generic mutator expresses is a `fn(&Inst) -> Option<Inst>` in
+//! [`mutator::Replace`] (see [`mutator::expect_tx_to_arrive`]); a new subject is one line in
+//! [`subject::subjects`]. Run `mutations --only KERNEL` to see what the checker reports for the
+//! new mutants under every schedule before choosing their categories.
 
 pub mod catalog;
 pub mod mutator;

@@ -1,5 +1,5 @@
 //! How a mutant changes its instruction. A [`Mutator`] rewrites the one statement a
-//! [`Site`](super::site::Site) names; the generic ones below work on any instruction with the
+//! [`Site`] names; the generic ones below work on any instruction with the
 //! [`Role`] they change (see [`super::op::operand_mut`]), and [`Replace`] covers rewrites
 //! specific to one op in a line.
 
@@ -271,13 +271,6 @@ pub fn xor_to_mov(i: &Inst) -> Option<Inst> {
     Some(Inst::Arith(ArithOp::Mov { dst: *dst, src: *a }))
 }
 
-/// A bulk-group wait without `.read`: waits for the whole store (correct, slower) — and the
-/// other way round, a full wait turned into `.read`.
-pub fn toggle_read(i: &Inst) -> Option<Inst> {
-    let Inst::Tma(TmaOp::WaitGroup { n, read }) = i else { return None };
-    Some(Inst::Tma(TmaOp::WaitGroup { n: *n, read: !read }))
-}
-
 /// `cp.async.bulk.wait_group n` waiting for one group fewer (`n + 1` may stay in flight).
 pub fn wait_group_plus_one(i: &Inst) -> Option<Inst> {
     match i {
@@ -285,28 +278,6 @@ pub fn wait_group_plus_one(i: &Inst) -> Option<Inst> {
         Inst::Memory(MemoryOp::CpAsyncWaitGroup { n }) => Some(Inst::Memory(MemoryOp::CpAsyncWaitGroup { n: n + 1 })),
         _ => None,
     }
-}
-
-/// A wait on the state token turned into a `test_wait` that is not retried: the thread goes
-/// on whether or not the phase completed.
-pub fn wait_to_single_test(i: &Inst) -> Option<Inst> {
-    let Inst::Mbarrier(MbarrierOp::Wait { .. }) = i else { return None };
-    None
-}
-
-/// An arrive on a remote CTA's barrier made local (the peer's stage is never released).
-pub fn remote_to_local(i: &Inst) -> Option<Inst> {
-    let Inst::Mbarrier(MbarrierOp::Arrive { bar, count, order, space: BarSpace::Cluster, state, drop }) = i else {
-        return None;
-    };
-    Some(Inst::Mbarrier(MbarrierOp::Arrive {
-        bar: *bar,
-        count: *count,
-        order: *order,
-        space: BarSpace::Cta,
-        state: *state,
-        drop: *drop,
-    }))
 }
 
 /// A `bar.warp.sync` whose mask leaves out lane 31.

@@ -114,43 +114,45 @@ pub enum Role {
 pub fn operand_mut(inst: &mut Inst, role: Role) -> Option<&mut Value> {
     use Role::*;
     match (inst, role) {
-        (Inst::Mbarrier(op), Bytes) => match op {
-            MbarrierOp::ArriveExpectTx { bytes, .. }
-            | MbarrierOp::ExpectTx { bytes, .. }
-            | MbarrierOp::CompleteTx { bytes, .. } => Some(bytes),
-            _ => None,
-        },
-        (Inst::Mbarrier(MbarrierOp::Init { count, .. }), Count) => Some(count),
-        (Inst::Mbarrier(MbarrierOp::Arrive { count: Some(count), .. }), Count) => Some(count),
-        (Inst::Mbarrier(op), Parity) => match op {
-            MbarrierOp::Wait { on: WaitOn::Parity(p), .. }
-            | MbarrierOp::TryWait { on: WaitOn::Parity(p), .. }
-            | MbarrierOp::TestWait { on: WaitOn::Parity(p), .. } => Some(p),
-            _ => None,
-        },
-        (Inst::Mbarrier(op), Barrier) => match op {
-            MbarrierOp::Init { bar, .. }
-            | MbarrierOp::Inval { bar }
-            | MbarrierOp::Arrive { bar, .. }
-            | MbarrierOp::ArriveExpectTx { bar, .. }
-            | MbarrierOp::ExpectTx { bar, .. }
-            | MbarrierOp::CompleteTx { bar, .. }
-            | MbarrierOp::TestWait { bar, .. }
-            | MbarrierOp::TryWait { bar, .. }
-            | MbarrierOp::Wait { bar, .. } => Some(bar),
-            _ => None,
-        },
-        (Inst::Tma(op), Bytes) => match op {
-            TmaOp::LoadBulk { bytes, .. } | TmaOp::StoreBulk { bytes, .. } => Some(bytes),
-            _ => None,
-        },
-        (Inst::Tma(op), Barrier) => match op {
-            TmaOp::LoadBulk { bar, .. } | TmaOp::LoadTensor { bar, .. } => Some(bar),
-            _ => None,
-        },
+        (
+            Inst::Mbarrier(
+                MbarrierOp::ArriveExpectTx { bytes, .. }
+                | MbarrierOp::ExpectTx { bytes, .. }
+                | MbarrierOp::CompleteTx { bytes, .. },
+            )
+            | Inst::Tma(TmaOp::LoadBulk { bytes, .. } | TmaOp::StoreBulk { bytes, .. }),
+            Bytes,
+        ) => Some(bytes),
+        (
+            Inst::Mbarrier(MbarrierOp::Init { count, .. } | MbarrierOp::Arrive { count: Some(count), .. })
+            | Inst::Sync(SyncOp::BarSync { count: Some(count), .. } | SyncOp::BarArrive { count, .. }),
+            Count,
+        ) => Some(count),
+        (
+            Inst::Mbarrier(
+                MbarrierOp::Wait { on: WaitOn::Parity(p), .. }
+                | MbarrierOp::TryWait { on: WaitOn::Parity(p), .. }
+                | MbarrierOp::TestWait { on: WaitOn::Parity(p), .. },
+            ),
+            Parity,
+        ) => Some(p),
+        (
+            Inst::Mbarrier(
+                MbarrierOp::Init { bar, .. }
+                | MbarrierOp::Inval { bar }
+                | MbarrierOp::Arrive { bar, .. }
+                | MbarrierOp::ArriveExpectTx { bar, .. }
+                | MbarrierOp::ExpectTx { bar, .. }
+                | MbarrierOp::CompleteTx { bar, .. }
+                | MbarrierOp::TestWait { bar, .. }
+                | MbarrierOp::TryWait { bar, .. }
+                | MbarrierOp::Wait { bar, .. },
+            )
+            | Inst::Tma(TmaOp::LoadBulk { bar, .. } | TmaOp::LoadTensor { bar, .. })
+            | Inst::Memory(MemoryOp::CpAsyncMbarrierArrive { bar, .. }),
+            Barrier,
+        ) => Some(bar),
         (Inst::Tma(TmaOp::LoadTensor { multicast: Some(m), .. }), Mask) => Some(m),
-        (Inst::Memory(MemoryOp::CpAsyncMbarrierArrive { bar, .. }), Barrier) => Some(bar),
-        (Inst::Sync(SyncOp::BarSync { count: Some(c), .. } | SyncOp::BarArrive { count: c, .. }), Count) => Some(c),
         (Inst::Arith(ArithOp::Mov { src, .. }), Source) => Some(src),
         (Inst::Arith(ArithOp::Binary { b, .. }), Rhs) => Some(b),
         _ => None,

@@ -1,6 +1,8 @@
 //! How a cluster ends badly or incompletely: deadlocks and livelocks (one finding per group of
-//! threads of a CTA waiting for the same thing at the same place, with the byte counts of a
-//! barrier whose tx-count can never reach 0), loops that can never end, the step limit, and
+//! threads of a CTA waiting for the same thing at the same place) and their cause when one can
+//! be named (a tx-count that can never reach 0, a circular wait at the first waits: a wrong
+//! start parity, waiters lapped while blocked, a phase missing arrivals no thread left will
+//! make), loops that can never end, the step limit, async copies that outlive their CTA, and
 //! the end-of-kernel checks of every barrier.
 
 use super::barrier::{Actor, TxSite};
@@ -371,7 +373,7 @@ impl<C: Checker> Engine<'_, C> {
     /// A circular wait at the start: every waiter blocks (or spins) at its first wait on a
     /// barrier, on parity 0, and no thread ever arrived on any of those barriers, which are two
     /// or more: no side goes first. Returns the waits `(cta, barrier, first thread, pc)`.
-    fn start_parity_deadlock(&self, groups: &[Group]) -> Option<Vec<(usize, (usize, u32), u32, u32)>> {
+    fn start_parity_deadlock(&self, groups: &[Group]) -> Option<Vec<StartWait>> {
         if !C::ENABLED {
             return None;
         }
@@ -397,7 +399,7 @@ impl<C: Checker> Engine<'_, C> {
         (bars.len() >= 2).then_some(waits)
     }
 
-    fn report_start_parity(&mut self, waits: &[(usize, (usize, u32), u32, u32)]) {
+    fn report_start_parity(&mut self, waits: &[StartWait]) {
         let names: Vec<String> = waits.iter().map(|w| self.barrier_ref(w.1 .0, w.1 .1).to_string()).collect();
         let mut seen = Vec::new();
         for (i, &(cta, bar, first, pc)) in waits.iter().enumerate() {
@@ -441,9 +443,13 @@ impl<C: Checker> Engine<'_, C> {
             }
         };
         let msg = format!(
-            "{} waits for phase {phase}, which lacks {pending} of its {expected} arrivals and can never get them (every \
+            "{} for phase {phase}, which lacks {pending} of its {expected} arrivals and can never get them (every \
              thread is blocked or has exited): {history}",
-            if threads.len() == 1 { format!("thread {}", threads[0]) } else { format!("{} threads", threads.len()) }
+            if threads.len() == 1 {
+                format!("thread {} waits", threads[0])
+            } else {
+                format!("{} threads ({}) wait", threads.len(), ranges(threads))
+            }
         );
         self.finding(Category::MissingArrival, cta, Some(first), Some((c, off)), Some(pc), msg);
     }
@@ -530,6 +536,9 @@ impl<C: Checker> Engine<'_, C> {
 /// Stuck threads waiting for one thing at one place: key, threads (in the CTA), CTA, first
 /// thread (in the cluster), barrier, pc, message, whether they loop.
 type Group = (String, Vec<u32>, usize, u32, Option<(usize, u32)>, u32, String, bool);
+
+/// A first wait stuck at the start: CTA, barrier `(cta, offset)`, first thread, pc.
+type StartWait = (usize, (usize, u32), u32, u32);
 
 /// Findings that follow from a deadlock rather than explain one.
 const CONSEQUENCES: &[Category] = &[Category::Deadlock, Category::MissingArrival, Category::InfiniteLoop];

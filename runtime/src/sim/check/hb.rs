@@ -97,8 +97,9 @@ pub(crate) struct HappensBefore {
     fence_row: Vec<Vec<u32>>,
     /// Issuers of async ops in flight or whose completion is not observed yet.
     op_issuer: HashMap<u32, u32>,
-    /// What each store is (`TMA store`, `bulk store`), for messages.
+    /// What each store is (`TMA store`, `bulk store`), and where it was issued, for messages.
     store_kind: HashMap<u32, &'static str>,
+    store_pc: HashMap<u32, u32>,
     unobserved: Vec<UnobservedStore>,
     last_arrival: Vec<Option<LastArrival>>,
     last_wait: Vec<Option<LastWait>>,
@@ -215,6 +216,10 @@ impl HappensBefore {
         })
     }
 
+    fn store_kinds_name(&self, op: u32) -> &'static str {
+        self.store_kind.get(&op).copied().unwrap_or("store")
+    }
+
     /// Why thread `t` could read bytes nobody wrote: the wait that let it through.
     fn wait_context(&self, t: u32) -> (Option<BarrierKey>, String) {
         match self.last_wait[t as usize] {
@@ -262,6 +267,7 @@ impl Checker for HappensBefore {
             fence_row: vec![Vec::new(); g.threads],
             op_issuer: HashMap::new(),
             store_kind: HashMap::new(),
+            store_pc: HashMap::new(),
             unobserved: Vec::new(),
             last_arrival: vec![None; g.threads],
             last_wait: vec![None; g.threads],
@@ -688,6 +694,7 @@ impl Checker for HappensBefore {
     ) -> Option<Issue> {
         self.op_issuer.insert(op, i);
         self.store_kind.insert(op, kind);
+        self.store_pc.insert(op, pc);
         let mut conflict = None;
         let mut unwritten = 0u32;
         for b in off..off + len {
@@ -759,6 +766,7 @@ impl Checker for HappensBefore {
                 }
                 self.op_issuer.remove(&s.op);
                 self.store_kind.remove(&s.op);
+                self.store_pc.remove(&s.op);
                 self.unobserved.swap_remove(i);
             } else {
                 i += 1;
@@ -814,6 +822,22 @@ impl Checker for HappensBefore {
             }
         }
         self.remote[cta].clear();
+        // Stores that read this CTA's shared memory and completed, but whose issuer never
+        // waited for them: only luck made them finish before the exit (the ones still in flight
+        // the engine reports).
+        for s in self.unobserved.iter().filter(|s| s.cta == cta) {
+            let kind = self.store_kinds_name(s.op);
+            let message = format!(
+                "the {kind} issued by {} read CTA rank {cta}'s shared memory, and its issuer never waited for it \
+                 (no `cp.async.bulk.wait_group` before the exit): it completed before the CTA exited only by \
+                 chance; its shared memory may already belong to another CTA",
+                self.who(s.issuer)
+            );
+            let pc = self.store_pc.get(&s.op).copied();
+            let from = (s.issuer / self.threads_per_cta) as usize;
+            let category = Category::ExitedCtaAccess;
+            out.push(Issue { category, cta: from, thread: Some(s.issuer), barrier: None, phase: None, pc, message });
+        }
         out
     }
 }
