@@ -15,7 +15,9 @@ const STRATEGIES: [Strategy; 3] = [Strategy::RoundRobin, Strategy::Random, Strat
 fn line_of(marker: &str) -> u32 {
     let lines: Vec<&str> = include_str!("sim_causes.rs").lines().collect();
     let i = lines.iter().position(|l| l.contains(marker) && !l.contains("line_of") && !l.contains("finding_at"));
-    i.unwrap_or_else(|| panic!("no marker {marker}")) as u32 + 1
+    let i = i.unwrap_or_else(|| panic!("no marker {marker}"));
+    // A marker on a line of its own names the statement below it.
+    (if lines[i].trim_start().starts_with("//") { i + 2 } else { i + 1 }) as u32
 }
 
 /// Simulate `k` on `threads` threads (one CTA) with a `u32` output of 256 elements.
@@ -230,8 +232,8 @@ fn bulk_tile(src: &[u32], out: &mut [u32], #[comptime] BUG: u32) {
             T.ptx.mbarrier.arrive.expect_tx(full.ptr_to([0]), 256); // BULK-EXPECT
         }
         if BUG != 2 {
-            T.ptx.cp_async.bulk.g2s(T.shared_addr(tile), T.global_elem_addr(src, 0), 256, full.ptr_to([0]));
             // BULK-COPY
+            T.ptx.cp_async.bulk.g2s(T.shared_addr(tile), T.global_elem_addr(src, 0), 256, full.ptr_to([0]));
         }
     }
     T.ptx.mbarrier.try_wait(full.ptr_to([0]), 0);

@@ -48,8 +48,8 @@ impl Subject {
     }
 }
 
-/// Every subject. The GEMM joins with one line once the simulator runs wgmma:
-/// `s("gemm_ws", "gemm")`.
+/// Every subject: `s(kernel, example)`. The GEMM joins with one such line once the simulator
+/// runs wgmma and the GEMM is a gallery example (its `setup` launches it at `Size::Small`).
 pub fn subjects() -> Vec<Subject> {
     let s = |name, example| Subject { name, example };
     vec![
