@@ -78,7 +78,8 @@ fn without_noinc_the_triggered_arrival_is_net_zero() {
     let k = kernel(false, 1, false, true);
     for s in STRATEGIES {
         let (rep, _, _) = simulate(&k, s, 1);
-        assert_eq!(rep.categories(), [Category::Deadlock], "{s:?}:\n{}", rep.text());
+        // The deadlock, and its cause: the phase lacks the arrival no thread will make.
+        assert_eq!(rep.categories(), [Category::Deadlock, Category::MissingArrival], "{s:?}:\n{}", rep.text());
         assert!(rep.text().contains("cp.async.mbarrier.arrive issued by thread 0 arrived x1"), "{}", rep.text());
     }
     // With the thread's own arrival the phase completes, and only after the copies landed.
@@ -96,8 +97,9 @@ fn without_noinc_the_triggered_arrival_is_net_zero() {
 fn a_noinc_arrival_short_of_the_count_deadlocks() {
     let k = kernel(true, 2, false, true);
     let (rep, _, _) = simulate(&k, Strategy::RoundRobin, 0);
-    assert_eq!(rep.categories(), [Category::Deadlock], "{}", rep.text());
+    assert_eq!(rep.categories(), [Category::Deadlock, Category::MissingArrival], "{}", rep.text());
     assert!(rep.text().contains("pending 1 of 2 arrivals"), "{}", rep.text());
+    assert!(rep.text().contains("lacks 1 of its 2 arrivals"), "{}", rep.text());
 }
 
 #[test]

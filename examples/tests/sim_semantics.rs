@@ -121,7 +121,8 @@ fn deadlock_is_reported_with_waiter_barrier_phase_and_last_arrivals() {
     let out = dev.alloc::<u32>(1).unwrap();
     let err = dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out)]).unwrap_err();
     let RuntimeError::Simulation(report) = &err else { panic!("expected a simulation error, got {err}") };
-    assert_eq!(report.categories(), [Category::Deadlock], "the findings travel as data");
+    // The deadlock, and its cause: the phase lacks an arrival no thread will make.
+    assert_eq!(report.categories(), [Category::Deadlock, Category::MissingArrival], "the findings travel as data");
     let text = err.to_string();
     for needle in [
         "error[deadlock]",
@@ -131,13 +132,15 @@ fn deadlock_is_reported_with_waiter_barrier_phase_and_last_arrivals() {
         "blocked since tick",
         "for parity 0",
         "pending 1 of 2 arrivals, tx-count 0",
+        "error[missing-arrival]",
+        "lacks 1 of its 2 arrivals",
         "thread 0 arrived x1 in phase 0",
         "examples/tests/sim_semantics.rs:",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
     let rep = dev.simulate(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out)]).unwrap();
-    assert_eq!(rep.categories(), [Category::Deadlock]);
+    assert_eq!(rep.categories(), [Category::Deadlock, Category::MissingArrival]);
     let f = &rep.findings[0];
     assert_eq!((f.thread, f.phase, f.barrier.as_ref().map(|b| b.index)), (Some(0), Some(0), Some(0)));
 }

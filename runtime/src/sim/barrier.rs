@@ -69,6 +69,11 @@ pub struct Barrier {
     /// tx bytes of the current phase per instruction, and of the last completed phase.
     pub tx_sites: Vec<TxSite>,
     pub completed_tx_sites: Vec<TxSite>,
+    /// Which of the last 64 completed phases some wait observed: bit `i` is phase
+    /// `phase - 1 - i` (a waiter that skips a phase no one observed lost it).
+    pub observed: u64,
+    /// Arrivals ever made on this barrier since its init (a fresh barrier has none).
+    pub ever_arrived: u64,
 }
 
 /// What one arrival did.
@@ -119,6 +124,24 @@ impl Barrier {
         self.inited && !self.invalidated
     }
 
+    /// A wait observed completed phase `phase` (`-1`, the phase before phase 0, is not one).
+    pub fn mark_observed(&mut self, phase: i64) {
+        let back = self.phase as i64 - 1 - phase;
+        if phase >= 0 && (0..64).contains(&back) {
+            self.observed |= 1 << back;
+        }
+    }
+
+    /// The completed phases strictly between `after` and `before` that no wait observed
+    /// (phases more than 64 back count as observed: too old to know).
+    pub fn unobserved_between(&self, after: i64, before: i64) -> Vec<u64> {
+        let last = self.phase as i64 - 1;
+        (after + 1..before.min(last + 1))
+            .filter(|&q| q >= 0 && last - q < 64 && self.observed & (1 << (last - q)) == 0)
+            .map(|q| q as u64)
+            .collect()
+    }
+
     fn remember(&mut self, a: Arrival) {
         if self.last.len() == LAST_ARRIVALS {
             self.last.pop_front();
@@ -129,6 +152,7 @@ impl Barrier {
     /// `count` arrivals (`drop`: also lower the expected count from the next phase on).
     pub fn arrive(&mut self, count: u32, drop: bool, actor: Actor, loc: Option<SourceLoc>, tick: u64) -> ArriveOutcome {
         let phase = self.phase;
+        self.ever_arrived += count as u64;
         self.remember(Arrival { actor, count, tx: 0, phase, loc, tick });
         let overflow = (count as i64) > self.pending;
         self.pending = (self.pending - count as i64).max(0);
@@ -182,6 +206,7 @@ impl Barrier {
         self.pending = self.expected as i64;
         self.received = 0;
         self.completed_tx_sites = std::mem::take(&mut self.tx_sites);
+        self.observed <<= 1;
         true
     }
 

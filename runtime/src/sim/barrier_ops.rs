@@ -203,6 +203,18 @@ impl<C: Checker> Engine<'_, C> {
             Actor::Thread(t) | Actor::Agent { issuer: t, .. } => t,
             Actor::Warp { base, lanes } => base + lanes.trailing_zeros(),
         };
+        if C::ENABLED {
+            let key = self.barrier_key(cta, off);
+            match actor {
+                Actor::Thread(t) => self.checker.on_arrival_phase(t, key, phase),
+                Actor::Warp { base, lanes } => {
+                    for l in super::warp::lanes(lanes) {
+                        self.checker.on_arrival_phase(base + l as u32, key, phase);
+                    }
+                }
+                Actor::Agent { .. } => {}
+            }
+        }
         if o.overflow {
             let msg = format!(
                 "{count} arrival(s) on a phase with only {pending} pending (expected {expected} per phase, tx-count \
@@ -265,6 +277,41 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
+    /// Thread `t` issues a copy completing on `(cta, off)` right after its own arrival
+    /// completed the barrier's previous phase with no bytes registered, and nothing has happened
+    /// in the current phase yet: that arrival was meant to register this copy's bytes (a plain
+    /// arrive where `arrive.expect_tx` belongs), so the phase completed before its data was even
+    /// requested, and the copy's bytes land in the next phase.
+    pub fn check_copy_after_bare_arrival(&mut self, t: u32, cta: usize, off: u32, pc: u32) {
+        let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off).filter(|b| b.usable()) else { return };
+        let untouched = b.received == 0 && b.tx == 0 && b.tx_sites.is_empty();
+        let bare = b.completed_tx_sites.is_empty();
+        let Some(last) = b.last.back() else { return };
+        if b.phase == 0 || !untouched || !bare || last.actor != Actor::Thread(t) || last.phase + 1 != b.phase {
+            return;
+        }
+        let completed = b.phase - 1;
+        let at = last.loc.map(|l| format!(" at {l}")).unwrap_or_default();
+        let msg = format!(
+            "thread {}'s arrival{at} completed phase {completed} with no bytes registered, and the thread then issues \
+             a copy completing on the barrier: the arrival was meant to register the copy's bytes (`arrive.expect_tx`, \
+             not a plain arrive). Phase {completed}'s waiters are released before the data is even requested, and \
+             the copy's bytes land in phase {} instead",
+            t % self.exec.threads_per_cta,
+            b.phase
+        );
+        let issue = super::check::Issue {
+            category: Category::EarlyPhaseCompletion,
+            cta: (t / self.exec.threads_per_cta) as usize,
+            thread: Some(t),
+            barrier: Some((cta, off)),
+            phase: Some(completed),
+            pc: Some(pc),
+            message: msg,
+        };
+        self.report(issue);
+    }
+
     /// Barrier `(cta, off)` just completed a phase.
     fn phase_completed(&mut self, cta: usize, off: u32) {
         let phase = self.exec.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.phase - 1);
@@ -301,9 +348,152 @@ impl<C: Checker> Engine<'_, C> {
         };
         let key = self.barrier_key(cta, off);
         let base = self.cluster_thread(wi, 0);
+        self.check_skipped_phases_warp(wi, lanes, cta, off, target, Some(observed), pc);
+        self.note_observed(cta, off, observed);
         if let Some((t, seen)) = self.checker.on_warp_wait_passed(base, lanes, key, observed, pc) {
             self.report_stale(t, cta, off, target, observed, seen, pc);
         }
+    }
+
+    /// A wait observed completed phase `observed` of `(cta, off)`.
+    fn note_observed(&mut self, cta: usize, off: u32, observed: i64) {
+        if let Some(b) = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off) {
+            b.mark_observed(observed);
+        }
+    }
+
+    /// Lanes `lanes` of warp `wi` start a wait on `(cta, off)` for `target`, which passes at
+    /// once observing `observed` or (`None`) blocks: see [`Self::check_skipped_phases`] (the
+    /// first lane found is reported).
+    #[allow(clippy::too_many_arguments)]
+    pub fn check_skipped_phases_warp(
+        &mut self,
+        wi: usize,
+        lanes: u32,
+        cta: usize,
+        off: u32,
+        target: WaitTarget,
+        observed: Option<i64>,
+        pc: u32,
+    ) {
+        if !C::ENABLED {
+            return;
+        }
+        let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        let goal = observed.unwrap_or(b.phase as i64);
+        let key = self.barrier_key(cta, off);
+        let base = self.cluster_thread(wi, 0);
+        for l in super::warp::lanes(self.checker.lanes_to_check(base, lanes, key, goal, observed.is_some())) {
+            let t = self.cluster_thread(wi, l);
+            if self.check_skipped_phases(t, cta, off, target, observed, pc) {
+                return;
+            }
+        }
+    }
+
+    /// Thread `t` starts a parity wait on `(cta, off)` that passes at once observing
+    /// `observed`, or (`None`) blocks until the current phase completes. The completed phases
+    /// it skips since the last one it observed, when no wait observed them, were lost: the
+    /// parity is stale (same parity as the phase it last observed), a pipeline role starts on
+    /// the wrong parity (its first wait skips phase 0), or arrivals outran the waiters (two or
+    /// more phases skipped). Returns whether it reported.
+    pub fn check_skipped_phases(
+        &mut self,
+        t: u32,
+        cta: usize,
+        off: u32,
+        target: WaitTarget,
+        observed: Option<i64>,
+        pc: u32,
+    ) -> bool {
+        if !C::ENABLED {
+            return false;
+        }
+        let WaitTarget::Parity(parity) = target else { return false };
+        let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off).filter(|b| b.usable()) else {
+            return false;
+        };
+        let key = self.barrier_key(cta, off);
+        let seen = self.checker.last_observed(t, key);
+        let from = seen.unwrap_or(-1);
+        let goal = observed.unwrap_or(b.phase as i64);
+        let who = t % self.exec.threads_per_cta;
+        let own = (t / self.exec.threads_per_cta) as usize;
+        // The thread arrived and now waits on the same barrier: it waits for its own arrival's
+        // phase. A wait that returns on an earlier phase did not wait for it.
+        let arrived = self.checker.last_arrival_phase(t, key).map(|k| k as i64).filter(|&k| k > from);
+        if let (Some(o), Some(k)) = (observed, arrived) {
+            if o < k {
+                let (category, msg) = if o < 0 {
+                    (
+                        Category::WrongParity,
+                        format!(
+                            "thread {who} arrived in phase {k} and then waits on parity {parity}, which the fresh \
+                             barrier satisfies at once (the phase before phase 0): it goes on without waiting for \
+                             the other arrivals of phase {k} (wait on the parity of the phase you arrived in)"
+                        ),
+                    )
+                } else {
+                    (
+                        Category::ArrivalOverflow,
+                        format!(
+                            "thread {who}'s arrival counted toward phase {k} because phase {o} had completed without \
+                             it, and its wait on parity {parity} returns on phase {o}: a phase completes before every \
+                             thread of its round arrived (an init count smaller than the arrivals per phase? an extra \
+                             arrival?)"
+                        ),
+                    )
+                };
+                self.finding(category, own, Some(t), Some((cta, off)), Some(pc), msg);
+                return true;
+            }
+        }
+        if goal - from <= 1 {
+            // The phase after the last one observed (or an old one, which the stale check of
+            // `on_wait_passed` reports): nothing skipped.
+            return false;
+        }
+        let skipped = b.unobserved_between(from, goal);
+        if skipped.is_empty() {
+            return false;
+        }
+        let list = skipped.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(" and ");
+        let lost = if skipped.len() == 1 { format!("phase {list}") } else { format!("phases {list}") };
+        let outcome = match observed {
+            Some(o) => format!("the wait returns at once on phase {o}"),
+            None => format!("it waits for the end of phase {goal}"),
+        };
+        let same_parity = (goal - from) % 2 == 0;
+        let (category, msg) = match seen {
+            None if same_parity => (
+                Category::WrongParity,
+                format!(
+                    "thread {who}'s first wait on this barrier is on parity {parity}, the parity of the phase before \
+                     phase 0: {outcome}, skipping {lost}, which completed and no thread observed (a consumer starting \
+                     on the producer's parity? consumers of `full` start on parity 0, producers on `empty` on \
+                     parity 1)"
+                ),
+            ),
+            Some(_) if same_parity => (
+                Category::StaleParity,
+                format!(
+                    "thread {who} waits on parity {parity}, the parity of phase {from}, which it observed last: \
+                     {outcome}, skipping {lost}, which completed and no thread observed (a missing `phase ^= 1`?)"
+                ),
+            ),
+            _ if skipped.len() >= 2 => (
+                Category::ArrivalOverflow,
+                format!(
+                    "the barrier completed {lost} since thread {who} last observed it ({}), and no thread observed \
+                     them: arrivals outran its waiters (a duplicated arrive? an init count smaller than the arrivals \
+                     per phase?); thread {who}'s wait on parity {parity}: {outcome}",
+                    if seen.is_some() { format!("phase {from}") } else { "never: the phase before phase 0".into() }
+                ),
+            ),
+            _ => return false,
+        };
+        self.finding(category, own, Some(t), Some((cta, off)), Some(pc), msg);
+        true
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -329,6 +519,10 @@ impl<C: Checker> Engine<'_, C> {
             WaitTarget::Phase(k) => k as i64,
         };
         let key = self.barrier_key(cta, off);
+        if stale_check {
+            self.check_skipped_phases(t, cta, off, target, Some(observed), pc);
+        }
+        self.note_observed(cta, off, observed);
         if let Some(seen) = self.checker.on_wait_passed(t, key, observed, stale_check, pc) {
             self.report_stale(t, cta, off, target, observed, seen, pc);
         }

@@ -1,6 +1,8 @@
 //! How a cluster ends badly or incompletely: deadlocks and livelocks (one finding per group of
-//! threads of a CTA waiting for the same thing at the same place, with the byte counts of a
-//! barrier whose tx-count can never reach 0), loops that can never end, the step limit, and
+//! threads of a CTA waiting for the same thing at the same place) and their cause when one can
+//! be named (a tx-count that can never reach 0, a circular wait at the first waits: a wrong
+//! start parity, waiters lapped while blocked, a phase missing arrivals no thread left will
+//! make), loops that can never end, the step limit, async copies that outlive their CTA, and
 //! the end-of-kernel checks of every barrier.
 
 use super::barrier::{Actor, TxSite};
@@ -55,24 +57,46 @@ impl<C: Checker> Engine<'_, C> {
     /// The tx-count of barrier `(cta, off)` that blocks its waiters, when copies did land in
     /// this phase but fewer bytes than registered: a `TxImbalance` finding naming who
     /// registered and who delivered the bytes.
-    fn report_stuck_tx(&mut self, cta: usize, off: u32, first: u32, pc: u32) {
-        let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+    /// Returns whether it reported.
+    fn report_stuck_tx(&mut self, cta: usize, off: u32, first: u32, pc: u32) -> bool {
+        let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return false };
         if !b.usable() || b.tx <= 0 || self.async_ops.in_flight.iter().any(|o| self.op_targets(o, cta, off)) {
-            return;
+            return false;
         }
         let tpc = self.exec.threads_per_cta;
         let (tx, phase) = (b.tx, b.phase);
         let registered: u64 = b.tx_sites.iter().map(|s| s.registered).sum();
         let delivered: u64 = b.tx_sites.iter().map(|s| s.delivered).sum();
-        if delivered == 0 {
-            // No copy ran in this phase: its bytes are missing because something else is stuck.
-            return;
+        if delivered == 0 && b.pending > 0 {
+            // Neither the arrivals nor the copies of this phase came: something else is stuck.
+            return false;
         }
+        // A thread whose copies delivered on this barrier in the previous phase, that registered
+        // nothing here and is still alive, has simply not issued this phase's copy yet: it is
+        // stuck elsewhere (another CTA's producer of a multicast), not a byte-count bug.
+        let issuer_of = |a: Actor| match a {
+            Actor::Agent { issuer, .. } => Some(issuer),
+            _ => None,
+        };
+        let stuck_issuer =
+            b.completed_tx_sites.iter().filter(|s| s.delivered > 0).filter_map(|s| issuer_of(s.actor)).any(|i| {
+                let here = |s: &&TxSite| issuer_of(s.actor) == Some(i) || s.actor == Actor::Thread(i);
+                let (wi, l) = self.warp_of(i);
+                b.tx_sites.iter().filter(here).all(|s| s.registered == 0 && s.delivered == 0)
+                    && self.exec.warps[wi].exited & (1 << l) == 0
+            });
+        if stuck_issuer {
+            return false;
+        }
+        let why = if delivered == 0 {
+            "every arrival came but no copy delivered any byte (a copy never issued, or sent to other CTAs?)".into()
+        } else {
+            format!("only {delivered} were delivered ({})", sites(&b.tx_sites, tpc, |s| s.delivered))
+        };
         let msg = format!(
-            "phase {phase} can never complete: expect_tx registered {registered} bytes ({}) but only {delivered} were \
-             delivered ({}), and no copy is in flight: {tx} bytes never arrive",
+            "phase {phase} can never complete: expect_tx registered {registered} bytes ({}) but {why}, and no copy \
+             is in flight: {tx} bytes never arrive",
             sites(&b.tx_sites, tpc, |s| s.registered),
-            sites(&b.tx_sites, tpc, |s| s.delivered)
         );
         let site = b.tx_sites.iter().find(|s| s.registered > 0).copied();
         let (t, pc) = match site {
@@ -80,6 +104,7 @@ impl<C: Checker> Engine<'_, C> {
             _ => (first, pc),
         };
         self.finding(Category::TxImbalance, (t / tpc) as usize, Some(t), Some((cta, off)), Some(pc), msg);
+        true
     }
 
     fn op_targets(&self, op: &super::async_op::AsyncOp<C::Snapshot>, cta: usize, off: u32) -> bool {
@@ -104,8 +129,6 @@ impl<C: Checker> Engine<'_, C> {
     }
 
     fn report_waiters(&mut self, how: Stuck) {
-        // key -> (threads, cta, first thread, barrier, pc, message, looping)
-        type Group = (String, Vec<u32>, usize, u32, Option<(usize, u32)>, u32, String, bool);
         let mut groups: Vec<Group> = Vec::new();
         let tpc = self.exec.threads_per_cta;
         for wi in 0..self.exec.warps.len() {
@@ -212,7 +235,15 @@ impl<C: Checker> Engine<'_, C> {
                     }
                     WaitFor::Nothing => {
                         let pc = w.pc[l];
-                        (format!("spin {pc}"), None, pc, "spinning: its test_wait/try_wait keeps failing".into())
+                        let polled = self.polled_barrier(wi, l);
+                        let bar = polled.map(|(c, o, _, _)| (c, o));
+                        let what = match polled {
+                            Some((c, o, parity, _)) => {
+                                format!(" (parity {parity} of barrier {})", self.barrier_ref(c, o))
+                            }
+                            None => String::new(),
+                        };
+                        (format!("spin {pc}"), bar, pc, format!("spinning: its test_wait/try_wait{what} keeps failing"))
                     }
                 };
                 // Waiters are grouped per CTA: threads of different CTAs are different findings.
@@ -233,23 +264,229 @@ impl<C: Checker> Engine<'_, C> {
                             (the launch would never finish)"
                 .to_string(),
         };
+        // What the waiters wait for, before the findings below add to the collector.
+        let cause_known = self.out.findings.iter().any(|f| !CONSEQUENCES.contains(&f.category));
+        let start = if how == Stuck::Loop { None } else { self.start_parity_deadlock(&groups) };
         let mut stuck_bars = Vec::new();
-        for (_, threads, cta, first, bar, pc, msg, looping) in groups {
+        let mut explained = false;
+        for (_, threads, cta, first, bar, pc, msg, looping) in &groups {
             let who = if threads.len() == 1 {
                 format!("thread {}", threads[0])
             } else {
-                format!("{} threads ({})", threads.len(), ranges(&threads))
+                format!("{} threads ({})", threads.len(), ranges(threads))
             };
-            let category = if looping { Category::InfiniteLoop } else { Category::Deadlock };
-            self.finding(category, cta, Some(first), bar, Some(pc), format!("{head}\n{who}: {msg}"));
-            if let Some((c, off)) = bar {
+            let category = if *looping { Category::InfiniteLoop } else { Category::Deadlock };
+            self.finding(category, *cta, Some(*first), *bar, Some(*pc), format!("{head}\n{who}: {msg}"));
+            if let Some((c, off)) = *bar {
                 if !stuck_bars.contains(&(c, off)) {
                     stuck_bars.push((c, off));
-                    self.report_stuck_tx(c, off, first, pc);
+                    explained |= self.report_stuck_tx(c, off, *first, *pc);
+                }
+            }
+        }
+        // Waiters lapped while they were blocked: the phases they skipped name the bug.
+        if start.is_none() && how != Stuck::Loop {
+            for (_, threads, cta, _, bar, pc, _, _) in &groups {
+                let Some((c, off)) = *bar else { continue };
+                let t = *cta as u32 * self.exec.threads_per_cta + threads[0];
+                let (wi, l) = self.warp_of(t);
+                let target = match self.exec.warps[wi].wait[l] {
+                    WaitFor::Mbarrier { target, .. } => Some(target),
+                    WaitFor::Nothing => self.polled_barrier(wi, l).map(|p| WaitTarget::Parity(p.2)),
+                    _ => None,
+                };
+                if let Some(target) = target {
+                    explained |= self.check_skipped_phases(t, c, off, target, None, *pc);
+                }
+            }
+        }
+        // Only when every stuck thread waits on an mbarrier or can arrive on none any more: a
+        // thread stuck at a `bar.sync` or a warp sync with an arrive ahead of it may be the one
+        // the phase waits for (a circular wait, not a missing arrival).
+        let only_mbarriers = groups.iter().all(|g| g.4.is_some() || !self.can_still_arrive(g.5));
+        if let Some(waits) = start {
+            self.report_start_parity(&waits);
+        } else if !cause_known && !explained && only_mbarriers && how != Stuck::Loop {
+            for (_, threads, cta, first, bar, pc, _, _) in &groups {
+                if let Some((c, off)) = *bar {
+                    self.report_missing_arrivals(*cta, c, off, threads, *first, *pc);
                 }
             }
         }
         self.abort = true;
+    }
+
+    /// Whether a thread at `pc` can still reach an instruction that arrives on (or completes
+    /// tx on) an mbarrier.
+    fn can_still_arrive(&self, pc: u32) -> bool {
+        use super::program::Op;
+        use phaser_codegen::ir::{Inst, MbarrierOp, MemoryOp, Tcgen05Op, TmaOp};
+        let ops = &self.cx.program.ops;
+        let mut seen = vec![false; ops.len()];
+        let mut todo = vec![pc as usize];
+        while let Some(p) = todo.pop() {
+            if p >= ops.len() || std::mem::replace(&mut seen[p], true) {
+                continue;
+            }
+            match ops[p] {
+                Op::Jump(t) => todo.push(t as usize),
+                Op::BranchIfNot { target, .. } => todo.extend([p + 1, target as usize]),
+                Op::Exit => {}
+                Op::Slow(i) => {
+                    let arrives = matches!(
+                        self.cx.program.slow[i as usize],
+                        Inst::Mbarrier(
+                            MbarrierOp::Arrive { .. }
+                                | MbarrierOp::ArriveExpectTx { .. }
+                                | MbarrierOp::CompleteTx { .. }
+                        ) | Inst::Memory(MemoryOp::CpAsyncMbarrierArrive { .. })
+                            | Inst::Tma(TmaOp::LoadBulk { .. } | TmaOp::LoadTensor { .. })
+                            | Inst::Tcgen05(Tcgen05Op::Commit { .. })
+                    );
+                    if arrives {
+                        return true;
+                    }
+                    todo.push(p + 1);
+                }
+                _ => todo.push(p + 1),
+            }
+        }
+        false
+    }
+
+    /// The barrier a lane spinning on a failing `test_wait`/`try_wait` polls: `(cta, offset,
+    /// parity, pc of the poll)`.
+    fn polled_barrier(&self, wi: usize, l: usize) -> Option<(usize, u32, u64, u32)> {
+        let w = &self.exec.warps[wi];
+        let pc = w.last_failed_poll[l];
+        let super::program::Op::Slow(i) = *self.cx.program.ops.get(pc as usize)? else { return None };
+        let phaser_codegen::ir::Inst::Mbarrier(
+            phaser_codegen::ir::MbarrierOp::TestWait { bar, on: phaser_codegen::ir::WaitOn::Parity(p), .. }
+            | phaser_codegen::ir::MbarrierOp::TryWait { bar, on: phaser_codegen::ir::WaitOn::Parity(p), .. },
+        ) = &self.cx.program.slow[i as usize]
+        else {
+            return None;
+        };
+        let addr = self.val(wi, l, bar);
+        if addr >> 32 != 0 || (addr as u32) >> super::memory::CLUSTER_SHIFT != 0 {
+            return None;
+        }
+        let off = addr as u32;
+        self.exec.ctas[w.cta].barriers.get(self.cx.layout, off).filter(|b| b.usable())?;
+        Some((w.cta, off, self.val(wi, l, p) & 1, pc))
+    }
+
+    /// A circular wait at the start: every waiter blocks (or spins) at its first wait on a
+    /// barrier, on parity 0, and no thread ever arrived on any of those barriers, which are two
+    /// or more: no side goes first. Returns the waits `(cta, barrier, first thread, pc)`.
+    fn start_parity_deadlock(&self, groups: &[Group]) -> Option<Vec<StartWait>> {
+        if !C::ENABLED {
+            return None;
+        }
+        let mut waits = Vec::new();
+        for (_, threads, cta, first, bar, pc, _, looping) in groups {
+            let Some((c, off)) = *bar else { continue };
+            if *looping {
+                return None;
+            }
+            let b = self.exec.ctas[c].barriers.get(self.cx.layout, off)?;
+            let fresh = b.usable() && b.phase == 0 && b.ever_arrived == 0 && b.tx == 0;
+            let tpc = self.exec.threads_per_cta;
+            let key = self.barrier_key(c, off);
+            let first_wait = threads.iter().all(|t| self.checker.last_observed(*cta as u32 * tpc + t, key).is_none());
+            if !fresh || !first_wait {
+                return None;
+            }
+            waits.push((*cta, (c, off), *first, *pc));
+        }
+        let mut bars: Vec<(usize, u32)> = waits.iter().map(|w| w.1).collect();
+        bars.sort();
+        bars.dedup();
+        (bars.len() >= 2).then_some(waits)
+    }
+
+    fn report_start_parity(&mut self, waits: &[StartWait]) {
+        let names: Vec<String> = waits.iter().map(|w| self.barrier_ref(w.1 .0, w.1 .1).to_string()).collect();
+        let mut seen = Vec::new();
+        for (i, &(cta, bar, first, pc)) in waits.iter().enumerate() {
+            if seen.contains(&bar) {
+                continue;
+            }
+            seen.push(bar);
+            let others: Vec<&str> =
+                names.iter().enumerate().filter(|(j, n)| *j != i && **n != names[i]).map(|(_, n)| n.as_str()).collect();
+            let msg = format!(
+                "thread {}'s first wait on {} blocks on parity 0 of the fresh barrier, while the threads that could \
+                 arrive on it wait at their own first waits (on {}): no side goes first. One role must start on \
+                 parity 1, which a fresh barrier satisfies at once (producers on `empty` start at phase 1)",
+                first % self.exec.threads_per_cta,
+                names[i],
+                others.join(", ")
+            );
+            self.finding(Category::WrongParity, cta, Some(first), Some(bar), Some(pc), msg);
+        }
+    }
+
+    /// Waiters `threads` of CTA `cta` (first `first`, at `pc`) are stuck on barrier `(c, off)`:
+    /// if its phase lacks arrivals, say how many and who arrived before.
+    fn report_missing_arrivals(&mut self, cta: usize, c: usize, off: u32, threads: &[u32], first: u32, pc: u32) {
+        let Some(b) = self.exec.ctas[c].barriers.get(self.cx.layout, off) else { return };
+        if !b.usable() || b.pending <= 0 {
+            return;
+        }
+        let (phase, pending, expected, received) = (b.phase, b.pending, b.expected, b.received);
+        let history = if b.ever_arrived == 0 {
+            "no thread has ever arrived on it".to_string()
+        } else if received > 0 && phase == 0 {
+            format!(
+                "the {received} arrivals it got are all it will get: is the init count ({expected}) larger than the \
+                 arrivals per phase?"
+            )
+        } else {
+            match b.last.back() {
+                Some(a) => format!("the last arrival: {}", self.describe_arrival(a)),
+                None => String::new(),
+            }
+        };
+        let msg = format!(
+            "{} for phase {phase}, which lacks {pending} of its {expected} arrivals and can never get them (every \
+             thread is blocked or has exited): {history}",
+            if threads.len() == 1 {
+                format!("thread {} waits", threads[0])
+            } else {
+                format!("{} threads ({}) wait", threads.len(), ranges(threads))
+            }
+        );
+        self.finding(Category::MissingArrival, cta, Some(first), Some((c, off)), Some(pc), msg);
+    }
+
+    /// Every thread of CTA `c` exited: an async copy still reading its shared memory (a bulk
+    /// or TMA store) or still to write it (`cp.async`) outlives it, as no `wait_group` before
+    /// the exit waited for it.
+    pub fn check_copies_at_exit(&mut self, c: usize) {
+        use super::async_op::AsyncKind;
+        let tpc = self.exec.threads_per_cta;
+        let mut late = Vec::new();
+        for op in &self.async_ops.in_flight {
+            let what = match &op.kind {
+                AsyncKind::Store { cta, .. } if *cta == c => "a store (cp.async.bulk) still reads",
+                AsyncKind::CpAsync { cta, .. } if *cta == c => "a cp.async still writes",
+                _ => continue,
+            };
+            if !late.iter().any(|(pc, _, _)| *pc == op.pc) {
+                late.push((op.pc, op.issuer, what));
+            }
+        }
+        for (pc, issuer, what) in late {
+            let msg = format!(
+                "{what} the shared memory of CTA rank {c} after all its threads exited: issued by thread {} and never \
+                 waited for (a missing `cp.async.bulk.wait_group` / `cp.async.wait_group` before the kernel ends); the \
+                 CTA's shared memory may already belong to another CTA",
+                issuer % tpc
+            );
+            let icta = (issuer / tpc) as usize;
+            self.finding(Category::ExitedCtaAccess, icta, Some(issuer), None, Some(pc), msg);
+        }
     }
 
     /// End-of-kernel checks of every barrier of the cluster.
@@ -301,6 +538,16 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 }
+
+/// Stuck threads waiting for one thing at one place: key, threads (in the CTA), CTA, first
+/// thread (in the cluster), barrier, pc, message, whether they loop.
+type Group = (String, Vec<u32>, usize, u32, Option<(usize, u32)>, u32, String, bool);
+
+/// A first wait stuck at the start: CTA, barrier `(cta, offset)`, first thread, pc.
+type StartWait = (usize, (usize, u32), u32, u32);
+
+/// Findings that follow from a deadlock rather than explain one.
+const CONSEQUENCES: &[Category] = &[Category::Deadlock, Category::MissingArrival, Category::InfiniteLoop];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Stuck {

@@ -117,6 +117,7 @@ impl<C: Checker> Engine<'_, C> {
         if self.satisfied(cta, off, target) {
             self.wait_passed_warp(wi, mask, cta, off, target, pc);
         } else {
+            self.check_skipped_phases_warp(wi, mask, cta, off, target, None, pc);
             for l in lanes(mask) {
                 self.begin_wait(wi, l, cta, off, target, None, pc);
             }
@@ -197,14 +198,22 @@ impl<C: Checker> Engine<'_, C> {
             MbarrierOp::TestWait { done, bar, on, .. } => {
                 let Some((c, off)) = self.bar_addr(wi, l, bar, false, pc) else { return };
                 let target = self.wait_target(wi, l, on);
-                let ok = self.check_barrier_use(t, c, off, pc, "test_waits on") && self.satisfied(c, off, target);
+                let usable = self.check_barrier_use(t, c, off, pc, "test_waits on");
+                let ok = usable && self.satisfied(c, off, target);
+                // A test_wait polled in a loop is a wait (a one-off probe is not).
+                let polled = self.cx.program.is_poll(pc);
                 if ok {
-                    self.wait_passed(t, c, off, target, false, pc);
+                    self.wait_passed(t, c, off, target, polled, pc);
                     let w = &mut self.exec.warps[wi];
                     w.spinning &= !(1 << l);
                     w.poll_armed &= !(1 << l);
                 } else {
                     self.poll_failed();
+                    let w = &self.exec.warps[wi];
+                    let first_failure = w.poll_armed & (1 << l) == 0 || w.last_failed_poll[l] != pc;
+                    if polled && usable && first_failure {
+                        self.check_skipped_phases(t, c, off, target, None, pc);
+                    }
                     // The same test_wait failing twice with nothing else done in between:
                     // the lane is in a polling loop (a one-off probe that fails is not).
                     let w = &mut self.exec.warps[wi];
@@ -238,6 +247,7 @@ impl<C: Checker> Engine<'_, C> {
                     }
                 } else {
                     self.set(wi, l, *done, 0);
+                    self.check_skipped_phases(t, c, off, target, None, pc);
                     self.begin_wait(wi, l, c, off, target, Some(done.id), pc);
                 }
             }
@@ -248,6 +258,9 @@ impl<C: Checker> Engine<'_, C> {
                 if usable && self.satisfied(c, off, target) {
                     self.wait_passed(t, c, off, target, true, pc);
                 } else {
+                    if usable {
+                        self.check_skipped_phases(t, c, off, target, None, pc);
+                    }
                     self.begin_wait(wi, l, c, off, target, None, pc);
                 }
             }

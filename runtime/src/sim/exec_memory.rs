@@ -142,7 +142,11 @@ impl<C: Checker> Engine<'_, C> {
                                 return;
                             };
                             let issue = self.checker.on_shared_read(t, c, off, size, pc);
-                            self.report_issue(issue);
+                            if issue.is_some() {
+                                let cause = self.checker.cause_of_bad_read(t, c, off, size, pc);
+                                self.report_issue(issue);
+                                self.report_issue(cause);
+                            }
                             let mut b = [0u8; 8];
                             b[..size as usize]
                                 .copy_from_slice(&self.exec.ctas[c].smem[off as usize..(off + size) as usize]);

@@ -233,6 +233,9 @@ impl<C: Checker> Engine<'_, C> {
                 return;
             }
         }
+        for d in &dsts {
+            self.check_copy_after_bare_arrival(t, d.cta, d.bar, pc);
+        }
         let id = self.async_ops.next_id;
         for d in &dsts {
             let issue = self.checker.on_async_write_issue(t, id, d.cta, d.off, bytes, pc);

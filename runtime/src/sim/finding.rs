@@ -8,11 +8,17 @@ pub enum Category {
     /// Every live thread is blocked (or spins on a failing `test_wait`/`try_wait`) and no
     /// async copy is in flight.
     Deadlock,
+    /// Every live thread is blocked and a phase some of them wait for can never complete: it
+    /// lacks arrivals that no thread left will make (a dropped arrive, an init count larger than
+    /// the arrivals per phase).
+    MissingArrival,
     /// Arrive/wait/expect on a barrier that was never initialized or was invalidated.
     Uninitialized,
     /// A barrier used by another thread with no `bar.sync`/cluster barrier after its init.
     InitVisibility,
-    /// More arrivals than the phase expects (the pending count would go negative).
+    /// More arrivals than the phases' waiters consume: the pending count would go negative, or
+    /// a waiter finds the barrier two or more phases past the last one it observed with none of
+    /// them observed by anyone (a duplicated arrive).
     ArrivalOverflow,
     /// `|tx-count|` exceeded 2^20-1.
     TxOverflow,
@@ -27,8 +33,15 @@ pub enum Category {
     /// A phase had some but not all of its arrivals when the kernel ended.
     IncompletePhase,
     /// A wait on a parity whose phase this thread already consumed (ABA: a parity two
-    /// phases old), e.g. a missing `phase ^= 1`.
+    /// phases old), e.g. a missing `phase ^= 1`: the wait returns at once on that old phase, or
+    /// skips the next phase (completed, observed by no one) to wait for the one after.
     StaleParity,
+    /// A pipeline role starting on the wrong parity: a thread's first wait on a barrier skips
+    /// its phase 0 (a consumer waiting on parity 1: the wait passes at once on the phase before
+    /// phase 0 of a fresh barrier, or waits for phase 1 after phase 0 completed unobserved), or
+    /// every waiter blocks at its first wait on a fresh barrier no thread has arrived on (a
+    /// producer waiting on parity 0 of `empty`: both sides wait for the other).
+    WrongParity,
     /// A thread read shared memory written by an async copy (TMA, cp.async) before the
     /// copy's completion was synchronized with it (in flight, or no wait on its barrier).
     AsyncReadRace,
@@ -44,7 +57,9 @@ pub enum Category {
     /// launch (e.g. after a wait that passed at once on a fresh barrier).
     UninitializedSharedRead,
     /// A remote arrive, DSMEM access or multicast write into a CTA of the cluster that has
-    /// exited, or not ordered before its exit (a missing final cluster barrier).
+    /// exited, or not ordered before its exit (a missing final cluster barrier); an async copy
+    /// still reading or writing a CTA's shared memory when the CTA exits (a missing
+    /// `wait_group` before the end).
     ExitedCtaAccess,
     /// Some thread loops forever: its whole state repeats and nothing else can change what it
     /// reads (found without running to `SimConfig::max_steps`).
@@ -81,6 +96,7 @@ impl Category {
     pub fn name(self) -> &'static str {
         match self {
             Category::Deadlock => "deadlock",
+            Category::MissingArrival => "missing-arrival",
             Category::Uninitialized => "uninitialized-barrier",
             Category::InitVisibility => "init-visibility",
             Category::ArrivalOverflow => "arrival-overflow",
@@ -90,6 +106,7 @@ impl Category {
             Category::InvalidInitCount => "invalid-init-count",
             Category::IncompletePhase => "incomplete-phase",
             Category::StaleParity => "stale-parity",
+            Category::WrongParity => "wrong-parity",
             Category::AsyncReadRace => "async-read-race",
             Category::AsyncWriteRace => "async-write-race",
             Category::ProxyFence => "missing-proxy-fence",
@@ -112,6 +129,7 @@ impl Category {
         use Category::*;
         &[
             Deadlock,
+            MissingArrival,
             Uninitialized,
             InitVisibility,
             ArrivalOverflow,
@@ -121,6 +139,7 @@ impl Category {
             InvalidInitCount,
             IncompletePhase,
             StaleParity,
+            WrongParity,
             AsyncReadRace,
             AsyncWriteRace,
             ProxyFence,

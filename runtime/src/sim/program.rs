@@ -97,6 +97,9 @@ pub struct Program {
     pub slow: Vec<Inst>,
     /// Per slow instruction: whether it can change what other warps observe.
     pub effects: Vec<bool>,
+    /// Per slow instruction: whether it is a `test_wait`/`try_wait` polled in a loop (`loop {
+    /// done = test_wait(..); if done { break } }`): its success is a wait, checked like one.
+    pub polls: Vec<bool>,
     /// Every loop, outer loops before the loops they contain.
     pub loops: Vec<LoopInfo>,
     /// The registers wgmmas access and the checks of the instructions that touch them.
@@ -107,6 +110,9 @@ struct Lowering {
     ops: Vec<Op>,
     locs: Vec<Option<SourceLoc>>,
     slow: Vec<Inst>,
+    polls: Vec<bool>,
+    /// The next instruction lowered is a polled wait.
+    next_is_poll: bool,
     /// (break fixups, continue target) per open loop.
     loops: Vec<(Vec<usize>, Option<usize>, Vec<usize>)>,
     infos: Vec<LoopInfo>,
@@ -119,6 +125,8 @@ impl Program {
             ops: Vec::new(),
             locs: Vec::new(),
             slow: Vec::new(),
+            polls: Vec::new(),
+            next_is_poll: false,
             loops: Vec::new(),
             infos: Vec::new(),
             tensor: TensorRegs::of(&k.body),
@@ -126,7 +134,15 @@ impl Program {
         l.block(&k.body);
         l.emit(Op::Exit, None);
         let effects = l.slow.iter().map(has_effect).collect();
-        Program { ops: l.ops, locs: l.locs, slow: l.slow, effects, loops: l.infos, tensor: l.tensor }
+        Program { ops: l.ops, locs: l.locs, slow: l.slow, effects, polls: l.polls, loops: l.infos, tensor: l.tensor }
+    }
+
+    /// Whether the instruction at `pc` is a polled wait (see [`Program::polls`]).
+    pub fn is_poll(&self, pc: u32) -> bool {
+        match self.ops.get(pc as usize) {
+            Some(Op::Slow(i)) => self.polls[*i as usize],
+            _ => false,
+        }
     }
 
     /// The loops around `pc`, outermost first.
@@ -178,6 +194,16 @@ pub fn has_effect(inst: &Inst) -> bool {
     }
 }
 
+/// `done = test_wait(..)` (or `try_wait`) followed by `if done { break }`: a polling wait.
+fn is_poll(s: &Stmt, next: Option<&Stmt>) -> bool {
+    let StmtKind::Inst(Inst::Mbarrier(MbarrierOp::TestWait { done, .. } | MbarrierOp::TryWait { done, .. })) = &s.kind
+    else {
+        return false;
+    };
+    matches!(next.map(|n| &n.kind), Some(StmtKind::If { cond: Value::Reg(c), then_body, else_body })
+        if c.id == done.id && else_body.is_empty() && matches!(then_body.as_slice(), [Stmt { kind: StmtKind::Break, .. }]))
+}
+
 /// The counter of a `for_range` loop: its latch is `next = i + step; i = next`.
 fn loop_counter(latch: &[Stmt]) -> Option<u32> {
     let insts: Vec<&Inst> = latch
@@ -214,7 +240,8 @@ impl Lowering {
     }
 
     fn block(&mut self, b: &[Stmt]) {
-        for s in b {
+        for (i, s) in b.iter().enumerate() {
+            self.next_is_poll = is_poll(s, b.get(i + 1));
             self.stmt(s);
         }
     }
@@ -310,6 +337,7 @@ impl Lowering {
             Inst::Sync(SyncOp::Nanosleep { .. } | SyncOp::GridDepWait | SyncOp::GridDepLaunchDependents) => return,
             other => {
                 self.slow.push(other.clone());
+                self.polls.push(std::mem::take(&mut self.next_is_poll));
                 Op::Slow(self.slow.len() as u32 - 1)
             }
         };

@@ -258,6 +258,7 @@ impl<C: Checker> Engine<'_, C> {
         self.exec.ctas[c].exited += k;
         self.time.effects += 1;
         if self.exec.ctas[c].exited == self.exec.threads_per_cta {
+            self.check_copies_at_exit(c);
             let issues = self.checker.on_cta_exit(c);
             for i in issues {
                 self.report(i);

@@ -25,6 +25,8 @@ struct BarrierClocks {
     done: [Vec<u32>; 2],
     /// Per thread: the last phase it observed complete through a wait.
     seen: Vec<i64>,
+    /// Per thread: the phase its last arrival counted toward (`u64::MAX`: none).
+    arrived: Vec<u64>,
     /// The initializing thread's clock at init.
     init_clock: u32,
     /// The init-visibility finding was reported.
@@ -98,8 +100,9 @@ pub(crate) struct HappensBefore {
     fence_row: Vec<Vec<u32>>,
     /// Issuers of async ops in flight or whose completion is not observed yet.
     op_issuer: HashMap<u32, u32>,
-    /// What each store is (`TMA store`, `bulk store`), for messages.
+    /// What each store is (`TMA store`, `bulk store`), and where it was issued, for messages.
     store_kind: HashMap<u32, &'static str>,
+    store_pc: HashMap<u32, u32>,
     unobserved: Vec<UnobservedStore>,
     last_arrival: Vec<Option<LastArrival>>,
     last_wait: Vec<Option<LastWait>>,
@@ -239,6 +242,37 @@ impl HappensBefore {
         }
     }
 
+    /// Thread `t` reads data nobody published to it right after a wait that passed at once on
+    /// the phase before phase 0 of a fresh barrier: the wait, not the read, is the bug (a
+    /// consumer starting on the producer's parity).
+    fn read_after_start_parity(&self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
+        let w = self.last_wait[t as usize].filter(|w| w.observed < 0)?;
+        let what = self.layout.describe(off);
+        let message = format!(
+            "{} reads {what} ({len} bytes), which no phase it observed published (unwritten, in flight, or written \
+             without a release to it), right after its wait on {}{} passed at once on the phase before phase 0 of the \
+             fresh barrier: a wait on parity 1 as the first wait of a consumer (consumers start on parity 0; only \
+             producers on `empty` start on parity 1)",
+            self.who(t),
+            self.bar_name(w.bar),
+            self.at(w.pc)
+        );
+        let category = Category::WrongParity;
+        Some(Issue {
+            category,
+            cta,
+            thread: Some(t),
+            barrier: Some((w.bar.cta, w.bar.off)),
+            phase: None,
+            pc: Some(pc),
+            message,
+        })
+    }
+
+    fn store_kinds_name(&self, op: u32) -> &'static str {
+        self.store_kind.get(&op).copied().unwrap_or("store")
+    }
+
     /// Why thread `t` could read bytes nobody wrote: the wait that let it through.
     fn wait_context(&self, t: u32) -> (Option<BarrierKey>, String) {
         match self.last_wait[t as usize] {
@@ -287,6 +321,7 @@ impl Checker for HappensBefore {
             fence_row: vec![Vec::new(); g.threads],
             op_issuer: HashMap::new(),
             store_kind: HashMap::new(),
+            store_pc: HashMap::new(),
             unobserved: Vec::new(),
             last_arrival: vec![None; g.threads],
             last_wait: vec![None; g.threads],
@@ -363,6 +398,52 @@ impl Checker for HappensBefore {
             }
         }
         stale
+    }
+
+    fn last_observed(&self, t: u32, bar: BarrierKey) -> Option<i64> {
+        let b = match bar.slot {
+            Some(i) => &self.slotted[i as usize],
+            None => self.other.get(&(bar.cta, bar.off))?,
+        };
+        b.seen.get(t as usize).copied().filter(|&s| s != i64::MIN)
+    }
+
+    fn lanes_to_check(&self, base: u32, lanes: u32, bar: BarrierKey, goal: i64, passes: bool) -> u32 {
+        let b = match bar.slot {
+            Some(i) => &self.slotted[i as usize],
+            None => match self.other.get(&(bar.cta, bar.off)) {
+                Some(b) => b,
+                None => return lanes,
+            },
+        };
+        let mut out = 0;
+        for l in crate::sim::warp::lanes(lanes) {
+            let t = (base + l as u32) as usize;
+            let from = b.seen.get(t).copied().filter(|&s| s != i64::MIN).unwrap_or(-1);
+            let arrived = b.arrived.get(t).copied().filter(|&p| p != u64::MAX).map(|p| p as i64);
+            let early = passes && arrived.is_some_and(|k| k > from && goal < k);
+            if goal - from > 1 || early {
+                out |= 1 << l;
+            }
+        }
+        out
+    }
+
+    fn on_arrival_phase(&mut self, t: u32, bar: BarrierKey, phase: u64) {
+        let threads = self.threads;
+        let b = self.clocks_of(bar);
+        if b.arrived.len() < threads {
+            b.arrived.resize(threads, u64::MAX);
+        }
+        b.arrived[t as usize] = phase;
+    }
+
+    fn last_arrival_phase(&self, t: u32, bar: BarrierKey) -> Option<u64> {
+        let b = match bar.slot {
+            Some(i) => &self.slotted[i as usize],
+            None => self.other.get(&(bar.cta, bar.off))?,
+        };
+        b.arrived.get(t as usize).copied().filter(|&p| p != u64::MAX)
     }
 
     fn init_unordered(&self, base: u32, lanes: u32, bar: BarrierKey, init_by: u32) -> Option<u32> {
@@ -527,6 +608,10 @@ impl Checker for HappensBefore {
         None
     }
 
+    fn cause_of_bad_read(&self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
+        self.read_after_start_parity(t, cta, off, len, pc)
+    }
+
     fn on_shared_write(&mut self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
         let tensor = self.wgmma_operand_write(t, cta, off, len, pc);
         let row = self.clocks.row(t);
@@ -668,9 +753,14 @@ impl Checker for HappensBefore {
     ) -> Option<Issue> {
         self.op_issuer.insert(op, i);
         self.store_kind.insert(op, kind);
+        self.store_pc.insert(op, pc);
         let mut conflict = None;
+        let mut unwritten = 0u32;
         for b in off..off + len {
             let s = self.shadow[cta][b as usize];
+            if s.w == 0 && s.pend == 0 {
+                unwritten += 1;
+            }
             if s.pend != 0 {
                 conflict = Some((Category::AsyncReadRace, Conflict::InFlightWrite(s.pend)));
             } else if s.w != 0 && s.w & (ASYNC | UNORDERED) == 0 {
@@ -690,6 +780,17 @@ impl Checker for HappensBefore {
                 }
             }
             self.shadow[cta][b as usize].pend_read = op;
+        }
+        if conflict.is_none() && unwritten > 0 {
+            let message = format!(
+                "{kind} issued by {} reads {} ({len} bytes), {} no thread and no async copy has written in this launch \
+                 (shared memory starts with garbage, which the store copies out)",
+                self.who(i),
+                self.layout.describe(off),
+                if unwritten == len { "which" } else { "part of which" }
+            );
+            let category = Category::UninitializedSharedRead;
+            return Some(Issue { category, cta, thread: Some(i), barrier: None, phase: None, pc: Some(pc), message });
         }
         let (category, c) = conflict?;
         let message = format!(
@@ -737,6 +838,7 @@ impl Checker for HappensBefore {
                 }
                 self.op_issuer.remove(&s.op);
                 self.store_kind.remove(&s.op);
+                self.store_pc.remove(&s.op);
                 self.unobserved.swap_remove(i);
             } else {
                 i += 1;
@@ -806,6 +908,22 @@ impl Checker for HappensBefore {
             }
         }
         self.remote[cta].clear();
+        // Stores that read this CTA's shared memory and completed, but whose issuer never
+        // waited for them: only luck made them finish before the exit (the ones still in flight
+        // the engine reports).
+        for s in self.unobserved.iter().filter(|s| s.cta == cta) {
+            let kind = self.store_kinds_name(s.op);
+            let message = format!(
+                "the {kind} issued by {} read CTA rank {cta}'s shared memory, and its issuer never waited for it \
+                 (no `cp.async.bulk.wait_group` before the exit): it completed before the CTA exited only by \
+                 chance; its shared memory may already belong to another CTA",
+                self.who(s.issuer)
+            );
+            let pc = self.store_pc.get(&s.op).copied();
+            let from = (s.issuer / self.threads_per_cta) as usize;
+            let category = Category::ExitedCtaAccess;
+            out.push(Issue { category, cta: from, thread: Some(s.issuer), barrier: None, phase: None, pc, message });
+        }
         out
     }
     fn on_wgmma_issue(

@@ -103,6 +103,24 @@ pub(crate) trait Checker: Sized + Send {
     fn on_wait_passed(&mut self, t: u32, bar: BarrierKey, observed: i64, stale_check: bool, pc: u32) -> Option<i64> {
         None
     }
+    /// The last phase thread `t` observed on `bar` through a blocking wait (`None`: none yet,
+    /// or a checker that does not track it).
+    fn last_observed(&self, t: u32, bar: BarrierKey) -> Option<i64> {
+        None
+    }
+    /// The lanes of `lanes` (warp at `base`) whose wait on `bar` for phase `goal` (passing at
+    /// once on it when `passes`) could skip a phase or come before their own arrival: those
+    /// `Engine::check_skipped_phases` must look at. A fast filter for whole warps.
+    fn lanes_to_check(&self, base: u32, lanes: u32, bar: BarrierKey, goal: i64, passes: bool) -> u32 {
+        0
+    }
+    /// Thread `t`'s arrival on `bar` counted toward phase `phase`.
+    fn on_arrival_phase(&mut self, t: u32, bar: BarrierKey, phase: u64) {}
+    /// The phase thread `t`'s last arrival on `bar` counted toward (`None`: none, or not
+    /// tracked).
+    fn last_arrival_phase(&self, t: u32, bar: BarrierKey) -> Option<u64> {
+        None
+    }
     /// Lanes `lanes` (of the warp whose lane 0 is `base`) passed a wait on `bar` observing
     /// `observed`; returns a lane that had already observed it, with the phase it had seen.
     fn on_warp_wait_passed(
@@ -140,6 +158,11 @@ pub(crate) trait Checker: Sized + Send {
     fn on_fence_proxy_async(&mut self, t: u32) {}
     /// Thread `t` reads `[off, off+len)` of CTA `cta`'s shared memory at `pc`.
     fn on_shared_read(&mut self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
+        None
+    }
+    /// The read `on_shared_read` just reported (a race or an uninitialized read): the bug that
+    /// caused it, when it is not the read itself (a wait on the wrong parity before it).
+    fn cause_of_bad_read(&self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
         None
     }
     fn on_shared_write(&mut self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
