@@ -4,6 +4,7 @@ mod cache;
 pub mod inst;
 pub mod operand;
 pub mod printer;
+pub mod tcgen05;
 pub mod wgmma;
 
 pub use cache::PtxCache;

@@ -30,7 +30,10 @@ pub use source_loc::SourceLoc;
 pub use special::{Dim, SpecialReg};
 pub use stmt::{walk_insts, Block, Stmt, StmtKind};
 pub use sync::{MemScope, ProxySpace, SyncOp};
-pub use tcgen05::Tcgen05Op;
+pub use tcgen05::{
+    tmem_addr, tmem_lane_col, CpShape, CtaGroup, InstrDesc, LdStShape, Mma, MmaA, MmaKind, Tcgen05Op, UmmaAcc,
+    UmmaDescriptor, UmmaElem,
+};
 pub use tma::TmaOp;
 pub use types::Type;
 pub use value::{Reg, Value};

@@ -150,11 +150,12 @@ mod mbarrier;
 mod memory;
 mod pipeline;
 mod sync;
+mod tcgen05;
 mod tma;
 
 /// The families in the order the docs list them.
 const FAMILIES: &[&[OpDef]] =
-    &[launch::OPS, memory::OPS, arith::OPS, mbarrier::OPS, sync::OPS, tma::OPS, pipeline::OPS];
+    &[launch::OPS, memory::OPS, arith::OPS, mbarrier::OPS, sync::OPS, tma::OPS, tcgen05::OPS, pipeline::OPS];
 
 /// Every op.
 pub fn ops() -> impl Iterator<Item = &'static OpDef> {
