@@ -51,6 +51,8 @@ pub enum AsyncKind {
     /// `cp.async.mbarrier.arrive`: one arrival on `(cta, off)` once the issuer's `cp.async`
     /// ops `after` (those in flight at the arrive) have landed.
     CpAsyncArrive { cta: usize, off: u32, after: Vec<u32> },
+    /// A `tcgen05.mma`, `cp` or `shift` the tensor core runs (`tensor_core.rs`).
+    Tcgen05(Box<super::tensor_core::TcWork>),
 }
 
 pub struct AsyncOp<S> {

@@ -17,9 +17,11 @@
 //!   `barrier_table` (a CTA's mbarriers), `barrier_ops` (addressing, arrivals, tx, waits),
 //!   `async_op` (copies as data), `agent` (copies landing in pieces), `async_groups`, `warp_sync`
 //!   (`bar.warp.sync`), `cp_async_arrive` (`cp.async.mbarrier.arrive`);
-//! - instructions: `exec` (dispatch), `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`;
+//! - instructions: `exec` (dispatch), `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`,
+//!   `exec_tcgen05` (Blackwell's tensor core: `tmem` holds tensor memory and allocations,
+//!   `tensor_core` the MMA/copy/shift datapath);
 //! - the checker behind a trait: `check` (`Checker`, `NoCheck`), `check/hb` (happens-before),
-//!   `check/clocks`, `check/shadow`.
+//!   `check/clocks`, `check/shadow`, `check/tmem` (tensor-memory ordering and tcgen05 fences).
 
 pub(crate) mod agent;
 pub(crate) mod arith;
@@ -37,6 +39,7 @@ pub(crate) mod exec;
 pub(crate) mod exec_mbarrier;
 pub(crate) mod exec_memory;
 pub(crate) mod exec_sync;
+pub(crate) mod exec_tcgen05;
 pub(crate) mod exec_tma;
 pub mod finding;
 pub(crate) mod global_view;
@@ -49,6 +52,8 @@ pub(crate) mod progress;
 pub mod report;
 pub(crate) mod run_loop;
 pub mod scheduler;
+pub(crate) mod tensor_core;
+pub(crate) mod tmem;
 pub mod trace;
 pub(crate) mod warp;
 pub(crate) mod warp_sync;

@@ -10,6 +10,7 @@
 
 use super::clocks::{join, release_to, VectorClocks};
 use super::shadow::{ep_clk, ep_tid, epoch, Shadow, ASYNC, UNORDERED};
+use super::tmem::{Region, TmemKind, TmemShadow};
 use super::{BarrierKey, Checker, Geometry, Issue, Publisher};
 use crate::sim::finding::{BarrierRef, Category};
 use crate::sim::memory::SmemLayout;
@@ -106,6 +107,10 @@ pub(crate) struct HappensBefore {
     exit_acc: Vec<Vec<u32>>,
     /// Source lines by pc, for messages that name a second instruction.
     locs: Vec<Option<phaser_codegen::SourceLoc>>,
+    /// Tensor memory (`tmem.rs`).
+    tmem: TmemShadow,
+    /// Shared-memory ranges `(cta, offset, length)` each tcgen05 op reads, published by commits.
+    tcgen05_reads: HashMap<u32, Vec<(usize, u32, u32)>>,
 }
 
 impl HappensBefore {
@@ -150,24 +155,37 @@ impl HappensBefore {
                          `cp.async.bulk.wait_group.read` by its issuer ordered before this access)",
                         self.who(s.issuer)
                     ),
+                    (Some(&i), None) if kind.starts_with("tcgen05") => format!(
+                        "a {kind} issued by {} that reads these bytes and whose completion nothing observed (a \
+                         tcgen05.commit tracking it arrives on a barrier; wait for that phase before refilling)",
+                        self.who(i)
+                    ),
                     (Some(&i), None) => {
                         format!("an in-flight {kind} issued by {} (source not read yet)", self.who(i))
                     }
                     (None, None) => format!("an in-flight {kind}"),
                 }
             }
-            Conflict::Thread { other, .. } if other as usize >= self.threads => {
+            Conflict::Thread { other, was_write, .. } if other as usize >= self.threads => {
                 let slot = other as usize - self.threads;
                 let bar = BarrierKey {
                     cta: slot / self.slots_per_cta.max(1),
                     off: self.layout.barrier_offset(slot % self.slots_per_cta.max(1)),
                     slot: Some(slot as u32),
                 };
-                format!(
-                    "an async copy completing on barrier {}, whose phase this thread never observed (no wait on it, \
-                     and no release chain from a thread that waited)",
-                    self.bar_name(bar)
-                )
+                if was_write {
+                    format!(
+                        "an async copy completing on barrier {}, whose phase this thread never observed (no wait on \
+                         it, and no release chain from a thread that waited)",
+                        self.bar_name(bar)
+                    )
+                } else {
+                    format!(
+                        "a tcgen05.mma read of these bytes, published by a tcgen05.commit on barrier {}, whose phase \
+                         this thread never observed (the stage is refilled before the MMA reading it was known done)",
+                        self.bar_name(bar)
+                    )
+                }
             }
             Conflict::Thread { other, was_write, async_write } => {
                 let who = self.who(other);
@@ -239,6 +257,8 @@ impl Checker for HappensBefore {
             remote: vec![Vec::new(); g.ctas],
             exit_acc: vec![Vec::new(); g.ctas],
             locs: g.locs.to_vec(),
+            tmem: TmemShadow::new(g.threads, g.threads_per_cta, g.ctas, g.layout, g.locs),
+            tcgen05_reads: HashMap::new(),
         }
     }
 
@@ -609,6 +629,9 @@ impl Checker for HappensBefore {
     ) -> Option<Issue> {
         self.op_issuer.insert(op, i);
         self.store_kind.insert(op, kind);
+        if kind.starts_with("tcgen05") {
+            self.tcgen05_reads.entry(op).or_default().push((cta, off, len));
+        }
         let mut conflict = None;
         for b in off..off + len {
             let s = self.shadow[cta][b as usize];
@@ -628,6 +651,16 @@ impl Checker for HappensBefore {
                     if !own_fence && !issuer_fence {
                         conflict = Some((Category::ProxyFence, Conflict::Proxy { writer: u }));
                     }
+                }
+            } else if s.w & ASYNC != 0 && kind.starts_with("tcgen05") {
+                // A tensor-core read of bytes a copy wrote: its issuer must have observed the
+                // phase (or the issue) that published them.
+                let u = ep_tid(s.w);
+                if u != i && self.clocks.row(i).get(u as usize).is_some_and(|&c| c < ep_clk(s.w)) {
+                    conflict = Some((
+                        Category::AsyncReadRace,
+                        Conflict::Thread { other: u, was_write: true, async_write: true },
+                    ));
                 }
             }
             self.shadow[cta][b as usize].pend_read = op;
@@ -721,5 +754,61 @@ impl Checker for HappensBefore {
         }
         self.remote[cta].clear();
         out
+    }
+
+    fn on_tcgen05_fence(&mut self, t: u32, after: bool) {
+        if after {
+            self.tmem.fence_after(t, self.clocks.row(t));
+        } else {
+            let clock = self.clocks.tick(t);
+            self.tmem.fence_before(t, clock);
+        }
+    }
+
+    fn on_tmem_access(&mut self, t: u32, kind: TmemKind, regions: &[Region], pc: u32) -> (u32, Option<Issue>) {
+        self.tmem.access(t, kind, regions, pc, self.clocks.row(t))
+    }
+
+    fn on_tmem_complete(&mut self, id: u32) {
+        self.tmem.completed(id);
+    }
+
+    fn on_tmem_wait(&mut self, t: u32, st: bool) {
+        self.tmem.waited(t, st);
+    }
+
+    fn on_tcgen05_commit(&mut self, t: u32) -> Vec<u32> {
+        self.tmem.commit_tracks(t)
+    }
+
+    fn on_tcgen05_commit_arrive(&mut self, snap: &IssueClock, bar: BarrierKey, phase: u64, ids: &[u32], reads: &[u32]) {
+        // Published through the barrier's phase (a component of its own), or, for a barrier
+        // outside the barrier arrays, through the issuer's clock at the commit.
+        let (component, clock) = match self.component(bar) {
+            Some(c) => (c as u32, phase as u32 + 1),
+            None => (snap.issuer, snap.own),
+        };
+        self.tmem.published(ids, bar.cta, (bar.cta, bar.off), component, clock);
+        let e = epoch(component, clock);
+        for op in reads {
+            let Some(ranges) = self.tcgen05_reads.get_mut(op) else { continue };
+            ranges.retain(|&(cta, off, len)| {
+                if cta != bar.cta {
+                    return true;
+                }
+                for s in &mut self.shadow[cta][off as usize..(off + len) as usize] {
+                    if s.pend_read == *op {
+                        s.pend_read = 0;
+                        s.r = e;
+                    }
+                }
+                false
+            });
+            if ranges.is_empty() {
+                self.tcgen05_reads.remove(op);
+                self.op_issuer.remove(op);
+                self.store_kind.remove(op);
+            }
+        }
     }
 }
