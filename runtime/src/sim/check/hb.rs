@@ -109,8 +109,11 @@ pub(crate) struct HappensBefore {
     locs: Vec<Option<phaser_codegen::SourceLoc>>,
     /// Tensor memory (`tmem.rs`).
     tmem: TmemShadow,
-    /// Shared-memory ranges `(cta, offset, length)` each tcgen05 op reads, published by commits.
+    /// Shared-memory ranges `(cta, offset, length)` each tcgen05 op reads.
     tcgen05_reads: HashMap<u32, Vec<(usize, u32, u32)>>,
+    /// Per tcgen05 op: the epochs `(component, clock, cta)` of the commit arrivals that made its
+    /// shared-memory reads complete for the observers of that barrier phase in that CTA.
+    tcgen05_pubs: HashMap<u32, Vec<(u32, u32, usize)>>,
 }
 
 impl HappensBefore {
@@ -259,6 +262,7 @@ impl Checker for HappensBefore {
             locs: g.locs.to_vec(),
             tmem: TmemShadow::new(g.threads, g.threads_per_cta, g.ctas, g.layout, g.locs),
             tcgen05_reads: HashMap::new(),
+            tcgen05_pubs: HashMap::new(),
         }
     }
 
@@ -497,7 +501,11 @@ impl Checker for HappensBefore {
         for s in &mut self.shadow[cta][off as usize..(off + len) as usize] {
             if s.pend != 0 {
                 conflict = Some((Category::AsyncWriteRace, Conflict::InFlightWrite(s.pend)));
-            } else if s.pend_read != 0 {
+            } else if s.pend_read != 0
+                && !self.tcgen05_pubs.get(&s.pend_read).is_some_and(|v| {
+                    v.iter().any(|&(c, clk, pc)| pc == cta && row.get(c as usize).is_some_and(|&r| r >= clk))
+                })
+            {
                 conflict = Some((Category::AsyncWriteRace, Conflict::InFlightRead(s.pend_read)));
             } else {
                 if s.w != 0 && s.w & UNORDERED == 0 {
@@ -541,7 +549,15 @@ impl Checker for HappensBefore {
                 conflict = Some(Conflict::InFlightWrite(s.pend));
             }
             if s.pend_read != 0 {
-                conflict = Some(Conflict::InFlightRead(s.pend_read));
+                let published = self.tcgen05_pubs.get(&s.pend_read).is_some_and(|v| {
+                    v.iter().any(|&(c, clk, pc)| pc == cta && row.get(c as usize).is_some_and(|&r| r >= clk))
+                });
+                if published {
+                    // The tensor core's read is done for this writer: the bytes are free.
+                    s.pend_read = 0;
+                } else {
+                    conflict = Some(Conflict::InFlightRead(s.pend_read));
+                }
             }
             if s.w != 0 && s.w & UNORDERED == 0 {
                 let u = ep_tid(s.w);
@@ -563,7 +579,7 @@ impl Checker for HappensBefore {
         if let (Conflict::Thread { was_write: false, .. }, Some((u, read_clock))) = (&c, reader) {
             // The reader arrived (released the stage) before this read, and the issuer saw
             // that arrival: the release came before the reading was done.
-            match self.last_arrival[u as usize] {
+            match self.last_arrival.get(u as usize).copied().flatten() {
                 Some(a) if a.clock < read_clock && row[u as usize] >= a.clock => {
                     hint = format!(
                         "\n(the reader released the stage before reading it: {} arrived on {}{} and read the stage \
@@ -789,25 +805,10 @@ impl Checker for HappensBefore {
             None => (snap.issuer, snap.own),
         };
         self.tmem.published(ids, bar.cta, (bar.cta, bar.off), component, clock);
-        let e = epoch(component, clock);
         for op in reads {
-            let Some(ranges) = self.tcgen05_reads.get_mut(op) else { continue };
-            ranges.retain(|&(cta, off, len)| {
-                if cta != bar.cta {
-                    return true;
-                }
-                for s in &mut self.shadow[cta][off as usize..(off + len) as usize] {
-                    if s.pend_read == *op {
-                        s.pend_read = 0;
-                        s.r = e;
-                    }
-                }
-                false
-            });
-            if ranges.is_empty() {
-                self.tcgen05_reads.remove(op);
-                self.op_issuer.remove(op);
-                self.store_kind.remove(op);
+            let in_cta = self.tcgen05_reads.get(op).is_some_and(|r| r.iter().any(|&(c, _, _)| c == bar.cta));
+            if in_cta {
+                self.tcgen05_pubs.entry(*op).or_default().push((component, clock, bar.cta));
             }
         }
     }
