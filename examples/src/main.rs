@@ -113,7 +113,7 @@ fn run(backend: Backend, full: bool, quick: bool, only: Option<String>, trace_di
     println!("Device: {} | sizes: {size:?}\n", dev.describe());
     struct Row {
         name: &'static str,
-        passed: bool,
+        verdict: &'static str,
         elapsed: Option<std::time::Duration>,
         digest: Option<u64>,
     }
@@ -123,32 +123,34 @@ fn run(backend: Backend, full: bool, quick: bool, only: Option<String>, trace_di
         let seed = gallery::fresh_seed();
         let (o, row) = match gallery::run(e, &dev, size, seed) {
             Ok(r) => {
-                let row = Row { name: e.name, passed: r.outcome.passed, elapsed: r.elapsed, digest: Some(r.digest) };
+                let digest = (!r.outcome.skipped).then_some(r.digest);
+                let row = Row { name: e.name, verdict: r.outcome.verdict(), elapsed: r.elapsed, digest };
                 (r.outcome, row)
             }
             Err(err) => (
                 Outcome::new(false, format!("error (seed {seed}): {err}")),
-                Row { name: e.name, passed: false, elapsed: None, digest: None },
+                Row { name: e.name, verdict: "FAIL", elapsed: None, digest: None },
             ),
         };
-        println!("{} {:<32} ({:.2?}) {}", if o.passed { "PASS" } else { "FAIL" }, e.name, t.elapsed(), o.detail);
+        println!("{} {:<32} ({:.2?}) {}", o.verdict(), e.name, t.elapsed(), o.detail);
         rows.push(row);
     }
-    let failed = rows.iter().filter(|r| !r.passed).count();
+    let failed = rows.iter().filter(|r| r.verdict == "FAIL").count();
+    let skipped = rows.iter().filter(|r| r.verdict == "SKIP").count();
     println!("\n{:<32} | {:<6} | {:>12} | {:<16} | device", "example", "result", "kernel time", "output digest");
     println!("{}", "-".repeat(92));
     for r in &rows {
         let t = r.elapsed.map(|d| format!("{:.3} ms", d.as_secs_f64() * 1e3)).unwrap_or_else(|| "-".into());
         let d = r.digest.map(|d| format!("{d:016x}")).unwrap_or_else(|| "-".into());
-        println!(
-            "{:<32} | {:<6} | {:>12} | {d:<16} | {}",
-            r.name,
-            if r.passed { "pass" } else { "FAIL" },
-            t,
-            dev.describe()
-        );
+        let verdict = match r.verdict {
+            "PASS" => "pass",
+            "SKIP" => "skip",
+            _ => "FAIL",
+        };
+        println!("{:<32} | {:<6} | {:>12} | {d:<16} | {}", r.name, verdict, t, dev.describe());
     }
-    println!("{} passed, {} failed", rows.len() - failed, failed);
+    // A skipped example (its kernels need another architecture) is neither passed nor failed.
+    println!("{} passed, {failed} failed, {skipped} skipped", rows.len() - failed - skipped);
     if failed == 0 {
         ExitCode::SUCCESS
     } else {
@@ -168,9 +170,16 @@ fn diff(seed: u64) -> ExitCode {
     println!("Differential run, seed {seed}: {} vs {} (quick sizes)\n", gpu.describe(), sim.describe());
     println!("{:<32} | {:<16} | {:<16} | verdict", "example", "GPU digest", "sim digest");
     println!("{}", "-".repeat(84));
-    let (mut same, mut differ) = (0, 0);
+    let (mut same, mut differ, mut skipped) = (0, 0, 0);
     for e in gallery::examples() {
         let g = gallery::run(&e, &gpu, Size::Quick, seed);
+        if let Ok(r) = &g {
+            if r.outcome.skipped {
+                skipped += 1;
+                println!("{:<32} | {:<16} | {:<16} | skipped: {}", e.name, "-", "-", r.outcome.detail);
+                continue;
+            }
+        }
         let s = gallery::run(&e, &sim, Size::Quick, seed);
         let digest = |r: &Result<gallery::Run, _>| r.as_ref().ok().map(|r| r.digest);
         let (gd, sd) = (digest(&g), digest(&s));
@@ -191,7 +200,7 @@ fn diff(seed: u64) -> ExitCode {
         };
         println!("{:<32} | {:<16} | {:<16} | {verdict}", e.name, show(gd), show(sd));
     }
-    println!("{same} passed, {differ} failed");
+    println!("{same} passed, {differ} failed, {skipped} skipped");
     if differ == 0 {
         ExitCode::SUCCESS
     } else {
