@@ -161,6 +161,17 @@ pub fn value_problems(op: &Tcgen05Op, out: &mut Vec<String>) {
             if m.enable_input_d.ty() != Type::Pred {
                 out.push(format!("enable-input-d is a predicate, found {}", m.enable_input_d.ty()));
             }
+            if let Some(d) = &m.desc {
+                if d.kind() != m.kind {
+                    out.push(format!(
+                        "the instruction descriptor is for {} but the instruction says {}",
+                        d.kind().ptx(),
+                        m.kind.ptx()
+                    ));
+                } else if let Some(p) = instr_desc_problem(d, m.cta_group) {
+                    out.push(format!("tcgen05.mma instruction descriptor: {p}"));
+                }
+            }
         }
         Tcgen05Op::Commit { bar, multicast, .. } => {
             addr32(bar, "an mbarrier address", out);

@@ -38,10 +38,10 @@
 //! assert_eq!(ptx.matches("tcgen05.mma.cta_group::1.kind::f16").count(), 4);
 //! ```
 
-use super::handles::Barrier;
+use super::handles::{Barrier, SharedArray};
 use super::kernel_builder::KernelBuilder;
 use super::pipeline::{Pipeline, PipelineState};
-use crate::arch::tcgen05::{alloc_columns_problem, instr_desc_problem};
+use crate::arch::tcgen05::alloc_columns_problem;
 use crate::ir::*;
 
 /// A tcgen05 multiplicand in shared memory: the typed operand view of its tile and the sm100
@@ -91,6 +91,13 @@ impl KernelBuilder {
     pub fn tcgen05_alloc(&mut self, cta_group: CtaGroup, dst: Value, ncols: Value) {
         let ncols = super::arith::retype_imm(ncols, Type::U32);
         self.push(Tcgen05Op::Alloc { cta_group, dst, ncols });
+    }
+
+    /// [`KernelBuilder::tcgen05_alloc`] into element 0 of the shared array `slot`.
+    #[track_caller]
+    pub fn tcgen05_alloc_into(&mut self, cta_group: CtaGroup, slot: SharedArray, ncols: u32) {
+        let dst = self.at_caller(|k| k.shared_base_addr(slot));
+        self.tcgen05_alloc(cta_group, dst, Value::u32(ncols));
     }
 
     /// `tcgen05.dealloc`: the warp frees the allocation at `taddr` (every lane the same).
@@ -240,13 +247,11 @@ impl KernelBuilder {
         UmmaDesc { elem, operand, desc }
     }
 
-    /// The instruction descriptor of `desc` for `cta_group` in a register (`mov.b32`), after
-    /// checking types and shape against PTX ISA Table 39. Make it once, outside loops.
+    /// The instruction descriptor of `desc` for `cta_group` in a register (`mov.b32`). Make it
+    /// once, outside loops. Types and shape are checked against PTX ISA Table 39 at each MMA
+    /// that uses it (`arch::tcgen05::value_problems`, so the DSL reports them at compile time).
     #[track_caller]
     pub fn instr_desc(&mut self, desc: InstrDesc, cta_group: CtaGroup) -> IdescReg {
-        if let Some(p) = instr_desc_problem(&desc, cta_group) {
-            self.error(format!("tcgen05.mma instruction descriptor: {p}"));
-        }
         let reg = self.materialize(Value::imm_u(desc.encode() as u64, Type::B32));
         IdescReg { desc, cta_group, reg }
     }
@@ -318,6 +323,22 @@ impl KernelBuilder {
         }
     }
 
+    /// A `tcgen05.mma` of `desc` from raw operands (its instruction descriptor moved into a
+    /// register for this one MMA): what the DSL's `T.ptx.tcgen05.mma` lowers to.
+    #[track_caller]
+    pub fn tcgen05_mma_raw(
+        &mut self,
+        desc: InstrDesc,
+        cta_group: CtaGroup,
+        d_tmem: Value,
+        a: MmaA,
+        b_desc: Value,
+        accumulate: Value,
+    ) {
+        let idesc = self.at_caller(|k| k.instr_desc(desc, cta_group));
+        self.push_tcgen05_mma(&idesc, d_tmem, a, b_desc, accumulate);
+    }
+
     /// Any `tcgen05.mma` form from raw operands; `accumulate` becomes the predicate
     /// `enable-input-d` (an integer immediate: nonzero).
     #[track_caller]
@@ -328,7 +349,16 @@ impl KernelBuilder {
             v => self.cvt(v, Type::Pred),
         };
         let kind = idesc.desc.kind();
-        let m = Mma { cta_group: idesc.cta_group, kind, d_tmem, a, b_desc, idesc: idesc.reg, enable_input_d };
+        let m = Mma {
+            cta_group: idesc.cta_group,
+            kind,
+            d_tmem,
+            a,
+            b_desc,
+            idesc: idesc.reg,
+            desc: Some(idesc.desc),
+            enable_input_d,
+        };
         self.push(Tcgen05Op::Mma(Box::new(m)));
     }
 }
@@ -524,7 +554,10 @@ mod tests {
         assert!(e.diagnostics[0].loc.unwrap().file.ends_with("tcgen05.rs"));
 
         let e = kernel(Target::Sm100a, |k| {
-            k.instr_desc(InstrDesc::new(UmmaElem::BF16, UmmaElem::BF16, 256, 64), CtaGroup::One);
+            let (a, b) = bf16_tiles(k);
+            let d = InstrDesc::new(UmmaElem::BF16, UmmaElem::BF16, 256, 64).with_majors(Major::K, Major::MN);
+            let id = k.instr_desc(d, CtaGroup::One);
+            k.push_tcgen05_mma(&id, Value::u32(0), MmaA::Desc(a.desc), b.desc, Value::pred(false));
         })
         .unwrap_err();
         assert!(e.first_message().contains("M = 64 or 128, not 256"), "{e}");

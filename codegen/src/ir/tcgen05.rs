@@ -460,6 +460,9 @@ pub struct Mma {
     /// The 32-bit register holding the instruction descriptor (the builder moves the
     /// encoding of an [`InstrDesc`] into it).
     pub idesc: Value,
+    /// The descriptor the builder encoded into `idesc`, when it made it: what the target
+    /// check validates against Table 39 (the hardware, and the simulator, read the register).
+    pub desc: Option<InstrDesc>,
     /// A predicate: false computes `D = A * B`.
     pub enable_input_d: Value,
 }

@@ -37,7 +37,7 @@ const SWIZZLE: super::Choice<Swizzle> = choice![
 ops! {
     /// the warp allocates `ncols` columns of tensor memory (a power of two in 32..=512) and writes the address to `slot[0]`
     "ptx.tcgen05.alloc" (slot: Shared, ncols: Const = 32; cta_group: Choice(CTA_GROUP)) -> Unit
-        = |k, call| { let dst = k.shared_base_addr(slot); k.tcgen05_alloc(cta_group, dst, Value::u32(ncols)) };
+        = |k, call| k.tcgen05_alloc_into(cta_group, slot, ncols);
     /// the warp frees the `ncols` columns at `taddr`
     "ptx.tcgen05.dealloc" (taddr: U32, ncols: Const = 32; cta_group: Choice(CTA_GROUP)) -> Unit
         = |k, call| k.tcgen05_dealloc(cta_group, taddr, Value::u32(ncols));
@@ -64,16 +64,10 @@ ops! {
         = |k, call| k.umma_desc(ab, MmaOperand::new(SmemTile::new(ab.bytes(), rows, cols, swizzle), major), addr).desc;
     /// `D (m x n, f32) = A * B (+ D if accumulate)`, A and B K-major in shared memory; one thread issues it
     "ptx.tcgen05.mma" ["gluon:tcgen05_mma"] (d_tmem: U32, a_desc: U64, b_desc: U64, accumulate: Bool, ab: Choice(AB_TYPE), m: Const = 128, n: Const = 256; cta_group: Choice(CTA_GROUP)) -> Unit
-        = |k, call| {
-            let idesc = k.instr_desc(InstrDesc::new(ab, ab, m, n), cta_group);
-            k.push_tcgen05_mma(&idesc, d_tmem, MmaA::Desc(a_desc), b_desc, accumulate)
-        };
+        = |k, call| k.tcgen05_mma_raw(InstrDesc::new(ab, ab, m, n), cta_group, d_tmem, MmaA::Desc(a_desc), b_desc, accumulate);
     /// like `mma`, with A in tensor memory at `a_tmem`
     "ptx.tcgen05.mma_ts" (d_tmem: U32, a_tmem: U32, b_desc: U64, accumulate: Bool, ab: Choice(AB_TYPE), m: Const = 128, n: Const = 256; cta_group: Choice(CTA_GROUP)) -> Unit
-        = |k, call| {
-            let idesc = k.instr_desc(InstrDesc::new(ab, ab, m, n), cta_group);
-            k.push_tcgen05_mma(&idesc, d_tmem, MmaA::Tmem(a_tmem), b_desc, accumulate)
-        };
+        = |k, call| k.tcgen05_mma_raw(InstrDesc::new(ab, ab, m, n), cta_group, d_tmem, MmaA::Tmem(a_tmem), b_desc, accumulate);
     /// arrive on `bar` once this thread's prior tcgen05 ops finished
     "ptx.tcgen05.commit" ["cute:umma_arrive", "gluon:tcgen05_commit"] (bar: Barrier; cta_group: Choice(CTA_GROUP)) -> Unit
         = |k, call| k.tcgen05_commit_with(cta_group, bar, None);
