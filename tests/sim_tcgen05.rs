@@ -241,3 +241,175 @@ fn ld_results_are_visible_only_after_wait_ld() {
     assert!(d.iter().all(|x| x.is_nan()), "the registers hold no data before tcgen05.wait::ld");
     let _ = rep;
 }
+
+// ---------------------------------------------------------------------------------------
+// The datapath for each modelled kind and layout: one 128-byte K row per operand row (so K is
+// 64 bf16, 32 tf32 or 128 FP8 elements: four MMAs), exact small integers, every element
+// compared with a CPU product of the decoded inputs.
+
+/// `d (m x n, f32) = a (m x K) * b (n x K)^T` with A and B given as raw little-endian words,
+/// one 128-byte row per matrix row; A from shared memory or (`a_tmem`) stored into tensor
+/// memory by the warps first.
+fn typed_kernel(ea: UmmaElem, eb: UmmaElem, m: u32, n: u32, a_tmem: bool) -> Kernel {
+    let mut k = KernelBuilder::new("tcgen05_typed", Target::Sm100a);
+    let a = k.param_global("a", Type::U32, false);
+    let b = k.param_global("b", Type::U32, false);
+    let d = k.param_global("d", Type::F32, true);
+    k.require_block(128, 1, 1);
+    let g = CtaGroup::One;
+    let k_elems = |e: UmmaElem| 128 / e.bytes();
+    let a_tile = SmemTile::new(ea.bytes(), m, k_elems(ea), Swizzle::B128);
+    let b_tile = SmemTile::new(eb.bytes(), n, k_elems(eb), Swizzle::B128);
+    let smem = k.dynamic_shared(Type::U32, 0);
+    let slot = k.alloc_shared("tmem_slot", Type::U32, 4);
+    let bars = k.alloc_barriers("mma_done", 1);
+    let tid = k.thread_idx(Dim::X);
+    let warp = k.warp_idx();
+    let lane = k.lane_idx();
+    let base = k.shared_base_addr(smem);
+    let b_base = k.add(base, Value::u32(a_tile.bytes().max(1024)));
+    // Words of a 128-byte row: the same bytes whatever the element size.
+    for (rows, src, at) in [(m, a, base), (n, b, b_base)] {
+        let words = SmemTile::new(4, rows, 32, Swizzle::B128);
+        k.for_range_step(tid, Value::u32(rows * 32), 128, |k, i| {
+            let row = k.div(i, Value::u32(32));
+            let col = k.rem(i, Value::u32(32));
+            let v = k.ld_global(src, i);
+            let addr = k.smem_tile_addr(&words, at, row, col);
+            k.st_raw(phaser::codegen::ir::Space::Shared, addr, 0, v);
+        });
+    }
+    k.fence_proxy_async(ProxySpace::SharedCta);
+    let bar = k.barrier_at(bars, Value::u32(0));
+    let first = k.eq(tid, Value::u32(0));
+    k.if_then(first, |k| {
+        k.mbarrier_init(bar, Value::u32(1));
+        k.fence_mbarrier_init();
+    });
+    // D in columns 0..n, A (when in tensor memory) in the 32 columns after it.
+    let cols = (n + 32).next_power_of_two().max(32);
+    let alloc = TmemAlloc::new(&mut k, g, cols);
+    let slot_addr = k.shared_base_addr(slot);
+    let w0 = k.eq(warp, Value::u32(0));
+    k.if_then(w0, |k| alloc.allocate(k, slot_addr));
+    k.cta_sync();
+    let tmem = k.ld_shared(slot, Value::u32(0));
+    let row = k.mad(warp, Value::u32(32), lane);
+    let a_col = k.add(tmem, Value::u32(n));
+    if a_tmem {
+        // Warp w stores rows 32w.. (lane = row): 32 words, 8 per instruction's K.
+        let lanes = k.mul(warp, Value::u32(32 << 16));
+        let at = k.add(a_col, lanes);
+        let in_m = k.lt(row, Value::u32(m));
+        let words: Vec<Value> = (0..32)
+            .map(|w| {
+                let i = k.mad(row, Value::u32(32), Value::u32(w));
+                let safe = k.select(in_m, i, Value::u32(0));
+                k.ld_global(a, safe)
+            })
+            .collect();
+        k.tcgen05_st(LdStShape::S32x32b, 32, at, &words);
+        k.tcgen05_wait_st();
+        k.tcgen05_fence_before_thread_sync();
+        k.cta_sync();
+    }
+    k.if_then(w0, |k| {
+        k.elect_one(|k| {
+            k.tcgen05_fence_after_thread_sync();
+            let ad = k.umma_desc(ea, MmaOperand::new(a_tile, Major::K), base);
+            let bd = k.umma_desc(eb, MmaOperand::new(b_tile, Major::K), b_base);
+            let id = k.instr_desc(InstrDesc::new(ea, eb, m, n), g);
+            let kk = ea.k();
+            for step in 0..4 {
+                let acc = Value::pred(step > 0);
+                if a_tmem {
+                    let a_at = k.add(a_col, Value::u32(8 * step));
+                    k.tcgen05_mma_tmem_a(&id, tmem, a_at, &bd, 0, kk * step, acc);
+                } else {
+                    k.tcgen05_mma(&id, tmem, &ad, 0, &bd, 0, kk * step, acc);
+                }
+            }
+            k.tcgen05_commit(bar);
+        });
+    });
+    k.mbarrier_wait(bar, Value::u32(0));
+    k.tcgen05_fence_after_thread_sync();
+    let lane_off = k.mul(warp, Value::u32(32 << 16));
+    let taddr = k.add(tmem, lane_off);
+    let vals = k.tcgen05_ld(LdStShape::S32x32b, n, taddr, Type::F32);
+    k.tcgen05_wait_ld();
+    // Tensor-memory lane `row` holds D row `row` (M = 128) or, for M = 64 (Layout F), row
+    // 16 (lane / 32) + lane % 32 when lane % 32 < 16.
+    let (d_row, valid) = if m == 64 {
+        let q = k.mul(warp, Value::u32(16));
+        (k.add(q, lane), k.lt(lane, Value::u32(16)))
+    } else {
+        (row, Value::pred(true))
+    };
+    k.if_then(valid, |k| {
+        for (j, v) in vals.iter().enumerate() {
+            let at = k.mad(d_row, Value::u32(n), Value::u32(j as u32));
+            k.st_global(d, at, *v);
+        }
+    });
+    k.tcgen05_fence_before_thread_sync();
+    k.cta_sync();
+    k.if_then(w0, |k| alloc.free(k, tmem));
+    k.finish().unwrap()
+}
+
+/// The bytes of small integers in `e` (exact in every modelled type).
+fn encode(e: UmmaElem, x: f32) -> Vec<u8> {
+    match e {
+        UmmaElem::BF16 => half::bf16::from_f32(x).to_le_bytes().to_vec(),
+        UmmaElem::F16 => half::f16::from_f32(x).to_le_bytes().to_vec(),
+        UmmaElem::TF32 => x.to_le_bytes().to_vec(),
+        // OCP FP8: 0, +-1 (exp 7 / 15) and +-2 (exp 8 / 16).
+        UmmaElem::E4M3 | UmmaElem::E5M2 => {
+            let (bias, mant) = if e == UmmaElem::E4M3 { (7u8, 3) } else { (15, 2) };
+            let mag = x.abs() as u8;
+            let bits = if mag == 0 { 0 } else { (bias + (mag - 1)) << mant };
+            vec![bits | if x < 0.0 { 0x80 } else { 0 }]
+        }
+    }
+}
+
+fn typed_run(ea: UmmaElem, eb: UmmaElem, m: u32, n: u32, a_tmem: bool) {
+    let what = format!("{}x{} m{m} n{n}{}", ea.name(), eb.name(), if a_tmem { " (A in tensor memory)" } else { "" });
+    let vals = |rows: u32, e: UmmaElem, salt: u32| -> (Vec<f32>, Vec<u32>) {
+        let per = 128 / e.bytes();
+        let xs: Vec<f32> = (0..rows * per).map(|i| ((i * 7 + salt) % 5) as f32 - 2.0).collect();
+        let bytes: Vec<u8> = xs.iter().flat_map(|&x| encode(e, x)).collect();
+        let words = bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        (xs, words)
+    };
+    let (xa, wa) = vals(m.max(128), ea, 1);
+    let (xb, wb) = vals(n, eb, 3);
+    let kern = typed_kernel(ea, eb, m, n, a_tmem);
+    let dev = Device::sim(SimConfig::default().with_strategy(Strategy::Random).with_seed(2));
+    let (ga, gb) = (dev.upload(&wa).unwrap(), dev.upload(&wb).unwrap());
+    let gd = dev.upload(&vec![f32::NAN; (m * n) as usize]).unwrap();
+    let cfg = LaunchConfig::linear(1, 128).with_dynamic_shared(1024 + 2 * 128 * 128);
+    let rep = dev.simulate(&kern, cfg, &[Arg::buffer(&ga), Arg::buffer(&gb), Arg::buffer(&gd)]).unwrap();
+    assert!(rep.findings.is_empty(), "{what}:\n{}", rep.text());
+    let got = dev.download(&gd).unwrap();
+    let ka = (128 / ea.bytes()) as usize;
+    for i in 0..m as usize {
+        for j in 0..n as usize {
+            let want: f32 = (0..ka).map(|kk| xa[i * ka + kk] * xb[j * ka + kk]).sum();
+            assert_eq!(got[i * n as usize + j], want, "{what}: D[{i}][{j}]");
+        }
+    }
+}
+
+#[test]
+fn every_modelled_kind_and_layout_computes_exactly() {
+    typed_run(UmmaElem::BF16, UmmaElem::BF16, 128, 64, false);
+    typed_run(UmmaElem::F16, UmmaElem::F16, 128, 32, false);
+    typed_run(UmmaElem::TF32, UmmaElem::TF32, 128, 32, false);
+    typed_run(UmmaElem::E4M3, UmmaElem::E5M2, 128, 32, false);
+    // M = 64: data-path Layout F (rows in the first 16 lanes of each warp's 32).
+    typed_run(UmmaElem::BF16, UmmaElem::BF16, 64, 32, false);
+    // A from tensor memory, stored there by the warps (tcgen05.st, wait::st, fences).
+    typed_run(UmmaElem::BF16, UmmaElem::BF16, 128, 32, true);
+}

@@ -668,6 +668,61 @@ mod tests {
         }
     }
 
+    fn swizzle() -> impl Strategy<Value = Swizzle> {
+        prop_oneof![Just(Swizzle::None), Just(Swizzle::B32), Just(Swizzle::B64), Just(Swizzle::B128)]
+    }
+
+    proptest! {
+        /// The hardware's view of an sm100 descriptor (its canonical-layout addressing, from
+        /// the descriptor alone) finds every element of every instruction slice the builder
+        /// accepts exactly where the typed tile (TMA) stored it: K- and MN-major, every
+        /// swizzle, 1-, 2- and 4-byte elements.
+        #[test]
+        fn sm100_descriptors_address_every_element_where_the_tile_has_it(
+            sw in swizzle(),
+            mn_major in any::<bool>(),
+            bytes_pick in 0u32..3,
+            row_groups in 1u32..5,
+            col_blocks in 1u32..4,
+            base_units in 0u32..4,
+            pick in any::<u32>(),
+        ) {
+            use crate::ir::{MmaOperand, SmemTile};
+            let elem = [1u32, 2, 4][bytes_pick as usize];
+            let kk = 32 / elem; // the instruction's K
+            let probe = SmemTile::new(elem, 8, 16, sw);
+            let tile = if mn_major {
+                SmemTile::new(elem, (row_groups * 8).max(kk).next_multiple_of(8), col_blocks * probe.block_cols(), sw)
+            } else {
+                let cols = (col_blocks * probe.block_cols()).max(kk).div_ceil(probe.block_cols()) * probe.block_cols();
+                SmemTile::new(elem, row_groups * 8, cols, sw)
+            };
+            let major = if mn_major { Major::MN } else { Major::K };
+            let op = MmaOperand::new(tile, major);
+            let unit = if mn_major { tile.block_cols() } else { 8 };
+            let n_units = op.mn() / unit;
+            let ext = 1 + pick % n_units;
+            let off = (pick / 3) % (n_units - ext + 1);
+            let (mn0, mn_ext) = (off * unit, ext * unit);
+            let k0 = (pick / 11 % (op.k() / kk)) * kk;
+            if let Ok(start) = op.start_offset(mn0, k0, mn_ext, kk) {
+                let base = base_units * tile.align();
+                let (lbo, sbo) = op.byte_offsets();
+                let d = UmmaDescriptor { start_address: base + start, lbo, sbo, base_offset: 0, swizzle: sw };
+                let d = UmmaDescriptor::decode(d.encode()).unwrap();
+                for mn in 0..mn_ext {
+                    for k in 0..kk {
+                        prop_assert_eq!(
+                            d.element_address(major, elem, mn, k),
+                            base + op.offset(mn0 + mn, k0 + k),
+                            "{:?} {:?} element ({}, {})", tile, major, mn, k
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn ld_st_fragments_cover_each_cell_once() {
         for (shape, num) in [
