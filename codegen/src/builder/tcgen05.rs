@@ -523,7 +523,7 @@ mod tests {
         // The descriptor is a register moved from the encoding: bf16 x bf16 -> f32, B MN-major,
         // N = 64, M = 128.
         let idesc = InstrDesc::new(UmmaElem::BF16, UmmaElem::BF16, 128, 64).with_majors(Major::K, Major::MN).encode();
-        assert!(ptx.contains(&format!("mov.b32 %r")) && ptx.contains(&format!(", {idesc};")), "{ptx}");
+        assert!(ptx.contains("mov.b32 %r") && ptx.contains(&format!(", {idesc};")), "{ptx}");
     }
 
     #[test]

@@ -295,6 +295,7 @@ impl TmemShadow {
         format!("tensor memory {lanes}, {cols}{cta}")
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn issue(&self, t: u32, kind: TmemKind, pc: u32, r: &Region, prior: u32, was_write: bool, why: Unordered) -> Issue {
         let y = &self.accesses[prior as usize];
         let verb = match kind {
