@@ -16,10 +16,12 @@ const M: u32 = 128;
 const N: u32 = 64;
 const K: u32 = 64;
 
-/// The line of this file holding `marker`.
+/// The line of this file holding `marker` (a marker on a line of its own names the statement
+/// below it).
 fn line_of(marker: &str) -> u32 {
     let lines: Vec<&str> = include_str!("sim_tcgen05.rs").lines().collect();
-    lines.iter().position(|l| l.contains(marker) && !l.contains("line_of")).map(|i| i as u32 + 1).unwrap()
+    let i = lines.iter().position(|l| l.contains(marker) && !l.contains("line_of") && !l.contains('"')).unwrap();
+    (if lines[i].trim_start().starts_with("//") { i + 2 } else { i + 1 }) as u32
 }
 
 /// One mistake to inject (all off: the correct kernel).
@@ -94,8 +96,8 @@ fn mma_kernel(bugs: Bugs) -> Kernel {
             let bd = k.umma_desc(UmmaElem::BF16, MmaOperand::new(b_tile, Major::K), b_base);
             let id = k.instr_desc(InstrDesc::new(UmmaElem::BF16, UmmaElem::BF16, M, N), g);
             for step in 0..K / 16 {
-                k.tcgen05_mma(&id, tmem, &ad, 0, &bd, 0, 16 * step, Value::pred(step > 0));
                 // MMA
+                k.tcgen05_mma(&id, tmem, &ad, 0, &bd, 0, 16 * step, Value::pred(step > 0));
             }
             k.tcgen05_commit(bar);
         });

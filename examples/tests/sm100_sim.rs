@@ -43,21 +43,22 @@ fn check(run: &Run, shape: &GemmShape, what: &str) {
     assert_eq!(cmp.compared, m * n);
 }
 
+/// About 2-3 s per run in a debug build on the 2-core development machine.
 #[test]
 fn gemm_256_cubed_runs_clean_and_correct_in_the_simulator() {
     let shape = GemmShape::new(256, 256, 256);
-    let t = std::time::Instant::now();
-    // One CTA walks both 128-row tiles (the accumulator ring and the stage ring wrap).
-    let cfg = Sm100Config::new(false);
-    let run = simulate(&cfg, shape, 1, Strategy::Random, 3);
-    check(&run, &shape, "1-CTA");
-    eprintln!("1-CTA: {:.1?}, {}", t.elapsed(), run.rep.stats.thread_instructions);
-    // One CTA pair computes the 256 x 256 tile with M = 256 MMAs.
-    let t = std::time::Instant::now();
-    let cfg = Sm100Config::new(true);
-    let run = simulate(&cfg, shape, 2, Strategy::Random, 4);
-    check(&run, &shape, "2-CTA");
-    eprintln!("2-CTA: {:.1?}, {}", t.elapsed(), run.rep.stats.thread_instructions);
+    for (strategy, seed) in [(Strategy::Random, 3), (Strategy::Adversarial, 4)] {
+        // One CTA walks both 128-row tiles (the stage ring wraps); one CTA pair computes the
+        // 256 x 256 tile with M = 256 MMAs.
+        for (two_cta, ctas) in [(false, 1), (true, 2)] {
+            let t = std::time::Instant::now();
+            let cfg = Sm100Config::new(two_cta);
+            let run = simulate(&cfg, shape, ctas, strategy, seed);
+            let what = format!("{} ({strategy:?}, seed {seed})", cfg.kernel_name());
+            check(&run, &shape, &what);
+            eprintln!("{what}: {:.1?}, {} thread-instructions", t.elapsed(), run.rep.stats.thread_instructions);
+        }
+    }
 }
 
 /// The first finding of `category`, at `marker`'s line of `gemm_sm100.rs`.
