@@ -3,6 +3,8 @@
 # Logs go to $OUT (when set) and ./logs; one summary table is printed last.
 cd "$(dirname "$0")"
 # ONLY=regex runs just the steps whose name matches (e.g. ONLY='gallery|sim_vs_gpu|test_').
+# SANITIZE=1 adds the compute-sanitizer steps (sanitize_<tool>_<example>, one process each),
+# NCU=1 the Nsight Compute steps of the streaming kernels.
 # Logs go to ./logs; with $OUT set (the device tool) they come back as one archive, $OUT/logs.tgz.
 LOGS=./logs; rm -rf "$LOGS"; mkdir -p "$LOGS"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader 2>/dev/null | tee "$LOGS/device.txt"
@@ -18,7 +20,7 @@ step() {
   tail -n 40 "$LOGS/$name.log"
   local verdict=pass; [ $rc -ne 0 ] && verdict="FAIL(rc=$rc)"
   local tests=$(grep -E "^test result:" "$LOGS/$name.log" | tail -1 | sed 's/test result: //')
-  ROWS+=("$(printf '%-28s | %-12s | %7ss | %s' "$name" "$verdict" "$dt" "$tests")")
+  ROWS+=("$(printf '%-48s | %-12s | %7ss | %s' "$name" "$verdict" "$dt" "$tests")")
 }
 step gallery_quick ./bin/phaser run --backend gpu --quick
 step gallery_full ./bin/phaser run --backend gpu --full
@@ -51,24 +53,101 @@ if [ -n "$CUBLAS_LIB" ]; then
 else
   echo "cuBLAS: libcublasLt not found (pip install nvidia-cublas); the GEMM comparison will fail" | tee "$LOGS/cublas.txt"
 fi
+# NVRTC (bench_jit's C++ comparison): libnvrtc from the Python package nvidia-cuda-nvrtc.
+NVRTC_LIB=$(python3 - <<'PY' 2>/dev/null
+import glob, os
+try:
+    import nvidia
+    for p in nvidia.__path__:
+        for d in ("cu13/lib", "cuda_nvrtc/lib"):
+            if glob.glob(os.path.join(p, d, "libnvrtc.so*")):
+                print(os.path.join(p, d))
+                raise SystemExit
+except ImportError:
+    pass
+PY
+)
+[ -n "$NVRTC_LIB" ] && export LD_LIBRARY_PATH="$NVRTC_LIB:${LD_LIBRARY_PATH:-}"
 for t in ./bin/test_*; do step "$(basename "$t")" "$t" --include-ignored --test-threads=1; done
 # The nvcc side of the ping-pong benchmark: builds bench/pingpong.cubin for bench_pingpong.
 [ -f bench/pingpong.sh ] && step pingpong_nvcc bash bench/pingpong.sh
 # Benchmarks (BENCH_ARGS, e.g. "--sweep", goes to each).
-for b in ./bin/bench_*; do [ -x "$b" ] && step "$(basename "$b")" "$b" ${BENCH_ARGS:-}; done
+for b in ./bin/bench_*; do
+  case "$(basename "$b")" in bench_jit) continue ;; esac
+  [ -x "$b" ] && step "$(basename "$b")" "$b" ${BENCH_ARGS:-}
+done
+# Toolchain latency (bench/jit.md): with the driver's JIT cache as configured, then disabled.
+step bench_jit ./bin/bench_jit --reference bench/jit_reference.cu
+step bench_jit_cache_disabled env CUDA_CACHE_DISABLE=1 ./bin/bench_jit --reference bench/jit_reference.cu
+# Line info reaches the tools (bench/lineinfo.sh: each step passes only if the tool shows the
+# Rust file/line the diagnostic expects).
+for m in memcheck nvdisasm cudagdb ncu; do step "lineinfo_$m" bash bench/lineinfo.sh "$m"; done
+# The same memcheck with the plain driver JIT (no CU_JIT_GENERATE_LINE_INFO): does the driver
+# keep the PTX's .loc lines anyway? (If it does, the plain path and its cache could be the default.)
+step lineinfo_memcheck_plain_jit env PHASER_JIT_LINE_INFO=0 bash bench/lineinfo.sh memcheck
 for p in ./bench/*.py; do [ -f "$p" ] && step "$(basename "$p" .py)" python3 "$p"; done
-# GEMM=1: the GEMM sweep over tile shape, stages and cluster size (minutes).
+# What the faster wait buys the streaming kernel: bench_stream again with the runtime's kernels
+# printed in the other wait layouts (PHASER_WAIT_LOOP; the bench_stream step above is the
+# default, first-try), at the depths that matter.
+for form in in-loop none; do
+  [ -x ./bin/bench_stream ] && step "bench_stream_wait_$form" env PHASER_WAIT_LOOP=$form ./bin/bench_stream --stages 3,4,6
+done
+# GEMM=1: the GEMM sweep over tile shape, stages and cluster size (minutes; every row times
+# Phaser and cuBLAS interleaved, the same way as the perf rows).
 if [ "${GEMM:-0}" = 1 ]; then
   step gemm_sweep ./bin/bench_gemm --sweep
   step gemm_sweep_nmajor ./bin/bench_gemm --perf --b nmajor --shapes 4096x4096x4096,8192x8192x8192 --block-n 128 --wg-m 128
 fi
-if [ "${SANITIZE:-0}" = 1 ]; then
-  step sanitize_memcheck compute-sanitizer --tool memcheck ./bin/phaser run --backend gpu --quick
-  step sanitize_synccheck compute-sanitizer --tool synccheck ./bin/phaser run --backend gpu --quick
+# NCU=1: Nsight Compute's DRAM throughput of the streaming kernels: every stream_axpb variant
+# (depths, tile shapes), then the Triton kernel and torch's copy, one launch each (bench/stream.md).
+if [ "${NCU:-0}" = 1 ]; then
+  step gemm_ncu env NCU_OUT="$LOGS" bash bench/gemm_ncu.sh ./bin/bench_gemm 8192x8192x8192
+  NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes.sum.per_second,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread
+  step ncu_stream_axpb ncu --clock-control none --metrics "$NCU_METRICS" -k regex:stream_axpb ./bin/bench_stream --runs 1 --warmup 0 --sweep
+  step ncu_stream_triton ncu --clock-control none --target-processes all --metrics "$NCU_METRICS" -k 'regex:axpb_kernel|copy|elementwise' python3 bench/stream_triton.py --runs 1 --warmup 0
 fi
+# SANITIZE=1: every gallery example under each compute-sanitizer tool, each run its own process
+# (a fault under one tool cannot poison the others); a generous watchdog, since the tools slow
+# kernels down. Then the CUDA C++ build of cp_async_mbarrier under synccheck, both forms.
+if [ "${SANITIZE:-0}" = 1 ]; then
+  EXAMPLES=$(./bin/phaser list --json | python3 -c 'import json, sys; print("\n".join(e["name"] for e in json.load(sys.stdin)["examples"]))')
+  for tool in memcheck racecheck synccheck initcheck; do
+    for ex in $EXAMPLES; do
+      step "sanitize_${tool}_$ex" env PHASER_WATCHDOG=60s compute-sanitizer --tool "$tool" --error-exitcode 9 ./bin/phaser run --backend gpu --quick --only "$ex" --exact
+    done
+  done
+  step cpp_cp_async_build bash bench/cp_async_mbarrier.sh
+  for v in plain noinc; do
+    step "sanitize_synccheck_cpp_cp_async_$v" compute-sanitizer --tool synccheck --error-exitcode 9 ./bench/cp_async_mbarrier "$v"
+  done
+fi
+# The numbers the notes need, from the logs above (compact).
+highlights() {
+  local f
+  for f in bench_gemm gemm_sweep gemm_sweep_nmajor; do
+    [ -f "$LOGS/$f.log" ] || continue
+    echo "--- $f"
+    grep -E '^timing|^\| checks' "$LOGS/$f.log"
+    # The perf table, and the three best rows per shape of the sweep (sorted by ratio).
+    awk -F'|' '/^\| shape \| B \|/{p=1} /^\| sweep shape/{p=0; s=1; print; next}
+               p && /^\|/{print} s && /^\|/{n[$2]++; if (n[$2] <= 3) print}' "$LOGS/$f.log"
+  done
+  for f in bench_pingpong gemm_torch_triton gemm_ncu; do
+    [ -f "$LOGS/$f.log" ] || continue
+    echo "--- $f"
+    awk '/====================/{s=1} s' "$LOGS/$f.log" | grep -E '^\|' | head -32
+  done
+  for f in bench_stream bench_stream_wait_in-loop bench_stream_wait_none; do
+    [ -f "$LOGS/$f.log" ] && echo "--- $f" && grep -E '^\| (cuMemcpy|stream_axpb_s[346] )|^best' "$LOGS/$f.log"
+  done
+}
+highlights > "$LOGS/highlights.txt" 2>/dev/null
+echo
+echo "==================== highlights ===================="
+cat "$LOGS/highlights.txt"
 echo
 echo "==================== GPU summary ($(date -u +%FT%TZ), $(head -1 "$LOGS/device.txt")) ===================="
-printf '%-28s | %-12s | %8s | %s\n' step result time "tests"
+printf '%-48s | %-12s | %8s | %s\n' step result time "tests"
 for r in "${ROWS[@]}"; do echo "$r"; done
 if [ -n "${OUT:-}" ]; then
   printf '%s\n' "${ROWS[@]}" > "$LOGS/summary.txt"

@@ -14,6 +14,11 @@
 // One arrive and one wait per side per round trip. The cluster variant puts one warp in each
 // of two CTAs of a cluster: the arrive goes to the peer CTA's barrier (`mapa` +
 // `mbarrier.arrive.shared::cluster`, CUTLASS's form), the wait is on the own CTA's barrier.
+//
+// Loop shapes: nvcc unrolls the loops below 4x by itself (`pingpong_cta`, `pingpong_cluster`:
+// constant parities, one loop test per 4 round trips); the `_rolled` kernels are the same code
+// with `#pragma unroll 1`. bench_pingpong compares each with the Phaser kernel of the same
+// shape (examples/src/pingpong.rs: unroll 4 and 1).
 
 #include <cstdint>
 #include <cstdio>
@@ -59,53 +64,87 @@ __device__ __forceinline__ void bar_arrive_remote(uint32_t bar, uint32_t cta) {
       : "memory");
 }
 
-extern "C" __global__ void __launch_bounds__(64, 1) pingpong_cta(uint32_t rounds) {
-  __shared__ alignas(8) uint64_t bars[2];
-  const uint32_t ping = smem_u32(&bars[0]), pong = smem_u32(&bars[1]);
-  if (threadIdx.x == 0) {
-    bar_init(ping, 1);
-    bar_init(pong, 1);
-  }
-  __syncthreads();
+// The loop bodies, shared by the unrolled and rolled kernels.
+#define CTA_SIDE_A          \
+  if (lane == 0) bar_arrive(ping); \
+  bar_wait(pong, r & 1);
+#define CTA_SIDE_B          \
+  bar_wait(ping, r & 1);    \
+  if (lane == 0) bar_arrive(pong);
+#define CLUSTER_SIDE_A                          \
+  if (lane == 0) bar_arrive_remote(bar, peer); \
+  bar_wait(bar, r & 1);
+#define CLUSTER_SIDE_B    \
+  bar_wait(bar, r & 1);   \
+  if (lane == 0) bar_arrive_remote(bar, peer);
+
+#define CTA_PROLOGUE                                                        \
+  __shared__ alignas(8) uint64_t bars[2];                                   \
+  const uint32_t ping = smem_u32(&bars[0]), pong = smem_u32(&bars[1]);      \
+  if (threadIdx.x == 0) {                                                   \
+    bar_init(ping, 1);                                                      \
+    bar_init(pong, 1);                                                      \
+  }                                                                         \
+  __syncthreads();                                                          \
   const uint32_t warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+extern "C" __global__ void __launch_bounds__(64, 1) pingpong_cta(uint32_t rounds) {
+  CTA_PROLOGUE
   if (warp == 0) {
-    for (uint32_t r = 0; r < rounds; ++r) {
-      if (lane == 0) bar_arrive(ping);
-      bar_wait(pong, r & 1);
-    }
+    for (uint32_t r = 0; r < rounds; ++r) { CTA_SIDE_A }
   } else {
-    for (uint32_t r = 0; r < rounds; ++r) {
-      bar_wait(ping, r & 1);
-      if (lane == 0) bar_arrive(pong);
-    }
+    for (uint32_t r = 0; r < rounds; ++r) { CTA_SIDE_B }
   }
 }
 
-extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(32, 1) pingpong_cluster(uint32_t rounds) {
-  __shared__ alignas(8) uint64_t bars[1];
-  const uint32_t bar = smem_u32(&bars[0]);
-  uint32_t rank;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
-  if (threadIdx.x == 0) {
-    bar_init(bar, 1);
-    asm volatile("fence.mbarrier_init.release.cluster;");
-  }
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-  const uint32_t lane = threadIdx.x % 32;
-  const uint32_t peer = rank ^ 1;
-  if (rank == 0) {
-    for (uint32_t r = 0; r < rounds; ++r) {
-      if (lane == 0) bar_arrive_remote(bar, peer);
-      bar_wait(bar, r & 1);
-    }
+extern "C" __global__ void __launch_bounds__(64, 1) pingpong_cta_rolled(uint32_t rounds) {
+  CTA_PROLOGUE
+  if (warp == 0) {
+#pragma unroll 1
+    for (uint32_t r = 0; r < rounds; ++r) { CTA_SIDE_A }
   } else {
-    for (uint32_t r = 0; r < rounds; ++r) {
-      bar_wait(bar, r & 1);
-      if (lane == 0) bar_arrive_remote(bar, peer);
-    }
+#pragma unroll 1
+    for (uint32_t r = 0; r < rounds; ++r) { CTA_SIDE_B }
   }
-  // No CTA may exit while its peer can still arrive on its barrier.
+}
+
+#define CLUSTER_PROLOGUE                                                                             \
+  __shared__ alignas(8) uint64_t bars[1];                                                            \
+  const uint32_t bar = smem_u32(&bars[0]);                                                           \
+  uint32_t rank;                                                                                     \
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));                                       \
+  if (threadIdx.x == 0) {                                                                            \
+    bar_init(bar, 1);                                                                                \
+    asm volatile("fence.mbarrier_init.release.cluster;");                                            \
+  }                                                                                                  \
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory"); \
+  const uint32_t lane = threadIdx.x % 32;                                                            \
+  const uint32_t peer = rank ^ 1;
+
+// No CTA may exit while its peer can still arrive on its barrier.
+#define CLUSTER_EPILOGUE \
   asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(32, 1) pingpong_cluster_rolled(uint32_t rounds) {
+  CLUSTER_PROLOGUE
+  if (rank == 0) {
+#pragma unroll 1
+    for (uint32_t r = 0; r < rounds; ++r) { CLUSTER_SIDE_A }
+  } else {
+#pragma unroll 1
+    for (uint32_t r = 0; r < rounds; ++r) { CLUSTER_SIDE_B }
+  }
+  CLUSTER_EPILOGUE
+}
+
+extern "C" __global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(32, 1) pingpong_cluster(uint32_t rounds) {
+  CLUSTER_PROLOGUE
+  if (rank == 0) {
+    for (uint32_t r = 0; r < rounds; ++r) { CLUSTER_SIDE_A }
+  } else {
+    for (uint32_t r = 0; r < rounds; ++r) { CLUSTER_SIDE_B }
+  }
+  CLUSTER_EPILOGUE
 }
 
 #ifndef PINGPONG_NO_MAIN
@@ -138,18 +177,21 @@ static float time_ms(F launch) {
 int main(int argc, char** argv) {
   uint32_t rounds = argc > 1 ? (uint32_t)atoi(argv[1]) : 1000000;
   int reps = argc > 2 ? atoi(argv[2]) : 5;
-  for (int variant = 0; variant < 2; ++variant) {
+  const char* names[] = {"cta", "cluster", "cta_rolled", "cluster_rolled"};
+  for (int variant = 0; variant < 4; ++variant) {
     float best = 1e30f;
     for (int i = 0; i < reps + 1; ++i) {
       float ms = time_ms([&] {
-        if (variant == 0)
-          pingpong_cta<<<1, 64>>>(rounds);
-        else
-          pingpong_cluster<<<2, 32>>>(rounds);
+        switch (variant) {
+          case 0: pingpong_cta<<<1, 64>>>(rounds); break;
+          case 1: pingpong_cluster<<<2, 32>>>(rounds); break;
+          case 2: pingpong_cta_rolled<<<1, 64>>>(rounds); break;
+          default: pingpong_cluster_rolled<<<2, 32>>>(rounds); break;
+        }
       });
       if (i > 0 && ms < best) best = ms;  // the first run warms up
     }
-    printf("nvcc_%s_ns_per_round_trip=%.1f\n", variant == 0 ? "cta" : "cluster", best * 1e6f / rounds);
+    printf("nvcc_%s_ns_per_round_trip=%.1f\n", names[variant], best * 1e6f / rounds);
   }
   return 0;
 }

@@ -3,9 +3,12 @@
 //! - [`codegen`]: the kernel IR, its builder, target checks and the PTX printer;
 //! - [`runtime`]: [`Device`], one launch API over the CUDA GPU and the CPU simulator;
 //! - [`kernel`] / [`device`]: the `#[phaser::kernel]` DSL, which expands to builder calls;
+//! - [`registry`]: every `#[phaser::kernel]` and every registered runnable example;
+//! - `cli` (feature `cli`): the `phaser` command line over what is registered, so a crate's
+//!   `fn main() -> std::process::ExitCode { phaser::cli::main() }` is the whole tool.
 //!
-//! The gallery of example kernels, the mutation suite and the `phaser` CLI live in the
-//! workspace's non-published `examples/` crate, which uses only this facade.
+//! The gallery of example kernels, the mutation suite and the gallery's `phaser` binary live
+//! in the workspace's non-published `examples/` crate, which uses only this facade.
 
 extern crate self as phaser;
 
@@ -19,6 +22,10 @@ pub use phaser_dsl::{device, kernel};
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+
+#[cfg(feature = "cli")]
+pub mod cli;
+pub mod registry;
 
 pub use phaser_codegen::{Kernel, Target, Type, Value};
 pub use phaser_runtime::{Arg, Buffer, Device, LaunchConfig, RuntimeError, Swizzle, TensorMap};

@@ -1,7 +1,9 @@
 //! What the `#[phaser::kernel]` / `#[phaser::device]` expansions refer to. Not a public API:
 //! the names may change with the macro. Semantics stay in codegen; this is glue.
 
+pub use crate::registry::KernelEntry;
 pub use half;
+pub use inventory;
 pub use phaser_codegen::builder::{
     Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RemoteBarrier, SharedArray, TensorMapRef,
 };
@@ -48,6 +50,17 @@ impl<K: Eq + Hash + Clone> Default for KernelCache<K> {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// A compile-time `a op b` on `#[comptime]` values: `result`, or a build error naming the
+/// operands when it overflowed `u32` or divided by zero (0 stands in; the build fails).
+#[track_caller]
+pub fn konst(k: &mut KernelBuilder, a: u32, op: &str, b: u32, result: Option<u32>) -> u32 {
+    result.unwrap_or_else(|| {
+        let why = if matches!(op, "/" | "%") && b == 0 { "divides by zero" } else { "overflows u32" };
+        k.error(format!("the compile-time value {a} {op} {b} {why}"));
+        0
+    })
 }
 
 /// A DSL scalar type as seen by Rust at a device-function boundary.
@@ -132,19 +145,16 @@ macro_rules! same_ret {
 same_ret!((), Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef);
 
 /// An immutable `let` of a `let mut` variable copies it (`let waited = phase;` must not change
-/// when `phase` does): a value that is one of the in-scope mutable registers gets a new one.
+/// when `phase` does): the builder knows the `let mut` registers (`KernelBuilder::mut_var`).
 pub trait Snapshot: Sized {
-    fn snapshot(self, k: &mut KernelBuilder, muts: &[Reg]) -> Self {
-        let _ = (k, muts);
+    fn snapshot(self, k: &mut KernelBuilder) -> Self {
+        let _ = k;
         self
     }
 }
 impl Snapshot for Value {
-    fn snapshot(self, k: &mut KernelBuilder, muts: &[Reg]) -> Value {
-        match self {
-            Value::Reg(r) if muts.contains(&r) => Value::Reg(k.var(self)),
-            v => v,
-        }
+    fn snapshot(self, k: &mut KernelBuilder) -> Value {
+        k.snapshot(self)
     }
 }
 impl Snapshot for Barrier {}
@@ -153,3 +163,51 @@ impl Snapshot for BarrierArray {}
 impl Snapshot for SharedArray {}
 impl Snapshot for GlobalPtr {}
 impl Snapshot for TensorMapRef {}
+impl Snapshot for Pipeline {}
+impl Snapshot for PipelineState {}
+
+/// What a device function call yields when it cannot be expanded (recursion, reported as a
+/// build error): a stand-in of the result type. The kernel fails to build, so the stand-in
+/// is never printed or run.
+pub trait Placeholder {
+    fn placeholder() -> Self;
+}
+impl Placeholder for () {
+    fn placeholder() {}
+}
+impl<T: DslScalar> Placeholder for Scalar<T> {
+    fn placeholder() -> Self {
+        let v = match T::TYPE {
+            Type::Pred => Value::pred(false),
+            t if t.is_float() => Value::Imm { bits: 0, ty: t },
+            t => Value::imm_u(0, t),
+        };
+        Scalar::new(v)
+    }
+}
+macro_rules! placeholder {
+    ($($t:ty => $e:expr),* $(,)?) => {$( impl Placeholder for $t { fn placeholder() -> $t { $e } } )*};
+}
+placeholder!(
+    Barrier => Barrier { addr: Value::u32(0) },
+    RemoteBarrier => RemoteBarrier { addr: Value::u32(0) },
+    BarrierArray => BarrierArray { alloc: phaser_codegen::ir::AllocId(0), len: 1 },
+    SharedArray => SharedArray {
+        base: phaser_codegen::builder::SharedBase::Dynamic { offset: 0 },
+        elem: Type::U32,
+        len: Some(1),
+    },
+    GlobalPtr => GlobalPtr { addr: Value::u64(0), elem: Type::U32, mutable: false },
+    TensorMapRef => TensorMapRef { addr: Value::u64(0), rank: 1 },
+    Pipeline => Pipeline {
+        full: BarrierArray { alloc: phaser_codegen::ir::AllocId(0), len: 1 },
+        empty: BarrierArray { alloc: phaser_codegen::ir::AllocId(0), len: 1 },
+        cfg: phaser_codegen::builder::PipelineConfig::tma(1, phaser_codegen::builder::Arrivals::Threads(1)),
+        cluster_sync: Default::default(),
+    },
+    PipelineState => PipelineState {
+        index: Reg { id: 0, ty: Type::U32 },
+        phase: Reg { id: 0, ty: Type::U32 },
+        stages: 1,
+    },
+);

@@ -11,6 +11,12 @@
 //!   and waits on its own.
 //!
 //! The parity is `r & 1`, as in the CUDA version, so both kernels do the same work.
+//!
+//! nvcc unrolls the CUDA loop 4x (the parities become constants and the loop test runs once
+//! per 4 round trips); `#pragma unroll 1` keeps it rolled. Both shapes exist here too:
+//! `unroll = 1` is the plain loop, `unroll = 4` the body four times per iteration with the
+//! parities 0, 1, 0, 1 (round counts must then be multiples of 4), so each Phaser kernel is
+//! compared with the nvcc kernel of the same loop shape.
 
 use phaser::codegen::builder::KernelBuilder;
 use phaser::codegen::ir::{Dim, Ordering, Type, Value};
@@ -22,9 +28,39 @@ pub const CTA_THREADS: u32 = 64;
 pub const CLUSTER_THREADS: u32 = 32;
 pub const CLUSTER_CTAS: u32 = 2;
 
+/// Unroll factors the kernels come in (1: the plain loop).
+pub const UNROLLS: [u32; 2] = [1, 4];
+
+/// `phaser_pingpong_cta`, `phaser_pingpong_cta_x4`, ...
+pub fn kernel_name(base: &str, unroll: u32) -> String {
+    if unroll == 1 {
+        format!("phaser_pingpong_{base}")
+    } else {
+        format!("phaser_pingpong_{base}_x{unroll}")
+    }
+}
+
+/// `for r in 0..rounds { body(r's parity) }`, `unroll` round trips per loop iteration (with
+/// constant parities when unrolled; `rounds` is then a multiple of `unroll`).
+#[track_caller]
+fn rounds_loop(k: &mut KernelBuilder, rounds: Value, unroll: u32, body: impl Fn(&mut KernelBuilder, Value)) {
+    if unroll == 1 {
+        k.for_range(Value::u32(0), rounds, |k, r| {
+            let parity = k.and(r, Value::u32(1));
+            body(k, parity);
+        });
+    } else {
+        k.for_range_step(Value::u32(0), rounds, unroll, |k, _| {
+            for j in 0..unroll {
+                body(k, Value::u32(j & 1));
+            }
+        });
+    }
+}
+
 /// Two warps of one CTA pass a token back and forth `rounds` times.
-pub fn pingpong_cta() -> Result<Kernel> {
-    let mut k = KernelBuilder::new("phaser_pingpong_cta", Target::Sm90a);
+pub fn pingpong_cta(unroll: u32) -> Result<Kernel> {
+    let mut k = KernelBuilder::new(kernel_name("cta", unroll), Target::Sm90a);
     let rounds = k.param("rounds", Type::U32);
     k.require_block(CTA_THREADS, 1, 1);
     k.min_blocks_per_sm(1);
@@ -46,17 +82,15 @@ pub fn pingpong_cta() -> Result<Kernel> {
     k.if_else(
         side_a,
         |k| {
-            k.for_range(Value::u32(0), rounds, |k, r| {
+            rounds_loop(k, rounds, unroll, |k, parity| {
                 k.if_then(leader, |k| {
                     k.mbarrier_arrive(ping);
                 });
-                let parity = k.and(r, Value::u32(1));
                 k.mbarrier_wait(pong, parity);
             });
         },
         |k| {
-            k.for_range(Value::u32(0), rounds, |k, r| {
-                let parity = k.and(r, Value::u32(1));
+            rounds_loop(k, rounds, unroll, |k, parity| {
                 k.mbarrier_wait(ping, parity);
                 k.if_then(leader, |k| {
                     k.mbarrier_arrive(pong);
@@ -68,8 +102,8 @@ pub fn pingpong_cta() -> Result<Kernel> {
 }
 
 /// Two CTAs of a cluster pass a token through each other's barrier `rounds` times.
-pub fn pingpong_cluster() -> Result<Kernel> {
-    let mut k = KernelBuilder::new("phaser_pingpong_cluster", Target::Sm90a);
+pub fn pingpong_cluster(unroll: u32) -> Result<Kernel> {
+    let mut k = KernelBuilder::new(kernel_name("cluster", unroll), Target::Sm90a);
     let rounds = k.param("rounds", Type::U32);
     k.require_block(CLUSTER_THREADS, 1, 1);
     k.cluster(CLUSTER_CTAS, 1, 1);
@@ -91,15 +125,13 @@ pub fn pingpong_cluster() -> Result<Kernel> {
     k.if_else(
         side_a,
         |k| {
-            k.for_range(Value::u32(0), rounds, |k, r| {
+            rounds_loop(k, rounds, unroll, |k, parity| {
                 k.if_then(leader, |k| k.mbarrier_arrive_remote_with(remote, None, Ordering::default()));
-                let parity = k.and(r, Value::u32(1));
                 k.mbarrier_wait(bar, parity);
             });
         },
         |k| {
-            k.for_range(Value::u32(0), rounds, |k, r| {
-                let parity = k.and(r, Value::u32(1));
+            rounds_loop(k, rounds, unroll, |k, parity| {
                 k.mbarrier_wait(bar, parity);
                 k.if_then(leader, |k| k.mbarrier_arrive_remote_with(remote, None, Ordering::default()));
             });
@@ -110,7 +142,12 @@ pub fn pingpong_cluster() -> Result<Kernel> {
     k.finish()
 }
 
-/// Both kernels (for PTX dumps and ptxas).
+/// Every kernel: both variants, rolled and unrolled (for PTX dumps and ptxas).
 pub fn kernels() -> Result<Vec<Kernel>> {
-    Ok(vec![pingpong_cta()?, pingpong_cluster()?])
+    let mut v = Vec::new();
+    for u in UNROLLS {
+        v.push(pingpong_cta(u)?);
+        v.push(pingpong_cluster(u)?);
+    }
+    Ok(v)
 }

@@ -13,7 +13,8 @@ use phaser::codegen::{EmitOptions, Kernel};
 use phaser::runtime::cuda::CudaDevice;
 use phaser::Device;
 use std::path::Path;
-use std::time::Duration;
+use std::process::Command;
+use std::time::{Duration, Instant};
 
 /// What can go wrong here, as a message that says what was being done.
 #[derive(Debug)]
@@ -166,4 +167,163 @@ pub fn median_per_launch(
     }
     times.sort();
     Ok(times[times.len() / 2])
+}
+
+/// How every row of a comparison is timed, the same way for each side (e.g. Phaser and
+/// cuBLAS): first `warmup` of sustained back-to-back load alternating the sides, so the clocks
+/// have settled where a long run of this work keeps them (the H200 boosts after idle time and
+/// settles lower under sustained tensor-core load, so an unsettled row reads high); then
+/// `runs` rounds, each timing one batch of every side between CUDA events, in alternating
+/// order (A B, B A, ...), all enqueued back to back (no host gaps); the median batch per side.
+#[derive(Clone, Copy, Debug)]
+pub struct Method {
+    pub warmup: Duration,
+    pub runs: usize,
+}
+
+impl Method {
+    pub fn describe(&self, per_batch: &str) -> String {
+        format!(
+            "{} ms of sustained load alternating the sides, then {} rounds of one batch per side ({per_batch}) \
+             between CUDA events, in alternating order, enqueued back to back; median batch per side, per launch; \
+             the same inputs and warm L2 (back-to-back launches) for every side",
+            self.warmup.as_millis(),
+            self.runs
+        )
+    }
+}
+
+/// The GPU as `nvidia-smi` reports it while a measurement runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GpuState {
+    pub sm_mhz: f64,
+    pub power_w: f64,
+    pub temp_c: f64,
+    /// `clocks_event_reasons.active`: why the clock is below its maximum (power cap 0x4, ...).
+    pub reasons: u64,
+}
+
+/// One `nvidia-smi` query of GPU 0; `None` when the tool is missing or says something else.
+pub fn sample_gpu() -> Option<GpuState> {
+    for reasons in ["clocks_event_reasons.active", "clocks_throttle_reasons.active"] {
+        let out = Command::new("nvidia-smi")
+            .args(["-i", "0", "--format=csv,noheader,nounits"])
+            .arg(format!("--query-gpu=clocks.sm,power.draw,temperature.gpu,{reasons}"))
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let f: Vec<&str> = text.trim().split(',').map(str::trim).collect();
+        if let [mhz, w, c, r] = f.as_slice() {
+            let hex = r.trim_start_matches("0x");
+            return Some(GpuState {
+                sm_mhz: mhz.parse().ok()?,
+                power_w: w.parse().unwrap_or(f64::NAN),
+                temp_c: c.parse().unwrap_or(f64::NAN),
+                reasons: u64::from_str_radix(hex, 16).unwrap_or(0),
+            });
+        }
+    }
+    None
+}
+
+/// The median of each field over `samples` (`None` for no samples).
+pub fn median_state(samples: &[GpuState]) -> Option<GpuState> {
+    if samples.is_empty() {
+        return None;
+    }
+    let med = |f: &dyn Fn(&GpuState) -> f64| {
+        let mut v: Vec<f64> = samples.iter().map(f).collect();
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    Some(GpuState {
+        sm_mhz: med(&|g| g.sm_mhz),
+        power_w: med(&|g| g.power_w),
+        temp_c: med(&|g| g.temp_c),
+        reasons: samples.iter().fold(0, |a, g| a | g.reasons),
+    })
+}
+
+/// Per side: the median, smallest and largest time per launch over the timed batches.
+#[derive(Clone, Copy, Debug)]
+pub struct SideTime {
+    pub median: Duration,
+    pub min: Duration,
+    pub max: Duration,
+}
+
+/// An interleaved measurement: one [`SideTime`] per side, and the GPU's state sampled while
+/// the timed batches ran.
+#[derive(Clone, Debug)]
+pub struct Interleaved {
+    pub sides: Vec<SideTime>,
+    pub gpu: Option<GpuState>,
+}
+
+/// Time `sides` (each enqueues one launch) the same way, per [`Method`]: `per_batch`
+/// launches per batch.
+pub fn interleaved(
+    dev: &CudaDevice,
+    method: &Method,
+    per_batch: usize,
+    sides: &mut [&mut dyn FnMut() -> BenchResult<()>],
+) -> BenchResult<Interleaved> {
+    let n = sides.len();
+    let per_batch = per_batch.max(1);
+    let sync = |what: &str| dev.stream().synchronize().map_err(err(format!("waiting for the {what}")));
+    // Sustained load, alternating the sides, until the warm-up time has passed (at least one
+    // batch of each).
+    let t0 = Instant::now();
+    loop {
+        for side in sides.iter_mut() {
+            for _ in 0..per_batch {
+                side()?;
+            }
+        }
+        sync("warm-up (a kernel fault surfaces here)")?;
+        if t0.elapsed() >= method.warmup {
+            break;
+        }
+    }
+    let ctx = dev.context();
+    let event = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(err("creating an event"));
+    let mut batches = Vec::with_capacity(method.runs * n);
+    for run in 0..method.runs.max(1) {
+        for k in 0..n {
+            let side = if run % 2 == 0 { k } else { n - 1 - k };
+            let (start, end) = (event()?, event()?);
+            start.record(dev.stream()).map_err(err("recording an event"))?;
+            for _ in 0..per_batch {
+                sides[side]()?;
+            }
+            end.record(dev.stream()).map_err(err("recording an event"))?;
+            batches.push((side, start, end));
+        }
+    }
+    // The clocks while the batches run (nvidia-smi takes tens of ms per query).
+    let mut samples = Vec::new();
+    let last = &batches.last().expect("at least one batch").2;
+    while !last.is_complete() && samples.len() < 16 {
+        match sample_gpu() {
+            Some(s) => samples.push(s),
+            None => break,
+        }
+    }
+    last.synchronize().map_err(err("waiting for the timed work (a kernel fault surfaces here)"))?;
+    let mut per_side = vec![Vec::new(); n];
+    for (side, start, end) in &batches {
+        let ms = start.elapsed_ms(end).map_err(err("reading the events"))?;
+        per_side[*side].push(Duration::from_secs_f64(ms as f64 / 1e3 / per_batch as f64));
+    }
+    let sides = per_side
+        .into_iter()
+        .map(|mut t| {
+            t.sort();
+            SideTime { median: t[t.len() / 2], min: t[0], max: t[t.len() - 1] }
+        })
+        .collect();
+    Ok(Interleaved { sides, gpu: median_state(&samples) })
 }

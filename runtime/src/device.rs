@@ -5,7 +5,7 @@ use crate::buffer::{Buffer, Storage};
 use crate::elem::{from_bytes, to_bytes, Elem};
 use crate::error::{Backend, Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
-use crate::tensor_map::{Swizzle, TensorMap, TensorMapDesc};
+use crate::tensor_map::{DeviceKey, Swizzle, TensorMap, TensorMapDesc};
 use crate::{cuda, sim};
 use phaser_codegen::ir::SharedLayout;
 use phaser_codegen::Kernel;
@@ -80,13 +80,23 @@ impl Device {
         }
     }
 
-    /// A zero-filled buffer of `len` elements.
+    /// Which device this is, as tensor maps record it.
+    pub(crate) fn key(&self) -> DeviceKey {
+        match self {
+            Device::Cuda(d) => DeviceKey::Cuda(d.context().cu_ctx() as usize),
+            Device::Sim(d) => DeviceKey::Sim(d.id()),
+        }
+    }
+
+    /// A zero-filled buffer of `len` elements; refused when its size in bytes overflows.
     pub fn alloc<T: Elem>(&self, len: usize) -> Result<Buffer<T>> {
+        let size = T::TYPE.size();
+        let bytes = len.checked_mul(size as usize).ok_or(RuntimeError::BufferTooLarge { len, elem: T::TYPE, size })?;
         let storage = match self {
             Device::Cuda(d) => Storage::Cuda(d.alloc::<T>(len)?),
-            Device::Sim(d) => Storage::Sim(d.alloc(len * T::TYPE.size() as usize)?),
+            Device::Sim(d) => Storage::Sim(d.alloc(bytes)?),
         };
-        Ok(Buffer { storage, len })
+        Ok(Buffer { storage, len, lifeline: Default::default() })
     }
 
     /// A buffer holding a copy of `data`.
@@ -137,7 +147,7 @@ impl Device {
     /// A tensor map over `buf` viewed as a dense tensor of `dims` (dimension 0 innermost and
     /// contiguous), copied in boxes of `box_dims` with `swizzle`. Validated on both backends
     /// (see [`TensorMapDesc::validate`]); encoded with `cuTensorMapEncodeTiled` on the GPU.
-    /// The map holds the buffer's address: keep the buffer alive while the map is in use.
+    /// The map views the buffer by address: a launch refuses it once the buffer is dropped.
     pub fn tensor_map<T: Elem>(
         &self,
         buf: &Buffer<T>,
@@ -171,7 +181,7 @@ impl Device {
 
     fn tensor_map_from_desc<T: Elem>(&self, buf: &Buffer<T>, desc: TensorMapDesc) -> Result<TensorMap> {
         desc.validate()?;
-        if desc.extent_bytes() > buf.bytes() as u64 {
+        if desc.extent_bytes() > buf.bytes() as u128 {
             return Err(RuntimeError::TensorMap(format!(
                 "the view {:?} (strides {:?}) of {} reaches {} bytes but the buffer holds {}",
                 desc.dims,
@@ -185,7 +195,7 @@ impl Device {
             Device::Cuda(d) => Some(d.encode_tensor_map(&desc)?),
             Device::Sim(_) => None,
         };
-        Ok(TensorMap { desc, encoded })
+        Ok(TensorMap::new(desc, encoded, self.key(), &buf.lifeline))
     }
 
     /// The device address of a buffer (the simulator's fake address on the simulator).
@@ -221,7 +231,8 @@ impl Device {
         }
     }
 
-    /// Check that every buffer argument belongs to this device.
+    /// Check that every buffer argument belongs to this device (tensor maps are checked, and
+    /// held, by each backend's launch: `tensor_map::hold_tensor_maps`).
     fn check_arg_owners(&self, args: &[Arg]) -> Result<()> {
         for a in args {
             if let Arg::Buffer { storage, .. } = a {
@@ -289,6 +300,8 @@ impl Device {
 /// Launch-shape and shared-memory checks, the same on both backends (the GPU never gets to
 /// discover a bad shape); returns the launch's shared-memory layout.
 pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<SharedLayout> {
+    // IR nested past the limit is refused before the simulator's recursive passes see it.
+    phaser_codegen::arch::check_nesting(k)?;
     let bad = |problem: String| Err(RuntimeError::BadLaunch { kernel: k.name.clone(), problem });
     let limits = k.target.limits();
     if cfg.grid.contains(&0) || cfg.block.contains(&0) {
@@ -301,6 +314,14 @@ pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<SharedLayout> {
     for (what, dims, max) in [("block", cfg.block, limits.max_block_dims), ("grid", cfg.grid, limits.max_grid_dims)] {
         if let Some(d) = (0..3).find(|&d| dims[d] > max[d]) {
             return bad(format!("{what} {dims:?}: dimension {d} exceeds {} ({} limit)", max[d], k.target));
+        }
+    }
+    if let Some(most) = k.bounds.maxntid {
+        let most_threads: u64 = most.iter().map(|&m| m as u64).product();
+        if threads > most_threads {
+            return bad(format!(
+                "{threads} threads per block exceed the kernel's maximum block {most:?} (.maxntid, {most_threads} threads)"
+            ));
         }
     }
     if let Some(req) = k.bounds.reqntid {
@@ -374,7 +395,7 @@ mod tests {
         let k = k.finish().unwrap();
         let problem = |grid: [u32; 3], block: [u32; 3]| match check_config(
             &k,
-            &LaunchConfig { grid, block, dynamic_shared_bytes: 0 },
+            &LaunchConfig { grid, block, dynamic_shared_bytes: 0, watchdog: None },
         ) {
             Err(RuntimeError::BadLaunch { problem, .. }) => problem,
             other => panic!("expected BadLaunch, got {:?}", other.map(|_| ())),
@@ -384,7 +405,12 @@ mod tests {
         assert_eq!(problem([1, 1, 1], [64, 32, 1]), "2048 threads per block exceed 1024");
         check_config(
             &k,
-            &LaunchConfig { grid: [(1 << 31) - 1, 65535, 65535], block: [1024, 1, 1], dynamic_shared_bytes: 0 },
+            &LaunchConfig {
+                grid: [(1 << 31) - 1, 65535, 65535],
+                block: [1024, 1, 1],
+                dynamic_shared_bytes: 0,
+                watchdog: None,
+            },
         )
         .unwrap();
     }

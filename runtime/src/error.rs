@@ -2,6 +2,7 @@
 //! `source`; the simulator's findings stay structured data.
 
 use crate::sim::SimReport;
+use crate::watchdog::WatchdogRecord;
 use cudarc::driver::DriverError;
 use phaser_codegen::ir::SharedOverLimit;
 use phaser_codegen::CodegenError;
@@ -47,10 +48,21 @@ pub enum RuntimeError {
     /// both backends, before the GPU sees it).
     #[error(transparent)]
     SharedMemory(#[from] SharedOverLimit),
-    #[error("kernel `{kernel}` faulted on the device ({message}); if it waits on mbarriers, a watchdog timeout (likely deadlock) traps the kernel: run it in the simulator for a diagnosis. The fault is sticky: later CUDA calls in this process fail too, so start a new process")]
+    /// The kernel faulted on the device. When a blocking wait's watchdog fired, `watchdog`
+    /// names the wait (barrier, parity, phase, CTA, thread, Rust line).
+    #[error("{}", fault_text(kernel, message, watchdog.as_deref()))]
     KernelFault {
         kernel: String,
         message: String,
+        watchdog: Option<Box<WatchdogRecord>>,
+        #[source]
+        source: Option<DriverError>,
+    },
+    /// The driver's JIT rejected the PTX (its log says why).
+    #[error("the CUDA JIT could not compile kernel `{kernel}`{}", if log.is_empty() { String::new() } else { format!(":\n{log}") })]
+    Jit {
+        kernel: String,
+        log: String,
         #[source]
         source: Option<DriverError>,
     },
@@ -63,9 +75,23 @@ pub enum RuntimeError {
     /// A buffer of the same backend but another device (another simulator, another CUDA context).
     #[error("the buffer belongs to another {backend} device")]
     ForeignBuffer { backend: Backend },
+    /// A tensor map made by another device: its addresses name that device's buffers.
+    #[error("the tensor map for `{param}` was made by another device (a {made_on}), not this {device}; make it with this device's `tensor_map`")]
+    ForeignTensorMap { param: String, made_on: Backend, device: Backend },
+    /// A tensor map whose buffer was dropped: launching it would read freed memory.
+    #[error("the tensor map for `{param}` views a buffer that was dropped; keep the buffer alive while its tensor maps are used")]
+    DroppedBuffer { param: String },
+    /// A buffer whose size in bytes overflows the address space (`len` x element size).
+    #[error(
+        "a buffer of {len} {elem} elements does not fit in memory: {len} x {size} bytes overflows the address space"
+    )]
+    BufferTooLarge { len: usize, elem: phaser_codegen::Type, size: u32 },
     /// An operation only one backend has.
     #[error("`{operation}` needs the {needs} backend, but the device is a {device}")]
     Unsupported { operation: &'static str, needs: Backend, device: Backend },
+    /// A setting (environment variable, option) that cannot be used.
+    #[error("configuration: {0}")]
+    Config(String),
     #[error("tensor map: {0}")]
     TensorMap(String),
     #[error(transparent)]
@@ -93,6 +119,21 @@ impl RuntimeError {
             _ => None,
         }
     }
+}
+
+/// What a fault says: the watchdog's record when there is one, and that the context is gone.
+fn fault_text(kernel: &str, message: &str, record: Option<&WatchdogRecord>) -> String {
+    let what = match record {
+        Some(r) => format!("kernel `{kernel}` deadlocked: the mbarrier wait watchdog trapped it ({message}): {r}"),
+        None => format!(
+            "kernel `{kernel}` faulted on the device ({message}); if it waits on mbarriers, a watchdog timeout \
+             (likely deadlock) traps the kernel: run it in the simulator for a diagnosis"
+        ),
+    };
+    format!(
+        "{what}. The CUDA context is poisoned (the fault is sticky): every later CUDA call in this process \
+         fails, so restart the process for further GPU work"
+    )
 }
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;

@@ -10,6 +10,7 @@ pub mod error;
 pub mod launch;
 pub mod sim;
 pub mod tensor_map;
+pub mod watchdog;
 
 pub use args::Arg;
 pub use buffer::Buffer;
@@ -18,3 +19,4 @@ pub use elem::Elem;
 pub use error::{Backend, Result, RuntimeError};
 pub use launch::{LaunchConfig, LaunchReport};
 pub use tensor_map::{Swizzle, TensorMap, TensorMapDesc};
+pub use watchdog::{Watchdog, WatchdogRecord};

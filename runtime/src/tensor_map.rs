@@ -12,9 +12,18 @@
 //! - interleave none (the only layout Phaser emits), so with a swizzle the inner box row
 //!   must fit the swizzle span (32, 64 or 128 bytes);
 //! - element strides are all 1 (dense boxes).
+//!
+//! One rule is Phaser's own: a box moves at most [`MAX_TX_BYTES`] bytes, the most one
+//! mbarrier phase can count (and more than any shared memory holds).
+//!
+//! Sizes are computed so they cannot wrap: box bytes in `u64`, the view's extent in
+//! saturating `u128` (a view too large for any buffer is refused as such).
 
+use crate::buffer::{LaunchHold, Lifeline};
 use crate::error::{Result, RuntimeError};
+use phaser_codegen::arch::limits::MAX_TX_BYTES;
 use phaser_codegen::Type;
+use std::sync::{Arc, Weak};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Swizzle {
@@ -76,18 +85,27 @@ impl TensorMapDesc {
     }
     /// Bytes one TMA copy of a full box moves (what `expect_tx` must register). Boxes that
     /// hang over the tensor's edge still move (and count) the full box: out-of-bounds
-    /// elements are zero-filled on loads and skipped on stores.
+    /// elements are zero-filled on loads and skipped on stores. Exact for a validated map
+    /// (at most [`MAX_TX_BYTES`]); saturates at `u32::MAX` otherwise, never wraps.
     pub fn box_bytes(&self) -> u32 {
-        self.box_dims.iter().product::<u32>() * self.dtype.size()
+        u32::try_from(self.box_bytes_wide()).unwrap_or(u32::MAX)
     }
-    /// Bytes from `base` to one past the last element the view can address.
-    pub fn extent_bytes(&self) -> u64 {
-        let elem = self.dtype.size() as u64;
-        let mut last = (self.dims.first().copied().unwrap_or(1).saturating_sub(1)) * elem;
+    /// [`TensorMapDesc::box_bytes`] in `u64` (five dimensions of 256 elements of 8 bytes are
+    /// 2^43 bytes).
+    pub fn box_bytes_wide(&self) -> u64 {
+        self.box_dims.iter().fold(self.dtype.size() as u64, |acc, &b| acc.saturating_mul(b as u64))
+    }
+    /// Bytes from `base` to one past the last element the view can address; saturating, so a
+    /// view too large for any buffer compares as such instead of wrapping to a small size.
+    pub fn extent_bytes(&self) -> u128 {
+        let elem = self.dtype.size() as u128;
+        let inner = self.dims.first().copied().unwrap_or(1).saturating_sub(1) as u128;
+        let mut last = inner.saturating_mul(elem);
         for (i, &s) in self.strides.iter().enumerate() {
-            last = last.saturating_add(self.dims[i + 1].saturating_sub(1).saturating_mul(s));
+            let extent = self.dims.get(i + 1).copied().unwrap_or(1).saturating_sub(1) as u128;
+            last = last.saturating_add(extent.saturating_mul(s as u128));
         }
-        last + elem
+        last.saturating_add(elem)
     }
 
     /// Check every rule `cuTensorMapEncodeTiled` imposes; the error names the first broken one.
@@ -150,6 +168,14 @@ impl TensorMapDesc {
                 ));
             }
         }
+        let box_bytes = self.box_bytes_wide();
+        if box_bytes > MAX_TX_BYTES as u64 {
+            return bad(format!(
+                "the box {:?} of {} is {box_bytes} bytes, more than the {MAX_TX_BYTES} bytes one mbarrier \
+                 phase can count (and than any shared memory)",
+                self.box_dims, self.dtype
+            ));
+        }
         Ok(())
     }
 }
@@ -185,25 +211,82 @@ pub fn tma_data_type(t: Type) -> Option<TmaDataType> {
     })
 }
 
-/// A tensor map ready to pass to a kernel.
+/// Which device made a tensor map (its addresses mean something only there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DeviceKey {
+    /// A simulator, by its id.
+    Sim(u64),
+    /// A CUDA context, by its handle (the map's buffer keeps the context alive, so the
+    /// handle is not reused while the map can be launched).
+    Cuda(usize),
+}
+
+/// A tensor map ready to pass to a kernel, made by [`crate::Device::tensor_map`] (the only
+/// way: the view is checked against its buffer there).
 ///
-/// It holds the buffer's address, not the buffer: keep the buffer alive while the map is used.
+/// It views its buffer by address: a launch refuses the map on another device, or once the
+/// buffer was dropped (see [`crate::Buffer`]).
 #[derive(Clone, Debug)]
 pub struct TensorMap {
-    pub desc: TensorMapDesc,
+    pub(crate) desc: TensorMapDesc,
     /// The encoded `CUtensorMap` (CUDA backend only).
-    pub encoded: Option<[u64; 16]>,
+    pub(crate) encoded: Option<[u64; 16]>,
+    pub(crate) device: DeviceKey,
+    pub(crate) buffer: Weak<Lifeline>,
 }
 
 impl TensorMap {
-    /// A validated map with no GPU encoding (what the simulator uses).
-    pub fn unencoded(desc: TensorMapDesc) -> Result<TensorMap> {
-        desc.validate()?;
-        Ok(TensorMap { desc, encoded: None })
+    pub(crate) fn new(
+        desc: TensorMapDesc,
+        encoded: Option<[u64; 16]>,
+        device: DeviceKey,
+        buffer: &Arc<Lifeline>,
+    ) -> Self {
+        TensorMap { desc, encoded, device, buffer: Arc::downgrade(buffer) }
     }
+    /// What the map describes.
+    pub fn desc(&self) -> &TensorMapDesc {
+        &self.desc
+    }
+    /// The 128 bytes a kernel receives (CUDA backend only).
+    pub fn encoded(&self) -> Option<&[u64; 16]> {
+        self.encoded.as_ref()
+    }
+    /// Bytes one box moves (validated: at most [`MAX_TX_BYTES`]).
     pub fn box_bytes(&self) -> u32 {
         self.desc.box_bytes()
     }
+    /// Whether the buffer the map views still exists.
+    pub fn buffer_alive(&self) -> bool {
+        self.buffer.upgrade().is_some_and(|l| l.hold().is_some())
+    }
+}
+
+/// The tensor-map arguments of a launch on device `device`, each checked (made there, its
+/// buffer alive) and held: their buffers cannot be freed until the returned holds drop.
+/// Both backends call this first, so both refuse the same maps the same way.
+pub(crate) fn hold_tensor_maps(
+    kernel: &phaser_codegen::Kernel,
+    args: &[crate::Arg],
+    device: DeviceKey,
+) -> Result<Vec<LaunchHold>> {
+    let mut holds = Vec::new();
+    for (i, a) in args.iter().enumerate() {
+        let crate::Arg::TensorMap(t) = a else { continue };
+        let param = kernel.params.get(i).map_or_else(|| format!("#{i}"), |p| p.name.clone());
+        if t.device != device {
+            let backend = |k: DeviceKey| match k {
+                DeviceKey::Sim(_) => crate::Backend::Sim,
+                DeviceKey::Cuda(_) => crate::Backend::Cuda,
+            };
+            return Err(RuntimeError::ForeignTensorMap { param, made_on: backend(t.device), device: backend(device) });
+        }
+        match t.buffer.upgrade().and_then(|l| l.hold()) {
+            Some(h) => holds.push(h),
+            None => return Err(RuntimeError::DroppedBuffer { param }),
+        }
+    }
+    Ok(holds)
 }
 
 #[cfg(test)]

@@ -4,16 +4,8 @@
 use phaser_codegen::builder::KernelBuilder;
 use phaser_codegen::ir::{Dim, Type, Value};
 use phaser_codegen::Target;
-use phaser_runtime::buffer::Storage;
 use phaser_runtime::sim::SimConfig;
-use phaser_runtime::{Arg, Buffer, Device, LaunchConfig, Swizzle, TensorMap, TensorMapDesc};
-
-fn addr(b: &Buffer<u32>) -> u64 {
-    match b.storage() {
-        Storage::Sim(s) => s.addr,
-        _ => unreachable!(),
-    }
-}
+use phaser_runtime::{Arg, Device, LaunchConfig, Swizzle};
 
 /// Load one 2-D box (32 x 8 u32 = 1 KiB) at `(cx, cy)` with TMA, then copy shared memory
 /// out to `out` element by element (so the shared layout, swizzle included, is visible).
@@ -61,17 +53,7 @@ fn launch(
     let data: Vec<u32> = (0..48 * 10).map(|i| 1000 + i as u32).collect();
     let g = dev.upload(&data).unwrap();
     let out = dev.alloc::<u32>(256).unwrap();
-    let tm = TensorMap {
-        desc: TensorMapDesc {
-            dtype: Type::U32,
-            base: addr(&g),
-            dims: vec![40, 10],
-            strides: vec![48 * 4],
-            box_dims: vec![32, 8],
-            swizzle,
-        },
-        encoded: None,
-    };
+    let tm = dev.tensor_map_strided(&g, &[40, 10], &[48 * 4], &[32, 8], swizzle)?;
     let cfg = LaunchConfig::linear(1, 32).with_dynamic_shared(2048);
     dev.launch(&k, cfg, &[Arg::TensorMap(&tm), Arg::buffer(&out), Arg::scalar(cx), Arg::scalar(cy)])?;
     Ok((dev.download(&out).unwrap(), data))

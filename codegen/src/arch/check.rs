@@ -10,7 +10,8 @@ use crate::ir::*;
 pub const MAX_PTX_LOADABLE: PtxVersion = PtxVersion::new(9, 0);
 
 // The ranges live in the limits table; re-exported here for the checks' existing users.
-pub use super::limits::{MAX_ARRIVALS, MAX_TX_BYTES, TMA_RANKS};
+use super::limits::Limits;
+pub use super::limits::{MAX_ARRIVALS, MAX_NESTING_DEPTH, MAX_TX_BYTES, TMA_RANKS};
 
 /// The PTX ISA version a kernel's instructions and declarations need (whatever its target).
 pub fn ops_ptx(k: &Kernel) -> PtxVersion {
@@ -30,11 +31,100 @@ pub fn needed_ptx(k: &Kernel) -> PtxVersion {
     k.target.min_ptx().max(ops_ptx(k))
 }
 
+/// Refuse control flow nested deeper than [`MAX_NESTING_DEPTH`], before any recursive walker
+/// (check, printer, simulator, even `Clone`) sees the kernel.
+pub fn check_nesting(k: &Kernel) -> Result<()> {
+    let depth = nesting_depth(&k.body);
+    if depth > MAX_NESTING_DEPTH {
+        return Err(CodegenError::new(
+            &k.name,
+            None,
+            format!("control flow is nested {depth} levels deep; at most {MAX_NESTING_DEPTH} levels are supported"),
+        ));
+    }
+    Ok(())
+}
+
+/// A block shape (`.reqntid`, `.maxntid`, or a launch's block): every dimension at least 1
+/// and within the target's, and at most `max_threads_per_block` threads in all.
+pub fn block_shape_problem(what: &str, dims: [u32; 3], limits: &Limits) -> Option<String> {
+    let threads: u64 = dims.iter().map(|&d| d as u64).product();
+    if dims.contains(&0) {
+        return Some(format!("{what} {dims:?} has a zero dimension; every dimension must be at least 1"));
+    }
+    if let Some(d) = (0..3).find(|&d| dims[d] > limits.max_block_dims[d]) {
+        return Some(format!("{what} {dims:?}: dimension {d} exceeds {}", limits.max_block_dims[d]));
+    }
+    if threads > limits.max_threads_per_block as u64 {
+        return Some(format!(
+            "{what} {dims:?} has {threads} threads; at most {} are allowed",
+            limits.max_threads_per_block
+        ));
+    }
+    None
+}
+
+/// `.maxnreg n`: ptxas wants 1..=255 (0 is an error, more is ignored).
+pub fn max_registers_problem(n: u32, limits: &Limits) -> Option<String> {
+    let most = limits.max_registers_per_thread;
+    (n == 0 || n > most).then(|| format!("a register limit of {n} per thread is out of range: must be in 1..={most}"))
+}
+
+/// `.minnctapersm n`: 1..=the resident blocks an SM holds (ptxas errs on 0, ignores more).
+pub fn min_blocks_problem(n: u32, limits: &Limits) -> Option<String> {
+    let most = limits.max_blocks_per_sm;
+    (n == 0 || n > most).then(|| format!("a minimum of {n} blocks per SM is out of range: must be in 1..={most}"))
+}
+
+/// How the launch-shape directives combine: ptxas refuses `.reqntid` with `.maxntid`.
+/// (`.minnctapersm` without a block shape, or beyond the SM's threads, is a hint ptxas
+/// ignores with a warning, so it is not refused.)
+pub fn bounds_combination_problem(b: &LaunchBounds) -> Option<String> {
+    (b.reqntid.is_some() && b.maxntid.is_some())
+        .then(|| "a kernel declares an exact block shape (.reqntid) or a maximum (.maxntid), not both".into())
+}
+
+/// A thread-block cluster shape: clusters exist (sm_90+), every dimension at least 1, at most
+/// the non-portable number of CTAs.
+pub fn cluster_problem(c: [u32; 3], target: Target) -> Option<String> {
+    let limits = target.limits();
+    let n: u64 = c.iter().map(|&x| x as u64).product();
+    let (portable, most) = (limits.max_cluster_ctas, limits.max_cluster_ctas_non_portable);
+    if portable == 0 {
+        Some(format!("thread-block clusters need sm_90 or newer, but the kernel targets {target}"))
+    } else if n == 0 || n > most as u64 {
+        Some(format!("cluster shape {c:?} has {n} CTAs; allowed is 1..={most} ({portable} portable)"))
+    } else {
+        None
+    }
+}
+
+/// One static shared allocation: a memory type, at least one element, and a power-of-two
+/// alignment the target's shared memory can honour.
+pub fn shared_alloc_problems(name: &str, elem: Type, len: u32, align: u32, limits: &Limits) -> Vec<String> {
+    let mut out = Vec::new();
+    if len == 0 {
+        out.push(format!("shared array `{name}` has length 0"));
+    }
+    if elem == Type::Pred {
+        out.push(format!("shared array `{name}`: predicates have no memory form"));
+    }
+    let most = limits.max_shared_align();
+    if !align.is_power_of_two() || align > most {
+        out.push(format!("shared array `{name}`: alignment {align} must be a power of two in 1..={most}"));
+    }
+    out
+}
+
 /// Check a kernel and return the PTX ISA version it needs.
 pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
+    check_nesting(k)?;
     let mut diags = Vec::new();
     let mut err =
         |loc: Option<SourceLoc>, msg: String| diags.push(Diagnostic { kernel: k.name.clone(), loc, message: msg });
+    if k.name.is_empty() {
+        err(None, "a kernel needs a name (its PTX entry)".into());
+    }
     walk_insts(&k.body, &mut |inst, loc| {
         let req = requirement(inst);
         if !req.available_on(k.target) {
@@ -53,24 +143,24 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
         err(loc, msg);
     }
     let limits = k.target.limits();
-    if let Some(c) = k.bounds.cluster {
-        let n: u64 = c.iter().map(|&x| x as u64).product();
-        let (portable, most) = (limits.max_cluster_ctas, limits.max_cluster_ctas_non_portable);
-        if portable == 0 {
-            err(None, format!("thread-block clusters need sm_90 or newer, but the kernel targets {}", k.target));
-        } else if n == 0 || n > most as u64 {
-            err(None, format!("cluster shape {c:?} has {n} CTAs; allowed is 1..={most} ({portable} portable)"));
+    let b = &k.bounds;
+    let bound_problems = [
+        b.cluster.and_then(|c| cluster_problem(c, k.target)),
+        b.reqntid.and_then(|t| block_shape_problem("block shape", t, limits)),
+        b.maxntid.and_then(|t| block_shape_problem("maximum block shape (.maxntid)", t, limits)),
+        b.maxnreg.and_then(|n| max_registers_problem(n, limits)),
+        b.minnctapersm.and_then(|n| min_blocks_problem(n, limits)),
+        bounds_combination_problem(b),
+    ];
+    for p in bound_problems.into_iter().flatten() {
+        err(None, p);
+    }
+    for a in &k.shared {
+        for p in shared_alloc_problems(&a.name, a.elem, a.len, a.align, limits) {
+            err(a.loc, p);
         }
     }
     let version = needed_ptx(k);
-    if let Some(t) = k.bounds.reqntid {
-        let n: u64 = t.iter().map(|&x| x as u64).product();
-        if n == 0 || n > limits.max_threads_per_block as u64 {
-            err(None, format!("block shape {t:?} has {n} threads; allowed is 1..={}", limits.max_threads_per_block));
-        } else if let Some(d) = (0..3).find(|&d| t[d] > limits.max_block_dims[d]) {
-            err(None, format!("block shape {t:?}: dimension {d} exceeds {}", limits.max_block_dims[d]));
-        }
-    }
     let layout = k.shared_layout();
     if let Some(i) = layout.first_over(limits.max_static_shared) {
         let (a, p) = (&k.shared[i], layout.placements[i]);
@@ -163,16 +253,15 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
         Inst::Sync(SyncOp::SetMaxNReg { count, .. }) if (!(24..=256).contains(count) || count % 8 != 0) => {
             out.push(format!("setmaxnreg count {count} must be a multiple of 8 in 24..=256"));
         }
-        Inst::Sync(SyncOp::BarSync { id, count }) => {
+        Inst::Sync(SyncOp::BarSync { id, count: Some(count) } | SyncOp::BarArrive { id, count }) => {
             range_check("named barrier id", id, 0, 15, &mut out);
-            if let Some(c) = count {
-                if let Some(x) = c.as_imm_i128() {
-                    if x <= 0 || x % 32 != 0 {
-                        out.push(format!("bar.sync thread count {x} must be a positive multiple of 32"));
-                    }
+            if let Some(x) = count.as_imm_i128() {
+                if x <= 0 || x % 32 != 0 || x > 1024 {
+                    out.push(format!("named barrier thread count {x} must be a multiple of 32 in 32..=1024"));
                 }
             }
         }
+        Inst::Sync(SyncOp::BarSync { id, count: None }) => range_check("named barrier id", id, 0, 15, &mut out),
         Inst::Tma(op) => {
             if let Some(r) = op.rank() {
                 if !u8::try_from(r).is_ok_and(|r| TMA_RANKS.contains(&r)) {

@@ -24,6 +24,10 @@ pub struct Limits {
     pub max_cluster_ctas: u32,
     /// CTAs per cluster with the non-portable opt-in.
     pub max_cluster_ctas_non_portable: u32,
+    /// Resident blocks per SM: the largest meaningful `.minnctapersm` (ptxas ignores more).
+    pub max_blocks_per_sm: u32,
+    /// Registers per thread: the largest `.maxnreg` ptxas honours (it ignores more).
+    pub max_registers_per_thread: u32,
 }
 
 const KIB: u32 = 1024;
@@ -36,10 +40,13 @@ const COMMON: Limits = Limits {
     max_grid_dims: [(1 << 31) - 1, 65535, 65535],
     max_cluster_ctas: 0,
     max_cluster_ctas_non_portable: 0,
+    max_blocks_per_sm: 32,
+    max_registers_per_thread: 255,
 };
 
 const SM80: Limits = Limits { max_shared_per_block: 163 * KIB, ..COMMON };
-const SM86: Limits = Limits { max_shared_per_block: 99 * KIB, ..COMMON };
+const SM86: Limits = Limits { max_shared_per_block: 99 * KIB, max_blocks_per_sm: 16, ..COMMON };
+const SM89: Limits = Limits { max_blocks_per_sm: 24, ..SM86 };
 const SM90: Limits =
     Limits { max_shared_per_block: 227 * KIB, max_cluster_ctas: 8, max_cluster_ctas_non_portable: 16, ..COMMON };
 
@@ -48,11 +55,26 @@ impl Target {
     pub const fn limits(self) -> &'static Limits {
         match self {
             Target::Sm80 => &SM80,
-            Target::Sm86 | Target::Sm89 => &SM86,
+            Target::Sm86 => &SM86,
+            Target::Sm89 => &SM89,
             Target::Sm90 | Target::Sm90a | Target::Sm100a => &SM90,
         }
     }
 }
+
+impl Limits {
+    /// The largest alignment a shared array may ask for: the largest power of two within the
+    /// per-block shared memory (a larger one could never place a second array, and ptxas
+    /// hangs on alignments of 2^30 and more).
+    pub const fn max_shared_align(&self) -> u32 {
+        1 << (31 - self.max_shared_per_block.leading_zeros())
+    }
+}
+
+/// Deepest nesting of structured control flow (`if`, loops) in a kernel. Every walker of
+/// the IR (checks, printer, simulator) recurses per level; the bound keeps them far from the
+/// stack's end on any thread, and no hand-written kernel comes near it.
+pub const MAX_NESTING_DEPTH: usize = 256;
 
 /// Largest arrival count an mbarrier accepts (`mbarrier.init` count, `arrive` count): 2^20 - 1.
 pub const MAX_ARRIVALS: i128 = (1 << 20) - 1;
@@ -83,6 +105,11 @@ mod tests {
             assert_eq!(l.max_static_shared, 48 * 1024);
             assert!(l.max_static_shared <= l.max_shared_per_block);
             assert_eq!(l.max_cluster_ctas > 0, t.sm() >= 90, "clusters exist from sm_90 on ({t})");
+            assert!(l.max_shared_align().is_power_of_two() && l.max_shared_align() <= l.max_shared_per_block);
+            assert!(l.max_shared_align() * 2 > l.max_shared_per_block);
         }
+        assert_eq!(Target::Sm90a.limits().max_shared_align(), 128 * 1024);
+        assert_eq!(Target::Sm86.limits().max_shared_align(), 64 * 1024);
+        assert_eq!(Target::ALL.map(|t| t.limits().max_blocks_per_sm), [32, 16, 24, 32, 32, 32]);
     }
 }

@@ -7,7 +7,7 @@ pub mod swizzle;
 pub mod target;
 pub mod tcgen05;
 
-pub use check::{check_kernel, module_ptx_version, MAX_PTX_LOADABLE};
+pub use check::{check_kernel, check_nesting, module_ptx_version, MAX_PTX_LOADABLE};
 pub use isa::{requirement, Requirement};
 pub use limits::{Limits, DYNAMIC_SHARED_ALIGN, MAX_ARRIVALS, MAX_TX_BYTES};
 pub use target::{PtxVersion, Target};

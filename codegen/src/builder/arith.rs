@@ -13,11 +13,24 @@ impl KernelBuilder {
             return (a, b, ta);
         }
         match (a, b) {
-            (Value::Imm { .. }, Value::Reg(_)) => (retype_imm(a, tb), b, tb),
-            (Value::Reg(_), Value::Imm { .. }) => (a, retype_imm(b, ta), ta),
+            (Value::Imm { .. }, Value::Reg(_)) => (self.imm_as(what, a, tb), b, tb),
+            (Value::Reg(_), Value::Imm { .. }) => (a, self.imm_as(what, b, ta), ta),
             _ => {
                 self.error(format!("mismatched types in {what}: {ta} and {tb}; convert one side with `as`"));
                 (a, b, ta)
+            }
+        }
+    }
+
+    /// The immediate `v` as a `ty`, or a build error naming the value when `ty` cannot hold it
+    /// (a constant is never truncated silently: `u32 + (1 << 32)` is refused, as in Rust).
+    #[track_caller]
+    pub(crate) fn imm_as(&mut self, what: &str, v: Value, ty: Type) -> Value {
+        match fit_imm(v, ty) {
+            Ok(x) => x,
+            Err(x) => {
+                self.error(format!("the constant {x} in {what} does not fit in {ty}"));
+                retype_imm(v, ty)
             }
         }
     }
@@ -48,7 +61,7 @@ impl KernelBuilder {
     pub fn assign(&mut self, var: Reg, v: Value) {
         let v = if v.ty() != var.ty {
             match v {
-                Value::Imm { .. } => retype_imm(v, var.ty),
+                Value::Imm { .. } => self.imm_as("an assignment", v, var.ty),
                 _ => {
                     self.error(format!("cannot assign a {} to a variable of type {}", v.ty(), var.ty));
                     v
@@ -65,7 +78,7 @@ impl KernelBuilder {
         // Shift amounts are always u32 in PTX, whatever the shifted type.
         let (a, b, ty) = if matches!(op, BinOp::Shl | BinOp::Shr) {
             let amount = match b {
-                Value::Imm { .. } => retype_imm(b, Type::U32),
+                Value::Imm { .. } => self.imm_as("a shift amount", b, Type::U32),
                 _ if b.ty().is_int() => self.cvt(b, Type::U32),
                 _ => b,
             };
@@ -201,7 +214,7 @@ impl KernelBuilder {
     pub fn mad(&mut self, a: Value, b: Value, c: Value) -> Value {
         let (a, b, ty) = self.unify("mad", a, b);
         let c = match c {
-            Value::Imm { .. } if c.ty() != ty => retype_imm(c, ty),
+            Value::Imm { .. } if c.ty() != ty => self.imm_as("mad", c, ty),
             _ if c.ty() != ty => {
                 self.error(format!("mismatched types in mad: the addend is {} but the product is {ty}", c.ty()));
                 c
@@ -319,6 +332,20 @@ pub(crate) fn float_imm(x: f64, ty: Type) -> Value {
         Type::F64 => Value::f64(x),
         _ => Value::f32(x as f32),
     }
+}
+
+/// An integer immediate as `ty` when `ty` holds its value, as an unsigned number or as a
+/// two's complement one of `ty`'s width (so `-1` may become `u32::MAX`, as PTX reads it);
+/// `Err(value)` when converting would change it. Other conversions are [`retype_imm`]'s.
+pub(crate) fn fit_imm(v: Value, ty: Type) -> Result<Value, i128> {
+    if let (Some(x), true) = (v.as_imm_i128(), ty.is_int() && v.ty().is_int()) {
+        let bits = ty.bits();
+        let (lo, hi) = (-(1i128 << (bits - 1)), (1i128 << bits) - 1);
+        if x < lo || x > hi {
+            return Err(x);
+        }
+    }
+    Ok(retype_imm(v, ty))
 }
 
 /// Reinterpret an immediate as another type (integer value kept; int→float converts).

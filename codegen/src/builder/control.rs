@@ -92,7 +92,10 @@ impl KernelBuilder {
             },
             |k| {
                 k.loc_override = Some(loc);
-                let next = k.add(Value::Reg(i), Value::imm_u(step as u64, i.ty));
+                // The step as the loop variable's type: a step it cannot hold is an error,
+                // not a silently truncated one.
+                let step = k.imm_as("a loop step", Value::u32(step), i.ty);
+                let next = k.add(Value::Reg(i), step);
                 k.assign(i, next);
             },
         );

@@ -62,6 +62,18 @@ impl Accumulator {
         (16 * w + l / 4 + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * (l % 4) + i % 2)
     }
 
+    /// (row, col) in the 64 x K tile of A of element `part` of A-fragment register `reg`
+    /// (0..4) of warpgroup thread `t`, for wgmma with A from registers (PTX ISA "wgmma
+    /// .m64nNk16 register fragment layout for matrix A"; `elem_bytes` 2: two elements per
+    /// register, K = 16; 1 (FP8, k32): four per register). `part` 0 is the low bits.
+    pub fn a_element(t: u32, reg: u32, part: u32, elem_bytes: u32) -> (u32, u32) {
+        let (w, l) = (t / 32, t % 32);
+        let per_reg = 4 / elem_bytes.clamp(1, 2);
+        let row = 16 * w + l / 4 + 8 * (reg % 2);
+        let col = 4 * per_reg * (reg / 2) + per_reg * (l % 4) + part;
+        (row, col)
+    }
+
     /// The packed bf16 pair of registers `i` and `i + 1` (`i` even): the element at the lower
     /// column in the low half.
     #[track_caller]

@@ -3,6 +3,10 @@
 //! together by `finish`, so a kernel with three mistakes shows all three.
 
 use super::handles::*;
+use crate::arch::check::{
+    block_shape_problem, cluster_problem, max_registers_problem, min_blocks_problem, shared_alloc_problems,
+};
+use crate::arch::limits::MAX_NESTING_DEPTH;
 use crate::arch::{check_kernel, Target};
 use crate::error::{CodegenError, Diagnostic, Result};
 use crate::ir::*;
@@ -21,6 +25,15 @@ pub struct KernelBuilder {
     /// Location set by the DSL for the statement being built; overrides `#[track_caller]`.
     pub(crate) loc_override: Option<SourceLoc>,
     pub(crate) errors: Vec<Diagnostic>,
+    /// Whether building went past [`MAX_NESTING_DEPTH`] (reported once).
+    too_deep: bool,
+    /// The `#[phaser::device]` functions being expanded, innermost last (a name seen twice
+    /// is recursion, which inlining cannot end).
+    device_stack: Vec<&'static str>,
+    /// Registers of `let mut` variables (DSL): an immutable `let` of one copies it.
+    mut_vars: std::collections::HashSet<u32>,
+    /// The kernel's own watchdog setting (see [`KernelBuilder::watchdog`]).
+    pub(crate) watchdog: Option<Watchdog>,
 }
 
 impl KernelBuilder {
@@ -37,7 +50,18 @@ impl KernelBuilder {
             loop_depth: 0,
             loc_override: None,
             errors: Vec::new(),
+            too_deep: false,
+            device_stack: Vec::new(),
+            mut_vars: Default::default(),
+            watchdog: None,
         }
+    }
+
+    /// What this kernel's blocking waits do when a phase never completes; a launch's own
+    /// setting (`LaunchConfig::watchdog`) overrides it, and it overrides the device's default.
+    pub fn watchdog(&mut self, w: Watchdog) -> &mut Self {
+        self.watchdog = Some(w);
+        self
     }
 
     pub fn name(&self) -> &str {
@@ -103,39 +127,132 @@ impl KernelBuilder {
         self.push_stmt(StmtKind::Inst(inst.into()));
     }
 
-    /// Run `f` with a fresh block open and return what it built.
+    /// Run `f` with a fresh block open and return what it built. Beyond
+    /// [`MAX_NESTING_DEPTH`] levels `f` is not run: the depth is a build error, and the IR
+    /// (which every later pass walks recursively) never gets deeper.
+    #[track_caller]
     pub(crate) fn nested(&mut self, f: impl FnOnce(&mut Self)) -> Block {
+        if self.blocks.len() > MAX_NESTING_DEPTH {
+            if !self.too_deep {
+                self.too_deep = true;
+                self.error(format!(
+                    "control flow nests deeper than {MAX_NESTING_DEPTH} levels here; flatten the conditions"
+                ));
+            }
+            return Vec::new();
+        }
         self.blocks.push(Vec::new());
         f(self);
         self.blocks.pop().expect("nested block")
     }
 
+    /// Enter the expansion of the device function `name` (its `module_path::name`): `false`,
+    /// with a build error naming the cycle, when it is already being expanded (recursion:
+    /// inlining it would never end). Pair every `true` with [`KernelBuilder::exit_device`].
+    #[track_caller]
+    pub fn enter_device(&mut self, name: &'static str) -> bool {
+        if let Some(i) = self.device_stack.iter().position(|&d| d == name) {
+            let mut cycle: Vec<&str> = self.device_stack[i..].to_vec();
+            cycle.push(name);
+            self.error(format!(
+                "device function `{name}` calls itself ({}): device functions are inlined, so recursion \
+                 cannot be expanded; rewrite it as a loop",
+                cycle.join(" -> ")
+            ));
+            return false;
+        }
+        self.device_stack.push(name);
+        true
+    }
+
+    /// Leave the device function entered last.
+    pub fn exit_device(&mut self) {
+        self.device_stack.pop();
+    }
+
+    /// A new `let mut` variable holding `init` (the DSL's mutable variables and parameters):
+    /// like [`KernelBuilder::var`], and remembered, so that [`KernelBuilder::snapshot`] copies it.
+    #[track_caller]
+    pub fn mut_var(&mut self, init: Value) -> Reg {
+        let r = self.var(init);
+        self.mut_vars.insert(r.id);
+        r
+    }
+
+    /// `v`, or a copy of it when it is the register of a `let mut` variable: an immutable
+    /// binding (`let waited = phase;`) must not change when the variable does later.
+    #[track_caller]
+    pub fn snapshot(&mut self, v: Value) -> Value {
+        match v {
+            Value::Reg(r) if self.mut_vars.contains(&r.id) => Value::Reg(self.var(v)),
+            v => v,
+        }
+    }
+
     // ---- launch shape -------------------------------------------------------------------
 
+    // Each shape is checked here, so the error names the Rust line that declared it, by the
+    // same functions `check_kernel` applies to any IR (`arch::check`).
+
+    /// Record `problem` (if any) at the caller's line.
+    #[track_caller]
+    fn report(&mut self, problem: Option<String>) {
+        if let Some(p) = problem {
+            self.error(p);
+        }
+    }
+
     /// `.reqntid`: the kernel must be launched with exactly this block shape.
+    #[track_caller]
     pub fn require_block(&mut self, x: u32, y: u32, z: u32) -> &mut Self {
+        self.report(block_shape_problem("block shape", [x, y, z], self.target.limits()));
         self.bounds.reqntid = Some([x, y, z]);
         self
     }
+    /// `.maxntid`: the kernel is never launched with more threads per block than this.
+    #[track_caller]
     pub fn max_block(&mut self, x: u32, y: u32, z: u32) -> &mut Self {
+        self.report(block_shape_problem("maximum block shape (.maxntid)", [x, y, z], self.target.limits()));
         self.bounds.maxntid = Some([x, y, z]);
         self
     }
     /// Declare a thread-block cluster shape (`.reqnctapercluster` + `.explicitcluster`).
+    #[track_caller]
     pub fn cluster(&mut self, x: u32, y: u32, z: u32) -> &mut Self {
+        // Whether the target has clusters at all is `check_kernel`'s to say (a target
+        // question, like an instruction's availability); the shape is checked here.
+        if self.target.limits().max_cluster_ctas > 0 {
+            self.report(cluster_problem([x, y, z], self.target));
+        }
         self.bounds.cluster = Some([x, y, z]);
         self
     }
+    /// `.maxnreg n` (1..=255).
+    #[track_caller]
     pub fn max_registers(&mut self, n: u32) -> &mut Self {
+        self.report(max_registers_problem(n, self.target.limits()));
         self.bounds.maxnreg = Some(n);
         self
     }
+    /// `.minnctapersm n` (1..=the blocks an SM holds).
+    #[track_caller]
     pub fn min_blocks_per_sm(&mut self, n: u32) -> &mut Self {
+        self.report(min_blocks_problem(n, self.target.limits()));
         self.bounds.minnctapersm = Some(n);
         self
     }
 
     // ---- parameters ---------------------------------------------------------------------
+
+    /// `name`, or `name_2`, `name_3`, .. if a parameter has that name already (for code that
+    /// adds parameters of its own choosing, such as the registry's sample arguments).
+    pub fn fresh_param_name(&self, name: &str) -> String {
+        let taken = |n: &str| self.params.iter().any(|p| p.name == n);
+        if !taken(name) {
+            return name.to_string();
+        }
+        (2..).map(|i| format!("{name}_{i}")).find(|n| !taken(n)).expect("a free name")
+    }
 
     fn add_param(&mut self, name: &str, kind: ParamKind, ty: Type) -> Reg {
         let reg = self.new_reg(ty);
@@ -196,34 +313,36 @@ impl KernelBuilder {
         id
     }
 
-    /// `T.alloc_shared::<T>([len])`: a static shared array.
+    /// `T.alloc_shared::<T>([len])`: a static shared array. Its size is checked against the
+    /// target's static shared memory when the kernel is finished (in bytes as `u64`: a huge
+    /// array is refused with its real size, never wrapped).
     #[track_caller]
     pub fn alloc_shared(&mut self, name: &str, elem: Type, len: u32) -> SharedArray {
-        if len == 0 {
-            self.error(format!("shared array `{name}` has length 0"));
-        }
-        if elem == Type::Pred {
-            self.error(format!("shared array `{name}`: predicates have no memory form"));
-        }
         // Arrays of 128 bytes or more are 128-byte aligned: what TMA tensor copies require of
         // their shared operand (a 16-byte aligned destination faults on the GPU).
-        let align = if elem.size() * len >= 128 { 128 } else { elem.size().max(16) };
+        let align = if elem.size() as u64 * len as u64 >= 128 { 128 } else { elem.size().max(16) };
+        self.alloc_shared_with(name, elem, len, align)
+    }
+
+    #[track_caller]
+    fn alloc_shared_with(&mut self, name: &str, elem: Type, len: u32, align: u32) -> SharedArray {
+        for p in shared_alloc_problems(name, elem, len, align, self.target.limits()) {
+            self.error(p);
+        }
         let id = self.add_alloc(name, elem, len.max(1), align, SharedKind::Data);
         SharedArray { base: SharedBase::Static(id), elem, len: Some(len.max(1)) }
     }
 
-    /// A static shared array aligned to `align` bytes (a power of two, at least 16): TMA
-    /// destinations and sources need 128 bytes (1024 with 128-byte swizzling).
+    /// A static shared array aligned to `align` bytes (a power of two, at least 16, at most
+    /// the target's [`crate::arch::Limits::max_shared_align`]): TMA destinations and sources
+    /// need 128 bytes (1024 with 128-byte swizzling).
     #[track_caller]
     pub fn alloc_shared_aligned(&mut self, name: &str, elem: Type, len: u32, align: u32) -> SharedArray {
-        if !align.is_power_of_two() || align < 16 {
+        if align < 16 {
             self.error(format!("shared array `{name}`: alignment {align} must be a power of two >= 16"));
         }
-        let arr = self.alloc_shared(name, elem, len);
-        if let SharedBase::Static(id) = arr.base {
-            self.shared[id.0 as usize].align = align.max(elem.size()).next_power_of_two().max(16);
-        }
-        arr
+        let align = if align.is_power_of_two() { align.max(elem.size()).max(16) } else { align };
+        self.alloc_shared_with(name, elem, len, align)
     }
 
     /// The block shape declared with `require_block` (`.reqntid`), if any.
@@ -303,6 +422,7 @@ impl KernelBuilder {
             bounds: self.bounds,
             body: self.blocks.pop().unwrap_or_default(),
             num_regs: self.next_reg,
+            watchdog: self.watchdog,
             ptx_cache: Default::default(),
         };
         Ok(kernel)

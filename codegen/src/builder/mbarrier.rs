@@ -42,10 +42,18 @@ impl KernelBuilder {
         Barrier { addr }
     }
 
+    /// A 32-bit count operand. A constant is range-checked as given (a 64-bit `2^32 + 1` is
+    /// refused, not truncated to 1 before the mbarrier range check sees it).
     #[track_caller]
     fn count_operand(&mut self, what: &str, v: Value) -> Value {
         match v {
-            Value::Imm { .. } => super::arith::retype_imm(v, Type::U32),
+            Value::Imm { .. } => match v.as_imm_i128() {
+                Some(x) if !(0..=u32::MAX as i128).contains(&x) => {
+                    self.error(format!("{what} {x} does not fit in u32"));
+                    Value::u32(0)
+                }
+                _ => super::arith::retype_imm(v, Type::U32),
+            },
             Value::Reg(r) if r.ty.is_int() && r.ty.size() == 4 => v,
             _ => {
                 self.error(format!("{what} must be a 32-bit integer, found {}", v.ty()));
@@ -181,7 +189,13 @@ impl KernelBuilder {
     #[track_caller]
     fn parity_operand(&mut self, parity: Value) -> Value {
         match parity {
-            Value::Imm { .. } => super::arith::retype_imm(parity, Type::U32),
+            Value::Imm { .. } => match parity.as_imm_i128() {
+                Some(x) if !(0..=1).contains(&x) => {
+                    self.error(format!("phase parity {x} is out of range: must be 0 or 1"));
+                    Value::u32(0)
+                }
+                _ => super::arith::retype_imm(parity, Type::U32),
+            },
             Value::Reg(r) if r.ty.is_int() && r.ty.size() == 4 => parity,
             Value::Reg(r) if r.ty == Type::Pred => self.select(parity, Value::u32(1), Value::u32(0)),
             _ => {

@@ -5,11 +5,28 @@ use super::kernel_builder::KernelBuilder;
 use crate::ir::*;
 
 impl KernelBuilder {
+    /// The byte offset of constant element index `i`, or a build error when the index is
+    /// negative or its offset does not fit an `addr_ty` address (it would wrap onto other data).
+    #[track_caller]
+    fn const_offset(&mut self, i: i128, elem: Type, addr_ty: Type) -> Option<i128> {
+        let off = i * elem.size() as i128;
+        if i < 0 {
+            self.error(format!("index {i} is negative"));
+            return None;
+        }
+        if off >= 1i128 << addr_ty.bits() {
+            self.error(format!("index {i} is {off} bytes in, beyond any {addr_ty} address"));
+            return None;
+        }
+        Some(off)
+    }
+
     /// Byte offset of element `idx` as an operand of `addr_ty` (folded when `idx` is constant).
     #[track_caller]
     fn elem_offset(&mut self, idx: Value, elem: Type, addr_ty: Type) -> Value {
         if let Some(i) = idx.as_imm_i128() {
-            return Value::imm_i((i * elem.size() as i128) as i64, addr_ty);
+            let off = self.const_offset(i, elem, addr_ty).unwrap_or(0);
+            return Value::imm_u(off as u64, addr_ty);
         }
         if !idx.ty().is_int() {
             self.error(format!("an index must be an integer, found {}", idx.ty()));
@@ -149,7 +166,7 @@ impl KernelBuilder {
             return v;
         }
         match v {
-            Value::Imm { .. } if !elem.is_half() => super::arith::retype_imm(v, elem),
+            Value::Imm { .. } if !elem.is_half() => self.imm_as("a store", v, elem),
             _ => {
                 self.error(format!("cannot store a {} into an array of {elem}; convert with `as`", v.ty()));
                 v
@@ -161,7 +178,7 @@ impl KernelBuilder {
     #[track_caller]
     fn split_offset(&mut self, base: Value, idx: Value, elem: Type, addr_ty: Type) -> (Value, i32) {
         if let Some(i) = idx.as_imm_i128() {
-            let off = i * elem.size() as i128;
+            let Some(off) = self.const_offset(i, elem, addr_ty) else { return (base, 0) };
             if let Ok(o) = i32::try_from(off) {
                 return (base, o);
             }

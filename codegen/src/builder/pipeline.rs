@@ -111,9 +111,10 @@ impl PipelineConfig {
     pub fn full_count(&self) -> u32 {
         self.producers.count()
     }
-    /// Expected arrivals per phase of each `empty` barrier.
+    /// Expected arrivals per phase of each `empty` barrier (saturating: a count past the
+    /// mbarrier limit is refused by `Pipeline::new`, never wrapped to a small one).
     pub fn empty_count(&self) -> u32 {
-        self.consumers.count() * self.consumer_ctas
+        self.consumers.count().saturating_mul(self.consumer_ctas)
     }
     pub fn is_cluster(&self) -> bool {
         self.consumer_ctas > 1
@@ -160,6 +161,9 @@ impl PipelineState {
     /// A state starting at stage 0 with the given parity.
     #[track_caller]
     pub fn new(k: &mut KernelBuilder, stages: u32, phase: u32) -> PipelineState {
+        if stages == 0 {
+            k.error("a pipeline state needs at least 1 stage");
+        }
         let index = k.var(Value::u32(0));
         let phase = k.var(Value::u32(phase & 1));
         PipelineState { index, phase, stages }
@@ -181,12 +185,33 @@ impl PipelineState {
         })
     }
 
-    /// Advance `n` times (a compile-time count; emitted as `n` advances).
+    /// Advance `n` times (a compile-time count). `2 * stages` advances bring the state back
+    /// to itself, so only `n mod 2S` are emitted: one by one when few, else as arithmetic
+    /// (`index + n` in 64 bits, the parity flipped once per wrap), never `n` copies.
     #[track_caller]
     pub fn advance_by(&self, k: &mut KernelBuilder, n: u32) {
-        for _ in 0..n {
-            self.advance(k);
+        let period = 2 * self.stages.max(1) as u64;
+        let n = n as u64 % period;
+        if n <= 8 {
+            for _ in 0..n {
+                self.advance(k);
+            }
+            return;
         }
+        let s = *self;
+        k.at_caller(|k| {
+            let i = k.cvt(Value::Reg(s.index), Type::U64);
+            let t = k.add(i, Value::u64(n));
+            let stages = Value::u64(s.stages.max(1) as u64);
+            let wraps = k.div(t, stages);
+            let idx = k.rem(t, stages);
+            let idx = k.cvt(idx, Type::U32);
+            k.assign(s.index, idx);
+            let odd = k.and(wraps, Value::u64(1));
+            let flip = k.cvt(odd, Type::U32);
+            let ph = k.xor(Value::Reg(s.phase), flip);
+            k.assign(s.phase, ph);
+        })
     }
 
     /// An independent copy (new registers holding the current values).
@@ -204,9 +229,19 @@ impl PipelineState {
         Value::Reg(self.phase)
     }
 
-    /// `base + index * stage_bytes`: the shared address of this stage's buffer.
+    /// `base + index * stage_bytes`: the shared address of this stage's buffer. The stages
+    /// must fit the target's shared memory (their offsets would wrap a 32-bit address).
     #[track_caller]
     pub fn stage_addr(&self, k: &mut KernelBuilder, base: Value, stage_bytes: u32) -> Value {
+        let span = self.stages as u64 * stage_bytes as u64;
+        let limit = k.target().limits().max_shared_per_block;
+        if span > limit as u64 {
+            k.error(format!(
+                "{} stages of {stage_bytes} bytes span {span} bytes, more than {}'s {limit} bytes of shared memory",
+                self.stages,
+                k.target()
+            ));
+        }
         let off = k.mul(Value::Reg(self.index), Value::u32(stage_bytes));
         k.add(base, off)
     }

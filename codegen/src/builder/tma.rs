@@ -13,7 +13,7 @@ impl KernelBuilder {
         coords
             .iter()
             .map(|&c| match c {
-                Value::Imm { .. } => super::arith::retype_imm(c, Type::S32),
+                Value::Imm { .. } => self.imm_as("a tensor coordinate", c, Type::S32),
                 Value::Reg(r) if r.ty.is_int() && r.ty.size() == 4 => c,
                 _ => {
                     self.error(format!("a tensor coordinate must be a 32-bit integer, found {}", c.ty()));
@@ -42,7 +42,7 @@ impl KernelBuilder {
     ) {
         let coords = self.coords_u32(tmap, coords);
         let mask = match cta_mask {
-            Value::Imm { .. } => super::arith::retype_imm(cta_mask, Type::U16),
+            Value::Imm { .. } => self.imm_as("a multicast CTA mask", cta_mask, Type::U16),
             Value::Reg(r) if r.ty == Type::U16 || r.ty == Type::B16 => cta_mask,
             _ => self.cvt(cta_mask, Type::U16),
         };
@@ -86,13 +86,13 @@ impl KernelBuilder {
     /// Plain bulk copy global → shared of `bytes` (multiple of 16), completing on `bar`.
     #[track_caller]
     pub fn bulk_load(&mut self, dst: Value, src: Value, bytes: Value, bar: Barrier) {
-        let bytes = super::arith::retype_imm(bytes, Type::U32);
+        let bytes = self.imm_as("a bulk copy size", bytes, Type::U32);
         self.push(TmaOp::LoadBulk { dst, src, bytes, bar: bar.addr });
     }
 
     #[track_caller]
     pub fn bulk_store(&mut self, dst: Value, src: Value, bytes: Value) {
-        let bytes = super::arith::retype_imm(bytes, Type::U32);
+        let bytes = self.imm_as("a bulk copy size", bytes, Type::U32);
         self.push(TmaOp::StoreBulk { dst, src, bytes });
     }
 

@@ -25,12 +25,14 @@ impl WarpgroupRoles {
     /// CUTLASS's usual split: producers drop to 40 registers, consumers take what is left.
     pub fn rebalanced(producer_warpgroups: u32, consumer_warpgroups: u32) -> WarpgroupRoles {
         let p = 40;
-        let left = REGS_PER_SM - producer_warpgroups * 128 * p;
-        let c = (left / (consumer_warpgroups.max(1) * 128) / 8 * 8).min(MAX_REGS_PER_THREAD).max(24);
+        // Saturating: a split too large for an SM is reported by `warpgroup_roles`.
+        let left = REGS_PER_SM.saturating_sub(producer_warpgroups.saturating_mul(128 * p));
+        let c = (left / consumer_warpgroups.max(1).saturating_mul(128) / 8 * 8).clamp(24, MAX_REGS_PER_THREAD);
         WarpgroupRoles { producer_warpgroups, consumer_warpgroups, regs: Some((p, c)) }
     }
+    /// Threads per block (saturating at `u32::MAX`, which no block shape matches).
     pub fn threads(&self) -> u32 {
-        (self.producer_warpgroups + self.consumer_warpgroups) * 128
+        self.producer_warpgroups.saturating_add(self.consumer_warpgroups).saturating_mul(128)
     }
 }
 
@@ -91,7 +93,7 @@ impl KernelBuilder {
         }
         if let Some((p, c)) = roles.regs {
             match self.declared_block() {
-                Some(b) if b[0] * b[1] * b[2] == roles.threads() && b[1] == 1 && b[2] == 1 => {}
+                Some(b) if b[0] as u64 == roles.threads() as u64 && b[1] == 1 && b[2] == 1 => {}
                 other => self.error(format!(
                     "setmaxnreg role split of {} threads needs `require_block({}, 1, 1)`, found {:?}",
                     roles.threads(),
@@ -109,8 +111,9 @@ impl KernelBuilder {
             if c < cap {
                 self.error(format!("setmaxnreg.inc to {c} registers is below the entry cap of {cap}"));
             }
-            let total = roles.producer_warpgroups * 128 * p + roles.consumer_warpgroups * 128 * c;
-            if total > REGS_PER_SM {
+            let total =
+                roles.producer_warpgroups as u64 * 128 * p as u64 + roles.consumer_warpgroups as u64 * 128 * c as u64;
+            if total > REGS_PER_SM as u64 {
                 self.error(format!(
                     "the role split needs {total} registers ({} producer warpgroups x 128 x {p} + {} consumer \
                      warpgroups x 128 x {c}), more than the {REGS_PER_SM} of an SM",

@@ -11,8 +11,14 @@ pub struct InstCtx<'a> {
     pub wait_timeout_ns: Option<u64>,
     /// Suspend-time hint of the `try_wait`s of blocking waits.
     pub wait_suspend_hint_ns: Option<u32>,
+    /// The layout of a blocking wait with a watchdog.
+    pub wait_loop: super::wait_loop::WaitLoop,
     /// The module's PTX version: `.shared::cta` is spelled plain `.shared` before 7.8.
     pub version: crate::arch::PtxVersion,
+    /// Next blocking wait's site number (its index in [`Kernel::wait_sites`]).
+    pub wait_sites: &'a mut u32,
+    /// Whether a timed-out wait writes the watchdog record before it traps.
+    pub watchdog_record: bool,
 }
 
 impl InstCtx<'_> {
@@ -37,6 +43,7 @@ pub fn lines(inst: &Inst, cx: &mut InstCtx) -> Vec<String> {
         Inst::Wgmma(op) => vec![super::wgmma::wgmma(op)],
         Inst::Fragment(op) => vec![super::wgmma::fragment(op, cx)],
         Inst::Probe { tag, values } => {
+            let tag = super::names::comment_text(tag);
             vec![format!("// probe {tag}: {}", values.iter().map(value).collect::<Vec<_>>().join(", "))]
         }
     }
@@ -170,12 +177,8 @@ fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
     }
 }
 
-/// Failed `try_wait`s of a blocking wait between two reads of `%globaltimer` (the watchdog's
-/// clock). Each try may sleep up to the suspend-time hint, so a deadlock is noticed within
-/// about this many hints plus the timeout; a wait that succeeds never reads the timer.
-pub const WAIT_SPINS_PER_CHECK: u32 = 64;
-
-pub const DYN_SMEM: &str = "phaser_dynamic_smem";
+pub use super::names::{param_symbol, shared_symbol, DYN_SMEM};
+pub use super::wait_loop::WAIT_SPINS_PER_CHECK;
 
 /// The register holding a shared allocation's address (by the allocation's name; `None`: the
 /// dynamic window), set once
@@ -186,14 +189,6 @@ pub fn shared_base_reg(alloc_name: Option<&str>) -> String {
         Some(name) => format!("%{}_addr", shared_symbol(name)),
         None => format!("%{DYN_SMEM}_addr"),
     }
-}
-
-pub fn shared_symbol(name: &str) -> String {
-    format!("smem_{name}")
-}
-
-pub fn param_symbol(name: &str) -> String {
-    format!("param_{name}")
 }
 
 fn order_suffix(o: &Ordering) -> String {
@@ -215,7 +210,7 @@ fn order_suffix(o: &Ordering) -> String {
     s
 }
 
-fn wait_order_suffix(o: &Ordering) -> String {
+pub(crate) fn wait_order_suffix(o: &Ordering) -> String {
     let mut s = String::new();
     match (o.sem, o.scope) {
         (None, None) => {}
@@ -304,73 +299,14 @@ fn mbarrier(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
                 value(bar)
             ))
         }
-        MbarrierOp::Wait { bar, on, order } => {
-            let (form, arg) = wait_on(on);
-            *cx.labels += 1;
-            let n = *cx.labels;
-            let hint = cx.wait_suspend_hint_ns.map(|h| format!(", {h}")).unwrap_or_default();
-            let try_wait_with = |hint: &str| {
-                format!(
-                    "\tmbarrier.try_wait{form}{}{cta}.b64 %wait_done, [{}], {arg}{hint};",
-                    wait_order_suffix(order),
-                    value(bar)
-                )
-            };
-            // The first try without the hint, retries with it: ptxas then emits what nvcc
-            // emits for CUTLASS's loop (a bare TRYWAIT on the fast path; TRYWAIT, NANOSLEEP.SYNCS,
-            // PHASECHK in the retry loop).
-            let (first_try, try_wait) = (try_wait_with(""), try_wait_with(&hint));
-            let mut v = vec!["{".into(), "\t.reg .pred %wait_done;".into()];
-            match cx.wait_timeout_ns {
-                // CUTLASS's `ClusterBarrier::wait` loop.
-                None => v.extend([
-                    first_try,
-                    format!("\t@%wait_done bra $L_waited_{n};"),
-                    format!("$L_wait_{n}:"),
-                    try_wait,
-                    format!("\t@!%wait_done bra $L_wait_{n};"),
-                    format!("$L_waited_{n}:"),
-                ]),
-                Some(limit) => {
-                    // The fast path is nvcc's: one try_wait and a branch. Retries spin
-                    // WAIT_SPINS_PER_CHECK tries between reads of %globaltimer (the first read
-                    // starts the watchdog's clock); a wait that outlasts the limit traps, so a
-                    // deadlock becomes a launch error instead of a hung process.
-                    v.extend([
-                        "\t.reg .b32 %wait_spins;".into(),
-                        "\t.reg .b64 %wait_t0, %wait_dt;".into(),
-                        first_try,
-                        format!("\t@%wait_done bra $L_waited_{n};"),
-                        "\tmov.u64 %wait_t0, 0;".into(),
-                        format!("$L_wait_{n}:"),
-                        format!("\tmov.u32 %wait_spins, {WAIT_SPINS_PER_CHECK};"),
-                        format!("$L_spin_{n}:"),
-                        try_wait,
-                        format!("\t@%wait_done bra $L_waited_{n};"),
-                        "\tsub.u32 %wait_spins, %wait_spins, 1;".into(),
-                        "\tsetp.ne.u32 %wait_done, %wait_spins, 0;".into(),
-                        format!("\t@%wait_done bra $L_spin_{n};"),
-                        "\tmov.u64 %wait_dt, %globaltimer;".into(),
-                        "\tsetp.eq.u64 %wait_done, %wait_t0, 0;".into(),
-                        "\t@%wait_done mov.u64 %wait_t0, %wait_dt;".into(),
-                        "\tsub.u64 %wait_dt, %wait_dt, %wait_t0;".into(),
-                        format!("\tsetp.lt.u64 %wait_done, %wait_dt, {limit};"),
-                        format!("\t@%wait_done bra $L_wait_{n};"),
-                        "\ttrap; // mbarrier wait watchdog: likely deadlock".into(),
-                        format!("$L_waited_{n}:"),
-                    ]);
-                }
-            }
-            v.push("}".into());
-            v
-        }
+        MbarrierOp::Wait { .. } => super::wait_loop::wait(op, cx),
         MbarrierOp::PendingCount { dst, state } => {
             one(format!("mbarrier.pending_count.b64 {}, {};", reg(*dst), value(state)))
         }
     }
 }
 
-fn wait_on(on: &WaitOn) -> (&'static str, String) {
+pub(crate) fn wait_on(on: &WaitOn) -> (&'static str, String) {
     match on {
         WaitOn::Parity(p) => (".parity", value(p)),
         WaitOn::State(s) => ("", value(s)),

@@ -95,8 +95,87 @@ pub struct Kernel {
     pub body: Block,
     /// Number of virtual registers allocated (ids are `0..num_regs`).
     pub num_regs: u32,
+    /// What this kernel's blocking waits do when a phase never completes (`None`: what the
+    /// launch or the device decides; see [`Watchdog`]).
+    pub watchdog: Option<Watchdog>,
     /// This kernel's PTX, printed on first use (see [`Kernel::ptx`]).
     pub(crate) ptx_cache: PtxCache,
+}
+
+/// The wait watchdog: a blocking mbarrier wait that has waited longer than this traps,
+/// after writing a record naming itself (see [`crate::emit::watchdog`]), so a deadlock
+/// becomes an error instead of a hung process. `Off` waits forever: what a debugger
+/// (cuda-gdb) session wants, to inspect the hung threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Watchdog {
+    Off,
+    /// Trap after this many nanoseconds of `%globaltimer` in one wait.
+    AfterNs(u64),
+}
+
+impl Watchdog {
+    /// The default: no legitimate single mbarrier wait lasts seconds.
+    pub const DEFAULT: Watchdog = Watchdog::AfterNs(crate::emit::DEFAULT_WAIT_TIMEOUT_NS);
+
+    pub fn after(d: std::time::Duration) -> Watchdog {
+        Watchdog::AfterNs(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1))
+    }
+
+    /// The emitter's timeout (`None`: wait forever).
+    pub fn timeout_ns(self) -> Option<u64> {
+        match self {
+            Watchdog::Off => None,
+            Watchdog::AfterNs(ns) => Some(ns),
+        }
+    }
+
+    /// Parse `off`, or a duration with a unit: `250ms`, `4s`, `1500us`, `100ns`.
+    pub fn parse(text: &str) -> Result<Watchdog, String> {
+        let t = text.trim();
+        if t.eq_ignore_ascii_case("off") || t == "0" {
+            return Ok(Watchdog::Off);
+        }
+        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let (digits, unit) = t.split_at(split);
+        let n: u64 = digits
+            .parse()
+            .map_err(|_| format!("watchdog `{text}`: expected `off` or a number with a unit (ms, s, us, ns)"))?;
+        let scale = match unit.trim() {
+            "ns" => 1,
+            "us" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            other => return Err(format!("watchdog `{text}`: unknown unit `{other}` (ns, us, ms or s)")),
+        };
+        match n.checked_mul(scale) {
+            Some(0) => Ok(Watchdog::Off),
+            Some(ns) => Ok(Watchdog::AfterNs(ns)),
+            None => Err(format!("watchdog `{text}` is too long")),
+        }
+    }
+}
+
+impl std::fmt::Display for Watchdog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Watchdog::Off => f.write_str("off"),
+            Watchdog::AfterNs(ns) if ns % 1_000_000_000 == 0 => write!(f, "{}s", ns / 1_000_000_000),
+            Watchdog::AfterNs(ns) if ns % 1_000_000 == 0 => write!(f, "{}ms", ns / 1_000_000),
+            Watchdog::AfterNs(ns) if ns % 1_000 == 0 => write!(f, "{}us", ns / 1_000),
+            Watchdog::AfterNs(ns) => write!(f, "{ns}ns"),
+        }
+    }
+}
+
+/// One blocking mbarrier wait of a kernel, as the watchdog's record names it: its site
+/// number is its index in [`Kernel::wait_sites`] (the printer numbers waits in the same order).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WaitSite {
+    /// The Rust line of the wait.
+    pub loc: Option<SourceLoc>,
+    /// The parity operand as printed (`0`, `1` or a register such as `%r12`); `None` for a
+    /// wait on a state token.
+    pub parity: Option<String>,
 }
 
 impl Kernel {
@@ -109,6 +188,21 @@ impl Kernel {
     }
     pub fn alloc(&self, id: AllocId) -> &SharedAlloc {
         &self.shared[id.0 as usize]
+    }
+
+    /// Every blocking wait (`MbarrierOp::Wait`) in printing order: the watchdog's site table.
+    pub fn wait_sites(&self) -> Vec<WaitSite> {
+        let mut sites = Vec::new();
+        super::stmt::walk_insts(&self.body, &mut |inst, loc| {
+            if let super::Inst::Mbarrier(super::MbarrierOp::Wait { on, .. }) = inst {
+                let parity = match on {
+                    super::WaitOn::Parity(p) => Some(crate::emit::operand::value(p)),
+                    super::WaitOn::State(_) => None,
+                };
+                sites.push(WaitSite { loc, parity });
+            }
+        });
+        sites
     }
 }
 

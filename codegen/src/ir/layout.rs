@@ -272,6 +272,30 @@ impl MatrixDescriptor {
     pub fn encode(&self) -> u64 {
         self.constant_bits() | descriptor_encode(self.start_address)
     }
+    /// The hardware's view: the shared address of element (`mn`, `k`) of the sub-matrix this
+    /// descriptor describes, for an operand of `major`-ness and `elem_bytes`-byte elements,
+    /// from the PTX ISA's canonical layouts ("Shared Memory Matrix Layout"; in elements,
+    /// `T = 16 / elem_bytes`), the swizzle applied to the absolute byte address. Written from
+    /// the ISA's tables, not from [`SmemTile`], so a test can hold the two against each other
+    /// (`descriptor_addresses_every_element`); the simulator's tensor core reads operands
+    /// through it. Base offset 0 only (tiles aligned to the swizzle repeat).
+    pub fn element_address(&self, major: Major, elem_bytes: u32, mn: u32, k: u32) -> u32 {
+        let t = 16 / elem_bytes;
+        let (lbo, sbo) = (self.lbo / elem_bytes, self.sbo / elem_bytes);
+        let w = self.swizzle.row_bytes() / 16; // atom width in 16-byte units: 1, 2, 4, 8
+        let e = match (major, self.swizzle) {
+            // ((8,m),(T,2k)):((1T,SBO),(1,LBO))
+            (Major::K, Swizzle::None) => (mn % 8) * t + (mn / 8) * sbo + (k % t) + (k / t) * lbo,
+            // ((8,m),(T,2k)):((wT,SBO),(1,T)): K contiguous inside the atom row.
+            (Major::K, _) => (mn % 8) * w * t + (mn / 8) * sbo + k,
+            // ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))
+            (Major::MN, Swizzle::None) => (mn % t) + (mn / t) * sbo + (k % 8) * t + (k / 8) * lbo,
+            // ((T,w,m),(8,k)):((1,T,LBO),(wT,SBO))
+            (Major::MN, _) => (mn % (w * t)) + (mn / (w * t)) * lbo + (k % 8) * w * t + (k / 8) * sbo,
+        };
+        self.swizzle.apply(self.start_address + e * elem_bytes)
+    }
+
     pub fn decode(bits: u64) -> MatrixDescriptor {
         MatrixDescriptor {
             start_address: ((bits & 0x3FFF) << 4) as u32,
@@ -374,27 +398,6 @@ mod tests {
         assert!(a.descriptor(0, 8, 0, 64, 16).unwrap_err().contains("leaves"));
     }
 
-    /// The hardware's view: the address of element (mn, k) of the sub-matrix a descriptor
-    /// describes, from the PTX ISA's canonical layouts (in elements, T = 16 / elem bytes),
-    /// then the swizzle applied to the absolute byte address. Written from the ISA table, not
-    /// from `SmemTile`, so the two can disagree.
-    fn hw_address(d: &MatrixDescriptor, major: Major, elem: u32, mn: u32, k: u32) -> u32 {
-        let t = 16 / elem;
-        let (lbo, sbo) = (d.lbo / elem, d.sbo / elem);
-        let w = d.swizzle.row_bytes() / 16; // atom width in 16-byte units: 1, 2, 4, 8
-        let e = match (major, d.swizzle) {
-            // ((8,m),(T,2k)):((1T,SBO),(1,LBO))
-            (Major::K, Swizzle::None) => (mn % 8) * t + (mn / 8) * sbo + (k % t) + (k / t) * lbo,
-            // ((8,m),(T,2k)):((wT,SBO),(1,T)): K contiguous inside the atom row.
-            (Major::K, _) => (mn % 8) * w * t + (mn / 8) * sbo + k,
-            // ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))
-            (Major::MN, Swizzle::None) => (mn % t) + (mn / t) * sbo + (k % 8) * t + (k / 8) * lbo,
-            // ((T,w,m),(8,k)):((1,T,LBO),(wT,SBO))
-            (Major::MN, _) => (mn % (w * t)) + (mn / (w * t)) * lbo + (k % 8) * w * t + (k / 8) * sbo,
-        };
-        d.swizzle.apply(d.start_address + e * elem)
-    }
-
     fn swizzle_strategy() -> impl Strategy<Value = Swizzle> {
         prop_oneof![Just(Swizzle::None), Just(Swizzle::B32), Just(Swizzle::B64), Just(Swizzle::B128)]
     }
@@ -442,7 +445,7 @@ mod tests {
                 for mn in 0..mn_ext {
                     for k in 0..kk {
                         let want = base + op.offset(mn0 + mn, k0 + k);
-                        prop_assert_eq!(hw_address(&d, op.major, elem, mn, k), want,
+                        prop_assert_eq!(d.element_address(op.major, elem, mn, k), want,
                             "{:?} {:?} element ({}, {})", tile, op.major, mn, k);
                     }
                 }

@@ -21,14 +21,16 @@ pub mod wgmma;
 pub use arith::{ArithOp, BinOp, CmpOp, UnOp};
 pub use fragment::FragmentOp;
 pub use inst::Inst;
-pub use kernel::{AllocId, Kernel, LaunchBounds, Module, Param, ParamId, ParamKind, SharedAlloc, SharedKind};
+pub use kernel::{
+    AllocId, Kernel, LaunchBounds, Module, Param, ParamId, ParamKind, SharedAlloc, SharedKind, WaitSite, Watchdog,
+};
 pub use layout::{Major, MatrixDescriptor, MmaOperand, SmemTile, Swizzle};
 pub use mbarrier::{BarSpace, MbarrierOp, Ordering, Scope, Sem, WaitOn};
 pub use memory::{MemoryOp, Space};
 pub use shared_layout::{Placement, SharedLayout, SharedOverLimit};
 pub use source_loc::SourceLoc;
 pub use special::{Dim, SpecialReg};
-pub use stmt::{walk_insts, Block, Stmt, StmtKind};
+pub use stmt::{nesting_depth, walk_insts, Block, Stmt, StmtKind};
 pub use sync::{MemScope, ProxySpace, SyncOp};
 pub use tcgen05::{
     tmem_addr, tmem_lane_col, CpShape, CtaGroup, InstrDesc, LdStShape, Mma, MmaA, MmaKind, Tcgen05Op, UmmaAcc,

@@ -57,3 +57,23 @@ pub fn walk_insts<'a>(block: &'a [Stmt], f: &mut dyn FnMut(&'a Inst, Option<Sour
         }
     }
 }
+
+/// How deeply control flow nests in `block` (0 for straight-line code), computed without
+/// recursion so that any IR, however deep, can be measured (and refused) safely.
+pub fn nesting_depth(block: &[Stmt]) -> usize {
+    let mut deepest = 0;
+    let mut pending: Vec<(&[Stmt], usize)> = vec![(block, 0)];
+    while let Some((b, depth)) = pending.pop() {
+        deepest = deepest.max(depth);
+        for s in b {
+            match &s.kind {
+                StmtKind::If { then_body: x, else_body: y, .. } | StmtKind::Loop { body: x, latch: y } => {
+                    pending.push((x, depth + 1));
+                    pending.push((y, depth + 1));
+                }
+                StmtKind::Inst(_) | StmtKind::Break | StmtKind::Continue | StmtKind::Return => {}
+            }
+        }
+    }
+    deepest
+}

@@ -14,7 +14,7 @@
 //! - "All `tcgen05` instructions within a kernel must specify the same value for the
 //!   `.cta_group` qualifier" (checked per kernel by `arch::tcgen05`).
 
-use super::layout::{Major, Swizzle};
+use super::layout::{Major, MatrixDescriptor, Swizzle};
 use super::value::{Reg, Value};
 
 /// `.cta_group::1` (this CTA's tensor memory) or `::2` (the CTA pair: this CTA and its peer,
@@ -313,24 +313,24 @@ impl UmmaDescriptor {
         })
     }
 
+    /// The same matrix as the wgmma descriptor describes it: both name the PTX ISA's canonical
+    /// layouts (9.7.16.3.3 is 9.7.15.5.1.2's table), only the bit encodings differ.
+    pub fn layout(&self) -> MatrixDescriptor {
+        MatrixDescriptor {
+            start_address: self.start_address,
+            lbo: self.lbo,
+            sbo: self.sbo,
+            base_offset: self.base_offset,
+            swizzle: self.swizzle,
+        }
+    }
+
     /// The shared address of element (`mn`, `k`) of the matrix this descriptor describes, as
-    /// the hardware computes it from the descriptor alone: the canonical layout of PTX ISA
-    /// 9.7.16.3.3 (in elements, `T = 16 / elem_bytes`), then the swizzle applied to the
-    /// absolute byte address. K-major: `((8,m),(T,2k)):((1T,SBO),(1,LBO))` without swizzle,
-    /// `((8,m),(T,2k)):((wT,SBO),(1,T))` swizzled (`w` = atom width in 16-byte units);
-    /// MN-major: `((T,1,m),(8,k)):((1,T,SBO),(1T,LBO))` without swizzle,
-    /// `((T,w,m),(8,k)):((1,T,LBO),(wT,SBO))` swizzled.
+    /// the hardware computes it from the descriptor alone: the one definition,
+    /// [`MatrixDescriptor::element_address`] (canonical layout, then the swizzle applied to the
+    /// absolute byte address).
     pub fn element_address(&self, major: Major, elem_bytes: u32, mn: u32, k: u32) -> u32 {
-        let t = 16 / elem_bytes;
-        let (lbo, sbo) = (self.lbo / elem_bytes, self.sbo / elem_bytes);
-        let w = self.swizzle.row_bytes() / 16;
-        let e = match (major, self.swizzle) {
-            (Major::K, Swizzle::None) => (mn % 8) * t + (mn / 8) * sbo + (k % t) + (k / t) * lbo,
-            (Major::K, _) => (mn % 8) * w * t + (mn / 8) * sbo + k,
-            (Major::MN, Swizzle::None) => (mn % t) + (mn / t) * sbo + (k % 8) * t + (k / 8) * lbo,
-            (Major::MN, _) => (mn % (w * t)) + (mn / (w * t)) * lbo + (k % 8) * w * t + (k / 8) * sbo,
-        };
-        self.swizzle.apply(self.start_address + e * elem_bytes)
+        self.layout().element_address(major, elem_bytes, mn, k)
     }
 }
 

@@ -89,7 +89,8 @@ pub fn sample_args(k: &mut KernelBuilder, def: &OpDef, hints: &[ArgHint]) -> Vec
         .enumerate()
         .map(|(i, p)| {
             let hint = hints.get(i).cloned().unwrap_or(ArgHint::Any);
-            let pname = format!("{}{i}", p.name);
+            // Unique among the kernel's parameters (several calls may share a kernel).
+            let pname = k.fresh_param_name(&format!("{}{i}", p.name));
             match (p.kind, hint) {
                 (_, ArgHint::Absent) => OpArg::Absent,
                 (Kind::Barrier, _) => {
@@ -147,6 +148,7 @@ fn elem_of(h: &ArgHint) -> Type {
 
 /// A runtime value of `ty`: a kernel parameter (a bool is a comparison of one).
 fn register(k: &mut KernelBuilder, name: &str, ty: Type) -> Value {
+    let name = &k.fresh_param_name(name);
     if ty == Type::Pred {
         let v = k.param(name, Type::U32);
         return k.ne(v, Value::u32(0));

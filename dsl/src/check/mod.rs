@@ -11,15 +11,26 @@ use crate::types::{Scalar, Ty};
 use phaser_codegen::Target;
 
 struct Var {
-    ident: proc_macro2::Ident,
-    name: String,
     ty: Ty,
     binding: Binding,
+    /// Declaration order (suggestions list names as they were declared).
+    seq: u64,
 }
 
+/// The checker's work is linear in the size of the function: a name is found in O(1) (each
+/// name maps to its bindings, innermost last), and nothing rescans the scopes per statement.
 pub struct Checker<'a> {
     errs: &'a mut Errors,
-    scopes: Vec<Vec<Var>>,
+    /// Every binding of each name in scope, innermost last.
+    vars: std::collections::HashMap<String, Vec<Var>>,
+    /// The names each open scope declared (to unbind them when it closes), and how many of
+    /// them are `let mut` registers.
+    scopes: Vec<(Vec<String>, usize)>,
+    /// `let mut` registers declared in the open scopes.
+    muts_in_scope: usize,
+    /// Units of work done (expressions checked, names bound, looked up and unbound): the
+    /// tests measure that it grows linearly with the function.
+    pub(crate) work: u64,
     /// The kernel's target (device functions are checked against it when they are built).
     target: Option<Target>,
     loops: u32,
@@ -28,11 +39,25 @@ pub struct Checker<'a> {
 
 /// Check a kernel or device function, annotating its AST.
 pub fn check_fn(f: &FnDef, errs: &mut Errors) {
+    check_fn_counting(f, errs);
+}
+
+/// [`check_fn`], returning the checker's [`Checker::work`].
+pub(crate) fn check_fn_counting(f: &FnDef, errs: &mut Errors) -> u64 {
     let target = match f.kind {
         FnKind::Kernel { target } => Some(target),
         FnKind::Device => None,
     };
-    let mut c = Checker { errs, scopes: vec![Vec::new()], target, loops: 0, device: target.is_none() };
+    let mut c = Checker {
+        errs,
+        vars: Default::default(),
+        scopes: vec![(Vec::new(), 0)],
+        muts_in_scope: 0,
+        work: 0,
+        target,
+        loops: 0,
+        device: target.is_none(),
+    };
     for p in &f.params {
         let binding = if p.comptime {
             Binding::Comptime
@@ -85,34 +110,48 @@ pub fn check_fn(f: &FnDef, errs: &mut Errors) {
             }
         }
     }
+    c.work
 }
 
 impl Checker<'_> {
     fn declare(&mut self, name: &proc_macro2::Ident, ty: Ty, binding: Binding) {
-        self.scopes.last_mut().expect("scope").push(Var { ident: name.clone(), name: name.to_string(), ty, binding });
+        self.work += 1;
+        let name = name.to_string();
+        let scope = self.scopes.last_mut().expect("scope");
+        if binding == Binding::Reg {
+            scope.1 += 1;
+            self.muts_in_scope += 1;
+        }
+        scope.0.push(name.clone());
+        let seq = self.work;
+        self.vars.entry(name).or_default().push(Var { ty, binding, seq });
     }
 
-    fn lookup(&self, name: &str) -> Option<&Var> {
-        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|v| v.name == name)
+    fn lookup(&mut self, name: &str) -> Option<&Var> {
+        self.work += 1;
+        self.vars.get(name).and_then(|v| v.last())
     }
 
-    /// The `let mut` variables visible here (innermost binding of each name).
-    fn muts_in_scope(&self) -> Vec<proc_macro2::Ident> {
-        let mut seen = Vec::new();
-        let mut out = Vec::new();
-        for v in self.scopes.iter().rev().flat_map(|s| s.iter().rev()) {
-            if !seen.contains(&v.name) {
-                seen.push(v.name.clone());
-                if v.binding == Binding::Reg {
-                    out.push(v.ident.clone());
-                }
+    fn open_scope(&mut self) {
+        self.scopes.push((Vec::new(), 0));
+    }
+
+    fn close_scope(&mut self) {
+        let (names, muts) = self.scopes.pop().expect("scope");
+        self.muts_in_scope -= muts;
+        for n in names {
+            self.work += 1;
+            if let Some(v) = self.vars.get_mut(&n) {
+                v.pop();
             }
         }
-        out
     }
 
     fn visible_names(&self) -> Vec<String> {
-        self.scopes.iter().flat_map(|s| s.iter().map(|v| v.name.clone())).collect()
+        let mut names: Vec<(u64, &String)> =
+            self.vars.iter().flat_map(|(n, vs)| vs.iter().map(move |v| (v.seq, n))).collect();
+        names.sort();
+        names.into_iter().map(|(_, n)| n.clone()).collect()
     }
 
     fn stmts(&mut self, stmts: &[Stmt]) {
@@ -132,10 +171,10 @@ impl Checker<'_> {
 
     /// A block in a new scope; its type is its tail's (Unit without one).
     fn block(&mut self, b: &Block) -> Ty {
-        self.scopes.push(Vec::new());
+        self.open_scope();
         self.stmts(&b.stmts);
         let ty = b.tail().map(|t| t.ty.get()).unwrap_or(Ty::Unit);
-        self.scopes.pop();
+        self.close_scope();
         ty
     }
 
@@ -170,18 +209,43 @@ impl Checker<'_> {
             Binding::Plain
         };
         l.binding.set(binding);
-        if binding == Binding::Plain {
-            *l.muts.borrow_mut() = self.muts_in_scope();
-        }
+        l.snapshot.set(binding == Binding::Plain && self.muts_in_scope > 0);
         self.declare(&l.name, ty, binding);
     }
 
     /// Check an expression, record its type and constness, and return the type.
     pub fn expr(&mut self, e: &Expr) -> Ty {
+        if let ExprKind::Binary { .. } = e.kind {
+            return self.binary_chain(e);
+        }
+        self.work += 1;
         let (ty, konst) = self.expr_inner(e);
         e.ty.set(ty);
         e.konst.set(konst);
         ty
+    }
+
+    /// A binary expression and the left-nested ones under it (`a + b + c + ..`): the spine
+    /// is walked with a loop, its leaf checked first, then each operator bottom-up, so a long
+    /// chain does not recurse once per term.
+    fn binary_chain(&mut self, e: &Expr) -> Ty {
+        let mut spine = vec![e];
+        let mut leaf = e;
+        while let ExprKind::Binary { lhs, .. } = &leaf.kind {
+            leaf = lhs;
+            if matches!(leaf.kind, ExprKind::Binary { .. }) {
+                spine.push(leaf);
+            }
+        }
+        self.expr(leaf);
+        for node in spine.into_iter().rev() {
+            self.work += 1;
+            let ExprKind::Binary { op, lhs, rhs } = &node.kind else { unreachable!("spine of binaries") };
+            let (ty, konst) = self.binary(node, *op, lhs, rhs);
+            node.ty.set(ty);
+            node.konst.set(konst);
+        }
+        e.ty.get()
     }
 
     fn expr_inner(&mut self, e: &Expr) -> (Ty, bool) {
@@ -204,10 +268,10 @@ impl Checker<'_> {
                 );
                 (Ty::Error, false)
             }
-            ExprKind::Var { name, binding } => match self.lookup(&name.to_string()) {
-                Some(v) => {
-                    binding.set(v.binding);
-                    (v.ty, v.binding == Binding::Comptime)
+            ExprKind::Var { name, binding } => match self.lookup(&name.to_string()).map(|v| (v.ty, v.binding)) {
+                Some((ty, b)) => {
+                    binding.set(b);
+                    (ty, b == Binding::Comptime)
                 }
                 None => {
                     let n = name.to_string();
@@ -226,7 +290,7 @@ impl Checker<'_> {
                 let t = self.expr(inner);
                 (t, inner.konst.get())
             }
-            ExprKind::Binary { op, lhs, rhs } => self.binary(e, *op, lhs, rhs),
+            ExprKind::Binary { .. } => unreachable!("`expr` checks binaries as chains"),
             ExprKind::Unary { op, e: inner } => {
                 let t = self.expr(inner);
                 let k = inner.konst.get();
@@ -314,8 +378,8 @@ impl Checker<'_> {
                 }
             }
             ExprKind::Block(b) => (self.block(b), false),
-            ExprKind::For { var, start, end, step, body, muts } => {
-                *muts.borrow_mut() = self.muts_in_scope();
+            ExprKind::For { var, start, end, step, body, snapshot } => {
+                snapshot.set(self.muts_in_scope > 0);
                 self.expr(start);
                 self.expr(end);
                 let mut t = self.unify(start, end, "the bounds of a range", e.sp);
@@ -333,14 +397,14 @@ impl Checker<'_> {
                         self.errs.at(s.sp, "a step of 0 never terminates");
                     }
                 }
-                self.scopes.push(Vec::new());
+                self.open_scope();
                 if var != "_" {
                     self.declare(var, t, Binding::Plain);
                 }
                 self.loops += 1;
                 self.block(body);
                 self.loops -= 1;
-                self.scopes.pop();
+                self.close_scope();
                 (Ty::Unit, false)
             }
             ExprKind::While { cond, body } => {
@@ -421,8 +485,9 @@ impl Checker<'_> {
         e.int_literal()
     }
 
+    /// `l op r` with `l` checked already (see [`Checker::binary_chain`]).
     fn binary(&mut self, e: &Expr, op: BinOp, l: &Expr, r: &Expr) -> (Ty, bool) {
-        let (tl, tr) = (self.expr(l), self.expr(r));
+        let (tl, tr) = (l.ty.get(), self.expr(r));
         let konst = l.konst.get() && r.konst.get();
         let sym = op.symbol();
         if op.is_logic() {
@@ -480,17 +545,17 @@ impl Checker<'_> {
     fn assign(&mut self, e: &Expr, place: &Expr, op: Option<BinOp>, value: &Expr) {
         let vt = self.expr(value);
         let target_ty = match &place.kind {
-            ExprKind::Var { name, binding } => match self.lookup(&name.to_string()) {
+            ExprKind::Var { name, binding } => match self.lookup(&name.to_string()).map(|v| (v.ty, v.binding)) {
                 None => {
                     self.expr(place);
                     return;
                 }
-                Some(v) => {
-                    binding.set(v.binding);
-                    place.ty.set(v.ty);
-                    if v.binding != Binding::Reg {
+                Some((vty, vbinding)) => {
+                    binding.set(vbinding);
+                    place.ty.set(vty);
+                    if vbinding != Binding::Reg {
                         let what =
-                            if v.binding == Binding::Comptime { "a `#[comptime]` parameter" } else { "immutable" };
+                            if vbinding == Binding::Comptime { "a `#[comptime]` parameter" } else { "immutable" };
                         self.errs.at(
                             place.sp,
                             format!(
@@ -499,7 +564,7 @@ impl Checker<'_> {
                         );
                         return;
                     }
-                    v.ty
+                    vty
                 }
             },
             ExprKind::Index { base, idx } => {
@@ -645,6 +710,18 @@ impl Checker<'_> {
     }
 
     fn set_lit(&mut self, e: &Expr, to: Ty) {
+        // Down a left-nested chain (`1 + 2 + .. + x`) by a loop, not a call per operator.
+        let mut e = e;
+        while let ExprKind::Binary { op, lhs, rhs } = &e.kind {
+            if op.is_comparison() || op.is_logic() || !matches!(to, Ty::Scalar(_)) {
+                break;
+            }
+            e.ty.set(to);
+            if !op.is_shift() {
+                self.set_lit(rhs, to);
+            }
+            e = lhs;
+        }
         e.ty.set(to);
         let Ty::Scalar(s) = to else { return };
         match &e.kind {

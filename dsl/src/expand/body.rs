@@ -1,12 +1,18 @@
 //! Statements and expressions → Rust code that calls the builder `__k` (CubeCL-style: the
 //! generated code *builds* the IR when it runs, so `#[comptime]` values specialize it).
+//!
+//! The code is flat: every subexpression becomes one `let __tN = ..;` in sequence, and an
+//! expression's value is a temporary, a literal or a variable, never a nested block. A
+//! 1000-term sum expands to 1000 statements, not to blocks nested 1000 deep (which
+//! overflow rustc's parser). Only the user's own nesting (blocks, branches, loops) nests.
 
 use crate::check::block_tail;
 use crate::parse::ast::*;
 use crate::types::{Scalar, Ty};
 use phaser_codegen::registry::{self, Kind, OpDef, Ret};
-use proc_macro2::{Literal, Span, TokenStream};
+use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
+use std::cell::Cell;
 
 /// The Rust variable holding a `#[comptime]` parameter: renamed, because an upper-case name
 /// such as `N` would be read as a pattern if a constant `N` is in scope.
@@ -14,134 +20,204 @@ pub fn comptime_ident(name: &proc_macro2::Ident) -> proc_macro2::Ident {
     format_ident!("__ct_{}", name)
 }
 
+thread_local! {
+    static NEXT_TMP: Cell<u64> = const { Cell::new(0) };
+}
+
+/// A fresh temporary (`__t17`); unique within the macro invocation and beyond.
+fn tmp() -> Ident {
+    let n = NEXT_TMP.with(|c| {
+        let n = c.get();
+        c.set(n + 1);
+        n
+    });
+    format_ident!("__t{}", n)
+}
+
+/// The statements generated for one block, in order.
+pub type Out = Vec<TokenStream>;
+
+/// Push `let __tN = value;` and return `__tN`.
+fn bind(out: &mut Out, value: TokenStream) -> TokenStream {
+    let t = tmp();
+    out.push(quote!(let #t = #value;));
+    quote!(#t)
+}
+
 /// `__k.set_loc(file!():line!():column!())` at `sp`, so the PTX `.loc` names the user's line.
+/// Only the `file!()`/`line!()`/`column!()` tokens carry the user's span (they report where
+/// their span points); `__k` keeps the expansion's, so it resolves even when the kernel's
+/// tokens come from a `macro_rules!` (whose locals are hygienic).
 pub fn loc(sp: Sp) -> TokenStream {
-    quote_spanned!(sp.start=>
-        __k.set_loc(::core::option::Option::Some(__p::SourceLoc::new(::core::file!(), ::core::line!(), ::core::column!())));
-    )
+    let file = quote_spanned!(sp.start=> ::core::file!());
+    let line = quote_spanned!(sp.start=> ::core::line!());
+    let column = quote_spanned!(sp.start=> ::core::column!());
+    quote!(__k.set_loc(::core::option::Option::Some(__p::SourceLoc::new(#file, #line, #column)));)
 }
 
 /// Every statement of a block, the tail included (its value, if any, is dropped).
 pub fn stmts(b: &[Stmt]) -> TokenStream {
-    b.iter().map(stmt).collect()
+    let mut out = Out::new();
+    stmts_into(b, &mut out);
+    quote!(#(#out)*)
 }
 
-fn stmt(s: &Stmt) -> TokenStream {
+/// Push the statements of `b` (its tail included) onto `out`.
+pub fn stmts_into(b: &[Stmt], out: &mut Out) {
+    for s in b {
+        stmt(s, out);
+    }
+}
+
+/// One statement. Its temporaries live in a block of their own: the rest of the function is
+/// not nested inside them (rustc's debug info nests a scope per `let`, and a function of
+/// thousands of nested scopes overflows LLVM's stack), so only the user's own `let`s nest,
+/// as in plain Rust.
+fn stmt(s: &Stmt, out: &mut Out) {
     match s {
         Stmt::Let(l) => {
-            let l_loc = loc(l.sp);
+            out.push(loc(l.sp));
             let name = &l.name;
-            let init = expr_named(&l.init, Some(name));
-            let muts = l.muts.borrow();
-            match l.binding.get() {
-                Binding::Reg => quote!(#l_loc let #name = { let __v = #init; __k.var(__v) };),
-                _ if muts.is_empty() => quote!(#l_loc let #name = #init;),
-                _ => quote!(#l_loc let #name = __p::Snapshot::snapshot(#init, __k, &[#(#muts),*]);),
-            }
+            let mut temps = Out::new();
+            let init = value_named(&l.init, Some(name), &mut temps);
+            let init = match l.binding.get() {
+                Binding::Reg => quote!(__k.mut_var(#init)),
+                _ if l.snapshot.get() => quote!(__p::Snapshot::snapshot(#init, __k)),
+                _ => init,
+            };
+            out.push(if temps.is_empty() {
+                quote!(let #name = #init;)
+            } else {
+                quote!(let #name = { #(#temps)* #init };)
+            });
         }
         Stmt::Expr { expr: e, .. } => {
-            let l = loc(e.sp);
-            let ef = effect(e);
-            quote!(#l #ef)
+            out.push(loc(e.sp));
+            let mut inner = Out::new();
+            effect(e, &mut inner);
+            match inner.len() {
+                0 => {}
+                1 => out.extend(inner),
+                _ => out.push(quote!({ #(#inner)* })),
+            }
         }
     }
 }
 
-/// The statements of a block without its tail, and the tail.
-fn split_tail(b: &Block) -> (TokenStream, Option<&Expr>) {
+/// The statements of a block without its tail (pushed onto `out`), and the tail.
+fn split_tail<'a>(b: &'a Block, out: &mut Out) -> Option<&'a Expr> {
     match b.tail() {
-        Some(t) => (stmts(&b.stmts[..b.stmts.len() - 1]), Some(t)),
-        None => (stmts(&b.stmts), None),
+        Some(t) => {
+            stmts_into(&b.stmts[..b.stmts.len() - 1], out);
+            Some(t)
+        }
+        None => {
+            stmts_into(&b.stmts, out);
+            None
+        }
     }
+}
+
+/// A closure body for the builder's control flow: `|__k| { stmts }`.
+fn body(b: &[Stmt]) -> TokenStream {
+    let s = stmts(b);
+    quote!(|__k| { #s })
 }
 
 /// An expression in statement position.
-fn effect(e: &Expr) -> TokenStream {
+fn effect(e: &Expr, out: &mut Out) {
     match &e.kind {
         ExprKind::If { cond, then, els } => {
-            let then_s = stmts(&then.stmts);
-            let els_s = els.as_ref().map(|x| effect(x)).unwrap_or_default();
-            if cond.konst.get() {
-                let c = konst(cond);
-                quote!(if #c { #then_s } else { #els_s })
-            } else {
-                let c = expr(cond);
-                match els {
-                    None => quote!({ let __c = #c; __k.if_then(__c, |__k| { #then_s }); }),
-                    Some(_) => quote!({ let __c = #c; __k.if_else(__c, |__k| { #then_s }, |__k| { #els_s }); }),
+            // An `else if` is an `if` in the else branch: its condition is built there.
+            let els_s = {
+                let mut inner = Out::new();
+                if let Some(x) = els {
+                    effect(x, &mut inner);
                 }
+                quote!(#(#inner)*)
+            };
+            if cond.konst.get() {
+                let c = konst(cond, out);
+                let then_s = stmts(&then.stmts);
+                out.push(quote!(if #c { #then_s } else { #els_s }));
+            } else {
+                let c = value(cond, out);
+                let then_b = body(&then.stmts);
+                out.push(match els {
+                    None => quote!(__k.if_then(#c, #then_b);),
+                    Some(_) => quote!(__k.if_else(#c, #then_b, |__k| { #els_s });),
+                });
             }
         }
         ExprKind::Block(b) => {
             let s = stmts(&b.stmts);
-            quote!({ #s })
+            out.push(quote!({ #s }));
         }
-        ExprKind::For { var, start, end, step, body, muts } => {
-            let (s, en) = (expr(start), expr(end));
-            let muts = muts.borrow();
-            let en = if muts.is_empty() { en } else { quote!(__p::Snapshot::snapshot(#en, __k, &[#(#muts),*])) };
-            let step = step.as_ref().map(|x| konst(x)).unwrap_or_else(|| quote!(1u32));
-            let b = stmts(&body.stmts);
-            quote!({
-                let __s = #s;
-                let __e = #en;
-                __k.for_range_step(__s, __e, #step, |__k, #var| { #b });
-            })
+        ExprKind::For { var, start, end, step, body: b, snapshot } => {
+            let s = value(start, out);
+            let en = value(end, out);
+            let en = if snapshot.get() { bind(out, quote!(__p::Snapshot::snapshot(#en, __k))) } else { en };
+            let step = match step {
+                Some(x) => konst(x, out),
+                None => quote!(1u32),
+            };
+            let inner = stmts(&b.stmts);
+            out.push(quote!(__k.for_range_step(#s, #en, #step, |__k, #var| { #inner });));
         }
-        ExprKind::While { cond, body } => {
-            let c = expr(cond);
-            let b = stmts(&body.stmts);
-            quote!(__k.while_(|__k| #c, |__k| { #b });)
+        ExprKind::While { cond, body: b } => {
+            let mut cond_out = Out::new();
+            let c = value(cond, &mut cond_out);
+            let inner = body(&b.stmts);
+            out.push(quote!(__k.while_(|__k| { #(#cond_out)* #c }, #inner);));
         }
-        ExprKind::Loop { body } => {
-            let b = stmts(&body.stmts);
-            quote!(__k.loop_(|__k| { #b });)
+        ExprKind::Loop { body: b } => {
+            let inner = body(&b.stmts);
+            out.push(quote!(__k.loop_(#inner);));
         }
-        ExprKind::Break => quote!(__k.break_();),
-        ExprKind::Continue => quote!(__k.continue_();),
-        ExprKind::Return(_) => quote!(__k.ret();),
-        ExprKind::Assign { place, op, value } => assign(place, *op, value),
-        ExprKind::Paren(inner) => effect(inner),
-        ExprKind::Invalid => quote!(),
+        ExprKind::Break => out.push(quote!(__k.break_();)),
+        ExprKind::Continue => out.push(quote!(__k.continue_();)),
+        ExprKind::Return(_) => out.push(quote!(__k.ret();)),
+        ExprKind::Assign { place, op, value: v } => assign(place, *op, v, out),
+        ExprKind::Paren(inner) => effect(inner, out),
+        ExprKind::Invalid => {}
         _ => {
-            let v = expr(e);
-            quote!(let _ = #v;)
+            let v = value(e, out);
+            out.push(quote!(let _ = #v;));
         }
     }
 }
 
-fn assign(place: &Expr, op: Option<BinOp>, value: &Expr) -> TokenStream {
-    let v = expr(value);
+/// `place = v` / `place op= v`, built in Rust's order: the place's base and index, then
+/// the value.
+fn assign(place: &Expr, op: Option<BinOp>, v: &Expr, out: &mut Out) {
     match &place.kind {
-        ExprKind::Var { name, .. } => match op {
-            None => quote!({ let __v = #v; __k.assign(#name, __v); }),
-            Some(op) => {
+        ExprKind::Var { name, .. } => match (op, value(v, out)) {
+            (None, v) => out.push(quote!(__k.assign(#name, #v);)),
+            (Some(op), v) => {
                 let m = binop_method(op);
-                quote!({ let __v = #v; let __n = __k.#m(__p::Value::Reg(#name), __v); __k.assign(#name, __n); })
+                let n = bind(out, quote!(__k.#m(__p::Value::Reg(#name), #v)));
+                out.push(quote!(__k.assign(#name, #n);));
             }
         },
         ExprKind::Index { base, idx } => {
-            let (b, i) = (expr(base), expr(idx));
+            let b = value(base, out);
+            let i = value(idx, out);
+            let v = value(v, out);
             let (ld, st) = match base.ty.get() {
                 Ty::Shared(_) => (quote!(ld_shared), quote!(st_shared)),
                 _ => (quote!(ld_global), quote!(st_global)),
             };
             match op {
-                None => quote!({ let __b = #b; let __i = #i; let __v = #v; __k.#st(__b, __i, __v); }),
+                None => out.push(quote!(__k.#st(#b, #i, #v);)),
                 Some(op) => {
                     let m = binop_method(op);
-                    quote!({
-                        let __b = #b;
-                        let __i = #i;
-                        let __v = #v;
-                        let __o = __k.#ld(__b, __i);
-                        let __n = __k.#m(__o, __v);
-                        __k.#st(__b, __i, __n);
-                    })
+                    let o = bind(out, quote!(__k.#ld(#b, #i)));
+                    let n = bind(out, quote!(__k.#m(#o, #v)));
+                    out.push(quote!(__k.#st(#b, #i, #n);));
                 }
             }
         }
-        _ => quote!(),
+        _ => {}
     }
 }
 
@@ -176,14 +252,16 @@ pub fn reg_type(t: Ty) -> TokenStream {
     }
 }
 
-pub fn expr(e: &Expr) -> TokenStream {
-    expr_named(e, None)
+/// An expression's value: its statements are pushed onto `out`; what is returned is a
+/// temporary, a variable or a constant (never a block).
+pub fn value(e: &Expr, out: &mut Out) -> TokenStream {
+    value_named(e, None, out)
 }
 
-/// An expression's value; `let_name` names shared allocations after their `let`.
-fn expr_named(e: &Expr, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
+/// [`value`]; `let_name` names shared allocations after their `let`.
+fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -> TokenStream {
     match &e.kind {
-        ExprKind::Int { value, .. } => int_imm(*value, e.ty.get()),
+        ExprKind::Int { value, .. } => int_imm(*value, e.ty.get(), out),
         ExprKind::Float { value, .. } => match e.ty.get() {
             Ty::Scalar(Scalar::F64) => {
                 let l = Literal::f64_suffixed(*value);
@@ -192,7 +270,7 @@ fn expr_named(e: &Expr, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
             Ty::Scalar(s @ (Scalar::F16 | Scalar::BF16)) => {
                 let l = Literal::f32_suffixed(*value as f32);
                 let t = s.codegen_type();
-                quote!(__k.cvt(__p::Value::f32(#l), #t))
+                bind(out, quote!(__k.cvt(__p::Value::f32(#l), #t)))
             }
             _ => {
                 let l = Literal::f32_suffixed(*value as f32);
@@ -209,117 +287,149 @@ fn expr_named(e: &Expr, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
                 quote!(__p::Value::u32(#n))
             }
         },
-        ExprKind::Paren(inner) => expr_named(inner, let_name),
-        ExprKind::Binary { op, lhs, rhs } => {
-            let (l, r) = (expr(lhs), expr(rhs));
-            if op.is_logic() && !rhs.is_pure() {
-                // Short-circuit: the right side is only built into a branch taken when needed.
-                let guard = if *op == BinOp::And { quote!(__l) } else { quote!(__k.not(__l)) };
-                return quote!({
-                    let __l = #l;
-                    let __res = __k.var(__l);
-                    let __g = #guard;
-                    __k.if_then(__g, |__k| { let __r = #r; __k.assign(__res, __r); });
-                    __p::Value::Reg(__res)
-                });
+        ExprKind::Paren(inner) => value_named(inner, let_name, out),
+        ExprKind::Binary { .. } => {
+            // Down the left-nested chain by a loop (see `Checker::binary_chain`).
+            let mut spine = vec![e];
+            let mut leaf = e;
+            while let ExprKind::Binary { lhs, .. } = &leaf.kind {
+                leaf = lhs;
+                if matches!(leaf.kind, ExprKind::Binary { .. }) {
+                    spine.push(leaf);
+                }
             }
-            let m = binop_method(*op);
-            quote!({ let __l = #l; let __r = #r; __k.#m(__l, __r) })
+            let l = value(leaf, out);
+            if spine.len() == 1 {
+                let ExprKind::Binary { op, rhs, .. } = &e.kind else { unreachable!("a binary") };
+                let v = binary(*op, l, rhs, out);
+                return bind(out, v);
+            }
+            // A chain's partial results go through one variable: a `let` per term would nest
+            // a debug-info scope per term (thousands overflow LLVM, as in plain Rust).
+            let acc = tmp();
+            out.push(quote!(let mut #acc = #l;));
+            for node in spine.into_iter().rev() {
+                let ExprKind::Binary { op, rhs, .. } = &node.kind else { unreachable!("spine of binaries") };
+                let v = binary(*op, quote!(#acc), rhs, out);
+                out.push(quote!(#acc = #v;));
+            }
+            quote!(#acc)
         }
         ExprKind::Unary { op, e: inner } => {
-            let v = expr(inner);
+            let v = value(inner, out);
             match op {
-                UnOp::Neg => quote!({ let __v = #v; __k.neg(__v) }),
-                UnOp::Not => quote!({ let __v = #v; __k.not(__v) }),
+                UnOp::Neg => bind(out, quote!(__k.neg(#v))),
+                UnOp::Not => bind(out, quote!(__k.not(#v))),
             }
         }
         ExprKind::Cast { e: inner, to } => {
-            let v = expr(inner);
+            let v = value(inner, out);
             let t = to.codegen_type();
-            quote!({ let __v = #v; __k.cvt(__v, #t) })
+            bind(out, quote!(__k.cvt(#v, #t)))
         }
         ExprKind::Index { base, idx } => {
-            let (b, i) = (expr(base), expr(idx));
+            let b = value(base, out);
+            let i = value(idx, out);
             let ld = match base.ty.get() {
                 Ty::Shared(_) => quote!(ld_shared),
                 _ => quote!(ld_global),
             };
-            quote!({ let __b = #b; let __i = #i; __k.#ld(__b, __i) })
+            bind(out, quote!(__k.#ld(#b, #i)))
         }
         ExprKind::Array(v) => {
-            let xs = v.iter().map(expr);
+            let xs: Vec<TokenStream> = v.iter().map(|x| value(x, out)).collect();
             quote!([#(#xs),*])
         }
         ExprKind::Op { path, turbofish, args, .. } => {
             let def = registry::lookup(path).expect("checked");
-            op(def, args, turbofish.map(|t| t.0), let_name)
+            op(def, args, turbofish.map(|t| t.0), let_name, out)
         }
         ExprKind::Method { recv, name, args } => {
-            let r = expr(recv);
+            let r = value(recv, out);
             if name == "ptr_to" {
                 let idx = match &args[0].kind {
-                    ExprKind::Array(v) => expr(&v[0]),
-                    _ => expr(&args[0]),
+                    ExprKind::Array(v) => value(&v[0], out),
+                    _ => value(&args[0], out),
                 };
-                quote!({ let __b = #r; let __i = #idx; __k.barrier_at(__b, __i) })
+                bind(out, quote!(__k.barrier_at(#r, #idx)))
             } else {
-                let a = expr(&args[0]);
-                quote!({ let __l = #r; let __r = #a; __k.#name(__l, __r) })
+                let a = value(&args[0], out);
+                bind(out, quote!(__k.#name(#r, #a)))
             }
         }
         ExprKind::Call { path, args } => {
             // The helper sets its own lines; the rest of this statement is the caller's again.
-            let call = device_call(path, args);
-            let back = loc(e.sp);
-            quote!({ let __ret = #call; #back __ret })
+            let ret = device_call(path, args, out);
+            out.push(loc(e.sp));
+            ret
         }
         ExprKind::If { cond, then, els } if e.ty.get() != Ty::Unit => {
-            let (then_s, then_t) = split_tail(then);
-            let then_v = then_t.map(expr).unwrap_or_default();
             let els = els.as_ref().expect("an `if` with a value has an `else`");
+            // Each branch: its statements, then its value.
+            let branch = |b: Option<&Block>, tail: Option<&Expr>| {
+                let mut inner = Out::new();
+                let t = match b {
+                    Some(b) => split_tail(b, &mut inner),
+                    None => tail,
+                };
+                let v = t.map(|t| value(t, &mut inner)).unwrap_or_default();
+                (inner, v)
+            };
+            let (then_s, then_v) = branch(Some(then), None);
             let (els_s, els_v) = match &els.kind {
-                ExprKind::Block(b) => {
-                    let (s, t) = split_tail(b);
-                    (s, t.map(expr).unwrap_or_default())
-                }
-                _ => (quote!(), block_tail(els).map(expr).unwrap_or_default()),
+                ExprKind::Block(b) => branch(Some(b), None),
+                _ => branch(None, block_tail(els)),
             };
             if cond.konst.get() {
-                let c = konst(cond);
-                quote!(if #c { #then_s #then_v } else { #els_s #els_v })
+                let c = konst(cond, out);
+                bind(out, quote!(if #c { #(#then_s)* #then_v } else { #(#els_s)* #els_v }))
             } else {
-                let c = expr(cond);
+                let c = value(cond, out);
                 let t = reg_type(e.ty.get());
-                quote!({
-                    let __c = #c;
-                    let __res = __k.new_reg(#t);
-                    __k.if_else(
-                        __c,
-                        |__k| { #then_s let __v = #then_v; __k.assign(__res, __v); },
-                        |__k| { #els_s let __v = #els_v; __k.assign(__res, __v); },
-                    );
-                    __p::Value::Reg(__res)
-                })
+                let res = bind(out, quote!(__k.new_reg(#t)));
+                out.push(quote!(__k.if_else(
+                    #c,
+                    |__k| { #(#then_s)* __k.assign(#res, #then_v); },
+                    |__k| { #(#els_s)* __k.assign(#res, #els_v); },
+                );));
+                quote!(__p::Value::Reg(#res))
             }
         }
         ExprKind::Block(b) if e.ty.get() != Ty::Unit => {
-            let (s, t) = split_tail(b);
-            let v = t.map(expr).unwrap_or_default();
-            quote!({ #s #v })
+            let mut inner = Out::new();
+            let t = split_tail(b, &mut inner);
+            let v = t.map(|t| value(t, &mut inner)).unwrap_or_default();
+            bind(out, quote!({ #(#inner)* #v }))
         }
         _ => {
-            let ef = effect(e);
-            quote!({ #ef })
+            effect(e, out);
+            quote!(())
         }
     }
 }
 
-fn int_imm(value: u128, ty: Ty) -> TokenStream {
+/// `l op rhs`, `l` built already: an expression to bind (it may call the builder).
+fn binary(op: BinOp, l: TokenStream, rhs: &Expr, out: &mut Out) -> TokenStream {
+    if op.is_logic() && !rhs.is_pure() {
+        // Short-circuit: the right side is only built into a branch taken when needed.
+        let res = bind(out, quote!(__k.var(#l)));
+        let guard = if op == BinOp::And { l } else { bind(out, quote!(__k.not(#l))) };
+        let mut inner = Out::new();
+        let r = value(rhs, &mut inner);
+        out.push(quote!(__k.if_then(#guard, |__k| { #(#inner)* __k.assign(#res, #r); });));
+        return quote!(__p::Value::Reg(#res));
+    }
+    let r = value(rhs, out);
+    let m = binop_method(op);
+    quote!(__k.#m(#l, #r))
+}
+
+fn int_imm(value: u128, ty: Ty, out: &mut Out) -> TokenStream {
     match ty {
         Ty::Scalar(s) if s.is_float() => {
             let l = Literal::f64_suffixed(value as f64);
             let t = s.codegen_type();
-            quote!(__k.cvt(__p::Value::f64(#l), #t))
+            bind(out, quote!(__k.cvt(__p::Value::f64(#l), #t)))
         }
         Ty::Bool => {
             let b = value != 0;
@@ -336,8 +446,9 @@ fn int_imm(value: u128, ty: Ty) -> TokenStream {
     }
 }
 
-/// A compile-time expression as Rust (`u32` or `bool`), over `#[comptime]` parameters.
-pub fn konst(e: &Expr) -> TokenStream {
+/// A compile-time expression as Rust (`u32` or `bool`), over `#[comptime]` parameters; flat
+/// like [`value`] (one `let` per operation).
+pub fn konst(e: &Expr, out: &mut Out) -> TokenStream {
     match &e.kind {
         ExprKind::Int { value, .. } => {
             let l = Literal::u32_suffixed(*value as u32);
@@ -349,26 +460,32 @@ pub fn konst(e: &Expr) -> TokenStream {
             quote!(#n)
         }
         ExprKind::Var { name, .. } => quote!(#name),
-        ExprKind::Paren(inner) | ExprKind::Cast { e: inner, .. } => konst(inner),
+        ExprKind::Paren(inner) | ExprKind::Cast { e: inner, .. } => konst(inner, out),
         ExprKind::Unary { e: inner, .. } => {
-            let v = konst(inner);
-            quote!((!#v))
+            let v = konst(inner, out);
+            bind(out, quote!(!#v))
         }
         ExprKind::Binary { op, lhs, rhs } => {
-            let (l, r) = (konst(lhs), konst(rhs));
+            let l = konst(lhs, out);
+            let r = konst(rhs, out);
+            // Arithmetic is checked, as Rust's is: an overflow (or a division by zero) is a
+            // build error naming the values, never a wrapped size.
             let m = match op {
-                BinOp::Add => Some(quote!(wrapping_add)),
-                BinOp::Sub => Some(quote!(wrapping_sub)),
-                BinOp::Mul => Some(quote!(wrapping_mul)),
-                BinOp::Shl => Some(quote!(wrapping_shl)),
-                BinOp::Shr => Some(quote!(wrapping_shr)),
+                BinOp::Add => Some(quote!(checked_add)),
+                BinOp::Sub => Some(quote!(checked_sub)),
+                BinOp::Mul => Some(quote!(checked_mul)),
+                BinOp::Div => Some(quote!(checked_div)),
+                BinOp::Rem => Some(quote!(checked_rem)),
+                BinOp::Shl => Some(quote!(checked_shl)),
+                BinOp::Shr => Some(quote!(checked_shr)),
                 _ => None,
             };
+            let sym = op.symbol();
             match m {
-                Some(m) => quote!((#l).#m(#r)),
+                Some(m) => bind(out, quote!(__p::konst(__k, #l, #sym, #r, (#l).#m(#r)))),
                 None => {
-                    let sym: TokenStream = op.symbol().parse().expect("operator");
-                    quote!((#l #sym #r))
+                    let sym: TokenStream = sym.parse().expect("operator");
+                    bind(out, quote!(#l #sym #r))
                 }
             }
         }
@@ -378,17 +495,20 @@ pub fn konst(e: &Expr) -> TokenStream {
 
 /// An op of the registry: the arguments are evaluated in order into `OpArg`s and handed to
 /// the entry's lowering (`call_op`), whose result comes back as the handle the checker typed.
-fn op(def: &OpDef, args: &[Expr], turbofish: Option<Scalar>, let_name: Option<&proc_macro2::Ident>) -> TokenStream {
-    let mut binds = Vec::new();
+fn op(
+    def: &OpDef,
+    args: &[Expr],
+    turbofish: Option<Scalar>,
+    let_name: Option<&proc_macro2::Ident>,
+    out: &mut Out,
+) -> TokenStream {
     let mut names = Vec::new();
     for (i, p) in def.params.iter().enumerate() {
-        let a = format_ident!("__a{}", i);
         let value = match args.get(i) {
-            Some(x) => op_arg(p.kind, x),
+            Some(x) => op_arg(p.kind, x, out),
             None => quote!(__p::OpArg::Absent),
         };
-        binds.push(quote!(let #a = #value;));
-        names.push(a);
+        names.push(bind(out, value));
     }
     let elem = match turbofish {
         Some(t) => {
@@ -397,13 +517,12 @@ fn op(def: &OpDef, args: &[Expr], turbofish: Option<Scalar>, let_name: Option<&p
         }
         None => quote!(::core::option::Option::None),
     };
-    let name = let_name.map(|n| n.to_string()).unwrap_or_else(|| def.path.rsplit('.').next().unwrap_or("smem").into());
+    let name = let_name
+        .map(|n| syn::ext::IdentExt::unraw(n).to_string())
+        .unwrap_or_else(|| def.path.rsplit('.').next().unwrap_or("smem").into());
     let path = def.path;
     let handle = ret_handle(def.ret);
-    quote!({
-        #(#binds)*
-        __p::call_op::<#handle>(__k, #path, ::std::vec![#(#names),*], #elem, #name)
-    })
+    bind(out, quote!(__p::call_op::<#handle>(__k, #path, ::std::vec![#(#names),*], #elem, #name)))
 }
 
 /// The Rust type an op's result is held in while the kernel is built.
@@ -422,24 +541,24 @@ fn ret_handle(ret: Ret) -> TokenStream {
     }
 }
 
-fn op_arg(kind: Kind, a: &Expr) -> TokenStream {
+fn op_arg(kind: Kind, a: &Expr, out: &mut Out) -> TokenStream {
     match (kind, &a.kind) {
         (Kind::Const, _) => {
-            let c = konst(a);
+            let c = konst(a, out);
             quote!(__p::OpArg::Const(#c))
         }
         (Kind::ConstDims, ExprKind::Array(v)) => {
-            let c = konst(&v[0]);
+            let c = konst(&v[0], out);
             quote!(__p::OpArg::Const(#c))
         }
         (Kind::Choice(_), ExprKind::Str(s)) => quote!(__p::OpArg::Choice(#s)),
         (Kind::Tag, ExprKind::Str(s)) => quote!(__p::OpArg::Tag(#s)),
         (Kind::Coords | Kind::Values, ExprKind::Array(v)) => {
-            let xs = v.iter().map(expr);
+            let xs: Vec<TokenStream> = v.iter().map(|x| value(x, out)).collect();
             quote!(__p::OpArg::Values(::std::vec![#(#xs),*]))
         }
         _ => {
-            let v = expr(a);
+            let v = value(a, out);
             quote!(__p::OpArg::from(#v))
         }
     }
@@ -447,14 +566,13 @@ fn op_arg(kind: Kind, a: &Expr) -> TokenStream {
 
 /// A `#[phaser::device]` call: `path::__expand(__k, args..)`, typed arguments where the
 /// macro knows the type so rustc checks them against the helper's signature.
-fn device_call(path: &syn::Path, args: &[Expr]) -> TokenStream {
-    let mut binds = Vec::new();
+fn device_call(path: &syn::Path, args: &[Expr], out: &mut Out) -> TokenStream {
     let mut names = Vec::new();
     for (i, a) in args.iter().enumerate() {
         let sp = a.sp.start;
         // Spanned at the argument: rustc's type errors against the helper's signature point there.
-        let d = format_ident!("__d{}", i, span = sp);
-        let v = expr(a);
+        let d = format_ident!("__d{}_{}", i, tmp(), span = sp);
+        let v = value(a, out);
         let conv = match a.ty.get() {
             Ty::Scalar(s) => {
                 let r = s.rust_type();
@@ -463,14 +581,14 @@ fn device_call(path: &syn::Path, args: &[Expr]) -> TokenStream {
             Ty::Bool => quote_spanned!(sp=> __p::Scalar::<bool>::new(#v)),
             Ty::State => quote_spanned!(sp=> __p::Scalar::<__p::StateTy>::new(#v)),
             Ty::IntLit | Ty::FloatLit => quote_spanned!(sp=> __p::Scalar::lit(#v)),
-            Ty::Unknown => quote_spanned!(sp=> __p::into_arg(__k, #v)),
+            Ty::Unknown => {
+                let k = quote!(__k);
+                quote_spanned!(sp=> __p::into_arg(#k, #v))
+            }
             _ => v,
         };
-        binds.push(quote!(let #d = #conv;));
+        out.push(quote!(let #d = #conv;));
         names.push(d);
     }
-    quote!({
-        #(#binds)*
-        __p::DeviceRet::into_dsl(#path::__expand(__k, #(#names),*))
-    })
+    bind(out, quote!(__p::DeviceRet::into_dsl(#path::__expand(__k, #(#names),*))))
 }

@@ -40,7 +40,9 @@ fn allows() -> TokenStream {
 pub fn kernel(f: &FnDef) -> TokenStream {
     let FnKind::Kernel { target } = f.kind else { unreachable!("kernel") };
     let (attrs, vis, name) = (&f.attrs, &f.vis, &f.name);
-    let name_str = name.to_string();
+    // `r#loop` names the kernel `loop`: the name a Rust reader sees (the PTX printer escapes
+    // whatever is not a PTX identifier).
+    let name_str = syn::ext::IdentExt::unraw(name).to_string();
     let target_variant = format_ident!("{}", format!("{target:?}"));
     let comptime: Vec<_> = f.params.iter().filter(|p| p.comptime).map(|p| body::comptime_ident(&p.name)).collect();
     let key_tys: Vec<_> = comptime.iter().map(|_| quote!(u32)).collect();
@@ -49,7 +51,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
     let mut launch_params = Vec::new();
     let mut launch_args = Vec::new();
     for p in &f.params {
-        let (n, s) = (&p.name, p.name.to_string());
+        let (n, s) = (&p.name, syn::ext::IdentExt::unraw(&p.name).to_string());
         if p.comptime {
             let c = body::comptime_ident(n);
             launch_params.push(quote!(#c: u32));
@@ -60,7 +62,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                 let t = sc.codegen_type();
                 let r = sc.rust_type();
                 param_decls.push(if p.mutable {
-                    quote!(let #n = { let __v = __k.param(#s, #t); __k.var(__v) };)
+                    quote!(let #n = { let __v = __k.param(#s, #t); __k.mut_var(__v) };)
                 } else {
                     quote!(let #n = __k.param(#s, #t);)
                 });
@@ -103,6 +105,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
         quote!()
     };
     let allow = allows();
+    let registration = registration(name, &name_str, &target_variant, &f.params);
     let doc_build = format!("Build `{name_str}`'s IR for `target` (uncached; the `#[comptime]` values specialize it).");
     quote! {
         #(#attrs)*
@@ -169,11 +172,43 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                 __dev.launch(&__kernel, __cfg, &[#(#launch_args),*])
             }
         }
+
+        #registration
+    }
+}
+
+/// The kernel registers itself (`inventory`), so `phaser::registry::kernels()` and the
+/// `phaser` CLI (`list`, `emit`) know it without being told: name, target, `#[comptime]`
+/// parameter names, where it is defined, and a build function taking the comptime values in
+/// declaration order (the CLI checks their number).
+fn registration(name: &syn::Ident, name_str: &str, target_variant: &syn::Ident, params: &[Param]) -> TokenStream {
+    let names: Vec<String> = params.iter().filter(|p| p.comptime).map(|p| p.name.to_string()).collect();
+    let values = (0..names.len()).map(|i| quote!(__values[#i]));
+    let here = quote::quote_spanned!(name.span()=> ::core::file!(), ::core::line!());
+    quote! {
+        ::phaser::__private::inventory::submit! {
+            ::phaser::__private::KernelEntry {
+                name: #name_str,
+                target: ::phaser::__private::Target::#target_variant,
+                comptime: &[#(#names),*],
+                location: (#here),
+                build: {
+                    fn __phaser_build(
+                        __target: ::phaser::__private::Target,
+                        __values: &[u32],
+                    ) -> ::core::result::Result<::phaser::__private::Kernel, ::phaser::__private::CodegenError> {
+                        #name::build(__target, #(#values),*)
+                    }
+                    __phaser_build
+                },
+            }
+        }
     }
 }
 
 pub fn device(f: &FnDef) -> TokenStream {
     let (attrs, vis, name) = (&f.attrs, &f.vis, &f.name);
+    let name_str = syn::ext::IdentExt::unraw(name).to_string();
     let mut params = Vec::new();
     let mut convs = Vec::new();
     for p in &f.params {
@@ -182,7 +217,7 @@ pub fn device(f: &FnDef) -> TokenStream {
         params.push(quote!(#n: #t));
         if p.ty.is_register() {
             convs.push(if p.mutable {
-                quote!(let #n = { let __v = #n.value(); __k.var(__v) };)
+                quote!(let #n = { let __v = #n.value(); __k.mut_var(__v) };)
             } else {
                 quote!(let #n = #n.value();)
             });
@@ -197,11 +232,12 @@ pub fn device(f: &FnDef) -> TokenStream {
                 Stmt::Expr { expr, .. } => expr,
                 Stmt::Let(_) => unreachable!("checked: a result"),
             };
-            let s = body::stmts(init);
-            let l = body::loc(tail.sp);
-            let v = body::expr(tail);
+            let mut out = body::Out::new();
+            body::stmts_into(init, &mut out);
+            out.push(body::loc(tail.sp));
+            let v = body::value(tail, &mut out);
             let wrap = if ty.is_register() { quote!(__p::Scalar::new(#v)) } else { v };
-            (device_rust_type(*ty), quote!(#s #l #wrap))
+            (device_rust_type(*ty), quote!(#(#out)* #wrap))
         }
     };
     let allow = allows();
@@ -216,8 +252,17 @@ pub fn device(f: &FnDef) -> TokenStream {
             #[doc(hidden)]
             pub fn __expand(__k: &mut ::phaser::__private::KernelBuilder, #(#params),*) -> #ret {
                 use ::phaser::__private as __p;
-                #(#convs)*
-                #body
+                // Inlining a function that (indirectly) calls itself would never end: the
+                // builder reports the cycle and the call yields a placeholder.
+                if !__k.enter_device(::core::concat!(::core::module_path!(), "::", #name_str)) {
+                    return __p::Placeholder::placeholder();
+                }
+                let __ret = {
+                    #(#convs)*
+                    #body
+                };
+                __k.exit_device();
+                __ret
             }
         }
     }

@@ -5,7 +5,7 @@
 use crate::types::{Scalar, Ty};
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, TokenStreamExt};
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 
 /// A source range (first and last token), for diagnostics that underline a whole construct.
 #[derive(Clone, Copy, Debug)]
@@ -103,9 +103,10 @@ pub struct Let {
     pub sp: Sp,
     /// Set by the checker: how the expansion binds the variable.
     pub binding: Cell<Binding>,
-    /// Set by the checker: the `let mut` variables in scope, which an immutable binding must
-    /// not alias (`let waited = phase;` copies `phase`'s register when it is one of them).
-    pub muts: RefCell<Vec<Ident>>,
+    /// Set by the checker: whether a `let mut` variable is in scope, which an immutable
+    /// binding must not alias (`let waited = phase;` copies `phase`'s register: the builder
+    /// knows which registers are `let mut` variables, see `KernelBuilder::snapshot`).
+    pub snapshot: Cell<bool>,
 }
 
 /// How a variable is held while the IR is built.
@@ -230,8 +231,8 @@ pub enum ExprKind {
         end: Box<Expr>,
         step: Option<Box<Expr>>,
         body: Block,
-        /// The `let mut`s in scope: the end bound is evaluated once (a copy), as in Rust.
-        muts: RefCell<Vec<Ident>>,
+        /// Whether a `let mut` is in scope: the end bound is evaluated once (a copy), as in Rust.
+        snapshot: Cell<bool>,
     },
     While {
         cond: Box<Expr>,

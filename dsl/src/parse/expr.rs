@@ -73,7 +73,7 @@ impl Parser<'_> {
             init: init_e,
             sp,
             binding: Cell::new(Binding::Plain),
-            muts: Default::default(),
+            snapshot: Cell::new(false),
         }))
     }
 
@@ -253,9 +253,10 @@ impl Parser<'_> {
         Expr::new(kind, sp)
     }
 
-    fn binary(&mut self, b: &syn::ExprBinary, sp: Sp) -> Expr {
+    /// A binary operator: `(op, is_compound_assignment)`; `None` for one the DSL lacks.
+    fn bin_op(op: &syn::BinOp) -> Option<(BinOp, bool)> {
         use syn::BinOp as S;
-        let (op, assign) = match b.op {
+        Some(match op {
             S::Add(_) => (BinOp::Add, false),
             S::Sub(_) => (BinOp::Sub, false),
             S::Mul(_) => (BinOp::Mul, false),
@@ -284,15 +285,38 @@ impl Parser<'_> {
             S::BitOrAssign(_) => (BinOp::BitOr, true),
             S::ShlAssign(_) => (BinOp::Shl, true),
             S::ShrAssign(_) => (BinOp::Shr, true),
-            _ => return self.invalid(sp, "unsupported operator"),
-        };
-        let (l, r) = (self.boxed(&b.left), self.boxed(&b.right));
-        let kind = if assign {
-            ExprKind::Assign { place: l, op: Some(op), value: r }
-        } else {
-            ExprKind::Binary { op, lhs: l, rhs: r }
-        };
-        Expr::new(kind, sp)
+            _ => return None,
+        })
+    }
+
+    /// A binary expression. Left-associative chains (`a + b + c + ..`) nest to the left; the
+    /// spine is walked with a loop, so a sum of thousands of terms does not recurse once per
+    /// term (the right operands are parsed recursively, as they nest only as written).
+    fn binary(&mut self, b: &syn::ExprBinary, sp: Sp) -> Expr {
+        let mut spine = vec![b];
+        let mut leaf = &*b.left;
+        while let syn::Expr::Binary(inner) = leaf {
+            spine.push(inner);
+            leaf = &inner.left;
+        }
+        let start = Sp::of(leaf).start;
+        let mut acc = self.expr(leaf);
+        for (i, node) in spine.into_iter().enumerate().rev() {
+            // The outermost node keeps the span computed for it; inner ones run from the
+            // leaf's start to their right operand's end (O(1) each, not O(subtree)).
+            let node_sp = if i == 0 { sp } else { Sp { start, end: Sp::of(&*node.right).end } };
+            let Some((op, assign)) = Self::bin_op(&node.op) else {
+                return self.invalid(node_sp, "unsupported operator");
+            };
+            let r = self.boxed(&node.right);
+            let kind = if assign {
+                ExprKind::Assign { place: Box::new(acc), op: Some(op), value: r }
+            } else {
+                ExprKind::Binary { op, lhs: Box::new(acc), rhs: r }
+            };
+            acc = Expr::new(kind, node_sp);
+        }
+        acc
     }
 
     /// `T.a.b` chains: the names after `T`, or None when the chain is not rooted at `T`.
@@ -403,7 +427,7 @@ impl Parser<'_> {
             end: self.boxed(end),
             step,
             body: self.block(&f.body),
-            muts: Default::default(),
+            snapshot: Cell::new(false),
         };
         Expr::new(kind, sp)
     }

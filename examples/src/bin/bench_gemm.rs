@@ -6,12 +6,17 @@
 //! bench_gemm --check --seed 42     # replay a check
 //! bench_gemm --sweep               # tile shape x stages x cluster size at 4096^3 and 8192^3
 //! bench_gemm --emit-ptx DIR        # no GPU: write the PTX of the default and sweep configs
+//! bench_gemm --profile --shapes 8192x8192x8192   # for ncu: 3 + 3 warm launches, then one each
 //! ```
 //!
-//! Performance: TFLOP/s (2MNK / time) of the median of `--runs` event-timed batches of
-//! back-to-back launches (batches of ~20 ms, after `--warmup` launches), Phaser and cuBLASLt
-//! (bf16 in/out, f32 compute, best heuristic algorithm, 32 MiB workspace) on the same stream.
-//! After timing, C is poisoned and recomputed, and compared in full with cuBLAS's C.
+//! Performance: every row (perf and sweep alike) times Phaser and cuBLASLt (bf16 in/out, f32
+//! compute, best heuristic algorithm, 32 MiB workspace) the same way, interleaved on one
+//! stream (`timing::interleaved`): `--warmup-ms` of sustained load alternating the two, then
+//! `--runs` rounds of one ~20 ms batch of back-to-back launches each, in alternating order;
+//! TFLOP/s = 2MNK / median time per launch. cuBLAS is measured with each row, never reused
+//! from another (the clocks differ between rows), and the SM clock and power `nvidia-smi`
+//! reports during the timed batches are printed with the row. After timing, C is poisoned and
+//! recomputed, and compared with cuBLAS's C (in full; 4096 samples in the sweep).
 //!
 //! Correctness (`--check`): random bf16 inputs in [-1, 1) (fresh seed, printed), C poisoned
 //! with NaN before each run, every element compared with cuBLAS (and with an f64 CPU
@@ -55,12 +60,16 @@ struct Args {
     /// B layouts to run.
     #[arg(long, value_enum, default_value_t = Layouts::Both)]
     b: Layouts,
-    /// Timed batches per measurement (the median is reported).
+    /// Timed batches per side per measurement (the median is reported).
     #[arg(long, default_value_t = 10)]
     runs: usize,
-    /// Untimed launches before timing.
-    #[arg(long, default_value_t = 3)]
-    warmup: usize,
+    /// Sustained load before each measurement, in ms (both sides alternating).
+    #[arg(long, default_value_t = 500)]
+    warmup_ms: u64,
+    /// For ncu: at the first of --shapes (default 8192^3), 3 launches of Phaser's default
+    /// configuration, 3 of cuBLAS, then one of each (the two to profile); no timing.
+    #[arg(long)]
+    profile: bool,
     /// Input seed (default: fresh, printed).
     #[arg(long)]
     seed: Option<u64>,
@@ -121,7 +130,7 @@ fn raw_args(dev: &Device, cfg: &GemmConfig, bufs: &GemmBuffers) -> BenchResult<V
     let maps = bufs.tensor_maps(dev, cfg)?;
     let mut args = Vec::new();
     for m in &maps {
-        let enc = m.encoded.ok_or_else(|| BenchError("a tensor map was not encoded for the GPU".into()))?;
+        let enc = m.encoded().copied().ok_or_else(|| BenchError("a tensor map was not encoded for the GPU".into()))?;
         args.push(RawArg::Map(TensorMapArg(enc)));
     }
     let s = bufs.shape;
@@ -147,10 +156,52 @@ struct PerfRow {
     config: GemmConfig,
     ours: f64,
     cublas: f64,
+    /// The GPU during the timed batches.
+    gpu: Option<timing::GpuState>,
     check: Comparison,
 }
 
-/// Time the Phaser kernel and cuBLAS at one shape, then verify Phaser's C against cuBLAS's.
+impl PerfRow {
+    fn clocks(&self) -> String {
+        match self.gpu {
+            Some(g) => format!("{:.0} MHz, {:.0} W, {:.0} C, reasons {:#x}", g.sm_mhz, g.power_w, g.temp_c, g.reasons),
+            None => "no nvidia-smi".into(),
+        }
+    }
+    fn mhz(&self) -> String {
+        self.gpu.map(|g| format!("{:.0}", g.sm_mhz)).unwrap_or_else(|| "-".into())
+    }
+    fn watts(&self) -> String {
+        self.gpu.map(|g| format!("{:.0}", g.power_w)).unwrap_or_else(|| "-".into())
+    }
+}
+
+/// The timing method of every row.
+fn method(args: &Args) -> timing::Method {
+    timing::Method { warmup: Duration::from_millis(args.warmup_ms), runs: args.runs }
+}
+
+/// Uploaded inputs for `shape` and `layout` (a sweep reuses them for every configuration).
+fn inputs_for<'a>(
+    dev: &Device,
+    inputs: &'a mut Inputs,
+    shape: GemmShape,
+    layout: BLayout,
+    seed: u64,
+) -> BenchResult<&'a mut (GemmBuffers, phaser::Buffer<bf16>)> {
+    if !inputs.contains_key(&(shape, layout)) {
+        inputs.clear(); // one shape's buffers at a time (8192^3 needs 400 MiB)
+        let a = random_bf16(shape.m as usize * shape.k as usize, seed);
+        let b = random_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
+        let bufs = GemmBuffers::new(dev, shape, layout, &a, &b)?;
+        let reference = dev.alloc::<bf16>(shape.m as usize * shape.n as usize)?;
+        inputs.insert((shape, layout), (bufs, reference));
+    }
+    Ok(inputs.get_mut(&(shape, layout)).expect("inserted above"))
+}
+
+/// Time the Phaser kernel and cuBLAS at one shape the same way (interleaved), then verify
+/// Phaser's C against cuBLAS's.
 #[allow(clippy::too_many_arguments)]
 fn perf_one(
     dev: &Device,
@@ -160,41 +211,21 @@ fn perf_one(
     shape: GemmShape,
     seed: u64,
     args: &Args,
-    cublas_cache: &mut HashMap<(GemmShape, BLayout), f64>,
     inputs: &mut Inputs,
     full_check: bool,
 ) -> BenchResult<PerfRow> {
     let cuda = timing::cuda(dev)?;
-    // Inputs once per shape and layout (a sweep reuses them for every configuration).
-    if !inputs.contains_key(&(shape, cfg.b_layout)) {
-        inputs.clear(); // one shape's buffers at a time (8192^3 needs 400 MiB)
-        let a = random_bf16(shape.m as usize * shape.k as usize, seed);
-        let b = random_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
-        let bufs = GemmBuffers::new(dev, shape, cfg.b_layout, &a, &b)?;
-        let reference = dev.alloc::<bf16>(shape.m as usize * shape.n as usize)?;
-        inputs.insert((shape, cfg.b_layout), (bufs, reference));
-    }
-    let (bufs, reference) = inputs.get_mut(&(shape, cfg.b_layout)).expect("inserted above");
+    let (bufs, reference) = inputs_for(dev, inputs, shape, cfg.b_layout, seed)?;
     let (_, f) = kernels.get(dev, cfg)?;
     let raw = raw_args(dev, cfg, bufs)?;
     let launch =
         Shape { grid: grid(cfg, &shape, dev.sm_count()?), block: cfg.threads(), smem: cfg.dynamic_smem_bytes() };
-    let batch = per_batch(&shape);
-    let t_ours =
-        timing::median_per_launch(cuda, args.warmup, args.runs, batch, || timing::launch(cuda, f, launch, &raw))?;
     let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
     let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
-    let cublas = match cublas_cache.get(&(shape, cfg.b_layout)) {
-        Some(&t) => t,
-        None => {
-            let t =
-                timing::median_per_launch(cuda, args.warmup, args.runs, batch, || blas.run(cuda, &plan, pa, pb, pc))?;
-            let v = tflops(&shape, t);
-            cublas_cache.insert((shape, cfg.b_layout), v);
-            v
-        }
-    };
-    // Verify the timed kernel: poison, one more run, compare with cuBLAS's C in full.
+    let mut ours = || timing::launch(cuda, f, launch, &raw);
+    let mut theirs = || blas.run(cuda, &plan, pa, pb, pc);
+    let t = timing::interleaved(cuda, &method(args), per_batch(&shape), &mut [&mut ours, &mut theirs])?;
+    // Verify the timed kernel: poison, one more run, compare with cuBLAS's C.
     dev.fill(&mut bufs.c, POISON)?;
     timing::time(cuda, || timing::launch(cuda, f, launch, &raw))?;
     timing::time(cuda, || blas.run(cuda, &plan, pa, pb, pc))?;
@@ -208,7 +239,44 @@ fn perf_one(
         (0..4096).map(|_| (r.random_range(0..m), r.random_range(0..n))).collect()
     };
     let check = compare(&ours, &shape, positions.into_iter(), |i, j| theirs[i * n + j].to_f64());
-    Ok(PerfRow { shape, layout: cfg.b_layout, config: *cfg, ours: tflops(&shape, t_ours), cublas, check })
+    Ok(PerfRow {
+        shape,
+        layout: cfg.b_layout,
+        config: *cfg,
+        ours: tflops(&shape, t.sides[0].median),
+        cublas: tflops(&shape, t.sides[1].median),
+        gpu: t.gpu,
+        check,
+    })
+}
+
+/// `--profile`: the launches ncu profiles (`bench/gemm_ncu.sh`): at `shape`, 3 launches of
+/// Phaser's default configuration and 3 of cuBLAS (warm-up), then one of each.
+fn profile(args: &Args, shape: GemmShape, seed: u64) -> BenchResult<()> {
+    let dev = Device::cuda(0)?;
+    let cuda = timing::cuda(&dev)?;
+    let blas = CublasLt::new(cuda)?;
+    let cfg = args.config(BLayout::KMajor);
+    let mut kernels = Kernels { built: HashMap::new() };
+    let mut inputs = Inputs::new();
+    let (bufs, reference) = inputs_for(&dev, &mut inputs, shape, cfg.b_layout, seed)?;
+    let (_, f) = kernels.get(&dev, &cfg)?;
+    let raw = raw_args(&dev, &cfg, bufs)?;
+    let launch =
+        Shape { grid: grid(&cfg, &shape, dev.sm_count()?), block: cfg.threads(), smem: cfg.dynamic_smem_bytes() };
+    let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
+    let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
+    for round in ["warm-up", "warm-up", "warm-up", "profiled"] {
+        let t_ours = timing::time(cuda, || timing::launch(cuda, f, launch, &raw))?;
+        let t_blas = timing::time(cuda, || blas.run(cuda, &plan, pa, pb, pc))?;
+        println!(
+            "profile {shape} kmajor ({round}): {} {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s",
+            cfg.kernel_name(),
+            tflops(&shape, t_ours),
+            tflops(&shape, t_blas)
+        );
+    }
+    Ok(())
 }
 
 /// The check line with the largest error ratio (the first number after "vs cuBLAS").
@@ -245,6 +313,15 @@ fn main() {
         println!("PTX written to {}", dir.display());
         return;
     }
+    if args.profile {
+        let shape = args.shapes.first().copied().unwrap_or(GemmShape::new(8192, 8192, 8192));
+        let seed = args.seed.unwrap_or_else(phaser_examples::gallery::fresh_seed);
+        if let Err(e) = profile(&args, shape, seed) {
+            eprintln!("bench_gemm: {e}");
+            std::process::exit(2);
+        }
+        return;
+    }
     match run(&args) {
         Ok(true) => {}
         Ok(false) => std::process::exit(1),
@@ -261,6 +338,10 @@ fn run(args: &Args) -> BenchResult<bool> {
     let blas = CublasLt::new(cuda)?;
     let seed = args.seed.unwrap_or_else(phaser_examples::gallery::fresh_seed);
     println!("device: {} ({} SMs), seed {seed}", dev.describe(), dev.sm_count()?);
+    println!("timing (every perf and sweep row, Phaser and cuBLAS alike): {}", method(args).describe("~20 ms"));
+    if let Some(g) = timing::sample_gpu() {
+        println!("idle: SM {:.0} MHz, {:.0} W, {:.0} C", g.sm_mhz, g.power_w, g.temp_c);
+    }
     let mut kernels = Kernels { built: HashMap::new() };
     let (do_check, do_perf) = match (args.check, args.perf, args.sweep) {
         (false, false, false) => (true, true),
@@ -306,31 +387,21 @@ fn run(args: &Args) -> BenchResult<bool> {
     }
 
     let mut rows = Vec::new();
-    let mut cublas_cache = HashMap::new();
     let mut inputs = Inputs::new();
     if do_perf {
         let shapes = if args.shapes.is_empty() { perf_shapes() } else { args.shapes.clone() };
         for layout in args.layouts() {
             for &shape in &shapes {
-                let r = perf_one(
-                    &dev,
-                    &mut kernels,
-                    &blas,
-                    &args.config(layout),
-                    shape,
-                    seed,
-                    args,
-                    &mut cublas_cache,
-                    &mut inputs,
-                    true,
-                )?;
+                let r =
+                    perf_one(&dev, &mut kernels, &blas, &args.config(layout), shape, seed, args, &mut inputs, true)?;
                 ok &= r.check.passed();
                 println!(
-                    "perf {shape} {}: Phaser {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s ({:.3}x); C vs cuBLAS {}",
+                    "perf {shape} {}: Phaser {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s ({:.3}x) [{}]; C vs cuBLAS {}",
                     layout.name(),
                     r.ours,
                     r.cublas,
                     r.ours / r.cublas,
+                    r.clocks(),
                     describe(&r.check)
                 );
                 rows.push(r);
@@ -345,29 +416,19 @@ fn run(args: &Args) -> BenchResult<bool> {
         } else {
             args.shapes.clone()
         };
-        let sweep_args = Args { runs: args.runs.min(5), ..Args::parse_from(["bench_gemm"]) };
         for &shape in &shapes {
             let default = args.config(BLayout::KMajor);
             let rasters = [4, 16].map(|g| GemmConfig { group_m: g, ..default });
             for cfg in sweep_configs(BLayout::KMajor).into_iter().chain(rasters) {
-                match perf_one(
-                    &dev,
-                    &mut kernels,
-                    &blas,
-                    &cfg,
-                    shape,
-                    seed,
-                    &sweep_args,
-                    &mut cublas_cache,
-                    &mut inputs,
-                    false,
-                ) {
+                match perf_one(&dev, &mut kernels, &blas, &cfg, shape, seed, args, &mut inputs, false) {
                     Ok(r) => {
                         println!(
-                            "sweep {shape} {}: {:.1} TFLOP/s ({:.3}x cuBLAS)",
+                            "sweep {shape} {}: Phaser {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s ({:.3}x) [{}]",
                             cfg.kernel_name(),
                             r.ours,
-                            r.ours / r.cublas
+                            r.cublas,
+                            r.ours / r.cublas,
+                            r.clocks()
                         );
                         ok &= r.check.passed();
                         sweep.push(r);
@@ -390,26 +451,39 @@ fn run(args: &Args) -> BenchResult<bool> {
         println!("{l}");
     }
     if !rows.is_empty() {
-        println!("| shape | B | config | Phaser TFLOP/s | cuBLAS TFLOP/s | ratio | C vs cuBLAS |");
+        println!("| shape | B | config | Phaser TFLOP/s | cuBLAS TFLOP/s | ratio | SM MHz | W | C vs cuBLAS |");
         for r in &rows {
             println!(
-                "| {} | {} | {} | {:.1} | {:.1} | {:.3} | {} {:.2} |",
+                "| {} | {} | {} | {:.1} | {:.1} | {:.3} | {} | {} | {} {:.2} |",
                 r.shape,
                 r.layout.name(),
                 r.config.kernel_name(),
                 r.ours,
                 r.cublas,
                 r.ours / r.cublas,
+                r.mhz(),
+                r.watts(),
                 if r.check.passed() { "PASS" } else { "FAIL" },
                 r.check.worst
             );
         }
     }
     if !sweep.is_empty() {
-        sweep.sort_by(|a, b| (a.shape.m, b.ours as u64).cmp(&(b.shape.m, a.ours as u64)));
-        println!("| sweep shape | config | TFLOP/s | ratio to cuBLAS |");
+        // Best ratio first per shape: the ratio, not the absolute TFLOP/s, is what the clocks
+        // of the moment do not move.
+        sweep.sort_by(|a, b| (a.shape.m, b.ours / b.cublas).partial_cmp(&(b.shape.m, a.ours / a.cublas)).unwrap());
+        println!("| sweep shape | config | Phaser TFLOP/s | cuBLAS TFLOP/s (same row) | ratio | SM MHz | W |");
         for r in &sweep {
-            println!("| {} | {} | {:.1} | {:.3} |", r.shape, r.config.kernel_name(), r.ours, r.ours / r.cublas);
+            println!(
+                "| {} | {} | {:.1} | {:.1} | {:.3} | {} | {} |",
+                r.shape,
+                r.config.kernel_name(),
+                r.ours,
+                r.cublas,
+                r.ours / r.cublas,
+                r.mhz(),
+                r.watts()
+            );
         }
     }
     println!("gemm: {}", if ok { "all checks passed" } else { "SOME CHECKS FAILED" });

@@ -82,6 +82,8 @@ pub struct Run {
     pub digest: u64,
     /// Device time of the last launch (GPU).
     pub elapsed: Option<Duration>,
+    /// The simulator's non-fatal findings (fatal ones are `RuntimeError::Simulation`).
+    pub findings: Vec<String>,
 }
 
 /// Set up `e` from `seed`, run it on `dev` and check it. A GPU whose architecture cannot run
@@ -91,11 +93,46 @@ pub fn run(e: &Example, dev: &Device, size: Size, seed: u64) -> Result<Run, Runt
     let out = match run_problem(dev, &mut p) {
         Err(RuntimeError::TargetMismatch { target, major, minor, .. }) => {
             let why = format!("needs {target} (this GPU is compute capability {major}.{minor})");
-            return Ok(Run { outcome: Outcome::skipped(why), digest: 0, elapsed: None });
+            return Ok(Run { outcome: Outcome::skipped(why), digest: 0, elapsed: None, findings: Vec::new() });
         }
         out => out?,
     };
-    Ok(Run { outcome: (e.check)(&p, &out), digest: out.digest(), elapsed: out.elapsed() })
+    let findings =
+        out.launches.iter().filter_map(|l| l.sim.as_ref()).flat_map(|r| &r.findings).map(|f| f.to_string()).collect();
+    Ok(Run { outcome: (e.check)(&p, &out), digest: out.digest(), elapsed: out.elapsed(), findings })
+}
+
+/// The gallery as the `phaser` CLI runs it (`phaser::registry`): the gallery binary is
+/// `phaser::cli::main()` with these registered (`src/main.rs`).
+pub fn registered() -> Vec<phaser::registry::Example> {
+    examples()
+        .into_iter()
+        .map(|e| {
+            let (setup, check, kernels) = (e.setup, e.check, e.kernels);
+            phaser::registry::Example {
+                name: e.name.to_string(),
+                about: e.about.to_string(),
+                kernels: Box::new(kernels),
+                run: Box::new(move |dev, size, seed| {
+                    let size = match size {
+                        phaser::registry::Size::Small => Size::Small,
+                        phaser::registry::Size::Quick => Size::Quick,
+                        phaser::registry::Size::Full => Size::Full,
+                    };
+                    let e = Example { name: "", about: "", kernels, setup, check };
+                    let r = run(&e, dev, size, seed)?;
+                    Ok(phaser::registry::ExampleRun {
+                        passed: r.outcome.passed,
+                        skipped: r.outcome.skipped,
+                        detail: r.outcome.detail,
+                        digest: r.digest,
+                        elapsed: r.elapsed,
+                        findings: r.findings,
+                    })
+                }),
+            }
+        })
+        .collect()
 }
 
 /// The example named `name`.

@@ -1,9 +1,12 @@
 //! A CUDA device: context, stream, typed buffers.
 
 use super::driver_err;
+use super::jit::JitOptions;
 use super::module_cache::ModuleCache;
+use super::record::RecordBuffer;
 use crate::elem::Elem;
 use crate::error::{Result, RuntimeError};
+use crate::watchdog::Watchdog;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +17,21 @@ pub struct CudaDevice {
     pub modules: ModuleCache,
     pub(crate) cc: (i32, i32),
     name: String,
+    /// Where starved waits leave their record (see `phaser_codegen::emit::watchdog`); a
+    /// launch holds the lock until its kernel finished.
+    pub(crate) record: std::sync::Mutex<RecordBuffer>,
+    /// The wait watchdog of launches that set none, for kernels that set none.
+    pub(crate) watchdog: Watchdog,
+}
+
+/// `PHASER_WATCHDOG` (`off`, `250ms`, `4s`, ...), else on with 4 s.
+fn default_watchdog() -> Result<Watchdog> {
+    match std::env::var("PHASER_WATCHDOG") {
+        Ok(v) if !v.is_empty() => {
+            Watchdog::parse(&v).map_err(|problem| RuntimeError::Config(format!("PHASER_WATCHDOG: {problem}")))
+        }
+        _ => Ok(Watchdog::DEFAULT),
+    }
 }
 
 impl CudaDevice {
@@ -38,7 +56,23 @@ impl CudaDevice {
         let cc = ctx.compute_capability().map_err(driver_err("reading the compute capability"))?;
         let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         let stream = ctx.default_stream();
-        Ok(CudaDevice { ctx, stream, modules: ModuleCache::default(), cc, name })
+        let record = std::sync::Mutex::new(RecordBuffer::new(&ctx)?);
+        let watchdog = default_watchdog()?;
+        Ok(CudaDevice { ctx, stream, modules: ModuleCache::new(JitOptions::default()), cc, name, record, watchdog })
+    }
+
+    /// The watchdog of launches and kernels that set none (default: on, 4 s).
+    pub fn set_default_watchdog(&mut self, w: Watchdog) {
+        self.watchdog = w;
+    }
+
+    pub fn default_watchdog(&self) -> Watchdog {
+        self.watchdog
+    }
+
+    /// Make modules with other JIT options from now on (modules already loaded stay).
+    pub fn set_jit_options(&mut self, jit: JitOptions) {
+        self.modules = ModuleCache::new(jit);
     }
 
     pub fn describe(&self) -> String {

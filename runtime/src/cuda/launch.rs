@@ -7,10 +7,12 @@ use super::driver_err;
 use crate::args::{Arg, BufferArg};
 use crate::error::{Backend, Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
+use crate::watchdog::{Watchdog, WatchdogRecord};
 use cudarc::driver::sys::CUfunction_attribute_enum;
 use cudarc::driver::{DeviceRepr, PushKernelArg};
 use phaser_codegen::ir::Kernel;
 use phaser_codegen::ir::SharedLayout;
+use phaser_codegen::EmitOptions;
 use std::time::{Duration, Instant};
 
 /// A `CUtensorMap` passed by value: 128 bytes, 64-byte aligned, like the PTX parameter.
@@ -21,7 +23,8 @@ pub(crate) struct TensorMapParam(pub [u64; 16]);
 unsafe impl DeviceRepr for TensorMapParam {}
 
 /// Longest a launch may take before the host gives up waiting (the device-side watchdog in
-/// mbarrier waits normally traps a deadlocked kernel long before this).
+/// mbarrier waits normally traps a deadlocked kernel long before this; with the watchdog off
+/// the host waits as long as the kernel runs).
 pub const HOST_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// One kernel parameter as cudarc pushes it.
@@ -62,6 +65,12 @@ impl CudaDevice {
                 hint,
             });
         }
+        // Held until the launch returns: the buffers tensor maps view cannot be freed meanwhile.
+        let _maps = crate::tensor_map::hold_tensor_maps(
+            k,
+            args,
+            crate::tensor_map::DeviceKey::Cuda(self.ctx.cu_ctx() as usize),
+        )?;
         let mut slots = Vec::with_capacity(args.len());
         for (a, p) in args.iter().zip(&k.params) {
             slots.push(match a {
@@ -85,8 +94,14 @@ impl CudaDevice {
                 },
             });
         }
-        let ptx = k.ptx()?;
-        let f = self.modules.function(&self.ctx, &ptx, &k.name)?;
+        let watchdog = cfg.watchdog.or(k.watchdog).unwrap_or(self.watchdog);
+        let opts = EmitOptions { wait_timeout_ns: watchdog.timeout_ns(), ..EmitOptions::default() };
+        let ptx = k.ptx_with(&opts)?;
+        // Held until the kernel finished: one launch at a time owns the record.
+        let record = self.record.lock().unwrap_or_else(|p| p.into_inner());
+        // The entry's PTX symbol: a name that is not a PTX identifier is escaped by the printer.
+        let symbol = phaser_codegen::emit::entry_symbol(&k.name);
+        let f = self.modules.function_with_record(&self.ctx, &self.stream, &ptx, &symbol, record.device_addr)?;
         // Without the opt-in a block gets 48 KiB, the static limit; the target's full limit
         // was checked already.
         let limits = k.target.limits();
@@ -111,6 +126,7 @@ impl CudaDevice {
             block_dim: (cfg.block[0], cfg.block[1], cfg.block[2]),
             shared_mem_bytes: cfg.dynamic_shared_bytes,
         };
+        record.clear();
         let timer = super::timer::EventTimer::start(&self.ctx, &self.stream)?;
         {
             let mut b = self.stream.launch_builder(&f);
@@ -137,7 +153,13 @@ impl CudaDevice {
             unsafe { b.launch(lc) }.map_err(driver_err(format!("launching `{}`", k.name)))?;
         }
         timer.stop(&self.stream)?;
-        let fault = |message: String, source| RuntimeError::KernelFault { kernel: k.name.clone(), message, source };
+        // After a fault the record (host memory) is still readable: it names the starved wait.
+        let fault = |message: String, source| RuntimeError::KernelFault {
+            kernel: k.name.clone(),
+            message,
+            watchdog: WatchdogRecord::decode(k, &record.read()).map(Box::new),
+            source,
+        };
         let t0 = Instant::now();
         loop {
             match timer.end.try_is_complete() {
@@ -145,7 +167,8 @@ impl CudaDevice {
                 Ok(false) => {}
                 Err(e) => return Err(fault(e.to_string(), Some(e))),
             }
-            if t0.elapsed() > HOST_TIMEOUT {
+            // With the watchdog off the kernel may wait forever, as asked (a debugger session).
+            if watchdog != Watchdog::Off && t0.elapsed() > HOST_TIMEOUT {
                 return Err(fault(format!("still running after {HOST_TIMEOUT:?}"), None));
             }
             std::thread::sleep(Duration::from_micros(50));

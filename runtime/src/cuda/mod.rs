@@ -3,14 +3,17 @@
 
 mod buffer_arg;
 mod device;
+pub mod jit;
 mod launch;
 mod module_cache;
+mod record;
 pub mod tensor_map;
 mod timer;
 
 pub use buffer_arg::CudaBufferArg;
 pub use device::CudaDevice;
-pub use module_cache::{ModuleCache, PtxKeyed};
+pub use jit::{JitOptions, LoadPath, LoadStats};
+pub use module_cache::{declares_record, ModuleCache, PtxKeyed};
 
 use crate::error::RuntimeError;
 

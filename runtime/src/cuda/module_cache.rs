@@ -1,11 +1,14 @@
 //! PTX modules loaded once per distinct PTX text.
 //!
-//! The map is keyed by the full PTX text: a hash only picks the bucket and the key's content
+//! The map is keyed by the full PTX text (which includes the watchdog's setting: its timeout
+//! and record are printed into the text): a hash only picks the bucket and the key's content
 //! comparison decides, so two texts whose hashes collide never share a module.
 
 use super::driver_err;
+use super::jit::{JitOptions, LoadStats};
 use crate::error::Result;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use phaser_codegen::emit::watchdog::RECORD_SYMBOL;
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -51,19 +54,27 @@ impl<M: Clone, S: BuildHasher> PtxKeyed<M, S> {
     }
 }
 
-/// The CUDA modules of one context.
+/// The CUDA modules of one context, and how they are made ([`JitOptions`]).
 #[derive(Default)]
 pub struct ModuleCache {
     modules: PtxKeyed<Arc<CudaModule>>,
+    jit: JitOptions,
+    /// How the last module was made (`bench_jit` reads it).
+    last_load: Mutex<Option<LoadStats>>,
 }
 
 impl ModuleCache {
+    pub fn new(jit: JitOptions) -> ModuleCache {
+        ModuleCache { jit, ..Default::default() }
+    }
+
+    pub fn jit_options(&self) -> &JitOptions {
+        &self.jit
+    }
+
     /// The module built from `ptx`, JIT-loading it on first use.
     pub fn module(&self, ctx: &Arc<CudaContext>, ptx: &str, kernel: &str) -> Result<Arc<CudaModule>> {
-        self.modules.get_or_load(ptx, |text| {
-            ctx.load_module(cudarc::nvrtc::Ptx::from_src(text))
-                .map_err(driver_err(format!("JIT-loading the PTX of kernel `{kernel}`")))
-        })
+        self.load(ctx, ptx, kernel, None)
     }
 
     /// The function `name` of the module built from `ptx`.
@@ -73,6 +84,49 @@ impl ModuleCache {
             .map_err(driver_err(format!("finding kernel `{name}` in its module")))
     }
 
+    /// Like [`ModuleCache::function`]; when the PTX declares the watchdog's record pointer,
+    /// a newly loaded module gets it set to `record` (through `stream`) before any launch.
+    pub fn function_with_record(
+        &self,
+        ctx: &Arc<CudaContext>,
+        stream: &Arc<CudaStream>,
+        ptx: &str,
+        name: &str,
+        record: u64,
+    ) -> Result<CudaFunction> {
+        self.load(ctx, ptx, name, Some((stream, record)))?
+            .load_function(name)
+            .map_err(driver_err(format!("finding kernel `{name}` in its module")))
+    }
+
+    fn load(
+        &self,
+        ctx: &Arc<CudaContext>,
+        ptx: &str,
+        kernel: &str,
+        record: Option<(&Arc<CudaStream>, u64)>,
+    ) -> Result<Arc<CudaModule>> {
+        self.modules.get_or_load(ptx, |text| {
+            let (m, stats) = super::jit::load(ctx, text, kernel, &self.jit)?;
+            *self.last_load.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats);
+            if let Some((stream, addr)) = record.filter(|_| declares_record(text)) {
+                let mut global = m
+                    .get_global(RECORD_SYMBOL, stream)
+                    .map_err(driver_err(format!("finding the watchdog record pointer of `{kernel}`")))?;
+                stream
+                    .memcpy_htod(&addr.to_le_bytes(), &mut global)
+                    .map_err(driver_err(format!("setting the watchdog record pointer of `{kernel}`")))?;
+                stream.synchronize().map_err(driver_err("setting the watchdog record pointer"))?;
+            }
+            Ok(m)
+        })
+    }
+
+    /// How the most recently loaded module was made.
+    pub fn last_load(&self) -> Option<LoadStats> {
+        *self.last_load.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub fn len(&self) -> usize {
         self.modules.len()
     }
@@ -80,6 +134,11 @@ impl ModuleCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+}
+
+/// Whether `ptx` declares the watchdog's record pointer (printed with the record on).
+pub fn declares_record(ptx: &str) -> bool {
+    ptx.lines().any(|l| l.starts_with(".visible .global") && l.contains(RECORD_SYMBOL))
 }
 
 #[cfg(test)]
@@ -114,6 +173,13 @@ mod tests {
         assert_eq!(cache.get_or_load(".entry b {}", load).unwrap(), b);
         assert_eq!(loads.get(), 2, "a text already loaded is not loaded again");
         assert_eq!(cache.len(), 2);
+    }
+
+    #[test]
+    fn only_the_declaration_counts_as_declaring_the_record() {
+        assert!(declares_record(".version 8.0\n.visible .global .align 8 .u64 phaser_watchdog_record = 0;\n"));
+        assert!(!declares_record("// phaser_watchdog_record in a comment\n.visible .entry k() {}\n"));
+        assert!(!declares_record("\tld.volatile.global.u64 %wd_rec, [phaser_watchdog_record];\n"));
     }
 
     #[test]

@@ -35,6 +35,10 @@ impl<C: Checker> Engine<'_, C> {
             AsyncKind::CpAsyncArrive { after, .. } => {
                 !self.async_ops.in_flight[..i].iter().any(|o| after.contains(&o.id))
             }
+            // A warpgroup's wgmmas execute in issue order.
+            AsyncKind::Wgmma { wg, .. } => !self.async_ops.in_flight[..i]
+                .iter()
+                .any(|o| matches!(o.kind, AsyncKind::Wgmma { wg: w, .. } if w == *wg)),
             _ => true,
         }
     }
@@ -309,6 +313,7 @@ impl<C: Checker> Engine<'_, C> {
                     self.arrive_on(cta, off, 1, false, actor, pc);
                 }
             }
+            AsyncKind::Wgmma { wg, mma } => self.complete_wgmma(wg, *mma, pc),
             AsyncKind::CpAsyncArrive { cta, off, .. } => {
                 if self.exec.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {
                     let key = self.barrier_key(cta, off);

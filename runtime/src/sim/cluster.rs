@@ -79,6 +79,8 @@ pub struct AsyncAgents<S> {
     pub in_flight: Vec<AsyncOp<S>>,
     pub next_id: u32,
     pub groups: Vec<ThreadGroups>,
+    /// Per warp and warpgroup: wgmmas issued, grouped, pending (`wgmma_state.rs`).
+    pub wgmma: super::wgmma_state::WgmmaAgents<S>,
 }
 
 /// Simulated time and the counters the scheduler's progress decisions use.
@@ -216,6 +218,7 @@ impl<'a, C: Checker> Engine<'a, C> {
                 in_flight: Vec::new(),
                 next_id: 1,
                 groups: vec![ThreadGroups::default(); threads],
+                wgmma: super::wgmma_state::WgmmaAgents::new(ctaids.len(), tpc.div_ceil(32) as usize),
             },
             checker: C::new(&geometry),
             sched: Scheduler::new(cx.config, salt),

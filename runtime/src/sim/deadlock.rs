@@ -198,6 +198,12 @@ impl<C: Checker> Engine<'_, C> {
                     WaitFor::BulkGroups { n, pc } => {
                         (format!("bulk {pc}"), None, pc, format!("blocked at `cp.async.bulk.wait_group {n}`"))
                     }
+                    WaitFor::WgmmaGroups { n, pc } => {
+                        (format!("wgmma {pc}"), None, pc, self.describe_wgmma_wait(wi, n))
+                    }
+                    WaitFor::WgmmaConverge { pc } => {
+                        (format!("wgmma-converge {wi} {pc}"), None, pc, self.describe_wgmma_converge(wi))
+                    }
                     WaitFor::GlobalAtomic { pc } => {
                         (format!("atomic {pc}"), None, pc, "waits for its global atomic".to_string())
                     }

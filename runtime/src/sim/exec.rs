@@ -1,5 +1,6 @@
 //! Instructions other than arithmetic and control flow (the slow path): dispatch to
-//! `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`, `exec_tcgen05`; probes here.
+//! `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`, `exec_wgmma`, `exec_tcgen05`; probes
+//! here.
 
 use super::check::Checker;
 use super::cluster::Engine;
@@ -39,21 +40,9 @@ impl<C: Checker> Engine<'_, C> {
                     self.out.probe(tag, ctaid, t, self.time.tick, vals, self.cx.config.max_probes);
                 }
             }
-            // Not simulated yet (wgmma as an asynchronous tensor-core agent comes with the
-            // simulator's async-agent rework): a clear finding that stops the run.
-            Inst::Wgmma(_) | Inst::Fragment(_) => {
-                let what = match inst {
-                    Inst::Wgmma(op) => op.mnemonic(),
-                    Inst::Fragment(op) => op.mnemonic(),
-                    _ => String::new(),
-                };
-                let l = lanes(mask).next().unwrap_or(0);
-                let t = self.cluster_thread(wi, l);
-                let cta = self.exec.warps[wi].cta;
-                let msg = format!("unsupported op `{what}`: the simulator does not model it yet (run it on the GPU)");
-                self.finding(super::finding::Category::Unsupported, cta, Some(t), None, Some(pc), msg);
-                self.abort = true;
-            }
+            // The tensor core (`exec_wgmma.rs`).
+            Inst::Wgmma(op) => self.exec_wgmma(wi, mask, pc, op),
+            Inst::Fragment(op) => self.exec_fragment(wi, mask, pc, op),
             // Lowered to fast ops.
             Inst::Arith(_) | Inst::ReadSpecial { .. } => unreachable!("fast op in the slow path"),
         }

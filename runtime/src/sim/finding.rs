@@ -73,6 +73,20 @@ pub enum Category {
     /// Tensor-memory accesses of two threads ordered by a thread synchronization without the
     /// `tcgen05.fence::before_thread_sync` / `::after_thread_sync` around it.
     Tcgen05Fence,
+    /// An ordinary instruction read or wrote a register of a `wgmma.mma_async` (its
+    /// accumulator or A fragment) before a `wgmma.wait_group` of the warp retired it: the value
+    /// is undefined until then.
+    WgmmaRegisterRace,
+    /// A `wgmma.mma_async` accesses registers an ordinary instruction accessed, with no
+    /// `wgmma.fence` in between (or the warp never executed `wgmma.fence`): undefined per PTX.
+    MissingWgmmaFence,
+    /// Shared memory a `wgmma.mma_async` reads was overwritten (a TMA load, a store) while the
+    /// wgmma was in flight or before a `wgmma.wait_group` retiring it was ordered before the
+    /// write (e.g. the stage released on its `empty` barrier before the `wait_group`).
+    WgmmaOperandRace,
+    /// `wgmma` used in a way PTX leaves undefined: by part of a warp, warps of a warpgroup
+    /// issuing different instructions or descriptors, an incomplete warpgroup.
+    WgmmaMisuse,
     /// Something the simulator cannot execute faithfully (bad operand, misaligned barrier).
     Unsupported,
     /// The kernel executed `trap`.
@@ -107,6 +121,10 @@ impl Category {
             Category::TmemOutOfBounds => "tmem-out-of-bounds",
             Category::TmemRace => "tmem-race",
             Category::Tcgen05Fence => "missing-tcgen05-fence",
+            Category::WgmmaRegisterRace => "wgmma-register-race",
+            Category::MissingWgmmaFence => "missing-wgmma-fence",
+            Category::WgmmaOperandRace => "wgmma-operand-race",
+            Category::WgmmaMisuse => "wgmma-misuse",
             Category::Unsupported => "unsupported",
             Category::Trap => "trap",
         }
@@ -139,6 +157,10 @@ impl Category {
             TmemOutOfBounds,
             TmemRace,
             Tcgen05Fence,
+            WgmmaRegisterRace,
+            MissingWgmmaFence,
+            WgmmaOperandRace,
+            WgmmaMisuse,
             Unsupported,
             Trap,
         ]

@@ -112,6 +112,9 @@ impl<C: Checker> Engine<'_, C> {
                         self.exit_lanes(wi, mask);
                         continue 'regroup;
                     }
+                    Op::TensorRegs(i) => {
+                        self.tensor_regs_access(wi, mask, pc, i);
+                    }
                     Op::Slow(i) => {
                         w.set_pc(mask, pc + 1);
                         let polls = self.time.polls_failed;

@@ -15,18 +15,34 @@ pub const PARAM_BASE: u64 = 0x6000_0000_0000;
 pub const CLUSTER_SHIFT: u32 = 24;
 
 /// A buffer in the simulator's global memory: the device it belongs to, a fake device
-/// address and a length in bytes.
-#[derive(Clone, Debug)]
+/// address and a length in bytes. Dropping it frees its bytes (not its address: a stale
+/// address names no buffer, so a late access through it is a finding, never another
+/// buffer's data).
+#[derive(Debug)]
 pub struct SimBuffer {
     pub(crate) device: u64,
     pub addr: u64,
     pub len: usize,
+    /// The memory to free it in (gone when the device is).
+    pub(crate) mem: std::sync::Weak<std::sync::Mutex<GlobalMemory>>,
+}
+
+impl Drop for SimBuffer {
+    fn drop(&mut self) {
+        if let Some(mem) = self.mem.upgrade() {
+            mem.lock().unwrap_or_else(|p| p.into_inner()).free(self.addr);
+        }
+    }
 }
 
 /// Global memory: every buffer of a device, addressed in O(1).
 #[derive(Default)]
 pub struct GlobalMemory {
+    /// Indexed by allocation; a freed buffer's slot stays (empty) so its address is never
+    /// given to another buffer.
     pub(crate) bufs: Vec<Vec<u8>>,
+    /// Bytes of live buffers (what the memory limit counts).
+    live_bytes: u64,
 }
 
 impl GlobalMemory {
@@ -34,10 +50,20 @@ impl GlobalMemory {
     pub fn alloc(&mut self, bytes: usize) -> u64 {
         let addr = GLOBAL_BASE + ((self.bufs.len() as u64) << BUFFER_SPACING_BITS);
         self.bufs.push(vec![0; bytes]);
+        self.live_bytes += bytes as u64;
         addr
     }
+    /// Free the buffer at `addr` (its start address); a second free does nothing.
+    pub fn free(&mut self, addr: u64) {
+        let Some(rel) = addr.checked_sub(GLOBAL_BASE) else { return };
+        if let Some(b) = self.bufs.get_mut((rel >> BUFFER_SPACING_BITS) as usize) {
+            self.live_bytes -= b.len() as u64;
+            *b = Vec::new();
+        }
+    }
+    /// Bytes held by live buffers.
     pub fn bytes(&self) -> u64 {
-        self.bufs.iter().map(|b| b.len() as u64).sum()
+        self.live_bytes
     }
     /// The buffer and offset of `[addr, addr + len)`, if it lies inside one buffer.
     #[inline]

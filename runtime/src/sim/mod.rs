@@ -17,9 +17,12 @@
 //!   `barrier_table` (a CTA's mbarriers), `barrier_ops` (addressing, arrivals, tx, waits),
 //!   `async_op` (copies as data), `agent` (copies landing in pieces), `async_groups`, `warp_sync`
 //!   (`bar.warp.sync`), `cp_async_arrive` (`cp.async.mbarrier.arrive`);
-//! - instructions: `exec` (dispatch), `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`,
-//!   `exec_tcgen05` (Blackwell's tensor core: `tmem` holds tensor memory and allocations,
-//!   `tensor_core` the MMA/copy/shift datapath);
+//! - instructions: `exec` (dispatch), `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`;
+//! - the tensor cores: `exec_wgmma` (wgmma and fragment ops, register checks), `wgmma_state`
+//!   (per-warp groups, pending registers), `tensor_core` (operands through descriptors, the
+//!   multiply-accumulate), `tensor_regs` (which instructions touch wgmma registers);
+//!   `exec_tcgen05` (Blackwell's tcgen05: `tmem` holds tensor memory and its allocations,
+//!   `umma` the MMA/copy/shift datapath on it);
 //! - the checker behind a trait: `check` (`Checker`, `NoCheck`), `check/hb` (happens-before),
 //!   `check/clocks`, `check/shadow`, `check/tmem` (tensor-memory ordering and tcgen05 fences).
 
@@ -41,6 +44,7 @@ pub(crate) mod exec_memory;
 pub(crate) mod exec_sync;
 pub(crate) mod exec_tcgen05;
 pub(crate) mod exec_tma;
+pub(crate) mod exec_wgmma;
 pub mod finding;
 pub(crate) mod global_view;
 pub(crate) mod grid;
@@ -53,10 +57,13 @@ pub mod report;
 pub(crate) mod run_loop;
 pub mod scheduler;
 pub(crate) mod tensor_core;
+pub(crate) mod tensor_regs;
 pub(crate) mod tmem;
 pub mod trace;
+pub(crate) mod umma;
 pub(crate) mod warp;
 pub(crate) mod warp_sync;
+pub(crate) mod wgmma_state;
 
 pub use config::{SimConfig, Strategy};
 pub use finding::{BarrierRef, Category, Finding, LoopIteration, Severity};
@@ -83,7 +90,7 @@ pub struct SimDevice {
     pub config: SimConfig,
     /// Distinguishes devices, so a buffer of another simulator is refused, not misread.
     id: u64,
-    mem: Mutex<GlobalMemory>,
+    mem: std::sync::Arc<Mutex<GlobalMemory>>,
     /// Launches per kernel name, numbering the files of `SimConfig::trace_dir`.
     trace_counts: Mutex<std::collections::HashMap<String, u32>>,
 }
@@ -92,7 +99,12 @@ impl SimDevice {
     pub fn new(config: SimConfig) -> Self {
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        SimDevice { config, id, mem: Mutex::new(GlobalMemory::default()), trace_counts: Mutex::default() }
+        SimDevice { config, id, mem: Default::default(), trace_counts: Mutex::default() }
+    }
+
+    /// This simulator's id (what its buffers and tensor maps record).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 
     /// Whether `b` was allocated by this device.
@@ -115,7 +127,8 @@ impl SimDevice {
                 m.bytes()
             )));
         }
-        Ok(SimBuffer { device: self.id, addr: m.alloc(bytes), len: bytes })
+        let addr = m.alloc(bytes);
+        Ok(SimBuffer { device: self.id, addr, len: bytes, mem: std::sync::Arc::downgrade(&self.mem) })
     }
 
     pub fn write(&self, b: &SimBuffer, data: &[u8]) -> Result<()> {
@@ -168,7 +181,9 @@ impl SimDevice {
             *c += 1;
             *c
         };
-        std::fs::write(dir.join(format!("{}.{n}.trace.json", k.name)), r.chrome_trace_json()).map_err(io)?;
+        // The PTX entry symbol: an escaped name cannot hold a path separator or `..`.
+        let file = phaser_codegen::emit::entry_symbol(&k.name);
+        std::fs::write(dir.join(format!("{file}.{n}.trace.json")), r.chrome_trace_json()).map_err(io)?;
         let mut tags: Vec<&str> = r.probes.iter().map(|p| p.tag).collect();
         tags.dedup();
         tags.sort();
@@ -181,7 +196,7 @@ impl SimDevice {
             let headers: Vec<&str> = names.iter().map(String::as_str).collect();
             text.push_str(&format!("\n\nprobe `{tag}`:\n{}", r.probe_table(tag, &headers)));
         }
-        std::fs::write(dir.join(format!("{}.{n}.probes.txt", k.name)), text).map_err(io)
+        std::fs::write(dir.join(format!("{file}.{n}.probes.txt")), text).map_err(io)
     }
 
     /// Simulate with this device's settings; findings are in the report (never an `Err`).
@@ -193,6 +208,9 @@ impl SimDevice {
     pub fn simulate_with(&self, k: &Kernel, cfg: &LaunchConfig, args: &[Arg], sc: &SimConfig) -> Result<SimReport> {
         check_args(k, args)?;
         check_config(k, cfg)?;
+        crate::launch::check_sim_budget(cfg, sc)?;
+        // Held for the run: a buffer viewed by a tensor map is not freed while it is read.
+        let _maps = crate::tensor_map::hold_tensor_maps(k, args, crate::tensor_map::DeviceKey::Sim(self.id))?;
         let t0 = Instant::now();
         let mut params = Vec::with_capacity(args.len());
         let mut tmaps: Vec<Option<TensorMapDesc>> = Vec::with_capacity(args.len());

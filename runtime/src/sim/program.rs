@@ -2,6 +2,7 @@
 //! its per-type function chosen once, everything else keeps its IR instruction.
 
 use super::arith::{bin_fn, cmp_fn, mad_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
+use super::tensor_regs::TensorRegs;
 use phaser_codegen::ir::*;
 
 /// An operand: a register index or an immediate's bits.
@@ -75,6 +76,9 @@ pub enum Op {
     Exit,
     /// Any other instruction: `Program::slow[i]`.
     Slow(u32),
+    /// Before an ordinary instruction that touches wgmma registers: check and record the
+    /// access (`Program::tensor.checks[i]`, `exec_wgmma.rs`).
+    TensorRegs(u32),
 }
 
 /// A loop of the kernel: its ops `start..end`, and the register counting its iterations when
@@ -95,6 +99,8 @@ pub struct Program {
     pub effects: Vec<bool>,
     /// Every loop, outer loops before the loops they contain.
     pub loops: Vec<LoopInfo>,
+    /// The registers wgmmas access and the checks of the instructions that touch them.
+    pub tensor: TensorRegs,
 }
 
 struct Lowering {
@@ -104,16 +110,23 @@ struct Lowering {
     /// (break fixups, continue target) per open loop.
     loops: Vec<(Vec<usize>, Option<usize>, Vec<usize>)>,
     infos: Vec<LoopInfo>,
+    tensor: TensorRegs,
 }
 
 impl Program {
     pub fn lower(k: &Kernel) -> Program {
-        let mut l =
-            Lowering { ops: Vec::new(), locs: Vec::new(), slow: Vec::new(), loops: Vec::new(), infos: Vec::new() };
+        let mut l = Lowering {
+            ops: Vec::new(),
+            locs: Vec::new(),
+            slow: Vec::new(),
+            loops: Vec::new(),
+            infos: Vec::new(),
+            tensor: TensorRegs::of(&k.body),
+        };
         l.block(&k.body);
         l.emit(Op::Exit, None);
         let effects = l.slow.iter().map(has_effect).collect();
-        Program { ops: l.ops, locs: l.locs, slow: l.slow, effects, loops: l.infos }
+        Program { ops: l.ops, locs: l.locs, slow: l.slow, effects, loops: l.infos, tensor: l.tensor }
     }
 
     /// The loops around `pc`, outermost first.
@@ -260,6 +273,9 @@ impl Lowering {
     }
 
     fn inst(&mut self, i: &Inst, loc: Option<SourceLoc>) {
+        if let Some(check) = self.tensor.check_for(i) {
+            self.emit(Op::TensorRegs(check), loc);
+        }
         let op = match i {
             Inst::Arith(a) => match a {
                 ArithOp::Mov { dst, src } => Op::Mov { dst: dst.id, src: Opnd::of(src) },

@@ -168,8 +168,9 @@ impl<C: Checker> Engine<'_, C> {
                     }
                     ok
                 }
+                WaitFor::WgmmaGroups { n, .. } => self.wgmma_wait_ready(wi, n),
                 // Released by the last lane to arrive, never by polling.
-                WaitFor::WarpSync { .. } | WaitFor::GlobalAtomic { .. } => false,
+                WaitFor::WarpSync { .. } | WaitFor::GlobalAtomic { .. } | WaitFor::WgmmaConverge { .. } => false,
             };
             if ready {
                 woken |= 1 << l;

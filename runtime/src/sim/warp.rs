@@ -82,6 +82,16 @@ pub enum WaitFor {
     GlobalAtomic {
         pc: u32,
     },
+    /// `wgmma.wait_group n` (`exec_wgmma.rs`).
+    WgmmaGroups {
+        n: u32,
+        pc: u32,
+    },
+    /// A `.sync.aligned` wgmma/stmatrix instruction the rest of the warp has not reached:
+    /// released by the last lane to arrive (`exec_wgmma.rs`).
+    WgmmaConverge {
+        pc: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

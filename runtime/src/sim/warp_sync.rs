@@ -142,8 +142,11 @@ impl<C: Checker> Engine<'_, C> {
                 WaitFor::NamedBarrier { id, .. } => format!("lane {l} waits at `bar.sync {id}`"),
                 WaitFor::ClusterBarrier { .. } => format!("lane {l} waits at the cluster barrier"),
                 WaitFor::GlobalAtomic { .. } => format!("lane {l} waits for its global atomic"),
-                WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } => {
+                WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } | WaitFor::WgmmaGroups { .. } => {
                     format!("lane {l} waits for an async group")
+                }
+                WaitFor::WgmmaConverge { .. } => {
+                    format!("lane {l} waits for its warp at a wgmma instruction")
                 }
             };
             elsewhere.push(what);

@@ -10,6 +10,7 @@
 
 use super::clocks::{join, release_to, VectorClocks};
 use super::shadow::{ep_clk, ep_tid, epoch, Shadow, ASYNC, UNORDERED};
+use super::tensor_reads::{TensorRead, TensorReads};
 use super::tmem::{Region, TmemKind, TmemShadow};
 use super::{BarrierKey, Checker, Geometry, Issue, Publisher};
 use crate::sim::finding::{BarrierRef, Category};
@@ -114,9 +115,59 @@ pub(crate) struct HappensBefore {
     /// Per tcgen05 op: the epochs `(component, clock, cta)` of the commit arrivals that made its
     /// shared-memory reads complete for the observers of that barrier phase in that CTA.
     tcgen05_pubs: HashMap<u32, Vec<(u32, u32, usize)>>,
+    /// Shared memory wgmmas read, until a write ordered after their retirement replaces it.
+    tensor: TensorReads,
 }
 
 impl HappensBefore {
+    /// A write by thread `writer` at `pc` into `[off, off+len)` of `cta` that a wgmma still
+    /// reads (in flight, or retired by no `wait_group` ordered before the write).
+    fn wgmma_operand_write(&mut self, writer: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
+        let c = self.tensor.write(self.clocks.row(writer), cta, off, len)?;
+        let r = &c.read;
+        let tpc = self.threads_per_cta;
+        let state = match (r.observers.is_empty(), r.done) {
+            (true, false) => "it is still in flight",
+            (true, true) => "it completed, but no wgmma.wait_group has retired it",
+            (false, _) => "the wgmma.wait_group that retired it is not ordered before this write",
+        };
+        let what = format!(
+            "the wgmma.mma_async{} of warpgroup threads {}-{}",
+            self.at(r.pc),
+            r.threads.0 % tpc,
+            (r.threads.1 - 1) % tpc
+        );
+        let bytes = format!("{} ({len} bytes)", self.layout.describe(off));
+        let category = Category::WgmmaOperandRace;
+        Some(match c.culprit {
+            Some(e) => Issue {
+                category,
+                cta: (e.thread / tpc) as usize,
+                thread: Some(e.thread),
+                barrier: Some((e.bar.cta, e.bar.off)),
+                phase: None,
+                pc: Some(e.pc),
+                message: format!(
+                    "{} released {} before a wgmma.wait_group retired {what}, which reads this stage ({state}): the \
+                     write by {}{} then overwrites {bytes} that the tensor core may still be reading. Release a stage \
+                     after the wgmma.wait_group that retires the wgmmas reading it",
+                    self.who(e.thread),
+                    self.bar_name(e.bar),
+                    self.who(writer),
+                    self.at(pc)
+                ),
+            },
+            None => Issue {
+                category,
+                cta: (writer / tpc) as usize,
+                thread: Some(writer),
+                barrier: None,
+                phase: None,
+                pc: Some(pc),
+                message: format!("{} overwrites {bytes}, which {what} reads: {state}", self.who(writer)),
+            },
+        })
+    }
     fn key(&self, bar: BarrierKey) -> Option<usize> {
         bar.slot.map(|s| s as usize)
     }
@@ -263,6 +314,7 @@ impl Checker for HappensBefore {
             tmem: TmemShadow::new(g.threads, g.threads_per_cta, g.ctas, g.layout, g.locs),
             tcgen05_reads: HashMap::new(),
             tcgen05_pubs: HashMap::new(),
+            tensor: TensorReads::default(),
         }
     }
 
@@ -282,6 +334,7 @@ impl Checker for HappensBefore {
         let clock = clocks.tick(t);
         if is_arrival {
             self.last_arrival[t as usize] = Some(LastArrival { bar, clock, pc });
+            self.tensor.arrival(t, self.clocks.row(t), bar, clock, pc);
         }
     }
 
@@ -298,6 +351,7 @@ impl Checker for HappensBefore {
             join(acc, self.clocks.row(t));
             let clock = self.clocks.tick(t);
             self.last_arrival[t as usize] = Some(LastArrival { bar, clock, pc });
+            self.tensor.arrival(t, self.clocks.row(t), bar, clock, pc);
         }
     }
 
@@ -495,6 +549,7 @@ impl Checker for HappensBefore {
     }
 
     fn on_shared_write(&mut self, t: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
+        let tensor = self.wgmma_operand_write(t, cta, off, len, pc);
         let row = self.clocks.row(t);
         let me = epoch(t, row[t as usize]);
         let mut conflict = None;
@@ -529,17 +584,18 @@ impl Checker for HappensBefore {
             s.w = me;
             s.r = 0;
         }
-        let (category, c) = conflict?;
+        let Some((category, c)) = conflict else { return tensor };
         let message = format!(
             "{} writes {} ({len} bytes), conflicting with {}",
             self.who(t),
             self.layout.describe(off),
             self.describe_conflict(&c)
         );
-        Some(Issue { category, cta, thread: Some(t), barrier: None, phase: None, pc: Some(pc), message })
+        tensor.or(Some(Issue { category, cta, thread: Some(t), barrier: None, phase: None, pc: Some(pc), message }))
     }
 
     fn on_async_write_issue(&mut self, i: u32, op: u32, cta: usize, off: u32, len: u32, pc: u32) -> Option<Issue> {
+        let tensor = self.wgmma_operand_write(i, cta, off, len, pc);
         self.op_issuer.insert(op, i);
         let row = self.clocks.row(i);
         let mut conflict = None;
@@ -574,7 +630,7 @@ impl Checker for HappensBefore {
             }
             s.pend = op;
         }
-        let c = conflict?;
+        let Some(c) = conflict else { return tensor };
         let mut hint = String::new();
         if let (Conflict::Thread { was_write: false, .. }, Some((u, read_clock))) = (&c, reader) {
             // The reader arrived (released the stage) before this read, and the issuer saw
@@ -603,7 +659,7 @@ impl Checker for HappensBefore {
             self.describe_conflict(&c)
         );
         let category = Category::AsyncWriteRace;
-        Some(Issue { category, cta, thread: Some(i), barrier: None, phase: None, pc: Some(pc), message })
+        tensor.or(Some(Issue { category, cta, thread: Some(i), barrier: None, phase: None, pc: Some(pc), message }))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -810,6 +866,105 @@ impl Checker for HappensBefore {
             if in_cta {
                 self.tcgen05_pubs.entry(*op).or_default().push((component, clock, bar.cta));
             }
+        }
+    }
+
+    fn on_wgmma_issue(
+        &mut self,
+        id: u32,
+        threads: (u32, u32),
+        snaps: &[IssueClock],
+        cta: usize,
+        ranges: &[(u32, u32)],
+        pc: u32,
+    ) -> Option<Issue> {
+        self.tensor.issue(TensorRead {
+            id,
+            cta,
+            ranges: ranges.to_vec(),
+            pc,
+            threads,
+            done: false,
+            observers: Vec::new(),
+            early: Vec::new(),
+        });
+        // The bytes must have been written, and each write ordered before the issue of one of
+        // the four warps (the tensor core starts once all issued); generic writes also need a
+        // `fence.proxy.async` (wgmma reads through the async proxy).
+        let ordered = |u: u32, c: u32| snaps.iter().any(|s| s.row.get(u as usize).is_some_and(|&r| r >= c));
+        let mut problem = None;
+        let mut unwritten = 0u32;
+        let mut first = None;
+        for &(off, len) in ranges {
+            for b in off..off + len {
+                let s = self.shadow[cta][b as usize];
+                let found = if s.pend != 0 {
+                    Some((Category::AsyncReadRace, Conflict::InFlightWrite(s.pend)))
+                } else if s.w == 0 {
+                    unwritten += 1;
+                    first = first.or(Some(b));
+                    None
+                } else if s.w & UNORDERED == 0 {
+                    let (u, c) = (ep_tid(s.w), ep_clk(s.w));
+                    let asynchronous = s.w & ASYNC != 0;
+                    if !ordered(u, c) {
+                        let other = Conflict::Thread { other: u, was_write: true, async_write: asynchronous };
+                        Some((Category::AsyncReadRace, other))
+                    } else if !asynchronous {
+                        let own_fence = self.fence_clock[u as usize] >= c && self.fence_clock[u as usize] > 0;
+                        let issuer_fence = snaps
+                            .iter()
+                            .any(|sn| self.fence_row[sn.issuer as usize].get(u as usize).is_some_and(|&f| f >= c));
+                        (!own_fence && !issuer_fence).then_some((Category::ProxyFence, Conflict::Proxy { writer: u }))
+                    } else {
+                        None
+                    }
+                } else {
+                    None
+                };
+                if problem.is_none() {
+                    if let Some(f) = found {
+                        problem = Some((b, f));
+                    }
+                }
+            }
+        }
+        let (lo, hi) = threads;
+        let who = format!(
+            "the wgmma.mma_async of warpgroup threads {}-{}",
+            lo % self.threads_per_cta,
+            (hi - 1) % self.threads_per_cta
+        );
+        let issue = |category, message| Issue {
+            category,
+            cta,
+            thread: Some(lo),
+            barrier: None,
+            phase: None,
+            pc: Some(pc),
+            message,
+        };
+        if let Some((b, (category, c))) = problem {
+            let message = format!("{who} reads {}: {}", self.layout.describe(b), self.describe_conflict(&c));
+            return Some(issue(category, message));
+        }
+        let b = first?;
+        let message = format!(
+            "{who} reads {} ({unwritten} bytes of its operands), which no thread and no async copy has written in this \
+             launch (shared memory starts with garbage)",
+            self.layout.describe(b)
+        );
+        Some(issue(Category::UninitializedSharedRead, message))
+    }
+
+    fn on_wgmma_done(&mut self, id: u32) {
+        self.tensor.done(id);
+    }
+
+    fn on_wgmma_retired(&mut self, base: u32, lanes: u32, id: u32) {
+        for l in crate::sim::warp::lanes(lanes) {
+            let t = base + l as u32;
+            self.tensor.observed(t, self.clocks.own(t), id);
         }
     }
 }

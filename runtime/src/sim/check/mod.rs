@@ -9,6 +9,7 @@
 pub(crate) mod clocks;
 pub(crate) mod hb;
 pub(crate) mod shadow;
+pub(crate) mod tensor_reads;
 pub(crate) mod tmem;
 
 use super::finding::Category;
@@ -182,6 +183,27 @@ pub(crate) trait Checker: Sized + Send {
     fn on_store_complete(&mut self, issuer: u32, op: u32, group: usize, cta: usize, off: u32, len: u32) {}
     /// `issuer` passed a `cp.async.bulk.wait_group` retiring every group below `retired`.
     fn on_stores_observed(&mut self, t: u32, retired: usize) {}
+    /// The warpgroup of threads `[threads.0, threads.1)` issued wgmma `id` (each warp with the
+    /// clock snapshot of its `mma_async`), which reads `ranges` of CTA `cta`'s shared memory
+    /// until a `wgmma.wait_group` retires it. Returns what is wrong with the bytes it reads
+    /// (not written, in flight, unordered, or generic writes without `fence.proxy.async`).
+    #[allow(clippy::too_many_arguments)]
+    fn on_wgmma_issue(
+        &mut self,
+        id: u32,
+        threads: (u32, u32),
+        snaps: &[Self::Snapshot],
+        cta: usize,
+        ranges: &[(u32, u32)],
+        pc: u32,
+    ) -> Option<Issue> {
+        None
+    }
+    /// Wgmma `id` finished reading its operands.
+    fn on_wgmma_done(&mut self, id: u32) {}
+    /// Lanes `lanes` of the warp whose lane 0 is thread `base` passed a `wgmma.wait_group`
+    /// that retired wgmma `id`.
+    fn on_wgmma_retired(&mut self, base: u32, lanes: u32, id: u32) {}
     /// Thread `t` atomically updated `[off, off+len)` (initialized; atomics order nothing).
     fn on_shared_atomic(&mut self, t: u32, cta: usize, off: u32, len: u32) {}
     /// Thread `t` accessed CTA `target`'s shared memory (or barrier) from another CTA.

@@ -1,0 +1,61 @@
+//! The gallery's `phaser` binary is `phaser::cli::main()` with the gallery registered: it
+//! lists every example and `#[phaser::kernel]`, and the README's PTX command still works.
+
+use phaser_examples::gallery;
+use std::process::Command;
+
+fn phaser(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_phaser")).args(args).output().expect("running phaser");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn list_json_names_every_example_and_dsl_kernel() {
+    let (code, stdout, stderr) = phaser(&["list", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    let examples: Vec<&str> = doc["examples"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    let want: Vec<&str> = gallery::examples().iter().map(|e| e.name).collect();
+    assert_eq!(examples, want, "the registered examples are the gallery's, in its order");
+    let kernels = doc["kernels"].as_array().unwrap();
+    let flip = kernels.iter().find(|k| k["name"] == "dsl_seed_phase_flip").expect("the macro registered it");
+    assert_eq!(flip["comptime"], serde_json::json!(["ROUNDS"]));
+    assert_eq!(flip["file"], "examples/src/gallery/dsl_seeds.rs");
+    for name in
+        ["dsl_seed_thread_arrive_wait", "dsl_seed_producer_consumer", "dsl_phase_tma", "dsl_pipeline_axpb", "op_zoo"]
+    {
+        assert!(kernels.iter().any(|k| k["name"] == name), "{name} not listed");
+    }
+}
+
+#[test]
+fn the_readme_ptx_command_writes_and_assembles_every_kernel() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ptx");
+    let (code, stdout, stderr) = phaser(&["ptx", out.to_str().unwrap(), "--check"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    // Every gallery kernel (each distinct specialization) has its file, and the op zoo too.
+    let stems = gallery::file_stems(&gallery::all_kernels(phaser::Target::Sm90a).unwrap());
+    for stem in stems.iter().chain(std::iter::once(&"op_zoo".to_string())) {
+        assert!(out.join(format!("{stem}.ptx")).is_file(), "{stem}.ptx missing:\n{stdout}");
+    }
+}
+
+#[test]
+fn check_runs_the_gallery_in_the_simulator() {
+    let (code, stdout, stderr) = phaser(&["check", "--only", "seed_phase_flip", "--exact", "--json"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let runs = doc["examples"].as_array().unwrap();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["example"], "seed_phase_flip");
+    assert_eq!(runs[0]["passed"], true);
+    assert_eq!(doc["device"], "Phaser CPU simulator");
+    let (code, _, stderr) = phaser(&["run", "--only", "no_such_example"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no example name contains \"no_such_example\""), "{stderr}");
+}

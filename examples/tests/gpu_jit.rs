@@ -1,0 +1,69 @@
+//! The runtime's JIT paths on the GPU (`runtime/src/cuda/jit.rs`): with line info the driver's
+//! linker makes a cubin that carries the kernel's Rust lines, which the cubin cache keeps for
+//! the next device (a fresh module cache); without it, the plain driver JIT.
+
+use phaser::runtime::cuda::jit::{self, JitOptions, LoadPath};
+use phaser::runtime::cuda::CudaDevice;
+use phaser::{Device, Target};
+use phaser_examples::gallery::{self, Size};
+
+fn device(jit: JitOptions) -> Device {
+    let mut d = CudaDevice::new(0).expect("needs a CUDA GPU");
+    d.set_jit_options(jit);
+    Device::Cuda(d)
+}
+
+fn last_path(dev: &Device) -> Option<LoadPath> {
+    match dev {
+        Device::Cuda(d) => d.modules.last_load().map(|s| s.path),
+        Device::Sim(_) => None,
+    }
+}
+
+fn run_seed(dev: &Device) {
+    let e = gallery::find("seed_producer_consumer").unwrap();
+    let r = gallery::run(&e, dev, Size::Quick, 7).unwrap();
+    assert!(r.outcome.passed, "{}", r.outcome.detail);
+}
+
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn line_info_cubins_are_linked_once_then_loaded_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let with_cache = JitOptions { line_info: true, cubin_cache: Some(dir.path().to_path_buf()) };
+    let first = device(with_cache.clone());
+    run_seed(&first);
+    assert_eq!(last_path(&first), Some(LoadPath::Linked));
+    let cubins = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(cubins, 1, "one kernel, one cached cubin");
+    // Another device object has an empty module cache: the cubin comes from disk.
+    let second = device(with_cache);
+    run_seed(&second);
+    assert_eq!(last_path(&second), Some(LoadPath::CubinCacheHit));
+    // The plain driver JIT.
+    let plain = device(JitOptions { line_info: false, cubin_cache: None });
+    run_seed(&plain);
+    assert_eq!(last_path(&plain), Some(LoadPath::DriverPtx));
+}
+
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn a_linked_cubin_carries_the_rust_line_table() {
+    let _dev = Device::cuda(0).expect("needs a CUDA GPU");
+    let k = gallery::seeds::producer_consumer(Target::Sm90a).unwrap();
+    let ptx = phaser::codegen::emit_kernel(&k).unwrap();
+    let cubin = jit::link_with_line_info(&ptx, &k.name).unwrap();
+    let has = |needle: &[u8]| cubin.windows(needle.len()).any(|w| w == needle);
+    assert!(cubin.starts_with(b"\x7fELF"));
+    assert!(has(b".nv_debug_line_sass"), "no SASS line table in the linked cubin");
+    assert!(has(b"examples/src/gallery/seeds.rs"), "the line table does not name the Rust file");
+}
+
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn a_jit_error_carries_the_jit_log() {
+    let _dev = Device::cuda(0).expect("needs a CUDA GPU");
+    let bad = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry broken() { bogus.instruction; }\n";
+    let err = jit::link_with_line_info(bad, "broken").unwrap_err().to_string();
+    assert!(err.contains("could not compile kernel `broken`") && err.contains("bogus"), "{err}");
+}

@@ -1,0 +1,189 @@
+//! The builder GEMM (examples/src/gemm.rs) in the simulator, under the checker: wgmma is an
+//! asynchronous agent reading shared memory through its descriptors and writing the
+//! accumulator when `wgmma.wait_group` retires it. A 256 x 256 x 256 GEMM matches the CPU
+//! reference with no findings; the two injected bugs of issue 12 — a stage released before the
+//! `wait_group` that retires its wgmmas, and the accumulator read without the `wait_group` —
+//! are each reported at their Rust line in gemm.rs.
+
+use phaser::codegen::ir::{Inst, MbarrierOp, Stmt, StmtKind, WgmmaOp};
+use phaser::codegen::Kernel;
+use phaser::runtime::sim::{Category, Finding, SimConfig, Strategy};
+use phaser::runtime::RuntimeError;
+use phaser::Device;
+use phaser_examples::gemm::*;
+use std::time::Instant;
+
+/// The simulator's configuration: the default tile (128 x 256 x 64, two consumer warpgroups,
+/// 2-CTA clusters with multicast) with 2 stages, so the 4 K blocks of K = 256 wrap around the
+/// pipeline (a stage is refilled while its consumer works on the next).
+fn sim_config() -> GemmConfig {
+    GemmConfig { stages: 2, ..GemmConfig::new(BLayout::KMajor) }
+}
+
+const SHAPE: GemmShape = GemmShape::new(256, 256, 256);
+
+struct Run {
+    c: Vec<half::bf16>,
+    a: Vec<half::bf16>,
+    b: Vec<half::bf16>,
+    result: Result<Vec<Finding>, Vec<Finding>>,
+}
+
+/// Simulate `kernel` (a possibly mutated `gemm_kernel(cfg)`) at `SHAPE` with B `layout`.
+fn simulate(kernel: &Kernel, cfg: &GemmConfig, layout: BLayout, seed: u64) -> Run {
+    simulate_with(kernel, cfg, layout, SimConfig::default().with_seed(seed))
+}
+
+fn simulate_with(kernel: &Kernel, cfg: &GemmConfig, layout: BLayout, sc: SimConfig) -> Run {
+    let seed = sc.seed;
+    let dev = Device::sim(sc);
+    let a = random_bf16((SHAPE.m * SHAPE.k) as usize, seed);
+    let b = random_bf16(b_len(&SHAPE), seed ^ 0x9e37_79b9);
+    let mut bufs = GemmBuffers::new(&dev, SHAPE, layout, &a, &b).unwrap();
+    dev.fill(&mut bufs.c, POISON).unwrap();
+    let t0 = Instant::now();
+    let result = match launch(&dev, kernel, cfg, &bufs) {
+        Ok(r) => Ok(r.sim.map(|s| s.findings).unwrap_or_default()),
+        Err(RuntimeError::Simulation(r)) => Err(r.findings),
+        Err(e) => panic!("{}: {e}", kernel.name),
+    };
+    eprintln!("{} ({}) simulated in {:?}", kernel.name, layout.name(), t0.elapsed());
+    Run { c: dev.download(&bufs.c).unwrap(), a, b, result }
+}
+
+/// The line of gemm.rs that contains `needle` (once).
+fn gemm_line(needle: &str) -> u32 {
+    let src = include_str!("../src/gemm.rs");
+    let lines: Vec<usize> = src.lines().enumerate().filter(|(_, l)| l.contains(needle)).map(|(i, _)| i + 1).collect();
+    assert_eq!(lines.len(), 1, "`{needle}` must be on exactly one line of gemm.rs: {lines:?}");
+    lines[0] as u32
+}
+
+fn describe(findings: &[Finding]) -> String {
+    findings.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n\n")
+}
+
+#[test]
+fn gemm_256_cubed_matches_the_cpu_reference_with_no_findings() {
+    for layout in [BLayout::KMajor, BLayout::NMajor] {
+        let cfg = GemmConfig { b_layout: layout, ..sim_config() };
+        let k = gemm_kernel(&cfg).unwrap();
+        let run = simulate(&k, &cfg, layout, 12);
+        let findings = run.result.unwrap_or_else(|f| panic!("{} ({}):\n{}", k.name, layout.name(), describe(&f)));
+        assert!(findings.is_empty(), "{}", describe(&findings));
+        // Every element, against the f64 CPU reference.
+        let (m, n) = (SHAPE.m as usize, SHAPE.n as usize);
+        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+        let cmp = compare(&run.c, &SHAPE, all, |i, j| reference_at(&run.a, &run.b, &SHAPE, layout, i, j));
+        assert_eq!(cmp.compared, m * n);
+        assert!(cmp.passed(), "{} ({}): {:?}", k.name, layout.name(), cmp);
+        // Not vacuous: C has the magnitude of a sum of 256 products of [-1, 1) values.
+        let big = run.c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
+        assert!(big > m * n / 4, "{big} of {} elements above 1", m * n);
+    }
+}
+
+#[test]
+fn other_schedules_and_tile_shapes_are_clean_too() {
+    // Hostile scheduling (tiny quanta, copies and wgmmas as late as possible, newest first),
+    // and 256 x 128 tiles (two m64 wgmmas per warpgroup, two accumulators) without a cluster.
+    let runs = [
+        (sim_config(), Strategy::Adversarial),
+        (GemmConfig { block_n: 128, wg_m: 128, cluster_m: 1, ..sim_config() }, Strategy::RoundRobin),
+    ];
+    for (cfg, strategy) in runs {
+        let k = gemm_kernel(&cfg).unwrap();
+        let run = simulate_with(&k, &cfg, cfg.b_layout, SimConfig::default().with_seed(3).with_strategy(strategy));
+        let findings = run.result.unwrap_or_else(|f| panic!("{} {strategy:?}:\n{}", k.name, describe(&f)));
+        assert!(findings.is_empty(), "{}", describe(&findings));
+        let (m, n) = (SHAPE.m as usize, SHAPE.n as usize);
+        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+        let cmp = compare(&run.c, &SHAPE, all, |i, j| reference_at(&run.a, &run.b, &SHAPE, cfg.b_layout, i, j));
+        assert!(cmp.passed(), "{} {strategy:?}: {cmp:?}", k.name);
+    }
+}
+
+/// Rewrite the first statement list (depth first) where `f` returns a replacement.
+fn rewrite(block: &mut Vec<Stmt>, f: &mut dyn FnMut(&[Stmt]) -> Option<Vec<Stmt>>) -> bool {
+    if let Some(new) = f(block) {
+        *block = new;
+        return true;
+    }
+    for s in block.iter_mut() {
+        let done = match &mut s.kind {
+            StmtKind::If { then_body, else_body, .. } => rewrite(then_body, f) || rewrite(else_body, f),
+            StmtKind::Loop { body, latch } => rewrite(body, f) || rewrite(latch, f),
+            _ => false,
+        };
+        if done {
+            return true;
+        }
+    }
+    false
+}
+
+fn is_wait_group(s: &Stmt, n: u32) -> bool {
+    matches!(&s.kind, StmtKind::Inst(Inst::Wgmma(WgmmaOp::WaitGroup { n: m })) if *m == n)
+}
+
+/// An `if` whose body arrives on a barrier (the stage release).
+fn is_release(s: &Stmt) -> bool {
+    fn arrives(b: &[Stmt]) -> bool {
+        b.iter().any(|s| match &s.kind {
+            StmtKind::Inst(Inst::Mbarrier(MbarrierOp::Arrive { .. })) => true,
+            StmtKind::If { then_body, else_body, .. } => arrives(then_body) || arrives(else_body),
+            _ => false,
+        })
+    }
+    matches!(&s.kind, StmtKind::If { then_body, .. } if arrives(then_body))
+}
+
+#[test]
+fn early_release_is_reported_at_the_release_line() {
+    let cfg = sim_config();
+    let mut k = gemm_kernel(&cfg).unwrap();
+    // The mainloop's `wgmma_wait_group(1); release_stage(...)` becomes release, then wait.
+    let swapped = rewrite(&mut k.body, &mut |b| {
+        let i = (0..b.len().saturating_sub(1)).find(|&i| is_wait_group(&b[i], 1) && is_release(&b[i + 1]))?;
+        let mut v = b.to_vec();
+        v.swap(i, i + 1);
+        Some(v)
+    });
+    assert!(swapped, "the mainloop's wait_group(1) + release");
+    let run = simulate(&k, &cfg, BLayout::KMajor, 12);
+    let findings = run.result.expect_err("an early release is a finding");
+    let races: Vec<&Finding> = findings.iter().filter(|f| f.category == Category::WgmmaOperandRace).collect();
+    assert!(!races.is_empty(), "{}", describe(&findings));
+    let line = gemm_line("k.if_then(leader, |k| pipe.consumer_release(k, &st));");
+    let f = races[0];
+    let loc = f.loc.expect("a Rust line");
+    assert!(loc.file.ends_with("examples/src/gemm.rs") && loc.line == line, "{f}");
+    assert!(f.message.contains("released") && f.message.contains("wgmma.wait_group"), "{f}");
+    // The wgmma and the overwriting TMA load are named too.
+    assert!(f.message.contains(&format!("gemm.rs:{}", gemm_line("k.wgmma(acc, &a, 64 * j as u32"))), "{f}");
+    eprintln!("{f}");
+}
+
+#[test]
+fn missing_wait_group_is_reported_at_the_accumulator_read() {
+    let cfg = sim_config();
+    let mut k = gemm_kernel(&cfg).unwrap();
+    // The `wgmma_wait_group(0)` before the last release and the epilogue goes away.
+    let removed = rewrite(&mut k.body, &mut |b| {
+        let i = (0..b.len().saturating_sub(1)).find(|&i| is_wait_group(&b[i], 0) && is_release(&b[i + 1]))?;
+        let mut v = b.to_vec();
+        v.remove(i);
+        Some(v)
+    });
+    assert!(removed, "the wait_group(0) after the mainloop");
+    let run = simulate(&k, &cfg, BLayout::KMajor, 12);
+    let findings = run.result.expect_err("reading the accumulator before wait_group is a finding");
+    let races: Vec<&Finding> = findings.iter().filter(|f| f.category == Category::WgmmaRegisterRace).collect();
+    assert!(!races.is_empty(), "{}", describe(&findings));
+    let line = gemm_line("acc.store_bf16_stmatrix(k, &c, buf, t, 0, 0, col, EPI_TILE);");
+    let f = races[0];
+    let loc = f.loc.expect("a Rust line");
+    assert!(loc.file.ends_with("examples/src/gemm.rs") && loc.line == line, "{f}");
+    assert!(f.message.contains("wgmma.wait_group"), "{f}");
+    eprintln!("{f}");
+}

@@ -1,0 +1,283 @@
+//! Turning PTX into a loaded module.
+//!
+//! Two ways, chosen per device by [`JitOptions::line_info`]:
+//! - without line info, the PTX goes to `cuModuleLoadData`: the driver JIT-compiles it and
+//!   keeps the result in its own on-disk cache (`CUDA_CACHE_PATH`, `CUDA_CACHE_MAXSIZE`; off
+//!   with `CUDA_CACHE_DISABLE=1`), so a second process loads the same PTX in well under a
+//!   millisecond;
+//! - with line info (the default), the driver's JIT is asked for it through the linker
+//!   (`cuLinkCreate` with `CU_JIT_GENERATE_LINE_INFO`), whose output cubin carries the
+//!   `.loc` lines of the PTX, so compute-sanitizer, Nsight Compute and cuda-gdb show the
+//!   kernel's Rust lines. That cubin is then loaded as a binary. Because the cubin is ours,
+//!   we keep it in a cache of our own ([`CubinCache`]), keyed by PTX content, device, driver
+//!   and options; `bench_jit` measures what each path costs.
+
+use super::driver_err;
+use crate::error::{Result, RuntimeError};
+use cudarc::driver::{sys, CudaContext, CudaModule};
+use sha2::{Digest, Sha256};
+use std::ffi::{c_void, CString};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How a device turns PTX into modules.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JitOptions {
+    /// Ask the JIT for line info (`CU_JIT_GENERATE_LINE_INFO`): the cubin maps SASS to the
+    /// PTX's `.loc` lines, i.e. to the kernel's Rust lines.
+    pub line_info: bool,
+    /// Where linked cubins are kept across processes (`None`: not kept).
+    pub cubin_cache: Option<PathBuf>,
+}
+
+/// `PHASER_JIT_LINE_INFO=0` turns line info off (the plain driver JIT and its cache);
+/// `PHASER_CUBIN_CACHE=off` turns our cubin cache off, `PHASER_CUBIN_CACHE=DIR` moves it.
+impl Default for JitOptions {
+    fn default() -> Self {
+        let line_info = !matches!(std::env::var("PHASER_JIT_LINE_INFO").as_deref(), Ok("0" | "off" | "false"));
+        let cubin_cache = match std::env::var_os("PHASER_CUBIN_CACHE") {
+            Some(v) if v == "off" || v == "0" => None,
+            Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
+            _ => default_cache_dir(),
+        };
+        JitOptions { line_info, cubin_cache }
+    }
+}
+
+/// `$XDG_CACHE_HOME/phaser/cubin`, else `$HOME/.cache/phaser/cubin`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| Path::new(&h).join(".cache")))?;
+    Some(base.join("phaser").join("cubin"))
+}
+
+/// Where a module came from, and what it cost (what `bench_jit` reports).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoadPath {
+    /// `cuModuleLoadData` of the PTX (driver JIT, driver cache).
+    DriverPtx,
+    /// Linked with line info by the driver JIT, then loaded.
+    Linked,
+    /// A cubin from our cache, loaded.
+    CubinCacheHit,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct LoadStats {
+    pub path: LoadPath,
+    /// JIT compilation (link) or cache read.
+    pub compile: Duration,
+    /// `cuModuleLoadData` (for the PTX path this includes the JIT).
+    pub load: Duration,
+}
+
+/// Load `ptx` into `ctx` as `opts` say.
+pub fn load(
+    ctx: &Arc<CudaContext>,
+    ptx: &str,
+    kernel: &str,
+    opts: &JitOptions,
+) -> Result<(Arc<CudaModule>, LoadStats)> {
+    ctx.bind_to_thread().map_err(driver_err("binding the CUDA context"))?;
+    if !opts.line_info {
+        let t = Instant::now();
+        let m = ctx
+            .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
+            .map_err(driver_err(format!("JIT-loading the PTX of kernel `{kernel}`")))?;
+        return Ok((m, LoadStats { path: LoadPath::DriverPtx, compile: Duration::ZERO, load: t.elapsed() }));
+    }
+    let cache = opts.cubin_cache.as_ref().map(|dir| CubinCache { dir: dir.clone() });
+    let key = cache.as_ref().map(|_| cache_key(ctx, ptx, opts)).transpose()?;
+    if let (Some(c), Some(key)) = (&cache, &key) {
+        let t = Instant::now();
+        if let Some(cubin) = c.get(key) {
+            let compile = t.elapsed();
+            let t = Instant::now();
+            // A file that does not load (truncated by a crash before the rename, another
+            // driver's format) is not trusted: fall through and link again.
+            if let Ok(m) = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin)) {
+                return Ok((m, LoadStats { path: LoadPath::CubinCacheHit, compile, load: t.elapsed() }));
+            }
+        }
+    }
+    let t = Instant::now();
+    let cubin = match link_with_line_info(ptx, kernel) {
+        Ok(c) => c,
+        Err(link_err) => {
+            // Line info is a debugging aid: a kernel the plain JIT accepts still runs, with one
+            // warning per process (`gpu_jit` tests that the linked path works).
+            let t = Instant::now();
+            return match ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)) {
+                Ok(m) => {
+                    static WARNED: std::sync::Once = std::sync::Once::new();
+                    WARNED.call_once(|| eprintln!("phaser: JIT with line info failed, loading without it: {link_err}"));
+                    Ok((m, LoadStats { path: LoadPath::DriverPtx, compile: Duration::ZERO, load: t.elapsed() }))
+                }
+                Err(_) => Err(link_err),
+            };
+        }
+    };
+    let compile = t.elapsed();
+    if let (Some(c), Some(key)) = (&cache, &key) {
+        // A cache that cannot be written only costs the next process a link.
+        let _ = c.put(key, &cubin);
+    }
+    let t = Instant::now();
+    let m = ctx
+        .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
+        .map_err(driver_err(format!("loading the linked cubin of kernel `{kernel}`")))?;
+    Ok((m, LoadStats { path: LoadPath::Linked, compile, load: t.elapsed() }))
+}
+
+/// JIT-compile `ptx` through the driver's linker with line info; the cubin's bytes.
+pub fn link_with_line_info(ptx: &str, kernel: &str) -> Result<Vec<u8>> {
+    use sys::CUjit_option as O;
+    const LOG: usize = 16 * 1024;
+    let mut error_log = vec![0u8; LOG];
+    let mut options = [O::CU_JIT_GENERATE_LINE_INFO, O::CU_JIT_ERROR_LOG_BUFFER, O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
+    // Option values are pointer-sized: integers travel as the pointer's value.
+    let mut values: [*mut c_void; 3] =
+        [std::ptr::without_provenance_mut(1), error_log.as_mut_ptr().cast(), std::ptr::without_provenance_mut(LOG)];
+    let text = CString::new(ptx).map_err(|_| RuntimeError::Jit {
+        kernel: kernel.into(),
+        log: "the PTX text contains a NUL byte".into(),
+        source: None,
+    })?;
+    let name = CString::new(format!("{kernel}.ptx")).unwrap_or_default();
+    let mut state: sys::CUlinkState = std::ptr::null_mut();
+    // Safety: `options` and `values` have 3 entries each and outlive the link state (the error
+    // log buffer is written until cuLinkDestroy); `state` receives the new link state.
+    unsafe { sys::cuLinkCreate_v2(3, options.as_mut_ptr(), values.as_mut_ptr(), &mut state) }
+        .result()
+        .map_err(driver_err("creating a JIT link (cuLinkCreate)"))?;
+    let jit_err = |source: Option<sys::CUresult>| {
+        let log = &error_log[..error_log.iter().position(|&b| b == 0).unwrap_or(LOG)];
+        let log = String::from_utf8_lossy(log).trim().to_string();
+        RuntimeError::Jit { kernel: kernel.into(), log, source: source.map(cudarc::driver::DriverError) }
+    };
+    let linked = (|| {
+        // Safety: `state` is live; `text` is NUL-terminated and the size includes the NUL, as
+        // cuLinkAddData wants for PTX; no per-input options.
+        unsafe {
+            sys::cuLinkAddData_v2(
+                state,
+                sys::CUjitInputType::CU_JIT_INPUT_PTX,
+                text.as_ptr() as *mut c_void,
+                text.as_bytes_with_nul().len(),
+                name.as_ptr(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        }
+        .result()
+        .map_err(|e| Some(e.0))?;
+        let mut cubin: *mut c_void = std::ptr::null_mut();
+        let mut size = 0usize;
+        // Safety: `state` is live; the output points into it and is copied before destroy.
+        unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) }.result().map_err(|e| Some(e.0))?;
+        if cubin.is_null() {
+            return Err(None);
+        }
+        // Safety: the driver returned `size` bytes at `cubin`, valid until cuLinkDestroy.
+        Ok(unsafe { std::slice::from_raw_parts(cubin as *const u8, size) }.to_vec())
+    })();
+    // Safety: `state` is live and destroyed once, after its output was copied.
+    let _ = unsafe { sys::cuLinkDestroy(state) }.result();
+    linked.map_err(jit_err)
+}
+
+/// What makes two linked cubins interchangeable: the PTX, the device's compute capability
+/// and name, the driver version and the options (a hex SHA-256).
+fn cache_key(ctx: &Arc<CudaContext>, ptx: &str, opts: &JitOptions) -> Result<String> {
+    let (major, minor) = ctx.compute_capability().map_err(driver_err("reading the compute capability"))?;
+    let name = ctx.name().unwrap_or_default();
+    let mut driver = 0;
+    // Safety: writes one int.
+    unsafe { sys::cuDriverGetVersion(&mut driver) }.result().map_err(driver_err("reading the driver version"))?;
+    Ok(key_of(ptx, &format!("sm_{major}{minor} {name}"), driver, opts.line_info))
+}
+
+/// The cache key of a PTX text for a device and driver (pure, so it is tested here).
+pub fn key_of(ptx: &str, device: &str, driver: i32, line_info: bool) -> String {
+    let mut h = Sha256::new();
+    h.update(format!("phaser cubin v1\ndevice {device}\ndriver {driver}\nline_info {line_info}\n").as_bytes());
+    h.update(ptx.as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Linked cubins on disk, one file per key. Safe under concurrent processes: a writer writes
+/// a temporary file in the same directory and renames it into place (atomic on POSIX), so a
+/// reader sees a whole file or none; two writers of one key write the same bytes.
+pub struct CubinCache {
+    pub dir: PathBuf,
+}
+
+impl CubinCache {
+    pub fn path(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{key}.cubin"))
+    }
+
+    /// The cubin stored under `key`, if any (an ELF file: anything else is ignored).
+    pub fn get(&self, key: &str) -> Option<Vec<u8>> {
+        let bytes = std::fs::read(self.path(key)).ok()?;
+        bytes.starts_with(b"\x7fELF").then_some(bytes)
+    }
+
+    pub fn put(&self, key: &str, cubin: &[u8]) -> std::io::Result<()> {
+        use std::io::Write;
+        std::fs::create_dir_all(&self.dir)?;
+        let mut tmp = tempfile::NamedTempFile::new_in(&self.dir)?;
+        tmp.write_all(cubin)?;
+        tmp.as_file().sync_all()?;
+        tmp.persist(self.path(key)).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn key_covers_ptx_device_driver_and_options() {
+        let k = key_of(".entry a {}", "sm_90 H200", 13000, true);
+        assert_eq!(k.len(), 64);
+        assert_eq!(k, key_of(".entry a {}", "sm_90 H200", 13000, true));
+        for other in [
+            key_of(".entry b {}", "sm_90 H200", 13000, true),
+            key_of(".entry a {}", "sm_100 B200", 13000, true),
+            key_of(".entry a {}", "sm_90 H200", 13010, true),
+            key_of(".entry a {}", "sm_90 H200", 13000, false),
+        ] {
+            assert_ne!(k, other);
+        }
+    }
+
+    #[test]
+    fn cache_round_trip_and_concurrent_writers() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = CubinCache { dir: dir.path().join("nested") };
+        assert_eq!(cache.get("k"), None, "an empty cache has nothing");
+        let cubin: Vec<u8> = b"\x7fELF".iter().copied().chain((0..100_000u32).map(|i| i as u8)).collect();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| cache.put("k", &cubin).unwrap());
+                s.spawn(|| {
+                    // A reader sees the whole file or nothing, never a prefix.
+                    if let Some(b) = cache.get("k") {
+                        assert_eq!(b, cubin);
+                    }
+                });
+            }
+        });
+        assert_eq!(cache.get("k").as_deref(), Some(cubin.as_slice()));
+        // Only the one file is left: every temporary was renamed into place.
+        assert_eq!(std::fs::read_dir(&cache.dir).unwrap().count(), 1);
+        std::fs::write(cache.path("bad"), b"not a cubin").unwrap();
+        assert_eq!(cache.get("bad"), None, "a file that is not ELF is ignored");
+    }
+}

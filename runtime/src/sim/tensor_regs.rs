@@ -1,0 +1,197 @@
+//! The registers wgmmas access (accumulators and A fragments) and the ordinary instructions
+//! that touch them. Lowering (`program.rs`) puts an `Op::TensorRegs` check before each such
+//! instruction, so the warp loop pays nothing for the instructions that do not (in a kernel
+//! without wgmma: none at all); `exec_wgmma.rs` runs the checks.
+//!
+//! Instructions seen: arithmetic, special-register reads, loads/stores/atomics, fragment ops
+//! and probes (what code around a wgmma does with its registers). Barrier, TMA and other
+//! families take no f32 accumulator; their operands are not inspected.
+
+use phaser_codegen::ir::*;
+use std::collections::HashMap;
+
+/// The kernel's tensor registers and the check of each instruction that touches them.
+#[derive(Default, Debug)]
+pub struct TensorRegs {
+    /// The registers, by dense index.
+    pub regs: Vec<Reg>,
+    index: HashMap<u32, u32>,
+    /// Per `Op::TensorRegs`: the dense indices the following instruction accesses.
+    pub checks: Vec<Vec<u32>>,
+}
+
+impl TensorRegs {
+    /// Every register a `wgmma.mma_async` of `body` accesses besides through descriptors.
+    pub fn of(body: &[Stmt]) -> TensorRegs {
+        let mut t = TensorRegs::default();
+        walk_insts(body, &mut |i, _| {
+            if let Inst::Wgmma(WgmmaOp::MmaAsync(m)) = i {
+                let a = match &m.a {
+                    WgmmaA::Regs(a) => {
+                        a.iter().filter_map(|v| if let Value::Reg(r) = v { Some(*r) } else { None }).collect()
+                    }
+                    WgmmaA::Desc(_) => Vec::new(),
+                };
+                for r in m.d.iter().copied().chain(a) {
+                    t.add(r);
+                }
+            }
+        });
+        t
+    }
+
+    fn add(&mut self, r: Reg) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.index.entry(r.id) {
+            e.insert(self.regs.len() as u32);
+            self.regs.push(r);
+        }
+    }
+
+    /// Dense index of register `id`, if it is a tensor register.
+    pub fn dense(&self, id: u32) -> Option<u32> {
+        self.index.get(&id).copied()
+    }
+
+    /// The check for `inst`, if it is an ordinary instruction touching tensor registers: its
+    /// index in `checks`.
+    pub fn check_for(&mut self, inst: &Inst) -> Option<u32> {
+        if self.regs.is_empty() || matches!(inst, Inst::Wgmma(_)) {
+            return None;
+        }
+        let mut ids = Vec::new();
+        inst_regs(inst, &mut ids);
+        let mut dense: Vec<u32> = ids.into_iter().filter_map(|id| self.dense(id)).collect();
+        if dense.is_empty() {
+            return None;
+        }
+        dense.sort_unstable();
+        dense.dedup();
+        self.checks.push(dense);
+        Some(self.checks.len() as u32 - 1)
+    }
+}
+
+/// The register ids of a wgmma's accumulator and register-A fragment.
+pub fn wgmma_regs(m: &MmaAsync) -> Vec<u32> {
+    let mut v: Vec<u32> = m.d.iter().map(|r| r.id).collect();
+    if let WgmmaA::Regs(a) = &m.a {
+        v.extend(a.iter().filter_map(reg_of));
+    }
+    v
+}
+
+fn reg_of(v: &Value) -> Option<u32> {
+    match v {
+        Value::Reg(r) => Some(r.id),
+        Value::Imm { .. } => None,
+    }
+}
+
+/// The registers `inst` reads or writes (for the families listed in the module docs).
+pub fn inst_regs(inst: &Inst, out: &mut Vec<u32>) {
+    let mut vals = |vs: &[&Value]| out.extend(vs.iter().filter_map(|v| reg_of(v)));
+    match inst {
+        Inst::Arith(a) => match a {
+            ArithOp::Mov { dst, src } | ArithOp::Cvt { dst, src } => {
+                vals(&[src]);
+                out.push(dst.id);
+            }
+            ArithOp::Unary { dst, a, .. } => {
+                vals(&[a]);
+                out.push(dst.id);
+            }
+            ArithOp::Binary { dst, a, b, .. } | ArithOp::Setp { dst, a, b, .. } => {
+                vals(&[a, b]);
+                out.push(dst.id);
+            }
+            ArithOp::Mad { dst, a, b, c } => {
+                vals(&[a, b, c]);
+                out.push(dst.id);
+            }
+            ArithOp::Selp { dst, cond, a, b } => {
+                vals(&[cond, a, b]);
+                out.push(dst.id);
+            }
+        },
+        Inst::ReadSpecial { dst, .. } => out.push(dst.id),
+        Inst::Memory(m) => match m {
+            MemoryOp::Ld { dst, addr, .. } => {
+                vals(&[addr]);
+                out.push(dst.id);
+            }
+            MemoryOp::St { addr, src, .. } => vals(&[addr, src]),
+            MemoryOp::AtomAdd { dst, addr, src, .. } => {
+                vals(&[addr, src]);
+                out.push(dst.id);
+            }
+            MemoryOp::SharedAddr { dst, .. } | MemoryOp::DynSharedAddr { dst } | MemoryOp::ParamAddr { dst, .. } => {
+                out.push(dst.id)
+            }
+            MemoryOp::CpAsync { dst, src, .. } => vals(&[dst, src]),
+            MemoryOp::CpAsyncMbarrierArrive { bar, .. } => vals(&[bar]),
+            MemoryOp::CpAsyncCommitGroup | MemoryOp::CpAsyncWaitGroup { .. } => {}
+        },
+        Inst::Fragment(f) => match f {
+            FragmentOp::PackHalf2 { dst, hi, lo, .. } => {
+                vals(&[hi, lo]);
+                out.push(dst.id);
+            }
+            FragmentOp::StMatrix { addr, regs, .. } => {
+                vals(&[addr]);
+                out.extend(regs.iter().filter_map(reg_of));
+            }
+            FragmentOp::StVec { addr, srcs, .. } => {
+                vals(&[addr]);
+                out.extend(srcs.iter().filter_map(reg_of));
+            }
+        },
+        Inst::Probe { values, .. } => out.extend(values.iter().filter_map(reg_of)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(id: u32, ty: Type) -> Reg {
+        Reg { id, ty }
+    }
+
+    #[test]
+    fn only_instructions_touching_wgmma_registers_get_a_check() {
+        let acc = [r(1, Type::F32), r(2, Type::F32)];
+        let mma = MmaAsync {
+            n: 8,
+            a_ty: MmaElem::BF16,
+            b_ty: MmaElem::BF16,
+            d: acc.to_vec(),
+            a: WgmmaA::Regs([Value::Reg(r(7, Type::B32)), Value::u32(0), Value::u32(0), Value::u32(0)]),
+            b_desc: Value::u64(0),
+            scale_d: Value::pred(true),
+            negate_a: false,
+            negate_b: false,
+            trans_a: false,
+            trans_b: false,
+        };
+        let body = vec![Stmt::new(StmtKind::Inst(Inst::Wgmma(WgmmaOp::MmaAsync(Box::new(mma.clone())))), None)];
+        let mut t = TensorRegs::of(&body);
+        assert_eq!(t.regs.iter().map(|r| r.id).collect::<Vec<_>>(), vec![1, 2, 7]);
+        // The wgmma itself is not an ordinary access.
+        assert_eq!(t.check_for(&Inst::Wgmma(WgmmaOp::MmaAsync(Box::new(mma)))), None);
+        // Reading the accumulator, writing A's register: checked; unrelated registers: not.
+        let pack = Inst::Fragment(FragmentOp::PackHalf2 {
+            dst: r(9, Type::B32),
+            hi: Value::Reg(acc[1]),
+            lo: Value::Reg(acc[0]),
+            to: Type::BF16,
+        });
+        assert_eq!(t.check_for(&pack), Some(0));
+        assert_eq!(t.checks[0], vec![0, 1]);
+        let write_a = Inst::Arith(ArithOp::Mov { dst: r(7, Type::B32), src: Value::u32(3) });
+        assert_eq!(t.check_for(&write_a), Some(1));
+        assert_eq!(t.checks[1], vec![2]);
+        let other = Inst::Arith(ArithOp::Mov { dst: r(8, Type::B32), src: Value::u32(3) });
+        assert_eq!(t.check_for(&other), None);
+    }
+}

@@ -1,0 +1,126 @@
+//! What a program's kernels and runnable examples are, collected at link time (`inventory`):
+//! every `#[phaser::kernel]` submits a [`KernelEntry`]; a crate with host code that sets up,
+//! runs and checks kernels submits an [`Examples`] provider. The `phaser` CLI
+//! (`phaser::cli::main()`, feature `cli`) lists, emits, checks, runs, traces and benchmarks
+//! what is registered here, so a user's crate gets it for its own kernels.
+
+use phaser_codegen::{CodegenError, Kernel, Target};
+use phaser_runtime::{Device, RuntimeError};
+use std::time::Duration;
+
+/// A `#[phaser::kernel]`, as its expansion registers it.
+pub struct KernelEntry {
+    pub name: &'static str,
+    /// The target named in the attribute.
+    pub target: Target,
+    /// The `#[comptime]` parameters, in declaration order.
+    pub comptime: &'static [&'static str],
+    /// Where the kernel is defined (file, line).
+    pub location: (&'static str, u32),
+    /// Build the IR for a target and the comptime values (in `comptime` order; exactly
+    /// `comptime.len()` of them: [`KernelEntry::build_named`] checks).
+    pub build: fn(Target, &[u32]) -> Result<Kernel, CodegenError>,
+}
+
+inventory::collect!(KernelEntry);
+
+impl KernelEntry {
+    /// Build with comptime values given by name (`N=64`); a missing, unknown or repeated
+    /// name is an error that lists the kernel's parameters.
+    pub fn build_named(&self, target: Target, values: &[(String, u32)]) -> Result<Kernel, String> {
+        let params = || {
+            if self.comptime.is_empty() {
+                "it has no #[comptime] parameters".to_string()
+            } else {
+                format!("its #[comptime] parameters: {}", self.comptime.join(", "))
+            }
+        };
+        for (name, _) in values {
+            if !self.comptime.contains(&name.as_str()) {
+                return Err(format!("kernel `{}` has no #[comptime] parameter `{name}` ({})", self.name, params()));
+            }
+            if values.iter().filter(|(n, _)| n == name).count() > 1 {
+                return Err(format!("`{name}` is given more than once"));
+            }
+        }
+        let mut ordered = Vec::with_capacity(self.comptime.len());
+        for p in self.comptime {
+            match values.iter().find(|(n, _)| n == p) {
+                Some((_, v)) => ordered.push(*v),
+                None => {
+                    return Err(format!("kernel `{}` needs `--comptime {p}=VALUE` ({})", self.name, params()));
+                }
+            }
+        }
+        (self.build)(target, &ordered).map_err(|e| e.to_string())
+    }
+}
+
+/// Every registered kernel, sorted by name (then file and line).
+pub fn kernels() -> Vec<&'static KernelEntry> {
+    let mut v: Vec<&'static KernelEntry> = inventory::iter::<KernelEntry>.into_iter().collect();
+    v.sort_by_key(|k| (k.name, k.location));
+    v
+}
+
+/// The registered kernel named `name`.
+pub fn kernel(name: &str) -> Option<&'static KernelEntry> {
+    inventory::iter::<KernelEntry>.into_iter().find(|k| k.name == name)
+}
+
+/// How big a run of an example is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Size {
+    /// The smallest problem that exercises every path of the protocol.
+    Small,
+    /// Small, ragged shapes over several CTAs: seconds in the simulator.
+    Quick,
+    /// GPU-sized problems.
+    Full,
+}
+
+/// What one run of an example found.
+#[derive(Clone, Debug, Default)]
+pub struct ExampleRun {
+    /// Whether the outputs matched the example's reference.
+    pub passed: bool,
+    /// Not run: the device cannot run the example's kernels (sm_100a code on an sm_90 GPU);
+    /// `detail` says what it needs. Neither a pass nor a failure.
+    pub skipped: bool,
+    /// What was checked, or what differed.
+    pub detail: String,
+    /// A digest of every output (equal digests: bit-identical outputs).
+    pub digest: u64,
+    /// Device time of the last launch (GPU).
+    pub elapsed: Option<Duration>,
+    /// The simulator's findings of non-fatal classes (fatal ones are `RuntimeError::Simulation`).
+    pub findings: Vec<String>,
+}
+
+type KernelsFn = dyn Fn(Target) -> Result<Vec<Kernel>, CodegenError> + Send + Sync;
+type RunFn = dyn Fn(&Device, Size, u64) -> Result<ExampleRun, RuntimeError> + Send + Sync;
+
+/// A runnable example: its kernels (for `emit`) and a run that sets up inputs from a seed,
+/// launches on a device and checks the outputs against a host reference.
+pub struct Example {
+    pub name: String,
+    pub about: String,
+    pub kernels: Box<KernelsFn>,
+    pub run: Box<RunFn>,
+}
+
+/// A provider of runnable examples, submitted once by a crate:
+/// `inventory::submit!(phaser::registry::Examples(my_examples));`
+pub struct Examples(pub fn() -> Vec<Example>);
+
+inventory::collect!(Examples);
+
+/// Every registered example, in each provider's order (providers sorted by their first name).
+pub fn examples() -> Vec<Example> {
+    let mut groups: Vec<Vec<Example>> = inventory::iter::<Examples>.into_iter().map(|p| (p.0)()).collect();
+    groups.sort_by(|a, b| a.first().map(|e| &e.name).cmp(&b.first().map(|e| &e.name)));
+    groups.into_iter().flatten().collect()
+}
+
+/// Re-exported so a crate registers examples without depending on `inventory` itself.
+pub use inventory::submit;
