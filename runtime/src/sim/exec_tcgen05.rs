@@ -428,9 +428,10 @@ impl<C: Checker> Engine<'_, C> {
             }
             Tcgen05Op::Shift { taddr, .. } => {
                 let (lane, col) = tmem_lane_col(self.val(wi, l, taddr) as u32);
-                if lane % 32 != 0 {
+                if lane % 32 != 0 || lane + 32 > TMEM_LANES {
                     let msg = format!(
-                        "tcgen05.shift: \"The lane of the address operand taddr must be aligned to 32\", not {lane}"
+                        "tcgen05.shift at lane {lane}: \"The lane of the address operand taddr must be aligned to \
+                         32\", and its 32 lanes lie in the 128"
                     );
                     return self.tc_finding(Category::TmemOutOfBounds, t, pc, msg, true);
                 }
