@@ -5,9 +5,10 @@ pub use crate::registry::KernelEntry;
 pub use half;
 pub use inventory;
 pub use phaser_codegen::builder::{
-    Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RemoteBarrier, SharedArray, TensorMapRef,
+    Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RegisterArray, RemoteBarrier,
+    SharedArray, SharedTile, TensorMapRef,
 };
-pub use phaser_codegen::ir::{Reg, SourceLoc, Type, Value};
+pub use phaser_codegen::ir::{Reg, SourceLoc, Swizzle, TensorMapSpec, Type, Value};
 /// Every `T.*` op expands to `call_op(__k, "path", args, elem, let_name)`: the registry
 /// entry's lowering, its result as the handle the macro's checker typed.
 pub use phaser_codegen::registry::{call_as as call_op, OpArg};
@@ -122,7 +123,7 @@ impl<T: DslScalar> IntoArg<Scalar<T>> for Value {
 macro_rules! same_arg {
     ($($t:ty),*) => {$( impl IntoArg<$t> for $t { fn into_arg(self, _: &mut KernelBuilder) -> $t { self } } )*};
 }
-same_arg!(Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef);
+same_arg!(Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef, SharedTile, RegisterArray);
 
 pub fn into_arg<P, V: IntoArg<P>>(k: &mut KernelBuilder, v: V) -> P {
     v.into_arg(k)
@@ -142,7 +143,7 @@ impl<T> DeviceRet for Scalar<T> {
 macro_rules! same_ret {
     ($($t:ty),*) => {$( impl DeviceRet for $t { type Out = $t; fn into_dsl(self) -> $t { self } } )*};
 }
-same_ret!((), Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef);
+same_ret!((), Barrier, RemoteBarrier, BarrierArray, SharedArray, GlobalPtr, TensorMapRef, SharedTile, RegisterArray);
 
 /// An immutable `let` of a `let mut` variable copies it (`let waited = phase;` must not change
 /// when `phase` does): the builder knows the `let mut` registers (`KernelBuilder::mut_var`).
@@ -163,6 +164,8 @@ impl Snapshot for BarrierArray {}
 impl Snapshot for SharedArray {}
 impl Snapshot for GlobalPtr {}
 impl Snapshot for TensorMapRef {}
+impl Snapshot for SharedTile {}
+impl Snapshot for RegisterArray {}
 impl Snapshot for Pipeline {}
 impl Snapshot for PipelineState {}
 
@@ -211,3 +214,16 @@ placeholder!(
         stages: 1,
     },
 );
+
+impl Placeholder for SharedTile {
+    fn placeholder() -> Self {
+        let shape =
+            phaser_codegen::builder::TileShape::new(Type::U32, &[1], phaser_codegen::builder::TileLayout::RowMajor);
+        KernelBuilder::new("placeholder", Target::Sm90a).alloc_tile("placeholder", &shape)
+    }
+}
+impl Placeholder for RegisterArray {
+    fn placeholder() -> Self {
+        KernelBuilder::new("placeholder", Target::Sm90a).alloc_registers(Type::U32, &[1])
+    }
+}

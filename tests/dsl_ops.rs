@@ -149,6 +149,46 @@ fn every_op(out: &mut [u32], fout: &mut [f32], src: &[f32], tmap: TensorMap<2>, 
     }
 }
 
+/// Typed tiles and register arrays (tiles live in the dynamic window, which `every_op`'s raw
+/// `T.dynamic_shared` view would alias, so they get their own kernel).
+#[phaser::kernel(target = "sm_90a")]
+fn tile_ops(#[tma(box = [64, 64], swizzle = "128B")] tmap: TensorMap<bf16, 2>, out: &mut [u32]) {
+    T.require_block(128, 1, 1);
+    let tile = T.alloc_shared::<bf16>([64, 64], "128B");
+    let bars = T.alloc_barriers(1);
+    let bar = bars.ptr_to([0]);
+    let mut regs = T.registers::<u32>([4]);
+    let t = T.thread_idx();
+    if t == 0 {
+        T.ptx.mbarrier.init(bar, 1);
+        T.ptx.mbarrier.arrive.expect_tx(bar, tile.bytes());
+        T.tma.load(tile, tmap, [0, 0], bar);
+        T.ptx.mbarrier.try_wait(bar, 0);
+        T.tma.store(tmap, [64, 0], tile);
+    }
+    #[unroll]
+    for i in 0..4 {
+        regs[i] = T.tile_addr(tile, [t % 64, i]);
+    }
+    out[t] = regs[0] + regs[3];
+}
+
+#[test]
+fn tile_ops_build_and_assemble() {
+    let ptx = tile_ops::ptx().unwrap_or_else(|e| panic!("{e}"));
+    let ptxas = phaser::codegen::ptxas::require();
+    if let Err(msg) = phaser::codegen::ptxas::assemble(&ptxas, &ptx, "sm_90a") {
+        panic!("ptxas:\n{msg}\n{ptx}");
+    }
+    for needle in [
+        "cp.async.bulk.tensor.2d.shared::cluster.global",
+        "cp.async.bulk.tensor.2d.global.shared::cta",
+        ".extern .shared .align 1024",
+    ] {
+        assert!(ptx.contains(needle), "{needle} missing:\n{ptx}");
+    }
+}
+
 /// `.maxntid` cannot sit beside `.reqntid`, so it gets its own kernel.
 #[phaser::kernel(target = "sm_90a")]
 fn max_block_only(out: &mut [u32]) {

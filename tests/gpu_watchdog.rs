@@ -37,7 +37,9 @@ fn child_or_parent(case: &str, test: &str, run: impl FnOnce() -> RuntimeError) -
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     eprintln!("--- child {case} ---\n{text}");
     assert!(out.status.success(), "the child failed:\n{text}");
-    Some(text.lines().find_map(|l| l.strip_prefix(MARK)).unwrap_or_else(|| panic!("no error printed:\n{text}")).into())
+    // libtest prints `test NAME ... ` without a line break before the test's own output.
+    let error = text.lines().find_map(|l| l.find(MARK).map(|i| &l[i + MARK.len()..]));
+    Some(error.unwrap_or_else(|| panic!("no error printed:\n{text}")).into())
 }
 
 fn gpu() -> Device {

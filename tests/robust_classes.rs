@@ -368,13 +368,15 @@ fn user_text_cannot_inject_ptx_and_odd_names_are_escaped() {
     assert!(ptx.contains("// probe \"tag\\n\\tst.global.u32 [%rd0], 666;\\n//\": %r"), "{ptx}");
     // Names are PTX identifiers, with the mapping shown.
     for line in [
-        "// entry \"naïve kernel\" -> na$C3$AFve$20kernel",
+        "// entry \"na\\u{ef}ve kernel\" -> na$C3$AFve$20kernel",
         "// param 0 \"r#loop\" -> param_r$23loop",
         "// param 1 \"1st value\" -> param_1st$20value",
         ".visible .entry na$C3$AFve$20kernel(",
     ] {
         assert!(ptx.contains(line), "missing `{line}`:\n{ptx}");
     }
+    // The driver's PTX JIT rejects any non-ASCII byte, comments included.
+    assert!(ptx.is_ascii(), "{ptx}");
     ptxas::assemble(&ptxas::require(), &ptx, "sm_90a").unwrap_or_else(|e| panic!("{e}\n{ptx}"));
     // The simulator runs the same kernel (and ignores the probe's text).
     let dev = sim();

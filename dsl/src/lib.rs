@@ -14,6 +14,7 @@
 mod check;
 mod expand;
 mod parse;
+mod stub;
 mod suggest;
 #[cfg(test)]
 mod tests;
@@ -51,13 +52,15 @@ fn run(
         Ok(i) => i,
         Err(e) => return e.to_compile_error().into(),
     };
+    let shape = stub::Shape::of(&item);
     let f = parse::parse_fn(item, kind, &mut errs);
     check::check_fn(&f, &mut errs);
     if errs.is_empty() {
         return expand(&f).into();
     }
-    // Keep the item's name defined so the errors above are the only ones.
-    let (vis, name) = (&f.vis, &f.name);
+    // The item's API stays defined (with `compile_error!`s above it), so the errors above are
+    // the only ones: no "no function `launch`" at every call site.
     let errors = errs.into_compile_errors();
-    quote!(#errors #[allow(non_camel_case_types, dead_code)] #vis struct #name;).into()
+    let stub = stub::stub(&f, &shape);
+    quote!(#errors #stub).into()
 }

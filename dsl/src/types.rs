@@ -1,7 +1,8 @@
 //! DSL types: what the checker infers for every expression, and how each maps to the
 //! codegen `Type` and to the Rust type the expansion holds at IR-build time.
 
-use phaser_codegen::ir::Type;
+use phaser_codegen::builder::TileLayout;
+use phaser_codegen::ir::{Swizzle, Type};
 use proc_macro2::TokenStream;
 use quote::quote;
 use std::fmt;
@@ -153,13 +154,30 @@ pub enum Ty {
     PipelineState,
     /// A shared-memory array (`T.alloc_shared::<T>([n])`).
     Shared(Scalar),
+    /// A typed shared tile (`T.alloc_shared::<T>([rows, cols], "128B")`) or a sub-tile;
+    /// `layout` is unknown for a device function's `Tile<T, RANK>` parameter.
+    Tile {
+        elem: Scalar,
+        rank: u8,
+        layout: Option<TileLayout>,
+    },
+    /// A register array (`T.registers::<T>([n])`) or a sub-array.
+    Registers {
+        elem: Scalar,
+        rank: u8,
+    },
     /// A global buffer parameter (`&[T]` / `&mut [T]`).
     Global {
         elem: Scalar,
         mutable: bool,
     },
-    /// A `TensorMap<RANK>` parameter.
-    TensorMap(u8),
+    /// A `TensorMap<RANK>` / `TensorMap<T, RANK>` parameter; what `#[tma(..)]` declares.
+    TensorMap {
+        rank: u8,
+        elem: Option<Scalar>,
+        swizzle: Option<Swizzle>,
+        boxed: bool,
+    },
     /// The 64-bit phase token an arrive returns.
     State,
     #[default]
@@ -200,6 +218,11 @@ impl Ty {
             _ => None,
         }
     }
+    /// An untyped tensor map of `rank` (`TensorMap<RANK>`).
+    pub fn tensor_map(rank: u8) -> Ty {
+        Ty::TensorMap { rank, elem: None, swizzle: None, boxed: false }
+    }
+
     /// Literal defaults: `5` is a u32, `1.5` an f32.
     pub fn defaulted(self) -> Ty {
         match self {
@@ -223,9 +246,12 @@ impl fmt::Display for Ty {
             Ty::Pipeline => f.write_str("pipeline"),
             Ty::PipelineState => f.write_str("pipeline state"),
             Ty::Shared(s) => write!(f, "shared array of {}", s.name()),
+            Ty::Tile { elem, rank, .. } => write!(f, "{rank}-dimensional tile of {}", elem.name()),
+            Ty::Registers { elem, rank } => write!(f, "{rank}-dimensional register array of {}", elem.name()),
             Ty::Global { elem, mutable: true } => write!(f, "`&mut [{}]`", elem.name()),
             Ty::Global { elem, mutable: false } => write!(f, "`&[{}]`", elem.name()),
-            Ty::TensorMap(r) => write!(f, "`TensorMap<{r}>`"),
+            Ty::TensorMap { rank, elem: Some(e), .. } => write!(f, "`TensorMap<{}, {rank}>`", e.name()),
+            Ty::TensorMap { rank, elem: None, .. } => write!(f, "`TensorMap<{rank}>`"),
             Ty::State => f.write_str("mbarrier state"),
             Ty::Unit => f.write_str("`()`"),
             Ty::Unknown => f.write_str("device-function result"),

@@ -99,7 +99,19 @@ pub fn check_args(k: &Kernel, args: &[Arg]) -> Result<()> {
         let ok = match (&p.kind, a) {
             (ParamKind::Scalar(t), Arg::Scalar { ty, .. }) => t == ty,
             (ParamKind::Global { elem, .. }, Arg::Buffer { elem: e, .. }) => elem == e,
-            (ParamKind::TensorMap, Arg::TensorMap(_)) => true,
+            (ParamKind::TensorMap, Arg::TensorMap(m)) => {
+                if let Some(spec) = &p.tma {
+                    if let Err(problem) = m.desc.check_spec(&p.name, spec) {
+                        return Err(RuntimeError::BadArgument {
+                            kernel: k.name.clone(),
+                            index: i,
+                            param: p.name.clone(),
+                            problem,
+                        });
+                    }
+                }
+                true
+            }
             _ => false,
         };
         if !ok {

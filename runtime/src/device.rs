@@ -252,6 +252,7 @@ impl Device {
     /// Launch `kernel` and wait for it; arguments, launch shape and shared memory are checked
     /// first, by the same functions on both backends.
     pub fn launch(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<LaunchReport> {
+        let cfg = cfg.resolved_for(kernel)?;
         check_args(kernel, args)?;
         let layout = check_config(kernel, &cfg)?;
         self.check_arg_owners(args)?;

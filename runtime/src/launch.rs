@@ -1,6 +1,8 @@
 //! Launch configuration and what a launch reports back.
 
+use crate::error::{Result, RuntimeError};
 use crate::watchdog::Watchdog;
+use phaser_codegen::Kernel;
 use std::time::Duration;
 
 /// Grid, block, dynamic shared memory and the wait watchdog of a launch.
@@ -29,6 +31,23 @@ impl LaunchConfig {
         self.dynamic_shared_bytes = bytes;
         self
     }
+    /// This launch of `k` with its dynamic shared memory decided: an explicit size (at least
+    /// what the kernel's tiles need), or, when none is given (0), exactly what they need.
+    pub fn resolved_for(self, k: &Kernel) -> Result<LaunchConfig> {
+        let declared = k.declared_dynamic_bytes();
+        match self.dynamic_shared_bytes {
+            0 => Ok(LaunchConfig { dynamic_shared_bytes: declared, ..self }),
+            given if given < declared => Err(RuntimeError::BadLaunch {
+                kernel: k.name.clone(),
+                problem: format!(
+                    "the launch gives {given} bytes of dynamic shared memory but the kernel's tiles need {declared} \
+                     (give at least that, or leave it 0 to get exactly that)"
+                ),
+            }),
+            _ => Ok(self),
+        }
+    }
+
     /// Threads per block, saturating at `u32::MAX` (a block of `[65536, 65536, 1]` has
     /// 2^32 threads, not 0; the launch check refuses it).
     pub fn threads_per_block(&self) -> u32 {
@@ -73,4 +92,30 @@ pub(crate) fn check_sim_budget(cfg: &LaunchConfig, sc: &crate::sim::SimConfig) -
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use phaser_codegen::builder::{KernelBuilder, TileLayout, TileShape};
+    use phaser_codegen::{Target, Type, Value};
+
+    fn tiled() -> Kernel {
+        let mut k = KernelBuilder::new("tiled", Target::Sm90a);
+        let t = k.alloc_tile("t", &TileShape::new(Type::F32, &[64, 32], TileLayout::RowMajor));
+        let row = k.tile_at(t, Value::u32(0));
+        k.st_tile(row, Value::u32(0), Value::f32(1.0));
+        k.finish().unwrap()
+    }
+
+    #[test]
+    fn dynamic_shared_memory_comes_from_the_tiles_unless_given() {
+        let k = tiled();
+        let cfg = LaunchConfig::linear(1, 32);
+        assert_eq!(cfg.resolved_for(&k).unwrap().dynamic_shared_bytes, 64 * 32 * 4);
+        let more = cfg.with_dynamic_shared(16384);
+        assert_eq!(more.resolved_for(&k).unwrap(), more, "an explicit size at least the tiles' stays");
+        let e = cfg.with_dynamic_shared(100).resolved_for(&k).unwrap_err().to_string();
+        assert!(e.contains("gives 100 bytes of dynamic shared memory but the kernel's tiles need 8192"), "{e}");
+    }
 }

@@ -22,35 +22,20 @@
 use crate::buffer::{LaunchHold, Lifeline};
 use crate::error::{Result, RuntimeError};
 use phaser_codegen::arch::limits::MAX_TX_BYTES;
+use phaser_codegen::ir::TensorMapSpec;
 use phaser_codegen::Type;
 use std::sync::{Arc, Weak};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Swizzle {
-    None,
-    B32,
-    B64,
-    B128,
-}
-
-impl Swizzle {
-    /// The swizzle span in bytes (the largest inner box row it allows); `None` for no swizzle.
-    pub fn span_bytes(self) -> Option<u32> {
-        match self {
-            Swizzle::None => None,
-            Swizzle::B32 => Some(32),
-            Swizzle::B64 => Some(64),
-            Swizzle::B128 => Some(128),
-        }
-    }
-}
+/// The swizzle modes: codegen's, the one swizzle function of the project (typed tiles, wgmma
+/// descriptors and the simulator's TMA all address through [`Swizzle::apply`]).
+pub use phaser_codegen::arch::swizzle::Swizzle;
 
 /// Largest extent of one tensor dimension (elements).
 pub const MAX_DIM: u64 = 1 << 32;
 /// Byte strides must be below this.
 pub const MAX_STRIDE: u64 = 1 << 40;
-/// Largest box dimension (elements).
-pub const MAX_BOX_DIM: u32 = 256;
+/// Largest box dimension (elements): the limits table's.
+pub const MAX_BOX_DIM: u32 = phaser_codegen::arch::limits::TMA_MAX_BOX_DIM;
 
 /// What a tensor map describes: a tiled view of a global buffer.
 /// Dimension 0 is the innermost (contiguous) one.
@@ -177,6 +162,36 @@ impl TensorMapDesc {
             ));
         }
         Ok(())
+    }
+}
+
+impl TensorMapDesc {
+    /// Check this map against what the kernel expects of parameter `param` (its declared or
+    /// tile-implied element type, box and swizzle): a mismatch would make the TMA copies move
+    /// another number of bytes than the kernel's `expect_tx` registers, or land elements
+    /// where its tiles do not read them.
+    pub fn check_spec(&self, param: &str, spec: &TensorMapSpec) -> std::result::Result<(), String> {
+        if let Some(b) = &spec.box_dims {
+            if b.len() != self.rank() && !b.iter().skip(self.rank()).all(|&d| d == 1) {
+                return Err(format!(
+                    "tensor map `{param}` has rank {}, but the kernel expects rank {}",
+                    self.rank(),
+                    b.len()
+                ));
+            }
+        }
+        match spec.mismatch(self.dtype, &self.box_dims, self.swizzle) {
+            None => Ok(()),
+            Some(m) => {
+                let how = if spec.declared { "declares" } else { "fills tiles of" };
+                let at = spec.loc.map(|l| format!(" at {l}")).unwrap_or_default();
+                Err(format!(
+                    "tensor map `{param}`: the map has {m}; the kernel {how} {}{at} (build the map with \
+                     `Device::tensor_map(buf, dims, box innermost first, swizzle)` to match)",
+                    spec.describe()
+                ))
+            }
+        }
     }
 }
 
@@ -386,6 +401,35 @@ mod tests {
         assert!(err(&d).contains("32-byte"));
         d.box_dims = vec![8, 8];
         d.validate().unwrap();
+    }
+
+    #[test]
+    fn maps_are_checked_against_the_kernels_expectation() {
+        use phaser_codegen::ir::TensorMapSpec;
+        let spec = TensorMapSpec {
+            elem: Some(Type::BF16),
+            box_dims: Some(vec![64, 32]),
+            swizzle: Some(Swizzle::B128),
+            declared: true,
+            loc: None,
+        };
+        let map = |dtype, b: &[u32], s| TensorMapDesc::dense(dtype, 0, &[1024, 1024], b, s);
+        map(Type::BF16, &[64, 32], Swizzle::B128).check_spec("a", &spec).unwrap();
+        let e = map(Type::BF16, &[32, 64], Swizzle::B128).check_spec("a", &spec).unwrap_err();
+        assert_eq!(
+            e,
+            "tensor map `a`: the map has box [64, 32] (rows x cols; {32, 64} innermost first), expected box [32, 64] \
+             (rows x cols; {64, 32} innermost first); the kernel declares bf16, box [32, 64] (rows x cols; {64, 32} \
+             innermost first), 128-byte swizzle (build the map with `Device::tensor_map(buf, dims, box innermost \
+             first, swizzle)` to match)"
+        );
+        let e = map(Type::F32, &[64, 32], Swizzle::None).check_spec("a", &spec).unwrap_err();
+        assert!(e.contains("element type f32, expected bf16; no swizzle, expected 128-byte swizzle"), "{e}");
+        let inferred = TensorMapSpec { declared: false, ..spec.clone() };
+        let e = map(Type::BF16, &[64, 16], Swizzle::B128).check_spec("b", &inferred).unwrap_err();
+        assert!(e.contains("the kernel fills tiles of bf16"), "{e}");
+        let rank3 = TensorMapDesc::dense(Type::BF16, 0, &[64, 32, 4], &[64, 32, 1], Swizzle::B128);
+        rank3.check_spec("a", &spec).unwrap();
     }
 
     #[test]

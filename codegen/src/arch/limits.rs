@@ -82,6 +82,8 @@ pub const MAX_ARRIVALS: i128 = (1 << 20) - 1;
 pub const MAX_TX_BYTES: i128 = (1 << 20) - 1;
 /// The dimensions a TMA tensor map (and a tensor copy) may have.
 pub const TMA_RANKS: std::ops::RangeInclusive<u8> = 1..=5;
+/// Largest extent of one TMA box dimension, in elements (`cuTensorMapEncodeTiled`'s `boxDim`).
+pub const TMA_MAX_BOX_DIM: u32 = 256;
 
 /// Dynamic shared memory starts at the first multiple of this after the static allocations
 /// (the printer declares the `extern .shared` window with this alignment: 128-byte TMA

@@ -32,6 +32,12 @@ impl Swizzle {
         }
     }
 
+    /// The swizzle span of a TMA tensor map in bytes (the widest inner box row it allows);
+    /// `None` without swizzling.
+    pub fn span_bytes(self) -> Option<u32> {
+        (self != Swizzle::None).then(|| self.row_bytes())
+    }
+
     /// `B` of `Swizzle<B,4,3>`: how many address bits take part in the XOR.
     pub fn xor_bits(self) -> u32 {
         match self {

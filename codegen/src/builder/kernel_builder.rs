@@ -17,6 +17,10 @@ pub struct KernelBuilder {
     pub(crate) params: Vec<Param>,
     pub(crate) shared: Vec<SharedAlloc>,
     pub(crate) uses_dynamic_shared: bool,
+    /// Typed tiles placed in the dynamic window (see `tile.rs`).
+    pub(crate) dynamic: Vec<DynamicAlloc>,
+    /// Where the first raw `dynamic_shared` view was made (it would alias the tiles).
+    pub(crate) raw_dynamic_view: Option<SourceLoc>,
     pub(crate) bounds: LaunchBounds,
     /// Stack of open blocks; `blocks[0]` is the kernel body.
     pub(crate) blocks: Vec<Block>,
@@ -44,6 +48,8 @@ impl KernelBuilder {
             params: Vec::new(),
             shared: Vec::new(),
             uses_dynamic_shared: false,
+            dynamic: Vec::new(),
+            raw_dynamic_view: None,
             bounds: LaunchBounds::default(),
             blocks: vec![Vec::new()],
             next_reg: 0,
@@ -263,7 +269,7 @@ impl KernelBuilder {
                 message: format!("two parameters are named `{name}`"),
             });
         }
-        self.params.push(Param { name: name.to_string(), kind, reg });
+        self.params.push(Param { name: name.to_string(), kind, reg, tma: None });
         reg
     }
 
@@ -375,6 +381,9 @@ impl KernelBuilder {
             ));
         }
         self.uses_dynamic_shared = true;
+        if self.raw_dynamic_view.is_none() {
+            self.raw_dynamic_view = Some(self.here());
+        }
         SharedArray { base: SharedBase::Dynamic { offset }, elem, len: None }
     }
 
@@ -397,10 +406,64 @@ impl KernelBuilder {
     // ---- finishing ----------------------------------------------------------------------
 
     /// Close the kernel: report every build error, then check it against its target.
-    pub fn finish(self) -> Result<Kernel> {
+    ///
+    /// A kernel that moves registers with `setmaxnreg` and declares its block shape but no
+    /// register cap gets `.minnctapersm 1`, CUTLASS's `__launch_bounds__(threads, 1)`: ptxas
+    /// then knows the register count at entry (65536 / threads) and honours `setmaxnreg`
+    /// (without it, it ignores the instruction: C7508).
+    pub fn finish(mut self) -> Result<Kernel> {
+        let b = &self.bounds;
+        if self.uses_setmaxnreg()
+            && b.maxnreg.is_none()
+            && b.minnctapersm.is_none()
+            && (b.reqntid.is_some() || b.maxntid.is_some())
+        {
+            self.bounds.minnctapersm = Some(1);
+        }
         let kernel = self.finish_unchecked()?;
+        if let Some(p) = kernel.declared_shared_problem() {
+            let loc = kernel.dynamic.last().and_then(|d| d.loc);
+            return Err(CodegenError {
+                diagnostics: vec![Diagnostic { kernel: kernel.name.clone(), loc, message: p }],
+            });
+        }
         check_kernel(&kernel)?;
         Ok(kernel)
+    }
+
+    fn uses_setmaxnreg(&self) -> bool {
+        let mut found = false;
+        walk_insts(&self.blocks[0], &mut |inst, _| found |= matches!(inst, Inst::Sync(SyncOp::SetMaxNReg { .. })));
+        found
+    }
+
+    /// The DSL's check before `finish`: `setmaxnreg` needs a register count at entry, which
+    /// ptxas learns from `.maxnreg` or from the block shape (`.reqntid`/`.maxntid`, with the
+    /// `.minnctapersm 1` that `finish` then adds). Builder users may leave it out and read
+    /// ptxas's C7508.
+    pub fn require_register_cap_for_setmaxnreg(&mut self) {
+        let b = &self.bounds;
+        if self.uses_setmaxnreg() && b.maxnreg.is_none() && b.reqntid.is_none() && b.maxntid.is_none() {
+            let loc = self.setmaxnreg_loc();
+            self.errors.push(Diagnostic {
+                kernel: self.name.clone(),
+                loc,
+                message: "`setmaxnreg` in a kernel without a register cap: ptxas ignores it (C7508, register count \
+                          at entry unknown); declare the block shape (`T.require_block(384, 1, 1)`, Phaser then adds \
+                          `.minnctapersm 1`) or a cap (`T.max_registers(168)`)"
+                    .into(),
+            });
+        }
+    }
+
+    fn setmaxnreg_loc(&self) -> Option<SourceLoc> {
+        let mut at = None;
+        walk_insts(&self.blocks[0], &mut |inst, loc| {
+            if at.is_none() && matches!(inst, Inst::Sync(SyncOp::SetMaxNReg { .. })) {
+                at = loc;
+            }
+        });
+        at
     }
 
     /// Close the kernel reporting build errors, without checking it against its target
@@ -409,6 +472,17 @@ impl KernelBuilder {
     pub fn finish_unchecked(mut self) -> Result<Kernel> {
         if self.blocks.len() != 1 {
             self.errors.push(Diagnostic { kernel: self.name.clone(), loc: None, message: "unclosed block".into() });
+        }
+        if let (Some(view), Some(tile)) = (self.raw_dynamic_view, self.dynamic.first()) {
+            self.errors.push(Diagnostic {
+                kernel: self.name.clone(),
+                loc: Some(view),
+                message: format!(
+                    "a raw `dynamic_shared` view and typed tiles (`{}`, ...) both use the dynamic window: the view \
+                     would alias the tiles; allocate this memory as a tile too",
+                    tile.name
+                ),
+            });
         }
         if !self.errors.is_empty() {
             return Err(CodegenError { diagnostics: self.errors });
@@ -419,6 +493,7 @@ impl KernelBuilder {
             params: self.params,
             shared: self.shared,
             uses_dynamic_shared: self.uses_dynamic_shared,
+            dynamic: self.dynamic,
             bounds: self.bounds,
             body: self.blocks.pop().unwrap_or_default(),
             num_regs: self.next_reg,

@@ -78,31 +78,44 @@ pub fn shared_symbol(name: &str) -> String {
     format!("smem_{}", escape(name))
 }
 
-/// `text` made safe for the rest of a `//` comment line: unchanged unless it holds a line
-/// break or another control character, in which case it is written as a Rust string
-/// literal (`"a\nb"`), so it cannot end the comment and inject PTX.
+/// `text` made safe for the rest of a `//` comment line: unchanged when it is printable ASCII,
+/// otherwise written as an escaped string literal (`"a\nb"`, `"na\u{ef}ve"`), so it can
+/// neither end the comment and inject PTX nor carry a non-ASCII character, which the driver's
+/// PTX JIT rejects anywhere in the file, comments included (found on the H200; a newer
+/// offline ptxas accepted it).
 pub fn comment_text(text: &str) -> Cow<'_, str> {
-    if text.chars().all(|c| !c.is_control() && !matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}')) {
+    if text.bytes().all(|b| (0x20..0x7f).contains(&b)) {
         Cow::Borrowed(text)
     } else {
-        Cow::Owned(format!("{text:?}"))
+        Cow::Owned(format!("\"{}\"", text.escape_default()))
     }
 }
 
+/// `text` as a quoted, escaped ASCII string for a comment (`"r#loop"`, `"na\u{ef}ve"`).
+pub fn quoted(text: &str) -> String {
+    format!("\"{}\"", text.escape_default())
+}
+
 /// `path` made safe inside the quotes of a `.file` directive: `\` becomes `/` (Windows paths),
-/// and a quote or a control character, which would end the string or the line, becomes `_`.
+/// a quote or a control character, which would end the string or the line, becomes `_`, and
+/// a non-ASCII character (which the PTX JIT rejects) its UTF-8 bytes percent-encoded.
 pub fn file_path(path: &str) -> String {
-    path.chars()
-        .map(|c| {
-            if c == '\\' {
-                '/'
-            } else if c == '"' || c.is_control() {
-                '_'
-            } else {
-                c
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            '\\' => out.push('/'),
+            '"' => out.push('_'),
+            c if c.is_control() => out.push('_'),
+            c if c.is_ascii() => out.push(c),
+            c => {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
             }
-        })
-        .collect()
+        }
+    }
+    out
 }
 
 /// Decode an escaped name (tests prove the escape is reversible, hence injective).
@@ -177,5 +190,8 @@ mod tests {
         assert!(!comment_text("a\u{2028}b").contains('\u{2028}'));
         assert_eq!(file_path("C:\\src\\k.rs"), "C:/src/k.rs");
         assert_eq!(file_path("a\"b\nc"), "a_b_c");
+        // The driver's PTX JIT rejects any non-ASCII byte, in comments too.
+        assert_eq!(comment_text("na\u{ef}ve kernel"), "\"na\\u{ef}ve kernel\"");
+        assert_eq!(file_path("src/na\u{ef}ve.rs"), "src/na%C3%AFve.rs");
     }
 }

@@ -2,7 +2,7 @@
 //! lowered to labels and predicated branches. Output is deterministic.
 
 use super::inst::{self, InstCtx};
-use super::names::{comment_text, entry_symbol, escape, file_path, DYN_SMEM};
+use super::names::{comment_text, entry_symbol, escape, file_path, quoted, DYN_SMEM};
 use super::operand::*;
 use super::wait_loop::WaitLoop;
 use crate::arch::{module_ptx_version, PtxVersion, DYNAMIC_SHARED_ALIGN, MAX_PTX_LOADABLE};
@@ -231,16 +231,16 @@ impl KernelPrinter<'_> {
         // shown, so the PTX can be read against the Rust source.
         let entry = entry_symbol(&k.name);
         if entry != k.name {
-            writeln!(self.out, "// entry {:?} -> {entry}", k.name).unwrap();
+            writeln!(self.out, "// entry {} -> {entry}", quoted(&k.name)).unwrap();
         }
         for (i, p) in k.params.iter().enumerate() {
             if escape(&p.name) != p.name {
-                writeln!(self.out, "// param {i} {:?} -> {}", p.name, inst::param_symbol(&p.name)).unwrap();
+                writeln!(self.out, "// param {i} {} -> {}", quoted(&p.name), inst::param_symbol(&p.name)).unwrap();
             }
         }
         for a in &k.shared {
             if escape(&a.name) != a.name {
-                writeln!(self.out, "// shared {:?} -> {}", a.name, inst::shared_symbol(&a.name)).unwrap();
+                writeln!(self.out, "// shared {} -> {}", quoted(&a.name), inst::shared_symbol(&a.name)).unwrap();
             }
         }
         writeln!(self.out, ".visible .entry {entry}(").unwrap();

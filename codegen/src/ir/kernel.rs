@@ -1,7 +1,9 @@
 //! Kernels, their parameters and shared-memory allocations; modules of kernels.
 
+use super::shared_layout::DynamicAlloc;
 use super::source_loc::SourceLoc;
 use super::stmt::Block;
+use super::tensor_map_spec::TensorMapSpec;
 use super::types::Type;
 use super::value::Reg;
 use crate::arch::Target;
@@ -41,6 +43,9 @@ pub struct Param {
     pub kind: ParamKind,
     /// The register the kernel reads the parameter from (loaded at entry).
     pub reg: Reg,
+    /// A tensor map's expected element type, box and swizzle (declared, or implied by the
+    /// typed tiles it fills); the launch checks the map against it.
+    pub tma: Option<TensorMapSpec>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -91,6 +96,9 @@ pub struct Kernel {
     pub shared: Vec<SharedAlloc>,
     /// Whether the kernel addresses dynamic shared memory (`extern .shared`).
     pub uses_dynamic_shared: bool,
+    /// Tiles the builder placed in the dynamic window; a launch that gives no explicit dynamic
+    /// size gets what they need ([`Kernel::declared_dynamic_bytes`]).
+    pub dynamic: Vec<DynamicAlloc>,
     pub bounds: LaunchBounds,
     pub body: Block,
     /// Number of virtual registers allocated (ids are `0..num_regs`).

@@ -13,6 +13,7 @@ pub mod special;
 pub mod stmt;
 pub mod sync;
 pub mod tcgen05;
+pub mod tensor_map_spec;
 pub mod tma;
 pub mod types;
 pub mod value;
@@ -27,7 +28,7 @@ pub use kernel::{
 pub use layout::{Major, MatrixDescriptor, MmaOperand, SmemTile, Swizzle};
 pub use mbarrier::{BarSpace, MbarrierOp, Ordering, Scope, Sem, WaitOn};
 pub use memory::{MemoryOp, Space};
-pub use shared_layout::{Placement, SharedLayout, SharedOverLimit};
+pub use shared_layout::{DynamicAlloc, Placement, SharedLayout, SharedOverLimit};
 pub use source_loc::SourceLoc;
 pub use special::{Dim, SpecialReg};
 pub use stmt::{nesting_depth, walk_insts, Block, Stmt, StmtKind};
@@ -36,6 +37,7 @@ pub use tcgen05::{
     tmem_addr, tmem_lane_col, CpShape, CtaGroup, InstrDesc, LdStShape, Mma, MmaA, MmaKind, Tcgen05Op, UmmaAcc,
     UmmaDescriptor, UmmaElem,
 };
+pub use tensor_map_spec::TensorMapSpec;
 pub use tma::TmaOp;
 pub use types::Type;
 pub use value::{Reg, Value};

@@ -6,11 +6,39 @@
 //! after them (the printer declares `extern .shared .align 1024`). A launch uses
 //! `dynamic_base + dynamic_bytes` bytes when it has dynamic shared memory, the static bytes
 //! otherwise; that total is what the target's [`Limits::max_shared_per_block`] bounds.
+//!
+//! Typed tiles live in the dynamic window: the builder places them in declaration order, each
+//! at the next multiple of its alignment from the window's (1024-byte aligned) start
+//! ([`DynamicAlloc`]), and a launch without an explicit dynamic size gets exactly what they
+//! need ([`Kernel::declared_dynamic_bytes`]).
 
 use super::kernel::{Kernel, SharedAlloc};
+use super::source_loc::SourceLoc;
 use crate::arch::limits::{Limits, DYNAMIC_SHARED_ALIGN};
 use crate::arch::Target;
 use std::fmt;
+
+/// A tile placed in the dynamic window (`offset` from the window's start).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DynamicAlloc {
+    pub name: String,
+    pub offset: u32,
+    pub bytes: u32,
+    pub align: u32,
+    /// The Rust line that allocated it (what a limit error points at).
+    pub loc: Option<SourceLoc>,
+}
+
+impl DynamicAlloc {
+    pub fn end(&self) -> u64 {
+        self.offset as u64 + self.bytes as u64
+    }
+}
+
+/// Where the next tile of `align` bytes goes after `placed` ones.
+pub fn next_dynamic_offset(placed: &[DynamicAlloc], align: u32) -> u64 {
+    align_up(placed.iter().map(DynamicAlloc::end).max().unwrap_or(0), align as u64)
+}
 
 /// Byte range `[start, end)` of one static allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -97,6 +125,47 @@ impl Kernel {
     /// This kernel's shared-memory layout.
     pub fn shared_layout(&self) -> SharedLayout {
         SharedLayout::of(&self.shared)
+    }
+
+    /// Dynamic shared memory the kernel's tiles need (0 without tiles): what a launch that
+    /// gives no explicit size gets.
+    pub fn declared_dynamic_bytes(&self) -> u32 {
+        u32::try_from(self.dynamic.iter().map(DynamicAlloc::end).max().unwrap_or(0)).unwrap_or(u32::MAX)
+    }
+
+    /// Why the kernel's declared shared memory (static arrays, then its tiles in the dynamic
+    /// window) cannot fit its target, naming every allocation, largest first; `None` if it fits.
+    pub fn declared_shared_problem(&self) -> Option<String> {
+        let declared = self.declared_dynamic_bytes();
+        if declared == 0 {
+            return None;
+        }
+        let err = self.check_shared_launch(declared).err()?;
+        let mut allocs: Vec<(&str, u64, Option<SourceLoc>)> = self
+            .dynamic
+            .iter()
+            .map(|d| (d.name.as_str(), d.bytes as u64, d.loc))
+            .chain(self.shared.iter().map(|a| (a.name.as_str(), a.bytes() as u64, a.loc)))
+            .collect();
+        allocs.sort_by_key(|a| std::cmp::Reverse(a.1));
+        let list: Vec<String> = allocs
+            .iter()
+            .map(|(name, bytes, loc)| match loc {
+                Some(l) => format!("`{name}` {bytes} B ({l})"),
+                None => format!("`{name}` {bytes} B"),
+            })
+            .collect();
+        Some(format!(
+            "the kernel's shared memory needs {} bytes (static {} B, tiles {declared} B from byte {} of the dynamic \
+             window) but {} allows {} bytes ({} KiB) per block; allocations, largest first: {}",
+            err.total,
+            err.static_bytes,
+            err.dynamic_base,
+            err.target,
+            err.limit,
+            err.limit / 1024,
+            list.join(", ")
+        ))
     }
 
     /// The target's limits.

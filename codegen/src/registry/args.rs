@@ -6,7 +6,7 @@
 
 use super::def::{Choice, Kind};
 use crate::builder::{Barrier, BarrierArray, GlobalPtr, Pipeline, PipelineState, RemoteBarrier, SharedArray};
-use crate::builder::{KernelBuilder, SharedBase, TensorMapRef};
+use crate::builder::{KernelBuilder, RegisterArray, SharedBase, SharedTile, TensorMapRef, TileLayout, TileShape};
 use crate::ir::{AllocId, Reg, Type, Value};
 
 /// One evaluated argument.
@@ -21,8 +21,12 @@ pub enum OpArg {
     TensorMap(TensorMapRef),
     Pipeline(Pipeline),
     PipelineState(PipelineState),
-    /// A compile-time `u32` (`Const`, `ConstDims`).
+    /// A compile-time `u32` (`Const`).
     Const(u32),
+    /// A shape of compile-time `u32`s (`Dims`), outermost first.
+    Dims(Vec<u32>),
+    Tile(SharedTile),
+    Registers(RegisterArray),
     /// The chosen option of a `Choice`, by name.
     Choice(&'static str),
     /// `Coords` and `Values`.
@@ -43,7 +47,7 @@ macro_rules! from_handle {
 }
 from_handle!(Value => Value, Barrier => Barrier, BarrierArray => Barriers, RemoteBarrier => RemoteBarrier,
     SharedArray => Shared, GlobalPtr => Global, TensorMapRef => TensorMap, Pipeline => Pipeline,
-    PipelineState => PipelineState);
+    PipelineState => PipelineState, SharedTile => Tile, RegisterArray => Registers);
 
 impl OpArg {
     fn what(&self) -> &'static str {
@@ -58,6 +62,9 @@ impl OpArg {
             OpArg::Pipeline(_) => "a pipeline",
             OpArg::PipelineState(_) => "a pipeline state",
             OpArg::Const(_) => "a constant",
+            OpArg::Dims(_) => "a shape",
+            OpArg::Tile(_) => "a tile",
+            OpArg::Registers(_) => "a register array",
             OpArg::Choice(_) => "an option",
             OpArg::Values(_) => "a list of values",
             OpArg::Tag(_) => "a tag",
@@ -73,10 +80,12 @@ impl OpArg {
             | (Kind::RemoteBarrier, OpArg::RemoteBarrier(_))
             | (Kind::Pipeline, OpArg::Pipeline(_))
             | (Kind::PipelineState, OpArg::PipelineState(_))
-            | (Kind::Shared, OpArg::Shared(_))
+            | (Kind::Shared, OpArg::Shared(_) | OpArg::Tile(_))
+            | (Kind::Tile, OpArg::Tile(_))
+            | (Kind::Dims, OpArg::Dims(_))
             | (Kind::Global, OpArg::Global(_))
             | (Kind::TensorMap, OpArg::TensorMap(_))
-            | (Kind::Const | Kind::ConstDims, OpArg::Const(_))
+            | (Kind::Const, OpArg::Const(_))
             | (Kind::Coords | Kind::Values, OpArg::Values(_))
             | (Kind::Tag, OpArg::Tag(_)) => true,
             (Kind::GlobalMut, OpArg::Global(g)) => g.mutable,
@@ -138,7 +147,29 @@ impl OpArgs {
     take!(barrier -> Barrier, Barrier, Barrier { addr: Value::u32(0) });
     take!(barriers -> BarrierArray, Barriers, BarrierArray { alloc: AllocId(0), len: 1 });
     take!(remote_barrier -> RemoteBarrier, RemoteBarrier, RemoteBarrier { addr: Value::u32(0) });
-    take!(shared -> SharedArray, Shared, placeholder_shared());
+    take!(tile -> SharedTile, Tile, placeholder_tile());
+    take!(dims -> Vec<u32>, Dims, vec![1]);
+
+    /// A shared array; a tile passed where an array is expected is its allocation's raw
+    /// bytes from the (sub-)tile's start (its `elem`s in physical order).
+    pub fn shared(&mut self) -> SharedArray {
+        match self.take() {
+            OpArg::Shared(a) => a,
+            OpArg::Tile(t) => match (t.base.base, t.offset.as_imm_i128()) {
+                (SharedBase::Dynamic { offset }, Some(o)) => SharedArray {
+                    base: SharedBase::Dynamic { offset: offset + o as u32 },
+                    elem: t.elem(),
+                    len: Some(t.len()),
+                },
+                _ if t.offset.as_imm_i128() == Some(0) => t.base,
+                _ => {
+                    self.problems.push("a sub-tile at a runtime index has no static start: use `T.tile_addr`".into());
+                    t.base
+                }
+            },
+            other => self.mismatch("Shared", &other, placeholder_shared()),
+        }
+    }
     take!(global -> GlobalPtr, Global, GlobalPtr { addr: Value::u64(0), elem: Type::U32, mutable: true });
     take!(tensor_map -> TensorMapRef, TensorMap, TensorMapRef { addr: Value::u64(0), rank: 1 });
     take!(pipeline -> Pipeline, Pipeline, placeholder_pipeline());
@@ -186,6 +217,11 @@ fn placeholder_shared() -> SharedArray {
     SharedArray { base: SharedBase::Dynamic { offset: 0 }, elem: Type::U32, len: None }
 }
 
+fn placeholder_tile() -> SharedTile {
+    let mut k = KernelBuilder::new("placeholder", crate::arch::Target::Sm90a);
+    k.alloc_tile("t", &TileShape::new(Type::U32, &[1], TileLayout::RowMajor))
+}
+
 fn placeholder_pipeline() -> Pipeline {
     let bars = BarrierArray { alloc: AllocId(0), len: 1 };
     Pipeline {
@@ -194,6 +230,10 @@ fn placeholder_pipeline() -> Pipeline {
         cfg: crate::builder::PipelineConfig::tma(1, crate::builder::Arrivals::Threads(1)),
         cluster_sync: Default::default(),
     }
+}
+
+fn placeholder_registers() -> RegisterArray {
+    KernelBuilder::new("placeholder", crate::arch::Target::Sm90a).alloc_registers(Type::U32, &[1])
 }
 
 fn placeholder_state() -> PipelineState {
@@ -210,6 +250,8 @@ pub enum OpOut {
     Barriers(BarrierArray),
     RemoteBarrier(RemoteBarrier),
     Shared(SharedArray),
+    Tile(SharedTile),
+    Registers(RegisterArray),
     Pipeline(Pipeline),
     PipelineState(PipelineState),
     /// The call was rejected (the error is already recorded).
@@ -268,6 +310,8 @@ out_handle! {
     BarrierArray => Barriers, "a barrier array", BarrierArray { alloc: AllocId(0), len: 1 };
     RemoteBarrier => RemoteBarrier, "a remote barrier", RemoteBarrier { addr: Value::u32(0) };
     SharedArray => Shared, "a shared array", placeholder_shared();
+    SharedTile => Tile, "a shared tile", placeholder_tile();
+    RegisterArray => Registers, "a register array", placeholder_registers();
     Pipeline => Pipeline, "a pipeline", placeholder_pipeline();
     PipelineState => PipelineState, "a pipeline state", placeholder_state();
 }

@@ -37,8 +37,11 @@ pub enum Kind {
     Bool,
     /// A compile-time `u32`: literals and `#[comptime]` parameters (arithmetic allowed).
     Const,
-    /// `[n]`: a one-element array of a compile-time `u32` (shared array shapes).
-    ConstDims,
+    /// `[d0, d1, ..]`: a shape of compile-time `u32`s, outermost first (shared arrays, tiles,
+    /// register arrays). A sample `n` stands for the shape `[8, n]`.
+    Dims,
+    /// A typed shared tile (`T.alloc_shared::<T>([rows, cols], "128B")`) or a sub-tile of one.
+    Tile,
     /// `[c0, c1, ..]`: 32-bit integer tensor coordinates.
     Coords,
     /// `[v0, v1, ..]`: any scalars.
@@ -72,7 +75,8 @@ impl Kind {
             Kind::ElemOf(n) => format!("a value of argument {n}'s element type"),
             Kind::Bool => "a bool".into(),
             Kind::Const => "a compile-time u32 (a literal or a `#[comptime]` parameter)".into(),
-            Kind::ConstDims => "a shape `[n]` with a compile-time u32 `n`".into(),
+            Kind::Dims => "a shape `[d0, d1, ..]` of compile-time u32s".into(),
+            Kind::Tile => "a shared tile (`T.alloc_shared::<T>([rows, cols], layout)`)".into(),
             Kind::Coords => "coordinates `[c0, c1, ..]` (32-bit integers)".into(),
             Kind::Values => "values `[v0, v1, ..]`".into(),
             Kind::Choice(names) => {
@@ -136,6 +140,11 @@ pub enum Ret {
     PipelineState,
     /// `Shared(T)` of the turbofish type.
     SharedOfTurbofish,
+    /// A shared array of the turbofish type for a 1-dimensional unswizzled shape, a tile
+    /// (in the dynamic window) for more dimensions or a swizzle.
+    SharedOrTile,
+    /// A register array of the turbofish type.
+    RegistersOfTurbofish,
     /// A scalar of the turbofish type.
     Turbofish,
     /// The (shared) type of the op's `Scalar` arguments.
@@ -158,6 +167,8 @@ impl Ret {
             Ret::Pipeline => "Pipeline".into(),
             Ret::PipelineState => "PipelineState".into(),
             Ret::SharedOfTurbofish => "Shared<T>".into(),
+            Ret::SharedOrTile => "Shared<T> (1-D) or Tile<T, RANK>".into(),
+            Ret::RegistersOfTurbofish => "Registers<T, RANK>".into(),
             Ret::Turbofish => "T".into(),
             Ret::ScalarArgs => "type of the args".into(),
             Ret::ElemOf(n) => format!("element type of arg {n}"),

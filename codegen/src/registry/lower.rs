@@ -8,7 +8,7 @@ use super::def::{Kind, OpDef};
 use crate::arch::check::{check_kernel, ops_ptx, value_problems};
 use crate::arch::isa::{requirement, Requirement};
 use crate::arch::{PtxVersion, Target};
-use crate::builder::{Arrivals, KernelBuilder, PipelineConfig, PipelineState, RemoteBarrier};
+use crate::builder::{Arrivals, KernelBuilder, PipelineConfig, PipelineState, RemoteBarrier, TileLayout, TileShape};
 use crate::ir::{walk_insts, Kernel, Type, Value};
 
 /// Lower the op at `path` into `k` with evaluated `args` (one per parameter, `Absent` for
@@ -75,6 +75,8 @@ pub enum ArgHint {
     List(Vec<Type>),
     /// A compile-time value.
     Const(u32),
+    /// A compile-time shape.
+    Dims(Vec<u32>),
     /// The chosen option of a `Choice`.
     Choice(&'static str),
     /// An omitted optional argument.
@@ -106,7 +108,14 @@ pub fn sample_args(k: &mut KernelBuilder, def: &OpDef, hints: &[ArgHint]) -> Vec
                     let rank = if let ArgHint::Rank(r) = h { r } else { 2 };
                     OpArg::TensorMap(k.param_tensor_map(&pname, rank))
                 }
-                (Kind::Const | Kind::ConstDims, h) => OpArg::Const(match h {
+                (Kind::Tile, h) => {
+                    OpArg::Tile(k.alloc_tile(&pname, &TileShape::new(elem_of(&h), &[8, 64], TileLayout::RowMajor)))
+                }
+                (Kind::Dims, h) => OpArg::Dims(match h {
+                    ArgHint::Dims(d) => d,
+                    _ => vec![8, p.sample.map(|s| s as u32).unwrap_or(64)],
+                }),
+                (Kind::Const, h) => OpArg::Const(match h {
                     ArgHint::Const(c) => c,
                     ArgHint::Literal(v, _) => v as u32,
                     _ => p.sample.map(|s| s as u32).unwrap_or(1),

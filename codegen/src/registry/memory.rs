@@ -1,11 +1,20 @@
 //! Shared memory, element addresses, raw loads and stores, and Ampere `cp.async`.
 
-use crate::ir::Space;
+use crate::builder::TileLayout;
+use crate::ir::{Space, Swizzle};
+
+/// A shared allocation's layout: row-major, or as a TMA copy with this swizzle writes it.
+pub(super) const LAYOUT: super::Choice<TileLayout> = choice![
+    "none" => TileLayout::RowMajor,
+    "32B" => TileLayout::Swizzled(Swizzle::B32),
+    "64B" => TileLayout::Swizzled(Swizzle::B64),
+    "128B" => TileLayout::Swizzled(Swizzle::B128),
+];
 
 ops! {
-    /// a static shared array, named after its `let`
-    "alloc_shared" ["gluon:allocate_shared_memory"] ::<T> (shape: ConstDims = 256) -> SharedOfTurbofish
-        = |k, call| k.alloc_shared(call.name(), call.elem(), shape);
+    /// shared memory named after its `let`: `[n]` is a static array; more dimensions or a swizzle make a tile in the dynamic window
+    "alloc_shared" ["gluon:allocate_shared_memory"] ::<T> (shape: Dims = 64; layout: Choice(LAYOUT)) -> SharedOrTile
+        = |k, call| super::tile::alloc_shared_or_tile(k, call.name(), call.elem(), &shape, layout);
     /// `n` 8-byte mbarriers in shared memory
     "alloc_barriers" ["gluon:mbarrier.allocate_mbarrier"] (n: Const) -> Barriers = |k, call| k.alloc_barriers(call.name(), n);
     /// a view of dynamic shared memory, `offset` bytes in

@@ -66,8 +66,11 @@ macro_rules! take {
     ($call:ident, Const) => {
         $call.konst()
     };
-    ($call:ident, ConstDims) => {
-        $call.konst()
+    ($call:ident, Dims) => {
+        $call.dims()
+    };
+    ($call:ident, Tile) => {
+        $call.tile()
     };
     ($call:ident, Coords) => {
         $call.values()
@@ -151,11 +154,12 @@ mod memory;
 mod pipeline;
 mod sync;
 mod tcgen05;
+mod tile;
 mod tma;
 
 /// The families in the order the docs list them.
 const FAMILIES: &[&[OpDef]] =
-    &[launch::OPS, memory::OPS, arith::OPS, mbarrier::OPS, sync::OPS, tma::OPS, tcgen05::OPS, pipeline::OPS];
+    &[launch::OPS, memory::OPS, tile::OPS, arith::OPS, mbarrier::OPS, sync::OPS, tma::OPS, tcgen05::OPS, pipeline::OPS];
 
 /// Every op.
 pub fn ops() -> impl Iterator<Item = &'static OpDef> {

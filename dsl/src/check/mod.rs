@@ -15,7 +15,25 @@ struct Var {
     binding: Binding,
     /// Declaration order (suggestions list names as they were declared).
     seq: u64,
+    /// A compile-time value the macro knows (a `let` of literals), for range checks.
+    value: Option<i128>,
+    /// The extents the macro knows of an array, tile or box (`None` per unknown extent).
+    shape: Option<Vec<Option<i128>>>,
+    /// `let mut` (register arrays: elements may be assigned).
+    mutable: bool,
+    /// A `for` loop's variable.
+    loop_var: bool,
 }
+
+/// A loop being checked: `#[unroll]` loops have no `break`/`continue`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum LoopKind {
+    Runtime,
+    Unrolled,
+}
+
+/// Most iterations an `#[unroll]` loop may have (each is a copy of the body): the builder's.
+const MAX_UNROLL: i128 = phaser_codegen::builder::unroll::MAX_UNROLL as i128;
 
 /// The checker's work is linear in the size of the function: a name is found in O(1) (each
 /// name maps to its bindings, innermost last), and nothing rescans the scopes per statement.
@@ -33,7 +51,7 @@ pub struct Checker<'a> {
     pub(crate) work: u64,
     /// The kernel's target (device functions are checked against it when they are built).
     target: Option<Target>,
-    loops: u32,
+    loops: Vec<LoopKind>,
     device: bool,
 }
 
@@ -55,18 +73,46 @@ pub(crate) fn check_fn_counting(f: &FnDef, errs: &mut Errors) -> u64 {
         muts_in_scope: 0,
         work: 0,
         target,
-        loops: 0,
+        loops: Vec::new(),
         device: target.is_none(),
     };
     for p in &f.params {
+        let registers = matches!(p.ty, Ty::Registers { .. });
         let binding = if p.comptime {
             Binding::Comptime
-        } else if p.mutable {
+        } else if p.mutable && !registers {
             Binding::Reg
         } else {
             Binding::Plain
         };
         c.declare(&p.name, p.ty, binding);
+        // A `mut` register-array parameter is the caller's array (like `&mut [T; N]`).
+        if registers && p.mutable {
+            c.set_known(&p.name, None, None, true);
+        }
+    }
+    // A tensor map's box: compile-time u32s (consts, `#[comptime]` parameters); its literal
+    // extents let the checker compare it with the tiles it fills.
+    for p in &f.params {
+        if let Some((dims, _)) = p.tma.as_ref().and_then(|t| t.box_dims.as_ref()) {
+            let mut shape = Vec::new();
+            for d in dims {
+                c.konst_u32(d, &format!("a box dimension of `{}`", p.name));
+                let v = c.known(d);
+                if v == Some(0) || v.is_some_and(|v| v > 256) {
+                    c.errs.at(d.sp, format!("a TMA box dimension is 1..=256 elements, found {}", v.unwrap_or(0)));
+                }
+                shape.push(v);
+            }
+            c.set_shape(&p.name, shape);
+        }
+    }
+    if let Some(t) = target {
+        // Where the target has no `setmaxnreg`, the target check says so (one error).
+        let inc = phaser_codegen::registry::lookup("ptx.setmaxnreg.inc").expect("in the registry");
+        if phaser_codegen::registry::probe(t, inc, &[], None).unavailable.is_none() {
+            check_register_cap(f, c.errs);
+        }
     }
     let stmts = &f.body.stmts;
     match &f.ret {
@@ -113,6 +159,91 @@ pub(crate) fn check_fn_counting(f: &FnDef, errs: &mut Errors) -> u64 {
     c.work
 }
 
+/// `setmaxnreg` needs a register count at entry, which ptxas learns from `.maxnreg` or the
+/// block shape (Phaser adds `.minnctapersm 1` to it); without either, ptxas ignores it (C7508).
+pub fn check_register_cap(f: &FnDef, errs: &mut Errors) {
+    let mut setmaxnreg = None;
+    let mut cap = false;
+    visit_ops(&f.body, &mut |path, sp| {
+        if path.starts_with("ptx.setmaxnreg.") && setmaxnreg.is_none() {
+            setmaxnreg = Some(sp);
+        }
+        cap |= matches!(path, "max_registers" | "require_block" | "max_block");
+    });
+    if let (Some(sp), false) = (setmaxnreg, cap) {
+        errs.at(
+            sp,
+            "`setmaxnreg` in a kernel without a register cap: ptxas would ignore it (C7508: the register count at \
+             entry is unknown)\n  help: declare the block shape, e.g. `T.require_block(384, 1, 1);` (Phaser then \
+             adds `.minnctapersm 1`: 65536 / 384 threads = 168 registers at entry), or a cap: `T.max_registers(168);`",
+        );
+    }
+}
+
+/// Every op call in a block, with the span of its path.
+fn visit_ops(b: &Block, f: &mut dyn FnMut(&str, Sp)) {
+    for s in &b.stmts {
+        match s {
+            Stmt::Let(l) => visit_expr_ops(&l.init, f),
+            Stmt::Expr { expr, .. } => visit_expr_ops(expr, f),
+        }
+    }
+}
+
+fn visit_expr_ops(e: &Expr, f: &mut dyn FnMut(&str, Sp)) {
+    match &e.kind {
+        ExprKind::Op { path, path_sp, args, .. } => {
+            f(path, *path_sp);
+            args.iter().for_each(|a| visit_expr_ops(a, f));
+        }
+        ExprKind::Paren(x) | ExprKind::Unary { e: x, .. } | ExprKind::Cast { e: x, .. } => visit_expr_ops(x, f),
+        ExprKind::Return(Some(x)) => visit_expr_ops(x, f),
+        ExprKind::Binary { .. } => {
+            // Down a left-nested chain (`a + b + ..`) by a loop, not a call per operator.
+            let mut node = e;
+            while let ExprKind::Binary { lhs, rhs, .. } = &node.kind {
+                visit_expr_ops(rhs, f);
+                node = lhs;
+            }
+            visit_expr_ops(node, f);
+        }
+        ExprKind::Index { base, idx } => {
+            visit_expr_ops(base, f);
+            visit_expr_ops(idx, f);
+        }
+        ExprKind::Assign { place, value, .. } => {
+            visit_expr_ops(place, f);
+            visit_expr_ops(value, f);
+        }
+        ExprKind::Array(v) | ExprKind::Call { args: v, .. } => v.iter().for_each(|a| visit_expr_ops(a, f)),
+        ExprKind::Method { recv, args, .. } => {
+            visit_expr_ops(recv, f);
+            args.iter().for_each(|a| visit_expr_ops(a, f));
+        }
+        ExprKind::If { cond, then, els } => {
+            visit_expr_ops(cond, f);
+            visit_ops(then, f);
+            if let Some(x) = els {
+                visit_expr_ops(x, f);
+            }
+        }
+        ExprKind::Block(b) | ExprKind::Loop { body: b } => visit_ops(b, f),
+        ExprKind::While { cond, body } => {
+            visit_expr_ops(cond, f);
+            visit_ops(body, f);
+        }
+        ExprKind::For { start, end, step, body, .. } => {
+            visit_expr_ops(start, f);
+            visit_expr_ops(end, f);
+            if let Some(s) = step {
+                visit_expr_ops(s, f);
+            }
+            visit_ops(body, f);
+        }
+        _ => {}
+    }
+}
+
 impl Checker<'_> {
     fn declare(&mut self, name: &proc_macro2::Ident, ty: Ty, binding: Binding) {
         self.work += 1;
@@ -124,7 +255,135 @@ impl Checker<'_> {
         }
         scope.0.push(name.clone());
         let seq = self.work;
-        self.vars.entry(name).or_default().push(Var { ty, binding, seq });
+        let var = Var { ty, binding, seq, value: None, shape: None, mutable: binding == Binding::Reg, loop_var: false };
+        self.vars.entry(name).or_default().push(var);
+    }
+
+    /// The innermost binding of `name`, without counting work (for what the macro knows).
+    fn peek(&self, name: &str) -> Option<&Var> {
+        self.vars.get(name).and_then(|v| v.last())
+    }
+
+    /// Record what the macro knows of the innermost variable `name`.
+    fn set_known(
+        &mut self,
+        name: &proc_macro2::Ident,
+        value: Option<i128>,
+        shape: Option<Vec<Option<i128>>>,
+        mutable: bool,
+    ) {
+        if let Some(v) = self.vars.get_mut(&name.to_string()).and_then(|v| v.last_mut()) {
+            v.value = value;
+            v.shape = shape;
+            v.mutable |= mutable;
+        }
+    }
+
+    fn mark_loop_var(&mut self, name: &proc_macro2::Ident) {
+        if let Some(v) = self.vars.get_mut(&name.to_string()).and_then(|v| v.last_mut()) {
+            v.loop_var = true;
+        }
+    }
+
+    fn set_shape(&mut self, name: &proc_macro2::Ident, shape: Vec<Option<i128>>) {
+        self.set_known(name, None, Some(shape), false);
+    }
+
+    /// The value of a compile-time u32 or bool expression, when the macro can tell (literals,
+    /// `let`s of literals, arithmetic on them); `const` items and `#[comptime]` parameters are
+    /// only known when the kernel is built, and so is an overflow (a build error, as in Rust).
+    pub(crate) fn known(&self, e: &Expr) -> Option<i128> {
+        if let Some(v) = e.int_literal() {
+            return Some(v);
+        }
+        if !e.konst.get() {
+            return None;
+        }
+        match &e.kind {
+            ExprKind::Var { name, .. } => self.peek(&name.to_string()).and_then(|v| v.value),
+            ExprKind::Paren(x) => self.known(x),
+            ExprKind::Cast { e: x, .. } => self.known(x),
+            ExprKind::Binary { .. } => {
+                // A left-nested chain is folded from its leaf by a loop (no call per operator).
+                let mut spine = vec![e];
+                let mut leaf = e;
+                while let ExprKind::Binary { lhs, .. } = &leaf.kind {
+                    leaf = lhs;
+                    if matches!(leaf.kind, ExprKind::Binary { .. }) {
+                        spine.push(leaf);
+                    }
+                }
+                let mut acc = self.known(leaf)?;
+                for node in spine.into_iter().rev() {
+                    let ExprKind::Binary { op, rhs, .. } = &node.kind else { unreachable!("spine of binaries") };
+                    acc = Self::fold(*op, acc, self.known(rhs)?)?;
+                }
+                Some(acc)
+            }
+            ExprKind::If { cond, then, els } => {
+                let c = self.known(cond)?;
+                if c != 0 {
+                    then.tail().and_then(|t| self.known(t))
+                } else {
+                    els.as_deref().and_then(block_tail).and_then(|t| self.known(t))
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// `a op b` of known compile-time values; `None` where the build decides (an overflow or
+    /// a division by zero is a build error there).
+    fn fold(op: BinOp, a: i128, b: i128) -> Option<i128> {
+        let wrap = |v: i128| (0..=u32::MAX as i128).contains(&v).then_some(v);
+        let bool_of = |x: bool| x as i128;
+        Some(match op {
+            BinOp::Add => wrap(a + b)?,
+            BinOp::Sub => wrap(a - b)?,
+            BinOp::Mul => wrap(a.checked_mul(b)?)?,
+            BinOp::Div if b != 0 => a / b,
+            BinOp::Rem if b != 0 => a % b,
+            BinOp::Shl if (0..32).contains(&b) => (a << b) & u32::MAX as i128,
+            BinOp::Shr if (0..32).contains(&b) => a >> b,
+            BinOp::BitAnd => a & b,
+            BinOp::BitOr => a | b,
+            BinOp::BitXor => a ^ b,
+            BinOp::Eq => bool_of(a == b),
+            BinOp::Ne => bool_of(a != b),
+            BinOp::Lt => bool_of(a < b),
+            BinOp::Le => bool_of(a <= b),
+            BinOp::Gt => bool_of(a > b),
+            BinOp::Ge => bool_of(a >= b),
+            BinOp::And => bool_of(a != 0 && b != 0),
+            BinOp::Or => bool_of(a != 0 || b != 0),
+            _ => return None,
+        })
+    }
+
+    /// The extents the macro knows of an array, tile, register array or box expression.
+    fn shape_of(&self, e: &Expr) -> Option<Vec<Option<i128>>> {
+        match &e.kind {
+            ExprKind::Var { name, .. } => self.peek(&name.to_string()).and_then(|v| v.shape.clone()),
+            ExprKind::Paren(x) => self.shape_of(x),
+            ExprKind::Index { base, .. } => self.shape_of(base).filter(|s| s.len() > 1).map(|s| s[1..].to_vec()),
+            ExprKind::Op { path, args, .. } => match (path.as_str(), args.first()) {
+                ("alloc_shared" | "registers", Some(Expr { kind: ExprKind::Array(v), .. })) => {
+                    Some(v.iter().map(|x| self.known(x)).collect())
+                }
+                ("alloc_barriers", Some(n)) => Some(vec![self.known(n)]),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The variable an index chain (`acc[i][j]`) starts from.
+    fn root_var(&self, e: &Expr) -> Option<(String, &Var)> {
+        match &e.kind {
+            ExprKind::Var { name, .. } => self.peek(&name.to_string()).map(|v| (name.to_string(), v)),
+            ExprKind::Index { base, .. } | ExprKind::Paren(base) => self.root_var(base),
+            _ => None,
+        }
     }
 
     fn lookup(&mut self, name: &str) -> Option<&Var> {
@@ -180,6 +439,12 @@ impl Checker<'_> {
 
     fn let_(&mut self, l: &Let) {
         let ty = self.expr(&l.init);
+        if let (ExprKind::Var { name, .. }, Ty::Registers { .. }) = (&l.init.kind, ty) {
+            self.errs.at(
+                l.init.sp,
+                format!("a register array is not copied: index `{name}` itself (`{name}[i]`), or make a new one with `T.registers`"),
+            );
+        }
         let ty =
             match l.ty {
                 Some((want, wsp)) => {
@@ -200,17 +465,26 @@ impl Checker<'_> {
         if ty == Ty::Unit {
             self.errs.at(l.init.sp, format!("this expression has no value to bind to `{}`", l.name));
         }
-        let binding = if l.mutable {
+        let registers = matches!(ty, Ty::Registers { .. });
+        let compile_time = !l.mutable && l.init.konst.get() && matches!(ty, Ty::Scalar(Scalar::U32) | Ty::Bool);
+        let binding = if l.mutable && !registers {
             if !(ty.is_register() || ty.is_lenient()) {
                 self.errs.at(l.sp, format!("`let mut` holds scalars; a {ty} cannot be reassigned (drop the `mut`)"));
             }
             Binding::Reg
+        } else if compile_time {
+            Binding::Const
         } else {
             Binding::Plain
         };
         l.binding.set(binding);
         l.snapshot.set(binding == Binding::Plain && self.muts_in_scope > 0);
+        if binding == Binding::Plain {
+            l.copy.set(reads_register_element(&l.init));
+        }
+        let (value, shape) = (self.known(&l.init), self.shape_of(&l.init));
         self.declare(&l.name, ty, binding);
+        self.set_known(&l.name, if compile_time { value } else { None }, shape, l.mutable);
     }
 
     /// Check an expression, record its type and constness, and return the type.
@@ -271,7 +545,13 @@ impl Checker<'_> {
             ExprKind::Var { name, binding } => match self.lookup(&name.to_string()).map(|v| (v.ty, v.binding)) {
                 Some((ty, b)) => {
                     binding.set(b);
-                    (ty, b == Binding::Comptime)
+                    (ty, matches!(b, Binding::Comptime | Binding::Const))
+                }
+                // An UPPER_CASE name the kernel does not bind is a `const` item outside it:
+                // rustc checks it is a `u32` where the expansion reads it.
+                None if crate::parse::is_const_name(&name.to_string()) => {
+                    binding.set(Binding::Item);
+                    (Ty::Scalar(Scalar::U32), true)
                 }
                 None => {
                     let n = name.to_string();
@@ -286,6 +566,7 @@ impl Checker<'_> {
                     (Ty::Error, false)
                 }
             },
+            ExprKind::Item(_) => (Ty::Scalar(Scalar::U32), true),
             ExprKind::Paren(inner) => {
                 let t = self.expr(inner);
                 (t, inner.konst.get())
@@ -327,8 +608,16 @@ impl Checker<'_> {
             ExprKind::Index { base, idx } => {
                 let bt = self.expr(base);
                 self.index(idx);
+                self.index_range(base, idx);
                 match bt {
                     Ty::Shared(s) | Ty::Global { elem: s, .. } => (Ty::Scalar(s), false),
+                    Ty::Tile { elem, rank, layout } => {
+                        (if rank > 1 { Ty::Tile { elem, rank: rank - 1, layout } } else { Ty::Scalar(elem) }, false)
+                    }
+                    Ty::Registers { elem, rank } => {
+                        self.register_index(idx);
+                        (if rank > 1 { Ty::Registers { elem, rank: rank - 1 } } else { Ty::Scalar(elem) }, false)
+                    }
                     Ty::Barriers => {
                         self.errs.at(
                             e.sp,
@@ -338,8 +627,12 @@ impl Checker<'_> {
                     }
                     t if t.is_lenient() => (Ty::Error, false),
                     t => {
-                        self.errs
-                            .at(base.sp, format!("cannot index a {t}; only shared arrays and buffers are indexed"));
+                        self.errs.at(
+                            base.sp,
+                            format!(
+                                "cannot index a {t}; shared arrays, tiles, register arrays and buffers are indexed"
+                            ),
+                        );
                         (Ty::Error, false)
                     }
                 }
@@ -347,7 +640,7 @@ impl Checker<'_> {
             ExprKind::Array(_) => {
                 self.errs.at(
                     e.sp,
-                    "arrays are only op arguments (`bars.ptr_to([i])`, `T.alloc_shared::<T>([n])`, coordinates)",
+                    "arrays are only op arguments (`bars.ptr_to([i])`, `T.alloc_shared::<T>([n])`, coordinates); for an array of values use `T.registers::<T>([n])`",
                 );
                 (Ty::Error, false)
             }
@@ -373,12 +666,23 @@ impl Checker<'_> {
                             return (Ty::Unit, false);
                         }
                         let (Some(a), Some(b)) = (then.tail(), block_tail(els)) else { return (Ty::Unit, false) };
-                        (self.unify(a, b, "the branches of `if`", e.sp), false)
+                        let t = self.unify(a, b, "the branches of `if`", e.sp);
+                        // `if` on compile-time values with compile-time branches (and nothing else
+                        // in them) is compile-time: `let n = if BIG { 128 } else { 64 };`.
+                        let pure = then.stmts.len() == 1
+                            && matches!(&els.kind, ExprKind::Block(b) if b.stmts.len() == 1)
+                            || matches!(els.kind, ExprKind::If { .. }) && then.stmts.len() == 1;
+                        let konst = cond.konst.get() && a.konst.get() && b.konst.get() && pure;
+                        (t, konst)
                     }
                 }
             }
             ExprKind::Block(b) => (self.block(b), false),
-            ExprKind::For { var, start, end, step, body, snapshot } => {
+            ExprKind::For { unroll: Some(usp), var, start, end, step, body, .. } => {
+                self.unrolled_for(*usp, var, start, end, step.as_deref(), body);
+                (Ty::Unit, false)
+            }
+            ExprKind::For { unroll: None, var, start, end, step, body, snapshot } => {
                 snapshot.set(self.muts_in_scope > 0);
                 self.expr(start);
                 self.expr(end);
@@ -400,31 +704,40 @@ impl Checker<'_> {
                 self.open_scope();
                 if var != "_" {
                     self.declare(var, t, Binding::Plain);
+                    self.mark_loop_var(var);
                 }
-                self.loops += 1;
+                self.loops.push(LoopKind::Runtime);
                 self.block(body);
-                self.loops -= 1;
+                self.loops.pop();
                 self.close_scope();
                 (Ty::Unit, false)
             }
             ExprKind::While { cond, body } => {
                 let ct = self.expr(cond);
                 self.expect_bool(cond, ct, "a `while` condition");
-                self.loops += 1;
+                self.loops.push(LoopKind::Runtime);
                 self.block(body);
-                self.loops -= 1;
+                self.loops.pop();
                 (Ty::Unit, false)
             }
             ExprKind::Loop { body } => {
-                self.loops += 1;
+                self.loops.push(LoopKind::Runtime);
                 self.block(body);
-                self.loops -= 1;
+                self.loops.pop();
                 (Ty::Unit, false)
             }
             ExprKind::Break | ExprKind::Continue => {
-                if self.loops == 0 {
-                    let w = if matches!(e.kind, ExprKind::Break) { "break" } else { "continue" };
-                    self.errs.at(e.sp, format!("`{w}` outside of a loop"));
+                let w = if matches!(e.kind, ExprKind::Break) { "break" } else { "continue" };
+                match self.loops.last() {
+                    None => self.errs.at(e.sp, format!("`{w}` outside of a loop")),
+                    Some(LoopKind::Unrolled) => self.errs.at(
+                        e.sp,
+                        format!(
+                            "`{w}` in an `#[unroll]` loop: its iterations are copies of the body, not a loop\n  help: \
+                             drop `#[unroll]` to make it a runtime loop, or guard the rest of the body with an `if`"
+                        ),
+                    ),
+                    Some(LoopKind::Runtime) => {}
                 }
                 (Ty::Unit, false)
             }
@@ -455,6 +768,75 @@ impl Checker<'_> {
         }
     }
 
+    /// A literal index into an array whose extent the macro knows must be inside it.
+    fn index_range(&mut self, base: &Expr, idx: &Expr) {
+        let Some(shape) = self.shape_of(base) else { return };
+        if let (Some(Some(n)), Some(i)) = (shape.first(), self.known(idx)) {
+            if i < 0 || i >= *n {
+                let what = match base.ty.get() {
+                    Ty::Registers { .. } => "register array dimension",
+                    Ty::Tile { .. } => "tile dimension",
+                    _ => "array",
+                };
+                self.errs.at(idx.sp, format!("index {i} is out of bounds for a {what} of {n}"));
+            }
+        }
+    }
+
+    /// A register array is indexed by compile-time values only: ptxas keeps it in registers.
+    fn register_index(&mut self, idx: &Expr) {
+        if !idx.konst.get() && !idx.ty.get().is_lenient() {
+            self.errs.at(
+                idx.sp,
+                "a register array is indexed with compile-time values only (literals, `const` items, `#[comptime]` \
+                 parameters, `#[unroll]` loop variables): a runtime index would put the array in local memory\n  \
+                 help: unroll the loop: `#[unroll] for i in 0..N { .. }`",
+            );
+        }
+    }
+
+    /// `#[unroll] for i in a..b { .. }`: compile-time bounds; `i` is compile-time in the body.
+    fn unrolled_for(
+        &mut self,
+        usp: Sp,
+        var: &proc_macro2::Ident,
+        start: &Expr,
+        end: &Expr,
+        step: Option<&Expr>,
+        body: &Block,
+    ) {
+        let a = self.konst_u32(start, "the start of an `#[unroll]` range");
+        let b = self.konst_u32(end, "the end of an `#[unroll]` range");
+        let s = match step {
+            Some(s) => {
+                let v = self.konst_u32(s, "the `step_by` amount");
+                if v == Some(0) {
+                    self.errs.at(s.sp, "a step of 0 never terminates");
+                }
+                v
+            }
+            None => Some(1),
+        };
+        if let (Some(a), Some(b), Some(s)) = (a, b, s) {
+            let trips = if b > a && s > 0 { (b - a + s - 1) / s } else { 0 };
+            if trips > MAX_UNROLL {
+                self.errs.at(
+                    usp.to(end.sp),
+                    format!("`#[unroll]` of {trips} iterations (at most {MAX_UNROLL}): each is a copy of the body; drop `#[unroll]` for a runtime loop"),
+                );
+            }
+        }
+        self.open_scope();
+        if var != "_" {
+            self.declare(var, Ty::Scalar(Scalar::U32), Binding::Const);
+            self.mark_loop_var(var);
+        }
+        self.loops.push(LoopKind::Unrolled);
+        self.block(body);
+        self.loops.pop();
+        self.close_scope();
+    }
+
     /// An array index: an integer (a literal is a u32).
     fn index(&mut self, idx: &Expr) {
         let t = self.expr(idx);
@@ -478,11 +860,14 @@ impl Checker<'_> {
             let why = if e.konst.get() { format!("it is a {t}") } else { "it is a runtime value".into() };
             self.errs.at(
                 e.sp,
-                format!("{what} must be a compile-time u32 (a literal or a `#[comptime]` parameter), but {why}"),
+                format!(
+                    "{what} must be a compile-time u32 (a literal, a `const` item, a `#[comptime]` parameter, or a \
+                     `let` of those), but {why}"
+                ),
             );
             return None;
         }
-        e.int_literal()
+        self.known(e)
     }
 
     /// `l op r` with `l` checked already (see [`Checker::binary_chain`]).
@@ -545,14 +930,32 @@ impl Checker<'_> {
     fn assign(&mut self, e: &Expr, place: &Expr, op: Option<BinOp>, value: &Expr) {
         let vt = self.expr(value);
         let target_ty = match &place.kind {
-            ExprKind::Var { name, binding } => match self.lookup(&name.to_string()).map(|v| (v.ty, v.binding)) {
+            ExprKind::Var { name, binding } => match self
+                .lookup(&name.to_string())
+                .map(|v| (v.ty, v.binding, v.loop_var))
+            {
+                None if crate::parse::is_const_name(&name.to_string()) => {
+                    self.errs
+                        .at(place.sp, format!("cannot assign to `{name}`: it is a `const` item outside the kernel"));
+                    return;
+                }
                 None => {
                     self.expr(place);
                     return;
                 }
-                Some((vty, vbinding)) => {
+                Some((vty, vbinding, loop_var)) => {
                     binding.set(vbinding);
                     place.ty.set(vty);
+                    if loop_var {
+                        self.errs.at(
+                            place.sp,
+                            format!(
+                                "cannot assign to `{name}`: it is the loop's variable (each iteration has its own)\n  \
+                                 help: copy it first: `let mut {name}_ = {name};`"
+                            ),
+                        );
+                        return;
+                    }
                     if vbinding != Binding::Reg {
                         let what =
                             if vbinding == Binding::Comptime { "a `#[comptime]` parameter" } else { "immutable" };
@@ -570,8 +973,39 @@ impl Checker<'_> {
             ExprKind::Index { base, idx } => {
                 let bt = self.expr(base);
                 self.index(idx);
+                self.index_range(base, idx);
                 match bt {
                     Ty::Shared(s) => Ty::Scalar(s),
+                    Ty::Tile { elem, rank: 1, .. } => Ty::Scalar(elem),
+                    Ty::Registers { elem, rank: 1 } => {
+                        self.register_index(idx);
+                        match self.root_var(base).filter(|(_, v)| !v.mutable).map(|(n, _)| n) {
+                            Some(n) => {
+                                self.errs.at(
+                                    place.sp,
+                                    format!("cannot assign to an element of `{n}`: it is immutable\n  help: declare it mutable: `let mut {n} = T.registers::<..>(..)`"),
+                                );
+                                return;
+                            }
+                            _ => Ty::Scalar(elem),
+                        }
+                    }
+                    Ty::Tile { elem, rank, layout } => {
+                        let sub = Ty::Tile { elem, rank: rank - 1, layout };
+                        self.errs.at(
+                            place.sp,
+                            format!("this is a {sub}, not an element: index every dimension (`x[i][j] = v`)"),
+                        );
+                        return;
+                    }
+                    Ty::Registers { elem, rank } => {
+                        let sub = Ty::Registers { elem, rank: rank - 1 };
+                        self.errs.at(
+                            place.sp,
+                            format!("this is a {sub}, not an element: index every dimension (`x[i][j] = v`)"),
+                        );
+                        return;
+                    }
                     Ty::Global { elem, mutable: true } => Ty::Scalar(elem),
                     Ty::Global { elem, mutable: false } => {
                         self.errs.at(
@@ -590,6 +1024,11 @@ impl Checker<'_> {
                         return;
                     }
                 }
+            }
+            ExprKind::Item(p) => {
+                let n = quote::quote!(#p).to_string().replace(' ', "");
+                self.errs.at(place.sp, format!("cannot assign to `{n}`: it is a `const` item"));
+                return;
             }
             _ => {
                 self.errs.at(place.sp, "only `let mut` variables and array elements can be assigned");
@@ -790,5 +1229,16 @@ fn as_hint(from: Ty, to: Ty) -> String {
         (Ty::IntLit, t) if t.is_float() => "\n  help: write float literals with a point: `2.0`".into(),
         (Ty::Scalar(_), Ty::Scalar(t)) => format!("\n  help: convert with `as {}`", t.name()),
         _ => String::new(),
+    }
+}
+
+/// Whether an expression's value may be a register array's element register (which a `let`
+/// must copy: the array's element may be assigned later).
+pub fn reads_register_element(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Index { base, .. } => matches!(base.ty.get(), Ty::Registers { .. }),
+        ExprKind::Paren(x) => reads_register_element(x),
+        ExprKind::Block(b) => b.tail().is_some_and(reads_register_element),
+        _ => false,
     }
 }

@@ -7,8 +7,9 @@ use crate::types::{Scalar, Ty};
 use phaser_codegen::arch::check::{MAX_ARRIVALS, MAX_TX_BYTES};
 use phaser_codegen::registry::{self, ArgHint, Kind, OpDef, Ret};
 
-/// Methods on values (not in the `T` namespace): `bars.ptr_to([i])`, `x.min(y)`, `x.max(y)`.
-const METHODS: &[&str] = &["ptr_to", "min", "max"];
+/// Methods on values (not in the `T` namespace): `bars.ptr_to([i])`, `x.min(y)`, `x.max(y)`,
+/// `tile.bytes()`, `map.box_bytes()`.
+const METHODS: &[&str] = &["ptr_to", "min", "max", "bytes", "box_bytes"];
 
 /// Library names as users write them, for "did you mean" help on another library's op name.
 fn library(lib: &str) -> &str {
@@ -84,6 +85,7 @@ impl Checker<'_> {
             scalar_ty = Some(first.ty.get());
         }
         self.tensor_rank(spec, args);
+        self.tile_checks(spec, args);
         if let Some(target) = self.target {
             self.check_lowering(target, e, path, path_sp, spec, turbofish, args, &lits, scalar_ty, arg_error);
         }
@@ -117,11 +119,9 @@ impl Checker<'_> {
             })
             .collect();
         // A `#[comptime]` constant is unknown here: its value problems show when building.
-        let consts_known = spec
-            .params
-            .iter()
-            .zip(&hints)
-            .all(|(p, h)| !matches!(p.kind, Kind::Const | Kind::ConstDims) || matches!(h, ArgHint::Const(_)));
+        let consts_known = spec.params.iter().zip(&hints).all(|(p, h)| {
+            !matches!(p.kind, Kind::Const | Kind::Dims) || matches!(h, ArgHint::Const(_) | ArgHint::Dims(_))
+        });
         let probe = registry::probe(target, spec, &hints, turbofish.map(|t| t.0.ir_type()));
         if let Some(u) = probe.unavailable {
             let fix = u.fix.unwrap_or(phaser_codegen::Target::Sm100a);
@@ -180,21 +180,29 @@ impl Checker<'_> {
             Kind::Pipeline => Some(Box::new(handle(Ty::Pipeline))),
             Kind::PipelineState => Some(Box::new(handle(Ty::PipelineState))),
             Kind::State => Some(Box::new(handle(Ty::State))),
-            Kind::Shared => Some(Box::new(|t| matches!(t, Ty::Shared(_)))),
+            Kind::Shared => Some(Box::new(|t| matches!(t, Ty::Shared(_) | Ty::Tile { .. }))),
+            Kind::Tile => Some(Box::new(|t| matches!(t, Ty::Tile { .. }))),
             Kind::Global => Some(Box::new(|t| matches!(t, Ty::Global { .. }))),
             Kind::GlobalMut => Some(Box::new(|t| matches!(t, Ty::Global { mutable: true, .. }))),
-            Kind::TensorMap => Some(Box::new(|t| matches!(t, Ty::TensorMap(_)))),
+            Kind::TensorMap => Some(Box::new(|t| matches!(t, Ty::TensorMap { .. }))),
             Kind::Bool => Some(Box::new(|t| t == Ty::Bool)),
             _ => None,
         };
         if let Some(ok) = simple {
             let t = self.expr(a);
+            if kind == Kind::Shared && matches!(t, Ty::Tile { .. }) && matches!(a.kind, ExprKind::Index { .. }) {
+                self.errs.at(
+                    a.sp,
+                    format!("`T.{path}` takes a whole tile: a sub-tile's start may be a runtime value\n  help: its address is `T.tile_addr(tile, [i, 0, ..])`"),
+                );
+            }
             if !ok(t) && !t.is_lenient() {
                 let hint = match (kind, t) {
                     (Kind::Barrier, Ty::Barriers) => "\n  help: pick one barrier of the array: `bars.ptr_to([i])`".to_string(),
                     (Kind::Barrier, t) if t.is_numeric() => {
                         "\n  help: barriers come from `T.alloc_barriers(n)` and `bars.ptr_to([i])` (or `T.barrier_at_addr(addr)`)".into()
                     }
+                    (Kind::Tile, Ty::Shared(_)) => "\n  help: a tile has a shape of two or more dimensions or a layout: `T.alloc_shared::<T>([rows, cols], \"128B\")`".into(),
                     (Kind::GlobalMut, Ty::Global { elem, .. }) => {
                         format!("\n  help: declare the parameter `&mut [{}]`", elem.name())
                     }
@@ -216,7 +224,7 @@ impl Checker<'_> {
                     self.errs.at(a.sp, bad(t));
                     return None;
                 }
-                let lit = a.int_literal();
+                let lit = self.known(a);
                 if let (Some(v), Some((lo, hi, what))) = (lit, kind.literal_range()) {
                     if v < lo || v > hi {
                         let why = if hi == MAX_ARRIVALS || hi == MAX_TX_BYTES { " (2^20 - 1)" } else { "" };
@@ -253,7 +261,7 @@ impl Checker<'_> {
             Kind::ElemOf(n) => {
                 let t = self.expr(a);
                 let elem = match all.get(n as usize).map(|b| b.ty.get()) {
-                    Some(Ty::Global { elem, .. } | Ty::Shared(elem)) => Ty::Scalar(elem),
+                    Some(Ty::Global { elem, .. } | Ty::Shared(elem) | Ty::Tile { elem, .. }) => Ty::Scalar(elem),
                     _ => return None,
                 };
                 if !self.coerce(a, elem) {
@@ -267,13 +275,26 @@ impl Checker<'_> {
                 None
             }
             Kind::Const => self.konst_u32(a, &format!("`T.{path}`: argument `{pname}`")),
-            Kind::ConstDims => match &a.kind {
-                ExprKind::Array(v) if v.len() == 1 => {
+            Kind::Dims => match &a.kind {
+                ExprKind::Array(v) if (1..=5).contains(&v.len()) => {
                     a.ty.set(Ty::Scalar(Scalar::U32));
-                    self.konst_u32(&v[0], &format!("`T.{path}`: the length"))
+                    for (i, d) in v.iter().enumerate() {
+                        let what = if v.len() == 1 { "the length".to_string() } else { format!("dimension {i}") };
+                        if self.konst_u32(d, &format!("`T.{path}`: {what}")) == Some(0) {
+                            self.errs.at(d.sp, format!("`T.{path}`: {what} is 0"));
+                        }
+                    }
+                    None
+                }
+                ExprKind::Array(v) => {
+                    self.errs.at(a.sp, format!("`T.{path}`: a shape has 1 to 5 dimensions, not {}", v.len()));
+                    None
                 }
                 _ => {
-                    self.errs.at(a.sp, format!("`T.{path}`: write the shape as a one-element array, e.g. `[128]`"));
+                    self.errs.at(
+                        a.sp,
+                        format!("`T.{path}`: write the shape as an array, outermost first, e.g. `[128]` or `[64, 64]`"),
+                    );
                     None
                 }
             },
@@ -333,7 +354,8 @@ impl Checker<'_> {
     /// Coordinates must match the tensor map's rank when both are known.
     fn tensor_rank(&mut self, spec: &OpDef, args: &[Expr]) {
         let rank = spec.params.iter().zip(args).find_map(|(p, a)| match (p.kind, a.ty.get()) {
-            (Kind::TensorMap, Ty::TensorMap(r)) => Some(r),
+            (Kind::TensorMap, Ty::TensorMap { rank, .. }) => Some(rank),
+            (Kind::Tile, Ty::Tile { rank, .. }) if spec.path == "tile_addr" => Some(rank),
             _ => None,
         });
         let coords = spec.params.iter().zip(args).find_map(|(p, a)| match (p.kind, &a.kind) {
@@ -341,9 +363,91 @@ impl Checker<'_> {
             _ => None,
         });
         if let (Some(r), Some((n, sp))) = (rank, coords) {
-            if n != r as usize {
+            if n != r as usize && spec.path == "tile_addr" {
+                let was = if n == 1 { "index was" } else { "indices were" };
+                self.errs.at(sp, format!("the tile has {r} dimensions, but {n} {was} given"));
+            } else if n != r as usize {
                 self.errs.at(sp, format!("the tensor map has rank {r}, but {n} coordinates were given"));
             }
+        }
+    }
+
+    /// A TMA copy of a tile: the tile and the map must agree on the element type, the swizzle
+    /// and (where the macro knows the extents) the box, or the copy would move another number
+    /// of bytes than the tile holds (and `expect_tx` registers): a deadlock, not an error.
+    fn tile_checks(&mut self, spec: &OpDef, args: &[Expr]) {
+        let find = |k: Kind| spec.params.iter().zip(args).find(|(p, _)| p.kind == k).map(|(_, a)| a);
+        let (Some(tile), Some(map)) = (find(Kind::Tile), find(Kind::TensorMap)) else { return };
+        let (Ty::Tile { elem, rank, layout }, Ty::TensorMap { rank: map_rank, elem: map_elem, swizzle, .. }) =
+            (tile.ty.get(), map.ty.get())
+        else {
+            return;
+        };
+        let path = spec.path;
+        if let Some(me) = map_elem {
+            if me != elem {
+                self.errs.at(
+                    tile.sp,
+                    format!(
+                        "`T.{path}`: the tile holds {} but the tensor map `{}` is of {}",
+                        elem.name(),
+                        text(map),
+                        me.name()
+                    ),
+                );
+            }
+        }
+        if let (Some(l), Some(sw)) = (layout, swizzle) {
+            if l.swizzle() != sw {
+                let words = |s: phaser_codegen::ir::Swizzle| match s {
+                    phaser_codegen::ir::Swizzle::None => "no swizzle (row-major)".to_string(),
+                    s => format!("a {}", s.name()),
+                };
+                self.errs.at(
+                    tile.sp,
+                    format!(
+                        "`T.{path}`: the tile is laid out with {} but the tensor map `{}` declares {}: TMA would put \
+                         the elements where the tile does not read them",
+                        words(l.swizzle()),
+                        text(map),
+                        words(sw)
+                    ),
+                );
+            }
+        }
+        if rank > map_rank {
+            self.errs.at(tile.sp, format!("`T.{path}`: a {rank}-dimensional tile and a rank-{map_rank} tensor map"));
+            return;
+        }
+        // The box each copy moves (one column block of a swizzled tile), outermost first.
+        let (Some(tshape), Some(bshape)) = (self.shape_of(tile), self.shape_of(map)) else { return };
+        let mut tbox: Vec<Option<i128>> = tshape.clone();
+        if let (Some(Some(cols)), Some(phaser_codegen::builder::TileLayout::Swizzled(sw)), Some(es)) =
+            (tbox.last().copied(), layout, Some(elem.bits() as i128 / 8))
+        {
+            let bc = sw.row_bytes() as i128 / es;
+            if let Some(last) = tbox.last_mut() {
+                *last = Some(cols.min(bc));
+            }
+        }
+        let pad = bshape.len().saturating_sub(tbox.len());
+        let padded: Vec<Option<i128>> = std::iter::repeat_n(Some(1), pad).chain(tbox).collect();
+        let differs = padded.iter().zip(&bshape).any(|(a, b)| matches!((a, b), (Some(x), Some(y)) if x != y));
+        if differs {
+            let show = |v: &[Option<i128>]| {
+                let s: Vec<String> = v.iter().map(|x| x.map_or("?".into(), |x| x.to_string())).collect();
+                format!("[{}]", s.join(", "))
+            };
+            self.errs.at(
+                tile.sp,
+                format!(
+                    "`T.{path}`: each copy moves a box of {} (outermost first) into the tile, but the tensor map `{}` \
+                     declares the box {}",
+                    show(&padded),
+                    text(map),
+                    show(&bshape)
+                ),
+            );
         }
     }
 
@@ -351,6 +455,20 @@ impl Checker<'_> {
         let rt = self.expr(recv);
         let m = name.to_string();
         match (m.as_str(), rt) {
+            ("bytes", Ty::Tile { .. }) if args.is_empty() => Ty::Scalar(Scalar::U32),
+            ("box_bytes", Ty::TensorMap { boxed: true, .. }) if args.is_empty() => Ty::Scalar(Scalar::U32),
+            ("box_bytes", Ty::TensorMap { .. }) => {
+                self.errs.at(
+                    e.sp,
+                    "`box_bytes()` needs the map's element type and box: declare them, e.g. \
+                     `#[tma(box = [64, 64], swizzle = \"128B\")] a: TensorMap<bf16, 2>`",
+                );
+                Ty::Error
+            }
+            ("bytes" | "box_bytes", t) if !args.is_empty() && !t.is_lenient() => {
+                self.errs.at(e.sp, format!("`{m}()` takes no arguments"));
+                Ty::Error
+            }
             ("ptr_to", Ty::Barriers | Ty::Unknown | Ty::Error) => {
                 match args {
                     [Expr { kind: ExprKind::Array(v), .. }] if v.len() == 1 => {
@@ -361,6 +479,19 @@ impl Checker<'_> {
                             self.errs.at(v[0].sp, format!("a barrier index must be an integer, found {t}"));
                         }
                         args[0].ty.set(v[0].ty.get());
+                        let len = self.shape_of(recv).and_then(|s| s.first().copied().flatten());
+                        if let (Some(n), Some(i)) = (len, self.known(&v[0])) {
+                            if i < 0 || i >= n {
+                                self.errs.at(
+                                    v[0].sp,
+                                    format!(
+                                        "barrier index {i} is out of bounds: `{}` holds {n} barriers (0..={})",
+                                        text(recv),
+                                        n - 1
+                                    ),
+                                );
+                            }
+                        }
                     }
                     _ => self.errs.at(e.sp, "write `bars.ptr_to([i])`: one index in brackets"),
                 }
@@ -381,7 +512,7 @@ impl Checker<'_> {
                     Some(n) if n != m => msg.push_str(&format!("\n  help: did you mean `{n}`?")),
                     _ => {
                         let opname = nearest(&m, registry::ops().map(|o| o.path));
-                        msg.push_str("\n  help: values have `bars.ptr_to([i])`, `x.min(y)` and `x.max(y)`; ops live in the `T` namespace");
+                        msg.push_str("\n  help: values have `bars.ptr_to([i])`, `x.min(y)`, `x.max(y)`, `tile.bytes()` and `map.box_bytes()`; ops live in the `T` namespace");
                         if let Some(o) = opname {
                             msg.push_str(&format!(" (e.g. `T.{o}`)"));
                         }
@@ -410,10 +541,35 @@ fn ret_type(spec: &OpDef, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, a
         Ret::Pipeline => Ty::Pipeline,
         Ret::PipelineState => Ty::PipelineState,
         Ret::SharedOfTurbofish => turbofish.map(|t| Ty::Shared(t.0)).unwrap_or(Ty::Error),
+        Ret::SharedOrTile => {
+            let Some((elem, _)) = turbofish else { return Ty::Error };
+            let rank = match args.first().map(|a| &a.kind) {
+                Some(ExprKind::Array(v)) => v.len().clamp(1, 5) as u8,
+                _ => 1,
+            };
+            let layout = match args.get(1).map(|a| &a.kind) {
+                Some(ExprKind::Str(s)) => crate::parse::SWIZZLES
+                    .iter()
+                    .find(|(n, _)| *n == s.value())
+                    .map(|(_, sw)| phaser_codegen::builder::TileLayout::of_swizzle(*sw)),
+                _ => Some(phaser_codegen::builder::TileLayout::RowMajor),
+            };
+            match layout {
+                Some(phaser_codegen::builder::TileLayout::RowMajor) if rank == 1 => Ty::Shared(elem),
+                _ => Ty::Tile { elem, rank, layout },
+            }
+        }
+        Ret::RegistersOfTurbofish => {
+            let Some((elem, _)) = turbofish else { return Ty::Error };
+            match args.first().map(|a| &a.kind) {
+                Some(ExprKind::Array(v)) => Ty::Registers { elem, rank: v.len().clamp(1, 4) as u8 },
+                _ => Ty::Error,
+            }
+        }
         Ret::Turbofish => turbofish.map(|t| Ty::Scalar(t.0)).unwrap_or(Ty::Error),
         Ret::ScalarArgs => scalar.unwrap_or(Ty::Error),
         Ret::ElemOf(n) => match args.get(n as usize).map(|a| a.ty.get()) {
-            Some(Ty::Global { elem, .. } | Ty::Shared(elem)) => Ty::Scalar(elem),
+            Some(Ty::Global { elem, .. } | Ty::Shared(elem) | Ty::Tile { elem, .. }) => Ty::Scalar(elem),
             _ => Ty::Error,
         },
     }
@@ -423,19 +579,28 @@ fn ret_type(spec: &OpDef, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, a
 fn hint(kind: Kind, a: &Expr, lit: Option<i128>, scalar_ty: Option<Ty>, all: &[Expr]) -> ArgHint {
     let ty = a.ty.get();
     match kind {
-        Kind::Const | Kind::ConstDims => lit.map(|v| ArgHint::Const(v as u32)).unwrap_or(ArgHint::Any),
+        Kind::Const => lit.map(|v| ArgHint::Const(v as u32)).unwrap_or(ArgHint::Any),
+        Kind::Dims => match &a.kind {
+            ExprKind::Array(v) => v
+                .iter()
+                .map(|x| x.int_literal().and_then(|i| u32::try_from(i).ok()))
+                .collect::<Option<Vec<u32>>>()
+                .map(ArgHint::Dims)
+                .unwrap_or(ArgHint::Any),
+            _ => ArgHint::Any,
+        },
         Kind::Choice(names) => match &a.kind {
             ExprKind::Str(s) => {
                 names.iter().find(|n| **n == s.value()).map(|n| ArgHint::Choice(n)).unwrap_or(ArgHint::Any)
             }
             _ => ArgHint::Any,
         },
-        Kind::Shared | Kind::Global | Kind::GlobalMut => match ty {
-            Ty::Shared(s) | Ty::Global { elem: s, .. } => ArgHint::Elem(s.ir_type()),
+        Kind::Shared | Kind::Global | Kind::GlobalMut | Kind::Tile => match ty {
+            Ty::Shared(s) | Ty::Global { elem: s, .. } | Ty::Tile { elem: s, .. } => ArgHint::Elem(s.ir_type()),
             _ => ArgHint::Any,
         },
         Kind::TensorMap => match ty {
-            Ty::TensorMap(r) => ArgHint::Rank(r),
+            Ty::TensorMap { rank, .. } => ArgHint::Rank(rank),
             _ => ArgHint::Any,
         },
         Kind::Coords | Kind::Values => match &a.kind {
@@ -454,7 +619,7 @@ fn hint(kind: Kind, a: &Expr, lit: Option<i128>, scalar_ty: Option<Ty>, all: &[E
         },
         Kind::Scalar => scalar_ty.and_then(Ty::ir_type).map(ArgHint::Reg).unwrap_or(ArgHint::Any),
         Kind::ElemOf(n) => match all.get(n as usize).map(|b| b.ty.get()) {
-            Some(Ty::Global { elem, .. } | Ty::Shared(elem)) => ArgHint::Reg(elem.ir_type()),
+            Some(Ty::Global { elem, .. } | Ty::Shared(elem) | Ty::Tile { elem, .. }) => ArgHint::Reg(elem.ir_type()),
             _ => ArgHint::Any,
         },
         k if k.is_value() => match (lit, ty.ir_type()) {
@@ -463,5 +628,15 @@ fn hint(kind: Kind, a: &Expr, lit: Option<i128>, scalar_ty: Option<Ty>, all: &[E
             (None, None) => ArgHint::Any,
         },
         _ => ArgHint::Any,
+    }
+}
+
+/// An expression's source text, for messages (`a`, `tiles[stage]`).
+fn text(e: &Expr) -> String {
+    match &e.kind {
+        ExprKind::Var { name, .. } => name.to_string(),
+        ExprKind::Index { base, idx } => format!("{}[{}]", text(base), text(idx)),
+        ExprKind::Int { value, .. } => value.to_string(),
+        _ => "..".into(),
     }
 }

@@ -11,7 +11,7 @@ use crate::parse::ast::*;
 use crate::types::{Scalar, Ty};
 use phaser_codegen::registry::{self, Kind, OpDef, Ret};
 use proc_macro2::{Ident, Literal, Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use std::cell::Cell;
 
 /// The Rust variable holding a `#[comptime]` parameter: renamed, because an upper-case name
@@ -79,9 +79,18 @@ fn stmt(s: &Stmt, out: &mut Out) {
             out.push(loc(l.sp));
             let name = &l.name;
             let mut temps = Out::new();
+            if l.binding.get() == Binding::Const {
+                // A compile-time `let`: a Rust value while the kernel is built.
+                let c = comptime_ident(name);
+                let (v, t) = (konst(&l.init, &mut temps), konst_type(l.init.ty.get()));
+                out.push(quote!(let #c: #t = { #(#temps)* #v };));
+                return;
+            }
             let init = value_named(&l.init, Some(name), &mut temps);
             let init = match l.binding.get() {
                 Binding::Reg => quote!(__k.mut_var(#init)),
+                // A register array's element: the array may be assigned later.
+                _ if l.copy.get() => quote!(__p::Value::Reg(__k.var(#init))),
                 _ if l.snapshot.get() => quote!(__p::Snapshot::snapshot(#init, __k)),
                 _ => init,
             };
@@ -153,7 +162,19 @@ fn effect(e: &Expr, out: &mut Out) {
             let s = stmts(&b.stmts);
             out.push(quote!({ #s }));
         }
-        ExprKind::For { var, start, end, step, body: b, snapshot } => {
+        ExprKind::For { unroll: Some(_), var, start, end, step, body: b, .. } => {
+            // Each iteration is built in turn, the variable a Rust `u32` (compile-time in the body).
+            let s = konst(start, out);
+            let en = konst(end, out);
+            let step = match step {
+                Some(x) => konst(x, out),
+                None => quote!(1u32),
+            };
+            let inner = stmts(&b.stmts);
+            let v = if var == "_" { quote!(_) } else { comptime_ident(var).into_token_stream() };
+            out.push(quote!(for #v in __k.unrolled(#s, #en, #step) { #inner }));
+        }
+        ExprKind::For { unroll: None, var, start, end, step, body: b, snapshot } => {
             let s = value(start, out);
             let en = value(end, out);
             let en = if snapshot.get() { bind(out, quote!(__p::Snapshot::snapshot(#en, __k))) } else { en };
@@ -205,6 +226,8 @@ fn assign(place: &Expr, op: Option<BinOp>, v: &Expr, out: &mut Out) {
             let v = value(v, out);
             let (ld, st) = match base.ty.get() {
                 Ty::Shared(_) => (quote!(ld_shared), quote!(st_shared)),
+                Ty::Tile { .. } => (quote!(ld_tile), quote!(st_tile)),
+                Ty::Registers { .. } => (quote!(get_register), quote!(set_register)),
                 _ => (quote!(ld_global), quote!(st_global)),
             };
             match op {
@@ -282,11 +305,19 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
         ExprKind::Var { name, binding } => match binding.get() {
             Binding::Plain => quote!(#name),
             Binding::Reg => quote!(__p::Value::Reg(#name)),
-            Binding::Comptime => {
-                let n = comptime_ident(name);
-                quote!(__p::Value::u32(#n))
+            Binding::Comptime | Binding::Const | Binding::Item => {
+                let k = konst(e, out);
+                if e.ty.get() == Ty::Bool {
+                    quote!(__p::Value::pred(#k))
+                } else {
+                    quote!(__p::Value::u32(#k))
+                }
             }
         },
+        ExprKind::Item(_) => {
+            let k = konst(e, out);
+            quote!(__p::Value::u32(#k))
+        }
         ExprKind::Paren(inner) => value_named(inner, let_name, out),
         ExprKind::Binary { .. } => {
             // Down the left-nested chain by a loop (see `Checker::binary_chain`).
@@ -330,8 +361,12 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
         ExprKind::Index { base, idx } => {
             let b = value(base, out);
             let i = value(idx, out);
-            let ld = match base.ty.get() {
-                Ty::Shared(_) => quote!(ld_shared),
+            let ld = match (base.ty.get(), e.ty.get()) {
+                (Ty::Shared(_), _) => quote!(ld_shared),
+                (Ty::Tile { .. }, Ty::Tile { .. }) => quote!(tile_at),
+                (Ty::Tile { .. }, _) => quote!(ld_tile),
+                (Ty::Registers { .. }, Ty::Registers { .. }) => quote!(registers_at),
+                (Ty::Registers { .. }, _) => quote!(get_register),
                 _ => quote!(ld_global),
             };
             bind(out, quote!(__k.#ld(#b, #i)))
@@ -342,7 +377,11 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
         }
         ExprKind::Op { path, turbofish, args, .. } => {
             let def = registry::lookup(path).expect("checked");
-            op(def, args, turbofish.map(|t| t.0), let_name, out)
+            op(def, e.ty.get(), args, turbofish.map(|t| t.0), let_name, out)
+        }
+        ExprKind::Method { name, .. } if name == "bytes" || name == "box_bytes" => {
+            let k = konst(e, out);
+            quote!(__p::Value::u32(#k))
         }
         ExprKind::Method { recv, name, args } => {
             let r = value(recv, out);
@@ -446,8 +485,18 @@ fn int_imm(value: u128, ty: Ty, out: &mut Out) -> TokenStream {
     }
 }
 
-/// A compile-time expression as Rust (`u32` or `bool`), over `#[comptime]` parameters; flat
-/// like [`value`] (one `let` per operation).
+/// The Rust type of a compile-time value of DSL type `t`.
+fn konst_type(t: Ty) -> TokenStream {
+    if t == Ty::Bool {
+        quote!(bool)
+    } else {
+        quote!(u32)
+    }
+}
+
+/// A compile-time expression as Rust (`u32` or `bool`), over `#[comptime]` parameters,
+/// compile-time `let`s, `const` items and the sizes of tiles and boxes; flat like [`value`]
+/// (one `let` per operation).
 pub fn konst(e: &Expr, out: &mut Out) -> TokenStream {
     match &e.kind {
         ExprKind::Int { value, .. } => {
@@ -455,9 +504,35 @@ pub fn konst(e: &Expr, out: &mut Out) -> TokenStream {
             quote!(#l)
         }
         ExprKind::Bool(b) => quote!(#b),
-        ExprKind::Var { name, binding } if binding.get() == Binding::Comptime => {
+        ExprKind::Var { name, binding } if matches!(binding.get(), Binding::Comptime | Binding::Const) => {
             let n = comptime_ident(name);
             quote!(#n)
+        }
+        // A `const` item: rustc checks it is a `u32` here, at the use.
+        ExprKind::Var { name, binding } if binding.get() == Binding::Item => {
+            let t = tmp();
+            out.push(quote_spanned!(e.sp.start=> let #t: u32 = #name;));
+            quote!(#t)
+        }
+        ExprKind::Item(path) => {
+            let t = tmp();
+            out.push(quote_spanned!(e.sp.start=> let #t: u32 = #path;));
+            quote!(#t)
+        }
+        ExprKind::If { cond, then, els: Some(els) } => {
+            let c = konst(cond, out);
+            let (mut a, mut b) = (Out::new(), Out::new());
+            let t = then.tail().map(|x| konst(x, &mut a)).unwrap_or_else(|| quote!(0u32));
+            let f = block_tail(els).map(|x| konst(x, &mut b)).unwrap_or_else(|| quote!(0u32));
+            bind(out, quote!(if #c { #(#a)* #t } else { #(#b)* #f }))
+        }
+        ExprKind::Method { recv, name, .. } if name == "bytes" => {
+            let r = value(recv, out);
+            bind(out, quote!(__p::SharedTile::bytes(&#r)))
+        }
+        ExprKind::Method { recv, name, .. } if name == "box_bytes" => {
+            let r = value(recv, out);
+            bind(out, quote!(__k.tensor_map_box_bytes(#r)))
         }
         ExprKind::Var { name, .. } => quote!(#name),
         ExprKind::Paren(inner) | ExprKind::Cast { e: inner, .. } => konst(inner, out),
@@ -497,6 +572,7 @@ pub fn konst(e: &Expr, out: &mut Out) -> TokenStream {
 /// the entry's lowering (`call_op`), whose result comes back as the handle the checker typed.
 fn op(
     def: &OpDef,
+    ty: Ty,
     args: &[Expr],
     turbofish: Option<Scalar>,
     let_name: Option<&proc_macro2::Ident>,
@@ -521,13 +597,17 @@ fn op(
         .map(|n| syn::ext::IdentExt::unraw(n).to_string())
         .unwrap_or_else(|| def.path.rsplit('.').next().unwrap_or("smem").into());
     let path = def.path;
-    let handle = ret_handle(def.ret);
+    let handle = ret_handle(def.ret, ty);
     bind(out, quote!(__p::call_op::<#handle>(__k, #path, ::std::vec![#(#names),*], #elem, #name)))
 }
 
-/// The Rust type an op's result is held in while the kernel is built.
-fn ret_handle(ret: Ret) -> TokenStream {
+/// The Rust type an op's result is held in while the kernel is built (`ty`: what the
+/// checker made of the call, which decides between an array and a tile).
+fn ret_handle(ret: Ret, ty: Ty) -> TokenStream {
     match ret {
+        Ret::SharedOrTile if matches!(ty, Ty::Tile { .. }) => quote!(__p::SharedTile),
+        Ret::SharedOrTile => quote!(__p::SharedArray),
+        Ret::RegistersOfTurbofish => quote!(__p::RegisterArray),
         Ret::Unit => quote!(()),
         Ret::Barrier => quote!(__p::Barrier),
         Ret::RemoteBarrier => quote!(__p::RemoteBarrier),
@@ -547,9 +627,9 @@ fn op_arg(kind: Kind, a: &Expr, out: &mut Out) -> TokenStream {
             let c = konst(a, out);
             quote!(__p::OpArg::Const(#c))
         }
-        (Kind::ConstDims, ExprKind::Array(v)) => {
-            let c = konst(&v[0], out);
-            quote!(__p::OpArg::Const(#c))
+        (Kind::Dims, ExprKind::Array(v)) => {
+            let c: Vec<TokenStream> = v.iter().map(|x| konst(x, out)).collect();
+            quote!(__p::OpArg::Dims(::std::vec![#(#c),*]))
         }
         (Kind::Choice(_), ExprKind::Str(s)) => quote!(__p::OpArg::Choice(#s)),
         (Kind::Tag, ExprKind::Str(s)) => quote!(__p::OpArg::Tag(#s)),

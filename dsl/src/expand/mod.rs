@@ -10,7 +10,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 /// The Rust type a device function takes or returns for a DSL type.
-fn device_rust_type(t: Ty) -> TokenStream {
+pub fn device_rust_type(t: Ty) -> TokenStream {
     match t {
         Ty::Scalar(s) => {
             let r = s.rust_type();
@@ -25,7 +25,9 @@ fn device_rust_type(t: Ty) -> TokenStream {
         Ty::PipelineState => quote!(::phaser::__private::PipelineState),
         Ty::Shared(_) => quote!(::phaser::__private::SharedArray),
         Ty::Global { .. } => quote!(::phaser::__private::GlobalPtr),
-        Ty::TensorMap(_) => quote!(::phaser::__private::TensorMapRef),
+        Ty::TensorMap { .. } => quote!(::phaser::__private::TensorMapRef),
+        Ty::Tile { .. } => quote!(::phaser::__private::SharedTile),
+        Ty::Registers { .. } => quote!(::phaser::__private::RegisterArray),
         _ => quote!(()),
     }
 }
@@ -81,8 +83,36 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                     launch_args.push(quote!(::phaser::__private::Arg::buffer(#n)));
                 }
             }
-            Ty::TensorMap(rank) => {
-                param_decls.push(quote!(let #n = __k.param_tensor_map(#s, #rank);));
+            Ty::TensorMap { rank, elem, .. } => {
+                let attr = p.tma.as_ref();
+                let swizzle = attr.and_then(|a| a.swizzle).map(|(sw, _)| format_ident!("{}", format!("{sw:?}")));
+                // The box's compile-time values, built before the parameter (flat, like the body).
+                let mut temps = body::Out::new();
+                let box_dims = attr
+                    .and_then(|a| a.box_dims.as_ref())
+                    .map(|(d, _)| d.iter().rev().map(|x| body::konst(x, &mut temps)).collect::<Vec<_>>());
+                if elem.is_none() && swizzle.is_none() && box_dims.is_none() {
+                    param_decls.push(quote!(let #n = __k.param_tensor_map(#s, #rank);));
+                } else {
+                    let opt = |x: Option<TokenStream>| match x {
+                        Some(x) => quote!(::core::option::Option::Some(#x)),
+                        None => quote!(::core::option::Option::None),
+                    };
+                    let elem = opt(elem.map(|e| e.codegen_type()));
+                    let swizzle = opt(swizzle.map(|sw| quote!(__p::Swizzle::#sw)));
+                    let box_dims = opt(box_dims.map(|d| quote!(::std::vec![#(#d),*])));
+                    param_decls.push(quote!(let #n = {
+                        #(#temps)*
+                        let __spec = __p::TensorMapSpec {
+                            elem: #elem,
+                            box_dims: #box_dims,
+                            swizzle: #swizzle,
+                            declared: true,
+                            loc: ::core::option::Option::None,
+                        };
+                        __k.param_tensor_map_with(#s, #rank, __spec)
+                    };));
+                }
                 launch_params.push(quote!(#n: &::phaser::__private::TensorMap));
                 launch_args.push(quote!(::phaser::__private::Arg::TensorMap(#n)));
             }
@@ -135,6 +165,7 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                     #(#param_decls)*
                     #body
                     __k.set_loc(::core::option::Option::None);
+                    __k.require_register_cap_for_setmaxnreg();
                 }
                 __kb.finish()
             }
@@ -236,6 +267,12 @@ pub fn device(f: &FnDef) -> TokenStream {
             body::stmts_into(init, &mut out);
             out.push(body::loc(tail.sp));
             let v = body::value(tail, &mut out);
+            // A register array's element is copied out: the caller's array may change later.
+            let v = if crate::check::reads_register_element(tail) {
+                quote!({ let __v = #v; __p::Value::Reg(__k.var(__v)) })
+            } else {
+                v
+            };
             let wrap = if ty.is_register() { quote!(__p::Scalar::new(#v)) } else { v };
             (device_rust_type(*ty), quote!(#(#out)* #wrap))
         }

@@ -74,6 +74,15 @@ pub struct Param {
     pub ty: Ty,
     pub comptime: bool,
     pub mutable: bool,
+    /// `#[tma(box = [rows, cols], swizzle = "128B")]` on a tensor map.
+    pub tma: Option<TmaAttr>,
+}
+
+/// What `#[tma(..)]` declares of a tensor-map parameter.
+pub struct TmaAttr {
+    /// The box, outermost first (like a tile's shape); compile-time u32 expressions.
+    pub box_dims: Option<(Vec<Expr>, Sp)>,
+    pub swizzle: Option<(phaser_codegen::ir::Swizzle, Sp)>,
 }
 
 pub struct Block {
@@ -107,6 +116,9 @@ pub struct Let {
     /// binding must not alias (`let waited = phase;` copies `phase`'s register: the builder
     /// knows which registers are `let mut` variables, see `KernelBuilder::snapshot`).
     pub snapshot: Cell<bool>,
+    /// Set by the checker: the value is a register array's element, which the binding copies
+    /// (a later `acc[i] = ..` must not change it).
+    pub copy: Cell<bool>,
 }
 
 /// How a variable is held while the IR is built.
@@ -119,6 +131,10 @@ pub enum Binding {
     Reg,
     /// A `#[comptime]` parameter: a Rust `u32`.
     Comptime,
+    /// A compile-time `let` or an `#[unroll]` loop variable: a Rust `u32` or `bool`.
+    Const,
+    /// A `const` item outside the kernel (an unbound UPPER_CASE name): a Rust `u32` by path.
+    Item,
 }
 
 pub struct Expr {
@@ -214,6 +230,8 @@ pub enum ExprKind {
         name: Ident,
         args: Vec<Expr>,
     },
+    /// `path::TO::CONST`: a `const` item outside the kernel (a compile-time u32).
+    Item(syn::Path),
     /// `path(args)`: a `#[phaser::device]` function.
     Call {
         path: syn::Path,
@@ -226,6 +244,8 @@ pub enum ExprKind {
     },
     Block(Block),
     For {
+        /// `#[unroll]`: the iterations are built one after the other (compile-time bounds).
+        unroll: Option<Sp>,
         var: Ident,
         start: Box<Expr>,
         end: Box<Expr>,

@@ -39,6 +39,12 @@ impl Parser<'_> {
 
     fn local(&mut self, l: &syn::Local) -> Option<Stmt> {
         let sp = Sp::of(l);
+        for a in &l.attrs {
+            self.errs.at(
+                Sp::of(a),
+                "attributes are not supported on `let` (the only expression attribute is `#[unroll]` on a `for` loop)",
+            );
+        }
         let (pat, ty) = match &l.pat {
             syn::Pat::Type(pt) => (&*pt.pat, Some(&*pt.ty)),
             p => (p, None),
@@ -74,6 +80,7 @@ impl Parser<'_> {
             sp,
             binding: Cell::new(Binding::Plain),
             snapshot: Cell::new(false),
+            copy: Cell::new(false),
         }))
     }
 
@@ -83,6 +90,16 @@ impl Parser<'_> {
 
     pub fn expr(&mut self, e: &syn::Expr) -> Expr {
         let sp = Sp::of(e);
+        if let Some(attrs) = expr_attrs(e) {
+            for a in attrs {
+                let msg = if a.path().is_ident("unroll") {
+                    "`#[unroll]` applies to `for` loops over compile-time ranges: `#[unroll] for i in 0..N { .. }`"
+                } else {
+                    "attributes are not supported on expressions in a kernel (the only one is `#[unroll]` on a `for` loop)"
+                };
+                self.errs.at(Sp::of(a), msg);
+            }
+        }
         let kind = match e {
             syn::Expr::Lit(l) => return self.lit(&l.lit, sp),
             syn::Expr::Path(p) => {
@@ -92,10 +109,15 @@ impl Parser<'_> {
                         return self.invalid(sp, "`T` alone is not a value; call an op such as `T.thread_idx()`");
                     }
                     ExprKind::Var { name, binding: Cell::new(Binding::Plain) }
+                } else if p.qself.is_none() && p.path.segments.iter().all(|s| s.arguments.is_none()) && is_const_name(&p.path.segments.last().expect("a path").ident.to_string()) {
+                    if p.path.segments[0].ident == "Self" {
+                        return self.invalid(sp, "`Self` is the kernel's own type, not a module: name the `const` item by its module path");
+                    }
+                    ExprKind::Item(p.path.clone())
                 } else {
                     return self.invalid(
                         sp,
-                        "paths are not values in a kernel; use a local, a parameter or a `#[comptime]` parameter",
+                        "paths are not values in a kernel; use a local, a parameter, a `#[comptime]` parameter or a `const` item (`consts::BLOCK`)",
                     );
                 }
             }
@@ -105,7 +127,7 @@ impl Parser<'_> {
             syn::Expr::Unary(u) => match u.op {
                 syn::UnOp::Neg(_) => ExprKind::Unary { op: UnOp::Neg, e: self.boxed(&u.expr) },
                 syn::UnOp::Not(_) => ExprKind::Unary { op: UnOp::Not, e: self.boxed(&u.expr) },
-                _ => return self.invalid(sp, "`*` (dereference) is not supported: kernel values are not references"),
+                _ => return self.invalid(sp, "`*` (dereference) is not supported: kernel values are not references; use the value itself"),
             },
             syn::Expr::Cast(c) => {
                 let to = match &*c.ty {
@@ -129,13 +151,13 @@ impl Parser<'_> {
                 syn::Expr::Path(p) if p.qself.is_none() => {
                     ExprKind::Call { path: p.path.clone(), args: c.args.iter().map(|a| self.expr(a)).collect() }
                 }
-                f => return self.invalid(Sp::of(f), "only `#[phaser::device]` functions can be called, by name"),
+                f => return self.invalid(Sp::of(f), "only `#[phaser::device]` functions can be called, by name (`helper(x)`); ops are `T.path(..)`"),
             },
             syn::Expr::Field(f) => return self.field(f, sp),
             syn::Expr::If(i) => return self.if_expr(i, sp),
             syn::Expr::Block(b) => {
                 if let Some(l) = &b.label {
-                    self.errs.at(Sp::of(l), "block labels are not supported");
+                    self.errs.at(Sp::of(l), "block labels are not supported; use `if` to skip the rest of the block");
                 }
                 ExprKind::Block(self.block(&b.block))
             }
@@ -157,7 +179,7 @@ impl Parser<'_> {
             }
             syn::Expr::Break(b) => {
                 if let Some(l) = &b.label {
-                    self.errs.at(Sp::of(l), "labeled `break` is not supported");
+                    self.errs.at(Sp::of(l), "labeled `break` is not supported; set a flag and test it in the outer loop");
                 }
                 if let Some(v) = &b.expr {
                     self.errs.at(
@@ -169,7 +191,7 @@ impl Parser<'_> {
             }
             syn::Expr::Continue(c) => {
                 if let Some(l) = &c.label {
-                    self.errs.at(Sp::of(l), "labeled `continue` is not supported");
+                    self.errs.at(Sp::of(l), "labeled `continue` is not supported; set a flag and test it in the outer loop");
                 }
                 ExprKind::Continue
             }
@@ -199,18 +221,32 @@ impl Parser<'_> {
                 )
             }
             syn::Expr::Match(_) => return self.invalid(sp, "`match` is not supported; use `if`/`else if` chains"),
-            syn::Expr::Tuple(_) => return self.invalid(sp, "tuples are not supported in kernels"),
-            syn::Expr::Struct(_) => return self.invalid(sp, "struct literals are not supported in kernels"),
+            syn::Expr::Tuple(_) => {
+                return self.invalid(sp, "tuples are not supported in kernels; use one `let` per value (or a `T.registers` array)")
+            }
+            syn::Expr::Struct(_) => {
+                return self.invalid(sp, "struct literals are not supported in kernels; use one `let` per field")
+            }
             syn::Expr::Range(_) => return self.invalid(sp, "ranges are only supported as `for i in a..b`"),
-            syn::Expr::Try(_) => return self.invalid(sp, "`?` is not supported in kernels"),
-            syn::Expr::Let(_) => return self.invalid(sp, "`if let` / `let` expressions are not supported"),
+            syn::Expr::Try(_) => {
+                return self.invalid(sp, "`?` is not supported in kernels: nothing in a kernel returns a `Result`; check with `if` and `T.ptx.trap()`")
+            }
+            syn::Expr::Let(_) => return self.invalid(sp, "`if let` / `let` expressions are not supported; compare with `if a == b`"),
             syn::Expr::Unsafe(_) => {
                 return self.invalid(sp, "`unsafe` blocks are not supported (nor needed) in kernels")
             }
             syn::Expr::Async(_) | syn::Expr::Await(_) => {
-                return self.invalid(sp, "`async`/`.await` are not supported in kernels")
+                return self.invalid(sp, "`async`/`.await` are not supported in kernels; asynchronous copies complete on mbarriers (`T.ptx.mbarrier.try_wait`)")
             }
-            _ => return self.invalid(sp, "this syntax is not supported in a kernel body"),
+            syn::Expr::Const(_) => {
+                return self.invalid(sp, "`const { .. }` blocks are not supported; declare a `const` item outside the kernel, or a `let` of compile-time values")
+            }
+            syn::Expr::RawAddr(_) => return self.invalid(sp, "raw addresses are not supported; shared addresses come from `T.shared_addr(arr)`"),
+            syn::Expr::Repeat(_) => return self.invalid(sp, "array repeats `[x; N]` are not supported; use `T.registers::<T>([N])` (zeroed) or `T.alloc_shared::<T>([N])`"),
+            syn::Expr::TryBlock(_) => return self.invalid(sp, "`try` blocks are not supported; check with `if`"),
+            syn::Expr::Yield(_) => return self.invalid(sp, "`yield` is not supported in kernels"),
+            syn::Expr::Infer(_) => return self.invalid(sp, "`_` is not a value; write the value"),
+            _ => return self.invalid(sp, format!("`{}` is not supported in a kernel body", quote::quote!(#e))),
         };
         Expr::new(kind, sp)
     }
@@ -248,7 +284,7 @@ impl Parser<'_> {
             }
             syn::Lit::Bool(b) => ExprKind::Bool(b.value),
             syn::Lit::Str(s) => ExprKind::Str(s.clone()),
-            _ => return self.invalid(sp, "only integer, float, bool and string literals are supported"),
+            _ => return self.invalid(sp, "only integer, float, bool and string literals are supported (characters and byte strings: use their integer value)"),
         };
         Expr::new(kind, sp)
     }
@@ -306,7 +342,8 @@ impl Parser<'_> {
             // leaf's start to their right operand's end (O(1) each, not O(subtree)).
             let node_sp = if i == 0 { sp } else { Sp { start, end: Sp::of(&*node.right).end } };
             let Some((op, assign)) = Self::bin_op(&node.op) else {
-                return self.invalid(node_sp, "unsupported operator");
+                let op = &node.op;
+                return self.invalid(node_sp, format!("the operator `{}` is not supported", quote::quote!(#op)));
             };
             let r = self.boxed(&node.right);
             let kind = if assign {
@@ -371,7 +408,10 @@ impl Parser<'_> {
             let path = chain.join(".");
             return self.invalid(sp, format!("`T.{path}` is not a value; ops are called: `T.{path}(..)`"));
         }
-        self.invalid(sp, "field access is not supported in kernels")
+        self.invalid(
+            sp,
+            "field access is not supported in kernels: kernel values are scalars and handles; use a `let` per value",
+        )
     }
 
     fn if_expr(&mut self, i: &syn::ExprIf, sp: Sp) -> Expr {
@@ -385,6 +425,17 @@ impl Parser<'_> {
     }
 
     fn for_loop(&mut self, f: &syn::ExprForLoop, sp: Sp) -> Expr {
+        let mut unroll = None;
+        for a in &f.attrs {
+            if a.path().is_ident("unroll") && matches!(a.meta, syn::Meta::Path(_)) {
+                unroll = Some(Sp::of(a));
+            } else if a.path().is_ident("unroll") {
+                self.errs.at(Sp::of(a), "`#[unroll]` takes no arguments: the whole compile-time range is unrolled");
+            } else {
+                self.errs
+                    .at(Sp::of(a), "unknown loop attribute; the only one is `#[unroll]` (unroll a compile-time range)");
+            }
+        }
         if let Some(l) = &f.label {
             self.errs.at(Sp::of(l), "loop labels are not supported; restructure with a flag variable");
         }
@@ -422,6 +473,7 @@ impl Parser<'_> {
             return self.invalid(Sp::of(r), "a `for` range needs both bounds: `a..b`");
         };
         let kind = ExprKind::For {
+            unroll,
             var,
             start: self.boxed(start),
             end: self.boxed(end),
@@ -431,4 +483,35 @@ impl Parser<'_> {
         };
         Expr::new(kind, sp)
     }
+}
+
+/// Rust's naming convention for constants: `BLOCK_ROWS`, `N`, `TILE2`.
+pub fn is_const_name(s: &str) -> bool {
+    s.chars().any(|c| c.is_ascii_uppercase())
+        && s.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The attributes of an expression (a `for` loop's are its own business).
+fn expr_attrs(e: &syn::Expr) -> Option<&Vec<syn::Attribute>> {
+    Some(match e {
+        syn::Expr::While(x) => &x.attrs,
+        syn::Expr::Loop(x) => &x.attrs,
+        syn::Expr::Block(x) => &x.attrs,
+        syn::Expr::If(x) => &x.attrs,
+        syn::Expr::Call(x) => &x.attrs,
+        syn::Expr::MethodCall(x) => &x.attrs,
+        syn::Expr::Assign(x) => &x.attrs,
+        syn::Expr::Binary(x) => &x.attrs,
+        syn::Expr::Unary(x) => &x.attrs,
+        syn::Expr::Lit(x) => &x.attrs,
+        syn::Expr::Path(x) => &x.attrs,
+        syn::Expr::Paren(x) => &x.attrs,
+        syn::Expr::Index(x) => &x.attrs,
+        syn::Expr::Cast(x) => &x.attrs,
+        syn::Expr::Return(x) => &x.attrs,
+        syn::Expr::Break(x) => &x.attrs,
+        syn::Expr::Continue(x) => &x.attrs,
+        _ => return None,
+    })
+    .filter(|a| !a.is_empty())
 }

@@ -4,6 +4,8 @@
 pub mod ast;
 mod expr;
 
+pub use expr::is_const_name;
+
 use crate::types::{Scalar, Ty};
 use ast::*;
 use phaser_codegen::arch::check::TMA_RANKS;
@@ -111,11 +113,18 @@ pub fn parse_fn(item: syn::ItemFn, kind: FnKind, errs: &mut Errors) -> FnDef {
 
 fn parse_param(pt: &syn::PatType, is_kernel: bool, errs: &mut Errors) -> Option<Param> {
     let mut comptime = false;
+    let mut tma = None;
     for a in &pt.attrs {
         if a.path().is_ident("comptime") {
             comptime = true;
+        } else if a.path().is_ident("tma") {
+            tma = parse_tma_attr(a, errs);
         } else {
-            errs.at(Sp::of(a), "unknown parameter attribute; the only one is `#[comptime]`");
+            errs.at(
+                Sp::of(a),
+                "unknown parameter attribute; parameters take `#[comptime]` and, on tensor maps, \
+                 `#[tma(box = [rows, cols], swizzle = \"128B\")]`",
+            );
         }
     }
     let (name, mutable) = match &*pt.pat {
@@ -129,7 +138,10 @@ fn parse_param(pt: &syn::PatType, is_kernel: bool, errs: &mut Errors) -> Option<
     };
     check_reserved(&name, errs);
     let sp = Sp::of(pt);
-    let ty = parse_type(&pt.ty, is_kernel, errs)?;
+    // A type already reported keeps the parameter declared (no "cannot find value" later).
+    let Some(ty) = parse_type(&pt.ty, is_kernel, errs) else {
+        return Some(Param { name, ty: Ty::Error, comptime, mutable, tma: None });
+    };
     if comptime {
         if !is_kernel {
             errs.at(sp, "`#[comptime]` is only supported on kernel parameters; pass the value as a `u32`");
@@ -140,21 +152,97 @@ fn parse_param(pt: &syn::PatType, is_kernel: bool, errs: &mut Errors) -> Option<
             errs.at(sp, "a `#[comptime]` parameter cannot be `mut`");
         }
     }
+    if tma.is_some() && !matches!(ty, Ty::TensorMap { .. }) {
+        errs.at(Sp::of(&*pt.ty), format!("`#[tma(..)]` describes a tensor map, but this parameter is a {ty}"));
+    }
     if is_kernel {
-        let ok = matches!(ty, Ty::Scalar(_) | Ty::Global { .. } | Ty::TensorMap(_));
+        let ok = matches!(ty, Ty::Scalar(_) | Ty::Global { .. } | Ty::TensorMap { .. });
         if !ok {
             errs.at(
                 Sp::of(&*pt.ty),
-                format!("a kernel parameter cannot be a {ty}; kernels take scalars, `&[T]`/`&mut [T]` buffers and `TensorMap<RANK>`"),
+                format!("a kernel parameter cannot be a {ty}; kernels take scalars, `&[T]`/`&mut [T]` buffers and `TensorMap<T, RANK>`"),
             );
         }
         if mutable && !matches!(ty, Ty::Scalar(_)) {
             errs.at(sp, "only scalar parameters can be `mut`");
         }
-    } else if mutable && !ty.is_register() {
-        errs.at(sp, "only scalar parameters can be `mut`");
+    } else if mutable && !ty.is_register() && !matches!(ty, Ty::Registers { .. }) {
+        errs.at(sp, "only scalar and register-array parameters can be `mut`");
     }
-    Some(Param { name, ty, comptime, mutable })
+    if let (Some(attr), Ty::TensorMap { rank, elem, .. }) = (&tma, ty) {
+        let ty = Ty::TensorMap {
+            rank,
+            elem,
+            swizzle: attr.swizzle.map(|s| s.0),
+            boxed: attr.box_dims.is_some() && elem.is_some(),
+        };
+        if let Some((dims, sp)) = &attr.box_dims {
+            if dims.len() != rank as usize {
+                errs.at(*sp, format!("the box has {} dimensions but the tensor map has rank {rank}", dims.len()));
+            }
+        }
+        return Some(Param { name, ty, comptime, mutable, tma });
+    }
+    Some(Param { name, ty, comptime, mutable, tma })
+}
+
+/// The swizzle names of `#[tma(swizzle = ..)]` and `T.alloc_shared`'s layout argument.
+pub const SWIZZLES: [(&str, phaser_codegen::ir::Swizzle); 4] = [
+    ("none", phaser_codegen::ir::Swizzle::None),
+    ("32B", phaser_codegen::ir::Swizzle::B32),
+    ("64B", phaser_codegen::ir::Swizzle::B64),
+    ("128B", phaser_codegen::ir::Swizzle::B128),
+];
+
+/// `#[tma(box = [rows, cols], swizzle = "128B")]`.
+fn parse_tma_attr(a: &syn::Attribute, errs: &mut Errors) -> Option<TmaAttr> {
+    let mut attr = TmaAttr { box_dims: None, swizzle: None };
+    let mut exprs = Vec::new();
+    let res = a.parse_nested_meta(|meta| {
+        if meta.path.is_ident("box") {
+            let v: syn::Expr = meta.value()?.parse()?;
+            match &v {
+                syn::Expr::Array(arr) => exprs.push((arr.elems.iter().cloned().collect::<Vec<_>>(), Sp::of(&v))),
+                _ => {
+                    return Err(syn::Error::new_spanned(
+                        &v,
+                        "write the box as an array, outermost first: `box = [rows, cols]`",
+                    ))
+                }
+            }
+            Ok(())
+        } else if meta.path.is_ident("swizzle") {
+            let s: syn::LitStr = meta.value()?.parse()?;
+            match SWIZZLES.iter().find(|(n, _)| *n == s.value()) {
+                Some((_, sw)) => attr.swizzle = Some((*sw, Sp::of(&s))),
+                None => {
+                    let names: Vec<String> = SWIZZLES.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+                    let hint = match crate::suggest::nearest(&s.value(), SWIZZLES.iter().map(|(n, _)| *n)) {
+                        Some(n) => format!("\n  help: did you mean \"{n}\"?"),
+                        None => String::new(),
+                    };
+                    errs.at(
+                        Sp::of(&s),
+                        format!("unknown swizzle \"{}\"; expected one of {}{hint}", s.value(), names.join(", ")),
+                    );
+                }
+            }
+            Ok(())
+        } else {
+            let name = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
+            Err(meta.error(format!(
+                "unknown `#[tma]` option `{name}`; the options are `box = [rows, cols]` and `swizzle = \"128B\"`"
+            )))
+        }
+    });
+    if let Err(e) = res {
+        errs.push(e);
+    }
+    if let Some((elems, sp)) = exprs.pop() {
+        let mut p = expr::Parser { errs };
+        attr.box_dims = Some((elems.iter().map(|e| p.expr(e)).collect(), sp));
+    }
+    Some(attr)
 }
 
 /// Names starting with `__` belong to the expansion.
@@ -182,7 +270,34 @@ pub fn scalar_of_path(p: &syn::Path) -> Option<Scalar> {
 }
 
 const TYPE_HELP: &str = "supported: u16 i16 u32 i32 u64 i64 f32 f64 half::f16 half::bf16 bool, `&[T]`, `&mut [T]`, \
-`TensorMap<RANK>`, and in device functions `Barrier`, `Barriers`, `Shared<T>`, `State`, `RemoteBarrier`, `Pipeline`, `PipelineState`";
+`TensorMap<T, RANK>`, and in device functions `Barrier`, `Barriers`, `Shared<T>`, `Tile<T, RANK>`, `Registers<T, RANK>`, \
+`State`, `RemoteBarrier`, `Pipeline`, `PipelineState`";
+
+/// The literal rank of a type argument (`2` in `TensorMap<bf16, 2>`).
+fn rank_arg(
+    g: &syn::GenericArgument,
+    range: std::ops::RangeInclusive<u8>,
+    what: &str,
+    errs: &mut Errors,
+) -> Option<u8> {
+    let (lo, hi) = (range.start(), range.end());
+    match g {
+        syn::GenericArgument::Const(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. })) => {
+            match i.base10_parse::<u8>() {
+                Ok(r) if range.contains(&r) => Some(r),
+                _ => {
+                    errs.at(Sp::of(i), format!("{what} has rank {lo} to {hi}"));
+                    None
+                }
+            }
+        }
+        other => {
+            // `TensorMap<2>` parses as a const; `TensorMap<N>` as a type path: say so.
+            errs.at(Sp::of(other), format!("the rank of {what} must be a literal ({lo} to {hi})"));
+            None
+        }
+    }
+}
 
 /// A parameter / result / `let` annotation type.
 pub fn parse_type(t: &syn::Type, is_kernel: bool, errs: &mut Errors) -> Option<Ty> {
@@ -199,11 +314,43 @@ pub fn parse_type(t: &syn::Type, is_kernel: bool, errs: &mut Errors) -> Option<T
             }
             let last = tp.path.segments.last()?;
             let name = last.ident.to_string();
-            let generic = match &last.arguments {
-                syn::PathArguments::AngleBracketed(a) if a.args.len() == 1 => a.args.first(),
+            let generics: Vec<&syn::GenericArgument> = match &last.arguments {
+                syn::PathArguments::AngleBracketed(a) => a.args.iter().collect(),
+                _ => Vec::new(),
+            };
+            let elem_arg = |g: &syn::GenericArgument| match g {
+                syn::GenericArgument::Type(syn::Type::Path(e)) => scalar_of_path(&e.path),
                 _ => None,
             };
+            if generics.len() == 2 {
+                let Some(elem) = elem_arg(generics[0]) else {
+                    errs.at(
+                        Sp::of(generics[0]),
+                        format!("`{name}`'s first argument is a scalar element type (`bf16`, `f32`, ...)"),
+                    );
+                    return None;
+                };
+                return match name.as_str() {
+                    "TensorMap" => {
+                        let rank = rank_arg(generics[1], TMA_RANKS, "a tensor map", errs)?;
+                        Some(Ty::TensorMap { rank, elem: Some(elem), swizzle: None, boxed: false })
+                    }
+                    "Tile" if !is_kernel => {
+                        let rank = rank_arg(generics[1], 1..=5, "a tile", errs)?;
+                        Some(Ty::Tile { elem, rank, layout: None })
+                    }
+                    "Registers" if !is_kernel => {
+                        let rank = rank_arg(generics[1], 1..=4, "a register array", errs)?;
+                        Some(Ty::Registers { elem, rank })
+                    }
+                    _ => bad(errs, text),
+                };
+            }
+            let generic = if generics.len() == 1 { Some(generics[0]) } else { None };
             match (name.as_str(), generic) {
+                ("Registers", Some(g)) if !is_kernel && elem_arg(g).is_some() => {
+                    Some(Ty::Registers { elem: elem_arg(g)?, rank: 1 })
+                }
                 ("bool", None) => Some(Ty::Bool),
                 ("Barrier", None) if !is_kernel => Some(Ty::Barrier),
                 ("Barriers" | "BarrierArray", None) if !is_kernel => Some(Ty::Barriers),
@@ -217,25 +364,7 @@ pub fn parse_type(t: &syn::Type, is_kernel: bool, errs: &mut Errors) -> Option<T
                         None => bad(errs, text),
                     }
                 }
-                ("TensorMap", Some(syn::GenericArgument::Const(syn::Expr::Lit(l)))) => match &l.lit {
-                    syn::Lit::Int(i) => match i.base10_parse::<u8>() {
-                        Ok(r) if TMA_RANKS.contains(&r) => Some(Ty::TensorMap(r)),
-                        _ => {
-                            errs.at(
-                                Sp::of(l),
-                                format!("a tensor map has rank {} to {}", TMA_RANKS.start(), TMA_RANKS.end()),
-                            );
-                            None
-                        }
-                    },
-                    _ => bad(errs, text),
-                },
-                ("TensorMap", Some(syn::GenericArgument::Type(syn::Type::Path(e)))) => {
-                    // `TensorMap<2>` parses as a const; `TensorMap<N>` as a type path: say so.
-                    let (lo, hi) = (TMA_RANKS.start(), TMA_RANKS.end());
-                    errs.at(Sp::of(e), format!("the tensor-map rank must be a literal ({lo} to {hi})"));
-                    None
-                }
+                ("TensorMap", Some(g)) => rank_arg(g, TMA_RANKS, "a tensor map", errs).map(Ty::tensor_map),
                 _ => bad(errs, text),
             }
         }

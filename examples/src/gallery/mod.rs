@@ -13,6 +13,7 @@ pub mod problem;
 pub mod seeds;
 pub mod stream_axpb;
 pub mod tma_two_stage;
+pub mod transpose_swizzled;
 
 pub use problem::{run_problem, simulate_problem, BufferId, Outputs, Problem};
 
@@ -152,6 +153,7 @@ pub fn examples() -> Vec<Example> {
     v.extend(pipeline::examples());
     v.extend(dsl_seeds::examples());
     v.extend(dsl_pipeline::examples());
+    v.extend(transpose_swizzled::examples());
     v.extend(gemm_sm100::examples());
     v
 }

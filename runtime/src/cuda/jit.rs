@@ -137,10 +137,19 @@ pub fn link_with_line_info(ptx: &str, kernel: &str) -> Result<Vec<u8>> {
     use sys::CUjit_option as O;
     const LOG: usize = 16 * 1024;
     let mut error_log = vec![0u8; LOG];
-    let mut options = [O::CU_JIT_GENERATE_LINE_INFO, O::CU_JIT_ERROR_LOG_BUFFER, O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
+    let mut options =
+        vec![O::CU_JIT_GENERATE_LINE_INFO, O::CU_JIT_ERROR_LOG_BUFFER, O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
     // Option values are pointer-sized: integers travel as the pointer's value.
-    let mut values: [*mut c_void; 3] =
-        [std::ptr::without_provenance_mut(1), error_log.as_mut_ptr().cast(), std::ptr::without_provenance_mut(LOG)];
+    let mut values: Vec<*mut c_void> =
+        vec![std::ptr::without_provenance_mut(1), error_log.as_mut_ptr().cast(), std::ptr::without_provenance_mut(LOG)];
+    // The linker compiles for the context's device by default, i.e. plain sm_90 on an H200:
+    // architecture-specific PTX (`.target sm_90a`: setmaxnreg, wgmma, ...) must name its
+    // target, or the cubin lacks the `a` features (found on the H200: TMA kernels faulted with
+    // a misaligned address while the plain JIT ran them).
+    if let Some(target) = arch_specific_target(ptx) {
+        options.push(O::CU_JIT_TARGET);
+        values.push(std::ptr::without_provenance_mut(target as usize));
+    }
     let text = CString::new(ptx).map_err(|_| RuntimeError::Jit {
         kernel: kernel.into(),
         log: "the PTX text contains a NUL byte".into(),
@@ -148,9 +157,9 @@ pub fn link_with_line_info(ptx: &str, kernel: &str) -> Result<Vec<u8>> {
     })?;
     let name = CString::new(format!("{kernel}.ptx")).unwrap_or_default();
     let mut state: sys::CUlinkState = std::ptr::null_mut();
-    // Safety: `options` and `values` have 3 entries each and outlive the link state (the error
-    // log buffer is written until cuLinkDestroy); `state` receives the new link state.
-    unsafe { sys::cuLinkCreate_v2(3, options.as_mut_ptr(), values.as_mut_ptr(), &mut state) }
+    // Safety: `options` and `values` have the same length and outlive the link state (the
+    // error log buffer is written until cuLinkDestroy); `state` receives the new link state.
+    unsafe { sys::cuLinkCreate_v2(options.len() as u32, options.as_mut_ptr(), values.as_mut_ptr(), &mut state) }
         .result()
         .map_err(driver_err("creating a JIT link (cuLinkCreate)"))?;
     let jit_err = |source: Option<sys::CUresult>| {
@@ -188,6 +197,17 @@ pub fn link_with_line_info(ptx: &str, kernel: &str) -> Result<Vec<u8>> {
     // Safety: `state` is live and destroyed once, after its output was copied.
     let _ = unsafe { sys::cuLinkDestroy(state) }.result();
     linked.map_err(jit_err)
+}
+
+/// The linker target of a module whose `.target` is architecture-specific (`sm_90a`,
+/// `sm_100a`); `None` for the others, which the context's default target compiles.
+fn arch_specific_target(ptx: &str) -> Option<sys::CUjit_target> {
+    let target = ptx.lines().find_map(|l| l.trim().strip_prefix(".target "))?.split([',', ' ']).next()?;
+    match target {
+        "sm_90a" => Some(sys::CUjit_target::CU_TARGET_COMPUTE_90A),
+        "sm_100a" => Some(sys::CUjit_target::CU_TARGET_COMPUTE_100A),
+        _ => None,
+    }
 }
 
 /// What makes two linked cubins interchangeable: the PTX, the device's compute capability
@@ -240,6 +260,15 @@ impl CubinCache {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn arch_specific_targets_are_named_to_the_linker() {
+        let ptx = |t: &str| format!("//\n.version 8.0\n.target {t}\n.address_size 64\n");
+        assert_eq!(arch_specific_target(&ptx("sm_90a")), Some(sys::CUjit_target::CU_TARGET_COMPUTE_90A));
+        assert_eq!(arch_specific_target(&ptx("sm_100a")), Some(sys::CUjit_target::CU_TARGET_COMPUTE_100A));
+        assert_eq!(arch_specific_target(&ptx("sm_90")), None);
+        assert_eq!(arch_specific_target(&ptx("sm_80")), None);
+    }
     use super::*;
 
     #[test]

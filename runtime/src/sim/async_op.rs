@@ -78,13 +78,7 @@ pub fn pieces(bytes: u32) -> Vec<(u32, u32)> {
 /// The swizzled shared address of byte address `a` (CUTLASS `Swizzle<B,4,3>`: the 16-byte
 /// chunk index inside a 128-byte row is XORed with the row index modulo 2/4/8).
 pub fn swizzle(a: u32, s: Swizzle) -> u32 {
-    let m = match s {
-        Swizzle::None => return a,
-        Swizzle::B32 => 1,
-        Swizzle::B64 => 3,
-        Swizzle::B128 => 7,
-    };
-    a ^ (((a >> 7) & m) << 4)
+    s.apply(a)
 }
 
 /// Visit every element of the box at `coords`: `f(box byte offset, global address or None

@@ -206,6 +206,7 @@ impl SimDevice {
 
     /// Simulate with other settings (seed, strategy, limits) on this device's memory.
     pub fn simulate_with(&self, k: &Kernel, cfg: &LaunchConfig, args: &[Arg], sc: &SimConfig) -> Result<SimReport> {
+        let cfg = &cfg.resolved_for(k)?;
         check_args(k, args)?;
         check_config(k, cfg)?;
         crate::launch::check_sim_budget(cfg, sc)?;

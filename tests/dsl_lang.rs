@@ -1,0 +1,137 @@
+//! The language core of the DSL in the simulator (the kernels and their checks are in
+//! `tests/lang_kernels/`, which `tests/gpu_lang.rs` runs on the GPU), plus what needs no
+//! device: `ptxas -v` on register arrays, and the build-time checks with the Rust line.
+
+mod lang_kernels;
+
+use lang_kernels::*;
+use phaser::codegen::ptxas;
+use phaser::runtime::sim::SimConfig;
+use phaser::Device;
+
+fn sim() -> Device {
+    Device::sim(SimConfig::default())
+}
+
+#[test]
+fn consts_lets_and_ifs_are_compile_time() {
+    check_compile_time_values(&sim());
+}
+
+#[test]
+fn register_arrays_compute_what_rust_computes() {
+    check_register_sums(&sim());
+}
+
+#[test]
+fn device_functions_write_the_callers_register_array() {
+    check_helper_registers(&sim());
+}
+
+#[test]
+fn tiles_read_what_tma_wrote_with_every_swizzle() {
+    check_tiles(&sim());
+}
+
+#[test]
+fn a_map_that_does_not_match_the_declaration_is_a_launch_error() {
+    check_launch_errors(&sim());
+}
+
+#[test]
+fn tile_copies_imply_the_maps_box() {
+    check_implied_box();
+}
+
+/// `(stack frame, spill stores, spill loads)` bytes from `ptxas -v`, and whether it reports
+/// local memory (`lmem`).
+fn local_memory(ptx: &str) -> (u32, u32, u32, bool) {
+    let log = ptxas::assemble_with(&ptxas::require(), ptx, "sm_90a", &["-v"]).unwrap_or_else(|e| panic!("{e}\n{ptx}"));
+    let line = log.lines().find(|l| l.contains("bytes stack frame")).unwrap_or_else(|| panic!("no frame line:\n{log}"));
+    let nums: Vec<u32> = line.split(',').map(|p| p.split_whitespace().next().unwrap().parse().unwrap()).collect();
+    (nums[0], nums[1], nums[2], log.contains("lmem"))
+}
+
+#[test]
+fn register_arrays_stay_in_registers() {
+    for n in [4u32, 6] {
+        assert_eq!(local_memory(&register_sums::ptx_for(n).unwrap()), (0, 0, 0, false), "N = {n}");
+    }
+}
+
+#[test]
+fn the_local_memory_check_sees_spills() {
+    // The negative control of the test above: 240 live values under a 32-register cap spill.
+    let (frame, stores, loads, _) = local_memory(&spills::ptx().unwrap());
+    assert!(frame > 0 && stores > 0 && loads > 0, "{frame} {stores} {loads}");
+}
+
+// ---- build-time checks with the Rust line -----------------------------------------------------
+
+const ZERO: u32 = 0;
+const WIDE: u32 = 256;
+
+#[phaser::kernel(target = "sm_90a")]
+fn const_count_checked_when_built() {
+    let bars = T.alloc_barriers(2);
+    T.ptx.mbarrier.init(bars.ptr_to([0]), ZERO);
+}
+
+#[phaser::kernel(target = "sm_90a")]
+fn const_index_checked_when_built() {
+    let bars = T.alloc_barriers(2);
+    T.ptx.mbarrier.init(bars.ptr_to([WIDE / 128]), 1);
+}
+
+#[phaser::kernel(target = "sm_90a")]
+fn too_much_shared(out: &mut [f32]) {
+    let a = T.alloc_shared::<f32>([WIDE, WIDE], "128B");
+    let b = T.alloc_shared::<f32>([64, 32]);
+    out[0] = a[0][0] + b[0][0];
+}
+
+#[test]
+fn const_items_are_range_checked_at_build_time_with_the_line() {
+    let line = |needle: &str| {
+        let src = include_str!("dsl_lang.rs");
+        src.lines().position(|l| l.contains(needle)).unwrap() + 1
+    };
+    let e = const_count_checked_when_built::kernel().unwrap_err().to_string();
+    assert!(e.contains(&format!("dsl_lang.rs:{}", line("bars.ptr_to([0]), ZERO)"))), "{e}");
+    assert!(e.contains("mbarrier arrival count 0 is out of range: must be in 1..=1048575"), "{e}");
+    let e = const_index_checked_when_built::kernel().unwrap_err().to_string();
+    assert!(e.contains(&format!("dsl_lang.rs:{}", line("ptr_to([WIDE / 128])"))), "{e}");
+    assert!(e.contains("barrier index 2 is out of bounds for a barrier array of 2 barriers"), "{e}");
+}
+
+#[test]
+fn shared_memory_over_the_limit_is_a_build_error_naming_the_allocations() {
+    let e = too_much_shared::kernel().unwrap_err().to_string();
+    assert!(e.contains("the kernel's shared memory needs"), "{e}");
+    assert!(e.contains("but sm_90a allows 232448 bytes (227 KiB) per block"), "{e}");
+    assert!(e.contains("`a` 262144 B (tests/dsl_lang.rs:"), "{e}");
+    assert!(e.contains("`b` 8192 B (tests/dsl_lang.rs:"), "{e}");
+}
+
+#[phaser::kernel(target = "sm_90a")]
+fn warp_specialized_registers(out: &mut [u32]) {
+    T.require_block(384, 1, 1);
+    if T.warpgroup_idx() == 0 {
+        T.ptx.setmaxnreg.dec(40);
+    } else {
+        T.ptx.setmaxnreg.inc(232);
+        out[T.thread_idx()] = 1;
+    }
+}
+
+#[test]
+fn setmaxnreg_with_a_declared_block_is_honoured() {
+    let ptx = warp_specialized_registers::ptx().unwrap();
+    assert!(ptx.contains(".reqntid 384, 1, 1\n.minnctapersm 1"), "{ptx}");
+    let log = ptxas::assemble_with(&ptxas::require(), &ptx, "sm_90a", &["-v"]).unwrap();
+    assert!(!log.contains("C7508"), "ptxas ignored setmaxnreg:\n{log}");
+    // Without the automatic `.minnctapersm 1` ptxas would ignore it: the check bites.
+    let bare = ptx.replace(".minnctapersm 1\n", "");
+    let log = ptxas::assemble_with(&ptxas::require(), &bare, "sm_90a", &["-v"]).unwrap();
+    assert!(log.contains("C7508"), "{log}");
+}

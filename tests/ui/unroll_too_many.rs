@@ -1,0 +1,8 @@
+#[phaser::kernel(target = "sm_90a")]
+fn k(out: &mut [u32]) {
+    #[unroll]
+    for i in 0..5000 {
+        out[i] = i;
+    }
+}
+fn main() {}
