@@ -115,8 +115,11 @@ impl KernelBuilder {
     }
 
     /// `tcgen05.ld.sync.aligned.shape.num.b32`: the warp loads from tensor memory at `taddr`
-    /// into `shape.regs_per_num() * num` fresh registers of `ty` (32-bit) per thread. The
-    /// values are valid only after [`KernelBuilder::tcgen05_wait_ld`].
+    /// into `shape.regs_per_num() * num` fresh registers of `ty` (32-bit) per thread. Uses of
+    /// the registers wait for the data ("an intra-thread ordering through true register
+    /// dependency will be respected", PTX ISA 9.7.16.6.4.5), but the read of tensor memory is
+    /// ordered before later tcgen05 writes, a dealloc or a thread sync only by
+    /// [`KernelBuilder::tcgen05_wait_ld`].
     #[track_caller]
     pub fn tcgen05_ld(&mut self, shape: LdStShape, num: u32, taddr: Value, ty: Type) -> Vec<Value> {
         if ty.size() != 4 {

@@ -44,7 +44,7 @@ ops! {
     /// this CTA allocates no more tensor memory
     "ptx.tcgen05.relinquish_alloc_permit" (; cta_group: Choice(CTA_GROUP)) -> Unit
         = |k, call| k.tcgen05_relinquish_alloc_permit(cta_group);
-    /// warp-collective load of one 32-bit register from tensor memory (`.x1`); valid after `wait.ld`
+    /// warp-collective load of one 32-bit register from tensor memory (`.x1`); `wait.ld` completes its read
     "ptx.tcgen05.ld" ::<T> (taddr: U32; shape: Choice(LD_SHAPE)) -> Turbofish
         = |k, call| k.tcgen05_ld(shape, 1, taddr, call.elem())[0];
     /// warp-collective store of one 32-bit value to tensor memory (`.x1`); complete after `wait.st`

@@ -29,10 +29,6 @@ use super::warp::lanes;
 use phaser_codegen::arch::tcgen05::{alloc_columns_problem, instr_desc_problem, TMEM_LANES, TMEM_LANES_PER_WARP};
 use phaser_codegen::ir::*;
 
-/// What `tcgen05.ld` leaves in its registers until `tcgen05.wait::ld` (an f32 NaN): "results
-/// visible only after `wait::ld`".
-const LD_POISON: u64 = 0xFFFF_FFFF;
-
 impl<C: Checker> Engine<'_, C> {
     pub(crate) fn exec_tcgen05(&mut self, wi: usize, mask: u32, pc: u32, op: &Tcgen05Op) {
         match op {
@@ -273,9 +269,18 @@ impl<C: Checker> Engine<'_, C> {
                     let mut regions = Vec::new();
                     for (i, r) in dst.iter().enumerate() {
                         let (dl, dc) = shape.cell(l as u32, i as u32);
+                        // The value is the registers' at once: "For `tcgen05.ld`, an intra-thread
+                        // ordering through true register dependency will be respected regardless
+                        // of the presence or absence of other forms of synchronization" (PTX ISA
+                        // 9.7.16.6.4.5). What `tcgen05.wait::ld` adds is memory ordering: "a
+                        // register dependency does not imply that a dependee instruction's memory
+                        // accesses will be performed before a dependent instruction's memory
+                        // accesses. To enforce such memory orderings and avoiding anti-dependency
+                        // hazards around `tcgen05.ld`, `tcgen05.wait::ld` must be used." So the
+                        // read stays in flight for the checker until the wait (a later write of
+                        // these cells, a dealloc, or a thread sync publishing them is a finding).
                         let v = self.tcgen05.ctas[cta].get(lane + dl, col + dc) as u64;
-                        self.tcgen05.pending_ld[t as usize].push((r.id, v));
-                        self.exec.warps[wi].regs[r.id as usize * 32 + l] = LD_POISON;
+                        self.exec.warps[wi].regs[r.id as usize * 32 + l] = v;
                         push_cell(&mut regions, cta, lane + dl, col + dc, true, false);
                     }
                     let (_, issue) = self.checker.on_tmem_access(t, TmemKind::Ld, &regions, pc);
@@ -304,11 +309,6 @@ impl<C: Checker> Engine<'_, C> {
             Tcgen05Op::Wait { st } => {
                 for l in lanes(mask) {
                     let t = self.cluster_thread(wi, l);
-                    if !*st {
-                        for (r, v) in std::mem::take(&mut self.tcgen05.pending_ld[t as usize]) {
-                            self.exec.warps[wi].regs[r as usize * 32 + l] = v;
-                        }
-                    }
                     self.checker.on_tmem_wait(t, *st);
                 }
             }

@@ -77,8 +77,6 @@ impl TensorMemory {
 /// The engine's tcgen05 state.
 pub struct Tcgen05State {
     pub ctas: Vec<TensorMemory>,
-    /// Per thread: `(register, value)` of its `tcgen05.ld`s not yet waited for.
-    pub pending_ld: Vec<Vec<(u32, u64)>>,
     /// Per thread: its async tcgen05 ops whose shared-memory reads no commit published yet.
     pub unpublished_reads: Vec<Vec<u32>>,
     /// Per such op: the CTAs whose shared memory it read and no commit published yet.
@@ -91,7 +89,6 @@ impl Tcgen05State {
     pub fn new(ctas: usize, threads: usize) -> Tcgen05State {
         Tcgen05State {
             ctas: (0..ctas).map(|_| TensorMemory::default()).collect(),
-            pending_ld: vec![Vec::new(); threads],
             unpublished_reads: vec![Vec::new(); threads],
             read_ctas: HashMap::new(),
             commits: HashMap::new(),
