@@ -84,6 +84,9 @@ pub enum Size {
 pub struct ExampleRun {
     /// Whether the outputs matched the example's reference.
     pub passed: bool,
+    /// Not run: the device cannot run the example's kernels (sm_100a code on an sm_90 GPU);
+    /// `detail` says what it needs. Neither a pass nor a failure.
+    pub skipped: bool,
     /// What was checked, or what differed.
     pub detail: String,
     /// A digest of every output (equal digests: bit-identical outputs).

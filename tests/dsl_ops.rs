@@ -70,6 +70,7 @@ fn every_op(out: &mut [u32], fout: &mut [f32], src: &[f32], tmap: TensorMap<2>, 
         T.ptx.cp_async.commit_group();
         T.ptx.cp_async.wait_group(0);
         T.ptx.tcgen05.commit(bar);
+        T.ptx.tcgen05.commit_multicast(bar, 3);
         T.ptx.mbarrier.try_wait(bar, 0);
         T.ptx.mbarrier.try_wait_sem(bar, 1, "acquire", "cluster");
         let once = T.ptx.mbarrier.try_wait_once(bar, 0);
@@ -96,6 +97,28 @@ fn every_op(out: &mut [u32], fout: &mut [f32], src: &[f32], tmap: TensorMap<2>, 
     let v = T.ptx.ld.shared::<f32>(smem) + T.ptx.ld.global::<f32>(gaddr) + dyn_tile[tid];
     T.ptx.st.shared(smem, v);
     T.ptx.st.global(T.global_elem_addr(fout, tid), v);
+    // Blackwell's tensor memory and MMA (one `.cta_group` per kernel: the default ::1).
+    let tmem_slot = T.alloc_shared::<u32>([4]);
+    T.ptx.tcgen05.alloc(tmem_slot, 64);
+    T.ptx.tcgen05.relinquish_alloc_permit();
+    T.cuda.cta_sync();
+    let taddr = T.ptx.ld.shared::<u32>(T.shared_addr(tmem_slot));
+    let sdesc = T.ptx.tcgen05.smem_desc(smem, 128, 64, "bf16");
+    let kdesc = T.ptx.tcgen05.smem_desc(smem, 64, 128, "tf32", "mn", "64B");
+    if tid == 0 {
+        T.ptx.tcgen05.mma(taddr, sdesc, kdesc, tid == 0, "bf16", 128, 64);
+        T.ptx.tcgen05.mma_ts(taddr, taddr, sdesc, tid != 0, "bf16", 128, 64);
+        T.ptx.tcgen05.cp(taddr, sdesc, "128x256b");
+        T.ptx.tcgen05.shift(taddr);
+    }
+    T.ptx.tcgen05.fence.after_thread_sync();
+    let tv = T.ptx.tcgen05.ld::<f32>(taddr);
+    T.ptx.tcgen05.wait.ld();
+    T.ptx.tcgen05.st(taddr, tv, "16x32bx2");
+    T.ptx.tcgen05.wait.st();
+    T.ptx.tcgen05.fence.before_thread_sync();
+    T.cuda.cta_sync();
+    T.ptx.tcgen05.dealloc(taddr, 64);
     T.ptx.bar.sync(1, 128);
     T.ptx.bar.sync(0);
     T.ptx.bar.arrive(2, 64);
@@ -185,7 +208,15 @@ fn every_op_builds_and_assembles() {
     if let Err(msg) = phaser::codegen::ptxas::assemble(&ptxas, &ptx, "sm_100a") {
         panic!("ptxas:\n{msg}\n{ptx}");
     }
-    for needle in ["tcgen05.commit", "setmaxnreg.inc", "cp.async.bulk.tensor.2d", "mapa", "elect.sync"] {
+    for needle in [
+        "tcgen05.commit",
+        "setmaxnreg.inc",
+        "cp.async.bulk.tensor.2d",
+        "mapa",
+        "elect.sync",
+        "tcgen05.mma.cta_group::1.kind::f16",
+        "tcgen05.alloc.cta_group::1",
+    ] {
         assert!(ptx.contains(needle), "{needle} missing");
     }
 }

@@ -1,6 +1,6 @@
 //! The CLI's commands, over the registry.
 
-use super::out::{cell, ms, verdict, Out};
+use super::out::{self, cell, ms, verdict, Out};
 use super::{size, Backend, Selection, EXIT_FAILED, EXIT_IO, EXIT_NO_BACKEND, EXIT_OK, EXIT_USAGE};
 use crate::registry::{self, Example, ExampleRun, Size};
 use phaser_codegen::{Kernel, Target};
@@ -299,7 +299,8 @@ fn emit_one(t: &Emitted, dir: &Path, ptxas: Option<&Path>, cubin: bool) -> Resul
 fn run_json(name: &str, seed: u64, r: &Result<ExampleRun, RuntimeError>) -> serde_json::Value {
     match r {
         Ok(r) => json!({
-            "example": name, "seed": seed, "passed": r.passed && r.findings.is_empty(), "detail": r.detail,
+            "example": name, "seed": seed, "passed": r.passed && r.findings.is_empty(), "skipped": r.skipped,
+            "detail": r.detail,
             "digest": format!("{:016x}", r.digest), "kernel_ms": r.elapsed.map(|d| d.as_secs_f64() * 1e3),
             "findings": r.findings,
         }),
@@ -325,33 +326,40 @@ fn run_all(
     let bar = o.progress(examples.len() as u64, what);
     let mut rows = Vec::new();
     let mut docs = Vec::new();
-    let mut failed = 0;
+    let (mut failed, mut skipped) = (0, 0);
     for e in examples {
         bar.set_message(e.name.clone());
         let seed = seed.unwrap_or_else(fresh_seed);
         let t = Instant::now();
         let r = (e.run)(dev, size, seed);
         let passed = matches!(&r, Ok(r) if r.passed && (!strict || r.findings.is_empty()));
-        failed += usize::from(!passed);
+        // Kernels this device cannot run (sm_100a on an sm_90 GPU): neither passed nor failed.
+        let skip = matches!(&r, Ok(r) if r.skipped);
+        skipped += usize::from(skip);
+        failed += usize::from(!passed && !skip);
         let detail = match &r {
             Ok(r) if r.findings.is_empty() => r.detail.clone(),
             Ok(r) => format!("{}; findings:\n  {}", r.detail, r.findings.join("\n  ")),
             Err(err) => format!("error (seed {seed}): {err}"),
         };
-        o.say_above(&bar, format!("{} {:<32} ({:.2?}) {detail}", verdict(passed), e.name, t.elapsed()));
+        let shown = if skip { out::skipped() } else { verdict(passed) };
+        o.say_above(&bar, format!("{shown} {:<32} ({:.2?}) {detail}", e.name, t.elapsed()));
         let (elapsed, digest) = match &r {
-            Ok(r) => (r.elapsed, format!("{:016x}", r.digest)),
-            Err(_) => (None, "-".into()),
+            Ok(r) if !r.skipped => (r.elapsed, format!("{:016x}", r.digest)),
+            _ => (None, "-".into()),
         };
-        rows.push(vec![e.name.clone(), cell(passed), ms(elapsed), digest, dev.describe()]);
+        let result = if skip { "skip".to_string() } else { cell(passed) };
+        rows.push(vec![e.name.clone(), result, ms(elapsed), digest, dev.describe()]);
         docs.push(run_json(&e.name, seed, &r));
         bar.inc(1);
     }
     bar.finish_and_clear();
-    o.json(json!({"device": dev.describe(), "size": size_name(size), "examples": docs, "failed": failed}));
+    o.json(json!({
+        "device": dev.describe(), "size": size_name(size), "examples": docs, "failed": failed, "skipped": skipped,
+    }));
     o.say("");
     o.table(&["example", "result", "kernel time", "output digest", "device"], &rows);
-    o.say(format!("{} passed, {failed} failed", examples.len() - failed));
+    o.say(format!("{} passed, {failed} failed, {skipped} skipped", examples.len() - failed - skipped));
     failed
 }
 
@@ -447,6 +455,7 @@ pub(crate) fn bench(o: &Out, backend: Backend, runs: u32, quick: bool, sel: &Sel
             let t = Instant::now();
             match (e.run)(&dev, size, sel.seed.unwrap_or_else(fresh_seed)) {
                 Ok(r) if r.passed => times.push(r.elapsed.unwrap_or_else(|| t.elapsed())),
+                Ok(r) if r.skipped => break,
                 Ok(r) => error = Some(format!("wrong output: {}", r.detail)),
                 Err(err) => error = Some(err.to_string()),
             }
@@ -492,10 +501,20 @@ pub(crate) fn diff(o: &Out, seed: Option<u64>) -> u8 {
     o.say(format!("Differential run, seed {seed}: {} vs {} (quick sizes)\n", gpu.describe(), sim.describe()));
     let examples = registry::examples();
     let bar = o.progress(examples.len() as u64, "diff");
-    let (mut rows, mut docs, mut differ) = (Vec::new(), Vec::new(), 0);
+    let (mut rows, mut docs, mut differ, mut skipped) = (Vec::new(), Vec::new(), 0, 0);
     for e in &examples {
         bar.set_message(e.name.clone());
         let g = (e.run)(&gpu, Size::Quick, seed);
+        if let Ok(r) = &g {
+            if r.skipped {
+                // The GPU cannot run it (sm_100a on an sm_90 GPU): nothing to compare.
+                skipped += 1;
+                rows.push(vec![e.name.clone(), "-".into(), "-".into(), format!("{} {}", out::skipped(), r.detail)]);
+                docs.push(json!({"example": e.name, "skipped": r.detail}));
+                bar.inc(1);
+                continue;
+            }
+        }
         let s = (e.run)(&sim, Size::Quick, seed);
         let digest = |r: &Result<ExampleRun, RuntimeError>| r.as_ref().ok().map(|r| r.digest);
         let passed = |r: &Result<ExampleRun, RuntimeError>| r.as_ref().is_ok_and(|r| r.passed);
@@ -517,9 +536,9 @@ pub(crate) fn diff(o: &Out, seed: Option<u64>) -> u8 {
         bar.inc(1);
     }
     bar.finish_and_clear();
-    o.json(json!({"seed": seed, "examples": docs, "different": differ}));
+    o.json(json!({"seed": seed, "examples": docs, "different": differ, "skipped": skipped}));
     o.table(&["example", "GPU digest", "sim digest", "verdict"], &rows);
-    o.say(format!("{} passed, {differ} failed", examples.len() - differ));
+    o.say(format!("{} passed, {differ} failed, {skipped} skipped", examples.len() - differ - skipped));
     if differ == 0 {
         EXIT_OK
     } else {

@@ -97,6 +97,11 @@ pub(crate) fn verdict(passed: bool) -> String {
     }
 }
 
+/// `SKIP`: not run on this device (its kernels need another architecture).
+pub(crate) fn skipped() -> String {
+    style("SKIP").yellow().bold().to_string()
+}
+
 /// `pass`/`FAIL` for tables.
 pub(crate) fn cell(passed: bool) -> String {
     if passed {

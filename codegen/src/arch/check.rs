@@ -139,6 +139,9 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
             err(loc, msg);
         }
     });
+    for (loc, msg) in super::tcgen05::cta_group_conflicts(k) {
+        err(loc, msg);
+    }
     let limits = k.target.limits();
     let b = &k.bounds;
     let bound_problems = [
@@ -282,6 +285,7 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
             out.push(format!("cp.async copies 4, 8 or 16 bytes, not {bytes}"));
         }
         Inst::Wgmma(WgmmaOp::MmaAsync(m)) => wgmma_problems(m, &mut out),
+        Inst::Tcgen05(op) => super::tcgen05::value_problems(op, &mut out),
         Inst::Fragment(op) => fragment_problems(op, &mut out),
         Inst::Warp(op) => warp_problems(op, &mut out),
         Inst::Memory(op @ (MemoryOp::LdVec { .. } | MemoryOp::StVec { .. } | MemoryOp::Atom { .. })) => {

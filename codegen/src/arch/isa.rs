@@ -207,10 +207,25 @@ pub fn requirement(inst: &Inst) -> Requirement {
             }
             _ => Requirement::new("`cp.async.bulk` (TMA)", 8, 0, 90),
         },
-        Inst::Tcgen05(op) => match op {
-            Tcgen05Op::Commit { .. } => Requirement::only("`tcgen05.commit`", 8, 6, SM100A),
-            Tcgen05Op::Fence { .. } => Requirement::only("`tcgen05.fence`", 8, 6, SM100A),
-        },
+        // Every tcgen05 instruction: "Introduced in PTX ISA version 8.6", "Supported on
+        // following architectures: sm_100a, sm_101a" (and family targets from PTX 8.8, which
+        // Phaser does not model); ptxas agrees (`codegen/tests/registry_ptxas.rs`).
+        Inst::Tcgen05(op) => {
+            let what = match op {
+                Tcgen05Op::Alloc { .. } => "`tcgen05.alloc`",
+                Tcgen05Op::Dealloc { .. } => "`tcgen05.dealloc`",
+                Tcgen05Op::RelinquishAllocPermit { .. } => "`tcgen05.relinquish_alloc_permit`",
+                Tcgen05Op::Ld { .. } => "`tcgen05.ld`",
+                Tcgen05Op::St { .. } => "`tcgen05.st`",
+                Tcgen05Op::Wait { .. } => "`tcgen05.wait`",
+                Tcgen05Op::Cp { .. } => "`tcgen05.cp`",
+                Tcgen05Op::Shift { .. } => "`tcgen05.shift`",
+                Tcgen05Op::Mma(_) => "`tcgen05.mma`",
+                Tcgen05Op::Commit { .. } => "`tcgen05.commit`",
+                Tcgen05Op::Fence { .. } => "`tcgen05.fence`",
+            };
+            Requirement::only(what, 8, 6, SM100A)
+        }
         Inst::Wgmma(op) => match op {
             WgmmaOp::Fence => Requirement::only("`wgmma.fence`", 8, 0, SM90A),
             WgmmaOp::CommitGroup => Requirement::only("`wgmma.commit_group`", 8, 0, SM90A),

@@ -5,6 +5,7 @@ pub mod isa;
 pub mod limits;
 pub mod swizzle;
 pub mod target;
+pub mod tcgen05;
 
 pub use check::{check_kernel, check_nesting, module_ptx_version, MAX_PTX_LOADABLE};
 pub use isa::{requirement, Requirement};

@@ -1,4 +1,4 @@
-//! TMA (bulk and bulk-tensor copies) and tcgen05 commit.
+//! TMA: bulk and bulk-tensor copies, prefetches and bulk groups.
 
 use super::handles::*;
 use super::kernel_builder::KernelBuilder;
@@ -127,11 +127,5 @@ impl KernelBuilder {
     #[track_caller]
     pub fn bulk_wait_group(&mut self, n: u32, read: bool) {
         self.push(TmaOp::WaitGroup { n, read });
-    }
-
-    /// `tcgen05.commit ... mbarrier::arrive::one`: arrive on `bar` when prior tcgen05 ops finish.
-    #[track_caller]
-    pub fn tcgen05_commit(&mut self, bar: Barrier) {
-        self.push(Tcgen05Op::Commit { bar: bar.addr, multicast: None });
     }
 }

@@ -48,7 +48,7 @@ pub fn lines(inst: &Inst, cx: &mut InstCtx) -> Vec<String> {
         }
         Inst::Asm(a) => super::escape::inline_asm(a),
         Inst::Tma(op) => vec![tma(op)],
-        Inst::Tcgen05(op) => vec![tcgen05(op)],
+        Inst::Tcgen05(op) => vec![super::tcgen05::tcgen05(op, cx)],
         Inst::Wgmma(op) => vec![super::wgmma::wgmma(op)],
         Inst::Fragment(op) => super::wgmma::fragment(op, cx),
         Inst::Probe { tag, values } => {
@@ -496,22 +496,6 @@ fn tma(op: &TmaOp) -> String {
         TmaOp::WaitGroup { n, read } => format!("cp.async.bulk.wait_group{} {n};", if *read { ".read" } else { "" }),
         TmaOp::PrefetchTensor { tmap, coords: c } => {
             format!("cp.async.bulk.prefetch.tensor.{}d.L2.global [{}, {{{}}}];", c.len(), value(tmap), coords(c))
-        }
-    }
-}
-
-fn tcgen05(op: &Tcgen05Op) -> String {
-    match op {
-        Tcgen05Op::Commit { bar, multicast } => match multicast {
-            None => format!("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [{}];", value(bar)),
-            Some(m) => format!(
-                "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [{}], {};",
-                value(bar),
-                value(m)
-            ),
-        },
-        Tcgen05Op::Fence { after } => {
-            format!("tcgen05.fence::{}_thread_sync;", if *after { "after" } else { "before" })
         }
     }
 }

@@ -6,6 +6,7 @@ pub mod inst;
 pub mod names;
 pub mod operand;
 pub mod printer;
+pub mod tcgen05;
 pub mod wait_loop;
 pub mod warp;
 pub mod watchdog;

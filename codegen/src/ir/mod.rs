@@ -36,7 +36,10 @@ pub use source_loc::SourceLoc;
 pub use special::{Dim, SpecialReg};
 pub use stmt::{nesting_depth, walk_insts, Block, Stmt, StmtKind};
 pub use sync::{MemScope, ProxySpace, SyncOp};
-pub use tcgen05::Tcgen05Op;
+pub use tcgen05::{
+    tmem_addr, tmem_lane_col, CpShape, CtaGroup, InstrDesc, LdStShape, Mma, MmaA, MmaKind, Tcgen05Op, UmmaAcc,
+    UmmaDescriptor, UmmaElem,
+};
 pub use tensor_map_spec::TensorMapSpec;
 pub use tma::TmaOp;
 pub use types::Type;

@@ -186,6 +186,7 @@ mod mbarrier;
 mod memory;
 mod pipeline;
 mod sync;
+mod tcgen05;
 mod tile;
 mod tma;
 mod warp;
@@ -201,6 +202,7 @@ const FAMILIES: &[&[OpDef]] = &[
     sync::OPS,
     warp::OPS,
     tma::OPS,
+    tcgen05::OPS,
     pipeline::OPS,
     debug::OPS,
 ];

@@ -1,4 +1,4 @@
-//! TMA (bulk and bulk-tensor copies) and tcgen05 commit.
+//! TMA: bulk and bulk-tensor copies, prefetches and bulk groups.
 
 ops! {
     /// TMA load of a box into shared `dst`, completing tx bytes on `bar`
@@ -32,6 +32,4 @@ ops! {
     "ptx.cp_async.bulk.wait_group" ["gluon:tma.store_wait"] (n: Const) -> Unit = |k, call| k.bulk_wait_group(n, false);
     /// ... until their sources were read
     "ptx.cp_async.bulk.wait_group_read" ["cute:tma_store_wait"] (n: Const) -> Unit = |k, call| k.bulk_wait_group(n, true);
-    /// arrive on `bar` once prior tcgen05 ops finished (sm_100a)
-    "ptx.tcgen05.commit" ["cute:umma_arrive", "gluon:tcgen05_commit"] (bar: Barrier) -> Unit = |k, call| k.tcgen05_commit(bar);
 }

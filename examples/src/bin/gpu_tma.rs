@@ -82,9 +82,7 @@ fn main() -> ExitCode {
             let r = gallery::run(e, &dev, *size, seed).map_err(|err| err.to_string());
             let wall = t0.elapsed().as_secs_f64();
             match &r {
-                Ok(r) => {
-                    println!("{} in {wall:.2} s: {}", if r.outcome.passed { "PASS" } else { "FAIL" }, r.outcome.detail)
-                }
+                Ok(r) => println!("{} in {wall:.2} s: {}", r.outcome.verdict(), r.outcome.detail),
                 Err(err) => println!("ERROR in {wall:.2} s: {err}"),
             }
             rows.push(Row { name: e.name, size: *size, seed, run: r, wall });
@@ -93,22 +91,24 @@ fn main() -> ExitCode {
     println!();
     println!("| example | size | seed | result | kernel ms (last launch) | wall s | detail |");
     println!("|---|---|---|---|---|---|---|");
-    let mut failed = 0;
+    let (mut failed, mut skipped) = (0, 0);
     for Row { name, size, seed, run, wall } in &rows {
         let (res, ms, detail) = match run {
             Ok(r) => (
-                if r.outcome.passed { "PASS" } else { "FAIL" },
+                r.outcome.verdict(),
                 r.elapsed.map(|d| format!("{:.3}", d.as_secs_f64() * 1e3)).unwrap_or_else(|| "-".into()),
                 r.outcome.detail.clone(),
             ),
             Err(e) => ("ERROR", "-".into(), e.clone()),
         };
-        if res != "PASS" {
-            failed += 1;
+        match res {
+            "PASS" => {}
+            "SKIP" => skipped += 1,
+            _ => failed += 1,
         }
         println!("| {name} | {size:?} | {seed} | {res} | {ms} | {wall:.2} | {} |", detail.replace('|', "/"));
     }
-    println!("\n{} of {} passed", rows.len() - failed, rows.len());
+    println!("\n{} of {} passed, {failed} failed, {skipped} skipped", rows.len() - failed - skipped, rows.len());
     if failed > 0 {
         ExitCode::FAILURE
     } else {

@@ -7,6 +7,7 @@ pub mod cluster_reduce;
 pub mod cp_async_mbarrier;
 pub mod dsl_pipeline;
 pub mod dsl_seeds;
+pub mod gemm_sm100;
 pub mod phase_table;
 pub mod pipeline;
 pub mod problem;
@@ -39,13 +40,28 @@ pub enum Size {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Outcome {
     pub passed: bool,
+    /// Not run: the device cannot run the example's kernels (an sm_100a kernel on an sm_90
+    /// GPU). Neither a pass nor a failure; `detail` says what it needs.
+    pub skipped: bool,
     /// What was checked, or what differed.
     pub detail: String,
 }
 
 impl Outcome {
     pub fn new(passed: bool, detail: impl Into<String>) -> Outcome {
-        Outcome { passed, detail: detail.into() }
+        Outcome { passed, skipped: false, detail: detail.into() }
+    }
+    /// Not run on this device, because of `why` (e.g. "needs sm_100a").
+    pub fn skipped(why: impl Into<String>) -> Outcome {
+        Outcome { passed: false, skipped: true, detail: why.into() }
+    }
+    /// `PASS`, `FAIL` or `SKIP`.
+    pub fn verdict(&self) -> &'static str {
+        match (self.passed, self.skipped) {
+            (true, _) => "PASS",
+            (false, true) => "SKIP",
+            (false, false) => "FAIL",
+        }
     }
 }
 
@@ -73,10 +89,17 @@ pub struct Run {
     pub findings: Vec<String>,
 }
 
-/// Set up `e` from `seed`, run it on `dev` and check it.
+/// Set up `e` from `seed`, run it on `dev` and check it. A GPU whose architecture cannot run
+/// the example's kernels (sm_100a code on an sm_90 GPU) skips it: "needs sm_100a".
 pub fn run(e: &Example, dev: &Device, size: Size, seed: u64) -> Result<Run, RuntimeError> {
     let mut p = (e.setup)(dev, size, seed)?;
-    let out = run_problem(dev, &mut p)?;
+    let out = match run_problem(dev, &mut p) {
+        Err(RuntimeError::TargetMismatch { target, major, minor, .. }) => {
+            let why = format!("needs {target} (this GPU is compute capability {major}.{minor})");
+            return Ok(Run { outcome: Outcome::skipped(why), digest: 0, elapsed: None, findings: Vec::new() });
+        }
+        out => out?,
+    };
     let findings =
         out.launches.iter().filter_map(|l| l.sim.as_ref()).flat_map(|r| &r.findings).map(|f| f.to_string()).collect();
     Ok(Run { outcome: (e.check)(&p, &out), digest: out.digest(), elapsed: out.elapsed(), findings })
@@ -103,6 +126,7 @@ pub fn registered() -> Vec<phaser::registry::Example> {
                     let r = run(&e, dev, size, seed)?;
                     Ok(phaser::registry::ExampleRun {
                         passed: r.outcome.passed,
+                        skipped: r.outcome.skipped,
                         detail: r.outcome.detail,
                         digest: r.digest,
                         elapsed: r.elapsed,
@@ -134,6 +158,7 @@ pub fn examples() -> Vec<Example> {
     v.extend(transpose_swizzled::examples());
     v.extend(row_reduce::examples());
     v.extend(cluster_reduce::examples());
+    v.extend(gemm_sm100::examples());
     v
 }
 

@@ -19,6 +19,7 @@ type Result<T> = std::result::Result<T, RuntimeError>;
 pub enum DeviceBuffer {
     U32(Buffer<u32>),
     F32(Buffer<f32>),
+    BF16(Buffer<half::bf16>),
 }
 
 /// A downloaded output.
@@ -26,6 +27,7 @@ pub enum DeviceBuffer {
 pub enum HostData {
     U32(Vec<u32>),
     F32(Vec<f32>),
+    BF16(Vec<half::bf16>),
 }
 
 /// The element types gallery buffers hold (what [`DeviceBuffer`] and [`HostData`] wrap).
@@ -69,24 +71,28 @@ macro_rules! data {
 }
 data!(u32, U32);
 data!(f32, F32);
+data!(half::bf16, BF16);
 
 impl DeviceBuffer {
     fn arg(&self) -> Arg<'_> {
         match self {
             DeviceBuffer::U32(b) => Arg::buffer(b),
             DeviceBuffer::F32(b) => Arg::buffer(b),
+            DeviceBuffer::BF16(b) => Arg::buffer(b),
         }
     }
     fn fill_bits(&mut self, dev: &Device, bits: u64) -> Result<()> {
         match self {
             DeviceBuffer::U32(b) => dev.fill(b, <u32 as Elem>::from_bits(bits)),
             DeviceBuffer::F32(b) => dev.fill(b, <f32 as Elem>::from_bits(bits)),
+            DeviceBuffer::BF16(b) => dev.fill(b, <half::bf16 as Elem>::from_bits(bits)),
         }
     }
     fn download(&self, dev: &Device) -> Result<HostData> {
         Ok(match self {
             DeviceBuffer::U32(b) => HostData::U32(dev.download(b)?),
             DeviceBuffer::F32(b) => HostData::F32(dev.download(b)?),
+            DeviceBuffer::BF16(b) => HostData::BF16(dev.download(b)?),
         })
     }
 }
@@ -102,6 +108,7 @@ impl HostData {
         match self {
             HostData::U32(v) => v.iter().for_each(|x| eat(x.to_bits())),
             HostData::F32(v) => v.iter().for_each(|x| eat(Elem::to_bits(*x))),
+            HostData::BF16(v) => v.iter().for_each(|x| eat(Elem::to_bits(*x))),
         }
         h
     }
@@ -352,6 +359,7 @@ impl Outputs {
         match &mut self.launches[launch].data[output].1 {
             HostData::U32(v) => v[0] ^= 1,
             HostData::F32(v) => v[0] = f32::from_bits(v[0].to_bits() ^ 1),
+            HostData::BF16(v) => v[0] = half::bf16::from_bits(v[0].to_bits() ^ 1),
         }
     }
 

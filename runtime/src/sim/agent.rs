@@ -28,6 +28,9 @@ impl<C: Checker> Engine<'_, C> {
     /// Whether async op `i` may progress now: a `cp.async.mbarrier.arrive` only once the
     /// copies it tracks have landed.
     pub(crate) fn async_op_ready(&self, i: usize) -> bool {
+        if let Some(ready) = self.tcgen05_ready(i) {
+            return ready;
+        }
         match &self.async_ops.in_flight[i].kind {
             AsyncKind::CpAsyncArrive { after, .. } => {
                 !self.async_ops.in_flight[..i].iter().any(|o| after.contains(&o.id))
@@ -315,7 +318,9 @@ impl<C: Checker> Engine<'_, C> {
                 self.checker.on_store_complete(issuer, id, group, cta, off, bytes);
                 self.async_ops.groups[issuer as usize].bulk.complete(group);
             }
+            AsyncKind::Tcgen05(work) => self.complete_tcgen05(issuer, pc, *work),
             AsyncKind::Commit { cta, off } => {
+                self.tcgen05_commit_fired(id, issuer, cta, off, &snapshot);
                 if self.exec.ctas[cta].barriers.get(self.cx.layout, off).is_some_and(|b| b.usable()) {
                     let key = self.barrier_key(cta, off);
                     self.checker.on_agent_release(&snapshot, key);

@@ -57,6 +57,8 @@ pub enum AsyncKind {
     /// `cp.async.mbarrier.arrive`: one arrival on `(cta, off)` once the issuer's `cp.async`
     /// ops `after` (those in flight at the arrive) have landed.
     CpAsyncArrive { cta: usize, off: u32, after: Vec<u32> },
+    /// A `tcgen05.mma`, `cp` or `shift` the tensor core runs (`umma.rs`).
+    Tcgen05(Box<super::umma::TcWork>),
     /// A `wgmma.mma_async` of warpgroup `wg` (all four warps issued it); wgmmas of a warpgroup
     /// complete in issue order (`exec_wgmma.rs`).
     Wgmma { wg: usize, mma: Box<super::wgmma_state::MmaIssue> },

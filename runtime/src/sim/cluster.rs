@@ -117,6 +117,8 @@ pub struct Engine<'a, C: Checker> {
     pub abort: bool,
     /// Warp order of the current round (scratch).
     pub order: Vec<usize>,
+    /// Tensor memory and the tcgen05 family's per-thread state (`exec_tcgen05.rs`).
+    pub tcgen05: super::tmem::Tcgen05State,
 }
 
 impl<'a, C: Checker> Engine<'a, C> {
@@ -227,6 +229,7 @@ impl<'a, C: Checker> Engine<'a, C> {
             trace_room: 0,
             abort: false,
             order: Vec::new(),
+            tcgen05: super::tmem::Tcgen05State::new(ctaids.len(), threads),
         })
     }
 

@@ -1,8 +1,7 @@
 //! Instructions other than arithmetic and control flow (the slow path): dispatch to
 //! `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_warp` (warp collectives and fragments),
-//! `exec_tma`, `exec_wgmma`; `tcgen05.commit`, `printf` and probes here.
+//! `exec_tma`, `exec_wgmma`, `exec_tcgen05`; `printf` and probes here.
 
-use super::async_op::AsyncKind;
 use super::check::Checker;
 use super::cluster::Engine;
 use super::warp::lanes;
@@ -35,33 +34,7 @@ impl<C: Checker> Engine<'_, C> {
                     }
                 }
             }
-            Inst::Tcgen05(Tcgen05Op::Commit { bar, multicast }) => {
-                for l in lanes(mask) {
-                    let t = self.cluster_thread(wi, l);
-                    let mut targets = Vec::new();
-                    match multicast {
-                        Some(m) => {
-                            let Some((_, off)) = self.bar_addr(wi, l, bar, true, pc) else { break };
-                            let m = self.val(wi, l, m) as u16;
-                            for r in 0..self.exec.ctas.len().min(16) {
-                                if m & (1 << r) != 0 {
-                                    targets.push((r, off));
-                                }
-                            }
-                        }
-                        None => {
-                            let Some(b) = self.bar_addr(wi, l, bar, true, pc) else { break };
-                            targets.push(b);
-                        }
-                    }
-                    for (c, off) in targets {
-                        if self.check_barrier_use(t, c, off, pc, "commits tcgen05 work to") {
-                            self.push_op(t, pc, AsyncKind::Commit { cta: c, off });
-                        }
-                    }
-                }
-            }
-            Inst::Tcgen05(Tcgen05Op::Fence { .. }) => {}
+            Inst::Tcgen05(op) => self.exec_tcgen05(wi, mask, pc, op),
             Inst::Probe { tag, values } => {
                 for l in lanes(mask) {
                     let vals: Vec<(u64, Type)> = values.iter().map(|v| (self.val(wi, l, v), v.ty())).collect();

@@ -72,6 +72,22 @@ pub enum Category {
     /// `bar.warp.sync` misuse PTX leaves undefined: a lane of the mask exited instead of
     /// executing it, or the executing lane is not in its mask.
     WarpSync,
+    /// Tensor-memory allocation misuse (`tcgen05.alloc/dealloc`): an allocation that does not
+    /// fit, one after `relinquish_alloc_permit` or larger than an earlier one, a second
+    /// allocation into a slot whose allocation is still live, a dealloc of something not
+    /// allocated or by another warp than the allocating one.
+    TmemAlloc,
+    /// Tensor memory still allocated when the CTA exited ("must be explicitly deallocated
+    /// before the kernel exits").
+    TmemLeak,
+    /// A tcgen05 access outside the CTA's allocations, or to lanes the warp may not access.
+    TmemOutOfBounds,
+    /// Two tensor-memory accesses, one writing, not ordered (e.g. `tcgen05.ld` of an
+    /// accumulator before the barrier phase of the commit tracking its MMA completed).
+    TmemRace,
+    /// Tensor-memory accesses of two threads ordered by a thread synchronization without the
+    /// `tcgen05.fence::before_thread_sync` / `::after_thread_sync` around it.
+    Tcgen05Fence,
     /// An ordinary instruction read or wrote a register of a `wgmma.mma_async` (its
     /// accumulator or A fragment) before a `wgmma.wait_group` of the warp retired it: the value
     /// is undefined until then.
@@ -117,6 +133,11 @@ impl Category {
             Category::WarpSync => "warp-sync",
             Category::OutOfBounds => "out-of-bounds",
             Category::Misaligned => "misaligned",
+            Category::TmemAlloc => "tmem-alloc",
+            Category::TmemLeak => "tmem-leak",
+            Category::TmemOutOfBounds => "tmem-out-of-bounds",
+            Category::TmemRace => "tmem-race",
+            Category::Tcgen05Fence => "missing-tcgen05-fence",
             Category::WgmmaRegisterRace => "wgmma-register-race",
             Category::MissingWgmmaFence => "missing-wgmma-fence",
             Category::WgmmaOperandRace => "wgmma-operand-race",
@@ -150,6 +171,11 @@ impl Category {
             WarpSync,
             OutOfBounds,
             Misaligned,
+            TmemAlloc,
+            TmemLeak,
+            TmemOutOfBounds,
+            TmemRace,
+            Tcgen05Fence,
             WgmmaRegisterRace,
             MissingWgmmaFence,
             WgmmaOperandRace,

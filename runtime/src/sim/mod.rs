@@ -18,11 +18,13 @@
 //!   `async_op` (copies as data), `agent` (copies landing in pieces), `async_groups`, `warp_sync`
 //!   (`bar.warp.sync`), `cp_async_arrive` (`cp.async.mbarrier.arrive`);
 //! - instructions: `exec` (dispatch), `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`;
-//! - the tensor core: `exec_wgmma` (wgmma and fragment ops, register checks), `wgmma_state`
+//! - the tensor cores: `exec_wgmma` (wgmma and fragment ops, register checks), `wgmma_state`
 //!   (per-warp groups, pending registers), `tensor_core` (operands through descriptors, the
 //!   multiply-accumulate), `tensor_regs` (which instructions touch wgmma registers);
+//!   `exec_tcgen05` (Blackwell's tcgen05: `tmem` holds tensor memory and its allocations,
+//!   `umma` the MMA/copy/shift datapath on it);
 //! - the checker behind a trait: `check` (`Checker`, `NoCheck`), `check/hb` (happens-before),
-//!   `check/clocks`, `check/shadow`.
+//!   `check/clocks`, `check/shadow`, `check/tmem` (tensor-memory ordering and tcgen05 fences).
 
 pub(crate) mod agent;
 pub(crate) mod arith;
@@ -40,6 +42,7 @@ pub(crate) mod exec;
 pub(crate) mod exec_mbarrier;
 pub(crate) mod exec_memory;
 pub(crate) mod exec_sync;
+pub(crate) mod exec_tcgen05;
 pub(crate) mod exec_tma;
 pub(crate) mod exec_warp;
 pub(crate) mod exec_wgmma;
@@ -57,7 +60,9 @@ pub(crate) mod run_loop;
 pub mod scheduler;
 pub(crate) mod tensor_core;
 pub(crate) mod tensor_regs;
+pub(crate) mod tmem;
 pub mod trace;
+pub(crate) mod umma;
 pub(crate) mod warp;
 pub(crate) mod warp_sync;
 pub(crate) mod wgmma_state;

@@ -263,6 +263,7 @@ impl<C: Checker> Engine<'_, C> {
             for i in issues {
                 self.report(i);
             }
+            self.tcgen05_cta_exited(c);
         }
         for id in 0..16 {
             if self.exec.ctas[c].named[id].arrived > 0 {

@@ -11,6 +11,7 @@
 use super::clocks::{join, release_to, VectorClocks};
 use super::shadow::{ep_clk, ep_tid, epoch, Shadow, ASYNC, UNORDERED};
 use super::tensor_reads::{TensorRead, TensorReads};
+use super::tmem::{Region, TmemKind, TmemShadow};
 use super::{BarrierKey, Checker, Geometry, Issue, Publisher};
 use crate::sim::finding::{BarrierRef, Category};
 use crate::sim::memory::SmemLayout;
@@ -112,6 +113,13 @@ pub(crate) struct HappensBefore {
     exit_acc: Vec<Vec<u32>>,
     /// Source lines by pc, for messages that name a second instruction.
     locs: Vec<Option<phaser_codegen::SourceLoc>>,
+    /// Tensor memory (`tmem.rs`).
+    tmem: TmemShadow,
+    /// Shared-memory ranges `(cta, offset, length)` each tcgen05 op reads.
+    tcgen05_reads: HashMap<u32, Vec<(usize, u32, u32)>>,
+    /// Per tcgen05 op: the epochs `(component, clock, cta)` of the commit arrivals that made its
+    /// shared-memory reads complete for the observers of that barrier phase in that CTA.
+    tcgen05_pubs: HashMap<u32, Vec<(u32, u32, usize)>>,
     /// Shared memory wgmmas read, until a write ordered after their retirement replaces it.
     tensor: TensorReads,
 }
@@ -206,24 +214,37 @@ impl HappensBefore {
                          `cp.async.bulk.wait_group.read` by its issuer ordered before this access)",
                         self.who(s.issuer)
                     ),
+                    (Some(&i), None) if kind.starts_with("tcgen05") => format!(
+                        "a {kind} issued by {} that reads these bytes and whose completion nothing observed (a \
+                         tcgen05.commit tracking it arrives on a barrier; wait for that phase before refilling)",
+                        self.who(i)
+                    ),
                     (Some(&i), None) => {
                         format!("an in-flight {kind} issued by {} (source not read yet)", self.who(i))
                     }
                     (None, None) => format!("an in-flight {kind}"),
                 }
             }
-            Conflict::Thread { other, .. } if other as usize >= self.threads => {
+            Conflict::Thread { other, was_write, .. } if other as usize >= self.threads => {
                 let slot = other as usize - self.threads;
                 let bar = BarrierKey {
                     cta: slot / self.slots_per_cta.max(1),
                     off: self.layout.barrier_offset(slot % self.slots_per_cta.max(1)),
                     slot: Some(slot as u32),
                 };
-                format!(
-                    "an async copy completing on barrier {}, whose phase this thread never observed (no wait on it, \
-                     and no release chain from a thread that waited)",
-                    self.bar_name(bar)
-                )
+                if was_write {
+                    format!(
+                        "an async copy completing on barrier {}, whose phase this thread never observed (no wait on \
+                         it, and no release chain from a thread that waited)",
+                        self.bar_name(bar)
+                    )
+                } else {
+                    format!(
+                        "a tcgen05.mma read of these bytes, published by a tcgen05.commit on barrier {}, whose phase \
+                         this thread never observed (the stage is refilled before the MMA reading it was known done)",
+                        self.bar_name(bar)
+                    )
+                }
             }
             Conflict::Thread { other, was_write, async_write } => {
                 let who = self.who(other);
@@ -328,6 +349,9 @@ impl Checker for HappensBefore {
             remote: vec![Vec::new(); g.ctas],
             exit_acc: vec![Vec::new(); g.ctas],
             locs: g.locs.to_vec(),
+            tmem: TmemShadow::new(g.threads, g.threads_per_cta, g.ctas, g.layout, g.locs),
+            tcgen05_reads: HashMap::new(),
+            tcgen05_pubs: HashMap::new(),
             tensor: TensorReads::default(),
         }
     }
@@ -620,7 +644,11 @@ impl Checker for HappensBefore {
         for s in &mut self.shadow[cta][off as usize..(off + len) as usize] {
             if s.pend != 0 {
                 conflict = Some((Category::AsyncWriteRace, Conflict::InFlightWrite(s.pend)));
-            } else if s.pend_read != 0 {
+            } else if s.pend_read != 0
+                && !self.tcgen05_pubs.get(&s.pend_read).is_some_and(|v| {
+                    v.iter().any(|&(c, clk, pc)| pc == cta && row.get(c as usize).is_some_and(|&r| r >= clk))
+                })
+            {
                 conflict = Some((Category::AsyncWriteRace, Conflict::InFlightRead(s.pend_read)));
             } else {
                 if s.w != 0 && s.w & UNORDERED == 0 {
@@ -665,7 +693,15 @@ impl Checker for HappensBefore {
                 conflict = Some(Conflict::InFlightWrite(s.pend));
             }
             if s.pend_read != 0 {
-                conflict = Some(Conflict::InFlightRead(s.pend_read));
+                let published = self.tcgen05_pubs.get(&s.pend_read).is_some_and(|v| {
+                    v.iter().any(|&(c, clk, pc)| pc == cta && row.get(c as usize).is_some_and(|&r| r >= clk))
+                });
+                if published {
+                    // The tensor core's read is done for this writer: the bytes are free.
+                    s.pend_read = 0;
+                } else {
+                    conflict = Some(Conflict::InFlightRead(s.pend_read));
+                }
             }
             if s.w != 0 && s.w & UNORDERED == 0 {
                 let u = ep_tid(s.w);
@@ -687,7 +723,7 @@ impl Checker for HappensBefore {
         if let (Conflict::Thread { was_write: false, .. }, Some((u, read_clock))) = (&c, reader) {
             // The reader arrived (released the stage) before this read, and the issuer saw
             // that arrival: the release came before the reading was done.
-            match self.last_arrival[u as usize] {
+            match self.last_arrival.get(u as usize).copied().flatten() {
                 Some(a) if a.clock < read_clock && row[u as usize] >= a.clock => {
                     hint = format!(
                         "\n(the reader released the stage before reading it: {} arrived on {}{} and read the stage \
@@ -754,6 +790,9 @@ impl Checker for HappensBefore {
         self.op_issuer.insert(op, i);
         self.store_kind.insert(op, kind);
         self.store_pc.insert(op, pc);
+        if kind.starts_with("tcgen05") {
+            self.tcgen05_reads.entry(op).or_default().push((cta, off, len));
+        }
         let mut conflict = None;
         let mut unwritten = 0u32;
         for b in off..off + len {
@@ -777,6 +816,16 @@ impl Checker for HappensBefore {
                     if !own_fence && !issuer_fence {
                         conflict = Some((Category::ProxyFence, Conflict::Proxy { writer: u }));
                     }
+                }
+            } else if s.w & ASYNC != 0 && kind.starts_with("tcgen05") {
+                // A tensor-core read of bytes a copy wrote: its issuer must have observed the
+                // phase (or the issue) that published them.
+                let u = ep_tid(s.w);
+                if u != i && self.clocks.row(i).get(u as usize).is_some_and(|&c| c < ep_clk(s.w)) {
+                    conflict = Some((
+                        Category::AsyncReadRace,
+                        Conflict::Thread { other: u, was_write: true, async_write: true },
+                    ));
                 }
             }
             self.shadow[cta][b as usize].pend_read = op;
@@ -926,6 +975,48 @@ impl Checker for HappensBefore {
         }
         out
     }
+
+    fn on_tcgen05_fence(&mut self, t: u32, after: bool) {
+        if after {
+            self.tmem.fence_after(t, self.clocks.row(t));
+        } else {
+            let clock = self.clocks.tick(t);
+            self.tmem.fence_before(t, clock);
+        }
+    }
+
+    fn on_tmem_access(&mut self, t: u32, kind: TmemKind, regions: &[Region], pc: u32) -> (u32, Option<Issue>) {
+        self.tmem.access(t, kind, regions, pc, self.clocks.row(t))
+    }
+
+    fn on_tmem_complete(&mut self, id: u32) {
+        self.tmem.completed(id);
+    }
+
+    fn on_tmem_wait(&mut self, t: u32, st: bool) {
+        self.tmem.waited(t, st);
+    }
+
+    fn on_tcgen05_commit(&mut self, t: u32) -> Vec<u32> {
+        self.tmem.commit_tracks(t)
+    }
+
+    fn on_tcgen05_commit_arrive(&mut self, snap: &IssueClock, bar: BarrierKey, phase: u64, ids: &[u32], reads: &[u32]) {
+        // Published through the barrier's phase (a component of its own), or, for a barrier
+        // outside the barrier arrays, through the issuer's clock at the commit.
+        let (component, clock) = match self.component(bar) {
+            Some(c) => (c as u32, phase as u32 + 1),
+            None => (snap.issuer, snap.own),
+        };
+        self.tmem.published(ids, bar.cta, (bar.cta, bar.off), component, clock);
+        for op in reads {
+            let in_cta = self.tcgen05_reads.get(op).is_some_and(|r| r.iter().any(|&(c, _, _)| c == bar.cta));
+            if in_cta {
+                self.tcgen05_pubs.entry(*op).or_default().push((component, clock, bar.cta));
+            }
+        }
+    }
+
     fn on_wgmma_issue(
         &mut self,
         id: u32,

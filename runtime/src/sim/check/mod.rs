@@ -10,9 +10,11 @@ pub(crate) mod clocks;
 pub(crate) mod hb;
 pub(crate) mod shadow;
 pub(crate) mod tensor_reads;
+pub(crate) mod tmem;
 
 use super::finding::Category;
 use super::memory::SmemLayout;
+pub(crate) use tmem::{Region, TmemKind};
 
 /// A finding as the checker sees it; the engine adds the kernel, `%ctaid`, source line and
 /// loop iteration (`Engine::report`).
@@ -241,6 +243,36 @@ pub(crate) trait Checker: Sized + Send {
     /// Every thread of `cta` exited: remote accesses not ordered before that are races.
     fn on_cta_exit(&mut self, cta: usize) -> Vec<Issue> {
         Vec::new()
+    }
+
+    // ---- tcgen05 (`tmem.rs`) ----------------------------------------------------------------
+
+    /// `tcgen05.fence::after_thread_sync` (`after`) or `::before_thread_sync` by thread `t`.
+    fn on_tcgen05_fence(&mut self, t: u32, after: bool) {}
+    /// Thread `t` issues a tensor-memory access of `kind` to `regions` at `pc`: the access's id,
+    /// and an issue when an earlier access of those cells is not ordered before it.
+    fn on_tmem_access(&mut self, t: u32, kind: TmemKind, regions: &[Region], pc: u32) -> (u32, Option<Issue>) {
+        (0, None)
+    }
+    /// The tensor core completed access `id` (an MMA, copy or shift).
+    fn on_tmem_complete(&mut self, id: u32) {}
+    /// `tcgen05.wait::ld` (`st`: `::st`) by thread `t`.
+    fn on_tmem_wait(&mut self, t: u32, st: bool) {}
+    /// Thread `t` issues a `tcgen05.commit`: the tensor-memory accesses it tracks.
+    fn on_tcgen05_commit(&mut self, t: u32) -> Vec<u32> {
+        Vec::new()
+    }
+    /// A commit issued with `snap` arrives on `bar` in phase `phase`: the tensor-memory
+    /// accesses `ids` (in `bar`'s CTA) and the shared-memory reads of the async ops `reads` (in
+    /// `bar`'s CTA) are complete for whoever observes that phase.
+    fn on_tcgen05_commit_arrive(
+        &mut self,
+        snap: &Self::Snapshot,
+        bar: BarrierKey,
+        phase: u64,
+        ids: &[u32],
+        reads: &[u32],
+    ) {
     }
 }
 
