@@ -322,12 +322,13 @@ fn ternary(n: usize, seed: u64) -> Vec<bf16> {
 pub fn setup(dev: &Device, size: Size, seed: u64, cluster: bool) -> Result<Problem, RuntimeError> {
     let cfg = config(cluster);
     let (bm, cm) = (cfg.block_m(), cfg.cluster_m);
-    // Small: one CTA (cluster) walks two tiles over four K blocks, so the stage ring wraps and
-    // the epilogue's staging tiles are reused. Quick: ragged in every dimension over two
-    // clusters. Full: a real GEMM (2048^3), persistent over the GPU.
+    // Small: one CTA (cluster) walks two tiles of four K blocks, so the stage ring wraps and
+    // the epilogue's staging tiles are reused. Quick: ragged in every dimension (a partial
+    // cluster row, a partial tile column, a partial K block) over two CTAs (clusters). Full: a
+    // real GEMM (2048^3), persistent over the GPU.
     let (shape, grid) = match size {
         Size::Small => (GemmShape::new(2 * bm * cm, cfg.block_n, 256), cm),
-        Size::Quick => (GemmShape::new(bm * cm + 72, cfg.block_n + 72, 200), 2 * cm),
+        Size::Quick => (GemmShape::new(bm * cm + 72, 200, 136), 2 * cm),
         Size::Full => {
             let shape = GemmShape::new(2048, 2048, 2048);
             (shape, gemm::grid(&cfg, &shape, dev.sm_count()?))
