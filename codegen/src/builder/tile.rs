@@ -735,6 +735,44 @@ mod tests {
     }
 
     #[test]
+    fn higher_rank_tiles_are_their_rows_for_boxes_and_descriptors() {
+        // A stage of two 64-row slabs is the bytes of one 128-row tile: one {64, 128} box for a
+        // rank-2 map, one 128 x 64 wgmma operand; each slab is a 64 x 64 operand of its own.
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        let b128 = TileLayout::Swizzled(Swizzle::B128);
+        let ring = k.alloc_tile("ring", &TileShape::new(Type::BF16, &[4, 2, 64, 64], b128));
+        let stage = k.param("s", Type::U32);
+        let wg = k.param("wg", Type::U32);
+        let a = k.tile_at(ring, stage);
+        assert_eq!(a.tma_box_for_rank(2), vec![64, 128]);
+        assert_eq!(a.tma_box_for_rank(3), vec![64, 64, 2]);
+        assert_eq!(a.smem_tile(), Some(SmemTile::new(2, 128, 64, Swizzle::B128)));
+        let slab = k.tile_at(a, wg);
+        assert_eq!(slab.smem_tile(), Some(SmemTile::new(2, 64, 64, Swizzle::B128)));
+        // The flattened tile addresses its elements where the 128-row tile does.
+        let c = k.alloc_tile("c", &TileShape::new(Type::BF16, &[2, 64, 64], b128));
+        let flat = SmemTile::new(2, 128, 64, Swizzle::B128);
+        for (r, col) in [(0, 0), (63, 17), (64, 0), (100, 63)] {
+            assert_eq!(c.byte_offset(&[r / 64, r % 64, col]), Some(flat.offset(r, col)));
+        }
+        // A multicast copy of the stage through a {64, 128} map: one box, the mask as u16.
+        let map = k.param_tensor_map("m", 2);
+        let bars = k.alloc_barriers("bar", 1);
+        let bar = k.barrier_at(bars, Value::u32(0));
+        k.tma_load_tile_multicast(a, map, &[Value::u32(0), Value::u32(0)], bar, Value::u32(3));
+        let kernel = k.finish().unwrap();
+        let mut loads = Vec::new();
+        walk_insts(&kernel.body, &mut |i, _| {
+            if let Inst::Tma(TmaOp::LoadTensor { multicast, .. }) = i {
+                loads.push(*multicast);
+            }
+        });
+        assert_eq!(loads, vec![Some(Value::imm_u(3, Type::U16))]);
+        let spec = kernel.params.iter().find_map(|p| p.tma.clone()).unwrap();
+        assert_eq!(spec.box_dims, Some(vec![64, 128]), "the map expects the flattened box");
+    }
+
+    #[test]
     fn placement_alignment_and_bytes() {
         let mut k = KernelBuilder::new("t", Target::Sm90a);
         let a = k.alloc_tile("a", &TileShape::new(Type::F32, &[3, 4], TileLayout::RowMajor));

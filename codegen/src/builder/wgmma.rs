@@ -595,6 +595,97 @@ mod tests {
         assert!(e.first_message().contains("not 1024-byte aligned"), "{e}");
     }
 
+    /// A ring of `stages` stages of `[slabs, 64, 64]` bf16 (128-byte swizzled) and the
+    /// accumulator of an N = `n` wgmma.
+    fn ring(k: &mut KernelBuilder, name: &str, dims: &[u32]) -> SharedTile {
+        use super::super::tile::TileShape;
+        k.alloc_tile(name, &TileShape::new(Type::BF16, dims, TileLayout::Swizzled(Swizzle::B128)))
+    }
+
+    #[test]
+    fn typed_tiles_give_the_builders_descriptors() {
+        // A warpgroup's slab of a [stages, 2, 64, 64] A ring and the whole [stages, 2, 128, 64]
+        // B stage (a ring stage is its rows: 256 x 64): m64n256k16, the descriptors of
+        // `matrix_desc` + the k-step's 32 bytes.
+        let k = kernel(|k| {
+            let a = ring(k, "a", &[3, 2, 64, 64]);
+            let b = ring(k, "b", &[3, 2, 128, 64]);
+            let stage = k.param("stage", Type::U32);
+            let wg = k.param("wg", Type::U32);
+            let a_stage = k.tile_at(a, stage);
+            let a_slab = k.tile_at(a_stage, wg);
+            let b_stage = k.tile_at(b, stage);
+            let acc = k.alloc_registers(Type::F32, &[128]);
+            k.wgmma_fence();
+            for step in 0..4 {
+                k.wgmma_tiles(acc, a_slab, b_stage, step, Value::pred(step > 0), MmaOptions::default());
+            }
+            k.wgmma_commit_group();
+            k.wgmma_wait_group(0);
+        })
+        .unwrap();
+        let ptx = emit_kernel(&k).unwrap();
+        let mma: Vec<&str> = ptx.lines().filter(|l| l.contains("wgmma.mma_async")).collect();
+        assert_eq!(mma.len(), 4);
+        assert!(mma[0].contains("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"), "{ptx}");
+        // SBO 1024 (8 rows of 128 bytes), LBO 16 (encoded 1), 128-byte swizzle.
+        let constant = (1u64 << 62) | (64u64 << 32) | (1u64 << 16);
+        assert_eq!(ptx.matches(&format!(", {constant};")).count(), 8, "{ptx}");
+        for off in [2, 4, 6] {
+            let adds = ptx.lines().filter(|l| l.contains("add.u64") && l.trim_end().ends_with(&format!(", {off};")));
+            assert_eq!(adds.count(), 2, "k-step +{off} (32 bytes per step) on A and B:\n{ptx}");
+        }
+        assert!(ptx.contains("}, %rd") && ptx.contains(", 0, 1, 1, 0, 0;"), "{ptx}");
+    }
+
+    #[test]
+    fn typed_operand_mistakes_are_build_errors_naming_the_fix() {
+        let msg = |f: &dyn Fn(&mut KernelBuilder)| {
+            kernel(|k| f(k)).unwrap_err().diagnostics.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("\n")
+        };
+        let ok_a = |k: &mut KernelBuilder| ring(k, "a", &[64, 64]);
+        let e = msg(&|k| {
+            let (a, b) = (ok_a(k), ring(k, "b", &[64, 64]));
+            let acc = k.alloc_registers(Type::F32, &[64]);
+            k.wgmma_tiles(acc, a, b, 0, Value::pred(false), MmaOptions::default());
+        });
+        assert!(e.contains("the accumulator is 64 x 128 (`T.registers::<f32>([64])`), but B [64, 64] is 64 wide in N"), "{e}");
+        assert!(e.contains("`T.registers::<f32>([32])`"), "{e}");
+        let e = msg(&|k| {
+            use super::super::tile::TileShape;
+            let a = ok_a(k);
+            let b = k.alloc_tile("b", &TileShape::new(Type::BF16, &[64, 64], TileLayout::RowMajor));
+            let acc = k.alloc_registers(Type::F32, &[32]);
+            k.wgmma_tiles(acc, a, b, 0, Value::pred(false), MmaOptions::default());
+        });
+        assert!(e.contains("wgmma reads B through a shared-memory matrix descriptor") && e.contains("row-major"), "{e}");
+        let e = msg(&|k| {
+            let (a, b) = (ring(k, "a", &[128, 64]), ring(k, "b", &[64, 64]));
+            let acc = k.alloc_registers(Type::F32, &[32]);
+            k.wgmma_tiles(acc, a, b, 4, Value::pred(false), MmaOptions::default());
+        });
+        assert!(e.contains("multiplies 64 rows of A, but the A tile [128, 64] has 128"), "{e}");
+        assert!(e.contains("k-step 4 is past the tiles' K of 64 (4 steps of 16: 0..4)"), "{e}");
+        let e = msg(&|k| {
+            let b = ring(k, "b", &[64, 64]);
+            let acc = k.alloc_registers(Type::F32, &[2, 32]);
+            let frag = k.alloc_registers(Type::U32, &[2]);
+            let opts = MmaOptions { a_major: Major::MN, ..MmaOptions::default() };
+            k.wgmma_tiles_reg_a(acc, frag, b, 0, Value::pred(false), opts);
+        });
+        assert!(e.contains("a 1-dimensional f32 register array") && e.contains("found [2, 32] of f32"), "{e}");
+        assert!(e.contains("4 u32 registers per thread") && e.contains("A from registers is K-major"), "{e}");
+        let e = msg(&|k| {
+            let a = ring(k, "a", &[64, 64]);
+            let ring3 = ring(k, "b", &[4, 64, 64]);
+            let row = k.tile_at(ring3, Value::u32(1));
+            let row = k.tile_at(row, Value::u32(3));
+            let acc = k.alloc_registers(Type::F32, &[32]);
+            k.wgmma_tiles(acc, a, row, 0, Value::pred(false), MmaOptions::default());
+        });
+        assert!(e.contains("one row of a 128-byte swizzle tile"), "{e}");
+    }
+
     #[test]
     fn wgmma_is_sm90a_only() {
         for target in [Target::Sm90, Target::Sm100a] {
