@@ -189,6 +189,69 @@ fn tile_ops_build_and_assemble() {
     }
 }
 
+/// Hopper's wgmma family (sm_90a: `every_op` targets sm_100a, which has none), with the typed
+/// multicast load and the thread-counted cluster pipeline that feed it
+/// (`tests/dsl_wgmma.rs` checks what each form computes).
+#[phaser::kernel(target = "sm_90a")]
+fn wgmma_ops(
+    #[tma(box = [64, 64], swizzle = "128B")] tmap: TensorMap<bf16, 2>,
+    #[tma(box = [32, 64], swizzle = "128B")] half_rows: TensorMap<bf16, 2>,
+    out: &mut [f32],
+) {
+    T.require_block(128, 1, 1);
+    T.cluster_dims(2, 1, 1);
+    let pipe = T.pipeline.new_cluster_threads(1, 1, 2, "cta");
+    let a = T.alloc_shared::<bf16>([64, 64], "128B");
+    let b = T.alloc_shared::<bf16>([2, 32, 64], "128B");
+    T.pipeline.init(pipe);
+    let t = T.thread_idx();
+    let rank = T.cluster_cta_rank();
+    let st = T.pipeline.producer_state(pipe);
+    if t == 0 {
+        T.pipeline.producer_acquire(pipe, st);
+        let full = T.pipeline.producer_commit(pipe, st, a.bytes() + b.bytes());
+        T.tma.load(a, tmap, [0, 0], full);
+        T.tma.load_multicast(b[rank], half_rows, [rank * 32, 0], full, 3);
+    }
+    let cs = T.pipeline.consumer_state(pipe);
+    T.pipeline.consumer_wait(pipe, cs);
+    let mut acc = T.registers::<f32>([32]);
+    let mut frag = T.registers::<u32>([4]);
+    T.ptx.wgmma.fence();
+    T.ptx.wgmma.mma_async(acc, a, b, 0, false);
+    T.ptx.wgmma.mma_async(acc, a, b, 1, true, "mn", "k", "ab");
+    T.ptx.wgmma.mma_async_rs(acc, frag, b, 2, true, "k", "b");
+    T.ptx.wgmma.commit_group();
+    T.ptx.wgmma.wait_group(0);
+    if t == 0 {
+        T.pipeline.consumer_release(pipe, cs);
+    }
+    T.pipeline.advance(st);
+    if t == 0 {
+        T.pipeline.producer_tail(pipe, st);
+    }
+    out[t] = acc[0] + acc[31];
+}
+
+#[test]
+fn wgmma_ops_build_and_assemble() {
+    let ptx = wgmma_ops::ptx().unwrap_or_else(|e| panic!("{e}"));
+    let ptxas = phaser::codegen::ptxas::require();
+    if let Err(msg) = phaser::codegen::ptxas::assemble(&ptxas, &ptx, "sm_90a") {
+        panic!("ptxas:\n{msg}\n{ptx}");
+    }
+    for needle in [
+        "wgmma.fence.sync.aligned;",
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
+        "wgmma.commit_group.sync.aligned;",
+        "wgmma.wait_group.sync.aligned 0;",
+        ".multicast::cluster",
+        "mapa.shared::cluster",
+    ] {
+        assert!(ptx.contains(needle), "{needle} missing:\n{ptx}");
+    }
+}
+
 /// `.maxntid` cannot sit beside `.reqntid`, so it gets its own kernel.
 #[phaser::kernel(target = "sm_90a")]
 fn max_block_only(out: &mut [u32]) {

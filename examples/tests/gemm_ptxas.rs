@@ -5,6 +5,7 @@
 
 use phaser::codegen::{emit_kernel, ptxas};
 use phaser::Device;
+use phaser_examples::gallery::gemm_dsl;
 use phaser_examples::gemm::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -163,4 +164,122 @@ fn comparison_fails_on_poison_and_error() {
     poisoned[5] = POISON;
     assert!(compare(&poisoned, &shape, all(), |i, j| (i * 8 + j) as f64).worst.is_infinite());
     assert!(compare(&c, &shape, all(), |_, _| f64::NAN).worst.is_infinite(), "a poisoned reference fails too");
+}
+
+// ---- the DSL GEMM (examples/src/gallery/gemm_dsl.rs) against the builder's ----------------
+
+/// The SASS of a cubin, one `(address, instruction)` per line (no encodings, no NOPs).
+fn sass(cuobjdump: &Path, cubin: &Path) -> Vec<(u32, String)> {
+    let out = Command::new(cuobjdump).arg("-sass").arg(cubin).output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            // `        /*0120*/                   @P0 BRA 0x2b0 ;   /* 0x... */`
+            let rest = l.trim().strip_prefix("/*")?;
+            let (addr, inst) = rest.split_once("*/")?;
+            let addr = u32::from_str_radix(addr, 16).ok()?;
+            let inst = inst.split("/*").next().unwrap_or("").trim().trim_end_matches(';').trim();
+            (!inst.is_empty() && !inst.starts_with("NOP")).then(|| (addr, inst.to_string()))
+        })
+        .collect()
+}
+
+/// The opcode of an instruction, without its predicate and modifiers (`@!P1 SYNCS.ARRIVE...`
+/// -> `SYNCS`).
+fn opcode(inst: &str) -> &str {
+    let mut words = inst.split_whitespace();
+    let first = words.next().unwrap_or("");
+    let op = if first.starts_with('@') { words.next().unwrap_or("") } else { first };
+    op.split('.').next().unwrap_or(op)
+}
+
+/// The consumer's mainloop: from the target of the first backward branch after the last
+/// HGMMA (the loop over K blocks 1..) to that branch.
+fn mainloop(sass: &[(u32, String)]) -> Vec<&str> {
+    let last = sass.iter().rposition(|(_, i)| i.contains("HGMMA")).expect("HGMMAs");
+    let (bra, target) = sass[last..]
+        .iter()
+        .find_map(|(a, i)| {
+            let t = i.split("BRA ").nth(1)?.trim().strip_prefix("0x")?;
+            let t = u32::from_str_radix(t, 16).ok()?;
+            (t < *a).then_some((*a, t))
+        })
+        .expect("the mainloop's backward branch");
+    sass.iter().filter(|(a, _)| (target..=bra).contains(a)).map(|(_, i)| i.as_str()).collect()
+}
+
+fn count(insts: &[&str], op: &str) -> usize {
+    insts.iter().filter(|i| opcode(i) == op).count()
+}
+
+/// Every configuration the DSL GEMM implements (K-major B, two consumer warpgroups).
+fn dsl_configs() -> Vec<GemmConfig> {
+    let mut v = vec![GemmConfig::new(BLayout::KMajor)];
+    v.extend(sweep_configs(BLayout::KMajor));
+    v.retain(|c| gemm_dsl::unsupported(c).is_none());
+    v
+}
+
+/// The DSL GEMM assembles for sm_90a with zero spill bytes in every configuration, its PTX
+/// carries the DSL's Rust lines, and (with cuobjdump, at 4 stages) its SASS is the builder
+/// GEMM's where it matters: the same HGMMAs (2 copies of the K block x 4 k16 steps x m64 slabs), and in the
+/// mainloop the same HGMMA / WARPGROUP (arrive, depbar) / SYNCS (mbarrier) instructions with
+/// at most a few more uniform-datapath instructions (each m64 slab's A descriptor is built from
+/// its own sub-tile, where the builder adds the slab's offset to one descriptor).
+#[test]
+fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
+    let ptxas = ptxas::find().expect("ptxas is required for this test");
+    let cuobjdump = ptxas.with_file_name("cuobjdump");
+    let configs = dsl_configs();
+    assert!(configs.len() >= 10, "{} configurations", configs.len());
+    for cfg in configs {
+        let name = cfg.kernel_name();
+        let k = gemm_dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let ptx = emit_kernel(&k).unwrap();
+        assert!(
+            ptx.contains("// examples/src/gallery/gemm_dsl.rs:")
+                && ptx.contains(".file 1 \"examples/src/gallery/gemm_dsl.rs\""),
+            "{name}"
+        );
+        assert!(ptx.contains(".maxnreg 168") && ptx.contains(".reqntid 384, 1, 1"), "{name}");
+        assert!(
+            ptx.contains("setmaxnreg.dec.sync.aligned.u32 40;") && ptx.contains("setmaxnreg.inc.sync.aligned.u32 232;")
+        );
+        assert_eq!(k.declared_dynamic_bytes(), cfg.dynamic_smem_bytes(), "{name}: the builder's shared memory");
+        let (verbose, cubin) = assemble_verbose(&ptxas, &ptx, &format!("dsl_{name}"));
+        assert_eq!(spill_bytes(&verbose), (0, 0), "{name} spills:\n{verbose}");
+        assert!(!verbose.contains("C7508"), "setmaxnreg ignored (no register cap):\n{verbose}");
+        // The SASS comparison at one depth per tile shape and cluster size (the depth only
+        // changes the ring's size).
+        if !cuobjdump.is_file() || cfg.stages != 4 {
+            continue;
+        }
+        let builder = gemm_kernel(&cfg).unwrap();
+        let (_, builder_cubin) = assemble_verbose(&ptxas, &emit_kernel(&builder).unwrap(), &name);
+        let (ours, theirs) = (sass(&cuobjdump, &cubin), sass(&cuobjdump, &builder_cubin));
+        let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
+        let hgmma = |s: &[(u32, String)]| s.iter().filter(|(_, i)| i.contains(&shape)).count();
+        assert_eq!(hgmma(&ours), 2 * 4 * (cfg.wg_m / 64) as usize, "{name}");
+        assert_eq!(hgmma(&ours), hgmma(&theirs), "{name}");
+        let (ours_loop, theirs_loop) = (mainloop(&ours), mainloop(&theirs));
+        for op in ["HGMMA", "WARPGROUP", "SYNCS", "BAR", "LDS", "STS"] {
+            assert_eq!(count(&ours_loop, op), count(&theirs_loop, op), "{name}: {op} in the mainloop");
+        }
+        let extra_slabs = (cfg.wg_m / 64 - 1) as usize;
+        assert!(
+            ours_loop.len() <= theirs_loop.len() + 2 + 4 * extra_slabs,
+            "{name}: the DSL mainloop has {} instructions, the builder's {}:\n{}\n---\n{}",
+            ours_loop.len(),
+            theirs_loop.len(),
+            ours_loop.join("\n"),
+            theirs_loop.join("\n")
+        );
+        eprintln!(
+            "{name}: SASS {} instructions (builder {}), mainloop {} (builder {})",
+            ours.len(),
+            theirs.len(),
+            ours_loop.len(),
+            theirs_loop.len()
+        );
+    }
 }

@@ -2,10 +2,13 @@
 //! (tile-aligned, ragged in every dimension, smaller than a tile, one row, large), for both
 //! B layouts, the default (2-CTA cluster, B multicast) and the cluster-free configuration.
 //! Inputs are random bf16 with a fresh seed (printed); C is poisoned with NaN before each run.
+//! The DSL-written GEMM (examples/src/gallery/gemm_dsl.rs) is checked the same way, and against
+//! the builder GEMM bit for bit (the same wgmma sequence accumulates in the same order).
 //! Needs cuBLAS on the loader path (.ci/gpu-run.sh sets it).
 
 use phaser::Device;
 use phaser_examples::cublas::CublasLt;
+use phaser_examples::gallery::gemm_dsl;
 use phaser_examples::gemm::*;
 use phaser_examples::timing;
 
@@ -51,6 +54,85 @@ fn gemm_matches_cublas_and_the_cpu() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn dsl_gemm_matches_cublas_and_the_cpu() {
+    let dev = Device::cuda(0).expect("needs a CUDA GPU");
+    let blas = CublasLt::new(timing::cuda(&dev).unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    let seed = phaser_examples::gallery::fresh_seed();
+    eprintln!("seed {seed}");
+    let default = gemm_dsl::config(true);
+    let configs = [default, GemmConfig { cluster_m: 1, ..default }, gemm_dsl::config(false)];
+    let (mut failures, mut checked) = (Vec::new(), 0);
+    for cfg in configs {
+        let kernel = gemm_dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{e}"));
+        for (i, shape) in check_shapes().into_iter().enumerate() {
+            // The largest shapes once (the default configuration).
+            if shape.flops() > 1e11 && cfg != default {
+                continue;
+            }
+            let (vs_blas, vs_cpu) = check_against_cublas(&dev, &blas, &kernel, &cfg, shape, seed + i as u64)
+                .unwrap_or_else(|e| panic!("{shape} DSL {}: {e}", cfg.kernel_name()));
+            checked += 1;
+            eprintln!("{shape} DSL {}: vs cuBLAS {:.3}, vs CPU {:.3}", cfg.kernel_name(), vs_blas.worst, vs_cpu.worst);
+            if !(vs_blas.passed() && vs_cpu.passed()) {
+                failures.push(format!(
+                    "{shape} DSL {}: vs cuBLAS {:.3} at {:?}, vs CPU {:.3} at {:?}",
+                    cfg.kernel_name(),
+                    vs_blas.worst,
+                    vs_blas.at,
+                    vs_cpu.worst,
+                    vs_cpu.at
+                ));
+            }
+        }
+    }
+    assert!(checked >= 10, "{checked} checks");
+    assert!(
+        failures.is_empty(),
+        "seed {seed}: {} of {checked} checks failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The DSL GEMM and the builder GEMM of the same configuration issue the same wgmmas in the
+/// same order: on the same random inputs their C must be identical, bit for bit, at every
+/// correctness shape (ragged ones included), C poisoned before each run.
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn dsl_gemm_is_bit_identical_to_the_builder_gemm() {
+    let dev = Device::cuda(0).expect("needs a CUDA GPU");
+    let seed = phaser_examples::gallery::fresh_seed();
+    eprintln!("seed {seed}");
+    let mut differing = Vec::new();
+    for cfg in [gemm_dsl::config(true), gemm_dsl::config(false)] {
+        let kernels = [gemm_kernel(&cfg).unwrap(), gemm_dsl::kernel(&cfg).unwrap()];
+        for (i, shape) in check_shapes().into_iter().enumerate() {
+            let a = random_bf16(shape.m as usize * shape.k as usize, seed + i as u64);
+            let b = random_bf16(b_len(&shape), (seed + i as u64) ^ 0x9e37_79b9);
+            let mut bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
+            let mut c = Vec::new();
+            for k in &kernels {
+                dev.fill(&mut bufs.c, POISON).unwrap();
+                launch(&dev, k, &cfg, &bufs).unwrap_or_else(|e| panic!("{shape} {}: {e}", k.name));
+                c.push(dev.download(&bufs.c).unwrap());
+            }
+            let poisoned = c[1].iter().filter(|x| x.to_bits() == POISON.to_bits()).count();
+            let diff = c[0].iter().zip(&c[1]).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
+            eprintln!(
+                "{shape} {}: {diff} of {} elements differ, {poisoned} left poisoned",
+                cfg.kernel_name(),
+                c[0].len()
+            );
+            if diff > 0 || poisoned > 0 {
+                differing.push(format!("{shape} {}: {diff} differ, {poisoned} poisoned", cfg.kernel_name()));
+            }
+        }
+    }
+    assert!(differing.is_empty(), "seed {seed}:\n{}", differing.join("\n"));
 }
 
 #[test]

@@ -5,12 +5,12 @@
 //! `wait_group` that retires its wgmmas, and the accumulator read without the `wait_group` —
 //! are each reported at their Rust line in gemm.rs.
 
-use phaser::codegen::ir::{Inst, MbarrierOp, Stmt, StmtKind, WgmmaOp};
 use phaser::codegen::Kernel;
 use phaser::runtime::sim::{Category, Finding, SimConfig, Strategy};
 use phaser::runtime::RuntimeError;
 use phaser::Device;
 use phaser_examples::gemm::*;
+use phaser_examples::gemm_bugs;
 use std::time::Instant;
 
 /// The simulator's configuration: the default tile (128 x 256 x 64, two consumer warpgroups,
@@ -103,53 +103,12 @@ fn other_schedules_and_tile_shapes_are_clean_too() {
     }
 }
 
-/// Rewrite the first statement list (depth first) where `f` returns a replacement.
-fn rewrite(block: &mut Vec<Stmt>, f: &mut dyn FnMut(&[Stmt]) -> Option<Vec<Stmt>>) -> bool {
-    if let Some(new) = f(block) {
-        *block = new;
-        return true;
-    }
-    for s in block.iter_mut() {
-        let done = match &mut s.kind {
-            StmtKind::If { then_body, else_body, .. } => rewrite(then_body, f) || rewrite(else_body, f),
-            StmtKind::Loop { body, latch } => rewrite(body, f) || rewrite(latch, f),
-            _ => false,
-        };
-        if done {
-            return true;
-        }
-    }
-    false
-}
-
-fn is_wait_group(s: &Stmt, n: u32) -> bool {
-    matches!(&s.kind, StmtKind::Inst(Inst::Wgmma(WgmmaOp::WaitGroup { n: m })) if *m == n)
-}
-
-/// An `if` whose body arrives on a barrier (the stage release).
-fn is_release(s: &Stmt) -> bool {
-    fn arrives(b: &[Stmt]) -> bool {
-        b.iter().any(|s| match &s.kind {
-            StmtKind::Inst(Inst::Mbarrier(MbarrierOp::Arrive { .. })) => true,
-            StmtKind::If { then_body, else_body, .. } => arrives(then_body) || arrives(else_body),
-            _ => false,
-        })
-    }
-    matches!(&s.kind, StmtKind::If { then_body, .. } if arrives(then_body))
-}
-
 #[test]
 fn early_release_is_reported_at_the_release_line() {
     let cfg = sim_config();
     let mut k = gemm_kernel(&cfg).unwrap();
     // The mainloop's `wgmma_wait_group(1); release_stage(...)` becomes release, then wait.
-    let swapped = rewrite(&mut k.body, &mut |b| {
-        let i = (0..b.len().saturating_sub(1)).find(|&i| is_wait_group(&b[i], 1) && is_release(&b[i + 1]))?;
-        let mut v = b.to_vec();
-        v.swap(i, i + 1);
-        Some(v)
-    });
-    assert!(swapped, "the mainloop's wait_group(1) + release");
+    assert!(gemm_bugs::release_before_wait(&mut k), "the mainloop's wait_group(1) + release");
     let run = simulate(&k, &cfg, BLayout::KMajor, 12);
     let findings = run.result.expect_err("an early release is a finding");
     let races: Vec<&Finding> = findings.iter().filter(|f| f.category == Category::WgmmaOperandRace).collect();
@@ -169,13 +128,7 @@ fn missing_wait_group_is_reported_at_the_accumulator_read() {
     let cfg = sim_config();
     let mut k = gemm_kernel(&cfg).unwrap();
     // The `wgmma_wait_group(0)` before the last release and the epilogue goes away.
-    let removed = rewrite(&mut k.body, &mut |b| {
-        let i = (0..b.len().saturating_sub(1)).find(|&i| is_wait_group(&b[i], 0) && is_release(&b[i + 1]))?;
-        let mut v = b.to_vec();
-        v.remove(i);
-        Some(v)
-    });
-    assert!(removed, "the wait_group(0) after the mainloop");
+    assert!(gemm_bugs::drop_final_wait(&mut k), "the wait_group(0) after the mainloop");
     let run = simulate(&k, &cfg, BLayout::KMajor, 12);
     let findings = run.result.expect_err("reading the accumulator before wait_group is a finding");
     let races: Vec<&Finding> = findings.iter().filter(|f| f.category == Category::WgmmaRegisterRace).collect();

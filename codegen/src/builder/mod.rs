@@ -29,4 +29,4 @@ pub use registers::RegisterArray;
 pub use tcgen05::{IdescReg, TmemAlloc, UmmaDesc};
 pub use tile::{SharedTile, TileLayout, TileShape};
 pub use warp_spec::WarpgroupRoles;
-pub use wgmma::MatrixDesc;
+pub use wgmma::{MatrixDesc, MmaOptions, Negate};

@@ -240,13 +240,34 @@ impl SharedTile {
     }
 
     /// The (sub-)tile as the [`SmemTile`] a wgmma descriptor describes (`MmaOperand::new(t,
-    /// Major::K)`): a 2-dimensional swizzled (sub-)tile whose rows are one swizzle row apart,
-    /// starting on the swizzle's repeat (its start is `T.tile_addr`-able: [`Self::offset`]).
+    /// Major::K)`): a swizzled (sub-)tile whose rows are one swizzle row apart, starting on the
+    /// swizzle's repeat (its start is `T.tile_addr`-able: [`Self::offset`]). A tile of rank 3
+    /// or more is its outer dimensions flattened into rows (its rows are exactly one swizzle
+    /// row, so `[2, 64, 64]` of bf16 is the bytes of `[128, 64]`): a ring stage split into the
+    /// slabs of several warpgroups is, as a whole, one operand.
     pub fn smem_tile(&self) -> Option<SmemTile> {
         let TileLayout::Swizzled(s) = self.layout else { return None };
         let aligned = self.offset_align.is_multiple_of(s.repeat_bytes());
-        (self.rank == 2 && self.strides[0] == s.row_bytes() && aligned)
-            .then(|| SmemTile::new(self.elem().size(), self.dims[0], self.dims[1], s))
+        let r = self.rank();
+        let rows = self.dims[..r.saturating_sub(1)].iter().try_fold(1u32, |a, &d| a.checked_mul(d))?;
+        (r >= 2 && self.strides[r - 2] == s.row_bytes() && aligned)
+            .then(|| SmemTile::new(self.elem().size(), rows, self.dims[r - 1], s))
+    }
+
+    /// The TMA box of one block, innermost first, for a map of `rank` dimensions: a tile of
+    /// higher rank has its outer dimensions flattened (the layout of a swizzled tile of rank 3
+    /// or more is its rows; a row-major tile is dense), so a `[2, 64, 64]` stage of two
+    /// 64-row slabs is one `{64, 128}` box.
+    pub fn tma_box_for_rank(&self, rank: usize) -> Vec<u32> {
+        let mut b = self.tma_box();
+        while b.len() > rank.max(1) {
+            let outer = b.pop().unwrap_or(1);
+            if let Some(last) = b.last_mut() {
+                *last = last.saturating_mul(outer);
+            }
+        }
+        b.resize(rank.max(b.len()), 1);
+        b
     }
 
     /// Unswizzled byte offset of element `idx` (one index per dimension) from this
@@ -475,8 +496,7 @@ impl KernelBuilder {
     /// Check a tile copy against the map's expectation, or make the tile the expectation.
     #[track_caller]
     fn match_map(&mut self, tmap: TensorMapRef, tile: &SharedTile, what: &str) {
-        let mut tile_box = tile.tma_box();
-        tile_box.resize(tile_box.len().max(tmap.rank as usize), 1);
+        let tile_box = tile.tma_box_for_rank(tmap.rank as usize);
         let Some(i) = self.map_param(tmap) else { return };
         let (elem, swizzle) = (tile.elem(), tile.layout.swizzle());
         let name = self.params[i].name.clone();
@@ -531,10 +551,10 @@ impl KernelBuilder {
                 tile.layout.name()
             ));
         }
-        if let Some(d) = tile.tma_box().iter().position(|&x| x > TMA_MAX_BOX_DIM) {
+        let tile_box = tile.tma_box_for_rank(tmap.rank as usize);
+        if let Some(d) = tile_box.iter().position(|&x| x > TMA_MAX_BOX_DIM) {
             self.error(format!(
-                "{what}: the tile's box {:?} (innermost first) has dimension {d} above {TMA_MAX_BOX_DIM}",
-                tile.tma_box()
+                "{what}: the tile's box {tile_box:?} (innermost first) has dimension {d} above {TMA_MAX_BOX_DIM}"
             ));
         }
         if tile.blocks() > 1 && !pow2_factor(tile.block_bytes as u64).is_multiple_of(need) {
@@ -578,6 +598,27 @@ impl KernelBuilder {
             k.match_map(tmap, &tile, "TMA load");
             for (dst, c) in k.tile_blocks(&tile, coords) {
                 k.tma_load(dst, tmap, &c, bar);
+            }
+        })
+    }
+
+    /// `T.tma.load_multicast(tile, map, coords, bar, cta_mask)`: [`Self::tma_load_tile`] into
+    /// `tile` of every CTA of the cluster in the 16-bit `cta_mask` (the same shared offset;
+    /// each CTA's copy of `bar` completes the bytes that land there).
+    #[track_caller]
+    pub fn tma_load_tile_multicast(
+        &mut self,
+        tile: SharedTile,
+        tmap: TensorMapRef,
+        coords: &[Value],
+        bar: Barrier,
+        cta_mask: Value,
+    ) {
+        self.at_caller(|k| {
+            k.tile_copy_checks("TMA multicast load", &tile, tmap, coords);
+            k.match_map(tmap, &tile, "TMA multicast load");
+            for (dst, c) in k.tile_blocks(&tile, coords) {
+                k.tma_load_multicast(dst, tmap, &c, bar, cta_mask);
             }
         })
     }
@@ -691,6 +732,44 @@ mod tests {
         assert_eq!(row.smem_tile(), None, "a row is not an operand");
         let flat = k.alloc_tile("c", &TileShape::new(Type::BF16, &[64, 64], TileLayout::RowMajor));
         assert_eq!(flat.smem_tile(), None, "wgmma's unswizzled layout is interleaved, not row-major");
+    }
+
+    #[test]
+    fn higher_rank_tiles_are_their_rows_for_boxes_and_descriptors() {
+        // A stage of two 64-row slabs is the bytes of one 128-row tile: one {64, 128} box for a
+        // rank-2 map, one 128 x 64 wgmma operand; each slab is a 64 x 64 operand of its own.
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        let b128 = TileLayout::Swizzled(Swizzle::B128);
+        let ring = k.alloc_tile("ring", &TileShape::new(Type::BF16, &[4, 2, 64, 64], b128));
+        let stage = k.param("s", Type::U32);
+        let wg = k.param("wg", Type::U32);
+        let a = k.tile_at(ring, stage);
+        assert_eq!(a.tma_box_for_rank(2), vec![64, 128]);
+        assert_eq!(a.tma_box_for_rank(3), vec![64, 64, 2]);
+        assert_eq!(a.smem_tile(), Some(SmemTile::new(2, 128, 64, Swizzle::B128)));
+        let slab = k.tile_at(a, wg);
+        assert_eq!(slab.smem_tile(), Some(SmemTile::new(2, 64, 64, Swizzle::B128)));
+        // The flattened tile addresses its elements where the 128-row tile does.
+        let c = k.alloc_tile("c", &TileShape::new(Type::BF16, &[2, 64, 64], b128));
+        let flat = SmemTile::new(2, 128, 64, Swizzle::B128);
+        for (r, col) in [(0, 0), (63, 17), (64, 0), (100, 63)] {
+            assert_eq!(c.byte_offset(&[r / 64, r % 64, col]), Some(flat.offset(r, col)));
+        }
+        // A multicast copy of the stage through a {64, 128} map: one box, the mask as u16.
+        let map = k.param_tensor_map("m", 2);
+        let bars = k.alloc_barriers("bar", 1);
+        let bar = k.barrier_at(bars, Value::u32(0));
+        k.tma_load_tile_multicast(a, map, &[Value::u32(0), Value::u32(0)], bar, Value::u32(3));
+        let kernel = k.finish().unwrap();
+        let mut loads = Vec::new();
+        walk_insts(&kernel.body, &mut |i, _| {
+            if let Inst::Tma(TmaOp::LoadTensor { multicast, .. }) = i {
+                loads.push(*multicast);
+            }
+        });
+        assert_eq!(loads, vec![Some(Value::imm_u(3, Type::U16))]);
+        let spec = kernel.params.iter().find_map(|p| p.tma.clone()).unwrap();
+        assert_eq!(spec.box_dims, Some(vec![64, 128]), "the map expects the flattened box");
     }
 
     #[test]

@@ -30,7 +30,48 @@
 
 use super::fragment::Accumulator;
 use super::kernel_builder::KernelBuilder;
+use super::registers::RegisterArray;
+use super::tile::{SharedTile, TileLayout};
 use crate::ir::*;
+
+/// The immediates of `wgmma.mma_async` a DSL call chooses: how each multiplicand lies in its
+/// tile (`imm-trans-a/-b`) and whether it is negated (`imm-scale-a/-b = -1`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmaOptions {
+    /// K-major: the tile is `[M, K]` (K contiguous); MN-major: `[K, M]`.
+    pub a_major: Major,
+    /// K-major: the tile is `[N, K]`; MN-major: `[K, N]` (B row-major, the "NN" GEMM).
+    pub b_major: Major,
+    pub negate_a: bool,
+    pub negate_b: bool,
+}
+
+impl Default for MmaOptions {
+    fn default() -> MmaOptions {
+        MmaOptions { a_major: Major::K, b_major: Major::K, negate_a: false, negate_b: false }
+    }
+}
+
+/// Which multiplicands a DSL `negate` option negates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Negate {
+    None,
+    A,
+    B,
+    Both,
+}
+
+impl Negate {
+    /// (negate A, negate B).
+    pub fn flags(self) -> (bool, bool) {
+        match self {
+            Negate::None => (false, false),
+            Negate::A => (true, false),
+            Negate::B => (false, true),
+            Negate::Both => (true, true),
+        }
+    }
+}
 
 /// A wgmma multiplicand in shared memory: the typed operand view of its tile and the 64-bit
 /// descriptor (a `u64` register) of the tile's element (0, 0). Sub-matrices (k-steps,
@@ -188,6 +229,261 @@ impl KernelBuilder {
         });
     }
 
+    /// `T.ptx.wgmma.mma_async(acc, a, b, k, scale_d)`: k-step `k_step` (16 elements of K for
+    /// bf16/f16) of `acc (64 x N) = A * B (+ acc if scale_d)` with both multiplicands read from
+    /// typed swizzled tiles through descriptors built here from the tiles' layouts. N is the
+    /// accumulator's (`2 * len`); `a` holds the warpgroup's 64 rows, `b` exactly N (or their
+    /// transposes, as `opts` says). A K loop over a `[.., 64]` stage is `k_step` 0..4.
+    #[track_caller]
+    pub fn wgmma_tiles(
+        &mut self,
+        acc: RegisterArray,
+        a: SharedTile,
+        b: SharedTile,
+        k_step: u32,
+        scale_d: Value,
+        opts: MmaOptions,
+    ) {
+        self.at_caller(|k| {
+            let acc = k.mma_accumulator(acc);
+            let a_elem = k.mma_elem("A", a.elem());
+            let b_elem = k.mma_elem("B", b.elem());
+            if let (Some(x), Some(y)) = (a_elem, b_elem) {
+                if x != y {
+                    k.error(format!(
+                        "wgmma: A holds {} but B holds {}; both multiplicands have one type",
+                        x.ptx(),
+                        y.ptx()
+                    ));
+                }
+            }
+            let elem = a_elem.or(b_elem).unwrap_or(MmaElem::BF16);
+            let a_op = k.mma_operand("A", &a, opts.a_major, elem);
+            let b_op = k.mma_operand("B", &b, opts.b_major, elem);
+            let Some(acc) = acc else { return };
+            if let Some((op, _)) = a_op {
+                if op.mn() != 64 {
+                    k.error(format!(
+                        "wgmma: an m64 wgmma multiplies 64 rows of A, but the A tile {} has {}: pass one warpgroup's \
+                         64-row slab (`a[i]` of a `[.., 64, K]` tile)",
+                        shape_words(&a),
+                        op.mn()
+                    ));
+                }
+            }
+            k.check_b_and_k(&acc, a_op.map(|o| o.0.k()), b_op.as_ref(), &b, opts.b_major, k_step, elem);
+            let kk = elem.k();
+            let a_desc = match a_op {
+                Some((op, addr)) => {
+                    let d = k.matrix_desc(elem, op, addr);
+                    k.quiet_slice(&d, 0, k_step * kk, 64, kk)
+                }
+                None => Value::u64(0),
+            };
+            let b_desc = k.b_desc(b_op, elem, acc.n, k_step);
+            k.push_mma(MmaAsync {
+                n: acc.n,
+                a_ty: elem,
+                b_ty: elem,
+                d: acc.regs.clone(),
+                a: WgmmaA::Desc(a_desc),
+                b_desc,
+                scale_d,
+                negate_a: opts.negate_a,
+                negate_b: opts.negate_b,
+                trans_a: opts.a_major == Major::MN,
+                trans_b: opts.b_major == Major::MN,
+            });
+        })
+    }
+
+    /// `T.ptx.wgmma.mma_async_rs(acc, a, b, k, scale_d)`: like [`Self::wgmma_tiles`] with A
+    /// from registers: `a` is the warpgroup's A fragment of this k-step, 4 `u32` per thread
+    /// (two bf16/f16 each, in the PTX ISA's A-fragment layout; [`Accumulator::a_element`]).
+    /// A in registers is K-major by definition (`opts.a_major` must be K).
+    #[track_caller]
+    pub fn wgmma_tiles_reg_a(
+        &mut self,
+        acc: RegisterArray,
+        a: RegisterArray,
+        b: SharedTile,
+        k_step: u32,
+        scale_d: Value,
+        opts: MmaOptions,
+    ) {
+        self.at_caller(|k| {
+            let acc = k.mma_accumulator(acc);
+            let elem = k.mma_elem("B", b.elem()).unwrap_or(MmaElem::BF16);
+            let frag = a.dims() == [4] && matches!(a.elem(), Type::U32 | Type::B32 | Type::S32);
+            if !frag {
+                k.error(format!(
+                    "wgmma: the A fragment of a register-A wgmma is 4 u32 registers per thread (two {} each): \
+                     `T.registers::<u32>([4])`, found {:?} of {}",
+                    elem.ptx(),
+                    a.dims(),
+                    a.elem()
+                ));
+            }
+            if opts.a_major != Major::K {
+                k.error("wgmma: A from registers is K-major by definition (no `imm-trans-a`)");
+            }
+            let b_op = k.mma_operand("B", &b, opts.b_major, elem);
+            let Some(acc) = acc else { return };
+            k.check_b_and_k(&acc, None, b_op.as_ref(), &b, opts.b_major, k_step, elem);
+            let b_desc = k.b_desc(b_op, elem, acc.n, k_step);
+            let regs = a.regs();
+            let r = |i: usize| regs.get(i).map(|&r| Value::Reg(r)).unwrap_or(Value::imm_u(0, Type::B32));
+            k.push_mma(MmaAsync {
+                n: acc.n,
+                a_ty: elem,
+                b_ty: elem,
+                d: acc.regs.clone(),
+                a: WgmmaA::Regs([r(0), r(1), r(2), r(3)]),
+                b_desc,
+                scale_d,
+                negate_a: opts.negate_a,
+                negate_b: opts.negate_b,
+                trans_a: false,
+                trans_b: opts.b_major == Major::MN,
+            });
+        })
+    }
+
+    /// The accumulator view of a register array, or why it is none.
+    fn mma_accumulator(&mut self, acc: RegisterArray) -> Option<Accumulator> {
+        match acc.as_accumulator() {
+            Some(a) if (8..=256).contains(&a.n) && a.n.is_multiple_of(8) => Some(a),
+            Some(a) => {
+                self.error(format!(
+                    "wgmma: an accumulator of {} f32 registers is 64 x {}, but N must be a multiple of 8 in 8..=256: \
+                     `T.registers::<f32>([N / 2])` with N / 2 a multiple of 4 in 4..=128",
+                    a.len(),
+                    a.n
+                ));
+                None
+            }
+            None => {
+                self.error(format!(
+                    "wgmma: the accumulator is a 1-dimensional f32 register array (`T.registers::<f32>([N / 2])`, or \
+                     one row `acc[j]` of a 2-dimensional one), found {:?} of {}",
+                    acc.dims(),
+                    acc.elem()
+                ));
+                None
+            }
+        }
+    }
+
+    fn mma_elem(&mut self, which: &str, t: Type) -> Option<MmaElem> {
+        match t {
+            Type::BF16 => Some(MmaElem::BF16),
+            Type::F16 => Some(MmaElem::F16),
+            _ => {
+                self.error(format!("wgmma: {which} holds {t}, but wgmma multiplies bf16 or f16 tiles"));
+                None
+            }
+        }
+    }
+
+    /// The descriptor view of a typed tile and its shared address.
+    fn mma_operand(
+        &mut self,
+        which: &str,
+        tile: &SharedTile,
+        major: Major,
+        elem: MmaElem,
+    ) -> Option<(MmaOperand, Value)> {
+        let Some(st) = tile.smem_tile() else {
+            let why = match tile.layout {
+                TileLayout::RowMajor => "which describes 32/64/128-byte swizzled tiles, but this tile is row-major: \
+                     allocate it with a swizzle (`T.alloc_shared::<bf16>([rows, cols], \"128B\")`) and fill it through a \
+                     TMA map of that swizzle"
+                    .to_string(),
+                TileLayout::Swizzled(s) if tile.rank() < 2 => {
+                    format!("but this is one row of a {} tile: pass the 2-dimensional tile", s.name())
+                }
+                TileLayout::Swizzled(s) => format!(
+                    "but this sub-tile starts at a multiple of {} bytes only; a {} tile's descriptor needs {}-byte \
+                     alignment (index the tile by its outermost dimensions only)",
+                    tile.offset_align,
+                    s.name(),
+                    s.repeat_bytes()
+                ),
+            };
+            self.error(format!("wgmma reads {which} through a shared-memory matrix descriptor, {why}"));
+            return None;
+        };
+        if st.elem_bytes != elem.bytes() {
+            return None; // reported by `mma_elem`
+        }
+        let op = MmaOperand::new(st, major);
+        if let Some(p) = st.problem() {
+            self.error(format!("wgmma: {which}: {p}"));
+            return None;
+        }
+        let addr = self.tile_addr(*tile);
+        Some((op, addr))
+    }
+
+    /// B's N extent against the accumulator's, both K extents and the k-step against them.
+    #[allow(clippy::too_many_arguments)]
+    fn check_b_and_k(
+        &mut self,
+        acc: &Accumulator,
+        a_k: Option<u32>,
+        b_op: Option<&(MmaOperand, Value)>,
+        b: &SharedTile,
+        b_major: Major,
+        k_step: u32,
+        elem: MmaElem,
+    ) {
+        let Some((op, _)) = b_op else { return };
+        if op.mn() != acc.n {
+            let major = if b_major == Major::K { "K-major: [N, K]" } else { "MN-major: [K, N]" };
+            self.error(format!(
+                "wgmma: the accumulator is 64 x {} (`T.registers::<f32>([{}])`), but B {} is {} wide in N ({major}): \
+                 the accumulator of this B is `T.registers::<f32>([{}])`",
+                acc.n,
+                acc.n / 2,
+                shape_words(b),
+                op.mn(),
+                op.mn() / 2
+            ));
+        }
+        if let Some(ak) = a_k {
+            if ak != op.k() {
+                self.error(format!("wgmma: A is {ak} wide in K but B is {}", op.k()));
+            }
+        }
+        let kk = elem.k();
+        let steps = op.k() / kk;
+        if k_step >= steps {
+            self.error(format!(
+                "wgmma: k-step {k_step} is past the tiles' K of {} ({steps} steps of {kk}: 0..{steps})",
+                op.k()
+            ));
+        }
+    }
+
+    fn b_desc(&mut self, b_op: Option<(MmaOperand, Value)>, elem: MmaElem, n: u32, k_step: u32) -> Value {
+        match b_op {
+            Some((op, addr)) => {
+                let d = self.matrix_desc(elem, op, addr);
+                self.quiet_slice(&d, 0, k_step * elem.k(), n, elem.k())
+            }
+            None => Value::u64(0),
+        }
+    }
+
+    /// [`MatrixDesc::slice`] where the caller has reported a sub-matrix that does not fit
+    /// already (one message per mistake).
+    fn quiet_slice(&mut self, d: &MatrixDesc, mn0: u32, k0: u32, mn_extent: u32, k_extent: u32) -> Value {
+        match d.operand.start_offset(mn0, k0, mn_extent, k_extent) {
+            Ok(off) => self.add(d.desc, Value::u64((off >> 4) as u64)),
+            Err(_) => d.desc,
+        }
+    }
+
     /// Any `wgmma.mma_async` form (negations included); the target check validates it.
     #[track_caller]
     pub fn push_mma(&mut self, mut m: MmaAsync) {
@@ -196,6 +492,12 @@ impl KernelBuilder {
         }
         self.push(WgmmaOp::MmaAsync(Box::new(m)));
     }
+}
+
+/// `[128, 64] bf16 tile` for messages.
+fn shape_words(t: &SharedTile) -> String {
+    let dims: Vec<String> = t.dims().iter().map(|d| d.to_string()).collect();
+    format!("[{}]", dims.join(", "))
 }
 
 #[cfg(test)]
@@ -291,6 +593,97 @@ mod tests {
         })
         .unwrap_err();
         assert!(e.first_message().contains("not 1024-byte aligned"), "{e}");
+    }
+
+    /// A ring of `stages` stages of `[slabs, 64, 64]` bf16 (128-byte swizzled) and the
+    /// accumulator of an N = `n` wgmma.
+    fn ring(k: &mut KernelBuilder, name: &str, dims: &[u32]) -> SharedTile {
+        use super::super::tile::TileShape;
+        k.alloc_tile(name, &TileShape::new(Type::BF16, dims, TileLayout::Swizzled(Swizzle::B128)))
+    }
+
+    #[test]
+    fn typed_tiles_give_the_builders_descriptors() {
+        // A warpgroup's slab of a [stages, 2, 64, 64] A ring and the whole [stages, 2, 128, 64]
+        // B stage (a ring stage is its rows: 256 x 64): m64n256k16, the descriptors of
+        // `matrix_desc` + the k-step's 32 bytes.
+        let k = kernel(|k| {
+            let a = ring(k, "a", &[3, 2, 64, 64]);
+            let b = ring(k, "b", &[3, 2, 128, 64]);
+            let stage = k.param("stage", Type::U32);
+            let wg = k.param("wg", Type::U32);
+            let a_stage = k.tile_at(a, stage);
+            let a_slab = k.tile_at(a_stage, wg);
+            let b_stage = k.tile_at(b, stage);
+            let acc = k.alloc_registers(Type::F32, &[128]);
+            k.wgmma_fence();
+            for step in 0..4 {
+                k.wgmma_tiles(acc, a_slab, b_stage, step, Value::pred(step > 0), MmaOptions::default());
+            }
+            k.wgmma_commit_group();
+            k.wgmma_wait_group(0);
+        })
+        .unwrap();
+        let ptx = emit_kernel(&k).unwrap();
+        let mma: Vec<&str> = ptx.lines().filter(|l| l.contains("wgmma.mma_async")).collect();
+        assert_eq!(mma.len(), 4);
+        assert!(mma[0].contains("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"), "{ptx}");
+        // SBO 1024 (8 rows of 128 bytes), LBO 16 (encoded 1), 128-byte swizzle.
+        let constant = (1u64 << 62) | (64u64 << 32) | (1u64 << 16);
+        assert_eq!(ptx.matches(&format!(", {constant};")).count(), 8, "{ptx}");
+        for off in [2, 4, 6] {
+            let adds = ptx.lines().filter(|l| l.contains("add.u64") && l.trim_end().ends_with(&format!(", {off};")));
+            assert_eq!(adds.count(), 2, "k-step +{off} (32 bytes per step) on A and B:\n{ptx}");
+        }
+        assert!(ptx.contains("}, %rd") && ptx.contains(", 0, 1, 1, 0, 0;"), "{ptx}");
+    }
+
+    #[test]
+    fn typed_operand_mistakes_are_build_errors_naming_the_fix() {
+        let msg = |f: &dyn Fn(&mut KernelBuilder)| {
+            kernel(|k| f(k)).unwrap_err().diagnostics.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("\n")
+        };
+        let ok_a = |k: &mut KernelBuilder| ring(k, "a", &[64, 64]);
+        let e = msg(&|k| {
+            let (a, b) = (ok_a(k), ring(k, "b", &[64, 64]));
+            let acc = k.alloc_registers(Type::F32, &[64]);
+            k.wgmma_tiles(acc, a, b, 0, Value::pred(false), MmaOptions::default());
+        });
+        assert!(e.contains("the accumulator is 64 x 128 (`T.registers::<f32>([64])`), but B [64, 64] is 64 wide in N"), "{e}");
+        assert!(e.contains("`T.registers::<f32>([32])`"), "{e}");
+        let e = msg(&|k| {
+            use super::super::tile::TileShape;
+            let a = ok_a(k);
+            let b = k.alloc_tile("b", &TileShape::new(Type::BF16, &[64, 64], TileLayout::RowMajor));
+            let acc = k.alloc_registers(Type::F32, &[32]);
+            k.wgmma_tiles(acc, a, b, 0, Value::pred(false), MmaOptions::default());
+        });
+        assert!(e.contains("wgmma reads B through a shared-memory matrix descriptor") && e.contains("row-major"), "{e}");
+        let e = msg(&|k| {
+            let (a, b) = (ring(k, "a", &[128, 64]), ring(k, "b", &[64, 64]));
+            let acc = k.alloc_registers(Type::F32, &[32]);
+            k.wgmma_tiles(acc, a, b, 4, Value::pred(false), MmaOptions::default());
+        });
+        assert!(e.contains("multiplies 64 rows of A, but the A tile [128, 64] has 128"), "{e}");
+        assert!(e.contains("k-step 4 is past the tiles' K of 64 (4 steps of 16: 0..4)"), "{e}");
+        let e = msg(&|k| {
+            let b = ring(k, "b", &[64, 64]);
+            let acc = k.alloc_registers(Type::F32, &[2, 32]);
+            let frag = k.alloc_registers(Type::U32, &[2]);
+            let opts = MmaOptions { a_major: Major::MN, ..MmaOptions::default() };
+            k.wgmma_tiles_reg_a(acc, frag, b, 0, Value::pred(false), opts);
+        });
+        assert!(e.contains("a 1-dimensional f32 register array") && e.contains("found [2, 32] of f32"), "{e}");
+        assert!(e.contains("4 u32 registers per thread") && e.contains("A from registers is K-major"), "{e}");
+        let e = msg(&|k| {
+            let a = ring(k, "a", &[64, 64]);
+            let ring3 = ring(k, "b", &[4, 64, 64]);
+            let row = k.tile_at(ring3, Value::u32(1));
+            let row = k.tile_at(row, Value::u32(3));
+            let acc = k.alloc_registers(Type::F32, &[32]);
+            k.wgmma_tiles(acc, a, row, 0, Value::pred(false), MmaOptions::default());
+        });
+        assert!(e.contains("one row of a 128-byte swizzle tile"), "{e}");
     }
 
     #[test]

@@ -84,7 +84,7 @@ impl OpArg {
             | (Kind::Pipeline, OpArg::Pipeline(_))
             | (Kind::PipelineState, OpArg::PipelineState(_))
             | (Kind::Shared, OpArg::Shared(_) | OpArg::Tile(_))
-            | (Kind::Tile, OpArg::Tile(_))
+            | (Kind::Tile | Kind::MmaTile, OpArg::Tile(_))
             | (Kind::Dims, OpArg::Dims(_))
             | (Kind::Global, OpArg::Global(_))
             | (Kind::TensorMap, OpArg::TensorMap(_))
@@ -92,6 +92,7 @@ impl OpArg {
             | (Kind::Coords | Kind::Values, OpArg::Values(_))
             | (Kind::Tag, OpArg::Tag(_)) => true,
             (Kind::GlobalMut, OpArg::Global(g)) => g.mutable,
+            (Kind::Registers(_), OpArg::Registers(_)) => true,
             (Kind::RemoteShared, OpArg::RemoteShared(_)) => true,
             (Kind::Array, OpArg::Global(_) | OpArg::Shared(_) | OpArg::RemoteShared(_)) => true,
             (Kind::ArrayMut, OpArg::Global(g)) => g.mutable,
@@ -156,6 +157,7 @@ impl OpArgs {
     take!(barriers -> BarrierArray, Barriers, BarrierArray { alloc: AllocId(0), len: 1 });
     take!(remote_barrier -> RemoteBarrier, RemoteBarrier, RemoteBarrier { addr: Value::u32(0) });
     take!(tile -> SharedTile, Tile, placeholder_tile());
+    take!(registers -> RegisterArray, Registers, placeholder_registers());
     take!(dims -> Vec<u32>, Dims, vec![1]);
 
     /// A shared array; a tile passed where an array is expected is its allocation's raw

@@ -48,6 +48,12 @@ pub enum Kind {
     Dims,
     /// A typed shared tile (`T.alloc_shared::<T>([rows, cols], "128B")`) or a sub-tile of one.
     Tile,
+    /// A matrix-multiply operand in shared memory: a 32/64/128-byte swizzled bf16/f16 tile of
+    /// rank 2 or more (a ring's stage, a warpgroup's slab), read through a descriptor.
+    MmaTile,
+    /// A register array (`T.registers::<T>([n])`) of this element type, or a row of one.
+    /// A sample `n` is the sample's length.
+    Registers(Type),
     /// `[c0, c1, ..]`: 32-bit integer tensor coordinates.
     Coords,
     /// `[v0, v1, ..]`: any scalars.
@@ -88,6 +94,14 @@ impl Kind {
             Kind::Const => "a compile-time u32 (a literal or a `#[comptime]` parameter)".into(),
             Kind::Dims => "a shape `[d0, d1, ..]` of compile-time u32s".into(),
             Kind::Tile => "a shared tile (`T.alloc_shared::<T>([rows, cols], layout)`)".into(),
+            Kind::MmaTile => {
+                "a swizzled bf16/f16 shared tile (`T.alloc_shared::<bf16>([rows, cols], \"128B\")`, or a stage of a ring)"
+                    .into()
+            }
+            Kind::Registers(t) => {
+                let name = scalar_name(t);
+                format!("a 1-dimensional {name} register array (`T.registers::<{name}>([n])`, or a row `regs[i]`)")
+            }
             Kind::Coords => "coordinates `[c0, c1, ..]` (32-bit integers)".into(),
             Kind::Values => "values `[v0, v1, ..]`".into(),
             Kind::Places => "`let mut` variables `[x, y, ..]`".into(),

@@ -140,6 +140,23 @@ pub fn sample_args(k: &mut KernelBuilder, def: &OpDef, hints: &[ArgHint]) -> Vec
                 (Kind::Tile, h) => {
                     OpArg::Tile(k.alloc_tile(&pname, &TileShape::new(elem_of(&h), &[8, 64], TileLayout::RowMajor)))
                 }
+                // A valid operand of every wgmma form: 64 x 64 bf16 (or f16), 128-byte swizzled
+                // (K-major and MN-major views alike have M/N = K = 64).
+                (Kind::MmaTile, h) => {
+                    let elem = match elem_of(&h) {
+                        t @ (Type::BF16 | Type::F16) => t,
+                        _ => Type::BF16,
+                    };
+                    let layout = TileLayout::Swizzled(crate::arch::swizzle::Swizzle::B128);
+                    OpArg::Tile(k.alloc_tile(&pname, &TileShape::new(elem, &[64, 64], layout)))
+                }
+                (Kind::Registers(t), h) => {
+                    let len = match h {
+                        ArgHint::Dims(d) => d.iter().product(),
+                        _ => p.sample.map(|s| s as u32).unwrap_or(4),
+                    };
+                    OpArg::Registers(k.alloc_registers(t, &[len]))
+                }
                 (Kind::Dims, h) => OpArg::Dims(match h {
                     ArgHint::Dims(d) => d,
                     _ => vec![8, p.sample.map(|s| s as u32).unwrap_or(64)],

@@ -84,6 +84,12 @@ macro_rules! take {
     ($call:ident, Tile) => {
         $call.tile()
     };
+    ($call:ident, MmaTile) => {
+        $call.tile()
+    };
+    ($call:ident, Registers($t:expr)) => {
+        $call.registers()
+    };
     ($call:ident, Coords) => {
         $call.values()
     };
@@ -190,6 +196,7 @@ mod tcgen05;
 mod tile;
 mod tma;
 mod warp;
+mod wgmma;
 
 /// The families in the order the docs list them.
 const FAMILIES: &[&[OpDef]] = &[
@@ -202,6 +209,7 @@ const FAMILIES: &[&[OpDef]] = &[
     sync::OPS,
     warp::OPS,
     tma::OPS,
+    wgmma::OPS,
     tcgen05::OPS,
     pipeline::OPS,
     debug::OPS,

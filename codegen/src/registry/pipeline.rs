@@ -20,6 +20,12 @@ ops! {
             let cfg = PipelineConfig { consumer_ctas: ctas, ..PipelineConfig::tma(stages, Arrivals::Warps(consumer_warps)) };
             k.pipeline(call.name(), cfg).with_cluster_sync(sync)
         };
+    /// ... with `empty` expecting one arrival per consumer thread of each CTA (e.g. one leader per warpgroup, after its `wgmma.wait_group`)
+    "pipeline.new_cluster_threads" (stages: Const = 2, consumer_threads: Const = 2, ctas: Const = 2; sync: Choice(CLUSTER_SYNC)) -> Pipeline
+        = |k, call| {
+            let cfg = PipelineConfig { consumer_ctas: ctas, ..PipelineConfig::tma(stages, Arrivals::Threads(consumer_threads)) };
+            k.pipeline(call.name(), cfg).with_cluster_sync(sync)
+        };
     /// thread 0 inits every barrier, `fence.mbarrier_init`, then the CTA syncs (all threads call it)
     "pipeline.init" (pipe: Pipeline) -> Unit = |k, call| pipe.init(k);
     /// stage 0, phase 1 (a fresh `empty` barrier passes a parity-1 wait: every buffer starts empty)

@@ -5,6 +5,7 @@ use crate::parse::ast::*;
 use crate::suggest::nearest;
 use crate::types::{Scalar, Ty};
 use phaser_codegen::arch::check::{MAX_ARRIVALS, MAX_TX_BYTES};
+use phaser_codegen::builder::TileLayout;
 use phaser_codegen::ir::Space;
 use phaser_codegen::registry::{self, ArgHint, Kind, OpDef, Ret};
 
@@ -87,6 +88,7 @@ impl Checker<'_> {
         }
         self.tensor_rank(spec, args);
         self.tile_checks(spec, args);
+        self.mma_checks(spec, args);
         if let Some(target) = self.target {
             self.check_lowering(target, e, path, path_sp, spec, turbofish, args, &lits, scalar_ty, arg_error);
         }
@@ -169,6 +171,15 @@ impl Checker<'_> {
             Kind::State => Some(Box::new(handle(Ty::State))),
             Kind::Shared => Some(Box::new(|t| matches!(t, Ty::Shared(_) | Ty::Tile { .. }))),
             Kind::Tile => Some(Box::new(|t| matches!(t, Ty::Tile { .. }))),
+            Kind::MmaTile => Some(Box::new(|t| {
+                matches!(
+                    t,
+                    Ty::Tile { elem: Scalar::BF16 | Scalar::F16, layout: None | Some(TileLayout::Swizzled(_)), .. }
+                )
+            })),
+            Kind::Registers(want) => {
+                Some(Box::new(move |t| matches!(t, Ty::Registers { elem, rank: 1 } if elem.ir_type() == want)))
+            }
             Kind::Global => Some(Box::new(|t| matches!(t, Ty::Global { .. }))),
             Kind::GlobalMut => Some(Box::new(|t| matches!(t, Ty::Global { mutable: true, .. }))),
             Kind::RemoteShared => Some(Box::new(|t| matches!(t, Ty::RemoteShared(_)))),
@@ -194,7 +205,14 @@ impl Checker<'_> {
                     (Kind::Barrier, t) if t.is_numeric() => {
                         "\n  help: barriers come from `T.alloc_barriers(n)` and `bars.ptr_to([i])` (or `T.barrier_at_addr(addr)`)".into()
                     }
-                    (Kind::Tile, Ty::Shared(_)) => "\n  help: a tile has a shape of two or more dimensions or a layout: `T.alloc_shared::<T>([rows, cols], \"128B\")`".into(),
+                    (Kind::Tile | Kind::MmaTile, Ty::Shared(_)) => "\n  help: a tile has a shape of two or more dimensions or a layout: `T.alloc_shared::<T>([rows, cols], \"128B\")`".into(),
+                    (Kind::MmaTile, Ty::Tile { layout: Some(TileLayout::RowMajor), .. }) => {
+                        "\n  help: wgmma reads shared memory through a matrix descriptor, which describes 32/64/128-byte swizzled tiles: allocate the tile with a swizzle (`T.alloc_shared::<bf16>([rows, cols], \"128B\")`) and fill it through a TMA map of that swizzle".into()
+                    }
+                    (Kind::MmaTile, Ty::Tile { .. }) => "\n  help: wgmma multiplies bf16 or f16 tiles".into(),
+                    (Kind::Registers(_), Ty::Registers { rank, .. }) if rank > 1 => {
+                        "\n  help: pass one row of the array: `acc[j]` (`j` known when the kernel is built)".into()
+                    }
                     (Kind::GlobalMut | Kind::ArrayMut, Ty::Global { elem, .. }) => {
                         format!("\n  help: declare the parameter `&mut [{}]`", elem.name())
                     }
@@ -440,13 +458,13 @@ impl Checker<'_> {
                 );
             }
         }
-        if rank > map_rank {
-            self.errs.at(tile.sp, format!("`T.{path}`: a {rank}-dimensional tile and a rank-{map_rank} tensor map"));
-            return;
-        }
-        // The box each copy moves (one column block of a swizzled tile), outermost first.
+        // The box each copy moves (one column block of a swizzled tile), outermost first; a
+        // tile of higher rank than the map is its outer dimensions flattened into rows (a
+        // `[2, 64, 64]` stage of two slabs is one `[128, 64]` box).
         let (Some(tshape), Some(bshape)) = (self.shape_of(tile), self.shape_of(map)) else { return };
-        let mut tbox: Vec<Option<i128>> = tshape.clone();
+        let fold = (rank as usize).saturating_sub(map_rank.max(1) as usize);
+        let outer = tshape[..=fold.min(tshape.len().saturating_sub(1))].iter().try_fold(1i128, |a, d| d.map(|d| a * d));
+        let mut tbox: Vec<Option<i128>> = std::iter::once(outer).chain(tshape.iter().skip(fold + 1).copied()).collect();
         if let (Some(Some(cols)), Some(phaser_codegen::builder::TileLayout::Swizzled(sw)), Some(es)) =
             (tbox.last().copied(), layout, Some(elem.bits() as i128 / 8))
         {
@@ -473,6 +491,80 @@ impl Checker<'_> {
                     show(&bshape)
                 ),
             );
+        }
+    }
+
+    /// A wgmma whose extents the macro knows: the accumulator's N must be B's, A must be one
+    /// warpgroup's 64 rows, and the k-step must lie in the tiles' K (the builder checks the
+    /// same when the kernel is built, for extents only known then).
+    fn mma_checks(&mut self, spec: &OpDef, args: &[Expr]) {
+        if !spec.path.starts_with("ptx.wgmma.mma_async") {
+            return;
+        }
+        let arg = |name: &str| spec.params.iter().position(|p| p.name == name).and_then(|i| args.get(i));
+        let major = |name: &str| match arg(name).map(|a| &a.kind) {
+            Some(ExprKind::Str(s)) => s.value(),
+            _ => "k".to_string(),
+        };
+        let path = spec.path;
+        // (M or N, K) of an operand tile of `major`-ness: a tile of rank 3 or more is its
+        // outer dimensions flattened into rows.
+        let extents = |shape: &[Option<i128>], major: &str| -> (Option<i128>, Option<i128>) {
+            let (outer, inner) = shape.split_at(shape.len().saturating_sub(1));
+            let rows = outer.iter().try_fold(1i128, |a, d| d.map(|d| a * d));
+            let cols = inner.first().copied().flatten();
+            if major == "mn" {
+                (cols, rows)
+            } else {
+                (rows, cols)
+            }
+        };
+        let (Some(acc), Some(b)) = (arg("acc"), arg("b")) else { return };
+        let acc_len = self.shape_of(acc).and_then(|s| if s.len() == 1 { s[0] } else { None });
+        let b_shape = self.shape_of(b).filter(|s| s.len() >= 2);
+        let (b_n, b_k) = b_shape.as_deref().map(|s| extents(s, &major("b_major"))).unwrap_or((None, None));
+        if let (Some(len), Some(n)) = (acc_len, b_n) {
+            if 2 * len != n {
+                self.errs.at(
+                    acc.sp,
+                    format!(
+                        "`T.{path}`: the accumulator `{}` is 64 x {} (`T.registers::<f32>([{len}])`), but B `{}` is {n} wide in N: the accumulator of this B is `T.registers::<f32>([{}])`",
+                        text(acc),
+                        2 * len,
+                        text(b),
+                        n / 2
+                    ),
+                );
+            }
+        }
+        if spec.path == "ptx.wgmma.mma_async" {
+            if let Some(a) = arg("a") {
+                if let Some(s) = self.shape_of(a).filter(|s| s.len() >= 2) {
+                    if let (Some(m), _) = extents(&s, &major("a_major")) {
+                        if m != 64 {
+                            self.errs.at(
+                                a.sp,
+                                format!(
+                                    "`T.{path}`: an m64 wgmma multiplies 64 rows of A, but `{}` has {m}\n  help: pass one warpgroup's 64-row slab (`a[i]` of a `[.., 64, K]` tile)",
+                                    text(a)
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        if let (Some(step), Some(k)) = (arg("k_step").and_then(|a| self.known(a)), b_k) {
+            if step * 16 >= k {
+                self.errs.at(
+                    arg("k_step").map_or(acc.sp, |a| a.sp),
+                    format!(
+                        "`T.{path}`: k-step {step} is past the tiles' K of {k} ({} steps of 16: 0..{})",
+                        k / 16,
+                        k / 16
+                    ),
+                );
+            }
         }
     }
 
@@ -650,7 +742,7 @@ fn hint(kind: Kind, a: &Expr, lit: Option<i128>, scalar_ty: Option<Ty>, all: &[E
             }
             _ => ArgHint::Any,
         },
-        Kind::Shared | Kind::Global | Kind::GlobalMut | Kind::RemoteShared | Kind::Tile => match ty {
+        Kind::Shared | Kind::Global | Kind::GlobalMut | Kind::RemoteShared | Kind::Tile | Kind::MmaTile => match ty {
             Ty::Shared(s) | Ty::Global { elem: s, .. } | Ty::RemoteShared(s) | Ty::Tile { elem: s, .. } => {
                 ArgHint::Elem(s.ir_type())
             }

@@ -1,17 +1,20 @@
-//! The Phaser bf16 GEMM (examples/src/gemm.rs) against cuBLASLt in the same process.
+//! The Phaser bf16 GEMMs against cuBLASLt in the same process: the builder version
+//! (examples/src/gemm.rs) and the same kernel written in the DSL
+//! (examples/src/gallery/gemm_dsl.rs; K-major B only).
 //!
 //! ```text
 //! bench_gemm                       # correctness check + performance at the issue's shapes
 //! bench_gemm --perf --shapes 4096x4096x4096 --b kmajor
+//! bench_gemm --impl dsl            # only the DSL GEMM (default: both, timed in the same rows)
 //! bench_gemm --check --seed 42     # replay a check
 //! bench_gemm --sweep               # tile shape x stages x cluster size at 4096^3 and 8192^3
 //! bench_gemm --emit-ptx DIR        # no GPU: write the PTX of the default and sweep configs
 //! bench_gemm --profile --shapes 8192x8192x8192   # for ncu: 3 + 3 warm launches, then one each
 //! ```
 //!
-//! Performance: every row (perf and sweep alike) times Phaser and cuBLASLt (bf16 in/out, f32
-//! compute, best heuristic algorithm, 32 MiB workspace) the same way, interleaved on one
-//! stream (`timing::interleaved`): `--warmup-ms` of sustained load alternating the two, then
+//! Performance: every row (perf and sweep alike) times the Phaser GEMMs (builder and DSL, as
+//! `--impl` says) and cuBLASLt (bf16 in/out, f32 compute, best heuristic algorithm, 32 MiB
+//! workspace) the same way, interleaved on one stream (`timing::interleaved`): `--warmup-ms` of sustained load alternating the two, then
 //! `--runs` rounds of one ~20 ms batch of back-to-back launches each, in alternating order;
 //! TFLOP/s = 2MNK / median time per launch. cuBLAS is measured with each row, never reused
 //! from another (the clocks differ between rows), and the SM clock and power `nvidia-smi`
@@ -29,6 +32,7 @@ use half::bf16;
 use phaser::codegen::EmitOptions;
 use phaser::Device;
 use phaser_examples::cublas::CublasLt;
+use phaser_examples::gallery::gemm_dsl;
 use phaser_examples::gemm::*;
 use phaser_examples::timing::{self, BenchError, BenchResult, RawArg, Shape, TensorMapArg};
 use std::collections::HashMap;
@@ -40,6 +44,36 @@ enum Layouts {
     Kmajor,
     Nmajor,
     Both,
+}
+
+/// Which Phaser GEMMs to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Impls {
+    Builder,
+    Dsl,
+    Both,
+}
+
+/// One Phaser GEMM kernel: the builder version or the DSL version of a configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Impl {
+    Builder,
+    Dsl,
+}
+
+impl Impl {
+    fn name(self) -> &'static str {
+        match self {
+            Impl::Builder => "builder",
+            Impl::Dsl => "DSL",
+        }
+    }
+    fn kernel(self, cfg: &GemmConfig) -> phaser::codegen::Result<phaser::Kernel> {
+        match self {
+            Impl::Builder => gemm_kernel(cfg),
+            Impl::Dsl => gemm_dsl::kernel(cfg),
+        }
+    }
 }
 
 #[derive(Parser, Debug)]
@@ -60,6 +94,10 @@ struct Args {
     /// B layouts to run.
     #[arg(long, value_enum, default_value_t = Layouts::Both)]
     b: Layouts,
+    /// The Phaser GEMMs to run: the builder version, the DSL version (K-major B), or both in
+    /// the same rows.
+    #[arg(long = "impl", value_enum, default_value_t = Impls::Both)]
+    impls: Impls,
     /// Timed batches per side per measurement (the median is reported).
     #[arg(long, default_value_t = 10)]
     runs: usize,
@@ -67,7 +105,8 @@ struct Args {
     #[arg(long, default_value_t = 500)]
     warmup_ms: u64,
     /// For ncu: at the first of --shapes (default 8192^3), 3 launches of Phaser's default
-    /// configuration, 3 of cuBLAS, then one of each (the two to profile); no timing.
+    /// configuration (the builder's, the DSL's with `--impl dsl`), 3 of cuBLAS, then one of
+    /// each (the two to profile); no timing.
     #[arg(long)]
     profile: bool,
     /// Input seed (default: fresh, printed).
@@ -97,6 +136,17 @@ impl Args {
             Layouts::Both => vec![BLayout::KMajor, BLayout::NMajor],
         }
     }
+    /// The implementations to run for `cfg` (the DSL GEMM only where it implements it).
+    fn impls_for(&self, cfg: &GemmConfig) -> Vec<Impl> {
+        let dsl = gemm_dsl::unsupported(cfg).is_none();
+        match self.impls {
+            Impls::Builder => vec![Impl::Builder],
+            Impls::Dsl if dsl => vec![Impl::Dsl],
+            Impls::Dsl => vec![],
+            Impls::Both if dsl => vec![Impl::Builder, Impl::Dsl],
+            Impls::Both => vec![Impl::Builder],
+        }
+    }
     fn config(&self, layout: BLayout) -> GemmConfig {
         let mut c = GemmConfig::new(layout);
         c.block_n = self.block_n.unwrap_or(c.block_n);
@@ -108,20 +158,20 @@ impl Args {
     }
 }
 
-/// Kernels built and loaded once per configuration.
+/// Kernels built and loaded once per configuration and implementation.
 struct Kernels {
-    built: HashMap<GemmConfig, (phaser::Kernel, timing::Loaded)>,
+    built: HashMap<(GemmConfig, Impl), (phaser::Kernel, timing::Loaded)>,
 }
 
 impl Kernels {
-    fn get(&mut self, dev: &Device, cfg: &GemmConfig) -> BenchResult<&(phaser::Kernel, timing::Loaded)> {
-        if !self.built.contains_key(cfg) {
-            let k = gemm_kernel(cfg)?;
+    fn get(&mut self, dev: &Device, cfg: &GemmConfig, imp: Impl) -> BenchResult<&(phaser::Kernel, timing::Loaded)> {
+        if let std::collections::hash_map::Entry::Vacant(slot) = self.built.entry((*cfg, imp)) {
+            let k = imp.kernel(cfg)?;
             let f = timing::load_phaser(timing::cuda(dev)?, &k, &EmitOptions::default())?;
             f.set_dynamic_smem(cfg.dynamic_smem_bytes())?;
-            self.built.insert(*cfg, (k, f));
+            slot.insert((k, f));
         }
-        Ok(&self.built[cfg])
+        Ok(&self.built[&(*cfg, imp)])
     }
 }
 
@@ -150,18 +200,69 @@ fn tflops(shape: &GemmShape, t: Duration) -> f64 {
 /// Uploaded A, B, C and a C for cuBLAS, per shape and layout.
 type Inputs = HashMap<(GemmShape, BLayout), (GemmBuffers, phaser::Buffer<bf16>)>;
 
+/// One Phaser GEMM's side of a row: TFLOP/s and its C against cuBLAS's.
+struct Side {
+    imp: Impl,
+    tflops: f64,
+    check: Comparison,
+}
+
 struct PerfRow {
     shape: GemmShape,
     layout: BLayout,
     config: GemmConfig,
-    ours: f64,
+    ours: Vec<Side>,
     cublas: f64,
     /// The GPU during the timed batches.
     gpu: Option<timing::GpuState>,
-    check: Comparison,
 }
 
 impl PerfRow {
+    fn side(&self, imp: Impl) -> Option<&Side> {
+        self.ours.iter().find(|s| s.imp == imp)
+    }
+    /// TFLOP/s of `imp` (`-` when not run).
+    fn tflops(&self, imp: Impl) -> String {
+        self.side(imp).map(|s| format!("{:.1}", s.tflops)).unwrap_or_else(|| "-".into())
+    }
+    /// `imp` relative to cuBLAS.
+    fn ratio(&self, imp: Impl) -> String {
+        self.side(imp).map(|s| format!("{:.3}", s.tflops / self.cublas)).unwrap_or_else(|| "-".into())
+    }
+    /// The DSL GEMM relative to the builder's.
+    fn dsl_vs_builder(&self) -> String {
+        match (self.side(Impl::Dsl), self.side(Impl::Builder)) {
+            (Some(d), Some(b)) => format!("{:.3}", d.tflops / b.tflops),
+            _ => "-".into(),
+        }
+    }
+    fn passed(&self) -> bool {
+        self.ours.iter().all(|s| s.check.passed())
+    }
+    /// The best ratio to cuBLAS of the row's sides (the sweep's sort key).
+    fn best_ratio(&self) -> f64 {
+        self.ours.iter().map(|s| s.tflops / self.cublas).fold(0.0, f64::max)
+    }
+    /// `builder 712.3 TFLOP/s (0.996x), DSL 710.2 TFLOP/s (0.993x)`.
+    fn describe_sides(&self) -> String {
+        let v: Vec<String> = self
+            .ours
+            .iter()
+            .map(|s| format!("{} {:.1} TFLOP/s ({:.3}x)", s.imp.name(), s.tflops, s.tflops / self.cublas))
+            .collect();
+        v.join(", ")
+    }
+    /// The checks against cuBLAS's C: `PASS 0.12 / PASS 0.12`.
+    fn checks(&self) -> String {
+        let v: Vec<String> = self
+            .ours
+            .iter()
+            .map(|s| {
+                format!("{} {} {:.2}", s.imp.name(), if s.check.passed() { "PASS" } else { "FAIL" }, s.check.worst)
+            })
+            .collect();
+        v.join(" / ")
+    }
     fn clocks(&self) -> String {
         match self.gpu {
             Some(g) => format!("{:.0} MHz, {:.0} W, {:.0} C, reasons {:#x}", g.sm_mhz, g.power_w, g.temp_c, g.reasons),
@@ -200,8 +301,8 @@ fn inputs_for<'a>(
     Ok(inputs.get_mut(&(shape, layout)).expect("inserted above"))
 }
 
-/// Time the Phaser kernel and cuBLAS at one shape the same way (interleaved), then verify
-/// Phaser's C against cuBLAS's.
+/// Time the Phaser kernels (`args.impls_for(cfg)`) and cuBLAS at one shape the same way
+/// (interleaved, in one measurement), then verify each Phaser C against cuBLAS's.
 #[allow(clippy::too_many_arguments)]
 fn perf_one(
     dev: &Device,
@@ -215,21 +316,39 @@ fn perf_one(
     full_check: bool,
 ) -> BenchResult<PerfRow> {
     let cuda = timing::cuda(dev)?;
+    let impls = args.impls_for(cfg);
+    if impls.is_empty() {
+        return Err(BenchError(format!(
+            "{}: no Phaser GEMM to time (the DSL GEMM reads a K-major B)",
+            cfg.kernel_name()
+        )));
+    }
+    for &imp in &impls {
+        kernels.get(dev, cfg, imp)?;
+    }
     let (bufs, reference) = inputs_for(dev, inputs, shape, cfg.b_layout, seed)?;
-    let (_, f) = kernels.get(dev, cfg)?;
     let raw = raw_args(dev, cfg, bufs)?;
     let launch =
         Shape { grid: grid(cfg, &shape, dev.sm_count()?), block: cfg.threads(), smem: cfg.dynamic_smem_bytes() };
     let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
     let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
-    let mut ours = || timing::launch(cuda, f, launch, &raw);
+    let loaded: Vec<&timing::Loaded> = impls.iter().map(|&imp| &kernels.built[&(*cfg, imp)].1).collect();
+    let mut ours: Vec<Box<dyn FnMut() -> BenchResult<()>>> = loaded
+        .iter()
+        .map(|&f| {
+            let raw = &raw;
+            Box::new(move || timing::launch(cuda, f, launch, raw)) as Box<dyn FnMut() -> BenchResult<()>>
+        })
+        .collect();
     let mut theirs = || blas.run(cuda, &plan, pa, pb, pc);
-    let t = timing::interleaved(cuda, &method(args), per_batch(&shape), &mut [&mut ours, &mut theirs])?;
-    // Verify the timed kernel: poison, one more run, compare with cuBLAS's C.
-    dev.fill(&mut bufs.c, POISON)?;
-    timing::time(cuda, || timing::launch(cuda, f, launch, &raw))?;
+    let mut sides: Vec<&mut dyn FnMut() -> BenchResult<()>> = ours.iter_mut().map(|f| &mut **f as _).collect();
+    sides.push(&mut theirs);
+    let t = timing::interleaved(cuda, &method(args), per_batch(&shape), &mut sides)?;
+    drop(sides);
+    drop(ours);
+    // Verify each timed kernel: poison, one more run, compare with cuBLAS's C.
     timing::time(cuda, || blas.run(cuda, &plan, pa, pb, pc))?;
-    let (ours, theirs) = (dev.download(&bufs.c)?, dev.download(reference)?);
+    let theirs = dev.download(reference)?;
     let (m, n) = (shape.m as usize, shape.n as usize);
     let positions: Vec<(usize, usize)> = if full_check {
         (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
@@ -238,20 +357,27 @@ fn perf_one(
         let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         (0..4096).map(|_| (r.random_range(0..m), r.random_range(0..n))).collect()
     };
-    let check = compare(&ours, &shape, positions.into_iter(), |i, j| theirs[i * n + j].to_f64());
+    let mut sides = Vec::new();
+    for (i, (&imp, f)) in impls.iter().zip(&loaded).enumerate() {
+        dev.fill(&mut bufs.c, POISON)?;
+        timing::time(cuda, || timing::launch(cuda, f, launch, &raw))?;
+        let c = dev.download(&bufs.c)?;
+        let check = compare(&c, &shape, positions.iter().copied(), |i, j| theirs[i * n + j].to_f64());
+        sides.push(Side { imp, tflops: tflops(&shape, t.sides[i].median), check });
+    }
     Ok(PerfRow {
         shape,
         layout: cfg.b_layout,
         config: *cfg,
-        ours: tflops(&shape, t.sides[0].median),
-        cublas: tflops(&shape, t.sides[1].median),
+        cublas: tflops(&shape, t.sides[impls.len()].median),
+        ours: sides,
         gpu: t.gpu,
-        check,
     })
 }
 
 /// `--profile`: the launches ncu profiles (`bench/gemm_ncu.sh`): at `shape`, 3 launches of
-/// Phaser's default configuration and 3 of cuBLAS (warm-up), then one of each.
+/// Phaser's default configuration (the builder's; the DSL's with `--impl dsl`) and 3 of cuBLAS
+/// (warm-up), then one of each.
 fn profile(args: &Args, shape: GemmShape, seed: u64) -> BenchResult<()> {
     let dev = Device::cuda(0)?;
     let cuda = timing::cuda(&dev)?;
@@ -260,7 +386,8 @@ fn profile(args: &Args, shape: GemmShape, seed: u64) -> BenchResult<()> {
     let mut kernels = Kernels { built: HashMap::new() };
     let mut inputs = Inputs::new();
     let (bufs, reference) = inputs_for(&dev, &mut inputs, shape, cfg.b_layout, seed)?;
-    let (_, f) = kernels.get(&dev, &cfg)?;
+    let imp = if args.impls == Impls::Dsl { Impl::Dsl } else { Impl::Builder };
+    let (_, f) = kernels.get(&dev, &cfg, imp)?;
     let raw = raw_args(&dev, &cfg, bufs)?;
     let launch =
         Shape { grid: grid(&cfg, &shape, dev.sm_count()?), block: cfg.threads(), smem: cfg.dynamic_smem_bytes() };
@@ -270,7 +397,8 @@ fn profile(args: &Args, shape: GemmShape, seed: u64) -> BenchResult<()> {
         let t_ours = timing::time(cuda, || timing::launch(cuda, f, launch, &raw))?;
         let t_blas = timing::time(cuda, || blas.run(cuda, &plan, pa, pb, pc))?;
         println!(
-            "profile {shape} kmajor ({round}): {} {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s",
+            "profile {shape} kmajor ({round}): {} {} {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s",
+            imp.name(),
             cfg.kernel_name(),
             tflops(&shape, t_ours),
             tflops(&shape, t_blas)
@@ -305,9 +433,16 @@ fn main() {
         std::fs::create_dir_all(dir).expect("create the PTX directory");
         for layout in [BLayout::KMajor, BLayout::NMajor] {
             for cfg in std::iter::once(args.config(layout)).chain(sweep_configs(layout)) {
-                let k = gemm_kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
-                let ptx = phaser::codegen::emit_kernel(&k).expect("emit");
-                std::fs::write(dir.join(format!("{}.ptx", k.name)), ptx).expect("write PTX");
+                for imp in args.impls_for(&cfg) {
+                    let k = imp.kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
+                    let ptx = phaser::codegen::emit_kernel(&k).expect("emit");
+                    // The DSL kernel has one entry name for every configuration.
+                    let file = match imp {
+                        Impl::Builder => format!("{}.ptx", k.name),
+                        Impl::Dsl => format!("gemm_dsl_{}.ptx", cfg.kernel_name()),
+                    };
+                    std::fs::write(dir.join(file), ptx).expect("write PTX");
+                }
             }
         }
         println!("PTX written to {}", dir.display());
@@ -368,19 +503,22 @@ fn run(args: &Args) -> BenchResult<bool> {
             for (i, shape) in check_shapes().into_iter().enumerate() {
                 // The cluster-free variant on the smaller shapes too (the non-multicast path).
                 for cfg in cfgs.iter().take(if shape.flops() < 2e10 { 2 } else { 1 }) {
-                    let (k, _) = kernels.get(&dev, cfg)?;
-                    let (vs_blas, vs_cpu) = check_against_cublas(&dev, &blas, k, cfg, shape, seed + i as u64)?;
-                    let pass = vs_blas.passed() && vs_cpu.passed();
-                    ok &= pass;
-                    lines.push(format!(
-                        "| check {shape} {} {} | {} | vs cuBLAS {} ; vs CPU {} |",
-                        layout.name(),
-                        cfg.kernel_name(),
-                        if pass { "PASS" } else { "FAIL" },
-                        describe(&vs_blas),
-                        describe(&vs_cpu)
-                    ));
-                    println!("{}", lines.last().unwrap());
+                    for imp in args.impls_for(cfg) {
+                        let (k, _) = kernels.get(&dev, cfg, imp)?;
+                        let (vs_blas, vs_cpu) = check_against_cublas(&dev, &blas, k, cfg, shape, seed + i as u64)?;
+                        let pass = vs_blas.passed() && vs_cpu.passed();
+                        ok &= pass;
+                        lines.push(format!(
+                            "| check {shape} {} {} {} | {} | vs cuBLAS {} ; vs CPU {} |",
+                            layout.name(),
+                            imp.name(),
+                            cfg.kernel_name(),
+                            if pass { "PASS" } else { "FAIL" },
+                            describe(&vs_blas),
+                            describe(&vs_cpu)
+                        ));
+                        println!("{}", lines.last().unwrap());
+                    }
                 }
             }
         }
@@ -392,17 +530,21 @@ fn run(args: &Args) -> BenchResult<bool> {
         let shapes = if args.shapes.is_empty() { perf_shapes() } else { args.shapes.clone() };
         for layout in args.layouts() {
             for &shape in &shapes {
-                let r =
-                    perf_one(&dev, &mut kernels, &blas, &args.config(layout), shape, seed, args, &mut inputs, true)?;
-                ok &= r.check.passed();
+                let cfg = args.config(layout);
+                if args.impls_for(&cfg).is_empty() {
+                    continue;
+                }
+                let r = perf_one(&dev, &mut kernels, &blas, &cfg, shape, seed, args, &mut inputs, true)?;
+                ok &= r.passed();
+                let checks: Vec<String> =
+                    r.ours.iter().map(|s| format!("{} {}", s.imp.name(), describe(&s.check))).collect();
                 println!(
-                    "perf {shape} {}: Phaser {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s ({:.3}x) [{}]; C vs cuBLAS {}",
+                    "perf {shape} {}: {}, cuBLAS {:.1} TFLOP/s [{}]; C vs cuBLAS: {}",
                     layout.name(),
-                    r.ours,
+                    r.describe_sides(),
                     r.cublas,
-                    r.ours / r.cublas,
                     r.clocks(),
-                    describe(&r.check)
+                    checks.join("; ")
                 );
                 rows.push(r);
             }
@@ -423,14 +565,13 @@ fn run(args: &Args) -> BenchResult<bool> {
                 match perf_one(&dev, &mut kernels, &blas, &cfg, shape, seed, args, &mut inputs, false) {
                     Ok(r) => {
                         println!(
-                            "sweep {shape} {}: Phaser {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s ({:.3}x) [{}]",
+                            "sweep {shape} {}: {}, cuBLAS {:.1} TFLOP/s [{}]",
                             cfg.kernel_name(),
-                            r.ours,
+                            r.describe_sides(),
                             r.cublas,
-                            r.ours / r.cublas,
                             r.clocks()
                         );
-                        ok &= r.check.passed();
+                        ok &= r.passed();
                         sweep.push(r);
                     }
                     Err(e) => println!("sweep {shape} {}: error {e}", cfg.kernel_name()),
@@ -451,36 +592,46 @@ fn run(args: &Args) -> BenchResult<bool> {
         println!("{l}");
     }
     if !rows.is_empty() {
-        println!("| shape | B | config | Phaser TFLOP/s | cuBLAS TFLOP/s | ratio | SM MHz | W | C vs cuBLAS |");
+        println!(
+            "| shape | B | config | builder TFLOP/s | DSL TFLOP/s | cuBLAS TFLOP/s | builder/cuBLAS | DSL/cuBLAS | \
+             DSL/builder | SM MHz | W | C vs cuBLAS |"
+        );
         for r in &rows {
             println!(
-                "| {} | {} | {} | {:.1} | {:.1} | {:.3} | {} | {} | {} {:.2} |",
+                "| {} | {} | {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {} |",
                 r.shape,
                 r.layout.name(),
                 r.config.kernel_name(),
-                r.ours,
+                r.tflops(Impl::Builder),
+                r.tflops(Impl::Dsl),
                 r.cublas,
-                r.ours / r.cublas,
+                r.ratio(Impl::Builder),
+                r.ratio(Impl::Dsl),
+                r.dsl_vs_builder(),
                 r.mhz(),
                 r.watts(),
-                if r.check.passed() { "PASS" } else { "FAIL" },
-                r.check.worst
+                r.checks()
             );
         }
     }
     if !sweep.is_empty() {
         // Best ratio first per shape: the ratio, not the absolute TFLOP/s, is what the clocks
         // of the moment do not move.
-        sweep.sort_by(|a, b| (a.shape.m, b.ours / b.cublas).partial_cmp(&(b.shape.m, a.ours / a.cublas)).unwrap());
-        println!("| sweep shape | config | Phaser TFLOP/s | cuBLAS TFLOP/s (same row) | ratio | SM MHz | W |");
+        sweep.sort_by(|a, b| (a.shape.m, b.best_ratio()).partial_cmp(&(b.shape.m, a.best_ratio())).unwrap());
+        println!(
+            "| sweep shape | config | builder TFLOP/s | DSL TFLOP/s | cuBLAS TFLOP/s (same row) | builder/cuBLAS | \
+             DSL/cuBLAS | SM MHz | W |"
+        );
         for r in &sweep {
             println!(
-                "| {} | {} | {:.1} | {:.1} | {:.3} | {} | {} |",
+                "| {} | {} | {} | {} | {:.1} | {} | {} | {} | {} |",
                 r.shape,
                 r.config.kernel_name(),
-                r.ours,
+                r.tflops(Impl::Builder),
+                r.tflops(Impl::Dsl),
                 r.cublas,
-                r.ours / r.cublas,
+                r.ratio(Impl::Builder),
+                r.ratio(Impl::Dsl),
                 r.mhz(),
                 r.watts()
             );

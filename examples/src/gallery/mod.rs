@@ -7,6 +7,7 @@ pub mod cluster_reduce;
 pub mod cp_async_mbarrier;
 pub mod dsl_pipeline;
 pub mod dsl_seeds;
+pub mod gemm_dsl;
 pub mod gemm_sm100;
 pub mod phase_table;
 pub mod pipeline;
@@ -158,6 +159,7 @@ pub fn examples() -> Vec<Example> {
     v.extend(transpose_swizzled::examples());
     v.extend(row_reduce::examples());
     v.extend(cluster_reduce::examples());
+    v.extend(gemm_dsl::examples());
     v.extend(gemm_sm100::examples());
     v
 }

@@ -1,0 +1,418 @@
+//! The warp-specialized, persistent Hopper bf16 GEMM of `examples/src/gemm.rs`, written only
+//! in the DSL: `C (M x N, bf16) = A (M x K, row-major) * B (N x K, K-major)`, f32 accumulation.
+//!
+//! The structure is the builder version's, statement for statement:
+//! - 384 threads: warpgroup 0 produces, warpgroups 1 and 2 consume; `setmaxnreg` moves
+//!   registers from the producer (40) to the consumers (232).
+//! - One elected thread of the producer walks the CTA's tiles and, per 64-wide K block,
+//!   acquires a stage of an S-stage `T.pipeline` (no hand-kept parity), registers the stage's
+//!   bytes and issues the TMA loads of A (`BM x 64`) and B (`BN x 64`), 128-byte swizzled.
+//! - Each consumer warpgroup owns `WG_M` rows (one m64 slab per 64): per K block it waits for
+//!   the stage, issues 4 k16 steps of `T.ptx.wgmma.mma_async` per slab (the descriptors come
+//!   from the typed tiles; N from the accumulator), commits, waits until the previous K block's
+//!   wgmmas retired (`wait_group(1)`) and releases that stage (one arrive per warpgroup).
+//! - Epilogue per warpgroup: the accumulator is rounded to bf16 pairs and written with
+//!   `stmatrix` into one of two 64 x 64 swizzled staging tiles, which a TMA store writes to C
+//!   (clipped at the edges); a tile is reused once the store issued two sub-tiles earlier read it.
+//! - Persistent CTAs walk the tiles in grouped order (`GROUP_M` cluster-tile rows at a time).
+//! - `CLUSTER = 2`: two CTAs of vertically adjacent tiles form a cluster; each loads its A tile
+//!   and half of the shared B tile, multicast into both; consumers release both CTAs' stages.
+//! - Ragged shapes: TMA zero-fills loads past the edges and clips stores; K and N must be
+//!   multiples of 8 (16-byte row strides), refused by the host side (`GemmShape::problem`).
+//!
+//! The host side is the builder GEMM's (`GemmConfig`, `GemmBuffers`, `launch`): the tensor maps,
+//! launch shape and shared-memory size are the same, so the two kernels are interchangeable.
+
+use super::{random_u32, BufferId, Example, Outcome, Outputs, Problem, Size};
+use crate::gemm::{self, BLayout, GemmConfig, GemmShape, BLOCK_K};
+use half::bf16;
+use phaser::runtime::{Device, RuntimeError, Swizzle};
+use phaser::Kernel;
+
+/// Consumer warpgroups (the producer is one more).
+pub const CONSUMERS: u32 = 2;
+/// Threads of the block: one producer and `CONSUMERS` consumer warpgroups.
+pub const THREADS: u32 = 128 * (1 + CONSUMERS);
+/// Registers per thread at entry, at one block per SM (`.maxnreg`), and after `setmaxnreg`:
+/// the producer gives what the consumers take.
+const ENTRY_REGS: u32 = 65536 / THREADS / 8 * 8;
+const PRODUCER_REGS: u32 = 40;
+const CONSUMER_REGS: u32 = (65536 - 128 * PRODUCER_REGS) / (128 * CONSUMERS) / 8 * 8;
+/// Rows and columns of an epilogue staging tile (one TMA store box).
+pub const EPI: u32 = 64;
+
+/// Where tile `t` of the persistent walk starts: `origin[0]` = its first row, `origin[1]` its
+/// first column. Triton's grouped ordering: `group_m` cluster-tile rows at a time, down the
+/// rows first, so the CTAs running together share A rows and B columns in L2; the CTA of
+/// rank `rank` in its cluster takes row `rank` of the cluster's rows.
+#[phaser::device]
+fn tile_origin(
+    mut origin: Registers<u32, 1>,
+    t: u32,
+    tiles_n: u32,
+    cluster_rows: u32,
+    rank: u32,
+    group_m: u32,
+    cluster: u32,
+    bm: u32,
+    bn: u32,
+) {
+    let width = tiles_n * group_m;
+    let group = t / width;
+    let first_row = group * group_m;
+    let rows = (cluster_rows - first_row).min(group_m);
+    let in_group = t % width;
+    let cluster_row = first_row + in_group % rows;
+    origin[0] = (cluster_row * cluster + rank) * bm;
+    origin[1] = in_group / rows * bn;
+}
+
+#[phaser::kernel(target = "sm_90a")]
+pub fn gemm_dsl(
+    #[tma(box = [CONSUMERS * WG_M, BLOCK_K], swizzle = "128B")] a: TensorMap<bf16, 2>,
+    #[tma(box = [BN / CLUSTER, BLOCK_K], swizzle = "128B")] b: TensorMap<bf16, 2>,
+    #[tma(box = [EPI, EPI], swizzle = "128B")] c: TensorMap<bf16, 2>,
+    m: u32,
+    n: u32,
+    k: u32,
+    #[comptime] BN: u32,
+    #[comptime] WG_M: u32,
+    #[comptime] STAGES: u32,
+    #[comptime] CLUSTER: u32,
+    #[comptime] GROUP_M: u32,
+) {
+    T.require_block(THREADS, 1, 1);
+    T.max_registers(ENTRY_REGS);
+    if CLUSTER > 1 {
+        T.cluster_dims(CLUSTER, 1, 1);
+    }
+    let bm = CONSUMERS * WG_M;
+    // m64 slabs per consumer warpgroup: each is one wgmma per k-step and one accumulator.
+    let slabs = WG_M / 64;
+    // Full/empty barriers per stage: one producer thread fills; one thread per consumer
+    // warpgroup releases, in every CTA its producer multicasts into. A release follows
+    // `wgmma.wait_group`, so the stage's reads are done: CUTLASS's CTA-scope hand-back.
+    let pipe = T.pipeline.new_cluster_threads(STAGES, CONSUMERS, CLUSTER, "cta");
+    // A stage: the A tile as one 64-row slab per m64 wgmma, the B tile as one slice per CTA
+    // of the cluster (what that CTA loads and multicasts); each is, as a whole, one TMA box.
+    let a_ring = T.alloc_shared::<bf16>([STAGES, bm / 64, 64, BLOCK_K], "128B");
+    let b_ring = T.alloc_shared::<bf16>([STAGES, CLUSTER, BN / CLUSTER, BLOCK_K], "128B");
+    // Two staging tiles per consumer warpgroup for the epilogue.
+    let c_tiles = T.alloc_shared::<bf16>([CONSUMERS, 2, EPI, EPI], "128B");
+    let stage_bytes = a_ring[0].bytes() + b_ring[0].bytes();
+    T.pipeline.init(pipe);
+
+    // The tile walk every role repeats: persistent, one cluster per step.
+    let tiles_n = (n + BN - 1) / BN;
+    let cluster_rows = (m + bm * CLUSTER - 1) / (bm * CLUSTER);
+    let total = tiles_n * cluster_rows;
+    let first = T.block_idx() / CLUSTER;
+    let step = T.grid_dim() / CLUSTER;
+    let rank = if CLUSTER > 1 { T.cluster_cta_rank() } else { 0 };
+    let k_blocks = (k + BLOCK_K - 1) / BLOCK_K;
+    let mut origin = T.registers::<u32>([2]);
+
+    let wg = T.warpgroup_idx();
+    if wg == 0 {
+        T.ptx.setmaxnreg.dec(PRODUCER_REGS);
+        // One elected thread of warp 0 issues every TMA load.
+        if T.warp_idx() == 0 {
+            if T.ptx.elect_sync() {
+                let st = T.pipeline.producer_state(pipe);
+                let mut t = first;
+                while t < total {
+                    tile_origin(origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+                    let m0 = origin[0];
+                    let n0 = origin[1];
+                    for kb in 0..k_blocks {
+                        let k0 = kb * BLOCK_K;
+                        T.pipeline.producer_acquire(pipe, st);
+                        // Every byte that lands in this CTA's stage: A, and all of B (the
+                        // peer's multicast slice included).
+                        let full = T.pipeline.producer_commit(pipe, st, stage_bytes);
+                        let s = T.pipeline.stage(st);
+                        T.tma.load(a_ring[s], a, [m0, k0], full);
+                        if CLUSTER > 1 {
+                            let slice = BN / CLUSTER;
+                            let cluster_mask = (1 << CLUSTER) - 1;
+                            T.tma.load_multicast(b_ring[s][rank], b, [n0 + rank * slice, k0], full, cluster_mask);
+                        } else {
+                            T.tma.load(b_ring[s][0], b, [n0, k0], full);
+                        }
+                        T.pipeline.advance(st);
+                    }
+                    t += step;
+                }
+                T.pipeline.producer_tail(pipe, st);
+            }
+        }
+    } else {
+        T.ptx.setmaxnreg.inc(CONSUMER_REGS);
+        let cw = wg - 1;
+        let tid = T.thread_idx() & 127;
+        let leader = tid == 0;
+        // Named barrier of this warpgroup's epilogue (0 is the CTA barrier).
+        let bar_id = cw + 1;
+        let slab0 = cw * slabs;
+        // This thread's row address of the 8x8 matrices `stmatrix.x4` writes: threads 8i..8i+7
+        // give matrix i's rows (rows 0-7, rows 8-15, then both 8 columns on), one 16-row band
+        // per warp.
+        let lane = tid & 31;
+        let st_row = (tid >> 5) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+        let st_col = (lane >> 4) * 8;
+        let mut acc = T.registers::<f32>([slabs, BN / 2]);
+        let read = T.pipeline.consumer_state(pipe);
+        let release = T.pipeline.consumer_state(pipe);
+        let mut t = first;
+        while t < total {
+            tile_origin(origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+            let m0 = origin[0];
+            let n0 = origin[1];
+            // K block 0 overwrites the accumulators (scale-d = false on its first k-step).
+            T.pipeline.consumer_wait(pipe, read);
+            let s = T.pipeline.stage(read);
+            T.ptx.wgmma.fence();
+            #[unroll]
+            for kk in 0..BLOCK_K / 16 {
+                #[unroll]
+                for j in 0..slabs {
+                    T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, kk > 0);
+                }
+            }
+            T.ptx.wgmma.commit_group();
+            T.pipeline.advance(read);
+            for _kb in 1..k_blocks {
+                T.pipeline.consumer_wait(pipe, read);
+                let s = T.pipeline.stage(read);
+                T.ptx.wgmma.fence();
+                #[unroll]
+                for kk in 0..BLOCK_K / 16 {
+                    #[unroll]
+                    for j in 0..slabs {
+                        T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, true);
+                    }
+                }
+                T.ptx.wgmma.commit_group();
+                // The previous K block's wgmmas have retired: its stage can be refilled.
+                T.ptx.wgmma.wait_group(1);
+                if leader {
+                    T.pipeline.consumer_release(pipe, release);
+                }
+                T.pipeline.advance(release);
+                T.pipeline.advance(read);
+            }
+            T.ptx.wgmma.wait_group(0);
+            if leader {
+                T.pipeline.consumer_release(pipe, release);
+            }
+            T.pipeline.advance(release);
+
+            // Epilogue: 64 x 64 sub-tiles through the two staging tiles, alternately.
+            #[unroll]
+            for j in 0..slabs {
+                #[unroll]
+                for sub in 0..BN / EPI {
+                    let staging = c_tiles[cw][(j * (BN / EPI) + sub) % 2];
+                    // The store issued from this tile two sub-tiles ago must have read it.
+                    if leader {
+                        T.ptx.cp_async.bulk.wait_group_read(1);
+                    }
+                    T.ptx.bar.sync(bar_id, 128);
+                    #[unroll]
+                    for q in 0..EPI / 16 {
+                        // Registers 4g..4g+7 hold columns 8g..8g+15 of the thread's rows
+                        // (PTX ISA: wgmma D fragment), in stmatrix's matrix order.
+                        let g = (sub * EPI + q * 16) / 8;
+                        T.ptx.stmatrix.x4(
+                            T.tile_addr(staging, [st_row, q * 16 + st_col]),
+                            T.pack.bf16x2(acc[j][4 * g], acc[j][4 * g + 1]),
+                            T.pack.bf16x2(acc[j][4 * g + 2], acc[j][4 * g + 3]),
+                            T.pack.bf16x2(acc[j][4 * g + 4], acc[j][4 * g + 5]),
+                            T.pack.bf16x2(acc[j][4 * g + 6], acc[j][4 * g + 7]),
+                        );
+                    }
+                    // Generic-proxy writes before the async-proxy (TMA) read.
+                    T.ptx.fence.proxy_async("shared::cta");
+                    T.ptx.bar.sync(bar_id, 128);
+                    if leader {
+                        T.tma.store(c, [m0 + cw * WG_M + 64 * j, n0 + sub * EPI], staging);
+                        T.ptx.cp_async.bulk.commit_group();
+                    }
+                }
+            }
+            t += step;
+        }
+        // Stores still reading the staging tiles must finish before the CTA exits.
+        if leader {
+            T.ptx.cp_async.bulk.wait_group(0);
+        }
+    }
+}
+
+/// Why the DSL GEMM does not implement `cfg`, if it does not: it is written for K-major B and
+/// two consumer warpgroups (every other choice of [`GemmConfig`] it takes as `#[comptime]`).
+pub fn unsupported(cfg: &GemmConfig) -> Option<String> {
+    if cfg.b_layout != BLayout::KMajor {
+        return Some("the DSL GEMM reads a K-major B (N x K); the N-major GEMM is the builder's".into());
+    }
+    if cfg.consumers != CONSUMERS {
+        return Some(format!("the DSL GEMM has {CONSUMERS} consumer warpgroups, not {}", cfg.consumers));
+    }
+    cfg.problem()
+}
+
+/// The DSL GEMM for `cfg` (built once per configuration and cached).
+pub fn kernel(cfg: &GemmConfig) -> phaser::codegen::Result<Kernel> {
+    if let Some(p) = unsupported(cfg) {
+        let mut k = phaser::codegen::builder::KernelBuilder::new("gemm_dsl", phaser::Target::Sm90a);
+        k.error(format!("GEMM configuration {}: {p}", cfg.kernel_name()));
+        return k.finish();
+    }
+    gemm_dsl::kernel_for(cfg.block_n, cfg.wg_m, cfg.stages, cfg.cluster_m, cfg.group_m)
+}
+
+/// The gallery's configurations: the default (128 x 256 tiles, 4 stages, 2-CTA clusters with B
+/// multicast) and the cluster-free one with 256 x 128 tiles (two m64 slabs per warpgroup).
+pub fn config(cluster: bool) -> GemmConfig {
+    let default = GemmConfig::new(BLayout::KMajor);
+    if cluster {
+        default
+    } else {
+        GemmConfig { block_n: 128, wg_m: 128, cluster_m: 1, ..default }
+    }
+}
+
+pub fn examples() -> Vec<Example> {
+    vec![
+        Example {
+            name: "gemm_dsl",
+            about: "the Hopper bf16 GEMM written in the DSL: TMA producer warp, T.pipeline stages, two wgmma \
+                    consumer warpgroups, stmatrix + TMA-store epilogue, persistent grouped raster, 2-CTA cluster \
+                    with B multicast (checked against the builder GEMM on the GPU)",
+            kernels: |_| Ok(vec![kernel(&config(true))?, gemm::gemm_kernel(&config(true))?]),
+            setup: |dev, size, seed| setup(dev, size, seed, true),
+            check,
+        },
+        Example {
+            name: "gemm_dsl_1cta",
+            about: "the DSL GEMM without a cluster: 256 x 128 tiles, two m64 wgmma slabs per consumer warpgroup",
+            kernels: |_| Ok(vec![kernel(&config(false))?, gemm::gemm_kernel(&config(false))?]),
+            setup: |dev, size, seed| setup(dev, size, seed, false),
+            check,
+        },
+    ]
+}
+
+/// What the check needs.
+pub struct Host {
+    pub shape: GemmShape,
+    pub a: Vec<bf16>,
+    pub b: Vec<bf16>,
+    /// C of the DSL GEMM, and (at the full size) of the builder GEMM on the same inputs.
+    pub c: BufferId<bf16>,
+    pub builder_c: Option<BufferId<bf16>>,
+}
+
+/// Random elements of {-1, 0, 1}: every partial sum is a small integer, exact in f32 whatever
+/// the order, so C is the exact product rounded once to bf16, on the GPU and in the simulator.
+fn ternary(n: usize, seed: u64) -> Vec<bf16> {
+    random_u32(n, seed).into_iter().map(|x| bf16::from_f32((x % 3) as f32 - 1.0)).collect()
+}
+
+pub fn setup(dev: &Device, size: Size, seed: u64, cluster: bool) -> Result<Problem, RuntimeError> {
+    let cfg = config(cluster);
+    let (bm, cm) = (cfg.block_m(), cfg.cluster_m);
+    // Small: one CTA (cluster) walks two tiles of four K blocks, so the stage ring wraps and
+    // the epilogue's staging tiles are reused. Quick: ragged in every dimension (a partial
+    // cluster row, a partial tile column, a partial K block) over two CTAs (clusters). Full: a
+    // real GEMM (2048^3), persistent over the GPU.
+    let (shape, grid) = match size {
+        Size::Small => (GemmShape::new(2 * bm * cm, cfg.block_n, 256), cm),
+        Size::Quick => (GemmShape::new(bm * cm + 72, 200, 136), 2 * cm),
+        Size::Full => {
+            let shape = GemmShape::new(2048, 2048, 2048);
+            (shape, gemm::grid(&cfg, &shape, dev.sm_count()?))
+        }
+    };
+    let (m, n, k) = (shape.m as usize, shape.n as usize, shape.k as usize);
+    let a = ternary(m * k, seed);
+    let b = ternary(n * k, seed ^ 0x5bd1_e995);
+    let mut p = Problem::new(seed);
+    let ga = p.input(dev, &a)?;
+    let gb = p.input(dev, &b)?;
+    let gc = p.output(dev, m * n, gemm::POISON)?;
+    let (m64, n64, k64) = (m as u64, n as u64, k as u64);
+    let sw = Swizzle::B128;
+    let ma = p.tensor_map(dev, ga, &[k64, m64], &[BLOCK_K, bm], sw)?;
+    let mb = p.tensor_map(dev, gb, &[k64, n64], &[BLOCK_K, cfg.block_n / cm], sw)?;
+    let mc = p.tensor_map(dev, gc, &[n64, m64], &[EPI, EPI], sw)?;
+    let launch = phaser::LaunchConfig::linear(grid, cfg.threads()).with_dynamic_shared(cfg.dynamic_smem_bytes());
+    let args = [ma.into(), mb.into(), mc.into(), shape.m.into(), shape.n.into(), shape.k.into()];
+    p.launch(kernel(&cfg)?, launch, args, [gc.into()]);
+    // At the full size the builder GEMM computes the same C: the two must agree bit for bit.
+    let builder_c = if size == Size::Full {
+        let gc2 = p.output(dev, m * n, gemm::POISON)?;
+        let mc2 = p.tensor_map(dev, gc2, &[n64, m64], &[EPI, EPI], sw)?;
+        let args = [ma.into(), mb.into(), mc2.into(), shape.m.into(), shape.n.into(), shape.k.into()];
+        p.launch(gemm::gemm_kernel(&cfg)?, launch, args, [gc2.into()]);
+        Some(gc2)
+    } else {
+        None
+    };
+    p.set_host(Host { shape, a, b, c: gc, builder_c });
+    Ok(p)
+}
+
+/// The exact product of row `i` of A and row `j` of B (K-major), rounded to bf16.
+fn exact(h: &Host, i: usize, j: usize) -> bf16 {
+    let k = h.shape.k as usize;
+    let sum: f32 = (0..k).map(|kk| h.a[i * k + kk].to_f32() * h.b[j * k + kk].to_f32()).sum();
+    bf16::from_f32(sum)
+}
+
+/// Every element (small sizes) or the corners, edges and 4096 random positions (the full
+/// size) equal the exact product bit for bit; at the full size every element also equals the
+/// builder GEMM's.
+pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
+    let h: &Host = p.host();
+    let got = outputs.get(0, h.c);
+    let (m, n) = (h.shape.m as usize, h.shape.n as usize);
+    let positions: Vec<(usize, usize)> = if h.builder_c.is_none() {
+        (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
+    } else {
+        use rand::{Rng, SeedableRng};
+        let mut r = rand_chacha::ChaCha8Rng::seed_from_u64(p.seed);
+        let mut v = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+        v.extend((0..4096).map(|_| (r.random_range(0..m), r.random_range(0..n))));
+        v
+    };
+    let bad: Vec<(usize, usize)> =
+        positions.iter().copied().filter(|&(i, j)| got[i * n + j].to_bits() != exact(h, i, j).to_bits()).collect();
+    let vs_builder = h.builder_c.map(|b| {
+        let theirs = outputs.get(1, b);
+        got.iter().zip(theirs).filter(|(x, y)| x.to_bits() != y.to_bits()).count()
+    });
+    let builder = match vs_builder {
+        Some(0) => format!("; all {} elements equal the builder GEMM's", m * n),
+        Some(d) => format!("; {d} of {} elements differ from the builder GEMM's", m * n),
+        None => String::new(),
+    };
+    let passed = bad.is_empty() && vs_builder.unwrap_or(0) == 0;
+    if bad.is_empty() {
+        Outcome::new(passed, format!("{} (seed {}): {} elements exact{builder}", h.shape, p.seed, positions.len()))
+    } else {
+        let (i, j) = bad[0];
+        Outcome::new(
+            false,
+            format!(
+                "{} (seed {}): {} of {} wrong; C[{i}][{j}] = {}, want {}{builder}",
+                h.shape,
+                p.seed,
+                bad.len(),
+                positions.len(),
+                got[i * n + j],
+                exact(h, i, j)
+            ),
+        )
+    }
+}
