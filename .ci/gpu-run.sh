@@ -89,7 +89,7 @@ for p in ./bench/*.py; do [ -f "$p" ] && step "$(basename "$p" .py)" python3 "$p
 # What the faster wait buys the streaming kernel: bench_stream again with the runtime's kernels
 # printed in the other wait layouts (PHASER_WAIT_LOOP; the bench_stream step above is the
 # default, first-try), at the depths that matter.
-for form in in-loop none; do
+for form in hinted-first in-loop none; do
   [ -x ./bin/bench_stream ] && step "bench_stream_wait_$form" env PHASER_WAIT_LOOP=$form ./bin/bench_stream --stages 3,4,6
 done
 # GEMM=1: the GEMM sweep over tile shape, stages and cluster size (minutes; every row times
@@ -156,7 +156,7 @@ highlights() {
     echo "--- $f"
     awk '/====================/{s=1} s' "$LOGS/$f.log" | grep -E '^\|' | head -32
   done
-  for f in bench_stream bench_stream_wait_in-loop bench_stream_wait_none; do
+  for f in bench_stream bench_stream_wait_hinted-first bench_stream_wait_in-loop bench_stream_wait_none; do
     [ -f "$LOGS/$f.log" ] && echo "--- $f" && grep -E '^\| (cuMemcpy|stream_axpb_s[346] )|^best' "$LOGS/$f.log"
   done
   f=ncu_row_reduce_banks

@@ -48,6 +48,23 @@ fn first_try_form_tries_once_then_retries_with_the_hint() {
 }
 
 #[test]
+fn hinted_first_form_tries_with_the_hint_then_counts() {
+    let opts = EmitOptions { wait_loop: WaitLoop::HintedFirst, ..EmitOptions::default() };
+    let ptx = emit_module(&Module::new(vec![wait_kernel()]), &opts).unwrap();
+    let lines = wait_block(&ptx);
+    let t = tries(&lines);
+    assert_eq!(t.len(), 2, "{ptx}");
+    // The first try is the head of CUTLASS's loop (with the hint); success leaves at once.
+    assert_eq!(lines[t[0]], "mbarrier.try_wait.parity.shared::cta.b64 %wait_done, [%r0], 0, 10000000;", "{ptx}");
+    assert!(lines[t[0] + 1].starts_with("@%wait_done bra $L_waited_"), "{ptx}");
+    let mut before = lines[..=t[0] + 1].iter().filter(|l| !l.starts_with(".reg"));
+    assert!(before.all(|l| !l.contains("%globaltimer") && !l.contains("%wait_spins")), "{ptx}");
+    assert_eq!(lines[t[1] - 2], "mov.u32 %wait_spins, 0;", "{ptx}");
+    assert!(lines[t[1]].ends_with(", 0, 10000000;"), "{ptx}");
+    check_watchdog(&lines, t[1], &ptx);
+}
+
+#[test]
 fn in_loop_form_starts_at_the_hinted_try() {
     let opts = EmitOptions { wait_loop: WaitLoop::InLoop, ..EmitOptions::default() };
     let ptx = emit_module(&Module::new(vec![wait_kernel()]), &opts).unwrap();
@@ -109,7 +126,7 @@ fn without_watchdog_it_is_cutlass_loop_to_the_letter() {
 #[test]
 fn every_form_assembles() {
     let ptxas = ptxas::find().expect("ptxas is required for this test");
-    for wait_loop in [WaitLoop::FirstTry, WaitLoop::InLoop] {
+    for wait_loop in [WaitLoop::FirstTry, WaitLoop::HintedFirst, WaitLoop::InLoop] {
         for (timeout, hint) in
             [(Some(1_000_000_000), Some(10_000_000)), (None, Some(10_000_000)), (Some(5), None), (None, None)]
         {

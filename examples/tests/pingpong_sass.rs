@@ -46,6 +46,7 @@ fn forms() -> Vec<(&'static str, EmitOptions)> {
     vec![
         ("no-watchdog", EmitOptions { wait_timeout_ns: None, ..EmitOptions::default() }),
         ("first-try", EmitOptions { wait_loop: WaitLoop::FirstTry, ..EmitOptions::default() }),
+        ("hinted-first", EmitOptions { wait_loop: WaitLoop::HintedFirst, ..EmitOptions::default() }),
         ("in-loop", EmitOptions { wait_loop: WaitLoop::InLoop, ..EmitOptions::default() }),
     ]
 }

@@ -41,7 +41,7 @@ pub const DEFAULT_WAIT_SUSPEND_HINT_NS: u32 = 10_000_000;
 
 /// Environment variable that overrides the default wait layout, for benchmarks that launch
 /// kernels through the runtime (which prints them with the default options): `first-try`,
-/// `in-loop`, or `none` (no watchdog: CUTLASS's loop exactly).
+/// `hinted-first`, `in-loop`, or `none` (no watchdog: CUTLASS's loop exactly).
 pub const WAIT_LOOP_ENV: &str = "PHASER_WAIT_LOOP";
 
 impl Default for EmitOptions {
@@ -68,16 +68,19 @@ fn default_wait() -> (Option<u64>, WaitLoop) {
         match std::env::var(WAIT_LOOP_ENV).as_deref() {
             Err(_) | Ok("") => (watchdog, WaitLoop::default()),
             Ok("none") => (None, WaitLoop::default()),
-            Ok(v) => match [WaitLoop::FirstTry, WaitLoop::InLoop].into_iter().find(|w| w.name() == v) {
-                Some(w) => (watchdog, w),
-                None => {
-                    eprintln!(
-                        "phaser: {WAIT_LOOP_ENV}={v} is not one of first-try, in-loop, none; using {}",
+            Ok(v) => {
+                match [WaitLoop::FirstTry, WaitLoop::HintedFirst, WaitLoop::InLoop].into_iter().find(|w| w.name() == v)
+                {
+                    Some(w) => (watchdog, w),
+                    None => {
+                        eprintln!(
+                        "phaser: {WAIT_LOOP_ENV}={v} is not one of first-try, hinted-first, in-loop, none; using {}",
                         WaitLoop::default().name()
                     );
-                    (watchdog, WaitLoop::default())
+                        (watchdog, WaitLoop::default())
+                    }
                 }
-            },
+            }
         }
     })
 }

@@ -10,8 +10,8 @@
 //!   no barrier to scheduling, so independent work moves across it.
 //! - ptxas recognizes only that exact loop: any instruction that counts failed tries (the
 //!   watchdog needs one) turns the wait into an ordinary loop. Two watchdog forms therefore
-//!   exist, [`WaitLoop::FirstTry`] (the default) and [`WaitLoop::InLoop`]; `bench_pingpong`
-//!   measures both against nvcc.
+//!   exist, [`WaitLoop::FirstTry`] (the default), [`WaitLoop::HintedFirst`] and
+//!   [`WaitLoop::InLoop`]; `bench_pingpong` measures each against nvcc.
 //!
 //! The watchdog's trap path is one block (`watchdog_check`): it runs once per
 //! [`WAIT_SPINS_PER_CHECK`] failed tries, never on a wait that succeeds at its first try.
@@ -38,6 +38,11 @@ pub enum WaitLoop {
     /// reset before it. SASS fast path: `TRYWAIT` (with the hint's `NANOSLEEP`/`PHASECHK`
     /// predicated off) and a not-taken branch, plus the counter's reset.
     InLoop,
+    /// [`WaitLoop::FirstTry`] whose first `try_wait` carries the suspend-time hint: the fast
+    /// path is the head of CUTLASS's loop (a waiter whose partner has not arrived sleeps in
+    /// the hardware until the phase completes instead of returning after the system's own
+    /// limit and entering the counting loop); failed tries are counted from the second on.
+    HintedFirst,
 }
 
 impl WaitLoop {
@@ -45,6 +50,7 @@ impl WaitLoop {
         match self {
             WaitLoop::FirstTry => "first-try",
             WaitLoop::InLoop => "in-loop",
+            WaitLoop::HintedFirst => "hinted-first",
         }
     }
 }
@@ -74,8 +80,10 @@ pub(crate) fn wait(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
         return v;
     };
     v.extend(["\t.reg .b32 %wait_spins, %wait_rem;".into(), "\t.reg .b64 %wait_t0, %wait_dt;".into()]);
-    if cx.wait_loop == WaitLoop::FirstTry {
-        v.extend([try_wait.line(""), format!("\t@%wait_done bra $L_waited_{n};")]);
+    match cx.wait_loop {
+        WaitLoop::FirstTry => v.extend([try_wait.line(""), format!("\t@%wait_done bra $L_waited_{n};")]),
+        WaitLoop::HintedFirst => v.extend([try_wait.line(&hint), format!("\t@%wait_done bra $L_waited_{n};")]),
+        WaitLoop::InLoop => {}
     }
     v.extend([
         "\tmov.u32 %wait_spins, 0;".into(),

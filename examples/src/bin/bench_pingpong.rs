@@ -102,6 +102,7 @@ fn emit_forms() -> Vec<(&'static str, EmitOptions)> {
     let with = |wait_loop| EmitOptions { wait_loop, ..EmitOptions::default() };
     vec![
         (WaitLoop::FirstTry.name(), with(WaitLoop::FirstTry)),
+        (WaitLoop::HintedFirst.name(), with(WaitLoop::HintedFirst)),
         (WaitLoop::InLoop.name(), with(WaitLoop::InLoop)),
         ("no-watchdog", EmitOptions { wait_timeout_ns: None, ..EmitOptions::default() }),
     ]
