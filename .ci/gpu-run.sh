@@ -127,7 +127,7 @@ PY"
 fi
 # SANITIZE=1: every gallery example under each compute-sanitizer tool, each run its own process
 # (a fault under one tool cannot poison the others); a generous watchdog, since the tools slow
-# kernels down. Then the CUDA C++ build of cp_async_mbarrier under synccheck, both forms.
+# kernels down. Then the CUDA C++ build of cp_async_mbarrier under synccheck and racecheck, both forms.
 if [ "${SANITIZE:-0}" = 1 ]; then
   EXAMPLES=$(./bin/phaser list --json | python3 -c 'import json, sys; print("\n".join(e["name"] for e in json.load(sys.stdin)["examples"]))')
   for tool in memcheck racecheck synccheck initcheck; do
@@ -136,8 +136,12 @@ if [ "${SANITIZE:-0}" = 1 ]; then
     done
   done
   step cpp_cp_async_build bash bench/cp_async_mbarrier.sh
-  for v in plain noinc; do
-    step "sanitize_synccheck_cpp_cp_async_$v" compute-sanitizer --tool synccheck --error-exitcode 9 ./bench/cp_async_mbarrier "$v"
+  # racecheck too: does nvcc's build of the protocol get the same cp.async write / read
+  # "race" as Phaser's (bench/sanitizers.md)?
+  for tool in synccheck racecheck; do
+    for v in plain noinc; do
+      step "sanitize_${tool}_cpp_cp_async_$v" compute-sanitizer --tool "$tool" --error-exitcode 9 ./bench/cp_async_mbarrier "$v"
+    done
   done
 fi
 # The numbers the notes need, from the logs above (compact).

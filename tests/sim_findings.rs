@@ -142,6 +142,56 @@ fn a_final_cluster_sync_keeps_the_target_cta_alive() {
 }
 
 // ---------------------------------------------------------------------------------------
+// A DSMEM store into another CTA of the cluster before any cluster barrier: that CTA may not
+// be running yet (compute-sanitizer racecheck: "located in a block that might not have entered
+// yet"). The simulator starts a cluster's CTAs together, so only the order can show it.
+
+#[phaser::kernel(target = "sm_90a")]
+fn early_dsmem_store(out: &mut [u32], #[comptime] FIRST_SYNC: u32) {
+    T.require_block(32, 1, 1);
+    T.cluster_dims(2, 1, 1);
+    let slot = T.alloc_shared::<u32>([1]);
+    let tid = T.thread_idx();
+    let rank = T.cluster_cta_rank();
+    let leader = T.ptx.mapa_shared(slot, 0);
+    if FIRST_SYNC == 1 {
+        T.cuda.cluster_sync();
+    }
+    if rank == 1 && tid == 0 {
+        leader[0] = 41 + rank; // DSMEM-STORE
+    }
+    T.cuda.cluster_sync();
+    if rank == 0 && tid == 0 {
+        out[0] = slot[0];
+    }
+    T.cuda.cluster_sync();
+}
+
+#[test]
+fn a_dsmem_store_before_the_first_cluster_barrier_is_reported() {
+    let k = early_dsmem_store::kernel_for(0).unwrap();
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let out = d.alloc::<u32>(1).unwrap();
+        let rep = d.simulate(&k, LaunchConfig::linear(2, 32), &[Arg::buffer(&out)]).unwrap();
+        let f = finding_at(&rep, Category::UnstartedCtaAccess, "DSMEM-STORE");
+        assert_eq!(f.cta, [1, 0, 0], "reported in the storing CTA:\n{}", rep.text());
+        assert!(f.message.contains("CTA rank 0's shared memory") && f.message.contains("started"), "{}", f.message);
+    }
+}
+
+#[test]
+fn a_first_cluster_barrier_orders_dsmem_after_the_start() {
+    let k = early_dsmem_store::kernel_for(1).unwrap();
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let out = d.alloc::<u32>(1).unwrap();
+        clean(&d.simulate(&k, LaunchConfig::linear(2, 32), &[Arg::buffer(&out)]).unwrap());
+        assert_eq!(d.download(&out).unwrap(), [42]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
 // Byte counts: an `arrive.expect_tx` registering fewer bytes than the bulk copy delivers
 // completes the phase before every byte landed; more bytes than delivered never completes.
 

@@ -55,6 +55,15 @@ impl Device {
         }
     }
 
+    /// Whether this device can run `k`'s code ([`check_target`]; the simulator runs every
+    /// target).
+    pub fn check_target(&self, k: &Kernel) -> Result<()> {
+        match self {
+            Device::Cuda(d) => check_target(k, d.compute_capability()),
+            Device::Sim(_) => Ok(()),
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
             Device::Cuda(d) => d.describe(),
@@ -298,6 +307,24 @@ impl Device {
     }
 }
 
+/// Whether a GPU of compute capability `(major, minor)` runs `k`'s code
+/// ([`phaser_codegen::Target::runs_on`]): `RuntimeError::TargetMismatch` with the fix when it
+/// cannot (sm_100a code on an sm_90 GPU). The GPU backend checks every launch with it; tools
+/// that only JIT a kernel (bench_jit) ask it first and skip what the device cannot load.
+pub fn check_target(k: &Kernel, (major, minor): (i32, i32)) -> Result<()> {
+    let cc = (major * 10 + minor) as u32;
+    if k.target.runs_on(cc) {
+        return Ok(());
+    }
+    let (sm_major, sm_minor) = (k.target.sm() / 10, k.target.sm() % 10);
+    let hint = if k.target.is_arch_specific() {
+        format!("{} code runs only on compute capability {sm_major}.{sm_minor}", k.target)
+    } else {
+        format!("{} needs compute capability {sm_major}.{sm_minor} or newer", k.target)
+    };
+    Err(RuntimeError::TargetMismatch { kernel: k.name.clone(), target: k.target.to_string(), major, minor, hint })
+}
+
 /// Launch-shape and shared-memory checks, the same on both backends (the GPU never gets to
 /// discover a bad shape); returns the launch's shared-memory layout.
 pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<SharedLayout> {
@@ -348,6 +375,30 @@ mod tests {
     use super::*;
     use phaser_codegen::builder::KernelBuilder;
     use phaser_codegen::{Target, Type};
+
+    fn empty(name: &str, target: Target) -> Kernel {
+        KernelBuilder::new(name, target).finish().unwrap()
+    }
+
+    #[test]
+    fn check_target_refuses_what_the_gpu_cannot_run() {
+        let sm100a = empty("tcgen05_gemm", Target::Sm100a);
+        match check_target(&sm100a, (9, 0)) {
+            Err(RuntimeError::TargetMismatch { kernel, target, major: 9, minor: 0, hint }) => {
+                assert_eq!((kernel.as_str(), target.as_str()), ("tcgen05_gemm", "sm_100a"));
+                assert_eq!(hint, "sm_100a code runs only on compute capability 10.0");
+            }
+            other => panic!("sm_100a on sm_90: {other:?}"),
+        }
+        // Architecture-specific code runs on its own chip only; portable code on newer ones too.
+        assert!(check_target(&sm100a, (10, 0)).is_ok());
+        assert!(check_target(&empty("hopper", Target::Sm90a), (9, 0)).is_ok());
+        assert!(check_target(&empty("hopper", Target::Sm90a), (10, 0)).is_err());
+        let e = check_target(&empty("ampere", Target::Sm80), (7, 5)).unwrap_err().to_string();
+        assert!(e.ends_with("sm_80 needs compute capability 8.0 or newer"), "{e}");
+        assert!(check_target(&empty("ampere", Target::Sm80), (9, 0)).is_ok());
+        assert!(Device::sim(Default::default()).check_target(&sm100a).is_ok(), "the simulator runs every target");
+    }
 
     #[test]
     fn sim_tensor_map_uses_the_buffer_address() {

@@ -20,7 +20,7 @@
 use clap::Parser;
 use phaser::codegen::{emit_kernel, Kernel, Target};
 use phaser::runtime::cuda::jit::{self, CubinCache, JitOptions};
-use phaser::Device;
+use phaser::{Device, RuntimeError};
 use phaser_examples::{gallery, timing};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -135,6 +135,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let build = median(builds);
         for k in kernels.iter().filter(|k| o.only.as_deref().is_none_or(|s| k.name.contains(s))) {
+            // The driver cannot JIT code for another architecture (sm_100a on an H200): skip it.
+            if let Err(RuntimeError::TargetMismatch { target, major, minor, .. }) = dev.check_target(k) {
+                println!("skip {}: needs {target}, device is sm_{major}{minor}", k.name);
+                continue;
+            }
             let mut prints = Vec::new();
             let mut text = String::new();
             for _ in 0..o.runs.max(1) {

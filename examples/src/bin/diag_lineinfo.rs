@@ -2,7 +2,7 @@
 //! (`.ci/gpu-run.sh`, `LINEINFO=1`), each printing `expected: <file>:<line>` first so the step
 //! can look for exactly that line in the tool's output:
 //!
-//! - `oob`: a kernel whose store at a known Rust line writes 1 GiB past its buffer. Under
+//! - `oob`: a kernel whose load at a known Rust line reads 1 GiB past its buffer. Under
 //!   `compute-sanitizer --tool memcheck` the report should name that line; under `cuda-gdb`
 //!   the illegal-address exception should stop there.
 //! - `cubin DIR`: the cubin the runtime's line-info JIT (`cuLinkCreate` with
@@ -11,7 +11,7 @@
 //! - `profile`: one launch of `stream_axpb` (quick size) for `ncu --import-source yes`, whose
 //!   source page should show the kernel's Rust file.
 
-use phaser::codegen::builder::KernelBuilder;
+use phaser::codegen::builder::{GlobalPtr, KernelBuilder};
 use phaser::codegen::ir::{Dim, Type, Value};
 use phaser::codegen::{emit_kernel, Target};
 use phaser::{Arg, Device, LaunchConfig};
@@ -32,19 +32,27 @@ fn oob() -> Result<(), Box<dyn std::error::Error>> {
     let mut k = KernelBuilder::new("lineinfo_oob", Target::Sm90a);
     let out = k.param_global("out", Type::U32, true);
     let tid = k.thread_idx(Dim::X);
-    // 2^28 u32 = 1 GiB past the start of a 32-element buffer: memcheck names the store,
-    // and without the tool the store faults (illegal address).
+    // 2^28 u32 = 1 GiB past the start of a 32-element buffer: memcheck names the load, and
+    // without the tool the load faults (illegal address).
     let far = k.add(tid, Value::u32(1 << 28));
-    let line = line!() + 1;
-    k.st_global(out, far, tid);
+    let line = load_far_store_near(&mut k, out, far, tid);
     let k = k.finish()?;
     println!("expected: {}:{line}", file!());
     let buf = dev.upload(&[0u32; 32])?;
     match dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&buf)]) {
-        Ok(_) => println!("the out-of-bounds store did not fault (memcheck reports it if it ran under the tool)"),
+        Ok(_) => println!("the out-of-bounds load did not fault (memcheck reports it if it ran under the tool)"),
         Err(e) => println!("launch error, as expected: {e}"),
     }
     Ok(())
+}
+
+/// `out[near] = out[far]` on one Rust line, which it returns. A faulting load, not a store: a
+/// store is fire-and-forget, so the warp may exit before its fault comes back, and then a live
+/// cuda-gdb has no warp to stop at; the store needs the load's value, so the warp waits at it
+/// for the fault. Whichever of the two instructions a tool names, the line is this one.
+#[rustfmt::skip]
+fn load_far_store_near(k: &mut KernelBuilder, out: GlobalPtr, far: Value, near: Value) -> u32 {
+    let v = k.ld_global(out, far); k.st_global(out, near, v); line!()
 }
 
 fn cubin(dir: &str) -> Result<(), Box<dyn std::error::Error>> {

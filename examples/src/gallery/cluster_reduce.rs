@@ -2,7 +2,8 @@
 //! distributed shared memory, written only in the DSL.
 //!
 //! `y[r] = sum(x[r][0..512])` over a `rows x 512` f32 tensor. A cluster of 2 CTAs takes 4
-//! rows at a time; CTA rank `k` sums columns `256 k .. 256 k + 256` of them (warp `w` one
+//! rows at a time (after a first cluster barrier: every CTA is running before any DSMEM
+//! store reaches it); CTA rank `k` sums columns `256 k .. 256 k + 256` of them (warp `w` one
 //! row: lane `l` loads the 16-byte vectors `l + 32 c`, c = 0..2, through the read-only cache,
 //! then 5 butterfly shuffles). Lane 0 of each warp stores its partial sum into CTA rank 0's
 //! `partials` array (`T.ptx.mapa_shared` + `st.shared::cluster`); after a cluster barrier,
@@ -28,6 +29,9 @@ pub fn dsl_cluster_reduce(x: &[f32], y: &mut [f32], rows: u32) {
     let lane = T.lane_idx();
     // Every CTA stores into rank 0's slots: `partials[rank * 4 + warp]` there.
     let leader = T.ptx.mapa_shared(partials, 0);
+    // Rank 1 stores into rank 0's shared memory, which needs rank 0 running: a CTA of a
+    // cluster may not have started yet (CUDA guide, distributed shared memory: sync first).
+    T.cuda.cluster_sync();
     let clusters = T.grid_dim() / 2;
     let steps = (rows + 3) / 4;
     let mut g = T.block_idx() / 2;

@@ -44,27 +44,7 @@ impl CudaDevice {
         layout: &SharedLayout,
         args: &[Arg],
     ) -> Result<LaunchReport> {
-        let (major, minor) = self.cc;
-        let cc = (major * 10 + minor) as u32;
-        if !k.target.runs_on(cc) {
-            let hint = if k.target.is_arch_specific() {
-                format!(
-                    "{} code runs only on compute capability {}.{}",
-                    k.target,
-                    k.target.sm() / 10,
-                    k.target.sm() % 10
-                )
-            } else {
-                format!("{} needs compute capability {}.{} or newer", k.target, k.target.sm() / 10, k.target.sm() % 10)
-            };
-            return Err(RuntimeError::TargetMismatch {
-                kernel: k.name.clone(),
-                target: k.target.to_string(),
-                major,
-                minor,
-                hint,
-            });
-        }
+        crate::device::check_target(k, self.cc)?;
         // Held until the launch returns: the buffers tensor maps view cannot be freed meanwhile.
         let _maps = crate::tensor_map::hold_tensor_maps(
             k,

@@ -82,7 +82,8 @@ impl<C: Checker> Engine<'_, C> {
             self.finding(Category::ExitedCtaAccess, own, Some(t), None, Some(pc), msg);
             return false;
         }
-        self.checker.on_remote_access(t, target, pc);
+        let issue = self.checker.on_remote_access(t, target, pc);
+        self.report_issue(issue);
         true
     }
 

@@ -61,6 +61,11 @@ pub enum Category {
     /// still reading or writing a CTA's shared memory when the CTA exits (a missing
     /// `wait_group` before the end).
     ExitedCtaAccess,
+    /// A DSMEM access or remote arrive into another CTA of the cluster that nothing orders
+    /// after that CTA started (no cluster barrier both took part in before it): the CTA may
+    /// not be running yet (CUDA Programming Guide, distributed shared memory: "ensure that all
+    /// thread blocks have started executing", e.g. with `cluster.sync()`).
+    UnstartedCtaAccess,
     /// Some thread loops forever: its whole state repeats and nothing else can change what it
     /// reads (found without running to `SimConfig::max_steps`).
     InfiniteLoop,
@@ -129,6 +134,7 @@ impl Category {
             Category::SharedRace => "shared-race",
             Category::UninitializedSharedRead => "uninitialized-shared-read",
             Category::ExitedCtaAccess => "access-to-exited-cta",
+            Category::UnstartedCtaAccess => "access-to-unstarted-cta",
             Category::InfiniteLoop => "infinite-loop",
             Category::WarpSync => "warp-sync",
             Category::OutOfBounds => "out-of-bounds",
@@ -167,6 +173,7 @@ impl Category {
             SharedRace,
             UninitializedSharedRead,
             ExitedCtaAccess,
+            UnstartedCtaAccess,
             InfiniteLoop,
             WarpSync,
             OutOfBounds,

@@ -916,13 +916,40 @@ impl Checker for HappensBefore {
         }
     }
 
-    fn on_remote_access(&mut self, t: u32, target: usize, pc: u32) {
+    fn on_remote_access(&mut self, t: u32, target: usize, pc: u32) -> Option<Issue> {
         let clock = self.clocks.own(t);
         let list = &mut self.remote[target];
         match list.iter_mut().find(|a| a.0 == t) {
             Some(a) => *a = (t, clock, pc),
             None => list.push((t, clock, pc)),
         }
+        // Started: some event of a thread of `target` happens before the access (every clock
+        // starts at 1 on its own thread, 0 elsewhere), e.g. its arrival at a cluster barrier
+        // whose wait `t` passed. The simulator starts every CTA of a cluster at once, so only
+        // this order, not the schedule, shows whether the hardware guarantees it.
+        let per_cta = self.threads_per_cta as usize;
+        let row = self.clocks.row(t);
+        if row[target * per_cta..(target + 1) * per_cta].iter().any(|&c| c > 0) {
+            return None;
+        }
+        let message = format!(
+            "{} accessed CTA rank {target}'s shared memory{} before anything ordered the access after CTA rank \
+             {target} started: the CTAs of a cluster are not guaranteed to be running yet (undefined behaviour; \
+             a cluster barrier — `barrier.cluster.arrive` + `wait`, `cluster_sync()` — before the first remote \
+             access guarantees it)",
+            self.who(t),
+            self.at(pc)
+        );
+        let from = (t / self.threads_per_cta) as usize;
+        Some(Issue {
+            category: Category::UnstartedCtaAccess,
+            cta: from,
+            thread: Some(t),
+            barrier: None,
+            phase: None,
+            pc: Some(pc),
+            message,
+        })
     }
 
     fn on_thread_exit(&mut self, t: u32) {

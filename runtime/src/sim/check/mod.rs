@@ -236,8 +236,11 @@ pub(crate) trait Checker: Sized + Send {
     fn on_atomic_sync(&mut self, t: u32, loc: (usize, u64), acquire: bool, release: bool) {}
     /// Thread `t` atomically updated `[off, off+len)` (initialized; a relaxed atomic orders nothing).
     fn on_shared_atomic(&mut self, t: u32, cta: usize, off: u32, len: u32) {}
-    /// Thread `t` accessed CTA `target`'s shared memory (or barrier) from another CTA.
-    fn on_remote_access(&mut self, t: u32, target: usize, pc: u32) {}
+    /// Thread `t` accessed CTA `target`'s shared memory (or barrier) from another CTA: an
+    /// issue when nothing orders the access after `target` started.
+    fn on_remote_access(&mut self, t: u32, target: usize, pc: u32) -> Option<Issue> {
+        None
+    }
     /// Thread `t` exited.
     fn on_thread_exit(&mut self, t: u32) {}
     /// Every thread of `cta` exited: remote accesses not ordered before that are races.
