@@ -79,6 +79,9 @@ done
 # Toolchain latency (bench/jit.md): with the driver's JIT cache as configured, then disabled.
 step bench_jit ./bin/bench_jit --reference bench/jit_reference.cu
 step bench_jit_cache_disabled env CUDA_CACHE_DISABLE=1 ./bin/bench_jit --reference bench/jit_reference.cu
+# What the watchdog costs the cold JIT (its per-wait record/trap code is most of a small
+# kernel's PTX): the same, with every kernel printed without the watchdog.
+step bench_jit_no_watchdog env CUDA_CACHE_DISABLE=1 PHASER_WAIT_LOOP=none ./bin/bench_jit --reference bench/jit_reference.cu
 # Line info reaches the tools (bench/lineinfo.sh: each step passes only if the tool shows the
 # Rust file/line the diagnostic expects).
 for m in memcheck nvdisasm cudagdb ncu; do step "lineinfo_$m" bash bench/lineinfo.sh "$m"; done
