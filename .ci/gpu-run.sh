@@ -71,6 +71,9 @@ PY
 for t in ./bin/test_*; do step "$(basename "$t")" "$t" --include-ignored --test-threads=1; done
 # The nvcc side of the ping-pong benchmark: builds bench/pingpong.cubin for bench_pingpong.
 [ -f bench/pingpong.sh ] && step pingpong_nvcc bash bench/pingpong.sh
+# The TMA inner-coordinate rule the simulator checks (TMA_INNER_COORD_ALIGN): the H200 probe
+# table, each configuration in its own process; fails when a verdict differs from the rule.
+[ -f bench/tma_coord_probe.sh ] && step tma_coord_probe bash bench/tma_coord_probe.sh
 # Benchmarks (BENCH_ARGS, e.g. "--sweep", goes to each).
 for b in ./bin/bench_*; do
   case "$(basename "$b")" in bench_jit) continue ;; esac

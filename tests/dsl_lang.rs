@@ -34,6 +34,11 @@ fn tiles_read_what_tma_wrote_with_every_swizzle() {
 }
 
 #[test]
+fn a_misaligned_inner_tma_coordinate_is_a_finding_not_a_window() {
+    check_misaligned_inner_coordinate(&sim());
+}
+
+#[test]
 fn a_map_that_does_not_match_the_declaration_is_a_launch_error() {
     check_launch_errors(&sim());
 }

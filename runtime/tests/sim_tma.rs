@@ -99,3 +99,68 @@ fn tma_128b_swizzle_permutes_16_byte_chunks_by_row() {
         }
     }
 }
+
+/// The H200 faults (`CUDA_ERROR_ILLEGAL_INSTRUCTION`) on a tensor load whose innermost
+/// coordinate is not a multiple of 16 bytes, whatever the outer ones are
+/// (`TMA_INNER_COORD_ALIGN`, bench/gpu-runs.md): u32 columns 30, 35, -3 and 1 are reported;
+/// 20, 36, -4 and 32 (out of bounds and negative boxes included) run.
+#[test]
+fn tma_tensor_load_at_a_misaligned_inner_coordinate_is_reported() {
+    for (cx, cy) in [(30, 0), (35, 5), (-3, -3), (1, 9)] {
+        let err = launch(Swizzle::None, cx, cy, 0).unwrap_err().to_string();
+        assert!(err.contains("error[misaligned] kernel `tma_box`"), "{err}");
+        let bytes = cx * 4;
+        let want = format!("TMA tensor load: the innermost tensor coordinate {cx} (of u32, 4 bytes each) is {bytes} bytes, not a multiple of 16: the GPU faults (CUDA_ERROR_ILLEGAL_INSTRUCTION");
+        assert!(err.contains(&want), "{err}");
+    }
+    for (cx, cy) in [(20, 0), (36, 5), (-4, -3), (32, 9)] {
+        assert!(launch(Swizzle::None, cx, cy, 0).is_ok(), "({cx}, {cy}) is aligned");
+    }
+}
+
+/// A tensor store or prefetch at column `x` of a 64 x 8 u32 tensor (box 16 x 8): the
+/// coordinate rule was measured on loads; stores and prefetches share the copy engine and are
+/// held to it too.
+fn store_or_prefetch(store: bool, x: i32) -> Result<(), phaser_runtime::RuntimeError> {
+    let mut k = KernelBuilder::new(if store { "tma_store_at" } else { "tma_prefetch_at" }, Target::Sm90a);
+    let map = k.param_tensor_map("map", 2);
+    let x_param = k.param("x", Type::S32);
+    k.require_block(32, 1, 1);
+    let tile = k.dynamic_shared(Type::U32, 0);
+    let tid = k.thread_idx(Dim::X);
+    k.for_range_step(tid, Value::u32(128), 32, |k, i| k.st_shared(tile, i, Value::u32(7)));
+    k.fence_proxy_async(phaser_codegen::ir::ProxySpace::SharedCta);
+    k.cta_sync();
+    let is0 = k.eq(tid, Value::u32(0));
+    k.if_then(is0, |k| {
+        if store {
+            let src = k.shared_base_addr(tile);
+            k.tma_store(map, &[x_param, Value::s32(0)], src);
+            k.bulk_commit_group();
+            k.bulk_wait_group(0, false);
+        } else {
+            k.tma_prefetch(map, &[x_param, Value::s32(0)]);
+        }
+    });
+    let k = k.finish().unwrap();
+    let dev = Device::sim(SimConfig::default());
+    let g = dev.upload(&vec![0u32; 64 * 8]).unwrap();
+    let tm = dev.tensor_map(&g, &[64, 8], &[16, 8], Swizzle::None)?;
+    let cfg = LaunchConfig::linear(1, 32).with_dynamic_shared(1024);
+    dev.launch(&k, cfg, &[Arg::TensorMap(&tm), Arg::scalar(x)]).map(|_| ())
+}
+
+#[test]
+fn tma_tensor_stores_and_prefetches_follow_the_loads_coordinate_rule() {
+    for store in [true, false] {
+        let what = if store { "TMA tensor store" } else { "TMA tensor prefetch" };
+        let err = store_or_prefetch(store, 6).unwrap_err().to_string();
+        assert!(err.contains("error[misaligned]"), "{err}");
+        assert!(
+            err.contains(&format!("{what} (rule measured on loads): the innermost tensor coordinate 6 (of u32")),
+            "{err}"
+        );
+        assert!(store_or_prefetch(store, 8).is_ok(), "{what} at an aligned column");
+        assert!(store_or_prefetch(store, -4).is_ok(), "{what} at an aligned negative column");
+    }
+}

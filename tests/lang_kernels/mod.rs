@@ -180,7 +180,7 @@ fn swizzled_32b(#[tma(box = [16, 8], swizzle = "32B")] src: TensorMap<u32, 2>, o
         T.ptx.mbarrier.init(bar, 1);
         T.ptx.fence.mbarrier_init();
         T.ptx.mbarrier.arrive.expect_tx(bar, src.box_bytes());
-        T.tma.load(tile, src, [3, 5], bar);
+        T.tma.load(tile, src, [3, 4], bar);
     }
     T.cuda.cta_sync();
     T.ptx.mbarrier.try_wait(bar, 0);
@@ -263,12 +263,14 @@ pub fn check_tiles(dev: &Device) {
     let cfg = |threads| LaunchConfig::linear(1, threads);
 
     let mut out = dev.alloc::<u32>(160).unwrap();
-    row_major_tile::launch(dev, cfg(32), &map(&[20, 8], Swizzle::None), &mut out, 35, 30).unwrap();
-    assert_eq!(dev.download(&out).unwrap(), window(35, 30, 8, 20), "row-major, partly outside the tensor");
+    // Columns 32..52 of 48 and rows 35..43 of 40: partly outside the tensor in both dimensions,
+    // at an inner coordinate the GPU accepts (a multiple of 16 bytes: TMA_INNER_COORD_ALIGN).
+    row_major_tile::launch(dev, cfg(32), &map(&[20, 8], Swizzle::None), &mut out, 35, 32).unwrap();
+    assert_eq!(dev.download(&out).unwrap(), window(35, 32, 8, 20), "row-major, partly outside the tensor");
 
     let (mut out, mut offs) = (dev.alloc::<u32>(128).unwrap(), dev.alloc::<u32>(128).unwrap());
     swizzled_32b::launch(dev, cfg(128), &map(&[8, 16], Swizzle::B32), &mut out, &mut offs).unwrap();
-    assert_eq!(dev.download(&out).unwrap(), window(3, 5, 16, 8), "32-byte swizzle");
+    assert_eq!(dev.download(&out).unwrap(), window(3, 4, 16, 8), "32-byte swizzle");
     let want: Vec<u32> = (0..128).map(|t| SmemTile::new(4, 16, 8, Swizzle::B32).offset(t / 8, t % 8)).collect();
     assert_eq!(dev.download(&offs).unwrap(), want, "T.tile_addr is SmemTile::offset");
 
@@ -291,6 +293,34 @@ pub fn check_tiles(dev: &Device) {
         }
     }
     let _ = &mut copy;
+}
+
+/// The coordinates `check_tiles` used before the H200 showed they fault: `row_major_tile` at
+/// column 30 of u32 (120 bytes, not a multiple of 16). The simulator must refuse the launch
+/// with a `misaligned` finding at the `T.tma.load`, not compute the window.
+pub fn check_misaligned_inner_coordinate(dev: &Device) {
+    let src = dev.upload(&tensor()).unwrap();
+    let map = dev.tensor_map(&src, &[W as u64, H as u64], &[20, 8], Swizzle::None).unwrap();
+    let mut out = dev.alloc::<u32>(160).unwrap();
+    let e = row_major_tile::launch(dev, LaunchConfig::linear(1, 32), &map, &mut out, 35, 30).unwrap_err();
+    let text = e.to_string();
+    let finding = text.lines().skip_while(|l| !l.starts_with("error[misaligned]")).take(3).collect::<Vec<_>>();
+    assert_eq!(finding.len(), 3, "{text}");
+    assert!(
+        finding[0].starts_with("error[misaligned] kernel `row_major_tile` CTA [0, 0, 0] warp 0 thread 0 "),
+        "{text}"
+    );
+    assert!(finding[1].trim_start().starts_with("at tests/lang_kernels/mod.rs:163:"), "the `T.tma.load` line: {text}");
+    assert_eq!(
+        finding[2].trim(),
+        "TMA tensor load: the innermost tensor coordinate 30 (of u32, 4 bytes each) is 120 bytes, not a multiple of \
+         16: the GPU faults (CUDA_ERROR_ILLEGAL_INSTRUCTION; MISALIGNED_ADDRESS under the line-info JIT); use a \
+         multiple of 4 u32 elements",
+        "{text}"
+    );
+    // The aligned neighbour runs.
+    row_major_tile::launch(dev, LaunchConfig::linear(1, 32), &map, &mut out, 35, 28).unwrap();
+    assert_eq!(dev.download(&out).unwrap(), window(35, 28, 8, 20));
 }
 
 /// A map whose swizzle differs from the declaration, and a dynamic size below the tiles', are

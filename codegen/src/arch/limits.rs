@@ -5,6 +5,7 @@
 //! table) and the PTX ISA's `mbarrier` chapter (arrival count and tx-count ranges).
 
 use super::target::Target;
+use crate::ir::Type;
 
 /// Limits of one target.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +86,50 @@ pub const TMA_RANKS: std::ops::RangeInclusive<u8> = 1..=5;
 /// Largest extent of one TMA box dimension, in elements (`cuTensorMapEncodeTiled`'s `boxDim`).
 pub const TMA_MAX_BOX_DIM: u32 = 256;
 
+/// A tile-mode tensor copy's innermost coordinate must land on a multiple of this many bytes:
+/// `inner coordinate x element size` (negative coordinates included) a multiple of 16. Outer
+/// coordinates are free, and boxes partly or wholly out of bounds (negative ones included) are
+/// fine while the inner coordinate is aligned.
+///
+/// Measured, not documented: on an NVIDIA H200 (2026-12-01; an nvcc-compiled CUDA C++ kernel
+/// and Phaser's emitted PTX alike) a misaligned inner coordinate faults the whole kernel,
+/// `CUDA_ERROR_ILLEGAL_INSTRUCTION` through plain `cuModuleLoadData` JIT (reported
+/// asynchronously at the next `bar.sync`, by every thread) and `CUDA_ERROR_MISALIGNED_ADDRESS`
+/// through the cuLink line-info JIT. As far as we found, neither the PTX ISA
+/// (`cp.async.bulk.tensor`) nor the CUDA driver API (`cuTensorMapEncodeTiled`) states it for
+/// tile mode; they state 16-byte rules only for the global address, the strides and the inner
+/// box row. Only loads were measured (2-D, `SWIZZLE_NONE`, no interleave, L2 promotion none or
+/// 256B, u16 and u32 elements); stores, prefetches and multicast loads go through the same copy
+/// engine and are held to the same rule, unmeasured. The probe is `bench/tma_coord_probe.cu`
+/// (run by `bench/tma_coord_probe.sh`, table in `bench/gpu-runs.md`).
+pub const TMA_INNER_COORD_ALIGN: u32 = 16;
+
+/// Why a tensor copy's innermost coordinate `coord` (elements of `elem`) faults on the GPU
+/// ([`TMA_INNER_COORD_ALIGN`]), or `None` when it is aligned. The one wording the builder, the
+/// DSL and the simulator report.
+pub fn tma_inner_coord_problem(coord: i64, elem: Type) -> Option<String> {
+    let size = elem.size() as i64;
+    let align = TMA_INNER_COORD_ALIGN as i64;
+    let bytes = coord * size;
+    if bytes.rem_euclid(align) == 0 {
+        return None;
+    }
+    let step = align / gcd(align, size);
+    Some(format!(
+        "the innermost tensor coordinate {coord} (of {elem}, {size} bytes each) is {bytes} bytes, not a multiple of \
+         {align}: the GPU faults (CUDA_ERROR_ILLEGAL_INSTRUCTION; MISALIGNED_ADDRESS under the line-info JIT); use a \
+         multiple of {step} {elem} elements"
+    ))
+}
+
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
 /// Dynamic shared memory starts at the first multiple of this after the static allocations
 /// (the printer declares the `extern .shared` window with this alignment: 128-byte TMA
 /// swizzling needs 1024-byte aligned tiles).
@@ -93,6 +138,28 @@ pub const DYNAMIC_SHARED_ALIGN: u32 = 1024;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inner_tma_coordinates_are_whole_16_byte_units() {
+        // The H200 probe table (bench/gpu-runs.md): u32 faults at 30, 29, 31, 1, -3, 2;
+        // runs at 0, 32, 28, 4, -4. u16 faults at -3, 35, 3; runs at 0.
+        for c in [30, 29, 31, 1, -3, 2] {
+            assert!(tma_inner_coord_problem(c, Type::U32).is_some(), "u32 {c}");
+        }
+        for c in [0, 32, 28, 4, -4] {
+            assert_eq!(tma_inner_coord_problem(c, Type::U32), None, "u32 {c}");
+        }
+        for c in [-3, 35, 3] {
+            assert!(tma_inner_coord_problem(c, Type::U16).is_some(), "u16 {c}");
+        }
+        for c in [0, -8, 32] {
+            assert_eq!(tma_inner_coord_problem(c, Type::U16), None, "u16 {c}");
+        }
+        let m = tma_inner_coord_problem(30, Type::U32).unwrap();
+        assert!(m.starts_with("the innermost tensor coordinate 30 (of u32, 4 bytes each) is 120 bytes"), "{m}");
+        assert!(m.ends_with("use a multiple of 4 u32 elements"), "{m}");
+        assert!(tma_inner_coord_problem(1, Type::F64).unwrap().ends_with("multiple of 2 f64 elements"));
+    }
 
     #[test]
     fn shared_memory_per_target() {

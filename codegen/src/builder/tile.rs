@@ -488,6 +488,11 @@ impl KernelBuilder {
         }
     }
 
+    /// The element type of a tensor map parameter, when declared or implied by a typed tile.
+    pub(crate) fn map_elem(&self, tmap: TensorMapRef) -> Option<Type> {
+        self.map_param(tmap).and_then(|i| self.params[i].tma.as_ref()?.elem)
+    }
+
     fn map_param(&self, tmap: TensorMapRef) -> Option<usize> {
         let r = tmap.addr.as_reg()?;
         self.params.iter().position(|p| p.reg == r && p.kind == ParamKind::TensorMap)
@@ -821,6 +826,51 @@ mod tests {
         );
         assert!(e.contains("the sub-tile starts at a multiple of 128 bytes only"), "{e}");
         assert!(e.contains("rank 2 but 1 coordinates"), "{e}");
+    }
+
+    #[test]
+    fn a_constant_misaligned_inner_coordinate_is_refused_at_its_line() {
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        let spec = TensorMapSpec {
+            elem: Some(Type::U32),
+            box_dims: Some(vec![20, 8]),
+            swizzle: Some(Swizzle::None),
+            declared: true,
+            loc: None,
+        };
+        let map = k.param_tensor_map_with("a", 2, spec);
+        let bars = k.alloc_barriers("bar", 1);
+        let bar = k.barrier_at(bars, Value::u32(0));
+        let x = k.param("x", Type::S32);
+        let dst = Value::u32(0);
+        k.tma_load(dst, map, &[Value::s32(32), Value::s32(35)], bar); // aligned: 128 bytes
+        k.tma_load(dst, map, &[Value::s32(-4), Value::s32(-3)], bar); // aligned: -16 bytes
+        k.tma_load(dst, map, &[x, Value::s32(3)], bar); // a runtime inner coordinate: the simulator's
+        let line = line!() + 1;
+        k.tma_load(dst, map, &[Value::s32(30), Value::s32(35)], bar);
+        k.tma_store(map, &[Value::s32(-3), Value::s32(0)], dst);
+        k.tma_prefetch(map, &[Value::s32(1), Value::s32(0)]);
+        // An undeclared map's element type is unknown until a typed tile uses it.
+        let open = k.param_tensor_map("b", 2);
+        k.tma_load(dst, open, &[Value::s32(30), Value::s32(0)], bar);
+        // A wide swizzled tile is one copy per column block, all at one line: one error.
+        let wide = k.alloc_tile("w", &TileShape::new(Type::BF16, &[8, 128], TileLayout::Swizzled(Swizzle::B128)));
+        let wide_line = line!() + 1;
+        k.tma_load_tile(wide, open, &[Value::s32(0), Value::s32(3)], bar);
+        let e = k.finish().unwrap_err();
+        let msgs: Vec<String> = e.diagnostics.iter().map(|d| d.to_string()).collect();
+        assert_eq!(msgs.len(), 4, "{msgs:#?}");
+        let file = file!();
+        assert!(msgs[0].contains(&format!("{file}:{line}")), "{}", msgs[0]);
+        assert!(
+            msgs[0].contains("the innermost tensor coordinate 30 (of u32, 4 bytes each) is 120 bytes, not a multiple of 16: the GPU faults (CUDA_ERROR_ILLEGAL_INSTRUCTION"),
+            "{}",
+            msgs[0]
+        );
+        assert!(msgs[1].contains(&format!("{file}:{}", line + 1)) && msgs[1].contains("coordinate -3 (of u32"));
+        assert!(msgs[2].contains(&format!("{file}:{}", line + 2)) && msgs[2].contains("coordinate 1 (of u32"));
+        assert!(msgs[3].contains(&format!("{file}:{wide_line}")) && msgs[3].contains("coordinate 3 (of bf16"));
+        assert!(msgs[3].ends_with("use a multiple of 8 bf16 elements"), "{}", msgs[3]);
     }
 
     #[test]

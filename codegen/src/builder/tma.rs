@@ -2,7 +2,11 @@
 
 use super::handles::*;
 use super::kernel_builder::KernelBuilder;
+use crate::arch::limits::tma_inner_coord_problem;
 use crate::ir::*;
+
+/// How [`tma_inner_coord_problem`] starts (to report one per line).
+const INNER_COORD: &str = "the innermost tensor coordinate";
 
 impl KernelBuilder {
     #[track_caller]
@@ -10,7 +14,7 @@ impl KernelBuilder {
         if coords.len() != tmap.rank as usize {
             self.error(format!("the tensor map has rank {} but {} coordinates were given", tmap.rank, coords.len()));
         }
-        coords
+        let coords: Vec<Value> = coords
             .iter()
             .map(|&c| match c {
                 Value::Imm { .. } => self.imm_as("a tensor coordinate", c, Type::S32),
@@ -20,7 +24,21 @@ impl KernelBuilder {
                     c
                 }
             })
-            .collect()
+            .collect();
+        // A constant inner coordinate of a map whose element type is known (declared, or
+        // implied by a typed tile) is checked now; a runtime one is the simulator's to report.
+        let elem = self.map_elem(tmap);
+        if let (Some(inner), Some(elem)) = (coords.first().and_then(|c| c.as_imm_i128()), elem) {
+            if let Some(p) = tma_inner_coord_problem(inner as i64, elem) {
+                // A wide tile's column blocks are copies of their own at the same line: one error.
+                let loc = Some(self.here());
+                let said = |d: &crate::error::Diagnostic| d.loc == loc && d.message.starts_with(INNER_COORD);
+                if !self.errors.iter().any(said) {
+                    self.error(p);
+                }
+            }
+        }
+        coords
     }
 
     /// TMA load of the box at `coords` into shared `dst`; completes `tx` bytes on `bar`.

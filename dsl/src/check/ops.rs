@@ -88,6 +88,7 @@ impl Checker<'_> {
         }
         self.tensor_rank(spec, args);
         self.tile_checks(spec, args);
+        self.inner_coord_check(spec, args);
         self.mma_checks(spec, args);
         if let Some(target) = self.target {
             self.check_lowering(target, e, path, path_sp, spec, turbofish, args, &lits, scalar_ty, arg_error);
@@ -412,6 +413,27 @@ impl Checker<'_> {
             } else if n != r as usize {
                 self.errs.at(sp, format!("the tensor map has rank {r}, but {n} coordinates were given"));
             }
+        }
+    }
+
+    /// A tensor copy whose innermost coordinate the macro knows, of a map (or tile) whose
+    /// element type it knows, must be a whole number of 16-byte units: the GPU faults otherwise
+    /// (`TMA_INNER_COORD_ALIGN`). Tile copies list coordinates outermost first, like the tile's
+    /// indices; the `ptx.*` forms innermost first, as PTX does.
+    fn inner_coord_check(&mut self, spec: &OpDef, args: &[Expr]) {
+        let find = |k: Kind| spec.params.iter().zip(args).find(|(p, _)| p.kind == k).map(|(_, a)| a);
+        let (Some(map), Some(coords)) = (find(Kind::TensorMap), find(Kind::Coords)) else { return };
+        let tile = find(Kind::Tile);
+        let elem = match (map.ty.get(), tile.map(|t| t.ty.get())) {
+            (Ty::TensorMap { elem: Some(e), .. }, _) | (_, Some(Ty::Tile { elem: e, .. })) => e,
+            _ => return,
+        };
+        let ExprKind::Array(v) = &coords.kind else { return };
+        let inner = if tile.is_some() { v.last() } else { v.first() };
+        let Some(inner) = inner else { return };
+        let Some(c) = self.known(inner).and_then(|c| i64::try_from(c).ok()) else { return };
+        if let Some(p) = phaser_codegen::arch::limits::tma_inner_coord_problem(c, elem.ir_type()) {
+            self.errs.at(inner.sp, format!("`T.{}`: {p}", spec.path));
         }
     }
 

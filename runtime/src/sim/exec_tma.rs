@@ -6,6 +6,7 @@ use super::cluster::Engine;
 use super::finding::Category;
 use super::memory::{CLUSTER_SHIFT, PARAM_BASE};
 use super::warp::WaitFor;
+use phaser_codegen::arch::limits::tma_inner_coord_problem;
 use phaser_codegen::ir::*;
 
 impl<C: Checker> Engine<'_, C> {
@@ -18,6 +19,17 @@ impl<C: Checker> Engine<'_, C> {
         }
         let msg = format!("{what} 0x{addr:x} is not {align}-byte aligned (the GPU faults with a misaligned address)");
         self.finding(Category::Misaligned, cta, Some(t), None, Some(pc), msg);
+        self.abort = true;
+        false
+    }
+
+    /// The GPU faults on a tensor copy whose innermost coordinate is not a whole number of
+    /// 16-byte units ([`phaser_codegen::arch::limits::TMA_INNER_COORD_ALIGN`]; measured on loads, applied to every tensor
+    /// copy): report it and stop, as the kernel would. Returns whether it is aligned.
+    fn require_inner_coord(&mut self, cta: usize, t: u32, pc: u32, what: &str, map: usize, coords: &[i32]) -> bool {
+        let elem = self.cx.tmaps[map].as_ref().expect("tensor map").dtype;
+        let Some(p) = coords.first().and_then(|&c| tma_inner_coord_problem(c as i64, elem)) else { return true };
+        self.finding(Category::Misaligned, cta, Some(t), None, Some(pc), format!("{what}: {p}"));
         self.abort = true;
         false
     }
@@ -53,6 +65,10 @@ impl<C: Checker> Engine<'_, C> {
                     return;
                 }
                 let cs: Vec<i32> = coords.iter().map(|c| self.val(wi, l, c) as u32 as i32).collect();
+                let what = if multicast.is_some() { "TMA multicast tensor load" } else { "TMA tensor load" };
+                if !self.require_inner_coord(own, t, pc, what, map, &cs) {
+                    return;
+                }
                 let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
                 if !self.require_aligned(own, t, pc, "the TMA tensor load's shared destination", d & 0xFF_FFFF, 128) {
                     return;
@@ -188,6 +204,9 @@ impl<C: Checker> Engine<'_, C> {
                 let desc = self.cx.tmaps[map].as_ref().expect("tensor map");
                 let bytes = desc.box_bytes();
                 let cs: Vec<i32> = coords.iter().map(|c| self.val(wi, l, c) as u32 as i32).collect();
+                if !self.require_inner_coord(own, t, pc, "TMA tensor store (rule measured on loads)", map, &cs) {
+                    return;
+                }
                 let s = self.val(wi, l, src) & 0xFFFF_FFFF;
                 if !self.require_aligned(own, t, pc, "the TMA tensor store's shared source", s, 128) {
                     return;
@@ -222,7 +241,12 @@ impl<C: Checker> Engine<'_, C> {
                     self.block_lane(wi, l, WaitFor::BulkGroups { n: *n, pc });
                 }
             }
-            TmaOp::PrefetchTensor { .. } => {}
+            TmaOp::PrefetchTensor { tmap, coords } => {
+                // Only the coordinate rule applies: a prefetch moves nothing the kernel sees.
+                let Some(map) = self.tmap_index(wi, l, tmap, pc) else { return };
+                let cs: Vec<i32> = coords.iter().map(|c| self.val(wi, l, c) as u32 as i32).collect();
+                self.require_inner_coord(own, t, pc, "TMA tensor prefetch (rule measured on loads)", map, &cs);
+            }
         }
     }
 

@@ -72,7 +72,9 @@ pub enum Category {
     /// A global or shared access outside every allocation.
     OutOfBounds,
     /// An address the hardware rejects as misaligned (`CUDA_ERROR_MISALIGNED_ADDRESS`): TMA
-    /// tensor copies need 128-byte aligned shared memory, bulk copies 16-byte aligned operands.
+    /// tensor copies need 128-byte aligned shared memory, bulk copies 16-byte aligned operands;
+    /// a tensor copy's innermost coordinate must be a multiple of 16 bytes (measured on the
+    /// H200: `CUDA_ERROR_ILLEGAL_INSTRUCTION`, see `arch::limits::TMA_INNER_COORD_ALIGN`).
     Misaligned,
     /// `bar.warp.sync` misuse PTX leaves undefined: a lane of the mask exited instead of
     /// executing it, or the executing lane is not in its mask.
