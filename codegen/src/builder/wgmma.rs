@@ -649,7 +649,10 @@ mod tests {
             let acc = k.alloc_registers(Type::F32, &[64]);
             k.wgmma_tiles(acc, a, b, 0, Value::pred(false), MmaOptions::default());
         });
-        assert!(e.contains("the accumulator is 64 x 128 (`T.registers::<f32>([64])`), but B [64, 64] is 64 wide in N"), "{e}");
+        assert!(
+            e.contains("the accumulator is 64 x 128 (`T.registers::<f32>([64])`), but B [64, 64] is 64 wide in N"),
+            "{e}"
+        );
         assert!(e.contains("`T.registers::<f32>([32])`"), "{e}");
         let e = msg(&|k| {
             use super::super::tile::TileShape;
@@ -658,7 +661,10 @@ mod tests {
             let acc = k.alloc_registers(Type::F32, &[32]);
             k.wgmma_tiles(acc, a, b, 0, Value::pred(false), MmaOptions::default());
         });
-        assert!(e.contains("wgmma reads B through a shared-memory matrix descriptor") && e.contains("row-major"), "{e}");
+        assert!(
+            e.contains("wgmma reads B through a shared-memory matrix descriptor") && e.contains("row-major"),
+            "{e}"
+        );
         let e = msg(&|k| {
             let (a, b) = (ring(k, "a", &[128, 64]), ring(k, "b", &[64, 64]));
             let acc = k.alloc_registers(Type::F32, &[32]);
