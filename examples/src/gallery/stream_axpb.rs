@@ -292,9 +292,10 @@ pub fn kernel_with(target: Target, cfg: StreamConfig) -> Result<Kernel> {
                             let full = pipe.producer_commit(k, &st, Value::u32(tile_bytes));
                             let dst = st.stage_addr(k, smem_base, tile_bytes);
                             let (col, row) = coords(k, Value::Reg(t));
-                            match policy {
-                                Some(p) => k.tma_load_hinted(dst, in_map, &[col, row], full, Value::Reg(p)),
-                                None => k.tma_load(dst, in_map, &[col, row], full),
+                            if let Some(p) = policy {
+                                k.tma_load_hinted(dst, in_map, &[col, row], full, Value::Reg(p));
+                            } else {
+                                k.tma_load(dst, in_map, &[col, row], full);
                             }
                             st.advance(k);
                             let n = k.add(Value::Reg(t), tile_step);
