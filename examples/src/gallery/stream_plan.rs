@@ -85,10 +85,13 @@ impl Plan {
     }
 }
 
-/// The tensor maps a problem already made, by (output?, dims, box), so launches share them.
+/// What identifies a tensor map of a problem: over the output?, its dims, its box.
+type MapKey = (bool, [u64; 2], [u32; 2]);
+
+/// The tensor maps a problem already made, by [`MapKey`], so launches share them.
 #[derive(Default)]
 pub struct MapCache {
-    maps: Vec<((bool, [u64; 2], [u32; 2]), MapId)>,
+    maps: Vec<(MapKey, MapId)>,
 }
 
 /// Add `plan`'s launch to `p`: `x` is `input`, `y` is `output`.
