@@ -104,14 +104,14 @@ if [ "${GEMM:-0}" = 1 ]; then
   step gemm_sweep ./bin/bench_gemm --sweep
   step gemm_sweep_nmajor ./bin/bench_gemm --perf --b nmajor --shapes 4096x4096x4096,8192x8192x8192 --block-n 128 --wg-m 128
 fi
-# NCU=1: Nsight Compute's DRAM throughput of the streaming kernels: every stream_axpb variant
-# (depths, tile shapes), then the Triton kernel and torch's copy, one launch each (bench/stream.md);
+# NCU=1: Nsight Compute's DRAM throughput of the streaming kernels: every stream_axpb and
+# stream_ldg variant of bench_stream --sweep, then the Triton kernel and torch's copy, one launch each (bench/stream.md);
 # and the shared-memory bank conflicts of the row reduction (its consumers read 32 consecutive
 # words per warp: the two counters must be 0), measured on the real kernel.
 if [ "${NCU:-0}" = 1 ]; then
   step gemm_ncu env NCU_OUT="$LOGS" bash bench/gemm_ncu.sh ./bin/bench_gemm 8192x8192x8192
-  NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes.sum.per_second,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread
-  step ncu_stream_axpb ncu --clock-control none --metrics "$NCU_METRICS" -k regex:stream_axpb ./bin/bench_stream --runs 1 --warmup 0 --sweep
+  NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes.sum.per_second,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
+  step ncu_stream_axpb ncu --clock-control none --metrics "$NCU_METRICS" -k regex:stream_ ./bin/bench_stream --runs 1 --warmup 0 --sweep --stages 3,4,8
   step ncu_stream_triton ncu --clock-control none --target-processes all --metrics "$NCU_METRICS" -k 'regex:axpb_kernel|copy|elementwise' python3 bench/stream_triton.py --runs 1 --warmup 0
   BANK_METRICS=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
   step ncu_row_reduce_banks bash -c "ncu --clock-control none --kernel-name dsl_row_reduce --metrics $BANK_METRICS --csv \
@@ -167,7 +167,7 @@ highlights() {
     awk '/====================/{s=1} s' "$LOGS/$f.log" | grep -E '^\|' | head -32
   done
   for f in bench_stream bench_stream_wait_hinted-first bench_stream_wait_in-loop bench_stream_wait_none; do
-    [ -f "$LOGS/$f.log" ] && echo "--- $f" && grep -E '^\| (cuMemcpy|stream_axpb_s[346] )|^best' "$LOGS/$f.log"
+    [ -f "$LOGS/$f.log" ] && echo "--- $f" && grep -E '^\| (cuMemcpy|stream_axpb_s[346] |stream_ldg_v2 )|^best' "$LOGS/$f.log"
   done
   f=ncu_row_reduce_banks
   [ -f "$LOGS/$f.log" ] && echo "--- $f" && grep -E 'bank_conflicts|dsl_row_reduce:' "$LOGS/$f.log"

@@ -65,7 +65,9 @@ fn setmaxnreg_is_honoured() {
 fn stream_sweep_configs_assemble() {
     let cfgs = stream_axpb::sweep_configs();
     assert!(cfgs.len() >= 8);
-    for cfg in cfgs {
+    let variants = stream_axpb::variant_configs();
+    assert!(variants.len() >= 10);
+    for cfg in cfgs.into_iter().chain(variants) {
         assemble(&stream_axpb::kernel_with(Target::Sm90a, cfg).unwrap());
     }
 }

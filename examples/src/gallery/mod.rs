@@ -15,6 +15,8 @@ pub mod problem;
 pub mod row_reduce;
 pub mod seeds;
 pub mod stream_axpb;
+pub mod stream_ldg;
+pub mod stream_plan;
 pub mod tma_two_stage;
 pub mod transpose_swizzled;
 
@@ -150,6 +152,7 @@ pub fn examples() -> Vec<Example> {
     v.extend(seeds::examples());
     v.extend(tma_two_stage::examples());
     v.extend(stream_axpb::examples());
+    v.extend(stream_ldg::examples());
     v.extend(cluster_multicast::examples());
     v.extend(cp_async_mbarrier::examples());
     v.extend(phase_table::examples());
