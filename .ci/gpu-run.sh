@@ -79,6 +79,9 @@ for b in ./bin/bench_*; do
   case "$(basename "$b")" in bench_jit) continue ;; esac
   [ -x "$b" ] && step "$(basename "$b")" "$b" ${BENCH_ARGS:-}
 done
+# Every streaming variant (TMA ring knobs, the DSL's stream_ldg shapes) against the copy, one
+# process (bench/stream.md); Triton's a*x+b and torch's copy run below in the same device run.
+[ -x ./bin/bench_stream ] && step bench_stream_sweep ./bin/bench_stream --sweep --stages 3,4,8
 # Toolchain latency (bench/jit.md): with the driver's JIT cache as configured, then disabled.
 step bench_jit ./bin/bench_jit --reference bench/jit_reference.cu
 step bench_jit_cache_disabled env CUDA_CACHE_DISABLE=1 ./bin/bench_jit --reference bench/jit_reference.cu
@@ -88,9 +91,9 @@ step bench_jit_no_watchdog env CUDA_CACHE_DISABLE=1 PHASER_WAIT_LOOP=none ./bin/
 # Line info reaches the tools (bench/lineinfo.sh: each step passes only if the tool shows the
 # Rust file/line the diagnostic expects).
 for m in memcheck nvdisasm cudagdb ncu; do step "lineinfo_$m" bash bench/lineinfo.sh "$m"; done
-# The same memcheck with the plain driver JIT (no CU_JIT_GENERATE_LINE_INFO): does the driver
-# keep the PTX's .loc lines anyway? (If it does, the plain path and its cache could be the default.)
-step lineinfo_memcheck_plain_jit env PHASER_JIT_LINE_INFO=0 bash bench/lineinfo.sh memcheck
+# The same memcheck through the linker path (PHASER_JIT_LINE_INFO=1: cuLink with
+# CU_JIT_GENERATE_LINE_INFO); the steps above use the default plain driver JIT.
+step lineinfo_memcheck_linked_jit env PHASER_JIT_LINE_INFO=1 bash bench/lineinfo.sh memcheck
 for p in ./bench/*.py; do [ -f "$p" ] && step "$(basename "$p" .py)" python3 "$p"; done
 # What the faster wait buys the streaming kernel: bench_stream again with the runtime's kernels
 # printed in the other wait layouts (PHASER_WAIT_LOOP; the bench_stream step above is the

@@ -68,3 +68,39 @@ fn a_jit_error_carries_the_jit_log() {
     let err = jit::link_with_line_info(bad, "broken").unwrap_err().to_string();
     assert!(err.contains("could not compile kernel `broken`") && err.contains("bogus"), "{err}");
 }
+
+/// Where each JIT path puts the 1024-byte-aligned dynamic shared window (`.extern .shared
+/// .align 1024`) of a kernel that also has static shared memory: the layout every TMA and
+/// wgmma kernel relies on (128-byte swizzle needs 1024-byte-aligned tiles).
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn the_dynamic_window_is_1024_aligned_on_each_jit_path() {
+    use phaser::codegen::builder::KernelBuilder;
+    use phaser::codegen::ir::{Type, Value};
+    use phaser::runtime::{Arg, LaunchConfig};
+    let mut k = KernelBuilder::new("window_probe", Target::Sm90a);
+    let out = k.param_global("out", Type::U32, true);
+    let stat = k.alloc_shared("stat", Type::U32, 3);
+    let dynamic = k.dynamic_shared(Type::U32, 0);
+    let s = k.shared_base_addr(stat);
+    let d = k.shared_base_addr(dynamic);
+    k.st_shared(stat, Value::u32(0), Value::u32(1));
+    k.st_global(out, Value::u32(0), s);
+    k.st_global(out, Value::u32(1), d);
+    let k = k.finish().unwrap();
+    let mut seen = Vec::new();
+    for (name, opts) in [
+        ("plain", JitOptions { line_info: false, cubin_cache: None }),
+        ("linked", JitOptions { line_info: true, cubin_cache: None }),
+    ] {
+        let dev = device(opts);
+        let buf = dev.alloc::<u32>(2).unwrap();
+        dev.launch(&k, LaunchConfig::linear(1, 32).with_dynamic_shared(2048), &[Arg::buffer(&buf)]).unwrap();
+        let got = dev.download(&buf).unwrap();
+        eprintln!("{name}: static at {:#x}, dynamic window at {:#x} ({} mod 1024)", got[0], got[1], got[1] % 1024);
+        seen.push((name, got[1]));
+    }
+    for (name, window) in seen {
+        assert_eq!(window % 1024, 0, "{name} JIT: the dynamic window is not 1024-byte aligned");
+    }
+}

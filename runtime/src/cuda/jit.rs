@@ -1,16 +1,18 @@
 //! Turning PTX into a loaded module.
 //!
 //! Two ways, chosen per device by [`JitOptions::line_info`]:
-//! - without line info, the PTX goes to `cuModuleLoadData`: the driver JIT-compiles it and
-//!   keeps the result in its own on-disk cache (`CUDA_CACHE_PATH`, `CUDA_CACHE_MAXSIZE`; off
-//!   with `CUDA_CACHE_DISABLE=1`), so a second process loads the same PTX in well under a
-//!   millisecond;
-//! - with line info (the default), the driver's JIT is asked for it through the linker
-//!   (`cuLinkCreate` with `CU_JIT_GENERATE_LINE_INFO`), whose output cubin carries the
-//!   `.loc` lines of the PTX, so compute-sanitizer, Nsight Compute and cuda-gdb show the
-//!   kernel's Rust lines. That cubin is then loaded as a binary. Because the cubin is ours,
-//!   we keep it in a cache of our own ([`CubinCache`]), keyed by PTX content, device, driver
-//!   and options; `bench_jit` measures what each path costs.
+//! - by default the PTX goes to `cuModuleLoadData`: the driver JIT-compiles it and keeps the
+//!   result in its own on-disk cache (`CUDA_CACHE_PATH`, `CUDA_CACHE_MAXSIZE`; off with
+//!   `CUDA_CACHE_DISABLE=1`), so a second process loads the same PTX in well under a
+//!   millisecond. The driver keeps the PTX's `.loc` lines on this path too: compute-sanitizer,
+//!   Nsight Compute and cuda-gdb (core dumps) show the kernel's Rust lines (`bench/lineinfo.sh`,
+//!   checked on the H200);
+//! - with `PHASER_JIT_LINE_INFO=1`, the driver's linker (`cuLinkCreate` with
+//!   `CU_JIT_GENERATE_LINE_INFO`) makes a cubin with a SASS line table, which is then loaded as
+//!   a binary and kept in a cache of our own ([`CubinCache`]), keyed by PTX content, device,
+//!   driver and options. It is not the default: on the H200 (driver 580) every kernel with
+//!   TMA copies into the dynamic shared window faulted with `CUDA_ERROR_MISALIGNED_ADDRESS`
+//!   on this path and ran on the plain one (`bench/jit.md`). `bench_jit` measures both.
 
 use super::driver_err;
 use crate::error::{Result, RuntimeError};
@@ -31,11 +33,11 @@ pub struct JitOptions {
     pub cubin_cache: Option<PathBuf>,
 }
 
-/// `PHASER_JIT_LINE_INFO=0` turns line info off (the plain driver JIT and its cache);
+/// `PHASER_JIT_LINE_INFO=1` links with line info (see the module doc: not the default);
 /// `PHASER_CUBIN_CACHE=off` turns our cubin cache off, `PHASER_CUBIN_CACHE=DIR` moves it.
 impl Default for JitOptions {
     fn default() -> Self {
-        let line_info = !matches!(std::env::var("PHASER_JIT_LINE_INFO").as_deref(), Ok("0" | "off" | "false"));
+        let line_info = matches!(std::env::var("PHASER_JIT_LINE_INFO").as_deref(), Ok("1" | "on" | "true"));
         let cubin_cache = match std::env::var_os("PHASER_CUBIN_CACHE") {
             Some(v) if v == "off" || v == "0" => None,
             Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
