@@ -168,7 +168,8 @@ fn load_box(
     let buf = dev.upload(&data).unwrap();
     let map = dev.tensor_map_strided(&buf, dims, strides, box_dims, swizzle).unwrap();
     let box_bytes = map.box_bytes();
-    let footprint = box_bytes.div_ceil(128) * 128;
+    // Rows of a swizzled box narrower than the span are a span apart in shared memory.
+    let footprint = map.desc().smem_box_bytes().div_ceil(128) * 128;
     let k = tma_kernel(dims.len() as u8, footprint);
     let out = dev.alloc::<u32>(footprint as usize / 4).unwrap();
     let mut args = vec![Arg::TensorMap(&map), Arg::buffer(&out)];

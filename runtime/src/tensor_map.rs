@@ -80,6 +80,29 @@ impl TensorMapDesc {
     pub fn box_bytes_wide(&self) -> u64 {
         self.box_dims.iter().fold(self.dtype.size() as u64, |acc, &b| acc.saturating_mul(b as u64))
     }
+    /// Bytes between consecutive box rows in shared memory. A box row is its inner dimension,
+    /// except that a swizzled box narrower than its swizzle span takes a whole span per row:
+    /// on the H200 a 16-byte-wide box with 32-byte swizzling landed at a 32-byte row pitch
+    /// (`tma_boxes_land_as_the_simulator_says`, 2026-12-01). The copy still moves (and counts as
+    /// tx) only [`TensorMapDesc::box_bytes`].
+    pub fn smem_row_pitch(&self) -> u32 {
+        let inner = self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size() as u32);
+        match self.swizzle.span_bytes() {
+            Some(span) if inner < span => span,
+            _ => inner,
+        }
+    }
+    /// Bytes of shared memory a box occupies (rows at [`TensorMapDesc::smem_row_pitch`]).
+    pub fn smem_box_bytes(&self) -> u32 {
+        let inner = self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size() as u32).max(1);
+        (self.box_bytes() / inner).saturating_mul(self.smem_row_pitch())
+    }
+    /// Where byte `packed` of the box (elements in box order, rows back to back) lies in shared
+    /// memory, before the swizzle.
+    pub fn smem_offset(&self, packed: u32) -> u32 {
+        let inner = self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size() as u32).max(1);
+        (packed / inner) * self.smem_row_pitch() + packed % inner
+    }
     /// Bytes from `base` to one past the last element the view can address; saturating, so a
     /// view too large for any buffer compares as such instead of wrapping to a small size.
     pub fn extent_bytes(&self) -> u128 {

@@ -164,3 +164,49 @@ fn tma_tensor_stores_and_prefetches_follow_the_loads_coordinate_rule() {
         assert!(store_or_prefetch(store, -4).is_ok(), "{what} at an aligned negative column");
     }
 }
+
+/// A swizzled box narrower than its swizzle span: 4 rows of 4 u32 (16 bytes) with 32-byte
+/// swizzling. On the H200 each row took a whole 32-byte span in shared memory (the second
+/// half untouched) while the copy counted 64 bytes of tx; the simulator lands it the same way.
+#[test]
+fn a_swizzled_box_narrower_than_its_span_lands_one_row_per_span() {
+    let mut k = KernelBuilder::new("narrow_box", Target::Sm90a);
+    let map = k.param_tensor_map("map", 2);
+    let out = k.param_global("out", Type::U32, true);
+    k.require_block(32, 1, 1);
+    let bars = k.alloc_barriers("bar", 1);
+    let tile = k.dynamic_shared(Type::U32, 0);
+    let tid = k.thread_idx(Dim::X);
+    k.st_shared(tile, tid, Value::u32(0xdead));
+    k.fence_proxy_async(phaser_codegen::ir::ProxySpace::SharedCta);
+    k.cta_sync();
+    let bar = k.barrier_at(bars, Value::u32(0));
+    let is0 = k.eq(tid, Value::u32(0));
+    k.if_then(is0, |k| {
+        k.mbarrier_init(bar, Value::u32(1));
+        // The tx of the box's 64 bytes, not of its 128-byte footprint.
+        k.mbarrier_arrive_expect_tx(bar, Value::u32(64));
+        let dst = k.shared_base_addr(tile);
+        k.tma_load(dst, map, &[Value::s32(4), Value::s32(1)], bar);
+    });
+    k.cta_sync();
+    k.mbarrier_wait(bar, Value::u32(0));
+    let v = k.ld_shared(tile, tid);
+    k.st_global(out, tid, v);
+    let k = k.finish().unwrap();
+    let dev = Device::sim(SimConfig::default());
+    let data: Vec<u32> = (0..16 * 8).map(|i| i as u32).collect();
+    let g = dev.upload(&data).unwrap();
+    let out = dev.alloc::<u32>(32).unwrap();
+    let tm = dev.tensor_map(&g, &[16, 8], &[4, 4], Swizzle::B32).unwrap();
+    assert_eq!((tm.desc().box_bytes(), tm.desc().smem_box_bytes()), (64, 128));
+    let cfg = LaunchConfig::linear(1, 32).with_dynamic_shared(1024);
+    dev.launch(&k, cfg, &[Arg::TensorMap(&tm), Arg::buffer(&out)]).unwrap();
+    let got = dev.download(&out).unwrap();
+    for r in 0..4u32 {
+        let row: Vec<u32> = (0..4).map(|c| (r + 1) * 16 + 4 + c).collect();
+        // Rows 0..3 of a 32-byte swizzle lie below its first XOR bit (128 bytes): unpermuted.
+        assert_eq!(got[(r * 8) as usize..(r * 8 + 4) as usize], row[..], "row {r} at its span");
+        assert_eq!(got[(r * 8 + 4) as usize..(r * 8 + 8) as usize], [0xdead; 4], "row {r}'s padding untouched");
+    }
+}

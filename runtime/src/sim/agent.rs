@@ -156,10 +156,14 @@ impl<C: Checker> Engine<'_, C> {
         let op = &self.async_ops.in_flight[i];
         let (id, issuer, pc) = (op.id, op.issuer, op.pc);
         let AsyncKind::Load { dsts, src, data: Some(data), .. } = &op.kind else { return };
-        let swz = match src {
-            LoadSrc::Bulk(_) | LoadSrc::Shared { .. } => Swizzle::None,
-            LoadSrc::Tensor { map, .. } => self.cx.tmaps[*map].as_ref().map_or(Swizzle::None, |d| d.swizzle),
+        // Tensor boxes: the swizzle, and where each packed byte lies (rows may be padded).
+        let desc = match src {
+            LoadSrc::Bulk(_) | LoadSrc::Shared { .. } => None,
+            LoadSrc::Tensor { map, .. } => self.cx.tmaps[*map].clone(),
         };
+        let swz = desc.as_ref().map_or(Swizzle::None, |d| d.swizzle);
+        let padded = desc.as_ref().is_some_and(|d| d.smem_box_bytes() != d.box_bytes());
+        let place = |o: u32| desc.as_ref().map_or(o, |d| d.smem_offset(o));
         let kind = match src {
             LoadSrc::Bulk(_) => "bulk copy",
             LoadSrc::Shared { .. } => "CTA-to-CTA bulk copy",
@@ -180,11 +184,11 @@ impl<C: Checker> Engine<'_, C> {
                 continue;
             }
             let smem = &mut self.exec.ctas[d.cta].smem;
-            if swz == Swizzle::None {
+            if swz == Swizzle::None && !padded {
                 smem[(d.off + start) as usize..(d.off + start + len) as usize].copy_from_slice(&piece);
             } else {
                 for k in (0..len).step_by(16) {
-                    let p = swizzle(d.off + start + k, swz) as usize;
+                    let p = swizzle(d.off + place(start + k), swz) as usize;
                     let n = 16.min(len - k) as usize;
                     if p + n <= smem.len() {
                         smem[p..p + n].copy_from_slice(&piece[k as usize..k as usize + n]);
@@ -200,7 +204,15 @@ impl<C: Checker> Engine<'_, C> {
                 None => Publisher::Issuer,
             };
             let snap = &self.async_ops.in_flight[i].snapshot;
-            self.checker.on_async_land(id, issuer, snap, d.cta, d.off + start, len, by);
+            if padded {
+                // Rows at a padded pitch: each 16-byte chunk where it landed (before the swizzle,
+                // which permutes chunks within the tile, as for unpadded boxes).
+                for k in (0..len).step_by(16) {
+                    self.checker.on_async_land(id, issuer, snap, d.cta, d.off + place(start + k), 16.min(len - k), by);
+                }
+            } else {
+                self.checker.on_async_land(id, issuer, snap, d.cta, d.off + start, len, by);
+            }
             if usable.is_some() {
                 let key = self.barrier_key(d.cta, d.bar);
                 let snap = &self.async_ops.in_flight[i].snapshot;
@@ -294,11 +306,8 @@ impl<C: Checker> Engine<'_, C> {
                         let mut writes = Vec::new();
                         for_box(desc, &coords, |o, a| {
                             if let Some(a) = a {
-                                let p = if swz == Swizzle::None {
-                                    o
-                                } else {
-                                    (swizzle(off + o as u32, swz) - off) as usize
-                                };
+                                let o = desc.smem_offset(o as u32);
+                                let p = if swz == Swizzle::None { o } else { swizzle(off + o, swz) - off } as usize;
                                 writes.push((a, p));
                             }
                         });

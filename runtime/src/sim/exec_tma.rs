@@ -58,6 +58,8 @@ impl<C: Checker> Engine<'_, C> {
                 let Some(map) = self.tmap_index(wi, l, tmap, pc) else { return };
                 let desc = self.cx.tmaps[map].as_ref().expect("tensor map");
                 let bytes = desc.box_bytes();
+                // The shared memory the box occupies (rows may be padded to the swizzle span).
+                let footprint = desc.smem_box_bytes();
                 if coords.len() != desc.rank() {
                     let msg = format!("a rank-{} tensor map used with {} coordinates", desc.rank(), coords.len());
                     self.finding(Category::Unsupported, own, Some(t), None, Some(pc), msg);
@@ -89,13 +91,13 @@ impl<C: Checker> Engine<'_, C> {
                                 return;
                             }
                             let cl = ((r as u64) + 1) << CLUSTER_SHIFT;
-                            let Some(dd) = self.smem_addr(wi, l, true, cl | doff as u64, bytes, pc) else { return };
+                            let Some(dd) = self.smem_addr(wi, l, true, cl | doff as u64, footprint, pc) else { return };
                             let Some(bb) = self.smem_addr(wi, l, true, cl | boff as u64, 8, pc) else { return };
                             dsts.push(LoadDst { cta: dd.0, off: dd.1, bar: bb.1 });
                         }
                     }
                     None => {
-                        let Some(dd) = self.smem_addr(wi, l, true, d, bytes, pc) else { return };
+                        let Some(dd) = self.smem_addr(wi, l, true, d, footprint, pc) else { return };
                         let Some(bb) = self.bar_addr(wi, l, bar, true, pc) else { return };
                         if bb.0 != dd.0 {
                             let msg = "TMA load into one CTA completing on another CTA's barrier".to_string();
@@ -104,7 +106,7 @@ impl<C: Checker> Engine<'_, C> {
                         dsts.push(LoadDst { cta: dd.0, off: dd.1, bar: bb.1 });
                     }
                 }
-                self.issue_load(t, pc, dsts, LoadSrc::Tensor { map, coords: cs }, bytes);
+                self.issue_load_footprint(t, pc, dsts, LoadSrc::Tensor { map, coords: cs }, bytes, footprint);
             }
             TmaOp::LoadBulk { dst, src, bytes, bar } => {
                 let n = self.val(wi, l, bytes) as u32;
@@ -202,7 +204,8 @@ impl<C: Checker> Engine<'_, C> {
             TmaOp::StoreTensor { tmap, coords, src } => {
                 let Some(map) = self.tmap_index(wi, l, tmap, pc) else { return };
                 let desc = self.cx.tmaps[map].as_ref().expect("tensor map");
-                let bytes = desc.box_bytes();
+                // The store reads the box's shared footprint (rows may be padded).
+                let bytes = desc.smem_box_bytes();
                 let cs: Vec<i32> = coords.iter().map(|c| self.val(wi, l, c) as u32 as i32).collect();
                 if !self.require_inner_coord(own, t, pc, "TMA tensor store (rule measured on loads)", map, &cs) {
                     return;
@@ -251,6 +254,11 @@ impl<C: Checker> Engine<'_, C> {
     }
 
     fn issue_load(&mut self, t: u32, pc: u32, dsts: Vec<LoadDst>, src: LoadSrc, bytes: u32) {
+        self.issue_load_footprint(t, pc, dsts, src, bytes, bytes)
+    }
+
+    /// A load of `bytes` (its tx) that occupies `footprint` bytes of each destination.
+    fn issue_load_footprint(&mut self, t: u32, pc: u32, dsts: Vec<LoadDst>, src: LoadSrc, bytes: u32, footprint: u32) {
         let what = format!("issues a {} completing on", src.what());
         for d in &dsts {
             if !self.check_barrier_use(t, d.cta, d.bar, pc, &what) {
@@ -261,9 +269,20 @@ impl<C: Checker> Engine<'_, C> {
             self.check_copy_after_bare_arrival(t, d.cta, d.bar, pc);
         }
         let id = self.async_ops.next_id;
+        // The bytes the copy writes: the whole footprint, or each row of a padded box.
+        let rows: Vec<(u32, u32)> = match (&src, footprint != bytes) {
+            (LoadSrc::Tensor { map, .. }, true) => {
+                let desc = self.cx.tmaps[*map].as_ref().expect("tensor map");
+                let inner = desc.box_dims[0] * desc.dtype.size() as u32;
+                (0..bytes / inner).map(|r| (r * desc.smem_row_pitch(), inner)).collect()
+            }
+            _ => vec![(0, footprint)],
+        };
         for d in &dsts {
-            let issue = self.checker.on_async_write_issue(t, id, d.cta, d.off, bytes, pc);
-            self.report_issue(issue);
+            for &(start, len) in &rows {
+                let issue = self.checker.on_async_write_issue(t, id, d.cta, d.off + start, len, pc);
+                self.report_issue(issue);
+            }
         }
         self.push_op(t, pc, AsyncKind::Load { dsts, src, bytes, pieces: pieces(bytes), data: None });
     }
