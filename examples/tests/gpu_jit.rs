@@ -71,7 +71,9 @@ fn a_jit_error_carries_the_jit_log() {
 
 /// Where each JIT path puts the 1024-byte-aligned dynamic shared window (`.extern .shared
 /// .align 1024`) of a kernel that also has static shared memory: the layout every TMA and
-/// wgmma kernel relies on (128-byte swizzle needs 1024-byte-aligned tiles).
+/// wgmma kernel relies on (128-byte swizzle needs 1024-byte-aligned tiles). The driver's
+/// linker placed it at 0x410 (16-byte aligned) on the H200 with driver 580 (2026-12-01), the
+/// plain JIT at 0x800; so with line info asked for, such a kernel skips the linker.
 #[test]
 #[ignore = "needs a GPU: run by .ci/gpu-bundle"]
 fn the_dynamic_window_is_1024_aligned_on_each_jit_path() {
@@ -88,19 +90,17 @@ fn the_dynamic_window_is_1024_aligned_on_each_jit_path() {
     k.st_global(out, Value::u32(0), s);
     k.st_global(out, Value::u32(1), d);
     let k = k.finish().unwrap();
-    let mut seen = Vec::new();
+    assert!(jit::has_dynamic_window(&phaser::codegen::emit_kernel(&k).unwrap()));
     for (name, opts) in [
         ("plain", JitOptions { line_info: false, cubin_cache: None }),
-        ("linked", JitOptions { line_info: true, cubin_cache: None }),
+        ("line info asked for", JitOptions { line_info: true, cubin_cache: None }),
     ] {
         let dev = device(opts);
         let buf = dev.alloc::<u32>(2).unwrap();
         dev.launch(&k, LaunchConfig::linear(1, 32).with_dynamic_shared(2048), &[Arg::buffer(&buf)]).unwrap();
         let got = dev.download(&buf).unwrap();
-        eprintln!("{name}: static at {:#x}, dynamic window at {:#x} ({} mod 1024)", got[0], got[1], got[1] % 1024);
-        seen.push((name, got[1]));
-    }
-    for (name, window) in seen {
-        assert_eq!(window % 1024, 0, "{name} JIT: the dynamic window is not 1024-byte aligned");
+        eprintln!("{name}: static at {:#x}, dynamic window at {:#x}", got[0], got[1]);
+        assert_eq!(got[1] % 1024, 0, "{name}: the dynamic window is not 1024-byte aligned");
+        assert_eq!(last_path(&dev), Some(LoadPath::DriverPtx), "{name}: a dynamic window never takes the linker");
     }
 }

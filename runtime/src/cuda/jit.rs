@@ -10,9 +10,11 @@
 //! - with `PHASER_JIT_LINE_INFO=1`, the driver's linker (`cuLinkCreate` with
 //!   `CU_JIT_GENERATE_LINE_INFO`) makes a cubin with a SASS line table, which is then loaded as
 //!   a binary and kept in a cache of our own ([`CubinCache`]), keyed by PTX content, device,
-//!   driver and options. It is not the default: on the H200 (driver 580) every kernel with
-//!   TMA copies into the dynamic shared window faulted with `CUDA_ERROR_MISALIGNED_ADDRESS`
-//!   on this path and ran on the plain one (`bench/jit.md`). `bench_jit` measures both.
+//!   driver and options. It is not the default: on the H200 (driver 580) the linker placed
+//!   the 1024-byte-aligned dynamic shared window only 16-byte aligned, and every kernel with
+//!   TMA copies into it faulted (`CUDA_ERROR_MISALIGNED_ADDRESS`); kernels that declare the
+//!   window therefore always take the plain path ([`has_dynamic_window`]). `bench_jit`
+//!   measures both paths.
 
 use super::driver_err;
 use crate::error::{Result, RuntimeError};
@@ -45,6 +47,16 @@ impl Default for JitOptions {
         };
         JitOptions { line_info, cubin_cache }
     }
+}
+
+/// Whether the PTX declares the dynamic shared window (`.extern .shared .align 1024`). The
+/// driver's linker (`cuLinkCreate`, driver 580) places that window only 16-byte aligned
+/// (0x410 after 8 bytes of static shared memory, where `cuModuleLoadData` puts it at 0x800:
+/// `gpu_jit`'s `the_dynamic_window_is_1024_aligned_on_each_jit_path`), so such kernels never
+/// take the linker path.
+pub fn has_dynamic_window(ptx: &str) -> bool {
+    let decl = format!(" {}[]", phaser_codegen::emit::names::DYN_SMEM);
+    ptx.lines().any(|l| l.starts_with(".extern .shared") && l.trim_end().trim_end_matches(';').ends_with(&decl))
 }
 
 /// `$XDG_CACHE_HOME/phaser/cubin`, else `$HOME/.cache/phaser/cubin`.
@@ -84,7 +96,17 @@ pub fn load(
     opts: &JitOptions,
 ) -> Result<(Arc<CudaModule>, LoadStats)> {
     ctx.bind_to_thread().map_err(driver_err("binding the CUDA context"))?;
-    if !opts.line_info {
+    let misplaced_window = opts.line_info && has_dynamic_window(ptx);
+    if misplaced_window {
+        static WARNED: std::sync::Once = std::sync::Once::new();
+        WARNED.call_once(|| {
+            eprintln!(
+                "phaser: PHASER_JIT_LINE_INFO=1: kernels with a dynamic shared window load without the linker \
+                 (it places the window 16- instead of 1024-byte aligned, which TMA/wgmma kernels fault on)"
+            )
+        });
+    }
+    if !opts.line_info || misplaced_window {
         let t = Instant::now();
         let m = ctx
             .load_module(cudarc::nvrtc::Ptx::from_src(ptx))
@@ -257,6 +279,21 @@ impl CubinCache {
         tmp.as_file().sync_all()?;
         tmp.persist(self.path(key)).map_err(|e| e.error)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::has_dynamic_window;
+
+    #[test]
+    fn the_dynamic_window_is_found_by_its_declaration_only() {
+        let with = ".version 8.0\n.extern .shared .align 1024 .b8 phaser_dynamic_smem[];\n.visible .entry k()\n{\n}\n";
+        assert!(has_dynamic_window(with));
+        let mention = ".version 8.0\n// phaser_dynamic_smem[] is not declared here\n.visible .entry k()\n{\n}\n";
+        assert!(!has_dynamic_window(mention));
+        let other = ".extern .shared .align 16 .b8 user_smem[];\n";
+        assert!(!has_dynamic_window(other));
     }
 }
 
