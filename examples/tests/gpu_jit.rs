@@ -30,7 +30,7 @@ fn run_seed(dev: &Device) {
 #[ignore = "needs a GPU: run by .ci/gpu-bundle"]
 fn line_info_cubins_are_linked_once_then_loaded_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
-    let with_cache = JitOptions { line_info: true, cubin_cache: Some(dir.path().to_path_buf()) };
+    let with_cache = JitOptions { line_info: true, cubin_cache: Some(dir.path().to_path_buf()), prebuilt_dir: None };
     let first = device(with_cache.clone());
     run_seed(&first);
     assert_eq!(last_path(&first), Some(LoadPath::Linked));
@@ -41,7 +41,7 @@ fn line_info_cubins_are_linked_once_then_loaded_from_the_cache() {
     run_seed(&second);
     assert_eq!(last_path(&second), Some(LoadPath::CubinCacheHit));
     // The plain driver JIT.
-    let plain = device(JitOptions { line_info: false, cubin_cache: None });
+    let plain = device(JitOptions::plain());
     run_seed(&plain);
     assert_eq!(last_path(&plain), Some(LoadPath::DriverPtx));
 }
@@ -91,10 +91,9 @@ fn the_dynamic_window_is_1024_aligned_on_each_jit_path() {
     k.st_global(out, Value::u32(1), d);
     let k = k.finish().unwrap();
     assert!(jit::has_dynamic_window(&phaser::codegen::emit_kernel(&k).unwrap()));
-    for (name, opts) in [
-        ("plain", JitOptions { line_info: false, cubin_cache: None }),
-        ("line info asked for", JitOptions { line_info: true, cubin_cache: None }),
-    ] {
+    for (name, opts) in
+        [("plain", JitOptions::plain()), ("line info asked for", JitOptions { line_info: true, ..JitOptions::plain() })]
+    {
         let dev = device(opts);
         let buf = dev.alloc::<u32>(2).unwrap();
         dev.launch(&k, LaunchConfig::linear(1, 32).with_dynamic_shared(2048), &[Arg::buffer(&buf)]).unwrap();

@@ -110,7 +110,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::env::var("CUDA_CACHE_DISABLE").unwrap_or_default(),
         std::env::var("CUDA_CACHE_PATH").unwrap_or_default()
     );
-    let plain = JitOptions { line_info: false, cubin_cache: None };
+    let plain = JitOptions::plain();
     let cache_dir = tempfile::tempdir()?;
     let cache = CubinCache { dir: cache_dir.path().to_path_buf() };
 

@@ -15,6 +15,12 @@
 //!   TMA copies into it faulted (`CUDA_ERROR_MISALIGNED_ADDRESS`); kernels that declare the
 //!   window therefore always take the plain path ([`has_dynamic_window`]). `bench_jit`
 //!   measures both paths.
+//!
+//! Before either, a directory of prebuilt cubins ([`JitOptions::prebuilt_dir`],
+//! `PHASER_CUBIN_DIR`) is asked: a cubin that `ptxas` assembled ahead of time from this exact
+//! PTX text (`phaser emit --cubin-dir DIR`, named by [`prebuilt_cubin_name`]) loads without
+//! any JIT. The driver's PTX JIT alone costs 9-16 ms cold on the H200 even for the smallest
+//! kernels (`bench/jit.md`); loading a cubin does not compile at all.
 
 use super::driver_err;
 use crate::error::{Result, RuntimeError};
@@ -33,10 +39,13 @@ pub struct JitOptions {
     pub line_info: bool,
     /// Where linked cubins are kept across processes (`None`: not kept).
     pub cubin_cache: Option<PathBuf>,
+    /// Where prebuilt cubins are looked up first, by [`prebuilt_cubin_name`] (`None`: nowhere).
+    pub prebuilt_dir: Option<PathBuf>,
 }
 
 /// `PHASER_JIT_LINE_INFO=1` links with line info (see the module doc: not the default);
-/// `PHASER_CUBIN_CACHE=off` turns our cubin cache off, `PHASER_CUBIN_CACHE=DIR` moves it.
+/// `PHASER_CUBIN_CACHE=off` turns our cubin cache off, `PHASER_CUBIN_CACHE=DIR` moves it;
+/// `PHASER_CUBIN_DIR=DIR` names a directory of prebuilt cubins (default: none).
 impl Default for JitOptions {
     fn default() -> Self {
         let line_info = matches!(std::env::var("PHASER_JIT_LINE_INFO").as_deref(), Ok("1" | "on" | "true"));
@@ -45,7 +54,16 @@ impl Default for JitOptions {
             Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
             _ => default_cache_dir(),
         };
-        JitOptions { line_info, cubin_cache }
+        let prebuilt_dir = std::env::var_os("PHASER_CUBIN_DIR").filter(|v| !v.is_empty()).map(PathBuf::from);
+        JitOptions { line_info, cubin_cache, prebuilt_dir }
+    }
+}
+
+impl JitOptions {
+    /// The plain driver JIT: no line info, no cubin cache, no prebuilt cubins (whatever the
+    /// environment says; what benchmarks and tests compare against).
+    pub fn plain() -> JitOptions {
+        JitOptions { line_info: false, cubin_cache: None, prebuilt_dir: None }
     }
 }
 
@@ -77,6 +95,8 @@ pub enum LoadPath {
     Linked,
     /// A cubin from our cache, loaded.
     CubinCacheHit,
+    /// A cubin from the prebuilt directory (`ptxas` ahead of time), loaded: no JIT at all.
+    Prebuilt,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -96,6 +116,11 @@ pub fn load(
     opts: &JitOptions,
 ) -> Result<(Arc<CudaModule>, LoadStats)> {
     ctx.bind_to_thread().map_err(driver_err("binding the CUDA context"))?;
+    if let Some(dir) = &opts.prebuilt_dir {
+        if let Some(loaded) = load_prebuilt(ctx, dir, ptx)? {
+            return Ok(loaded);
+        }
+    }
     let misplaced_window = opts.line_info && has_dynamic_window(ptx);
     if misplaced_window {
         static WARNED: std::sync::Once = std::sync::Once::new();
@@ -154,6 +179,59 @@ pub fn load(
         .load_module(cudarc::nvrtc::Ptx::from_binary(cubin))
         .map_err(driver_err(format!("loading the linked cubin of kernel `{kernel}`")))?;
     Ok((m, LoadStats { path: LoadPath::Linked, compile, load: t.elapsed() }))
+}
+
+/// The prebuilt cubin of `ptx` in `dir`, loaded, when there is one for this device: the
+/// PTX's target must be the device's compute capability (a cubin runs only there). A file
+/// that does not load (another driver's format, a newer ptxas than the driver, a truncated
+/// copy) is ignored with one warning per process: the JIT path then runs.
+fn load_prebuilt(ctx: &Arc<CudaContext>, dir: &Path, ptx: &str) -> Result<Option<(Arc<CudaModule>, LoadStats)>> {
+    let Some(target) = ptx_target(ptx) else { return Ok(None) };
+    let cc = ctx.compute_capability().map_err(driver_err("reading the compute capability"))?;
+    if target_capability(target) != Some(cc) {
+        return Ok(None);
+    }
+    let Some(name) = prebuilt_cubin_name(ptx) else { return Ok(None) };
+    let path = dir.join(name);
+    let t = Instant::now();
+    let Ok(cubin) = std::fs::read(&path) else { return Ok(None) };
+    let compile = t.elapsed();
+    let t = Instant::now();
+    match ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin)) {
+        Ok(m) => Ok(Some((m, LoadStats { path: LoadPath::Prebuilt, compile, load: t.elapsed() }))),
+        Err(e) => {
+            static WARNED: std::sync::Once = std::sync::Once::new();
+            WARNED.call_once(|| {
+                eprintln!(
+                    "phaser: prebuilt cubin {} does not load ({e}); JIT-compiling the PTX instead",
+                    path.display()
+                )
+            });
+            Ok(None)
+        }
+    }
+}
+
+/// The file name of `ptx`'s prebuilt cubin: `<SHA-256 of the PTX text>.<target>.cubin`, the
+/// target being the one the PTX declares (`sm_90a`); `None` when it declares none. The one
+/// naming both the writer (`phaser emit --cubin-dir`) and the reader ([`load`]) use.
+pub fn prebuilt_cubin_name(ptx: &str) -> Option<String> {
+    let target = ptx_target(ptx)?;
+    Some(format!("{}.{target}.cubin", sha256_hex(&[ptx.as_bytes()])))
+}
+
+/// The target a PTX module declares (`.target sm_90a` or `.target sm_90a, debug`).
+pub fn ptx_target(ptx: &str) -> Option<&str> {
+    let target = ptx.lines().find_map(|l| l.trim().strip_prefix(".target "))?.split([',', ' ']).next()?.trim();
+    (!target.is_empty()).then_some(target)
+}
+
+/// The compute capability a target's SASS runs on: `sm_90a` → (9, 0), `sm_100a` → (10, 0),
+/// `sm_86` → (8, 6); `None` for anything else.
+fn target_capability(target: &str) -> Option<(i32, i32)> {
+    let digits = target.strip_prefix("sm_")?.trim_end_matches(['a', 'f']);
+    let (major, minor) = digits.split_at(digits.len().checked_sub(1)?);
+    Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// JIT-compile `ptx` through the driver's linker with line info; the cubin's bytes.
@@ -226,8 +304,7 @@ pub fn link_with_line_info(ptx: &str, kernel: &str) -> Result<Vec<u8>> {
 /// The linker target of a module whose `.target` is architecture-specific (`sm_90a`,
 /// `sm_100a`); `None` for the others, which the context's default target compiles.
 fn arch_specific_target(ptx: &str) -> Option<sys::CUjit_target> {
-    let target = ptx.lines().find_map(|l| l.trim().strip_prefix(".target "))?.split([',', ' ']).next()?;
-    match target {
+    match ptx_target(ptx)? {
         "sm_90a" => Some(sys::CUjit_target::CU_TARGET_COMPUTE_90A),
         "sm_100a" => Some(sys::CUjit_target::CU_TARGET_COMPUTE_100A),
         _ => None,
@@ -247,9 +324,16 @@ fn cache_key(ctx: &Arc<CudaContext>, ptx: &str, opts: &JitOptions) -> Result<Str
 
 /// The cache key of a PTX text for a device and driver (pure, so it is tested here).
 pub fn key_of(ptx: &str, device: &str, driver: i32, line_info: bool) -> String {
+    let head = format!("phaser cubin v1\ndevice {device}\ndriver {driver}\nline_info {line_info}\n");
+    sha256_hex(&[head.as_bytes(), ptx.as_bytes()])
+}
+
+/// The SHA-256 of the concatenated `parts`, in lower-case hex.
+fn sha256_hex(parts: &[&[u8]]) -> String {
     let mut h = Sha256::new();
-    h.update(format!("phaser cubin v1\ndevice {device}\ndriver {driver}\nline_info {line_info}\n").as_bytes());
-    h.update(ptx.as_bytes());
+    for p in parts {
+        h.update(p);
+    }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -323,6 +407,24 @@ mod tests {
         ] {
             assert_ne!(k, other);
         }
+    }
+
+    #[test]
+    fn prebuilt_names_follow_the_text_and_its_declared_target() {
+        let ptx = |t: &str, body: &str| format!("//\n.version 8.0\n.target {t}\n.address_size 64\n{body}");
+        let a = ptx("sm_90a", ".entry a {}");
+        let name = prebuilt_cubin_name(&a).unwrap();
+        // `<SHA-256 of the text>.<target>.cubin`, the digest computed independently here.
+        let digest: String = Sha256::digest(a.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(name, format!("{digest}.sm_90a.cubin"));
+        assert_ne!(name, prebuilt_cubin_name(&ptx("sm_90a", ".entry b {}")).unwrap(), "another text");
+        assert!(prebuilt_cubin_name(&ptx("sm_100a, debug", "")).unwrap().ends_with(".sm_100a.cubin"));
+        assert_eq!(prebuilt_cubin_name(".version 8.0\n.entry a {}"), None, "no target declared");
+        assert_eq!(target_capability("sm_90a"), Some((9, 0)));
+        assert_eq!(target_capability("sm_100a"), Some((10, 0)));
+        assert_eq!(target_capability("sm_86"), Some((8, 6)));
+        assert_eq!(target_capability("compute_90"), None);
+        assert_eq!(target_capability("sm_"), None);
     }
 
     #[test]
