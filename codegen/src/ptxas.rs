@@ -70,8 +70,25 @@ pub fn assemble_with(ptxas: &Path, ptx: &str, arch: &str, extra: &[&str]) -> Res
     assemble_in(&std::env::temp_dir(), ptxas, ptx, arch, extra)
 }
 
+/// [`assemble_with`] that keeps the cubin: it is written to `cubin` (a temporary file in
+/// the same directory renamed into place, so a reader never sees a partial cubin).
+pub fn assemble_to(ptxas: &Path, ptx: &str, arch: &str, extra: &[&str], cubin: &Path) -> Result<String, String> {
+    assemble_in_keeping(&std::env::temp_dir(), ptxas, ptx, arch, extra, Some(cubin))
+}
+
 /// [`assemble_with`] with its temporary directory made under `tmp_root`.
 fn assemble_in(tmp_root: &Path, ptxas: &Path, ptx: &str, arch: &str, extra: &[&str]) -> Result<String, String> {
+    assemble_in_keeping(tmp_root, ptxas, ptx, arch, extra, None)
+}
+
+fn assemble_in_keeping(
+    tmp_root: &Path,
+    ptxas: &Path,
+    ptx: &str,
+    arch: &str,
+    extra: &[&str],
+    keep: Option<&Path>,
+) -> Result<String, String> {
     let dir = tempfile::Builder::new()
         .prefix("phaser-ptxas-")
         .tempdir_in(tmp_root)
@@ -87,11 +104,18 @@ fn assemble_in(tmp_root: &Path, ptxas: &Path, ptx: &str, arch: &str, extra: &[&s
         .output()
         .map_err(|e| format!("running {}: {e}", ptxas.display()))?;
     let msg = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    if out.status.success() {
-        Ok(msg)
-    } else {
-        Err(msg)
+    if !out.status.success() {
+        return Err(msg);
     }
+    if let Some(dest) = keep {
+        let parent = dest.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let tmp = tempfile::NamedTempFile::new_in(parent)
+            .map_err(|e| format!("creating a temporary file in {}: {e}", parent.display()))?;
+        std::fs::copy(dir.path().join("kernel.cubin"), tmp.path())
+            .map_err(|e| format!("copying the cubin to {}: {e}", tmp.path().display()))?;
+        tmp.persist(dest).map_err(|e| format!("writing {}: {}", dest.display(), e.error))?;
+    }
+    Ok(msg)
 }
 
 #[cfg(test)]
@@ -109,6 +133,19 @@ mod tests {
         assemble_in(root.path(), &ptxas, ok, "sm_90a", &["-v"]).unwrap();
         let left: Vec<_> = std::fs::read_dir(root.path()).unwrap().map(|e| e.unwrap().path()).collect();
         assert!(left.is_empty(), "left behind: {left:?}");
+    }
+
+    #[test]
+    fn assemble_to_keeps_the_cubin_and_nothing_else() {
+        let root = tempfile::tempdir().unwrap();
+        let ptxas = require();
+        let ok = ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n\tret;\n}\n";
+        let dest = root.path().join("k.cubin");
+        assemble_to(&ptxas, ok, "sm_90a", &["-lineinfo"], &dest).unwrap();
+        assert!(std::fs::read(&dest).unwrap().starts_with(b"\x7fELF"), "not a cubin");
+        assert!(assemble_to(&ptxas, "not ptx", "sm_90a", &[], &root.path().join("bad.cubin")).is_err());
+        let left: Vec<_> = std::fs::read_dir(root.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left, [std::ffi::OsString::from("k.cubin")], "only the kept cubin is left");
     }
 
     #[test]

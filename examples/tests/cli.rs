@@ -59,3 +59,31 @@ fn check_runs_the_gallery_in_the_simulator() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("no example name contains \"no_such_example\""), "{stderr}");
 }
+
+/// `phaser emit --cubin-dir DIR` writes each kernel's cubin under the name the runtime looks
+/// up for the PTX a CUDA device loads (default watchdog), so `PHASER_CUBIN_DIR=DIR` finds it.
+#[test]
+fn emit_cubin_dir_writes_the_cubin_the_runtime_looks_up() {
+    use phaser::codegen::emit::EmitOptions;
+    use phaser::runtime::cuda::jit::prebuilt_cubin_name;
+    let dir = tempfile::tempdir().unwrap();
+    let (out, prebuilt) = (dir.path().join("ptx"), dir.path().join("cubins"));
+    let args = ["emit", "--kernel", "seed_producer_consumer", "--out", out.to_str().unwrap(), "--cubin-dir"];
+    let (code, stdout, stderr) = phaser(&[&args[..], &[prebuilt.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    // What a CUDA device launching the gallery kernel prints (the launch's watchdog decides).
+    let k = gallery::seeds::producer_consumer(phaser::Target::Sm90a).unwrap();
+    let opts = EmitOptions {
+        wait_timeout_ns: phaser::runtime::watchdog::Watchdog::DEFAULT.timeout_ns(),
+        ..Default::default()
+    };
+    let launched = k.ptx_with(&opts).unwrap();
+    assert_eq!(std::fs::read_to_string(out.join("seed_producer_consumer.ptx")).unwrap(), *launched);
+    let want = prebuilt_cubin_name(&launched).unwrap();
+    assert!(want.ends_with(".sm_90a.cubin"), "{want}");
+    let written: Vec<String> =
+        std::fs::read_dir(&prebuilt).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert_eq!(written, [want.clone()], "one kernel, one cubin, under the runtime's name");
+    assert!(std::fs::read(prebuilt.join(&want)).unwrap().starts_with(b"\x7fELF"), "not a cubin");
+    assert!(stdout.contains(&want), "the table names the cubin:\n{stdout}");
+}

@@ -77,9 +77,23 @@ fn a_jit_error_carries_the_jit_log() {
 #[test]
 #[ignore = "needs a GPU: run by .ci/gpu-bundle"]
 fn the_dynamic_window_is_1024_aligned_on_each_jit_path() {
+    let k = window_probe();
+    assert!(jit::has_dynamic_window(&phaser::codegen::emit_kernel(&k).unwrap()));
+    for (name, opts) in
+        [("plain", JitOptions::plain()), ("line info asked for", JitOptions { line_info: true, ..JitOptions::plain() })]
+    {
+        let dev = device(opts);
+        let got = window_addresses(&dev, &k);
+        eprintln!("{name}: static at {:#x}, dynamic window at {:#x}", got[0], got[1]);
+        assert_eq!(got[1] % 1024, 0, "{name}: the dynamic window is not 1024-byte aligned");
+        assert_eq!(last_path(&dev), Some(LoadPath::DriverPtx), "{name}: a dynamic window never takes the linker");
+    }
+}
+
+/// A kernel with static shared memory and a dynamic window that stores both addresses.
+fn window_probe() -> phaser::Kernel {
     use phaser::codegen::builder::KernelBuilder;
     use phaser::codegen::ir::{Type, Value};
-    use phaser::runtime::{Arg, LaunchConfig};
     let mut k = KernelBuilder::new("window_probe", Target::Sm90a);
     let out = k.param_global("out", Type::U32, true);
     let stat = k.alloc_shared("stat", Type::U32, 3);
@@ -89,17 +103,70 @@ fn the_dynamic_window_is_1024_aligned_on_each_jit_path() {
     k.st_shared(stat, Value::u32(0), Value::u32(1));
     k.st_global(out, Value::u32(0), s);
     k.st_global(out, Value::u32(1), d);
-    let k = k.finish().unwrap();
-    assert!(jit::has_dynamic_window(&phaser::codegen::emit_kernel(&k).unwrap()));
-    for (name, opts) in
-        [("plain", JitOptions::plain()), ("line info asked for", JitOptions { line_info: true, ..JitOptions::plain() })]
-    {
-        let dev = device(opts);
-        let buf = dev.alloc::<u32>(2).unwrap();
-        dev.launch(&k, LaunchConfig::linear(1, 32).with_dynamic_shared(2048), &[Arg::buffer(&buf)]).unwrap();
-        let got = dev.download(&buf).unwrap();
-        eprintln!("{name}: static at {:#x}, dynamic window at {:#x}", got[0], got[1]);
-        assert_eq!(got[1] % 1024, 0, "{name}: the dynamic window is not 1024-byte aligned");
-        assert_eq!(last_path(&dev), Some(LoadPath::DriverPtx), "{name}: a dynamic window never takes the linker");
-    }
+    k.finish().unwrap()
+}
+
+/// The static array's and the dynamic window's shared addresses, as `window_probe` sees them.
+fn window_addresses(dev: &Device, k: &phaser::Kernel) -> Vec<u32> {
+    use phaser::runtime::{Arg, LaunchConfig};
+    let buf = dev.alloc::<u32>(2).unwrap();
+    dev.launch(k, LaunchConfig::linear(1, 32).with_dynamic_shared(2048), &[Arg::buffer(&buf)]).unwrap();
+    dev.download(&buf).unwrap()
+}
+
+/// The ptxas the prebuilt-cubin test assembles with: the project's finder, else the CUDA
+/// toolkit's; `None` (the test then skips, saying so) without either.
+fn find_ptxas() -> Option<std::path::PathBuf> {
+    let toolkit = std::path::PathBuf::from("/usr/local/cuda/bin/ptxas");
+    phaser::codegen::ptxas::find().ok().or_else(|| toolkit.is_file().then_some(toolkit))
+}
+
+/// Cubins prebuilt by `phaser emit --cubin-dir` (ptxas ahead of time) load without any JIT
+/// (`LoadPath::Prebuilt`) and run correctly; one that does not load is ignored (the JIT runs);
+/// a prebuilt cubin keeps the dynamic window 1024-byte aligned.
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn a_prebuilt_cubin_from_the_cli_loads_without_jit() {
+    let Some(ptxas) = find_ptxas() else {
+        eprintln!(
+            "SKIPPED: no ptxas ($PTXAS, PATH, the nvidia wheel, /usr/local/cuda/bin/ptxas): cannot prebuild cubins"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (out, prebuilt) = (dir.path().join("ptx"), dir.path().join("cubins"));
+    let cli = std::process::Command::new(env!("CARGO_BIN_EXE_phaser"))
+        .env("PTXAS", &ptxas)
+        .args(["emit", "--kernel", "seed_producer_consumer", "--out"])
+        .arg(&out)
+        .arg("--cubin-dir")
+        .arg(&prebuilt)
+        .output()
+        .unwrap();
+    assert!(cli.status.success(), "{}", String::from_utf8_lossy(&cli.stderr));
+    let with_prebuilt = JitOptions { prebuilt_dir: Some(prebuilt.clone()), ..JitOptions::plain() };
+    let dev = device(with_prebuilt.clone());
+    run_seed(&dev);
+    assert_eq!(last_path(&dev), Some(LoadPath::Prebuilt), "the CLI's cubin was not found or not loaded");
+    // The same name holding something that does not load: ignored, the driver JIT runs.
+    let cubins: Vec<_> = std::fs::read_dir(&prebuilt).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(cubins.len(), 1, "{cubins:?}");
+    std::fs::write(&cubins[0], b"\x7fELF but not a cubin").unwrap();
+    let dev = device(with_prebuilt.clone());
+    run_seed(&dev);
+    assert_eq!(last_path(&dev), Some(LoadPath::DriverPtx));
+    // The dynamic window where the plain JIT puts it (the linker's misplacement is not ptxas's).
+    let k = window_probe();
+    let ptx = k.ptx_with(&phaser::codegen::EmitOptions {
+        wait_timeout_ns: phaser::runtime::watchdog::Watchdog::DEFAULT.timeout_ns(),
+        ..Default::default()
+    });
+    let ptx = ptx.unwrap();
+    let name = jit::prebuilt_cubin_name(&ptx).unwrap();
+    phaser::codegen::ptxas::assemble_to(&ptxas, &ptx, "sm_90a", &["-lineinfo"], &prebuilt.join(name)).unwrap();
+    let dev = device(with_prebuilt);
+    let got = window_addresses(&dev, &k);
+    assert_eq!(last_path(&dev), Some(LoadPath::Prebuilt));
+    eprintln!("prebuilt: static at {:#x}, dynamic window at {:#x}", got[0], got[1]);
+    assert_eq!(got[1] % 1024, 0, "prebuilt: the dynamic window is not 1024-byte aligned");
 }

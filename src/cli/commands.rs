@@ -116,14 +116,30 @@ fn stem(seen: &mut std::collections::HashMap<String, u32>, name: &str) -> String
     }
 }
 
+/// What `emit` does with ptxas besides writing the PTX.
+pub(crate) struct Assemble {
+    /// A `.cubin` next to each `.ptx`.
+    pub cubin: bool,
+    /// Prebuilt cubins for the runtime (`PHASER_CUBIN_DIR`), named by
+    /// [`phaser_runtime::cuda::jit::prebuilt_cubin_name`].
+    pub cubin_dir: Option<PathBuf>,
+    /// Assemble only, to check (the cubin is not kept).
+    pub check: bool,
+}
+
+impl Assemble {
+    fn needs_ptxas(&self) -> bool {
+        self.cubin || self.check || self.cubin_dir.is_some()
+    }
+}
+
 pub(crate) fn emit(
     o: &Out,
     only: Option<&str>,
     comptime: &[String],
     target: Option<Target>,
     dir: &Path,
-    cubin: bool,
-    check: bool,
+    assemble: &Assemble,
 ) -> u8 {
     let values = match parse_comptime(comptime) {
         Ok(v) => v,
@@ -196,11 +212,13 @@ pub(crate) fn emit(
         }
         return EXIT_USAGE;
     }
-    if let Err(e) = std::fs::create_dir_all(dir) {
-        o.error(format!("creating {}: {e}", dir.display()));
-        return EXIT_IO;
+    for d in std::iter::once(dir).chain(assemble.cubin_dir.as_deref()) {
+        if let Err(e) = std::fs::create_dir_all(d) {
+            o.error(format!("creating {}: {e}", d.display()));
+            return EXIT_IO;
+        }
     }
-    let ptxas = if cubin || check {
+    let ptxas = if assemble.needs_ptxas() {
         match phaser_codegen::ptxas::find() {
             Ok(p) => Some(p),
             Err(e) => {
@@ -217,7 +235,7 @@ pub(crate) fn emit(
     let mut failed = 0;
     for t in &todo {
         bar.set_message(t.stem.clone());
-        let (status, ok, files) = match emit_one(t, dir, ptxas.as_deref(), cubin) {
+        let (status, ok, files) = match emit_one(t, dir, ptxas.as_deref(), assemble) {
             Ok((status, files)) => (status, true, files),
             Err(Problem::Io(e)) => {
                 bar.finish_and_clear();
@@ -262,8 +280,13 @@ enum Problem {
     Failed(String),
 }
 
-/// Write one kernel's PTX (and cubin); the status line and the files written.
-fn emit_one(t: &Emitted, dir: &Path, ptxas: Option<&Path>, cubin: bool) -> Result<(String, Vec<String>), Problem> {
+/// Write one kernel's PTX (and cubins); the status line and the files written.
+fn emit_one(
+    t: &Emitted,
+    dir: &Path,
+    ptxas: Option<&Path>,
+    assemble: &Assemble,
+) -> Result<(String, Vec<String>), Problem> {
     let k = t.kernel.as_ref().map_err(|e| Problem::Failed(e.clone()))?;
     let text = phaser_codegen::emit_kernel(k).map_err(|e| Problem::Failed(e.to_string()))?;
     let ptx_path = dir.join(format!("{}.ptx", t.stem));
@@ -273,27 +296,29 @@ fn emit_one(t: &Emitted, dir: &Path, ptxas: Option<&Path>, cubin: bool) -> Resul
         return Ok((ptx_path.display().to_string(), files));
     };
     let arch = k.target.name();
-    if cubin {
-        // Line info, so nvdisasm -g / cuobjdump and the profilers show the Rust lines.
-        let cubin_path = dir.join(format!("{}.cubin", t.stem));
-        let out = std::process::Command::new(ptxas)
-            .arg(format!("-arch={arch}"))
-            .arg("-lineinfo")
-            .arg(&ptx_path)
-            .arg("-o")
-            .arg(&cubin_path)
-            .output()
-            .map_err(|e| Problem::Io(format!("running {}: {e}", ptxas.display())))?;
-        if !out.status.success() {
-            return Err(Problem::Failed(format!("ptxas failed: {}", String::from_utf8_lossy(&out.stderr).trim())));
-        }
-        files.push(cubin_path.display().to_string());
-        Ok((format!("{} (ptxas -lineinfo ok)", cubin_path.display()), files))
-    } else {
+    // Line info, so nvdisasm -g / cuobjdump and the profilers show the Rust lines.
+    let lineinfo: &[&str] = &["-lineinfo"];
+    let mut kept = Vec::new();
+    if assemble.cubin {
+        kept.push(dir.join(format!("{}.cubin", t.stem)));
+    }
+    if let Some(prebuilt) = &assemble.cubin_dir {
+        let name = phaser_runtime::cuda::jit::prebuilt_cubin_name(&text)
+            .ok_or_else(|| Problem::Failed("the PTX declares no .target".into()))?;
+        kept.push(prebuilt.join(name));
+    }
+    if kept.is_empty() {
         phaser_codegen::ptxas::assemble(ptxas, &text, arch)
             .map_err(|e| Problem::Failed(format!("ptxas failed: {e}")))?;
-        Ok((format!("{} (ptxas ok)", ptx_path.display()), files))
+        return Ok((format!("{} (ptxas ok)", ptx_path.display()), files));
     }
+    for cubin_path in &kept {
+        phaser_codegen::ptxas::assemble_to(ptxas, &text, arch, lineinfo, cubin_path)
+            .map_err(|e| Problem::Failed(format!("ptxas failed: {}", e.trim())))?;
+        files.push(cubin_path.display().to_string());
+    }
+    let shown: Vec<String> = kept.iter().map(|p| p.display().to_string()).collect();
+    Ok((format!("{} (ptxas -lineinfo ok)", shown.join(", ")), files))
 }
 
 fn run_json(name: &str, seed: u64, r: &Result<ExampleRun, RuntimeError>) -> serde_json::Value {

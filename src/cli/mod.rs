@@ -78,7 +78,7 @@ pub(crate) struct Selection {
 enum Cmd {
     /// List the registered kernels (`#[phaser::kernel]`) and runnable examples.
     List,
-    /// Write PTX (and with --cubin, ptxas cubins) of registered kernels and examples' kernels.
+    /// Write PTX (and with --cubin or --cubin-dir, ptxas cubins) of registered kernels and examples' kernels.
     Emit {
         /// Only this kernel (a registered kernel, or the kernels of that name the examples launch).
         #[arg(long)]
@@ -95,6 +95,11 @@ enum Cmd {
         /// Also assemble each file with ptxas (with line info) into a `.cubin`.
         #[arg(long)]
         cubin: bool,
+        /// Also assemble each kernel with ptxas into DIR under the name the runtime looks up
+        /// (`<SHA-256 of the PTX>.<target>.cubin`): ship DIR and set `PHASER_CUBIN_DIR=DIR` to
+        /// load the kernels without JIT.
+        #[arg(long, value_name = "DIR")]
+        cubin_dir: Option<PathBuf>,
     },
     /// Run every example in the simulator with the protocol checker; any finding or wrong
     /// output fails.
@@ -178,10 +183,14 @@ pub fn run<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> u8 
     let o = out::Out::new(cli.json);
     match cli.cmd {
         Cmd::List => commands::list(&o),
-        Cmd::Emit { kernel, comptime, target, out, cubin } => {
-            commands::emit(&o, kernel.as_deref(), &comptime, target, &out, cubin, false)
+        Cmd::Emit { kernel, comptime, target, out, cubin, cubin_dir } => {
+            let assemble = commands::Assemble { cubin, cubin_dir, check: false };
+            commands::emit(&o, kernel.as_deref(), &comptime, target, &out, &assemble)
         }
-        Cmd::Ptx { dir, target, check } => commands::emit(&o, None, &[], Some(target), &dir, false, check),
+        Cmd::Ptx { dir, target, check } => {
+            let assemble = commands::Assemble { cubin: false, cubin_dir: None, check };
+            commands::emit(&o, None, &[], Some(target), &dir, &assemble)
+        }
         Cmd::Check { sel } => commands::check(&o, &sel),
         Cmd::Run { backend, full, quick, sel, trace_dir } => commands::run(&o, backend, full, quick, &sel, trace_dir),
         Cmd::Trace { out, sel } => commands::trace(&o, &out, &sel),

@@ -2,7 +2,9 @@
 //! PTX print, and what turning PTX into a loaded module costs on each path the runtime has
 //! (`runtime/src/cuda/jit.rs`) — the driver's PTX JIT cold and warm (its on-disk cache), the
 //! driver's linker with line info cold and again (does the driver cache it?), and a hit in
-//! Phaser's own cubin cache — next to NVRTC compiling the same kernel written in CUDA C++
+//! Phaser's own cubin cache, and a cubin `ptxas` assembled ahead of time loaded from the
+//! prebuilt directory (`PHASER_CUBIN_DIR`: no JIT at all; the ptxas time is build time and is
+//! reported apart) — next to NVRTC compiling the same kernel written in CUDA C++
 //! with `cuda::ptx` (`bench/jit_reference.cu`), whose outputs are then compared with Phaser's
 //! build of the same kernel on the device (NVRTC interop for reference kernels). See `bench/jit.md`.
 //!
@@ -46,6 +48,25 @@ struct Opts {
 
 fn ms(d: Duration) -> String {
     format!("{:.3}", d.as_secs_f64() * 1e3)
+}
+
+fn opt_ms(d: Option<Duration>) -> String {
+    d.map(ms).unwrap_or_else(|| "n/a".into())
+}
+
+/// The project's ptxas finder (`$PTXAS`, PATH, the nvidia wheel), else the CUDA toolkit's.
+fn find_ptxas() -> Option<PathBuf> {
+    let toolkit = PathBuf::from("/usr/local/cuda/bin/ptxas");
+    phaser::codegen::ptxas::find().ok().or_else(|| toolkit.is_file().then_some(toolkit))
+}
+
+/// The last line of `ptxas --version` (its release), for the log.
+fn ptxas_version(ptxas: &std::path::Path) -> String {
+    std::process::Command::new(ptxas)
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or("").to_string())
+        .unwrap_or_else(|e| format!("--version failed: {e}"))
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -93,6 +114,10 @@ struct Row {
     link_again: Duration,
     cache_hit: Duration,
     cubin_kib: f64,
+    /// ptxas assembling the PTX ahead of time (build time, not load time).
+    aot_ptxas: Option<Duration>,
+    /// `jit::load` finding that cubin in the prebuilt directory and loading it.
+    aot_load: Option<Duration>,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -113,6 +138,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let plain = JitOptions::plain();
     let cache_dir = tempfile::tempdir()?;
     let cache = CubinCache { dir: cache_dir.path().to_path_buf() };
+    let prebuilt_dir = tempfile::tempdir()?;
+    let aot = JitOptions { prebuilt_dir: Some(prebuilt_dir.path().to_path_buf()), ..JitOptions::plain() };
+    let ptxas = find_ptxas();
+    match &ptxas {
+        Some(p) => println!("ptxas for the prebuilt cubins: {} ({})", p.display(), ptxas_version(p)),
+        None => println!("ptxas not found ($PTXAS, PATH, the nvidia wheel, /usr/local/cuda/bin): prebuilt column n/a"),
+    }
 
     // The first JIT of the process (loads the JIT compiler): its own row.
     let first = gallery::seeds::phase_flip(Target::Sm90a)?;
@@ -174,6 +206,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let m = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(bytes))?;
             let cache_hit = t.elapsed();
             drop(m);
+            // Ahead of time: ptxas (build time), then the runtime's own load finding the cubin
+            // in the prebuilt directory (nothing cached: a fresh module from a fresh file).
+            let (mut aot_ptxas, mut aot_load) = (None, None);
+            if let Some(p) = &ptxas {
+                let name = jit::prebuilt_cubin_name(&text).ok_or("the PTX declares no .target")?;
+                let t = Instant::now();
+                phaser::codegen::ptxas::assemble_to(
+                    p,
+                    &text,
+                    k.target.name(),
+                    &["-lineinfo"],
+                    &prebuilt_dir.path().join(name),
+                )
+                .map_err(|e| format!("ptxas on {}: {e}", k.name))?;
+                aot_ptxas = Some(t.elapsed());
+                let t = Instant::now();
+                let (m, stats) = jit::load(&ctx, &text, &k.name, &aot)?;
+                aot_load = Some(t.elapsed());
+                drop(m);
+                if stats.path != jit::LoadPath::Prebuilt {
+                    return Err(format!("{}: the prebuilt cubin was not used ({:?})", k.name, stats.path).into());
+                }
+            }
             let row = Row {
                 name: k.name.clone(),
                 build,
@@ -185,9 +240,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 link_again,
                 cache_hit,
                 cubin_kib: cubin.len() as f64 / 1024.0,
+                aot_ptxas,
+                aot_load,
             };
             println!(
-                "{:<28} build {} ms, print {} ms, driver JIT cold {} / warm {} ms, link+lineinfo cold {} / again {} ms, our cache hit {} ms",
+                "{:<28} build {} ms, print {} ms, driver JIT cold {} / warm {} ms, link+lineinfo cold {} / again {} ms, our cache hit {} ms, prebuilt cubin load {} ms (ptxas {} ms)",
                 row.name,
                 ms(row.build),
                 ms(row.print),
@@ -195,16 +252,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 ms(row.driver_warm),
                 ms(row.link_cold),
                 ms(row.link_again),
-                ms(row.cache_hit)
+                ms(row.cache_hit),
+                opt_ms(row.aot_load),
+                opt_ms(row.aot_ptxas)
             );
             rows.push(row);
         }
     }
-    println!("\n| kernel | IR build ms | PTX print ms | PTX KiB | driver JIT+load cold ms | warm (driver cache) ms | link w/ line info + load, cold ms | same link again ms | our cubin cache hit + load ms | cubin KiB |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("\n| kernel | IR build ms | PTX print ms | PTX KiB | driver JIT+load cold ms | warm (driver cache) ms | link w/ line info + load, cold ms | same link again ms | our cubin cache hit + load ms | cubin KiB | prebuilt cubin (ptxas AOT) load ms | ptxas (AOT build) ms |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for r in &rows {
         println!(
-            "| {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {:.1} |",
+            "| {} | {} | {} | {:.1} | {} | {} | {} | {} | {} | {:.1} | {} | {} |",
             r.name,
             ms(r.build),
             ms(r.print),
@@ -214,20 +273,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ms(r.link_cold),
             ms(r.link_again),
             ms(r.cache_hit),
-            r.cubin_kib
+            r.cubin_kib,
+            opt_ms(r.aot_load),
+            opt_ms(r.aot_ptxas)
         );
     }
     let med = |f: fn(&Row) -> Duration| median(rows.iter().map(f).collect());
+    let med_opt = |f: fn(&Row) -> Option<Duration>| {
+        let v: Vec<Duration> = rows.iter().filter_map(f).collect();
+        (!v.is_empty()).then(|| median(v))
+    };
     if !rows.is_empty() {
         println!(
-            "\nmedians over {} kernels: build+print {} ms; driver JIT cold {} ms, warm {} ms; link cold {} ms, again {} ms; our cache hit {} ms (goals: cold <= 10 ms, warm <= 1 ms)",
+            "\nmedians over {} kernels: build+print {} ms; driver JIT cold {} ms, warm {} ms; link cold {} ms, again {} ms; our cache hit {} ms; prebuilt cubin (ptxas AOT) load {} ms, ptxas build {} ms (goals: cold <= 10 ms, warm <= 1 ms)",
             rows.len(),
             ms(med(|r| r.build + r.print)),
             ms(med(|r| r.driver_cold)),
             ms(med(|r| r.driver_warm)),
             ms(med(|r| r.link_cold)),
             ms(med(|r| r.link_again)),
-            ms(med(|r| r.cache_hit))
+            ms(med(|r| r.cache_hit)),
+            opt_ms(med_opt(|r| r.aot_load)),
+            opt_ms(med_opt(|r| r.aot_ptxas))
         );
     }
     nvrtc(&o, &dev);
