@@ -83,7 +83,7 @@ fn emit_cubin_dir_writes_the_cubin_the_runtime_looks_up() {
     assert!(want.ends_with(".sm_90a.cubin"), "{want}");
     let written: Vec<String> =
         std::fs::read_dir(&prebuilt).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
-    assert_eq!(written, [want.clone()], "one kernel, one cubin, under the runtime's name");
+    assert_eq!(written, std::slice::from_ref(&want), "one kernel, one cubin, under the runtime's name");
     assert!(std::fs::read(prebuilt.join(&want)).unwrap().starts_with(b"\x7fELF"), "not a cubin");
     assert!(stdout.contains(&want), "the table names the cubin:\n{stdout}");
 }
