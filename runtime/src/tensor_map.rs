@@ -86,7 +86,7 @@ impl TensorMapDesc {
     /// (`tma_boxes_land_as_the_simulator_says`, 2026-12-01). The copy still moves (and counts as
     /// tx) only [`TensorMapDesc::box_bytes`].
     pub fn smem_row_pitch(&self) -> u32 {
-        let inner = self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size() as u32);
+        let inner = self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size());
         match self.swizzle.span_bytes() {
             Some(span) if inner < span => span,
             _ => inner,
@@ -94,13 +94,13 @@ impl TensorMapDesc {
     }
     /// Bytes of shared memory a box occupies (rows at [`TensorMapDesc::smem_row_pitch`]).
     pub fn smem_box_bytes(&self) -> u32 {
-        let inner = self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size() as u32).max(1);
+        let inner = self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size()).max(1);
         (self.box_bytes() / inner).saturating_mul(self.smem_row_pitch())
     }
     /// Where byte `packed` of the box (elements in box order, rows back to back) lies in shared
     /// memory, before the swizzle.
     pub fn smem_offset(&self, packed: u32) -> u32 {
-        let inner = self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size() as u32).max(1);
+        let inner = self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size()).max(1);
         (packed / inner) * self.smem_row_pitch() + packed % inner
     }
     /// Bytes from `base` to one past the last element the view can address; saturating, so a
