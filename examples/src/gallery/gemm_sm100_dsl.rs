@@ -130,11 +130,11 @@ pub fn gemm_sm100_dsl(
                 for kb in 0..k_blocks {
                     let k0 = kb * BLOCK_K;
                     if BUG != 5 {
-                        T.pipeline.producer_acquire(stage, st); // ACQUIRE
+                        T.pipeline.producer_acquire(stage, st);
                     }
                     let full = T.pipeline.producer_commit(stage, st, stage_bytes);
                     let s = T.pipeline.stage(st);
-                    T.tma.load(a_ring[s], a, [a_row, k0], full); // TMA-A
+                    T.tma.load(a_ring[s], a, [a_row, k0], full);
                     T.tma.load(b_ring[s], b, [b_row, k0], full);
                     T.pipeline.advance(st);
                 }
@@ -170,27 +170,17 @@ pub fn gemm_sm100_dsl(
                             let b_addr = T.tile_addr(b_ring, [s, 0, 0]);
                             #[unroll]
                             for kk in 0..BLOCK_K / 16 {
-                                // K block 0 overwrites the accumulator (enable-input-d = false on
-                                // its first MMA); one K = 16 step is 32 bytes along the row.
+                                // K block 0 overwrites the accumulator (`add`, enable-input-d, is false
+                                // on its first MMA); one K = 16 step is 32 bytes along the row.
                                 let a_desc =
                                     T.ptx.tcgen05.smem_desc(a_addr + 32 * kk, BLOCK_M, BLOCK_K, "bf16", "k", "128B");
                                 let b_desc =
                                     T.ptx.tcgen05.smem_desc(b_addr + 32 * kk, b_rows, BLOCK_K, "bf16", "k", "128B");
-                                let accumulate = kk > 0 || kb > 0;
+                                let add = kk > 0 || kb > 0;
                                 if CTAS > 1 {
-                                    T.ptx.tcgen05.mma(
-                                        d,
-                                        a_desc,
-                                        b_desc,
-                                        accumulate,
-                                        "bf16",
-                                        tile_m,
-                                        BN,
-                                        "cta_group::2",
-                                    );
+                                    T.ptx.tcgen05.mma(d, a_desc, b_desc, add, "bf16", tile_m, BN, "cta_group::2");
                                 } else {
-                                    T.ptx.tcgen05.mma(d, a_desc, b_desc, accumulate, "bf16", tile_m, BN);
-                                    // MMA-ISSUE
+                                    T.ptx.tcgen05.mma(d, a_desc, b_desc, add, "bf16", tile_m, BN);
                                 }
                             }
                             // Arrives once these MMAs (every earlier one of this thread) finished
@@ -266,8 +256,8 @@ pub fn gemm_sm100_dsl(
                 for chunk in 0..BN / EPI_COLS {
                     #[unroll]
                     for col in 0..EPI_COLS {
-                        vals[col] = T.ptx.tcgen05.ld::<f32>(tile_tmem + chunk * EPI_COLS + col);
-                        // TMEM-LD
+                        let at = tile_tmem + chunk * EPI_COLS + col;
+                        vals[col] = T.ptx.tcgen05.ld::<f32>(at);
                     }
                     T.ptx.tcgen05.wait.ld();
                     if chunk + 1 == BN / EPI_COLS {
