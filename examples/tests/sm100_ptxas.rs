@@ -112,9 +112,11 @@ fn every_config_written_in_the_dsl_assembles_for_sm100a_without_spills() {
         Sm100Bug::MissingBeforeThreadSyncFence,
         Sm100Bug::StageReusedEarly,
     ] {
-        let cfg = Sm100Config::new(false).with_bug(bug);
-        let ptx = emit_kernel(&gemm_sm100_dsl::kernel(&cfg).unwrap()).unwrap();
-        ptxas::assemble(&ptxas, &ptx, "sm_100a").unwrap_or_else(|e| panic!("{bug:?} in the DSL: {e}"));
+        for two_cta in [false, true] {
+            let cfg = Sm100Config::new(two_cta).with_bug(bug);
+            let ptx = emit_kernel(&gemm_sm100_dsl::kernel(&cfg).unwrap()).unwrap();
+            ptxas::assemble(&ptxas, &ptx, "sm_100a").unwrap_or_else(|e| panic!("{bug:?} in the DSL: {e}"));
+        }
     }
 }
 

@@ -185,17 +185,13 @@ pub fn gemm_sm100_dsl(
                             }
                             // Arrives once these MMAs (every earlier one of this thread) finished
                             // reading; a pair's commits reach both CTAs' barriers.
+                            // BUG 1 commits to the stage's `full` barrier instead.
+                            let release =
+                                if BUG == 1 { T.pipeline.full(stage, st) } else { T.pipeline.empty(stage, st) };
                             if CTAS > 1 {
-                                let empty = T.pipeline.empty(stage, st);
-                                T.ptx.tcgen05.commit_multicast(empty, 3, "cta_group::2");
+                                T.ptx.tcgen05.commit_multicast(release, 3, "cta_group::2");
                             } else {
-                                if BUG == 1 {
-                                    let full = T.pipeline.full(stage, st);
-                                    T.ptx.tcgen05.commit(full); // BUG: commit-to-full
-                                } else {
-                                    let empty = T.pipeline.empty(stage, st);
-                                    T.ptx.tcgen05.commit(empty);
-                                }
+                                T.ptx.tcgen05.commit(release);
                             }
                             T.pipeline.advance(st);
                         }
