@@ -1,8 +1,10 @@
 //! The Blackwell GEMM without a GPU: every configuration (1-CTA and 2-CTA, both with every
-//! injected bug too) assembles for sm_100a with zero spill bytes, the PTX is the tcgen05 form
+//! injected bug too), built with the builder and written in the DSL
+//! (`gallery/gemm_sm100_dsl.rs`), assembles for sm_100a with zero spill bytes, the PTX is the tcgen05 form
 //! the book describes, and bad configurations are refused with the constraint named.
 
 use phaser::codegen::{emit_kernel, ptxas};
+use phaser_examples::gallery::gemm_sm100_dsl;
 use phaser_examples::gemm_sm100::*;
 use std::path::Path;
 use std::process::Command;
@@ -61,6 +63,60 @@ fn every_config_assembles_for_sm100a_without_spills() {
         }
         let verbose = assemble_verbose(&ptxas, &ptx, &k.name);
         assert_eq!(spill_bytes(&verbose), (0, 0), "{} spills:\n{verbose}", k.name);
+    }
+}
+
+/// The DSL version of every configuration: the same tcgen05 protocol (its tensor-memory reads
+/// one register per `tcgen05.ld.32x32b.x1`), no spills.
+#[test]
+fn every_config_written_in_the_dsl_assembles_for_sm100a_without_spills() {
+    let ptxas = ptxas::find().expect("ptxas is required for this test");
+    for cfg in configs() {
+        let k = gemm_sm100_dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
+        let ptx = emit_kernel(&k).unwrap();
+        let what = format!("{} in the DSL", cfg.kernel_name());
+        assert!(
+            ptx.contains(".target sm_100a") && ptx.contains("// examples/src/gallery/gemm_sm100_dsl.rs:"),
+            "{what}"
+        );
+        let g = if cfg.two_cta { "cta_group::2" } else { "cta_group::1" };
+        for needle in [
+            format!("tcgen05.alloc.{g}.sync.aligned.shared::cta.b32"),
+            format!("tcgen05.relinquish_alloc_permit.{g}.sync.aligned;"),
+            format!("tcgen05.mma.{g}.kind::f16"),
+            format!("tcgen05.commit.{g}.mbarrier::arrive::one.shared::cluster"),
+            "tcgen05.ld.sync.aligned.32x32b.x1.b32".to_string(),
+            "tcgen05.wait::ld.sync.aligned;".into(),
+            "tcgen05.fence::after_thread_sync;".into(),
+            "tcgen05.fence::before_thread_sync;".into(),
+            format!("tcgen05.dealloc.{g}.sync.aligned.b32"),
+            "cp.async.bulk.tensor.2d.shared::cluster.global".into(),
+            "cp.async.bulk.tensor.2d.global.shared::cta".into(),
+        ] {
+            assert!(ptx.contains(&needle), "{what}: no `{needle}`");
+        }
+        assert_eq!(ptx.matches("tcgen05.mma.").count(), 4, "{what}: 4 k16 steps of one K block");
+        // Every accumulator column once per tile: block_n loads of one register.
+        assert_eq!(ptx.matches("tcgen05.ld.").count(), cfg.block_n as usize, "{what}");
+        if cfg.two_cta {
+            assert!(ptx.contains(".multicast::cluster.b64"), "{what}: commits reach both CTAs");
+            assert!(ptx.contains(".reqnctapercluster 2, 1, 1"), "{what}");
+        }
+        let verbose = assemble_verbose(&ptxas, &ptx, &format!("{}_dsl", cfg.kernel_name()));
+        assert_eq!(spill_bytes(&verbose), (0, 0), "{what} spills:\n{verbose}");
+    }
+    for bug in [
+        Sm100Bug::CommitToWrongBarrier,
+        Sm100Bug::EpilogueSkipsAccumulatorWait,
+        Sm100Bug::MissingAfterThreadSyncFence,
+        Sm100Bug::MissingBeforeThreadSyncFence,
+        Sm100Bug::StageReusedEarly,
+    ] {
+        for two_cta in [false, true] {
+            let cfg = Sm100Config::new(two_cta).with_bug(bug);
+            let ptx = emit_kernel(&gemm_sm100_dsl::kernel(&cfg).unwrap()).unwrap();
+            ptxas::assemble(&ptxas, &ptx, "sm_100a").unwrap_or_else(|e| panic!("{bug:?} in the DSL: {e}"));
+        }
     }
 }
 

@@ -412,7 +412,19 @@ impl KernelPrinter<'_> {
                 // `if c { break }` is one predicated branch.
                 self.loc(s.loc);
                 let exit = self.loops.last().map(|l| l.1.clone()).unwrap_or_default();
-                self.line(&format!("@{} bra {exit};", value(cond)));
+                match const_pred(cond) {
+                    Some(true) => self.line(&format!("bra {exit};")),
+                    Some(false) => {}
+                    None => self.line(&format!("@{} bra {exit};", value(cond))),
+                }
+            }
+            StmtKind::If { cond, then_body, else_body } if const_pred(cond).is_some() => {
+                // A condition folded to a constant (e.g. `rank == 0` where `rank` is a
+                // compile-time 0): PTX has no immediate guard, so only the taken branch is printed.
+                self.loc(s.loc);
+                let taken = if const_pred(cond) == Some(true) { then_body } else { else_body };
+                self.block(taken);
+                self.last_loc = None;
             }
             StmtKind::If { cond, then_body, else_body } => {
                 self.loc(s.loc);
@@ -462,6 +474,14 @@ impl KernelPrinter<'_> {
                 self.line("ret;");
             }
         }
+    }
+}
+
+/// The value of a predicate immediate (`Value::pred`), if `v` is one.
+fn const_pred(v: &Value) -> Option<bool> {
+    match v {
+        Value::Imm { bits, ty: Type::Pred } => Some(*bits != 0),
+        _ => None,
     }
 }
 

@@ -14,7 +14,7 @@ use phaser::runtime::{Device, RuntimeError, Swizzle};
 use phaser::Kernel;
 
 /// 128 x 128 tiles (256 x 128 per pair), 4 stages, 2 accumulators.
-fn config(two_cta: bool) -> Sm100Config {
+pub fn config(two_cta: bool) -> Sm100Config {
     Sm100Config { block_n: 128, ..Sm100Config::new(two_cta) }
 }
 
@@ -57,6 +57,12 @@ fn ternary(n: usize, seed: u64) -> Vec<bf16> {
 }
 
 pub fn setup(dev: &Device, size: Size, seed: u64, two_cta: bool) -> Result<Problem, RuntimeError> {
+    setup_with(dev, size, seed, two_cta, kernel(two_cta)?)
+}
+
+/// The problem of [`setup`] run by `kernel` (the builder's, or the DSL version of it: both take
+/// the same tensor maps, arguments and launch).
+pub fn setup_with(dev: &Device, size: Size, seed: u64, two_cta: bool, kernel: Kernel) -> Result<Problem, RuntimeError> {
     let cfg = config(two_cta);
     let pair = cfg.ctas();
     // Small: one CTA (pair) walks three tiles, so the stage and accumulator rings wrap.
@@ -82,9 +88,11 @@ pub fn setup(dev: &Device, size: Size, seed: u64, two_cta: bool) -> Result<Probl
     let mb = p.tensor_map(dev, gb, &[k64, n64], &[crate::gemm::BLOCK_K, cfg.b_rows()], Swizzle::B128)?;
     let mc = p.tensor_map(dev, gc, &[n64, m64], &[64, 32], Swizzle::B128)?;
     // The arguments in the kernel's order (as `gemm_sm100::args` makes them).
+    let launch = launch_config(&cfg, ctas);
+    let launch = launch.with_dynamic_shared(cfg.dynamic_smem_bytes().max(kernel.declared_dynamic_bytes()));
     p.launch(
-        kernel(two_cta)?,
-        launch_config(&cfg, ctas),
+        kernel,
+        launch,
         [ma.into(), mb.into(), mc.into(), shape.m.into(), shape.n.into(), shape.k.into()],
         [gc.into()],
     );

@@ -9,6 +9,7 @@ pub mod dsl_pipeline;
 pub mod dsl_seeds;
 pub mod gemm_dsl;
 pub mod gemm_sm100;
+pub mod gemm_sm100_dsl;
 pub mod phase_table;
 pub mod pipeline;
 pub mod problem;
@@ -164,6 +165,7 @@ pub fn examples() -> Vec<Example> {
     v.extend(cluster_reduce::examples());
     v.extend(gemm_dsl::examples());
     v.extend(gemm_sm100::examples());
+    v.extend(gemm_sm100_dsl::examples());
     v
 }
 
