@@ -135,7 +135,12 @@ fn a_prebuilt_cubin_from_the_cli_loads_without_jit() {
     };
     let dir = tempfile::tempdir().unwrap();
     let (out, prebuilt) = (dir.path().join("ptx"), dir.path().join("cubins"));
-    let cli = std::process::Command::new(env!("CARGO_BIN_EXE_phaser"))
+    // The CLI binary: cargo's (tests run here), else the one next to this test binary (the GPU
+    // bundle copies both into .gpu/bin).
+    let beside = std::env::current_exe().unwrap().with_file_name("phaser");
+    let built = std::path::PathBuf::from(env!("CARGO_BIN_EXE_phaser"));
+    let phaser_bin = [built, beside].into_iter().find(|p| p.is_file()).expect("the phaser CLI binary");
+    let cli = std::process::Command::new(&phaser_bin)
         .env("PTXAS", &ptxas)
         .args(["emit", "--kernel", "seed_producer_consumer", "--out"])
         .arg(&out)
