@@ -53,6 +53,12 @@ struct Opts {
     /// Fix the inputs' seed (default: a fresh one, printed).
     #[arg(long)]
     seed: Option<u64>,
+    /// Launch every selected variant with this many CTAs instead of its own grid (the TMA
+    /// ring's tile loop takes any grid: `--only stream_axpb --grid 65536` gives each CTA one
+    /// tile, the non-persistent shape; the `stream_ldg` grids cover their chunks exactly, so
+    /// keep them out of such a run).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    grid: Option<u32>,
 }
 
 fn median(v: &[Duration]) -> Duration {
@@ -128,7 +134,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     // The gallery's setup: inputs, tensor maps and one launch per variant.
     let seed = o.seed.unwrap_or_else(fresh_seed);
-    let mut p: Problem = stream_axpb::setup_with(&dev, o.rows, o.cols, &variants, None, seed)?;
+    let mut p: Problem = stream_axpb::setup_with(&dev, o.rows, o.cols, &variants, o.grid, seed)?;
     let (input, output, want) = {
         let h: &stream_axpb::Host = p.host();
         println!("seed {seed}, a = {}, b = {}; computing the CPU reference ...", h.a, h.b);
