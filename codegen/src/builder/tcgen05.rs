@@ -215,38 +215,11 @@ impl KernelBuilder {
     #[track_caller]
     pub fn umma_desc(&mut self, elem: UmmaElem, operand: MmaOperand, tile_addr: Value) -> UmmaDesc {
         let tile = operand.tile;
-        if let Some(p) = tile.problem() {
-            self.error(format!("tcgen05.mma operand tile: {p}"));
-        }
-        if tile.elem_bytes != elem.bytes() {
-            self.error(format!(
-                "a tile of {}-byte elements cannot hold {} ({} bytes)",
-                tile.elem_bytes,
-                elem.name(),
-                elem.bytes()
-            ));
-        }
-        if !matches!(tile_addr.ty(), Type::U32 | Type::B32) {
-            self.error(format!("a tile address must be a 32-bit shared address, found {}", tile_addr.ty()));
-        }
-        if let Some(a) = tile_addr.as_imm_i128() {
-            if a % tile.align() as i128 != 0 {
-                self.error(format!(
-                    "tile address {a:#x} is not {}-byte aligned ({})",
-                    tile.align(),
-                    tile.swizzle.name()
-                ));
-            }
-        }
         let (lbo, sbo) = operand.byte_offsets();
         let constant =
             UmmaDescriptor { start_address: 0, lbo, sbo, base_offset: 0, swizzle: tile.swizzle }.constant_bits();
-        let desc = self.at_caller(|k| {
-            let masked = k.and(tile_addr, Value::u32(0x3FFFF));
-            let field = k.shr(masked, Value::u32(4));
-            let wide = k.cvt(field, Type::U64);
-            k.or(wide, Value::u64(constant))
-        });
+        let desc =
+            self.shared_descriptor("tcgen05.mma", operand, (elem.bytes(), elem.name()), None, tile_addr, constant);
         UmmaDesc { elem, operand, desc }
     }
 

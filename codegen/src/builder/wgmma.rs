@@ -107,19 +107,43 @@ impl KernelBuilder {
     #[track_caller]
     pub fn matrix_desc(&mut self, elem: MmaElem, operand: MmaOperand, tile_addr: Value) -> MatrixDesc {
         let tile = operand.tile;
+        let (lbo, sbo) = operand.byte_offsets();
+        let constant =
+            MatrixDescriptor { start_address: 0, lbo, sbo, base_offset: 0, swizzle: tile.swizzle }.constant_bits();
+        let transposed_fp8 = (operand.major == Major::MN && elem.is_fp8())
+            .then_some("MN-major (transposed) wgmma operands exist only for f16/bf16");
+        let desc =
+            self.shared_descriptor("wgmma", operand, (elem.bytes(), elem.ptx()), transposed_fp8, tile_addr, constant);
+        MatrixDesc { elem, operand, desc }
+    }
+
+    /// What wgmma's and tcgen05's shared-memory descriptors share: the operand tile's checks
+    /// (its own problems, the element size, `extra`, a 32-bit tile address aligned to
+    /// [`SmemTile::align`] when it is a constant; `what` names the instruction) and the
+    /// register: the address's bits 4..18 as the start-address field (both layouts put it at
+    /// bits 0..14), OR'ed with the layout's compile-time bits `constant`.
+    #[track_caller]
+    pub(super) fn shared_descriptor(
+        &mut self,
+        what: &str,
+        operand: MmaOperand,
+        (elem_bytes, elem_name): (u32, &str),
+        extra: Option<&str>,
+        tile_addr: Value,
+        constant: u64,
+    ) -> Value {
+        let tile = operand.tile;
         if let Some(p) = tile.problem() {
-            self.error(format!("wgmma operand tile: {p}"));
+            self.error(format!("{what} operand tile: {p}"));
         }
-        if tile.elem_bytes != elem.bytes() {
+        if tile.elem_bytes != elem_bytes {
             self.error(format!(
-                "a tile of {}-byte elements cannot hold {} ({} bytes)",
-                tile.elem_bytes,
-                elem.ptx(),
-                elem.bytes()
+                "a tile of {}-byte elements cannot hold {elem_name} ({elem_bytes} bytes)",
+                tile.elem_bytes
             ));
         }
-        if operand.major == Major::MN && elem.is_fp8() {
-            self.error("MN-major (transposed) wgmma operands exist only for f16/bf16");
+        if let Some(problem) = extra {
+            self.error(problem);
         }
         if !matches!(tile_addr.ty(), Type::U32 | Type::B32) {
             self.error(format!("a tile address must be a 32-bit shared address, found {}", tile_addr.ty()));
@@ -133,16 +157,12 @@ impl KernelBuilder {
                 ));
             }
         }
-        let (lbo, sbo) = operand.byte_offsets();
-        let constant =
-            MatrixDescriptor { start_address: 0, lbo, sbo, base_offset: 0, swizzle: tile.swizzle }.constant_bits();
-        let desc = self.at_caller(|k| {
+        self.at_caller(|k| {
             let masked = k.and(tile_addr, Value::u32(0x3FFFF));
             let field = k.shr(masked, Value::u32(4));
             let wide = k.cvt(field, Type::U64);
             k.or(wide, Value::u64(constant))
-        });
-        MatrixDesc { elem, operand, desc }
+        })
     }
 
     /// `wgmma.fence.sync.aligned`: order this warpgroup's register accesses (accumulator, A
