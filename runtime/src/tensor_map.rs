@@ -86,22 +86,25 @@ impl TensorMapDesc {
     /// (`tma_boxes_land_as_the_simulator_says`, 2026-12-01). The copy still moves (and counts as
     /// tx) only [`TensorMapDesc::box_bytes`].
     pub fn smem_row_pitch(&self) -> u32 {
-        let inner = self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size());
+        let inner = self.inner_row_bytes();
         match self.swizzle.span_bytes() {
             Some(span) if inner < span => span,
             _ => inner,
         }
     }
+    /// Bytes of one box row (the inner box dimension times the element size; at least 1).
+    pub fn inner_row_bytes(&self) -> u32 {
+        self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size()).max(1)
+    }
     /// Bytes of shared memory a box occupies (rows at [`TensorMapDesc::smem_row_pitch`]).
     pub fn smem_box_bytes(&self) -> u32 {
-        let inner = self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size()).max(1);
-        (self.box_bytes() / inner).saturating_mul(self.smem_row_pitch())
+        (self.box_bytes() / self.inner_row_bytes()).saturating_mul(self.smem_row_pitch())
     }
     /// Where byte `packed` of the box (elements in box order, rows back to back) lies in shared
     /// memory, before the swizzle.
     pub fn smem_offset(&self, packed: u32) -> u32 {
-        let inner = self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size()).max(1);
-        (packed / inner) * self.smem_row_pitch() + packed % inner
+        let inner = self.inner_row_bytes();
+        (packed / inner).saturating_mul(self.smem_row_pitch()).saturating_add(packed % inner)
     }
     /// Bytes from `base` to one past the last element the view can address; saturating, so a
     /// view too large for any buffer compares as such instead of wrapping to a small size.
@@ -160,7 +163,7 @@ impl TensorMapDesc {
                 return bad(format!("box dimension {i} is {b}; it must be in 1..=256"));
             }
         }
-        let inner = self.box_dims[0] * elem;
+        let inner = self.inner_row_bytes();
         if !inner.is_multiple_of(16) {
             return bad(format!(
                 "the inner box row is {} x {} = {inner} bytes, not a multiple of 16",

@@ -79,7 +79,7 @@ use crate::args::{check_args, Arg, BufferArg};
 use crate::device::check_config;
 use crate::error::{Backend, Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
-use crate::tensor_map::{Swizzle, TensorMapDesc};
+use crate::tensor_map::TensorMapDesc;
 use check::{hb::HappensBefore, NoCheck};
 use cluster::LaunchCtx;
 use memory::{GlobalMemory, SmemLayout, PARAM_BASE};
@@ -281,36 +281,11 @@ impl SimDevice {
     }
 }
 
-/// What the simulator needs of a tensor map to copy boxes faithfully.
+/// The map's own rules (`TensorMapDesc::validate`, what `cuTensorMapEncodeTiled` imposes), checked
+/// again at launch: its fields are public and may have changed since it was made.
 fn validate_map(param: &str, d: &TensorMapDesc) -> Result<()> {
-    let bad = |m: String| Err(RuntimeError::TensorMap(format!("parameter `{param}`: {m}")));
-    let r = d.rank();
-    if r == 0 || r > 5 {
-        return bad(format!("rank {r}; TMA supports 1 to 5 dimensions"));
-    }
-    if d.box_dims.len() != r || d.strides.len() + 1 != r {
-        return bad(format!(
-            "{} dims, {} box dims and {} strides; expected {r}, {r} and {}",
-            r,
-            d.box_dims.len(),
-            d.strides.len(),
-            r - 1
-        ));
-    }
-    if d.box_dims.iter().any(|&b| b == 0 || b > 256) {
-        return bad(format!("box dims {:?} must be in 1..=256", d.box_dims));
-    }
-    let inner = d.box_dims[0] * d.dtype.size();
-    let span = match d.swizzle {
-        Swizzle::None => None,
-        Swizzle::B32 => Some(32),
-        Swizzle::B64 => Some(64),
-        Swizzle::B128 => Some(128),
-    };
-    if let Some(s) = span {
-        if inner > s {
-            return bad(format!("the box's inner dimension is {inner} bytes, over the {s}-byte swizzle span"));
-        }
-    }
-    Ok(())
+    d.validate().map_err(|e| match e {
+        RuntimeError::TensorMap(m) => RuntimeError::TensorMap(format!("parameter `{param}`: {m}")),
+        other => other,
+    })
 }
