@@ -14,24 +14,26 @@ use phaser::{Device, LaunchConfig, RuntimeError};
 pub const COLS: u32 = 256;
 /// Rows per tile (the TMA box is `COLS x TILE_ROWS`).
 pub const TILE_ROWS: u32 = 8;
+/// Elements of a tile (one ring stage).
+pub const TILE_ELEMS: u32 = COLS * TILE_ROWS;
 
 #[phaser::kernel(target = "sm_90a")]
 pub fn dsl_pipeline_axpb(x: TensorMap<2>, y: &mut [f32], rows: u32, #[comptime] STAGES: u32) {
     T.require_block(160, 1, 1);
     let pipe = T.pipeline.new(STAGES, 4);
-    let ring = T.alloc_shared::<f32>([STAGES * 2048]);
+    let ring = T.alloc_shared::<f32>([STAGES * TILE_ELEMS]);
     T.pipeline.init(pipe);
     let warp = T.warp_idx();
-    let tiles = (rows + 7) / 8;
+    let tiles = (rows + (TILE_ROWS - 1)) / TILE_ROWS;
     if warp == 0 {
         if T.ptx.elect_sync() {
             let st = T.pipeline.producer_state(pipe);
             let mut t = T.block_idx();
             while t < tiles {
                 T.pipeline.producer_acquire(pipe, st);
-                let full = T.pipeline.producer_commit(pipe, st, 8192);
-                let dst = T.shared_elem_addr(ring, T.pipeline.stage(st) * 2048);
-                T.ptx.cp_async.bulk.tensor.g2s(dst, x, [0, t * 8], full);
+                let full = T.pipeline.producer_commit(pipe, st, TILE_ELEMS * 4);
+                let dst = T.shared_elem_addr(ring, T.pipeline.stage(st) * TILE_ELEMS);
+                T.ptx.cp_async.bulk.tensor.g2s(dst, x, [0, t * TILE_ROWS], full);
                 T.pipeline.advance(st);
                 t += T.grid_dim();
             }
@@ -43,14 +45,14 @@ pub fn dsl_pipeline_axpb(x: TensorMap<2>, y: &mut [f32], rows: u32, #[comptime] 
         let mut t = T.block_idx();
         while t < tiles {
             T.pipeline.consumer_wait(pipe, st);
-            let base = T.pipeline.stage(st) * 2048;
+            let base = T.pipeline.stage(st) * TILE_ELEMS;
             for r in 0..2 {
                 let row = (warp - 1) * 2 + r;
-                let grow = t * 8 + row;
+                let grow = t * TILE_ROWS + row;
                 if grow < rows {
                     for c in 0..8 {
                         let col = c * 32 + lane;
-                        y[grow * 256 + col] = ring[base + row * 256 + col] * 2.0 + 1.0;
+                        y[grow * COLS + col] = ring[base + row * COLS + col] * 2.0 + 1.0;
                     }
                 }
             }

@@ -13,10 +13,8 @@ use super::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::Swizzle;
 use phaser::{Device, LaunchConfig, RuntimeError};
 
-/// Columns of the tensor (one TMA box row).
-pub const COLS: u32 = 256;
-/// Rows per tile (the TMA box is `COLS x TILE_ROWS`).
-pub const TILE_ROWS: u32 = 8;
+// The tensor and tile shape of the DSL pipeline example, whose ring this kernel shares.
+pub use super::dsl_pipeline::{COLS, TILE_ELEMS, TILE_ROWS};
 /// Stages of the ring.
 pub const STAGES: u32 = 3;
 
@@ -24,19 +22,19 @@ pub const STAGES: u32 = 3;
 pub fn dsl_row_reduce(x: TensorMap<2>, y: &mut [f32], rows: u32, #[comptime] STAGES: u32) {
     T.require_block(160, 1, 1);
     let pipe = T.pipeline.new(STAGES, 4);
-    let ring = T.alloc_shared::<f32>([STAGES * 2048]);
+    let ring = T.alloc_shared::<f32>([STAGES * TILE_ELEMS]);
     T.pipeline.init(pipe);
     let warp = T.warp_idx();
-    let tiles = (rows + 7) / 8;
+    let tiles = (rows + (TILE_ROWS - 1)) / TILE_ROWS;
     if warp == 0 {
         if T.ptx.elect_sync() {
             let st = T.pipeline.producer_state(pipe);
             let mut t = T.block_idx();
             while t < tiles {
                 T.pipeline.producer_acquire(pipe, st);
-                let full = T.pipeline.producer_commit(pipe, st, 8192);
-                let dst = T.shared_elem_addr(ring, T.pipeline.stage(st) * 2048);
-                T.ptx.cp_async.bulk.tensor.g2s(dst, x, [0, t * 8], full);
+                let full = T.pipeline.producer_commit(pipe, st, TILE_ELEMS * 4);
+                let dst = T.shared_elem_addr(ring, T.pipeline.stage(st) * TILE_ELEMS);
+                T.ptx.cp_async.bulk.tensor.g2s(dst, x, [0, t * TILE_ROWS], full);
                 T.pipeline.advance(st);
                 t += T.grid_dim();
             }
@@ -48,18 +46,18 @@ pub fn dsl_row_reduce(x: TensorMap<2>, y: &mut [f32], rows: u32, #[comptime] STA
         let mut t = T.block_idx();
         while t < tiles {
             T.pipeline.consumer_wait(pipe, st);
-            let base = T.pipeline.stage(st) * 2048;
+            let base = T.pipeline.stage(st) * TILE_ELEMS;
             for r in 0..2 {
                 let row = (warp - 1) * 2 + r;
                 // Lane l reads words 32c + l of the row: 32 banks, one word each.
                 let mut s = 0.0;
                 for c in 0..8 {
-                    s += ring[base + row * 256 + c * 32 + lane];
+                    s += ring[base + row * COLS + c * 32 + lane];
                 }
                 for k in 0..5 {
                     s += T.ptx.shfl.sync.bfly(s, 16 >> k);
                 }
-                let grow = t * 8 + row;
+                let grow = t * TILE_ROWS + row;
                 if lane == 0 && grow < rows {
                     y[grow] = s;
                 }

@@ -334,19 +334,19 @@ pub fn mutants() -> Vec<Mutant> {
         // dsl_pipeline_axpb, S = 2: the same protocol written with `T.pipeline.*`.
         m(
             da,
-            at(EXPECT_TX, "let full = T.pipeline.producer_commit(pipe, st, 8192);"),
+            at(EXPECT_TX, "let full = T.pipeline.producer_commit(pipe, st, TILE_ELEMS * 4);"),
             Offset(Role::Bytes, -1024),
             EarlyPhaseCompletion,
         ),
         m(
             da,
-            at(EXPECT_TX, "let full = T.pipeline.producer_commit(pipe, st, 8192);"),
+            at(EXPECT_TX, "let full = T.pipeline.producer_commit(pipe, st, TILE_ELEMS * 4);"),
             Offset(Role::Bytes, 1024),
             TxImbalance,
         ),
         m(
             da,
-            at(EXPECT_TX, "let full = T.pipeline.producer_commit(pipe, st, 8192);"),
+            at(EXPECT_TX, "let full = T.pipeline.producer_commit(pipe, st, TILE_ELEMS * 4);"),
             bare_arrive(),
             EarlyPhaseCompletion,
         ),
@@ -358,7 +358,7 @@ pub fn mutants() -> Vec<Mutant> {
         m(da, at(MOV_IMM, "let st = T.pipeline.producer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
         m(da, at(XOR, "T.pipeline.advance(st);").nth(1, 2), skip_flip(), StaleParity),
         m(da, at(INIT, "T.pipeline.init(pipe);").nth(0, 4), Offset(Role::Count, 1), MissingArrival),
-        m(da, at(TMA_LOAD, "T.ptx.cp_async.bulk.tensor.g2s(dst, x, [0, t * 8], full);"), Delete, TxImbalance),
+        m(da, at(TMA_LOAD, "T.ptx.cp_async.bulk.tensor.g2s(dst, x, [0, t * TILE_ROWS], full);"), Delete, TxImbalance),
         // cluster_multicast: every CTA multicasts its slice of each tile into the whole
         // cluster; consumers release the stage in every CTA (remote arrives).
         m(c2, at(TMA_LOAD_MULTICAST, "k.tma_load_multicast("), SetImm(Role::Mask, 0b01), TxImbalance),
