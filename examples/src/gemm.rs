@@ -38,11 +38,11 @@ use phaser::codegen::{Kernel, Target};
 pub const BLOCK_K: u32 = 64;
 /// Bytes of a bf16 element.
 const BF16: u32 = 2;
-/// Largest shared memory a block may use on sm_90 (227 KiB).
-pub const MAX_SMEM_BYTES: u32 = 227 * 1024;
+/// Largest shared memory a block may use on sm_90a (the target's limit in `arch::limits`).
+pub const MAX_SMEM_BYTES: u32 = Target::Sm90a.limits().max_shared_per_block;
 /// Shared memory before the dynamic window: the static barrier arrays, padded to the window's
 /// 1024-byte alignment.
-const STATIC_SMEM_BYTES: u32 = 1024;
+const STATIC_SMEM_BYTES: u32 = phaser::codegen::arch::DYNAMIC_SHARED_ALIGN;
 /// Rows and columns of one epilogue staging buffer (64 x 64 bf16, one TMA store box).
 const EPI_TILE: u32 = 64;
 

@@ -59,11 +59,11 @@ const EPILOGUE_WARP: u32 = 2;
 const EPI_COLS: u32 = 64;
 /// Rows of one epilogue warp's staging buffer and TMA store box (its 32 lanes).
 const EPI_ROWS: u32 = 32;
-/// Largest shared memory a block may use on sm_100a (227 KiB).
-pub const MAX_SMEM_BYTES: u32 = 227 * 1024;
+/// Largest shared memory a block may use on sm_100a (the target's limit in `arch::limits`).
+pub const MAX_SMEM_BYTES: u32 = Target::Sm100a.limits().max_shared_per_block;
 /// Static shared memory (barriers, the tensor-memory address), padded to the dynamic window's
 /// 1024-byte alignment.
-const STATIC_SMEM_BYTES: u32 = 1024;
+const STATIC_SMEM_BYTES: u32 = phaser::codegen::arch::DYNAMIC_SHARED_ALIGN;
 
 /// A protocol mistake injected on purpose (tests show the simulator reports each one at its
 /// Rust line); `None` builds the correct kernel.
