@@ -53,6 +53,26 @@ pub struct TensorMapDesc {
     pub swizzle: Swizzle,
 }
 
+/// The rows of a TMA box in shared memory: `inner` bytes each, starting `pitch` bytes apart
+/// ([`TensorMapDesc::smem_rows`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BoxRows {
+    pub inner: u32,
+    pub pitch: u32,
+}
+
+impl BoxRows {
+    /// Where byte `packed` of the box (elements in box order, rows back to back) lies in
+    /// shared memory, before the swizzle.
+    pub fn offset(self, packed: u32) -> u32 {
+        (packed / self.inner).saturating_mul(self.pitch).saturating_add(packed % self.inner)
+    }
+    /// Whether rows are apart by more than their length.
+    pub fn padded(self) -> bool {
+        self.pitch != self.inner
+    }
+}
+
 impl TensorMapDesc {
     /// A dense row-major view (`dims[0]` contiguous): strides follow from the dimensions.
     pub fn dense(dtype: Type, base: u64, dims: &[u64], box_dims: &[u32], swizzle: Swizzle) -> TensorMapDesc {
@@ -80,31 +100,27 @@ impl TensorMapDesc {
     pub fn box_bytes_wide(&self) -> u64 {
         self.box_dims.iter().fold(self.dtype.size() as u64, |acc, &b| acc.saturating_mul(b as u64))
     }
-    /// Bytes between consecutive box rows in shared memory. A box row is its inner dimension,
-    /// except that a swizzled box narrower than its swizzle span takes a whole span per row:
-    /// on the H200 a 16-byte-wide box with 32-byte swizzling landed at a 32-byte row pitch
-    /// (`tma_boxes_land_as_the_simulator_says`, 2026-12-01). The copy still moves (and counts as
-    /// tx) only [`TensorMapDesc::box_bytes`].
-    pub fn smem_row_pitch(&self) -> u32 {
+    /// How the box's rows lie in shared memory. A row is the inner box dimension; rows follow
+    /// each other, except that a swizzled box narrower than its swizzle span takes a whole span
+    /// per row: on the H200 a 16-byte-wide box with 32-byte swizzling landed at a 32-byte row
+    /// pitch (`tma_boxes_land_as_the_simulator_says`, 2026-12-01). The copy still moves (and
+    /// counts as tx) only [`TensorMapDesc::box_bytes`].
+    pub fn smem_rows(&self) -> BoxRows {
         let inner = self.inner_row_bytes();
-        match self.swizzle.span_bytes() {
+        let pitch = match self.swizzle.span_bytes() {
             Some(span) if inner < span => span,
             _ => inner,
-        }
+        };
+        BoxRows { inner, pitch }
     }
     /// Bytes of one box row (the inner box dimension times the element size; at least 1).
     pub fn inner_row_bytes(&self) -> u32 {
         self.box_dims.first().copied().unwrap_or(1).saturating_mul(self.dtype.size()).max(1)
     }
-    /// Bytes of shared memory a box occupies (rows at [`TensorMapDesc::smem_row_pitch`]).
+    /// Bytes of shared memory a box occupies (its rows at their pitch).
     pub fn smem_box_bytes(&self) -> u32 {
-        (self.box_bytes() / self.inner_row_bytes()).saturating_mul(self.smem_row_pitch())
-    }
-    /// Where byte `packed` of the box (elements in box order, rows back to back) lies in shared
-    /// memory, before the swizzle.
-    pub fn smem_offset(&self, packed: u32) -> u32 {
-        let inner = self.inner_row_bytes();
-        (packed / inner).saturating_mul(self.smem_row_pitch()).saturating_add(packed % inner)
+        let rows = self.smem_rows();
+        (self.box_bytes() / rows.inner).saturating_mul(rows.pitch)
     }
     /// Bytes from `base` to one past the last element the view can address; saturating, so a
     /// view too large for any buffer compares as such instead of wrapping to a small size.

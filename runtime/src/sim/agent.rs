@@ -13,7 +13,7 @@ use super::check::{Checker, Issue, Publisher};
 use super::cluster::Engine;
 use super::finding::Category;
 use crate::error::Result;
-use crate::tensor_map::Swizzle;
+use crate::tensor_map::{BoxRows, Swizzle};
 
 impl<C: Checker> Engine<'_, C> {
     pub fn push_op(&mut self, issuer: u32, pc: u32, kind: AsyncKind) {
@@ -157,13 +157,15 @@ impl<C: Checker> Engine<'_, C> {
         let (id, issuer, pc) = (op.id, op.issuer, op.pc);
         let AsyncKind::Load { dsts, src, data: Some(data), .. } = &op.kind else { return };
         // Tensor boxes: the swizzle, and where each packed byte lies (rows may be padded).
-        let desc = match src {
-            LoadSrc::Bulk(_) | LoadSrc::Shared { .. } => None,
-            LoadSrc::Tensor { map, .. } => self.cx.tmaps[*map].clone(),
+        let unpacked = BoxRows { inner: 1, pitch: 1 };
+        let (swz, rows) = match src {
+            LoadSrc::Bulk(_) | LoadSrc::Shared { .. } => (Swizzle::None, unpacked),
+            LoadSrc::Tensor { map, .. } => {
+                self.cx.tmaps[*map].as_ref().map_or((Swizzle::None, unpacked), |d| (d.swizzle, d.smem_rows()))
+            }
         };
-        let swz = desc.as_ref().map_or(Swizzle::None, |d| d.swizzle);
-        let padded = desc.as_ref().is_some_and(|d| d.smem_box_bytes() != d.box_bytes());
-        let place = |o: u32| desc.as_ref().map_or(o, |d| d.smem_offset(o));
+        let padded = rows.padded();
+        let place = |o: u32| rows.offset(o);
         let kind = match src {
             LoadSrc::Bulk(_) => "bulk copy",
             LoadSrc::Shared { .. } => "CTA-to-CTA bulk copy",
@@ -306,7 +308,7 @@ impl<C: Checker> Engine<'_, C> {
                         let mut writes = Vec::new();
                         for_box(desc, &coords, |o, a| {
                             if let Some(a) = a {
-                                let o = desc.smem_offset(o as u32);
+                                let o = desc.smem_rows().offset(o as u32);
                                 let p = if swz == Swizzle::None { o } else { swizzle(off + o, swz) - off } as usize;
                                 writes.push((a, p));
                             }

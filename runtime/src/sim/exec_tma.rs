@@ -273,8 +273,8 @@ impl<C: Checker> Engine<'_, C> {
         let rows: Vec<(u32, u32)> = match (&src, footprint != bytes) {
             (LoadSrc::Tensor { map, .. }, true) => {
                 let desc = self.cx.tmaps[*map].as_ref().expect("tensor map");
-                let inner = desc.inner_row_bytes();
-                (0..bytes / inner).map(|r| (r * desc.smem_row_pitch(), inner)).collect()
+                let rows = desc.smem_rows();
+                (0..bytes / rows.inner).map(|r| (r * rows.pitch, rows.inner)).collect()
             }
             _ => vec![(0, footprint)],
         };
