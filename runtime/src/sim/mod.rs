@@ -3,69 +3,35 @@
 //! agents (TMA, cp.async, tcgen05.commit) exactly, schedules everything from a seed, and
 //! checks the mbarrier protocol as it goes (deadlocks, misuse, races, proxy fences).
 //!
-//! One concept per file:
-//! - settings and results: `config`, `finding`, `report`, `trace` (barrier events as a
-//!   Perfetto trace), `probe` (probe records and tables);
-//! - memory: `memory` (global arena, shared layout), `global_view` (a cluster's view of global
-//!   memory during an epoch);
-//! - the program: `program` (IR lowered to ops with jumps), `arith` (PTX arithmetic),
-//!   `interp` (the warp loop);
-//! - execution state: `grid` (clusters interleaved), `cluster` (one cluster's state),
-//!   `warp`, `run_loop` (rounds, waking, blocking), `scheduler` (seeded choices),
-//!   `progress` (loops that can never end), `deadlock` (reports of stuck and unfinished work);
-//! - synchronization and async agents: `barrier` (the mbarrier state machine),
-//!   `barrier_table` (a CTA's mbarriers), `barrier_ops` (addressing, arrivals, tx, waits),
-//!   `async_op` (copies as data), `agent` (copies landing in pieces), `async_groups`, `warp_sync`
-//!   (`bar.warp.sync`), `cp_async_arrive` (`cp.async.mbarrier.arrive`);
-//! - instructions: `exec` (dispatch), `exec_memory`, `exec_mbarrier`, `exec_sync`, `exec_tma`;
-//! - the tensor cores: `exec_wgmma` (wgmma and fragment ops, register checks), `wgmma_state`
-//!   (per-warp groups, pending registers), `tensor_core` (operands through descriptors, the
-//!   multiply-accumulate), `tensor_regs` (which instructions touch wgmma registers);
-//!   `exec_tcgen05` (Blackwell's tcgen05: `tmem` holds tensor memory and its allocations,
-//!   `umma` the MMA/copy/shift datapath on it);
-//! - the checker behind a trait: `check` (`Checker`, `NoCheck`), `check/hb` (happens-before),
-//!   `check/clocks`, `check/shadow`, `check/tmem` (tensor-memory ordering and tcgen05 fences).
+//! One concept per file, grouped by folder:
+//! - settings: `config`;
+//! - `output`: what a run reports (findings, the report, the Perfetto trace, probes, printf);
+//! - `engine`: the program (IR lowered to ops, PTX arithmetic, the warp loop), memory (global
+//!   arena, shared layout, a cluster's view of global memory) and execution state (grid,
+//!   cluster, warp, the run loop, the seeded scheduler);
+//! - `exec`: instructions other than arithmetic and control flow (memory, mbarrier, sync,
+//!   warp collectives, TMA, wgmma, tcgen05);
+//! - `sync`: the mbarrier state machine, a CTA's mbarriers, their operations, `bar.warp.sync`;
+//! - `agents`: async copies (as data, landing in pieces), cp.async groups and arrivals;
+//! - `tensor`: the tensor cores (wgmma state and registers, the multiply-accumulate, tensor
+//!   memory and the tcgen05 datapath);
+//! - `check`: the checker behind a trait (`Checker`, `NoCheck`; `hb` happens-before, `clocks`,
+//!   `shadow`, `tmem` tensor-memory ordering), loops that can never end (`progress`) and
+//!   reports of stuck and unfinished work (`deadlock`).
 
-pub(crate) mod agent;
-pub(crate) mod arith;
-pub(crate) mod async_groups;
-pub(crate) mod async_op;
-pub mod barrier;
-pub(crate) mod barrier_ops;
-pub(crate) mod barrier_table;
+pub(crate) mod agents;
 pub(crate) mod check;
-pub(crate) mod cluster;
 pub mod config;
-pub(crate) mod cp_async_arrive;
-pub(crate) mod deadlock;
+pub mod engine;
 pub(crate) mod exec;
-pub(crate) mod exec_mbarrier;
-pub(crate) mod exec_memory;
-pub(crate) mod exec_sync;
-pub(crate) mod exec_tcgen05;
-pub(crate) mod exec_tma;
-pub(crate) mod exec_warp;
-pub(crate) mod exec_wgmma;
-pub mod finding;
-pub(crate) mod global_view;
-pub(crate) mod grid;
-pub(crate) mod interp;
-pub mod memory;
-pub mod printf;
-pub mod probe;
-pub(crate) mod program;
-pub(crate) mod progress;
-pub mod report;
-pub(crate) mod run_loop;
-pub mod scheduler;
-pub(crate) mod tensor_core;
-pub(crate) mod tensor_regs;
-pub(crate) mod tmem;
-pub mod trace;
-pub(crate) mod umma;
-pub(crate) mod warp;
-pub(crate) mod warp_sync;
-pub(crate) mod wgmma_state;
+pub mod output;
+pub mod sync;
+pub(crate) mod tensor;
+
+// The public modules keep the paths they had before the files were grouped.
+pub use engine::{memory, scheduler};
+pub use output::{finding, printf, probe, report, trace};
+pub use sync::barrier;
 
 pub use config::{SimConfig, Strategy};
 pub use finding::{BarrierRef, Category, Finding, LoopIteration, Severity};
@@ -81,10 +47,11 @@ use crate::error::{Backend, Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
 use crate::tensor_map::TensorMapDesc;
 use check::{hb::HappensBefore, NoCheck};
-use cluster::LaunchCtx;
+use engine::cluster::LaunchCtx;
+use engine::grid;
+use engine::program::Program;
 use memory::{GlobalMemory, SmemLayout, PARAM_BASE};
 use phaser_codegen::Kernel;
-use program::Program;
 use report::Collector;
 use std::sync::Mutex;
 use std::time::Instant;

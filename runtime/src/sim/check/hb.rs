@@ -13,8 +13,8 @@ use super::shadow::{ep_clk, ep_tid, epoch, Shadow, ASYNC, UNORDERED};
 use super::tensor_reads::{TensorRead, TensorReads};
 use super::tmem::{Region, TmemKind, TmemShadow};
 use super::{BarrierKey, Checker, Geometry, Issue, Publisher};
-use crate::sim::finding::{BarrierRef, Category};
-use crate::sim::memory::SmemLayout;
+use crate::sim::engine::memory::SmemLayout;
+use crate::sim::output::finding::{BarrierRef, Category};
 use std::collections::HashMap;
 
 /// The clocks of one barrier.
@@ -384,7 +384,7 @@ impl Checker for HappensBefore {
         if acc.len() < self.clocks.width {
             acc.resize(self.clocks.width, 0);
         }
-        for l in crate::sim::warp::lanes(lanes) {
+        for l in crate::sim::engine::warp::lanes(lanes) {
             let t = base + l as u32;
             join(acc, self.clocks.row(t));
             let clock = self.clocks.tick(t);
@@ -411,7 +411,7 @@ impl Checker for HappensBefore {
         }
         let done = if observed >= 0 { &b.done[(observed & 1) as usize][..] } else { &[] };
         let mut stale = None;
-        for l in crate::sim::warp::lanes(lanes) {
+        for l in crate::sim::engine::warp::lanes(lanes) {
             let t = base + l as u32;
             self.last_wait[t as usize] = Some(LastWait { bar, observed, pc });
             join(self.clocks.row_mut(t), done);
@@ -441,7 +441,7 @@ impl Checker for HappensBefore {
             },
         };
         let mut out = 0;
-        for l in crate::sim::warp::lanes(lanes) {
+        for l in crate::sim::engine::warp::lanes(lanes) {
             let t = (base + l as u32) as usize;
             let from = b.seen.get(t).copied().filter(|&s| s != i64::MIN).unwrap_or(-1);
             let arrived = b.arrived.get(t).copied().filter(|&p| p != u64::MAX).map(|p| p as i64);
@@ -479,7 +479,7 @@ impl Checker for HappensBefore {
             return None;
         }
         let c = init_by as usize;
-        crate::sim::warp::lanes(lanes)
+        crate::sim::engine::warp::lanes(lanes)
             .map(|l| base + l as u32)
             .find(|&t| t != init_by && self.clocks.row(t)[c] <= b.init_clock)
     }
@@ -1137,7 +1137,7 @@ impl Checker for HappensBefore {
     }
 
     fn on_wgmma_retired(&mut self, base: u32, lanes: u32, id: u32) {
-        for l in crate::sim::warp::lanes(lanes) {
+        for l in crate::sim::engine::warp::lanes(lanes) {
             let t = base + l as u32;
             self.tensor.observed(t, self.clocks.own(t), id);
         }

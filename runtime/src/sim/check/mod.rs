@@ -7,13 +7,15 @@
 //! (uninitialized, overflow, out-of-range tx-counts), deadlocks, faults, end-of-kernel state.
 
 pub(crate) mod clocks;
+pub(crate) mod deadlock;
 pub(crate) mod hb;
+pub(crate) mod progress;
 pub(crate) mod shadow;
 pub(crate) mod tensor_reads;
 pub(crate) mod tmem;
 
-use super::finding::Category;
-use super::memory::SmemLayout;
+use crate::sim::engine::memory::SmemLayout;
+use crate::sim::output::finding::Category;
 pub(crate) use tmem::{Region, TmemKind};
 
 /// A finding as the checker sees it; the engine adds the kernel, `%ctaid`, source line and
@@ -83,7 +85,7 @@ pub(crate) trait Checker: Sized + Send {
     fn on_thread_release(&mut self, t: u32, bar: BarrierKey, pc: u32, is_arrival: bool) {}
     /// Lanes `lanes` of the warp whose lane 0 is thread `base` arrive on `bar` together.
     fn on_warp_release(&mut self, base: u32, lanes: u32, bar: BarrierKey, pc: u32) {
-        for l in super::warp::lanes(lanes) {
+        for l in crate::sim::engine::warp::lanes(lanes) {
             self.on_thread_release(base + l as u32, bar, pc, true);
         }
     }
@@ -134,7 +136,7 @@ pub(crate) trait Checker: Sized + Send {
         pc: u32,
     ) -> Option<(u32, i64)> {
         let mut stale = None;
-        for l in super::warp::lanes(lanes) {
+        for l in crate::sim::engine::warp::lanes(lanes) {
             let t = base + l as u32;
             if let Some(seen) = self.on_wait_passed(t, bar, observed, true, pc) {
                 stale = stale.or(Some((t, seen)));
@@ -144,7 +146,7 @@ pub(crate) trait Checker: Sized + Send {
     }
     /// A lane of `lanes` (warp at `base`) that uses `bar` without its init ordered before.
     fn init_unordered(&self, base: u32, lanes: u32, bar: BarrierKey, init_by: u32) -> Option<u32> {
-        super::warp::lanes(lanes).map(|l| base + l as u32).find(|&t| !self.init_visible(t, bar, init_by))
+        crate::sim::engine::warp::lanes(lanes).map(|l| base + l as u32).find(|&t| !self.init_visible(t, bar, init_by))
     }
     /// `bar.sync`/`bar.arrive` of `t` on named barrier `id` of CTA `cta`.
     fn on_named_arrive(&mut self, t: u32, cta: usize, id: usize) {}

@@ -1,0 +1,221 @@
+//! The grid: clusters run side by side, a cluster that waits for another (a global flag, a
+//! tile counter handed out by atomics) sees it progress. Up to `SimConfig::max_resident_ctas`
+//! CTAs are resident (as on the GPU, where a CTA starts when an SM is free); a cluster starts
+//! when one finishes.
+//!
+//! Time advances in epochs of `EPOCH_ROUNDS` scheduler rounds. Within an epoch every resident
+//! cluster runs on its own view of global memory (`global_view.rs`: the memory at the epoch's
+//! start plus its own writes; atomics wait for the epoch's end when other clusters run), so
+//! the clusters of an epoch are independent and run on `SimConfig::threads` cores. At the end
+//! of the epoch their writes and atomics are applied in cluster order. The result depends on
+//! the seed only, never on the number of threads.
+//!
+//! Non-progress across clusters (every live warp of every resident cluster loops without
+//! effect or waits, at two epoch ends in a row with nothing changed in between) ends the
+//! launch with `InfiniteLoop` findings instead of running to the step limit.
+
+use crate::error::Result;
+use crate::sim::check::progress::Epoch;
+use crate::sim::check::Checker;
+use crate::sim::engine::cluster::{Engine, LaunchCtx};
+use crate::sim::engine::memory::GlobalMemory;
+use crate::sim::engine::run_loop::RoundEnd;
+use crate::sim::engine::warp::WaitFor;
+use crate::sim::exec::memory::atom_apply;
+use crate::sim::output::report::Collector;
+use std::sync::Arc;
+
+/// Scheduler rounds per epoch.
+const EPOCH_ROUNDS: u32 = 32;
+
+/// The `%ctaid`s of every cluster of the launch, in launch order, each in rank order.
+fn clusters(grid: [u32; 3], cd: [u32; 3]) -> Vec<Vec<[u32; 3]>> {
+    let mut out = Vec::new();
+    for qz in 0..grid[2] / cd[2] {
+        for qy in 0..grid[1] / cd[1] {
+            for qx in 0..grid[0] / cd[0] {
+                let mut ctaids = Vec::new();
+                for z in 0..cd[2] {
+                    for y in 0..cd[1] {
+                        for x in 0..cd[0] {
+                            ctaids.push([qx * cd[0] + x, qy * cd[1] + y, qz * cd[2] + z]);
+                        }
+                    }
+                }
+                out.push(ctaids);
+            }
+        }
+    }
+    out
+}
+
+/// A resident cluster: its index in the launch, its engine, whether it finished.
+struct Resident<'a, C: Checker> {
+    engine: Engine<'a, C>,
+    finished: bool,
+    /// The cluster's global writes when the epoch began.
+    writes_before: u64,
+}
+
+/// Run one epoch of a cluster.
+fn run_epoch<C: Checker>(r: &mut Resident<C>) -> Result<()> {
+    for _ in 0..EPOCH_ROUNDS {
+        if r.engine.round()? == RoundEnd::Finished {
+            r.finished = true;
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Run one epoch of every resident cluster, on up to `threads` cores.
+fn run_epochs<C: Checker>(resident: &mut [Resident<C>], threads: usize) -> Result<()> {
+    let threads = threads.clamp(1, resident.len().max(1));
+    if threads == 1 {
+        return resident.iter_mut().try_for_each(run_epoch);
+    }
+    let per = resident.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let handles: Vec<_> =
+            resident.chunks_mut(per).map(|chunk| s.spawn(move || chunk.iter_mut().try_for_each(run_epoch))).collect();
+        handles.into_iter().try_for_each(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+    })
+}
+
+/// Apply a cluster's epoch to memory: its writes, then its atomics (whose lanes go on).
+fn commit<C: Checker>(e: &mut Engine<C>, mem: &mut GlobalMemory) {
+    e.global.commit(mem);
+    for a in std::mem::take(&mut e.global.atomics) {
+        let size = a.ty.size() as usize;
+        let old = mem.load(a.addr, size).expect("checked when issued");
+        mem.store(a.addr, size, atom_apply(a.op, a.ty, phaser_codegen::ir::Space::Global, old, a.value, a.cmp));
+        e.global.writes += 1;
+        let w = &mut e.exec.warps[a.warp];
+        if let Some(dst) = a.dst {
+            w.regs[dst.id as usize * 32 + a.lane] = old;
+        }
+        w.blocked &= !(1 << a.lane);
+        w.runnable |= 1 << a.lane;
+        w.wait[a.lane] = WaitFor::Nothing;
+    }
+}
+
+/// Every live warp of every resident cluster repeats its state or waits, nothing is in
+/// flight, and at least one repeats: the epochs it holds under.
+fn stuck<C: Checker>(resident: &[Resident<C>]) -> Option<Vec<Epoch>> {
+    let mut any = false;
+    let mut epochs = Vec::new();
+    for r in resident {
+        let e = &r.engine;
+        if r.finished || !e.async_ops.in_flight.is_empty() || !e.global.atomics.is_empty() {
+            return None;
+        }
+        let now = e.epoch();
+        for w in &e.exec.warps {
+            if w.live() == 0 {
+                continue;
+            }
+            if w.cycle.repeats_under(now) {
+                any = true;
+            } else if w.runnable != 0 {
+                return None;
+            }
+        }
+        epochs.push(now);
+    }
+    any.then_some(epochs)
+}
+
+/// Run every cluster of the launch on `gmem`; findings, trace, probes and statistics go to
+/// `out`.
+pub(crate) fn run<C: Checker>(cx: &LaunchCtx, gmem: &mut GlobalMemory, out: &mut Collector) -> Result<()> {
+    let mut memory = Arc::new(std::mem::take(gmem));
+    let ran = run_on::<C>(cx, &mut memory, out);
+    *gmem = Arc::try_unwrap(memory).unwrap_or_else(|_| unreachable!("every cluster returned the memory"));
+    ran
+}
+
+fn run_on<C: Checker>(cx: &LaunchCtx, memory: &mut Arc<GlobalMemory>, out: &mut Collector) -> Result<()> {
+    let all = clusters(cx.launch.grid, cx.cluster_dim);
+    let ctas_per_cluster = all.first().map_or(1, |c| c.len());
+    let footprint = Engine::<C>::footprint(cx, ctas_per_cluster).max(1);
+    let room = cx.config.max_memory_bytes.saturating_sub(memory.bytes());
+    let limit =
+        ((cx.config.max_resident_ctas as usize / ctas_per_cluster).max(1)).min((room / footprint).max(1) as usize);
+    let mut trace_room = if cx.config.trace { cx.config.max_trace_events } else { 0 };
+    let mut resident: Vec<Resident<C>> = Vec::new();
+    let mut next = 0usize;
+    let mut committed_writes = 0u64;
+    let mut last_stuck: Option<Vec<Epoch>> = None;
+    let finish = |e: Engine<C>, out: &mut Collector| {
+        let n = e.exec.ctas.len() as u64;
+        out.merge(e.out, cx.config);
+        out.stats.ctas += n;
+        out.stats.clusters += 1;
+    };
+    loop {
+        while resident.len() < limit && next < all.len() {
+            let engine = Engine::new(cx, &all[next], next as u64 + 1, memory.bytes())?;
+            resident.push(Resident { engine, finished: false, writes_before: 0 });
+            next += 1;
+        }
+        if resident.is_empty() {
+            return Ok(());
+        }
+        // Lend the memory to the clusters for one epoch; each gets a share of the trace.
+        let defer = resident.len() > 1;
+        let share = trace_room / resident.len();
+        for r in resident.iter_mut() {
+            r.engine.global.begin(Arc::clone(memory), defer);
+            r.writes_before = r.engine.global.writes;
+            r.engine.visible_writes = committed_writes - r.writes_before;
+            r.engine.trace_room = share;
+        }
+        let ran = run_epochs(&mut resident, cx.config.threads);
+        for r in resident.iter_mut() {
+            r.engine.global.drop_base();
+        }
+        ran?;
+        let mem = Arc::get_mut(memory).expect("the clusters returned the memory");
+        for r in resident.iter_mut() {
+            commit(&mut r.engine, mem);
+            committed_writes += r.engine.global.writes - r.writes_before;
+            trace_room -= share - r.engine.trace_room;
+        }
+        let mut stop = false;
+        let mut i = 0;
+        while i < resident.len() {
+            if resident[i].finished {
+                let mut e = resident.remove(i).engine;
+                e.finish_checks();
+                finish(e, out);
+                stop |= out.has_errors();
+            } else {
+                i += 1;
+            }
+        }
+        if stop {
+            // Errors end the launch; what the other clusters found so far is reported too.
+            for r in resident.drain(..) {
+                finish(r.engine, out);
+            }
+            return Ok(());
+        }
+        let total = out.stats.thread_instructions
+            + resident.iter().map(|r| r.engine.out.stats.thread_instructions).sum::<u64>();
+        if total > cx.config.max_steps {
+            return Err(resident[0].engine.limit_error(total));
+        }
+        match stuck(&resident) {
+            Some(epochs) if last_stuck.as_ref() == Some(&epochs) => {
+                for r in resident.drain(..) {
+                    let mut e = r.engine;
+                    e.report_infinite_loop();
+                    finish(e, out);
+                }
+                return Ok(());
+            }
+            s => last_stuck = s,
+        }
+    }
+}

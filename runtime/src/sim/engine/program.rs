@@ -1,0 +1,346 @@
+//! The IR lowered for execution: structured control flow becomes jumps, arithmetic gets
+//! its per-type function chosen once, everything else keeps its IR instruction.
+
+use crate::sim::engine::arith::{bin_fn, cmp_fn, mad_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
+use crate::sim::tensor::regs::TensorRegs;
+use phaser_codegen::ir::*;
+
+/// An operand: a register index or an immediate's bits.
+#[derive(Clone, Copy, Debug)]
+pub enum Opnd {
+    R(u32),
+    I(u64),
+}
+
+impl Opnd {
+    pub fn of(v: &Value) -> Opnd {
+        match *v {
+            Value::Reg(r) => Opnd::R(r.id),
+            Value::Imm { bits, .. } => Opnd::I(bits),
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+pub enum Op {
+    Mov {
+        dst: u32,
+        src: Opnd,
+    },
+    Un {
+        f: UnFn,
+        dst: u32,
+        a: Opnd,
+    },
+    Bin {
+        f: BinFn,
+        dst: u32,
+        a: Opnd,
+        b: Opnd,
+    },
+    Mad {
+        f: MadFn,
+        dst: u32,
+        a: Opnd,
+        b: Opnd,
+        c: Opnd,
+    },
+    Setp {
+        f: CmpFn,
+        dst: u32,
+        a: Opnd,
+        b: Opnd,
+    },
+    Selp {
+        dst: u32,
+        c: Opnd,
+        a: Opnd,
+        b: Opnd,
+    },
+    Cvt {
+        dt: Type,
+        st: Type,
+        dst: u32,
+        src: Opnd,
+    },
+    Special {
+        dst: u32,
+        sreg: SpecialReg,
+    },
+    Jump(u32),
+    /// Jump to `target` in lanes where `cond` is false.
+    BranchIfNot {
+        cond: Opnd,
+        target: u32,
+    },
+    Exit,
+    /// Any other instruction: `Program::slow[i]`.
+    Slow(u32),
+    /// Before an ordinary instruction that touches wgmma registers: check and record the
+    /// access (`Program::tensor.checks[i]`, `exec_wgmma.rs`).
+    TensorRegs(u32),
+}
+
+/// A loop of the kernel: its ops `start..end`, and the register counting its iterations when
+/// it is a `for` loop (`for_range`: the latch adds a constant to the counter).
+#[derive(Clone, Copy, Debug)]
+pub struct LoopInfo {
+    pub start: u32,
+    pub end: u32,
+    pub loc: Option<SourceLoc>,
+    pub counter: Option<u32>,
+}
+
+pub struct Program {
+    pub ops: Vec<Op>,
+    pub locs: Vec<Option<SourceLoc>>,
+    pub slow: Vec<Inst>,
+    /// Per slow instruction: whether it can change what other warps observe.
+    pub effects: Vec<bool>,
+    /// Per slow instruction: whether it is a `test_wait`/`try_wait` polled in a loop (`loop {
+    /// done = test_wait(..); if done { break } }`): its success is a wait, checked like one.
+    pub polls: Vec<bool>,
+    /// Every loop, outer loops before the loops they contain.
+    pub loops: Vec<LoopInfo>,
+    /// The registers wgmmas access and the checks of the instructions that touch them.
+    pub tensor: TensorRegs,
+}
+
+struct Lowering {
+    ops: Vec<Op>,
+    locs: Vec<Option<SourceLoc>>,
+    slow: Vec<Inst>,
+    polls: Vec<bool>,
+    /// The next instruction lowered is a polled wait.
+    next_is_poll: bool,
+    /// (break fixups, continue target) per open loop.
+    loops: Vec<(Vec<usize>, Option<usize>, Vec<usize>)>,
+    infos: Vec<LoopInfo>,
+    tensor: TensorRegs,
+}
+
+impl Program {
+    pub fn lower(k: &Kernel) -> Program {
+        let mut l = Lowering {
+            ops: Vec::new(),
+            locs: Vec::new(),
+            slow: Vec::new(),
+            polls: Vec::new(),
+            next_is_poll: false,
+            loops: Vec::new(),
+            infos: Vec::new(),
+            tensor: TensorRegs::of(&k.body),
+        };
+        l.block(&k.body);
+        l.emit(Op::Exit, None);
+        let effects = l.slow.iter().map(has_effect).collect();
+        Program { ops: l.ops, locs: l.locs, slow: l.slow, effects, polls: l.polls, loops: l.infos, tensor: l.tensor }
+    }
+
+    /// Whether the instruction at `pc` is a polled wait (see [`Program::polls`]).
+    pub fn is_poll(&self, pc: u32) -> bool {
+        match self.ops.get(pc as usize) {
+            Some(Op::Slow(i)) => self.polls[*i as usize],
+            _ => false,
+        }
+    }
+
+    /// The loops around `pc`, outermost first.
+    pub fn loops_around(&self, pc: u32) -> impl Iterator<Item = &LoopInfo> {
+        self.loops.iter().filter(move |l| l.start <= pc && pc < l.end)
+    }
+}
+
+/// Whether an instruction can change what other warps observe (stores, arrivals, copies,
+/// barrier arrivals): the progress watch resets on those. Loads, waits, polls, fences and
+/// address arithmetic do not.
+pub fn has_effect(inst: &Inst) -> bool {
+    match inst {
+        Inst::Memory(m) => !matches!(
+            m,
+            MemoryOp::Ld { .. }
+                | MemoryOp::SharedAddr { .. }
+                | MemoryOp::DynSharedAddr { .. }
+                | MemoryOp::ParamAddr { .. }
+                | MemoryOp::CpAsyncWaitGroup { .. }
+                | MemoryOp::LdVec { .. }
+        ),
+        Inst::Mbarrier(m) => !matches!(
+            m,
+            MbarrierOp::TestWait { .. }
+                | MbarrierOp::TryWait { .. }
+                | MbarrierOp::Wait { .. }
+                | MbarrierOp::PendingCount { .. }
+        ),
+        Inst::Sync(s) => !matches!(
+            s,
+            SyncOp::FenceMbarrierInit
+                | SyncOp::MemBar { .. }
+                | SyncOp::SetMaxNReg { .. }
+                | SyncOp::FenceProxyAsync { .. }
+                | SyncOp::Mapa { .. }
+                | SyncOp::ClusterWait
+                | SyncOp::Nanosleep { .. }
+                | SyncOp::GridDepWait
+                | SyncOp::GridDepLaunchDependents
+        ),
+        Inst::Tma(t) => !matches!(t, TmaOp::WaitGroup { .. } | TmaOp::PrefetchTensor { .. }),
+        // Register exchanges and per-lane arithmetic; a `printf`'s text is not memory.
+        Inst::Warp(_)
+        | Inst::Fragment(FragmentOp::PackHalf2 { .. } | FragmentOp::UnpackHalf2 { .. } | FragmentOp::LdMatrix { .. })
+        | Inst::Printf(_) => false,
+        Inst::Tcgen05(Tcgen05Op::Fence { .. }) | Inst::Probe { .. } => false,
+        _ => true,
+    }
+}
+
+/// `done = test_wait(..)` (or `try_wait`) followed by `if done { break }`: a polling wait.
+fn is_poll(s: &Stmt, next: Option<&Stmt>) -> bool {
+    let StmtKind::Inst(Inst::Mbarrier(MbarrierOp::TestWait { done, .. } | MbarrierOp::TryWait { done, .. })) = &s.kind
+    else {
+        return false;
+    };
+    matches!(next.map(|n| &n.kind), Some(StmtKind::If { cond: Value::Reg(c), then_body, else_body })
+        if c.id == done.id && else_body.is_empty() && matches!(then_body.as_slice(), [Stmt { kind: StmtKind::Break, .. }]))
+}
+
+/// The counter of a `for_range` loop: its latch is `next = i + step; i = next`.
+fn loop_counter(latch: &[Stmt]) -> Option<u32> {
+    let insts: Vec<&Inst> = latch
+        .iter()
+        .filter_map(|s| match &s.kind {
+            StmtKind::Inst(i) => Some(i),
+            _ => None,
+        })
+        .collect();
+    match insts.as_slice() {
+        [Inst::Arith(ArithOp::Binary { op: BinOp::Add, dst, a: Value::Reg(i), b: Value::Imm { .. } }), Inst::Arith(ArithOp::Mov { dst: i2, src: Value::Reg(d2) })]
+            if d2.id == dst.id && i2.id == i.id =>
+        {
+            Some(i.id)
+        }
+        _ => None,
+    }
+}
+
+impl Lowering {
+    fn emit(&mut self, op: Op, loc: Option<SourceLoc>) -> usize {
+        self.ops.push(op);
+        self.locs.push(loc);
+        self.ops.len() - 1
+    }
+
+    fn patch(&mut self, at: usize, target: usize) {
+        let t = target as u32;
+        match &mut self.ops[at] {
+            Op::Jump(x) => *x = t,
+            Op::BranchIfNot { target, .. } => *target = t,
+            _ => unreachable!("patching a non-jump"),
+        }
+    }
+
+    fn block(&mut self, b: &[Stmt]) {
+        for (i, s) in b.iter().enumerate() {
+            self.next_is_poll = is_poll(s, b.get(i + 1));
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        let loc = s.loc;
+        match &s.kind {
+            StmtKind::Inst(i) => self.inst(i, loc),
+            StmtKind::If { cond, then_body, else_body } => {
+                let br = self.emit(Op::BranchIfNot { cond: Opnd::of(cond), target: 0 }, loc);
+                self.block(then_body);
+                if else_body.is_empty() {
+                    let end = self.ops.len();
+                    self.patch(br, end);
+                } else {
+                    let j = self.emit(Op::Jump(0), loc);
+                    let else_start = self.ops.len();
+                    self.patch(br, else_start);
+                    self.block(else_body);
+                    let end = self.ops.len();
+                    self.patch(j, end);
+                }
+            }
+            StmtKind::Loop { body, latch } => {
+                let top = self.ops.len();
+                let info = self.infos.len();
+                self.infos.push(LoopInfo { start: top as u32, end: 0, loc, counter: loop_counter(latch) });
+                self.loops.push((Vec::new(), None, Vec::new()));
+                self.block(body);
+                let latch_start = self.ops.len();
+                if let Some(l) = self.loops.last_mut() {
+                    l.1 = Some(latch_start);
+                }
+                self.block(latch);
+                self.emit(Op::Jump(top as u32), loc);
+                let end = self.ops.len();
+                self.infos[info].end = end as u32;
+                let (breaks, _, conts) = self.loops.pop().expect("loop");
+                for b in breaks {
+                    self.patch(b, end);
+                }
+                for c in conts {
+                    self.patch(c, latch_start);
+                }
+            }
+            StmtKind::Break => {
+                let j = self.emit(Op::Jump(0), loc);
+                match self.loops.last_mut() {
+                    Some(l) => l.0.push(j),
+                    None => self.ops[j] = Op::Exit,
+                }
+            }
+            StmtKind::Continue => {
+                let j = self.emit(Op::Jump(0), loc);
+                match self.loops.last_mut() {
+                    Some(l) => l.2.push(j),
+                    None => self.ops[j] = Op::Exit,
+                }
+            }
+            StmtKind::Return => {
+                self.emit(Op::Exit, loc);
+            }
+        }
+    }
+
+    fn inst(&mut self, i: &Inst, loc: Option<SourceLoc>) {
+        if let Some(check) = self.tensor.check_for(i) {
+            self.emit(Op::TensorRegs(check), loc);
+        }
+        let op = match i {
+            Inst::Arith(a) => match a {
+                ArithOp::Mov { dst, src } => Op::Mov { dst: dst.id, src: Opnd::of(src) },
+                ArithOp::Unary { op, dst, a } => Op::Un { f: un_fn(*op, dst.ty), dst: dst.id, a: Opnd::of(a) },
+                ArithOp::Binary { op, dst, a, b } => {
+                    Op::Bin { f: bin_fn(*op, dst.ty), dst: dst.id, a: Opnd::of(a), b: Opnd::of(b) }
+                }
+                ArithOp::Mad { dst, a, b, c } => {
+                    Op::Mad { f: mad_fn(dst.ty), dst: dst.id, a: Opnd::of(a), b: Opnd::of(b), c: Opnd::of(c) }
+                }
+                ArithOp::Setp { cmp, dst, a, b } => {
+                    Op::Setp { f: cmp_fn(*cmp, a.ty()), dst: dst.id, a: Opnd::of(a), b: Opnd::of(b) }
+                }
+                ArithOp::Selp { dst, cond, a, b } => {
+                    Op::Selp { dst: dst.id, c: Opnd::of(cond), a: Opnd::of(a), b: Opnd::of(b) }
+                }
+                ArithOp::Cvt { dst, src } => Op::Cvt { dt: dst.ty, st: src.ty(), dst: dst.id, src: Opnd::of(src) },
+            },
+            Inst::ReadSpecial { dst, sreg } => Op::Special { dst: dst.id, sreg: *sreg },
+            // Nothing in the simulator: `nanosleep` is a backoff hint that must not look like
+            // progress (a polling loop with a backoff is still found stuck), and a launch's
+            // `griddepcontrol.wait` runs after the previous launch completed (launches of one
+            // device run in order), `launch_dependents` only lets the next one start early.
+            Inst::Sync(SyncOp::Nanosleep { .. } | SyncOp::GridDepWait | SyncOp::GridDepLaunchDependents) => return,
+            other => {
+                self.slow.push(other.clone());
+                self.polls.push(std::mem::take(&mut self.next_is_poll));
+                Op::Slow(self.slow.len() as u32 - 1)
+            }
+        };
+        self.emit(op, loc);
+    }
+}

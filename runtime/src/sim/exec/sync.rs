@@ -1,0 +1,99 @@
+//! CTA barriers (`bar.sync`/`bar.arrive`), the cluster barrier, fences, `mapa`, `trap`,
+//! `bar.warp.sync` and `elect.sync` (warp collective rounds: `warp_sync.rs`).
+
+use crate::sim::check::Checker;
+use crate::sim::engine::cluster::Engine;
+use crate::sim::engine::memory::CLUSTER_SHIFT;
+use crate::sim::engine::warp::{lanes, RoundKind, WaitFor};
+use crate::sim::output::finding::Category;
+use phaser_codegen::ir::*;
+
+impl<C: Checker> Engine<'_, C> {
+    pub(crate) fn exec_sync(&mut self, wi: usize, mask: u32, pc: u32, op: &SyncOp) {
+        let c = self.exec.warps[wi].cta;
+        for l in lanes(mask) {
+            let t = self.cluster_thread(wi, l);
+            match op {
+                SyncOp::BarSync { id, count } => self.bar_arrive(wi, l, t, c, id, count.as_ref(), true, pc),
+                SyncOp::BarArrive { id, count } => self.bar_arrive(wi, l, t, c, id, Some(count), false, pc),
+                SyncOp::FenceMbarrierInit | SyncOp::MemBar { .. } | SyncOp::SetMaxNReg { .. } => {}
+                SyncOp::FenceProxyAsync { .. } => self.checker.on_fence_proxy_async(t),
+                // `.sync`: every lane of the member mask (the whole warp) waits for the others,
+                // then exactly one of them is the leader (even if the lanes came in groups).
+                SyncOp::ElectSync { pred } => {
+                    self.collective_arrive(wi, l, u32::MAX, pc, RoundKind::Elect { dst: pred.id }, [0; 5])
+                }
+                SyncOp::ActiveMask { dst } => self.set(wi, l, *dst, mask as u64),
+                SyncOp::Mapa { dst, addr, cta } => {
+                    let a = self.val(wi, l, addr) as u32 & ((1 << CLUSTER_SHIFT) - 1);
+                    let r = self.val(wi, l, cta) as u32;
+                    if r as usize >= self.exec.ctas.len() {
+                        self.fault(
+                            c,
+                            t,
+                            pc,
+                            format!("mapa to CTA rank {r} in a cluster of {} CTAs", self.exec.ctas.len()),
+                        );
+                        return;
+                    }
+                    self.set(wi, l, *dst, (((r + 1) << CLUSTER_SHIFT) | a) as u64);
+                }
+                SyncOp::ClusterArrive { relaxed } => {
+                    self.checker.on_cluster_arrive(t, *relaxed);
+                    self.exec.cluster_arrival[t as usize] = Some(self.exec.cluster_barrier.generation);
+                    self.exec.cluster_barrier.arrived += 1;
+                    self.check_cluster_barrier();
+                }
+                SyncOp::ClusterWait => {
+                    let generation =
+                        self.exec.cluster_arrival[t as usize].take().unwrap_or(self.exec.cluster_barrier.generation);
+                    self.block_lane(wi, l, WaitFor::ClusterBarrier { generation, pc });
+                }
+                SyncOp::WarpSync { mask } => {
+                    let m = self.val(wi, l, mask) as u32;
+                    self.collective_arrive(wi, l, m, pc, RoundKind::WarpSync, [0; 5]);
+                }
+                // Dropped when the program is lowered (`program.rs`): no-ops here.
+                SyncOp::Nanosleep { .. } | SyncOp::GridDepWait | SyncOp::GridDepLaunchDependents => {}
+                SyncOp::Trap => {
+                    self.finding(Category::Trap, c, Some(t), None, Some(pc), "the kernel executed `trap`".into());
+                    self.abort = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn bar_arrive(
+        &mut self,
+        wi: usize,
+        l: usize,
+        t: u32,
+        c: usize,
+        id: &Value,
+        count: Option<&Value>,
+        wait: bool,
+        pc: u32,
+    ) {
+        let id = self.val(wi, l, id) as usize;
+        if id >= 16 {
+            self.finding(Category::Unsupported, c, Some(t), None, Some(pc), format!("`bar.sync {id}`: ids are 0-15"));
+            self.abort = true;
+            return;
+        }
+        let expected = count.map(|v| self.val(wi, l, v) as u32);
+        self.checker.on_named_arrive(t, c, id);
+        let nb = &mut self.exec.ctas[c].named[id];
+        if let Some(k) = expected {
+            nb.expected = Some(k);
+        }
+        nb.arrived += 1;
+        let generation = nb.generation;
+        if wait {
+            nb.waiters.push(t);
+            self.block_lane(wi, l, WaitFor::NamedBarrier { id: id as u8, generation, pc });
+        }
+        self.check_named(c, id);
+    }
+}

@@ -1,0 +1,186 @@
+//! What a simulated launch reports: statistics, findings, the barrier trace and probes.
+
+use crate::sim::config::Strategy;
+use crate::sim::output::finding::{Category, Finding, Severity};
+pub use crate::sim::output::printf::PrintRecord;
+use crate::sim::output::probe::probe_table;
+pub use crate::sim::output::probe::{ProbeRecord, ProbeValue};
+use crate::sim::output::trace::Trace;
+use phaser_codegen::Type;
+use std::collections::HashMap;
+use std::fmt;
+use std::time::Duration;
+
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Instructions executed, counted per thread (a warp-instruction over 32 lanes counts 32).
+    pub thread_instructions: u64,
+    pub warp_instructions: u64,
+    pub ctas: u64,
+    pub clusters: u64,
+    pub async_ops: u64,
+    pub async_completed: u64,
+    pub wall: Duration,
+}
+
+impl Stats {
+    /// Simulated thread-instructions per second of wall time.
+    pub fn rate(&self) -> f64 {
+        self.thread_instructions as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+/// The simulator's report of one launch.
+#[derive(Clone, Debug)]
+pub struct SimReport {
+    pub kernel: String,
+    pub seed: u64,
+    pub strategy: Strategy,
+    pub stats: Stats,
+    pub findings: Vec<Finding>,
+    pub trace: Trace,
+    pub probes: Vec<ProbeRecord>,
+    /// What the kernel's `printf`s printed, in execution order (clusters in launch order).
+    pub printed: Vec<PrintRecord>,
+}
+
+impl SimReport {
+    /// Everything the kernel printed, as one text (what the GPU's stdout shows for a launch
+    /// whose prints do not interleave).
+    pub fn output(&self) -> String {
+        self.printed.iter().map(|p| p.text.as_str()).collect()
+    }
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+    /// The distinct categories found, in order.
+    pub fn categories(&self) -> Vec<Category> {
+        let mut c: Vec<Category> = self.findings.iter().map(|f| f.category).collect();
+        c.sort();
+        c.dedup();
+        c
+    }
+    pub fn has(&self, c: Category) -> bool {
+        self.findings.iter().any(|f| f.category == c)
+    }
+    /// Values of every probe with `tag`, as integers, in execution order.
+    pub fn probe_rows(&self, tag: &str) -> Vec<Vec<i64>> {
+        self.probes.iter().filter(|p| p.tag == tag).map(|p| p.values.iter().map(|v| v.as_i64()).collect()).collect()
+    }
+    /// A text table of the probes with `tag`.
+    pub fn probe_table(&self, tag: &str, headers: &[&str]) -> String {
+        probe_table(&self.probes, tag, headers)
+    }
+    /// Chrome/Perfetto trace JSON of the barrier events.
+    pub fn chrome_trace_json(&self) -> String {
+        self.trace.chrome_json()
+    }
+    /// A readable multi-line report.
+    pub fn text(&self) -> String {
+        let s = &self.stats;
+        let errors = self.findings.iter().filter(|f| f.severity == Severity::Error).count();
+        let mut out = format!(
+            "simulator: kernel `{}` ({} CTAs in {} clusters, {} thread-instructions, {} async copies; {} scheduler, \
+             seed {:#x})\n",
+            self.kernel,
+            s.ctas,
+            s.clusters,
+            s.thread_instructions,
+            s.async_ops,
+            self.strategy.name(),
+            self.seed
+        );
+        if self.findings.is_empty() {
+            out.push_str("no findings\n");
+        } else {
+            out.push_str(&format!("{} finding(s), {errors} error(s):\n", self.findings.len()));
+            for f in &self.findings {
+                out.push_str(&format!("{f}\n"));
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for SimReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+/// Accumulates findings, trace and probes during a launch (one per cluster, merged in
+/// cluster order).
+#[derive(Default)]
+pub(crate) struct Collector {
+    pub findings: Vec<Finding>,
+    keys: HashMap<String, usize>,
+    pub stats: Stats,
+    pub trace: Trace,
+    pub probes: Vec<ProbeRecord>,
+    pub printed: Vec<PrintRecord>,
+    /// Findings about a barrier used before its initialization: `(cta, offset, finding)`,
+    /// amended when an init comes later.
+    pub uninitialized_uses: Vec<(usize, u32, usize)>,
+}
+
+impl Collector {
+    pub fn add_finding(&mut self, f: Finding, max: usize) {
+        // One entry per site; deadlock groups are distinct per waiting thread group.
+        let thread = if f.category == Category::Deadlock { f.thread } else { None };
+        let key = format!(
+            "{:?}|{:?}|{:?}|{:?}|{:?}",
+            f.category,
+            f.loc,
+            f.barrier.as_ref().map(|b| (b.offset, b.cta_rank)),
+            thread,
+            f.cta
+        );
+        if let Some(&i) = self.keys.get(&key) {
+            self.findings[i].repeats += 1;
+            return;
+        }
+        if self.findings.len() >= max {
+            if let Some(last) = self.findings.last_mut() {
+                last.repeats += 1;
+            }
+            return;
+        }
+        self.keys.insert(key, self.findings.len());
+        self.findings.push(f);
+    }
+
+    pub fn probe(
+        &mut self,
+        tag: &'static str,
+        ctaid: [u32; 3],
+        thread: u32,
+        tick: u64,
+        vals: Vec<(u64, Type)>,
+        max: usize,
+    ) {
+        if self.probes.len() < max {
+            let values = vals.into_iter().map(|(bits, ty)| ProbeValue { bits, ty }).collect();
+            self.probes.push(ProbeRecord { tag, ctaid, thread, tick, values });
+        }
+    }
+
+    /// Append a finished cluster's findings, trace, probes and statistics.
+    pub fn merge(&mut self, other: Collector, cfg: &crate::sim::config::SimConfig) {
+        for f in other.findings {
+            self.add_finding(f, cfg.max_findings);
+        }
+        self.trace.append(other.trace);
+        let room = cfg.max_probes.saturating_sub(self.probes.len());
+        self.probes.extend(other.probes.into_iter().take(room));
+        self.printed.extend(other.printed);
+        let (a, b) = (&mut self.stats, &other.stats);
+        a.thread_instructions += b.thread_instructions;
+        a.warp_instructions += b.warp_instructions;
+        a.async_ops += b.async_ops;
+        a.async_completed += b.async_completed;
+    }
+
+    pub fn has_errors(&self) -> bool {
+        self.findings.iter().any(|f| f.severity == Severity::Error)
+    }
+}

@@ -1,0 +1,7 @@
+//! Synchronization objects: `barrier` (the mbarrier state machine), `barrier_table` (a CTA's
+//! mbarriers), `barrier_ops` (addressing, arrivals, tx, waits), `warp_sync` (`bar.warp.sync`).
+
+pub mod barrier;
+pub(crate) mod barrier_ops;
+pub(crate) mod barrier_table;
+pub(crate) mod warp_sync;
