@@ -187,6 +187,13 @@ mod tests {
         assert_eq!(Watchdog::parse("1500us").unwrap().to_string(), "1500us");
         assert!(Watchdog::parse("4 parsecs").unwrap_err().contains("unknown unit `parsecs`"));
         assert!(Watchdog::parse("ms").unwrap_err().contains("expected `off` or a number"));
+        // A zero duration is refused, not read as `off`.
+        for zero in ["0ms", "0s", "00ns"] {
+            assert_eq!(
+                Watchdog::parse(zero),
+                Err(format!("watchdog `{zero}` is zero; write `off` (or `0`) to wait forever")),
+            );
+        }
         assert_eq!(Watchdog::DEFAULT.to_string(), "4s");
     }
 }

@@ -39,50 +39,20 @@ pub const DEFAULT_WAIT_TIMEOUT_NS: u64 = 4_000_000_000;
 /// (`SYNCS.PHASECHK.TRANS64.TRYWAIT`, then `NANOSLEEP.SYNCS` + `PHASECHK` out of line).
 pub const DEFAULT_WAIT_SUSPEND_HINT_NS: u32 = 10_000_000;
 
-/// Environment variable that overrides the default wait layout, for benchmarks that launch
-/// kernels through the runtime (which prints them with the default options): `first-try`,
-/// `hinted-first`, `in-loop`, or `none` (no watchdog: CUTLASS's loop exactly).
-pub const WAIT_LOOP_ENV: &str = "PHASER_WAIT_LOOP";
-
+/// The defaults are fixed: the watchdog on ([`DEFAULT_WAIT_TIMEOUT_NS`]) in the default wait
+/// layout. Printing never reads the environment; the runtime's launch policy
+/// (`phaser_runtime::cuda::LaunchPolicy`) decides other settings and passes them in.
 impl Default for EmitOptions {
     fn default() -> Self {
-        let (wait_timeout_ns, wait_loop) = default_wait();
         EmitOptions {
             max_ptx: MAX_PTX_LOADABLE,
             line_info: true,
-            wait_timeout_ns,
+            wait_timeout_ns: Some(DEFAULT_WAIT_TIMEOUT_NS),
             wait_suspend_hint_ns: Some(DEFAULT_WAIT_SUSPEND_HINT_NS),
             watchdog_record: true,
-            wait_loop,
+            wait_loop: WaitLoop::default(),
         }
     }
-}
-
-/// The watchdog and wait layout of [`EmitOptions::default`]: [`WaitLoop::default`] with the
-/// watchdog, unless [`WAIT_LOOP_ENV`] names another (read once; a bad value is reported on
-/// stderr once and ignored).
-fn default_wait() -> (Option<u64>, WaitLoop) {
-    static CHOICE: std::sync::OnceLock<(Option<u64>, WaitLoop)> = std::sync::OnceLock::new();
-    *CHOICE.get_or_init(|| {
-        let watchdog = Some(DEFAULT_WAIT_TIMEOUT_NS);
-        match std::env::var(WAIT_LOOP_ENV).as_deref() {
-            Err(_) | Ok("") => (watchdog, WaitLoop::default()),
-            Ok("none") => (None, WaitLoop::default()),
-            Ok(v) => {
-                match [WaitLoop::FirstTry, WaitLoop::HintedFirst, WaitLoop::InLoop].into_iter().find(|w| w.name() == v)
-                {
-                    Some(w) => (watchdog, w),
-                    None => {
-                        eprintln!(
-                        "phaser: {WAIT_LOOP_ENV}={v} is not one of first-try, hinted-first, in-loop, none; using {}",
-                        WaitLoop::default().name()
-                    );
-                        (watchdog, WaitLoop::default())
-                    }
-                }
-            }
-        }
-    })
 }
 
 /// PTX text for a single kernel.

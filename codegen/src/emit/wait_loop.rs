@@ -46,6 +46,14 @@ pub enum WaitLoop {
 }
 
 impl WaitLoop {
+    /// Every layout, in the order tools list them.
+    pub const ALL: [WaitLoop; 3] = [WaitLoop::FirstTry, WaitLoop::HintedFirst, WaitLoop::InLoop];
+
+    /// The layout named `name` (as [`WaitLoop::name`] spells it).
+    pub fn from_name(name: &str) -> Option<WaitLoop> {
+        WaitLoop::ALL.into_iter().find(|w| w.name() == name)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             WaitLoop::FirstTry => "first-try",

@@ -137,7 +137,7 @@ impl Watchdog {
         }
     }
 
-    /// Parse `off`, or a duration with a unit: `250ms`, `4s`, `1500us`, `100ns`.
+    /// Parse `off` (or `0`), or a non-zero duration with a unit: `250ms`, `4s`, `1500us`, `100ns`.
     pub fn parse(text: &str) -> Result<Watchdog, String> {
         let t = text.trim();
         if t.eq_ignore_ascii_case("off") || t == "0" {
@@ -156,7 +156,9 @@ impl Watchdog {
             other => return Err(format!("watchdog `{text}`: unknown unit `{other}` (ns, us, ms or s)")),
         };
         match n.checked_mul(scale) {
-            Some(0) => Ok(Watchdog::Off),
+            // A zero duration is not a spelling of `off`: it would trap every wait that does
+            // not succeed at once, so it is more likely a mistake than a wish.
+            Some(0) => Err(format!("watchdog `{text}` is zero; write `off` (or `0`) to wait forever")),
             Some(ns) => Ok(Watchdog::AfterNs(ns)),
             None => Err(format!("watchdog `{text}` is too long")),
         }

@@ -29,7 +29,6 @@
 
 use clap::{Parser, ValueEnum};
 use half::bf16;
-use phaser::codegen::EmitOptions;
 use phaser::Device;
 use phaser_examples::cublas::CublasLt;
 use phaser_examples::gallery::gemm_dsl;
@@ -167,7 +166,8 @@ impl Kernels {
     fn get(&mut self, dev: &Device, cfg: &GemmConfig, imp: Impl) -> BenchResult<&(phaser::Kernel, timing::Loaded)> {
         if let std::collections::hash_map::Entry::Vacant(slot) = self.built.entry((*cfg, imp)) {
             let k = imp.kernel(cfg)?;
-            let f = timing::load_phaser(timing::cuda(dev)?, &k, &EmitOptions::default())?;
+            let cuda = timing::cuda(dev)?;
+            let f = timing::load_phaser(cuda, &k, &cuda.default_emit_options())?;
             f.set_dynamic_smem(cfg.dynamic_smem_bytes())?;
             slot.insert((k, f));
         }

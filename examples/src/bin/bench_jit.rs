@@ -20,7 +20,7 @@
 //! ```
 
 use clap::Parser;
-use phaser::codegen::{emit_kernel, Kernel, Target};
+use phaser::codegen::{emit_module, Kernel, Module, Target};
 use phaser::runtime::cuda::jit::{self, CubinCache, JitOptions};
 use phaser::{Device, RuntimeError};
 use phaser_examples::{gallery, timing};
@@ -135,6 +135,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::env::var("CUDA_CACHE_DISABLE").unwrap_or_default(),
         std::env::var("CUDA_CACHE_PATH").unwrap_or_default()
     );
+    // The PTX the device's launches print (its policy: `PHASER_WAIT_LOOP`, `PHASER_WATCHDOG`).
+    let emit_opts = cuda.default_emit_options();
+    let emit_kernel = |k: &Kernel| emit_module(&Module::new(vec![k.clone()]), &emit_opts);
     let plain = JitOptions::plain();
     let cache_dir = tempfile::tempdir()?;
     let cache = CubinCache { dir: cache_dir.path().to_path_buf() };

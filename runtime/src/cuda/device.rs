@@ -3,11 +3,13 @@
 use super::driver_err;
 use super::jit::JitOptions;
 use super::module_cache::ModuleCache;
+use super::policy::LaunchPolicy;
 use super::record::RecordBuffer;
 use crate::elem::Elem;
 use crate::error::{Result, RuntimeError};
 use crate::watchdog::Watchdog;
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr};
+use phaser_codegen::emit::WaitLoop;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,20 +24,18 @@ pub struct CudaDevice {
     pub(crate) record: std::sync::Mutex<RecordBuffer>,
     /// The wait watchdog of launches that set none, for kernels that set none.
     pub(crate) watchdog: Watchdog,
-}
-
-/// `PHASER_WATCHDOG` (`off`, `250ms`, `4s`, ...), else on with 4 s.
-fn default_watchdog() -> Result<Watchdog> {
-    match std::env::var("PHASER_WATCHDOG") {
-        Ok(v) if !v.is_empty() => {
-            Watchdog::parse(&v).map_err(|problem| RuntimeError::Config(format!("PHASER_WATCHDOG: {problem}")))
-        }
-        _ => Ok(Watchdog::DEFAULT),
-    }
+    /// How blocking waits with a watchdog are printed.
+    pub(crate) wait_loop: WaitLoop,
 }
 
 impl CudaDevice {
+    /// The GPU `ordinal` with the policy the environment sets ([`LaunchPolicy::from_env`]).
     pub fn new(ordinal: usize) -> Result<CudaDevice> {
+        CudaDevice::with_policy(ordinal, LaunchPolicy::from_env()?)
+    }
+
+    /// The GPU `ordinal` with `policy` for what launches do not decide themselves.
+    pub fn with_policy(ordinal: usize, policy: LaunchPolicy) -> Result<CudaDevice> {
         // Safety: only asks whether the dynamic loader finds libcuda; with dynamic loading
         // cudarc panics on first use when it is missing, so ask before anything else.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -57,8 +57,8 @@ impl CudaDevice {
         let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         let stream = ctx.default_stream();
         let record = std::sync::Mutex::new(RecordBuffer::new(&ctx)?);
-        let watchdog = default_watchdog()?;
-        Ok(CudaDevice { ctx, stream, modules: ModuleCache::new(JitOptions::default()), cc, name, record, watchdog })
+        let LaunchPolicy { watchdog, wait_loop, jit } = policy;
+        Ok(CudaDevice { ctx, stream, modules: ModuleCache::new(jit), cc, name, record, watchdog, wait_loop })
     }
 
     /// The watchdog of launches and kernels that set none (default: on, 4 s).
@@ -68,6 +68,12 @@ impl CudaDevice {
 
     pub fn default_watchdog(&self) -> Watchdog {
         self.watchdog
+    }
+
+    /// The printer's options for a launch on this device whose watchdog is its default: what
+    /// a tool that loads PTX itself prints to match the device's launches.
+    pub fn default_emit_options(&self) -> phaser_codegen::EmitOptions {
+        super::policy::emit_options(self.watchdog, self.wait_loop)
     }
 
     /// Make modules with other JIT options from now on (modules already loaded stay).

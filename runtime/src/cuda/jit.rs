@@ -43,25 +43,10 @@ pub struct JitOptions {
     pub prebuilt_dir: Option<PathBuf>,
 }
 
-/// `PHASER_JIT_LINE_INFO=1` links with line info (see the module doc: not the default);
-/// `PHASER_CUBIN_CACHE=off` turns our cubin cache off, `PHASER_CUBIN_CACHE=DIR` moves it;
-/// `PHASER_CUBIN_DIR=DIR` names a directory of prebuilt cubins (default: none).
-impl Default for JitOptions {
-    fn default() -> Self {
-        let line_info = matches!(std::env::var("PHASER_JIT_LINE_INFO").as_deref(), Ok("1" | "on" | "true"));
-        let cubin_cache = match std::env::var_os("PHASER_CUBIN_CACHE") {
-            Some(v) if v == "off" || v == "0" => None,
-            Some(v) if !v.is_empty() => Some(PathBuf::from(v)),
-            _ => default_cache_dir(),
-        };
-        let prebuilt_dir = std::env::var_os("PHASER_CUBIN_DIR").filter(|v| !v.is_empty()).map(PathBuf::from);
-        JitOptions { line_info, cubin_cache, prebuilt_dir }
-    }
-}
-
 impl JitOptions {
-    /// The plain driver JIT: no line info, no cubin cache, no prebuilt cubins (whatever the
-    /// environment says; what benchmarks and tests compare against).
+    /// The plain driver JIT: no line info, no cubin cache, no prebuilt cubins (what benchmarks
+    /// and tests compare against). A device's own options come from its
+    /// [`super::LaunchPolicy`] (`PHASER_JIT_LINE_INFO`, `PHASER_CUBIN_CACHE`, `PHASER_CUBIN_DIR`).
     pub fn plain() -> JitOptions {
         JitOptions { line_info: false, cubin_cache: None, prebuilt_dir: None }
     }
@@ -75,15 +60,6 @@ impl JitOptions {
 pub fn has_dynamic_window(ptx: &str) -> bool {
     let decl = format!(" {}[]", phaser_codegen::emit::names::DYN_SMEM);
     ptx.lines().any(|l| l.starts_with(".extern .shared") && l.trim_end().trim_end_matches(';').ends_with(&decl))
-}
-
-/// `$XDG_CACHE_HOME/phaser/cubin`, else `$HOME/.cache/phaser/cubin`.
-pub fn default_cache_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| Path::new(&h).join(".cache")))?;
-    Some(base.join("phaser").join("cubin"))
 }
 
 /// Where a module came from, and what it cost (what `bench_jit` reports).

@@ -12,7 +12,6 @@ use cudarc::driver::sys::CUfunction_attribute_enum;
 use cudarc::driver::{DeviceRepr, PushKernelArg};
 use phaser_codegen::ir::Kernel;
 use phaser_codegen::ir::SharedLayout;
-use phaser_codegen::EmitOptions;
 use std::time::{Duration, Instant};
 
 /// A `CUtensorMap` passed by value: 128 bytes, 64-byte aligned, like the PTX parameter.
@@ -75,7 +74,7 @@ impl CudaDevice {
             });
         }
         let watchdog = cfg.watchdog.or(k.watchdog).unwrap_or(self.watchdog);
-        let opts = EmitOptions { wait_timeout_ns: watchdog.timeout_ns(), ..EmitOptions::default() };
+        let opts = super::policy::emit_options(watchdog, self.wait_loop);
         let ptx = k.ptx_with(&opts)?;
         // Held until the kernel finished: one launch at a time owns the record.
         let record = self.record.lock().unwrap_or_else(|p| p.into_inner());

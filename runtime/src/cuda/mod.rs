@@ -6,6 +6,7 @@ mod device;
 pub mod jit;
 mod launch;
 mod module_cache;
+mod policy;
 mod record;
 pub mod tensor_map;
 mod timer;
@@ -14,6 +15,7 @@ pub use buffer_arg::CudaBufferArg;
 pub use device::CudaDevice;
 pub use jit::{JitOptions, LoadPath, LoadStats};
 pub use module_cache::{declares_record, ModuleCache, PtxKeyed};
+pub use policy::LaunchPolicy;
 
 use crate::error::RuntimeError;
 

@@ -55,7 +55,6 @@ impl<M: Clone, S: BuildHasher> PtxKeyed<M, S> {
 }
 
 /// The CUDA modules of one context, and how they are made ([`JitOptions`]).
-#[derive(Default)]
 pub struct ModuleCache {
     modules: PtxKeyed<Arc<CudaModule>>,
     jit: JitOptions,
@@ -65,7 +64,7 @@ pub struct ModuleCache {
 
 impl ModuleCache {
     pub fn new(jit: JitOptions) -> ModuleCache {
-        ModuleCache { jit, ..Default::default() }
+        ModuleCache { modules: PtxKeyed::default(), jit, last_load: Mutex::new(None) }
     }
 
     pub fn jit_options(&self) -> &JitOptions {
