@@ -1,29 +1,12 @@
 //! Kernel arguments, and the check that they match the kernel's parameters.
 
-use crate::buffer::{Buffer, Storage};
-use crate::cuda::CudaBufferArg;
+use crate::buffer::Buffer;
+pub use crate::device::BufferArg;
 use crate::elem::Elem;
-use crate::error::{Backend, Result, RuntimeError};
-use crate::sim::SimBuffer;
+use crate::error::{Result, RuntimeError};
 use crate::tensor_map::TensorMap;
 use phaser_codegen::ir::{Kernel, ParamKind};
 use phaser_codegen::Type;
-
-/// A buffer argument's storage, its element type erased (the kernel's parameter list says it).
-#[derive(Clone, Copy)]
-pub enum BufferArg<'a> {
-    Cuda(&'a dyn CudaBufferArg),
-    Sim(&'a SimBuffer),
-}
-
-impl BufferArg<'_> {
-    pub fn backend(&self) -> Backend {
-        match self {
-            BufferArg::Cuda(_) => Backend::Cuda,
-            BufferArg::Sim(_) => Backend::Sim,
-        }
-    }
-}
 
 /// One launch argument.
 pub enum Arg<'a> {
@@ -46,11 +29,7 @@ impl<'a> Arg<'a> {
         Arg::Scalar { ty: T::TYPE, bits: v.to_bits() }
     }
     pub fn buffer<T: Elem>(b: &'a Buffer<T>) -> Arg<'a> {
-        let storage = match &b.storage {
-            Storage::Cuda(s) => BufferArg::Cuda(s),
-            Storage::Sim(s) => BufferArg::Sim(s),
-        };
-        Arg::Buffer { elem: T::TYPE, len: b.len(), storage }
+        Arg::Buffer { elem: T::TYPE, len: b.len(), storage: b.storage.as_arg() }
     }
     fn describe(&self) -> String {
         match self {
@@ -59,6 +38,14 @@ impl<'a> Arg<'a> {
             Arg::TensorMap(_) => "a tensor map".into(),
         }
     }
+}
+
+/// An argument once the device resolved its buffer to the backend's own handle `B` (and
+/// checked that the buffer is the device's): what a backend's launch takes.
+pub enum ResolvedArg<'a, B> {
+    Scalar { ty: Type, bits: u64 },
+    Buffer(B),
+    TensorMap(&'a TensorMap),
 }
 
 impl<'a, T: Elem> From<&'a Buffer<T>> for Arg<'a> {

@@ -1,18 +1,9 @@
 //! Typed device buffers; the storage belongs to one backend and one device.
 
+pub use crate::device::Storage;
 use crate::elem::Elem;
 use crate::error::Backend;
-use cudarc::driver::CudaSlice;
 use std::sync::{Arc, Condvar, Mutex};
-
-/// Backend storage of a buffer of `T`.
-pub enum Storage<T> {
-    /// A typed cudarc allocation. It holds at least one element (the driver refuses empty
-    /// allocations); the buffer's `len` says how many are in use.
-    Cuda(CudaSlice<T>),
-    /// Freed in the simulator's memory when dropped.
-    Sim(crate::sim::SimBuffer),
-}
 
 /// A buffer of `len` elements of `T` on a [`crate::Device`]. Host writes take `&mut`.
 ///
@@ -41,10 +32,7 @@ impl<T: Elem> Buffer<T> {
         &self.storage
     }
     pub fn backend(&self) -> Backend {
-        match self.storage {
-            Storage::Cuda(_) => Backend::Cuda,
-            Storage::Sim(_) => Backend::Sim,
-        }
+        self.storage.backend()
     }
 }
 

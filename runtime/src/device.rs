@@ -1,11 +1,18 @@
 //! `Device`: one launch API over two backends, the CUDA GPU and the CPU simulator.
+//!
+//! The one place that names the backends: the backend-neutral core (arguments, buffers,
+//! launch configuration and its checks, tensor maps, errors) refers to their storage through
+//! [`Storage`] and [`BufferArg`]. A launch is checked here, by the core's functions, before
+//! it is dispatched; a backend gets its own buffer handles ([`ResolvedArg`]) and returns what
+//! it measured, which [`LaunchReport`] carries.
 
-use crate::args::{check_args, Arg, BufferArg};
-use crate::buffer::{Buffer, Storage};
+use crate::args::{check_args, Arg, ResolvedArg};
+use crate::buffer::Buffer;
 use crate::elem::{from_bytes, to_bytes, Elem};
 use crate::error::{Backend, Result, RuntimeError};
-use crate::launch::{LaunchConfig, LaunchReport};
-use crate::tensor_map::{DeviceKey, Swizzle, TensorMap, TensorMapDesc};
+use crate::launch::LaunchConfig;
+pub use crate::launch::{check_config, check_target};
+use crate::tensor_map::{hold_tensor_maps, DeviceKey, Swizzle, TensorMap, TensorMapDesc};
 use crate::{cuda, sim};
 use phaser_codegen::ir::SharedLayout;
 use phaser_codegen::Kernel;
@@ -17,6 +24,57 @@ pub const SIM_SM_COUNT: u32 = 4;
 pub enum Device {
     Cuda(cuda::CudaDevice),
     Sim(sim::SimDevice),
+}
+
+/// Backend storage of a buffer of `T`.
+pub enum Storage<T> {
+    /// A typed cudarc allocation. It holds at least one element (the driver refuses empty
+    /// allocations); the buffer's `len` says how many are in use.
+    Cuda(cudarc::driver::CudaSlice<T>),
+    /// Freed in the simulator's memory when dropped.
+    Sim(sim::SimBuffer),
+}
+
+impl<T> Storage<T> {
+    pub fn backend(&self) -> Backend {
+        match self {
+            Storage::Cuda(_) => Backend::Cuda,
+            Storage::Sim(_) => Backend::Sim,
+        }
+    }
+
+    /// The storage as a launch argument (its element type erased).
+    pub(crate) fn as_arg(&self) -> BufferArg<'_> {
+        match self {
+            Storage::Cuda(s) => BufferArg::Cuda(s),
+            Storage::Sim(s) => BufferArg::Sim(s),
+        }
+    }
+}
+
+/// A buffer argument's storage, its element type erased (the kernel's parameter list says it).
+#[derive(Clone, Copy)]
+pub enum BufferArg<'a> {
+    Cuda(&'a dyn cuda::CudaBufferArg),
+    Sim(&'a sim::SimBuffer),
+}
+
+impl BufferArg<'_> {
+    pub fn backend(&self) -> Backend {
+        match self {
+            BufferArg::Cuda(_) => Backend::Cuda,
+            BufferArg::Sim(_) => Backend::Sim,
+        }
+    }
+}
+
+/// What a launch reports: wall time on the GPU, or the simulator's report.
+#[derive(Debug, Default)]
+pub struct LaunchReport {
+    /// Device time between events around the launch (CUDA backend).
+    pub elapsed: Option<Duration>,
+    /// The simulator's statistics, trace and findings (simulator backend).
+    pub sim: Option<sim::SimReport>,
 }
 
 /// A buffer's storage once it is known to belong to the device at hand.
@@ -240,34 +298,63 @@ impl Device {
         }
     }
 
-    /// Check that every buffer argument belongs to this device (tensor maps are checked, and
-    /// held, by each backend's launch: `tensor_map::hold_tensor_maps`).
-    fn check_arg_owners(&self, args: &[Arg]) -> Result<()> {
-        for a in args {
-            if let Arg::Buffer { storage, .. } = a {
-                let mine = match (self, storage) {
-                    (Device::Cuda(d), BufferArg::Cuda(s)) => d.owns(s.context()),
-                    (Device::Sim(d), BufferArg::Sim(s)) => d.owns(s),
-                    _ => false,
-                };
-                if !mine {
-                    return Err(self.not_mine(storage.backend()));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Launch `kernel` and wait for it; arguments, launch shape and shared memory are checked
-    /// first, by the same functions on both backends.
-    pub fn launch(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<LaunchReport> {
+    /// The checks every launch gets before a backend sees it: the launch's dynamic shared
+    /// memory decided, arguments against the kernel's parameters, launch shape and shared
+    /// memory (the same functions for both backends).
+    fn checked(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<(LaunchConfig, SharedLayout)> {
         let cfg = cfg.resolved_for(kernel)?;
         check_args(kernel, args)?;
         let layout = check_config(kernel, &cfg)?;
-        self.check_arg_owners(args)?;
+        Ok((cfg, layout))
+    }
+
+    /// The arguments with each buffer resolved by `mine` to the backend's handle; a buffer
+    /// `mine` does not take (another backend's, another device's) is refused.
+    fn resolve<'a, B>(
+        &self,
+        args: &[Arg<'a>],
+        mine: impl Fn(BufferArg<'a>) -> Option<B>,
+    ) -> Result<Vec<ResolvedArg<'a, B>>> {
+        args.iter()
+            .map(|a| match a {
+                Arg::Scalar { ty, bits } => Ok(ResolvedArg::Scalar { ty: *ty, bits: *bits }),
+                Arg::Buffer { storage, .. } => {
+                    mine(*storage).map(ResolvedArg::Buffer).ok_or_else(|| self.not_mine(storage.backend()))
+                }
+                Arg::TensorMap(t) => Ok(ResolvedArg::TensorMap(*t)),
+            })
+            .collect()
+    }
+
+    /// A simulator buffer argument of `d`.
+    fn sim_args<'a>(d: &sim::SimDevice, s: BufferArg<'a>) -> Option<&'a sim::SimBuffer> {
+        match s {
+            BufferArg::Sim(b) if d.owns(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// Launch `kernel` and wait for it; arguments, launch shape and shared memory are checked
+    /// first, by the same functions on both backends, and the buffers its tensor maps view are
+    /// held until it returns.
+    pub fn launch(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<LaunchReport> {
+        let (cfg, layout) = self.checked(kernel, cfg, args)?;
         match self {
-            Device::Cuda(d) => d.launch(kernel, &cfg, &layout, args),
-            Device::Sim(d) => d.launch(kernel, &cfg, args),
+            Device::Cuda(d) => {
+                let resolved = self.resolve(args, |s| match s {
+                    BufferArg::Cuda(b) if d.owns(b.context()) => Some(b),
+                    _ => None,
+                })?;
+                self.check_target(kernel)?;
+                let _maps = hold_tensor_maps(kernel, args, self.key())?;
+                let elapsed = d.launch(kernel, &cfg, &layout, &resolved)?;
+                Ok(LaunchReport { elapsed: Some(elapsed), sim: None })
+            }
+            Device::Sim(d) => {
+                let resolved = self.resolve(args, |s| Self::sim_args(d, s))?;
+                let _maps = hold_tensor_maps(kernel, args, self.key())?;
+                Ok(LaunchReport { elapsed: None, sim: Some(d.launch(kernel, &cfg, &resolved)?) })
+            }
         }
     }
 }
@@ -277,10 +364,7 @@ impl Device {
     /// launch would turn error findings into `RuntimeError::Simulation`).
     pub fn simulate(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<sim::SimReport> {
         match self {
-            Device::Sim(d) => {
-                self.check_arg_owners(args)?;
-                d.simulate(kernel, &cfg, args)
-            }
+            Device::Sim(d) => self.simulate_with(kernel, cfg, args, &d.config),
             Device::Cuda(_) => Err(self.needs_sim("Device::simulate")),
         }
     }
@@ -295,8 +379,10 @@ impl Device {
     ) -> Result<sim::SimReport> {
         match self {
             Device::Sim(d) => {
-                self.check_arg_owners(args)?;
-                d.simulate_with(kernel, &cfg, args, sc)
+                let (cfg, _) = self.checked(kernel, cfg, args)?;
+                let resolved = self.resolve(args, |s| Self::sim_args(d, s))?;
+                let _maps = hold_tensor_maps(kernel, args, self.key())?;
+                d.simulate_with(kernel, &cfg, &resolved, sc)
             }
             Device::Cuda(_) => Err(self.needs_sim("Device::simulate_with")),
         }
@@ -307,97 +393,16 @@ impl Device {
     }
 }
 
-/// Whether a GPU of compute capability `(major, minor)` runs `k`'s code
-/// ([`phaser_codegen::Target::runs_on`]): `RuntimeError::TargetMismatch` with the fix when it
-/// cannot (sm_100a code on an sm_90 GPU). The GPU backend checks every launch with it; tools
-/// that only JIT a kernel (bench_jit) ask it first and skip what the device cannot load.
-pub fn check_target(k: &Kernel, (major, minor): (i32, i32)) -> Result<()> {
-    let cc = (major * 10 + minor) as u32;
-    if k.target.runs_on(cc) {
-        return Ok(());
-    }
-    let (sm_major, sm_minor) = (k.target.sm() / 10, k.target.sm() % 10);
-    let hint = if k.target.is_arch_specific() {
-        format!("{} code runs only on compute capability {sm_major}.{sm_minor}", k.target)
-    } else {
-        format!("{} needs compute capability {sm_major}.{sm_minor} or newer", k.target)
-    };
-    Err(RuntimeError::TargetMismatch { kernel: k.name.clone(), target: k.target.to_string(), major, minor, hint })
-}
-
-/// Launch-shape and shared-memory checks, the same on both backends (the GPU never gets to
-/// discover a bad shape); returns the launch's shared-memory layout.
-pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<SharedLayout> {
-    // IR nested past the limit is refused before the simulator's recursive passes see it.
-    phaser_codegen::arch::check_nesting(k)?;
-    let bad = |problem: String| Err(RuntimeError::BadLaunch { kernel: k.name.clone(), problem });
-    let limits = k.target.limits();
-    if cfg.grid.contains(&0) || cfg.block.contains(&0) {
-        return bad(format!("grid {:?} and block {:?} must have no zero dimension", cfg.grid, cfg.block));
-    }
-    let threads = cfg.block.iter().map(|&b| b as u64).product::<u64>();
-    if threads > limits.max_threads_per_block as u64 {
-        return bad(format!("{threads} threads per block exceed {}", limits.max_threads_per_block));
-    }
-    for (what, dims, max) in [("block", cfg.block, limits.max_block_dims), ("grid", cfg.grid, limits.max_grid_dims)] {
-        if let Some(d) = (0..3).find(|&d| dims[d] > max[d]) {
-            return bad(format!("{what} {dims:?}: dimension {d} exceeds {} ({} limit)", max[d], k.target));
-        }
-    }
-    if let Some(most) = k.bounds.maxntid {
-        let most_threads: u64 = most.iter().map(|&m| m as u64).product();
-        if threads > most_threads {
-            return bad(format!(
-                "{threads} threads per block exceed the kernel's maximum block {most:?} (.maxntid, {most_threads} threads)"
-            ));
-        }
-    }
-    if let Some(req) = k.bounds.reqntid {
-        if req != cfg.block {
-            return bad(format!("the kernel requires block {req:?} (.reqntid), launched with {:?}", cfg.block));
-        }
-    }
-    if let Some(c) = k.bounds.cluster {
-        for d in 0..3 {
-            if !cfg.grid[d].is_multiple_of(c[d]) {
-                return bad(format!("grid {:?} is not a multiple of the cluster shape {c:?}", cfg.grid));
-            }
-        }
-    }
-    if k.uses_dynamic_shared && cfg.dynamic_shared_bytes == 0 {
-        return bad("the kernel uses dynamic shared memory but the launch gives it 0 bytes".into());
-    }
-    Ok(k.check_shared_launch(cfg.dynamic_shared_bytes)?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use phaser_codegen::builder::KernelBuilder;
-    use phaser_codegen::{Target, Type};
-
-    fn empty(name: &str, target: Target) -> Kernel {
-        KernelBuilder::new(name, target).finish().unwrap()
-    }
+    use phaser_codegen::Target;
 
     #[test]
-    fn check_target_refuses_what_the_gpu_cannot_run() {
-        let sm100a = empty("tcgen05_gemm", Target::Sm100a);
-        match check_target(&sm100a, (9, 0)) {
-            Err(RuntimeError::TargetMismatch { kernel, target, major: 9, minor: 0, hint }) => {
-                assert_eq!((kernel.as_str(), target.as_str()), ("tcgen05_gemm", "sm_100a"));
-                assert_eq!(hint, "sm_100a code runs only on compute capability 10.0");
-            }
-            other => panic!("sm_100a on sm_90: {other:?}"),
-        }
-        // Architecture-specific code runs on its own chip only; portable code on newer ones too.
-        assert!(check_target(&sm100a, (10, 0)).is_ok());
-        assert!(check_target(&empty("hopper", Target::Sm90a), (9, 0)).is_ok());
-        assert!(check_target(&empty("hopper", Target::Sm90a), (10, 0)).is_err());
-        let e = check_target(&empty("ampere", Target::Sm80), (7, 5)).unwrap_err().to_string();
-        assert!(e.ends_with("sm_80 needs compute capability 8.0 or newer"), "{e}");
-        assert!(check_target(&empty("ampere", Target::Sm80), (9, 0)).is_ok());
-        assert!(Device::sim(Default::default()).check_target(&sm100a).is_ok(), "the simulator runs every target");
+    fn the_simulator_runs_every_target() {
+        let sm100a = KernelBuilder::new("tcgen05_gemm", Target::Sm100a).finish().unwrap();
+        assert!(Device::sim(Default::default()).check_target(&sm100a).is_ok());
     }
 
     #[test]
@@ -437,40 +442,5 @@ mod tests {
             "a length mismatch is its own variant: {e}"
         );
         assert_eq!(dev.sm_count().unwrap(), SIM_SM_COUNT);
-    }
-
-    #[test]
-    fn launch_shape_limits_come_from_the_target_table() {
-        let mut k = KernelBuilder::new("shape", Target::Sm90a);
-        let x = k.param("x", Type::U32);
-        k.probe("x", &[x]);
-        let k = k.finish().unwrap();
-        let problem = |grid: [u32; 3], block: [u32; 3]| match check_config(
-            &k,
-            &LaunchConfig { grid, block, ..LaunchConfig::linear(1, 1) },
-        ) {
-            Err(RuntimeError::BadLaunch { problem, .. }) => problem,
-            other => panic!("expected BadLaunch, got {:?}", other.map(|_| ())),
-        };
-        assert_eq!(problem([1, 65536, 1], [32, 1, 1]), "grid [1, 65536, 1]: dimension 1 exceeds 65535 (sm_90a limit)");
-        assert_eq!(problem([1, 1, 1], [1, 1, 65]), "block [1, 1, 65]: dimension 2 exceeds 64 (sm_90a limit)");
-        assert_eq!(problem([1, 1, 1], [64, 32, 1]), "2048 threads per block exceed 1024");
-        check_config(
-            &k,
-            &LaunchConfig { grid: [(1 << 31) - 1, 65535, 65535], block: [1024, 1, 1], ..LaunchConfig::linear(1, 1) },
-        )
-        .unwrap();
-    }
-
-    #[test]
-    fn cluster_grid_must_be_a_multiple() {
-        let mut k = KernelBuilder::new("c", Target::Sm90a);
-        k.cluster(2, 1, 1);
-        let x = k.param("x", Type::U32);
-        k.probe("x", &[x]);
-        let k = k.finish().unwrap();
-        let e = check_config(&k, &LaunchConfig::linear(3, 32)).unwrap_err().to_string();
-        assert!(e.contains("not a multiple of the cluster shape [2, 1, 1]"), "{e}");
-        check_config(&k, &LaunchConfig::linear(4, 32)).unwrap();
     }
 }

@@ -1,5 +1,7 @@
 //! One error type for everything the runtime can report. Driver errors stay attached as the
-//! `source`; the simulator's findings stay structured data.
+//! `source`; the simulator's findings stay structured data. That makes this the one file of
+//! the backend-neutral core that names a backend's types: the simulator's report (data, the
+//! payload of [`RuntimeError::Simulation`]) and cudarc's `DriverError`; it calls into neither.
 
 use crate::sim::SimReport;
 use crate::watchdog::WatchdogRecord;

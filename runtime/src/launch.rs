@@ -1,9 +1,10 @@
-//! Launch configuration and what a launch reports back.
+//! Launch configuration, and the checks every backend runs before a launch: the target, the
+//! launch shape, the shared memory.
 
 use crate::error::{Result, RuntimeError};
 use crate::watchdog::Watchdog;
+use phaser_codegen::ir::SharedLayout;
 use phaser_codegen::Kernel;
-use std::time::Duration;
 
 /// Grid, block, dynamic shared memory, programmatic dependent launch and the wait watchdog of
 /// a launch.
@@ -87,29 +88,67 @@ impl LaunchConfig {
     }
 }
 
-/// What a launch reports: wall time on the GPU, or the simulator's report.
-#[derive(Debug, Default)]
-pub struct LaunchReport {
-    /// Device time between events around the launch (CUDA backend).
-    pub elapsed: Option<Duration>,
-    /// The simulator's statistics, trace and findings (simulator backend).
-    pub sim: Option<crate::sim::SimReport>,
+/// Whether a GPU of compute capability `(major, minor)` runs `k`'s code
+/// ([`phaser_codegen::Target::runs_on`]): `RuntimeError::TargetMismatch` with the fix when it
+/// cannot (sm_100a code on an sm_90 GPU). The GPU backend checks every launch with it; tools
+/// that only JIT a kernel (bench_jit) ask it first and skip what the device cannot load.
+pub fn check_target(k: &Kernel, (major, minor): (i32, i32)) -> Result<()> {
+    let cc = (major * 10 + minor) as u32;
+    if k.target.runs_on(cc) {
+        return Ok(());
+    }
+    let (sm_major, sm_minor) = (k.target.sm() / 10, k.target.sm() % 10);
+    let hint = if k.target.is_arch_specific() {
+        format!("{} code runs only on compute capability {sm_major}.{sm_minor}", k.target)
+    } else {
+        format!("{} needs compute capability {sm_major}.{sm_minor} or newer", k.target)
+    };
+    Err(RuntimeError::TargetMismatch { kernel: k.name.clone(), target: k.target.to_string(), major, minor, hint })
 }
 
-/// The simulator runs every thread of the grid, each at least one instruction: a launch of
-/// more threads than `SimConfig::max_steps` cannot finish, so it is refused before it starts
-/// (instead of running for hours into the step limit).
-pub(crate) fn check_sim_budget(cfg: &LaunchConfig, sc: &crate::sim::SimConfig) -> crate::Result<()> {
-    let threads = cfg.total_threads();
-    if threads > sc.max_steps as u128 {
-        return Err(crate::RuntimeError::SimulatorLimit(format!(
-            "the launch has {threads} threads (grid {:?} x block {:?}), more than the simulator's step \
-             budget of {} (SimConfig::max_steps): each thread executes at least one instruction; \
-             simulate a smaller grid",
-            cfg.grid, cfg.block, sc.max_steps
-        )));
+/// Launch-shape and shared-memory checks, the same on both backends (the GPU never gets to
+/// discover a bad shape); returns the launch's shared-memory layout.
+pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<SharedLayout> {
+    // IR nested past the limit is refused before the simulator's recursive passes see it.
+    phaser_codegen::arch::check_nesting(k)?;
+    let bad = |problem: String| Err(RuntimeError::BadLaunch { kernel: k.name.clone(), problem });
+    let limits = k.target.limits();
+    if cfg.grid.contains(&0) || cfg.block.contains(&0) {
+        return bad(format!("grid {:?} and block {:?} must have no zero dimension", cfg.grid, cfg.block));
     }
-    Ok(())
+    let threads = cfg.block.iter().map(|&b| b as u64).product::<u64>();
+    if threads > limits.max_threads_per_block as u64 {
+        return bad(format!("{threads} threads per block exceed {}", limits.max_threads_per_block));
+    }
+    for (what, dims, max) in [("block", cfg.block, limits.max_block_dims), ("grid", cfg.grid, limits.max_grid_dims)] {
+        if let Some(d) = (0..3).find(|&d| dims[d] > max[d]) {
+            return bad(format!("{what} {dims:?}: dimension {d} exceeds {} ({} limit)", max[d], k.target));
+        }
+    }
+    if let Some(most) = k.bounds.maxntid {
+        let most_threads: u64 = most.iter().map(|&m| m as u64).product();
+        if threads > most_threads {
+            return bad(format!(
+                "{threads} threads per block exceed the kernel's maximum block {most:?} (.maxntid, {most_threads} threads)"
+            ));
+        }
+    }
+    if let Some(req) = k.bounds.reqntid {
+        if req != cfg.block {
+            return bad(format!("the kernel requires block {req:?} (.reqntid), launched with {:?}", cfg.block));
+        }
+    }
+    if let Some(c) = k.bounds.cluster {
+        for d in 0..3 {
+            if !cfg.grid[d].is_multiple_of(c[d]) {
+                return bad(format!("grid {:?} is not a multiple of the cluster shape {c:?}", cfg.grid));
+            }
+        }
+    }
+    if k.uses_dynamic_shared && cfg.dynamic_shared_bytes == 0 {
+        return bad("the kernel uses dynamic shared memory but the launch gives it 0 bytes".into());
+    }
+    Ok(k.check_shared_launch(cfg.dynamic_shared_bytes)?)
 }
 
 #[cfg(test)]
@@ -117,6 +156,10 @@ mod tests {
     use super::*;
     use phaser_codegen::builder::{KernelBuilder, TileLayout, TileShape};
     use phaser_codegen::{Target, Type, Value};
+
+    fn empty(name: &str, target: Target) -> Kernel {
+        KernelBuilder::new(name, target).finish().unwrap()
+    }
 
     fn tiled() -> Kernel {
         let mut k = KernelBuilder::new("tiled", Target::Sm90a);
@@ -135,5 +178,59 @@ mod tests {
         assert_eq!(more.resolved_for(&k).unwrap(), more, "an explicit size at least the tiles' stays");
         let e = cfg.with_dynamic_shared(100).resolved_for(&k).unwrap_err().to_string();
         assert!(e.contains("gives 100 bytes of dynamic shared memory but the kernel's tiles need 8192"), "{e}");
+    }
+
+    #[test]
+    fn check_target_refuses_what_the_gpu_cannot_run() {
+        let sm100a = empty("tcgen05_gemm", Target::Sm100a);
+        match check_target(&sm100a, (9, 0)) {
+            Err(RuntimeError::TargetMismatch { kernel, target, major: 9, minor: 0, hint }) => {
+                assert_eq!((kernel.as_str(), target.as_str()), ("tcgen05_gemm", "sm_100a"));
+                assert_eq!(hint, "sm_100a code runs only on compute capability 10.0");
+            }
+            other => panic!("sm_100a on sm_90: {other:?}"),
+        }
+        // Architecture-specific code runs on its own chip only; portable code on newer ones too.
+        assert!(check_target(&sm100a, (10, 0)).is_ok());
+        assert!(check_target(&empty("hopper", Target::Sm90a), (9, 0)).is_ok());
+        assert!(check_target(&empty("hopper", Target::Sm90a), (10, 0)).is_err());
+        let e = check_target(&empty("ampere", Target::Sm80), (7, 5)).unwrap_err().to_string();
+        assert!(e.ends_with("sm_80 needs compute capability 8.0 or newer"), "{e}");
+        assert!(check_target(&empty("ampere", Target::Sm80), (9, 0)).is_ok());
+    }
+
+    #[test]
+    fn launch_shape_limits_come_from_the_target_table() {
+        let mut k = KernelBuilder::new("shape", Target::Sm90a);
+        let x = k.param("x", Type::U32);
+        k.probe("x", &[x]);
+        let k = k.finish().unwrap();
+        let problem = |grid: [u32; 3], block: [u32; 3]| match check_config(
+            &k,
+            &LaunchConfig { grid, block, ..LaunchConfig::linear(1, 1) },
+        ) {
+            Err(RuntimeError::BadLaunch { problem, .. }) => problem,
+            other => panic!("expected BadLaunch, got {:?}", other.map(|_| ())),
+        };
+        assert_eq!(problem([1, 65536, 1], [32, 1, 1]), "grid [1, 65536, 1]: dimension 1 exceeds 65535 (sm_90a limit)");
+        assert_eq!(problem([1, 1, 1], [1, 1, 65]), "block [1, 1, 65]: dimension 2 exceeds 64 (sm_90a limit)");
+        assert_eq!(problem([1, 1, 1], [64, 32, 1]), "2048 threads per block exceed 1024");
+        check_config(
+            &k,
+            &LaunchConfig { grid: [(1 << 31) - 1, 65535, 65535], block: [1024, 1, 1], ..LaunchConfig::linear(1, 1) },
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn cluster_grid_must_be_a_multiple() {
+        let mut k = KernelBuilder::new("c", Target::Sm90a);
+        k.cluster(2, 1, 1);
+        let x = k.param("x", Type::U32);
+        k.probe("x", &[x]);
+        let k = k.finish().unwrap();
+        let e = check_config(&k, &LaunchConfig::linear(3, 32)).unwrap_err().to_string();
+        assert!(e.contains("not a multiple of the cluster shape [2, 1, 1]"), "{e}");
+        check_config(&k, &LaunchConfig::linear(4, 32)).unwrap();
     }
 }

@@ -321,7 +321,8 @@ impl TensorMap {
 
 /// The tensor-map arguments of a launch on device `device`, each checked (made there, its
 /// buffer alive) and held: their buffers cannot be freed until the returned holds drop.
-/// Both backends call this first, so both refuse the same maps the same way.
+/// The device calls this before it dispatches a launch, so both backends refuse the same maps
+/// the same way.
 pub(crate) fn hold_tensor_maps(
     kernel: &phaser_codegen::Kernel,
     args: &[crate::Arg],

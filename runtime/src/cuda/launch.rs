@@ -1,12 +1,13 @@
-//! Launching a kernel on the GPU: target check, cached PTX and module, arguments, timing,
-//! fault mapping. Launch-shape and shared-memory checks ran before, in `Device::launch`
-//! (the same checks as the simulator's).
+//! Launching a kernel on the GPU: cached PTX and module, arguments, timing, fault mapping.
+//! The target, launch-shape, shared-memory and argument checks ran before, in
+//! `Device::launch` (the same checks as the simulator's), which also holds the buffers the
+//! tensor maps view.
 
 use super::device::CudaDevice;
 use super::driver_err;
-use crate::args::{Arg, BufferArg};
-use crate::error::{Backend, Result, RuntimeError};
-use crate::launch::{LaunchConfig, LaunchReport};
+use crate::args::ResolvedArg;
+use crate::error::{Result, RuntimeError};
+use crate::launch::LaunchConfig;
 use crate::watchdog::{Watchdog, WatchdogRecord};
 use cudarc::driver::sys::CUfunction_attribute_enum;
 use cudarc::driver::{DeviceRepr, PushKernelArg};
@@ -35,34 +36,28 @@ enum Slot<'a> {
     Buffer(&'a dyn super::CudaBufferArg),
 }
 
+/// A launch argument as the GPU takes it: buffers are this device's.
+pub(crate) type CudaArg<'a> = ResolvedArg<'a, &'a dyn super::CudaBufferArg>;
+
 impl CudaDevice {
+    /// Launch (checked by the device) and wait: the kernel's time on the device.
     pub(crate) fn launch(
         &self,
         k: &Kernel,
         cfg: &LaunchConfig,
         layout: &SharedLayout,
-        args: &[Arg],
-    ) -> Result<LaunchReport> {
-        crate::device::check_target(k, self.cc)?;
-        // Held until the launch returns: the buffers tensor maps view cannot be freed meanwhile.
-        let _maps = crate::tensor_map::hold_tensor_maps(
-            k,
-            args,
-            crate::tensor_map::DeviceKey::Cuda(self.ctx.cu_ctx() as usize),
-        )?;
+        args: &[CudaArg],
+    ) -> Result<Duration> {
         let mut slots = Vec::with_capacity(args.len());
         for (a, p) in args.iter().zip(&k.params) {
             slots.push(match a {
-                Arg::Scalar { ty, bits } => match ty.size() {
+                ResolvedArg::Scalar { ty, bits } => match ty.size() {
                     2 => Slot::U16(*bits as u16),
                     4 => Slot::U32(*bits as u32),
                     _ => Slot::U64(*bits),
                 },
-                Arg::Buffer { storage: BufferArg::Cuda(s), .. } => Slot::Buffer(*s),
-                Arg::Buffer { storage: BufferArg::Sim(_), .. } => {
-                    return Err(RuntimeError::BackendMismatch { buffer: Backend::Sim, device: Backend::Cuda })
-                }
-                Arg::TensorMap(t) => match t.encoded {
+                ResolvedArg::Buffer(s) => Slot::Buffer(*s),
+                ResolvedArg::TensorMap(t) => match t.encoded {
                     Some(bytes) => Slot::Map(TensorMapParam(bytes)),
                     None => {
                         return Err(RuntimeError::TensorMap(format!(
@@ -155,7 +150,7 @@ impl CudaDevice {
             std::thread::sleep(Duration::from_micros(50));
         }
         self.stream.synchronize().map_err(|e| fault(e.to_string(), Some(e)))?;
-        Ok(LaunchReport { elapsed: Some(timer.elapsed()?), sim: None })
+        timer.elapsed()
     }
 
     /// `cuLaunchKernelEx` with `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` (cudarc's

@@ -41,10 +41,9 @@ pub use probe::{ProbeRecord, ProbeValue};
 pub use report::{SimReport, Stats};
 pub use trace::{Trace, TraceEvent, TraceKind};
 
-use crate::args::{check_args, Arg, BufferArg};
-use crate::device::check_config;
+use crate::args::ResolvedArg;
 use crate::error::{Backend, Result, RuntimeError};
-use crate::launch::{LaunchConfig, LaunchReport};
+use crate::launch::LaunchConfig;
 use crate::tensor_map::TensorMapDesc;
 use check::{hb::HappensBefore, NoCheck};
 use engine::cluster::LaunchCtx;
@@ -55,6 +54,9 @@ use phaser_codegen::Kernel;
 use report::Collector;
 use std::sync::Mutex;
 use std::time::Instant;
+
+/// A launch argument as the simulator takes it: buffers are this device's.
+pub(crate) type SimArg<'a> = ResolvedArg<'a, &'a SimBuffer>;
 
 pub struct SimDevice {
     pub config: SimConfig,
@@ -128,17 +130,17 @@ impl SimDevice {
         self.mem().slice(b.addr, b.len).map(|s| s.to_vec()).unwrap_or_default()
     }
 
-    /// Launch: `Ok` with the report when the checker found no error, otherwise
-    /// `RuntimeError::Simulation` carrying the report (its findings as data).
-    pub fn launch(&self, k: &Kernel, cfg: &LaunchConfig, args: &[Arg]) -> Result<LaunchReport> {
-        let r = self.simulate(k, cfg, args)?;
+    /// Launch (checked by the device): `Ok` with the report when the checker found no error,
+    /// otherwise `RuntimeError::Simulation` carrying the report (its findings as data).
+    pub(crate) fn launch(&self, k: &Kernel, cfg: &LaunchConfig, args: &[SimArg]) -> Result<SimReport> {
+        let r = self.simulate_with(k, cfg, args, &self.config)?;
         if let Some(dir) = &self.config.trace_dir {
             self.write_trace(dir, k, &r)?;
         }
         if r.has_errors() {
             return Err(RuntimeError::Simulation(Box::new(r)));
         }
-        Ok(LaunchReport { elapsed: None, sim: Some(r) })
+        Ok(r)
     }
 
     /// Write a launch's trace and probe tables into `dir` (numbered per kernel name).
@@ -169,39 +171,30 @@ impl SimDevice {
         std::fs::write(dir.join(format!("{file}.{n}.probes.txt")), text).map_err(io)
     }
 
-    /// Simulate with this device's settings; findings are in the report (never an `Err`).
-    pub fn simulate(&self, k: &Kernel, cfg: &LaunchConfig, args: &[Arg]) -> Result<SimReport> {
-        self.simulate_with(k, cfg, args, &self.config)
-    }
-
-    /// Simulate with other settings (seed, strategy, limits) on this device's memory.
-    pub fn simulate_with(&self, k: &Kernel, cfg: &LaunchConfig, args: &[Arg], sc: &SimConfig) -> Result<SimReport> {
-        let cfg = &cfg.resolved_for(k)?;
-        check_args(k, args)?;
-        check_config(k, cfg)?;
-        crate::launch::check_sim_budget(cfg, sc)?;
-        // Held for the run: a buffer viewed by a tensor map is not freed while it is read.
-        let _maps = crate::tensor_map::hold_tensor_maps(k, args, crate::tensor_map::DeviceKey::Sim(self.id))?;
+    /// Simulate a launch (checked by the device) with settings `sc` (seed, strategy, limits)
+    /// on this device's memory; findings are in the report (never an `Err`).
+    pub(crate) fn simulate_with(
+        &self,
+        k: &Kernel,
+        cfg: &LaunchConfig,
+        args: &[SimArg],
+        sc: &SimConfig,
+    ) -> Result<SimReport> {
+        check_sim_budget(cfg, sc)?;
         let t0 = Instant::now();
         let mut params = Vec::with_capacity(args.len());
         let mut tmaps: Vec<Option<TensorMapDesc>> = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             match a {
-                Arg::Scalar { bits, .. } => {
+                ResolvedArg::Scalar { bits, .. } => {
                     params.push(*bits);
                     tmaps.push(None);
                 }
-                Arg::Buffer { storage: BufferArg::Sim(b), .. } if self.owns(b) => {
+                ResolvedArg::Buffer(b) => {
                     params.push(b.addr);
                     tmaps.push(None);
                 }
-                Arg::Buffer { storage: BufferArg::Sim(_), .. } => {
-                    return Err(RuntimeError::ForeignBuffer { backend: Backend::Sim });
-                }
-                Arg::Buffer { storage: BufferArg::Cuda(_), .. } => {
-                    return Err(RuntimeError::BackendMismatch { buffer: Backend::Cuda, device: Backend::Sim });
-                }
-                Arg::TensorMap(t) => {
+                ResolvedArg::TensorMap(t) => {
                     validate_map(&k.params[i].name, &t.desc)?;
                     params.push(PARAM_BASE + i as u64 * 256);
                     tmaps.push(Some(t.desc.clone()));
@@ -255,4 +248,20 @@ fn validate_map(param: &str, d: &TensorMapDesc) -> Result<()> {
         RuntimeError::TensorMap(m) => RuntimeError::TensorMap(format!("parameter `{param}`: {m}")),
         other => other,
     })
+}
+
+/// The simulator runs every thread of the grid, each at least one instruction: a launch of
+/// more threads than `SimConfig::max_steps` cannot finish, so it is refused before it starts
+/// (instead of running for hours into the step limit).
+fn check_sim_budget(cfg: &LaunchConfig, sc: &SimConfig) -> Result<()> {
+    let threads = cfg.total_threads();
+    if threads > sc.max_steps as u128 {
+        return Err(RuntimeError::SimulatorLimit(format!(
+            "the launch has {threads} threads (grid {:?} x block {:?}), more than the simulator's step \
+             budget of {} (SimConfig::max_steps): each thread executes at least one instruction; \
+             simulate a smaller grid",
+            cfg.grid, cfg.block, sc.max_steps
+        )));
+    }
+    Ok(())
 }
