@@ -43,7 +43,7 @@ pub struct CublasGemm {
 impl CublasLt {
     /// A handle, or an error that says how to make the library findable.
     pub fn new(dev: &CudaDevice) -> BenchResult<CublasLt> {
-        // Safety: only probes whether the shared library can be opened.
+        // SAFETY: only probes whether the shared library can be opened.
         if !unsafe { sys::is_culib_present() } {
             return Err(BenchError(
                 "libcublasLt was not found: install the Python package nvidia-cublas and put its lib/ \
@@ -67,7 +67,7 @@ impl CublasLt {
             lt::create_matmul_desc(sys::cublasComputeType_t::CUBLAS_COMPUTE_32F, sys::cudaDataType_t::CUDA_R_32F)
                 .map_err(blas("matmul descriptor"))?;
         let trans_a: i32 = (b_layout == BLayout::KMajor) as i32;
-        // Safety: the descriptor is live; the attribute is a 4-byte cublasOperation_t.
+        // SAFETY: the descriptor is live; the attribute is a 4-byte cublasOperation_t.
         unsafe {
             lt::set_matmul_desc_attribute(
                 desc,
@@ -87,7 +87,7 @@ impl CublasLt {
         let c = lt::create_matrix_layout(bf16, n, m, n as i64).map_err(blas("layout of C"))?;
         let pref = lt::create_matmul_pref().map_err(blas("preference"))?;
         let ws = WORKSPACE_BYTES;
-        // Safety: live handles; the attribute is a usize.
+        // SAFETY: live handles; the attribute is a usize.
         let algo = unsafe {
             lt::set_matmul_pref_attribute(
                 pref,
@@ -108,7 +108,7 @@ impl CublasLt {
     pub fn run(&self, dev: &CudaDevice, g: &CublasGemm, a: u64, b: u64, c: u64) -> BenchResult<()> {
         let (alpha, beta) = (1.0f32, 0.0f32);
         let (ws, _sync) = cudarc::driver::DevicePtr::device_ptr(&self.workspace, dev.stream());
-        // Safety: the plan's layouts describe buffers of at least these sizes (the caller
+        // SAFETY: the plan's layouts describe buffers of at least these sizes (the caller
         // allocated them for the same shape); the workspace has WORKSPACE_BYTES.
         unsafe {
             lt::matmul(
@@ -136,7 +136,7 @@ impl CublasLt {
 
 impl Drop for CublasGemm {
     fn drop(&mut self) {
-        // Safety: each handle was created once by `plan` and is destroyed once here.
+        // SAFETY: each handle was created once by `plan` and is destroyed once here.
         unsafe {
             let _ = lt::destroy_matrix_layout(self.a);
             let _ = lt::destroy_matrix_layout(self.b);
@@ -148,7 +148,7 @@ impl Drop for CublasGemm {
 
 impl Drop for CublasLt {
     fn drop(&mut self) {
-        // Safety: created once by `new`.
+        // SAFETY: created once by `new`.
         unsafe {
             let _ = lt::destroy_handle(self.handle);
         }

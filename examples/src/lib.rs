@@ -2,6 +2,8 @@
 //! setups and checks, the mutation suite, and the `phaser` CLI and benchmark binaries. It uses
 //! only the facade crate `phaser`, as a user's crate would.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod cublas;
 pub mod gallery;
 pub mod gemm;

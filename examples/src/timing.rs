@@ -57,7 +57,7 @@ pub fn cuda(dev: &Device) -> BenchResult<&CudaDevice> {
 #[repr(C, align(64))]
 #[derive(Clone, Copy, Debug)]
 pub struct TensorMapArg(pub [u64; 16]);
-// Safety: plain bytes with the layout the kernel parameter declares (`.align 64 .b8 [128]`).
+// SAFETY: plain bytes with the layout the kernel parameter declares (`.align 64 .b8 [128]`).
 unsafe impl DeviceRepr for TensorMapArg {}
 
 /// One launch argument, by value.
@@ -123,7 +123,7 @@ pub fn launch(dev: &CudaDevice, f: &Loaded, shape: Shape, args: &[RawArg]) -> Be
             RawArg::Map(v) => b.arg(v),
         };
     }
-    // Safety: the caller passes the arguments in the kernel's parameter order and types (the
+    // SAFETY: the caller passes the arguments in the kernel's parameter order and types (the
     // benchmarks build them from the kernel they launch).
     unsafe { b.launch(cfg) }.map_err(err(format!("launching `{}`", f.name)))?;
     Ok(())

@@ -321,7 +321,7 @@ impl Device {
                 Arg::Buffer { storage, .. } => {
                     mine(*storage).map(ResolvedArg::Buffer).ok_or_else(|| self.not_mine(storage.backend()))
                 }
-                Arg::TensorMap(t) => Ok(ResolvedArg::TensorMap(*t)),
+                Arg::TensorMap(t) => Ok(ResolvedArg::TensorMap(t)),
             })
             .collect()
     }

@@ -1,6 +1,8 @@
 //! Phaser's runtime: one launch API ([`Device`]) over two backends, a CUDA GPU (cudarc,
 //! PTX JIT) and a CPU simulator that interprets the same IR.
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod args;
 pub mod buffer;
 pub mod cuda;

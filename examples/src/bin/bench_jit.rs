@@ -19,6 +19,8 @@
 //! ./bin/bench_jit --reference bench/jit_reference.cu --include /usr/local/cuda/include
 //! ```
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 use clap::Parser;
 use phaser::codegen::{emit_module, Kernel, Module, Target};
 use phaser::runtime::cuda::jit::{self, CubinCache, JitOptions};
@@ -126,7 +128,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let Device::Cuda(cuda) = &dev else { unreachable!() };
     let ctx = cuda.context().clone();
     let mut driver_version = 0;
-    // Safety: writes one int.
+    // SAFETY: writes one int.
     unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) };
     println!(
         "device: {} | driver {} | CUDA_CACHE_DISABLE={} | CUDA_CACHE_PATH={}",
@@ -307,7 +309,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// NVRTC compiling `bench/jit_reference.cu` (the C++ `cuda::ptx` version of
 /// seed_producer_consumer) to PTX, twice (the second has NVRTC's own warm state).
 fn nvrtc(o: &Opts, dev: &Device) {
-    // Safety: only asks the dynamic loader whether libnvrtc is there.
+    // SAFETY: only asks the dynamic loader whether libnvrtc is there.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         println!("\nNVRTC: libnvrtc not found (put nvidia/cu13/lib of the nvidia-cuda-nvrtc wheel on LD_LIBRARY_PATH)");
         return;

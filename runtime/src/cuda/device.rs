@@ -36,9 +36,8 @@ impl CudaDevice {
 
     /// The GPU `ordinal` with `policy` for what launches do not decide themselves.
     pub fn with_policy(ordinal: usize, policy: LaunchPolicy) -> Result<CudaDevice> {
-        // Safety: only asks whether the dynamic loader finds libcuda; with dynamic loading
-        // cudarc panics on first use when it is missing, so ask before anything else.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        // With dynamic loading cudarc panics on first use when libcuda is missing: ask first.
+        if !super::ffi::libcuda_present() {
             return Err(RuntimeError::NoGpu {
                 reason: "the CUDA driver library (libcuda) was not found".into(),
                 source: None,

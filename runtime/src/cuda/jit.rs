@@ -23,10 +23,11 @@
 //! kernels (`bench/jit.md`); loading a cubin does not compile at all.
 
 use super::driver_err;
+use super::ffi;
 use crate::error::{Result, RuntimeError};
 use cudarc::driver::{sys, CudaContext, CudaModule};
 use sha2::{Digest, Sha256};
-use std::ffi::{c_void, CString};
+use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -212,69 +213,22 @@ fn target_capability(target: &str) -> Option<(i32, i32)> {
 
 /// JIT-compile `ptx` through the driver's linker with line info; the cubin's bytes.
 pub fn link_with_line_info(ptx: &str, kernel: &str) -> Result<Vec<u8>> {
-    use sys::CUjit_option as O;
-    const LOG: usize = 16 * 1024;
-    let mut error_log = vec![0u8; LOG];
-    let mut options =
-        vec![O::CU_JIT_GENERATE_LINE_INFO, O::CU_JIT_ERROR_LOG_BUFFER, O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
-    // Option values are pointer-sized: integers travel as the pointer's value.
-    let mut values: Vec<*mut c_void> =
-        vec![std::ptr::without_provenance_mut(1), error_log.as_mut_ptr().cast(), std::ptr::without_provenance_mut(LOG)];
-    // The linker compiles for the context's device by default, i.e. plain sm_90 on an H200:
-    // architecture-specific PTX (`.target sm_90a`: setmaxnreg, wgmma, ...) must name its
-    // target, or the cubin lacks the `a` features (found on the H200: TMA kernels faulted with
-    // a misaligned address while the plain JIT ran them).
-    if let Some(target) = arch_specific_target(ptx) {
-        options.push(O::CU_JIT_TARGET);
-        values.push(std::ptr::without_provenance_mut(target as usize));
-    }
     let text = CString::new(ptx).map_err(|_| RuntimeError::Jit {
         kernel: kernel.into(),
         log: "the PTX text contains a NUL byte".into(),
         source: None,
     })?;
     let name = CString::new(format!("{kernel}.ptx")).unwrap_or_default();
-    let mut state: sys::CUlinkState = std::ptr::null_mut();
-    // Safety: `options` and `values` have the same length and outlive the link state (the
-    // error log buffer is written until cuLinkDestroy); `state` receives the new link state.
-    unsafe { sys::cuLinkCreate_v2(options.len() as u32, options.as_mut_ptr(), values.as_mut_ptr(), &mut state) }
-        .result()
-        .map_err(driver_err("creating a JIT link (cuLinkCreate)"))?;
-    let jit_err = |source: Option<sys::CUresult>| {
-        let log = &error_log[..error_log.iter().position(|&b| b == 0).unwrap_or(LOG)];
-        let log = String::from_utf8_lossy(log).trim().to_string();
-        RuntimeError::Jit { kernel: kernel.into(), log, source: source.map(cudarc::driver::DriverError) }
-    };
-    let linked = (|| {
-        // Safety: `state` is live; `text` is NUL-terminated and the size includes the NUL, as
-        // cuLinkAddData wants for PTX; no per-input options.
-        unsafe {
-            sys::cuLinkAddData_v2(
-                state,
-                sys::CUjitInputType::CU_JIT_INPUT_PTX,
-                text.as_ptr() as *mut c_void,
-                text.as_bytes_with_nul().len(),
-                name.as_ptr(),
-                0,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-            )
+    // The linker compiles for the context's device by default, i.e. plain sm_90 on an H200:
+    // architecture-specific PTX (`.target sm_90a`: setmaxnreg, wgmma, ...) must name its
+    // target, or the cubin lacks the `a` features (found on the H200: TMA kernels faulted with
+    // a misaligned address while the plain JIT ran them).
+    ffi::link_ptx(&text, &name, true, arch_specific_target(ptx)).map_err(|e| match e {
+        ffi::LinkError::Create(source) => {
+            RuntimeError::Driver { context: "creating a JIT link (cuLinkCreate)".into(), source }
         }
-        .result()
-        .map_err(|e| Some(e.0))?;
-        let mut cubin: *mut c_void = std::ptr::null_mut();
-        let mut size = 0usize;
-        // Safety: `state` is live; the output points into it and is copied before destroy.
-        unsafe { sys::cuLinkComplete(state, &mut cubin, &mut size) }.result().map_err(|e| Some(e.0))?;
-        if cubin.is_null() {
-            return Err(None);
-        }
-        // Safety: the driver returned `size` bytes at `cubin`, valid until cuLinkDestroy.
-        Ok(unsafe { std::slice::from_raw_parts(cubin as *const u8, size) }.to_vec())
-    })();
-    // Safety: `state` is live and destroyed once, after its output was copied.
-    let _ = unsafe { sys::cuLinkDestroy(state) }.result();
-    linked.map_err(jit_err)
+        ffi::LinkError::Link { log, source } => RuntimeError::Jit { kernel: kernel.into(), log, source },
+    })
 }
 
 /// The linker target of a module whose `.target` is architecture-specific (`sm_90a`,
@@ -292,9 +246,7 @@ fn arch_specific_target(ptx: &str) -> Option<sys::CUjit_target> {
 fn cache_key(ctx: &Arc<CudaContext>, ptx: &str, opts: &JitOptions) -> Result<String> {
     let (major, minor) = ctx.compute_capability().map_err(driver_err("reading the compute capability"))?;
     let name = ctx.name().unwrap_or_default();
-    let mut driver = 0;
-    // Safety: writes one int.
-    unsafe { sys::cuDriverGetVersion(&mut driver) }.result().map_err(driver_err("reading the driver version"))?;
+    let driver = ffi::driver_version().map_err(driver_err("reading the driver version"))?;
     Ok(key_of(ptx, &format!("sm_{major}{minor} {name}"), driver, opts.line_info))
 }
 

@@ -5,36 +5,20 @@
 
 use super::device::CudaDevice;
 use super::driver_err;
+use super::ffi::{self, Slot, TensorMapParam};
 use crate::args::ResolvedArg;
 use crate::error::{Result, RuntimeError};
 use crate::launch::LaunchConfig;
 use crate::watchdog::{Watchdog, WatchdogRecord};
 use cudarc::driver::sys::CUfunction_attribute_enum;
-use cudarc::driver::{DeviceRepr, PushKernelArg};
 use phaser_codegen::ir::Kernel;
 use phaser_codegen::ir::SharedLayout;
 use std::time::{Duration, Instant};
-
-/// A `CUtensorMap` passed by value: 128 bytes, 64-byte aligned, like the PTX parameter.
-#[repr(C, align(64))]
-#[derive(Clone, Copy)]
-pub(crate) struct TensorMapParam(pub [u64; 16]);
-// Safety: plain bytes with the layout the kernel parameter declares.
-unsafe impl DeviceRepr for TensorMapParam {}
 
 /// Longest a launch may take before the host gives up waiting (the device-side watchdog in
 /// mbarrier waits normally traps a deadlocked kernel long before this; with the watchdog off
 /// the host waits as long as the kernel runs).
 pub const HOST_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// One kernel parameter as cudarc pushes it.
-enum Slot<'a> {
-    U16(u16),
-    U32(u32),
-    U64(u64),
-    Map(TensorMapParam),
-    Buffer(&'a dyn super::CudaBufferArg),
-}
 
 /// A launch argument as the GPU takes it: buffers are this device's.
 pub(crate) type CudaArg<'a> = ResolvedArg<'a, &'a dyn super::CudaBufferArg>;
@@ -75,7 +59,7 @@ impl CudaDevice {
         let record = self.record.lock().unwrap_or_else(|p| p.into_inner());
         // The entry's PTX symbol: a name that is not a PTX identifier is escaped by the printer.
         let symbol = phaser_codegen::emit::entry_symbol(&k.name);
-        let f = self.modules.function_with_record(&self.ctx, &self.stream, &ptx, &symbol, record.device_addr)?;
+        let f = self.modules.function_with_record(&self.ctx, &self.stream, &ptx, &symbol, record.device_addr())?;
         // Without the opt-in a block gets 48 KiB, the static limit; the target's full limit
         // was checked already.
         let limits = k.target.limits();
@@ -95,39 +79,14 @@ impl CudaDevice {
                     .map_err(driver_err(format!("allowing the non-portable cluster shape {c:?} of `{}`", k.name)))?;
             }
         }
-        let lc = cudarc::driver::LaunchConfig {
-            grid_dim: (cfg.grid[0], cfg.grid[1], cfg.grid[2]),
-            block_dim: (cfg.block[0], cfg.block[1], cfg.block[2]),
-            shared_mem_bytes: cfg.dynamic_shared_bytes,
-        };
         record.clear();
         let timer = super::timer::EventTimer::start(&self.ctx, &self.stream)?;
-        if cfg.programmatic_dependent_launch {
-            self.launch_dependent(&f, cfg, &slots).map_err(driver_err(format!("launching `{}`", k.name)))?;
+        let launched = if cfg.programmatic_dependent_launch {
+            ffi::launch_dependent(&self.ctx, &self.stream, &f, &k.params, &slots, cfg)
         } else {
-            let mut b = self.stream.launch_builder(&f);
-            for s in &slots {
-                match s {
-                    Slot::U16(v) => {
-                        b.arg(v);
-                    }
-                    Slot::U32(v) => {
-                        b.arg(v);
-                    }
-                    Slot::U64(v) => {
-                        b.arg(v);
-                    }
-                    Slot::Map(v) => {
-                        b.arg(v);
-                    }
-                    Slot::Buffer(s) => s.push_arg(&mut b),
-                }
-            }
-            // Safety: `check_args` matched the argument count, kinds and types against the
-            // kernel's parameters, every buffer belongs to this context (`Device::launch`),
-            // and the slots outlive the launch call that reads them.
-            unsafe { b.launch(lc) }.map_err(driver_err(format!("launching `{}`", k.name)))?;
-        }
+            ffi::launch(&self.stream, &f, &k.params, &slots, cfg)
+        };
+        launched.map_err(driver_err(format!("launching `{}`", k.name)))?;
         timer.stop(&self.stream)?;
         // After a fault the record (host memory) is still readable: it names the starved wait.
         let fault = |message: String, source| RuntimeError::KernelFault {
@@ -151,71 +110,5 @@ impl CudaDevice {
         }
         self.stream.synchronize().map_err(|e| fault(e.to_string(), Some(e)))?;
         timer.elapsed()
-    }
-
-    /// `cuLaunchKernelEx` with `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` (cudarc's
-    /// launch builder has no launch attributes).
-    fn launch_dependent(
-        &self,
-        f: &cudarc::driver::CudaFunction,
-        cfg: &LaunchConfig,
-        slots: &[Slot],
-    ) -> std::result::Result<(), cudarc::driver::DriverError> {
-        use cudarc::driver::sys;
-        use std::ffi::c_void;
-        self.ctx.bind_to_thread()?;
-        // Each parameter's bytes live in `values` (scalars, buffer addresses) or in the slot
-        // (tensor maps) until the call returns; `params` points at them.
-        let mut values: Vec<u64> = Vec::with_capacity(slots.len());
-        let mut guards = Vec::new();
-        for s in slots {
-            values.push(match s {
-                Slot::U16(v) => *v as u64,
-                Slot::U32(v) => *v as u64,
-                Slot::U64(v) => *v,
-                Slot::Map(_) => 0,
-                Slot::Buffer(b) => {
-                    let (addr, guard) = b.device_addr(&self.stream);
-                    guards.push(guard);
-                    addr
-                }
-            });
-        }
-        let mut params: Vec<*mut c_void> = slots
-            .iter()
-            .zip(values.iter_mut())
-            .map(|(s, v)| match s {
-                Slot::Map(m) => m as *const TensorMapParam as *mut c_void,
-                // Little-endian: a u16/u32 parameter reads the low bytes of its u64.
-                _ => v as *mut u64 as *mut c_void,
-            })
-            .collect();
-        // Safety: the attribute is a plain C union whose `programmaticStreamSerializationAllowed`
-        // member is the one the id selects; zeroed padding is valid.
-        let mut attr: sys::CUlaunchAttribute = unsafe { std::mem::zeroed() };
-        attr.id = sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
-        attr.value.programmaticStreamSerializationAllowed = 1;
-        let config = sys::CUlaunchConfig {
-            gridDimX: cfg.grid[0],
-            gridDimY: cfg.grid[1],
-            gridDimZ: cfg.grid[2],
-            blockDimX: cfg.block[0],
-            blockDimY: cfg.block[1],
-            blockDimZ: cfg.block[2],
-            sharedMemBytes: cfg.dynamic_shared_bytes,
-            hStream: self.stream.cu_stream(),
-            attrs: &mut attr,
-            numAttrs: 1,
-        };
-        // Safety: `check_args` matched the argument count, kinds and types against the
-        // kernel's parameters (as for the plain launch); `params` points at one live value per
-        // parameter, of the parameter's size (scalars are little-endian in a u64, tensor maps
-        // are the 128-byte slot), all outliving the call, which copies them; `config` and
-        // `attr` outlive it too, and the buffers belong to this context.
-        unsafe {
-            sys::cuLaunchKernelEx(&config, f.cu_function(), params.as_mut_ptr(), std::ptr::null_mut()).result()?;
-        }
-        drop(guards);
-        Ok(())
     }
 }

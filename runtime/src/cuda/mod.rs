@@ -3,6 +3,7 @@
 
 mod buffer_arg;
 mod device;
+mod ffi;
 pub mod jit;
 mod launch;
 mod module_cache;

@@ -1,6 +1,7 @@
 //! Encoding tensor maps for the GPU (`cuTensorMapEncodeTiled`).
 
 use super::driver_err;
+use super::ffi;
 use crate::error::{Result, RuntimeError};
 use crate::tensor_map::{tma_data_type, Swizzle, TensorMapDesc, TmaDataType};
 use cudarc::driver::sys;
@@ -34,35 +35,18 @@ fn swizzle(s: Swizzle) -> sys::CUtensorMapSwizzle {
 /// Needs a current CUDA context (the caller's device makes it current).
 pub fn encode_tiled(desc: &TensorMapDesc) -> Result<[u64; 16]> {
     desc.validate()?;
-    let rank = desc.rank();
     let Some(dtype) = tma_data_type(desc.dtype) else {
         return Err(RuntimeError::TensorMap(format!("element type {} has no TMA data type", desc.dtype)));
     };
-    let dims: Vec<u64> = desc.dims.clone();
-    let strides: Vec<u64> = desc.strides.clone();
-    let boxes: Vec<u32> = desc.box_dims.clone();
-    let elem_strides = vec![1u32; rank];
-    let mut map = sys::CUtensorMap { opaque: [0; 16] };
-    // Safety: every array has `rank` (strides: `rank - 1`) entries, as validated; `map` is a
-    // 128-byte, 128-aligned `CUtensorMap` the driver writes.
-    let r = unsafe {
-        sys::cuTensorMapEncodeTiled(
-            &mut map,
-            data_type(dtype),
-            rank as u32,
-            desc.base as *mut std::ffi::c_void,
-            dims.as_ptr(),
-            strides.as_ptr(),
-            boxes.as_ptr(),
-            elem_strides.as_ptr(),
-            sys::CUtensorMapInterleave_enum::CU_TENSOR_MAP_INTERLEAVE_NONE,
-            swizzle(desc.swizzle),
-            sys::CUtensorMapL2promotion_enum::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-            sys::CUtensorMapFloatOOBfill_enum::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
-        )
+    let map = ffi::TiledMap {
+        dtype: data_type(dtype),
+        base: desc.base,
+        dims: &desc.dims,
+        strides: &desc.strides,
+        box_dims: &desc.box_dims,
+        swizzle: swizzle(desc.swizzle),
     };
-    r.result().map_err(driver_err(format!(
+    ffi::encode_tiled(&map).map_err(driver_err(format!(
         "encoding the tensor map {desc:?} with cuTensorMapEncodeTiled (Phaser's own checks passed: please report)"
-    )))?;
-    Ok(map.opaque)
+    )))
 }
