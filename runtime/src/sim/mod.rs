@@ -49,7 +49,7 @@ use check::{hb::HappensBefore, NoCheck};
 use engine::cluster::LaunchCtx;
 use engine::grid;
 use engine::program::Program;
-use memory::{GlobalMemory, SmemLayout, PARAM_BASE};
+use memory::{param_addr, GlobalMemory, SmemLayout};
 use phaser_codegen::Kernel;
 use report::Collector;
 use std::sync::Mutex;
@@ -196,7 +196,7 @@ impl SimDevice {
                 }
                 ResolvedArg::TensorMap(t) => {
                     validate_map(&k.params[i].name, &t.desc)?;
-                    params.push(PARAM_BASE + i as u64 * 256);
+                    params.push(param_addr(i));
                     tmaps.push(Some(t.desc.clone()));
                 }
             }

@@ -8,11 +8,34 @@ pub const GLOBAL_BASE: u64 = 0x7000_0000_0000;
 /// Address space per buffer (1 TiB): an index far past a buffer's end lands in no buffer (a
 /// finding), never in the next one, and buffers over 4 GiB are addressed in full.
 pub const BUFFER_SPACING_BITS: u32 = 40;
-/// Fake generic address of kernel parameter `i` (tensor maps are read from there).
+/// Fake generic address of kernel parameter 0 (tensor maps are read from there); parameter
+/// `i` is at [`param_addr`]`(i)`.
 pub const PARAM_BASE: u64 = 0x6000_0000_0000;
-/// A `.shared::cluster` address is `((rank + 1) << CLUSTER_SHIFT) | offset`; a plain
-/// `.shared::cta` offset (high bits zero) names the executing CTA.
+/// Distance between the fake addresses of two kernel parameters: more than the largest
+/// parameter (a 128-byte tensor map), so a slot's address names exactly one parameter.
+pub const PARAM_SLOT_BYTES: u64 = 256;
+/// A `.shared::cluster` address is `((rank + 1) << CLUSTER_SHIFT) | offset`
+/// ([`cluster_shared_addr`]); a plain `.shared::cta` offset (high bits zero) names the
+/// executing CTA.
 pub const CLUSTER_SHIFT: u32 = 24;
+/// The offset bits of a shared address, below the cluster rank (`0xFF_FFFF`): shared memory
+/// offsets of one CTA stay under 16 MiB.
+pub const SHARED_OFFSET_MASK: u32 = (1 << CLUSTER_SHIFT) - 1;
+
+/// The fake generic address of kernel parameter `i`.
+pub fn param_addr(i: usize) -> u64 {
+    PARAM_BASE + i as u64 * PARAM_SLOT_BYTES
+}
+
+/// The parameter whose slot starts at `addr` (`None`: no slot starts there).
+pub fn param_index(addr: u64) -> Option<usize> {
+    addr.checked_sub(PARAM_BASE).filter(|r| r % PARAM_SLOT_BYTES == 0).map(|r| (r / PARAM_SLOT_BYTES) as usize)
+}
+
+/// The `.shared::cluster` address of `offset` in the CTA of cluster rank `rank`.
+pub fn cluster_shared_addr(rank: u32, offset: u32) -> u64 {
+    ((rank as u64 + 1) << CLUSTER_SHIFT) | offset as u64
+}
 
 /// A buffer in the simulator's global memory: the device it belongs to, a fake device
 /// address and a length in bytes. Dropping it frees its bytes (not its address: a stale
@@ -276,5 +299,27 @@ mod tests {
         assert!(m.store(far, 4, 0xABCD));
         assert_eq!(m.load(far, 4), Some(0xABCD));
         assert_eq!(m.load(small, 4), Some(0), "the write past 4 GiB stays in its own buffer");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_parameter_slot_names_exactly_one_parameter(i in 0usize..1 << 20, inside in 1u64..PARAM_SLOT_BYTES) {
+            proptest::prop_assert_eq!(param_index(param_addr(i)), Some(i));
+            proptest::prop_assert_eq!(param_index(param_addr(i) + inside), None);
+        }
+
+        #[test]
+        fn a_cluster_address_keeps_its_rank_and_offset(rank in 0u32..64, offset in 0u32..=SHARED_OFFSET_MASK) {
+            let a = cluster_shared_addr(rank, offset);
+            proptest::prop_assert_eq!(a as u32 & SHARED_OFFSET_MASK, offset);
+            proptest::prop_assert_eq!(a >> CLUSTER_SHIFT, rank as u64 + 1);
+        }
+    }
+
+    #[test]
+    fn the_address_encodings() {
+        assert_eq!(SHARED_OFFSET_MASK, 0xFF_FFFF);
+        assert_eq!(param_addr(2), 0x6000_0000_0200);
+        assert_eq!(param_index(PARAM_BASE - 1), None, "below the first slot");
     }
 }

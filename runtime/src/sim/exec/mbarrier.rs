@@ -62,7 +62,7 @@ impl<C: Checker> Engine<'_, C> {
             hi if cluster && addr >> 32 == 0 && ((hi - 1) as usize) < self.exec.ctas.len() => (hi - 1) as usize,
             _ => return false,
         };
-        let off = a & ((1 << crate::sim::engine::memory::CLUSTER_SHIFT) - 1);
+        let off = a & crate::sim::engine::memory::SHARED_OFFSET_MASK;
         if cta != own || !off.is_multiple_of(8) || self.cx.layout.outside_every_array(off) {
             return false;
         }

@@ -4,7 +4,7 @@ use crate::sim::agents::async_op::AsyncKind;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::global_view::PendingAtomic;
-use crate::sim::engine::memory::PARAM_BASE;
+use crate::sim::engine::memory::{param_addr, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::{lanes, WaitFor};
 use crate::sim::output::finding::Category;
 use phaser_codegen::ir::*;
@@ -189,7 +189,7 @@ impl<C: Checker> Engine<'_, C> {
                     self.set(wi, l, *dst, v);
                 }
                 MemoryOp::ParamAddr { dst, param } => {
-                    self.set(wi, l, *dst, PARAM_BASE + param.0 as u64 * 256);
+                    self.set(wi, l, *dst, param_addr(param.0 as usize));
                 }
                 MemoryOp::CpAsync { dst, src, bytes } => {
                     let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
@@ -253,7 +253,7 @@ impl<C: Checker> Engine<'_, C> {
                                 let a = a & 0xFFFF_FFFF;
                                 let hi = (a >> crate::sim::engine::memory::CLUSTER_SHIFT) as usize;
                                 let cta = if hi == 0 { own } else { hi - 1 };
-                                (cta, a & ((1 << crate::sim::engine::memory::CLUSTER_SHIFT) - 1))
+                                (cta, a & SHARED_OFFSET_MASK as u64)
                             }
                         };
                         self.checker.on_atomic_sync(t, loc, acquire, release);

@@ -3,7 +3,7 @@
 
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
-use crate::sim::engine::memory::CLUSTER_SHIFT;
+use crate::sim::engine::memory::{cluster_shared_addr, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::{lanes, RoundKind, WaitFor};
 use crate::sim::output::finding::Category;
 use phaser_codegen::ir::*;
@@ -25,7 +25,7 @@ impl<C: Checker> Engine<'_, C> {
                 }
                 SyncOp::ActiveMask { dst } => self.set(wi, l, *dst, mask as u64),
                 SyncOp::Mapa { dst, addr, cta } => {
-                    let a = self.val(wi, l, addr) as u32 & ((1 << CLUSTER_SHIFT) - 1);
+                    let a = self.val(wi, l, addr) as u32 & SHARED_OFFSET_MASK;
                     let r = self.val(wi, l, cta) as u32;
                     if r as usize >= self.exec.ctas.len() {
                         self.fault(
@@ -36,7 +36,7 @@ impl<C: Checker> Engine<'_, C> {
                         );
                         return;
                     }
-                    self.set(wi, l, *dst, (((r + 1) << CLUSTER_SHIFT) | a) as u64);
+                    self.set(wi, l, *dst, cluster_shared_addr(r, a));
                 }
                 SyncOp::ClusterArrive { relaxed } => {
                     self.checker.on_cluster_arrive(t, *relaxed);

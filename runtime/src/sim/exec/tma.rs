@@ -3,7 +3,7 @@
 use crate::sim::agents::async_op::{pieces, AsyncKind, LoadDst, LoadSrc, StoreDst};
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
-use crate::sim::engine::memory::{CLUSTER_SHIFT, PARAM_BASE};
+use crate::sim::engine::memory::{cluster_shared_addr, param_index, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::WaitFor;
 use crate::sim::output::finding::Category;
 use phaser_codegen::arch::limits::tma_inner_coord_problem;
@@ -36,7 +36,7 @@ impl<C: Checker> Engine<'_, C> {
 
     fn tmap_index(&mut self, wi: usize, l: usize, v: &Value, pc: u32) -> Option<usize> {
         let a = self.val(wi, l, v);
-        let idx = a.checked_sub(PARAM_BASE).filter(|r| r % 256 == 0).map(|r| (r / 256) as usize);
+        let idx = param_index(a);
         match idx {
             Some(i) if self.cx.tmaps.get(i).is_some_and(|m| m.is_some()) => Some(i),
             _ => {
@@ -72,7 +72,14 @@ impl<C: Checker> Engine<'_, C> {
                     return;
                 }
                 let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
-                if !self.require_aligned(own, t, pc, "the TMA tensor load's shared destination", d & 0xFF_FFFF, 128) {
+                if !self.require_aligned(
+                    own,
+                    t,
+                    pc,
+                    "the TMA tensor load's shared destination",
+                    d & SHARED_OFFSET_MASK as u64,
+                    128,
+                ) {
                     return;
                 }
                 let b = self.val(wi, l, bar) & 0xFFFF_FFFF;
@@ -80,7 +87,7 @@ impl<C: Checker> Engine<'_, C> {
                 match multicast {
                     Some(m) => {
                         let m = self.val(wi, l, m) as u16;
-                        let (doff, boff) = (d as u32 & 0xFF_FFFF, b as u32 & 0xFF_FFFF);
+                        let (doff, boff) = (d as u32 & SHARED_OFFSET_MASK, b as u32 & SHARED_OFFSET_MASK);
                         for r in 0..16usize {
                             if m & (1 << r) == 0 {
                                 continue;
@@ -90,7 +97,7 @@ impl<C: Checker> Engine<'_, C> {
                                 self.fault(own, t, pc, msg);
                                 return;
                             }
-                            let cl = ((r as u64) + 1) << CLUSTER_SHIFT;
+                            let cl = cluster_shared_addr(r as u32, 0);
                             let Some(dd) = self.smem_addr(wi, l, true, cl | doff as u64, footprint, pc) else { return };
                             let Some(bb) = self.smem_addr(wi, l, true, cl | boff as u64, 8, pc) else { return };
                             dsts.push(LoadDst { cta: dd.0, off: dd.1, bar: bb.1 });
@@ -112,8 +119,14 @@ impl<C: Checker> Engine<'_, C> {
                 let n = self.val(wi, l, bytes) as u32;
                 let s = self.val(wi, l, src);
                 let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
-                if !self.require_aligned(own, t, pc, "the bulk copy's shared destination", d & 0xFF_FFFF, 16)
-                    || !self.require_aligned(own, t, pc, "the bulk copy's global source", s, 16)
+                if !self.require_aligned(
+                    own,
+                    t,
+                    pc,
+                    "the bulk copy's shared destination",
+                    d & SHARED_OFFSET_MASK as u64,
+                    16,
+                ) || !self.require_aligned(own, t, pc, "the bulk copy's global source", s, 16)
                 {
                     return;
                 }
@@ -134,8 +147,14 @@ impl<C: Checker> Engine<'_, C> {
                 let n = self.val(wi, l, bytes) as u32;
                 let s = self.val(wi, l, src);
                 let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
-                if !self.require_aligned(own, t, pc, "the bulk copy's shared destination", d & 0xFF_FFFF, 16)
-                    || !self.require_aligned(own, t, pc, "the bulk copy's global source", s, 16)
+                if !self.require_aligned(
+                    own,
+                    t,
+                    pc,
+                    "the bulk copy's shared destination",
+                    d & SHARED_OFFSET_MASK as u64,
+                    16,
+                ) || !self.require_aligned(own, t, pc, "the bulk copy's global source", s, 16)
                 {
                     return;
                 }
@@ -146,7 +165,7 @@ impl<C: Checker> Engine<'_, C> {
                 }
                 let m = self.val(wi, l, cta_mask) as u16;
                 let b = self.val(wi, l, bar) & 0xFFFF_FFFF;
-                let (doff, boff) = (d as u32 & 0xFF_FFFF, b as u32 & 0xFF_FFFF);
+                let (doff, boff) = (d as u32 & SHARED_OFFSET_MASK, b as u32 & SHARED_OFFSET_MASK);
                 let mut dsts = Vec::new();
                 for r in 0..16usize {
                     if m & (1 << r) == 0 {
@@ -157,7 +176,7 @@ impl<C: Checker> Engine<'_, C> {
                         self.fault(own, t, pc, msg);
                         return;
                     }
-                    let cl = ((r as u64) + 1) << CLUSTER_SHIFT;
+                    let cl = cluster_shared_addr(r as u32, 0);
                     let Some(dd) = self.smem_addr(wi, l, true, cl | doff as u64, n, pc) else { return };
                     let Some(bb) = self.smem_addr(wi, l, true, cl | boff as u64, 8, pc) else { return };
                     dsts.push(LoadDst { cta: dd.0, off: dd.1, bar: bb.1 });
@@ -168,9 +187,21 @@ impl<C: Checker> Engine<'_, C> {
                 let n = self.val(wi, l, bytes) as u32;
                 let s = self.val(wi, l, src) & 0xFFFF_FFFF;
                 let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
-                if !self.require_aligned(own, t, pc, "the CTA-to-CTA copy's destination", d & 0xFF_FFFF, 16)
-                    || !self.require_aligned(own, t, pc, "the CTA-to-CTA copy's source", s & 0xFF_FFFF, 16)
-                {
+                if !self.require_aligned(
+                    own,
+                    t,
+                    pc,
+                    "the CTA-to-CTA copy's destination",
+                    d & SHARED_OFFSET_MASK as u64,
+                    16,
+                ) || !self.require_aligned(
+                    own,
+                    t,
+                    pc,
+                    "the CTA-to-CTA copy's source",
+                    s & SHARED_OFFSET_MASK as u64,
+                    16,
+                ) {
                     return;
                 }
                 if !n.is_multiple_of(16) {

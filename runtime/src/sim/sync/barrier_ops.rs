@@ -4,7 +4,7 @@
 
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
-use crate::sim::engine::memory::CLUSTER_SHIFT;
+use crate::sim::engine::memory::{CLUSTER_SHIFT, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::WaitTarget;
 use crate::sim::output::finding::Category;
 use crate::sim::output::trace::TraceKind;
@@ -49,7 +49,7 @@ impl<C: Checker> Engine<'_, C> {
         let (cta, off) = if hi == 0 && addr >> 32 == 0 {
             (own, a)
         } else if cluster && addr >> 32 == 0 && ((hi - 1) as usize) < self.exec.ctas.len() {
-            ((hi - 1) as usize, a & ((1 << CLUSTER_SHIFT) - 1))
+            ((hi - 1) as usize, a & SHARED_OFFSET_MASK)
         } else {
             self.fault(own, t, pc, format!("shared address 0x{addr:x} names no shared memory of this cluster"));
             return None;
