@@ -9,7 +9,7 @@
 
 use crate::error::Result;
 use crate::sim::agents::async_op::{for_box, swizzle, AsyncKind, AsyncOp, LoadSrc, StoreDst};
-use crate::sim::check::{Checker, Issue, Publisher};
+use crate::sim::check::{Checker, Issue, Publisher, SharedRange};
 use crate::sim::engine::cluster::Engine;
 use crate::sim::output::finding::Category;
 use crate::sim::sync::barrier::Actor;
@@ -210,10 +210,11 @@ impl<C: Checker> Engine<'_, C> {
                 // Rows at a padded pitch: each 16-byte chunk where it landed (before the swizzle,
                 // which permutes chunks within the tile, as for unpadded boxes).
                 for k in (0..len).step_by(16) {
-                    self.checker.on_async_land(id, issuer, snap, d.cta, d.off + place(start + k), 16.min(len - k), by);
+                    let chunk = SharedRange { cta: d.cta, off: d.off + place(start + k), len: 16.min(len - k) };
+                    self.checker.on_async_land(id, issuer, snap, chunk, by);
                 }
             } else {
-                self.checker.on_async_land(id, issuer, snap, d.cta, d.off + start, len, by);
+                self.checker.on_async_land(id, issuer, snap, SharedRange { cta: d.cta, off: d.off + start, len }, by);
             }
             if usable.is_some() {
                 let key = self.barrier_key(d.cta, d.bar);
@@ -292,7 +293,13 @@ impl<C: Checker> Engine<'_, C> {
                 if let Some(s) = data {
                     self.exec.ctas[cta].smem[off as usize..(off + bytes) as usize].copy_from_slice(&s);
                 }
-                self.checker.on_async_land(id, issuer, &snapshot, cta, off, bytes, Publisher::Issuer);
+                self.checker.on_async_land(
+                    id,
+                    issuer,
+                    &snapshot,
+                    SharedRange { cta, off, len: bytes },
+                    Publisher::Issuer,
+                );
                 self.async_ops.groups[issuer as usize].cp_async.complete(group);
             }
             AsyncKind::Store { cta, off, dst, bytes, group } => {

@@ -12,7 +12,7 @@ use super::clocks::{join, release_to, VectorClocks};
 use super::shadow::{ep_clk, ep_tid, epoch, Shadow, ASYNC, UNORDERED};
 use super::tensor_reads::{TensorRead, TensorReads};
 use super::tmem::{Region, TmemKind, TmemShadow};
-use super::{BarrierKey, Checker, Geometry, Issue, Publisher};
+use super::{BarrierKey, Checker, Geometry, Issue, Publisher, SharedRange};
 use crate::sim::engine::memory::SmemLayout;
 use crate::sim::output::finding::{BarrierRef, Category};
 use std::collections::HashMap;
@@ -750,15 +750,12 @@ impl Checker for HappensBefore {
         tensor.or(Some(Issue { category, cta, thread: Some(i), barrier: None, phase: None, pc: Some(pc), message }))
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn on_async_land(
         &mut self,
         op: u32,
         _issuer: u32,
         snap: &IssueClock,
-        cta: usize,
-        off: u32,
-        len: u32,
+        SharedRange { cta, off, len }: SharedRange,
         by: Publisher,
     ) {
         let e = match by {
@@ -782,9 +779,7 @@ impl Checker for HappensBefore {
         i: u32,
         op: u32,
         kind: &'static str,
-        cta: usize,
-        off: u32,
-        len: u32,
+        SharedRange { cta, off, len }: SharedRange,
         pc: u32,
     ) -> Option<Issue> {
         self.op_issuer.insert(op, i);

@@ -18,6 +18,14 @@ use crate::sim::engine::memory::SmemLayout;
 use crate::sim::output::finding::Category;
 pub(crate) use tmem::{Region, TmemKind};
 
+/// Bytes `[off, off + len)` of CTA `cta`'s shared memory (what an async copy writes or reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SharedRange {
+    pub cta: usize,
+    pub off: u32,
+    pub len: u32,
+}
+
 /// A finding as the checker sees it; the engine adds the kernel, `%ctaid`, source line and
 /// loop iteration (`Engine::report`).
 #[derive(Clone, Debug)]
@@ -177,29 +185,15 @@ pub(crate) trait Checker: Sized + Send {
         None
     }
     /// Bytes `[off, off+len)` of op `op` (issued by `issuer`) landed.
-    #[allow(clippy::too_many_arguments)]
-    fn on_async_land(
-        &mut self,
-        op: u32,
-        issuer: u32,
-        snap: &Self::Snapshot,
-        cta: usize,
-        off: u32,
-        len: u32,
-        by: Publisher,
-    ) {
-    }
+    fn on_async_land(&mut self, op: u32, issuer: u32, snap: &Self::Snapshot, range: SharedRange, by: Publisher) {}
     /// Thread `t` issues store `op` (`kind`: a TMA tensor store or a bulk store) reading
     /// `[off, off+len)`.
-    #[allow(clippy::too_many_arguments)]
     fn on_async_read_issue(
         &mut self,
         t: u32,
         op: u32,
         kind: &'static str,
-        cta: usize,
-        off: u32,
-        len: u32,
+        range: SharedRange,
         pc: u32,
     ) -> Option<Issue> {
         None
@@ -215,7 +209,6 @@ pub(crate) trait Checker: Sized + Send {
     /// clock snapshot of its `mma_async`), which reads `ranges` of CTA `cta`'s shared memory
     /// until a `wgmma.wait_group` retires it. Returns what is wrong with the bytes it reads
     /// (not written, in flight, unordered, or generic writes without `fence.proxy.async`).
-    #[allow(clippy::too_many_arguments)]
     fn on_wgmma_issue(
         &mut self,
         id: u32,

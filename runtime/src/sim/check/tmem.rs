@@ -140,6 +140,13 @@ pub(crate) struct TmemShadow {
 const COLS: u32 = phaser_codegen::arch::tcgen05::TMEM_COLUMNS;
 const LANES: u32 = phaser_codegen::arch::tcgen05::TMEM_LANES;
 
+/// An earlier access a new one may be unordered with: its index, and whether it wrote.
+#[derive(Clone, Copy)]
+struct Prior {
+    index: u32,
+    was_write: bool,
+}
+
 impl TmemShadow {
     pub(crate) fn new(
         threads: usize,
@@ -295,8 +302,15 @@ impl TmemShadow {
         format!("tensor memory {lanes}, {cols}{cta}")
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn issue(&self, t: u32, kind: TmemKind, pc: u32, r: &Region, prior: u32, was_write: bool, why: Unordered) -> Issue {
+    fn issue(
+        &self,
+        t: u32,
+        kind: TmemKind,
+        pc: u32,
+        r: &Region,
+        Prior { index: prior, was_write }: Prior,
+        why: Unordered,
+    ) -> Issue {
         let y = &self.accesses[prior as usize];
         let verb = match kind {
             TmemKind::Dealloc => "frees",
@@ -395,7 +409,7 @@ impl TmemShadow {
                         checked.push(prior);
                         if found.is_none() {
                             if let Err(why) = self.check(prior, t, r.cta, kind, row) {
-                                *found = Some(self.issue(t, kind, pc, r, prior, was_write, why));
+                                *found = Some(self.issue(t, kind, pc, r, Prior { index: prior, was_write }, why));
                             }
                         }
                     };

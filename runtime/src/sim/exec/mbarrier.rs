@@ -7,6 +7,7 @@ use crate::sim::engine::warp::{lanes, WaitFor, WaitTarget};
 use crate::sim::output::finding::Category;
 use crate::sim::output::trace::TraceKind;
 use crate::sim::sync::barrier::Actor;
+use crate::sim::sync::barrier_ops::BarrierWait;
 use phaser_codegen::ir::*;
 
 impl<C: Checker> Engine<'_, C> {
@@ -17,14 +18,11 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn begin_wait(
         &mut self,
         wi: usize,
         l: usize,
-        cta: usize,
-        off: u32,
-        target: WaitTarget,
+        BarrierWait { cta, off, target }: BarrierWait,
         result: Option<u32>,
         pc: u32,
     ) {
@@ -117,9 +115,10 @@ impl<C: Checker> Engine<'_, C> {
         if self.satisfied(cta, off, target) {
             self.wait_passed_warp(wi, mask, cta, off, target, pc);
         } else {
-            self.check_skipped_phases_warp(wi, mask, cta, off, target, None, pc);
+            let wait = BarrierWait { cta, off, target };
+            self.check_skipped_phases_warp(wi, mask, wait, None, pc);
             for l in lanes(mask) {
-                self.begin_wait(wi, l, cta, off, target, None, pc);
+                self.begin_wait(wi, l, wait, None, pc);
             }
         }
         true
@@ -248,7 +247,7 @@ impl<C: Checker> Engine<'_, C> {
                 } else {
                     self.set(wi, l, *done, 0);
                     self.check_skipped_phases(t, c, off, target, None, pc);
-                    self.begin_wait(wi, l, c, off, target, Some(done.id), pc);
+                    self.begin_wait(wi, l, BarrierWait { cta: c, off, target }, Some(done.id), pc);
                 }
             }
             MbarrierOp::Wait { bar, on, .. } => {
@@ -261,7 +260,7 @@ impl<C: Checker> Engine<'_, C> {
                     if usable {
                         self.check_skipped_phases(t, c, off, target, None, pc);
                     }
-                    self.begin_wait(wi, l, c, off, target, None, pc);
+                    self.begin_wait(wi, l, BarrierWait { cta: c, off, target }, None, pc);
                 }
             }
             MbarrierOp::PendingCount { dst, state } => {

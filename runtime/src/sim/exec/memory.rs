@@ -44,19 +44,24 @@ pub(crate) fn atom_apply(op: AtomOp, ty: Type, space: Space, old: u64, v: u64, c
     }
 }
 
+/// Where a vector access goes: `size` bytes at `addr` in `space`.
+#[derive(Clone, Copy)]
+struct VectorAccess {
+    space: Space,
+    addr: u64,
+    size: u32,
+}
+
 impl<C: Checker> Engine<'_, C> {
     /// One vector access of `size` bytes at `a` in `space`: read (`write: None`) or write them,
     /// through the checker. The address must be aligned to the access size (the GPU faults
     /// with a misaligned address otherwise). `None` after a fault.
-    #[allow(clippy::too_many_arguments)]
     fn vector_access(
         &mut self,
         wi: usize,
         l: usize,
         pc: u32,
-        space: Space,
-        a: u64,
-        size: u32,
+        VectorAccess { space, addr: a, size }: VectorAccess,
         write: Option<&[u8]>,
     ) -> Option<Vec<u8>> {
         let t = self.cluster_thread(wi, l);
@@ -218,7 +223,11 @@ impl<C: Checker> Engine<'_, C> {
                 MemoryOp::LdVec { space, ty, dsts, addr, offset, .. } => {
                     let size = ty.size() * dsts.len() as u32;
                     let a = self.val(wi, l, addr).wrapping_add(*offset as i64 as u64);
-                    let Some(bytes) = self.vector_access(wi, l, pc, *space, a, size, None) else { return };
+                    let Some(bytes) =
+                        self.vector_access(wi, l, pc, VectorAccess { space: *space, addr: a, size }, None)
+                    else {
+                        return;
+                    };
                     let es = ty.size() as usize;
                     for (k, d) in dsts.iter().enumerate() {
                         let mut b = [0u8; 8];
@@ -234,7 +243,10 @@ impl<C: Checker> Engine<'_, C> {
                     for s in srcs {
                         bytes.extend_from_slice(&self.val(wi, l, s).to_le_bytes()[..es]);
                     }
-                    if self.vector_access(wi, l, pc, *space, a, size, Some(&bytes)).is_none() {
+                    if self
+                        .vector_access(wi, l, pc, VectorAccess { space: *space, addr: a, size }, Some(&bytes))
+                        .is_none()
+                    {
                         return;
                     }
                 }

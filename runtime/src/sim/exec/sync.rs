@@ -8,14 +8,27 @@ use crate::sim::engine::warp::{lanes, RoundKind, WaitFor};
 use crate::sim::output::finding::Category;
 use phaser_codegen::ir::*;
 
+/// A named-barrier operation (`bar.sync`/`bar.arrive`): the barrier id, the thread count
+/// (`None`: the whole CTA) and whether the thread waits for the others.
+#[derive(Clone, Copy)]
+struct NamedBarrierOp<'v> {
+    id: &'v Value,
+    count: Option<&'v Value>,
+    wait: bool,
+}
+
 impl<C: Checker> Engine<'_, C> {
     pub(crate) fn exec_sync(&mut self, wi: usize, mask: u32, pc: u32, op: &SyncOp) {
         let c = self.exec.warps[wi].cta;
         for l in lanes(mask) {
             let t = self.cluster_thread(wi, l);
             match op {
-                SyncOp::BarSync { id, count } => self.bar_arrive(wi, l, t, c, id, count.as_ref(), true, pc),
-                SyncOp::BarArrive { id, count } => self.bar_arrive(wi, l, t, c, id, Some(count), false, pc),
+                SyncOp::BarSync { id, count } => {
+                    self.bar_arrive(wi, l, t, c, NamedBarrierOp { id, count: count.as_ref(), wait: true }, pc)
+                }
+                SyncOp::BarArrive { id, count } => {
+                    self.bar_arrive(wi, l, t, c, NamedBarrierOp { id, count: Some(count), wait: false }, pc)
+                }
                 SyncOp::FenceMbarrierInit | SyncOp::MemBar { .. } | SyncOp::SetMaxNReg { .. } => {}
                 SyncOp::FenceProxyAsync { .. } => self.checker.on_fence_proxy_async(t),
                 // `.sync`: every lane of the member mask (the whole warp) waits for the others,
@@ -64,16 +77,13 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn bar_arrive(
         &mut self,
         wi: usize,
         l: usize,
         t: u32,
         c: usize,
-        id: &Value,
-        count: Option<&Value>,
-        wait: bool,
+        NamedBarrierOp { id, count, wait }: NamedBarrierOp,
         pc: u32,
     ) {
         let id = self.val(wi, l, id) as usize;

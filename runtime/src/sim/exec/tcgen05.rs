@@ -20,7 +20,7 @@
 //! blocking until another warp frees columns.
 
 use crate::sim::agents::async_op::AsyncKind;
-use crate::sim::check::{Checker, Region, TmemKind};
+use crate::sim::check::{Checker, Region, SharedRange, TmemKind};
 use crate::sim::engine::cluster::{ranges, Engine};
 use crate::sim::engine::warp::lanes;
 use crate::sim::output::finding::Category;
@@ -28,6 +28,21 @@ use crate::sim::tensor::tmem::Allocation;
 use crate::sim::tensor::umma::{cp_span, operand_span, run_cp, run_mma, run_shift, ASource, MmaJob, TcKind, TcWork};
 use phaser_codegen::arch::tcgen05::{alloc_columns_problem, instr_desc_problem, TMEM_LANES, TMEM_LANES_PER_WARP};
 use phaser_codegen::ir::*;
+
+/// The form of a `tcgen05.ld`/`tcgen05.st`: its shape, repetitions and 16-bit packing.
+#[derive(Clone, Copy)]
+struct LdStForm {
+    shape: LdStShape,
+    num: u32,
+    packed: bool,
+}
+
+/// What an MMA accesses, collected while it is decoded: tensor-memory regions and
+/// shared-memory operand reads `(cta, offset, bytes)`.
+struct MmaAccesses<'a> {
+    regions: &'a mut Vec<Region>,
+    reads: &'a mut Vec<(usize, u32, u32)>,
+}
 
 impl<C: Checker> Engine<'_, C> {
     pub(crate) fn exec_tcgen05(&mut self, wi: usize, mask: u32, pc: u32, op: &Tcgen05Op) {
@@ -258,9 +273,14 @@ impl<C: Checker> Engine<'_, C> {
                 tm.relinquished.get_or_insert(pc);
             }
             Tcgen05Op::Ld { shape, num, pack16, dst, taddr } => {
-                let Some((lane, col, cols)) =
-                    self.ld_st_target(wi, mask, pc, "tcgen05.ld", *shape, *num, *pack16, taddr)
-                else {
+                let Some((lane, col, cols)) = self.ld_st_target(
+                    wi,
+                    mask,
+                    pc,
+                    "tcgen05.ld",
+                    LdStForm { shape: *shape, num: *num, packed: *pack16 },
+                    taddr,
+                ) else {
                     return;
                 };
                 let _ = cols;
@@ -288,9 +308,14 @@ impl<C: Checker> Engine<'_, C> {
                 }
             }
             Tcgen05Op::St { shape, num, unpack16, taddr, src } => {
-                let Some((lane, col, _)) =
-                    self.ld_st_target(wi, mask, pc, "tcgen05.st", *shape, *num, *unpack16, taddr)
-                else {
+                let Some((lane, col, _)) = self.ld_st_target(
+                    wi,
+                    mask,
+                    pc,
+                    "tcgen05.st",
+                    LdStForm { shape: *shape, num: *num, packed: *unpack16 },
+                    taddr,
+                ) else {
                     return;
                 };
                 for l in lanes(mask) {
@@ -319,16 +344,13 @@ impl<C: Checker> Engine<'_, C> {
     /// Where a warp's `tcgen05.ld/st` goes: (lane, column, columns spanned), after checking
     /// that every lane names the same address, that the lanes are the warp's ("warp `w % 4`
     /// accesses lanes `32 (w % 4)` to `32 (w % 4) + 31`") and that the columns are allocated.
-    #[allow(clippy::too_many_arguments)]
     fn ld_st_target(
         &mut self,
         wi: usize,
         mask: u32,
         pc: u32,
         what: &str,
-        shape: LdStShape,
-        num: u32,
-        packed: bool,
+        LdStForm { shape, num, packed }: LdStForm,
         taddr: &Value,
     ) -> Option<(u32, u32, u32)> {
         let l0 = mask.trailing_zeros() as usize;
@@ -388,7 +410,11 @@ impl<C: Checker> Engine<'_, C> {
         let mut reads: Vec<(usize, u32, u32)> = Vec::new();
         let (kind, tk) = match op {
             Tcgen05Op::Mma(m) => {
-                let Some(job) = self.decode_mma(wi, l, pc, m, &ctas, &mut regions, &mut reads) else { return };
+                let Some(job) =
+                    self.decode_mma(wi, l, pc, m, &ctas, MmaAccesses { regions: &mut regions, reads: &mut reads })
+                else {
+                    return;
+                };
                 (TmemKind::Mma, TcKind::Mma(job))
             }
             Tcgen05Op::Cp { shape, taddr, s_desc, .. } => {
@@ -464,7 +490,8 @@ impl<C: Checker> Engine<'_, C> {
             }
         }
         for &(c, lo, len) in &reads {
-            let issue = self.checker.on_async_read_issue(t, op_id, "tcgen05.mma", c, lo, len, pc);
+            let issue =
+                self.checker.on_async_read_issue(t, op_id, "tcgen05.mma", SharedRange { cta: c, off: lo, len }, pc);
             self.report_issue(issue);
         }
         if !reads.is_empty() {
@@ -481,7 +508,6 @@ impl<C: Checker> Engine<'_, C> {
     /// The run-time operands of an MMA, checked: the instruction descriptor (PTX ISA Table 42)
     /// against `.kind` and Table 39, the data-path layout and lane alignment of `D` (and `A`
     /// in tensor memory), the allocation of their columns, the shared-memory descriptors.
-    #[allow(clippy::too_many_arguments)]
     fn decode_mma(
         &mut self,
         wi: usize,
@@ -489,8 +515,7 @@ impl<C: Checker> Engine<'_, C> {
         pc: u32,
         m: &Mma,
         ctas: &[usize],
-        regions: &mut Vec<Region>,
-        reads: &mut Vec<(usize, u32, u32)>,
+        MmaAccesses { regions, reads }: MmaAccesses,
     ) -> Option<MmaJob> {
         let t = self.cluster_thread(wi, l);
         let bits = self.val(wi, l, &m.idesc) as u32;

@@ -1,7 +1,7 @@
 //! TMA and bulk-copy issue: tensor and bulk loads (multicast), stores, bulk groups.
 
 use crate::sim::agents::async_op::{pieces, AsyncKind, LoadDst, LoadSrc, StoreDst};
-use crate::sim::check::Checker;
+use crate::sim::check::{Checker, SharedRange};
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{cluster_shared_addr, param_index, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::WaitFor;
@@ -12,7 +12,6 @@ use phaser_codegen::ir::*;
 impl<C: Checker> Engine<'_, C> {
     /// The GPU faults (`CUDA_ERROR_MISALIGNED_ADDRESS`) when a TMA operand is misaligned:
     /// report it and stop, as the kernel would. Returns whether `addr` is aligned.
-    #[allow(clippy::too_many_arguments)]
     fn require_aligned(&mut self, cta: usize, t: u32, pc: u32, what: &str, addr: u64, align: u64) -> bool {
         if addr.is_multiple_of(align) {
             return true;
@@ -222,7 +221,13 @@ impl<C: Checker> Engine<'_, C> {
                     return;
                 }
                 let id = self.async_ops.next_id;
-                let issue = self.checker.on_async_read_issue(t, id, "CTA-to-CTA bulk copy", sc, soff, n, pc);
+                let issue = self.checker.on_async_read_issue(
+                    t,
+                    id,
+                    "CTA-to-CTA bulk copy",
+                    SharedRange { cta: sc, off: soff, len: n },
+                    pc,
+                );
                 self.report_issue(issue);
                 self.issue_load(
                     t,
@@ -324,7 +329,7 @@ impl<C: Checker> Engine<'_, C> {
             StoreDst::Bulk(_) => "bulk store (cp.async.bulk)",
             StoreDst::Tensor { .. } => "TMA tensor store",
         };
-        let issue = self.checker.on_async_read_issue(t, id, kind, c, off, bytes, pc);
+        let issue = self.checker.on_async_read_issue(t, id, kind, SharedRange { cta: c, off, len: bytes }, pc);
         self.report_issue(issue);
         let g = &mut self.async_ops.groups[t as usize].bulk;
         let group = g.committed.len();

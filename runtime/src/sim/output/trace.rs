@@ -54,23 +54,13 @@ pub struct Trace {
 }
 
 impl Trace {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn push(
-        &mut self,
-        ts: u64,
-        ctaid: [u32; 3],
-        bar: u32,
-        thread: Option<u32>,
-        kind: TraceKind,
-        pending: i64,
-        tx: i64,
-        phase: u64,
-    ) {
+    /// Store `e`, or count it as dropped once the trace is full.
+    pub(crate) fn push(&mut self, e: TraceEvent) {
         if self.events.len() >= self.limit {
             self.dropped += 1;
             return;
         }
-        self.events.push(TraceEvent { ts, ctaid, bar, thread, kind, pending, tx, phase });
+        self.events.push(e);
     }
 
     /// Append another cluster's events (within this trace's limit).

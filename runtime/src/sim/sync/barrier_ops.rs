@@ -7,9 +7,25 @@ use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{CLUSTER_SHIFT, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::WaitTarget;
 use crate::sim::output::finding::Category;
-use crate::sim::output::trace::TraceKind;
+use crate::sim::output::trace::{TraceEvent, TraceKind};
 use crate::sim::sync::barrier::{Actor, Arrival};
 use phaser_codegen::ir::Value;
+use phaser_codegen::SourceLoc;
+
+/// A wait on barrier `off` of CTA `cta` for `target` (what the wait checks take).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BarrierWait {
+    pub cta: usize,
+    pub off: u32,
+    pub target: WaitTarget,
+}
+
+/// Who initialized a barrier (cluster thread) and where (Rust line).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BarrierInit {
+    pub by: u32,
+    pub loc: Option<SourceLoc>,
+}
 
 impl<C: Checker> Engine<'_, C> {
     #[inline]
@@ -122,7 +138,7 @@ impl<C: Checker> Engine<'_, C> {
             .unwrap_or((0, 0, 0));
         let ctaid = self.exec.ctas[cta].ctaid;
         let thread = thread.map(|t| t % self.exec.threads_per_cta);
-        self.out.trace.push(self.time.tick, ctaid, off, thread, kind, pending, tx, phase);
+        self.out.trace.push(TraceEvent { ts: self.time.tick, ctaid, bar: off, thread, kind, pending, tx, phase });
     }
 
     /// Whether thread `t` may use barrier `(cta, off)`: it is initialized (else an
@@ -143,12 +159,11 @@ impl<C: Checker> Engine<'_, C> {
             }
             return false;
         }
-        self.check_init_visible(t, cta, off, pc, what, init_by, init_loc);
+        self.check_init_visible(t, cta, off, pc, what, BarrierInit { by: init_by, loc: init_loc });
         true
     }
 
     /// The init-visibility part of `check_barrier_use` (for a barrier known to be usable).
-    #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn check_init_visible(
         &mut self,
@@ -157,8 +172,7 @@ impl<C: Checker> Engine<'_, C> {
         off: u32,
         pc: u32,
         what: &str,
-        init_by: u32,
-        init_loc: Option<phaser_codegen::SourceLoc>,
+        BarrierInit { by: init_by, loc: init_loc }: BarrierInit,
     ) {
         if C::ENABLED {
             let key = self.barrier_key(cta, off);
@@ -333,7 +347,7 @@ impl<C: Checker> Engine<'_, C> {
         let key = self.barrier_key(cta, off);
         let base = self.cluster_thread(wi, 0);
         if let Some(t) = self.checker.init_unordered(base, lanes, key, init_by) {
-            self.check_init_visible(t, cta, off, pc, what, init_by, init_loc);
+            self.check_init_visible(t, cta, off, pc, what, BarrierInit { by: init_by, loc: init_loc });
         }
     }
 
@@ -349,10 +363,10 @@ impl<C: Checker> Engine<'_, C> {
         };
         let key = self.barrier_key(cta, off);
         let base = self.cluster_thread(wi, 0);
-        self.check_skipped_phases_warp(wi, lanes, cta, off, target, Some(observed), pc);
+        self.check_skipped_phases_warp(wi, lanes, BarrierWait { cta, off, target }, Some(observed), pc);
         self.note_observed(cta, off, observed);
         if let Some((t, seen)) = self.checker.on_warp_wait_passed(base, lanes, key, observed, pc) {
-            self.report_stale(t, cta, off, target, observed, seen, pc);
+            self.report_stale(t, BarrierWait { cta, off, target }, observed, seen, pc);
         }
     }
 
@@ -366,14 +380,11 @@ impl<C: Checker> Engine<'_, C> {
     /// Lanes `lanes` of warp `wi` start a wait on `(cta, off)` for `target`, which passes at
     /// once observing `observed` or (`None`) blocks: see [`Self::check_skipped_phases`] (the
     /// first lane found is reported).
-    #[allow(clippy::too_many_arguments)]
     pub fn check_skipped_phases_warp(
         &mut self,
         wi: usize,
         lanes: u32,
-        cta: usize,
-        off: u32,
-        target: WaitTarget,
+        BarrierWait { cta, off, target }: BarrierWait,
         observed: Option<i64>,
         pc: u32,
     ) {
@@ -499,8 +510,14 @@ impl<C: Checker> Engine<'_, C> {
         true
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn report_stale(&mut self, t: u32, cta: usize, off: u32, target: WaitTarget, observed: i64, seen: i64, pc: u32) {
+    fn report_stale(
+        &mut self,
+        t: u32,
+        BarrierWait { cta, off, target }: BarrierWait,
+        observed: i64,
+        seen: i64,
+        pc: u32,
+    ) {
         let phase = self.exec.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.phase);
         let parity = target.parity();
         let msg = format!(
@@ -527,7 +544,7 @@ impl<C: Checker> Engine<'_, C> {
         }
         self.note_observed(cta, off, observed);
         if let Some(seen) = self.checker.on_wait_passed(t, key, observed, stale_check, pc) {
-            self.report_stale(t, cta, off, target, observed, seen, pc);
+            self.report_stale(t, BarrierWait { cta, off, target }, observed, seen, pc);
         }
     }
 
