@@ -88,8 +88,29 @@ pub struct LaunchBounds {
     pub minnctapersm: Option<u32>,
 }
 
+/// A finished kernel. It cannot be edited (its PTX is printed once and kept beside it): read it
+/// through the getters; to build a variant, take it apart with [`Kernel::into_parts`], edit the
+/// [`KernelParts`] and `finish` them again, which checks the result.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Kernel {
+    name: String,
+    target: Target,
+    params: Vec<Param>,
+    shared: Vec<SharedAlloc>,
+    uses_dynamic_shared: bool,
+    dynamic: Vec<DynamicAlloc>,
+    bounds: LaunchBounds,
+    body: Block,
+    num_regs: u32,
+    watchdog: Option<Watchdog>,
+    /// This kernel's PTX, printed on first use (see [`Kernel::ptx`]).
+    pub(crate) ptx_cache: PtxCache,
+}
+
+/// A kernel's parts, open to edit: what [`Kernel::into_parts`] returns and what the builder
+/// assembles. `finish` (in the builder) checks them and makes a [`Kernel`] again.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelParts {
     pub name: String,
     pub target: Target,
     pub params: Vec<Param>,
@@ -106,8 +127,98 @@ pub struct Kernel {
     /// What this kernel's blocking waits do when a phase never completes (`None`: what the
     /// launch or the device decides; see [`Watchdog`]).
     pub watchdog: Option<Watchdog>,
-    /// This kernel's PTX, printed on first use (see [`Kernel::ptx`]).
-    pub(crate) ptx_cache: PtxCache,
+}
+
+impl KernelParts {
+    /// A fresh register of type `ty` (for code added to the body).
+    pub fn fresh_reg(&mut self, ty: Type) -> Reg {
+        let r = Reg { id: self.num_regs, ty };
+        self.num_regs += 1;
+        r
+    }
+
+    /// The kernel these parts make, unchecked: for the crate's constructors, which check it.
+    pub(crate) fn into_kernel_unchecked(self) -> Kernel {
+        let KernelParts {
+            name,
+            target,
+            params,
+            shared,
+            uses_dynamic_shared,
+            dynamic,
+            bounds,
+            body,
+            num_regs,
+            watchdog,
+        } = self;
+        Kernel {
+            name,
+            target,
+            params,
+            shared,
+            uses_dynamic_shared,
+            dynamic,
+            bounds,
+            body,
+            num_regs,
+            watchdog,
+            ptx_cache: Default::default(),
+        }
+    }
+}
+
+impl Kernel {
+    /// Take the kernel apart to build a variant of it (its printed PTX is dropped).
+    pub fn into_parts(self) -> KernelParts {
+        let Kernel {
+            name, target, params, shared, uses_dynamic_shared, dynamic, bounds, body, num_regs, watchdog, ..
+        } = self;
+        KernelParts { name, target, params, shared, uses_dynamic_shared, dynamic, bounds, body, num_regs, watchdog }
+    }
+
+    /// A copy of the kernel's parts, to build a variant while keeping the kernel.
+    pub fn to_parts(&self) -> KernelParts {
+        self.clone().into_parts()
+    }
+
+    /// The kernel's name (its PTX entry symbol).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+    pub fn target(&self) -> Target {
+        self.target
+    }
+    pub fn params(&self) -> &[Param] {
+        &self.params
+    }
+    /// The static shared allocations, in declaration order.
+    pub fn shared(&self) -> &[SharedAlloc] {
+        &self.shared
+    }
+    /// Whether the kernel addresses dynamic shared memory (`extern .shared`).
+    pub fn uses_dynamic_shared(&self) -> bool {
+        self.uses_dynamic_shared
+    }
+    /// Tiles the builder placed in the dynamic window; a launch that gives no explicit dynamic
+    /// size gets what they need ([`Kernel::declared_dynamic_bytes`]).
+    pub fn dynamic(&self) -> &[DynamicAlloc] {
+        &self.dynamic
+    }
+    pub fn bounds(&self) -> &LaunchBounds {
+        &self.bounds
+    }
+    pub fn body(&self) -> &Block {
+        &self.body
+    }
+    /// Number of virtual registers allocated (ids are `0..num_regs`).
+    pub fn num_regs(&self) -> u32 {
+        self.num_regs
+    }
+    /// What this kernel's blocking waits do when a phase never completes (`None`: what the
+    /// launch or the device decides; see [`Watchdog`]).
+    pub fn watchdog(&self) -> Option<Watchdog> {
+        self.watchdog
+    }
 }
 
 /// The wait watchdog: a blocking mbarrier wait that has waited longer than this traps,

@@ -26,7 +26,8 @@ pub use escape::{InlineAsm, Printf};
 pub use fragment::FragmentOp;
 pub use inst::Inst;
 pub use kernel::{
-    AllocId, Kernel, LaunchBounds, Module, Param, ParamId, ParamKind, SharedAlloc, SharedKind, WaitSite, Watchdog,
+    AllocId, Kernel, KernelParts, LaunchBounds, Module, Param, ParamId, ParamKind, SharedAlloc, SharedKind, WaitSite,
+    Watchdog,
 };
 pub use layout::{Major, MatrixDescriptor, MmaOperand, SmemTile, Swizzle};
 pub use mbarrier::{BarSpace, MbarrierOp, Ordering, Scope, Sem, WaitOn};
