@@ -56,7 +56,7 @@ impl LaunchConfig {
         match self.dynamic_shared_bytes {
             0 => Ok(LaunchConfig { dynamic_shared_bytes: declared, ..self }),
             given if given < declared => Err(RuntimeError::BadLaunch {
-                kernel: k.name.clone(),
+                kernel: k.name().to_owned(),
                 problem: format!(
                     "the launch gives {given} bytes of dynamic shared memory but the kernel's tiles need {declared} \
                      (give at least that, or leave it 0 to get exactly that)"

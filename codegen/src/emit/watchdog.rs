@@ -88,7 +88,7 @@ pub fn trap_path(k: &Kernel, site: u32, bar: &Value, on: &WaitOn, elapsed: &str,
     // Which barrier array holds the address: one range check per array whose address the
     // kernel takes (the only ones a wait can name), against the base the entry computed once
     // (a `mov` of the symbol here would make ptxas read the shared window's base again).
-    let (used, _) = super::printer::shared_bases_used(&k.body);
+    let (used, _) = super::printer::shared_bases_used(k.body());
     for a in used.into_iter().filter(|&a| k.alloc(a).kind == SharedKind::Barriers) {
         let (i, a) = (a.0, k.alloc(a));
         v.extend([

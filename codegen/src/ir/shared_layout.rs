@@ -124,13 +124,13 @@ impl fmt::Display for SharedOverLimit {
 impl Kernel {
     /// This kernel's shared-memory layout.
     pub fn shared_layout(&self) -> SharedLayout {
-        SharedLayout::of(&self.shared)
+        SharedLayout::of(self.shared())
     }
 
     /// Dynamic shared memory the kernel's tiles need (0 without tiles): what a launch that
     /// gives no explicit size gets.
     pub fn declared_dynamic_bytes(&self) -> u32 {
-        u32::try_from(self.dynamic.iter().map(DynamicAlloc::end).max().unwrap_or(0)).unwrap_or(u32::MAX)
+        u32::try_from(self.dynamic().iter().map(DynamicAlloc::end).max().unwrap_or(0)).unwrap_or(u32::MAX)
     }
 
     /// Why the kernel's declared shared memory (static arrays, then its tiles in the dynamic
@@ -142,10 +142,10 @@ impl Kernel {
         }
         let err = self.check_shared_launch(declared).err()?;
         let mut allocs: Vec<(&str, u64, Option<SourceLoc>)> = self
-            .dynamic
+            .dynamic()
             .iter()
             .map(|d| (d.name.as_str(), d.bytes as u64, d.loc))
-            .chain(self.shared.iter().map(|a| (a.name.as_str(), a.bytes() as u64, a.loc)))
+            .chain(self.shared().iter().map(|a| (a.name.as_str(), a.bytes() as u64, a.loc)))
             .collect();
         allocs.sort_by_key(|a| std::cmp::Reverse(a.1));
         let list: Vec<String> = allocs
@@ -170,7 +170,7 @@ impl Kernel {
 
     /// The target's limits.
     pub fn limits(&self) -> &'static Limits {
-        self.target.limits()
+        self.target().limits()
     }
 
     /// The launch-time check, the same on every backend: `dynamic_bytes` of dynamic shared
@@ -181,8 +181,8 @@ impl Kernel {
         let limit = self.limits().max_shared_per_block;
         if total > limit as u64 {
             return Err(SharedOverLimit {
-                kernel: self.name.clone(),
-                target: self.target,
+                kernel: self.name().to_owned(),
+                target: self.target(),
                 static_bytes: layout.static_bytes,
                 dynamic_base: layout.dynamic_base,
                 dynamic_bytes,

@@ -86,9 +86,10 @@ impl Suite {
 /// instruction changed.
 pub fn make_mutant(m: &Mutant, k: &Kernel) -> Result<(Kernel, usize), String> {
     let (id, _) = m.site.resolve(k)?;
-    let mut mutant = k.clone();
+    let mut mutant = k.to_parts();
     m.mutator.apply(&mut mutant, id)?;
-    only_target_changed(&k.body, &mutant.body, id)?;
+    only_target_changed(k.body(), &mutant.body, id)?;
+    let mutant = mutant.finish().map_err(|e| format!("the mutant does not pass the kernel checks: {e}"))?;
     Ok((mutant, id))
 }
 

@@ -52,7 +52,7 @@ impl CudaDevice {
             crate::tensor_map::DeviceKey::Cuda(self.ctx.cu_ctx() as usize),
         )?;
         let mut slots = Vec::with_capacity(args.len());
-        for (a, p) in args.iter().zip(&k.params) {
+        for (a, p) in args.iter().zip(k.params()) {
             slots.push(match a {
                 Arg::Scalar { ty, bits } => match ty.size() {
                     2 => Slot::U16(*bits as u16),
@@ -74,17 +74,17 @@ impl CudaDevice {
                 },
             });
         }
-        let watchdog = cfg.watchdog.or(k.watchdog).unwrap_or(self.watchdog);
+        let watchdog = cfg.watchdog.or(k.watchdog()).unwrap_or(self.watchdog);
         let opts = EmitOptions { wait_timeout_ns: watchdog.timeout_ns(), ..EmitOptions::default() };
         let ptx = k.ptx_with(&opts)?;
         // Held until the kernel finished: one launch at a time owns the record.
         let record = self.record.lock().unwrap_or_else(|p| p.into_inner());
         // The entry's PTX symbol: a name that is not a PTX identifier is escaped by the printer.
-        let symbol = phaser_codegen::emit::entry_symbol(&k.name);
+        let symbol = phaser_codegen::emit::entry_symbol(k.name());
         let f = self.modules.function_with_record(&self.ctx, &self.stream, &ptx, &symbol, record.device_addr)?;
         // Without the opt-in a block gets 48 KiB, the static limit; the target's full limit
         // was checked already.
-        let limits = k.target.limits();
+        let limits = k.target().limits();
         if layout.total(cfg.dynamic_shared_bytes) > limits.max_static_shared as u64 {
             f.set_attribute(
                 CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -92,13 +92,14 @@ impl CudaDevice {
             )
             .map_err(driver_err(format!(
                 "raising the dynamic shared memory limit of `{}` to {} bytes",
-                k.name, cfg.dynamic_shared_bytes
+                k.name(),
+                cfg.dynamic_shared_bytes
             )))?;
         }
-        if let Some(c) = k.bounds.cluster {
+        if let Some(c) = k.bounds().cluster {
             if c.iter().product::<u32>() > limits.max_cluster_ctas {
                 f.set_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
-                    .map_err(driver_err(format!("allowing the non-portable cluster shape {c:?} of `{}`", k.name)))?;
+                    .map_err(driver_err(format!("allowing the non-portable cluster shape {c:?} of `{}`", k.name())))?;
             }
         }
         let lc = cudarc::driver::LaunchConfig {
@@ -109,7 +110,7 @@ impl CudaDevice {
         record.clear();
         let timer = super::timer::EventTimer::start(&self.ctx, &self.stream)?;
         if cfg.programmatic_dependent_launch {
-            self.launch_dependent(&f, cfg, &slots).map_err(driver_err(format!("launching `{}`", k.name)))?;
+            self.launch_dependent(&f, cfg, &slots).map_err(driver_err(format!("launching `{}`", k.name())))?;
         } else {
             let mut b = self.stream.launch_builder(&f);
             for s in &slots {
@@ -132,12 +133,12 @@ impl CudaDevice {
             // Safety: `check_args` matched the argument count, kinds and types against the
             // kernel's parameters, every buffer belongs to this context (`Device::launch`),
             // and the slots outlive the launch call that reads them.
-            unsafe { b.launch(lc) }.map_err(driver_err(format!("launching `{}`", k.name)))?;
+            unsafe { b.launch(lc) }.map_err(driver_err(format!("launching `{}`", k.name())))?;
         }
         timer.stop(&self.stream)?;
         // After a fault the record (host memory) is still readable: it names the starved wait.
         let fault = |message: String, source| RuntimeError::KernelFault {
-            kernel: k.name.clone(),
+            kernel: k.name().to_owned(),
             message,
             watchdog: WatchdogRecord::decode(k, &record.read()).map(Box::new),
             source,

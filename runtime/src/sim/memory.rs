@@ -145,7 +145,7 @@ impl SmemLayout {
         let layout = k.shared_layout();
         let narrow = |x: u64| u32::try_from(x).expect("the launch check bounds shared memory");
         let mut regions: Vec<Region> = k
-            .shared
+            .shared()
             .iter()
             .zip(&layout.placements)
             .map(|(a, p)| Region {
