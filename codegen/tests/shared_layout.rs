@@ -2,8 +2,9 @@
 //! overlapping; a kernel over its target's static limit is refused at build time at the
 //! Rust line of the allocation that crossed it; the PTX is printed once per kernel.
 
+use phaser_codegen::arch::SharedLayout;
 use phaser_codegen::builder::KernelBuilder;
-use phaser_codegen::ir::{SharedLayout, Type, Value};
+use phaser_codegen::ir::{Type, Value};
 use phaser_codegen::{SourceLoc, Target};
 use proptest::prelude::*;
 

@@ -7,7 +7,7 @@ use crate::error::{Backend, Result, RuntimeError};
 use crate::launch::{LaunchConfig, LaunchReport};
 use crate::tensor_map::{DeviceKey, Swizzle, TensorMap, TensorMapDesc};
 use crate::{cuda, sim};
-use phaser_codegen::ir::SharedLayout;
+use phaser_codegen::arch::SharedLayout;
 use phaser_codegen::Kernel;
 use std::time::Duration;
 

@@ -306,7 +306,7 @@ impl KernelBuilder {
             });
         }
         let align = shape.layout.align();
-        let offset = crate::ir::shared_layout::next_dynamic_offset(&self.dynamic, align);
+        let offset = crate::arch::shared_layout::next_dynamic_offset(&self.dynamic, align);
         let bytes = shape.bytes();
         let offset = match u32::try_from(offset) {
             Ok(o) if o.checked_add(bytes).is_some() => o,

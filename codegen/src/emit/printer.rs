@@ -31,8 +31,8 @@ pub struct EmitOptions {
     pub wait_loop: WaitLoop,
 }
 
-/// Default watchdog: no legitimate single mbarrier wait lasts seconds.
-pub const DEFAULT_WAIT_TIMEOUT_NS: u64 = 4_000_000_000;
+/// Default watchdog: no legitimate single mbarrier wait lasts seconds ([`Watchdog::DEFAULT`]).
+pub const DEFAULT_WAIT_TIMEOUT_NS: u64 = Watchdog::DEFAULT_TIMEOUT_NS;
 
 /// Default suspend-time hint of a blocking wait's `try_wait`: CUTLASS's `ClusterBarrier::wait`
 /// value (10 ms, `0x989680`), so the wait is the loop nvcc emits for it
@@ -131,7 +131,7 @@ fn print_module(m: &Module, target: crate::arch::Target, version: PtxVersion, op
         writeln!(out, "{}", super::watchdog::declarations()).unwrap();
     }
     if m.kernels.iter().any(|k| k.uses_dynamic_shared()) {
-        // The dynamic window's alignment is the shared layout's (`ir::SharedLayout`).
+        // The dynamic window's alignment is the shared layout's (`arch::SharedLayout`).
         writeln!(out, ".extern .shared .align {DYNAMIC_SHARED_ALIGN} .b8 {DYN_SMEM}[];\n").unwrap();
     }
     // `printf`: the `vprintf` declaration and each format string, numbered per kernel in

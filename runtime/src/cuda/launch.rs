@@ -10,8 +10,8 @@ use crate::launch::{LaunchConfig, LaunchReport};
 use crate::watchdog::{Watchdog, WatchdogRecord};
 use cudarc::driver::sys::CUfunction_attribute_enum;
 use cudarc::driver::{DeviceRepr, PushKernelArg};
+use phaser_codegen::arch::SharedLayout;
 use phaser_codegen::ir::Kernel;
-use phaser_codegen::ir::SharedLayout;
 use phaser_codegen::EmitOptions;
 use std::time::{Duration, Instant};
 

@@ -130,7 +130,7 @@ pub struct Region {
 }
 
 /// Where each static allocation lives and where dynamic shared memory starts: codegen's
-/// [`phaser_codegen::ir::SharedLayout`] (the layout the printer and the CUDA launch use),
+/// [`phaser_codegen::arch::SharedLayout`] (the layout the printer and the CUDA launch use),
 /// with names for findings and traces. Offsets fit `u32`: the launch check bounded them.
 #[derive(Clone, Debug)]
 pub struct SmemLayout {
