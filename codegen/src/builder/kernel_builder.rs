@@ -522,3 +522,32 @@ impl KernelParts {
         self.into_kernel_unchecked()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fenced(target: Target) -> Kernel {
+        let mut k = KernelBuilder::new("fenced", target);
+        k.param("x", Type::U32);
+        k.fence_proxy_async(ProxySpace::SharedCta);
+        k.finish().unwrap()
+    }
+
+    #[test]
+    fn parts_round_trip_and_an_edit_is_checked_again() {
+        let k = fenced(Target::Sm90a);
+        assert_eq!(k.to_parts().finish().unwrap(), k);
+        // Edited parts are checked like a built kernel: the fence needs sm_90.
+        let mut parts = k.to_parts();
+        parts.target = Target::Sm80;
+        let err = parts.clone().finish().unwrap_err().to_string();
+        assert!(err.contains("but the kernel targets sm_80"), "{err}");
+        assert_eq!(parts.finish_unchecked().target(), Target::Sm80);
+        // A fresh register follows the kernel's own.
+        let mut parts = k.into_parts();
+        let n = parts.num_regs;
+        assert_eq!(parts.fresh_reg(Type::U32), Reg { id: n, ty: Type::U32 });
+        assert_eq!(parts.finish().unwrap().num_regs(), n + 1);
+    }
+}
