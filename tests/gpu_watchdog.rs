@@ -205,9 +205,9 @@ fn tx_over_count_names_full_0() {
 fn site_tables_hold_the_waits_lines() {
     for (k, line) in [wrong_start_parity(), missing_arrive(), tx_over_count()] {
         let sites = k.wait_sites();
-        assert_eq!(sites.len(), 1, "{}", k.name);
+        assert_eq!(sites.len(), 1, "{}", k.name());
         let loc = sites[0].loc.expect("a Rust location");
-        assert_eq!((loc.file, loc.line), (file!(), line), "{}", k.name);
+        assert_eq!((loc.file, loc.line), (file!(), line), "{}", k.name());
         assert_eq!(sites[0].parity.as_deref(), Some("0"));
     }
 }

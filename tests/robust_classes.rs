@@ -160,7 +160,7 @@ fn compile_time_arithmetic_is_checked() {
     let e = comptime_sized::kernel_for(0).unwrap_err().to_string();
     assert!(e.contains("shared array `tile` has length 0"), "{e}");
     let k = comptime_sized::kernel_for(2).unwrap();
-    assert_eq!(k.shared[0].len, 2 * 1024, "in range: the size asked for");
+    assert_eq!(k.shared()[0].len, 2 * 1024, "in range: the size asked for");
 }
 
 #[test]
@@ -452,12 +452,13 @@ fn control_flow_nested_thirty_thousand_deep_is_refused() {
     // pass (check, printer, simulator) walks it.
     let mut k = KernelBuilder::new("deep", Target::Sm90a);
     k.param("x", Type::U32);
-    let mut k = k.finish().unwrap();
+    let mut k = k.finish().unwrap().into_parts();
     let mut body: Vec<Stmt> = Vec::new();
     for _ in 0..30_000 {
         body = vec![Stmt::new(StmtKind::If { cond: Value::pred(true), then_body: body, else_body: Vec::new() }, None)];
     }
     k.body = body;
+    let k = k.finish_unchecked();
     let e = emit_kernel(&k).unwrap_err().to_string();
     assert_eq!(e, "error: kernel `deep`: control flow is nested 30000 levels deep; at most 256 levels are supported");
     let e = k.ptx().unwrap_err().to_string();
@@ -466,7 +467,7 @@ fn control_flow_nested_thirty_thousand_deep_is_refused() {
     let e = dev.launch(&k, LaunchConfig::linear(1, 1), &[Arg::scalar(1u32)]).unwrap_err().to_string();
     assert!(e.contains("nested 30000 levels deep"), "{e}");
     // Dropping it is recursive in Rust's generated drop glue: take it apart iteratively.
-    let mut pending = std::mem::take(&mut k.body);
+    let mut pending = k.into_parts().body;
     while let Some(s) = pending.pop() {
         if let StmtKind::If { then_body, else_body, .. } = s.kind {
             pending.extend(then_body);

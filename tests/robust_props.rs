@@ -866,7 +866,7 @@ fn assemble_all(kernels: Vec<Kernel>, target: Target) {
     for k in module.kernels {
         let ptx = emit_module(&Module::new(vec![k.clone()]), &EmitOptions::default()).unwrap();
         if let Err(e) = ptxas::assemble(&ptxas, &ptx, target.name()) {
-            panic!("ptxas rejects `{}` ({target}): {e}\n{ptx}", k.name);
+            panic!("ptxas rejects `{}` ({target}): {e}\n{ptx}", k.name());
         }
     }
     panic!("ptxas rejects the module of {target} kernels, but each kernel alone assembles");
@@ -1053,7 +1053,7 @@ fn simulate_generated(k: &Kernel) -> Result<(), RuntimeError> {
     let tensor = dev.alloc::<f32>(64 * 64)?;
     let map = dev.tensor_map(&tensor, &[64, 64], &[16, 16], Swizzle::None)?;
     let buffers: Vec<Option<AnyBuffer>> = k
-        .params
+        .params()
         .iter()
         .map(|p| match p.kind {
             ParamKind::Global { elem, .. } => Some(AnyBuffer::new(&dev, elem, 1024)),
@@ -1061,7 +1061,7 @@ fn simulate_generated(k: &Kernel) -> Result<(), RuntimeError> {
         })
         .collect();
     let args: Vec<Arg> = k
-        .params
+        .params()
         .iter()
         .zip(&buffers)
         .map(|(p, b)| match (p.kind, b) {
@@ -1070,9 +1070,9 @@ fn simulate_generated(k: &Kernel) -> Result<(), RuntimeError> {
             _ => Arg::TensorMap(&map),
         })
         .collect();
-    let block = k.bounds.reqntid.unwrap_or([128, 1, 1]);
-    let grid = k.bounds.cluster.unwrap_or([1, 1, 1]);
-    let dynamic = if k.uses_dynamic_shared { 4096 } else { 0 };
+    let block = k.bounds().reqntid.unwrap_or([128, 1, 1]);
+    let grid = k.bounds().cluster.unwrap_or([1, 1, 1]);
+    let dynamic = if k.uses_dynamic_shared() { 4096 } else { 0 };
     let cfg = LaunchConfig { grid, block, dynamic_shared_bytes: dynamic, ..LaunchConfig::linear(1, 1) };
     dev.simulate(k, cfg, &args).map(|_| ())
 }
@@ -1113,6 +1113,6 @@ fn generated_kernels() {
     // Every accepted kernel assembles for its target: one module and one ptxas run per target.
     let kernels = accepted.into_inner().unwrap();
     for target in Target::ALL {
-        assemble_all(kernels.iter().filter(|k| k.target == target).cloned().collect(), target);
+        assemble_all(kernels.iter().filter(|k| k.target() == target).cloned().collect(), target);
     }
 }

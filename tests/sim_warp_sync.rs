@@ -140,9 +140,9 @@ fn an_exited_lane_in_the_mask_is_reported_either_way_round() {
     {
         for s in STRATEGIES {
             let (rep, _) = simulate(k, 32, 1, s, 2);
-            assert_eq!(rep.categories(), [Category::WarpSync], "{}: {s:?}:\n{}", k.name, rep.text());
+            assert_eq!(rep.categories(), [Category::WarpSync], "{}: {s:?}:\n{}", k.name(), rep.text());
             if s == Strategy::RoundRobin {
-                assert!(rep.text().contains(needle), "{}:\n{}", k.name, rep.text());
+                assert!(rep.text().contains(needle), "{}:\n{}", k.name(), rep.text());
             }
         }
     }

@@ -2,8 +2,9 @@
 //! overlapping; a kernel over its target's static limit is refused at build time at the
 //! Rust line of the allocation that crossed it; the PTX is printed once per kernel.
 
+use phaser_codegen::arch::SharedLayout;
 use phaser_codegen::builder::KernelBuilder;
-use phaser_codegen::ir::{SharedLayout, Type, Value};
+use phaser_codegen::ir::{Type, Value};
 use phaser_codegen::{SourceLoc, Target};
 use proptest::prelude::*;
 
@@ -33,9 +34,9 @@ proptest! {
         }
         let k = k.finish().unwrap();
         let layout = k.shared_layout();
-        prop_assert_eq!(layout.placements.len(), k.shared.len());
+        prop_assert_eq!(layout.placements.len(), k.shared().len());
         let mut end = 0;
-        for (a, p) in k.shared.iter().zip(&layout.placements) {
+        for (a, p) in k.shared().iter().zip(&layout.placements) {
             prop_assert_eq!(p.start % a.align as u64, 0, "`{}` aligned to {}", a.name, a.align);
             prop_assert!(p.start >= end, "`{}` overlaps its predecessor", a.name);
             prop_assert!(p.start - end < a.align as u64, "`{}`: no more padding than its alignment needs", a.name);
@@ -132,25 +133,30 @@ fn clusters_and_block_shapes_read_the_limits_table() {
 }
 
 #[test]
-fn ptx_is_printed_once_per_kernel_and_again_after_an_edit() {
+fn ptx_is_printed_once_per_kernel_and_again_for_an_edited_kernel() {
     let mut k = KernelBuilder::new("once", Target::Sm90a);
     let out = k.param_global("out", Type::U32, true);
     k.st_global(out, Value::u32(0), Value::u32(1));
-    let mut k = k.finish().unwrap();
+    let k = k.finish().unwrap();
     assert_eq!(k.ptx_emissions(), 0);
     let first = k.ptx().unwrap();
     for _ in 0..5 {
         assert!(std::sync::Arc::ptr_eq(&first, &k.ptx().unwrap()), "the cached text is handed out");
     }
     assert_eq!(k.ptx_emissions(), 1);
-    // A clone is a separate kernel: it prints for itself (and equals the original's text).
+    // A clone is the same immutable kernel: it hands out the same text without printing.
     let copy = k.clone();
-    assert_eq!(copy.ptx_emissions(), 0);
-    assert_eq!(*copy.ptx().unwrap(), *first);
-    // Editing the IR after a launch must not run stale PTX.
-    k.name = "renamed".into();
-    let second = k.ptx().unwrap();
-    assert_eq!(k.ptx_emissions(), 2);
+    assert!(std::sync::Arc::ptr_eq(&first, &copy.ptx().unwrap()));
+    assert_eq!(copy.ptx_emissions(), 1);
+    // An edited kernel is a new kernel: it prints its own text, the original keeps its own.
+    let mut parts = k.to_parts();
+    parts.name = "renamed".into();
+    let renamed = parts.finish().unwrap();
+    assert_eq!(renamed.ptx_emissions(), 0);
+    let second = renamed.ptx().unwrap();
+    assert_eq!(renamed.ptx_emissions(), 1);
     assert!(second.contains(".visible .entry renamed("), "{second}");
     assert!(!second.contains(".entry once("));
+    assert!(std::sync::Arc::ptr_eq(&first, &k.ptx().unwrap()));
+    assert_eq!(k.ptx_emissions(), 1);
 }

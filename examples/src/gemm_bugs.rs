@@ -1,4 +1,4 @@
-//! The two protocol bugs of issue 12, injected into a built Hopper GEMM kernel (the builder's
+//! The two protocol bugs of issue 12, injected into a built Hopper GEMM kernel taken apart (`Kernel::into_parts`; the builder's
 //! or the DSL's: both have the same statement structure), for the simulator tests that check
 //! the checker reports each at its Rust line:
 //! - [`release_before_wait`]: the mainloop's `wgmma.wait_group 1` and the stage release that
@@ -7,12 +7,11 @@
 //! - [`drop_final_wait`]: the `wgmma.wait_group 0` after the mainloop goes, so the epilogue
 //!   reads the accumulator before the last wgmmas wrote it.
 
-use phaser::codegen::ir::{Inst, MbarrierOp, Stmt, StmtKind, WgmmaOp};
-use phaser::codegen::Kernel;
+use phaser::codegen::ir::{Inst, KernelParts, MbarrierOp, Stmt, StmtKind, WgmmaOp};
 
 /// Swap the mainloop's `wgmma.wait_group 1` with the release after it. False if the kernel
 /// has no such pair.
-pub fn release_before_wait(k: &mut Kernel) -> bool {
+pub fn release_before_wait(k: &mut KernelParts) -> bool {
     rewrite(&mut k.body, &mut |b| {
         let i = (0..b.len().saturating_sub(1)).find(|&i| is_wait_group(&b[i], 1) && is_release(&b[i + 1]))?;
         let mut v = b.to_vec();
@@ -23,7 +22,7 @@ pub fn release_before_wait(k: &mut Kernel) -> bool {
 
 /// Remove the `wgmma.wait_group 0` that precedes the last release of a tile. False if the
 /// kernel has none.
-pub fn drop_final_wait(k: &mut Kernel) -> bool {
+pub fn drop_final_wait(k: &mut KernelParts) -> bool {
     rewrite(&mut k.body, &mut |b| {
         let i = (0..b.len().saturating_sub(1)).find(|&i| is_wait_group(&b[i], 0) && is_release(&b[i + 1]))?;
         let mut v = b.to_vec();

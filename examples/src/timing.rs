@@ -86,8 +86,8 @@ impl Loaded {
 /// JIT-load a Phaser kernel printed with `opts` (e.g. without the wait watchdog).
 pub fn load_phaser(dev: &CudaDevice, k: &Kernel, opts: &EmitOptions) -> BenchResult<Loaded> {
     let ptx = phaser::codegen::emit_module(&phaser::codegen::Module::new(vec![k.clone()]), opts)?;
-    let func = dev.modules.function(dev.context(), &ptx, &k.name)?;
-    Ok(Loaded { name: k.name.clone(), func })
+    let func = dev.modules.function(dev.context(), &ptx, k.name())?;
+    Ok(Loaded { name: k.name().to_owned(), func })
 }
 
 /// Load function `name` of a cubin (or PTX) file, e.g. one nvcc built.

@@ -15,7 +15,7 @@ fn every_dsl_gallery_kernel_assembles() {
     let mut n = 0;
     for e in phaser_examples::gallery::examples().iter().filter(|e| e.name.starts_with("dsl_")) {
         for k in (e.kernels)(phaser::Target::Sm90a).unwrap() {
-            assemble(&k.name, &phaser::codegen::emit_kernel(&k).unwrap());
+            assemble(k.name(), &phaser::codegen::emit_kernel(&k).unwrap());
             n += 1;
         }
     }

@@ -19,7 +19,7 @@ fn sim(s: Strategy) -> Device {
 /// The synchronization skeleton of a kernel: mbarrier, barrier and fence ops in program order.
 fn sync_ops(k: &Kernel) -> Vec<String> {
     let mut v = Vec::new();
-    walk_insts(&k.body, &mut |i, _| match i {
+    walk_insts(k.body(), &mut |i, _| match i {
         Inst::Mbarrier(op) => v.push(format!("{op:?}").split([' ', '{', '(']).next().unwrap().to_string()),
         Inst::Sync(op) => v.push(format!("{op:?}").split([' ', '{', '(']).next().unwrap().to_string()),
         _ => {}
@@ -28,12 +28,12 @@ fn sync_ops(k: &Kernel) -> Vec<String> {
 }
 
 fn same_shape(a: &Kernel, b: &Kernel) {
-    assert_eq!(sync_ops(a), sync_ops(b), "{} vs {}", a.name, b.name);
-    let pk = |k: &Kernel| k.params.iter().map(|p| (p.name.clone(), format!("{:?}", p.kind))).collect::<Vec<_>>();
+    assert_eq!(sync_ops(a), sync_ops(b), "{} vs {}", a.name(), b.name());
+    let pk = |k: &Kernel| k.params().iter().map(|p| (p.name.clone(), format!("{:?}", p.kind))).collect::<Vec<_>>();
     assert_eq!(pk(a), pk(b));
-    let sh = |k: &Kernel| k.shared.iter().map(|s| (s.name.clone(), s.elem, s.len)).collect::<Vec<_>>();
+    let sh = |k: &Kernel| k.shared().iter().map(|s| (s.name.clone(), s.elem, s.len)).collect::<Vec<_>>();
     assert_eq!(sh(a), sh(b));
-    assert_eq!(a.bounds.reqntid, b.bounds.reqntid);
+    assert_eq!(a.bounds().reqntid, b.bounds().reqntid);
 }
 
 #[test]
@@ -96,7 +96,7 @@ fn phase_tma_structure() {
         ["Init", "Init", "FenceMbarrierInit", "BarSync", "Arrive", "Wait", "TestWait", "BarSync"],
         "init x2, fence, sync, then per iteration: arrive, wait(phase_tma), probe, sync"
     );
-    assert_eq!((k.shared[0].name.as_str(), k.shared[0].len), ("tma_bar", 2));
+    assert_eq!((k.shared()[0].name.as_str(), k.shared()[0].len), ("tma_bar", 2));
 }
 
 #[test]
@@ -203,7 +203,7 @@ fn count_ifs(k: &Kernel) -> usize {
             })
             .sum()
     }
-    walk(&k.body)
+    walk(k.body())
 }
 
 /// `constructs` on one thread (`tid == 0`); returns `out[0..4]`.

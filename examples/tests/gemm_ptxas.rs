@@ -51,8 +51,8 @@ fn every_config_assembles_without_spills_and_uses_hgmma() {
         // Readable PTX: the pipeline's ops carry the Rust lines of gemm.rs.
         assert!(ptx.contains("// examples/src/gemm.rs:"), "{}", cfg.kernel_name());
         assert!(ptx.contains("setmaxnreg.dec.sync.aligned.u32 40;") && ptx.contains(".maxnreg 168"));
-        let (verbose, cubin) = assemble_verbose(&ptxas, &ptx, &k.name);
-        assert_eq!(spill_bytes(&verbose), (0, 0), "{} spills:\n{verbose}", k.name);
+        let (verbose, cubin) = assemble_verbose(&ptxas, &ptx, k.name());
+        assert_eq!(spill_bytes(&verbose), (0, 0), "{} spills:\n{verbose}", k.name());
         assert!(!verbose.contains("C7508"), "setmaxnreg ignored (no register cap):\n{verbose}");
         if cuobjdump.is_file() {
             let out = Command::new(&cuobjdump).arg("-sass").arg(&cubin).output().unwrap();
@@ -61,11 +61,11 @@ fn every_config_assembles_without_spills_and_uses_hgmma() {
             // Two copies of the K block (the peeled first one and the loop), 4 k16 steps each,
             // per m64 slice of the warpgroup.
             let want = 2 * 4 * (cfg.wg_m / 64) as usize;
-            assert_eq!(sass.matches(&shape).count(), want, "{}:\n{sass}", k.name);
+            assert_eq!(sass.matches(&shape).count(), want, "{}:\n{sass}", k.name());
             // The shared window's base is read once, not per loop iteration.
-            assert_eq!(sass.matches("SR_CgaCtaId").count(), 1, "{}", k.name);
+            assert_eq!(sass.matches("SR_CgaCtaId").count(), 1, "{}", k.name());
             // No GPU-scope fence on the hot path: only the barrier-init fence of a cluster.
-            assert_eq!(sass.matches("MEMBAR.ALL.GPU").count(), (cfg.cluster_m > 1) as usize, "{}", k.name);
+            assert_eq!(sass.matches("MEMBAR.ALL.GPU").count(), (cfg.cluster_m > 1) as usize, "{}", k.name());
             hgmma_checked += 1;
         }
     }

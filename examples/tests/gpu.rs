@@ -42,7 +42,7 @@ fn gallery_examples_pass_on_the_gpu_small_and_full() {
     for name in &skipped {
         let e = gallery::find(name).unwrap();
         let kernels = (e.kernels)(phaser::Target::Sm90a).unwrap();
-        assert!(kernels.iter().any(|k| k.target.is_arch_specific() && k.target != phaser::Target::Sm90a), "{name}");
+        assert!(kernels.iter().any(|k| k.target().is_arch_specific() && k.target() != phaser::Target::Sm90a), "{name}");
     }
 }
 
@@ -161,15 +161,16 @@ fn module_cache_is_keyed_by_the_ptx_text() {
     assert_eq!(a.ptx_emissions(), 1, "PTX printed once per kernel, not per launch");
     let before = cuda.modules.len();
     let pa = a.ptx().unwrap();
-    let mut b = a.clone();
+    let mut b = a.to_parts();
     b.name = "phase_flip_renamed".into();
+    let b = b.finish().unwrap();
     let pb = b.ptx().unwrap();
     assert_ne!(pa, pb);
     let ctx = cuda.context();
-    let ma1 = cuda.modules.module(ctx, &pa, &a.name).unwrap();
+    let ma1 = cuda.modules.module(ctx, &pa, a.name()).unwrap();
     let pa_copy = String::from(&*pa); // the same text in another allocation
-    let ma2 = cuda.modules.module(ctx, &pa_copy, &a.name).unwrap();
-    let mb = cuda.modules.module(ctx, &pb, &b.name).unwrap();
+    let ma2 = cuda.modules.module(ctx, &pa_copy, a.name()).unwrap();
+    let mb = cuda.modules.module(ctx, &pb, b.name()).unwrap();
     assert!(std::sync::Arc::ptr_eq(&ma1, &ma2), "equal text (another allocation): the same module");
     assert!(!std::sync::Arc::ptr_eq(&ma1, &mb), "different text: a different module");
     assert_eq!(cuda.modules.len(), before + 1);

@@ -117,7 +117,7 @@ fn dsl_gemm_is_bit_identical_to_the_builder_gemm() {
             let mut c = Vec::new();
             for k in &kernels {
                 dev.fill(&mut bufs.c, POISON).unwrap();
-                launch(&dev, k, &cfg, &bufs).unwrap_or_else(|e| panic!("{shape} {}: {e}", k.name));
+                launch(&dev, k, &cfg, &bufs).unwrap_or_else(|e| panic!("{shape} {}: {e}", k.name()));
                 c.push(dev.download(&bufs.c).unwrap());
             }
             let poisoned = c[1].iter().filter(|x| x.to_bits() == POISON.to_bits()).count();

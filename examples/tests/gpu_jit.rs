@@ -52,7 +52,7 @@ fn a_linked_cubin_carries_the_rust_line_table() {
     let _dev = Device::cuda(0).expect("needs a CUDA GPU");
     let k = gallery::seeds::producer_consumer(Target::Sm90a).unwrap();
     let ptx = phaser::codegen::emit_kernel(&k).unwrap();
-    let cubin = jit::link_with_line_info(&ptx, &k.name).unwrap();
+    let cubin = jit::link_with_line_info(&ptx, k.name()).unwrap();
     let has = |needle: &[u8]| cubin.windows(needle.len()).any(|w| w == needle);
     assert!(cubin.starts_with(b"\x7fELF"));
     assert!(has(b".nv_debug_line_sass"), "no SASS line table in the linked cubin");

@@ -77,7 +77,7 @@ fn blackwell_gemm_runs_on_sm100_and_is_skipped_elsewhere() {
             let (m, n) = (shape.m as usize, shape.n as usize);
             let at = (0..2000).map(|_| (r.random_range(0..m), r.random_range(0..n)));
             let cmp = compare(&c, &shape, at, |i, j| reference_at(&a, &b, &shape, i, j));
-            assert!(cmp.passed(), "{} {shape} (seed {seed}): worst {:.3} at {:?}", k.name, cmp.worst, cmp.at);
+            assert!(cmp.passed(), "{} {shape} (seed {seed}): worst {:.3} at {:?}", k.name(), cmp.worst, cmp.at);
         }
     }
 }

@@ -3,7 +3,7 @@
 //! finding under any schedule, and `bench/mutations.md` is this run's table
 //! (`UPDATE_MUTATIONS=1` rewrites it; so does `cargo run --release --bin mutations`).
 
-use phaser::codegen::ir::{walk_insts, Inst, MbarrierOp, Stmt};
+use phaser::codegen::ir::{walk_insts, Inst, KernelParts, MbarrierOp, Stmt};
 use phaser::codegen::Kernel;
 use phaser::runtime::sim::Category;
 use phaser_examples::mutate::{self, at, make_mutant, mutator::*, ops, Mutant, Mutator, Role};
@@ -82,9 +82,9 @@ fn subjects_are_the_examples_launches() {
     // `kernels` lists (so a mutant is launched exactly where the original runs).
     for s in mutate::subjects() {
         let k = s.kernel().unwrap_or_else(|e| panic!("{}: {e}", s.name));
-        assert_eq!(k.name, s.name);
+        assert_eq!(k.name(), s.name);
         let e = phaser_examples::gallery::find(s.example).unwrap();
-        let listed = (e.kernels)(k.target).unwrap();
+        let listed = (e.kernels)(k.target()).unwrap();
         assert!(listed.contains(&k), "{}: the launched kernel is not among {}'s kernels", s.name, s.example);
     }
 }
@@ -95,7 +95,7 @@ fn fe_pipeline() -> Kernel {
 
 fn arrives(k: &Kernel) -> usize {
     let mut n = 0;
-    walk_insts(&k.body, &mut |i, _| n += matches!(i, Inst::Mbarrier(MbarrierOp::Arrive { .. })) as usize);
+    walk_insts(k.body(), &mut |i, _| n += matches!(i, Inst::Mbarrier(MbarrierOp::Arrive { .. })) as usize);
     n
 }
 
@@ -135,7 +135,7 @@ fn a_mutant_changes_its_instruction_and_nothing_else() {
     let site = at(ops::INIT, "k.mbarrier_init(e, Value::u32(32));").nth(1, 2);
     let (m, _) = make_mutant(&mutant(site, Offset(Role::Count, -1)), &k).unwrap();
     let mut counts = Vec::new();
-    walk_insts(&m.body, &mut |i, _| {
+    walk_insts(m.body(), &mut |i, _| {
         if let Inst::Mbarrier(MbarrierOp::Init { count, .. }) = i {
             counts.push(count.as_imm_i128());
         }
@@ -156,7 +156,7 @@ impl Mutator for Sloppy {
     fn rewrite(&self, _: &Stmt, _: &mut Fresh) -> Result<Vec<Stmt>, String> {
         unreachable!()
     }
-    fn apply(&self, k: &mut Kernel, id: usize) -> Result<(), String> {
+    fn apply(&self, k: &mut KernelParts, id: usize) -> Result<(), String> {
         let (block, i) = mutate::site::locate(&mut k.body, id).unwrap();
         block.drain(i..i + 2);
         Ok(())

@@ -58,7 +58,7 @@ fn watchdog_free_wait_is_nvccs_and_the_timer_stays_off_the_fast_path() {
     for k in pingpong::kernels().unwrap() {
         for (form, opts) in forms() {
             let ptx = emit_module(&Module::new(vec![k.clone()]), &opts).unwrap();
-            let name = format!("{}_{form}", k.name);
+            let name = format!("{}_{form}", k.name());
             let Some(insts) = sass(&ptxas, &ptx, &name) else { continue };
             checked += 1;
             // Out-of-line code (retry loops) follows the last EXIT.
@@ -67,7 +67,7 @@ fn watchdog_free_wait_is_nvccs_and_the_timer_stays_off_the_fast_path() {
             if form == "no-watchdog" {
                 // Each wait of the loop body: `TRYWAIT Pn` then `@!Pn BRA` (to the retry
                 // loop, out of line after the EXIT), exactly as nvcc emits CUTLASS's loop.
-                let waits = if k.name.contains("_x4") { 4 } else { 1 };
+                let waits = if k.name().contains("_x4") { 4 } else { 1 };
                 let fast: Vec<usize> =
                     (0..exit).filter(|&i| insts[i].starts_with("SYNCS.PHASECHK.TRANS64.TRYWAIT")).collect();
                 assert_eq!(fast.len(), 2 * waits, "{name}: one try per wait on each side:\n{}", insts.join("\n"));

@@ -13,8 +13,8 @@ fn every_gallery_kernel_assembles_for_sm_90a() {
     let mut failures = Vec::new();
     for k in &kernels {
         let ptx = emit_kernel(k).unwrap_or_else(|e| panic!("{e}"));
-        if let Err(msg) = ptxas::assemble(&ptxas, &ptx, k.target.name()) {
-            failures.push(format!("{} ({}):\n{msg}", k.name, k.target));
+        if let Err(msg) = ptxas::assemble(&ptxas, &ptx, k.target().name()) {
+            failures.push(format!("{} ({}):\n{msg}", k.name(), k.target()));
         }
     }
     assert!(failures.is_empty(), "ptxas rejected:\n{}", failures.join("\n"));

@@ -12,17 +12,17 @@ fn assemble(k: &Kernel) -> String {
     let ptx = emit_module(&Module::new(vec![k.clone()]), &EmitOptions::default()).expect("emit");
     if let Ok(dir) = std::env::var("PHASER_PTX_DIR") {
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(std::path::Path::new(&dir).join(format!("{}.ptx", k.name)), &ptx).unwrap();
+        std::fs::write(std::path::Path::new(&dir).join(format!("{}.ptx", k.name())), &ptx).unwrap();
     }
     let stderr = ptxas::assemble_with(&ptxas::require(), &ptx, "sm_90a", &["-v", "-warn-spills"])
-        .unwrap_or_else(|msg| panic!("ptxas rejected `{}`:\n{msg}\n--- PTX ---\n{ptx}", k.name));
+        .unwrap_or_else(|msg| panic!("ptxas rejected `{}`:\n{msg}\n--- PTX ---\n{ptx}", k.name()));
     // C7508 ("setmaxnreg ignored; unable to determine register count at entry") is printed
     // as `ptxas info`, not as a warning: look for it by number.
     let warnings: Vec<&str> = stderr
         .lines()
         .filter(|l| l.contains("warning") || l.contains("C7508") || l.contains("Performance Loss"))
         .collect();
-    assert!(warnings.is_empty(), "ptxas warned on `{}`:\n{}", k.name, warnings.join("\n"));
+    assert!(warnings.is_empty(), "ptxas warned on `{}`:\n{}", k.name(), warnings.join("\n"));
     stderr
 }
 
@@ -54,8 +54,9 @@ fn setmaxnreg_is_honoured() {
     let ptx = phaser::codegen::emit_kernel(&k).unwrap();
     assert!(ptx.contains(".maxnreg 168"));
     assemble(&k);
-    let mut k2 = k.clone();
+    let mut k2 = k.to_parts();
     k2.bounds.maxnreg = None;
+    let k2 = k2.finish().unwrap();
     let ptx2 = phaser::codegen::emit_kernel(&k2).unwrap();
     let log = ptxas::assemble(&ptxas::require(), &ptx2, "sm_90a").unwrap();
     assert!(log.contains("C7508"), "ptxas should ignore setmaxnreg without a cap:\n{log}");

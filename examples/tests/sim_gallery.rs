@@ -29,7 +29,7 @@ fn gallery_examples_pass_in_the_simulator() {
                     assert!(
                         listed.contains(&l.kernel),
                         "{what}: launches `{}`, which `kernels` does not list",
-                        l.kernel.name
+                        l.kernel.name()
                     );
                 }
                 let mut out = run_problem(&dev, &mut p).unwrap_or_else(|err| panic!("{what}: {err}"));

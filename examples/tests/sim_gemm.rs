@@ -45,9 +45,9 @@ fn simulate_with(kernel: &Kernel, cfg: &GemmConfig, layout: BLayout, sc: SimConf
     let result = match launch(&dev, kernel, cfg, &bufs) {
         Ok(r) => Ok(r.sim.map(|s| s.findings).unwrap_or_default()),
         Err(RuntimeError::Simulation(r)) => Err(r.findings),
-        Err(e) => panic!("{}: {e}", kernel.name),
+        Err(e) => panic!("{}: {e}", kernel.name()),
     };
-    eprintln!("{} ({}) simulated in {:?}", kernel.name, layout.name(), t0.elapsed());
+    eprintln!("{} ({}) simulated in {:?}", kernel.name(), layout.name(), t0.elapsed());
     Run { c: dev.download(&bufs.c).unwrap(), a, b, result }
 }
 
@@ -69,14 +69,14 @@ fn gemm_256_cubed_matches_the_cpu_reference_with_no_findings() {
         let cfg = GemmConfig { b_layout: layout, ..sim_config() };
         let k = gemm_kernel(&cfg).unwrap();
         let run = simulate(&k, &cfg, layout, 12);
-        let findings = run.result.unwrap_or_else(|f| panic!("{} ({}):\n{}", k.name, layout.name(), describe(&f)));
+        let findings = run.result.unwrap_or_else(|f| panic!("{} ({}):\n{}", k.name(), layout.name(), describe(&f)));
         assert!(findings.is_empty(), "{}", describe(&findings));
         // Every element, against the f64 CPU reference.
         let (m, n) = (SHAPE.m as usize, SHAPE.n as usize);
         let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
         let cmp = compare(&run.c, &SHAPE, all, |i, j| reference_at(&run.a, &run.b, &SHAPE, layout, i, j));
         assert_eq!(cmp.compared, m * n);
-        assert!(cmp.passed(), "{} ({}): {:?}", k.name, layout.name(), cmp);
+        assert!(cmp.passed(), "{} ({}): {:?}", k.name(), layout.name(), cmp);
         // Not vacuous: C has the magnitude of a sum of 256 products of [-1, 1) values.
         let big = run.c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
         assert!(big > m * n / 4, "{big} of {} elements above 1", m * n);
@@ -94,21 +94,22 @@ fn other_schedules_and_tile_shapes_are_clean_too() {
     for (cfg, strategy) in runs {
         let k = gemm_kernel(&cfg).unwrap();
         let run = simulate_with(&k, &cfg, cfg.b_layout, SimConfig::default().with_seed(3).with_strategy(strategy));
-        let findings = run.result.unwrap_or_else(|f| panic!("{} {strategy:?}:\n{}", k.name, describe(&f)));
+        let findings = run.result.unwrap_or_else(|f| panic!("{} {strategy:?}:\n{}", k.name(), describe(&f)));
         assert!(findings.is_empty(), "{}", describe(&findings));
         let (m, n) = (SHAPE.m as usize, SHAPE.n as usize);
         let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
         let cmp = compare(&run.c, &SHAPE, all, |i, j| reference_at(&run.a, &run.b, &SHAPE, cfg.b_layout, i, j));
-        assert!(cmp.passed(), "{} {strategy:?}: {cmp:?}", k.name);
+        assert!(cmp.passed(), "{} {strategy:?}: {cmp:?}", k.name());
     }
 }
 
 #[test]
 fn early_release_is_reported_at_the_release_line() {
     let cfg = sim_config();
-    let mut k = gemm_kernel(&cfg).unwrap();
+    let mut k = gemm_kernel(&cfg).unwrap().into_parts();
     // The mainloop's `wgmma_wait_group(1); release_stage(...)` becomes release, then wait.
     assert!(gemm_bugs::release_before_wait(&mut k), "the mainloop's wait_group(1) + release");
+    let k = k.finish().unwrap();
     let run = simulate(&k, &cfg, BLayout::KMajor, 12);
     let findings = run.result.expect_err("an early release is a finding");
     let races: Vec<&Finding> = findings.iter().filter(|f| f.category == Category::WgmmaOperandRace).collect();
@@ -126,9 +127,10 @@ fn early_release_is_reported_at_the_release_line() {
 #[test]
 fn missing_wait_group_is_reported_at_the_accumulator_read() {
     let cfg = sim_config();
-    let mut k = gemm_kernel(&cfg).unwrap();
+    let mut k = gemm_kernel(&cfg).unwrap().into_parts();
     // The `wgmma_wait_group(0)` before the last release and the epilogue goes away.
     assert!(gemm_bugs::drop_final_wait(&mut k), "the wait_group(0) after the mainloop");
+    let k = k.finish().unwrap();
     let run = simulate(&k, &cfg, BLayout::KMajor, 12);
     let findings = run.result.expect_err("reading the accumulator before wait_group is a finding");
     let races: Vec<&Finding> = findings.iter().filter(|f| f.category == Category::WgmmaRegisterRace).collect();

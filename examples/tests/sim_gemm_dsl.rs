@@ -38,7 +38,7 @@ fn simulate(kernel: &Kernel, cfg: &GemmConfig, sc: SimConfig) -> Run {
     let result = match launch(&dev, kernel, cfg, &bufs) {
         Ok(r) => Ok(r.sim.map(|s| s.findings).unwrap_or_default()),
         Err(RuntimeError::Simulation(r)) => Err(r.findings),
-        Err(e) => panic!("{}: {e}", kernel.name),
+        Err(e) => panic!("{}: {e}", kernel.name()),
     };
     Run { c: dev.download(&bufs.c).unwrap(), a, b, result }
 }
@@ -84,8 +84,9 @@ fn dsl_gemm_256_cubed_matches_the_cpu_reference_with_no_findings() {
 #[test]
 fn early_release_is_reported_at_the_dsl_release_line() {
     let cfg = cluster_config();
-    let mut k = gemm_dsl::kernel(&cfg).unwrap();
+    let mut k = gemm_dsl::kernel(&cfg).unwrap().into_parts();
     assert!(gemm_bugs::release_before_wait(&mut k), "the mainloop's wait_group(1) + release");
+    let k = k.finish().unwrap();
     let run = simulate(&k, &cfg, SimConfig::default().with_seed(12));
     let findings = run.result.expect_err("an early release is a finding");
     let races: Vec<&Finding> = findings.iter().filter(|f| f.category == Category::WgmmaOperandRace).collect();
@@ -107,8 +108,9 @@ fn early_release_is_reported_at_the_dsl_release_line() {
 #[test]
 fn missing_wait_group_is_reported_at_the_dsl_accumulator_read() {
     let cfg = cluster_config();
-    let mut k = gemm_dsl::kernel(&cfg).unwrap();
+    let mut k = gemm_dsl::kernel(&cfg).unwrap().into_parts();
     assert!(gemm_bugs::drop_final_wait(&mut k), "the wait_group(0) after the mainloop");
+    let k = k.finish().unwrap();
     let run = simulate(&k, &cfg, SimConfig::default().with_seed(12));
     let findings = run.result.expect_err("reading the accumulator before wait_group is a finding");
     let races: Vec<&Finding> = findings.iter().filter(|f| f.category == Category::WgmmaRegisterRace).collect();

@@ -41,7 +41,7 @@ fn simulate(kernel: &Kernel, cfg: &Sm100Config, ctas: u32, strategy: Strategy, s
     let bufs = Sm100Buffers::new(&dev, SHAPE, &a, &b).unwrap();
     let maps = bufs.tensor_maps(&dev, cfg).unwrap();
     let launch = launch_config(cfg, ctas);
-    assert!(kernel.declared_dynamic_bytes() <= cfg.dynamic_smem_bytes(), "{}: the builder's window", kernel.name);
+    assert!(kernel.declared_dynamic_bytes() <= cfg.dynamic_smem_bytes(), "{}: the builder's window", kernel.name());
     let rep = dev.simulate(kernel, launch, &args(&maps, &SHAPE)).unwrap();
     let c = dev.download(&bufs.c).unwrap();
     Run { rep, c, a, b }

@@ -37,7 +37,7 @@ fn every_config_assembles_for_sm100a_without_spills() {
     for cfg in configs {
         let k = gemm_sm100_kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
         let ptx = emit_kernel(&k).unwrap();
-        assert!(ptx.contains(".target sm_100a") && ptx.contains("// examples/src/gemm_sm100.rs:"), "{}", k.name);
+        assert!(ptx.contains(".target sm_100a") && ptx.contains("// examples/src/gemm_sm100.rs:"), "{}", k.name());
         let g = if cfg.two_cta { "cta_group::2" } else { "cta_group::1" };
         // The book's async GEMM: four MMAs per K block, a commit per stage and per tile, the
         // epilogue's loads and waits, tensor memory allocated and freed by one warp.
@@ -54,15 +54,15 @@ fn every_config_assembles_for_sm100a_without_spills() {
             "cp.async.bulk.tensor.2d.shared::cluster.global".into(),
             "cp.async.bulk.tensor.2d.global.shared::cta".into(),
         ] {
-            assert!(ptx.contains(&needle), "{}: no `{needle}`", k.name);
+            assert!(ptx.contains(&needle), "{}: no `{needle}`", k.name());
         }
-        assert_eq!(ptx.matches("tcgen05.mma.").count(), 4, "{}: 4 k16 steps of one K block", k.name);
+        assert_eq!(ptx.matches("tcgen05.mma.").count(), 4, "{}: 4 k16 steps of one K block", k.name());
         if cfg.two_cta {
-            assert!(ptx.contains(".multicast::cluster.b64"), "{}: commits reach both CTAs", k.name);
-            assert!(ptx.contains(".reqnctapercluster 2, 1, 1"), "{}", k.name);
+            assert!(ptx.contains(".multicast::cluster.b64"), "{}: commits reach both CTAs", k.name());
+            assert!(ptx.contains(".reqnctapercluster 2, 1, 1"), "{}", k.name());
         }
-        let verbose = assemble_verbose(&ptxas, &ptx, &k.name);
-        assert_eq!(spill_bytes(&verbose), (0, 0), "{} spills:\n{verbose}", k.name);
+        let verbose = assemble_verbose(&ptxas, &ptx, k.name());
+        assert_eq!(spill_bytes(&verbose), (0, 0), "{} spills:\n{verbose}", k.name());
     }
 }
 

@@ -74,15 +74,15 @@ scalar_from!(u16, u32, u64, i16, i32, i64, f32, f64, half::f16, half::bf16);
 
 /// Check arguments against the kernel's parameter list: count, kinds and types.
 pub fn check_args(k: &Kernel, args: &[Arg]) -> Result<()> {
-    if args.len() != k.params.len() {
+    if args.len() != k.params().len() {
         return Err(RuntimeError::BadArgument {
-            kernel: k.name.clone(),
-            index: args.len().min(k.params.len()),
-            param: k.params.get(args.len()).map(|p| p.name.clone()).unwrap_or_else(|| "-".into()),
-            problem: format!("the kernel takes {} arguments, {} were given", k.params.len(), args.len()),
+            kernel: k.name().to_owned(),
+            index: args.len().min(k.params().len()),
+            param: k.params().get(args.len()).map(|p| p.name.clone()).unwrap_or_else(|| "-".into()),
+            problem: format!("the kernel takes {} arguments, {} were given", k.params().len(), args.len()),
         });
     }
-    for (i, (p, a)) in k.params.iter().zip(args).enumerate() {
+    for (i, (p, a)) in k.params().iter().zip(args).enumerate() {
         let ok = match (&p.kind, a) {
             (ParamKind::Scalar(t), Arg::Scalar { ty, .. }) => t == ty,
             (ParamKind::Global { elem, .. }, Arg::Buffer { elem: e, .. }) => elem == e,
@@ -90,7 +90,7 @@ pub fn check_args(k: &Kernel, args: &[Arg]) -> Result<()> {
                 if let Some(spec) = &p.tma {
                     if let Err(problem) = m.desc.check_spec(&p.name, spec) {
                         return Err(RuntimeError::BadArgument {
-                            kernel: k.name.clone(),
+                            kernel: k.name().to_owned(),
                             index: i,
                             param: p.name.clone(),
                             problem,
@@ -108,7 +108,7 @@ pub fn check_args(k: &Kernel, args: &[Arg]) -> Result<()> {
                 ParamKind::TensorMap => "a tensor map".into(),
             };
             return Err(RuntimeError::BadArgument {
-                kernel: k.name.clone(),
+                kernel: k.name().to_owned(),
                 index: i,
                 param: p.name.clone(),
                 problem: format!("expected {want}, got {}", a.describe()),

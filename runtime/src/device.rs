@@ -14,7 +14,7 @@ use crate::launch::LaunchConfig;
 pub use crate::launch::{check_config, check_target};
 use crate::tensor_map::{hold_tensor_maps, DeviceKey, Swizzle, TensorMap, TensorMapDesc};
 use crate::{cuda, sim};
-use phaser_codegen::ir::SharedLayout;
+use phaser_codegen::arch::SharedLayout;
 use phaser_codegen::Kernel;
 use std::time::Duration;
 

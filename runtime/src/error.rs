@@ -6,7 +6,7 @@
 use crate::sim::SimReport;
 use crate::watchdog::WatchdogRecord;
 use cudarc::driver::DriverError;
-use phaser_codegen::ir::SharedOverLimit;
+use phaser_codegen::arch::SharedOverLimit;
 use phaser_codegen::CodegenError;
 use std::fmt;
 

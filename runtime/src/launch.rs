@@ -3,7 +3,7 @@
 
 use crate::error::{Result, RuntimeError};
 use crate::watchdog::Watchdog;
-use phaser_codegen::ir::SharedLayout;
+use phaser_codegen::arch::SharedLayout;
 use phaser_codegen::Kernel;
 
 /// Grid, block, dynamic shared memory, programmatic dependent launch and the wait watchdog of
@@ -57,7 +57,7 @@ impl LaunchConfig {
         match self.dynamic_shared_bytes {
             0 => Ok(LaunchConfig { dynamic_shared_bytes: declared, ..self }),
             given if given < declared => Err(RuntimeError::BadLaunch {
-                kernel: k.name.clone(),
+                kernel: k.name().to_owned(),
                 problem: format!(
                     "the launch gives {given} bytes of dynamic shared memory but the kernel's tiles need {declared} \
                      (give at least that, or leave it 0 to get exactly that)"
@@ -94,16 +94,16 @@ impl LaunchConfig {
 /// that only JIT a kernel (bench_jit) ask it first and skip what the device cannot load.
 pub fn check_target(k: &Kernel, (major, minor): (i32, i32)) -> Result<()> {
     let cc = (major * 10 + minor) as u32;
-    if k.target.runs_on(cc) {
+    if k.target().runs_on(cc) {
         return Ok(());
     }
-    let (sm_major, sm_minor) = (k.target.sm() / 10, k.target.sm() % 10);
-    let hint = if k.target.is_arch_specific() {
-        format!("{} code runs only on compute capability {sm_major}.{sm_minor}", k.target)
+    let (sm_major, sm_minor) = (k.target().sm() / 10, k.target().sm() % 10);
+    let hint = if k.target().is_arch_specific() {
+        format!("{} code runs only on compute capability {sm_major}.{sm_minor}", k.target())
     } else {
-        format!("{} needs compute capability {sm_major}.{sm_minor} or newer", k.target)
+        format!("{} needs compute capability {sm_major}.{sm_minor} or newer", k.target())
     };
-    Err(RuntimeError::TargetMismatch { kernel: k.name.clone(), target: k.target.to_string(), major, minor, hint })
+    Err(RuntimeError::TargetMismatch { kernel: k.name().to_owned(), target: k.target().to_string(), major, minor, hint })
 }
 
 /// Launch-shape and shared-memory checks, the same on both backends (the GPU never gets to
@@ -111,8 +111,8 @@ pub fn check_target(k: &Kernel, (major, minor): (i32, i32)) -> Result<()> {
 pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<SharedLayout> {
     // IR nested past the limit is refused before the simulator's recursive passes see it.
     phaser_codegen::arch::check_nesting(k)?;
-    let bad = |problem: String| Err(RuntimeError::BadLaunch { kernel: k.name.clone(), problem });
-    let limits = k.target.limits();
+    let bad = |problem: String| Err(RuntimeError::BadLaunch { kernel: k.name().to_owned(), problem });
+    let limits = k.target().limits();
     if cfg.grid.contains(&0) || cfg.block.contains(&0) {
         return bad(format!("grid {:?} and block {:?} must have no zero dimension", cfg.grid, cfg.block));
     }
@@ -122,10 +122,10 @@ pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<SharedLayout> {
     }
     for (what, dims, max) in [("block", cfg.block, limits.max_block_dims), ("grid", cfg.grid, limits.max_grid_dims)] {
         if let Some(d) = (0..3).find(|&d| dims[d] > max[d]) {
-            return bad(format!("{what} {dims:?}: dimension {d} exceeds {} ({} limit)", max[d], k.target));
+            return bad(format!("{what} {dims:?}: dimension {d} exceeds {} ({} limit)", max[d], k.target()));
         }
     }
-    if let Some(most) = k.bounds.maxntid {
+    if let Some(most) = k.bounds().maxntid {
         let most_threads: u64 = most.iter().map(|&m| m as u64).product();
         if threads > most_threads {
             return bad(format!(
@@ -133,19 +133,19 @@ pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<SharedLayout> {
             ));
         }
     }
-    if let Some(req) = k.bounds.reqntid {
+    if let Some(req) = k.bounds().reqntid {
         if req != cfg.block {
             return bad(format!("the kernel requires block {req:?} (.reqntid), launched with {:?}", cfg.block));
         }
     }
-    if let Some(c) = k.bounds.cluster {
+    if let Some(c) = k.bounds().cluster {
         for d in 0..3 {
             if !cfg.grid[d].is_multiple_of(c[d]) {
                 return bad(format!("grid {:?} is not a multiple of the cluster shape {c:?}", cfg.grid));
             }
         }
     }
-    if k.uses_dynamic_shared && cfg.dynamic_shared_bytes == 0 {
+    if k.uses_dynamic_shared() && cfg.dynamic_shared_bytes == 0 {
         return bad("the kernel uses dynamic shared memory but the launch gives it 0 bytes".into());
     }
     Ok(k.check_shared_launch(cfg.dynamic_shared_bytes)?)

@@ -331,7 +331,7 @@ pub(crate) fn hold_tensor_maps(
     let mut holds = Vec::new();
     for (i, a) in args.iter().enumerate() {
         let crate::Arg::TensorMap(t) = a else { continue };
-        let param = kernel.params.get(i).map_or_else(|| format!("#{i}"), |p| p.name.clone());
+        let param = kernel.params().get(i).map_or_else(|| format!("#{i}"), |p| p.name.clone());
         if t.device != device {
             let backend = |k: DeviceKey| match k {
                 DeviceKey::Sim(_) => crate::Backend::Sim,

@@ -45,10 +45,10 @@ impl WatchdogRecord {
         let loc = kernel.wait_sites().get(site as usize).and_then(|s| s.loc);
         let barrier = match (words[word::ALLOC], words[word::INDEX]) {
             (NONE, _) | (_, NONE) => None,
-            (alloc, index) => kernel.shared.get(alloc as usize).map(|a| (a.name.clone(), index)),
+            (alloc, index) => kernel.shared().get(alloc as usize).map(|a| (a.name.clone(), index)),
         };
         Some(WatchdogRecord {
-            kernel: kernel.name.clone(),
+            kernel: kernel.name().to_owned(),
             site,
             loc,
             barrier,
@@ -152,7 +152,7 @@ mod tests {
         assert_eq!(sites.len(), 2);
         assert_eq!(sites[1].loc.unwrap().line, line);
         assert_eq!(sites[1].parity.as_deref(), Some("1"));
-        let empty = k.shared.iter().position(|a| a.name == "empty").unwrap() as u32;
+        let empty = k.shared().iter().position(|a| a.name == "empty").unwrap() as u32;
         let r = WatchdogRecord::decode(&k, &words(&k, 1, empty, 1, 1, 1)).expect("a complete record");
         assert_eq!(r.barrier, Some(("empty".to_string(), 1)));
         assert_eq!((r.parity, r.phase_parity, r.cta, r.thread), (Some(1), 1, [5, 0, 0], [33, 0, 0]));

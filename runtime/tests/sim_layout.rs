@@ -34,10 +34,10 @@ proptest! {
         prop_assert_eq!(sim.static_bytes as u64, want.static_bytes);
         prop_assert_eq!(sim.total as u64, want.total(dynamic));
         if dynamic > 0 {
-            prop_assert_eq!(sim.regions.len(), k.shared.len() + 1);
+            prop_assert_eq!(sim.regions.len(), k.shared().len() + 1);
             prop_assert_eq!(sim.dynamic_base as u64, want.dynamic_base);
         } else {
-            prop_assert_eq!(sim.regions.len(), k.shared.len());
+            prop_assert_eq!(sim.regions.len(), k.shared().len());
         }
     }
 }

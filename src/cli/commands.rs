@@ -186,12 +186,12 @@ pub(crate) fn emit(
         match (e.kernels)(example_target) {
             Ok(ks) => {
                 for k in ks {
-                    if only.is_some_and(|n| n != k.name) || built.contains(&k) {
+                    if only.is_some_and(|n| n != k.name()) || built.contains(&k) {
                         continue;
                     }
                     built.push(k.clone());
                     todo.push(Emitted {
-                        stem: stem(&mut seen, &k.name),
+                        stem: stem(&mut seen, k.name()),
                         origin: format!("example {}", e.name),
                         kernel: Ok(k),
                     });
@@ -245,7 +245,7 @@ pub(crate) fn emit(
             Err(Problem::Failed(e)) => (e, false, Vec::new()),
         };
         failed += usize::from(!ok);
-        let target = t.kernel.as_ref().map(|k| k.target.to_string()).unwrap_or_default();
+        let target = t.kernel.as_ref().map(|k| k.target().to_string()).unwrap_or_default();
         rows.push(vec![
             t.stem.clone(),
             target.clone(),
@@ -295,7 +295,7 @@ fn emit_one(
     let Some(ptxas) = ptxas else {
         return Ok((ptx_path.display().to_string(), files));
     };
-    let arch = k.target.name();
+    let arch = k.target().name();
     // Line info, so nvdisasm -g / cuobjdump and the profilers show the Rust lines.
     let lineinfo: &[&str] = &["-lineinfo"];
     let mut kept = Vec::new();

@@ -346,7 +346,7 @@ pub fn check_launch_errors(dev: &Device) {
 pub fn check_implied_box() {
     // `dst` declares nothing: the tile stored through it sets what the launch checks.
     let k = swizzled_128b_ring::kernel().unwrap();
-    let dst = k.params.iter().find(|p| p.name == "dst").unwrap();
+    let dst = k.params().iter().find(|p| p.name == "dst").unwrap();
     let spec = dst.tma.as_ref().expect("implied by the store");
     assert_eq!((spec.box_dims.clone(), spec.swizzle, spec.declared), (Some(vec![32, 16]), Some(Swizzle::None), false));
 }

@@ -16,7 +16,7 @@ fn caller(out: &mut [u32]) {
 // Only the macro's errors: the kernel's API still exists, so these calls add nothing.
 fn host(dev: &phaser::Device, out: &mut phaser::Buffer<u32>) {
     let _ = broken::launch(dev, phaser::LaunchConfig::linear(1, 32), out, 4, 2);
-    let _ = broken::kernel_for(2).unwrap().name;
+    let _ = broken::kernel_for(2).unwrap().name();
     let _ = broken::ptx_for(2);
     let _ = broken::build(broken::TARGET, 3);
     let _ = broken::specializations() + broken::NAME.len();

@@ -16,8 +16,8 @@ pub use super::limits::{MAX_ARRIVALS, MAX_NESTING_DEPTH, MAX_TX_BYTES, TMA_RANKS
 /// The PTX ISA version a kernel's instructions and declarations need (whatever its target).
 pub fn ops_ptx(k: &Kernel) -> PtxVersion {
     let mut version = PtxVersion::new(0, 0);
-    walk_insts(&k.body, &mut |inst, _| version = version.max(requirement(inst).ptx));
-    if k.bounds.cluster.is_some() {
+    walk_insts(k.body(), &mut |inst, _| version = version.max(requirement(inst).ptx));
+    if k.bounds().cluster.is_some() {
         version = version.max(CLUSTER_PTX);
     }
     version
@@ -28,16 +28,16 @@ const CLUSTER_PTX: PtxVersion = PtxVersion::new(7, 8);
 
 /// The PTX ISA version a kernel is emitted with: what its target and its ops need.
 pub fn needed_ptx(k: &Kernel) -> PtxVersion {
-    k.target.min_ptx().max(ops_ptx(k))
+    k.target().min_ptx().max(ops_ptx(k))
 }
 
 /// Refuse control flow nested deeper than [`MAX_NESTING_DEPTH`], before any recursive walker
 /// (check, printer, simulator, even `Clone`) sees the kernel.
 pub fn check_nesting(k: &Kernel) -> Result<()> {
-    let depth = nesting_depth(&k.body);
+    let depth = nesting_depth(k.body());
     if depth > MAX_NESTING_DEPTH {
         return Err(CodegenError::new(
-            &k.name,
+            k.name(),
             None,
             format!("control flow is nested {depth} levels deep; at most {MAX_NESTING_DEPTH} levels are supported"),
         ));
@@ -121,19 +121,22 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     check_nesting(k)?;
     let mut diags = Vec::new();
     let mut err =
-        |loc: Option<SourceLoc>, msg: String| diags.push(Diagnostic { kernel: k.name.clone(), loc, message: msg });
-    if k.name.is_empty() {
+        |loc: Option<SourceLoc>, msg: String| diags.push(Diagnostic { kernel: k.name().to_owned(), loc, message: msg });
+    if k.name().is_empty() {
         err(None, "a kernel needs a name (its PTX entry)".into());
     }
-    walk_insts(&k.body, &mut |inst, loc| {
+    walk_insts(k.body(), &mut |inst, loc| {
         let req = requirement(inst);
-        if !req.available_on(k.target) {
+        if !req.available_on(k.target()) {
             let hint = match req.avail {
                 super::isa::Avail::Only(ts) => format!("; compile for {}", ts[0]),
                 super::isa::Avail::SmAtLeast(n) if n >= 90 => "; compile for sm_90a".to_string(),
                 _ => String::new(),
             };
-            err(loc, format!("{} needs {}, but the kernel targets {}{hint}", req.what, req.describe_avail(), k.target));
+            err(
+                loc,
+                format!("{} needs {}, but the kernel targets {}{hint}", req.what, req.describe_avail(), k.target()),
+            );
         }
         for msg in value_problems(inst) {
             err(loc, msg);
@@ -142,10 +145,10 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     for (loc, msg) in super::tcgen05::cta_group_conflicts(k) {
         err(loc, msg);
     }
-    let limits = k.target.limits();
-    let b = &k.bounds;
+    let limits = k.target().limits();
+    let b = k.bounds();
     let bound_problems = [
-        b.cluster.and_then(|c| cluster_problem(c, k.target)),
+        b.cluster.and_then(|c| cluster_problem(c, k.target())),
         b.reqntid.and_then(|t| block_shape_problem("block shape", t, limits)),
         b.maxntid.and_then(|t| block_shape_problem("maximum block shape (.maxntid)", t, limits)),
         b.maxnreg.and_then(|n| max_registers_problem(n, limits)),
@@ -155,7 +158,7 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     for p in bound_problems.into_iter().flatten() {
         err(None, p);
     }
-    for a in &k.shared {
+    for a in k.shared() {
         for p in shared_alloc_problems(&a.name, a.elem, a.len, a.align, limits) {
             err(a.loc, p);
         }
@@ -163,7 +166,7 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     let version = needed_ptx(k);
     let layout = k.shared_layout();
     if let Some(i) = layout.first_over(limits.max_static_shared) {
-        let (a, p) = (&k.shared[i], layout.placements[i]);
+        let (a, p) = (&k.shared()[i], layout.placements[i]);
         err(
             a.loc,
             format!(
@@ -174,7 +177,7 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
                 p.start,
                 p.end,
                 limits.max_static_shared / 1024,
-                k.target,
+                k.target(),
                 layout.static_bytes,
             ),
         );
@@ -465,13 +468,15 @@ pub fn module_ptx_version(m: &Module, max: PtxVersion) -> Result<(Target, PtxVer
     let mut diags = Vec::new();
     let mut version = PtxVersion::new(0, 0);
     for k in &m.kernels {
-        if k.target != first.target {
+        if k.target() != first.target() {
             diags.push(Diagnostic {
-                kernel: k.name.clone(),
+                kernel: k.name().to_owned(),
                 loc: None,
                 message: format!(
                     "targets {} but kernel `{}` in the same module targets {}; put them in separate modules",
-                    k.target, first.name, first.target
+                    k.target(),
+                    first.name(),
+                    first.target()
                 ),
             });
             continue;
@@ -483,22 +488,22 @@ pub fn module_ptx_version(m: &Module, max: PtxVersion) -> Result<(Target, PtxVer
     }
     if diags.is_empty() && version > max {
         diags.push(Diagnostic {
-            kernel: first.name.clone(),
+            kernel: first.name().to_owned(),
             loc: None,
             message: format!("needs PTX ISA {version}, newer than the {max} the target driver loads"),
         });
     }
-    let mut names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
+    let mut names: Vec<&str> = m.kernels.iter().map(|k| k.name()).collect();
     names.sort();
     if names.windows(2).any(|w| w[0] == w[1]) {
         diags.push(Diagnostic {
-            kernel: first.name.clone(),
+            kernel: first.name().to_owned(),
             loc: None,
             message: "two kernels in one module share a name".into(),
         });
     }
     if diags.is_empty() {
-        Ok((first.target, version))
+        Ok((first.target(), version))
     } else {
         Err(CodegenError { diagnostics: diags })
     }

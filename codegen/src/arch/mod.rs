@@ -3,6 +3,7 @@
 pub mod check;
 pub mod isa;
 pub mod limits;
+pub mod shared_layout;
 pub mod swizzle;
 pub mod target;
 pub mod tcgen05;
@@ -10,4 +11,5 @@ pub mod tcgen05;
 pub use check::{check_kernel, check_nesting, module_ptx_version, MAX_PTX_LOADABLE};
 pub use isa::{requirement, Requirement};
 pub use limits::{Limits, DYNAMIC_SHARED_ALIGN, MAX_ARRIVALS, MAX_TX_BYTES};
+pub use shared_layout::{Placement, SharedLayout, SharedOverLimit};
 pub use target::{PtxVersion, Target};

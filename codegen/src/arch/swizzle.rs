@@ -8,15 +8,7 @@
 //! on byte addresses: bits `[4, 4+B)` ^= bits `[7, 7+B)`). The pattern repeats every
 //! `8 * row_bytes` bytes of *address*, so a tile must start on that boundary.
 
-/// The swizzle modes shared by TMA tensor maps and wgmma matrix descriptors.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Swizzle {
-    /// No swizzling: rows are one 16-byte chunk wide (wgmma's "interleaved" core matrices).
-    None,
-    B32,
-    B64,
-    B128,
-}
+pub use crate::ir::swizzle::Swizzle;
 
 impl Swizzle {
     pub const ALL: [Swizzle; 4] = [Swizzle::None, Swizzle::B32, Swizzle::B64, Swizzle::B128];

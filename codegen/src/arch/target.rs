@@ -1,5 +1,7 @@
-//! Compilation targets and PTX ISA versions.
+//! Compilation targets (what each is: its name, compute capability, PTX ISA) and PTX ISA
+//! versions. The [`Target`] identifier itself is the IR's.
 
+pub use crate::ir::target::Target;
 use std::fmt;
 use std::str::FromStr;
 
@@ -20,18 +22,6 @@ impl fmt::Display for PtxVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}", self.major, self.minor)
     }
-}
-
-/// The GPU architecture a kernel is compiled for. `a` targets unlock architecture-specific
-/// instructions (wgmma/setmaxnreg on sm_90a, tcgen05 on sm_100a) that run only on that chip.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Target {
-    Sm80,
-    Sm86,
-    Sm89,
-    Sm90,
-    Sm90a,
-    Sm100a,
 }
 
 impl Target {

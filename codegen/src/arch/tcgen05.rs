@@ -215,7 +215,7 @@ fn ld_st_problems(shape: LdStShape, num: u32, regs: usize, tys: impl Iterator<It
 pub fn cta_group_conflicts(k: &Kernel) -> Vec<(Option<SourceLoc>, String)> {
     let mut first: Option<(CtaGroup, String, Option<SourceLoc>)> = None;
     let mut out = Vec::new();
-    walk_insts(&k.body, &mut |inst, loc| {
+    walk_insts(k.body(), &mut |inst, loc| {
         let Inst::Tcgen05(op) = inst else { return };
         let Some(g) = op.cta_group() else { return };
         match &first {

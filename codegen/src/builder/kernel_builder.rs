@@ -420,15 +420,7 @@ impl KernelBuilder {
         {
             self.bounds.minnctapersm = Some(1);
         }
-        let kernel = self.finish_unchecked()?;
-        if let Some(p) = kernel.declared_shared_problem() {
-            let loc = kernel.dynamic.last().and_then(|d| d.loc);
-            return Err(CodegenError {
-                diagnostics: vec![Diagnostic { kernel: kernel.name.clone(), loc, message: p }],
-            });
-        }
-        check_kernel(&kernel)?;
-        Ok(kernel)
+        check_finished(self.finish_unchecked()?)
     }
 
     fn uses_setmaxnreg(&self) -> bool {
@@ -487,7 +479,7 @@ impl KernelBuilder {
         if !self.errors.is_empty() {
             return Err(CodegenError { diagnostics: self.errors });
         }
-        let kernel = Kernel {
+        let parts = KernelParts {
             name: self.name,
             target: self.target,
             params: self.params,
@@ -498,8 +490,64 @@ impl KernelBuilder {
             body: self.blocks.pop().unwrap_or_default(),
             num_regs: self.next_reg,
             watchdog: self.watchdog,
-            ptx_cache: Default::default(),
         };
-        Ok(kernel)
+        Ok(parts.into_kernel_unchecked())
+    }
+}
+
+/// The checks of a finished kernel, whoever assembled it: its declared shared memory fits its
+/// target, and [`check_kernel`].
+fn check_finished(kernel: Kernel) -> Result<Kernel> {
+    if let Some(p) = kernel.declared_shared_problem() {
+        let loc = kernel.dynamic().last().and_then(|d| d.loc);
+        return Err(CodegenError {
+            diagnostics: vec![Diagnostic { kernel: kernel.name().to_owned(), loc, message: p }],
+        });
+    }
+    check_kernel(&kernel)?;
+    Ok(kernel)
+}
+
+impl KernelParts {
+    /// The kernel these (edited) parts make, checked like [`KernelBuilder::finish`] checks a
+    /// built one.
+    pub fn finish(self) -> Result<Kernel> {
+        check_finished(self.into_kernel_unchecked())
+    }
+
+    /// The kernel these parts make without checking it against its target: IR that a test
+    /// wants a later stage (printer, simulator, launch) to refuse. The printer and the
+    /// launch still check what they must.
+    pub fn finish_unchecked(self) -> Kernel {
+        self.into_kernel_unchecked()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fenced(target: Target) -> Kernel {
+        let mut k = KernelBuilder::new("fenced", target);
+        k.param("x", Type::U32);
+        k.fence_proxy_async(ProxySpace::SharedCta);
+        k.finish().unwrap()
+    }
+
+    #[test]
+    fn parts_round_trip_and_an_edit_is_checked_again() {
+        let k = fenced(Target::Sm90a);
+        assert_eq!(k.to_parts().finish().unwrap(), k);
+        // Edited parts are checked like a built kernel: the fence needs sm_90.
+        let mut parts = k.to_parts();
+        parts.target = Target::Sm80;
+        let err = parts.clone().finish().unwrap_err().to_string();
+        assert!(err.contains("but the kernel targets sm_80"), "{err}");
+        assert_eq!(parts.finish_unchecked().target(), Target::Sm80);
+        // A fresh register follows the kernel's own.
+        let mut parts = k.into_parts();
+        let n = parts.num_regs;
+        assert_eq!(parts.fresh_reg(Type::U32), Reg { id: n, ty: Type::U32 });
+        assert_eq!(parts.finish().unwrap().num_regs(), n + 1);
     }
 }

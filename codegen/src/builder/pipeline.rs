@@ -556,7 +556,7 @@ mod tests {
     impl<'k> Thread<'k> {
         fn run(kernel: &'k Kernel, lane: u64) -> Vec<Op> {
             let mut t = Thread { kernel, lane, regs: HashMap::new(), ops: Vec::new(), steps: 0 };
-            t.block(&kernel.body);
+            t.block(kernel.body());
             t.ops
         }
 
@@ -580,7 +580,7 @@ mod tests {
             let a = self.val(addr);
             let array = ((a >> 16) - 1) as usize;
             assert_eq!(a % 8, 0, "misaligned barrier address {a:#x}");
-            (self.kernel.shared[array].name.clone(), ((a & 0xffff) / 8) as u32)
+            (self.kernel.shared()[array].name.clone(), ((a & 0xffff) / 8) as u32)
         }
 
         fn block(&mut self, b: &[Stmt]) -> Flow {

@@ -306,7 +306,7 @@ impl KernelBuilder {
             });
         }
         let align = shape.layout.align();
-        let offset = crate::ir::shared_layout::next_dynamic_offset(&self.dynamic, align);
+        let offset = crate::arch::shared_layout::next_dynamic_offset(&self.dynamic, align);
         let bytes = shape.bytes();
         let offset = match u32::try_from(offset) {
             Ok(o) if o.checked_add(bytes).is_some() => o,
@@ -767,13 +767,13 @@ mod tests {
         k.tma_load_tile_multicast(a, map, &[Value::u32(0), Value::u32(0)], bar, Value::u32(3));
         let kernel = k.finish().unwrap();
         let mut loads = Vec::new();
-        walk_insts(&kernel.body, &mut |i, _| {
+        walk_insts(kernel.body(), &mut |i, _| {
             if let Inst::Tma(TmaOp::LoadTensor { multicast, .. }) = i {
                 loads.push(*multicast);
             }
         });
         assert_eq!(loads, vec![Some(Value::imm_u(3, Type::U16))]);
-        let spec = kernel.params.iter().find_map(|p| p.tma.clone()).unwrap();
+        let spec = kernel.params().iter().find_map(|p| p.tma.clone()).unwrap();
         assert_eq!(spec.box_dims, Some(vec![64, 128]), "the map expects the flattened box");
     }
 
@@ -792,7 +792,7 @@ mod tests {
         assert_eq!(row.offset_align, 128, "one row of a 128-byte swizzled tile");
         let kernel = k.finish().unwrap();
         assert_eq!(kernel.declared_dynamic_bytes(), 1024 + 2 * 8192);
-        assert!(kernel.uses_dynamic_shared);
+        assert!(kernel.uses_dynamic_shared());
     }
 
     #[test]
@@ -900,7 +900,7 @@ mod tests {
         k.tma_load_tile(t, map, &[Value::s32(0), x], bar);
         let kernel = k.finish().unwrap();
         let mut loads = Vec::new();
-        walk_insts(&kernel.body, &mut |i, _| {
+        walk_insts(kernel.body(), &mut |i, _| {
             if let Inst::Tma(TmaOp::LoadTensor { coords, .. }) = i {
                 loads.push(coords.clone());
             }

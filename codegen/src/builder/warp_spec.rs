@@ -178,7 +178,7 @@ mod tests {
             |k, wg| k.probe("consumer", &[wg]),
         );
         let k = k.finish().unwrap();
-        assert_eq!(k.bounds.maxnreg, Some(168));
+        assert_eq!(k.bounds().maxnreg, Some(168));
         let ptx = emit_kernel(&k).unwrap();
         let dec = ptx.find("setmaxnreg.dec.sync.aligned.u32 40;").unwrap();
         let inc = ptx.find("setmaxnreg.inc.sync.aligned.u32 232;").unwrap();
@@ -223,7 +223,7 @@ mod tests {
             |k, _| k.if_warp(4, |k| k.warp_sync()),
         );
         let k = k.finish().unwrap();
-        assert_eq!(k.bounds.maxnreg, None);
+        assert_eq!(k.bounds().maxnreg, None);
         let ptx = emit_kernel(&k).unwrap();
         assert!(!ptx.contains("setmaxnreg"));
         assert!(ptx.contains("bar.warp.sync 0xffffffff;"));

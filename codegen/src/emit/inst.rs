@@ -44,7 +44,7 @@ pub fn lines(inst: &Inst, cx: &mut InstCtx) -> Vec<String> {
         Inst::Printf(p) => {
             let n = *cx.printfs;
             *cx.printfs += 1;
-            super::escape::printf(p, &format_symbol(&cx.kernel.name, n), n)
+            super::escape::printf(p, &format_symbol(cx.kernel.name(), n), n)
         }
         Inst::Asm(a) => super::escape::inline_asm(a),
         Inst::Tma(op) => vec![tma(op)],

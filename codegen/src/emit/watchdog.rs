@@ -9,7 +9,35 @@
 //! thread's `trap` ends the grid (trapping at once could end it before the record is out).
 
 use super::operand::value;
-use crate::ir::{Kernel, SharedKind, Value, WaitOn};
+use crate::ir::{walk_insts, Inst, Kernel, MbarrierOp, SharedKind, SourceLoc, Value, WaitOn};
+
+/// One blocking mbarrier wait of a kernel, as the watchdog's record names it: its site
+/// number is its index in [`Kernel::wait_sites`] (the printer numbers waits in the same order).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WaitSite {
+    /// The Rust line of the wait.
+    pub loc: Option<SourceLoc>,
+    /// The parity operand as printed (`0`, `1` or a register such as `%r12`); `None` for a
+    /// wait on a state token.
+    pub parity: Option<String>,
+}
+
+impl Kernel {
+    /// Every blocking wait (`MbarrierOp::Wait`) in printing order: the watchdog's site table.
+    pub fn wait_sites(&self) -> Vec<WaitSite> {
+        let mut sites = Vec::new();
+        walk_insts(self.body(), &mut |inst, loc| {
+            if let Inst::Mbarrier(MbarrierOp::Wait { on, .. }) = inst {
+                let parity = match on {
+                    WaitOn::Parity(p) => Some(value(p)),
+                    WaitOn::State(_) => None,
+                };
+                sites.push(WaitSite { loc, parity });
+            }
+        });
+        sites
+    }
+}
 
 /// `.u64` module global: the device address of the record buffer (0: no record).
 pub const RECORD_SYMBOL: &str = "phaser_watchdog_record";
@@ -88,7 +116,7 @@ pub fn trap_path(k: &Kernel, site: u32, bar: &Value, on: &WaitOn, elapsed: &str,
     // Which barrier array holds the address: one range check per array whose address the
     // kernel takes (the only ones a wait can name), against the base the entry computed once
     // (a `mov` of the symbol here would make ptxas read the shared window's base again).
-    let (used, _) = super::printer::shared_bases_used(&k.body);
+    let (used, _) = super::printer::shared_bases_used(k.body());
     for a in used.into_iter().filter(|&a| k.alloc(a).kind == SharedKind::Barriers) {
         let (i, a) = (a.0, k.alloc(a));
         v.extend([

@@ -1,19 +1,14 @@
 //! Kernels, their parameters and shared-memory allocations; modules of kernels.
 
-use super::shared_layout::DynamicAlloc;
+use super::dynamic_alloc::DynamicAlloc;
+use super::printed::Printed;
 use super::source_loc::SourceLoc;
 use super::stmt::Block;
+use super::target::Target;
 use super::tensor_map_spec::TensorMapSpec;
 use super::types::Type;
-use super::value::Reg;
-use crate::arch::Target;
-use crate::emit::PtxCache;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct AllocId(pub u32);
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ParamId(pub u32);
+use super::value::{AllocId, ParamId, Reg};
+use std::sync::Arc;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ParamKind {
@@ -88,8 +83,28 @@ pub struct LaunchBounds {
     pub minnctapersm: Option<u32>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+/// A finished kernel. It cannot be edited, so its PTX is printed once and kept beside it: read
+/// it through the getters; to build a variant, take it apart with [`Kernel::into_parts`], edit
+/// the [`KernelParts`] and `finish` them again, which checks the result.
+#[derive(Clone, Debug)]
 pub struct Kernel {
+    parts: KernelParts,
+    /// Text printed from this kernel (see `Kernel::ptx`). A clone is the same kernel, so it
+    /// shares the text.
+    pub(crate) printed: Arc<Printed>,
+}
+
+/// Two kernels are equal when their IR is: the printed text follows from it.
+impl PartialEq for Kernel {
+    fn eq(&self, other: &Kernel) -> bool {
+        self.parts == other.parts
+    }
+}
+
+/// A kernel's parts, open to edit: what [`Kernel::into_parts`] returns and what the builder
+/// assembles. `finish` (in the builder) checks them and makes a [`Kernel`] again.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KernelParts {
     pub name: String,
     pub target: Target,
     pub params: Vec<Param>,
@@ -106,12 +121,75 @@ pub struct Kernel {
     /// What this kernel's blocking waits do when a phase never completes (`None`: what the
     /// launch or the device decides; see [`Watchdog`]).
     pub watchdog: Option<Watchdog>,
-    /// This kernel's PTX, printed on first use (see [`Kernel::ptx`]).
-    pub(crate) ptx_cache: PtxCache,
+}
+
+impl KernelParts {
+    /// A fresh register of type `ty` (for code added to the body).
+    pub fn fresh_reg(&mut self, ty: Type) -> Reg {
+        let r = Reg { id: self.num_regs, ty };
+        self.num_regs += 1;
+        r
+    }
+
+    /// The kernel these parts make, unchecked: for the crate's constructors, which check it.
+    pub(crate) fn into_kernel_unchecked(self) -> Kernel {
+        Kernel { parts: self, printed: Arc::default() }
+    }
+}
+
+impl Kernel {
+    /// Take the kernel apart to build a variant of it (the variant prints its own PTX).
+    pub fn into_parts(self) -> KernelParts {
+        self.parts
+    }
+
+    /// A copy of the kernel's parts, to build a variant while keeping the kernel.
+    pub fn to_parts(&self) -> KernelParts {
+        self.parts.clone()
+    }
+
+    /// The kernel's name (its PTX entry symbol).
+    pub fn name(&self) -> &str {
+        &self.parts.name
+    }
+    pub fn target(&self) -> Target {
+        self.parts.target
+    }
+    pub fn params(&self) -> &[Param] {
+        &self.parts.params
+    }
+    /// The static shared allocations, in declaration order.
+    pub fn shared(&self) -> &[SharedAlloc] {
+        &self.parts.shared
+    }
+    /// Whether the kernel addresses dynamic shared memory (`extern .shared`).
+    pub fn uses_dynamic_shared(&self) -> bool {
+        self.parts.uses_dynamic_shared
+    }
+    /// Tiles the builder placed in the dynamic window; a launch that gives no explicit dynamic
+    /// size gets what they need ([`Kernel::declared_dynamic_bytes`]).
+    pub fn dynamic(&self) -> &[DynamicAlloc] {
+        &self.parts.dynamic
+    }
+    pub fn bounds(&self) -> &LaunchBounds {
+        &self.parts.bounds
+    }
+    pub fn body(&self) -> &Block {
+        &self.parts.body
+    }
+    /// Number of virtual registers allocated (ids are `0..num_regs`).
+    pub fn num_regs(&self) -> u32 {
+        self.parts.num_regs
+    }
+    /// What this kernel's blocking waits do when a phase never completes (`None`: what the
+    /// launch or the device decides; see [`Watchdog`]).
+    pub fn watchdog(&self) -> Option<Watchdog> {
+        self.parts.watchdog
+    }
 }
 
 /// The wait watchdog: a blocking mbarrier wait that has waited longer than this traps,
-/// after writing a record naming itself (see [`crate::emit::watchdog`]), so a deadlock
+/// after writing a record naming itself (the printer's `emit::watchdog`), so a deadlock
 /// becomes an error instead of a hung process. `Off` waits forever: what a debugger
 /// (cuda-gdb) session wants, to inspect the hung threads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -122,8 +200,9 @@ pub enum Watchdog {
 }
 
 impl Watchdog {
-    /// The default: no legitimate single mbarrier wait lasts seconds.
-    pub const DEFAULT: Watchdog = Watchdog::AfterNs(crate::emit::DEFAULT_WAIT_TIMEOUT_NS);
+    /// The default timeout: no legitimate single mbarrier wait lasts seconds.
+    pub const DEFAULT_TIMEOUT_NS: u64 = 4_000_000_000;
+    pub const DEFAULT: Watchdog = Watchdog::AfterNs(Watchdog::DEFAULT_TIMEOUT_NS);
 
     pub fn after(d: std::time::Duration) -> Watchdog {
         Watchdog::AfterNs(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1))
@@ -177,42 +256,18 @@ impl std::fmt::Display for Watchdog {
     }
 }
 
-/// One blocking mbarrier wait of a kernel, as the watchdog's record names it: its site
-/// number is its index in [`Kernel::wait_sites`] (the printer numbers waits in the same order).
-#[derive(Clone, Debug, PartialEq)]
-pub struct WaitSite {
-    /// The Rust line of the wait.
-    pub loc: Option<SourceLoc>,
-    /// The parity operand as printed (`0`, `1` or a register such as `%r12`); `None` for a
-    /// wait on a state token.
-    pub parity: Option<String>,
-}
-
 impl Kernel {
-    /// End of the static shared allocations (see [`super::SharedLayout`]), saturated to `u32`.
-    pub fn static_shared_bytes(&self) -> u32 {
-        u32::try_from(self.shared_layout().static_bytes).unwrap_or(u32::MAX)
-    }
     pub fn param(&self, id: ParamId) -> &Param {
-        &self.params[id.0 as usize]
+        &self.parts.params[id.0 as usize]
     }
     pub fn alloc(&self, id: AllocId) -> &SharedAlloc {
-        &self.shared[id.0 as usize]
+        &self.parts.shared[id.0 as usize]
     }
 
-    /// Every blocking wait (`MbarrierOp::Wait`) in printing order: the watchdog's site table.
-    pub fn wait_sites(&self) -> Vec<WaitSite> {
-        let mut sites = Vec::new();
-        super::stmt::walk_insts(&self.body, &mut |inst, loc| {
-            if let super::Inst::Mbarrier(super::MbarrierOp::Wait { on, .. }) = inst {
-                let parity = match on {
-                    super::WaitOn::Parity(p) => Some(crate::emit::operand::value(p)),
-                    super::WaitOn::State(_) => None,
-                };
-                sites.push(WaitSite { loc, parity });
-            }
-        });
-        sites
+    /// Dynamic shared memory the kernel's tiles need (0 without tiles): what a launch that
+    /// gives no explicit size gets.
+    pub fn declared_dynamic_bytes(&self) -> u32 {
+        u32::try_from(self.dynamic().iter().map(DynamicAlloc::end).max().unwrap_or(0)).unwrap_or(u32::MAX)
     }
 }
 

@@ -12,7 +12,7 @@
 //! offsets and start address follow from the tile (PTX ISA "Shared Memory Matrix Layout",
 //! canonical layouts), so they are never typed by hand.
 
-pub use crate::arch::swizzle::Swizzle;
+pub use super::swizzle::Swizzle;
 
 /// Which dimension of a multiplicand is contiguous in shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

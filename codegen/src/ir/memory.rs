@@ -1,8 +1,7 @@
 //! Loads, stores and addresses of memory.
 
-use super::kernel::{AllocId, ParamId};
 use super::types::Type;
-use super::value::{Reg, Value};
+use super::value::{AllocId, ParamId, Reg, Value};
 
 /// PTX state spaces an address can point into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

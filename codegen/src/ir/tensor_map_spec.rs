@@ -6,8 +6,8 @@
 //! that delivers a different number of bytes than `expect_tx` registered (a deadlock).
 
 use super::source_loc::SourceLoc;
+use super::swizzle::Swizzle;
 use super::types::Type;
-use crate::arch::swizzle::Swizzle;
 
 /// The expectation on one tensor-map parameter. Unset fields are not checked.
 #[derive(Clone, Debug, PartialEq, Eq)]

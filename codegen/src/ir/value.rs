@@ -1,6 +1,15 @@
-//! Virtual registers, immediates and the values built from them.
+//! Virtual registers, immediates and the values built from them; the ids that name a
+//! kernel's parameters and shared allocations.
 
 use super::types::Type;
+
+/// A static shared allocation: its index in the kernel's `shared`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AllocId(pub u32);
+
+/// A kernel parameter: its index in the kernel's `params`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ParamId(pub u32);
 
 /// A virtual register. The IR is not SSA: a register may be assigned many times
 /// (a `let mut phase` is one register), exactly like PTX registers.

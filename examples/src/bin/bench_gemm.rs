@@ -438,7 +438,7 @@ fn main() {
                     let ptx = phaser::codegen::emit_kernel(&k).expect("emit");
                     // The DSL kernel has one entry name for every configuration.
                     let file = match imp {
-                        Impl::Builder => format!("{}.ptx", k.name),
+                        Impl::Builder => format!("{}.ptx", k.name()),
                         Impl::Dsl => format!("gemm_dsl_{}.ptx", cfg.kernel_name()),
                     };
                     std::fs::write(dir.join(file), ptx).expect("write PTX");

@@ -155,7 +155,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let first = gallery::seeds::phase_flip(Target::Sm90a)?;
     let text = format!("{}\n// first JIT {}\n", emit_kernel(&first)?, nonce());
     let t = Instant::now();
-    let (m, _) = jit::load(&ctx, &text, &first.name, &plain)?;
+    let (m, _) = jit::load(&ctx, &text, first.name(), &plain)?;
     let first_jit = t.elapsed();
     drop(m);
     println!("first PTX JIT of the process (includes loading the JIT compiler): {} ms\n", ms(first_jit));
@@ -171,10 +171,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             builds.push(t.elapsed() / kernels.len().max(1) as u32);
         }
         let build = median(builds);
-        for k in kernels.iter().filter(|k| o.only.as_deref().is_none_or(|s| k.name.contains(s))) {
+        for k in kernels.iter().filter(|k| o.only.as_deref().is_none_or(|s| k.name().contains(s))) {
             // The driver cannot JIT code for another architecture (sm_100a on an H200): skip it.
             if let Err(RuntimeError::TargetMismatch { target, major, minor, .. }) = dev.check_target(k) {
-                println!("skip {}: needs {target}, device is sm_{major}{minor}", k.name);
+                println!("skip {}: needs {target}, device is sm_{major}{minor}", k.name());
                 continue;
             }
             let mut prints = Vec::new();
@@ -186,21 +186,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             let text = format!("{text}\n// bench_jit {}\n", nonce());
             let t = Instant::now();
-            let (m, _) = jit::load(&ctx, &text, &k.name, &plain)?;
+            let (m, _) = jit::load(&ctx, &text, k.name(), &plain)?;
             let driver_cold = t.elapsed();
             drop(m);
             let t = Instant::now();
-            let (m, _) = jit::load(&ctx, &text, &k.name, &plain)?;
+            let (m, _) = jit::load(&ctx, &text, k.name(), &plain)?;
             let driver_warm = t.elapsed();
             drop(m);
             // The line-info path: link (JIT) then load the cubin.
             let t = Instant::now();
-            let cubin = jit::link_with_line_info(&text, &k.name)?;
+            let cubin = jit::link_with_line_info(&text, k.name())?;
             let m = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(cubin.clone()))?;
             let link_cold = t.elapsed();
             drop(m);
             let t = Instant::now();
-            let again = jit::link_with_line_info(&text, &k.name)?;
+            let again = jit::link_with_line_info(&text, k.name())?;
             let m = ctx.load_module(cudarc::nvrtc::Ptx::from_binary(again))?;
             let link_again = t.elapsed();
             drop(m);
@@ -220,22 +220,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 phaser::codegen::ptxas::assemble_to(
                     p,
                     &text,
-                    k.target.name(),
+                    k.target().name(),
                     &["-lineinfo"],
                     &prebuilt_dir.path().join(name),
                 )
-                .map_err(|e| format!("ptxas on {}: {e}", k.name))?;
+                .map_err(|e| format!("ptxas on {}: {e}", k.name()))?;
                 aot_ptxas = Some(t.elapsed());
                 let t = Instant::now();
-                let (m, stats) = jit::load(&ctx, &text, &k.name, &aot)?;
+                let (m, stats) = jit::load(&ctx, &text, k.name(), &aot)?;
                 aot_load = Some(t.elapsed());
                 drop(m);
                 if stats.path != jit::LoadPath::Prebuilt {
-                    return Err(format!("{}: the prebuilt cubin was not used ({:?})", k.name, stats.path).into());
+                    return Err(format!("{}: the prebuilt cubin was not used ({:?})", k.name(), stats.path).into());
                 }
             }
             let row = Row {
-                name: k.name.clone(),
+                name: k.name().to_owned(),
                 build,
                 print: median(prints),
                 ptx_kib: text.len() as f64 / 1024.0,

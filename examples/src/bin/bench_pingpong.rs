@@ -81,7 +81,7 @@ fn main() {
             for (suffix, opts) in emit_forms() {
                 let ptx =
                     phaser::codegen::emit_module(&phaser::codegen::Module::new(vec![k.clone()]), &opts).expect("emit");
-                std::fs::write(dir.join(format!("{}_{suffix}.ptx", k.name)), ptx).expect("write PTX");
+                std::fs::write(dir.join(format!("{}_{suffix}.ptx", k.name())), ptx).expect("write PTX");
             }
         }
         println!("PTX written to {}", dir.display());

@@ -65,8 +65,8 @@ fn cubin(dir: &str) -> Result<(), Box<dyn std::error::Error>> {
         // nvdisasm -g prints `//## File "<file>", line N`: expect the file.
         let file = k.wait_sites().first().and_then(|s| s.loc).map(|l| l.file).unwrap_or_default();
         println!("expected: \"{file}\"");
-        let bytes = phaser::runtime::cuda::jit::link_with_line_info(&ptx, &k.name)?;
-        let path = std::path::Path::new(dir).join(format!("{}.cubin", k.name));
+        let bytes = phaser::runtime::cuda::jit::link_with_line_info(&ptx, k.name())?;
+        let path = std::path::Path::new(dir).join(format!("{}.cubin", k.name()));
         std::fs::write(&path, &bytes)?;
         println!(
             "wrote {} ({} bytes, linked by the driver with CU_JIT_GENERATE_LINE_INFO)",

@@ -189,12 +189,12 @@ pub fn file_stems(kernels: &[Kernel]) -> Vec<String> {
     kernels
         .iter()
         .map(|k| {
-            let n = seen.entry(k.name.as_str()).or_insert(0);
+            let n = seen.entry(k.name()).or_insert(0);
             *n += 1;
             if *n == 1 {
-                k.name.clone()
+                k.name().to_owned()
             } else {
-                format!("{}.{}", k.name, n)
+                format!("{}.{}", k.name(), n)
             }
         })
         .collect()

@@ -276,7 +276,7 @@ impl Problem {
 
     /// The index of the launch of the kernel named `name`.
     pub fn launch_of(&self, name: &str) -> Option<usize> {
-        self.launches.iter().position(|l| l.kernel.name == name)
+        self.launches.iter().position(|l| l.kernel.name() == name)
     }
 
     /// Keep launch `index` only (the mutation suite simulates one kernel at a time).

@@ -703,7 +703,7 @@ mod tests {
     fn builds_for_every_depth() {
         for s in MIN_STAGES..=MAX_STAGES {
             let k = kernel(Target::Sm90a, s).unwrap();
-            assert_eq!(k.bounds.maxnreg, Some(168));
+            assert_eq!(k.bounds().maxnreg, Some(168));
             assert!(dynamic_shared_bytes(s) <= SMEM_BUDGET);
         }
         assert!(kernel(Target::Sm90a, 9).is_err());
@@ -713,12 +713,12 @@ mod tests {
     fn other_configs() {
         for cfg in sweep_configs() {
             let k = kernel_with(Target::Sm90a, cfg).unwrap_or_else(|e| panic!("{cfg:?}: {e}"));
-            assert_eq!(k.bounds.reqntid, Some([cfg.threads(), 1, 1]));
+            assert_eq!(k.bounds().reqntid, Some([cfg.threads(), 1, 1]));
         }
         let c = StreamConfig { box_rows: 32, consumer_wgs: 1, ..StreamConfig::new(4) };
         assert_eq!(c.rows_per_warp(), 8);
         assert_eq!(c.name(), "stream_axpb_s4_r32_w1");
-        assert_eq!(kernel_with(Target::Sm90a, c).unwrap().bounds.maxnreg, Some(248));
+        assert_eq!(kernel_with(Target::Sm90a, c).unwrap().bounds().maxnreg, Some(248));
         assert!(StreamConfig { box_rows: 32, ..StreamConfig::new(8) }.problem().unwrap().contains("budget"));
         assert!(StreamConfig { box_rows: 12, ..StreamConfig::new(4) }.problem().is_some());
     }

@@ -105,9 +105,9 @@ impl LdgConfig {
     /// `stream_ldg` specialized for `vecs`, its entry named [`Self::name`] so that profiles
     /// (`ncu -k`) tell the configurations apart.
     pub fn kernel(&self, target: Target) -> Result<Kernel, CodegenError> {
-        let mut kernel = stream_ldg::build(target, self.vecs)?;
+        let mut kernel = stream_ldg::build(target, self.vecs)?.into_parts();
         kernel.name = self.name();
-        Ok(kernel)
+        kernel.finish()
     }
     /// The launch over `n` floats on a device of `sm_count` SMs.
     pub fn plan(&self, n: u64, sm_count: u32) -> Result<Plan, RuntimeError> {
@@ -189,7 +189,7 @@ mod tests {
         let c = LdgConfig { vecs: 2, ctas_per_sm: None };
         let p = c.plan(1 << 28, 132).unwrap();
         assert_eq!((p.grid, p.block, p.dynamic_smem), (262_144, 128, 0));
-        assert_eq!(p.kernel.name, "stream_ldg_v2");
+        assert_eq!(p.kernel.name(), "stream_ldg_v2");
         let p = LdgConfig { vecs: 4, ctas_per_sm: Some(8) }.plan(1 << 28, 132).unwrap();
         assert_eq!(p.grid, 1056);
         // Fewer chunks than the persistent grid: one CTA per chunk.

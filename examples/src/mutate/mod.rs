@@ -104,7 +104,7 @@ pub fn sites(k: &phaser::codegen::Kernel) -> Vec<String> {
         IF,
     ];
     let mut out = Vec::new();
-    site::preorder(&k.body, &mut |id, s| {
+    site::preorder(k.body(), &mut |id, s| {
         if let Some(op) = ALL.iter().find(|o| (o.matches)(&s.kind)) {
             let (line, text) = match s.loc {
                 Some(l) => (site::short(&l), site::source_line(&l).unwrap_or_default()),

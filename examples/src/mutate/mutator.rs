@@ -5,21 +5,19 @@
 
 use super::op::{operand_mut, Role};
 use super::site::{locate, size, Site};
+use phaser::codegen::ir::KernelParts;
 use phaser::codegen::ir::*;
-use phaser::codegen::Kernel;
 
 /// Fresh registers for the instructions a rewrite adds.
 pub struct Fresh<'k> {
-    kernel: &'k mut Kernel,
+    kernel: &'k mut KernelParts,
 }
 
 impl Fresh<'_> {
     pub fn reg(&mut self, ty: Type) -> Reg {
-        let r = Reg { id: self.kernel.num_regs, ty };
-        self.kernel.num_regs += 1;
-        r
+        self.kernel.fresh_reg(ty)
     }
-    pub fn kernel(&self) -> &Kernel {
+    pub fn kernel(&self) -> &KernelParts {
         self.kernel
     }
 }
@@ -31,9 +29,9 @@ pub trait Mutator: Send + Sync {
     /// The statements that replace `target` (none: it is deleted), or why this mutator does not
     /// apply to it.
     fn rewrite(&self, target: &Stmt, fresh: &mut Fresh) -> Result<Vec<Stmt>, String>;
-    /// Apply to statement `id` (preorder) of `k`. The default replaces it by [`Self::rewrite`];
-    /// mutators that move the statement override this.
-    fn apply(&self, k: &mut Kernel, id: usize) -> Result<(), String> {
+    /// Apply to statement `id` (preorder) of the kernel `k` (taken apart). The default replaces
+    /// it by [`Self::rewrite`]; mutators that move the statement override this.
+    fn apply(&self, k: &mut KernelParts, id: usize) -> Result<(), String> {
         let target = stmt(k, id)?.clone();
         let repl = self.rewrite(&target, &mut Fresh { kernel: k })?;
         let (block, i) = locate(&mut k.body, id).ok_or("no such statement")?;
@@ -42,7 +40,7 @@ pub trait Mutator: Send + Sync {
     }
 }
 
-fn stmt(k: &mut Kernel, id: usize) -> Result<&Stmt, String> {
+fn stmt(k: &mut KernelParts, id: usize) -> Result<&Stmt, String> {
     let (block, i) = locate(&mut k.body, id).ok_or("no such statement")?;
     Ok(&block[i])
 }
@@ -212,8 +210,8 @@ impl Mutator for Move {
     fn rewrite(&self, _: &Stmt, _: &mut Fresh) -> Result<Vec<Stmt>, String> {
         Err("a move is applied to the kernel".into())
     }
-    fn apply(&self, k: &mut Kernel, id: usize) -> Result<(), String> {
-        let (to, _) = self.to.resolve(k)?;
+    fn apply(&self, k: &mut KernelParts, id: usize) -> Result<(), String> {
+        let (to, _) = self.to.resolve_in(&k.name, &k.body)?;
         let (block, i) = locate(&mut k.body, id).ok_or("no such statement")?;
         // Preorder indices of this block's statements, from the moved one's.
         let mut ids = vec![id; block.len()];

@@ -6,7 +6,7 @@
 //! fails with the candidates it found.
 
 use super::op::Op;
-use phaser::codegen::ir::{SourceLoc, Stmt, StmtKind};
+use phaser::codegen::ir::{Block, SourceLoc, Stmt, StmtKind};
 use phaser::codegen::Kernel;
 use std::collections::HashMap;
 use std::fmt;
@@ -36,9 +36,14 @@ impl Site {
 
     /// The statement's preorder index in `k` (see [`preorder`]) and its source location.
     pub fn resolve(&self, k: &Kernel) -> Result<(usize, SourceLoc), String> {
+        self.resolve_in(k.name(), k.body())
+    }
+
+    /// [`Self::resolve`] in the body of kernel `name` (a kernel taken apart, being edited).
+    pub fn resolve_in(&self, name: &str, body: &Block) -> Result<(usize, SourceLoc), String> {
         let want = squash(self.line);
         let mut found = Vec::new();
-        preorder(&k.body, &mut |id, s| {
+        preorder(body, &mut |id, s| {
             if (self.op.matches)(&s.kind) {
                 if let Some(loc) = s.loc {
                     if source_line(&loc).is_some_and(|text| squash(&text).contains(&want)) {
@@ -51,7 +56,7 @@ impl Site {
             let lines: Vec<String> = found.iter().map(|(_, l)| short(l)).collect();
             return Err(format!(
                 "site {self} in `{}`: expected {} `{}` statement(s) on lines containing `{}`, found {}{}",
-                k.name,
+                name,
                 self.of,
                 self.op.name,
                 self.line,

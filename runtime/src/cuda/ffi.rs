@@ -378,7 +378,7 @@ mod tests {
         for (i, t) in types.iter().enumerate() {
             k.param(&format!("x{i}"), *t);
         }
-        k.finish().unwrap().params
+        k.finish().unwrap().params().to_vec()
     }
 
     #[test]

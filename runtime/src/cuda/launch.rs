@@ -12,7 +12,7 @@ use crate::launch::LaunchConfig;
 use crate::watchdog::{Watchdog, WatchdogRecord};
 use cudarc::driver::sys::CUfunction_attribute_enum;
 use phaser_codegen::ir::Kernel;
-use phaser_codegen::ir::SharedLayout;
+use phaser_codegen::arch::SharedLayout;
 use std::time::{Duration, Instant};
 
 /// Longest a launch may take before the host gives up waiting (the device-side watchdog in
@@ -33,7 +33,7 @@ impl CudaDevice {
         args: &[CudaArg],
     ) -> Result<Duration> {
         let mut slots = Vec::with_capacity(args.len());
-        for (a, p) in args.iter().zip(&k.params) {
+        for (a, p) in args.iter().zip(k.params()) {
             slots.push(match a {
                 ResolvedArg::Scalar { ty, bits } => match ty.size() {
                     2 => Slot::U16(*bits as u16),
@@ -52,17 +52,17 @@ impl CudaDevice {
                 },
             });
         }
-        let watchdog = cfg.watchdog.or(k.watchdog).unwrap_or(self.watchdog);
+        let watchdog = cfg.watchdog.or(k.watchdog()).unwrap_or(self.watchdog);
         let opts = super::policy::emit_options(watchdog, self.wait_loop);
         let ptx = k.ptx_with(&opts)?;
         // Held until the kernel finished: one launch at a time owns the record.
         let record = self.record.lock().unwrap_or_else(|p| p.into_inner());
         // The entry's PTX symbol: a name that is not a PTX identifier is escaped by the printer.
-        let symbol = phaser_codegen::emit::entry_symbol(&k.name);
+        let symbol = phaser_codegen::emit::entry_symbol(k.name());
         let f = self.modules.function_with_record(&self.ctx, &self.stream, &ptx, &symbol, record.device_addr())?;
         // Without the opt-in a block gets 48 KiB, the static limit; the target's full limit
         // was checked already.
-        let limits = k.target.limits();
+        let limits = k.target().limits();
         if layout.total(cfg.dynamic_shared_bytes) > limits.max_static_shared as u64 {
             f.set_attribute(
                 CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -70,27 +70,28 @@ impl CudaDevice {
             )
             .map_err(driver_err(format!(
                 "raising the dynamic shared memory limit of `{}` to {} bytes",
-                k.name, cfg.dynamic_shared_bytes
+                k.name(),
+                cfg.dynamic_shared_bytes
             )))?;
         }
-        if let Some(c) = k.bounds.cluster {
+        if let Some(c) = k.bounds().cluster {
             if c.iter().product::<u32>() > limits.max_cluster_ctas {
                 f.set_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
-                    .map_err(driver_err(format!("allowing the non-portable cluster shape {c:?} of `{}`", k.name)))?;
+                    .map_err(driver_err(format!("allowing the non-portable cluster shape {c:?} of `{}`", k.name())))?;
             }
         }
         record.clear();
         let timer = super::timer::EventTimer::start(&self.ctx, &self.stream)?;
         let launched = if cfg.programmatic_dependent_launch {
-            ffi::launch_dependent(&self.ctx, &self.stream, &f, &k.params, &slots, cfg)
+            ffi::launch_dependent(&self.ctx, &self.stream, &f, k.params(), &slots, cfg)
         } else {
-            ffi::launch(&self.stream, &f, &k.params, &slots, cfg)
+            ffi::launch(&self.stream, &f, k.params(), &slots, cfg)
         };
-        launched.map_err(driver_err(format!("launching `{}`", k.name)))?;
+        launched.map_err(driver_err(format!("launching `{}`", k.name())))?;
         timer.stop(&self.stream)?;
         // After a fault the record (host memory) is still readable: it names the starved wait.
         let fault = |message: String, source| RuntimeError::KernelFault {
-            kernel: k.name.clone(),
+            kernel: k.name().to_owned(),
             message,
             watchdog: WatchdogRecord::decode(k, &record.read()).map(Box::new),
             source,

@@ -149,12 +149,12 @@ impl SimDevice {
         std::fs::create_dir_all(dir).map_err(io)?;
         let n = {
             let mut counts = self.trace_counts.lock().unwrap_or_else(|p| p.into_inner());
-            let c = counts.entry(k.name.clone()).or_insert(0);
+            let c = counts.entry(k.name().to_owned()).or_insert(0);
             *c += 1;
             *c
         };
         // The PTX entry symbol: an escaped name cannot hold a path separator or `..`.
-        let file = phaser_codegen::emit::entry_symbol(&k.name);
+        let file = phaser_codegen::emit::entry_symbol(k.name());
         std::fs::write(dir.join(format!("{file}.{n}.trace.json")), r.chrome_trace_json()).map_err(io)?;
         let mut tags: Vec<&str> = r.probes.iter().map(|p| p.tag).collect();
         tags.dedup();
@@ -195,7 +195,7 @@ impl SimDevice {
                     tmaps.push(None);
                 }
                 ResolvedArg::TensorMap(t) => {
-                    validate_map(&k.params[i].name, &t.desc)?;
+                    validate_map(&k.params()[i].name, &t.desc)?;
                     params.push(param_addr(i));
                     tmaps.push(Some(t.desc.clone()));
                 }
@@ -215,7 +215,7 @@ impl SimDevice {
             layout: &layout,
             params: &params,
             tmaps: &tmaps,
-            cluster_dim: k.bounds.cluster.unwrap_or([1, 1, 1]),
+            cluster_dim: k.bounds().cluster.unwrap_or([1, 1, 1]),
         };
         if sc.race_check {
             grid::run::<HappensBefore>(&cx, &mut gmem, &mut out)?;
@@ -229,7 +229,7 @@ impl SimDevice {
             print!("{text}");
         }
         Ok(SimReport {
-            kernel: k.name.clone(),
+            kernel: k.name().to_owned(),
             seed: sc.seed,
             strategy: sc.strategy,
             stats: out.stats,

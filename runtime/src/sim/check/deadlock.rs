@@ -49,7 +49,7 @@ impl<C: Checker> Engine<'_, C> {
         RuntimeError::SimulatorLimit(format!(
             "kernel `{}`: the simulation stopped after {total} thread-instructions (SimConfig::max_steps); an \
              infinite loop? Threads were at:\n{}",
-            self.cx.kernel.name,
+            self.cx.kernel.name(),
             wheres.join("\n")
         ))
     }

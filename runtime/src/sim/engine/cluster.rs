@@ -133,7 +133,7 @@ impl<'a, C: Checker> Engine<'a, C> {
         } else {
             0
         };
-        (ctas * (smem + checked) + threads * cx.kernel.num_regs as usize * 8) as u64
+        (ctas * (smem + checked) + threads * cx.kernel.num_regs() as usize * 8) as u64
     }
 
     /// Set up the cluster whose CTAs have the given `%ctaid`s (rank order).
@@ -145,7 +145,7 @@ impl<'a, C: Checker> Engine<'a, C> {
             return Err(RuntimeError::SimulatorLimit(format!(
                 "kernel `{}`: simulating one cluster of {} CTAs x {tpc} threads needs about {need} bytes, over the \
                  simulator's memory limit of {} bytes (SimConfig::max_memory_bytes)",
-                cx.kernel.name,
+                cx.kernel.name(),
                 ctaids.len(),
                 cx.config.max_memory_bytes
             )));
@@ -163,14 +163,14 @@ impl<'a, C: Checker> Engine<'a, C> {
                 exited: 0,
             })
             .collect::<Vec<_>>();
-        let nregs = cx.kernel.num_regs as usize;
+        let nregs = cx.kernel.num_regs() as usize;
         let mut warps = Vec::new();
         for c in 0..ctaids.len() {
             for wi in 0..tpc.div_ceil(32) {
                 let nl = (tpc - wi * 32).min(32);
                 let all = if nl == 32 { u32::MAX } else { (1u32 << nl) - 1 };
                 let mut regs = vec![0u64; nregs * 32];
-                for (p, &v) in cx.kernel.params.iter().zip(cx.params) {
+                for (p, &v) in cx.kernel.params().iter().zip(cx.params) {
                     let r = p.reg.id as usize * 32;
                     regs[r..r + 32].fill(v);
                 }
@@ -295,7 +295,7 @@ impl<'a, C: Checker> Engine<'a, C> {
         let f = Finding {
             category,
             severity: Severity::Error,
-            kernel: self.cx.kernel.name.clone(),
+            kernel: self.cx.kernel.name().to_owned(),
             cta: self.exec.ctas[cta].ctaid,
             warp: thread.map(|t| t / 32),
             thread,

@@ -153,7 +153,7 @@ pub struct Region {
 }
 
 /// Where each static allocation lives and where dynamic shared memory starts: codegen's
-/// [`phaser_codegen::ir::SharedLayout`] (the layout the printer and the CUDA launch use),
+/// [`phaser_codegen::arch::SharedLayout`] (the layout the printer and the CUDA launch use),
 /// with names for findings and traces. Offsets fit `u32`: the launch check bounded them.
 #[derive(Clone, Debug)]
 pub struct SmemLayout {
@@ -168,7 +168,7 @@ impl SmemLayout {
         let layout = k.shared_layout();
         let narrow = |x: u64| u32::try_from(x).expect("the launch check bounds shared memory");
         let mut regions: Vec<Region> = k
-            .shared
+            .shared()
             .iter()
             .zip(&layout.placements)
             .map(|(a, p)| Region {

@@ -129,9 +129,9 @@ impl Program {
             next_is_poll: false,
             loops: Vec::new(),
             infos: Vec::new(),
-            tensor: TensorRegs::of(&k.body),
+            tensor: TensorRegs::of(k.body()),
         };
-        l.block(&k.body);
+        l.block(k.body());
         l.emit(Op::Exit, None);
         let effects = l.slow.iter().map(has_effect).collect();
         Program { ops: l.ops, locs: l.locs, slow: l.slow, effects, polls: l.polls, loops: l.infos, tensor: l.tensor }

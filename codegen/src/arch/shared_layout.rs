@@ -11,29 +11,14 @@
 //! at the next multiple of its alignment from the window's (1024-byte aligned) start
 //! ([`DynamicAlloc`]), and a launch without an explicit dynamic size gets exactly what they
 //! need ([`Kernel::declared_dynamic_bytes`]).
+//!
+//! The layout follows the target's rules (the dynamic window's alignment, the limit), so it
+//! lives here rather than in the IR, which only records the allocations.
 
-use super::kernel::{Kernel, SharedAlloc};
-use super::source_loc::SourceLoc;
-use crate::arch::limits::{Limits, DYNAMIC_SHARED_ALIGN};
-use crate::arch::Target;
+use super::limits::{Limits, DYNAMIC_SHARED_ALIGN};
+use super::target::Target;
+use crate::ir::{DynamicAlloc, Kernel, SharedAlloc, SourceLoc};
 use std::fmt;
-
-/// A tile placed in the dynamic window (`offset` from the window's start).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DynamicAlloc {
-    pub name: String,
-    pub offset: u32,
-    pub bytes: u32,
-    pub align: u32,
-    /// The Rust line that allocated it (what a limit error points at).
-    pub loc: Option<SourceLoc>,
-}
-
-impl DynamicAlloc {
-    pub fn end(&self) -> u64 {
-        self.offset as u64 + self.bytes as u64
-    }
-}
 
 /// Where the next tile of `align` bytes goes after `placed` ones.
 pub fn next_dynamic_offset(placed: &[DynamicAlloc], align: u32) -> u64 {
@@ -124,13 +109,12 @@ impl fmt::Display for SharedOverLimit {
 impl Kernel {
     /// This kernel's shared-memory layout.
     pub fn shared_layout(&self) -> SharedLayout {
-        SharedLayout::of(&self.shared)
+        SharedLayout::of(self.shared())
     }
 
-    /// Dynamic shared memory the kernel's tiles need (0 without tiles): what a launch that
-    /// gives no explicit size gets.
-    pub fn declared_dynamic_bytes(&self) -> u32 {
-        u32::try_from(self.dynamic.iter().map(DynamicAlloc::end).max().unwrap_or(0)).unwrap_or(u32::MAX)
+    /// End of the static shared allocations (see [`SharedLayout`]), saturated to `u32`.
+    pub fn static_shared_bytes(&self) -> u32 {
+        u32::try_from(self.shared_layout().static_bytes).unwrap_or(u32::MAX)
     }
 
     /// Why the kernel's declared shared memory (static arrays, then its tiles in the dynamic
@@ -142,10 +126,10 @@ impl Kernel {
         }
         let err = self.check_shared_launch(declared).err()?;
         let mut allocs: Vec<(&str, u64, Option<SourceLoc>)> = self
-            .dynamic
+            .dynamic()
             .iter()
             .map(|d| (d.name.as_str(), d.bytes as u64, d.loc))
-            .chain(self.shared.iter().map(|a| (a.name.as_str(), a.bytes() as u64, a.loc)))
+            .chain(self.shared().iter().map(|a| (a.name.as_str(), a.bytes() as u64, a.loc)))
             .collect();
         allocs.sort_by_key(|a| std::cmp::Reverse(a.1));
         let list: Vec<String> = allocs
@@ -170,7 +154,7 @@ impl Kernel {
 
     /// The target's limits.
     pub fn limits(&self) -> &'static Limits {
-        self.target.limits()
+        self.target().limits()
     }
 
     /// The launch-time check, the same on every backend: `dynamic_bytes` of dynamic shared
@@ -181,8 +165,8 @@ impl Kernel {
         let limit = self.limits().max_shared_per_block;
         if total > limit as u64 {
             return Err(SharedOverLimit {
-                kernel: self.name.clone(),
-                target: self.target,
+                kernel: self.name().to_owned(),
+                target: self.target(),
                 static_bytes: layout.static_bytes,
                 dynamic_base: layout.dynamic_base,
                 dynamic_bytes,
