@@ -1,6 +1,7 @@
 //! The kernel IR: typed virtual registers, ops grouped by family, structured control flow.
 
 pub mod arith;
+pub mod effects;
 pub mod escape;
 pub mod fragment;
 pub mod inst;
@@ -8,6 +9,8 @@ pub mod kernel;
 pub mod layout;
 pub mod mbarrier;
 pub mod memory;
+pub mod mnemonic;
+pub mod operands;
 pub mod shared_layout;
 pub mod source_loc;
 pub mod special;
@@ -22,6 +25,10 @@ pub mod warp;
 pub mod wgmma;
 
 pub use arith::{ArithOp, BinOp, CmpOp, UnOp};
+pub use effects::{
+    AsyncLaunch, AsyncUnit, BarrierAction, Completion, Effects, Fence, GroupAction, MemSpace, SideEffect, Spaces,
+    SyncEffect,
+};
 pub use escape::{InlineAsm, Printf};
 pub use fragment::FragmentOp;
 pub use inst::Inst;
