@@ -32,6 +32,8 @@ enum Bug {
     /// k-step 0 into `acc`, committed; k-step 1 into a second accumulator, committed;
     /// `wait_group 1` (retires the first group only); both stored.
     WaitOneOfTwo,
+    /// Inline PTX writes an accumulator register after the commit, before the `wait_group`.
+    AsmWritesAccumulator,
 }
 
 /// Which way A reaches the tensor core and how B is stored.
@@ -148,6 +150,13 @@ fn kernel(form: Form, bug: Bug) -> (Kernel, Lines) {
     match bug {
         Bug::NoWaitGroup => k.wgmma_commit_group(),
         Bug::WaitOneOfTwo => k.wgmma_wait_group(1),
+        Bug::AsmWritesAccumulator => {
+            k.wgmma_commit_group();
+            let d0 = acc.get(0).as_reg().expect("an accumulator register");
+            lines.asm = line!() + 1;
+            k.inline_asm("mov.b32 {0}, 0f00000000;", &[], &[d0], false);
+            k.wgmma_wait_group(0);
+        }
         _ => {
             k.wgmma_commit_group();
             k.wgmma_wait_group(0);
@@ -183,6 +192,7 @@ struct Lines {
     mma: u32,
     epilogue: u32,
     second: u32,
+    asm: u32,
 }
 
 fn inputs() -> (Vec<bf16>, Vec<bf16>) {
@@ -284,6 +294,17 @@ fn reading_the_accumulator_before_wait_group_is_reported_at_the_read() {
     assert!(!race.is_empty(), "{}", all_text(&f));
     assert_eq!(race[0].loc.unwrap().line, lines.epilogue, "{}", race[0]);
     assert!(race[0].message.contains(&format!("sim_wgmma.rs:{}", lines.mma)), "{}", race[0]);
+}
+
+#[test]
+fn inline_ptx_writing_an_in_flight_accumulator_is_reported_at_the_asm() {
+    let (_, result, lines, _, _) = run(Form { a_in_registers: false, b: Major::K }, Bug::AsmWritesAccumulator);
+    let f = result.expect_err("an asm output races the wgmma");
+    let race = only(&f, Category::WgmmaRegisterRace);
+    assert!(!race.is_empty(), "{}", all_text(&f));
+    assert_eq!(race[0].loc.unwrap().line, lines.asm, "{}", race[0]);
+    assert!(race[0].message.contains(&format!("sim_wgmma.rs:{}", lines.mma)), "{}", race[0]);
+    assert!(race[0].message.contains("element (0, 0) of lane 0's accumulator tile"), "{}", race[0]);
 }
 
 #[test]

@@ -90,14 +90,26 @@ fn space_req(base: Requirement, space: BarSpace) -> Requirement {
     }
 }
 
-/// The requirement of one instruction. Everything not listed is PTX 7.0 / sm_80.
+/// The requirement of one instruction. Every variant states its own (`base`: PTX 7.0 / sm_80,
+/// the oldest Phaser targets), so a new op does not compile until it has one; ptxas confirms
+/// them (`codegen/tests/registry_ptxas.rs`).
 pub fn requirement(inst: &Inst) -> Requirement {
     let base = Requirement::new("basic PTX", 7, 0, 80);
     match inst {
-        Inst::Arith(ArithOp::Cvt { dst, src }) if dst.ty == Type::BF16 || src.ty() == Type::BF16 => {
-            Requirement::new("bf16 conversion", 7, 8, 90)
-        }
-        Inst::Arith(_) | Inst::Probe { .. } => base,
+        Inst::Arith(op) => match op {
+            ArithOp::Cvt { dst, src } if dst.ty == Type::BF16 || src.ty() == Type::BF16 => {
+                Requirement::new("bf16 conversion", 7, 8, 90)
+            }
+            ArithOp::Cvt { .. }
+            | ArithOp::Mov { .. }
+            | ArithOp::Unary { .. }
+            | ArithOp::Binary { .. }
+            | ArithOp::Mad { .. }
+            | ArithOp::Setp { .. }
+            | ArithOp::Selp { .. } => base,
+        },
+        // A probe prints a comment only.
+        Inst::Probe { .. } => base,
         Inst::ReadSpecial { sreg, .. } => {
             if sreg.needs_cluster() {
                 Requirement::new("cluster special registers", 7, 8, 90)
@@ -106,20 +118,25 @@ pub fn requirement(inst: &Inst) -> Requirement {
             }
         }
         Inst::Memory(m) => match m {
-            MemoryOp::Ld { space, .. } | MemoryOp::St { space, .. } if *space == crate::ir::Space::SharedCluster => {
-                Requirement::new("`ld/st.shared::cluster`", 7, 8, 90)
-            }
+            MemoryOp::Ld { space, .. } | MemoryOp::St { space, .. } => match space {
+                Space::SharedCluster => Requirement::new("`ld/st.shared::cluster`", 7, 8, 90),
+                Space::Global | Space::Shared => base,
+            },
+            // Copies of addresses the entry computes (`mov` of a shared symbol).
+            MemoryOp::SharedAddr { .. } | MemoryOp::DynSharedAddr { .. } => base,
             MemoryOp::ParamAddr { .. } => Requirement::new("`cvta.param` (tensor-map parameter address)", 7, 7, 80),
             MemoryOp::CpAsync { .. } | MemoryOp::CpAsyncCommitGroup | MemoryOp::CpAsyncWaitGroup { .. } => {
                 Requirement::new("`cp.async`", 7, 0, 80)
             }
             MemoryOp::CpAsyncMbarrierArrive { .. } => Requirement::new("`cp.async.mbarrier.arrive`", 7, 0, 80),
-            MemoryOp::LdVec { space: Space::SharedCluster, .. } => {
-                Requirement::new("`ld.shared::cluster` (vector)", 7, 8, 90)
-            }
-            MemoryOp::StVec { space: Space::SharedCluster, .. } => {
-                Requirement::new("`st.shared::cluster` (vector)", 7, 8, 90)
-            }
+            MemoryOp::LdVec { space, .. } => match space {
+                Space::SharedCluster => Requirement::new("`ld.shared::cluster` (vector)", 7, 8, 90),
+                Space::Global | Space::Shared => base,
+            },
+            MemoryOp::StVec { space, .. } => match space {
+                Space::SharedCluster => Requirement::new("`st.shared::cluster` (vector)", 7, 8, 90),
+                Space::Global | Space::Shared => base,
+            },
             MemoryOp::Atom { space, order, op, ty, dst, .. } => {
                 let name = if dst.is_some() { "`atom`" } else { "`red`" };
                 let mut r = if *op == AtomOp::Add && *ty == Type::F64 {
@@ -135,7 +152,6 @@ pub fn requirement(inst: &Inst) -> Requirement {
                 }
                 r
             }
-            _ => base,
         },
         Inst::Mbarrier(op) => match op {
             MbarrierOp::Init { .. } => Requirement::new("`mbarrier.init`", 7, 0, 80),
@@ -171,8 +187,8 @@ pub fn requirement(inst: &Inst) -> Requirement {
         Inst::Sync(op) => match op {
             SyncOp::BarSync { .. } | SyncOp::BarArrive { .. } | SyncOp::Trap => base,
             SyncOp::MemBar { scope } => match scope {
-                crate::ir::MemScope::Cluster => Requirement::new("`fence.acq_rel.cluster`", 7, 8, 90),
-                _ => Requirement::new("`fence.acq_rel`", 6, 0, 70),
+                MemScope::Cluster => Requirement::new("`fence.acq_rel.cluster`", 7, 8, 90),
+                MemScope::Cta | MemScope::Gpu | MemScope::Sys => Requirement::new("`fence.acq_rel`", 6, 0, 70),
             },
             SyncOp::FenceMbarrierInit => Requirement::new("`fence.mbarrier_init`", 8, 0, 90),
             SyncOp::FenceProxyAsync { .. } => Requirement::new("`fence.proxy.async`", 8, 0, 90),
@@ -196,16 +212,24 @@ pub fn requirement(inst: &Inst) -> Requirement {
             WarpOp::Redux { .. } => Requirement::new("`redux.sync`", 7, 0, 80),
         },
         Inst::Printf(_) | Inst::Asm(_) => base,
+        // Every bulk copy is PTX 8.0 / sm_90; the names say which form a message is about.
         Inst::Tma(op) => match op {
             TmaOp::LoadTensor { multicast: Some(_), .. } => {
                 Requirement::new("`cp.async.bulk.tensor` with `.multicast::cluster`", 8, 0, 90)
             }
+            TmaOp::LoadTensor { multicast: None, .. } => {
+                Requirement::new("`cp.async.bulk.tensor` (TMA load)", 8, 0, 90)
+            }
+            TmaOp::StoreTensor { .. } => Requirement::new("`cp.async.bulk.tensor` (TMA store)", 8, 0, 90),
+            TmaOp::LoadBulk { .. } => Requirement::new("`cp.async.bulk` (bulk load)", 8, 0, 90),
+            TmaOp::StoreBulk { .. } => Requirement::new("`cp.async.bulk` (bulk store)", 8, 0, 90),
+            TmaOp::CommitGroup => Requirement::new("`cp.async.bulk.commit_group`", 8, 0, 90),
+            TmaOp::WaitGroup { .. } => Requirement::new("`cp.async.bulk.wait_group`", 8, 0, 90),
             TmaOp::PrefetchTensor { .. } => Requirement::new("`cp.async.bulk.prefetch.tensor`", 8, 0, 90),
             TmaOp::LoadBulkMulticast { .. } => Requirement::new("`cp.async.bulk` with `.multicast::cluster`", 8, 0, 90),
             TmaOp::CopyBulkCluster { .. } => {
                 Requirement::new("`cp.async.bulk.shared::cluster.shared::cta` (CTA to CTA)", 8, 0, 90)
             }
-            _ => Requirement::new("`cp.async.bulk` (TMA)", 8, 0, 90),
         },
         // Every tcgen05 instruction: "Introduced in PTX ISA version 8.6", "Supported on
         // following architectures: sm_100a, sm_101a" (and family targets from PTX 8.8, which

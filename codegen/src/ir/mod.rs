@@ -2,6 +2,7 @@
 
 pub mod arith;
 pub mod dynamic_alloc;
+pub mod effects;
 pub mod escape;
 pub mod fragment;
 pub mod inst;
@@ -9,6 +10,8 @@ pub mod kernel;
 pub mod layout;
 pub mod mbarrier;
 pub mod memory;
+pub mod mnemonic;
+pub mod operands;
 pub mod printed;
 pub mod source_loc;
 pub mod special;
@@ -26,6 +29,10 @@ pub mod wgmma;
 
 pub use arith::{ArithOp, BinOp, CmpOp, UnOp};
 pub use dynamic_alloc::DynamicAlloc;
+pub use effects::{
+    AsyncLaunch, AsyncUnit, BarrierAction, Completion, Effects, Fence, GroupAction, MemSpace, SideEffect, Spaces,
+    SyncEffect,
+};
 pub use escape::{InlineAsm, Printf};
 pub use fragment::FragmentOp;
 pub use inst::Inst;

@@ -10,7 +10,8 @@
 //! variant on every target against `ptxas`.
 //!
 //! Adding an op: an entry in the family file below, a builder method, a printer arm and a
-//! simulator arm (plus its IR variant and ISA fact when it is a new instruction).
+//! simulator arm (plus, when it is a new instruction, its IR variant with its ISA fact and its
+//! answers in `ir/operands.rs`, `ir/effects.rs` and `ir/mnemonic.rs`: the compiler lists them).
 
 mod args;
 mod def;

@@ -27,13 +27,13 @@
 //!
 //! A new op family (the tensor-core and Blackwell ops, new DSL statements) adds an [`Op`] for
 //! each instruction kind a mutant names, an arm in [`op::operand_mut`] for each operand a
-//! generic mutator may change, then mutants: a [`Site`], a [`Mutator`], the category. For
-//! `tcgen05.commit`, whose barrier a commit-to-the-wrong-stage bug changes:
+//! generic mutator may change (the barrier operand comes from the IR, `Inst::barrier_mut`),
+//! then mutants: a [`Site`], a [`Mutator`], the category. For `tcgen05.commit`, whose barrier
+//! a commit-to-the-wrong-stage bug changes:
 //!
 //! ```ignore
-//! // op.rs, in `ops`, and in `operand_mut`:
+//! // op.rs, in `ops`:
 //! op!(TCGEN05_COMMIT, "tcgen05.commit", StmtKind::Inst(Inst::Tcgen05(Tcgen05Op::Commit { .. })));
-//! (Inst::Tcgen05(Tcgen05Op::Commit { bar, .. }), Barrier) => Some(bar),
 //! // catalog.rs:
 //! m("umma_pipeline", at(TCGEN05_COMMIT, "k.tcgen05_commit(full"), Delete, MissingArrival),
 //! m("umma_pipeline", at(TCGEN05_COMMIT, "k.tcgen05_commit(full"), OtherStage(Role::Barrier), WrongParity),

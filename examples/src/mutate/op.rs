@@ -102,7 +102,7 @@ pub enum Role {
     Parity,
     /// The CTA mask of a multicast copy.
     Mask,
-    /// The barrier address an mbarrier op or a copy completes on.
+    /// The barrier address an mbarrier op, a copy or a commit acts or completes on.
     Barrier,
     /// The source of a `mov`.
     Source,
@@ -113,6 +113,10 @@ pub enum Role {
 /// The operand of `inst` playing `role`, if it has one.
 pub fn operand_mut(inst: &mut Inst, role: Role) -> Option<&mut Value> {
     use Role::*;
+    if role == Barrier {
+        // Which operand is the barrier is the IR's answer, for every family.
+        return inst.barrier_mut();
+    }
     match (inst, role) {
         (
             Inst::Mbarrier(
@@ -136,22 +140,6 @@ pub fn operand_mut(inst: &mut Inst, role: Role) -> Option<&mut Value> {
             ),
             Parity,
         ) => Some(p),
-        (
-            Inst::Mbarrier(
-                MbarrierOp::Init { bar, .. }
-                | MbarrierOp::Inval { bar }
-                | MbarrierOp::Arrive { bar, .. }
-                | MbarrierOp::ArriveExpectTx { bar, .. }
-                | MbarrierOp::ExpectTx { bar, .. }
-                | MbarrierOp::CompleteTx { bar, .. }
-                | MbarrierOp::TestWait { bar, .. }
-                | MbarrierOp::TryWait { bar, .. }
-                | MbarrierOp::Wait { bar, .. },
-            )
-            | Inst::Tma(TmaOp::LoadBulk { bar, .. } | TmaOp::LoadTensor { bar, .. })
-            | Inst::Memory(MemoryOp::CpAsyncMbarrierArrive { bar, .. }),
-            Barrier,
-        ) => Some(bar),
         (Inst::Tma(TmaOp::LoadTensor { multicast: Some(m), .. }), Mask) => Some(m),
         (Inst::Arith(ArithOp::Mov { src, .. }), Source) => Some(src),
         (Inst::Arith(ArithOp::Binary { b, .. }), Rhs) => Some(b),

@@ -152,46 +152,17 @@ impl Program {
 }
 
 /// Whether an instruction can change what other warps observe (stores, arrivals, copies,
-/// barrier arrivals): the progress watch resets on those. Loads, waits, polls, fences and
-/// address arithmetic do not.
+/// barrier arrivals, group commits, tensor-memory allocation, a trap, opaque inline PTX): the
+/// progress watch resets on those. Loads, waits, polls, fences, register exchanges and
+/// address arithmetic do not. Asked of the IR's [`Inst::effects`].
 pub fn has_effect(inst: &Inst) -> bool {
-    match inst {
-        Inst::Memory(m) => !matches!(
-            m,
-            MemoryOp::Ld { .. }
-                | MemoryOp::SharedAddr { .. }
-                | MemoryOp::DynSharedAddr { .. }
-                | MemoryOp::ParamAddr { .. }
-                | MemoryOp::CpAsyncWaitGroup { .. }
-                | MemoryOp::LdVec { .. }
-        ),
-        Inst::Mbarrier(m) => !matches!(
-            m,
-            MbarrierOp::TestWait { .. }
-                | MbarrierOp::TryWait { .. }
-                | MbarrierOp::Wait { .. }
-                | MbarrierOp::PendingCount { .. }
-        ),
-        Inst::Sync(s) => !matches!(
-            s,
-            SyncOp::FenceMbarrierInit
-                | SyncOp::MemBar { .. }
-                | SyncOp::SetMaxNReg { .. }
-                | SyncOp::FenceProxyAsync { .. }
-                | SyncOp::Mapa { .. }
-                | SyncOp::ClusterWait
-                | SyncOp::Nanosleep { .. }
-                | SyncOp::GridDepWait
-                | SyncOp::GridDepLaunchDependents
-        ),
-        Inst::Tma(t) => !matches!(t, TmaOp::WaitGroup { .. } | TmaOp::PrefetchTensor { .. }),
-        // Register exchanges and per-lane arithmetic; a `printf`'s text is not memory.
-        Inst::Warp(_)
-        | Inst::Fragment(FragmentOp::PackHalf2 { .. } | FragmentOp::UnpackHalf2 { .. } | FragmentOp::LdMatrix { .. })
-        | Inst::Printf(_) => false,
-        Inst::Tcgen05(Tcgen05Op::Fence { .. }) | Inst::Probe { .. } => false,
-        _ => true,
-    }
+    let e = inst.effects();
+    let side = match e.side {
+        Some(SideEffect::Trap | SideEffect::Opaque | SideEffect::TensorAllocation) => true,
+        // A `printf`'s text and a probe are not memory; a volatile access is its read or write.
+        Some(SideEffect::Volatile | SideEffect::Print | SideEffect::Probe | SideEffect::Scheduling) | None => false,
+    };
+    !e.writes.is_empty() || e.launch.is_some() || e.sync.is_some_and(|s| s.signals()) || side
 }
 
 /// `done = test_wait(..)` (or `try_wait`) followed by `if done { break }`: a polling wait.

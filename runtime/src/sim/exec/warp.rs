@@ -197,7 +197,19 @@ impl<C: Checker> Engine<'_, C> {
                     (0..regs.len()).map(|i| std::array::from_fn(|r| std::array::from_fn(|c| elem(i, r, c)))).collect();
                 self.matrix_rows(wi, round, regs.len(), Some(&data));
             }
-            _ => {}
+            // Only the ops above run as warp collectives (`exec_warp`, `exec_fragment`).
+            Inst::Fragment(FragmentOp::PackHalf2 { .. } | FragmentOp::UnpackHalf2 { .. })
+            | Inst::Arith(_)
+            | Inst::ReadSpecial { .. }
+            | Inst::Memory(_)
+            | Inst::Mbarrier(_)
+            | Inst::Sync(_)
+            | Inst::Tma(_)
+            | Inst::Tcgen05(_)
+            | Inst::Wgmma(_)
+            | Inst::Printf(_)
+            | Inst::Asm(_)
+            | Inst::Probe { .. } => unreachable!("{} is not a warp collective", inst.mnemonic()),
         }
     }
 

@@ -48,7 +48,7 @@ impl<C: Checker> Engine<'_, C> {
                 Some(crate::sim::engine::program::Op::Slow(i)) => match &self.cx.program.slow[*i as usize] {
                     phaser_codegen::ir::Inst::Warp(op) => op.mnemonic(),
                     phaser_codegen::ir::Inst::Fragment(op) => op.mnemonic(),
-                    _ => "a warp collective".into(),
+                    other => other.mnemonic().into(),
                 },
                 _ => "a warp collective".into(),
             },

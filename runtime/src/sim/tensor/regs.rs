@@ -3,10 +3,9 @@
 //! instruction, so the warp loop pays nothing for the instructions that do not (in a kernel
 //! without wgmma: none at all); `exec_wgmma.rs` runs the checks.
 //!
-//! Instructions seen: arithmetic, special-register reads, loads/stores (vector ones too) and
-//! atomics, fragment ops, warp collectives (a shuffle or reduction of accumulator values),
-//! `printf` and probes (what code around a wgmma does with its registers). Barrier, TMA and
-//! other families take no f32 accumulator; their operands are not inspected.
+//! Every instruction but the wgmma family's own is seen, through the registers the IR says it
+//! reads and writes: arithmetic, loads and stores, fragment ops, warp collectives, `printf`,
+//! probes, inline-PTX outputs, `tcgen05.ld` destinations, ...
 
 use phaser_codegen::ir::*;
 use std::collections::HashMap;
@@ -76,105 +75,17 @@ impl TensorRegs {
 pub fn wgmma_regs(m: &MmaAsync) -> Vec<u32> {
     let mut v: Vec<u32> = m.d.iter().map(|r| r.id).collect();
     if let WgmmaA::Regs(a) = &m.a {
-        v.extend(a.iter().filter_map(reg_of));
+        v.extend(a.iter().filter_map(|x| x.as_reg().map(|r| r.id)));
     }
     v
 }
 
-fn reg_of(v: &Value) -> Option<u32> {
-    match v {
-        Value::Reg(r) => Some(r.id),
-        Value::Imm { .. } => None,
-    }
-}
-
-/// The registers `inst` reads or writes (for the families listed in the module docs).
+/// The register ids `inst` reads or writes: every operand of every family
+/// ([`Inst::for_each_use`], [`Inst::for_each_def`]), so inline-PTX outputs and `tcgen05.ld`
+/// destinations are checked like any other access.
 pub fn inst_regs(inst: &Inst, out: &mut Vec<u32>) {
-    let mut vals = |vs: &[&Value]| out.extend(vs.iter().filter_map(|v| reg_of(v)));
-    match inst {
-        Inst::Arith(a) => match a {
-            ArithOp::Mov { dst, src } | ArithOp::Cvt { dst, src } => {
-                vals(&[src]);
-                out.push(dst.id);
-            }
-            ArithOp::Unary { dst, a, .. } => {
-                vals(&[a]);
-                out.push(dst.id);
-            }
-            ArithOp::Binary { dst, a, b, .. } | ArithOp::Setp { dst, a, b, .. } => {
-                vals(&[a, b]);
-                out.push(dst.id);
-            }
-            ArithOp::Mad { dst, a, b, c } => {
-                vals(&[a, b, c]);
-                out.push(dst.id);
-            }
-            ArithOp::Selp { dst, cond, a, b } => {
-                vals(&[cond, a, b]);
-                out.push(dst.id);
-            }
-        },
-        Inst::ReadSpecial { dst, .. } => out.push(dst.id),
-        Inst::Memory(m) => match m {
-            MemoryOp::Ld { dst, addr, .. } => {
-                vals(&[addr]);
-                out.push(dst.id);
-            }
-            MemoryOp::St { addr, src, .. } => vals(&[addr, src]),
-            MemoryOp::LdVec { dsts, addr, .. } => {
-                vals(&[addr]);
-                out.extend(dsts.iter().map(|r| r.id));
-            }
-            MemoryOp::StVec { addr, srcs, .. } => {
-                vals(&[addr]);
-                out.extend(srcs.iter().filter_map(reg_of));
-            }
-            MemoryOp::Atom { dst, addr, src, cmp, .. } => {
-                vals(&[addr, src]);
-                out.extend(cmp.as_ref().and_then(reg_of));
-                out.extend(dst.map(|d| d.id));
-            }
-            MemoryOp::SharedAddr { dst, .. } | MemoryOp::DynSharedAddr { dst } | MemoryOp::ParamAddr { dst, .. } => {
-                out.push(dst.id)
-            }
-            MemoryOp::CpAsync { dst, src, .. } => vals(&[dst, src]),
-            MemoryOp::CpAsyncMbarrierArrive { bar, .. } => vals(&[bar]),
-            MemoryOp::CpAsyncCommitGroup | MemoryOp::CpAsyncWaitGroup { .. } => {}
-        },
-        Inst::Fragment(f) => match f {
-            FragmentOp::PackHalf2 { dst, hi, lo, .. } => {
-                vals(&[hi, lo]);
-                out.push(dst.id);
-            }
-            FragmentOp::UnpackHalf2 { lo, hi, src, .. } => {
-                vals(&[src]);
-                out.extend([lo.id, hi.id]);
-            }
-            FragmentOp::StMatrix { addr, regs, .. } => {
-                vals(&[addr]);
-                out.extend(regs.iter().filter_map(reg_of));
-            }
-            FragmentOp::LdMatrix { dsts, addr, .. } => {
-                vals(&[addr]);
-                out.extend(dsts.iter().map(|r| r.id));
-            }
-        },
-        Inst::Warp(w) => match w {
-            WarpOp::Shfl { dst, src, lane, mask, .. } => {
-                vals(&[src, lane, mask]);
-                out.push(dst.id);
-            }
-            WarpOp::Vote { dst, pred: src, mask, .. }
-            | WarpOp::Redux { dst, src, mask, .. }
-            | WarpOp::Match { dst, src, mask, .. } => {
-                vals(&[src, mask]);
-                out.push(dst.id);
-            }
-        },
-        Inst::Printf(p) => out.extend(p.args.iter().filter_map(reg_of)),
-        Inst::Probe { values, .. } => out.extend(values.iter().filter_map(reg_of)),
-        _ => {}
-    }
+    inst.for_each_use(|v| out.extend(v.as_reg().map(|r| r.id)));
+    inst.for_each_def(|r| out.push(r.id));
 }
 
 #[cfg(test)]
@@ -252,5 +163,30 @@ mod tests {
             mask: Value::u32(u32::MAX),
         });
         assert_eq!(t.check_for(&unrelated_vote), None);
+        // Inline PTX writing the accumulator, a `tcgen05.ld` into A's register: checked too.
+        let asm = Inst::Asm(InlineAsm {
+            template: "mov.b32 {0}, 0f3F800000;".into(),
+            inputs: vec![],
+            outputs: vec![acc[1]],
+            memory: false,
+        });
+        assert_eq!(t.check_for(&asm), Some(5));
+        assert_eq!(t.checks[5], vec![1]);
+        let tmem_ld = Inst::Tcgen05(Tcgen05Op::Ld {
+            shape: LdStShape::S32x32b,
+            num: 1,
+            pack16: false,
+            dst: vec![r(7, Type::B32)],
+            taddr: Value::u32(0),
+        });
+        assert_eq!(t.check_for(&tmem_ld), Some(6));
+        assert_eq!(t.checks[6], vec![2]);
+        let unrelated_asm = Inst::Asm(InlineAsm {
+            template: "mov.b32 {0}, 1;".into(),
+            inputs: vec![],
+            outputs: vec![r(9, Type::B32)],
+            memory: false,
+        });
+        assert_eq!(t.check_for(&unrelated_asm), None);
     }
 }
