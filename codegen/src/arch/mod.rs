@@ -1,6 +1,7 @@
 //! Targets, the ISA table and the checks that a kernel fits its target.
 
 pub mod check;
+pub mod descriptor;
 pub mod isa;
 pub mod limits;
 pub mod swizzle;

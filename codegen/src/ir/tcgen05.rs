@@ -236,11 +236,10 @@ impl InstrDesc {
     }
 }
 
-/// The 64-bit shared-memory descriptor of `tcgen05.mma`/`tcgen05.cp` (PTX ISA Table 40). It
-/// describes the same canonical layouts as wgmma's (so [`super::MmaOperand`] derives its
-/// strides), but is encoded differently: bits 46-48 hold "fixed constant value of 0b001",
-/// bit 52 selects the leading-dimension mode and bits 61-63 the swizzle with sm100 codes
-/// (0 none, 1 128B with 32B atoms, 2 128B, 4 64B, 6 32B).
+/// The fields of the 64-bit shared-memory descriptor of `tcgen05.mma`/`tcgen05.cp` (PTX ISA
+/// Table 40), as plain values. It describes the same canonical layouts as wgmma's (so
+/// [`super::MmaOperand`] derives its strides), but is encoded differently (`arch::descriptor`
+/// holds both bit layouts).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct UmmaDescriptor {
     pub start_address: u32,
@@ -253,66 +252,7 @@ pub struct UmmaDescriptor {
     pub swizzle: Swizzle,
 }
 
-/// Bits 46-48 of every sm100 shared-memory descriptor ("Fixed constant value of 0b001").
-pub const UMMA_DESC_VERSION: u64 = 1 << 46;
-
-/// `matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4`.
-fn encode14(x: u32) -> u64 {
-    ((x & 0x3FFFF) >> 4) as u64
-}
-
-/// The sm100 layout-type code of a swizzle mode (bits 61-63).
-pub fn umma_layout_type(s: Swizzle) -> u64 {
-    match s {
-        Swizzle::None => 0,
-        Swizzle::B128 => 2,
-        Swizzle::B64 => 4,
-        Swizzle::B32 => 6,
-    }
-}
-
 impl UmmaDescriptor {
-    /// Every bit but the start address (what a kernel ORs a runtime address into).
-    pub fn constant_bits(&self) -> u64 {
-        (encode14(self.lbo) << 16)
-            | (encode14(self.sbo) << 32)
-            | UMMA_DESC_VERSION
-            | (((self.base_offset & 7) as u64) << 49)
-            | (umma_layout_type(self.swizzle) << 61)
-    }
-    pub fn encode(&self) -> u64 {
-        self.constant_bits() | encode14(self.start_address)
-    }
-    /// The fields of a descriptor, or why it is not one Phaser models (a missing version
-    /// constant, the absolute leading-dimension mode of sm_103a, 128B swizzling with 32-byte
-    /// atoms, or an invalid layout code).
-    pub fn decode(bits: u64) -> Result<UmmaDescriptor, String> {
-        if (bits >> 46) & 7 != 1 {
-            return Err(format!(
-                "shared-memory descriptor {bits:#018x}: bits 46-48 must be the fixed constant 0b001 (an sm90 wgmma \
-                 descriptor?)"
-            ));
-        }
-        if (bits >> 52) & 1 != 0 {
-            return Err("the descriptor uses the absolute leading-dimension mode (bit 52), an sm_103a feature".into());
-        }
-        let swizzle = match bits >> 61 {
-            0 => Swizzle::None,
-            2 => Swizzle::B128,
-            4 => Swizzle::B64,
-            6 => Swizzle::B32,
-            1 => return Err("128-byte swizzling with 32-byte atoms (layout type 1) is not modelled".into()),
-            x => return Err(format!("layout type {x} in bits 61-63 is invalid (3, 5 and 7 are)")),
-        };
-        Ok(UmmaDescriptor {
-            start_address: ((bits & 0x3FFF) << 4) as u32,
-            lbo: (((bits >> 16) & 0x3FFF) << 4) as u32,
-            sbo: (((bits >> 32) & 0x3FFF) << 4) as u32,
-            base_offset: ((bits >> 49) & 7) as u8,
-            swizzle,
-        })
-    }
-
     /// The same matrix as the wgmma descriptor describes it: both name the PTX ISA's canonical
     /// layouts (9.7.16.3.3 is 9.7.15.5.1.2's table), only the bit encodings differ.
     pub fn layout(&self) -> MatrixDescriptor {

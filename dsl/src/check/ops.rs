@@ -706,10 +706,9 @@ fn ret_type(spec: &OpDef, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, a
                 _ => 1,
             };
             let layout = match args.get(1).map(|a| &a.kind) {
-                Some(ExprKind::Str(s)) => crate::parse::SWIZZLES
-                    .iter()
-                    .find(|(n, _)| *n == s.value())
-                    .map(|(_, sw)| phaser_codegen::builder::TileLayout::of_swizzle(*sw)),
+                Some(ExprKind::Str(s)) => {
+                    phaser_codegen::ir::Swizzle::parse(&s.value()).map(phaser_codegen::builder::TileLayout::of_swizzle)
+                }
                 _ => Some(phaser_codegen::builder::TileLayout::RowMajor),
             };
             match layout {
