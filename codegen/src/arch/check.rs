@@ -12,6 +12,7 @@ pub const MAX_PTX_LOADABLE: PtxVersion = PtxVersion::new(9, 0);
 // The ranges live in the limits table; re-exported here for the checks' existing users.
 use super::limits::Limits;
 pub use super::limits::{MAX_ARRIVALS, MAX_NESTING_DEPTH, MAX_TX_BYTES, TMA_RANKS};
+use super::wgmma;
 
 /// The PTX ISA version a kernel's instructions and declarations need (whatever its target).
 pub fn ops_ptx(k: &Kernel) -> PtxVersion {
@@ -506,29 +507,30 @@ pub fn module_ptx_version(m: &Module, max: PtxVersion) -> Result<(Target, PtxVer
 
 /// Shapes and operand types of `wgmma.mma_async` (PTX ISA "Matrix Shape" and syntax tables).
 fn wgmma_problems(m: &MmaAsync, out: &mut Vec<String>) {
-    if !(8..=256).contains(&m.n) || !m.n.is_multiple_of(8) {
-        out.push(format!("wgmma N = {} is not a multiple of 8 in 8..=256", m.n));
+    if let Some(rule) = wgmma::n_problem(m.n) {
+        out.push(format!("wgmma N = {}: {rule}", m.n));
     }
-    if m.d.len() as u32 != m.n / 2 {
+    if m.d.len() as u32 != wgmma::accumulator_len(m.n) {
         out.push(format!(
-            "wgmma m64n{} accumulates into {} f32 registers per thread, {} given",
+            "wgmma m{}n{} accumulates into {} f32 registers per thread, {} given",
+            wgmma::M,
             m.n,
-            m.n / 2,
+            wgmma::accumulator_len(m.n),
             m.d.len()
         ));
     }
     if let Some(r) = m.d.iter().find(|r| r.ty != Type::F32) {
         out.push(format!("wgmma accumulators are f32 registers, found a {}", r.ty));
     }
-    if m.a_ty.is_fp8() != m.b_ty.is_fp8() || (!m.a_ty.is_fp8() && m.a_ty != m.b_ty) {
-        out.push(format!(
-            "wgmma multiplies {} by {}: 16-bit operands must have the same type, FP8 operands pair with FP8",
-            m.a_ty.ptx(),
-            m.b_ty.ptx()
-        ));
+    if let Some(p) = wgmma::types_problem(m.a_ty, m.b_ty) {
+        out.push(p);
     }
-    if m.a_ty.is_fp8() && (m.trans_a || m.trans_b) {
-        out.push("wgmma transposes (MN-major operands) exist only for f16/bf16".into());
+    let major = |trans: bool| if trans { Major::MN } else { Major::K };
+    for (elem, trans) in [(m.a_ty, m.trans_a), (m.b_ty, m.trans_b)] {
+        if let Some(p) = wgmma::major_problem(elem, major(trans)) {
+            out.push(p.into());
+            break;
+        }
     }
     match &m.a {
         WgmmaA::Desc(v) => {
@@ -537,8 +539,8 @@ fn wgmma_problems(m: &MmaAsync, out: &mut Vec<String>) {
             }
         }
         WgmmaA::Regs(rs) => {
-            if m.trans_a {
-                out.push("A from registers cannot be transposed (imm-trans-a needs a descriptor)".into());
+            if let Some(p) = wgmma::register_a_major_problem(major(m.trans_a)) {
+                out.push(p.into());
             }
             if let Some(r) = rs.iter().find(|r| r.ty().size() != 4 || r.ty().is_float()) {
                 out.push(format!("an A fragment register must be a 32-bit packed pair (b32), found {}", r.ty()));

@@ -7,6 +7,7 @@ pub mod limits;
 pub mod swizzle;
 pub mod target;
 pub mod tcgen05;
+pub mod wgmma;
 
 pub use check::{check_kernel, check_nesting, module_ptx_version, MAX_PTX_LOADABLE};
 pub use isa::{requirement, Requirement};
