@@ -103,7 +103,7 @@ mod tests {
     }
 
     /// The bits both encodings give the shared fields: 0-45 and 49-51.
-    const SHARED_MASK: u64 = (1 << 46) - 1 | (7 << 49);
+    const SHARED_MASK: u64 = ((1 << 46) - 1) | (7 << 49);
 
     proptest! {
         /// Both encoders keep every field, and put the shared ones at the same bits.
