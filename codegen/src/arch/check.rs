@@ -251,8 +251,8 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
             MbarrierOp::Inval { bar } => bar_addr_check(bar, BarSpace::Cta, &mut out),
             MbarrierOp::PendingCount { .. } => {}
         },
-        Inst::Sync(SyncOp::SetMaxNReg { count, .. }) if (!(24..=256).contains(count) || count % 8 != 0) => {
-            out.push(format!("setmaxnreg count {count} must be a multiple of 8 in 24..=256"));
+        Inst::Sync(SyncOp::SetMaxNReg { count, .. }) if super::limits::setmaxnreg_problem(*count).is_some() => {
+            out.extend(super::limits::setmaxnreg_problem(*count));
         }
         Inst::Sync(SyncOp::BarSync { id, count: Some(count) } | SyncOp::BarArrive { id, count }) => {
             range_check("named barrier id", id, 0, 15, &mut out);

@@ -34,7 +34,24 @@ pub struct Limits {
 const KIB: u32 = 1024;
 
 /// Registers one thread may hold on every target (the `.maxnreg` ptxas honours).
-const MAX_REGISTERS_PER_THREAD: u32 = 255;
+pub const MAX_REGISTERS_PER_THREAD: u32 = 255;
+/// 32-bit registers in one SM's register file (64 Ki on every target).
+pub const REGISTERS_PER_SM: u32 = 64 * KIB;
+/// `setmaxnreg`'s register counts: multiples of [`SETMAXNREG_STEP`] in
+/// `SETMAXNREG_MIN..=SETMAXNREG_MAX` (PTX ISA `setmaxnreg`).
+pub const SETMAXNREG_MIN: u32 = 24;
+pub const SETMAXNREG_MAX: u32 = 256;
+pub const SETMAXNREG_STEP: u32 = 8;
+
+/// Why `count` is no `setmaxnreg` register count, if it is none.
+pub fn setmaxnreg_problem(count: u32) -> Option<String> {
+    let ok = (SETMAXNREG_MIN..=SETMAXNREG_MAX).contains(&count) && count.is_multiple_of(SETMAXNREG_STEP);
+    (!ok).then(|| {
+        format!(
+            "setmaxnreg count {count} must be a multiple of {SETMAXNREG_STEP} in {SETMAXNREG_MIN}..={SETMAXNREG_MAX}"
+        )
+    })
+}
 
 /// Most 32-bit registers one register array may take: a thread has
 /// [`Limits::max_registers_per_thread`] on every target, and the rest of the kernel needs some.
