@@ -121,8 +121,14 @@ pub fn shared_alloc_problems(name: &str, elem: Type, len: u32, align: u32, limit
 pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     check_nesting(k)?;
     let mut diags = Vec::new();
-    let mut err =
-        |loc: Option<SourceLoc>, msg: String| diags.push(Diagnostic { kernel: k.name.clone(), loc, message: msg });
+    // An instruction unrolled N times breaks its rule once: each message is reported once
+    // per place.
+    let mut seen = std::collections::HashSet::new();
+    let mut err = |loc: Option<SourceLoc>, msg: String| {
+        if seen.insert((loc, msg.clone())) {
+            diags.push(Diagnostic { kernel: k.name.clone(), loc, message: msg });
+        }
+    };
     if k.name.is_empty() {
         err(None, "a kernel needs a name (its PTX entry)".into());
     }
@@ -601,5 +607,25 @@ fn fragment_problems(op: &FragmentOp, out: &mut Vec<String>) {
                 out.push("a half pair unpacks into two f32 values".into());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::builder::KernelBuilder;
+    use crate::Target;
+
+    /// An instruction built once per iteration of an unrolled loop breaks its rule once.
+    #[test]
+    fn a_repeated_problem_is_reported_once_per_place() {
+        let mut k = KernelBuilder::new("k", Target::Sm90a);
+        for _ in 0..4 {
+            k.setmaxnreg(true, 30);
+        }
+        k.setmaxnreg(true, 30); // another place
+        let e = k.finish().unwrap_err();
+        let bad: Vec<_> = e.diagnostics.iter().filter(|d| d.message.contains("setmaxnreg count 30")).collect();
+        assert_eq!(bad.len(), 2, "{e}");
+        assert_ne!(bad[0].loc, bad[1].loc);
     }
 }

@@ -32,6 +32,8 @@ pub struct KernelBuilder {
     /// [`KernelBuilder::set_arg_locs`]): a problem of one argument is reported there.
     arg_locs: &'static [(&'static str, SourceLoc)],
     pub(crate) errors: Vec<Diagnostic>,
+    /// The (place, message) of every error [`KernelBuilder::error`] recorded.
+    reported: std::collections::HashSet<(SourceLoc, String)>,
     /// Whether building went past [`MAX_NESTING_DEPTH`] (reported once).
     too_deep: bool,
     /// The `#[phaser::device]` functions being expanded, innermost last (a name seen twice
@@ -60,6 +62,7 @@ impl KernelBuilder {
             loc_override: None,
             arg_locs: &[],
             errors: Vec::new(),
+            reported: Default::default(),
             too_deep: false,
             device_stack: Vec::new(),
             mut_vars: Default::default(),
@@ -119,9 +122,8 @@ impl KernelBuilder {
     }
 
     fn error_at(&mut self, loc: SourceLoc, message: String) {
-        let loc = Some(loc);
-        if !self.errors.iter().any(|d| d.loc == loc && d.message == message) {
-            self.errors.push(Diagnostic { kernel: self.name.clone(), loc, message });
+        if self.reported.insert((loc, message.clone())) {
+            self.errors.push(Diagnostic { kernel: self.name.clone(), loc: Some(loc), message });
         }
     }
 
