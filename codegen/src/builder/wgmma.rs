@@ -328,7 +328,7 @@ impl KernelBuilder {
                     Arg::A.name(),
                     format!(
                         "wgmma: the A fragment of a register-A wgmma is 4 u32 registers per thread (two {} each): \
-                     `T.registers::<u32>([4])`, found {:?} of {}",
+                         `T.registers::<u32>([4])`, found {:?} of {}",
                         elem.ptx(),
                         a.dims(),
                         a.elem()

@@ -27,11 +27,10 @@
 
 use super::stream_plan::{push_plan, MapCache, Plan, PlanArg, Variant};
 use super::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
-use phaser::codegen::arch::limits::{DYNAMIC_SHARED_ALIGN, TMA_MAX_BOX_DIM};
 use phaser::codegen::builder::warp_spec::entry_register_cap;
 use phaser::codegen::builder::{Arrivals, KernelBuilder, Pipeline, PipelineConfig, WarpgroupRoles};
 use phaser::codegen::ir::{Dim, MemoryOp, ProxySpace, Space, Type, Value};
-use phaser::codegen::{Kernel, Result, Target};
+use phaser::codegen::{arch::limits::DYNAMIC_SHARED_ALIGN, arch::limits::TMA_MAX_BOX_DIM, Kernel, Result, Target};
 use phaser::runtime::{Device, RuntimeError};
 
 /// Tile columns (the TMA box's inner dimension): 256 f32 = 1 KiB rows.
@@ -189,8 +188,7 @@ impl StreamConfig {
         if !(1..=2).contains(&self.consumer_wgs) {
             return Some(format!("1 or 2 consumer warpgroups, not {}", self.consumer_wgs));
         }
-        if self.box_rows == 0 || self.box_rows > TMA_MAX_BOX_DIM || !self.box_rows.is_multiple_of(self.consumer_warps())
-        {
+        if !(1..=TMA_MAX_BOX_DIM).contains(&self.box_rows) || !self.box_rows.is_multiple_of(self.consumer_warps()) {
             return Some(format!(
                 "box_rows {} must be a multiple of the {} consumer warps, at most {TMA_MAX_BOX_DIM}",
                 self.box_rows,
