@@ -60,3 +60,54 @@ fn every_wgmma_form_assembles_for_sm_90a() {
     let rs = wgmma_forms::ptx_for(3).unwrap();
     assert_eq!(rs.matches("}, {%r").count(), 4, "{rs}");
 }
+
+/// The accumulator's length `N / 2` of `wgmma_bad_n`, from a `const` item: the macro cannot
+/// judge it, the build does.
+const HALF_N: u32 = 132;
+
+/// A k-loop of wgmmas whose N comes from a `#[comptime]` value (and, in form 1, a `const`
+/// item): N = 264 is no wgmma N, found when the kernel is built.
+#[phaser::kernel(target = "sm_90a")]
+fn wgmma_bad_n(#[comptime] N: u32, #[comptime] FORM: u32) {
+    T.require_block(128, 1, 1);
+    let a = T.alloc_shared::<bf16>([64, 64], "128B");
+    let b = T.alloc_shared::<bf16>([N, 64], "128B");
+    let acc = T.registers::<f32>([N / 2]);
+    let acc_of_const = T.registers::<f32>([HALF_N]);
+    T.ptx.wgmma.fence();
+    #[unroll]
+    for kk in 0..4 {
+        if FORM == 0 {
+            T.ptx.wgmma.mma_async(acc, a, b, kk, kk > 0);
+        } else {
+            T.ptx.wgmma.mma_async(acc_of_const, a, b, kk, kk > 0);
+        }
+    }
+    T.ptx.wgmma.commit_group();
+    T.ptx.wgmma.wait_group(0);
+}
+
+/// A shape error whose sizes the macro cannot know is reported once, at the offending
+/// argument, when the kernel is built: not once per unrolled iteration, not at the statement.
+#[test]
+fn a_comptime_wgmma_shape_error_is_one_error_at_its_argument() {
+    use phaser::Target;
+    assert!(wgmma_bad_n::build(Target::Sm90a, 256, 0).is_ok(), "N = 256 is a wgmma N");
+    for (form, token) in [(0, "acc, a, b"), (1, "acc_of_const, a, b")] {
+        let e = wgmma_bad_n::build(Target::Sm90a, 264, form).expect_err("N = 264 is no wgmma N");
+        assert_eq!(e.diagnostics.len(), 1, "one error for the four unrolled wgmmas: {e}");
+        let d = &e.diagnostics[0];
+        assert_eq!(
+            d.message,
+            "wgmma: an accumulator of 132 f32 registers is 64 x 264, but N must be a multiple of 8 in 8..=256: \
+             `T.registers::<f32>([N / 2])` with N / 2 a multiple of 4 in 4..=128"
+        );
+        // The location is the accumulator argument's token.
+        let loc = d.loc.expect("a build error has a location");
+        assert!(loc.file.ends_with("dsl_wgmma.rs"), "{loc}");
+        let source = include_str!("dsl_wgmma.rs");
+        let line = source.lines().nth(loc.line as usize - 1).expect("the line exists");
+        let at = &line[loc.column as usize - 1..];
+        assert!(at.starts_with(token), "form {form}: {loc} points at `{at}`, not at the accumulator");
+    }
+}

@@ -142,9 +142,10 @@ fn target_checks_name_the_problem() {
     }
     let e = k.finish().unwrap_err().to_string();
     assert!(e.contains("wgmma multiplies bf16 by f16"), "{e}");
-    assert!(e.contains("transposes (MN-major operands) exist only for f16/bf16"), "{e}");
+    assert!(e.contains("MN-major (transposed) wgmma operands exist only for f16/bf16"), "{e}");
     assert!(
-        e.contains("wgmma N = 12 is not a multiple of 8") && e.contains("6 f32 registers per thread, 4 given"),
+        e.contains("wgmma N = 12: N must be a multiple of 8 in 8..=256")
+            && e.contains("6 f32 registers per thread, 4 given"),
         "{e}"
     );
     assert!(e.contains("tests/wgmma_ptxas.rs:"), "errors carry the Rust line: {e}");

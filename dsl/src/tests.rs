@@ -149,3 +149,51 @@ fn a_long_expression_expands_flat() {
     let flat = (depth_of(sum(5000)), depth_of(sum(2)));
     assert_eq!(flat.0, flat.1, "nesting does not grow with the expression");
 }
+
+/// The checker's messages for a kernel's source.
+fn check_messages(src: &str) -> Vec<String> {
+    let item: syn::ItemFn = syn::parse_str(src).expect("kernel source");
+    let mut errs = crate::parse::Errors::default();
+    let f = crate::parse::parse_fn(
+        item,
+        crate::parse::ast::FnKind::Kernel { target: phaser_codegen::Target::Sm90a },
+        &mut errs,
+    );
+    crate::check::check_fn(&f, &mut errs);
+    errs.0.iter().map(|e| e.to_string()).collect()
+}
+
+#[test]
+fn wgmma_shapes_are_judged_by_arch_rules_on_what_the_macro_knows() {
+    let kernel = |acc_len: &str, a: &str, b: &str, k_step: &str| {
+        format!(
+            "#[phaser::kernel(target = \"sm_90a\")] fn k(#[comptime] N: u32) {{
+                T.require_block(128, 1, 1);
+                let a = T.alloc_shared::<bf16>({a}, \"128B\");
+                let b = T.alloc_shared::<bf16>({b}, \"128B\");
+                let acc = T.registers::<f32>([{acc_len}]);
+                T.ptx.wgmma.fence();
+                T.ptx.wgmma.mma_async(acc, a, b, {k_step}, false);
+            }}"
+        )
+    };
+    assert_eq!(check_messages(&kernel("32", "[64, 64]", "[64, 64]", "3")), Vec::<String>::new());
+    // A literal accumulator of no wgmma's N: reported by the macro (the builder's rule).
+    assert_eq!(
+        check_messages(&kernel("132", "[64, 64]", "[264, 64]", "0")),
+        [phaser_codegen::arch::wgmma::accumulator_problem(132)
+            .map(|p| format!("`T.ptx.wgmma.mma_async`: {p}"))
+            .unwrap()]
+    );
+    // K extents that differ, and a k-step past K in units of bf16's K (16).
+    assert_eq!(
+        check_messages(&kernel("32", "[64, 32]", "[64, 64]", "2")),
+        ["`T.ptx.wgmma.mma_async`: A is 32 wide in K but B is 64"]
+    );
+    assert_eq!(
+        check_messages(&kernel("32", "[64, 32]", "[64, 32]", "2")),
+        ["`T.ptx.wgmma.mma_async`: k-step 2 is past the tiles' K of 32 (2 steps of 16: 0..2)"]
+    );
+    // Sizes from `#[comptime]` values are the build's to judge (once, at the argument).
+    assert_eq!(check_messages(&kernel("N / 2", "[64, 64]", "[N, 64]", "0")), Vec::<String>::new());
+}

@@ -6,9 +6,10 @@
 //! backends instead of as `CUDA_ERROR_INVALID_VALUE` on one of them:
 //! - rank 1 to 5;
 //! - global address 16-byte aligned;
-//! - every dimension 1 ..= 2^32 elements;
-//! - every byte stride (dimensions 1..) a multiple of 16 and < 2^40;
-//! - every box dimension 1 ..= 256 elements; the inner box row a multiple of 16 bytes;
+//! - every dimension 1 ..= [`TMA_MAX_DIM`] elements;
+//! - every byte stride (dimensions 1..) a multiple of 16 and below [`TMA_MAX_STRIDE`];
+//! - every box dimension 1 ..= [`TMA_MAX_BOX_DIM`] elements; the inner box row a multiple of
+//!   16 bytes;
 //! - interleave none (the only layout Phaser emits), so with a swizzle the inner box row
 //!   must fit the swizzle span (32, 64 or 128 bytes);
 //! - element strides are all 1 (dense boxes).
@@ -21,7 +22,7 @@
 
 use crate::buffer::{LaunchHold, Lifeline};
 use crate::error::{Result, RuntimeError};
-use phaser_codegen::arch::limits::MAX_TX_BYTES;
+use phaser_codegen::arch::limits::{MAX_TX_BYTES, TMA_MAX_BOX_DIM, TMA_MAX_DIM, TMA_MAX_STRIDE};
 use phaser_codegen::ir::TensorMapSpec;
 use phaser_codegen::Type;
 use std::sync::{Arc, Weak};
@@ -29,13 +30,6 @@ use std::sync::{Arc, Weak};
 /// The swizzle modes: codegen's, the one swizzle function of the project (typed tiles, wgmma
 /// descriptors and the simulator's TMA all address through [`Swizzle::apply`]).
 pub use phaser_codegen::arch::swizzle::Swizzle;
-
-/// Largest extent of one tensor dimension (elements).
-pub const MAX_DIM: u64 = 1 << 32;
-/// Byte strides must be below this.
-pub const MAX_STRIDE: u64 = 1 << 40;
-/// Largest box dimension (elements): the limits table's.
-pub const MAX_BOX_DIM: u32 = phaser_codegen::arch::limits::TMA_MAX_BOX_DIM;
 
 /// What a tensor map describes: a tiled view of a global buffer.
 /// Dimension 0 is the innermost (contiguous) one.
@@ -162,21 +156,28 @@ impl TensorMapDesc {
             return bad(format!("the global address {:#x} is not 16-byte aligned", self.base));
         }
         for (i, &d) in self.dims.iter().enumerate() {
-            if d == 0 || d > MAX_DIM {
-                return bad(format!("dimension {i} has extent {d}; it must be in 1..=2^32"));
+            if d == 0 || d > TMA_MAX_DIM {
+                return bad(format!(
+                    "dimension {i} has extent {d}; it must be in 1..=2^{}",
+                    TMA_MAX_DIM.trailing_zeros()
+                ));
             }
         }
         for (i, &s) in self.strides.iter().enumerate() {
             if s % 16 != 0 {
                 return bad(format!("the byte stride of dimension {} is {s}, not a multiple of 16", i + 1));
             }
-            if s >= MAX_STRIDE {
-                return bad(format!("the byte stride of dimension {} is {s}, not below 2^40", i + 1));
+            if s >= TMA_MAX_STRIDE {
+                return bad(format!(
+                    "the byte stride of dimension {} is {s}, not below 2^{}",
+                    i + 1,
+                    TMA_MAX_STRIDE.trailing_zeros()
+                ));
             }
         }
         for (i, &b) in self.box_dims.iter().enumerate() {
-            if b == 0 || b > MAX_BOX_DIM {
-                return bad(format!("box dimension {i} is {b}; it must be in 1..=256"));
+            if b == 0 || b > TMA_MAX_BOX_DIM {
+                return bad(format!("box dimension {i} is {b}; it must be in 1..={TMA_MAX_BOX_DIM}"));
             }
         }
         let inner = self.inner_row_bytes();

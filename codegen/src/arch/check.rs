@@ -12,6 +12,7 @@ pub const MAX_PTX_LOADABLE: PtxVersion = PtxVersion::new(9, 0);
 // The ranges live in the limits table; re-exported here for the checks' existing users.
 use super::limits::Limits;
 pub use super::limits::{MAX_ARRIVALS, MAX_NESTING_DEPTH, MAX_TX_BYTES, TMA_RANKS};
+use super::wgmma;
 
 /// The PTX ISA version a kernel's instructions and declarations need (whatever its target).
 pub fn ops_ptx(k: &Kernel) -> PtxVersion {
@@ -120,8 +121,14 @@ pub fn shared_alloc_problems(name: &str, elem: Type, len: u32, align: u32, limit
 pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     check_nesting(k)?;
     let mut diags = Vec::new();
-    let mut err =
-        |loc: Option<SourceLoc>, msg: String| diags.push(Diagnostic { kernel: k.name().to_owned(), loc, message: msg });
+    // An instruction unrolled N times breaks its rule once: each message is reported once
+    // per place.
+    let mut seen = std::collections::HashSet::new();
+    let mut err = |loc: Option<SourceLoc>, msg: String| {
+        if seen.insert((loc, msg.clone())) {
+            diags.push(Diagnostic { kernel: k.name().to_owned(), loc, message: msg });
+        }
+    };
     if k.name().is_empty() {
         err(None, "a kernel needs a name (its PTX entry)".into());
     }
@@ -253,8 +260,8 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
             MbarrierOp::Inval { bar } => bar_addr_check(bar, BarSpace::Cta, &mut out),
             MbarrierOp::PendingCount { .. } => {}
         },
-        Inst::Sync(SyncOp::SetMaxNReg { count, .. }) if (!(24..=256).contains(count) || count % 8 != 0) => {
-            out.push(format!("setmaxnreg count {count} must be a multiple of 8 in 24..=256"));
+        Inst::Sync(SyncOp::SetMaxNReg { count, .. }) if super::limits::setmaxnreg_problem(*count).is_some() => {
+            out.extend(super::limits::setmaxnreg_problem(*count));
         }
         Inst::Sync(SyncOp::BarSync { id, count: Some(count) } | SyncOp::BarArrive { id, count }) => {
             range_check("named barrier id", id, 0, 15, &mut out);
@@ -511,29 +518,30 @@ pub fn module_ptx_version(m: &Module, max: PtxVersion) -> Result<(Target, PtxVer
 
 /// Shapes and operand types of `wgmma.mma_async` (PTX ISA "Matrix Shape" and syntax tables).
 fn wgmma_problems(m: &MmaAsync, out: &mut Vec<String>) {
-    if !(8..=256).contains(&m.n) || !m.n.is_multiple_of(8) {
-        out.push(format!("wgmma N = {} is not a multiple of 8 in 8..=256", m.n));
+    if let Some(rule) = wgmma::n_problem(m.n) {
+        out.push(format!("wgmma N = {}: {rule}", m.n));
     }
-    if m.d.len() as u32 != m.n / 2 {
+    if m.d.len() as u32 != wgmma::accumulator_len(m.n) {
         out.push(format!(
-            "wgmma m64n{} accumulates into {} f32 registers per thread, {} given",
+            "wgmma m{}n{} accumulates into {} f32 registers per thread, {} given",
+            wgmma::M,
             m.n,
-            m.n / 2,
+            wgmma::accumulator_len(m.n),
             m.d.len()
         ));
     }
     if let Some(r) = m.d.iter().find(|r| r.ty != Type::F32) {
         out.push(format!("wgmma accumulators are f32 registers, found a {}", r.ty));
     }
-    if m.a_ty.is_fp8() != m.b_ty.is_fp8() || (!m.a_ty.is_fp8() && m.a_ty != m.b_ty) {
-        out.push(format!(
-            "wgmma multiplies {} by {}: 16-bit operands must have the same type, FP8 operands pair with FP8",
-            m.a_ty.ptx(),
-            m.b_ty.ptx()
-        ));
+    if let Some(p) = wgmma::types_problem(m.a_ty, m.b_ty) {
+        out.push(p);
     }
-    if m.a_ty.is_fp8() && (m.trans_a || m.trans_b) {
-        out.push("wgmma transposes (MN-major operands) exist only for f16/bf16".into());
+    let major = |trans: bool| if trans { Major::MN } else { Major::K };
+    for (elem, trans) in [(m.a_ty, m.trans_a), (m.b_ty, m.trans_b)] {
+        if let Some(p) = wgmma::major_problem(elem, major(trans)) {
+            out.push(p.into());
+            break;
+        }
     }
     match &m.a {
         WgmmaA::Desc(v) => {
@@ -542,8 +550,8 @@ fn wgmma_problems(m: &MmaAsync, out: &mut Vec<String>) {
             }
         }
         WgmmaA::Regs(rs) => {
-            if m.trans_a {
-                out.push("A from registers cannot be transposed (imm-trans-a needs a descriptor)".into());
+            if let Some(p) = wgmma::register_a_major_problem(major(m.trans_a)) {
+                out.push(p.into());
             }
             if let Some(r) = rs.iter().find(|r| r.ty().size() != 4 || r.ty().is_float()) {
                 out.push(format!("an A fragment register must be a 32-bit packed pair (b32), found {}", r.ty()));
@@ -604,5 +612,25 @@ fn fragment_problems(op: &FragmentOp, out: &mut Vec<String>) {
                 out.push("a half pair unpacks into two f32 values".into());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::builder::KernelBuilder;
+    use crate::Target;
+
+    /// An instruction built once per iteration of an unrolled loop breaks its rule once.
+    #[test]
+    fn a_repeated_problem_is_reported_once_per_place() {
+        let mut k = KernelBuilder::new("k", Target::Sm90a);
+        for _ in 0..4 {
+            k.setmaxnreg(true, 30);
+        }
+        k.setmaxnreg(true, 30); // another place
+        let e = k.finish().unwrap_err();
+        let bad: Vec<_> = e.diagnostics.iter().filter(|d| d.message.contains("setmaxnreg count 30")).collect();
+        assert_eq!(bad.len(), 2, "{e}");
+        assert_ne!(bad[0].loc, bad[1].loc);
     }
 }

@@ -33,6 +33,30 @@ pub struct Limits {
 
 const KIB: u32 = 1024;
 
+/// Registers one thread may hold on every target (the `.maxnreg` ptxas honours).
+pub const MAX_REGISTERS_PER_THREAD: u32 = 255;
+/// 32-bit registers in one SM's register file (64 Ki on every target).
+pub const REGISTERS_PER_SM: u32 = 64 * KIB;
+/// `setmaxnreg`'s register counts: multiples of [`SETMAXNREG_STEP`] in
+/// `SETMAXNREG_MIN..=SETMAXNREG_MAX` (PTX ISA `setmaxnreg`).
+pub const SETMAXNREG_MIN: u32 = 24;
+pub const SETMAXNREG_MAX: u32 = 256;
+pub const SETMAXNREG_STEP: u32 = 8;
+
+/// Why `count` is no `setmaxnreg` register count, if it is none.
+pub fn setmaxnreg_problem(count: u32) -> Option<String> {
+    let ok = (SETMAXNREG_MIN..=SETMAXNREG_MAX).contains(&count) && count.is_multiple_of(SETMAXNREG_STEP);
+    (!ok).then(|| {
+        format!(
+            "setmaxnreg count {count} must be a multiple of {SETMAXNREG_STEP} in {SETMAXNREG_MIN}..={SETMAXNREG_MAX}"
+        )
+    })
+}
+
+/// Most 32-bit registers one register array may take: a thread has
+/// [`Limits::max_registers_per_thread`] on every target, and the rest of the kernel needs some.
+pub const MAX_ARRAY_REGISTERS: u32 = MAX_REGISTERS_PER_THREAD;
+
 const COMMON: Limits = Limits {
     max_static_shared: 48 * KIB,
     max_shared_per_block: 48 * KIB,
@@ -42,7 +66,7 @@ const COMMON: Limits = Limits {
     max_cluster_ctas: 0,
     max_cluster_ctas_non_portable: 0,
     max_blocks_per_sm: 32,
-    max_registers_per_thread: 255,
+    max_registers_per_thread: MAX_REGISTERS_PER_THREAD,
 };
 
 const SM80: Limits = Limits { max_shared_per_block: 163 * KIB, ..COMMON };
@@ -85,6 +109,10 @@ pub const MAX_TX_BYTES: i128 = (1 << 20) - 1;
 pub const TMA_RANKS: std::ops::RangeInclusive<u8> = 1..=5;
 /// Largest extent of one TMA box dimension, in elements (`cuTensorMapEncodeTiled`'s `boxDim`).
 pub const TMA_MAX_BOX_DIM: u32 = 256;
+/// Largest extent of one tensor-map dimension, in elements (`globalDim`: 1 ..= 2^32).
+pub const TMA_MAX_DIM: u64 = 1 << 32;
+/// A tensor map's byte strides (`globalStrides`) must be below this: 2^40.
+pub const TMA_MAX_STRIDE: u64 = 1 << 40;
 
 /// A tile-mode tensor copy's innermost coordinate must land on a multiple of this many bytes:
 /// `inner coordinate x element size` (negative coordinates included) a multiple of 16. Outer

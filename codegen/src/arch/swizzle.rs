@@ -56,7 +56,7 @@ impl Swizzle {
 
     /// The 2-bit layout type of a wgmma matrix descriptor (bits 62-63): 0 none, 1 128B,
     /// 2 64B, 3 32B (PTX ISA "Matrix Descriptor Format").
-    pub fn descriptor_layout_type(self) -> u64 {
+    pub const fn wgmma_layout_type(self) -> u64 {
         match self {
             Swizzle::None => 0,
             Swizzle::B128 => 1,
@@ -65,16 +65,60 @@ impl Swizzle {
         }
     }
 
-    /// The mode a descriptor's layout-type bits name.
-    pub fn from_descriptor_layout_type(bits: u64) -> Swizzle {
-        match bits & 3 {
-            0 => Swizzle::None,
-            1 => Swizzle::B128,
-            2 => Swizzle::B64,
-            _ => Swizzle::B32,
+    /// The mode a wgmma descriptor's layout-type bits name.
+    pub fn from_wgmma_layout_type(bits: u64) -> Swizzle {
+        Self::ALL.into_iter().find(|s| s.wgmma_layout_type() == bits & 3).expect("all four 2-bit codes name a mode")
+    }
+
+    /// The 3-bit layout type of an sm100 (`tcgen05`) shared-memory descriptor (bits 61-63):
+    /// 0 none, 2 128B, 4 64B, 6 32B (PTX ISA Table 40; 1, 128B with 32-byte atoms, has no
+    /// `Swizzle` of its own).
+    pub const fn umma_layout_type(self) -> u64 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B128 => 2,
+            Swizzle::B64 => 4,
+            Swizzle::B32 => 6,
         }
     }
 
+    /// The mode an sm100 descriptor's layout-type bits name, if one does.
+    pub fn from_umma_layout_type(bits: u64) -> Option<Swizzle> {
+        Self::ALL.into_iter().find(|s| s.umma_layout_type() == bits)
+    }
+
+    /// The `CUtensorMapSwizzle` value `cuTensorMapEncodeTiled` takes for this mode
+    /// (`CU_TENSOR_MAP_SWIZZLE_NONE` = 0, `_32B` = 1, `_64B` = 2, `_128B` = 3).
+    pub const fn tensor_map_code(self) -> u32 {
+        match self {
+            Swizzle::None => 0,
+            Swizzle::B32 => 1,
+            Swizzle::B64 => 2,
+            Swizzle::B128 => 3,
+        }
+    }
+
+    /// How kernels spell the mode (`#[tma(swizzle = "128B")]`, `T.alloc_shared`'s layout,
+    /// the tcgen05 descriptor's `swizzle`): "none", "32B", "64B", "128B".
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Swizzle::None => "none",
+            Swizzle::B32 => "32B",
+            Swizzle::B64 => "64B",
+            Swizzle::B128 => "128B",
+        }
+    }
+
+    /// [`Swizzle::as_str`] of each of [`Swizzle::ALL`], in that order.
+    pub const NAMES: [&'static str; 4] =
+        [Swizzle::ALL[0].as_str(), Swizzle::ALL[1].as_str(), Swizzle::ALL[2].as_str(), Swizzle::ALL[3].as_str()];
+
+    /// The mode spelled `name` ([`Swizzle::as_str`]), if any.
+    pub fn parse(name: &str) -> Option<Swizzle> {
+        Self::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
+    /// The mode in words, for messages ("128-byte swizzle").
     pub fn name(self) -> &'static str {
         match self {
             Swizzle::None => "no swizzle",
@@ -82,6 +126,26 @@ impl Swizzle {
             Swizzle::B64 => "64-byte swizzle",
             Swizzle::B128 => "128-byte swizzle",
         }
+    }
+}
+
+/// Why a string names no swizzle mode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownSwizzle(pub String);
+
+impl std::fmt::Display for UnknownSwizzle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = Swizzle::NAMES.iter().map(|n| format!("\"{n}\"")).collect();
+        write!(f, "unknown swizzle \"{}\"; expected one of {}", self.0, names.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownSwizzle {}
+
+impl std::str::FromStr for Swizzle {
+    type Err = UnknownSwizzle;
+    fn from_str(s: &str) -> Result<Swizzle, UnknownSwizzle> {
+        Swizzle::parse(s).ok_or_else(|| UnknownSwizzle(s.to_string()))
     }
 }
 
@@ -141,11 +205,22 @@ mod tests {
     }
 
     #[test]
-    fn descriptor_codes_round_trip() {
+    fn codes_round_trip() {
         for s in Swizzle::ALL {
-            assert_eq!(Swizzle::from_descriptor_layout_type(s.descriptor_layout_type()), s);
+            assert_eq!(Swizzle::from_wgmma_layout_type(s.wgmma_layout_type()), s);
+            assert_eq!(Swizzle::from_umma_layout_type(s.umma_layout_type()), Some(s));
+            assert_eq!(Swizzle::parse(s.as_str()), Some(s));
+            assert_eq!(s.as_str().parse::<Swizzle>(), Ok(s));
         }
-        assert_eq!(Swizzle::B128.descriptor_layout_type(), 1);
-        assert_eq!(Swizzle::B32.descriptor_layout_type(), 3);
+        assert_eq!(Swizzle::B128.wgmma_layout_type(), 1);
+        assert_eq!(Swizzle::B32.wgmma_layout_type(), 3);
+        assert_eq!(Swizzle::ALL.map(Swizzle::umma_layout_type), [0, 6, 4, 2]);
+        assert_eq!(Swizzle::ALL.map(Swizzle::tensor_map_code), [0, 1, 2, 3]);
+        assert_eq!(Swizzle::NAMES, ["none", "32B", "64B", "128B"]);
+        for unmodelled in [1, 3, 5, 7] {
+            assert_eq!(Swizzle::from_umma_layout_type(unmodelled), None);
+        }
+        let e = "128".parse::<Swizzle>().unwrap_err();
+        assert_eq!(e.to_string(), "unknown swizzle \"128\"; expected one of \"none\", \"32B\", \"64B\", \"128B\"");
     }
 }

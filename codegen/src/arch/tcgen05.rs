@@ -16,6 +16,13 @@ pub const TMEM_ALLOC_UNIT: u32 = 32;
 /// `32 (w % 4) .. 32 (w % 4) + 31` ("Access restrictions").
 pub const TMEM_LANES_PER_WARP: u32 = 32;
 
+impl UmmaElem {
+    /// K of one dense MMA (PTX ISA Table 39): 32 bytes of K, whatever the type.
+    pub fn k(self) -> u32 {
+        32 / self.bytes()
+    }
+}
+
 /// Why `ncols` cannot be allocated or deallocated, if it cannot.
 pub fn alloc_columns_problem(ncols: u32) -> Option<String> {
     if ncols.is_power_of_two() && (TMEM_ALLOC_UNIT..=TMEM_COLUMNS).contains(&ncols) {

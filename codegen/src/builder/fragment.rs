@@ -9,10 +9,11 @@
 //! the mma.sync C-fragment of a 16 x 8 block, repeated along N, one 16-row band per warp.
 
 use super::kernel_builder::KernelBuilder;
+use crate::arch::wgmma;
 use crate::ir::*;
 
 /// Threads in a warpgroup.
-pub const WARPGROUP_THREADS: u32 = 128;
+pub use crate::arch::wgmma::WARPGROUP_THREADS;
 
 /// A warpgroup's 64 x `n` f32 accumulator: register `i` of every thread (see the module
 /// docs for which element it holds). Indexing is at compile time: `regs[i]`.
@@ -24,13 +25,14 @@ pub struct Accumulator {
 
 impl Accumulator {
     /// `n / 2` fresh f32 registers (not initialized: [`Accumulator::zero`] them, or let the
-    /// first wgmma overwrite them with scale-d = false). `n` is a multiple of 8 in 8..=256.
+    /// first wgmma overwrite them with scale-d = false). `n` is a wgmma N
+    /// ([`wgmma::n_problem`]).
     #[track_caller]
     pub fn new(k: &mut KernelBuilder, n: u32) -> Accumulator {
-        if !(8..=256).contains(&n) || !n.is_multiple_of(8) {
-            k.error(format!("an accumulator of 64 x {n}: N must be a multiple of 8 in 8..=256"));
+        if let Some(rule) = wgmma::n_problem(n) {
+            k.error(format!("an accumulator of {} x {n}: {rule}", wgmma::M));
         }
-        let regs = (0..n / 2).map(|_| k.new_reg(Type::F32)).collect();
+        let regs = (0..wgmma::accumulator_len(n)).map(|_| k.new_reg(Type::F32)).collect();
         Accumulator { n, regs }
     }
 

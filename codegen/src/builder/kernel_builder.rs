@@ -28,7 +28,12 @@ pub struct KernelBuilder {
     pub(crate) loop_depth: u32,
     /// Location set by the DSL for the statement being built; overrides `#[track_caller]`.
     pub(crate) loc_override: Option<SourceLoc>,
+    /// Where each argument of the op being built is, by parameter name (set by the DSL, see
+    /// [`KernelBuilder::set_arg_locs`]): a problem of one argument is reported there.
+    arg_locs: &'static [(&'static str, SourceLoc)],
     pub(crate) errors: Vec<Diagnostic>,
+    /// The (place, message) of every error [`KernelBuilder::error`] recorded.
+    reported: std::collections::HashSet<(SourceLoc, String)>,
     /// Whether building went past [`MAX_NESTING_DEPTH`] (reported once).
     too_deep: bool,
     /// The `#[phaser::device]` functions being expanded, innermost last (a name seen twice
@@ -55,7 +60,9 @@ impl KernelBuilder {
             next_reg: 0,
             loop_depth: 0,
             loc_override: None,
+            arg_locs: &[],
             errors: Vec::new(),
+            reported: Default::default(),
             too_deep: false,
             device_stack: Vec::new(),
             mut_vars: Default::default(),
@@ -106,10 +113,40 @@ impl KernelBuilder {
     }
 
     /// Record a build error at the current location; building goes on so later errors show too.
+    /// The same message at the same place is recorded once: an op in an unrolled loop is built
+    /// once per iteration, but its mistake is one.
     #[track_caller]
     pub fn error(&mut self, message: impl Into<String>) {
-        let loc = Some(self.here());
-        self.errors.push(Diagnostic { kernel: self.name.clone(), loc, message: message.into() });
+        let loc = self.here();
+        self.error_at(loc, message.into());
+    }
+
+    fn error_at(&mut self, loc: SourceLoc, message: String) {
+        if self.reported.insert((loc, message.clone())) {
+            self.errors.push(Diagnostic { kernel: self.name.clone(), loc: Some(loc), message });
+        }
+    }
+
+    /// Set where the arguments of the next op are, by parameter name (the DSL calls this
+    /// before an op whose argument sizes may be known only when the kernel is built); the
+    /// op's lowering clears them.
+    pub fn set_arg_locs(&mut self, locs: &'static [(&'static str, SourceLoc)]) {
+        self.arg_locs = locs;
+    }
+
+    pub(crate) fn clear_arg_locs(&mut self) {
+        self.arg_locs = &[];
+    }
+
+    /// Record a build error of the argument `param` (a parameter name of the op registry):
+    /// at the argument when the DSL said where it is, else like [`KernelBuilder::error`].
+    #[track_caller]
+    pub fn arg_error(&mut self, param: &str, message: impl Into<String>) {
+        let loc = match self.arg_locs.iter().find(|(name, _)| *name == param) {
+            Some(&(_, loc)) => loc,
+            None => self.here(),
+        };
+        self.error_at(loc, message.into());
     }
 
     pub fn has_errors(&self) -> bool {

@@ -5,13 +5,11 @@
 
 use super::fragment::Accumulator;
 use super::kernel_builder::KernelBuilder;
+use crate::arch::limits::MAX_ARRAY_REGISTERS;
 use crate::ir::*;
 
 /// Most dimensions a register array has.
 pub const MAX_REGISTER_RANK: usize = 4;
-/// Most 32-bit registers one array may take: a thread has 255, and the rest of the kernel
-/// needs some.
-pub const MAX_ARRAY_REGISTERS: u32 = 255;
 
 /// A register array, or a sub-array of one: `dims[..rank]` (outermost first) of `elem`,
 /// element `i` (row-major) in register `first + i`.

@@ -29,7 +29,7 @@ pub enum TileLayout {
 
 impl TileLayout {
     /// The layout a TMA copy with `swizzle` writes.
-    pub fn of_swizzle(swizzle: Swizzle) -> TileLayout {
+    pub const fn of_swizzle(swizzle: Swizzle) -> TileLayout {
         match swizzle {
             Swizzle::None => TileLayout::RowMajor,
             s => TileLayout::Swizzled(s),

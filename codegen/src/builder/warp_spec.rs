@@ -2,12 +2,10 @@
 //! `elect.sync`, and `setmaxnreg` register rebalancing between warpgroup roles (sm_90a).
 
 use super::kernel_builder::KernelBuilder;
+use crate::arch::limits::{
+    MAX_REGISTERS_PER_THREAD, REGISTERS_PER_SM, SETMAXNREG_MAX, SETMAXNREG_MIN, SETMAXNREG_STEP,
+};
 use crate::ir::*;
-
-/// Registers a thread may hold at most (PTX `.maxnreg` and `setmaxnreg` limit).
-pub const MAX_REGS_PER_THREAD: u32 = 256;
-/// Registers in one SM's register file.
-pub const REGS_PER_SM: u32 = 64 * 1024;
 
 /// How a block splits into producer and consumer warpgroups (128 threads each; producers
 /// first: warpgroups `0..producers` produce, the rest consume), and optionally how
@@ -17,7 +15,8 @@ pub struct WarpgroupRoles {
     pub producer_warpgroups: u32,
     pub consumer_warpgroups: u32,
     /// `setmaxnreg.dec` target of producer warpgroups and `setmaxnreg.inc` target of
-    /// consumer warpgroups (multiples of 8 in 24..=256), or `None` for no rebalancing.
+    /// consumer warpgroups (`arch::limits::setmaxnreg_problem` says which counts), or `None`
+    /// for no rebalancing.
     pub regs: Option<(u32, u32)>,
 }
 
@@ -26,8 +25,9 @@ impl WarpgroupRoles {
     pub fn rebalanced(producer_warpgroups: u32, consumer_warpgroups: u32) -> WarpgroupRoles {
         let p = 40;
         // Saturating: a split too large for an SM is reported by `warpgroup_roles`.
-        let left = REGS_PER_SM.saturating_sub(producer_warpgroups.saturating_mul(128 * p));
-        let c = (left / consumer_warpgroups.max(1).saturating_mul(128) / 8 * 8).clamp(24, MAX_REGS_PER_THREAD);
+        let left = REGISTERS_PER_SM.saturating_sub(producer_warpgroups.saturating_mul(128 * p));
+        let c = (left / consumer_warpgroups.max(1).saturating_mul(128) / SETMAXNREG_STEP * SETMAXNREG_STEP)
+            .clamp(SETMAXNREG_MIN, SETMAXNREG_MAX);
         WarpgroupRoles { producer_warpgroups, consumer_warpgroups, regs: Some((p, c)) }
     }
     /// Threads per block (saturating at `u32::MAX`, which no block shape matches).
@@ -39,7 +39,7 @@ impl WarpgroupRoles {
 /// The per-thread register cap at kernel entry for a block of `threads` threads at one
 /// block per SM (what `__launch_bounds__(threads, 1)` gives): a multiple of 8.
 pub fn entry_register_cap(threads: u32) -> u32 {
-    (REGS_PER_SM / threads.max(1) / 8 * 8).clamp(24, MAX_REGS_PER_THREAD - 1) / 8 * 8
+    (REGISTERS_PER_SM / threads.max(1) / 8 * 8).clamp(SETMAXNREG_MIN, MAX_REGISTERS_PER_THREAD) / 8 * 8
 }
 
 impl KernelBuilder {
@@ -113,10 +113,10 @@ impl KernelBuilder {
             }
             let total =
                 roles.producer_warpgroups as u64 * 128 * p as u64 + roles.consumer_warpgroups as u64 * 128 * c as u64;
-            if total > REGS_PER_SM as u64 {
+            if total > REGISTERS_PER_SM as u64 {
                 self.error(format!(
                     "the role split needs {total} registers ({} producer warpgroups x 128 x {p} + {} consumer \
-                     warpgroups x 128 x {c}), more than the {REGS_PER_SM} of an SM",
+                     warpgroups x 128 x {c}), more than the {REGISTERS_PER_SM} of an SM",
                     roles.producer_warpgroups, roles.consumer_warpgroups
                 ));
             }

@@ -32,6 +32,7 @@ use super::fragment::Accumulator;
 use super::kernel_builder::KernelBuilder;
 use super::registers::RegisterArray;
 use super::tile::{SharedTile, TileLayout};
+use crate::arch::wgmma::{self, Arg};
 use crate::ir::*;
 
 /// The immediates of `wgmma.mma_async` a DSL call chooses: how each multiplicand lies in its
@@ -110,8 +111,7 @@ impl KernelBuilder {
         let (lbo, sbo) = operand.byte_offsets();
         let constant =
             MatrixDescriptor { start_address: 0, lbo, sbo, base_offset: 0, swizzle: tile.swizzle }.constant_bits();
-        let transposed_fp8 = (operand.major == Major::MN && elem.is_fp8())
-            .then_some("MN-major (transposed) wgmma operands exist only for f16/bf16");
+        let transposed_fp8 = wgmma::major_problem(elem, operand.major);
         let desc =
             self.shared_descriptor("wgmma", operand, (elem.bytes(), elem.ptx()), transposed_fp8, tile_addr, constant);
         MatrixDesc { elem, operand, desc }
@@ -203,7 +203,8 @@ impl KernelBuilder {
         scale_d: Value,
     ) {
         let kk = a.elem.k();
-        let (a_desc, b_desc) = self.at_caller(|k| (a.slice(k, a_m0, k0, 64, kk), b.slice(k, b_n0, k0, acc.n, kk)));
+        let (a_desc, b_desc) =
+            self.at_caller(|k| (a.slice(k, a_m0, k0, wgmma::M, kk), b.slice(k, b_n0, k0, acc.n, kk)));
         self.push_mma(MmaAsync {
             n: acc.n,
             a_ty: a.elem,
@@ -266,37 +267,24 @@ impl KernelBuilder {
     ) {
         self.at_caller(|k| {
             let acc = k.mma_accumulator(acc);
-            let a_elem = k.mma_elem("A", a.elem());
-            let b_elem = k.mma_elem("B", b.elem());
-            if let (Some(x), Some(y)) = (a_elem, b_elem) {
-                if x != y {
-                    k.error(format!(
-                        "wgmma: A holds {} but B holds {}; both multiplicands have one type",
-                        x.ptx(),
-                        y.ptx()
-                    ));
-                }
+            let a_elem = k.mma_elem(Arg::A, a.elem());
+            let b_elem = k.mma_elem(Arg::B, b.elem());
+            if let Some(p) = a_elem.zip(b_elem).and_then(|(x, y)| wgmma::types_problem(x, y)) {
+                k.arg_error(Arg::B.name(), p);
             }
             let elem = a_elem.or(b_elem).unwrap_or(MmaElem::BF16);
-            let a_op = k.mma_operand("A", &a, opts.a_major, elem);
-            let b_op = k.mma_operand("B", &b, opts.b_major, elem);
+            let a_op = k.mma_operand(Arg::A, &a, opts.a_major, elem);
+            let b_op = k.mma_operand(Arg::B, &b, opts.b_major, elem);
             let Some(acc) = acc else { return };
-            if let Some((op, _)) = a_op {
-                if op.mn() != 64 {
-                    k.error(format!(
-                        "wgmma: an m64 wgmma multiplies 64 rows of A, but the A tile {} has {}: pass one warpgroup's \
-                         64-row slab (`a[i]` of a `[.., 64, K]` tile)",
-                        shape_words(&a),
-                        op.mn()
-                    ));
-                }
+            let a_view = a_op.map(|(op, _)| operand(op, format!("the A tile {}", shape_words(&a))));
+            if !k.shape_fits(&acc, a_view, b_op.as_ref(), &b, k_step, elem) {
+                return;
             }
-            k.check_b_and_k(&acc, a_op.map(|o| o.0.k()), b_op.as_ref(), &b, opts.b_major, k_step, elem);
             let kk = elem.k();
             let a_desc = match a_op {
                 Some((op, addr)) => {
                     let d = k.matrix_desc(elem, op, addr);
-                    k.quiet_slice(&d, 0, k_step * kk, 64, kk)
+                    k.quiet_slice(&d, 0, k_step * kk, wgmma::M, kk)
                 }
                 None => Value::u64(0),
             };
@@ -333,23 +321,28 @@ impl KernelBuilder {
     ) {
         self.at_caller(|k| {
             let acc = k.mma_accumulator(acc);
-            let elem = k.mma_elem("B", b.elem()).unwrap_or(MmaElem::BF16);
+            let elem = k.mma_elem(Arg::B, b.elem()).unwrap_or(MmaElem::BF16);
             let frag = a.dims() == [4] && matches!(a.elem(), Type::U32 | Type::B32 | Type::S32);
             if !frag {
-                k.error(format!(
-                    "wgmma: the A fragment of a register-A wgmma is 4 u32 registers per thread (two {} each): \
-                     `T.registers::<u32>([4])`, found {:?} of {}",
-                    elem.ptx(),
-                    a.dims(),
-                    a.elem()
-                ));
+                k.arg_error(
+                    Arg::A.name(),
+                    format!(
+                        "wgmma: the A fragment of a register-A wgmma is 4 u32 registers per thread (two {} each): \
+                         `T.registers::<u32>([4])`, found {:?} of {}",
+                        elem.ptx(),
+                        a.dims(),
+                        a.elem()
+                    ),
+                );
             }
-            if opts.a_major != Major::K {
-                k.error("wgmma: A from registers is K-major by definition (no `imm-trans-a`)");
+            if let Some(p) = wgmma::register_a_major_problem(opts.a_major) {
+                k.arg_error(Arg::A.name(), format!("wgmma: {p}"));
             }
-            let b_op = k.mma_operand("B", &b, opts.b_major, elem);
+            let b_op = k.mma_operand(Arg::B, &b, opts.b_major, elem);
             let Some(acc) = acc else { return };
-            k.check_b_and_k(&acc, None, b_op.as_ref(), &b, opts.b_major, k_step, elem);
+            if !k.shape_fits(&acc, None, b_op.as_ref(), &b, k_step, elem) {
+                return;
+            }
             let b_desc = k.b_desc(b_op, elem, acc.n, k_step);
             let regs = a.regs();
             let r = |i: usize| regs.get(i).map(|&r| Value::Reg(r)).unwrap_or(Value::imm_u(0, Type::B32));
@@ -369,50 +362,37 @@ impl KernelBuilder {
         })
     }
 
-    /// The accumulator view of a register array, or why it is none.
+    /// The accumulator view of a register array, or why it is none (its N is judged with the
+    /// rest of the shape, [`wgmma::shape_problems`]).
     fn mma_accumulator(&mut self, acc: RegisterArray) -> Option<Accumulator> {
-        match acc.as_accumulator() {
-            Some(a) if (8..=256).contains(&a.n) && a.n.is_multiple_of(8) => Some(a),
-            Some(a) => {
-                self.error(format!(
-                    "wgmma: an accumulator of {} f32 registers is 64 x {}, but N must be a multiple of 8 in 8..=256: \
-                     `T.registers::<f32>([N / 2])` with N / 2 a multiple of 4 in 4..=128",
-                    a.len(),
-                    a.n
-                ));
-                None
-            }
-            None => {
-                self.error(format!(
+        let view = acc.as_accumulator();
+        if view.is_none() {
+            self.arg_error(
+                Arg::Acc.name(),
+                format!(
                     "wgmma: the accumulator is a 1-dimensional f32 register array (`T.registers::<f32>([N / 2])`, or \
                      one row `acc[j]` of a 2-dimensional one), found {:?} of {}",
                     acc.dims(),
                     acc.elem()
-                ));
-                None
-            }
+                ),
+            );
         }
+        view
     }
 
-    fn mma_elem(&mut self, which: &str, t: Type) -> Option<MmaElem> {
-        match t {
-            Type::BF16 => Some(MmaElem::BF16),
-            Type::F16 => Some(MmaElem::F16),
-            _ => {
-                self.error(format!("wgmma: {which} holds {t}, but wgmma multiplies bf16 or f16 tiles"));
-                None
-            }
+    fn mma_elem(&mut self, which: Arg, t: Type) -> Option<MmaElem> {
+        let elem = wgmma::tile_elem(t);
+        if elem.is_none() {
+            self.arg_error(
+                which.name(),
+                format!("wgmma: {} holds {t}, but wgmma multiplies {} tiles", arg_word(which), wgmma::TILE_ELEMS),
+            );
         }
+        elem
     }
 
     /// The descriptor view of a typed tile and its shared address.
-    fn mma_operand(
-        &mut self,
-        which: &str,
-        tile: &SharedTile,
-        major: Major,
-        elem: MmaElem,
-    ) -> Option<(MmaOperand, Value)> {
+    fn mma_operand(&mut self, arg: Arg, tile: &SharedTile, major: Major, elem: MmaElem) -> Option<(MmaOperand, Value)> {
         let Some(st) = tile.smem_tile() else {
             let why = match tile.layout {
                 TileLayout::RowMajor => "which describes 32/64/128-byte swizzled tiles, but this tile is row-major: \
@@ -430,7 +410,10 @@ impl KernelBuilder {
                     s.repeat_bytes()
                 ),
             };
-            self.error(format!("wgmma reads {which} through a shared-memory matrix descriptor, {why}"));
+            self.arg_error(
+                arg.name(),
+                format!("wgmma reads {} through a shared-memory matrix descriptor, {why}", arg_word(arg)),
+            );
             return None;
         };
         if st.elem_bytes != elem.bytes() {
@@ -438,51 +421,46 @@ impl KernelBuilder {
         }
         let op = MmaOperand::new(st, major);
         if let Some(p) = st.problem() {
-            self.error(format!("wgmma: {which}: {p}"));
+            self.arg_error(arg.name(), format!("wgmma: {}: {p}", arg_word(arg)));
             return None;
         }
         let addr = self.tile_addr(*tile);
         Some((op, addr))
     }
 
-    /// B's N extent against the accumulator's, both K extents and the k-step against them.
-    #[allow(clippy::too_many_arguments)]
-    fn check_b_and_k(
+    /// The shape rules ([`wgmma::shape_problems`]) on what the kernel's build knows: the
+    /// accumulator, A's view (none for A from registers), B and the k-step; each problem is
+    /// reported at its argument. Whether the shape fits.
+    fn shape_fits(
         &mut self,
         acc: &Accumulator,
-        a_k: Option<u32>,
+        a: Option<wgmma::Operand>,
         b_op: Option<&(MmaOperand, Value)>,
         b: &SharedTile,
-        b_major: Major,
         k_step: u32,
         elem: MmaElem,
-    ) {
-        let Some((op, _)) = b_op else { return };
-        if op.mn() != acc.n {
-            let major = if b_major == Major::K { "K-major: [N, K]" } else { "MN-major: [K, N]" };
-            self.error(format!(
-                "wgmma: the accumulator is 64 x {} (`T.registers::<f32>([{}])`), but B {} is {} wide in N ({major}): \
-                 the accumulator of this B is `T.registers::<f32>([{}])`",
-                acc.n,
-                acc.n / 2,
-                shape_words(b),
-                op.mn(),
-                op.mn() / 2
-            ));
+    ) -> bool {
+        let b_view = b_op.map(|(op, _)| {
+            let major = if op.major == Major::K { "K-major: [N, K]" } else { "MN-major: [K, N]" };
+            operand(*op, format!("{} ({major})", shape_words(b)))
+        });
+        let call = wgmma::Call {
+            acc_len: Some(acc.len() as u32),
+            acc_name: String::new(),
+            a,
+            b: b_view,
+            k_step: Some(k_step),
+            elem: Some(elem),
+        };
+        let problems = wgmma::shape_problems(&call);
+        for (arg, msg, help) in &problems {
+            let msg = match help {
+                Some(help) => format!("wgmma: {msg}: {help}"),
+                None => format!("wgmma: {msg}"),
+            };
+            self.arg_error(arg.name(), msg);
         }
-        if let Some(ak) = a_k {
-            if ak != op.k() {
-                self.error(format!("wgmma: A is {ak} wide in K but B is {}", op.k()));
-            }
-        }
-        let kk = elem.k();
-        let steps = op.k() / kk;
-        if k_step >= steps {
-            self.error(format!(
-                "wgmma: k-step {k_step} is past the tiles' K of {} ({steps} steps of {kk}: 0..{steps})",
-                op.k()
-            ));
-        }
+        problems.is_empty() && b_op.is_some()
     }
 
     fn b_desc(&mut self, b_op: Option<(MmaOperand, Value)>, elem: MmaElem, n: u32, k_step: u32) -> Value {
@@ -511,6 +489,22 @@ impl KernelBuilder {
             m.scale_d = Value::pred(m.scale_d.as_imm_i128().unwrap_or(1) != 0);
         }
         self.push(WgmmaOp::MmaAsync(Box::new(m)));
+    }
+}
+
+/// An operand's view for the shape rules: its M/N and K extents as the rows and columns of
+/// its tile, named `name` in messages.
+fn operand(op: MmaOperand, name: String) -> wgmma::Operand {
+    wgmma::Operand { shape: vec![Some(op.tile.rows), Some(op.tile.cols)], major: op.major, name }
+}
+
+/// "A" or "B" for messages.
+fn arg_word(arg: Arg) -> &'static str {
+    match arg {
+        Arg::A => "A",
+        Arg::B => "B",
+        Arg::Acc => "the accumulator",
+        Arg::KStep => "the k-step",
     }
 }
 
@@ -670,7 +664,10 @@ mod tests {
             k.wgmma_tiles(acc, a, b, 0, Value::pred(false), MmaOptions::default());
         });
         assert!(
-            e.contains("the accumulator is 64 x 128 (`T.registers::<f32>([64])`), but B [64, 64] is 64 wide in N"),
+            e.contains(
+                "the accumulator is 64 x 128 (`T.registers::<f32>([64])`), but B [64, 64] (K-major: [N, K]) is 64 wide \
+                 in N"
+            ),
             "{e}"
         );
         assert!(e.contains("`T.registers::<f32>([32])`"), "{e}");

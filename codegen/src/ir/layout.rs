@@ -245,8 +245,8 @@ impl MmaOperand {
 }
 
 /// The fields of a 64-bit wgmma shared-memory matrix descriptor (PTX ISA "Matrix Descriptor
-/// Format"; CUTLASS `cute::GMMA::GmmaDescriptor`): bits 0-13 start address >> 4, 16-29
-/// leading byte offset >> 4, 32-45 stride byte offset >> 4, 49-51 base offset, 62-63 layout.
+/// Format"; CUTLASS `cute::GMMA::GmmaDescriptor`), as plain values: byte addresses and offsets,
+/// not yet encoded (`arch::descriptor` holds the bit layout).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MatrixDescriptor {
     pub start_address: u32,
@@ -256,22 +256,7 @@ pub struct MatrixDescriptor {
     pub swizzle: Swizzle,
 }
 
-/// `matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4`.
-pub fn descriptor_encode(x: u32) -> u64 {
-    ((x & 0x3FFFF) >> 4) as u64
-}
-
 impl MatrixDescriptor {
-    /// Every bit but the start address (what a kernel ORs a runtime address into).
-    pub fn constant_bits(&self) -> u64 {
-        (descriptor_encode(self.lbo) << 16)
-            | (descriptor_encode(self.sbo) << 32)
-            | (((self.base_offset & 7) as u64) << 49)
-            | (self.swizzle.descriptor_layout_type() << 62)
-    }
-    pub fn encode(&self) -> u64 {
-        self.constant_bits() | descriptor_encode(self.start_address)
-    }
     /// The hardware's view: the shared address of element (`mn`, `k`) of the sub-matrix this
     /// descriptor describes, for an operand of `major`-ness and `elem_bytes`-byte elements,
     /// from the PTX ISA's canonical layouts ("Shared Memory Matrix Layout"; in elements,
@@ -294,16 +279,6 @@ impl MatrixDescriptor {
             (Major::MN, _) => (mn % (w * t)) + (mn / (w * t)) * lbo + (k % 8) * w * t + (k / 8) * sbo,
         };
         self.swizzle.apply(self.start_address + e * elem_bytes)
-    }
-
-    pub fn decode(bits: u64) -> MatrixDescriptor {
-        MatrixDescriptor {
-            start_address: ((bits & 0x3FFF) << 4) as u32,
-            lbo: (((bits >> 16) & 0x3FFF) << 4) as u32,
-            sbo: (((bits >> 32) & 0x3FFF) << 4) as u32,
-            base_offset: ((bits >> 49) & 7) as u8,
-            swizzle: Swizzle::from_descriptor_layout_type(bits >> 62),
-        }
     }
 }
 

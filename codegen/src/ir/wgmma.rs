@@ -37,10 +37,6 @@ impl MmaElem {
             MmaElem::E4M3 | MmaElem::E5M2 => 1,
         }
     }
-    /// The K of one instruction: 16 for 16-bit types, 32 for FP8 (32 bytes of K either way).
-    pub fn k(self) -> u32 {
-        32 / self.bytes()
-    }
     pub fn is_fp8(self) -> bool {
         self.bytes() == 1
     }
@@ -59,7 +55,7 @@ pub enum WgmmaA {
 /// `wgmma.mma_async.sync.aligned.m64n{n}k{k}.f32.{a}.{b}`: `d = a * b + (scale_d ? d : 0)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MmaAsync {
-    /// N: a multiple of 8 in 8..=256.
+    /// N (`arch::wgmma` says which).
     pub n: u32,
     pub a_ty: MmaElem,
     pub b_ty: MmaElem,
@@ -79,7 +75,7 @@ pub struct MmaAsync {
 }
 
 impl MmaAsync {
-    /// The instruction's K (16 for 16-bit types, 32 for FP8).
+    /// The instruction's K (`MmaElem::k`, in `arch::wgmma`).
     pub fn k(&self) -> u32 {
         self.a_ty.k()
     }

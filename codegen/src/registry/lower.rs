@@ -16,13 +16,16 @@ use crate::ir::{walk_insts, Kernel, Space, Type, Value};
 /// not accept is a build error on `k`, never a panic.
 #[track_caller]
 pub fn call(k: &mut KernelBuilder, path: &str, args: Vec<OpArg>, elem: Option<Type>, name: &str) -> OpOut {
-    match super::lookup(path) {
+    let out = match super::lookup(path) {
         Some(def) => lower(k, def, args, elem, name),
         None => {
             k.error(format!("internal error: the op registry has no `T.{path}`"));
             OpOut::Invalid
         }
-    }
+    };
+    // The argument locations were this call's.
+    k.clear_arg_locs();
+    out
 }
 
 /// [`call`], returning the handle the caller expects (a mismatch is a build error).

@@ -32,12 +32,15 @@ fn vec<const N: usize>(v: Vec<crate::ir::Value>) -> [crate::ir::Value; N] {
 }
 
 /// A shared allocation's layout: row-major, or as a TMA copy with this swizzle writes it.
-pub(super) const LAYOUT: super::Choice<TileLayout> = choice![
-    "none" => TileLayout::RowMajor,
-    "32B" => TileLayout::Swizzled(Swizzle::B32),
-    "64B" => TileLayout::Swizzled(Swizzle::B64),
-    "128B" => TileLayout::Swizzled(Swizzle::B128),
-];
+pub(super) const LAYOUT: super::Choice<TileLayout> = super::Choice {
+    names: &Swizzle::NAMES,
+    values: &[
+        TileLayout::of_swizzle(Swizzle::ALL[0]),
+        TileLayout::of_swizzle(Swizzle::ALL[1]),
+        TileLayout::of_swizzle(Swizzle::ALL[2]),
+        TileLayout::of_swizzle(Swizzle::ALL[3]),
+    ],
+};
 
 ops! {
     /// shared memory named after its `let`: `[n]` is a static array; more dimensions or a swizzle make a tile in the dynamic window

@@ -27,12 +27,14 @@ const AB_TYPE: super::Choice<UmmaElem> = choice![
     "e5m2" => UmmaElem::E5M2,
 ];
 const MAJOR: super::Choice<Major> = choice!["k" => Major::K, "mn" => Major::MN];
-const SWIZZLE: super::Choice<Swizzle> = choice![
-    "128B" => Swizzle::B128,
-    "64B" => Swizzle::B64,
-    "32B" => Swizzle::B32,
-    "none" => Swizzle::None,
-];
+/// The descriptor's swizzle, widest first (an omitted one is 128-byte).
+const SWIZZLE: super::Choice<Swizzle> = {
+    const ORDER: [Swizzle; 4] = [Swizzle::B128, Swizzle::B64, Swizzle::B32, Swizzle::None];
+    super::Choice {
+        names: &[ORDER[0].as_str(), ORDER[1].as_str(), ORDER[2].as_str(), ORDER[3].as_str()],
+        values: &ORDER,
+    }
+};
 
 ops! {
     /// the warp allocates `ncols` columns of tensor memory (a power of two in 32..=512) and writes the address to `slot[0]`

@@ -1,7 +1,8 @@
 //! Hopper's warpgroup MMA (`wgmma`, sm_90a): fence, commit, wait, and `mma_async` from typed
 //! swizzled tiles. The shape is never written: N is the accumulator's (an f32 register array
-//! of N / 2 elements), M is 64 (A is one warpgroup's 64-row slab), K is 16 per step, and the
-//! descriptors (leading/stride byte offsets, swizzle, the k-step's start) come from the tiles.
+//! of N / 2 elements), M is 64 (A is one warpgroup's 64-row slab), K per step is the tile
+//! type's (16 for bf16/f16), and the descriptors (leading/stride byte offsets, swizzle, the
+//! k-step's start) come from the tiles; `arch::wgmma` states these rules.
 //! A K loop over a 64-wide stage is `#[unroll] for kk in 0..4 { mma_async(acc, a, b, kk, ..) }`.
 
 use crate::builder::{MmaOptions, Negate};

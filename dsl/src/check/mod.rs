@@ -8,6 +8,7 @@ use crate::parse::ast::*;
 use crate::parse::Errors;
 use crate::suggest::nearest;
 use crate::types::{Scalar, Ty};
+use phaser_codegen::arch::limits::TMA_MAX_BOX_DIM;
 use phaser_codegen::Target;
 
 struct Var {
@@ -99,8 +100,11 @@ pub(crate) fn check_fn_counting(f: &FnDef, errs: &mut Errors) -> u64 {
             for d in dims {
                 c.konst_u32(d, &format!("a box dimension of `{}`", p.name));
                 let v = c.known(d);
-                if v == Some(0) || v.is_some_and(|v| v > 256) {
-                    c.errs.at(d.sp, format!("a TMA box dimension is 1..=256 elements, found {}", v.unwrap_or(0)));
+                if v == Some(0) || v.is_some_and(|v| v > TMA_MAX_BOX_DIM as i128) {
+                    c.errs.at(
+                        d.sp,
+                        format!("a TMA box dimension is 1..={TMA_MAX_BOX_DIM} elements, found {}", v.unwrap_or(0)),
+                    );
                 }
                 shape.push(v);
             }

@@ -5,8 +5,9 @@ use crate::parse::ast::*;
 use crate::suggest::nearest;
 use crate::types::{Scalar, Ty};
 use phaser_codegen::arch::check::{MAX_ARRIVALS, MAX_TX_BYTES};
+use phaser_codegen::arch::wgmma;
 use phaser_codegen::builder::TileLayout;
-use phaser_codegen::ir::Space;
+use phaser_codegen::ir::{Major, Space};
 use phaser_codegen::registry::{self, ArgHint, Kind, OpDef, Ret};
 
 /// Methods on values (not in the `T` namespace): `bars.ptr_to([i])`, `x.min(y)`, `x.max(y)`,
@@ -172,11 +173,11 @@ impl Checker<'_> {
             Kind::State => Some(Box::new(handle(Ty::State))),
             Kind::Shared => Some(Box::new(|t| matches!(t, Ty::Shared(_) | Ty::Tile { .. }))),
             Kind::Tile => Some(Box::new(|t| matches!(t, Ty::Tile { .. }))),
-            Kind::MmaTile => Some(Box::new(|t| {
-                matches!(
-                    t,
-                    Ty::Tile { elem: Scalar::BF16 | Scalar::F16, layout: None | Some(TileLayout::Swizzled(_)), .. }
-                )
+            Kind::MmaTile => Some(Box::new(|t| match t {
+                Ty::Tile { elem, layout: None | Some(TileLayout::Swizzled(_)), .. } => {
+                    wgmma::tile_elem(elem.ir_type()).is_some()
+                }
+                _ => false,
             })),
             Kind::Registers(want) => {
                 Some(Box::new(move |t| matches!(t, Ty::Registers { elem, rank: 1 } if elem.ir_type() == want)))
@@ -210,7 +211,7 @@ impl Checker<'_> {
                     (Kind::MmaTile, Ty::Tile { layout: Some(TileLayout::RowMajor), .. }) => {
                         "\n  help: wgmma reads shared memory through a matrix descriptor, which describes 32/64/128-byte swizzled tiles: allocate the tile with a swizzle (`T.alloc_shared::<bf16>([rows, cols], \"128B\")`) and fill it through a TMA map of that swizzle".into()
                     }
-                    (Kind::MmaTile, Ty::Tile { .. }) => "\n  help: wgmma multiplies bf16 or f16 tiles".into(),
+                    (Kind::MmaTile, Ty::Tile { .. }) => format!("\n  help: wgmma multiplies {} tiles", wgmma::TILE_ELEMS),
                     (Kind::Registers(_), Ty::Registers { rank, .. }) if rank > 1 => {
                         "\n  help: pass one row of the array: `acc[j]` (`j` known when the kernel is built)".into()
                     }
@@ -516,77 +517,48 @@ impl Checker<'_> {
         }
     }
 
-    /// A wgmma whose extents the macro knows: the accumulator's N must be B's, A must be one
-    /// warpgroup's 64 rows, and the k-step must lie in the tiles' K (the builder checks the
-    /// same when the kernel is built, for extents only known then).
+    /// A wgmma's shape rules ([`wgmma::shape_problems`]) on the extents the macro knows: the
+    /// accumulator's N, B's against it, A's 64 rows, both K extents and the k-step. Extents
+    /// from `const` items or `#[comptime]` values are judged by the same rules when the kernel
+    /// is built, and reported there at the same argument.
     fn mma_checks(&mut self, spec: &OpDef, args: &[Expr]) {
         if !spec.path.starts_with("ptx.wgmma.mma_async") {
             return;
         }
         let arg = |name: &str| spec.params.iter().position(|p| p.name == name).and_then(|i| args.get(i));
         let major = |name: &str| match arg(name).map(|a| &a.kind) {
-            Some(ExprKind::Str(s)) => s.value(),
-            _ => "k".to_string(),
+            Some(ExprKind::Str(s)) if s.value() == "mn" => Major::MN,
+            _ => Major::K,
+        };
+        let as_u32 = |v: Option<i128>| v.and_then(|v| u32::try_from(v).ok());
+        let operand = |this: &Self, name: &str, major_arg: &str| {
+            let e = arg(name)?;
+            let shape = this.shape_of(e).filter(|s| s.len() >= 2)?;
+            Some(wgmma::Operand {
+                shape: shape.into_iter().map(as_u32).collect(),
+                major: major(major_arg),
+                name: format!("`{}`", text(e)),
+            })
+        };
+        let Some(acc) = arg(wgmma::Arg::Acc.name()) else { return };
+        let elem = match arg(wgmma::Arg::B.name()).map(|b| b.ty.get()) {
+            Some(Ty::Tile { elem, .. }) => wgmma::tile_elem(elem.ir_type()),
+            _ => None,
+        };
+        let call = wgmma::Call {
+            acc_len: as_u32(self.shape_of(acc).and_then(|s| if s.len() == 1 { s[0] } else { None })),
+            acc_name: format!("`{}`", text(acc)),
+            // `mma_async_rs` takes A from registers: no tile.
+            a: if spec.path == "ptx.wgmma.mma_async" { operand(self, wgmma::Arg::A.name(), "a_major") } else { None },
+            b: operand(self, wgmma::Arg::B.name(), "b_major"),
+            k_step: as_u32(arg(wgmma::Arg::KStep.name()).and_then(|a| self.known(a))),
+            elem,
         };
         let path = spec.path;
-        // (M or N, K) of an operand tile of `major`-ness: a tile of rank 3 or more is its
-        // outer dimensions flattened into rows.
-        let extents = |shape: &[Option<i128>], major: &str| -> (Option<i128>, Option<i128>) {
-            let (outer, inner) = shape.split_at(shape.len().saturating_sub(1));
-            let rows = outer.iter().try_fold(1i128, |a, d| d.map(|d| a * d));
-            let cols = inner.first().copied().flatten();
-            if major == "mn" {
-                (cols, rows)
-            } else {
-                (rows, cols)
-            }
-        };
-        let (Some(acc), Some(b)) = (arg("acc"), arg("b")) else { return };
-        let acc_len = self.shape_of(acc).and_then(|s| if s.len() == 1 { s[0] } else { None });
-        let b_shape = self.shape_of(b).filter(|s| s.len() >= 2);
-        let (b_n, b_k) = b_shape.as_deref().map(|s| extents(s, &major("b_major"))).unwrap_or((None, None));
-        if let (Some(len), Some(n)) = (acc_len, b_n) {
-            if 2 * len != n {
-                self.errs.at(
-                    acc.sp,
-                    format!(
-                        "`T.{path}`: the accumulator `{}` is 64 x {} (`T.registers::<f32>([{len}])`), but B `{}` is {n} wide in N: the accumulator of this B is `T.registers::<f32>([{}])`",
-                        text(acc),
-                        2 * len,
-                        text(b),
-                        n / 2
-                    ),
-                );
-            }
-        }
-        if spec.path == "ptx.wgmma.mma_async" {
-            if let Some(a) = arg("a") {
-                if let Some(s) = self.shape_of(a).filter(|s| s.len() >= 2) {
-                    if let (Some(m), _) = extents(&s, &major("a_major")) {
-                        if m != 64 {
-                            self.errs.at(
-                                a.sp,
-                                format!(
-                                    "`T.{path}`: an m64 wgmma multiplies 64 rows of A, but `{}` has {m}\n  help: pass one warpgroup's 64-row slab (`a[i]` of a `[.., 64, K]` tile)",
-                                    text(a)
-                                ),
-                            );
-                        }
-                    }
-                }
-            }
-        }
-        if let (Some(step), Some(k)) = (arg("k_step").and_then(|a| self.known(a)), b_k) {
-            if step * 16 >= k {
-                self.errs.at(
-                    arg("k_step").map_or(acc.sp, |a| a.sp),
-                    format!(
-                        "`T.{path}`: k-step {step} is past the tiles' K of {k} ({} steps of 16: 0..{})",
-                        k / 16,
-                        k / 16
-                    ),
-                );
-            }
+        for (at, msg, help) in wgmma::shape_problems(&call) {
+            let sp = arg(at.name()).map_or(acc.sp, |a| a.sp);
+            let help = help.map(|h| format!("\n  help: {h}")).unwrap_or_default();
+            self.errs.at(sp, format!("`T.{path}`: {msg}{help}"));
         }
     }
 
@@ -706,10 +678,9 @@ fn ret_type(spec: &OpDef, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, a
                 _ => 1,
             };
             let layout = match args.get(1).map(|a| &a.kind) {
-                Some(ExprKind::Str(s)) => crate::parse::SWIZZLES
-                    .iter()
-                    .find(|(n, _)| *n == s.value())
-                    .map(|(_, sw)| phaser_codegen::builder::TileLayout::of_swizzle(*sw)),
+                Some(ExprKind::Str(s)) => {
+                    phaser_codegen::ir::Swizzle::parse(&s.value()).map(phaser_codegen::builder::TileLayout::of_swizzle)
+                }
                 _ => Some(phaser_codegen::builder::TileLayout::RowMajor),
             };
             match layout {

@@ -49,10 +49,22 @@ fn bind(out: &mut Out, value: TokenStream) -> TokenStream {
 /// their span points); `__k` keeps the expansion's, so it resolves even when the kernel's
 /// tokens come from a `macro_rules!` (whose locals are hygienic).
 pub fn loc(sp: Sp) -> TokenStream {
+    let at = source_loc(sp);
+    quote!(__k.set_loc(::core::option::Option::Some(#at));)
+}
+
+/// `SourceLoc::new(file!(), line!(), column!())` of where `sp` starts.
+fn source_loc(sp: Sp) -> TokenStream {
     let file = quote_spanned!(sp.start=> ::core::file!());
     let line = quote_spanned!(sp.start=> ::core::line!());
     let column = quote_spanned!(sp.start=> ::core::column!());
-    quote!(__k.set_loc(::core::option::Option::Some(__p::SourceLoc::new(#file, #line, #column)));)
+    quote!(__p::SourceLoc::new(#file, #line, #column))
+}
+
+/// Whether an argument of `kind` may carry sizes known only when the kernel is built (from
+/// `const` items or `#[comptime]` values), so its problems are reported at the argument.
+fn sized_when_built(kind: Kind) -> bool {
+    matches!(kind, Kind::Const | Kind::Dims | Kind::Registers(_) | Kind::Tile | Kind::MmaTile)
 }
 
 /// Every statement of a block, the tail included (its value, if any, is dropped).
@@ -603,6 +615,18 @@ fn op(
     let name = let_name
         .map(|n| syn::ext::IdentExt::unraw(n).to_string())
         .unwrap_or_else(|| def.path.rsplit('.').next().unwrap_or("smem").into());
+    // Where the arguments are, for problems the build finds in one of them; set after the
+    // arguments are evaluated (an op among them clears it).
+    if def.params.iter().any(|p| sized_when_built(p.kind)) {
+        let locs = def.params.iter().zip(args).map(|(p, a)| {
+            let (pname, at) = (p.name, source_loc(a.sp));
+            quote!((#pname, #at))
+        });
+        out.push(quote!({
+            const __ARG_LOCS: &[(&str, __p::SourceLoc)] = &[#(#locs),*];
+            __k.set_arg_locs(__ARG_LOCS);
+        }));
+    }
     let path = def.path;
     let handle = ret_handle(def.ret, ty);
     bind(out, quote!(__p::call_op::<#handle>(__k, #path, ::std::vec![#(#names),*], #elem, #name)))

@@ -9,6 +9,7 @@ pub use expr::is_const_name;
 use crate::types::{Scalar, Ty};
 use ast::*;
 use phaser_codegen::arch::check::TMA_RANKS;
+use phaser_codegen::ir::Swizzle;
 use phaser_codegen::Target;
 use syn::spanned::Spanned;
 
@@ -186,14 +187,6 @@ fn parse_param(pt: &syn::PatType, is_kernel: bool, errs: &mut Errors) -> Option<
     Some(Param { name, ty, comptime, mutable, tma })
 }
 
-/// The swizzle names of `#[tma(swizzle = ..)]` and `T.alloc_shared`'s layout argument.
-pub const SWIZZLES: [(&str, phaser_codegen::ir::Swizzle); 4] = [
-    ("none", phaser_codegen::ir::Swizzle::None),
-    ("32B", phaser_codegen::ir::Swizzle::B32),
-    ("64B", phaser_codegen::ir::Swizzle::B64),
-    ("128B", phaser_codegen::ir::Swizzle::B128),
-];
-
 /// `#[tma(box = [rows, cols], swizzle = "128B")]`.
 fn parse_tma_attr(a: &syn::Attribute, errs: &mut Errors) -> Option<TmaAttr> {
     let mut attr = TmaAttr { box_dims: None, swizzle: None };
@@ -213,18 +206,14 @@ fn parse_tma_attr(a: &syn::Attribute, errs: &mut Errors) -> Option<TmaAttr> {
             Ok(())
         } else if meta.path.is_ident("swizzle") {
             let s: syn::LitStr = meta.value()?.parse()?;
-            match SWIZZLES.iter().find(|(n, _)| *n == s.value()) {
-                Some((_, sw)) => attr.swizzle = Some((*sw, Sp::of(&s))),
-                None => {
-                    let names: Vec<String> = SWIZZLES.iter().map(|(n, _)| format!("\"{n}\"")).collect();
-                    let hint = match crate::suggest::nearest(&s.value(), SWIZZLES.iter().map(|(n, _)| *n)) {
+            match s.value().parse::<Swizzle>() {
+                Ok(sw) => attr.swizzle = Some((sw, Sp::of(&s))),
+                Err(unknown) => {
+                    let hint = match crate::suggest::nearest(&s.value(), Swizzle::NAMES) {
                         Some(n) => format!("\n  help: did you mean \"{n}\"?"),
                         None => String::new(),
                     };
-                    errs.at(
-                        Sp::of(&s),
-                        format!("unknown swizzle \"{}\"; expected one of {}{hint}", s.value(), names.join(", ")),
-                    );
+                    errs.at(Sp::of(&s), format!("{unknown}{hint}"));
                 }
             }
             Ok(())

@@ -30,7 +30,7 @@ use super::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::codegen::builder::warp_spec::entry_register_cap;
 use phaser::codegen::builder::{Arrivals, KernelBuilder, Pipeline, PipelineConfig, WarpgroupRoles};
 use phaser::codegen::ir::{Dim, MemoryOp, ProxySpace, Space, Type, Value};
-use phaser::codegen::{Kernel, Result, Target};
+use phaser::codegen::{arch::limits::DYNAMIC_SHARED_ALIGN, arch::limits::TMA_MAX_BOX_DIM, Kernel, Result, Target};
 use phaser::runtime::{Device, RuntimeError};
 
 /// Tile columns (the TMA box's inner dimension): 256 f32 = 1 KiB rows.
@@ -39,9 +39,9 @@ pub const BOX_COLS: u32 = 256;
 pub const OUT_BUFS: u32 = 2;
 pub const MIN_STAGES: u32 = 2;
 pub const MAX_STAGES: u32 = 8;
-/// Shared memory a block may use (227 KiB), less the 1 KiB the static barriers take once the
-/// dynamic window is 1024-aligned.
-pub const SMEM_BUDGET: u32 = 226 * 1024;
+/// Shared memory a block may use (227 KiB on sm_90a), less the 1 KiB the static barriers take
+/// once the dynamic window is 1024-aligned.
+pub const SMEM_BUDGET: u32 = Target::Sm90a.limits().max_shared_per_block - DYNAMIC_SHARED_ALIGN;
 /// Shared memory of one SM (sm_90: 228 KiB), of which the driver reserves 1 KiB per resident CTA.
 pub const SMEM_PER_SM: u32 = 228 * 1024;
 /// The most CTAs per SM a configuration may ask for.
@@ -188,9 +188,9 @@ impl StreamConfig {
         if !(1..=2).contains(&self.consumer_wgs) {
             return Some(format!("1 or 2 consumer warpgroups, not {}", self.consumer_wgs));
         }
-        if self.box_rows == 0 || self.box_rows > 256 || !self.box_rows.is_multiple_of(self.consumer_warps()) {
+        if !(1..=TMA_MAX_BOX_DIM).contains(&self.box_rows) || !self.box_rows.is_multiple_of(self.consumer_warps()) {
             return Some(format!(
-                "box_rows {} must be a multiple of the {} consumer warps, at most 256",
+                "box_rows {} must be a multiple of the {} consumer warps, at most {TMA_MAX_BOX_DIM}",
                 self.box_rows,
                 self.consumer_warps()
             ));

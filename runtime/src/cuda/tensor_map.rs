@@ -21,14 +21,17 @@ fn data_type(t: TmaDataType) -> sys::CUtensorMapDataType {
     }
 }
 
+/// The driver's swizzle mode of `s`: the one whose value is [`Swizzle::tensor_map_code`].
 fn swizzle(s: Swizzle) -> sys::CUtensorMapSwizzle {
     use sys::CUtensorMapSwizzle_enum as S;
-    match s {
-        Swizzle::None => S::CU_TENSOR_MAP_SWIZZLE_NONE,
-        Swizzle::B32 => S::CU_TENSOR_MAP_SWIZZLE_32B,
-        Swizzle::B64 => S::CU_TENSOR_MAP_SWIZZLE_64B,
-        Swizzle::B128 => S::CU_TENSOR_MAP_SWIZZLE_128B,
-    }
+    const MODES: [S; 4] = [
+        S::CU_TENSOR_MAP_SWIZZLE_NONE,
+        S::CU_TENSOR_MAP_SWIZZLE_32B,
+        S::CU_TENSOR_MAP_SWIZZLE_64B,
+        S::CU_TENSOR_MAP_SWIZZLE_128B,
+    ];
+    let code = s.tensor_map_code();
+    MODES.into_iter().find(|m| *m as u32 == code).expect("the driver has every swizzle mode Phaser names")
 }
 
 /// Validate `desc` and encode it with the driver: the 128 bytes a kernel receives by value.

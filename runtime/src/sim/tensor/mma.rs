@@ -16,8 +16,8 @@
 
 use phaser_codegen::ir::{Major, MatrixDescriptor, MmaElem};
 
-/// Rows of a wgmma's A and D (a warpgroup's tile height).
-pub const M: usize = 64;
+/// Rows of a wgmma's A and D (a warpgroup's tile height), as `arch::wgmma` states it.
+pub const M: usize = phaser_codegen::arch::wgmma::M as usize;
 
 /// The value of an element of type `ty` stored in the low `ty.bytes()` bytes of `bits`.
 pub fn element(ty: MmaElem, bits: u32) -> f32 {
