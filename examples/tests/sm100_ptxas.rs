@@ -7,18 +7,10 @@ use phaser::codegen::{emit_kernel, ptxas};
 use phaser_examples::gallery::gemm_sm100_dsl;
 use phaser_examples::gemm_sm100::*;
 use std::path::Path;
-use std::process::Command;
 
 /// `ptxas -v` output.
 fn assemble_verbose(ptxas: &Path, ptx: &str, name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("phaser-sm100-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (src, cubin) = (dir.join(format!("{name}.ptx")), dir.join(format!("{name}.cubin")));
-    std::fs::write(&src, ptx).unwrap();
-    let out = Command::new(ptxas).args(["-arch=sm_100a", "-v"]).arg(&src).arg("-o").arg(&cubin).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "ptxas rejected {name}:\n{text}");
-    text
+    ptxas::assemble_with(ptxas, ptx, "sm_100a", &["-v"]).unwrap_or_else(|e| panic!("ptxas rejected {name}:\n{e}"))
 }
 
 /// `N bytes spill stores, M bytes spill loads` of ptxas -v.
