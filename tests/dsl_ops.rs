@@ -317,11 +317,11 @@ fn activemask_names_the_lanes_executing_together_in_the_simulator() {
     }
 }
 
-/// The ops of issue 11 (warp collectives, vector and atomic memory, 16-bit pairs, matrices,
+/// The later ops (warp collectives, vector and atomic memory, 16-bit pairs, matrices,
 /// distributed shared memory, clocks, `printf`, programmatic dependent launch, inline PTX,
 /// CuTe's names, cluster pipelines) in one kernel that ptxas must accept.
 #[phaser::kernel(target = "sm_100a")]
-fn issue11_ops(out: &mut [u32], fout: &mut [f32], src: &[f32], wide: &mut [u64]) {
+fn later_ops(out: &mut [u32], fout: &mut [f32], src: &[f32], wide: &mut [u64]) {
     T.require_block(128, 1, 1);
     T.cluster_dims(2, 1, 1);
     let tid = T.thread_idx();
@@ -431,8 +431,8 @@ fn issue11_ops(out: &mut [u32], fout: &mut [f32], src: &[f32], wide: &mut [u64])
 }
 
 #[test]
-fn issue11_ops_build_and_assemble() {
-    let ptx = issue11_ops::ptx().unwrap_or_else(|e| panic!("{e}"));
+fn later_ops_build_and_assemble() {
+    let ptx = later_ops::ptx().unwrap_or_else(|e| panic!("{e}"));
     let ptxas = phaser::codegen::ptxas::require();
     if let Err(msg) = phaser::codegen::ptxas::assemble(&ptxas, &ptx, "sm_100a") {
         panic!("ptxas:\n{msg}\n{ptx}");

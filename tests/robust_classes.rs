@@ -1,4 +1,4 @@
-//! Issue 9, one test per class of bad input with its smallest reproduction: each is refused
+//! One test per class of bad input with its smallest reproduction: each is refused
 //! with an error naming the value (and, in the builder, the Rust line), never a wrong answer,
 //! a panic or a hang. The property tests over the same boundaries are `robust_props.rs`.
 
