@@ -3,7 +3,7 @@
 //! shapes and configurations are refused with the constraint named, and the persistent tile
 //! walk covers every tile once (in the simulator; the GEMM itself runs there in sim_gemm.rs).
 
-use phaser::codegen::{emit_kernel, ptxas};
+use phaser::codegen::{emit_kernel, ptx_text, ptxas};
 use phaser::Device;
 use phaser_examples::gallery::gemm_dsl;
 use phaser_examples::gemm::*;
@@ -44,7 +44,9 @@ fn every_config_assembles_without_spills_and_uses_hgmma() {
         let ptx = emit_kernel(&k).unwrap();
         // Readable PTX: the pipeline's ops carry the Rust lines of gemm.rs.
         assert!(ptx.contains("// examples/src/gemm.rs:"), "{}", cfg.kernel_name());
-        assert!(ptx.contains("setmaxnreg.dec.sync.aligned.u32 40;") && ptx.contains(".maxnreg 168"));
+        assert!(
+            ptx_text::has(&ptx, "setmaxnreg.dec.sync.aligned.u32 40") && ptx_text::has_directive(&ptx, ".maxnreg 168")
+        );
         let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &k.name);
         assert_eq!(spill_bytes(&verbose), (0, 0), "{} spills:\n{verbose}", k.name);
         assert!(!verbose.contains("C7508"), "setmaxnreg ignored (no register cap):\n{verbose}");
@@ -243,9 +245,10 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
                 && ptx.contains(".file 1 \"examples/src/gallery/gemm_dsl.rs\""),
             "{name}"
         );
-        assert!(ptx.contains(".maxnreg 168") && ptx.contains(".reqntid 384, 1, 1"), "{name}");
+        assert!(ptx_text::has_directive(&ptx, ".maxnreg 168") && ptx_text::has_directive(&ptx, ".reqntid 384, 1, 1"));
         assert!(
-            ptx.contains("setmaxnreg.dec.sync.aligned.u32 40;") && ptx.contains("setmaxnreg.inc.sync.aligned.u32 232;")
+            ptx_text::has(&ptx, "setmaxnreg.dec.sync.aligned.u32 40")
+                && ptx_text::has(&ptx, "setmaxnreg.inc.sync.aligned.u32 232")
         );
         assert_eq!(k.declared_dynamic_bytes(), cfg.dynamic_smem_bytes(), "{name}: the builder's shared memory");
         let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("dsl_{name}"));
