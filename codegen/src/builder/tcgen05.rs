@@ -35,7 +35,7 @@
 //!     k.tcgen05_commit(bar); // arrives once the four MMAs are done
 //! });
 //! let ptx = phaser_codegen::emit_kernel(&k.finish().unwrap()).unwrap();
-//! assert_eq!(ptx.matches("tcgen05.mma.cta_group::1.kind::f16").count(), 4);
+//! assert_eq!(phaser_codegen::ptx_text::count(&ptx, "tcgen05.mma.cta_group::1.kind::f16"), 4);
 //! ```
 
 use super::handles::{Barrier, SharedArray};

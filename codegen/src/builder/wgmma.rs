@@ -25,7 +25,8 @@
 //! k.wgmma_commit_group();
 //! k.wgmma_wait_group(0);
 //! let ptx = phaser_codegen::emit_kernel(&k.finish().unwrap()).unwrap();
-//! assert_eq!(ptx.matches("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16").count(), 4);
+//! let mma = "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16";
+//! assert_eq!(phaser_codegen::ptx_text::count(&ptx, mma), 4);
 //! ```
 
 use super::fragment::Accumulator;
