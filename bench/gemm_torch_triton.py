@@ -13,7 +13,7 @@ epilogue subtiling, autotuned over the tutorial's configurations with 8 warps th
 227 KiB of shared memory (16; the autotuner picks per shape and layout, the winner is printed).
 Prints one table; exit 0 unless the device or torch is missing (then it says so).
 
-    python3 bench/gemm_torch_triton.py                 # the four shapes of issue 12
+    python3 bench/gemm_torch_triton.py                 # the four performance shapes
     python3 bench/gemm_torch_triton.py 4096x4096x4096  # any shapes
 """
 

@@ -1,4 +1,4 @@
-// The mbarrier ping-pong of issue 12 in CUDA C++, the way CUTLASS writes it
+// The mbarrier ping-pong in CUDA C++, the way CUTLASS writes it
 // (cutlass/arch/barrier.h `ClusterBarrier`: `try_wait.parity` with the 10 ms suspend-time hint
 // in a retry loop, `arrive` on a 32-bit shared address, remote arrive through `mapa`).
 // The Phaser versions are built with the builder API in examples/src/bin/bench_pingpong.rs,

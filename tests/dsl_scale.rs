@@ -1,4 +1,4 @@
-//! The DSL at scale (issue 9): a kernel of 4096 statements and an expression of 4097 terms
+//! The DSL at scale: a kernel of 4096 statements and an expression of 4097 terms
 //! expand, compile and build (the expansion is flat and linear in the source; before, the
 //! long sum overflowed rustc's parser and 4000 statements took minutes), and the kernels
 //! compute the right values in the simulator.

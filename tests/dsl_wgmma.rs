@@ -5,6 +5,7 @@
 
 mod wgmma_kernels;
 
+use phaser::codegen::ptx_text;
 use phaser::runtime::sim::{SimConfig, Strategy};
 use phaser::Device;
 use wgmma_kernels::*;
@@ -20,21 +21,16 @@ fn every_wgmma_form_is_exact_in_the_simulator() {
 /// imm-scale-a, imm-scale-b, then imm-trans-a and imm-trans-b (descriptor form) or imm-trans-b
 /// alone (A from registers).
 fn immediates(ptx: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut rest = ptx;
-    while let Some(at) = rest.find("wgmma.mma_async") {
-        rest = &rest[at..];
-        let end = rest.find(';').expect("an instruction ends with `;`");
-        let inst = &rest[..end];
-        // The last `}` closes the accumulator (or the A fragment); the descriptors after it
-        // are registers.
-        let after = &inst[inst.rfind('}').expect("the accumulator list") + 1..];
-        let imms: Vec<&str> =
-            after.split(',').map(str::trim).filter(|x| !x.is_empty() && !x.starts_with('%')).collect();
-        out.push(imms.join(" "));
-        rest = &rest[end..];
-    }
-    out
+    ptx_text::find_all(ptx, "wgmma.mma_async.*")
+        .iter()
+        .map(|inst| {
+            // The last `{...}` is the accumulator (or the A fragment); the descriptors after
+            // it are registers.
+            let ops = &inst.operands;
+            let after = ops.iter().rposition(|o| o.starts_with('{')).expect("the accumulator list") + 1;
+            ops[after..].iter().filter(|o| !o.starts_with('%')).copied().collect::<Vec<_>>().join(" ")
+        })
+        .collect()
 }
 
 #[test]
@@ -51,9 +47,9 @@ fn every_wgmma_form_assembles_for_sm_90a() {
         if let Err(msg) = phaser::codegen::ptxas::assemble(&ptxas, &ptx, "sm_90a") {
             panic!("form {form}: ptxas:\n{msg}\n{ptx}");
         }
-        let mma: Vec<&str> = ptx.lines().filter(|l| l.contains("wgmma.mma_async")).collect();
+        let mma = ptx_text::find_all(&ptx, "wgmma.mma_async.*");
         assert_eq!(mma.len(), 4, "form {form}");
-        assert!(mma.iter().all(|l| l.contains("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {")), "{ptx}");
+        assert!(mma.iter().all(|i| i.opcode == "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16"), "{ptx}");
         assert_eq!(immediates(&ptx), want.to_vec(), "form {form}");
     }
     // Form 3 takes A from four registers per k-step.

@@ -1,4 +1,4 @@
-//! Property tests at every boundary that takes user numbers (issue 9): buffer allocation,
+//! Property tests at every boundary that takes user numbers: buffer allocation,
 //! tensor-map encoding, launch configurations, shared allocations, barrier counts and tx
 //! bytes, and kernels generated from the op registry. Each generated input is judged by an
 //! independent validity predicate written here from the documented rules (CUDA driver API,

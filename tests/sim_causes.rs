@@ -1,4 +1,4 @@
-//! Findings that name the cause of a deadlock or a race rather than its symptom (issue 10),
+//! Findings that name the cause of a deadlock or a race rather than its symptom,
 //! each as a kernel with the bug and a correct twin (a `#[comptime]` switch): the cause is
 //! reported with its category at its Rust line under every scheduling strategy, the twin runs
 //! clean. The mutation suite (`examples/src/mutate/`) checks the same causes on the gallery.

@@ -19,7 +19,8 @@ fn dev(s: Strategy, seed: u64) -> Device {
 fn vector_loads_and_stores_move_consecutive_elements() {
     let src: Vec<u32> = (0..256u32).map(|i| i.wrapping_mul(2654435761)).collect();
     let k = vectors::kernel().unwrap();
-    assert!(vectors::ptx().unwrap().contains("ld.global.nc.v4.u32"));
+    let ptx = vectors::ptx().unwrap();
+    assert!(phaser::codegen::ptx_text::has(&ptx, "ld.global.nc.v4.u32 {%r*, %r*, %r*, %r*}, [%rd*]"), "{ptx}");
     for s in STRATEGIES {
         let d = dev(s, 3);
         let a = d.upload(&src).unwrap();

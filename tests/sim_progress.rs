@@ -1,5 +1,5 @@
 //! The simulator tells a slow kernel from a stuck one without a step budget, and addresses
-//! every buffer in its own range (smallest reproductions of the bugs found in issue 9).
+//! every buffer in its own range (smallest reproductions of bugs found with bad inputs).
 
 use phaser::runtime::sim::{Category, SimConfig, Strategy};
 use phaser::{Arg, Device, LaunchConfig};

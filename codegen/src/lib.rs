@@ -14,6 +14,7 @@ pub use builder::KernelBuilder;
 pub use emit::{emit_kernel, emit_module, EmitOptions};
 pub use error::{CodegenError, Diagnostic, Result};
 pub use ir::{Kernel, Module, SourceLoc, Type, Value};
+pub mod ptx_text;
 pub mod ptxas;
 pub mod registry;
 pub mod zoo;

@@ -1,14 +1,64 @@
-//! The op zoo: one kernel that uses every op form the printer can emit for a target.
-//! Snapshot tests pin its PTX and the ptxas test assembles it, so every form is validated.
+//! The op zoo: every op form the printer can emit for a target, in two parts.
+//!
+//! - [`registry_zoo`]: one kernel per variant of every op of the registry (each choice,
+//!   optional arguments given and omitted, registers and literals) that the target supports,
+//!   derived from the registry, so a new op or choice joins the zoo by being registered.
+//! - [`op_zoo`]: one kernel with the builder's own forms that no registry op spells alone:
+//!   arithmetic and conversions on every type class, control flow, the mbarrier family's
+//!   options, TMA and bulk copies, fences; its PTX is pinned by snapshot tests.
+//!
+//! [`zoo`] is both as one module; `codegen/tests/zoo_ptxas.rs` assembles it for every target
+//! and checks that every registry variant is in it on some target.
 
+use crate::arch::check::check_kernel;
 use crate::arch::Target;
 use crate::builder::{ArriveOpts, KernelBuilder};
 use crate::error::Result;
 use crate::ir::*;
+use crate::registry::{self, variant_kernel, variants};
 use crate::Kernel;
 
-/// Every op form available on `target` (sm_90a: all Hopper forms; sm_100a adds tcgen05;
-/// sm_80: the Ampere subset).
+/// One registry variant's kernel in the zoo.
+#[derive(Clone, Debug)]
+pub struct ZooEntry {
+    /// The op's path after `T.` (`ptx.mbarrier.arrive`).
+    pub op: &'static str,
+    /// Which variant (`"relaxed", "cluster"; literals`), as [`registry::Variant`] labels it.
+    pub variant: String,
+    pub kernel: Kernel,
+}
+
+/// [`op_zoo`] and [`registry_zoo`] on `target`, as one module.
+pub fn zoo(target: Target) -> Result<Module> {
+    let mut kernels = vec![op_zoo(target)?];
+    kernels.extend(registry_zoo(target)?.into_iter().map(|e| e.kernel));
+    Ok(Module::new(kernels))
+}
+
+/// Every variant of every registry op that `target`'s check accepts, one kernel each (named
+/// `zoo_<n>_<op>`, unique in a module).
+pub fn registry_zoo(target: Target) -> Result<Vec<ZooEntry>> {
+    let mut out = Vec::new();
+    for op in registry::ops() {
+        for v in variants(op) {
+            let kernel = variant_kernel(op, &v, target)?;
+            if check_kernel(&kernel).is_err() {
+                continue;
+            }
+            let mut parts = kernel.into_parts();
+            parts.name = format!("zoo_{}_{}", out.len(), op.path.replace('.', "_"));
+            let kernel = parts.finish()?;
+            let form = if v.literals { "literals" } else { "registers" };
+            let variant = if v.label.is_empty() { form.to_string() } else { format!("{}; {form}", v.label) };
+            out.push(ZooEntry { op: op.path, variant, kernel });
+        }
+    }
+    Ok(out)
+}
+
+/// The builder's own op forms available on `target` (sm_90a: all Hopper forms; sm_100a adds
+/// tcgen05's fences and commit; sm_80: the Ampere subset); the registry's ops are
+/// [`registry_zoo`]'s.
 pub fn op_zoo(target: Target) -> Result<Kernel> {
     let mut k = KernelBuilder::new(format!("op_zoo_{}", target.name()), target);
     let hopper = target.sm() >= 90;

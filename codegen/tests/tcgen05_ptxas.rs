@@ -6,7 +6,7 @@
 
 use phaser_codegen::builder::KernelBuilder;
 use phaser_codegen::ir::*;
-use phaser_codegen::{emit_kernel, ptxas, Kernel, Target};
+use phaser_codegen::{emit_kernel, ptx_text, ptxas, Kernel, Target};
 
 fn kernel(group: CtaGroup) -> Kernel {
     let mut k = KernelBuilder::new(format!("tcgen05_forms_{}", group.ctas()), Target::Sm100a);
@@ -81,7 +81,10 @@ fn every_builder_form_assembles_for_sm100a() {
     let ptxas = ptxas::require();
     for group in [CtaGroup::One, CtaGroup::Two] {
         let ptx = emit_kernel(&kernel(group)).unwrap();
-        assert!(ptx.contains(".x128.b32") && ptx.contains(".32x128b.warpx4"), "{ptx}");
+        assert!(
+            ptx_text::has(&ptx, "tcgen05.ld.*.x128.b32") && ptx_text::has(&ptx, "tcgen05.cp.*.32x128b.warpx4*"),
+            "{ptx}"
+        );
         if let Err(msg) = ptxas::assemble(&ptxas, &ptx, "sm_100a") {
             panic!("{group:?}:\n{msg}\n{ptx}");
         }

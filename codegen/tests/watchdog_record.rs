@@ -124,6 +124,7 @@ fn the_kernels_ptx_is_cached_per_options() {
     assert_eq!(k.ptx().unwrap(), on);
     assert_eq!(k.ptx_emissions(), 2, "each setting printed once");
     let short = EmitOptions { wait_timeout_ns: Some(250_000_000), ..EmitOptions::default() };
-    assert!(k.ptx_with(&short).unwrap().contains("setp.lt.u64 %wait_done, %wait_dt, 250000000;"));
+    let ptx = k.ptx_with(&short).unwrap();
+    assert!(phaser_codegen::ptx_text::has(&ptx, "setp.lt.u64 %wait_done, %wait_dt, 250000000"), "{ptx}");
     assert_eq!(k.ptx_emissions(), 3);
 }

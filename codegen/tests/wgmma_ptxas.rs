@@ -5,7 +5,7 @@
 
 use phaser_codegen::builder::{Accumulator, KernelBuilder};
 use phaser_codegen::ir::*;
-use phaser_codegen::{emit_kernel, ptxas, Kernel, Target};
+use phaser_codegen::{emit_kernel, ptx_text, ptxas, Kernel, Target};
 
 /// One kernel exercising the forms for accumulator width `n`.
 fn zoo(n: u32) -> Kernel {
@@ -103,11 +103,13 @@ fn every_wgmma_form_assembles_for_sm90a() {
     for n in (8..=256).step_by(8) {
         let k = zoo(n);
         let ptx = emit_kernel(&k).unwrap();
-        assert_eq!(ptx.matches("wgmma.mma_async").count(), 12, "n={n}");
+        assert_eq!(ptx_text::count(&ptx, "wgmma.mma_async.*"), 12, "n={n}");
         assert!(
-            ptx.contains(&format!("m64n{n}k16.f32.bf16.bf16")) && ptx.contains(&format!("m64n{n}k32.f32.e4m3.e5m2"))
+            ptx_text::has(&ptx, &format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.bf16.bf16"))
+                && ptx_text::has(&ptx, &format!("wgmma.mma_async.sync.aligned.m64n{n}k32.f32.e4m3.e5m2")),
+            "n={n}"
         );
-        assert!(ptx.contains("stmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16"));
+        assert!(ptx_text::has(&ptx, "stmatrix.sync.aligned.m8n8.x2.trans.shared::cta.b16 [%r*], {%r*, %r*}"));
         if let Err(msg) = ptxas::assemble(&ptxas, &ptx, "sm_90a") {
             panic!("ptxas -arch=sm_90a rejected the wgmma zoo for n={n}:\n{msg}\n--- PTX ---\n{ptx}");
         }

@@ -1,4 +1,4 @@
-//! A warp-specialized, persistent Hopper bf16 GEMM built with the builder API (issue 12):
+//! A warp-specialized, persistent Hopper bf16 GEMM built with the builder API:
 //! `C (M x N, bf16) = A (M x K, bf16, row-major) * B (K x N, bf16)`, f32 accumulation, B
 //! either K-major (stored N x K, "TN") or N-major (stored K x N row-major, "NN").
 //!
@@ -767,7 +767,7 @@ pub fn check_shapes() -> Vec<GemmShape> {
     .collect()
 }
 
-/// The performance shapes of issue 12: two squares, a short-K and a skinny one.
+/// The performance shapes: two squares, a short-K and a skinny one.
 pub fn perf_shapes() -> Vec<GemmShape> {
     vec![
         GemmShape::new(4096, 4096, 4096),

@@ -1,4 +1,4 @@
-//! The two protocol bugs of issue 12, injected into a built Hopper GEMM kernel taken apart (`Kernel::into_parts`; the builder's
+//! Two protocol bugs, injected into a built Hopper GEMM kernel taken apart (`Kernel::into_parts`; the builder's
 //! or the DSL's: both have the same statement structure), for the simulator tests that check
 //! the checker reports each at its Rust line:
 //! - [`release_before_wait`]: the mainloop's `wgmma.wait_group 1` and the stage release that

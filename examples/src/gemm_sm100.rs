@@ -1,4 +1,4 @@
-//! The book's asynchronous Blackwell GEMM (issue 13), built with the builder API:
+//! The book's asynchronous Blackwell GEMM, built with the builder API:
 //! `C (M x N, bf16) = A (M x K, bf16, row-major) * B (N x K, bf16, K-major)^T`, f32
 //! accumulation in tensor memory. It mirrors the Hopper GEMM (`gemm.rs`): warp-specialized,
 //! persistent, every hand-off through a [`Pipeline`] (no hand-kept parity).

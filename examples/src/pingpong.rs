@@ -1,4 +1,4 @@
-//! The mbarrier ping-pong of issue 12, built with the builder API: the latency of one
+//! The mbarrier ping-pong, built with the builder API: the latency of one
 //! arrive + one wait per side per round trip, i.e. of the wait loop every pipeline runs on its
 //! hot path. The same kernels in CUDA C++ (CUTLASS's `ClusterBarrier`) are in
 //! `bench/pingpong.cu`; `bench_pingpong` times both in one process.

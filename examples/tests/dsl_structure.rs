@@ -261,7 +261,7 @@ fn constructs_build_the_expected_ir() {
     // ifs: the `&&` guard + the outer `if` + the `if` value + the loop's exit test + `continue`
     // (the comptime `if` adds none).
     assert_eq!(count_ifs(&narrow), 5, "{ptx}");
-    assert_eq!(ptx.matches("ld.global.u32").count(), 1, "{ptx}");
+    assert_eq!(phaser::codegen::ptx_text::count(&ptx, "ld.global.u32"), 1, "{ptx}");
 }
 
 #[phaser::device]

@@ -1,14 +1,13 @@
 //! The GEMM kernel without a GPU: every configuration assembles for sm_90a with zero spill
-//! bytes (and, where cuobjdump is installed next to ptxas, its SASS has the HGMMAs), bad
+//! bytes and its SASS (cuobjdump, required next to ptxas) has the HGMMAs, bad
 //! shapes and configurations are refused with the constraint named, and the persistent tile
 //! walk covers every tile once (in the simulator; the GEMM itself runs there in sim_gemm.rs).
 
-use phaser::codegen::{emit_kernel, ptxas};
+use phaser::codegen::{emit_kernel, ptx_text, ptxas};
 use phaser::Device;
 use phaser_examples::gallery::gemm_dsl;
 use phaser_examples::gemm::*;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn all_configs() -> Vec<GemmConfig> {
     let mut v = Vec::new();
@@ -19,15 +18,11 @@ fn all_configs() -> Vec<GemmConfig> {
     v
 }
 
-/// `ptxas -v` output and the cubin it wrote.
-fn assemble_verbose(ptxas: &Path, ptx: &str, name: &str) -> (String, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("phaser-gemm-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (src, cubin) = (dir.join(format!("{name}.ptx")), dir.join(format!("{name}.cubin")));
-    std::fs::write(&src, ptx).unwrap();
-    let out = Command::new(ptxas).args(["-arch=sm_90a", "-v"]).arg(&src).arg("-o").arg(&cubin).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "ptxas rejected {name}:\n{text}");
+/// `ptxas -v` output and the cubin it wrote into `dir` (the calling test's own directory).
+fn assemble_verbose(dir: &Path, ptxas: &Path, ptx: &str, name: &str) -> (String, PathBuf) {
+    let cubin = dir.join(format!("{name}.cubin"));
+    let text = ptxas::assemble_to(ptxas, ptx, "sm_90a", &["-v"], &cubin)
+        .unwrap_or_else(|e| panic!("ptxas rejected {name}:\n{e}"));
     (text, cubin)
 }
 
@@ -42,35 +37,30 @@ fn spill_bytes(verbose: &str) -> (u64, u64) {
 
 #[test]
 fn every_config_assembles_without_spills_and_uses_hgmma() {
-    let ptxas = ptxas::find().expect("ptxas is required for this test");
-    let cuobjdump = ptxas.with_file_name("cuobjdump");
-    let mut hgmma_checked = 0;
+    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
+    let dir = tempfile::tempdir().unwrap();
     for cfg in all_configs() {
         let k = gemm_kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
         let ptx = emit_kernel(&k).unwrap();
         // Readable PTX: the pipeline's ops carry the Rust lines of gemm.rs.
         assert!(ptx.contains("// examples/src/gemm.rs:"), "{}", cfg.kernel_name());
-        assert!(ptx.contains("setmaxnreg.dec.sync.aligned.u32 40;") && ptx.contains(".maxnreg 168"));
-        let (verbose, cubin) = assemble_verbose(&ptxas, &ptx, k.name());
+        assert!(
+            ptx_text::has(&ptx, "setmaxnreg.dec.sync.aligned.u32 40") && ptx_text::has_directive(&ptx, ".maxnreg 168")
+        );
+        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, k.name());
         assert_eq!(spill_bytes(&verbose), (0, 0), "{} spills:\n{verbose}", k.name());
         assert!(!verbose.contains("C7508"), "setmaxnreg ignored (no register cap):\n{verbose}");
-        if cuobjdump.is_file() {
-            let out = Command::new(&cuobjdump).arg("-sass").arg(&cubin).output().unwrap();
-            let sass = String::from_utf8_lossy(&out.stdout);
-            let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
-            // Two copies of the K block (the peeled first one and the loop), 4 k16 steps each,
-            // per m64 slice of the warpgroup.
-            let want = 2 * 4 * (cfg.wg_m / 64) as usize;
-            assert_eq!(sass.matches(&shape).count(), want, "{}:\n{sass}", k.name());
-            // The shared window's base is read once, not per loop iteration.
-            assert_eq!(sass.matches("SR_CgaCtaId").count(), 1, "{}", k.name());
-            // No GPU-scope fence on the hot path: only the barrier-init fence of a cluster.
-            assert_eq!(sass.matches("MEMBAR.ALL.GPU").count(), (cfg.cluster_m > 1) as usize, "{}", k.name());
-            hgmma_checked += 1;
-        }
-    }
-    if hgmma_checked == 0 {
-        eprintln!("note: cuobjdump not found next to ptxas (pip install nvidia-cuda-cuobjdump): SASS not checked");
+        let insts = sass(&cuobjdump, &cubin);
+        let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
+        // Two copies of the K block (the peeled first one and the loop), 4 k16 steps each,
+        // per m64 slice of the warpgroup.
+        let want = 2 * 4 * (cfg.wg_m / 64) as usize;
+        let listing = || insts.iter().map(|(_, i)| i.as_str()).collect::<Vec<_>>().join("\n");
+        assert_eq!(count_with_modifiers(&insts, &shape), want, "{}:\n{}", k.name(), listing());
+        // The shared window's base is read once, not per loop iteration.
+        assert_eq!(insts.iter().filter(|(_, i)| i.contains("SR_CgaCtaId")).count(), 1, "{}", k.name());
+        // No GPU-scope fence on the hot path: only the barrier-init fence of a cluster.
+        assert_eq!(count_with_modifiers(&insts, "MEMBAR.ALL.GPU"), (cfg.cluster_m > 1) as usize, "{}", k.name());
     }
 }
 
@@ -170,8 +160,8 @@ fn comparison_fails_on_poison_and_error() {
 
 /// The SASS of a cubin, one `(address, instruction)` per line (no encodings, no NOPs).
 fn sass(cuobjdump: &Path, cubin: &Path) -> Vec<(u32, String)> {
-    let out = Command::new(cuobjdump).arg("-sass").arg(cubin).output().unwrap();
-    String::from_utf8_lossy(&out.stdout)
+    let listing = ptxas::sass(cuobjdump, cubin).unwrap_or_else(|e| panic!("{e}"));
+    let insts: Vec<(u32, String)> = listing
         .lines()
         .filter_map(|l| {
             // `        /*0120*/                   @P0 BRA 0x2b0 ;   /* 0x... */`
@@ -181,7 +171,21 @@ fn sass(cuobjdump: &Path, cubin: &Path) -> Vec<(u32, String)> {
             let inst = inst.split("/*").next().unwrap_or("").trim().trim_end_matches(';').trim();
             (!inst.is_empty() && !inst.starts_with("NOP")).then(|| (addr, inst.to_string()))
         })
-        .collect()
+        .collect();
+    assert!(!insts.is_empty(), "no SASS instructions in {}:\n{listing}", cubin.display());
+    insts
+}
+
+/// How many instructions are `op` (opcode with modifiers, e.g. `HGMMA.64x256x16.F32.BF16`),
+/// whatever their predicate, operands and further modifiers.
+fn count_with_modifiers(insts: &[(u32, String)], op: &str) -> usize {
+    insts
+        .iter()
+        .filter(|(_, i)| {
+            let mnemonic = i.split_whitespace().find(|w| !w.starts_with('@')).unwrap_or("");
+            mnemonic == op || mnemonic.strip_prefix(op).is_some_and(|rest| rest.starts_with('.'))
+        })
+        .count()
 }
 
 /// The opcode of an instruction, without its predicate and modifiers (`@!P1 SYNCS.ARRIVE...`
@@ -221,15 +225,15 @@ fn dsl_configs() -> Vec<GemmConfig> {
 }
 
 /// The DSL GEMM assembles for sm_90a with zero spill bytes in every configuration, its PTX
-/// carries the DSL's Rust lines, and (with cuobjdump, at 4 stages) its SASS is the builder
+/// carries the DSL's Rust lines, and (at 4 stages) its SASS is the builder
 /// GEMM's where it matters: the same HGMMAs (2 copies of the K block x 4 k16 steps x m64 slabs), and in the
 /// mainloop the same HGMMA / WARPGROUP (arrive, depbar) / SYNCS (mbarrier) instructions with
 /// at most a few more uniform-datapath instructions (each m64 slab's A descriptor is built from
 /// its own sub-tile, where the builder adds the slab's offset to one descriptor).
 #[test]
 fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
-    let ptxas = ptxas::find().expect("ptxas is required for this test");
-    let cuobjdump = ptxas.with_file_name("cuobjdump");
+    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
+    let dir = tempfile::tempdir().unwrap();
     let configs = dsl_configs();
     assert!(configs.len() >= 10, "{} configurations", configs.len());
     for cfg in configs {
@@ -241,24 +245,25 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
                 && ptx.contains(".file 1 \"examples/src/gallery/gemm_dsl.rs\""),
             "{name}"
         );
-        assert!(ptx.contains(".maxnreg 168") && ptx.contains(".reqntid 384, 1, 1"), "{name}");
+        assert!(ptx_text::has_directive(&ptx, ".maxnreg 168") && ptx_text::has_directive(&ptx, ".reqntid 384, 1, 1"));
         assert!(
-            ptx.contains("setmaxnreg.dec.sync.aligned.u32 40;") && ptx.contains("setmaxnreg.inc.sync.aligned.u32 232;")
+            ptx_text::has(&ptx, "setmaxnreg.dec.sync.aligned.u32 40")
+                && ptx_text::has(&ptx, "setmaxnreg.inc.sync.aligned.u32 232")
         );
         assert_eq!(k.declared_dynamic_bytes(), cfg.dynamic_smem_bytes(), "{name}: the builder's shared memory");
-        let (verbose, cubin) = assemble_verbose(&ptxas, &ptx, &format!("dsl_{name}"));
+        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("dsl_{name}"));
         assert_eq!(spill_bytes(&verbose), (0, 0), "{name} spills:\n{verbose}");
         assert!(!verbose.contains("C7508"), "setmaxnreg ignored (no register cap):\n{verbose}");
         // The SASS comparison at one depth per tile shape and cluster size (the depth only
         // changes the ring's size).
-        if !cuobjdump.is_file() || cfg.stages != 4 {
+        if cfg.stages != 4 {
             continue;
         }
         let builder = gemm_kernel(&cfg).unwrap();
-        let (_, builder_cubin) = assemble_verbose(&ptxas, &emit_kernel(&builder).unwrap(), &name);
+        let (_, builder_cubin) = assemble_verbose(dir.path(), &ptxas, &emit_kernel(&builder).unwrap(), &name);
         let (ours, theirs) = (sass(&cuobjdump, &cubin), sass(&cuobjdump, &builder_cubin));
         let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
-        let hgmma = |s: &[(u32, String)]| s.iter().filter(|(_, i)| i.contains(&shape)).count();
+        let hgmma = |s: &[(u32, String)]| count_with_modifiers(s, &shape);
         assert_eq!(hgmma(&ours), 2 * 4 * (cfg.wg_m / 64) as usize, "{name}");
         assert_eq!(hgmma(&ours), hgmma(&theirs), "{name}");
         let (ours_loop, theirs_loop) = (mainloop(&ours), mainloop(&theirs));

@@ -115,10 +115,12 @@ fn window_addresses(dev: &Device, k: &phaser::Kernel) -> Vec<u32> {
 }
 
 /// The ptxas the prebuilt-cubin test assembles with: the project's finder, else the CUDA
-/// toolkit's; `None` (the test then skips, saying so) without either.
-fn find_ptxas() -> Option<std::path::PathBuf> {
+/// toolkit's; without either the test fails (a missing tool is not a pass).
+fn find_ptxas() -> std::path::PathBuf {
     let toolkit = std::path::PathBuf::from("/usr/local/cuda/bin/ptxas");
-    phaser::codegen::ptxas::find().ok().or_else(|| toolkit.is_file().then_some(toolkit))
+    phaser::codegen::ptxas::find()
+        .or_else(|e| if toolkit.is_file() { Ok(toolkit) } else { Err(e) })
+        .unwrap_or_else(|e| panic!("{e} (nor /usr/local/cuda/bin/ptxas): the prebuilt-cubin test assembles with it"))
 }
 
 /// Cubins prebuilt by `phaser emit --cubin-dir` (ptxas ahead of time) load without any JIT
@@ -127,12 +129,7 @@ fn find_ptxas() -> Option<std::path::PathBuf> {
 #[test]
 #[ignore = "needs a GPU: run by .ci/gpu-bundle"]
 fn a_prebuilt_cubin_from_the_cli_loads_without_jit() {
-    let Some(ptxas) = find_ptxas() else {
-        eprintln!(
-            "SKIPPED: no ptxas ($PTXAS, PATH, the nvidia wheel, /usr/local/cuda/bin/ptxas): cannot prebuild cubins"
-        );
-        return;
-    };
+    let ptxas = find_ptxas();
     let dir = tempfile::tempdir().unwrap();
     let (out, prebuilt) = (dir.path().join("ptx"), dir.path().join("cubins"));
     // The CLI binary: cargo's (tests run here), else the one next to this test binary (the GPU

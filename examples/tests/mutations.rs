@@ -58,7 +58,7 @@ fn mutants_name_causes_not_symptoms() {
         }
         assert!(m.expect != Category::Unsupported && m.expect != Category::InfiniteLoop, "{} {}", m.subject, m.site);
     }
-    // The bug classes of issue 10 are each expected by more than one mutant. (An uninitialized
+    // The simulator's bug classes are each expected by more than one mutant. (An uninitialized
     // shared read is reported with the wrong parity that let the reader through, which is the
     // category those mutants expect; `tests/sim_findings.rs` checks the read itself.)
     let cats: Vec<Category> = mutate::mutants().iter().map(|m| m.expect).collect();

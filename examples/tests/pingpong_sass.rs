@@ -1,5 +1,5 @@
 //! The wait loop as ptxas assembles it (no GPU): the ping-pong kernels of `bench_pingpong`
-//! in every wait layout assemble, and where cuobjdump is installed next to ptxas, the SASS of
+//! in every wait layout assemble, and (cuobjdump, required next to ptxas) the SASS of
 //! the watchdog-free wait is nvcc's for CUTLASS's loop: on the fast path one
 //! `SYNCS.PHASECHK.TRANS64.TRYWAIT` followed by a branch to the out-of-line retry loop
 //! (`NANOSLEEP.SYNCS`), never an inline sleep, and the timer only on the watchdog's path.
@@ -7,26 +7,17 @@
 use phaser::codegen::emit::WaitLoop;
 use phaser::codegen::{emit_module, ptxas, EmitOptions, Module};
 use phaser_examples::pingpong;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
 /// The SASS of `ptx` (one kernel), one instruction per line without addresses and encodings;
-/// `None` when cuobjdump is not installed next to ptxas.
-fn sass(ptxas: &Path, ptx: &str, name: &str) -> Option<Vec<String>> {
-    let dir = std::env::temp_dir().join(format!("phaser-pingpong-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (src, cubin): (PathBuf, PathBuf) = (dir.join(format!("{name}.ptx")), dir.join(format!("{name}.cubin")));
-    std::fs::write(&src, ptx).unwrap();
-    let out = Command::new(ptxas).args(["-arch=sm_90a", "-O3"]).arg(&src).arg("-o").arg(&cubin).output().unwrap();
-    assert!(out.status.success(), "ptxas rejected {name}:\n{}", String::from_utf8_lossy(&out.stderr));
-    let cuobjdump = ptxas.with_file_name("cuobjdump");
-    if !cuobjdump.is_file() {
-        return None;
-    }
-    let out = Command::new(&cuobjdump).arg("-sass").arg(&cubin).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
+/// the cubin is written into `dir` (the calling test's own directory).
+fn sass(dir: &Path, ptxas: &Path, cuobjdump: &Path, ptx: &str, name: &str) -> Vec<String> {
+    let cubin = dir.join(format!("{name}.cubin"));
+    ptxas::assemble_to(ptxas, ptx, "sm_90a", &["-O3"], &cubin)
+        .unwrap_or_else(|e| panic!("ptxas rejected {name}:\n{e}"));
+    let text = ptxas::sass(cuobjdump, &cubin).unwrap_or_else(|e| panic!("{e}"));
     // `        /*0120*/                   @P0 BRA 0x2b0 ;` -> `@P0 BRA 0x2b0`
-    let insts = text
+    let insts: Vec<String> = text
         .lines()
         .filter_map(|l| {
             let l = l.trim();
@@ -39,7 +30,8 @@ fn sass(ptxas: &Path, ptx: &str, name: &str) -> Option<Vec<String>> {
         .map(|i| i.trim_end_matches(';').trim().to_string())
         .filter(|i| !i.starts_with("NOP"))
         .collect();
-    Some(insts)
+    assert!(!insts.is_empty(), "{name}: no SASS instructions in:\n{text}");
+    insts
 }
 
 fn forms() -> Vec<(&'static str, EmitOptions)> {
@@ -53,14 +45,13 @@ fn forms() -> Vec<(&'static str, EmitOptions)> {
 
 #[test]
 fn watchdog_free_wait_is_nvccs_and_the_timer_stays_off_the_fast_path() {
-    let ptxas = ptxas::find().expect("ptxas is required for this test");
-    let mut checked = 0;
+    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
+    let dir = tempfile::tempdir().unwrap();
     for k in pingpong::kernels().unwrap() {
         for (form, opts) in forms() {
             let ptx = emit_module(&Module::new(vec![k.clone()]), &opts).unwrap();
             let name = format!("{}_{form}", k.name());
-            let Some(insts) = sass(&ptxas, &ptx, &name) else { continue };
-            checked += 1;
+            let insts = sass(dir.path(), &ptxas, &cuobjdump, &ptx, &name);
             // Out-of-line code (retry loops) follows the last EXIT.
             let exit = insts.iter().rposition(|i| i == "EXIT").expect("an EXIT");
             let timer: Vec<usize> = (0..insts.len()).filter(|&i| insts[i].contains("SR_GLOBALTIMER")).collect();
@@ -95,8 +86,5 @@ fn watchdog_free_wait_is_nvccs_and_the_timer_stays_off_the_fast_path() {
                 assert!(insts.iter().any(|i| i.starts_with("BPT.TRAP")), "{name}");
             }
         }
-    }
-    if checked == 0 {
-        eprintln!("note: cuobjdump not found next to ptxas (pip install nvidia-cuda-cuobjdump): SASS not checked");
     }
 }

@@ -1,7 +1,7 @@
 //! The builder GEMM (examples/src/gemm.rs) in the simulator, under the checker: wgmma is an
 //! asynchronous agent reading shared memory through its descriptors and writing the
 //! accumulator when `wgmma.wait_group` retires it. A 256 x 256 x 256 GEMM matches the CPU
-//! reference with no findings; the two injected bugs of issue 12 — a stage released before the
+//! reference with no findings; the two injected bugs of `gemm_bugs.rs` — a stage released before the
 //! `wait_group` that retires its wgmmas, and the accumulator read without the `wait_group` —
 //! are each reported at their Rust line in gemm.rs.
 

@@ -2,7 +2,7 @@
 //! checker: 256 x 256 x 256 with random bf16 inputs matches the f64 CPU reference within bf16
 //! tolerance with zero findings (2-CTA cluster with multicast and 2 stages, so the 4 K blocks
 //! wrap the ring; and the cluster-free 256 x 128 tiles with two m64 slabs per warpgroup, under
-//! the adversarial schedule). The two injected bugs of issue 12 — a stage released before the
+//! the adversarial schedule). The two injected bugs of `gemm_bugs.rs` — a stage released before the
 //! `wgmma.wait_group` that retires its wgmmas, and the accumulator read without the
 //! `wait_group` — are each reported at their line of the DSL source.
 

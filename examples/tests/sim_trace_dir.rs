@@ -7,8 +7,8 @@ use phaser_examples::gallery::{self, Size};
 
 #[test]
 fn trace_dir_gets_a_perfetto_trace_and_the_seed_table() {
-    let dir = std::env::temp_dir().join(format!("phaser-trace-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("traces");
     let dev = Device::sim(SimConfig { trace_dir: Some(dir.clone()), ..SimConfig::default() });
     let e = gallery::find("phase_tma_table").unwrap();
     let run = gallery::run(&e, &dev, Size::Quick, 1).unwrap();
@@ -25,5 +25,4 @@ fn trace_dir_gets_a_perfetto_trace_and_the_seed_table() {
         .map(|l| l.split('|').map(|c| c.trim().parse().unwrap()).collect())
         .collect();
     assert_eq!(rows[..4], [vec![0, 0, 0, 1, 0], vec![1, 1, 0, 1, 1], vec![2, 0, 1, 0, 1], vec![3, 1, 1, 0, 0]]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -3,22 +3,14 @@
 //! (`gallery/gemm_sm100_dsl.rs`), assembles for sm_100a with zero spill bytes, the PTX is the tcgen05 form
 //! the book describes, and bad configurations are refused with the constraint named.
 
-use phaser::codegen::{emit_kernel, ptxas};
+use phaser::codegen::{emit_kernel, ptx_text, ptxas};
 use phaser_examples::gallery::gemm_sm100_dsl;
 use phaser_examples::gemm_sm100::*;
 use std::path::Path;
-use std::process::Command;
 
 /// `ptxas -v` output.
 fn assemble_verbose(ptxas: &Path, ptx: &str, name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("phaser-sm100-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (src, cubin) = (dir.join(format!("{name}.ptx")), dir.join(format!("{name}.cubin")));
-    std::fs::write(&src, ptx).unwrap();
-    let out = Command::new(ptxas).args(["-arch=sm_100a", "-v"]).arg(&src).arg("-o").arg(&cubin).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "ptxas rejected {name}:\n{text}");
-    text
+    ptxas::assemble_with(ptxas, ptx, "sm_100a", &["-v"]).unwrap_or_else(|e| panic!("ptxas rejected {name}:\n{e}"))
 }
 
 /// `N bytes spill stores, M bytes spill loads` of ptxas -v.
@@ -42,24 +34,28 @@ fn every_config_assembles_for_sm100a_without_spills() {
         // The book's async GEMM: four MMAs per K block, a commit per stage and per tile, the
         // epilogue's loads and waits, tensor memory allocated and freed by one warp.
         for needle in [
-            format!("tcgen05.alloc.{g}.sync.aligned.shared::cta.b32"),
-            format!("tcgen05.relinquish_alloc_permit.{g}.sync.aligned;"),
-            format!("tcgen05.mma.{g}.kind::f16 [%r"),
-            format!("tcgen05.commit.{g}.mbarrier::arrive::one.shared::cluster"),
+            format!("tcgen05.alloc.{g}.sync.aligned.shared::cta.b32 [%r*], _"),
+            format!("tcgen05.relinquish_alloc_permit.{g}.sync.aligned"),
+            format!("tcgen05.mma.{g}.kind::f16 [%r*], _, _, _, _"),
+            format!("tcgen05.commit.{g}.mbarrier::arrive::one.shared::cluster*"),
             "tcgen05.ld.sync.aligned.32x32b.x32.b32".to_string(),
-            "tcgen05.wait::ld.sync.aligned;".into(),
-            "tcgen05.fence::after_thread_sync;".into(),
-            "tcgen05.fence::before_thread_sync;".into(),
-            format!("tcgen05.dealloc.{g}.sync.aligned.b32"),
-            "cp.async.bulk.tensor.2d.shared::cluster.global".into(),
-            "cp.async.bulk.tensor.2d.global.shared::cta".into(),
+            "tcgen05.wait::ld.sync.aligned".into(),
+            "tcgen05.fence::after_thread_sync".into(),
+            "tcgen05.fence::before_thread_sync".into(),
+            format!("tcgen05.dealloc.{g}.sync.aligned.b32 %r*, _"),
+            "cp.async.bulk.tensor.2d.shared::cluster.global.*".into(),
+            "cp.async.bulk.tensor.2d.global.shared::cta.*".into(),
         ] {
-            assert!(ptx.contains(&needle), "{}: no `{needle}`", k.name());
+            assert!(ptx_text::has(&ptx, &needle), "{}: no `{needle}`", k.name());
         }
-        assert_eq!(ptx.matches("tcgen05.mma.").count(), 4, "{}: 4 k16 steps of one K block", k.name());
+        assert_eq!(ptx_text::count(&ptx, "tcgen05.mma.*"), 4, "{}: 4 k16 steps of one K block", k.name());
         if cfg.two_cta {
-            assert!(ptx.contains(".multicast::cluster.b64"), "{}: commits reach both CTAs", k.name());
-            assert!(ptx.contains(".reqnctapercluster 2, 1, 1"), "{}", k.name());
+            assert!(
+                ptx_text::has(&ptx, "tcgen05.commit.*.multicast::cluster.b64"),
+                "{}: commits reach both CTAs",
+                k.name()
+            );
+            assert!(ptx_text::has_directive(&ptx, ".reqnctapercluster 2, 1, 1"), "{}", k.name());
         }
         let verbose = assemble_verbose(&ptxas, &ptx, k.name());
         assert_eq!(spill_bytes(&verbose), (0, 0), "{} spills:\n{verbose}", k.name());
@@ -81,26 +77,26 @@ fn every_config_written_in_the_dsl_assembles_for_sm100a_without_spills() {
         );
         let g = if cfg.two_cta { "cta_group::2" } else { "cta_group::1" };
         for needle in [
-            format!("tcgen05.alloc.{g}.sync.aligned.shared::cta.b32"),
-            format!("tcgen05.relinquish_alloc_permit.{g}.sync.aligned;"),
+            format!("tcgen05.alloc.{g}.sync.aligned.shared::cta.b32 [%r*], _"),
+            format!("tcgen05.relinquish_alloc_permit.{g}.sync.aligned"),
             format!("tcgen05.mma.{g}.kind::f16"),
-            format!("tcgen05.commit.{g}.mbarrier::arrive::one.shared::cluster"),
+            format!("tcgen05.commit.{g}.mbarrier::arrive::one.shared::cluster*"),
             "tcgen05.ld.sync.aligned.32x32b.x1.b32".to_string(),
-            "tcgen05.wait::ld.sync.aligned;".into(),
-            "tcgen05.fence::after_thread_sync;".into(),
-            "tcgen05.fence::before_thread_sync;".into(),
-            format!("tcgen05.dealloc.{g}.sync.aligned.b32"),
-            "cp.async.bulk.tensor.2d.shared::cluster.global".into(),
-            "cp.async.bulk.tensor.2d.global.shared::cta".into(),
+            "tcgen05.wait::ld.sync.aligned".into(),
+            "tcgen05.fence::after_thread_sync".into(),
+            "tcgen05.fence::before_thread_sync".into(),
+            format!("tcgen05.dealloc.{g}.sync.aligned.b32 %r*, _"),
+            "cp.async.bulk.tensor.2d.shared::cluster.global.*".into(),
+            "cp.async.bulk.tensor.2d.global.shared::cta.*".into(),
         ] {
-            assert!(ptx.contains(&needle), "{what}: no `{needle}`");
+            assert!(ptx_text::has(&ptx, &needle), "{what}: no `{needle}`");
         }
-        assert_eq!(ptx.matches("tcgen05.mma.").count(), 4, "{what}: 4 k16 steps of one K block");
+        assert_eq!(ptx_text::count(&ptx, "tcgen05.mma.*"), 4, "{what}: 4 k16 steps of one K block");
         // Every accumulator column once per tile: block_n loads of one register.
-        assert_eq!(ptx.matches("tcgen05.ld.").count(), cfg.block_n as usize, "{what}");
+        assert_eq!(ptx_text::count(&ptx, "tcgen05.ld.*"), cfg.block_n as usize, "{what}");
         if cfg.two_cta {
-            assert!(ptx.contains(".multicast::cluster.b64"), "{what}: commits reach both CTAs");
-            assert!(ptx.contains(".reqnctapercluster 2, 1, 1"), "{what}");
+            assert!(ptx_text::has(&ptx, "tcgen05.commit.*.multicast::cluster.b64"), "{what}: commits reach both CTAs");
+            assert!(ptx_text::has_directive(&ptx, ".reqnctapercluster 2, 1, 1"), "{what}");
         }
         let verbose = assemble_verbose(&ptxas, &ptx, &format!("{}_dsl", cfg.kernel_name()));
         assert_eq!(spill_bytes(&verbose), (0, 0), "{what} spills:\n{verbose}");

@@ -239,6 +239,7 @@ mod tests {
     use super::*;
     use crate::arch::Target;
     use crate::emit::emit_kernel;
+    use crate::ptx_text::{count, find_all, has};
 
     #[test]
     fn d_fragment_layout_covers_the_tile_once() {
@@ -276,14 +277,18 @@ mod tests {
         let t = k.thread_idx(Dim::X);
         acc.store_bf16_stmatrix(&mut k, &tile, base, t, 0, 0, 0, 64);
         let ptx = emit_kernel(&k.finish().unwrap()).unwrap();
-        assert_eq!(ptx.matches("stmatrix.sync.aligned.m8n8.x4.shared::cta.b16 [%r").count(), 4, "{ptx}");
-        assert_eq!(ptx.matches("cvt.rn.bf16x2.f32").count(), 16);
+        assert_eq!(
+            count(&ptx, "stmatrix.sync.aligned.m8n8.x4.shared::cta.b16 [%r*], {%r*, %r*, %r*, %r*}"),
+            4,
+            "{ptx}"
+        );
+        let cvts = find_all(&ptx, "cvt.rn.bf16x2.f32");
+        assert_eq!(cvts.len(), 16);
         // hi first: register 1 above register 0.
-        let first = ptx.lines().find(|l| l.contains("cvt.rn.bf16x2.f32")).unwrap();
         let f0 = acc.regs[0].id;
-        assert!(first.trim_end().ends_with(&format!("%f{}, %f{f0};", f0 + 1)), "{first}");
+        assert!(cvts[0].matches(&format!("cvt.rn.bf16x2.f32 %r*, %f{}, %f{f0}", f0 + 1)), "{}", cvts[0]);
         // The 128-byte swizzle: xor with bits 4-6 taken from bits 7-9.
-        assert!(ptx.contains(", 112;") && ptx.contains("xor.b32"), "{ptx}");
+        assert!(has(&ptx, "and.b32 %r*, %r*, 112") && has(&ptx, "xor.b32 %r*, %r*, %r*"), "{ptx}");
     }
 
     #[test]

@@ -60,7 +60,8 @@
 //!     },
 //! );
 //! let kernel = k.finish().unwrap();
-//! assert!(phaser_codegen::emit_kernel(&kernel).unwrap().contains("mbarrier.arrive.expect_tx"));
+//! let ptx = phaser_codegen::emit_kernel(&kernel).unwrap();
+//! assert!(phaser_codegen::ptx_text::has(&ptx, "mbarrier.arrive.expect_tx.*"));
 //! ```
 
 use super::handles::*;
@@ -505,6 +506,7 @@ mod tests {
     use super::*;
     use crate::arch::Target;
     use crate::emit::emit_kernel;
+    use crate::ptx_text::{self, count, has, has_directive};
     use proptest::prelude::*;
     use std::collections::HashMap;
 
@@ -937,24 +939,20 @@ mod tests {
 
     // ---- the PTX of each call ----------------------------------------------------------------
 
-    /// A PTX instruction: opcode and operands, from a line `opcode a, b, [c];`.
+    /// The operands of every `opcode` instruction (addresses without their brackets).
     fn insts<'a>(ptx: &'a str, opcode: &str) -> Vec<Vec<&'a str>> {
-        ptx.lines()
-            .map(str::trim)
-            .filter_map(|l| l.strip_prefix(opcode)?.strip_prefix(' '))
-            .map(|ops| ops.trim_end_matches(';').split(", ").map(|o| o.trim_matches(['[', ']'])).collect())
+        ptx_text::find_all(ptx, opcode)
+            .into_iter()
+            .map(|i| i.operands.into_iter().map(|o| o.trim_matches(['[', ']'])).collect())
             .collect()
     }
 
     /// The first instruction writing `reg`: (opcode, operands after the destination).
     fn def<'a>(ptx: &'a str, reg: &str) -> (&'a str, Vec<&'a str>) {
-        ptx.lines()
-            .map(str::trim)
-            .find_map(|l| {
-                let (op, rest) = l.split_once(' ')?;
-                let ops: Vec<&str> = rest.trim_end_matches(';').split(", ").collect();
-                (ops.first() == Some(&reg)).then(|| (op, ops[1..].to_vec()))
-            })
+        ptx_text::instructions(ptx)
+            .into_iter()
+            .find(|i| i.operands.first() == Some(&reg))
+            .map(|i| (i.opcode, i.operands[1..].to_vec()))
             .unwrap_or_else(|| panic!("no definition of {reg} in\n{ptx}"))
     }
 
@@ -1001,8 +999,8 @@ mod tests {
         let p = Pipeline::new(&mut k, "p", PipelineConfig::tma(3, Arrivals::Warps(4)));
         p.init(&mut k);
         let ptx = emit(k);
-        assert!(ptx.contains(".shared .align 8 .b64 smem_p_full[3];"), "{ptx}");
-        assert!(ptx.contains(".shared .align 8 .b64 smem_p_empty[3];"));
+        assert!(has_directive(&ptx, ".shared .align 8 .b64 smem_p_full[3];"), "{ptx}");
+        assert!(has_directive(&ptx, ".shared .align 8 .b64 smem_p_empty[3];"), "{ptx}");
         let inits: Vec<(String, String, &str)> = insts(&ptx, "mbarrier.init.shared::cta.b64")
             .iter()
             .map(|o| {
@@ -1113,8 +1111,8 @@ mod tests {
         let ptx = emit(k);
         let counts: Vec<&str> = insts(&ptx, "mbarrier.init.shared::cta.b64").iter().map(|o| o[1]).collect();
         assert_eq!(counts, ["1", "16", "1", "16"], "empty expects 4 warps x 4 CTAs:\n{ptx}");
-        assert!(ptx.contains("barrier.cluster.arrive.release.aligned;"));
-        assert!(ptx.contains("barrier.cluster.wait.acquire.aligned;"));
+        assert!(has(&ptx, "barrier.cluster.arrive.release.aligned"), "{ptx}");
+        assert!(has(&ptx, "barrier.cluster.wait.acquire.aligned"), "{ptx}");
         // One mapa of empty[cs.index] per CTA rank, each feeding one remote release arrive.
         let mapas = insts(&ptx, "mapa.shared::cluster.u32");
         let ranks: Vec<&str> = mapas.iter().map(|o| o[2]).collect();
@@ -1147,9 +1145,9 @@ mod tests {
         p.consumer_release(&mut k, &cs);
         p.producer_acquire(&mut k, &ps);
         let ptx = emit_kernel(&k.finish().unwrap()).unwrap();
-        assert_eq!(ptx.matches("mbarrier.arrive.shared::cluster.b64 _, [%r").count(), 2, "{ptx}");
+        assert_eq!(count(&ptx, "mbarrier.arrive.shared::cluster.b64 _, [%r*]"), 2, "{ptx}");
         assert!(!ptx.contains(".release.cluster.shared::cluster") && !ptx.contains("acquire.cluster"), "{ptx}");
-        assert!(ptx.contains("mbarrier.try_wait.parity.shared::cta.b64"));
+        assert!(has(&ptx, "mbarrier.try_wait.parity.shared::cta.b64"), "{ptx}");
     }
 
     #[test]

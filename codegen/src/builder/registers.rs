@@ -172,7 +172,7 @@ mod tests {
         let acc = k.alloc_registers(Type::F32, &[32]).as_accumulator().unwrap();
         assert_eq!((acc.n, acc.len()), (64, 32));
         let ptx = emit_kernel(&k.finish().unwrap()).unwrap();
-        assert!(ptx.contains("mov.f32 %f"), "{ptx}");
+        assert!(crate::ptx_text::has(&ptx, "mov.f32 %f*, 0f3FC00000"), "{ptx}");
     }
 
     #[test]

@@ -35,7 +35,7 @@
 //!     k.tcgen05_commit(bar); // arrives once the four MMAs are done
 //! });
 //! let ptx = phaser_codegen::emit_kernel(&k.finish().unwrap()).unwrap();
-//! assert_eq!(ptx.matches("tcgen05.mma.cta_group::1.kind::f16").count(), 4);
+//! assert_eq!(phaser_codegen::ptx_text::count(&ptx, "tcgen05.mma.cta_group::1.kind::f16"), 4);
 //! ```
 
 use super::handles::{Barrier, SharedArray};
@@ -419,6 +419,7 @@ mod tests {
     use super::*;
     use crate::arch::Target;
     use crate::emit::emit_kernel;
+    use crate::ptx_text::{find_all, has, has_directive};
 
     fn kernel(target: Target, f: impl FnOnce(&mut KernelBuilder)) -> crate::Result<Kernel> {
         let mut k = KernelBuilder::new("t", target);
@@ -472,34 +473,34 @@ mod tests {
         })
         .unwrap();
         let ptx = emit_kernel(&k).unwrap();
-        assert!(ptx.contains(".version 8.6") && ptx.contains(".target sm_100a"), "{ptx}");
-        for line in [
-            "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r",
-            "], 64;",
-            "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;",
-            "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r",
-            "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r",
-            "tcgen05.fence::after_thread_sync;",
-            "tcgen05.ld.sync.aligned.32x32b.x4.b32 {%f",
-            "tcgen05.ld.sync.aligned.16x32bx2.x2.b32 {%r",
-            "tcgen05.wait::ld.sync.aligned;",
-            "tcgen05.st.sync.aligned.16x256b.x1.b32 [%r",
-            "tcgen05.wait::st.sync.aligned;",
-            "tcgen05.cp.cta_group::1.128x256b [%r",
-            "tcgen05.shift.cta_group::1.down [%r",
-            "tcgen05.fence::before_thread_sync;",
-            "tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r",
+        assert!(has_directive(&ptx, ".version 8.6") && has_directive(&ptx, ".target sm_100a"), "{ptx}");
+        for inst in [
+            "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r*], 64",
+            "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned",
+            "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r*]",
+            "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%r*], _",
+            "tcgen05.fence::after_thread_sync",
+            "tcgen05.ld.sync.aligned.32x32b.x4.b32 {%f*}, [%r*]",
+            "tcgen05.ld.sync.aligned.16x32bx2.x2.b32 {%r*}, [%r*], 2",
+            "tcgen05.wait::ld.sync.aligned",
+            "tcgen05.st.sync.aligned.16x256b.x1.b32 [%r*], {%f*}",
+            "tcgen05.wait::st.sync.aligned",
+            "tcgen05.cp.cta_group::1.128x256b [%r*], %rd*",
+            "tcgen05.shift.cta_group::1.down [%r*]",
+            "tcgen05.fence::before_thread_sync",
+            "tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r*, 64",
         ] {
-            assert!(ptx.contains(line), "missing `{line}` in\n{ptx}");
+            assert!(has(&ptx, inst), "missing `{inst}` in\n{ptx}");
         }
-        let mma: Vec<&str> = ptx.lines().filter(|l| l.contains("tcgen05.mma")).map(str::trim).collect();
+        let mma = find_all(&ptx, "tcgen05.mma.*");
         assert_eq!(mma.len(), 2, "{ptx}");
-        assert!(mma[0].starts_with("tcgen05.mma.cta_group::1.kind::f16 [%r") && mma[0].ends_with(", 1;"), "{}", mma[0]);
-        assert!(mma[1].contains("], [%r") && mma[1].ends_with(", 0;"), "{}", mma[1]);
+        // A and B from shared-memory descriptors, accumulate; then A from tensor memory.
+        assert!(mma[0].matches("tcgen05.mma.cta_group::1.kind::f16 [%r*], %rd*, %rd*, %r*, 1"), "{}", mma[0]);
+        assert!(mma[1].matches("tcgen05.mma.cta_group::1.kind::f16 [%r*], [%r*], %rd*, %r*, 0"), "{}", mma[1]);
         // The descriptor is a register moved from the encoding: bf16 x bf16 -> f32, B MN-major,
         // N = 64, M = 128.
         let idesc = InstrDesc::new(UmmaElem::BF16, UmmaElem::BF16, 128, 64).with_majors(Major::K, Major::MN).encode();
-        assert!(ptx.contains("mov.b32 %r") && ptx.contains(&format!(", {idesc};")), "{ptx}");
+        assert!(has(&ptx, &format!("mov.b32 %r*, {idesc}")), "{ptx}");
     }
 
     #[test]
@@ -513,9 +514,9 @@ mod tests {
         let ptx = emit_kernel(&k).unwrap();
         // 128-byte swizzle (code 2 at bit 61), version 1 at bit 46, SBO 1024 (64), LBO 16 (1).
         let constant = (2u64 << 61) | (1u64 << 46) | (64u64 << 32) | (1u64 << 16);
-        assert!(ptx.contains(&format!(", {constant};")), "{ptx}");
+        assert!(has(&ptx, &format!("or.b64 %rd*, %rd*, {constant}")), "{ptx}");
         // (8 rows * 128 + 16 elements * 2) >> 4 = 66
-        assert!(ptx.contains(", 66;"), "{ptx}");
+        assert!(has(&ptx, "add.u64 %rd*, %rd*, 66"), "{ptx}");
     }
 
     #[test]

@@ -156,6 +156,7 @@ mod tests {
     use super::*;
     use crate::arch::Target;
     use crate::emit::emit_kernel;
+    use crate::ptx_text::{has, has_directive, instructions};
 
     #[test]
     fn entry_caps() {
@@ -180,12 +181,13 @@ mod tests {
         let k = k.finish().unwrap();
         assert_eq!(k.bounds().maxnreg, Some(168));
         let ptx = emit_kernel(&k).unwrap();
-        let dec = ptx.find("setmaxnreg.dec.sync.aligned.u32 40;").unwrap();
-        let inc = ptx.find("setmaxnreg.inc.sync.aligned.u32 232;").unwrap();
+        let insts = instructions(&ptx);
+        let dec = insts.iter().position(|i| i.matches("setmaxnreg.dec.sync.aligned.u32 40")).unwrap();
+        let inc = insts.iter().position(|i| i.matches("setmaxnreg.inc.sync.aligned.u32 232")).unwrap();
         assert!(dec < inc);
-        assert!(ptx.contains(".maxnreg 168"));
-        assert!(ptx.contains("shr.u32") && ptx.contains(", 7;"), "warpgroup = tid.x >> 7:\n{ptx}");
-        assert!(ptx.contains("elect.sync _|%p"));
+        assert!(has_directive(&ptx, ".maxnreg 168"));
+        assert!(has(&ptx, "shr.u32 %r*, %r*, 7"), "warpgroup = tid.x >> 7:\n{ptx}");
+        assert!(has(&ptx, "elect.sync _|%p*, 0xffffffff"), "{ptx}");
     }
 
     #[test]
@@ -226,7 +228,7 @@ mod tests {
         assert_eq!(k.bounds().maxnreg, None);
         let ptx = emit_kernel(&k).unwrap();
         assert!(!ptx.contains("setmaxnreg"));
-        assert!(ptx.contains("bar.warp.sync 0xffffffff;"));
+        assert!(has(&ptx, "bar.warp.sync 0xffffffff"), "{ptx}");
     }
 
     #[test]
@@ -236,7 +238,7 @@ mod tests {
         let b = k.shared_base_addr(a);
         k.probe("b", &[b]);
         let ptx = emit_kernel(&k.finish().unwrap()).unwrap();
-        assert!(ptx.contains(".shared .align 1024 .f32 smem_tile[256];"), "{ptx}");
+        assert!(has_directive(&ptx, ".shared .align 1024 .f32 smem_tile[256];"), "{ptx}");
         let mut k = KernelBuilder::new("al", Target::Sm90a);
         k.alloc_shared_aligned("tile", Type::F32, 256, 100);
         assert!(k.finish().is_err());

@@ -25,7 +25,8 @@
 //! k.wgmma_commit_group();
 //! k.wgmma_wait_group(0);
 //! let ptx = phaser_codegen::emit_kernel(&k.finish().unwrap()).unwrap();
-//! assert_eq!(ptx.matches("wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16").count(), 4);
+//! let mma = "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16";
+//! assert_eq!(phaser_codegen::ptx_text::count(&ptx, mma), 4);
 //! ```
 
 use super::fragment::Accumulator;
@@ -519,6 +520,7 @@ mod tests {
     use super::*;
     use crate::arch::Target;
     use crate::emit::emit_kernel;
+    use crate::ptx_text::{count, find_all, has, has_directive};
 
     fn kernel(f: impl FnOnce(&mut KernelBuilder)) -> crate::Result<Kernel> {
         let mut k = KernelBuilder::new("w", Target::Sm90a);
@@ -540,10 +542,11 @@ mod tests {
         .unwrap();
         let ptx = emit_kernel(&k).unwrap();
         let constant = (1u64 << 62) | (64u64 << 32) | (1u64 << 16);
-        assert!(ptx.contains("or.b64 %rd") && ptx.contains(&format!(", {constant};")), "{ptx}");
+        assert!(has(&ptx, &format!("or.b64 %rd*, %rd*, {constant}")), "{ptx}");
         // (8 rows * 128 + 16 elements * 2) >> 4 = 66
-        assert!(ptx.contains(", 66;"), "{ptx}");
-        assert!(ptx.contains(", 262143;") && ptx.contains("shr.u32"), "{ptx}");
+        assert!(has(&ptx, "add.u64 %rd*, %rd*, 66"), "{ptx}");
+        // The start address field: (address & 0x3ffff) >> 4.
+        assert!(has(&ptx, "and.b32 %r*, %r*, 262143") && has(&ptx, "shr.u32 %r*, %r*, 4"), "{ptx}");
     }
 
     #[test]
@@ -567,16 +570,16 @@ mod tests {
         })
         .unwrap();
         let ptx = emit_kernel(&k).unwrap();
-        assert!(ptx.contains(".version 8.0") && ptx.contains(".target sm_90a"), "{ptx}");
-        assert!(ptx.contains("wgmma.fence.sync.aligned;"));
-        let mma: Vec<&str> = ptx.lines().filter(|l| l.contains("wgmma.mma_async")).collect();
+        assert!(has_directive(&ptx, ".version 8.0") && has_directive(&ptx, ".target sm_90a"), "{ptx}");
+        assert!(has(&ptx, "wgmma.fence.sync.aligned"));
+        let mma = find_all(&ptx, "wgmma.mma_async.*");
         assert_eq!(mma.len(), 2);
-        assert!(mma[0].trim_start().starts_with("wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"), "{ptx}");
         // Descriptor form: scale-d, scale-a, scale-b, trans-a, trans-b (B is N-major).
-        assert!(ptx.contains("}, %rd") && ptx.contains(", 0, 1, 1, 0, 1;"), "{ptx}");
+        let shape = "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16";
+        assert!(mma[0].matches(&format!("{shape} {{%f*}}, %rd*, %rd*, 0, 1, 1, 0, 1")), "{ptx}");
         // Register-A form: no trans-a.
-        assert!(ptx.contains("{%r") && ptx.contains(", 1, 1, 1, 1;"), "{ptx}");
-        assert!(ptx.contains("wgmma.commit_group.sync.aligned;") && ptx.contains("wgmma.wait_group.sync.aligned 1;"));
+        assert!(mma[1].matches(&format!("{shape} {{%f*}}, {{%r*}}, %rd*, 1, 1, 1, 1")), "{ptx}");
+        assert!(has(&ptx, "wgmma.commit_group.sync.aligned") && has(&ptx, "wgmma.wait_group.sync.aligned 1"));
     }
 
     #[test]
@@ -639,17 +642,18 @@ mod tests {
         })
         .unwrap();
         let ptx = emit_kernel(&k).unwrap();
-        let mma: Vec<&str> = ptx.lines().filter(|l| l.contains("wgmma.mma_async")).collect();
+        let mma = find_all(&ptx, "wgmma.mma_async.*");
         assert_eq!(mma.len(), 4);
-        assert!(mma[0].contains("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"), "{ptx}");
+        assert!(mma.iter().all(|m| m.opcode == "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"), "{ptx}");
         // SBO 1024 (8 rows of 128 bytes), LBO 16 (encoded 1), 128-byte swizzle.
         let constant = (1u64 << 62) | (64u64 << 32) | (1u64 << 16);
-        assert_eq!(ptx.matches(&format!(", {constant};")).count(), 8, "{ptx}");
+        assert_eq!(count(&ptx, &format!("or.b64 %rd*, %rd*, {constant}")), 8, "{ptx}");
         for off in [2, 4, 6] {
-            let adds = ptx.lines().filter(|l| l.contains("add.u64") && l.trim_end().ends_with(&format!(", {off};")));
-            assert_eq!(adds.count(), 2, "k-step +{off} (32 bytes per step) on A and B:\n{ptx}");
+            let adds = count(&ptx, &format!("add.u64 %rd*, %rd*, {off}"));
+            assert_eq!(adds, 2, "k-step +{off} (32 bytes per step) on A and B:\n{ptx}");
         }
-        assert!(ptx.contains("}, %rd") && ptx.contains(", 0, 1, 1, 0, 0;"), "{ptx}");
+        // The first k-step overwrites the accumulator (scale-d 0), both operands K-major.
+        assert!(mma[0].matches("wgmma.mma_async.* {%f*}, %rd*, %rd*, 0, 1, 1, 0, 0"), "{ptx}");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! (examples/src/gallery/gemm_dsl.rs; K-major B only).
 //!
 //! ```text
-//! bench_gemm                       # correctness check + performance at the issue's shapes
+//! bench_gemm                       # correctness check + performance at the performance shapes
 //! bench_gemm --perf --shapes 4096x4096x4096 --b kmajor
 //! bench_gemm --impl dsl            # only the DSL GEMM (default: both, timed in the same rows)
 //! bench_gemm --check --seed 42     # replay a check

@@ -64,10 +64,8 @@ fn find_ptxas() -> Option<PathBuf> {
 
 /// The last line of `ptxas --version` (its release), for the log.
 fn ptxas_version(ptxas: &std::path::Path) -> String {
-    std::process::Command::new(ptxas)
-        .arg("--version")
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).lines().last().unwrap_or("").to_string())
+    phaser::codegen::ptxas::run_tool(std::process::Command::new(ptxas).arg("--version"))
+        .map(|o| o.stdout.lines().last().unwrap_or("").to_string())
         .unwrap_or_else(|e| format!("--version failed: {e}"))
 }
 

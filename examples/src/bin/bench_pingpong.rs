@@ -1,4 +1,4 @@
-//! The mbarrier ping-pong of issue 12 (examples/src/pingpong.rs), Phaser's kernels against
+//! The mbarrier ping-pong (examples/src/pingpong.rs), Phaser's kernels against
 //! the same kernels in CUDA C++ built by nvcc (bench/pingpong.cu), timed in one process.
 //!
 //! ```text

@@ -289,23 +289,27 @@ mod tests {
     #[test]
     fn ptx_protocol() {
         let ptx = phaser::codegen::emit_kernel(&kernel(Target::Sm90a, 2).unwrap()).unwrap();
-        for needle in [
-            ".explicitcluster",
-            ".reqnctapercluster 2, 1, 1",
-            "fence.mbarrier_init.release.cluster;",
-            "barrier.cluster.arrive.release.aligned;",
-            "barrier.cluster.wait.acquire.aligned;",
-            ".multicast::cluster",
+        use phaser::codegen::ptx_text::{find_all, has, has_directive};
+        for directive in [".explicitcluster", ".reqnctapercluster 2, 1, 1"] {
+            assert!(has_directive(&ptx, directive), "missing `{directive}` in\n{ptx}");
+        }
+        for inst in [
+            "fence.mbarrier_init.release.cluster",
+            "barrier.cluster.arrive.release.aligned",
+            "barrier.cluster.wait.acquire.aligned",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster*",
             "mapa.shared::cluster.u32",
-            "mbarrier.arrive.release.cluster.shared::cluster.b64 _,",
+            "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%r*]",
             "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64",
-            "mbarrier.arrive.expect_tx.shared::cta.b64 %rd",
+            "mbarrier.arrive.expect_tx.shared::cta.b64 %rd*, _, _",
         ] {
-            assert!(ptx.contains(needle), "missing `{needle}` in\n{ptx}");
+            assert!(has(&ptx, inst), "missing `{inst}` in\n{ptx}");
         }
         // empty: 4 consumer warps x 2 CTAs; full: 1 producer; the tile's 8 KiB registered once.
-        assert!(ptx.contains("], 8;"));
-        assert!(ptx.contains(&format!("], {TILE_BYTES};")));
+        let counts: Vec<&str> = find_all(&ptx, "mbarrier.init.shared::cta.b64").iter().map(|i| i.operands[1]).collect();
+        assert!(counts.contains(&"8") && counts.contains(&"1"), "{counts:?}");
+        let tile = format!("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r*], {TILE_BYTES}");
+        assert_eq!(find_all(&ptx, &tile).len(), 1, "{ptx}");
     }
 
     #[test]

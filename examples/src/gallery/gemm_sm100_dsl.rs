@@ -1,4 +1,4 @@
-//! The Blackwell GEMM of `examples/src/gemm_sm100.rs` (issue 13), written only in the DSL:
+//! The Blackwell GEMM of `examples/src/gemm_sm100.rs`, written only in the DSL:
 //! `C (M x N, bf16) = A (M x K, row-major) * B (N x K, K-major)^T`, f32 accumulation in tensor
 //! memory. The protocol is the builder version's, statement for statement (same pipelines,
 //! barriers, commits, fences and epilogue), so the two compute the same C bit for bit:

@@ -725,28 +725,31 @@ mod tests {
 
     #[test]
     fn ptx_protocol() {
+        use phaser::codegen::ptx_text::{find_all, has, has_directive};
         let ptx = phaser::codegen::emit_kernel(&kernel(Target::Sm90a, 4).unwrap()).unwrap();
-        for needle in [
-            "setmaxnreg.dec.sync.aligned.u32 40;",
-            "setmaxnreg.inc.sync.aligned.u32 232;",
-            "elect.sync _|",
+        for inst in [
+            "setmaxnreg.dec.sync.aligned.u32 40",
+            "setmaxnreg.inc.sync.aligned.u32 232",
+            "elect.sync _|%p*, _",
             "mbarrier.arrive.expect_tx.shared::cta.b64",
-            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
-            "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group",
-            "cp.async.bulk.commit_group;",
-            "cp.async.bulk.wait_group.read 1;",
-            "cp.async.bulk.wait_group 0;",
-            "fence.proxy.async.shared::cta;",
-            "bar.warp.sync 0xffffffff;",
-            ".maxnreg 168",
-            ".shared .align 8 .b64 smem_stage_full[4];",
-            ".shared .align 8 .b64 smem_stage_empty[4];",
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes*",
+            "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group*",
+            "cp.async.bulk.commit_group",
+            "cp.async.bulk.wait_group.read 1",
+            "cp.async.bulk.wait_group 0",
+            "fence.proxy.async.shared::cta",
+            "bar.warp.sync 0xffffffff",
         ] {
-            assert!(ptx.contains(needle), "missing `{needle}` in\n{ptx}");
+            assert!(has(&ptx, inst), "missing `{inst}` in\n{ptx}");
+        }
+        for directive in
+            [".maxnreg 168", ".shared .align 8 .b64 smem_stage_full[4];", ".shared .align 8 .b64 smem_stage_empty[4];"]
+        {
+            assert!(has_directive(&ptx, directive), "missing `{directive}` in\n{ptx}");
         }
         // full: 1 producer arrival; empty: 8 consumer warps.
-        assert!(ptx.contains("], 1;"));
-        assert!(ptx.contains("], 8;"));
+        let counts: Vec<&str> = find_all(&ptx, "mbarrier.init.shared::cta.b64").iter().map(|i| i.operands[1]).collect();
+        assert!(counts.contains(&"1") && counts.contains(&"8"), "{counts:?}");
     }
 
     #[test]

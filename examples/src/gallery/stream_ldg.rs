@@ -199,9 +199,10 @@ mod tests {
     #[test]
     fn ptx_uses_vector_memory_ops() {
         let ptx = phaser::codegen::emit_kernel(&stream_ldg::build(Target::Sm90a, 2).unwrap()).unwrap();
-        assert_eq!(ptx.matches("ld.global.nc.v4.f32").count(), 2, "{ptx}");
-        assert_eq!(ptx.matches("st.global.v4.f32").count(), 2, "{ptx}");
-        assert!(ptx.contains("fma.rn.f32"), "{ptx}");
+        use phaser::codegen::ptx_text::{count, has};
+        assert_eq!(count(&ptx, "ld.global.nc.v4.f32 {%f*, %f*, %f*, %f*}, [%rd*]"), 2, "{ptx}");
+        assert_eq!(count(&ptx, "st.global.v4.f32 [%rd*], {%f*, %f*, %f*, %f*}"), 2, "{ptx}");
+        assert!(has(&ptx, "fma.rn.f32 %f*, %f*, %f*, %f*"), "{ptx}");
         assert!(!ptx.contains("mbarrier"), "{ptx}");
     }
 }
