@@ -12,7 +12,7 @@ pub mod ir;
 pub use arch::{PtxVersion, Target};
 pub use builder::KernelBuilder;
 pub use emit::{emit_kernel, emit_module, EmitOptions};
-pub use error::{CodegenError, Diagnostic, Result};
+pub use error::{CodegenError, Diagnostic, InvalidSetting, Result};
 pub use ir::{Kernel, Module, SourceLoc, Type, Value};
 pub mod ptxas;
 pub mod registry;

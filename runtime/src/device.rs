@@ -332,8 +332,8 @@ pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<SharedLayout> {
     phaser_codegen::arch::check_nesting(k)?;
     let bad = |problem: String| Err(RuntimeError::BadLaunch { kernel: k.name.clone(), problem });
     let limits = k.target.limits();
-    if cfg.grid.contains(&0) || cfg.block.contains(&0) {
-        return bad(format!("grid {:?} and block {:?} must have no zero dimension", cfg.grid, cfg.block));
+    if let Err(e) = cfg.validate() {
+        return bad(e.to_string());
     }
     let threads = cfg.block.iter().map(|&b| b as u64).product::<u64>();
     if threads > limits.max_threads_per_block as u64 {

@@ -92,6 +92,10 @@ pub enum RuntimeError {
     /// A setting (environment variable, option) that cannot be used.
     #[error("configuration: {0}")]
     Config(String),
+    /// A field of `SimConfig`, `LaunchConfig` or `EmitOptions` whose value cannot be used,
+    /// named.
+    #[error(transparent)]
+    InvalidSetting(#[from] phaser_codegen::InvalidSetting),
     #[error("tensor map: {0}")]
     TensorMap(String),
     #[error(transparent)]

@@ -420,6 +420,11 @@ impl KernelBuilder {
         {
             self.bounds.minnctapersm = Some(1);
         }
+        if let Some(w) = self.watchdog {
+            if let Err(e) = w.validate("KernelBuilder::watchdog") {
+                self.errors.push(Diagnostic { kernel: self.name.clone(), loc: None, message: e.to_string() });
+            }
+        }
         let kernel = self.finish_unchecked()?;
         if let Some(p) = kernel.declared_shared_problem() {
             let loc = kernel.dynamic.last().and_then(|d| d.loc);

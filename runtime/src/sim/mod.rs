@@ -72,7 +72,7 @@ pub use finding::{BarrierRef, Category, Finding, LoopIteration, Severity};
 pub use memory::SimBuffer;
 pub use printf::PrintRecord;
 pub use probe::{ProbeRecord, ProbeValue};
-pub use report::{SimReport, Stats};
+pub use report::{DroppedFindings, SimReport, Stats};
 pub use trace::{Trace, TraceEvent, TraceKind};
 
 use crate::args::{check_args, Arg, BufferArg};
@@ -209,6 +209,7 @@ impl SimDevice {
 
     /// Simulate with other settings (seed, strategy, limits) on this device's memory.
     pub fn simulate_with(&self, k: &Kernel, cfg: &LaunchConfig, args: &[Arg], sc: &SimConfig) -> Result<SimReport> {
+        sc.validate()?;
         let cfg = &cfg.resolved_for(k)?;
         check_args(k, args)?;
         check_config(k, cfg)?;
@@ -274,6 +275,7 @@ impl SimDevice {
             strategy: sc.strategy,
             stats: out.stats,
             findings: out.findings,
+            dropped: out.dropped,
             trace: out.trace,
             probes: out.probes,
             printed: out.printed,
