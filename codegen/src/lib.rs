@@ -7,6 +7,7 @@ pub mod arch;
 pub mod builder;
 pub mod emit;
 pub mod error;
+pub mod eval;
 pub mod ir;
 
 pub use arch::{PtxVersion, Target};

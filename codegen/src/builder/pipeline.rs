@@ -649,35 +649,21 @@ mod tests {
 
         fn arith(&mut self, op: &ArithOp) {
             match op {
-                ArithOp::Mov { dst, src } | ArithOp::Cvt { dst, src } => {
+                // The constant evaluator's execution semantics (what the simulator runs).
+                ArithOp::Mov { dst, src } => {
                     let v = self.val(src);
                     self.set(*dst, v);
                 }
+                ArithOp::Cvt { dst, src } => {
+                    let v = crate::eval::cvt(self.val(src), src.ty(), dst.ty);
+                    self.set(*dst, v);
+                }
                 ArithOp::Binary { op, dst, a, b } => {
-                    let (x, y) = (self.val(a), self.val(b));
-                    let r = match op {
-                        BinOp::Add => x.wrapping_add(y),
-                        BinOp::Sub => x.wrapping_sub(y),
-                        BinOp::Mul => x.wrapping_mul(y),
-                        BinOp::And => x & y,
-                        BinOp::Or => x | y,
-                        BinOp::Xor => x ^ y,
-                        BinOp::Shl => x << y,
-                        BinOp::Shr => x >> y,
-                        other => panic!("unexpected {other:?}"),
-                    };
+                    let r = crate::eval::bin_fn(*op, dst.ty)(self.val(a), self.val(b));
                     self.set(*dst, r);
                 }
                 ArithOp::Setp { cmp, dst, a, b } => {
-                    let (x, y) = (self.val(a), self.val(b));
-                    let r = match cmp {
-                        CmpOp::Eq => x == y,
-                        CmpOp::Ne => x != y,
-                        CmpOp::Lt => x < y,
-                        CmpOp::Le => x <= y,
-                        CmpOp::Gt => x > y,
-                        CmpOp::Ge => x >= y,
-                    };
+                    let r = crate::eval::cmp_fn(*cmp, a.ty())(self.val(a), self.val(b));
                     self.set(*dst, r as u64);
                 }
                 ArithOp::Selp { dst, cond, a, b } => {
