@@ -93,8 +93,15 @@ pub fn vararg_layout(types: &[Type]) -> (Vec<u32>, u32) {
     (offsets, off.next_multiple_of(8).max(8))
 }
 
-/// Split a format string into text and conversions.
+/// The largest field width or precision a `printf` conversion may ask for. C sets none, but
+/// each field is formatted in memory (by the simulator, and by the GPU's `vprintf` into its
+/// 1 MiB buffer), so a user's number must not size an allocation without a bound.
+pub const PRINTF_MAX_FIELD: usize = 65535;
+
+/// Split a format string into text and conversions. A NUL ends the format, as it ends the C
+/// string the GPU's `vprintf` reads: nothing after it prints.
 pub fn parse_format(fmt: &str) -> Result<Vec<Piece>, String> {
+    let fmt = fmt.split('\0').next().unwrap_or("");
     let mut out = Vec::new();
     let mut text = String::new();
     let mut chars = fmt.chars().peekable();
@@ -135,8 +142,15 @@ pub fn parse_format(fmt: &str) -> Result<Vec<Piece>, String> {
         if chars.peek() == Some(&'*') {
             return Err("`*` widths and precisions are not supported; write the number".into());
         }
+        // A width or precision within PRINTF_MAX_FIELD (digits past any usize included).
+        let field = |digits: &str, what: &str, spec: &str| -> Result<usize, String> {
+            match digits.parse::<usize>() {
+                Ok(n) if n <= PRINTF_MAX_FIELD => Ok(n),
+                _ => Err(format!("the {what} {digits} in `{spec}` exceeds the limit of {PRINTF_MAX_FIELD}")),
+            }
+        };
         let w = number(&mut chars, &mut spec);
-        let width = if w.is_empty() { None } else { w.parse().ok() };
+        let width = if w.is_empty() { None } else { Some(field(&w, "field width", &spec)?) };
         let mut precision = None;
         if chars.peek() == Some(&'.') {
             chars.next();
@@ -144,7 +158,9 @@ pub fn parse_format(fmt: &str) -> Result<Vec<Piece>, String> {
             if chars.peek() == Some(&'*') {
                 return Err("`*` widths and precisions are not supported; write the number".into());
             }
-            precision = Some(number(&mut chars, &mut spec).parse().unwrap_or(0));
+            let p = number(&mut chars, &mut spec);
+            // `%.f`: an empty precision is 0, as in C.
+            precision = Some(if p.is_empty() { 0 } else { field(&p, "precision", &spec)? });
         }
         let mut long = false;
         while let Some(&l) = chars.peek() {
@@ -398,6 +414,27 @@ mod tests {
         assert!(parse_format("%s").unwrap_err().contains("no strings"));
         assert!(parse_format("%hd").unwrap_err().contains("`h`"));
         assert!(parse_format("50%").unwrap_err().contains("ends inside"));
+    }
+
+    #[test]
+    fn field_widths_and_precisions_have_a_stated_limit() {
+        // A precision above 65535 panicked the simulator; a width of 2e9 was materialized.
+        let e = parse_format("%.65536f").unwrap_err();
+        assert_eq!(e, "the precision 65536 in `%.65536` exceeds the limit of 65535");
+        let e = parse_format("%2000000000d").unwrap_err();
+        assert_eq!(e, "the field width 2000000000 in `%2000000000` exceeds the limit of 65535");
+        // Digits past usize were dropped silently (no width at all).
+        let e = parse_format("%99999999999999999999999d").unwrap_err();
+        assert!(e.contains("the field width 99999999999999999999999 in"), "{e}");
+        let p = parse_format("%65535.65535f %.f").unwrap();
+        assert!(matches!(&p[0], Piece::Conv(c) if c.width == Some(65535) && c.precision == Some(65535)));
+        assert!(matches!(&p[2], Piece::Conv(c) if c.precision == Some(0)));
+    }
+
+    #[test]
+    fn a_nul_ends_the_format_as_in_vprintf() {
+        assert_eq!(parse_format("ab\0%d cd").unwrap(), vec![Piece::Text("ab".into())]);
+        assert!(format_problems("x\0%d", &[Type::S32])[0].contains("0 conversion(s) but 1"), "the args do not print");
     }
 
     #[test]
