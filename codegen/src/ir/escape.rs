@@ -338,6 +338,13 @@ pub fn template_problems(t: &str, operands: usize) -> Vec<String> {
     }
     let words = t.split(|c: char| c.is_whitespace() || c == ';' || c == '{' || c == '}');
     for w in words {
+        if w == ".shared" {
+            out.push(
+                "the inline PTX template declares `.shared` memory, which the kernel's shared-memory layout and limits \
+                 would not count; allocate it with `alloc_shared` and pass its address as an operand"
+                    .into(),
+            );
+        }
         if let Some(d) = FORBIDDEN_DIRECTIVES.iter().find(|d| w == **d) {
             out.push(format!(
                 "the inline PTX template contains the directive `{d}`: it declares kernel or module structure, \
@@ -457,6 +464,10 @@ mod tests {
     #[test]
     fn templates_cannot_break_out_of_their_block() {
         assert!(template_problems("add.u32 {2}, {0}, {1};", 3).is_empty());
+        let shared = template_problems(".shared .b32 scratch[4]; st.shared.u32 [scratch], {0};", 1);
+        assert_eq!(shared.len(), 1, "{shared:?}");
+        assert!(shared[0].starts_with("the inline PTX template declares `.shared` memory"), "{shared:?}");
+        assert!(template_problems("ld.shared.u32 {1}, [{0}];", 2).is_empty(), "an access is not a declaration");
         assert!(template_problems("{{ .reg .pred p; setp.eq.u32 p, {0}, 0; selp.u32 {1}, 1, 0, p; }}", 2).is_empty());
         let p = |t: &str, n| template_problems(t, n).join("\n");
         assert!(p("mov.u32 {0}, 1; }", 1).contains("lone `}`"));
