@@ -497,3 +497,17 @@ fn the_deepest_nesting_allowed_builds_assembles_and_runs() {
     dev.launch(&k, LaunchConfig::linear(1, 1), &[Arg::buffer(&buf), Arg::scalar(1u32)]).unwrap();
     assert_eq!(dev.download(&buf).unwrap(), [1]);
 }
+
+#[test]
+fn a_buffer_of_a_dropped_device_names_its_argument() {
+    let k = iota_kernel("iota");
+    let gone = Device::sim(SimConfig::default());
+    let buf = gone.alloc::<u32>(32).unwrap();
+    drop(gone);
+    let e = sim().launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&buf)]).unwrap_err();
+    assert!(matches!(&e, RuntimeError::ForeignBuffer { param: Some(p), .. } if p == "out"), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "the buffer passed as `out` belongs to another simulator device (or to one that was dropped)"
+    );
+}

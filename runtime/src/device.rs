@@ -83,7 +83,7 @@ impl Device {
     /// The error for a buffer of `backend` that this device does not own.
     fn not_mine(&self, backend: Backend) -> RuntimeError {
         if backend == self.backend() {
-            RuntimeError::ForeignBuffer { backend }
+            RuntimeError::ForeignBuffer { backend, param: None }
         } else {
             RuntimeError::BackendMismatch { buffer: backend, device: self.backend() }
         }
@@ -242,8 +242,8 @@ impl Device {
 
     /// Check that every buffer argument belongs to this device (tensor maps are checked, and
     /// held, by each backend's launch: `tensor_map::hold_tensor_maps`).
-    fn check_arg_owners(&self, args: &[Arg]) -> Result<()> {
-        for a in args {
+    fn check_arg_owners(&self, kernel: &Kernel, args: &[Arg]) -> Result<()> {
+        for (i, a) in args.iter().enumerate() {
             if let Arg::Buffer { storage, .. } = a {
                 let mine = match (self, storage) {
                     (Device::Cuda(d), BufferArg::Cuda(s)) => d.owns(s.context()),
@@ -251,7 +251,12 @@ impl Device {
                     _ => false,
                 };
                 if !mine {
-                    return Err(self.not_mine(storage.backend()));
+                    return Err(match self.not_mine(storage.backend()) {
+                        RuntimeError::ForeignBuffer { backend, .. } => {
+                            RuntimeError::ForeignBuffer { backend, param: kernel.params.get(i).map(|p| p.name.clone()) }
+                        }
+                        other => other,
+                    });
                 }
             }
         }
@@ -264,7 +269,7 @@ impl Device {
         let cfg = cfg.resolved_for(kernel)?;
         check_args(kernel, args)?;
         let layout = check_config(kernel, &cfg)?;
-        self.check_arg_owners(args)?;
+        self.check_arg_owners(kernel, args)?;
         match self {
             Device::Cuda(d) => d.launch(kernel, &cfg, &layout, args),
             Device::Sim(d) => d.launch(kernel, &cfg, args),
@@ -278,7 +283,7 @@ impl Device {
     pub fn simulate(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<sim::SimReport> {
         match self {
             Device::Sim(d) => {
-                self.check_arg_owners(args)?;
+                self.check_arg_owners(kernel, args)?;
                 d.simulate(kernel, &cfg, args)
             }
             Device::Cuda(_) => Err(self.needs_sim("Device::simulate")),
@@ -295,7 +300,7 @@ impl Device {
     ) -> Result<sim::SimReport> {
         match self {
             Device::Sim(d) => {
-                self.check_arg_owners(args)?;
+                self.check_arg_owners(kernel, args)?;
                 d.simulate_with(kernel, &cfg, args, sc)
             }
             Device::Cuda(_) => Err(self.needs_sim("Device::simulate_with")),

@@ -136,7 +136,7 @@ impl SimDevice {
 
     pub fn write(&self, b: &SimBuffer, data: &[u8]) -> Result<()> {
         if !self.owns(b) {
-            return Err(RuntimeError::ForeignBuffer { backend: Backend::Sim });
+            return Err(RuntimeError::ForeignBuffer { backend: Backend::Sim, param: None });
         }
         let mut m = self.mem();
         match m.slice_mut(b.addr, b.len) {
@@ -149,7 +149,7 @@ impl SimDevice {
                 expected: b.len,
                 found: data.len(),
             }),
-            None => Err(RuntimeError::ForeignBuffer { backend: Backend::Sim }),
+            None => Err(RuntimeError::ForeignBuffer { backend: Backend::Sim, param: None }),
         }
     }
 
@@ -230,7 +230,8 @@ impl SimDevice {
                     tmaps.push(None);
                 }
                 Arg::Buffer { storage: BufferArg::Sim(_), .. } => {
-                    return Err(RuntimeError::ForeignBuffer { backend: Backend::Sim });
+                    let param = Some(k.params[i].name.clone());
+                    return Err(RuntimeError::ForeignBuffer { backend: Backend::Sim, param });
                 }
                 Arg::Buffer { storage: BufferArg::Cuda(_), .. } => {
                     return Err(RuntimeError::BackendMismatch { buffer: Backend::Cuda, device: Backend::Sim });
