@@ -102,3 +102,13 @@ fn signed_shifts_past_the_width_fold_to_the_sign_like_the_simulator() {
     assert_eq!(dev.download(&out).unwrap(), [-1, -1], "folded and computed at run time");
     assert_eq!(dev.download(&out64).unwrap(), [-1, -1], "folded and computed at run time");
 }
+
+#[test]
+fn a_local_may_share_a_kernels_name() {
+    // The kernel's item was a unit struct, which a `let` of the same name cannot shadow
+    // ("let bindings cannot shadow unit structs").
+    let shifts = 3u32;
+    let tx_literal = shifts + 1;
+    assert_eq!(tx_literal, 4);
+    assert!(self::shifts::kernel().is_ok());
+}

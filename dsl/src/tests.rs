@@ -149,3 +149,24 @@ fn a_long_expression_expands_flat() {
     let flat = (depth_of(sum(5000)), depth_of(sum(2)));
     assert_eq!(flat.0, flat.1, "nesting does not grow with the expression");
 }
+
+/// The errors the macro reports for a kernel's source.
+fn errors_of(src: &str) -> Vec<String> {
+    let item: syn::ItemFn = syn::parse_str(src).expect("kernel source");
+    let mut errs = crate::parse::Errors::default();
+    let f = crate::parse::parse_fn(
+        item,
+        crate::parse::ast::FnKind::Kernel { target: phaser_codegen::Target::Sm90a },
+        &mut errs,
+    );
+    crate::check::check_fn_counting(&f, &mut errs);
+    errs.0.iter().map(|e| e.to_string()).collect()
+}
+
+#[test]
+fn a_variadic_kernel_is_refused() {
+    // `...` in a kernel's signature was accepted and ignored.
+    let errs = errors_of("fn k(out: &mut [u32], ...) { out[0] = 1; }");
+    assert_eq!(errs, ["a kernel cannot be variadic (`...`): declare each parameter"]);
+    assert!(errors_of("fn k(out: &mut [u32]) { out[0] = 1; }").is_empty());
+}
