@@ -8,7 +8,7 @@ pub use phaser_codegen::builder::{
     Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RegisterArray, RemoteBarrier,
     RemoteShared, SharedArray, SharedTile, TensorMapRef,
 };
-pub use phaser_codegen::ir::{Reg, SourceLoc, Swizzle, TensorMapSpec, Type, Value};
+pub use phaser_codegen::ir::{BinOp, Reg, SourceLoc, Swizzle, TensorMapSpec, Type, Value};
 /// Every `T.*` op expands to `call_op(__k, "path", args, elem, let_name)`: the registry
 /// entry's lowering, its result as the handle the macro's checker typed.
 pub use phaser_codegen::registry::{call_as as call_op, OpArg};
@@ -53,13 +53,13 @@ impl<K: Eq + Hash + Clone> Default for KernelCache<K> {
     }
 }
 
-/// A compile-time `a op b` on `#[comptime]` values: `result`, or a build error naming the
-/// operands when it overflowed `u32` or divided by zero (0 stands in; the build fails).
+/// A compile-time `a op b` on `u32` values (`#[comptime]`, `const` items, literals), by the
+/// constant evaluator: its value, or a build error naming the operands when it overflows
+/// `u32` or divides by zero (0 stands in; the build fails).
 #[track_caller]
-pub fn konst(k: &mut KernelBuilder, a: u32, op: &str, b: u32, result: Option<u32>) -> u32 {
-    result.unwrap_or_else(|| {
-        let why = if matches!(op, "/" | "%") && b == 0 { "divides by zero" } else { "overflows u32" };
-        k.error(format!("the compile-time value {a} {op} {b} {why}"));
+pub fn konst(k: &mut KernelBuilder, a: u32, op: BinOp, b: u32) -> u32 {
+    phaser_codegen::eval::fold_u32(op, a, b).unwrap_or_else(|e| {
+        k.error(format!("the compile-time value {e}"));
         0
     })
 }

@@ -82,6 +82,24 @@ fn emit_writes_the_kernels_ptx() {
     assert_eq!(cli(&["emit", "--kernel", "user_fill", "--out", out]), phaser::cli::EXIT_USAGE);
     assert_eq!(cli(&["emit", "--kernel", "user_fill", "--comptime", "N=x", "--out", out]), phaser::cli::EXIT_USAGE);
     assert_eq!(cli(&["emit", "--kernel", "no_such_kernel", "--out", out]), phaser::cli::EXIT_USAGE);
+    // A value given twice is bad usage too (it exited 1, as a failed build).
+    let twice = ["emit", "--kernel", "user_fill", "--comptime", "N=1", "--comptime", "N=2", "--out", out];
+    assert_eq!(cli(&twice), phaser::cli::EXIT_USAGE);
+}
+
+#[test]
+fn usage_and_output_errors_have_their_exit_codes() {
+    // `--runs 0` said "0 runs" and ran once.
+    assert_eq!(cli(&["bench", "--backend", "sim", "--runs", "0", "--only", "user_fill_ok"]), phaser::cli::EXIT_USAGE);
+    assert_eq!(cli(&["--json", "bench", "--runs", "0"]), phaser::cli::EXIT_USAGE);
+    // An unwritable trace directory is an output error (it was a failed example, exit 1).
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"").unwrap();
+    let under_a_file = file.join("traces");
+    let path = under_a_file.to_str().unwrap();
+    assert_eq!(cli(&["run", "--backend", "sim", "--only", "user_fill_ok", "--trace-dir", path]), phaser::cli::EXIT_IO);
+    assert_eq!(cli(&["trace", "--out", path, "--only", "user_fill_ok"]), phaser::cli::EXIT_IO);
 }
 
 #[test]

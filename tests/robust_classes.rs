@@ -498,3 +498,35 @@ fn the_deepest_nesting_allowed_builds_assembles_and_runs() {
     dev.launch(&k, LaunchConfig::linear(1, 1), &[Arg::buffer(&buf), Arg::scalar(1u32)]).unwrap();
     assert_eq!(dev.download(&buf).unwrap(), [1]);
 }
+
+#[test]
+fn a_buffer_of_a_dropped_device_names_its_argument() {
+    let k = iota_kernel("iota");
+    let gone = Device::sim(SimConfig::default());
+    let buf = gone.alloc::<u32>(32).unwrap();
+    drop(gone);
+    let e = sim().launch(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&buf)]).unwrap_err();
+    assert!(matches!(&e, RuntimeError::ForeignBuffer { param: Some(p), .. } if p == "out"), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "the buffer passed as `out` belongs to another simulator device (or to one that was dropped)"
+    );
+}
+
+#[test]
+fn a_non_coherent_load_of_a_writable_buffer_is_refused() {
+    use phaser::codegen::builder::ArrayRef;
+    // The op table says nothing in the kernel may write a buffer read by `ld.nc`.
+    let e = build_error(|k| {
+        let buf = k.param_global("buf", Type::F32, true);
+        let v = k.ld_vec(ArrayRef::Global(buf), Value::u32(0), 1, true)[0];
+        k.st_global(buf, Value::u32(1), v);
+    });
+    assert!(e.contains("`ld.nc` reads through the read-only data cache, but the buffer is `&mut [T]`"), "{e}");
+    let mut k = KernelBuilder::new("ok", Target::Sm90a);
+    let src = k.param_global("src", Type::F32, false);
+    let out = k.param_global("out", Type::F32, true);
+    let v = k.ld_vec(ArrayRef::Global(src), Value::u32(0), 1, true)[0];
+    k.st_global(out, Value::u32(0), v);
+    k.finish().unwrap();
+}

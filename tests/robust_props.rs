@@ -1116,3 +1116,42 @@ fn generated_kernels() {
         assemble_all(kernels.iter().filter(|k| k.target() == target).cloned().collect(), target);
     }
 }
+
+// ---- the constant evaluator: folded = simulated -------------------------------------------------
+
+mod eval_table;
+
+/// Every arithmetic, comparison, conversion, shift and select op at every type the builder
+/// takes, edge operands over-represented: the constant form (folded where the builder folds)
+/// and the loaded form (computed by the simulator at run time) both equal the evaluator's
+/// value; where the evaluator refuses the constant (an overflow, a division by zero) the
+/// builder refuses it too, at build time, and the run-time form still computes the evaluator's
+/// wrapped value.
+#[test]
+fn constant_evaluator() {
+    let dev = Device::sim(SimConfig::fast());
+    let tried = Mutex::new(Vec::new());
+    run_area("constant evaluator (folded = simulated)", 0xE7A1_F01D, 3000, eval_table::entry(), |e| {
+        let expected = e.expected();
+        let [(constant, loaded)] = eval_table::run(&dev, &[e])[..] else { unreachable!("one entry") };
+        prop_assert_eq!(loaded, expected, "run time vs the evaluator: {:?}", e);
+        tried.lock().unwrap().push(e);
+        match e.fold() {
+            Ok(()) => {
+                if let Some(c) = constant {
+                    prop_assert_eq!(c, expected, "constant form vs the evaluator: {:?}", e);
+                }
+                Ok(Outcome::Verified)
+            }
+            Err(why) => {
+                prop_assert!(constant.is_none());
+                let refusal = eval_table::builder_refusal(&e);
+                prop_assert!(refusal.contains(&why.to_string()), "{e:?}: {refusal}");
+                Ok(Outcome::Refused)
+            }
+        }
+    });
+    // The table's PTX assembles, every form in one kernel, as the GPU half runs it.
+    let (kernel, _) = eval_table::kernel(&tried.into_inner().unwrap());
+    assemble_all(vec![kernel], Target::Sm90a);
+}

@@ -49,3 +49,22 @@ impl fmt::Display for CodegenError {
 }
 
 pub type Result<T, E = CodegenError> = std::result::Result<T, E>;
+
+/// A setting (a field of an options struct: `EmitOptions`, the runtime's `SimConfig` and
+/// `LaunchConfig`) whose value cannot be used, named by its field.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("setting `{setting}` = {value}: {problem}")]
+pub struct InvalidSetting {
+    /// `Type::field`.
+    pub setting: &'static str,
+    /// The value given, as written in Rust.
+    pub value: String,
+    /// Why it cannot be used, and what to write instead.
+    pub problem: String,
+}
+
+impl InvalidSetting {
+    pub fn new(setting: &'static str, value: impl fmt::Debug, problem: impl Into<String>) -> Self {
+        InvalidSetting { setting, value: format!("{value:?}"), problem: problem.into() }
+    }
+}

@@ -7,12 +7,13 @@ pub mod arch;
 pub mod builder;
 pub mod emit;
 pub mod error;
+pub mod eval;
 pub mod ir;
 
 pub use arch::{PtxVersion, Target};
 pub use builder::KernelBuilder;
 pub use emit::{emit_kernel, emit_module, EmitOptions};
-pub use error::{CodegenError, Diagnostic, Result};
+pub use error::{CodegenError, Diagnostic, InvalidSetting, Result};
 pub use ir::{Kernel, Module, SourceLoc, Type, Value};
 pub mod ptx_text;
 pub mod ptxas;

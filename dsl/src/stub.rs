@@ -70,7 +70,7 @@ pub fn stub(f: &FnDef, shape: &Shape) -> TokenStream {
             quote! {
                 #(#attrs)*
                 #allow
-                #vis struct #name;
+                #vis struct #name {}
 
                 #allow
                 impl #name {
@@ -117,7 +117,7 @@ pub fn stub(f: &FnDef, shape: &Shape) -> TokenStream {
             quote! {
                 #(#attrs)*
                 #allow
-                #vis struct #name;
+                #vis struct #name {}
 
                 #allow
                 impl #name {

@@ -210,6 +210,17 @@ fn a_long_expression_expands_flat() {
 
 /// The checker's messages for a kernel's source.
 fn check_messages(src: &str) -> Vec<String> {
+    messages(src, |f, errs| crate::check::check_fn(f, errs))
+}
+
+/// The errors the macro reports for a kernel's source.
+fn errors_of(src: &str) -> Vec<String> {
+    messages(src, |f, errs| {
+        crate::check::check_fn_counting(f, errs);
+    })
+}
+
+fn messages(src: &str, check: impl FnOnce(&crate::parse::ast::FnDef, &mut crate::parse::Errors)) -> Vec<String> {
     let item: syn::ItemFn = syn::parse_str(src).expect("kernel source");
     let mut errs = crate::parse::Errors::default();
     let f = crate::parse::parse_fn(
@@ -217,7 +228,7 @@ fn check_messages(src: &str) -> Vec<String> {
         crate::parse::ast::FnKind::Kernel { target: phaser_codegen::Target::Sm90a },
         &mut errs,
     );
-    crate::check::check_fn(&f, &mut errs);
+    check(&f, &mut errs);
     errs.0.iter().map(|e| e.to_string()).collect()
 }
 
@@ -254,4 +265,12 @@ fn wgmma_shapes_are_judged_by_arch_rules_on_what_the_macro_knows() {
     );
     // Sizes from `#[comptime]` values are the build's to judge (once, at the argument).
     assert_eq!(check_messages(&kernel("N / 2", "[64, 64]", "[N, 64]", "0")), Vec::<String>::new());
+}
+
+#[test]
+fn a_variadic_kernel_is_refused() {
+    // `...` in a kernel's signature was accepted and ignored.
+    let errs = errors_of("fn k(out: &mut [u32], ...) { out[0] = 1; }");
+    assert_eq!(errs, ["a kernel cannot be variadic (`...`): declare each parameter"]);
+    assert!(errors_of("fn k(out: &mut [u32]) { out[0] = 1; }").is_empty());
 }

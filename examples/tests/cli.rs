@@ -87,3 +87,13 @@ fn emit_cubin_dir_writes_the_cubin_the_runtime_looks_up() {
     assert!(std::fs::read(prebuilt.join(&want)).unwrap().starts_with(b"\x7fELF"), "not a cubin");
     assert!(stdout.contains(&want), "the table names the cubin:\n{stdout}");
 }
+
+#[test]
+fn a_usage_error_with_json_is_a_json_document() {
+    // `--json` with a usage error printed nothing on stdout.
+    let (code, stdout, stderr) = phaser(&["--json", "bench", "--runs", "0"]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(doc["exit"], 2, "{doc}");
+    assert!(doc["error"].as_str().is_some_and(|e| e.contains("'0' for '--runs <RUNS>'")), "{doc}");
+}

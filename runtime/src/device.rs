@@ -141,7 +141,7 @@ impl Device {
     /// The error for a buffer of `backend` that this device does not own.
     fn not_mine(&self, backend: Backend) -> RuntimeError {
         if backend == self.backend() {
-            RuntimeError::ForeignBuffer { backend }
+            RuntimeError::ForeignBuffer { backend, param: None }
         } else {
             RuntimeError::BackendMismatch { buffer: backend, device: self.backend() }
         }
@@ -312,15 +312,24 @@ impl Device {
     /// `mine` does not take (another backend's, another device's) is refused.
     fn resolve<'a, B>(
         &self,
+        kernel: &Kernel,
         args: &[Arg<'a>],
         mine: impl Fn(BufferArg<'a>) -> Option<B>,
     ) -> Result<Vec<ResolvedArg<'a, B>>> {
         args.iter()
-            .map(|a| match a {
+            .enumerate()
+            .map(|(i, a)| match a {
                 Arg::Scalar { ty, bits } => Ok(ResolvedArg::Scalar { ty: *ty, bits: *bits }),
-                Arg::Buffer { storage, .. } => {
-                    mine(*storage).map(ResolvedArg::Buffer).ok_or_else(|| self.not_mine(storage.backend()))
-                }
+                Arg::Buffer { storage, .. } => mine(*storage).map(ResolvedArg::Buffer).ok_or_else(|| {
+                    match self.not_mine(storage.backend()) {
+                        // Name the argument: a kernel may take several buffers.
+                        RuntimeError::ForeignBuffer { backend, .. } => RuntimeError::ForeignBuffer {
+                            backend,
+                            param: kernel.params().get(i).map(|p| p.name.clone()),
+                        },
+                        other => other,
+                    }
+                }),
                 Arg::TensorMap(t) => Ok(ResolvedArg::TensorMap(t)),
             })
             .collect()
@@ -341,7 +350,7 @@ impl Device {
         let (cfg, layout) = self.checked(kernel, cfg, args)?;
         match self {
             Device::Cuda(d) => {
-                let resolved = self.resolve(args, |s| match s {
+                let resolved = self.resolve(kernel, args, |s| match s {
                     BufferArg::Cuda(b) if d.owns(b.context()) => Some(b),
                     _ => None,
                 })?;
@@ -351,7 +360,7 @@ impl Device {
                 Ok(LaunchReport { elapsed: Some(elapsed), sim: None })
             }
             Device::Sim(d) => {
-                let resolved = self.resolve(args, |s| Self::sim_args(d, s))?;
+                let resolved = self.resolve(kernel, args, |s| Self::sim_args(d, s))?;
                 let _maps = hold_tensor_maps(kernel, args, self.key())?;
                 Ok(LaunchReport { elapsed: None, sim: Some(d.launch(kernel, &cfg, &resolved)?) })
             }
@@ -380,7 +389,7 @@ impl Device {
         match self {
             Device::Sim(d) => {
                 let (cfg, _) = self.checked(kernel, cfg, args)?;
-                let resolved = self.resolve(args, |s| Self::sim_args(d, s))?;
+                let resolved = self.resolve(kernel, args, |s| Self::sim_args(d, s))?;
                 let _maps = hold_tensor_maps(kernel, args, self.key())?;
                 d.simulate_with(kernel, &cfg, &resolved, sc)
             }

@@ -74,9 +74,11 @@ pub enum RuntimeError {
     /// A buffer of one backend handed to a device of the other.
     #[error("a {buffer} buffer cannot be used by a {device} device")]
     BackendMismatch { buffer: Backend, device: Backend },
-    /// A buffer of the same backend but another device (another simulator, another CUDA context).
-    #[error("the buffer belongs to another {backend} device")]
-    ForeignBuffer { backend: Backend },
+    /// A buffer of the same backend but another device (another simulator, another CUDA
+    /// context, or a device that was dropped); `param` names the kernel argument it was
+    /// passed as, at a launch.
+    #[error("the buffer{} belongs to another {backend} device (or to one that was dropped)", param.as_ref().map(|p| format!(" passed as `{p}`")).unwrap_or_default())]
+    ForeignBuffer { backend: Backend, param: Option<String> },
     /// A tensor map made by another device: its addresses name that device's buffers.
     #[error("the tensor map for `{param}` was made by another device (a {made_on}), not this {device}; make it with this device's `tensor_map`")]
     ForeignTensorMap { param: String, made_on: Backend, device: Backend },
@@ -94,6 +96,10 @@ pub enum RuntimeError {
     /// A setting (environment variable, option) that cannot be used.
     #[error("configuration: {0}")]
     Config(String),
+    /// A field of `SimConfig`, `LaunchConfig` or `EmitOptions` whose value cannot be used,
+    /// named.
+    #[error(transparent)]
+    InvalidSetting(#[from] phaser_codegen::InvalidSetting),
     #[error("tensor map: {0}")]
     TensorMap(String),
     #[error(transparent)]

@@ -50,6 +50,24 @@ impl LaunchConfig {
         self.programmatic_dependent_launch = true;
         self
     }
+    /// Every field usable, or the first that is not, named (the shape's limits of a target
+    /// are `device::check_config`'s).
+    pub fn validate(&self) -> std::result::Result<(), phaser_codegen::InvalidSetting> {
+        for (setting, dims) in [("LaunchConfig::grid", self.grid), ("LaunchConfig::block", self.block)] {
+            if dims.contains(&0) {
+                return Err(phaser_codegen::InvalidSetting::new(
+                    setting,
+                    dims,
+                    "every dimension must be at least 1 (a zero dimension launches nothing)",
+                ));
+            }
+        }
+        if let Some(w) = self.watchdog {
+            w.validate("LaunchConfig::watchdog")?;
+        }
+        Ok(())
+    }
+
     /// This launch of `k` with its dynamic shared memory decided: an explicit size (at least
     /// what the kernel's tiles need), or, when none is given (0), exactly what they need.
     pub fn resolved_for(self, k: &Kernel) -> Result<LaunchConfig> {
@@ -113,8 +131,8 @@ pub fn check_config(k: &Kernel, cfg: &LaunchConfig) -> Result<SharedLayout> {
     phaser_codegen::arch::check_nesting(k)?;
     let bad = |problem: String| Err(RuntimeError::BadLaunch { kernel: k.name().to_owned(), problem });
     let limits = k.target().limits();
-    if cfg.grid.contains(&0) || cfg.block.contains(&0) {
-        return bad(format!("grid {:?} and block {:?} must have no zero dimension", cfg.grid, cfg.block));
+    if let Err(e) = cfg.validate() {
+        return bad(e.to_string());
     }
     let threads = cfg.block.iter().map(|&b| b as u64).product::<u64>();
     if threads > limits.max_threads_per_block as u64 {

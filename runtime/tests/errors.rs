@@ -27,7 +27,7 @@ fn a_buffer_of_another_simulator_is_a_foreign_buffer() {
     let (a, b) = (sim(), sim());
     let mut theirs = b.upload(&[1u32, 2, 3]).unwrap();
     let ours = a.alloc::<u32>(3).unwrap();
-    let foreign = |e: RuntimeError| matches!(e, RuntimeError::ForeignBuffer { backend: Backend::Sim });
+    let foreign = |e: RuntimeError| matches!(e, RuntimeError::ForeignBuffer { backend: Backend::Sim, .. });
     assert!(foreign(a.download(&theirs).unwrap_err()));
     assert!(foreign(a.write(&mut theirs, &[4, 5, 6]).unwrap_err()));
     assert!(foreign(a.buffer_addr(&theirs).unwrap_err()));

@@ -94,15 +94,30 @@ struct Emitted {
 }
 
 fn parse_comptime(items: &[String]) -> Result<Vec<(String, u32)>, String> {
-    items
-        .iter()
-        .map(|kv| {
-            let (k, v) =
-                kv.split_once('=').ok_or_else(|| format!("--comptime {kv:?}: expected NAME=VALUE (e.g. N=64)"))?;
-            let v: u32 = v.trim().parse().map_err(|_| format!("--comptime {kv:?}: the value must be a u32"))?;
-            Ok((k.trim().to_string(), v))
-        })
-        .collect()
+    let mut values: Vec<(String, u32)> = Vec::new();
+    for kv in items {
+        let (k, v) = kv.split_once('=').ok_or_else(|| format!("--comptime {kv:?}: expected NAME=VALUE (e.g. N=64)"))?;
+        let v: u32 = v.trim().parse().map_err(|_| format!("--comptime {kv:?}: the value must be a u32"))?;
+        let k = k.trim().to_string();
+        if values.iter().any(|(n, _)| *n == k) {
+            return Err(format!("--comptime {k} is given twice; give each #[comptime] value once"));
+        }
+        values.push((k, v));
+    }
+    Ok(values)
+}
+
+/// Create `dir` and check that a file can be written in it, before any work that would
+/// write there (an unwritable output is exit status 4, not a failed example).
+fn writable_dir(o: &Out, dir: &Path) -> Result<(), u8> {
+    let probe = dir.join(format!(".phaser-write-check-{}", std::process::id()));
+    let r = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&probe, b""))
+        .and_then(|()| std::fs::remove_file(&probe));
+    r.map_err(|e| {
+        o.error(format!("cannot write into {}: {e}", dir.display()));
+        EXIT_IO
+    })
 }
 
 /// File stems: the kernel's name, plus `.2`, `.3`, ... for further kernels of that name.
@@ -400,6 +415,11 @@ pub(crate) fn run(
         Ok(e) => e,
         Err(code) => return code,
     };
+    if let Some(dir) = &trace_dir {
+        if let Err(code) = writable_dir(o, dir) {
+            return code;
+        }
+    }
     let sim = SimConfig { trace_dir: trace_dir.clone(), ..Default::default() };
     let dev = match device(o, backend, sim) {
         Ok(d) => d,
@@ -435,9 +455,8 @@ pub(crate) fn trace(o: &Out, dir: &Path, sel: &Selection) -> u8 {
         Ok(e) => e,
         Err(code) => return code,
     };
-    if let Err(e) = std::fs::create_dir_all(dir) {
-        o.error(format!("creating {}: {e}", dir.display()));
-        return EXIT_IO;
+    if let Err(code) = writable_dir(o, dir) {
+        return code;
     }
     let dev = Device::sim(SimConfig { trace_dir: Some(dir.to_path_buf()), ..Default::default() });
     let failed = run_all(o, &dev, Size::Quick, &examples, sel.seed, "trace", false);

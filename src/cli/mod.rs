@@ -135,8 +135,8 @@ enum Cmd {
     Bench {
         #[arg(long, value_enum, default_value_t = Backend::Auto)]
         backend: Backend,
-        /// Runs per example.
-        #[arg(long, default_value_t = 5)]
+        /// Runs per example (at least 1).
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..))]
         runs: u32,
         /// Quick sizes even on a GPU.
         #[arg(long)]
@@ -173,11 +173,20 @@ pub fn main_from<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) 
 
 /// Run the command line `args` (the first is the program name); the exit status.
 pub fn run<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> u8 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
-            return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            if !e.use_stderr() {
+                return EXIT_OK;
+            }
+            // A script that asked for JSON gets a document for a usage error too.
+            if args.iter().skip(1).any(|a| a == "--json") {
+                out::Out::new(true)
+                    .json(serde_json::json!({ "error": e.render().to_string().trim(), "exit": EXIT_USAGE }));
+            }
+            return EXIT_USAGE;
         }
     };
     let o = out::Out::new(cli.json);

@@ -25,8 +25,11 @@ impl Out {
         eprintln!("{}", style(line.as_ref()).dim());
     }
 
+    /// An error that ends the command: on stderr, and with `--json` also as the command's
+    /// JSON document (`{"error": ...}`), so a script never reads an empty stdout.
     pub(crate) fn error(&self, line: impl AsRef<str>) {
         eprintln!("{} {}", style("error:").red().bold(), line.as_ref());
+        self.json(serde_json::json!({ "error": line.as_ref() }));
     }
 
     /// The command's JSON document (only with `--json`).

@@ -309,7 +309,10 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
             let types: Vec<Type> = p.args.iter().map(|a| a.ty()).collect();
             out.extend(crate::ir::escape::format_problems(&p.format, &types));
         }
-        Inst::Asm(a) => out.extend(crate::ir::escape::template_problems(&a.template, a.inputs.len() + a.outputs.len())),
+        Inst::Asm(a) => {
+            out.extend(crate::ir::escape::template_problems(&a.template, a.inputs.len() + a.outputs.len()));
+            out.extend(crate::emit::escape::printer_name_problems(&a.template));
+        }
         _ => {}
     }
     out

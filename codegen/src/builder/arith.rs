@@ -1,6 +1,7 @@
 //! Arithmetic, comparisons, conversions and variables.
 
 use super::kernel_builder::KernelBuilder;
+use crate::eval;
 use crate::ir::*;
 
 impl KernelBuilder {
@@ -95,13 +96,16 @@ impl KernelBuilder {
         if ty.is_float() && matches!(op, BinOp::Rem | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr) {
             self.error(format!("`{}` is not defined on {ty}", binop_name(op)));
         }
-        if let (Some(x), Some(y)) = (a.as_imm_i128(), b.as_imm_i128()) {
+        if let (Value::Imm { bits: x, .. }, Value::Imm { bits: y, .. }) = (a, b) {
             if ty.is_int() || ty == Type::Pred {
-                if let Some(r) = fold(op, x, y, ty) {
-                    return Value::imm_i(r as i64, ty);
-                }
-                if matches!(op, BinOp::Div | BinOp::Rem) && y == 0 {
-                    self.error("division by a constant zero");
+                // The value the instruction would compute, or refused as Rust refuses the
+                // same constant expression (never a wrapped count or size).
+                match eval::fold_binary(op, ty, x, y) {
+                    Ok(bits) => return Value::Imm { bits, ty },
+                    Err(e @ eval::FoldError::DivisionByZero { .. }) => {
+                        self.error(format!("division by a constant zero: {e}"))
+                    }
+                    Err(e @ eval::FoldError::Overflow { .. }) => self.error(format!("the constant expression {e}")),
                 }
             }
         }
@@ -179,20 +183,22 @@ impl KernelBuilder {
     #[track_caller]
     pub fn unary(&mut self, op: UnOp, a: Value) -> Value {
         let ty = a.ty();
-        if let Some(x) = a.as_imm_i128() {
-            let r = match op {
-                UnOp::Neg => x.wrapping_neg(),
-                UnOp::Not if ty == Type::Pred => (x == 0) as i128,
-                UnOp::Not => !x,
-                UnOp::Abs => x.abs(),
-            };
-            return Value::imm_i(r as i64, ty);
-        }
         if ty == Type::Pred && op != UnOp::Not {
             self.error("only `!` is defined on booleans");
         }
-        if !ty.is_signed() && !ty.is_float() && matches!(op, UnOp::Neg | UnOp::Abs) && ty != Type::Pred {
+        let unsigned_sign_op = !ty.is_signed() && !ty.is_float() && matches!(op, UnOp::Neg | UnOp::Abs);
+        if unsigned_sign_op && ty != Type::Pred {
             self.error(format!("`{op:?}` needs a signed or float type, not {ty}"));
+        }
+        if let Value::Imm { bits, .. } = a {
+            if ty.is_int() || ty == Type::Pred {
+                match eval::fold_unary(op, ty, bits) {
+                    Ok(bits) => return Value::Imm { bits, ty },
+                    // An unsigned operand is reported above, by its type.
+                    Err(_) if unsigned_sign_op => return a,
+                    Err(e) => self.error(format!("the constant expression {e}")),
+                }
+            }
         }
         let a = self.materialize(a);
         let dst = self.new_reg(ty);
@@ -231,8 +237,10 @@ impl KernelBuilder {
     #[track_caller]
     pub fn cmp(&mut self, cmp: CmpOp, a: Value, b: Value) -> Value {
         let (a, b, ty) = self.unify("comparison", a, b);
-        if let (Some(x), Some(y)) = (a.as_imm_i128(), b.as_imm_i128()) {
-            return Value::pred(eval_cmp(cmp, x, y));
+        if let (Value::Imm { bits: x, .. }, Value::Imm { bits: y, .. }) = (a, b) {
+            if ty.is_int() || ty == Type::Pred {
+                return Value::pred(eval::fold_compare(cmp, ty, x, y));
+            }
         }
         if ty.is_half() {
             self.error(format!("{ty} comparison: convert to f32 first"));
@@ -313,12 +321,10 @@ impl KernelBuilder {
             let zero = if ty.is_float() { float_imm(0.0, ty) } else { Value::imm_u(0, ty) };
             return self.select(v, one, zero);
         }
-        if let Value::Imm { .. } = v {
-            if let (Some(x), true) = (v.as_imm_i128(), ty.is_int()) {
-                return Value::imm_i(x as i64, ty);
-            }
-            if let (Some(x), true) = (v.as_imm_i128(), ty == Type::F32 || ty == Type::F64) {
-                return float_imm(x as f64, ty);
+        if let Value::Imm { bits, ty: from } = v {
+            // Integer constants convert as `cvt` would (one rounding into a float).
+            if from.is_int() && (ty.is_int() || ty == Type::F32 || ty == Type::F64) {
+                return Value::Imm { bits: eval::fold_convert(bits, from, ty), ty };
             }
         }
         let dst = self.new_reg(ty);
@@ -369,37 +375,6 @@ pub(crate) fn retype_imm(v: Value, ty: Type) -> Value {
             }
         }
         r => r,
-    }
-}
-
-fn fold(op: BinOp, x: i128, y: i128, ty: Type) -> Option<i128> {
-    let bits = ty.bits().max(1);
-    Some(match op {
-        BinOp::Add => x.wrapping_add(y),
-        BinOp::Sub => x.wrapping_sub(y),
-        BinOp::Mul => x.wrapping_mul(y),
-        BinOp::Div if y != 0 => x / y,
-        BinOp::Rem if y != 0 => x % y,
-        BinOp::Div | BinOp::Rem => return None,
-        BinOp::Min => x.min(y),
-        BinOp::Max => x.max(y),
-        BinOp::And => x & y,
-        BinOp::Or => x | y,
-        BinOp::Xor => x ^ y,
-        BinOp::Shl if (0..bits as i128).contains(&y) => x << y,
-        BinOp::Shr if (0..bits as i128).contains(&y) => x >> y,
-        BinOp::Shl | BinOp::Shr => 0,
-    })
-}
-
-fn eval_cmp(c: CmpOp, x: i128, y: i128) -> bool {
-    match c {
-        CmpOp::Eq => x == y,
-        CmpOp::Ne => x != y,
-        CmpOp::Lt => x < y,
-        CmpOp::Le => x <= y,
-        CmpOp::Gt => x > y,
-        CmpOp::Ge => x >= y,
     }
 }
 

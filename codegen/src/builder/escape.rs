@@ -26,3 +26,30 @@ impl KernelBuilder {
         }));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::arch::Target;
+    use crate::builder::KernelBuilder;
+    use crate::ir::{Dim, Type};
+
+    #[test]
+    fn inline_ptx_that_hides_the_kernels_names_is_refused_at_its_line() {
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        let t = k.thread_idx(Dim::X);
+        let y = k.new_reg(Type::U32);
+        let line = line!() + 1;
+        k.inline_asm(".reg .b32 %r1; mov.u32 %r1, 5; mov.u32 {1}, {0};", &[t], &[y], false);
+        k.inline_asm(".shared .b32 s[4]; mov.u32 {1}, {0};", &[t], &[y], false);
+        k.inline_asm("bra $L_wait_1; mov.u32 {1}, {0};", &[t], &[y], false);
+        let e = k.finish().unwrap_err();
+        let at = |needle: &str| {
+            let d =
+                e.diagnostics.iter().find(|d| d.message.contains(needle)).unwrap_or_else(|| panic!("{needle}: {e}"));
+            d.loc.map(|l| (l.file, l.line))
+        };
+        assert_eq!(at("declares `.reg %r1`"), Some((file!(), line)));
+        assert_eq!(at("declares `.shared` memory"), Some((file!(), line + 1)));
+        assert_eq!(at("names `$L_wait_1`"), Some((file!(), line + 2)));
+    }
+}

@@ -399,8 +399,22 @@ impl KernelBuilder {
         if n == 0 {
             self.error(format!("alloc_barriers(`{name}`, 0): a barrier array needs at least one barrier"));
         }
-        let id = self.add_alloc(name, Type::B64, n.max(1), 8, SharedKind::Barriers);
-        BarrierArray { alloc: id, len: n.max(1) }
+        // Refused before anything sized by `n` exists (an array of 2^32 barriers would be
+        // initialized one by one by a pipeline).
+        let shared = self.target.limits().max_static_shared;
+        let n = if n as u64 * Type::B64.size() as u64 > shared as u64 {
+            self.error(format!(
+                "alloc_barriers(`{name}`, {n}): {n} barriers of {} bytes exceed {}'s {shared} bytes of static \
+                 shared memory",
+                Type::B64.size(),
+                self.target
+            ));
+            1
+        } else {
+            n.max(1)
+        };
+        let id = self.add_alloc(name, Type::B64, n, Type::B64.size(), SharedKind::Barriers);
+        BarrierArray { alloc: id, len: n }
     }
 
     /// A view of dynamic shared memory starting `offset` bytes in (launch sets its size).
@@ -456,6 +470,11 @@ impl KernelBuilder {
             && (b.reqntid.is_some() || b.maxntid.is_some())
         {
             self.bounds.minnctapersm = Some(1);
+        }
+        if let Some(w) = self.watchdog {
+            if let Err(e) = w.validate("KernelBuilder::watchdog") {
+                self.errors.push(Diagnostic { kernel: self.name.clone(), loc: None, message: e.to_string() });
+            }
         }
         check_finished(self.finish_unchecked()?)
     }

@@ -196,6 +196,15 @@ impl KernelBuilder {
     /// for data no thread of the kernel writes).
     #[track_caller]
     pub fn ld_vec(&mut self, arr: ArrayRef, idx: Value, n: u32, nc: bool) -> Vec<Value> {
+        if let (ArrayRef::Global(g), true) = (arr, nc) {
+            if g.mutable {
+                // The read-only data cache is not coherent with the kernel's own stores.
+                self.error(
+                    "`ld.nc` reads through the read-only data cache, but the buffer is `&mut [T]`: a store of this \
+                     kernel would not be seen; declare the parameter `&[T]`, or use `ld`",
+                );
+            }
+        }
         self.check_array_index(arr, idx, n);
         let (base, space, addr_ty) = self.array_base(arr);
         let ty = arr.elem();

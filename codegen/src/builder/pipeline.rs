@@ -252,9 +252,24 @@ impl Pipeline {
     /// Allocate the `full` and `empty` barrier arrays (`{name}_full`, `{name}_empty`).
     /// Nothing is emitted yet: call [`Pipeline::init`] at the start of the kernel.
     #[track_caller]
-    pub fn new(k: &mut KernelBuilder, name: &str, cfg: PipelineConfig) -> Pipeline {
+    pub fn new(k: &mut KernelBuilder, name: &str, mut cfg: PipelineConfig) -> Pipeline {
         if cfg.stages == 0 {
             k.error(format!("pipeline `{name}` has 0 stages; it needs at least 1"));
+        }
+        // Checked before anything is allocated or unrolled (`init` emits 2 inits per stage):
+        // the two barrier arrays must fit the target's shared memory.
+        // A barrier is a `b64` in static shared memory (what `alloc_barriers` allocates).
+        let (shared, barrier_bytes) = (k.target().limits().max_static_shared, Type::B64.size());
+        let max_stages = shared / (2 * barrier_bytes);
+        if cfg.stages > max_stages {
+            k.error(format!(
+                "pipeline `{name}` has {} stages: its 2 x {} barriers of {barrier_bytes} bytes exceed {}'s {shared} \
+                 bytes of static shared memory (at most {max_stages} stages)",
+                cfg.stages,
+                cfg.stages,
+                k.target()
+            ));
+            cfg.stages = 1;
         }
         if cfg.full_count() == 0 || cfg.consumers.count() == 0 || cfg.consumer_ctas == 0 {
             k.error(format!(
@@ -651,35 +666,21 @@ mod tests {
 
         fn arith(&mut self, op: &ArithOp) {
             match op {
-                ArithOp::Mov { dst, src } | ArithOp::Cvt { dst, src } => {
+                // The constant evaluator's execution semantics (what the simulator runs).
+                ArithOp::Mov { dst, src } => {
                     let v = self.val(src);
                     self.set(*dst, v);
                 }
+                ArithOp::Cvt { dst, src } => {
+                    let v = crate::eval::cvt(self.val(src), src.ty(), dst.ty);
+                    self.set(*dst, v);
+                }
                 ArithOp::Binary { op, dst, a, b } => {
-                    let (x, y) = (self.val(a), self.val(b));
-                    let r = match op {
-                        BinOp::Add => x.wrapping_add(y),
-                        BinOp::Sub => x.wrapping_sub(y),
-                        BinOp::Mul => x.wrapping_mul(y),
-                        BinOp::And => x & y,
-                        BinOp::Or => x | y,
-                        BinOp::Xor => x ^ y,
-                        BinOp::Shl => x << y,
-                        BinOp::Shr => x >> y,
-                        other => panic!("unexpected {other:?}"),
-                    };
+                    let r = crate::eval::bin_fn(*op, dst.ty)(self.val(a), self.val(b));
                     self.set(*dst, r);
                 }
                 ArithOp::Setp { cmp, dst, a, b } => {
-                    let (x, y) = (self.val(a), self.val(b));
-                    let r = match cmp {
-                        CmpOp::Eq => x == y,
-                        CmpOp::Ne => x != y,
-                        CmpOp::Lt => x < y,
-                        CmpOp::Le => x <= y,
-                        CmpOp::Gt => x > y,
-                        CmpOp::Ge => x >= y,
-                    };
+                    let r = crate::eval::cmp_fn(*cmp, a.ty())(self.val(a), self.val(b));
                     self.set(*dst, r as u64);
                 }
                 ArithOp::Selp { dst, cond, a, b } => {
@@ -1161,5 +1162,31 @@ mod tests {
         // The location is the caller's line, not the library's.
         let loc = e.diagnostics[0].loc.unwrap();
         assert_eq!((loc.file, loc.line), (file!(), line), "{e}");
+    }
+
+    #[test]
+    fn a_stage_count_beyond_shared_memory_is_refused_before_anything_is_built() {
+        // 2^32 - 1 stages unrolled 2 x 2^32 inits into memory before any check (OOM at 24 GB).
+        let t0 = std::time::Instant::now();
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        let p = Pipeline::new(&mut k, "p", PipelineConfig::tma(u32::MAX, Arrivals::Warps(4)));
+        p.init(&mut k);
+        let e = k.finish().unwrap_err();
+        let max = Target::Sm90a.limits().max_static_shared / 16;
+        let want = format!(
+            "pipeline `p` has 4294967295 stages: its 2 x 4294967295 barriers of 8 bytes exceed sm_90a's {} bytes of \
+             static shared memory (at most {max} stages)",
+            max * 16
+        );
+        assert_eq!(e.diagnostics[0].message, want, "{e}");
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5), "refused quickly: {:?}", t0.elapsed());
+        // The largest count that fits builds.
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        Pipeline::new(&mut k, "p", PipelineConfig::tma(max, Arrivals::Warps(4)));
+        k.finish().unwrap();
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        k.alloc_barriers("b", u32::MAX);
+        let e = k.finish().unwrap_err().to_string();
+        assert!(e.contains("alloc_barriers(`b`, 4294967295): 4294967295 barriers of 8 bytes exceed"), "{e}");
     }
 }

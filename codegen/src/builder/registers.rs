@@ -54,7 +54,8 @@ impl KernelBuilder {
     #[track_caller]
     pub fn alloc_registers(&mut self, elem: Type, dims: &[u32]) -> RegisterArray {
         let rank = dims.len();
-        let len: u64 = dims.iter().map(|&d| d as u64).product();
+        // Checked: four u32 extents reach 2^128 (a wrapped product of 0 let an array through).
+        let len = dims.iter().try_fold(1u64, |n, &d| n.checked_mul(d as u64)).unwrap_or(u64::MAX);
         let words = len.saturating_mul(elem.size().div_ceil(4).max(1) as u64);
         let problem = if !(1..=MAX_REGISTER_RANK).contains(&rank) {
             Some(format!("a register array has 1 to {MAX_REGISTER_RANK} dimensions, not {rank}"))
@@ -159,6 +160,15 @@ mod tests {
     use super::*;
     use crate::arch::Target;
     use crate::emit::emit_kernel;
+
+    #[test]
+    fn a_shape_whose_element_count_overflows_is_refused() {
+        // 2^64 elements: the product wrapped to 0 (or panicked in a debug build).
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        k.alloc_registers(Type::U32, &[65536, 65536, 65536, 65536]);
+        let e = k.finish().unwrap_err().to_string();
+        assert!(e.contains("takes 18446744073709551615 32-bit registers; a thread has 255"), "{e}");
+    }
 
     #[test]
     fn elements_are_registers_in_row_major_order() {

@@ -5,6 +5,49 @@ use super::operand::*;
 use crate::ir::escape::{expand_template, vararg_layout, VarArg};
 use crate::ir::*;
 
+/// The prefix of every label the printer emits (`$L_wait_3`, `$L_else_7`, ...).
+pub const PRINTER_LABEL_PREFIX: &str = "$L_";
+
+/// What in an inline PTX template would collide with the printer's own names: a `.reg`
+/// declaring one of its register names (`%r1`, `%rd<4>`: inside the block it would shadow the
+/// kernel's register that an operand substitutes, which ptxas accepts and the GPU then
+/// computes wrongly), or a reference to one of its labels (a branch out of the block, or a
+/// label that clashes).
+pub fn printer_name_problems(template: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for stmt in template.split([';', '{', '}']) {
+        let mut words = stmt.split_whitespace();
+        if words.next() != Some(".reg") {
+            continue;
+        }
+        let names = words.filter(|w| !w.starts_with('.')).flat_map(|w| w.split(',')).filter(|n| !n.is_empty());
+        for name in names {
+            let printer_class = REG_CLASSES.iter().any(|(prefix, _)| {
+                name.strip_prefix(prefix).is_some_and(|rest| {
+                    rest.starts_with('<') || (!rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+                })
+            });
+            if printer_class {
+                out.push(format!(
+                    "the inline PTX template declares `.reg {name}`, a name of the kernel's registers (`%p`, `%rs`, `%r`, \
+                     `%rd`, `%f`, `%fd` and a number): inside the block it would hide the kernel's register; name it \
+                     otherwise (e.g. `%my{}`)",
+                    name.trim_start_matches('%')
+                ));
+            }
+        }
+    }
+    if let Some(at) = template.find(PRINTER_LABEL_PREFIX) {
+        let label: String =
+            template[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$').collect();
+        out.push(format!(
+            "the inline PTX template names `{label}`, a label of the kernel's own control flow: branch only to labels \
+             the template declares, and name them without the `{PRINTER_LABEL_PREFIX}` prefix"
+        ));
+    }
+    out
+}
+
 /// The declaration every module with a `printf` carries (CUDA's device-side `vprintf`).
 pub const VPRINTF_DECL: &str =
     ".extern .func (.param .b32 func_retval0) vprintf (.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);";
@@ -90,4 +133,25 @@ pub fn inline_asm(a: &InlineAsm) -> Vec<String> {
     v.extend(body.lines().map(|l| l.trim()).filter(|l| !l.is_empty()).map(|l| format!("\t{l}")));
     v.push("}".into());
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_ptx_cannot_shadow_the_printers_registers_or_use_its_labels() {
+        // ptxas accepted this; the GPU stored 5 and never read the input.
+        let p = printer_name_problems(".reg .b32 %r1; mov.u32 %r1, 5; mov.u32 {1}, {0};");
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].starts_with("the inline PTX template declares `.reg %r1`, a name of the kernel's registers"));
+        assert_eq!(printer_name_problems("{{ .reg .pred %p<3>; }}").len(), 1);
+        assert_eq!(printer_name_problems(".reg .b64 %rd7, %mine;").len(), 1);
+        assert_eq!(printer_name_problems(".reg .f32 %fd2;").len(), 1, "any class, whatever the declared type");
+        assert!(printer_name_problems(".reg .b32 %my_r1, %rx, %r; .reg .pred p; add.u32 {2}, {0}, {1};").is_empty());
+        let p = printer_name_problems("@%p1 bra $L_else_3;");
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].contains("names `$L_else_3`, a label of the kernel's own control flow"), "{p:?}");
+        assert!(printer_name_problems("{{ .reg .pred q; setp.eq.u32 q, {0}, 0; @q bra DONE; DONE: }}").is_empty());
+    }
 }

@@ -55,6 +55,18 @@ impl Default for EmitOptions {
     }
 }
 
+impl EmitOptions {
+    /// Every field usable, or the first that is not, named.
+    pub fn validate(&self) -> std::result::Result<(), crate::error::InvalidSetting> {
+        if let Some(ns) = self.wait_timeout_ns {
+            Watchdog::AfterNs(ns)
+                .validate("EmitOptions::wait_timeout_ns")
+                .map_err(|e| crate::error::InvalidSetting { value: format!("{:?}", self.wait_timeout_ns), ..e })?;
+        }
+        Ok(())
+    }
+}
+
 /// PTX text for a single kernel.
 pub fn emit_kernel(k: &Kernel) -> Result<String> {
     // Before the clone: cloning IR of unbounded depth would recurse without bound.
@@ -64,6 +76,10 @@ pub fn emit_kernel(k: &Kernel) -> Result<String> {
 
 /// PTX text for a module of kernels sharing one target.
 pub fn emit_module(m: &Module, opts: &EmitOptions) -> Result<String> {
+    opts.validate().map_err(|e| {
+        let kernel = m.kernels.first().map_or("", |k| k.name());
+        crate::error::CodegenError::new(kernel, None, e.to_string())
+    })?;
     let (target, version) = module_ptx_version(m, opts.max_ptx)?;
     Ok(print_module(m, target, version, opts))
 }

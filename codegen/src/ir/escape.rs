@@ -93,8 +93,15 @@ pub fn vararg_layout(types: &[Type]) -> (Vec<u32>, u32) {
     (offsets, off.next_multiple_of(8).max(8))
 }
 
-/// Split a format string into text and conversions.
+/// The largest field width or precision a `printf` conversion may ask for. C sets none, but
+/// each field is formatted in memory (by the simulator, and by the GPU's `vprintf` into its
+/// 1 MiB buffer), so a user's number must not size an allocation without a bound.
+pub const PRINTF_MAX_FIELD: usize = 65535;
+
+/// Split a format string into text and conversions. A NUL ends the format, as it ends the C
+/// string the GPU's `vprintf` reads: nothing after it prints.
 pub fn parse_format(fmt: &str) -> Result<Vec<Piece>, String> {
+    let fmt = fmt.split('\0').next().unwrap_or("");
     let mut out = Vec::new();
     let mut text = String::new();
     let mut chars = fmt.chars().peekable();
@@ -135,8 +142,15 @@ pub fn parse_format(fmt: &str) -> Result<Vec<Piece>, String> {
         if chars.peek() == Some(&'*') {
             return Err("`*` widths and precisions are not supported; write the number".into());
         }
+        // A width or precision within PRINTF_MAX_FIELD (digits past any usize included).
+        let field = |digits: &str, what: &str, spec: &str| -> Result<usize, String> {
+            match digits.parse::<usize>() {
+                Ok(n) if n <= PRINTF_MAX_FIELD => Ok(n),
+                _ => Err(format!("the {what} {digits} in `{spec}` exceeds the limit of {PRINTF_MAX_FIELD}")),
+            }
+        };
         let w = number(&mut chars, &mut spec);
-        let width = if w.is_empty() { None } else { w.parse().ok() };
+        let width = if w.is_empty() { None } else { Some(field(&w, "field width", &spec)?) };
         let mut precision = None;
         if chars.peek() == Some(&'.') {
             chars.next();
@@ -144,7 +158,9 @@ pub fn parse_format(fmt: &str) -> Result<Vec<Piece>, String> {
             if chars.peek() == Some(&'*') {
                 return Err("`*` widths and precisions are not supported; write the number".into());
             }
-            precision = Some(number(&mut chars, &mut spec).parse().unwrap_or(0));
+            let p = number(&mut chars, &mut spec);
+            // `%.f`: an empty precision is 0, as in C.
+            precision = Some(if p.is_empty() { 0 } else { field(&p, "precision", &spec)? });
         }
         let mut long = false;
         while let Some(&l) = chars.peek() {
@@ -322,6 +338,13 @@ pub fn template_problems(t: &str, operands: usize) -> Vec<String> {
     }
     let words = t.split(|c: char| c.is_whitespace() || c == ';' || c == '{' || c == '}');
     for w in words {
+        if w == ".shared" {
+            out.push(
+                "the inline PTX template declares `.shared` memory, which the kernel's shared-memory layout and limits \
+                 would not count; allocate it with `alloc_shared` and pass its address as an operand"
+                    .into(),
+            );
+        }
         if let Some(d) = FORBIDDEN_DIRECTIVES.iter().find(|d| w == **d) {
             out.push(format!(
                 "the inline PTX template contains the directive `{d}`: it declares kernel or module structure, \
@@ -401,6 +424,27 @@ mod tests {
     }
 
     #[test]
+    fn field_widths_and_precisions_have_a_stated_limit() {
+        // A precision above 65535 panicked the simulator; a width of 2e9 was materialized.
+        let e = parse_format("%.65536f").unwrap_err();
+        assert_eq!(e, "the precision 65536 in `%.65536` exceeds the limit of 65535");
+        let e = parse_format("%2000000000d").unwrap_err();
+        assert_eq!(e, "the field width 2000000000 in `%2000000000` exceeds the limit of 65535");
+        // Digits past usize were dropped silently (no width at all).
+        let e = parse_format("%99999999999999999999999d").unwrap_err();
+        assert!(e.contains("the field width 99999999999999999999999 in"), "{e}");
+        let p = parse_format("%65535.65535f %.f").unwrap();
+        assert!(matches!(&p[0], Piece::Conv(c) if c.width == Some(65535) && c.precision == Some(65535)));
+        assert!(matches!(&p[2], Piece::Conv(c) if c.precision == Some(0)));
+    }
+
+    #[test]
+    fn a_nul_ends_the_format_as_in_vprintf() {
+        assert_eq!(parse_format("ab\0%d cd").unwrap(), vec![Piece::Text("ab".into())]);
+        assert!(format_problems("x\0%d", &[Type::S32])[0].contains("0 conversion(s) but 1"), "the args do not print");
+    }
+
+    #[test]
     fn format_arguments_must_match_their_conversions() {
         assert!(format_problems("%d %u %f %lld", &[Type::S32, Type::U32, Type::F32, Type::S64]).is_empty());
         assert!(format_problems("%d", &[Type::F32])[0].contains("`%d` prints an integer"));
@@ -420,6 +464,10 @@ mod tests {
     #[test]
     fn templates_cannot_break_out_of_their_block() {
         assert!(template_problems("add.u32 {2}, {0}, {1};", 3).is_empty());
+        let shared = template_problems(".shared .b32 scratch[4]; st.shared.u32 [scratch], {0};", 1);
+        assert_eq!(shared.len(), 1, "{shared:?}");
+        assert!(shared[0].starts_with("the inline PTX template declares `.shared` memory"), "{shared:?}");
+        assert!(template_problems("ld.shared.u32 {1}, [{0}];", 2).is_empty(), "an access is not a declaration");
         assert!(template_problems("{{ .reg .pred p; setp.eq.u32 p, {0}, 0; selp.u32 {1}, 1, 0, p; }}", 2).is_empty());
         let p = |t: &str, n| template_problems(t, n).join("\n");
         assert!(p("mov.u32 {0}, 1; }", 1).contains("lone `}`"));

@@ -208,6 +208,20 @@ impl Watchdog {
         Watchdog::AfterNs(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1))
     }
 
+    /// A timeout of 0 would trap every wait that does not succeed at its first try; `Off`
+    /// is how a kernel waits forever. `setting` names where the value came from.
+    pub fn validate(self, setting: &'static str) -> Result<(), crate::error::InvalidSetting> {
+        match self {
+            Watchdog::AfterNs(0) => Err(crate::error::InvalidSetting::new(
+                setting,
+                self,
+                "a watchdog of 0 ns traps every wait that does not succeed at its first try; use a positive \
+                 duration, or `Watchdog::Off` to wait forever",
+            )),
+            Watchdog::Off | Watchdog::AfterNs(_) => Ok(()),
+        }
+    }
+
     /// The emitter's timeout (`None`: wait forever).
     pub fn timeout_ns(self) -> Option<u64> {
         match self {

@@ -336,32 +336,35 @@ impl Checker<'_> {
         }
     }
 
-    /// `a op b` of known compile-time values; `None` where the build decides (an overflow or
-    /// a division by zero is a build error there).
+    /// `a op b` of known compile-time values, by the constant evaluator the build uses
+    /// (`phaser_codegen::eval`); `None` where the build decides (an overflow or a division by
+    /// zero is a build error there, naming the values).
     fn fold(op: BinOp, a: i128, b: i128) -> Option<i128> {
-        let wrap = |v: i128| (0..=u32::MAX as i128).contains(&v).then_some(v);
-        let bool_of = |x: bool| x as i128;
-        Some(match op {
-            BinOp::Add => wrap(a + b)?,
-            BinOp::Sub => wrap(a - b)?,
-            BinOp::Mul => wrap(a.checked_mul(b)?)?,
-            BinOp::Div if b != 0 => a / b,
-            BinOp::Rem if b != 0 => a % b,
-            BinOp::Shl if (0..32).contains(&b) => (a << b) & u32::MAX as i128,
-            BinOp::Shr if (0..32).contains(&b) => a >> b,
-            BinOp::BitAnd => a & b,
-            BinOp::BitOr => a | b,
-            BinOp::BitXor => a ^ b,
-            BinOp::Eq => bool_of(a == b),
-            BinOp::Ne => bool_of(a != b),
-            BinOp::Lt => bool_of(a < b),
-            BinOp::Le => bool_of(a <= b),
-            BinOp::Gt => bool_of(a > b),
-            BinOp::Ge => bool_of(a >= b),
-            BinOp::And => bool_of(a != 0 && b != 0),
-            BinOp::Or => bool_of(a != 0 || b != 0),
-            _ => return None,
-        })
+        if let Some(arith) = op.arith() {
+            let (a, b) = (u32::try_from(a).ok()?, u32::try_from(b).ok()?);
+            return phaser_codegen::eval::fold_u32(arith, a, b).ok().map(i128::from);
+        }
+        let truth = match op {
+            BinOp::Eq => a == b,
+            BinOp::Ne => a != b,
+            BinOp::Lt => a < b,
+            BinOp::Le => a <= b,
+            BinOp::Gt => a > b,
+            BinOp::Ge => a >= b,
+            BinOp::And => a != 0 && b != 0,
+            BinOp::Or => a != 0 || b != 0,
+            BinOp::Add
+            | BinOp::Sub
+            | BinOp::Mul
+            | BinOp::Div
+            | BinOp::Rem
+            | BinOp::BitAnd
+            | BinOp::BitOr
+            | BinOp::BitXor
+            | BinOp::Shl
+            | BinOp::Shr => unreachable!("arithmetic is folded above"),
+        };
+        Some(truth as i128)
     }
 
     /// The extents the macro knows of an array, tile, register array or box expression.

@@ -562,23 +562,16 @@ pub fn konst(e: &Expr, out: &mut Out) -> TokenStream {
         ExprKind::Binary { op, lhs, rhs } => {
             let l = konst(lhs, out);
             let r = konst(rhs, out);
-            // Arithmetic is checked, as Rust's is: an overflow (or a division by zero) is a
-            // build error naming the values, never a wrapped size.
-            let m = match op {
-                BinOp::Add => Some(quote!(checked_add)),
-                BinOp::Sub => Some(quote!(checked_sub)),
-                BinOp::Mul => Some(quote!(checked_mul)),
-                BinOp::Div => Some(quote!(checked_div)),
-                BinOp::Rem => Some(quote!(checked_rem)),
-                BinOp::Shl => Some(quote!(checked_shl)),
-                BinOp::Shr => Some(quote!(checked_shr)),
-                _ => None,
-            };
-            let sym = op.symbol();
-            match m {
-                Some(m) => bind(out, quote!(__p::konst(__k, #l, #sym, #r, (#l).#m(#r)))),
+            // Arithmetic is the constant evaluator's (`phaser_codegen::eval`), checked as Rust's
+            // is: an overflow (or a division by zero) is a build error naming the values,
+            // never a wrapped size; shifts are clamped as PTX's.
+            match op.arith() {
+                Some(a) => {
+                    let variant = format_ident!("{a:?}");
+                    bind(out, quote!(__p::konst(__k, #l, __p::BinOp::#variant, #r)))
+                }
                 None => {
-                    let sym: TokenStream = sym.parse().expect("operator");
+                    let sym: TokenStream = op.symbol().parse().expect("operator");
                     bind(out, quote!(#l #sym #r))
                 }
             }

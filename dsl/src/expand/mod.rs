@@ -141,7 +141,9 @@ pub fn kernel(f: &FnDef) -> TokenStream {
     quote! {
         #(#attrs)*
         #[allow(non_camel_case_types)]
-        #vis struct #name;
+        // Braced, so the name lives in the type namespace only: a user's `let` of the same
+        // name does not clash with it (a unit struct would be a pattern there).
+        #vis struct #name {}
 
         #allow
         impl #name {
@@ -282,7 +284,9 @@ pub fn device(f: &FnDef) -> TokenStream {
     quote! {
         #(#attrs)*
         #[allow(non_camel_case_types)]
-        #vis struct #name;
+        // Braced, so the name lives in the type namespace only: a user's `let` of the same
+        // name does not clash with it (a unit struct would be a pattern there).
+        #vis struct #name {}
 
         #allow
         impl #name {

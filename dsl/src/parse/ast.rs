@@ -297,6 +297,27 @@ pub enum BinOp {
 }
 
 impl BinOp {
+    /// The integer operation of the constant evaluator (`phaser_codegen::eval`) that this
+    /// operator computes; `None` for comparisons and logical operators.
+    pub fn arith(self) -> Option<phaser_codegen::ir::BinOp> {
+        use phaser_codegen::ir::BinOp as A;
+        Some(match self {
+            BinOp::Add => A::Add,
+            BinOp::Sub => A::Sub,
+            BinOp::Mul => A::Mul,
+            BinOp::Div => A::Div,
+            BinOp::Rem => A::Rem,
+            BinOp::BitAnd => A::And,
+            BinOp::BitOr => A::Or,
+            BinOp::BitXor => A::Xor,
+            BinOp::Shl => A::Shl,
+            BinOp::Shr => A::Shr,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge | BinOp::And | BinOp::Or => {
+                return None
+            }
+        })
+    }
+
     pub fn symbol(self) -> &'static str {
         match self {
             BinOp::Add => "+",

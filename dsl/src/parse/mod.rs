@@ -84,6 +84,9 @@ pub fn parse_fn(item: syn::ItemFn, kind: FnKind, errs: &mut Errors) -> FnDef {
     if let Some(u) = &sig.unsafety {
         errs.at(Sp::of(u), format!("a {what} cannot be `unsafe`"));
     }
+    if let Some(v) = &sig.variadic {
+        errs.at(Sp::of(v), format!("a {what} cannot be variadic (`...`): declare each parameter"));
+    }
     let mut params = Vec::new();
     for input in &sig.inputs {
         match input {

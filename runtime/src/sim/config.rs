@@ -1,5 +1,7 @@
 //! Simulator settings: scheduling strategy, seed, limits, tracing.
 
+use phaser_codegen::InvalidSetting;
+
 /// How the scheduler interleaves warps, lanes and async agents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Strategy {
@@ -35,7 +37,8 @@ pub struct SimConfig {
     pub trace: bool,
     /// Trace events kept per launch (the rest are counted, not stored).
     pub max_trace_events: usize,
-    /// Findings kept per launch (duplicates of one site are counted, not stored).
+    /// Findings kept per launch (duplicates of one site are counted, not stored; findings
+    /// past the cap are counted in `SimReport::dropped` and still fail the launch). At least 1.
     pub max_findings: usize,
     /// Probe records kept per launch.
     pub max_probes: usize,
@@ -87,6 +90,28 @@ impl SimConfig {
         self.strategy = s;
         self
     }
+    /// Every field usable, or the first that is not, named. Checked at every simulated
+    /// launch: no setting may turn the checker off or make a run impossible.
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        let at_least_one = |setting: &'static str, value: u64, what: &str| {
+            if value == 0 {
+                Err(InvalidSetting::new(setting, value, format!("must be at least 1: {what}")))
+            } else {
+                Ok(())
+            }
+        };
+        at_least_one("SimConfig::max_steps", self.max_steps, "every thread executes at least one instruction")?;
+        at_least_one("SimConfig::max_memory_bytes", self.max_memory_bytes, "a launch needs memory for its parameters")?;
+        at_least_one(
+            "SimConfig::max_findings",
+            self.max_findings as u64,
+            "a failing report shows at least one finding (findings past the cap are counted, never ignored)",
+        )?;
+        at_least_one("SimConfig::max_resident_ctas", self.max_resident_ctas as u64, "a CTA must be resident to run")?;
+        at_least_one("SimConfig::threads", self.threads as u64, "the simulation runs on at least one core")?;
+        Ok(())
+    }
+
     /// Settings for speed measurements: no trace, no race checking.
     pub fn fast() -> Self {
         SimConfig { strategy: Strategy::RoundRobin, trace: false, race_check: false, ..SimConfig::default() }

@@ -38,7 +38,7 @@ pub use finding::{BarrierRef, Category, Finding, LoopIteration, Severity};
 pub use memory::SimBuffer;
 pub use printf::PrintRecord;
 pub use probe::{ProbeRecord, ProbeValue};
-pub use report::{SimReport, Stats};
+pub use report::{DroppedFindings, SimReport, Stats};
 pub use trace::{Trace, TraceEvent, TraceKind};
 
 use crate::args::ResolvedArg;
@@ -105,7 +105,7 @@ impl SimDevice {
 
     pub fn write(&self, b: &SimBuffer, data: &[u8]) -> Result<()> {
         if !self.owns(b) {
-            return Err(RuntimeError::ForeignBuffer { backend: Backend::Sim });
+            return Err(RuntimeError::ForeignBuffer { backend: Backend::Sim, param: None });
         }
         let mut m = self.mem();
         match m.slice_mut(b.addr, b.len) {
@@ -118,7 +118,7 @@ impl SimDevice {
                 expected: b.len,
                 found: data.len(),
             }),
-            None => Err(RuntimeError::ForeignBuffer { backend: Backend::Sim }),
+            None => Err(RuntimeError::ForeignBuffer { backend: Backend::Sim, param: None }),
         }
     }
 
@@ -180,6 +180,7 @@ impl SimDevice {
         args: &[SimArg],
         sc: &SimConfig,
     ) -> Result<SimReport> {
+        sc.validate()?;
         check_sim_budget(cfg, sc)?;
         let t0 = Instant::now();
         let mut params = Vec::with_capacity(args.len());
@@ -234,6 +235,7 @@ impl SimDevice {
             strategy: sc.strategy,
             stats: out.stats,
             findings: out.findings,
+            dropped: out.dropped,
             trace: out.trace,
             probes: out.probes,
             printed: out.printed,

@@ -265,7 +265,8 @@ impl<C: Checker> Engine<'_, C> {
                 .to_string(),
         };
         // What the waiters wait for, before the findings below add to the collector.
-        let cause_known = self.out.findings.iter().any(|f| !CONSEQUENCES.contains(&f.category));
+        let cause_known = self.out.findings.iter().any(|f| !CONSEQUENCES.contains(&f.category))
+            || self.out.dropped.categories.iter().any(|c| !CONSEQUENCES.contains(c));
         let start = if how == Stuck::Loop { None } else { self.start_parity_deadlock(&groups) };
         let mut stuck_bars = Vec::new();
         let mut explained = false;

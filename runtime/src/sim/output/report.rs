@@ -37,11 +37,52 @@ pub struct SimReport {
     pub seed: u64,
     pub strategy: Strategy,
     pub stats: Stats,
+    /// The findings kept (at most `SimConfig::max_findings` distinct sites).
     pub findings: Vec<Finding>,
+    /// The findings past `SimConfig::max_findings`: counted, so the verdict stays that of
+    /// every finding.
+    pub dropped: DroppedFindings,
     pub trace: Trace,
     pub probes: Vec<ProbeRecord>,
     /// What the kernel's `printf`s printed, in execution order (clusters in launch order).
     pub printed: Vec<PrintRecord>,
+}
+
+/// Findings of new sites that the report does not store, past `SimConfig::max_findings`: a cap
+/// on what is kept, never on what is found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DroppedFindings {
+    /// How many were dropped.
+    pub count: u64,
+    /// How many of them were errors.
+    pub errors: u64,
+    /// Their distinct categories, in order.
+    pub categories: Vec<Category>,
+}
+
+impl DroppedFindings {
+    fn add(&mut self, f: &Finding) {
+        self.count += 1;
+        self.errors += u64::from(f.severity == Severity::Error);
+        if let Err(at) = self.categories.binary_search(&f.category) {
+            self.categories.insert(at, f.category);
+        }
+    }
+
+    fn merge(&mut self, other: &DroppedFindings) {
+        self.count += other.count;
+        self.errors += other.errors;
+        for &c in &other.categories {
+            if let Err(at) = self.categories.binary_search(&c) {
+                self.categories.insert(at, c);
+            }
+        }
+    }
+}
+
+/// Whether any of `findings`, kept or dropped, is an error.
+fn any_error(findings: &[Finding], dropped: &DroppedFindings) -> bool {
+    dropped.errors > 0 || findings.iter().any(|f| f.severity == Severity::Error)
 }
 
 impl SimReport {
@@ -50,18 +91,20 @@ impl SimReport {
     pub fn output(&self) -> String {
         self.printed.iter().map(|p| p.text.as_str()).collect()
     }
+    /// Whether any finding, kept or dropped, is an error: the verdict of the launch.
     pub fn has_errors(&self) -> bool {
-        self.findings.iter().any(|f| f.severity == Severity::Error)
+        any_error(&self.findings, &self.dropped)
     }
-    /// The distinct categories found, in order.
+    /// The distinct categories found (kept or dropped), in order.
     pub fn categories(&self) -> Vec<Category> {
         let mut c: Vec<Category> = self.findings.iter().map(|f| f.category).collect();
+        c.extend(&self.dropped.categories);
         c.sort();
         c.dedup();
         c
     }
     pub fn has(&self, c: Category) -> bool {
-        self.findings.iter().any(|f| f.category == c)
+        self.findings.iter().any(|f| f.category == c) || self.dropped.categories.contains(&c)
     }
     /// Values of every probe with `tag`, as integers, in execution order.
     pub fn probe_rows(&self, tag: &str) -> Vec<Vec<i64>> {
@@ -78,7 +121,8 @@ impl SimReport {
     /// A readable multi-line report.
     pub fn text(&self) -> String {
         let s = &self.stats;
-        let errors = self.findings.iter().filter(|f| f.severity == Severity::Error).count();
+        let errors =
+            self.findings.iter().filter(|f| f.severity == Severity::Error).count() as u64 + self.dropped.errors;
         let mut out = format!(
             "simulator: kernel `{}` ({} CTAs in {} clusters, {} thread-instructions, {} async copies; {} scheduler, \
              seed {:#x})\n",
@@ -90,13 +134,23 @@ impl SimReport {
             self.strategy.name(),
             self.seed
         );
-        if self.findings.is_empty() {
+        let total = self.findings.len() as u64 + self.dropped.count;
+        if total == 0 {
             out.push_str("no findings\n");
         } else {
-            out.push_str(&format!("{} finding(s), {errors} error(s):\n", self.findings.len()));
+            out.push_str(&format!("{total} finding(s), {errors} error(s):\n"));
             for f in &self.findings {
                 out.push_str(&format!("{f}\n"));
             }
+        }
+        if self.dropped.count > 0 {
+            let names: Vec<&str> = self.dropped.categories.iter().map(|c| c.name()).collect();
+            out.push_str(&format!(
+                "... and {} more finding(s) not kept ({} error(s); categories: {}), past SimConfig::max_findings\n",
+                self.dropped.count,
+                self.dropped.errors,
+                names.join(", ")
+            ));
         }
         out
     }
@@ -113,6 +167,8 @@ impl fmt::Display for SimReport {
 #[derive(Default)]
 pub(crate) struct Collector {
     pub findings: Vec<Finding>,
+    /// New sites past the cap, counted.
+    pub dropped: DroppedFindings,
     keys: HashMap<String, usize>,
     pub stats: Stats,
     pub trace: Trace,
@@ -140,9 +196,7 @@ impl Collector {
             return;
         }
         if self.findings.len() >= max {
-            if let Some(last) = self.findings.last_mut() {
-                last.repeats += 1;
-            }
+            self.dropped.add(&f);
             return;
         }
         self.keys.insert(key, self.findings.len());
@@ -169,6 +223,7 @@ impl Collector {
         for f in other.findings {
             self.add_finding(f, cfg.max_findings);
         }
+        self.dropped.merge(&other.dropped);
         self.trace.append(other.trace);
         let room = cfg.max_probes.saturating_sub(self.probes.len());
         self.probes.extend(other.probes.into_iter().take(room));
@@ -181,6 +236,6 @@ impl Collector {
     }
 
     pub fn has_errors(&self) -> bool {
-        self.findings.iter().any(|f| f.severity == Severity::Error)
+        any_error(&self.findings, &self.dropped)
     }
 }

@@ -1,0 +1,12 @@
+//! The one evaluator of constant arithmetic: the value of every integer and float operation
+//! at every width, as the GPU computes it. The simulator executes with [`exec`]'s functions,
+//! the builder folds immediates and the macro folds compile-time values with [`fold`]'s,
+//! which are `exec`'s plus the refusals Rust makes of the same constant expression (an
+//! integer overflow, a division by zero), so a folded constant never differs from what the
+//! kernel would have computed at run time.
+
+pub mod exec;
+pub mod fold;
+
+pub use exec::{bin_fn, cmp_fn, cvt, mad_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
+pub use fold::{fold_binary, fold_compare, fold_convert, fold_u32, fold_unary, int_value, FoldError};
