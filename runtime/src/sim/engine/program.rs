@@ -315,3 +315,55 @@ impl Lowering {
         self.emit(op, loc);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn effects_that_reset_the_progress_watch() {
+        let r = |id| Reg { id, ty: Type::U32 };
+        let bar = Value::Reg(r(1));
+        let order = Ordering::default();
+        let arrive = Inst::Mbarrier(MbarrierOp::Arrive {
+            bar,
+            count: None,
+            order,
+            space: BarSpace::Cta,
+            state: None,
+            drop: false,
+        });
+        let wait = Inst::Mbarrier(MbarrierOp::Wait { bar, on: WaitOn::Parity(Value::u32(0)), order });
+        let store = Inst::Memory(MemoryOp::St {
+            space: Space::Shared,
+            ty: Type::U32,
+            addr: bar,
+            offset: 0,
+            src: Value::u32(1),
+            volatile: false,
+        });
+        let load = Inst::Memory(MemoryOp::Ld {
+            space: Space::Shared,
+            ty: Type::U32,
+            dst: r(2),
+            addr: bar,
+            offset: 0,
+            volatile: true,
+        });
+        let commit = Inst::Tma(TmaOp::CommitGroup);
+        let bulk_wait = Inst::Tma(TmaOp::WaitGroup { n: 0, read: false });
+        let asm = Inst::Asm(InlineAsm { template: "trap;".into(), inputs: vec![], outputs: vec![], memory: false });
+        let dealloc = Inst::Tcgen05(Tcgen05Op::Dealloc { cta_group: CtaGroup::One, taddr: bar, ncols: Value::u32(32) });
+        for (inst, effect) in [(arrive, true), (store, true), (commit, true), (asm, true), (dealloc, true)] {
+            assert_eq!(has_effect(&inst), effect, "{inst:?}");
+        }
+        // Observing, ordering and register results from the warp change nothing another warp sees.
+        let elect = Inst::Sync(SyncOp::ElectSync { pred: Reg { id: 3, ty: Type::Pred } });
+        let fence = Inst::Wgmma(WgmmaOp::Fence);
+        let wgmma_wait = Inst::Wgmma(WgmmaOp::WaitGroup { n: 0 });
+        let printf = Inst::Printf(Printf { format: "%u".into(), args: vec![bar] });
+        for inst in [wait, load, bulk_wait, elect, fence, wgmma_wait, printf] {
+            assert!(!has_effect(&inst), "{inst:?}");
+        }
+    }
+}
