@@ -116,7 +116,10 @@ pub fn sample_args(k: &mut KernelBuilder, def: &OpDef, hints: &[ArgHint]) -> Vec
                 (Kind::Pipeline, _) => OpArg::Pipeline(k.pipeline(&pname, PipelineConfig::tma(2, Arrivals::Warps(1)))),
                 (Kind::PipelineState, _) => OpArg::PipelineState(PipelineState::new(k, 2, 0)),
                 (Kind::Shared, h) => OpArg::Shared(k.alloc_shared(&pname, elem_of(&h), 256)),
-                (Kind::Global | Kind::GlobalMut, h) => OpArg::Global(k.param_global(&pname, elem_of(&h), true)),
+                // `&[T]` where any buffer does (`ld.nc` refuses a writable one), `&mut [T]` where
+                // the op writes.
+                (Kind::Global, h) => OpArg::Global(k.param_global(&pname, elem_of(&h), false)),
+                (Kind::GlobalMut, h) => OpArg::Global(k.param_global(&pname, elem_of(&h), true)),
                 (Kind::RemoteShared, h) => {
                     let s = k.alloc_shared(&pname, elem_of(&h), 256);
                     OpArg::RemoteShared(k.map_shared_to_cta(s, Value::u32(1)))
