@@ -2,6 +2,7 @@
 //! setups and checks, the mutation suite, and the `phaser` CLI and benchmark binaries. It uses
 //! only the facade crate `phaser`, as a user's crate would.
 
+pub mod build_time;
 pub mod cublas;
 pub mod gallery;
 pub mod gemm;
