@@ -86,13 +86,24 @@ fn write_crate(dir: &Path, name: &str, phaser: Option<&Path>, src: &str) -> Resu
 }
 
 /// `cargo build --release` in `root`; the user CPU seconds of the build (cargo and rustc).
+/// The dependencies are resolved first, untimed (`cargo metadata` writes `Cargo.lock`).
 fn timed_build(root: &Path, target_dir: &Path) -> Result<f64, String> {
+    let manifest = root.join("Cargo.toml");
+    let resolved = Command::new("cargo")
+        .args(["metadata", "--quiet", "--format-version", "1", "--manifest-path"])
+        .arg(&manifest)
+        .stdout(std::process::Stdio::null())
+        .status()
+        .map_err(|e| format!("running cargo metadata: {e}"))?;
+    if !resolved.success() {
+        return Err(format!("cargo metadata of {} failed ({resolved})", root.display()));
+    }
     let times = root.join("time.txt");
     let status = Command::new("/usr/bin/time")
         .args(["-f", "%U", "-o"])
         .arg(&times)
         .args(["cargo", "build", "--release", "--quiet", "--manifest-path"])
-        .arg(root.join("Cargo.toml"))
+        .arg(&manifest)
         .env("CARGO_TARGET_DIR", target_dir)
         .status()
         .map_err(|e| format!("running /usr/bin/time cargo build: {e}"))?;
