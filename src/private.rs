@@ -64,6 +64,15 @@ pub fn konst(k: &mut KernelBuilder, a: u32, op: BinOp, b: u32) -> u32 {
     })
 }
 
+/// A run of a long block's statements (`CHUNK_STATEMENTS` in the macro's expansion), built by
+/// the closure: a function of its own, called here, never inlined into the kernel's `build`,
+/// so the release build's work stays linear in the kernel's length. Returns the chunk's `let`
+/// bindings.
+#[inline(never)]
+pub fn chunk<R>(k: &mut KernelBuilder, statements: &mut dyn FnMut(&mut KernelBuilder) -> R) -> R {
+    statements(k)
+}
+
 /// A DSL scalar type as seen by Rust at a device-function boundary.
 pub trait DslScalar {
     const TYPE: Type;

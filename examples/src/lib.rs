@@ -4,6 +4,7 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+pub mod build_time;
 pub mod cublas;
 pub mod gallery;
 pub mod gemm;

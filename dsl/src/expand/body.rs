@@ -74,10 +74,70 @@ pub fn stmts(b: &[Stmt]) -> TokenStream {
     quote!(#(#out)*)
 }
 
+/// Statements of a block per chunk: a block longer than this is built by a sequence of
+/// chunks, each a closure of its own (see [`stmts_into`]).
+pub const CHUNK_STATEMENTS: usize = 16;
+
 /// Push the statements of `b` (its tail included) onto `out`.
+///
+/// A long block is cut into chunks of at most [`CHUNK_STATEMENTS`] statements, each built by
+/// its own closure called through `__p::chunk` (not inlined), which returns the chunk's `let`
+/// bindings to the statements after it. Flat, one function of thousands of statements made
+/// rustc's release build superlinear in the kernel's length (LLVM optimizing one huge function,
+/// every `if` body's closure inlined into it); chunked, no function grows with the kernel.
+/// The builder calls run in the same order, so the IR is the same either way.
 pub fn stmts_into(b: &[Stmt], out: &mut Out) {
+    if b.len() <= CHUNK_STATEMENTS {
+        for s in b {
+            stmt(s, out);
+        }
+        return;
+    }
+    let mut chunk = Chunk::default();
     for s in b {
-        stmt(s, out);
+        let bound = match s {
+            Stmt::Let(l) if l.binding.get() == Binding::Const => Some(comptime_ident(&l.name)),
+            Stmt::Let(l) => Some(l.name.clone()),
+            Stmt::Expr { .. } => None,
+        };
+        // A name bound twice ends the chunk first: the tuple it returns names each binding once.
+        if bound.as_ref().is_some_and(|n| chunk.binds(n)) {
+            chunk.flush(out);
+        }
+        stmt(s, &mut chunk.code);
+        chunk.bindings.extend(bound);
+        chunk.statements += 1;
+        if chunk.statements == CHUNK_STATEMENTS {
+            chunk.flush(out);
+        }
+    }
+    chunk.flush(out);
+}
+
+/// The statements of a chunk being gathered, and the names its `let`s bind.
+#[derive(Default)]
+struct Chunk {
+    code: Out,
+    bindings: Vec<Ident>,
+    statements: usize,
+}
+
+impl Chunk {
+    fn binds(&self, name: &Ident) -> bool {
+        self.bindings.iter().any(|b| b == name)
+    }
+
+    /// `let (a, b,) = __p::chunk(__k, &mut |__k| { ..; (a, b,) });` onto `out`, and start over.
+    fn flush(&mut self, out: &mut Out) {
+        if self.statements == 0 {
+            return;
+        }
+        let Chunk { code, bindings, .. } = std::mem::take(self);
+        out.push(if bindings.is_empty() {
+            quote!(__p::chunk(__k, &mut |__k| { #(#code)* });)
+        } else {
+            quote!(let (#(#bindings,)*) = __p::chunk(__k, &mut |__k| { #(#code)* (#(#bindings,)*) });)
+        });
     }
 }
 
