@@ -260,18 +260,36 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
             MbarrierOp::Inval { bar } => bar_addr_check(bar, BarSpace::Cta, &mut out),
             MbarrierOp::PendingCount { .. } => {}
         },
-        Inst::Sync(SyncOp::SetMaxNReg { count, .. }) if super::limits::setmaxnreg_problem(*count).is_some() => {
-            out.extend(super::limits::setmaxnreg_problem(*count));
-        }
-        Inst::Sync(SyncOp::BarSync { id, count: Some(count) } | SyncOp::BarArrive { id, count }) => {
-            range_check("named barrier id", id, 0, 15, &mut out);
-            if let Some(x) = count.as_imm_i128() {
-                if x <= 0 || x % 32 != 0 || x > 1024 {
-                    out.push(format!("named barrier thread count {x} must be a multiple of 32 in 32..=1024"));
+        Inst::Sync(op) => match op {
+            SyncOp::SetMaxNReg { count, .. } => out.extend(super::limits::setmaxnreg_problem(*count)),
+            SyncOp::BarSync { id, count: Some(count) } | SyncOp::BarArrive { id, count } => {
+                range_check("named barrier id", id, 0, 15, &mut out);
+                if let Some(x) = count.as_imm_i128() {
+                    if x <= 0 || x % 32 != 0 || x > 1024 {
+                        out.push(format!("named barrier thread count {x} must be a multiple of 32 in 32..=1024"));
+                    }
                 }
             }
-        }
-        Inst::Sync(SyncOp::BarSync { id, count: None }) => range_check("named barrier id", id, 0, 15, &mut out),
+            SyncOp::BarSync { id, count: None } => range_check("named barrier id", id, 0, 15, &mut out),
+            SyncOp::WarpSync { mask } => mask_check("bar.warp.sync", mask, &mut out),
+            SyncOp::Nanosleep { ns } => {
+                if !is_int32(ns.ty()) {
+                    out.push(format!("nanosleep takes a u32 number of nanoseconds, found {}", ns.ty()));
+                }
+            }
+            // No operand of these has a value rule (registers and fixed encodings).
+            SyncOp::FenceMbarrierInit
+            | SyncOp::FenceProxyAsync { .. }
+            | SyncOp::MemBar { .. }
+            | SyncOp::ElectSync { .. }
+            | SyncOp::ActiveMask { .. }
+            | SyncOp::Mapa { .. }
+            | SyncOp::ClusterArrive { .. }
+            | SyncOp::ClusterWait
+            | SyncOp::Trap
+            | SyncOp::GridDepWait
+            | SyncOp::GridDepLaunchDependents => {}
+        },
         Inst::Tma(op) => {
             if let Some(r) = op.rank() {
                 if !u8::try_from(r).is_ok_and(|r| TMA_RANKS.contains(&r)) {
@@ -291,20 +309,14 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
                 }
             }
         }
-        Inst::Memory(MemoryOp::CpAsync { bytes, .. }) if ![4, 8, 16].contains(bytes) => {
-            out.push(format!("cp.async copies 4, 8 or 16 bytes, not {bytes}"));
-        }
-        Inst::Wgmma(WgmmaOp::MmaAsync(m)) => wgmma_problems(m, &mut out),
+        Inst::Wgmma(op) => match op {
+            WgmmaOp::MmaAsync(m) => wgmma_problems(m, &mut out),
+            WgmmaOp::Fence | WgmmaOp::CommitGroup | WgmmaOp::WaitGroup { .. } => {}
+        },
         Inst::Tcgen05(op) => super::tcgen05::value_problems(op, &mut out),
         Inst::Fragment(op) => fragment_problems(op, &mut out),
         Inst::Warp(op) => warp_problems(op, &mut out),
-        Inst::Memory(op @ (MemoryOp::LdVec { .. } | MemoryOp::StVec { .. } | MemoryOp::Atom { .. })) => {
-            memory_problems(op, &mut out)
-        }
-        Inst::Sync(SyncOp::WarpSync { mask }) => mask_check("bar.warp.sync", mask, &mut out),
-        Inst::Sync(SyncOp::Nanosleep { ns }) if !is_int32(ns.ty()) => {
-            out.push(format!("nanosleep takes a u32 number of nanoseconds, found {}", ns.ty()));
-        }
+        Inst::Memory(op) => memory_problems(op, &mut out),
         Inst::Printf(p) => {
             let types: Vec<Type> = p.args.iter().map(|a| a.ty()).collect();
             out.extend(crate::ir::escape::format_problems(&p.format, &types));
@@ -313,7 +325,8 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
             out.extend(crate::ir::escape::template_problems(&a.template, a.inputs.len() + a.outputs.len()));
             out.extend(crate::emit::escape::printer_name_problems(&a.template));
         }
-        _ => {}
+        // Registers and immediates of any value are valid operands of these.
+        Inst::Arith(_) | Inst::ReadSpecial { .. } | Inst::Probe { .. } => {}
     }
     out
 }
@@ -466,7 +479,20 @@ fn memory_problems(op: &MemoryOp, out: &mut Vec<String>) {
                 ));
             }
         }
-        _ => {}
+        MemoryOp::CpAsync { bytes, .. } => {
+            if ![4, 8, 16].contains(bytes) {
+                out.push(format!("cp.async copies 4, 8 or 16 bytes, not {bytes}"));
+            }
+        }
+        // Addresses and registers of any value; the types are the builder's to get right.
+        MemoryOp::Ld { .. }
+        | MemoryOp::St { .. }
+        | MemoryOp::SharedAddr { .. }
+        | MemoryOp::DynSharedAddr { .. }
+        | MemoryOp::ParamAddr { .. }
+        | MemoryOp::CpAsyncCommitGroup
+        | MemoryOp::CpAsyncMbarrierArrive { .. }
+        | MemoryOp::CpAsyncWaitGroup { .. } => {}
     }
 }
 
