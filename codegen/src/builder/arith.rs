@@ -85,16 +85,16 @@ impl KernelBuilder {
             };
             (a, amount, a.ty())
         } else {
-            self.unify(binop_name(op), a, b)
+            self.unify(op.symbol(), a, b)
         };
         if ty == Type::Pred && !matches!(op, BinOp::And | BinOp::Or | BinOp::Xor) {
-            self.error(format!("`{}` is not defined on booleans", binop_name(op)));
+            self.error(format!("`{}` is not defined on booleans", op.symbol()));
         }
         if ty.is_half() {
             self.error(format!("{ty} arithmetic: convert to f32 first (`as f32`); half types are for storage"));
         }
         if ty.is_float() && matches!(op, BinOp::Rem | BinOp::And | BinOp::Or | BinOp::Xor | BinOp::Shl | BinOp::Shr) {
-            self.error(format!("`{}` is not defined on {ty}", binop_name(op)));
+            self.error(format!("`{}` is not defined on {ty}", op.symbol()));
         }
         if let (Value::Imm { bits: x, .. }, Value::Imm { bits: y, .. }) = (a, b) {
             if ty.is_int() || ty == Type::Pred {
@@ -385,22 +385,5 @@ fn swap_cmp(c: CmpOp) -> CmpOp {
         CmpOp::Gt => CmpOp::Lt,
         CmpOp::Ge => CmpOp::Le,
         other => other,
-    }
-}
-
-pub(crate) fn binop_name(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::Rem => "%",
-        BinOp::Min => "min",
-        BinOp::Max => "max",
-        BinOp::And => "&",
-        BinOp::Or => "|",
-        BinOp::Xor => "^",
-        BinOp::Shl => "<<",
-        BinOp::Shr => ">>",
     }
 }

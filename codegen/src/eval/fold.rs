@@ -40,23 +40,6 @@ fn fits(v: i128, ty: Type) -> bool {
     }
 }
 
-fn op_symbol(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::Rem => "%",
-        BinOp::Min => "min",
-        BinOp::Max => "max",
-        BinOp::And => "&",
-        BinOp::Or => "|",
-        BinOp::Xor => "^",
-        BinOp::Shl => "<<",
-        BinOp::Shr => ">>",
-    }
-}
-
 /// `a op b` on constants of `ty` (`b` of a shift is a `u32` amount), as register bits.
 pub fn fold_binary(op: BinOp, ty: Type, a: u64, b: u64) -> Result<u64, FoldError> {
     let run_time = bin_fn(op, ty)(a, b);
@@ -68,7 +51,7 @@ pub fn fold_binary(op: BinOp, ty: Type, a: u64, b: u64) -> Result<u64, FoldError
         BinOp::Shl | BinOp::Shr => int_value(b, Type::U32),
         _ => int_value(b, ty),
     };
-    let expr = || format!("{x} {} {y}", op_symbol(op));
+    let expr = || format!("{x} {} {y}", op.symbol());
     let exact = match op {
         BinOp::Add => x.checked_add(y),
         BinOp::Sub => x.checked_sub(y),
