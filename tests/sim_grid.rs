@@ -92,3 +92,40 @@ fn ctas_waiting_for_each_others_flags_finish_in_chain_order() {
         assert_eq!(first.get_or_insert(d.clone()), &d, "{threads} threads");
     }
 }
+
+/// CTA 0 traps at once; every other CTA works a while, then writes its block index + 1.
+#[phaser::kernel(target = "sm_90a")]
+fn trap_in_first_cta(out: &mut [u32]) {
+    T.require_block(32, 1, 1);
+    let tid = T.thread_idx();
+    let me = T.block_idx();
+    if me == 0 {
+        T.ptx.trap();
+    }
+    let mut h = tid;
+    for i in 0..400 {
+        h = h * 31 + i;
+    }
+    if tid == 0 {
+        out[me] = me + 1 + (h & 0);
+    }
+}
+
+#[test]
+fn an_error_that_ends_the_launch_names_every_cta_it_cut_short() {
+    // Two CTAs resident at a time: CTA 1 runs beside the trapping CTA 0, CTAs 2 and 3 wait.
+    let dev = Device::sim(SimConfig { max_resident_ctas: 2, threads: 1, ..SimConfig::default() });
+    let out = dev.alloc::<u32>(4).unwrap();
+    let k = trap_in_first_cta::kernel().unwrap();
+    let rep = dev.simulate(&k, LaunchConfig::linear(4, 32), &[Arg::buffer(&out)]).unwrap();
+    assert!(rep.has(phaser::runtime::sim::Category::Trap), "{}", rep.text());
+    assert_eq!(rep.cut_short.stopped, [[1, 0, 0]], "{}", rep.text());
+    assert_eq!(rep.cut_short.not_started, [[2, 0, 0], [3, 0, 0]], "{}", rep.text());
+    assert_eq!((rep.stats.ctas, rep.stats.clusters), (1, 1), "only CTA 0 ran to its end:\n{}", rep.text());
+    let text = rep.text();
+    assert!(text.contains("before 3 CTA(s) ran to their end"), "{text}");
+    assert!(text.contains("stopped mid-run: [1, 0, 0]\n"), "{text}");
+    assert!(text.contains("never started: [2, 0, 0], [3, 0, 0]\n"), "{text}");
+    // The outputs they would have written are unwritten, as the report says.
+    assert_eq!(dev.download(&out).unwrap(), [0, 0, 0, 0]);
+}

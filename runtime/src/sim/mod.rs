@@ -38,7 +38,7 @@ pub use finding::{BarrierRef, Category, Finding, LoopIteration, Severity};
 pub use memory::SimBuffer;
 pub use printf::PrintRecord;
 pub use probe::{ProbeRecord, ProbeValue};
-pub use report::{DroppedFindings, SimReport, Stats};
+pub use report::{CutShort, DroppedFindings, SimReport, Stats};
 pub use trace::{Trace, TraceEvent, TraceKind};
 
 use crate::args::ResolvedArg;
@@ -239,6 +239,7 @@ impl SimDevice {
             trace: out.trace,
             probes: out.probes,
             printed: out.printed,
+            cut_short: out.cut_short,
         })
     }
 }

@@ -195,10 +195,13 @@ fn run_on<C: Checker>(cx: &LaunchCtx, memory: &mut Arc<GlobalMemory>, out: &mut 
             }
         }
         if stop {
-            // Errors end the launch; what the other clusters found so far is reported too.
+            // Errors end the launch (as a fault ends a kernel); what the other clusters found so
+            // far is reported too, and the report names every CTA that did not run to its end.
             for r in resident.drain(..) {
-                finish(r.engine, out);
+                out.cut_short.stopped.extend(r.engine.exec.ctas.iter().map(|c| c.ctaid));
+                out.merge(r.engine.out, cx.config);
             }
+            out.cut_short.not_started.extend(all[next..].iter().flatten().copied());
             return Ok(());
         }
         let total = out.stats.thread_instructions

@@ -11,11 +11,60 @@ use std::collections::HashMap;
 use std::fmt;
 use std::time::Duration;
 
+/// The CTAs of a launch that an error finding in another cluster ended early (as a fault ends
+/// a kernel on the GPU): their later global stores never happened.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CutShort {
+    /// `%ctaid`s of the CTAs that had started and were stopped mid-run.
+    pub stopped: Vec<[u32; 3]>,
+    /// `%ctaid`s of the CTAs that never started.
+    pub not_started: Vec<[u32; 3]>,
+}
+
+/// CTAs a report lists by name; `SimReport::cut_short` holds every one.
+const CUT_SHORT_LISTED: usize = 32;
+
+impl CutShort {
+    pub fn is_empty(&self) -> bool {
+        self.stopped.is_empty() && self.not_started.is_empty()
+    }
+
+    /// `[0, 1, 0], [1, 1, 0] and 3 more`.
+    fn list(ctas: &[[u32; 3]]) -> String {
+        let named: Vec<String> = ctas.iter().take(CUT_SHORT_LISTED).map(|c| format!("{c:?}")).collect();
+        let more = ctas.len().saturating_sub(CUT_SHORT_LISTED);
+        let tail =
+            if more > 0 { format!(" and {more} more (SimReport::cut_short lists them all)") } else { String::new() };
+        format!("{}{tail}", named.join(", "))
+    }
+
+    /// The report's lines about them (none when every CTA ran to its end).
+    fn text(&self) -> String {
+        if self.is_empty() {
+            return String::new();
+        }
+        let mut out = format!(
+            "an error ended the launch before {} CTA(s) ran to their end: their later global stores never happened, \
+             so outputs they write are partial or unwritten\n",
+            self.stopped.len() + self.not_started.len()
+        );
+        if !self.stopped.is_empty() {
+            out.push_str(&format!("  stopped mid-run: {}\n", Self::list(&self.stopped)));
+        }
+        if !self.not_started.is_empty() {
+            out.push_str(&format!("  never started: {}\n", Self::list(&self.not_started)));
+        }
+        out
+    }
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct Stats {
     /// Instructions executed, counted per thread (a warp-instruction over 32 lanes counts 32).
     pub thread_instructions: u64,
     pub warp_instructions: u64,
+    /// CTAs (and their clusters) that ran to their end, or to a finding of their own cluster;
+    /// those an error elsewhere cut short are in `SimReport::cut_short`.
     pub ctas: u64,
     pub clusters: u64,
     pub async_ops: u64,
@@ -46,6 +95,8 @@ pub struct SimReport {
     pub probes: Vec<ProbeRecord>,
     /// What the kernel's `printf`s printed, in execution order (clusters in launch order).
     pub printed: Vec<PrintRecord>,
+    /// The CTAs that did not run to their end because an error ended the launch.
+    pub cut_short: CutShort,
 }
 
 /// Findings of new sites that the report does not store, past `SimConfig::max_findings`: a cap
@@ -134,6 +185,7 @@ impl SimReport {
             self.strategy.name(),
             self.seed
         );
+        out.push_str(&self.cut_short.text());
         let total = self.findings.len() as u64 + self.dropped.count;
         if total == 0 {
             out.push_str("no findings\n");
@@ -174,6 +226,7 @@ pub(crate) struct Collector {
     pub trace: Trace,
     pub probes: Vec<ProbeRecord>,
     pub printed: Vec<PrintRecord>,
+    pub cut_short: CutShort,
     /// Findings about a barrier used before its initialization: `(cta, offset, finding)`,
     /// amended when an init comes later.
     pub uninitialized_uses: Vec<(usize, u32, usize)>,
