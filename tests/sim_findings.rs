@@ -534,3 +534,35 @@ fn an_out_of_range_barrier_index_names_the_array_and_the_iteration() {
         &d.simulate(&release_all::kernel_for(4).unwrap(), LaunchConfig::linear(1, 32), &[Arg::buffer(&out)]).unwrap(),
     );
 }
+
+/// Thread 0 initializes `bars[s]` for `s` in `0..2` (2 arrivals each); one arrival on `bars[1]`
+/// leaves its phase incomplete at the end of the kernel.
+#[phaser::kernel(target = "sm_90a")]
+fn incomplete_after_init_loop(out: &mut [u32]) {
+    T.require_block(32, 1, 1);
+    let bars = T.alloc_barriers(2);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        for s in 0..2 {
+            T.ptx.mbarrier.init(bars.ptr_to([s]), 2); // INIT-IN-LOOP
+        }
+    }
+    T.cuda.cta_sync();
+    if tid == 0 {
+        T.ptx.mbarrier.arrive(bars.ptr_to([1]));
+    }
+    out[tid] = tid;
+}
+
+#[test]
+fn a_finding_reported_after_its_loop_ended_names_the_iteration_of_its_event() {
+    let d = dev(Strategy::RoundRobin, 0);
+    let out = d.alloc::<u32>(32).unwrap();
+    let k = incomplete_after_init_loop::kernel().unwrap();
+    let rep = d.simulate(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out)]).unwrap();
+    let f = finding_at(&rep, Category::IncompletePhase, "INIT-IN-LOOP");
+    assert_eq!(f.barrier.as_ref().map(|b| b.to_string()), Some("`bars[1]`".into()), "{}", rep.text());
+    // The init of `bars[1]` ran with `s == 1`; the loop had ended (`s == 2`) when it was reported.
+    assert_eq!(f.loops.iter().map(|l| l.counter).collect::<Vec<_>>(), [1], "{}", rep.text());
+    assert!(rep.text().contains("loop counter 1 of the loop"), "{}", rep.text());
+}

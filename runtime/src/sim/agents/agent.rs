@@ -22,7 +22,8 @@ impl<C: Checker> Engine<'_, C> {
         let snapshot = self.checker.snapshot_for_async(issuer);
         self.out.stats.async_ops += 1;
         self.time.effects += 1;
-        self.async_ops.in_flight.push(AsyncOp { id, issuer, snapshot, round: self.time.round, pc, kind });
+        let counters = self.loop_counters(issuer, pc);
+        self.async_ops.in_flight.push(AsyncOp { id, issuer, snapshot, round: self.time.round, pc, counters, kind });
     }
 
     /// Whether async op `i` may progress now: a `cp.async.mbarrier.arrive` only once the

@@ -72,6 +72,8 @@ pub struct AsyncOp<S> {
     /// Scheduler round of issue.
     pub round: u64,
     pub pc: u32,
+    /// The issuer's loop counters at issue (a finding at its CTA's exit names that iteration).
+    pub counters: Vec<u64>,
     pub kind: AsyncKind,
 }
 

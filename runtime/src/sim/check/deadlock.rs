@@ -6,7 +6,7 @@
 //! the end-of-kernel checks of every barrier.
 
 use crate::error::RuntimeError;
-use crate::sim::check::Checker;
+use crate::sim::check::{Checker, Issue, LateIssue};
 use crate::sim::engine::cluster::{ranges, Engine};
 use crate::sim::engine::warp::{lanes, WaitFor, WaitTarget};
 use crate::sim::output::finding::Category;
@@ -99,11 +99,22 @@ impl<C: Checker> Engine<'_, C> {
             sites(&b.tx_sites, tpc, |s| s.registered),
         );
         let site = b.tx_sites.iter().find(|s| s.registered > 0).copied();
-        let (t, pc) = match site {
-            Some(TxSite { actor: Actor::Thread(t), pc, .. }) => (t, pc),
-            _ => (first, pc),
+        // A registering thread has moved on since (its iteration then is not recorded); the
+        // first waiter is still at its wait.
+        let (t, pc, counters) = match site {
+            Some(TxSite { actor: Actor::Thread(t), pc, .. }) => (t, pc, None),
+            _ => (first, pc, Some(self.loop_counters(first, pc))),
         };
-        self.finding(Category::TxImbalance, (t / tpc) as usize, Some(t), Some((cta, off)), Some(pc), msg);
+        let issue = Issue {
+            category: Category::TxImbalance,
+            cta: (t / tpc) as usize,
+            thread: Some(t),
+            barrier: Some((cta, off)),
+            phase: None,
+            pc: Some(pc),
+            message: msg,
+        };
+        self.report_late(LateIssue { issue, counters });
         true
     }
 
@@ -467,18 +478,18 @@ impl<C: Checker> Engine<'_, C> {
     pub fn check_copies_at_exit(&mut self, c: usize) {
         use crate::sim::agents::async_op::AsyncKind;
         let tpc = self.exec.threads_per_cta;
-        let mut late = Vec::new();
+        let mut late: Vec<(u32, u32, &str, Vec<u64>)> = Vec::new();
         for op in &self.async_ops.in_flight {
             let what = match &op.kind {
                 AsyncKind::Store { cta, .. } if *cta == c => "a store (cp.async.bulk) still reads",
                 AsyncKind::CpAsync { cta, .. } if *cta == c => "a cp.async still writes",
                 _ => continue,
             };
-            if !late.iter().any(|(pc, _, _)| *pc == op.pc) {
-                late.push((op.pc, op.issuer, what));
+            if !late.iter().any(|(pc, ..)| *pc == op.pc) {
+                late.push((op.pc, op.issuer, what, op.counters.clone()));
             }
         }
-        for (pc, issuer, what) in late {
+        for (pc, issuer, what, counters) in late {
             let msg = format!(
                 "{what} the shared memory of CTA rank {c} after all its threads exited: issued by thread {} and never \
                  waited for (a missing `cp.async.bulk.wait_group` / `cp.async.wait_group` before the kernel ends); the \
@@ -486,7 +497,17 @@ impl<C: Checker> Engine<'_, C> {
                 issuer % tpc
             );
             let icta = (issuer / tpc) as usize;
-            self.finding(Category::ExitedCtaAccess, icta, Some(issuer), None, Some(pc), msg);
+            let category = Category::ExitedCtaAccess;
+            let issue = Issue {
+                category,
+                cta: icta,
+                thread: Some(issuer),
+                barrier: None,
+                phase: None,
+                pc: Some(pc),
+                message: msg,
+            };
+            self.report_late(LateIssue { issue, counters: Some(counters) });
         }
     }
 
@@ -531,10 +552,20 @@ impl<C: Checker> Engine<'_, C> {
                     continue;
                 };
                 let category = if tx != 0 { Category::TxImbalance } else { Category::IncompletePhase };
-                issues.push((category, b.init_by, off, b.init_pc, msg));
+                let thread = Some(b.init_by);
+                let issue = Issue {
+                    category,
+                    cta: c,
+                    thread,
+                    barrier: Some((c, off)),
+                    phase: None,
+                    pc: Some(b.init_pc),
+                    message: msg,
+                };
+                issues.push(LateIssue { issue, counters: Some(b.init_counters.clone()) });
             }
-            for (category, by, off, pc, msg) in issues {
-                self.finding(category, c, Some(by), Some((c, off)), Some(pc), msg);
+            for late in issues {
+                self.report_late(late);
             }
         }
     }

@@ -12,7 +12,7 @@ use super::clocks::{join, release_to, VectorClocks};
 use super::shadow::{ep_clk, ep_tid, epoch, Shadow, ASYNC, UNORDERED};
 use super::tensor_reads::{TensorRead, TensorReads};
 use super::tmem::{Region, TmemKind, TmemShadow};
-use super::{BarrierKey, Checker, Geometry, Issue, Publisher, SharedRange};
+use super::{BarrierKey, Checker, Geometry, Issue, LateIssue, Publisher, SharedRange};
 use crate::sim::engine::memory::SmemLayout;
 use crate::sim::output::finding::{BarrierRef, Category};
 use std::collections::HashMap;
@@ -56,6 +56,18 @@ struct LastWait {
     bar: BarrierKey,
     observed: i64,
     pc: u32,
+}
+
+/// A thread's latest access to another CTA of the cluster: it must be ordered before that CTA
+/// exits.
+#[derive(Clone, Debug)]
+struct RemoteAccess {
+    thread: u32,
+    /// The thread's own clock at the access.
+    clock: u32,
+    pc: u32,
+    /// Its loop counters at the access (the finding, at the CTA's exit, names that iteration).
+    counters: Vec<u64>,
 }
 
 /// A TMA store whose source reading completed but whose issuer has not observed it.
@@ -107,8 +119,8 @@ pub(crate) struct HappensBefore {
     unobserved: Vec<UnobservedStore>,
     last_arrival: Vec<Option<LastArrival>>,
     last_wait: Vec<Option<LastWait>>,
-    /// Per CTA: the latest access of each remote thread `(thread, clock, pc)`.
-    remote: Vec<Vec<(u32, u32, u32)>>,
+    /// Per CTA: the latest access of each remote thread.
+    remote: Vec<Vec<RemoteAccess>>,
     /// Per CTA: the join of its threads' clocks at exit.
     exit_acc: Vec<Vec<u32>>,
     /// Source lines by pc, for messages that name a second instruction.
@@ -911,12 +923,13 @@ impl Checker for HappensBefore {
         }
     }
 
-    fn on_remote_access(&mut self, t: u32, target: usize, pc: u32) -> Option<Issue> {
+    fn on_remote_access(&mut self, t: u32, target: usize, pc: u32, counters: Vec<u64>) -> Option<Issue> {
         let clock = self.clocks.own(t);
         let list = &mut self.remote[target];
-        match list.iter_mut().find(|a| a.0 == t) {
-            Some(a) => *a = (t, clock, pc),
-            None => list.push((t, clock, pc)),
+        let access = RemoteAccess { thread: t, clock, pc, counters };
+        match list.iter_mut().find(|a| a.thread == t) {
+            Some(a) => *a = access,
+            None => list.push(access),
         }
         // Started: some event of a thread of `target` happens before the access (every clock
         // starts at 1 on its own thread, 0 elsewhere), e.g. its arrival at a cluster barrier
@@ -952,10 +965,10 @@ impl Checker for HappensBefore {
         release_to(&mut self.exit_acc[cta], self.clocks.row(t));
     }
 
-    fn on_cta_exit(&mut self, cta: usize) -> Vec<Issue> {
+    fn on_cta_exit(&mut self, cta: usize) -> Vec<LateIssue> {
         let mut out = Vec::new();
         let exit = std::mem::take(&mut self.exit_acc[cta]);
-        for &(t, clock, pc) in &self.remote[cta] {
+        for RemoteAccess { thread: t, clock, pc, counters } in std::mem::take(&mut self.remote[cta]) {
             if exit.get(t as usize).copied().unwrap_or(0) < clock {
                 let message = format!(
                     "{} accessed CTA rank {cta}'s shared memory{}, and nothing orders that access before CTA rank \
@@ -967,18 +980,11 @@ impl Checker for HappensBefore {
                 );
                 let category = Category::ExitedCtaAccess;
                 let from = (t / self.threads_per_cta) as usize;
-                out.push(Issue {
-                    category,
-                    cta: from,
-                    thread: Some(t),
-                    barrier: None,
-                    phase: None,
-                    pc: Some(pc),
-                    message,
-                });
+                let issue =
+                    Issue { category, cta: from, thread: Some(t), barrier: None, phase: None, pc: Some(pc), message };
+                out.push(LateIssue { issue, counters: Some(counters) });
             }
         }
-        self.remote[cta].clear();
         // Stores that read this CTA's shared memory and completed, but whose issuer never
         // waited for them: only luck made them finish before the exit (the ones still in flight
         // the engine reports).
@@ -993,7 +999,8 @@ impl Checker for HappensBefore {
             let pc = self.store_pc.get(&s.op).copied();
             let from = (s.issuer / self.threads_per_cta) as usize;
             let category = Category::ExitedCtaAccess;
-            out.push(Issue { category, cta: from, thread: Some(s.issuer), barrier: None, phase: None, pc, message });
+            let issue = Issue { category, cta: from, thread: Some(s.issuer), barrier: None, phase: None, pc, message };
+            out.push(LateIssue { issue, counters: None });
         }
         out
     }

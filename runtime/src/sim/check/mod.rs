@@ -44,6 +44,15 @@ pub(crate) struct Issue {
     pub message: String,
 }
 
+/// An issue about an earlier event, found later (when a CTA exits): with the loop counters its
+/// thread had at that event, recorded then (`Engine::loop_counters`); `None` where they were not
+/// recorded, and the report names no iteration rather than the one the thread is in now.
+#[derive(Clone, Debug)]
+pub(crate) struct LateIssue {
+    pub issue: Issue,
+    pub counters: Option<Vec<u64>>,
+}
+
 /// A barrier as the checker knows it: its CTA and offset, and its dense index in the cluster
 /// (`Some` for barriers of barrier arrays: those carry a vector-clock component).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -231,15 +240,16 @@ pub(crate) trait Checker: Sized + Send {
     fn on_atomic_sync(&mut self, t: u32, loc: (usize, u64), acquire: bool, release: bool) {}
     /// Thread `t` atomically updated `[off, off+len)` (initialized; a relaxed atomic orders nothing).
     fn on_shared_atomic(&mut self, t: u32, cta: usize, off: u32, len: u32) {}
-    /// Thread `t` accessed CTA `target`'s shared memory (or barrier) from another CTA: an
-    /// issue when nothing orders the access after `target` started.
-    fn on_remote_access(&mut self, t: u32, target: usize, pc: u32) -> Option<Issue> {
+    /// Thread `t` accessed CTA `target`'s shared memory (or barrier) from another CTA at `pc`, in
+    /// the loop iterations `counters`: an issue when nothing orders the access after `target`
+    /// started.
+    fn on_remote_access(&mut self, t: u32, target: usize, pc: u32, counters: Vec<u64>) -> Option<Issue> {
         None
     }
     /// Thread `t` exited.
     fn on_thread_exit(&mut self, t: u32) {}
     /// Every thread of `cta` exited: remote accesses not ordered before that are races.
-    fn on_cta_exit(&mut self, cta: usize) -> Vec<Issue> {
+    fn on_cta_exit(&mut self, cta: usize) -> Vec<LateIssue> {
         Vec::new()
     }
 

@@ -7,7 +7,7 @@ use crate::launch::LaunchConfig;
 use crate::sim::agents::async_groups::ThreadGroups;
 use crate::sim::agents::async_op::AsyncOp;
 use crate::sim::check::progress::{CycleWatch, Epoch};
-use crate::sim::check::{BarrierKey, Checker, Geometry, Issue};
+use crate::sim::check::{BarrierKey, Checker, Geometry, Issue, LateIssue};
 use crate::sim::config::SimConfig;
 use crate::sim::engine::global_view::GlobalView;
 use crate::sim::engine::memory::SmemLayout;
@@ -263,22 +263,36 @@ impl<'a, C: Checker> Engine<'a, C> {
         BarrierRef { name, index, offset: off, cta_rank: self.exec.ctas[cta].rank }
     }
 
-    /// The counters of every `for` loop around `pc`, for thread `t`, outermost first.
-    fn loop_iterations(&self, t: u32, pc: u32) -> Vec<LoopIteration> {
+    /// The counters of every `for` loop around `pc` (those with a counter), for thread `t`
+    /// now, outermost first: what an event records for a finding reported after it.
+    pub fn loop_counters(&self, t: u32, pc: u32) -> Vec<u64> {
         let (wi, l) = self.warp_of(t);
         self.cx
             .program
             .loops_around(pc)
-            .filter_map(|lp| {
-                let reg = lp.counter?;
-                let counter = self.exec.warps.get(wi)?.regs[reg as usize * 32 + l];
-                Some(LoopIteration { loc: lp.loc, counter })
-            })
+            .filter_map(|lp| Some(self.exec.warps.get(wi)?.regs[lp.counter? as usize * 32 + l]))
             .collect()
     }
 
-    /// Record a finding.
+    /// The loops around `pc` with their counters in `counters` (from `loop_counters`).
+    fn loop_iterations(&self, pc: u32, counters: &[u64]) -> Vec<LoopIteration> {
+        let counted = self.cx.program.loops_around(pc).filter(|lp| lp.counter.is_some());
+        counted.zip(counters).map(|(lp, &counter)| LoopIteration { loc: lp.loc, counter }).collect()
+    }
+
+    /// Record a finding about the instruction its thread executes now (its loop counters are
+    /// read from the registers).
     pub fn report(&mut self, issue: Issue) {
+        let counters = match (issue.thread, issue.pc) {
+            (Some(t), Some(pc)) => Some(self.loop_counters(t, pc)),
+            _ => None,
+        };
+        self.report_late(LateIssue { issue, counters });
+    }
+
+    /// Record a finding with the loop counters its event recorded (none: no iteration named).
+    pub fn report_late(&mut self, late: LateIssue) {
+        let LateIssue { issue, counters } = late;
         let Issue { category, cta, thread: t, barrier, phase, pc, message } = issue;
         let (barrier, phase) = match barrier {
             Some((c, off)) => {
@@ -288,8 +302,8 @@ impl<'a, C: Checker> Engine<'a, C> {
             None => (None, phase),
         };
         let thread = t.map(|g| g % self.exec.threads_per_cta);
-        let loops = match (t, pc) {
-            (Some(t), Some(pc)) => self.loop_iterations(t, pc),
+        let loops = match (pc, counters) {
+            (Some(pc), Some(counters)) => self.loop_iterations(pc, &counters),
             _ => Vec::new(),
         };
         let f = Finding {

@@ -261,7 +261,7 @@ impl<C: Checker> Engine<'_, C> {
             self.check_copies_at_exit(c);
             let issues = self.checker.on_cta_exit(c);
             for i in issues {
-                self.report(i);
+                self.report_late(i);
             }
             self.tcgen05_cta_exited(c);
         }

@@ -139,7 +139,8 @@ impl<C: Checker> Engine<'_, C> {
                     self.finding(Category::InvalidInitCount, c, Some(t), Some((c, off)), Some(pc), msg);
                 }
                 let loc = self.loc(pc);
-                self.exec.ctas[c].barriers.entry(self.cx.layout, off).init(count as u32, t, pc, loc);
+                let counters = self.loop_counters(t, pc);
+                self.exec.ctas[c].barriers.entry(self.cx.layout, off).init(count as u32, t, pc, loc, counters);
                 let key = self.barrier_key(c, off);
                 self.checker.on_init(t, key);
                 self.time.effects += 1;

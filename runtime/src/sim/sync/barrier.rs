@@ -65,6 +65,8 @@ pub struct Barrier {
     pub init_by: u32,
     pub init_pc: u32,
     pub init_loc: Option<SourceLoc>,
+    /// The initializing thread's loop counters at the init (end-of-kernel findings name it).
+    pub init_counters: Vec<u64>,
     pub last: VecDeque<Arrival>,
     /// tx bytes of the current phase per instruction, and of the last completed phase.
     pub tx_sites: Vec<TxSite>,
@@ -92,7 +94,7 @@ impl Barrier {
         Barrier::default()
     }
 
-    pub fn init(&mut self, count: u32, by: u32, pc: u32, loc: Option<SourceLoc>) {
+    pub fn init(&mut self, count: u32, by: u32, pc: u32, loc: Option<SourceLoc>, counters: Vec<u64>) {
         *self = Barrier {
             inited: true,
             expected: count,
@@ -100,6 +102,7 @@ impl Barrier {
             init_by: by,
             init_pc: pc,
             init_loc: loc,
+            init_counters: counters,
             ..Barrier::default()
         };
     }
@@ -239,7 +242,7 @@ mod tests {
     #[test]
     fn phase_completes_only_when_pending_and_tx_are_zero() {
         let mut b = Barrier::default();
-        b.init(2, 0, 0, None);
+        b.init(2, 0, 0, None, Vec::new());
         assert!(!b.expect_tx(64, t(0), 0, None, 0));
         assert!(!b.arrive(1, false, t(0), None, 0).completed);
         assert!(!b.arrive(1, false, t(1), None, 0).completed, "tx 64 still pending");
@@ -254,7 +257,7 @@ mod tests {
     #[test]
     fn fresh_barrier_satisfies_parity_one_and_not_zero() {
         let mut b = Barrier::default();
-        b.init(1, 0, 0, None);
+        b.init(1, 0, 0, None, Vec::new());
         assert!(b.parity_done(1));
         assert!(!b.parity_done(0));
         assert_eq!(b.observed_for_parity(1), -1);
@@ -266,7 +269,7 @@ mod tests {
     #[test]
     fn tx_may_go_negative_before_expect_and_overflow_is_reported() {
         let mut b = Barrier::default();
-        b.init(1, 0, 0, None);
+        b.init(1, 0, 0, None, Vec::new());
         let (over, done) = b.complete_tx(16, t(0), 0, None, 0);
         assert!(!over && !done);
         assert_eq!(b.tx, -16);
@@ -278,7 +281,7 @@ mod tests {
     #[test]
     fn extra_arrival_overflows_and_arrive_drop_lowers_the_next_count() {
         let mut b = Barrier::default();
-        b.init(2, 0, 0, None);
+        b.init(2, 0, 0, None, Vec::new());
         b.expect_tx(8, t(0), 0, None, 0);
         assert!(!b.arrive(2, false, t(0), None, 0).overflow);
         assert!(b.arrive(1, false, t(0), None, 0).overflow, "pending was 0, waiting for tx");

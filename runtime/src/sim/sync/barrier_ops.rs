@@ -98,7 +98,8 @@ impl<C: Checker> Engine<'_, C> {
             self.finding(Category::ExitedCtaAccess, own, Some(t), None, Some(pc), msg);
             return false;
         }
-        let issue = self.checker.on_remote_access(t, target, pc);
+        let counters = if C::ENABLED { self.loop_counters(t, pc) } else { Vec::new() };
+        let issue = self.checker.on_remote_access(t, target, pc, counters);
         self.report_issue(issue);
         true
     }
