@@ -159,6 +159,7 @@ fn a_missing_flip_is_a_stale_parity_whether_the_wait_passes_or_blocks() {
         "CONSUMER-WAIT",
     );
     assert!(msgs.iter().all(|m| m.contains("parity 0")), "{msgs:?}");
+    assert!(msgs.iter().all(|m| !m.contains("  ")), "no runs of spaces: {msgs:?}");
 }
 
 #[test]
@@ -372,4 +373,5 @@ fn polled_ring(flip: bool) -> Kernel {
 fn a_polled_test_wait_on_a_stale_parity_is_reported() {
     let msgs = check(&polled_ring(false), &polled_ring(true), 64, Category::StaleParity, "POLL-WAIT");
     assert!(msgs.iter().all(|m| m.contains("phase ^= 1")), "{msgs:?}");
+    assert!(msgs.iter().all(|m| !m.contains("  ")), "no runs of spaces: {msgs:?}");
 }

@@ -566,3 +566,67 @@ fn a_finding_reported_after_its_loop_ended_names_the_iteration_of_its_event() {
     assert_eq!(f.loops.iter().map(|l| l.counter).collect::<Vec<_>>(), [1], "{}", rep.text());
     assert!(rep.text().contains("loop counter 1 of the loop"), "{}", rep.text());
 }
+
+/// Like `fresh_parity_consumer`, with the stage a 2-D tile in the dynamic window.
+#[phaser::kernel(target = "sm_90a")]
+fn fresh_parity_tile_consumer(out: &mut [u32]) {
+    T.require_block(64, 1, 1);
+    let full = T.alloc_barriers(1);
+    let ring = T.alloc_shared::<u32>([2, 32]);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        T.ptx.mbarrier.init(full.ptr_to([0]), 32);
+    }
+    T.cuda.cta_sync();
+    if tid < 32 {
+        let mut h = tid;
+        for i in 0..200 {
+            h = h * 31 + i;
+        }
+        out[64 + tid] = h;
+        ring[1][tid] = tid * 3;
+        T.ptx.mbarrier.arrive(full.ptr_to([0]));
+    } else {
+        T.ptx.mbarrier.try_wait(full.ptr_to([0]), 1);
+        out[tid - 32] = ring[1][tid - 32]; // READ-TILE
+    }
+}
+
+#[test]
+fn a_finding_in_a_tile_of_the_dynamic_window_names_the_tile() {
+    let d = dev(Strategy::RoundRobin, 0);
+    let out = d.alloc::<u32>(96).unwrap();
+    let k = fresh_parity_tile_consumer::kernel().unwrap();
+    let rep = d.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]).unwrap();
+    let f = finding_at(&rep, Category::UninitializedSharedRead, "READ-TILE");
+    // Element 32 of `ring` (row 1, column 0) is the first the consumer of thread 32 reads.
+    assert!(f.message.contains("reads `ring[32]` (4 bytes)"), "the tile is named: {}", f.message);
+    assert!(!rep.text().contains("dynamic_smem"), "{}", rep.text());
+}
+
+/// One thread arrives once and waits twice on parity 0: the second wait returns at once on the
+/// phase the first one consumed.
+#[phaser::kernel(target = "sm_90a")]
+fn wait_twice_on_one_phase(out: &mut [u32]) {
+    T.require_block(32, 1, 1);
+    let bar = T.alloc_barriers(1);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        T.ptx.mbarrier.init(bar.ptr_to([0]), 1);
+        T.ptx.mbarrier.arrive(bar.ptr_to([0]));
+        T.ptx.mbarrier.try_wait(bar.ptr_to([0]), 0);
+        T.ptx.mbarrier.try_wait(bar.ptr_to([0]), 0); // SECOND-WAIT
+    }
+    out[tid] = tid;
+}
+
+#[test]
+fn a_wait_on_a_consumed_phase_is_a_stale_parity_in_one_sentence() {
+    let d = dev(Strategy::RoundRobin, 0);
+    let out = d.alloc::<u32>(32).unwrap();
+    let k = wait_twice_on_one_phase::kernel().unwrap();
+    let rep = d.simulate(&k, LaunchConfig::linear(1, 32), &[Arg::buffer(&out)]).unwrap();
+    let f = finding_at(&rep, Category::StaleParity, "SECOND-WAIT");
+    assert!(f.message.contains("the wait returned at once, observing phase 0, which this thread had"), "{}", f.message);
+    assert!(!f.message.contains("  "), "no runs of spaces: {}", f.message);
+}

@@ -322,7 +322,7 @@ impl KernelBuilder {
             n += 1;
         }
         let loc = Some(self.here());
-        self.dynamic.push(DynamicAlloc { name: unique, offset, bytes, align, loc });
+        self.dynamic.push(DynamicAlloc { name: unique, elem: shape.elem, offset, bytes, align, loc });
         self.uses_dynamic_shared = true;
         let base = SharedArray {
             base: SharedBase::Dynamic { offset },

@@ -7,6 +7,8 @@ use super::source_loc::SourceLoc;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DynamicAlloc {
     pub name: String,
+    /// Its element type (findings name an address as `name[element]`).
+    pub elem: super::Type,
     pub offset: u32,
     pub bytes: u32,
     pub align: u32,

@@ -182,6 +182,15 @@ impl SmemLayout {
         let static_bytes = narrow(layout.static_bytes);
         let dynamic_base = if dynamic_bytes > 0 { narrow(layout.dynamic_base) } else { static_bytes };
         if dynamic_bytes > 0 {
+            // The tiles placed in the window by name (the first region holding an offset names
+            // it), the rest of the window as raw bytes.
+            regions.extend(k.dynamic().iter().map(|d| Region {
+                name: d.name.clone(),
+                start: dynamic_base + d.offset,
+                end: dynamic_base + d.offset + d.bytes,
+                elem_size: d.elem.size().max(1),
+                barriers: false,
+            }));
             regions.push(Region {
                 name: "dynamic_smem".into(),
                 start: dynamic_base,

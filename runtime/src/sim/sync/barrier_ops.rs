@@ -522,7 +522,9 @@ impl<C: Checker> Engine<'_, C> {
         let phase = self.exec.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.phase);
         let parity = target.parity();
         let msg = format!(
-            "thread {} waited on parity {parity} while the barrier is in phase {phase}: the wait returned at              once, observing phase {observed}, which this thread had already consumed (it last observed phase              {seen}); the parity is stale (a missing `phase ^= 1`, or a wait two phases behind)",
+            "thread {} waited on parity {parity} while the barrier is in phase {phase}: the wait returned at \
+             once, observing phase {observed}, which this thread had already consumed (it last observed phase \
+             {seen}); the parity is stale (a missing `phase ^= 1`, or a wait two phases behind)",
             t % self.exec.threads_per_cta
         );
         self.finding(Category::StaleParity, cta, Some(t), Some((cta, off)), Some(pc), msg);
