@@ -630,3 +630,62 @@ fn a_wait_on_a_consumed_phase_is_a_stale_parity_in_one_sentence() {
     assert!(f.message.contains("the wait returned at once, observing phase 0, which this thread had"), "{}", f.message);
     assert!(!f.message.contains("  "), "no runs of spaces: {}", f.message);
 }
+
+/// CUTLASS's warp-specialized producer: per iteration it acquires a stage (`empty` wait, then
+/// `arrive.expect_tx` on `full`) and completes its bytes; the consumer waits on `full` and
+/// releases `empty`. With `TAIL`, the producer ends with one more `producer_acquire` whose bytes
+/// no one completes and whose phase no one waits for (CUTLASS's `producer_tail`).
+#[phaser::kernel(target = "sm_90a")]
+fn producer_tail(out: &mut [u32], #[comptime] TAIL: u32) {
+    T.require_block(64, 1, 1);
+    let full = T.alloc_barriers(1);
+    let empty = T.alloc_barriers(1);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        T.ptx.mbarrier.init(full.ptr_to([0]), 1);
+        T.ptx.mbarrier.init(empty.ptr_to([0]), 1);
+    }
+    T.cuda.cta_sync();
+    if tid == 0 {
+        let mut phase = 0;
+        for _ in 0..2 {
+            T.ptx.mbarrier.try_wait(empty.ptr_to([0]), phase ^ 1);
+            T.ptx.mbarrier.arrive.expect_tx(full.ptr_to([0]), 16);
+            T.ptx.mbarrier.complete_tx(full.ptr_to([0]), 16);
+            phase ^= 1;
+        }
+        if TAIL == 1 {
+            T.ptx.mbarrier.try_wait(empty.ptr_to([0]), phase ^ 1);
+            T.ptx.mbarrier.arrive.expect_tx(full.ptr_to([0]), 16); // TAIL-ACQUIRE
+        }
+    } else if tid == 32 {
+        let mut phase = 0;
+        for _ in 0..2 {
+            T.ptx.mbarrier.try_wait(full.ptr_to([0]), phase);
+            T.ptx.mbarrier.arrive(empty.ptr_to([0]));
+            phase ^= 1;
+        }
+    }
+    out[tid] = tid;
+}
+
+#[test]
+fn a_barrier_left_mid_phase_with_no_waiter_is_a_warning_not_a_failed_check() {
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let out = d.alloc::<u32>(64).unwrap();
+        let rep =
+            d.simulate(&producer_tail::kernel_for(1).unwrap(), LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]);
+        let rep = rep.unwrap();
+        assert!(!rep.has_errors(), "the GPU runs CUTLASS's producer tail correctly:\n{}", rep.text());
+        let f = finding_at(&rep, Category::TxImbalance, "TAIL-ACQUIRE");
+        assert_eq!(f.severity, phaser::runtime::sim::Severity::Warning, "{}", rep.text());
+        assert_eq!(f.barrier.as_ref().map(|b| b.to_string()), Some("`full[0]`".into()), "{}", rep.text());
+        assert!(f.message.contains("no thread waiting for this phase"), "why it is harmless: {}", f.message);
+        assert!(rep.text().starts_with("simulator") && rep.text().contains("0 error(s)"), "{}", rep.text());
+        clean(
+            &d.simulate(&producer_tail::kernel_for(0).unwrap(), LaunchConfig::linear(1, 64), &[Arg::buffer(&out)])
+                .unwrap(),
+        );
+    }
+}

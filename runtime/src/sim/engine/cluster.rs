@@ -292,6 +292,15 @@ impl<'a, C: Checker> Engine<'a, C> {
 
     /// Record a finding with the loop counters its event recorded (none: no iteration named).
     pub fn report_late(&mut self, late: LateIssue) {
+        self.record(late, Severity::Error);
+    }
+
+    /// Record a warning (what the GPU runs correctly but may be a mistake), like `report_late`.
+    pub fn warn_late(&mut self, late: LateIssue) {
+        self.record(late, Severity::Warning);
+    }
+
+    fn record(&mut self, late: LateIssue, severity: Severity) {
         let LateIssue { issue, counters } = late;
         let Issue { category, cta, thread: t, barrier, phase, pc, message } = issue;
         let (barrier, phase) = match barrier {
@@ -308,7 +317,7 @@ impl<'a, C: Checker> Engine<'a, C> {
         };
         let f = Finding {
             category,
-            severity: Severity::Error,
+            severity,
             kernel: self.cx.kernel.name().to_owned(),
             cta: self.exec.ctas[cta].ctaid,
             warp: thread.map(|t| t / 32),

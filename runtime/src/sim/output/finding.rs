@@ -22,7 +22,9 @@ pub enum Category {
     ArrivalOverflow,
     /// `|tx-count|` exceeded 2^20-1.
     TxOverflow,
-    /// Bytes registered with `expect_tx` never arrived, or more arrived than were expected.
+    /// Bytes registered with `expect_tx` never arrived, or more arrived than were expected: an
+    /// error where it keeps waiters blocked, a warning where the kernel ended with no thread
+    /// waiting for the phase (the GPU runs that correctly).
     TxImbalance,
     /// A phase completed (tx-count reached 0) while bytes of a copy completing on it were still
     /// in flight: `expect_tx` registered fewer bytes than the copies deliver, so waiters are
@@ -30,7 +32,8 @@ pub enum Category {
     EarlyPhaseCompletion,
     /// `mbarrier.init` with an arrival count outside 1..=2^20-1 (e.g. 0 computed at run time).
     InvalidInitCount,
-    /// A phase had some but not all of its arrivals when the kernel ended.
+    /// A phase had some but not all of its arrivals when the kernel ended (a warning: no thread
+    /// waited for it).
     IncompletePhase,
     /// A wait on a parity whose phase this thread already consumed (ABA: a parity two
     /// phases old), e.g. a missing `phase ^= 1`: the wait returns at once on that old phase, or
