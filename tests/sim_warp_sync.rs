@@ -231,3 +231,63 @@ fn elect_sync_picks_one_leader_per_warp_whatever_the_lane_groups() {
         }
     }
 }
+
+/// CUTLASS's pipeline test producer: warp 0 elects its issuing lane once
+/// (`lane_predicate = elect_one_sync()`), and `producer_acquire` arrives on `full` only from
+/// `is_leader = thread % 128 == 0`. On the GPU the elected lane is lane 0, the leader; a
+/// simulator that elected another lane left `full` without its arrival (a deadlock the GPU
+/// never has).
+#[phaser::kernel(target = "sm_90a")]
+fn elected_producer_with_leader(src: &[u32], out: &mut [u32]) {
+    T.require_block(64, 1, 1);
+    let full = T.alloc_barriers(1);
+    let empty = T.alloc_barriers(1);
+    let tile = T.alloc_shared::<u32>([32]);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        T.ptx.mbarrier.init(full.ptr_to([0]), 1);
+        T.ptx.mbarrier.init(empty.ptr_to([0]), 32);
+        T.ptx.fence.mbarrier_init();
+    }
+    T.cuda.cta_sync();
+    if tid < 32 {
+        let lane_predicate = T.ptx.elect_sync();
+        let is_leader = tid % 128 == 0;
+        if lane_predicate {
+            let mut phase = 0;
+            for it in 0..4 {
+                T.ptx.mbarrier.try_wait(empty.ptr_to([0]), phase ^ 1);
+                if is_leader {
+                    T.ptx.mbarrier.arrive.expect_tx(full.ptr_to([0]), 128);
+                }
+                T.ptx.cp_async.bulk.g2s(T.shared_addr(tile), T.global_elem_addr(src, it * 32), 128, full.ptr_to([0]));
+                phase ^= 1;
+            }
+        }
+    } else {
+        let lane = tid - 32;
+        let mut phase = 0;
+        for it in 0..4 {
+            T.ptx.mbarrier.try_wait(full.ptr_to([0]), phase);
+            out[it * 32 + lane] = tile[lane];
+            T.ptx.mbarrier.arrive(empty.ptr_to([0]));
+            phase ^= 1;
+        }
+    }
+}
+
+#[test]
+fn elect_sync_elects_the_same_lowest_lane_every_time_under_every_scheduler() {
+    let k = elected_producer_with_leader::kernel().unwrap();
+    let input: Vec<u32> = (0..128).map(|i| i * 3 + 1).collect();
+    for s in STRATEGIES {
+        for seed in 0..8 {
+            let dev = Device::sim(SimConfig::default().with_strategy(s).with_seed(seed));
+            let src = dev.upload(&input).unwrap();
+            let out = dev.alloc::<u32>(128).unwrap();
+            let rep = dev.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&src), Arg::buffer(&out)]).unwrap();
+            assert!(rep.findings.is_empty(), "{s:?} seed {seed}:\n{}", rep.text());
+            assert_eq!(dev.download(&out).unwrap(), input, "{s:?} seed {seed}");
+        }
+    }
+}

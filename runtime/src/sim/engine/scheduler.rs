@@ -49,18 +49,6 @@ impl Scheduler {
         self.rng.random_range(0..n)
     }
 
-    /// The lane `elect.sync` picks among `mask` (the lowest in round-robin).
-    pub fn elect(&mut self, mask: u32) -> usize {
-        match self.strategy {
-            Strategy::RoundRobin => mask.trailing_zeros() as usize,
-            _ => {
-                let n = mask.count_ones() as usize;
-                let k = self.rng.random_range(0..n);
-                crate::sim::engine::warp::lanes(mask).nth(k).unwrap_or(0)
-            }
-        }
-    }
-
     /// Whether a satisfiable `try_wait` reports false anyway (hardware time limit).
     pub fn spurious_try_wait(&mut self) -> bool {
         let p = match self.strategy {

@@ -142,7 +142,7 @@ impl<C: Checker> Engine<'_, C> {
         let round = self.exec.warps[wi].warp_syncs.swap_remove(i);
         match round.kind {
             RoundKind::Elect { dst } => {
-                let leader = self.sched.elect(round.arrived);
+                let leader = elected_lane(round.arrived);
                 let regs = &mut self.exec.warps[wi].regs;
                 for l in lanes(round.arrived) {
                     regs[dst as usize * 32 + l] = (l == leader) as u64;
@@ -237,4 +237,13 @@ impl<C: Checker> Engine<'_, C> {
         }
         s
     }
+}
+
+/// The lane `elect.sync` elects among the lanes `members` that executed it. Not a scheduling
+/// choice: "election of a leader thread happens deterministically, i.e. the same leader thread
+/// is elected for the same membermask every time" (PTX ISA, `elect.sync`), and the hardware
+/// elects the lowest one, which code such as CUTLASS's (`is_leader = thread % 128 == 0` beside
+/// `elect_one_sync()`) relies on.
+fn elected_lane(members: u32) -> usize {
+    members.trailing_zeros() as usize
 }
