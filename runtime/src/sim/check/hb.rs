@@ -162,7 +162,8 @@ impl HappensBefore {
                 cta: (e.thread / tpc) as usize,
                 thread: Some(e.thread),
                 barrier: Some((e.bar.cta, e.bar.off)),
-                phase: None,
+                // The phase released (the barrier's phase now is later).
+                phase: e.phase,
                 pc: Some(e.pc),
                 message: format!(
                     "{} released {} before a wgmma.wait_group retired {what}, which reads this stage ({state}): the \
@@ -472,6 +473,7 @@ impl Checker for HappensBefore {
             b.arrived.resize(threads, u64::MAX);
         }
         b.arrived[t as usize] = phase;
+        self.tensor.arrival_phase(t, bar, phase);
     }
 
     fn last_arrival_phase(&self, t: u32, bar: BarrierKey) -> Option<u64> {

@@ -17,6 +17,9 @@ pub(crate) struct EarlyRelease {
     /// The thread's clock at the arrival (what an acquirer of it sees).
     pub clock: u32,
     pub pc: u32,
+    /// The phase the arrival counted toward: the phase it released (set by `arrival_phase`,
+    /// which the engine reports right after the arrival).
+    pub phase: Option<u64>,
 }
 
 /// One wgmma's operand bytes.
@@ -87,7 +90,16 @@ impl TensorReads {
                 if r.early.len() == EARLY_KEPT {
                     r.early.remove(0);
                 }
-                r.early.push(EarlyRelease { thread: t, bar, clock, pc });
+                r.early.push(EarlyRelease { thread: t, bar, clock, pc, phase: None });
+            }
+        }
+    }
+
+    /// Thread `t`'s arrival on `bar` just recorded by `arrival` counted toward `phase`.
+    pub fn arrival_phase(&mut self, t: u32, bar: BarrierKey, phase: u64) {
+        for r in &mut self.reads {
+            if let Some(e) = r.early.iter_mut().rev().find(|e| e.thread == t && e.bar == bar) {
+                e.phase.get_or_insert(phase);
             }
         }
     }
@@ -155,6 +167,7 @@ mod tests {
         t.issue(read(1));
         // Thread 128 releases at clock 3 before retiring; retires at clock 4.
         t.arrival(128, &[0; 300], bar(), 3, 42);
+        t.arrival_phase(128, bar(), 5);
         t.observed(128, 4, 1);
         let mut row = vec![0u32; 300];
         row[128] = 3; // the producer acquired the release, not the retirement
@@ -162,6 +175,7 @@ mod tests {
         assert_eq!(c.read.id, 1);
         let e = c.culprit.expect("the early release");
         assert_eq!((e.thread, e.pc), (128, 42));
+        assert_eq!(e.phase, Some(5), "the phase it released, for the finding's header");
         // Bytes outside the read, another CTA, or no read at all: nothing.
         let mut t = TensorReads::default();
         t.issue(read(2));
