@@ -375,3 +375,62 @@ fn a_polled_test_wait_on_a_stale_parity_is_reported() {
     assert!(msgs.iter().all(|m| m.contains("phase ^= 1")), "{msgs:?}");
     assert!(msgs.iter().all(|m| !m.contains("  ")), "no runs of spaces: {msgs:?}");
 }
+
+// ---------------------------------------------------------------------------------------
+// A consumer that gates nothing falls two phases behind: thread 32 consumes every phase of
+// `full` and releases `empty`, which the producer waits on; thread 64 also reads `full` but
+// releases nothing, so after its first phase the producer runs ahead of it. Its next wait, on
+// parity 1, finds the barrier in phase 3 (parity 1 again) and waits for a phase that never
+// comes (the 2-CTA-cluster CUTLASS case, in one CTA).
+
+#[phaser::kernel(target = "sm_90a")]
+fn consumer_two_phases_behind(out: &mut [u32]) {
+    T.require_block(96, 1, 1);
+    let full = T.alloc_barriers(1);
+    let empty = T.alloc_barriers(1);
+    let go = T.alloc_barriers(1);
+    let done = T.alloc_barriers(1);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        T.ptx.mbarrier.init(full.ptr_to([0]), 1);
+        T.ptx.mbarrier.init(empty.ptr_to([0]), 1);
+        T.ptx.mbarrier.init(go.ptr_to([0]), 1);
+        T.ptx.mbarrier.init(done.ptr_to([0]), 1);
+    }
+    T.cuda.cta_sync();
+    if tid == 0 {
+        for i in 0..3 {
+            T.ptx.mbarrier.try_wait(empty.ptr_to([0]), (i & 1) ^ 1);
+            if i == 1 {
+                T.ptx.mbarrier.try_wait(go.ptr_to([0]), 0);
+            }
+            T.ptx.mbarrier.arrive(full.ptr_to([0]));
+        }
+    } else if tid == 32 {
+        for i in 0..3 {
+            T.ptx.mbarrier.try_wait(full.ptr_to([0]), i & 1);
+            T.ptx.mbarrier.arrive(empty.ptr_to([0]));
+        }
+        T.ptx.mbarrier.arrive(done.ptr_to([0]));
+    } else if tid == 64 {
+        T.ptx.mbarrier.try_wait(full.ptr_to([0]), 0);
+        T.ptx.mbarrier.arrive(go.ptr_to([0]));
+        T.ptx.mbarrier.try_wait(done.ptr_to([0]), 0);
+        T.ptx.mbarrier.try_wait(full.ptr_to([0]), 1); // STALE-WAIT
+    }
+    out[tid] = tid;
+}
+
+#[test]
+fn a_consumer_two_phases_behind_is_reported_as_a_stale_wait_not_only_a_deadlock() {
+    let k = consumer_two_phases_behind::kernel().unwrap();
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let rep = run(&k, 96, s, i as u64);
+        let f = finding_at(&rep, Category::Deadlock, "STALE-WAIT");
+        assert_eq!(f.thread, Some(64), "{}", rep.text());
+        assert!(f.message.contains("the wait is 2 phases stale"), "{}", f.message);
+        assert!(f.message.contains("parity 1 was meant for phase 1"), "{}", f.message);
+        assert!(f.message.contains("completed phases 1-2 since without this thread"), "{}", f.message);
+        assert!(f.message.contains("now names phase 3"), "{}", f.message);
+    }
+}

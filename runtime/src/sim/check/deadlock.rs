@@ -197,11 +197,12 @@ impl<C: Checker> Engine<'_, C> {
                             Some(b) if b.invalidated => "barrier was invalidated".into(),
                             _ => "barrier is not initialized".into(),
                         };
+                        let behind = self.phases_behind(t, cta as usize, off, target);
                         (
                             format!("mbar {cta} {off} {what} {pc}"),
                             Some((cta as usize, off)),
                             pc,
-                            format!("blocked since tick {since}, waiting for {what}; {state}"),
+                            format!("blocked since tick {since}, waiting for {what}; {state}{behind}"),
                         )
                     }
                     WaitFor::NamedBarrier { id, pc, .. } => {
@@ -326,6 +327,36 @@ impl<C: Checker> Engine<'_, C> {
             }
         }
         self.abort = true;
+    }
+
+    /// What a thread blocked on a parity wait of `(cta, off)` missed: when the barrier completed
+    /// two or more phases since the last one the thread observed, its wait is that many phases
+    /// stale (the parity names a phase still to come, not the one it meant), e.g. a consumer
+    /// whose arrivals gate nothing, so its producer ran ahead. Empty otherwise.
+    fn phases_behind(&self, t: u32, cta: usize, off: u32, target: WaitTarget) -> String {
+        let WaitTarget::Parity(parity) = target else { return String::new() };
+        let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off).filter(|b| b.usable()) else {
+            return String::new();
+        };
+        if !C::ENABLED {
+            return String::new();
+        }
+        let seen = self.checker.last_observed(t, self.barrier_key(cta, off)).unwrap_or(-1);
+        let meant = seen + 1;
+        let stale = b.phase as i64 - meant;
+        if stale < 2 {
+            return String::new();
+        }
+        let last = if seen < 0 { "none (this is its first wait)".to_string() } else { format!("phase {seen}") };
+        format!(
+            "\nthe wait is {stale} phases stale: the last phase this thread observed is {last}, so parity {parity} \
+             was meant for phase {meant}, but the barrier has completed phases {meant}-{} since without this thread; \
+             parity {parity} now names phase {}, which no arrival will complete. The thread fell {stale} phases \
+             behind its barrier: nothing it does holds the arriving side back (its own arrivals, if any, gate no \
+             wait of theirs), so they ran ahead and finished",
+            b.phase - 1,
+            b.phase
+        )
     }
 
     /// Whether a thread at `pc` can still reach an instruction that arrives on (or completes
