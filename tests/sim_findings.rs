@@ -116,6 +116,11 @@ fn late_remote_release(out: &mut [u32], #[comptime] FINAL_SYNC: u32) {
     if FINAL_SYNC == 1 {
         T.cuda.cluster_sync();
     }
+    if FINAL_SYNC == 2 {
+        // CUTLASS's persistent tail: a relaxed arrive orders the remote arrive before nothing.
+        T.ptx.barrier.cluster.arrive_relaxed();
+        T.ptx.barrier.cluster.wait();
+    }
 }
 
 #[test]
@@ -128,6 +133,21 @@ fn a_remote_arrive_into_an_exited_cta_is_reported() {
         let f = finding_at(&rep, Category::ExitedCtaAccess, "REMOTE-ARRIVE");
         assert_eq!(f.cta, [1, 0, 0], "reported in the arriving CTA:\n{}", rep.text());
         assert!(f.message.contains("CTA rank 0"), "{}", f.message);
+    }
+}
+
+#[test]
+fn a_relaxed_final_cluster_arrive_quotes_the_rule_and_the_fix() {
+    let k = late_remote_release::kernel_for(2).unwrap();
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let out = d.alloc::<u32>(1).unwrap();
+        let rep = d.simulate(&k, LaunchConfig::linear(2, 32), &[Arg::buffer(&out)]).unwrap();
+        let f = finding_at(&rep, Category::ExitedCtaAccess, "REMOTE-ARRIVE");
+        assert_eq!(f.cta, [1, 0, 0], "reported in the arriving CTA:\n{}", rep.text());
+        assert!(f.message.contains("`barrier.cluster.arrive.relaxed`, which orders no memory access"), "{}", f.message);
+        assert!(f.message.contains("no memory ordering and visibility guarantees"), "the rule: {}", f.message);
+        assert!(f.message.contains("Fix: a release arrive"), "the fix: {}", f.message);
     }
 }
 

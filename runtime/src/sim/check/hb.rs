@@ -68,6 +68,9 @@ struct RemoteAccess {
     pc: u32,
     /// Its loop counters at the access (the finding, at the CTA's exit, names that iteration).
     counters: Vec<u64>,
+    /// The thread made a `barrier.cluster.arrive.relaxed` after the access (which orders it
+    /// before nothing).
+    relaxed_arrive_after: bool,
 }
 
 /// A TMA store whose source reading completed but whose issuer has not observed it.
@@ -572,7 +575,11 @@ impl Checker for HappensBefore {
     }
 
     fn on_cluster_arrive(&mut self, t: u32, relaxed: bool) {
-        if !relaxed {
+        if relaxed {
+            for a in self.remote.iter_mut().flatten().filter(|a| a.thread == t) {
+                a.relaxed_arrive_after = true;
+            }
+        } else {
             release_to(&mut self.cluster_acc, self.clocks.row(t));
             self.clocks.tick(t);
         }
@@ -928,7 +935,7 @@ impl Checker for HappensBefore {
     fn on_remote_access(&mut self, t: u32, target: usize, pc: u32, counters: Vec<u64>) -> Option<Issue> {
         let clock = self.clocks.own(t);
         let list = &mut self.remote[target];
-        let access = RemoteAccess { thread: t, clock, pc, counters };
+        let access = RemoteAccess { thread: t, clock, pc, counters, relaxed_arrive_after: false };
         match list.iter_mut().find(|a| a.thread == t) {
             Some(a) => *a = access,
             None => list.push(access),
@@ -970,16 +977,33 @@ impl Checker for HappensBefore {
     fn on_cta_exit(&mut self, cta: usize) -> Vec<LateIssue> {
         let mut out = Vec::new();
         let exit = std::mem::take(&mut self.exit_acc[cta]);
-        for RemoteAccess { thread: t, clock, pc, counters } in std::mem::take(&mut self.remote[cta]) {
+        for RemoteAccess { thread: t, clock, pc, counters, relaxed_arrive_after } in
+            std::mem::take(&mut self.remote[cta])
+        {
             if exit.get(t as usize).copied().unwrap_or(0) < clock {
-                let message = format!(
-                    "{} accessed CTA rank {cta}'s shared memory{}, and nothing orders that access before CTA rank \
-                     {cta} exited (its threads never waited for it): the access may land in a CTA that has already \
-                     exited (undefined behaviour; a final cluster barrier — `barrier.cluster.arrive` + `wait` — \
-                     prevents it)",
-                    self.who(t),
-                    self.at(pc)
-                );
+                let message = if relaxed_arrive_after {
+                    format!(
+                        "{} accessed CTA rank {cta}'s shared memory{}, and what follows it before CTA rank {cta} \
+                         exited is a `barrier.cluster.arrive.relaxed`, which orders no memory access before it: \
+                         \"the optional .relaxed qualifier on barrier.cluster.arrive specifies that there are no \
+                         memory ordering and visibility guarantees provided for the memory accesses performed prior \
+                         to barrier.cluster.arrive\" (PTX ISA, barrier.cluster). So the access may land in a CTA that \
+                         has already exited (undefined behaviour). Fix: a release arrive after the access \
+                         (`barrier.cluster.arrive`, which is `.release` by default: `cluster_arrive()`, not \
+                         `cluster_arrive_relaxed()`) before the cluster wait that keeps CTA rank {cta} alive",
+                        self.who(t),
+                        self.at(pc)
+                    )
+                } else {
+                    format!(
+                        "{} accessed CTA rank {cta}'s shared memory{}, and nothing orders that access before CTA \
+                         rank {cta} exited (its threads never waited for it): the access may land in a CTA that has \
+                         already exited (undefined behaviour; a final cluster barrier — `barrier.cluster.arrive` + \
+                         `wait` — prevents it)",
+                        self.who(t),
+                        self.at(pc)
+                    )
+                };
                 let category = Category::ExitedCtaAccess;
                 let from = (t / self.threads_per_cta) as usize;
                 let issue =
