@@ -454,3 +454,100 @@ fn later_ops_build_and_assemble() {
     // The inline PTX's scope, with the comment saying whose it is.
     assert!(ptx.lines().any(|l| l.trim() == "{ // inline PTX"), "{ptx}");
 }
+
+/// `%cluster_ctaid.{x,y,z}`, an independent copy of a pipeline state, and `advance` by a
+/// run-time count, in a 4x2 grid of 2x2 clusters.
+#[phaser::kernel(target = "sm_90a")]
+fn cluster_coords_and_states(out: &mut [u32], n: u32) {
+    T.require_block(32, 1, 1);
+    T.cluster_dims(2, 2, 1);
+    let pipe = T.pipeline.new(3, 1);
+    let st = T.pipeline.producer_state(pipe);
+    let copy = T.pipeline.clone_state(st);
+    T.pipeline.advance(copy, n);
+    if T.thread_idx() == 0 {
+        let b = (T.block_idx() + T.block_idx_y() * T.grid_dim()) * 4;
+        out[b] = T.cluster_ctaid() + 10 * T.cluster_ctaid_y() + 100 * T.cluster_ctaid_z();
+        out[b + 1] = T.pipeline.stage(st);
+        out[b + 2] = T.pipeline.phase(st);
+        out[b + 3] = T.pipeline.stage(copy) + 10 * (T.pipeline.phase(copy) ^ T.pipeline.phase(st));
+    }
+}
+
+#[test]
+fn cluster_ctaid_clone_state_and_a_run_time_advance_in_the_simulator() {
+    use phaser::runtime::sim::{SimConfig, Strategy};
+    let k = cluster_coords_and_states::kernel().unwrap();
+    let ptx = cluster_coords_and_states::ptx().unwrap();
+    for inst in ["mov.u32 %r*, %cluster_ctaid.x", "mov.u32 %r*, %cluster_ctaid.y", "div.u64 %rd*, %rd*, 3"] {
+        assert!(ptx_text::has(&ptx, inst), "{inst} missing:\n{ptx}");
+    }
+    if let Err(msg) = phaser::codegen::ptxas::assemble(&phaser::codegen::ptxas::require(), &ptx, "sm_90a") {
+        panic!("ptxas:\n{msg}\n{ptx}");
+    }
+    // `n` stages on from stage 0: stage n % 3, the parity flipped once per wrap (n / 3 wraps).
+    for n in [0u32, 1, 4, 7, 8] {
+        let dev = phaser::Device::sim(SimConfig::default().with_strategy(Strategy::Random).with_seed(n as u64));
+        let out = dev.upload(&[u32::MAX; 32]).unwrap();
+        let launch = phaser::LaunchConfig { grid: [4, 2, 1], ..phaser::LaunchConfig::linear(1, 32) };
+        let rep = dev.simulate(&k, launch, &[phaser::Arg::buffer(&out), phaser::Arg::scalar(n)]).unwrap();
+        assert!(rep.findings.is_empty(), "n = {n}:\n{}", rep.text());
+        let out = dev.download(&out).unwrap();
+        for (b, cta) in out.chunks(4).enumerate() {
+            let (bx, by) = (b as u32 % 4, b as u32 / 4);
+            assert_eq!(cta[0], bx % 2 + 10 * (by % 2), "n = {n}: CTA ({bx}, {by})'s %cluster_ctaid");
+            assert_eq!(cta[1], 0, "n = {n}: the original state stays at stage 0");
+            assert_eq!(cta[3], n % 3 + 10 * ((n / 3) % 2), "n = {n}: the copy's stage and parity flip");
+        }
+    }
+}
+
+/// CTA rank 0 registers `BYTES` on its `full` barrier; CTA rank 1 completes 16 of them on it
+/// remotely (`mapa` + `mbarrier.complete_tx.shared::cluster`), and rank 0 waits for the phase.
+#[phaser::kernel(target = "sm_90a")]
+fn remote_complete_tx(out: &mut [u32], #[comptime] BYTES: u32) {
+    T.require_block(32, 1, 1);
+    T.cluster_dims(2, 1, 1);
+    let full = T.alloc_barriers(1);
+    let tid = T.thread_idx();
+    let rank = T.cluster_cta_rank();
+    if tid == 0 {
+        T.ptx.mbarrier.init(full.ptr_to([0]), 1);
+        T.ptx.fence.mbarrier_init();
+    }
+    T.cuda.cluster_sync();
+    if tid == 0 && rank == 0 {
+        T.ptx.mbarrier.arrive.expect_tx(full.ptr_to([0]), BYTES);
+    }
+    if tid == 0 && rank == 1 {
+        let peer = T.ptx.mapa(full.ptr_to([0]), 0);
+        T.ptx.mbarrier.complete_tx_remote(peer, 16);
+    }
+    if rank == 0 {
+        T.ptx.mbarrier.try_wait(full.ptr_to([0]), 0);
+        out[tid] = tid + 1;
+    }
+    T.cuda.cluster_sync();
+}
+
+#[test]
+fn complete_tx_on_a_remote_ctas_barrier_completes_its_phase() {
+    use phaser::runtime::sim::{Category, SimConfig, Strategy};
+    let ptx = remote_complete_tx::ptx_for(16).unwrap();
+    assert!(ptx_text::has(&ptx, "mbarrier.complete_tx.relaxed.cluster.shared::cluster.b64 [%r*], 16"), "{ptx}");
+    if let Err(msg) = phaser::codegen::ptxas::assemble(&phaser::codegen::ptxas::require(), &ptx, "sm_90a") {
+        panic!("ptxas:\n{msg}\n{ptx}");
+    }
+    for strategy in [Strategy::RoundRobin, Strategy::Random, Strategy::Adversarial] {
+        let dev = phaser::Device::sim(SimConfig::default().with_strategy(strategy).with_seed(3));
+        let out = dev.upload(&[0u32; 32]).unwrap();
+        let k = remote_complete_tx::kernel_for(16).unwrap();
+        let rep = dev.simulate(&k, phaser::LaunchConfig::linear(2, 32), &[phaser::Arg::buffer(&out)]).unwrap();
+        assert!(rep.findings.is_empty(), "{strategy:?}:\n{}", rep.text());
+        assert_eq!(dev.download(&out).unwrap(), (1..=32).collect::<Vec<u32>>());
+        // 32 bytes registered, 16 completed: rank 0 waits forever, and the count is named.
+        let k = remote_complete_tx::kernel_for(32).unwrap();
+        let rep = dev.simulate(&k, phaser::LaunchConfig::linear(2, 32), &[phaser::Arg::buffer(&out)]).unwrap();
+        assert!(rep.has(Category::Deadlock) && rep.has(Category::TxImbalance), "{strategy:?}:\n{}", rep.text());
+    }
+}

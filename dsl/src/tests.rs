@@ -311,3 +311,24 @@ fn a_variadic_kernel_is_refused() {
     assert_eq!(errs, ["a kernel cannot be variadic (`...`): declare each parameter"]);
     assert!(errors_of("fn k(out: &mut [u32]) { out[0] = 1; }").is_empty());
 }
+
+#[test]
+fn a_pipeline_state_is_not_aliased_by_let_and_clone_state_copies_it() {
+    let kernel = |body: &str| {
+        format!(
+            "#[phaser::kernel(target = \"sm_90a\")] fn k(out: &mut [u32]) {{
+                let pipe = T.pipeline.new(2, 1);
+                let st = T.pipeline.producer_state(pipe);
+                {body}
+                T.pipeline.advance(copy);
+                out[0] = T.pipeline.stage(st);
+            }}"
+        )
+    };
+    assert_eq!(
+        check_messages(&kernel("let copy = st;")),
+        ["a pipeline state is not copied by `let`: `copy` would be another name for `st` (advancing one moves \
+          both); use `st` itself, or make an independent copy with `T.pipeline.clone_state(st)`"]
+    );
+    assert_eq!(check_messages(&kernel("let copy = T.pipeline.clone_state(st);")), Vec::<String>::new());
+}

@@ -237,6 +237,14 @@ impl KernelBuilder {
         self.push(MbarrierOp::CompleteTx { bar: bar.addr, bytes, scope: Scope::Cta, space: BarSpace::Cta });
     }
 
+    /// `tx -= bytes` on a barrier of another CTA of the cluster (a `T.ptx.mapa` barrier,
+    /// `.shared::cluster` at cluster scope: CUTLASS's `complete_transaction(dst_cta, bytes)`).
+    #[track_caller]
+    pub fn mbarrier_complete_tx_remote(&mut self, bar: RemoteBarrier, bytes: Value) {
+        let bytes = self.count_operand("tx byte count", bytes);
+        self.push(MbarrierOp::CompleteTx { bar: bar.addr, bytes, scope: Scope::Cluster, space: BarSpace::Cluster });
+    }
+
     #[track_caller]
     fn parity_operand(&mut self, parity: Value) -> Value {
         match parity {

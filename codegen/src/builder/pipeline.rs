@@ -199,20 +199,36 @@ impl PipelineState {
             }
             return;
         }
-        let s = *self;
+        k.at_caller(|k| self.advance_arith(k, Value::u64(n)))
+    }
+
+    /// Advance `n` times, `n` a constant (`advance_by`) or a run-time u32: `index + n` in 64
+    /// bits, the parity flipped once per wrap (`(index + n) / S` wraps).
+    #[track_caller]
+    pub fn advance_by_value(&self, k: &mut KernelBuilder, n: Value) {
+        if let Some(c) = n.as_imm_i128().and_then(|c| u32::try_from(c).ok()) {
+            return self.advance_by(k, c);
+        }
         k.at_caller(|k| {
-            let i = k.cvt(Value::Reg(s.index), Type::U64);
-            let t = k.add(i, Value::u64(n));
-            let stages = Value::u64(s.stages.max(1) as u64);
-            let wraps = k.div(t, stages);
-            let idx = k.rem(t, stages);
-            let idx = k.cvt(idx, Type::U32);
-            k.assign(s.index, idx);
-            let odd = k.and(wraps, Value::u64(1));
-            let flip = k.cvt(odd, Type::U32);
-            let ph = k.xor(Value::Reg(s.phase), flip);
-            k.assign(s.phase, ph);
+            let n = k.cvt(n, Type::U64);
+            self.advance_arith(k, n)
         })
+    }
+
+    /// `index + n` (`n` a u64) in 64 bits, the parity flipped once per wrap at S.
+    fn advance_arith(&self, k: &mut KernelBuilder, n: Value) {
+        let s = *self;
+        let i = k.cvt(Value::Reg(s.index), Type::U64);
+        let t = k.add(i, n);
+        let stages = Value::u64(s.stages.max(1) as u64);
+        let wraps = k.div(t, stages);
+        let idx = k.rem(t, stages);
+        let idx = k.cvt(idx, Type::U32);
+        k.assign(s.index, idx);
+        let odd = k.and(wraps, Value::u64(1));
+        let flip = k.cvt(odd, Type::U32);
+        let ph = k.xor(Value::Reg(s.phase), flip);
+        k.assign(s.phase, ph);
     }
 
     /// An independent copy (new registers holding the current values).

@@ -42,6 +42,11 @@ impl KernelBuilder {
         let t = self.thread_idx(Dim::X);
         self.shr(t, Value::u32(7))
     }
+    /// `%cluster_ctaid.{x,y,z}`: this CTA's coordinates in its cluster.
+    #[track_caller]
+    pub fn cluster_ctaid(&mut self, d: Dim) -> Value {
+        self.special(SpecialReg::ClusterCtaid(d))
+    }
     #[track_caller]
     pub fn cluster_cta_rank(&mut self) -> Value {
         self.special(SpecialReg::ClusterCtaRank)

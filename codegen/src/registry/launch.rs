@@ -33,6 +33,12 @@ ops! {
     "warp_idx" ["cutlass:canonical_warp_idx"] () -> U32 = |k, call| k.warp_idx();
     /// `tid.x / 128`
     "warpgroup_idx" ["cutlass:canonical_warp_group_idx"] () -> U32 = |k, call| k.warpgroup_idx();
+    /// `%cluster_ctaid.x`
+    "cluster_ctaid" () -> U32 = |k, call| k.cluster_ctaid(Dim::X);
+    /// `%cluster_ctaid.y`
+    "cluster_ctaid_y" () -> U32 = |k, call| k.cluster_ctaid(Dim::Y);
+    /// `%cluster_ctaid.z`
+    "cluster_ctaid_z" () -> U32 = |k, call| k.cluster_ctaid(Dim::Z);
     /// `%cluster_ctarank`
     "cluster_cta_rank" ["cute:block_rank_in_cluster"] () -> U32 = |k, call| k.cluster_cta_rank();
     /// `%cluster_nctarank`

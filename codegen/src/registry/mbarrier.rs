@@ -52,6 +52,9 @@ ops! {
     /// `tx -= bytes` (what a copy engine does)
     "ptx.mbarrier.complete_tx" ["cutlass:ClusterTransactionBarrier::complete_transaction"] (bar: Barrier, bytes: TxBytes) -> Unit
         = |k, call| k.mbarrier_complete_tx(bar, bytes);
+    /// `tx -= bytes` on a `T.ptx.mapa` barrier of another CTA (`.shared::cluster`, cluster scope)
+    "ptx.mbarrier.complete_tx_remote" (rbar: RemoteBarrier, bytes: TxBytes) -> Unit
+        = |k, call| k.mbarrier_complete_tx_remote(rbar, bytes);
     /// block until the phase with this parity completed (a `try_wait.parity` loop)
     "ptx.mbarrier.try_wait" ["gluon:mbarrier.wait", "cutlass:ClusterBarrier::wait"] (bar: Barrier, parity: Parity) -> Unit
         = |k, call| k.mbarrier_wait(bar, parity);

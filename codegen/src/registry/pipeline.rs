@@ -50,8 +50,13 @@ ops! {
     /// wait for the consumers' last releases so the CTA does not exit with copies in flight
     "pipeline.producer_tail" ["cutlass:PipelineTmaAsync::producer_tail"] (pipe: Pipeline, state: PipelineState) -> Unit
         = |k, call| pipe.producer_tail(k, &state);
-    /// next stage (`n` stages on); the parity flips whenever the index wraps at S
-    "pipeline.advance" (state: PipelineState; n: Const = 2) -> Unit = |k, call| state.advance_by(k, n.unwrap_or(1));
+    /// an independent copy of a state (new registers; advancing one leaves the other)
+    "pipeline.clone_state" (state: PipelineState) -> PipelineState = |k, call| state.clone_into_new(k);
+    /// next stage (`n` stages on, `n` a constant or a run-time u32); the parity flips whenever the index wraps at S
+    "pipeline.advance" (state: PipelineState; n: U32 = 2) -> Unit = |k, call| match n {
+        Some(n) => state.advance_by_value(k, n),
+        None => state.advance(k),
+    };
     /// one non-blocking try at `producer_acquire`: true if the stage is empty now (CUTLASS's token)
     "pipeline.producer_try_acquire" ["cutlass:PipelineTmaAsync::producer_try_acquire"] (pipe: Pipeline, state: PipelineState) -> Bool
         = |k, call| pipe.producer_try_acquire(k, &state);

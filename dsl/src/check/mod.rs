@@ -452,6 +452,18 @@ impl Checker<'_> {
                 format!("a register array is not copied: index `{name}` itself (`{name}[i]`), or make a new one with `T.registers`"),
             );
         }
+        // A pipeline state is its registers: a second name would alias them, so advancing one
+        // name would move the other.
+        if let (ExprKind::Var { name, .. }, Ty::PipelineState) = (&l.init.kind, ty) {
+            self.errs.at(
+                l.init.sp,
+                format!(
+                    "a pipeline state is not copied by `let`: `{}` would be another name for `{name}` (advancing one \
+                     moves both); use `{name}` itself, or make an independent copy with `T.pipeline.clone_state({name})`",
+                    l.name
+                ),
+            );
+        }
         let ty =
             match l.ty {
                 Some((want, wsp)) => {
