@@ -54,6 +54,12 @@ const PRODUCER_LAPS: &str = "without its wait the producer either overwrites a s
                              race) or runs a full ring ahead, so the consumer finds phases completed that nobody \
                              observed (arrival-overflow)";
 
+/// Why a consumer's missing `full` wait of a multicast pipeline shows as one of two findings.
+const CONSUMER_RUNS_AHEAD: &str = "without its wait the consumer reads each stage either after the multicast landed but \
+                                   unordered with it (async-read-race) or before any byte landed \
+                                   (uninitialized-shared-read), releasing phases the producer then skips \
+                                   (wrong-parity)";
+
 /// Why a missing `bar.sync` after the inits shows as one of two findings.
 const INIT_RACE: &str = "without the `bar.sync` a warp may use the barrier after thread 0's init but unordered with \
                          it (init-visibility), or before it (uninitialized-barrier, noting the later init)";
@@ -379,7 +385,7 @@ pub fn mutants() -> Vec<Mutant> {
         m(c2, at(MOV_IMM, "let st = pipe.consumer_start_state(k);").nth(1, 2), FlipBit(Role::Source), WrongParity),
         m(c2, at(WARP_SYNC, "pipe.consumer_release(k, &st);"), Delete, AsyncWriteRace),
         m(c2, at(CLUSTER_ARRIVE, "k.cluster_sync();"), Delete, Deadlock),
-        m(c2, at(WAIT, "pipe.consumer_wait(k, &st);"), Delete, AsyncReadRace),
+        m(c2, at(WAIT, "pipe.consumer_wait(k, &st);"), Delete, AsyncReadRace).race(CONSUMER_RUNS_AHEAD),
         m(c2, at(WAIT, "pipe.producer_acquire(k, &st);"), Delete, AsyncWriteRace),
         m(c2, at(XOR, "st.advance(k);").nth(1, 2), skip_flip(), StaleParity),
         m(c4, at(TMA_LOAD_MULTICAST, "k.tma_load_multicast("), SetImm(Role::Mask, 0b0111), TxImbalance),
