@@ -709,3 +709,42 @@ fn a_barrier_left_mid_phase_with_no_waiter_is_a_warning_not_a_failed_check() {
         );
     }
 }
+
+/// A warp-specialized register split (CUTLASS's `warpgroup_reg_dealloc<40>` /
+/// `warpgroup_reg_alloc<232>`): 3 warpgroups launched with 168 registers per thread. With
+/// `DEC`, the producer warpgroup gives registers back first, so the two consumer warpgroups'
+/// 232 fit (4 x 40 + 8 x 232 = 12 x 168); without it they over-subscribe the pool, and the
+/// consumer warps that find no room wait at `setmaxnreg.inc` forever (tilelang #2406).
+#[phaser::kernel(target = "sm_90a")]
+fn register_split(out: &mut [u32], #[comptime] DEC: u32) {
+    T.require_block(384, 1, 1);
+    T.max_registers(168);
+    let wg = T.warpgroup_idx();
+    if wg == 0 {
+        if DEC == 1 {
+            T.ptx.setmaxnreg.dec(40);
+        }
+    } else {
+        T.ptx.setmaxnreg.inc(232); // CONSUMER-INC
+    }
+    T.cuda.cta_sync();
+    out[T.thread_idx()] = wg;
+}
+
+#[test]
+fn a_register_split_that_over_subscribes_the_pool_hangs_at_its_setmaxnreg() {
+    let line = line_of("CONSUMER-INC");
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let out = d.alloc::<u32>(384).unwrap();
+        let launch = LaunchConfig::linear(1, 384);
+        let rep = d.simulate(&register_split::kernel_for(0).unwrap(), launch, &[Arg::buffer(&out)]).unwrap();
+        let f = rep.findings.iter().find(|f| f.category == Category::Deadlock && f.loc.map(|l| l.line) == Some(line));
+        let f = f.unwrap_or_else(|| panic!("no deadlock at the setmaxnreg.inc:\n{}", rep.text()));
+        assert!(f.message.contains("waits at `setmaxnreg.inc` for 232 registers per thread"), "{}", f.message);
+        assert!(f.message.contains("over-subscribe"), "{}", f.message);
+        clean(&d.simulate(&register_split::kernel_for(1).unwrap(), launch, &[Arg::buffer(&out)]).unwrap());
+        let want: Vec<u32> = (0..384).map(|t| t / 128).collect();
+        assert_eq!(d.download(&out).unwrap(), want, "{s:?}");
+    }
+}

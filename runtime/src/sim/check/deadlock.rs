@@ -239,6 +239,24 @@ impl<C: Checker> Engine<'_, C> {
                     WaitFor::WgmmaConverge { pc } => {
                         (format!("wgmma-converge {wi} {pc}"), None, pc, self.describe_wgmma_converge(wi))
                     }
+                    WaitFor::RegisterPool { count, pc } => {
+                        let per_warp = self.cx.kernel.bounds().maxnreg.unwrap_or(0);
+                        let warps = self.exec.warps.iter().filter(|x| x.cta == w.cta).count() as u32;
+                        let free = self.register_pool_free(wi);
+                        (
+                            format!("setmaxnreg {pc} {count}"),
+                            None,
+                            pc,
+                            format!(
+                                "waits at `setmaxnreg.inc` for {count} registers per thread, but its CTA's pool \
+                                 (the launch's .maxnreg {per_warp} per thread for each of its {warps} warps: {}) has \
+                                 room for {free} beside what the other warps hold, and none of them will release any: \
+                                 the warpgroups' counts over-subscribe the registers the block was launched with (the \
+                                 GPU hangs here)",
+                                per_warp * warps
+                            ),
+                        )
+                    }
                     WaitFor::GlobalAtomic { pc } => {
                         (format!("atomic {pc}"), None, pc, "waits for its global atomic".to_string())
                     }

@@ -178,6 +178,7 @@ impl<'a, C: Checker> Engine<'a, C> {
                     cta: c,
                     base_tid: wi * 32,
                     regs,
+                    regs_per_thread: cx.kernel.bounds().maxnreg.unwrap_or(0),
                     pc: [0; 32],
                     runnable: all,
                     blocked: 0,

@@ -169,6 +169,13 @@ impl<C: Checker> Engine<'_, C> {
                     ok
                 }
                 WaitFor::WgmmaGroups { n, .. } => self.wgmma_wait_ready(wi, n),
+                WaitFor::RegisterPool { count, .. } => {
+                    let ok = self.register_pool_free(wi) >= count as u64;
+                    if ok {
+                        self.exec.warps[wi].regs_per_thread = count;
+                    }
+                    ok
+                }
                 // Released by the last lane to arrive, never by polling.
                 WaitFor::WarpSync { .. } | WaitFor::GlobalAtomic { .. } | WaitFor::WgmmaConverge { .. } => false,
             };

@@ -111,6 +111,12 @@ pub enum WaitFor {
     WgmmaConverge {
         pc: u32,
     },
+    /// `setmaxnreg.inc count`: waits until the CTA's register pool has room for the warp's
+    /// `count` registers per thread (`exec/sync.rs`).
+    RegisterPool {
+        count: u32,
+        pc: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -136,6 +142,9 @@ pub struct Warp {
     pub base_tid: u32,
     /// `regs[reg * 32 + lane]`.
     pub regs: Vec<u64>,
+    /// Registers per thread the warp holds from its CTA's pool: the launch's `.maxnreg`, then
+    /// what `setmaxnreg` set (0: the kernel declares no `.maxnreg`, the pool is not modelled).
+    pub regs_per_thread: u32,
     pub pc: [u32; 32],
     pub runnable: u32,
     pub blocked: u32,

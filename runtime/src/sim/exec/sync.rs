@@ -18,6 +18,35 @@ struct NamedBarrierOp<'v> {
 }
 
 impl<C: Checker> Engine<'_, C> {
+    /// `setmaxnreg`: the warp's registers per thread come from (`.inc`) or go back to (`.dec`)
+    /// its CTA's pool, the `.maxnreg` of the launch for every warp. An `.inc` the pool cannot
+    /// hold waits until other warps release registers; if none ever does, the GPU hangs there
+    /// (a deadlock at this line). Not modelled without a `.maxnreg`.
+    fn set_max_nreg(&mut self, wi: usize, l: usize, inc: bool, count: u32, pc: u32) {
+        if self.exec.warps[wi].regs_per_thread == 0 {
+            return;
+        }
+        if !inc || self.register_pool_free(wi) >= count as u64 {
+            self.exec.warps[wi].regs_per_thread = count;
+        } else {
+            self.block_lane(wi, l, WaitFor::RegisterPool { count, pc });
+        }
+    }
+
+    /// The CTA pool's registers per thread that warp `wi` could hold: the pool (`.maxnreg`
+    /// for each of the CTA's warps) less what its other live warps hold.
+    pub(crate) fn register_pool_free(&self, wi: usize) -> u64 {
+        let cta = self.exec.warps[wi].cta;
+        let per_warp = self.cx.kernel.bounds().maxnreg.unwrap_or(0) as u64;
+        let warps: Vec<usize> = (0..self.exec.warps.len()).filter(|&w| self.exec.warps[w].cta == cta).collect();
+        let held: u64 = warps
+            .iter()
+            .filter(|&&w| w != wi && self.exec.warps[w].live() != 0)
+            .map(|&w| self.exec.warps[w].regs_per_thread as u64)
+            .sum();
+        (per_warp * warps.len() as u64).saturating_sub(held)
+    }
+
     pub(crate) fn exec_sync(&mut self, wi: usize, mask: u32, pc: u32, op: &SyncOp) {
         let c = self.exec.warps[wi].cta;
         for l in lanes(mask) {
@@ -29,7 +58,8 @@ impl<C: Checker> Engine<'_, C> {
                 SyncOp::BarArrive { id, count } => {
                     self.bar_arrive(wi, l, t, c, NamedBarrierOp { id, count: Some(count), wait: false }, pc)
                 }
-                SyncOp::FenceMbarrierInit | SyncOp::MemBar { .. } | SyncOp::SetMaxNReg { .. } => {}
+                SyncOp::FenceMbarrierInit | SyncOp::MemBar { .. } => {}
+                SyncOp::SetMaxNReg { inc, count } => self.set_max_nreg(wi, l, *inc, *count, pc),
                 SyncOp::FenceProxyAsync { .. } => self.checker.on_fence_proxy_async(t),
                 // `.sync`: every lane of the member mask (the whole warp) waits for the others,
                 // then exactly one of them is the leader (even if the lanes came in groups).

@@ -222,6 +222,9 @@ impl<C: Checker> Engine<'_, C> {
                 WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } | WaitFor::WgmmaGroups { .. } => {
                     format!("lane {l} waits for an async group")
                 }
+                WaitFor::RegisterPool { count, .. } => {
+                    format!("lane {l} waits at `setmaxnreg.inc` for {count} registers")
+                }
                 WaitFor::WgmmaConverge { .. } => {
                     format!("lane {l} waits for its warp at a wgmma instruction")
                 }
