@@ -57,7 +57,34 @@ fn arch_specific_ops_need_their_target() {
     assert!(e.to_string().contains("`tcgen05.commit` needs sm_100a, but the kernel targets sm_90a"), "{e}");
     let e = barrier_kernel(Target::Sm90, |k, _| k.setmaxnreg(true, 232)).unwrap_err();
     assert!(e.to_string().contains("`setmaxnreg` needs sm_90a or sm_100a"), "{e}");
-    assert!(barrier_kernel(Target::Sm90a, |k, _| k.setmaxnreg(true, 232)).is_ok());
+    let capped = |k: &mut KernelBuilder, _| {
+        k.max_registers(168);
+        k.setmaxnreg(true, 232)
+    };
+    assert!(barrier_kernel(Target::Sm90a, capped).is_ok());
+}
+
+/// ptxas ignores `setmaxnreg` when it cannot tell the register count at entry (C7508): the
+/// builder refuses that at the instruction's line, as the DSL does at its span, and accepts
+/// a cap or a block shape (which gets `.minnctapersm 1`).
+#[test]
+fn setmaxnreg_needs_a_register_count_at_entry() {
+    let e = barrier_kernel(Target::Sm90a, |k, _| k.setmaxnreg(true, 232)).unwrap_err();
+    let d = e.diagnostics.iter().find(|d| d.message.contains("without a register cap")).expect("refused");
+    assert!(d.message.contains("C7508"), "{e}");
+    let loc = d.loc.expect("the setmaxnreg line");
+    assert!(loc.file.ends_with("codegen/tests/isa.rs"), "{loc:?}");
+    let shaped = barrier_kernel(Target::Sm90a, |k, _| {
+        k.require_block(384, 1, 1);
+        k.setmaxnreg(false, 40)
+    })
+    .unwrap();
+    assert_eq!(shaped.bounds().minnctapersm, Some(1));
+    // The same rule for a kernel edited by hand: dropping the `.minnctapersm` is refused.
+    let mut parts = shaped.into_parts();
+    parts.bounds.minnctapersm = None;
+    let e = parts.finish().unwrap_err();
+    assert!(e.to_string().contains("without a register cap"), "{e}");
 }
 
 #[test]

@@ -132,7 +132,11 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     if k.name().is_empty() {
         err(None, "a kernel needs a name (its PTX entry)".into());
     }
+    let mut first_setmaxnreg = None;
     walk_insts(k.body(), &mut |inst, loc| {
+        if matches!(inst, Inst::Sync(SyncOp::SetMaxNReg { .. })) && first_setmaxnreg.is_none() {
+            first_setmaxnreg = Some(loc);
+        }
         let req = requirement(inst);
         if !req.available_on(k.target()) {
             let hint = match req.avail {
@@ -164,6 +168,12 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     ];
     for p in bound_problems.into_iter().flatten() {
         err(None, p);
+    }
+    if let Some(loc) = first_setmaxnreg {
+        let shape = (b.reqntid.is_some() || b.maxntid.is_some()) && b.minnctapersm.is_some();
+        if let Some(p) = super::limits::setmaxnreg_entry_count_problem(b.maxnreg.is_some(), shape) {
+            err(loc, p.into());
+        }
     }
     for a in k.shared() {
         for p in shared_alloc_problems(&a.name, a.elem, a.len, a.align, limits) {

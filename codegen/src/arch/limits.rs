@@ -53,6 +53,21 @@ pub fn setmaxnreg_problem(count: u32) -> Option<String> {
     })
 }
 
+/// Whether ptxas honours `setmaxnreg` in a kernel, by what the kernel declares. ptxas needs
+/// a warp's register count at entry: from a cap (`.maxnreg`) or from the block shape
+/// (`.reqntid`/`.maxntid`), which with `.minnctapersm 1` gives 65536 / threads. Without either it
+/// ignores the instruction (C7508, an `info` line, not an error). The builder's `finish` adds
+/// `.minnctapersm 1` to a kernel with a block shape and no cap, so the DSL, which checks
+/// before `finish`, passes `block_shape` for a declared shape; `check_kernel`, after it, for a
+/// shape with `.minnctapersm`. One rule for the builder and the DSL (which reports it at the span).
+pub fn setmaxnreg_entry_count_problem(register_cap: bool, block_shape: bool) -> Option<&'static str> {
+    (!register_cap && !block_shape).then_some(
+        "`setmaxnreg` in a kernel without a register cap: ptxas would ignore it (C7508: the register count at \
+         entry is unknown)\n  help: declare the block shape, e.g. `T.require_block(384, 1, 1);` (Phaser then \
+         adds `.minnctapersm 1`: 65536 / 384 threads = 168 registers at entry), or a cap: `T.max_registers(168);`",
+    )
+}
+
 /// Most 32-bit registers one register array may take: a thread has
 /// [`Limits::max_registers_per_thread`] on every target, and the rest of the kernel needs some.
 pub const MAX_ARRAY_REGISTERS: u32 = MAX_REGISTERS_PER_THREAD;

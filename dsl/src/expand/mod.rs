@@ -168,7 +168,6 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                     #(#param_decls)*
                     #body
                     __k.set_loc(::core::option::Option::None);
-                    __k.require_register_cap_for_setmaxnreg();
                 }
                 __kb.finish()
             }
