@@ -264,7 +264,7 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
             | MbarrierOp::Wait { bar, on, .. } => {
                 bar_addr_check(bar, BarSpace::Cta, &mut out);
                 if let WaitOn::Parity(p) = on {
-                    range_check("phase parity", p, 0, 1, &mut out);
+                    out.extend(p.as_imm_i128().and_then(super::parity::value_problem));
                 }
             }
             MbarrierOp::Inval { bar } => bar_addr_check(bar, BarSpace::Cta, &mut out),
