@@ -20,6 +20,15 @@ struct NamedBarrierOp<'v> {
 impl<C: Checker> Engine<'_, C> {
     pub(crate) fn exec_sync(&mut self, wi: usize, mask: u32, pc: u32, op: &SyncOp) {
         let c = self.exec.warps[wi].cta;
+        if let SyncOp::BarSync { id, .. } | SyncOp::BarArrive { id, .. } = op {
+            // The first lane's id names the barrier; `.aligned` means every lane gives the same.
+            let first = lanes(mask).next().unwrap_or(0);
+            let id_value = self.val(wi, first, id);
+            if id_value < 16 {
+                let what = if matches!(op, SyncOp::BarSync { .. }) { "bar.sync" } else { "bar.arrive" };
+                self.gather_bar_lanes(wi, mask, pc, id_value as u8, what);
+            }
+        }
         for l in lanes(mask) {
             let t = self.cluster_thread(wi, l);
             match op {
@@ -93,6 +102,9 @@ impl<C: Checker> Engine<'_, C> {
             return;
         }
         let expected = count.map(|v| self.val(wi, l, v) as u32);
+        if let Some(msg) = self.bar_count_problem(c, id, expected) {
+            self.finding(Category::NamedBarrier, c, Some(t), None, Some(pc), msg);
+        }
         self.checker.on_named_arrive(t, c, id);
         let nb = &mut self.exec.ctas[c].named[id];
         if let Some(k) = expected {
