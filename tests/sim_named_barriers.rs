@@ -150,7 +150,7 @@ fn threads_of_one_round_disagreeing_on_the_count_is_a_finding() {
 /// Run-time counts that can never complete: 48 (not whole warps) and 256 in a CTA of 64.
 #[test]
 fn a_run_time_count_of_part_of_a_warp_or_past_the_cta_is_a_finding() {
-    for (count, needle) in [(48u32, "multiple of 32"), (256, "never")] {
+    for (count, needle) in [(48u32, "multiple of 32"), (0, "multiple of 32"), (256, "never complete")] {
         let mut k = KernelBuilder::new("bad_count", Target::Sm90a);
         let out = k.param_global("out", Type::U32, true);
         let n = k.param("n", Type::U32);

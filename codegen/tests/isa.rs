@@ -163,3 +163,33 @@ fn blocking_wait_has_a_watchdog_unless_disabled() {
     let without = emit_module(&Module::new(vec![k]), &opts).unwrap();
     assert!(!without.contains("%globaltimer") && !without.contains("trap;"));
 }
+
+/// A named barrier's id is in 0..=15 and its thread count a multiple of 32 within the
+/// declared block (`arch::limits::named_barrier_count_problem`, which the simulator applies
+/// to run-time counts with the launched block): refused at the Rust line.
+#[test]
+fn named_barrier_ids_and_counts_are_checked_against_the_block() {
+    let refused = |threads: u32, f: &dyn Fn(&mut KernelBuilder)| {
+        let mut k = KernelBuilder::new("k", Target::Sm90a);
+        k.require_block(threads, 1, 1);
+        f(&mut k);
+        let e = k.finish().unwrap_err();
+        let d = &e.diagnostics[0];
+        assert!(d.loc.is_some_and(|l| l.file.ends_with("isa.rs")), "{e}");
+        d.message.clone()
+    };
+    let m = refused(128, &|k| k.bar_sync(Value::u32(1), Some(Value::u32(256))));
+    assert_eq!(m, "named barrier thread count 256 exceeds the block's 128 threads: the barrier would never complete");
+    let m = refused(128, &|k| k.bar_arrive(Value::u32(1), Value::u32(48)));
+    assert_eq!(m, "named barrier thread count 48 must be a multiple of 32 in 32..=1024");
+    let m = refused(128, &|k| k.bar_sync(Value::u32(16), None));
+    assert_eq!(m, "named barrier id 16 is out of range: must be in 0..=15");
+    // Within the block, and any count where the block is not declared, is accepted.
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    k.require_block(256, 1, 1);
+    k.bar_sync(Value::u32(15), Some(Value::u32(256)));
+    k.finish().unwrap();
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    k.bar_arrive(Value::u32(1), Value::u32(1024));
+    k.finish().unwrap();
+}

@@ -53,6 +53,38 @@ pub fn setmaxnreg_problem(count: u32) -> Option<String> {
     })
 }
 
+/// Threads in one block, on every target.
+pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
+
+/// A CTA's named barriers (`bar.sync`/`bar.arrive` ids `0..NAMED_BARRIERS`).
+pub const NAMED_BARRIERS: u32 = 16;
+/// A named barrier counts threads in whole warps (PTX ISA `bar`: "a multiple of warp size").
+pub const NAMED_BARRIER_COUNT_STEP: u32 = 32;
+
+/// Why `count` is no thread count of a named barrier in a block of `block_threads` threads
+/// (`None`: not known), if it is none: a non-zero multiple of 32, at most the block's threads
+/// (else the barrier never completes) and at most any block's. The builder and the DSL check
+/// constants with the declared block shape; the simulator checks run-time counts with the
+/// launched block.
+pub fn named_barrier_count_problem(count: i128, block_threads: Option<u64>) -> Option<String> {
+    let (step, most) = (NAMED_BARRIER_COUNT_STEP as i128, MAX_THREADS_PER_BLOCK as i128);
+    if count <= 0 || count % step != 0 || count > most {
+        return Some(format!("named barrier thread count {count} must be a multiple of {step} in {step}..={most}"));
+    }
+    match block_threads {
+        Some(n) if count > n as i128 => Some(format!(
+            "named barrier thread count {count} exceeds the block's {n} threads: the barrier would never complete"
+        )),
+        _ => None,
+    }
+}
+
+/// Why `id` is no named barrier, if it is none.
+pub fn named_barrier_id_problem(id: i128) -> Option<String> {
+    let most = NAMED_BARRIERS as i128 - 1;
+    (!(0..=most).contains(&id)).then(|| format!("named barrier id {id} is out of range: must be in 0..={most}"))
+}
+
 /// Whether ptxas honours `setmaxnreg` in a kernel, by what the kernel declares. ptxas needs
 /// a warp's register count at entry: from a cap (`.maxnreg`) or from the block shape
 /// (`.reqntid`/`.maxntid`), which with `.minnctapersm 1` gives 65536 / threads. Without either it
@@ -75,7 +107,7 @@ pub const MAX_ARRAY_REGISTERS: u32 = MAX_REGISTERS_PER_THREAD;
 const COMMON: Limits = Limits {
     max_static_shared: 48 * KIB,
     max_shared_per_block: 48 * KIB,
-    max_threads_per_block: 1024,
+    max_threads_per_block: MAX_THREADS_PER_BLOCK,
     max_block_dims: [1024, 1024, 64],
     max_grid_dims: [(1 << 31) - 1, 65535, 65535],
     max_cluster_ctas: 0,

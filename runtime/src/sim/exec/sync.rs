@@ -6,6 +6,7 @@ use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{cluster_shared_addr, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::{lanes, RoundKind, WaitFor};
 use crate::sim::output::finding::Category;
+use phaser_codegen::arch::limits::NAMED_BARRIERS;
 use phaser_codegen::ir::*;
 
 /// A named-barrier operation (`bar.sync`/`bar.arrive`): the barrier id, the thread count
@@ -24,7 +25,7 @@ impl<C: Checker> Engine<'_, C> {
             // The first lane's id names the barrier; `.aligned` means every lane gives the same.
             let first = lanes(mask).next().unwrap_or(0);
             let id_value = self.val(wi, first, id);
-            if id_value < 16 {
+            if id_value < NAMED_BARRIERS as u64 {
                 let what = if matches!(op, SyncOp::BarSync { .. }) { "bar.sync" } else { "bar.arrive" };
                 self.gather_bar_lanes(wi, mask, pc, id_value as u8, what);
             }
@@ -96,7 +97,7 @@ impl<C: Checker> Engine<'_, C> {
         pc: u32,
     ) {
         let id = self.val(wi, l, id) as usize;
-        if id >= 16 {
+        if id >= NAMED_BARRIERS as usize {
             self.finding(Category::Unsupported, c, Some(t), None, Some(pc), format!("`bar.sync {id}`: ids are 0-15"));
             self.abort = true;
             return;

@@ -16,6 +16,7 @@ use crate::sim::check::Checker;
 use crate::sim::engine::cluster::{ranges, Engine};
 use crate::sim::engine::warp::{lanes, BarGather};
 use crate::sim::output::finding::Category;
+use phaser_codegen::arch::limits::named_barrier_count_problem;
 
 fn lane_list(mask: u32) -> String {
     ranges(&lanes(mask).map(|l| l as u32).collect::<Vec<_>>())
@@ -78,15 +79,9 @@ impl<C: Checker> Engine<'_, C> {
     /// from the round's earlier arrivals.
     pub(crate) fn bar_count_problem(&self, c: usize, id: usize, count: Option<u32>) -> Option<String> {
         let tpc = self.exec.threads_per_cta;
-        if let Some(k) = count {
-            if k == 0 || !k.is_multiple_of(32) {
-                return Some(format!("`bar {id}, {k}`: the thread count must be a non-zero multiple of 32 (whole warps)"));
-            }
-            if k > tpc {
-                return Some(format!(
-                    "`bar {id}, {k}`: the CTA has {tpc} threads, so {k} can never arrive (the barrier never completes)"
-                ));
-            }
+        // The same rule the builder checks constants with, here with the launched block.
+        if let Some(p) = count.and_then(|k| named_barrier_count_problem(k as i128, Some(tpc as u64))) {
+            return Some(format!("`bar {id}, {}`: {p}", count.unwrap_or(0)));
         }
         let nb = &self.exec.ctas[c].named[id];
         let (now, before) = (count.unwrap_or(tpc), nb.expected.unwrap_or(tpc));
