@@ -164,3 +164,31 @@ fn a_counter_nothing_reads_does_not_hide_an_infinite_loop() {
     assert!(rep.findings.is_empty(), "{}", rep.text());
     assert_eq!(dev.download(&out).unwrap()[1], 300_000);
 }
+
+/// Thread 0 spins on a flag no thread will set, counting its polls; the other 1023 exit.
+#[phaser::kernel(target = "sm_90a")]
+fn lone_spinner(flag: &mut [u32]) {
+    T.require_block(1024, 1, 1);
+    if T.thread_idx() == 0 {
+        let mut polls = 0;
+        // SPIN-ALONE
+        while flag[0] == 0 {
+            polls += 1;
+        }
+    }
+}
+
+/// Regression: one spinning thread among 1023 exited ones took 29-40 s (to `max_steps`).
+#[test]
+fn one_spinning_thread_among_exited_ones_is_reported_in_seconds() {
+    let k = lone_spinner::kernel().unwrap();
+    let dev = Device::sim(SimConfig::default());
+    let flag = dev.alloc::<u32>(1).unwrap();
+    let started = std::time::Instant::now();
+    let rep = dev.simulate(&k, LaunchConfig::linear(1, 1024), &[Arg::buffer(&flag)]).unwrap();
+    let f = rep.findings.iter().find(|f| f.category == Category::InfiniteLoop).expect("an infinite loop");
+    assert_eq!(f.thread, Some(0), "{}", rep.text());
+    let head = line_of("SPIN-ALONE");
+    assert!(f.loc.is_some_and(|l| l.file == FILE && (head..=head + 1).contains(&l.line)), "{}", rep.text());
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+}
