@@ -61,7 +61,10 @@ fn a_cta_sync_by_one_lane_of_a_warp_is_a_finding_at_its_line() {
     // Whichever piece of warp 0 comes second is reported, naming the other's line.
     let msg = finding_at(&k, 64, Category::NamedBarrier, &[line, line + 1]);
     assert!(msg.contains(".aligned") && (msg.contains("lane(s) 0 ") || msg.contains("lane(s) 1-31 ")), "{msg}");
-    assert!(msg.contains(&format!("sim_named_barriers.rs:{line}:")) || msg.contains(&format!(":{}:", line + 1)), "{msg}");
+    assert!(
+        msg.contains(&format!("sim_named_barriers.rs:{line}:")) || msg.contains(&format!(":{}:", line + 1)),
+        "{msg}"
+    );
 }
 
 /// The same with `elect_sync()` choosing the lane, and a named barrier over two warps.

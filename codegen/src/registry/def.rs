@@ -118,7 +118,9 @@ impl Kind {
         match self {
             Kind::Count => Some((1, MAX_ARRIVALS, "an mbarrier arrival count")),
             Kind::TxBytes => Some((0, MAX_TX_BYTES, "a tx byte count")),
-            Kind::Parity => Some((crate::arch::parity::RANGE.0, crate::arch::parity::RANGE.1, crate::arch::parity::WHAT)),
+            Kind::Parity => {
+                Some((crate::arch::parity::RANGE.0, crate::arch::parity::RANGE.1, crate::arch::parity::WHAT))
+            }
             _ => None,
         }
     }
