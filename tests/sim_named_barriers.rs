@@ -191,3 +191,32 @@ fn a_named_barrier_count_never_reached_is_a_deadlock_naming_id_count_and_arrival
     assert!(text.contains(&format!("sim_named_barriers.rs:{line}")), "{text}");
     assert!(f.message.contains("deadlock") || !f.message.is_empty());
 }
+
+/// Lane 0 of each warp waits at `cta_sync()` while lanes 1-31 wait on an mbarrier nobody
+/// arrives on: besides the deadlock, the partial warp at the barrier is named at its line.
+#[test]
+fn a_partial_warp_at_a_barrier_in_a_deadlock_is_named() {
+    let mut k = KernelBuilder::new("partial_stuck", Target::Sm90a);
+    let out = k.param_global("out", Type::U32, true);
+    let bars = k.alloc_barriers("bars", 1);
+    let bar = k.barrier_at(bars, Value::u32(0));
+    let tid = k.thread_idx(Dim::X);
+    let first = k.eq(tid, Value::u32(0));
+    k.if_then(first, |k| {
+        k.mbarrier_init(bar, Value::u32(1));
+        k.fence_mbarrier_init();
+    });
+    k.cta_sync();
+    let lane = k.lane_idx();
+    let lane0 = k.eq(lane, Value::u32(0));
+    let line = line!() + 1;
+    k.if_else(lane0, |k| k.cta_sync(), |k| k.mbarrier_wait(bar, Value::u32(0)));
+    k.st_global(out, tid, Value::u32(1));
+    let k = k.finish().unwrap();
+    let (rep, _) = simulate(&k, 64, Strategy::RoundRobin, 0);
+    assert!(rep.has(Category::Deadlock), "{}", rep.text());
+    let f =
+        rep.findings.iter().find(|f| f.category == Category::NamedBarrier).unwrap_or_else(|| panic!("{}", rep.text()));
+    assert_eq!(f.loc.map(|l| l.line), Some(line), "{}", rep.text());
+    assert!(f.message.contains("lane(s) 1-31") && f.message.contains(".aligned"), "{}", f.message);
+}

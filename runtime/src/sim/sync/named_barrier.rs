@@ -50,8 +50,8 @@ impl<C: Checker> Engine<'_, C> {
         self.exec.warps[wi].bar_gather = (arrived & live != live).then_some(BarGather { pc, id, arrived });
     }
 
-    /// Barrier `id` of CTA `c` completes: a warp that executed it in part (the rest of its
-    /// live lanes never did) broke `.aligned`.
+    /// Barrier `id` of CTA `c` completes, or the launch is stuck: a warp that executed it in
+    /// part (the rest of its live lanes never did) broke `.aligned`.
     pub(crate) fn check_bar_completion_warps(&mut self, c: usize, id: usize) {
         for wi in 0..self.exec.warps.len() {
             let w = &self.exec.warps[wi];
@@ -63,7 +63,8 @@ impl<C: Checker> Engine<'_, C> {
             }
             let t = base + g.arrived.trailing_zeros();
             let msg = format!(
-                "`bar {id}` completed with only lane(s) {} of warp {} having executed it (lane(s) {} did not): `bar` is \
+                "`bar {id}` completed or the launch stuck with only lane(s) {} of warp {} having executed it (lane(s) {} \
+                 did not): `bar` is \
                  .aligned, every thread of a warp executes it together (undefined on the GPU; e.g. a `cta_sync()` \
                  under `if lane == 0` or `elect_sync()`)",
                 lane_list(g.arrived),
