@@ -148,6 +148,21 @@ pub fn into_arg<P, V: IntoArg<P>>(k: &mut KernelBuilder, v: V) -> P {
     v.into_arg(k)
 }
 
+/// A `#[phaser::device]` function (its unit struct implements this). A kernel calls it as
+/// `<f as DeviceFn>::bind(k).call(args..)`: the builder is bound first, so rustc counts and
+/// types the function's own arguments, and a callee that is no device function gets this
+/// message, not one about the expansion's internals.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a `#[phaser::device]` function",
+    label = "called in a kernel",
+    note = "a kernel calls `T.*` ops and functions marked `#[phaser::device]`; mark this one, or compute the \
+            value on the host and pass it as a kernel argument"
+)]
+pub trait DeviceFn {
+    type Bound<'k>;
+    fn bind(k: &mut KernelBuilder) -> Self::Bound<'_>;
+}
+
 /// A device function's result as the kernel holds it.
 pub trait DeviceRet {
     type Out;

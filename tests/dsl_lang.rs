@@ -141,3 +141,51 @@ fn setmaxnreg_with_a_declared_block_is_honoured() {
     let log = ptxas::assemble_with(&ptxas::require(), &bare, "sm_90a", &["-v"]).unwrap();
     assert!(log.contains("C7508"), "{log}");
 }
+
+// ---- a wait parity is a u32 0/1 or a bool, true = 1 (`arch::parity`) ---------------------------
+
+#[phaser::kernel(target = "sm_90a")]
+fn bool_parity(out: &mut [u32]) {
+    let bars = T.alloc_barriers(1);
+    let bar = bars.ptr_to([0]);
+    let t = T.thread_idx();
+    if t == 0 {
+        T.ptx.mbarrier.init(bar, 1);
+        T.ptx.fence.mbarrier_init();
+    }
+    T.cuda.cta_sync();
+    // A register bool (false in every thread) and the literal `true`.
+    let odd = t > 100;
+    if T.ptx.mbarrier.test_wait(bar, odd) {
+        out[t] = 1;
+    }
+    if T.ptx.mbarrier.test_wait(bar, true) {
+        out[32 + t] = 1;
+    }
+    T.cuda.cta_sync();
+    if t == 0 {
+        let _s = T.ptx.mbarrier.arrive(bar);
+    }
+    T.ptx.mbarrier.try_wait(bar, odd);
+    if T.ptx.mbarrier.test_wait(bar, odd) {
+        out[64 + t] = 1;
+    }
+    if T.ptx.mbarrier.test_wait(bar, true) {
+        out[96 + t] = 1;
+    }
+}
+
+/// `false` waits for phase 0 and `true` for phase 1, as 0 and 1 do: before the first phase
+/// completes the parity-1 wait passes (the preceding phase) and the parity-0 one does not;
+/// after it, the other way round.
+#[test]
+fn a_bool_parity_is_the_phase_parity_true_is_one() {
+    let dev = sim();
+    let mut out = dev.alloc::<u32>(128).unwrap();
+    bool_parity::launch(&dev, phaser::LaunchConfig::linear(1, 32), &mut out).unwrap();
+    let got = dev.download(&out).unwrap();
+    let want: Vec<u32> = [0, 1, 1, 0].iter().flat_map(|&v| [v; 32]).collect();
+    assert_eq!(got, want);
+    let ptx = bool_parity::ptx().unwrap();
+    assert!(phaser::codegen::ptx_text::has(&ptx, "selp.u32"), "a register bool is lowered with selp:\n{ptx}");
+}

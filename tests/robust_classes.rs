@@ -204,6 +204,32 @@ fn a_tensor_map_of_another_simulator_is_refused() {
     b.launch(&k, LaunchConfig::linear(1, 32), &[Arg::TensorMap(&map)]).unwrap();
 }
 
+/// A map's rank is the `.Nd` of the kernel's TMA copies: a map of another rank is refused
+/// at launch with the parameter named, also where the boxes agree up to trailing 1s (a
+/// rank-3 map of box `{64, 8, 1}` for the rank-2 tiles), on both backends' shared check.
+#[test]
+fn a_tensor_map_of_another_rank_is_refused_at_launch() {
+    let dev = sim();
+    let buf = dev.upload(&vec![1u32; 64 * 8 * 2]).unwrap();
+    let mut k = KernelBuilder::new("tmap", Target::Sm90a);
+    k.param_tensor_map("map", 2);
+    let k = k.finish().unwrap();
+    let rank3 = dev.tensor_map(&buf, &[64, 8, 2], &[16, 8, 1], Swizzle::None).unwrap();
+    let e = dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::TensorMap(&rank3)]).unwrap_err();
+    assert!(matches!(e, RuntimeError::BadArgument { index: 0, .. }), "{e}");
+    assert_eq!(
+        e.to_string(),
+        "kernel `tmap`: argument 0 (`map`): a rank-3 tensor map, but the kernel's TMA copies through `map` are rank 2 \
+         (`cp.async.bulk.tensor.2d`); build the map with 2 dimensions"
+    );
+    let rank1 = dev.tensor_map(&buf, &[1024], &[16], Swizzle::None).unwrap();
+    let e = dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::TensorMap(&rank1)]).unwrap_err();
+    assert!(e.to_string().contains("a rank-1 tensor map"), "{e}");
+    // The same map of rank 2 is accepted.
+    let rank2 = dev.tensor_map(&buf, &[64, 16], &[16, 8], Swizzle::None).unwrap();
+    dev.launch(&k, LaunchConfig::linear(1, 32), &[Arg::TensorMap(&rank2)]).unwrap();
+}
+
 #[test]
 fn a_tensor_map_that_outlives_its_buffer_is_refused() {
     let dev = sim();

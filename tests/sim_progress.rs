@@ -117,3 +117,78 @@ fn an_index_far_past_a_buffer_is_out_of_bounds_not_the_next_buffer() {
     assert!(rep.unwrap().findings.is_empty());
     assert_eq!(dev.download(&a).unwrap()[15], 7);
 }
+
+/// Thread 0 counts forever: `x` changes every iteration, but nothing reads it (no branch, no
+/// store), so the loop's observable state repeats. Thread 1 counts to `stop` and stores it:
+/// there the counter is observable and the loop is long, not stuck.
+#[phaser::kernel(target = "sm_90a")]
+fn counters(out: &mut [u32], forever: u32, stop: u32) {
+    T.require_block(32, 1, 1);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        let mut x = 0;
+        // COUNT-FOREVER
+        while forever != 0 {
+            x += 1;
+        }
+    }
+    if tid == 1 {
+        let mut y = 0;
+        while y != stop {
+            y += 1;
+        }
+        out[1] = y;
+    }
+}
+
+/// Regression: `x += 1` forever ran to `max_steps` (38 s) before anything was reported.
+#[test]
+fn a_counter_nothing_reads_does_not_hide_an_infinite_loop() {
+    let k = counters::kernel().unwrap();
+    let dev = Device::sim(SimConfig::default());
+    let out = dev.alloc::<u32>(32).unwrap();
+    let started = std::time::Instant::now();
+    let args = [Arg::buffer(&out), Arg::scalar(1u32), Arg::scalar(0u32)];
+    let rep = dev.simulate(&k, LaunchConfig::linear(1, 32), &args).unwrap();
+    let f = rep.findings.iter().find(|f| f.category == Category::InfiniteLoop).expect("an infinite loop");
+    assert_eq!(f.thread, Some(0), "{}", rep.text());
+    let head = line_of("COUNT-FOREVER");
+    let loc = f.loc.expect("a line");
+    assert!(loc.file == FILE && (head..=head + 1).contains(&loc.line), "{}", rep.text());
+    assert!(rep.stats.thread_instructions < 1_000_000, "found after {}", rep.stats.thread_instructions);
+    // Generous for a loaded machine: it took milliseconds here.
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+    // A counter that is stored is observable: 300,000 iterations finish, no finding.
+    let args = [Arg::buffer(&out), Arg::scalar(0u32), Arg::scalar(300_000u32)];
+    let rep = dev.simulate(&k, LaunchConfig::linear(1, 32), &args).unwrap();
+    assert!(rep.findings.is_empty(), "{}", rep.text());
+    assert_eq!(dev.download(&out).unwrap()[1], 300_000);
+}
+
+/// Thread 0 spins on a flag no thread will set, counting its polls; the other 1023 exit.
+#[phaser::kernel(target = "sm_90a")]
+fn lone_spinner(flag: &mut [u32]) {
+    T.require_block(1024, 1, 1);
+    if T.thread_idx() == 0 {
+        let mut polls = 0;
+        // SPIN-ALONE
+        while flag[0] == 0 {
+            polls += 1;
+        }
+    }
+}
+
+/// Regression: one spinning thread among 1023 exited ones took 29-40 s (to `max_steps`).
+#[test]
+fn one_spinning_thread_among_exited_ones_is_reported_in_seconds() {
+    let k = lone_spinner::kernel().unwrap();
+    let dev = Device::sim(SimConfig::default());
+    let flag = dev.alloc::<u32>(1).unwrap();
+    let started = std::time::Instant::now();
+    let rep = dev.simulate(&k, LaunchConfig::linear(1, 1024), &[Arg::buffer(&flag)]).unwrap();
+    let f = rep.findings.iter().find(|f| f.category == Category::InfiniteLoop).expect("an infinite loop");
+    assert_eq!(f.thread, Some(0), "{}", rep.text());
+    let head = line_of("SPIN-ALONE");
+    assert!(f.loc.is_some_and(|l| l.file == FILE && (head..=head + 1).contains(&l.line)), "{}", rep.text());
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+}

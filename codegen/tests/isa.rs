@@ -57,7 +57,34 @@ fn arch_specific_ops_need_their_target() {
     assert!(e.to_string().contains("`tcgen05.commit` needs sm_100a, but the kernel targets sm_90a"), "{e}");
     let e = barrier_kernel(Target::Sm90, |k, _| k.setmaxnreg(true, 232)).unwrap_err();
     assert!(e.to_string().contains("`setmaxnreg` needs sm_90a or sm_100a"), "{e}");
-    assert!(barrier_kernel(Target::Sm90a, |k, _| k.setmaxnreg(true, 232)).is_ok());
+    let capped = |k: &mut KernelBuilder, _| {
+        k.max_registers(168);
+        k.setmaxnreg(true, 232)
+    };
+    assert!(barrier_kernel(Target::Sm90a, capped).is_ok());
+}
+
+/// ptxas ignores `setmaxnreg` when it cannot tell the register count at entry (C7508): the
+/// builder refuses that at the instruction's line, as the DSL does at its span, and accepts
+/// a cap or a block shape (which gets `.minnctapersm 1`).
+#[test]
+fn setmaxnreg_needs_a_register_count_at_entry() {
+    let e = barrier_kernel(Target::Sm90a, |k, _| k.setmaxnreg(true, 232)).unwrap_err();
+    let d = e.diagnostics.iter().find(|d| d.message.contains("without a register cap")).expect("refused");
+    assert!(d.message.contains("C7508"), "{e}");
+    let loc = d.loc.expect("the setmaxnreg line");
+    assert!(loc.file.ends_with("codegen/tests/isa.rs"), "{loc:?}");
+    let shaped = barrier_kernel(Target::Sm90a, |k, _| {
+        k.require_block(384, 1, 1);
+        k.setmaxnreg(false, 40)
+    })
+    .unwrap();
+    assert_eq!(shaped.bounds().minnctapersm, Some(1));
+    // The same rule for a kernel edited by hand: dropping the `.minnctapersm` is refused.
+    let mut parts = shaped.into_parts();
+    parts.bounds.minnctapersm = None;
+    let e = parts.finish().unwrap_err();
+    assert!(e.to_string().contains("without a register cap"), "{e}");
 }
 
 #[test]
@@ -135,4 +162,34 @@ fn blocking_wait_has_a_watchdog_unless_disabled() {
     let opts = EmitOptions { wait_timeout_ns: None, ..EmitOptions::default() };
     let without = emit_module(&Module::new(vec![k]), &opts).unwrap();
     assert!(!without.contains("%globaltimer") && !without.contains("trap;"));
+}
+
+/// A named barrier's id is in 0..=15 and its thread count a multiple of 32 within the
+/// declared block (`arch::limits::named_barrier_count_problem`, which the simulator applies
+/// to run-time counts with the launched block): refused at the Rust line.
+#[test]
+fn named_barrier_ids_and_counts_are_checked_against_the_block() {
+    let refused = |threads: u32, f: &dyn Fn(&mut KernelBuilder)| {
+        let mut k = KernelBuilder::new("k", Target::Sm90a);
+        k.require_block(threads, 1, 1);
+        f(&mut k);
+        let e = k.finish().unwrap_err();
+        let d = &e.diagnostics[0];
+        assert!(d.loc.is_some_and(|l| l.file.ends_with("isa.rs")), "{e}");
+        d.message.clone()
+    };
+    let m = refused(128, &|k| k.bar_sync(Value::u32(1), Some(Value::u32(256))));
+    assert_eq!(m, "named barrier thread count 256 exceeds the block's 128 threads: the barrier would never complete");
+    let m = refused(128, &|k| k.bar_arrive(Value::u32(1), Value::u32(48)));
+    assert_eq!(m, "named barrier thread count 48 must be a multiple of 32 in 32..=1024");
+    let m = refused(128, &|k| k.bar_sync(Value::u32(16), None));
+    assert_eq!(m, "named barrier id 16 is out of range: must be in 0..=15");
+    // Within the block, and any count where the block is not declared, is accepted.
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    k.require_block(256, 1, 1);
+    k.bar_sync(Value::u32(15), Some(Value::u32(256)));
+    k.finish().unwrap();
+    let mut k = KernelBuilder::new("k", Target::Sm90a);
+    k.bar_arrive(Value::u32(1), Value::u32(1024));
+    k.finish().unwrap();
 }

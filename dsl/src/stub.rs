@@ -114,15 +114,27 @@ pub fn stub(f: &FnDef, shape: &Shape) -> TokenStream {
                 Some((ty, _)) => crate::expand::device_rust_type(*ty),
                 None => quote!(()),
             };
+            let bound = format_ident!("__phaser_device_{}", syn::ext::IdentExt::unraw(name).to_string());
             quote! {
                 #(#attrs)*
                 #allow
                 #vis struct #name {}
 
+                #[doc(hidden)]
                 #allow
-                impl #name {
-                    #[doc(hidden)]
-                    pub fn __expand<#(#generics),*>(__k: &mut ::phaser::__private::KernelBuilder, #(#a: #tys),*) -> #ret {
+                #vis struct #bound<'k>(&'k mut ::phaser::__private::KernelBuilder);
+
+                #allow
+                impl ::phaser::__private::DeviceFn for #name {
+                    type Bound<'k> = #bound<'k>;
+                    fn bind(k: &mut ::phaser::__private::KernelBuilder) -> #bound<'_> {
+                        #bound(k)
+                    }
+                }
+
+                #allow
+                impl #bound<'_> {
+                    pub fn call<#(#generics),*>(self, #(#a: #tys),*) -> #ret {
                         #unreachable
                     }
                 }

@@ -49,15 +49,19 @@ fn every_tma_gallery_kernel_assembles_for_sm90a() {
 #[test]
 fn setmaxnreg_is_honoured() {
     // `assemble` rejects C7508 ("setmaxnreg ignored"); check the directive that makes
-    // ptxas honour it is there, and that without it ptxas does complain (so the check bites).
+    // ptxas honour it is there, that without it the kernel check refuses the kernel, and that
+    // ptxas then does complain (so the check's reason is real).
     let k = stream_axpb::kernel(Target::Sm90a, 4).unwrap();
     let ptx = phaser::codegen::emit_kernel(&k).unwrap();
     assert!(phaser::codegen::ptx_text::has_directive(&ptx, ".maxnreg 168"), "{ptx}");
     assemble(&k);
     let mut k2 = k.to_parts();
     k2.bounds.maxnreg = None;
-    let k2 = k2.finish().unwrap();
-    let ptx2 = phaser::codegen::emit_kernel(&k2).unwrap();
+    let e = k2.clone().finish().unwrap_err();
+    assert!(e.to_string().contains("`setmaxnreg` in a kernel without a register cap"), "{e}");
+    let k2 = k2.finish_unchecked();
+    let version = phaser::codegen::arch::check::needed_ptx(&k2);
+    let ptx2 = phaser::codegen::emit::emit_module_unchecked(&Module::new(vec![k2]), version, &EmitOptions::default());
     let log = ptxas::assemble(&ptxas::require(), &ptx2, "sm_90a").unwrap();
     assert!(log.contains("C7508"), "ptxas should ignore setmaxnreg without a cap:\n{log}");
 }

@@ -86,7 +86,20 @@ pub fn check_args(k: &Kernel, args: &[Arg]) -> Result<()> {
         let ok = match (&p.kind, a) {
             (ParamKind::Scalar(t), Arg::Scalar { ty, .. }) => t == ty,
             (ParamKind::Global { elem, .. }, Arg::Buffer { elem: e, .. }) => elem == e,
-            (ParamKind::TensorMap, Arg::TensorMap(m)) => {
+            (&ParamKind::TensorMap { rank }, Arg::TensorMap(m)) => {
+                if m.desc.rank() != rank as usize {
+                    return Err(RuntimeError::BadArgument {
+                        kernel: k.name().to_owned(),
+                        index: i,
+                        param: p.name.clone(),
+                        problem: format!(
+                            "a rank-{} tensor map, but the kernel's TMA copies through `{}` are rank {rank} \
+                             (`cp.async.bulk.tensor.{rank}d`); build the map with {rank} dimensions",
+                            m.desc.rank(),
+                            p.name
+                        ),
+                    });
+                }
                 if let Some(spec) = &p.tma {
                     if let Err(problem) = m.desc.check_spec(&p.name, spec) {
                         return Err(RuntimeError::BadArgument {
@@ -105,7 +118,7 @@ pub fn check_args(k: &Kernel, args: &[Arg]) -> Result<()> {
             let want = match p.kind {
                 ParamKind::Scalar(t) => format!("a {t} scalar"),
                 ParamKind::Global { elem, .. } => format!("a buffer of {elem}"),
-                ParamKind::TensorMap => "a tensor map".into(),
+                ParamKind::TensorMap { rank } => format!("a rank-{rank} tensor map"),
             };
             return Err(RuntimeError::BadArgument {
                 kernel: k.name().to_owned(),

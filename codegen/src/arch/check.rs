@@ -132,7 +132,23 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     if k.name().is_empty() {
         err(None, "a kernel needs a name (its PTX entry)".into());
     }
+    let mut first_setmaxnreg = None;
+    let b = k.bounds();
+    let block_threads = b.reqntid.or(b.maxntid).map(|d| d.iter().map(|&x| x as u64).product::<u64>());
     walk_insts(k.body(), &mut |inst, loc| {
+        if let Inst::Sync(SyncOp::BarSync { count: Some(count), .. } | SyncOp::BarArrive { count, .. }) = inst {
+            if let (Some(x), Some(_)) = (count.as_imm_i128(), block_threads) {
+                // Within any block is `value_problems`' rule; this adds the declared block's.
+                if super::limits::named_barrier_count_problem(x, None).is_none() {
+                    if let Some(p) = super::limits::named_barrier_count_problem(x, block_threads) {
+                        err(loc, p);
+                    }
+                }
+            }
+        }
+        if matches!(inst, Inst::Sync(SyncOp::SetMaxNReg { .. })) && first_setmaxnreg.is_none() {
+            first_setmaxnreg = Some(loc);
+        }
         let req = requirement(inst);
         if !req.available_on(k.target()) {
             let hint = match req.avail {
@@ -153,7 +169,6 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
         err(loc, msg);
     }
     let limits = k.target().limits();
-    let b = k.bounds();
     let bound_problems = [
         b.cluster.and_then(|c| cluster_problem(c, k.target())),
         b.reqntid.and_then(|t| block_shape_problem("block shape", t, limits)),
@@ -164,6 +179,12 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     ];
     for p in bound_problems.into_iter().flatten() {
         err(None, p);
+    }
+    if let Some(loc) = first_setmaxnreg {
+        let shape = (b.reqntid.is_some() || b.maxntid.is_some()) && b.minnctapersm.is_some();
+        if let Some(p) = super::limits::setmaxnreg_entry_count_problem(b.maxnreg.is_some(), shape) {
+            err(loc, p.into());
+        }
     }
     for a in k.shared() {
         for p in shared_alloc_problems(&a.name, a.elem, a.len, a.align, limits) {
@@ -254,7 +275,7 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
             | MbarrierOp::Wait { bar, on, .. } => {
                 bar_addr_check(bar, BarSpace::Cta, &mut out);
                 if let WaitOn::Parity(p) = on {
-                    range_check("phase parity", p, 0, 1, &mut out);
+                    out.extend(p.as_imm_i128().and_then(super::parity::value_problem));
                 }
             }
             MbarrierOp::Inval { bar } => bar_addr_check(bar, BarSpace::Cta, &mut out),
@@ -262,15 +283,14 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
         },
         Inst::Sync(op) => match op {
             SyncOp::SetMaxNReg { count, .. } => out.extend(super::limits::setmaxnreg_problem(*count)),
+            // The block's size is checked by `check_kernel`, which knows the declared shape.
             SyncOp::BarSync { id, count: Some(count) } | SyncOp::BarArrive { id, count } => {
-                range_check("named barrier id", id, 0, 15, &mut out);
-                if let Some(x) = count.as_imm_i128() {
-                    if x <= 0 || x % 32 != 0 || x > 1024 {
-                        out.push(format!("named barrier thread count {x} must be a multiple of 32 in 32..=1024"));
-                    }
-                }
+                out.extend(id.as_imm_i128().and_then(super::limits::named_barrier_id_problem));
+                out.extend(count.as_imm_i128().and_then(|x| super::limits::named_barrier_count_problem(x, None)));
             }
-            SyncOp::BarSync { id, count: None } => range_check("named barrier id", id, 0, 15, &mut out),
+            SyncOp::BarSync { id, count: None } => {
+                out.extend(id.as_imm_i128().and_then(super::limits::named_barrier_id_problem))
+            }
             SyncOp::WarpSync { mask } => mask_check("bar.warp.sync", mask, &mut out),
             SyncOp::Nanosleep { ns } => {
                 if !is_int32(ns.ty()) {

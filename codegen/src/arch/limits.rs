@@ -53,6 +53,53 @@ pub fn setmaxnreg_problem(count: u32) -> Option<String> {
     })
 }
 
+/// Threads in one block, on every target.
+pub const MAX_THREADS_PER_BLOCK: u32 = 1024;
+
+/// A CTA's named barriers (`bar.sync`/`bar.arrive` ids `0..NAMED_BARRIERS`).
+pub const NAMED_BARRIERS: u32 = 16;
+/// A named barrier counts threads in whole warps (PTX ISA `bar`: "a multiple of warp size").
+pub const NAMED_BARRIER_COUNT_STEP: u32 = 32;
+
+/// Why `count` is no thread count of a named barrier in a block of `block_threads` threads
+/// (`None`: not known), if it is none: a non-zero multiple of 32, at most the block's threads
+/// (else the barrier never completes) and at most any block's. The builder and the DSL check
+/// constants with the declared block shape; the simulator checks run-time counts with the
+/// launched block.
+pub fn named_barrier_count_problem(count: i128, block_threads: Option<u64>) -> Option<String> {
+    let (step, most) = (NAMED_BARRIER_COUNT_STEP as i128, MAX_THREADS_PER_BLOCK as i128);
+    if count <= 0 || count % step != 0 || count > most {
+        return Some(format!("named barrier thread count {count} must be a multiple of {step} in {step}..={most}"));
+    }
+    match block_threads {
+        Some(n) if count > n as i128 => Some(format!(
+            "named barrier thread count {count} exceeds the block's {n} threads: the barrier would never complete"
+        )),
+        _ => None,
+    }
+}
+
+/// Why `id` is no named barrier, if it is none.
+pub fn named_barrier_id_problem(id: i128) -> Option<String> {
+    let most = NAMED_BARRIERS as i128 - 1;
+    (!(0..=most).contains(&id)).then(|| format!("named barrier id {id} is out of range: must be in 0..={most}"))
+}
+
+/// Whether ptxas honours `setmaxnreg` in a kernel, by what the kernel declares. ptxas needs
+/// a warp's register count at entry: from a cap (`.maxnreg`) or from the block shape
+/// (`.reqntid`/`.maxntid`), which with `.minnctapersm 1` gives 65536 / threads. Without either it
+/// ignores the instruction (C7508, an `info` line, not an error). The builder's `finish` adds
+/// `.minnctapersm 1` to a kernel with a block shape and no cap, so the DSL, which checks
+/// before `finish`, passes `block_shape` for a declared shape; `check_kernel`, after it, for a
+/// shape with `.minnctapersm`. One rule for the builder and the DSL (which reports it at the span).
+pub fn setmaxnreg_entry_count_problem(register_cap: bool, block_shape: bool) -> Option<&'static str> {
+    (!register_cap && !block_shape).then_some(
+        "`setmaxnreg` in a kernel without a register cap: ptxas would ignore it (C7508: the register count at \
+         entry is unknown)\n  help: declare the block shape, e.g. `T.require_block(384, 1, 1);` (Phaser then \
+         adds `.minnctapersm 1`: 65536 / 384 threads = 168 registers at entry), or a cap: `T.max_registers(168);`",
+    )
+}
+
 /// Most 32-bit registers one register array may take: a thread has
 /// [`Limits::max_registers_per_thread`] on every target, and the rest of the kernel needs some.
 pub const MAX_ARRAY_REGISTERS: u32 = MAX_REGISTERS_PER_THREAD;
@@ -60,7 +107,7 @@ pub const MAX_ARRAY_REGISTERS: u32 = MAX_REGISTERS_PER_THREAD;
 const COMMON: Limits = Limits {
     max_static_shared: 48 * KIB,
     max_shared_per_block: 48 * KIB,
-    max_threads_per_block: 1024,
+    max_threads_per_block: MAX_THREADS_PER_BLOCK,
     max_block_dims: [1024, 1024, 64],
     max_grid_dims: [(1 << 31) - 1, 65535, 65535],
     max_cluster_ctas: 0,

@@ -4,6 +4,7 @@ pub mod check;
 pub mod descriptor;
 pub mod isa;
 pub mod limits;
+pub mod parity;
 pub mod shared_layout;
 pub mod swizzle;
 pub mod target;

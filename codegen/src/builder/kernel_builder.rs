@@ -336,7 +336,7 @@ impl KernelBuilder {
                 ranks.end()
             ));
         }
-        let r = self.add_param(name, ParamKind::TensorMap, Type::U64);
+        let r = self.add_param(name, ParamKind::TensorMap { rank }, Type::U64);
         TensorMapRef { addr: Value::Reg(r), rank }
     }
 
@@ -457,20 +457,7 @@ impl KernelBuilder {
     // ---- finishing ----------------------------------------------------------------------
 
     /// Close the kernel: report every build error, then check it against its target.
-    ///
-    /// A kernel that moves registers with `setmaxnreg` and declares its block shape but no
-    /// register cap gets `.minnctapersm 1`, CUTLASS's `__launch_bounds__(threads, 1)`: ptxas
-    /// then knows the register count at entry (65536 / threads) and honours `setmaxnreg`
-    /// (without it, it ignores the instruction: C7508).
     pub fn finish(mut self) -> Result<Kernel> {
-        let b = &self.bounds;
-        if self.uses_setmaxnreg()
-            && b.maxnreg.is_none()
-            && b.minnctapersm.is_none()
-            && (b.reqntid.is_some() || b.maxntid.is_some())
-        {
-            self.bounds.minnctapersm = Some(1);
-        }
         if let Some(w) = self.watchdog {
             if let Err(e) = w.validate("KernelBuilder::watchdog") {
                 self.errors.push(Diagnostic { kernel: self.name.clone(), loc: None, message: e.to_string() });
@@ -479,45 +466,30 @@ impl KernelBuilder {
         check_finished(self.finish_unchecked()?)
     }
 
-    fn uses_setmaxnreg(&self) -> bool {
+    /// Whether the kernel so far holds a `setmaxnreg`.
+    pub fn uses_setmaxnreg(&self) -> bool {
         let mut found = false;
         walk_insts(&self.blocks[0], &mut |inst, _| found |= matches!(inst, Inst::Sync(SyncOp::SetMaxNReg { .. })));
         found
     }
 
-    /// The DSL's check before `finish`: `setmaxnreg` needs a register count at entry, which
-    /// ptxas learns from `.maxnreg` or from the block shape (`.reqntid`/`.maxntid`, with the
-    /// `.minnctapersm 1` that `finish` then adds). Builder users may leave it out and read
-    /// ptxas's C7508.
-    pub fn require_register_cap_for_setmaxnreg(&mut self) {
-        let b = &self.bounds;
-        if self.uses_setmaxnreg() && b.maxnreg.is_none() && b.reqntid.is_none() && b.maxntid.is_none() {
-            let loc = self.setmaxnreg_loc();
-            self.errors.push(Diagnostic {
-                kernel: self.name.clone(),
-                loc,
-                message: "`setmaxnreg` in a kernel without a register cap: ptxas ignores it (C7508, register count \
-                          at entry unknown); declare the block shape (`T.require_block(384, 1, 1)`, Phaser then adds \
-                          `.minnctapersm 1`) or a cap (`T.max_registers(168)`)"
-                    .into(),
-            });
-        }
-    }
-
-    fn setmaxnreg_loc(&self) -> Option<SourceLoc> {
-        let mut at = None;
-        walk_insts(&self.blocks[0], &mut |inst, loc| {
-            if at.is_none() && matches!(inst, Inst::Sync(SyncOp::SetMaxNReg { .. })) {
-                at = loc;
-            }
-        });
-        at
-    }
-
     /// Close the kernel reporting build errors, without checking it against its target
     /// (what the registry's ptxas matrix assembles, to see what ptxas says of ops the
     /// target lacks).
+    ///
+    /// A kernel that moves registers with `setmaxnreg` and declares its block shape but no
+    /// register cap gets `.minnctapersm 1`, CUTLASS's `__launch_bounds__(threads, 1)`: ptxas
+    /// then knows the register count at entry (65536 / threads) and honours `setmaxnreg`
+    /// (without it, it ignores the instruction: C7508; `check_kernel` refuses that).
     pub fn finish_unchecked(mut self) -> Result<Kernel> {
+        let b = &self.bounds;
+        if self.uses_setmaxnreg()
+            && b.maxnreg.is_none()
+            && b.minnctapersm.is_none()
+            && (b.reqntid.is_some() || b.maxntid.is_some())
+        {
+            self.bounds.minnctapersm = Some(1);
+        }
         if self.blocks.len() != 1 {
             self.errors.push(Diagnostic { kernel: self.name.clone(), loc: None, message: "unclosed block".into() });
         }

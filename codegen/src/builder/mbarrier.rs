@@ -2,6 +2,7 @@
 
 use super::handles::*;
 use super::kernel_builder::KernelBuilder;
+use crate::arch::parity;
 use crate::ir::*;
 
 /// Options of an arrive: arrival count, memory semantics, scope.
@@ -248,19 +249,20 @@ impl KernelBuilder {
     #[track_caller]
     fn parity_operand(&mut self, parity: Value) -> Value {
         match parity {
-            Value::Imm { .. } => match parity.as_imm_i128() {
-                Some(x) if !(0..=1).contains(&x) => {
-                    self.error(format!("phase parity {x} is out of range: must be 0 or 1"));
-                    Value::u32(0)
-                }
-                _ => super::arith::retype_imm(parity, Type::U32),
-            },
-            Value::Reg(r) if r.ty.is_int() && r.ty.size() == 4 => parity,
-            Value::Reg(r) if r.ty == Type::Pred => self.select(parity, Value::u32(1), Value::u32(0)),
-            _ => {
-                self.error(format!("a phase parity must be a u32 (0 or 1), found {}", parity.ty()));
+            // A register by its type; an immediate by its value, whatever its integer width.
+            _ if !(parity::type_ok(parity.ty()) || matches!(parity, Value::Imm { .. }) && parity.ty().is_int()) => {
+                self.error(format!("{} must be a {}, found {}", parity::WHAT, parity::FORMS, parity.ty()));
                 parity
             }
+            Value::Imm { .. } => match parity.as_imm_i128().and_then(parity::value_problem) {
+                Some(why) => {
+                    self.error(why);
+                    Value::u32(0)
+                }
+                None => super::arith::retype_imm(parity, Type::U32),
+            },
+            Value::Reg(r) if r.ty == Type::Pred => self.select(parity, Value::u32(1), Value::u32(0)),
+            Value::Reg(_) => parity,
         }
     }
 

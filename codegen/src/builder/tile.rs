@@ -495,7 +495,7 @@ impl KernelBuilder {
 
     fn map_param(&self, tmap: TensorMapRef) -> Option<usize> {
         let r = tmap.addr.as_reg()?;
-        self.params.iter().position(|p| p.reg == r && p.kind == ParamKind::TensorMap)
+        self.params.iter().position(|p| p.reg == r && matches!(p.kind, ParamKind::TensorMap { .. }))
     }
 
     /// Check a tile copy against the map's expectation, or make the tile the expectation.

@@ -259,7 +259,7 @@ impl KernelPrinter<'_> {
             let decl = match p.kind {
                 ParamKind::Scalar(t) => format!(".param .{} {}", mem_ty(t), inst::param_symbol(&p.name)),
                 ParamKind::Global { .. } => format!(".param .u64 {}", inst::param_symbol(&p.name)),
-                ParamKind::TensorMap => format!(".param .align 64 .b8 {}[128]", inst::param_symbol(&p.name)),
+                ParamKind::TensorMap { .. } => format!(".param .align 64 .b8 {}[128]", inst::param_symbol(&p.name)),
             };
             writeln!(self.out, "\t{decl}{sep}").unwrap();
         }
@@ -322,7 +322,7 @@ impl KernelPrinter<'_> {
                     self.line(&format!("ld.param.u64 {r}, [{sym}];"));
                     self.line(&format!("cvta.to.global.u64 {r}, {r};"));
                 }
-                ParamKind::TensorMap => {
+                ParamKind::TensorMap { .. } => {
                     self.line(&format!("mov.b64 {r}, {sym};"));
                     self.line(&format!("cvta.param.u64 {r}, {r};"));
                 }

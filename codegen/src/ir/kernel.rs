@@ -17,8 +17,10 @@ pub enum ParamKind {
     /// A pointer to global memory holding `elem`s; the register holds the global address.
     Global { elem: Type, mutable: bool },
     /// A 128-byte `CUtensorMap`, passed by value, 64-byte aligned; the register holds the
-    /// generic address of the parameter (what `cp.async.bulk.tensor` takes).
-    TensorMap,
+    /// generic address of the parameter (what `cp.async.bulk.tensor` takes). `rank` is the
+    /// tensor's number of dimensions, the `.Nd` of every TMA copy through it: a map of
+    /// another rank is refused at launch (PTX leaves the mismatch undefined).
+    TensorMap { rank: u8 },
 }
 
 impl ParamKind {
@@ -27,7 +29,7 @@ impl ParamKind {
         match self {
             ParamKind::Scalar(t) => (t.size(), t.size()),
             ParamKind::Global { .. } => (8, 8),
-            ParamKind::TensorMap => (128, 64),
+            ParamKind::TensorMap { .. } => (128, 64),
         }
     }
 }

@@ -84,7 +84,7 @@ impl Kind {
             Kind::State => "an mbarrier state (the result of an arrive)".into(),
             Kind::Count => "an arrival count (u32)".into(),
             Kind::TxBytes => "a tx byte count (u32)".into(),
-            Kind::Parity => "a phase parity (u32 0/1 or bool)".into(),
+            Kind::Parity => format!("{} ({})", crate::arch::parity::WHAT, crate::arch::parity::FORMS),
             Kind::U32 => "a 32-bit integer".into(),
             Kind::U64 => "a 64-bit integer".into(),
             Kind::Int => "an integer".into(),
@@ -118,7 +118,9 @@ impl Kind {
         match self {
             Kind::Count => Some((1, MAX_ARRIVALS, "an mbarrier arrival count")),
             Kind::TxBytes => Some((0, MAX_TX_BYTES, "a tx byte count")),
-            Kind::Parity => Some((0, 1, "a phase parity")),
+            Kind::Parity => {
+                Some((crate::arch::parity::RANGE.0, crate::arch::parity::RANGE.1, crate::arch::parity::WHAT))
+            }
             _ => None,
         }
     }

@@ -326,6 +326,11 @@ pub fn variant_kernel(def: &OpDef, variant: &Variant, target: Target) -> crate::
     let mut k = KernelBuilder::new(name, target);
     let args = sample_args(&mut k, def, &variant.hints);
     lower(&mut k, def, args, variant.elem, def.path.rsplit('.').next().unwrap_or("op"));
+    // `setmaxnreg` is honoured only in a kernel whose register count at entry ptxas knows
+    // (`arch::limits::setmaxnreg_entry_count_problem`): give the sample one warpgroup's shape.
+    if k.uses_setmaxnreg() {
+        k.max_block(128, 1, 1);
+    }
     k.finish_unchecked()
 }
 

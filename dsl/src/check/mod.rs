@@ -163,24 +163,22 @@ pub(crate) fn check_fn_counting(f: &FnDef, errs: &mut Errors) -> u64 {
     c.work
 }
 
-/// `setmaxnreg` needs a register count at entry, which ptxas learns from `.maxnreg` or the
-/// block shape (Phaser adds `.minnctapersm 1` to it); without either, ptxas ignores it (C7508).
+/// `setmaxnreg` needs a register count at entry (the rule: `arch::limits`), reported here at
+/// the first `setmaxnreg`'s span; `finish` adds `.minnctapersm 1` to a declared block shape.
 pub fn check_register_cap(f: &FnDef, errs: &mut Errors) {
     let mut setmaxnreg = None;
-    let mut cap = false;
+    let (mut cap, mut shape) = (false, false);
     visit_ops(&f.body, &mut |path, sp| {
         if path.starts_with("ptx.setmaxnreg.") && setmaxnreg.is_none() {
             setmaxnreg = Some(sp);
         }
-        cap |= matches!(path, "max_registers" | "require_block" | "max_block");
+        cap |= path == "max_registers";
+        shape |= matches!(path, "require_block" | "max_block");
     });
-    if let (Some(sp), false) = (setmaxnreg, cap) {
-        errs.at(
-            sp,
-            "`setmaxnreg` in a kernel without a register cap: ptxas would ignore it (C7508: the register count at \
-             entry is unknown)\n  help: declare the block shape, e.g. `T.require_block(384, 1, 1);` (Phaser then \
-             adds `.minnctapersm 1`: 65536 / 384 threads = 168 registers at entry), or a cap: `T.max_registers(168);`",
-        );
+    if let Some(sp) = setmaxnreg {
+        if let Some(p) = phaser_codegen::arch::limits::setmaxnreg_entry_count_problem(cap, shape) {
+            errs.at(sp, p);
+        }
     }
 }
 

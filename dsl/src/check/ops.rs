@@ -234,7 +234,10 @@ impl Checker<'_> {
                 if t == Ty::IntLit {
                     self.coerce(a, Ty::Scalar(Scalar::U32));
                 }
-                let ok = t.is_int32() || t.is_lenient() || (kind == Kind::Parity && t == Ty::Bool);
+                // A parity also takes a `bool` (the rule: `arch::parity`).
+                let ok = t.is_int32()
+                    || t.is_lenient()
+                    || (kind == Kind::Parity && t.ir_type().is_some_and(phaser_codegen::arch::parity::type_ok));
                 if !ok {
                     let hint = if t.is_int() { "\n  help: convert with `as u32`" } else { "" };
                     self.errs.at(a.sp, format!("{}{hint}", bad(t)));

@@ -733,7 +733,7 @@ fn op_arg(kind: Kind, a: &Expr, out: &mut Out) -> TokenStream {
     }
 }
 
-/// A `#[phaser::device]` call: `path::__expand(__k, args..)`, typed arguments where the
+/// A `#[phaser::device]` call: `<path as DeviceFn>::bind(__k).call(args..)`, typed arguments where the
 /// macro knows the type so rustc checks them against the helper's signature.
 fn device_call(path: &syn::Path, args: &[Expr], out: &mut Out) -> TokenStream {
     let mut names = Vec::new();
@@ -759,5 +759,7 @@ fn device_call(path: &syn::Path, args: &[Expr], out: &mut Out) -> TokenStream {
         out.push(quote!(let #d = #conv;));
         names.push(d);
     }
-    bind(out, quote!(__p::DeviceRet::into_dsl(#path::__expand(__k, #(#names),*))))
+    // Spanned at the callee: "not a device function" and a wrong argument count point there.
+    let sp = syn::spanned::Spanned::span(path);
+    bind(out, quote_spanned!(sp=> __p::DeviceRet::into_dsl(<#path as __p::DeviceFn>::bind(__k).call(#(#names),*))))
 }

@@ -1,6 +1,6 @@
 //! Stage 3: expansion. A kernel becomes a unit struct named after the fn, whose `build`
 //! runs the body against a `KernelBuilder`; a device function becomes a unit struct whose
-//! `__expand` builds its body into the caller's builder (inlining).
+//! `DeviceFn` impl binds the caller's builder and whose `call` builds its body into it (inlining).
 
 pub mod body;
 
@@ -168,7 +168,6 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                     #(#param_decls)*
                     #body
                     __k.set_loc(::core::option::Option::None);
-                    __k.require_register_cap_for_setmaxnreg();
                 }
                 __kb.finish()
             }
@@ -281,6 +280,7 @@ pub fn device(f: &FnDef) -> TokenStream {
         }
     };
     let allow = allows();
+    let bound = format_ident!("__phaser_device_{}", name_str);
     quote! {
         #(#attrs)*
         #[allow(non_camel_case_types)]
@@ -288,12 +288,25 @@ pub fn device(f: &FnDef) -> TokenStream {
         // name does not clash with it (a unit struct would be a pattern there).
         #vis struct #name {}
 
+        /// The device function bound to a caller's kernel builder.
+        #[doc(hidden)]
         #allow
-        impl #name {
+        #vis struct #bound<'k>(&'k mut ::phaser::__private::KernelBuilder);
+
+        #allow
+        impl ::phaser::__private::DeviceFn for #name {
+            type Bound<'k> = #bound<'k>;
+            fn bind(k: &mut ::phaser::__private::KernelBuilder) -> #bound<'_> {
+                #bound(k)
+            }
+        }
+
+        #allow
+        impl #bound<'_> {
             /// Build this device function's body into the caller's kernel (it is inlined).
-            #[doc(hidden)]
-            pub fn __expand(__k: &mut ::phaser::__private::KernelBuilder, #(#params),*) -> #ret {
+            pub fn call(self, #(#params),*) -> #ret {
                 use ::phaser::__private as __p;
+                let __k = self.0;
                 // Inlining a function that (indirectly) calls itself would never end: the
                 // builder reports the cycle and the call yields a placeholder.
                 if !__k.enter_device(::core::concat!(::core::module_path!(), "::", #name_str)) {

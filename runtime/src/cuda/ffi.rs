@@ -177,8 +177,8 @@ fn slots_match(params: &[Param], slots: &[Slot]) -> bool {
             (ParamKind::Scalar(t), Slot::U16(_)) => t.size() == 2,
             (ParamKind::Scalar(t), Slot::U32(_)) => t.size() == 4,
             (ParamKind::Scalar(t), Slot::U64(_)) => t.size() == 8,
-            (ParamKind::Global { .. }, Slot::Buffer(_)) | (ParamKind::TensorMap, Slot::Map(_)) => true,
-            (ParamKind::Scalar(_) | ParamKind::Global { .. } | ParamKind::TensorMap, _) => false,
+            (ParamKind::Global { .. }, Slot::Buffer(_)) | (ParamKind::TensorMap { .. }, Slot::Map(_)) => true,
+            (ParamKind::Scalar(_) | ParamKind::Global { .. } | ParamKind::TensorMap { .. }, _) => false,
         })
 }
 

@@ -140,6 +140,13 @@ impl<C: Checker> Engine<'_, C> {
     }
 
     fn report_waiters(&mut self, how: Stuck) {
+        // A warp stuck with part of it at a `bar` and the rest elsewhere broke `.aligned`: say
+        // so, besides the deadlock (the usual cause: a `cta_sync()` under `if lane == 0`).
+        for c in 0..self.exec.ctas.len() {
+            for id in 0..self.exec.ctas[c].named.len() {
+                self.check_bar_completion_warps(c, id);
+            }
+        }
         let mut groups: Vec<Group> = Vec::new();
         let tpc = self.exec.threads_per_cta;
         for wi in 0..self.exec.warps.len() {

@@ -190,6 +190,7 @@ impl<'a, C: Checker> Engine<'a, C> {
                     wait: [WaitFor::Nothing; 32],
                     warp_syncs: Vec::new(),
                     cycle: CycleWatch::default(),
+                    bar_gather: None,
                 });
             }
         }

@@ -89,7 +89,7 @@ impl<C: Checker> Engine<'_, C> {
                         if t <= pc {
                             let now = self.epoch();
                             let w = &mut self.exec.warps[wi];
-                            w.cycle.back_edge(&w.regs, &w.pc, w.runnable, w.blocked, now);
+                            w.cycle.back_edge(&w.regs, &prog.observable, &w.pc, w.runnable, w.blocked, now);
                         }
                         continue 'regroup;
                     }

@@ -104,6 +104,8 @@ pub struct Program {
     pub loops: Vec<LoopInfo>,
     /// The registers wgmmas access and the checks of the instructions that touch them.
     pub tensor: TensorRegs,
+    /// The registers a loop's repetition is judged on (`check/progress.rs`).
+    pub observable: Vec<u32>,
 }
 
 struct Lowering {
@@ -134,7 +136,17 @@ impl Program {
         l.block(k.body());
         l.emit(Op::Exit, None);
         let effects = l.slow.iter().map(has_effect).collect();
-        Program { ops: l.ops, locs: l.locs, slow: l.slow, effects, polls: l.polls, loops: l.infos, tensor: l.tensor }
+        let observable = crate::sim::check::progress::observable_registers(k.body());
+        Program {
+            ops: l.ops,
+            locs: l.locs,
+            slow: l.slow,
+            effects,
+            polls: l.polls,
+            loops: l.infos,
+            tensor: l.tensor,
+            observable,
+        }
     }
 
     /// Whether the instruction at `pc` is a polled wait (see [`Program::polls`]).

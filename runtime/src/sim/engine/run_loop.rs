@@ -301,6 +301,7 @@ impl<C: Checker> Engine<'_, C> {
         if !ready {
             return;
         }
+        self.check_bar_completion_warps(c, id);
         let nb = &mut self.exec.ctas[c].named[id];
         let waiters = std::mem::take(&mut nb.waiters);
         nb.generation += 1;

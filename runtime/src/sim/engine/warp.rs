@@ -135,6 +135,16 @@ impl WaitTarget {
     }
 }
 
+/// The lanes of a warp that executed one `bar.sync`/`bar.arrive` so far, while the rest of
+/// the warp's live lanes have not (lanes of a diverged warp may come in pieces; they must all
+/// execute the same instruction: `sync/named_barrier.rs`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BarGather {
+    pub pc: u32,
+    pub id: u8,
+    pub arrived: u32,
+}
+
 pub struct Warp {
     /// CTA (index in the cluster).
     pub cta: usize,
@@ -163,6 +173,8 @@ pub struct Warp {
     pub warp_syncs: Vec<WarpSyncRound>,
     /// Repetition of the warp's whole state while nothing changes (`progress.rs`).
     pub cycle: CycleWatch,
+    /// A `bar` instruction part of the warp executed (`sync/named_barrier.rs`).
+    pub bar_gather: Option<BarGather>,
 }
 
 impl Warp {

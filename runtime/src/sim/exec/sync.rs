@@ -6,6 +6,7 @@ use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{cluster_shared_addr, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::{lanes, RoundKind, WaitFor};
 use crate::sim::output::finding::Category;
+use phaser_codegen::arch::limits::NAMED_BARRIERS;
 use phaser_codegen::ir::*;
 
 /// A named-barrier operation (`bar.sync`/`bar.arrive`): the barrier id, the thread count
@@ -49,6 +50,15 @@ impl<C: Checker> Engine<'_, C> {
 
     pub(crate) fn exec_sync(&mut self, wi: usize, mask: u32, pc: u32, op: &SyncOp) {
         let c = self.exec.warps[wi].cta;
+        if let SyncOp::BarSync { id, .. } | SyncOp::BarArrive { id, .. } = op {
+            // The first lane's id names the barrier; `.aligned` means every lane gives the same.
+            let first = lanes(mask).next().unwrap_or(0);
+            let id_value = self.val(wi, first, id);
+            if id_value < NAMED_BARRIERS as u64 {
+                let what = if matches!(op, SyncOp::BarSync { .. }) { "bar.sync" } else { "bar.arrive" };
+                self.gather_bar_lanes(wi, mask, pc, id_value as u8, what);
+            }
+        }
         for l in lanes(mask) {
             let t = self.cluster_thread(wi, l);
             match op {
@@ -117,12 +127,15 @@ impl<C: Checker> Engine<'_, C> {
         pc: u32,
     ) {
         let id = self.val(wi, l, id) as usize;
-        if id >= 16 {
+        if id >= NAMED_BARRIERS as usize {
             self.finding(Category::Unsupported, c, Some(t), None, Some(pc), format!("`bar.sync {id}`: ids are 0-15"));
             self.abort = true;
             return;
         }
         let expected = count.map(|v| self.val(wi, l, v) as u32);
+        if let Some(msg) = self.bar_count_problem(c, id, expected) {
+            self.finding(Category::NamedBarrier, c, Some(t), None, Some(pc), msg);
+        }
         self.checker.on_named_arrive(t, c, id);
         let nb = &mut self.exec.ctas[c].named[id];
         if let Some(k) = expected {

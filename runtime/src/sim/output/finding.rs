@@ -82,6 +82,11 @@ pub enum Category {
     /// `bar.warp.sync` misuse PTX leaves undefined: a lane of the mask exited instead of
     /// executing it, or the executing lane is not in its mask.
     WarpSync,
+    /// `bar.sync`/`bar.arrive` misuse PTX leaves undefined: part of a warp executes it (it is
+    /// `.aligned`: a `bar.sync` under `if lane == 0` or `elect_sync()`), the threads of one
+    /// round give different thread counts, or a count that is no multiple of 32 or exceeds
+    /// the CTA's threads (it can never complete).
+    NamedBarrier,
     /// Tensor-memory allocation misuse (`tcgen05.alloc/dealloc`): an allocation that does not
     /// fit, one after `relinquish_alloc_permit` or larger than an earlier one, a second
     /// allocation into a slot whose allocation is still live, a dealloc of something not
@@ -142,6 +147,7 @@ impl Category {
             Category::UnstartedCtaAccess => "access-to-unstarted-cta",
             Category::InfiniteLoop => "infinite-loop",
             Category::WarpSync => "warp-sync",
+            Category::NamedBarrier => "named-barrier",
             Category::OutOfBounds => "out-of-bounds",
             Category::Misaligned => "misaligned",
             Category::TmemAlloc => "tmem-alloc",
