@@ -92,7 +92,7 @@ fn kernel(form: Form, bug: Bug) -> (Kernel, Lines) {
                     let halves: Vec<Value> = (0..2u32)
                         .map(|part| {
                             let row_col = |k: &mut KernelBuilder, p: u32| {
-                                // Accumulator::a_element(t, reg, part, 2) at run time.
+                                // arch::fragment::a_element(t, reg, part, 2) at run time.
                                 let w = k.shr(t, Value::u32(5));
                                 let l = k.and(t, Value::u32(31));
                                 let row = k.mul(w, Value::u32(16));
@@ -162,7 +162,7 @@ fn kernel(form: Form, bug: Bug) -> (Kernel, Lines) {
             k.wgmma_wait_group(0);
         }
     }
-    // Each thread stores its fragment: register i holds (row, col) of Accumulator::element.
+    // Each thread stores its fragment: register i holds (row, col) of arch::fragment::d_element.
     let w = k.shr(t, Value::u32(5));
     let l = k.and(t, Value::u32(31));
     for i in 0..N / 2 {

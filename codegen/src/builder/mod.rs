@@ -4,6 +4,7 @@ pub mod arith;
 pub mod control;
 pub mod escape;
 pub mod fragment;
+pub mod fragment_ops;
 pub mod handles;
 pub mod kernel_builder;
 pub mod mbarrier;
@@ -21,6 +22,7 @@ pub mod warp_spec;
 pub mod wgmma;
 
 pub use fragment::Accumulator;
+pub use fragment_ops::{RowOp, RowScope};
 pub use handles::*;
 pub use kernel_builder::KernelBuilder;
 pub use mbarrier::ArriveOpts;

@@ -175,7 +175,7 @@ pub enum Ret {
     Turbofish,
     /// The (shared) type of the op's `Scalar` arguments.
     ScalarArgs,
-    /// The element type of argument N (a buffer).
+    /// The element type of argument N (a buffer, shared array, tile or register array).
     ElemOf(u8),
     /// `N` values of the element type of argument `.0` (a vector load).
     VecOf(u8, u8),

@@ -188,6 +188,7 @@ macro_rules! ops {
 mod arith;
 mod cute;
 mod debug;
+mod fragment;
 mod launch;
 mod mbarrier;
 mod memory;
@@ -211,6 +212,7 @@ const FAMILIES: &[&[OpDef]] = &[
     warp::OPS,
     tma::OPS,
     wgmma::OPS,
+    fragment::OPS,
     tcgen05::OPS,
     pipeline::OPS,
     debug::OPS,

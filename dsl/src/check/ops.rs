@@ -698,9 +698,13 @@ fn ret_type(spec: &OpDef, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, a
         Ret::Turbofish => turbofish.map(|t| Ty::Scalar(t.0)).unwrap_or(Ty::Error),
         Ret::ScalarArgs => scalar.unwrap_or(Ty::Error),
         Ret::ElemOf(n) => match args.get(n as usize).map(|a| a.ty.get()) {
-            Some(Ty::Global { elem, .. } | Ty::Shared(elem) | Ty::RemoteShared(elem) | Ty::Tile { elem, .. }) => {
-                Ty::Scalar(elem)
-            }
+            Some(
+                Ty::Global { elem, .. }
+                | Ty::Shared(elem)
+                | Ty::RemoteShared(elem)
+                | Ty::Tile { elem, .. }
+                | Ty::Registers { elem, .. },
+            ) => Ty::Scalar(elem),
             _ => Ty::Error,
         },
         Ret::VecOf(a, n) => match args.get(a as usize).map(|a| a.ty.get()) {
