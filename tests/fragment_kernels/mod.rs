@@ -2,7 +2,7 @@
 //! it in the simulator, `tests/gpu_fragment.rs` on the H200). A warpgroup's 64 x 64 f32
 //! accumulator is filled by (row, col) from `T.fragment.row`/`col`; the kernel writes the
 //! coordinates, the row reductions, the accumulator rounded into A fragments and multiplied
-//! by an identity B (`mma_async_rs`: P · I = P), and the accumulator masked by a column bound
+//! by an identity B (`mma_async_rs`: P · I = P) and scaled per row (`of_row`), and the accumulator masked by a column bound
 //! and a causal diagonal. Everything is compared with the layouts of
 //! `phaser::codegen::arch::fragment` and plain CPU arithmetic; the values are small integers,
 //! so every comparison is exact.
@@ -80,7 +80,8 @@ pub fn fragment_probe(
     T.ptx.wgmma.wait_group(0);
     #[unroll]
     for i in 0..E / 2 {
-        product[T.fragment.row(o, i) * E + T.fragment.col(o, i)] = o[i];
+        // Row half 0 doubled, half 1 quadrupled: a per-row factor per register.
+        product[T.fragment.row(o, i) * E + T.fragment.col(o, i)] = o[i] * T.fragment.of_row(o, i, 2.0, 4.0);
     }
 
     T.fragment.mask_cols(acc, limit);
@@ -132,7 +133,8 @@ pub fn check_fragment_ops(dev: &Device, limit: u32, diag: i32) {
     for r in 0..E {
         for c in 0..E {
             let at = (r * E + c) as usize;
-            assert_eq!(product[at], value(r, c), "P · I at ({r}, {c})");
+            let factor = if r % fragment::WARP_ROWS < 8 { 2.0 } else { 4.0 };
+            assert_eq!(product[at], value(r, c) * factor, "P · I, scaled by row, at ({r}, {c})");
             let out = c >= limit || c as i64 > r as i64 + diag as i64;
             let want = if out { f32::NEG_INFINITY } else { value(r, c) };
             assert_eq!(masked[at], want, "masked at ({r}, {c}), limit {limit}, diag {diag}");

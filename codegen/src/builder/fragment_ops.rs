@@ -86,6 +86,15 @@ impl KernelBuilder {
         self.at_caller(|k| k.add(col, Value::u32(fragment::d_register_offset(i).1)))
     }
 
+    /// `per_row[h]` for the row half `h` that register `i` of `acc` lies in: a per-row value
+    /// (a running max, a rescale factor) applied to one register, chosen when the kernel is
+    /// built (no instruction).
+    #[track_caller]
+    pub fn fragment_of_row(&mut self, acc: RegisterArray, i: u32, per_row: [Value; ROWS_PER_THREAD as usize]) -> Value {
+        let Some(i) = self.fragment_register(acc, i) else { return per_row[0] };
+        per_row[fragment::d_row_half(i) as usize]
+    }
+
     /// `v` combined with `op` over the 4 threads that hold the same accumulator rows (the
     /// butterfly shuffles of `arch::fragment::ROW_LANE_MASKS`); every lane of the warp calls it.
     #[track_caller]
@@ -268,12 +277,14 @@ mod tests {
         k.fragment_to_a(a, acc, 4, Type::BF16);
         k.fragment_row_reduce(acc, 2, RowOp::Max, RowScope::Row);
         k.fragment_row(acc, 32);
+        k.fragment_of_row(acc, 40, [Value::f32(0.0), Value::f32(1.0)]);
         k.fragment_mask_cols(wrong, Value::u32(3));
         let e = k.finish().unwrap_err().to_string();
         assert!(e.contains("an A fragment is 4 u32 per thread"), "{e}");
         assert!(e.contains("k-step 4 of a 64 x 64 accumulator, which has 4 of 16 columns"), "{e}");
         assert!(e.contains("a thread holds 2 rows of the accumulator (half 0 or 1), not 2"), "{e}");
         assert!(e.contains("register 32 of a 64 x 64 accumulator, which has 32"), "{e}");
+        assert!(e.contains("register 40 of a 64 x 64 accumulator, which has 32"), "{e}");
         assert!(e.contains("the accumulator is a 1-dimensional f32 register array"), "{e}");
     }
 }

@@ -27,6 +27,9 @@ ops! {
     /// ... the sum
     "fragment.row_sum" ["cute:reduce_sum"] (acc: Registers(Type::F32) = 32, half: Const = 1; scope: Choice(SCOPE)) -> ElemOf(0)
         = |k, call| k.fragment_row_reduce(acc, half, RowOp::Sum, scope);
+    /// `v0` if `acc[i]` lies in this thread's first row, `v1` if in the row 8 below: a per-row value (running max, rescale factor) for one register; no instruction
+    "fragment.of_row" (acc: Registers(Type::F32) = 32, i: Const = 3, v0: Scalar, v1: Scalar) as F32 -> ScalarArgs
+        = |k, call| k.fragment_of_row(acc, i, [v0, v1]);
     /// the max of `v` over the 4 threads that hold the same accumulator rows (`shfl.bfly` 1, 2)
     "fragment.quad_max" (v: Scalar) as F32 -> ScalarArgs = |k, call| k.quad_reduce(RowOp::Max, v);
     /// the sum of `v` over the 4 threads that hold the same accumulator rows
