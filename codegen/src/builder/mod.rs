@@ -6,6 +6,7 @@ pub mod escape;
 pub mod fragment;
 pub mod handles;
 pub mod kernel_builder;
+pub mod math;
 pub mod mbarrier;
 pub mod memory;
 pub mod pipeline;
