@@ -7,6 +7,7 @@ pub mod fragment;
 pub mod fragment_ops;
 pub mod handles;
 pub mod kernel_builder;
+pub mod math;
 pub mod mbarrier;
 pub mod memory;
 pub mod pipeline;

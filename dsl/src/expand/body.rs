@@ -704,7 +704,15 @@ fn ret_handle(ret: Ret, ty: Ty) -> TokenStream {
             let n = n as usize;
             quote!([__p::Value; #n])
         }
-        Ret::Bool | Ret::U32 | Ret::U64 | Ret::State | Ret::Turbofish | Ret::ScalarArgs | Ret::ElemOf(_) => {
+        Ret::Bool
+        | Ret::U32
+        | Ret::U64
+        | Ret::F32
+        | Ret::State
+        | Ret::Turbofish
+        | Ret::ScalarArgs
+        | Ret::BitsOfArgs
+        | Ret::ElemOf(_) => {
             quote!(__p::Value)
         }
     }
