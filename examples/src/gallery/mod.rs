@@ -2,6 +2,7 @@
 //! CPU reference. The CLI runs them (`phaser run`), dumps their PTX (`phaser ptx DIR`), and
 //! the test suite assembles all of it with ptxas.
 
+pub mod attention_dsl;
 pub mod cluster_multicast;
 pub mod cluster_reduce;
 pub mod cp_async_mbarrier;
@@ -164,6 +165,7 @@ pub fn examples() -> Vec<Example> {
     v.extend(row_reduce::examples());
     v.extend(cluster_reduce::examples());
     v.extend(gemm_dsl::examples());
+    v.extend(attention_dsl::examples());
     v.extend(gemm_sm100::examples());
     v.extend(gemm_sm100_dsl::examples());
     v
