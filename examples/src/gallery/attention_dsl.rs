@@ -469,13 +469,14 @@ pub struct Host {
     pub runs: [AttentionBuffers; 2],
 }
 
-/// The gallery's shapes: `Small` one CTA whose K/V rings wrap; `Quick` ragged on both sides,
-/// GQA and several CTAs; `Full` a GPU-sized problem.
+/// The gallery's shapes: `Small` one CTA whose K/V rings wrap; `Quick` ragged on both sides
+/// and GQA (two query heads on one KV head), within the simulator's quick budget; `Full` a
+/// GPU-sized problem.
 pub fn shape(size: Size, d: u32, causal: bool) -> AttentionShape {
     let base = AttentionShape { batch: 1, heads: 1, kv_heads: 1, seq_q: BM, seq_k: 384, d, causal };
     match size {
         Size::Small => base,
-        Size::Quick => AttentionShape { batch: 1, heads: 2, kv_heads: 1, seq_q: 200, seq_k: 168, ..base },
+        Size::Quick => AttentionShape { batch: 1, heads: 2, kv_heads: 1, seq_q: 100, seq_k: 168, ..base },
         Size::Full => AttentionShape { batch: 4, heads: 16, kv_heads: 4, seq_q: 2048, seq_k: 2048, ..base },
     }
 }
