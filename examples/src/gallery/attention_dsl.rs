@@ -4,7 +4,7 @@
 //! seq_k, D]` (GQA: `heads / kv_heads` query heads share a KV head), O like Q, LSE
 //! `[batch · heads, seq_q]` f32 (natural log).
 //!
-//! The structure (FlashAttention-3's, without its ping-pong and intra-warpgroup overlap yet):
+//! The structure (FlashAttention-3's, with its intra-warpgroup overlap, without its ping-pong yet):
 //! - 384 threads: warpgroup 0 produces, warpgroups 1 and 2 consume 64 query rows each (the
 //!   CTA's `BM` = 128 rows); `setmaxnreg` moves registers from the producer (24) to the
 //!   consumers (240).
@@ -12,12 +12,14 @@
 //!   block by block through two `T.pipeline` rings (`BN` keys per block), 128-byte swizzled,
 //!   as 64-column chunks (one TMA box and one wgmma operand each). TMA zero-fills rows past
 //!   the sequence ends of each head (the maps are 3-D: head, row, column).
-//! - Each consumer warpgroup, per KV block: `S = Q Kᵀ` (`mma_async`, K-major K), releases the K
-//!   stage after `wgmma.wait_group`, masks the ragged last block (`T.fragment.mask_cols`) and
-//!   the diagonal block (`T.fragment.mask_causal`), runs the online softmax with exp2 and the
-//!   scale folded into one fma (`T.fragment.row_max`, `of_row`), rescales O, keeps P in
-//!   registers as the A operand of `O += P V` (`T.fragment.to_a`, `mma_async_rs` with
-//!   MN-major V) and releases the V stage.
+//! - Each consumer warpgroup, per KV block j: issues `S = Q Kᵀ` (`mma_async`, K-major K), then
+//!   the previous block's `O += P V` (O rescaled first; P in registers as the A operand,
+//!   `mma_async_rs` with MN-major V), waits for S only (`wait_group(1)`), releases the K stage,
+//!   masks the ragged last block (`T.fragment.mask_cols`) and the diagonal block
+//!   (`T.fragment.mask_causal`) and runs the online softmax with exp2 and the scale folded into
+//!   one fma (`T.fragment.row_max`, `of_row`) while P V runs; then waits for P V, releases its
+//!   V stage and packs this block's P (`T.fragment.to_a`). FlashAttention-3's intra-warpgroup
+//!   overlap: the tensor cores have the next GEMM while the softmax runs.
 //! - Causal blocks past the diagonal are never loaded or computed.
 //! - Epilogue: O divided by the row sums (reduced across the row's 4 threads once), the LSE
 //!   stored by one thread per row, O rounded to bf16 into the warpgroup's own Q slab
@@ -148,9 +150,10 @@ pub fn attention_dsl(
         let kst = T.pipeline.consumer_state(k_pipe);
         let vst = T.pipeline.consumer_state(v_pipe);
         T.ptx.mbarrier.try_wait(q_full, 0);
+        // Intra-warpgroup overlap (FlashAttention-3): block j's S = Q Kᵀ is issued first, then
+        // the previous block's O += P V, and this block's softmax runs while P V is in flight.
         for j in 0..n_blocks {
             let n0 = j * BN;
-            // S = Q Kᵀ over D, chunk by chunk.
             T.pipeline.consumer_wait(k_pipe, kst);
             let ks = T.pipeline.stage(kst);
             T.ptx.wgmma.fence();
@@ -162,7 +165,31 @@ pub fn attention_dsl(
                 }
             }
             T.ptx.wgmma.commit_group();
-            T.ptx.wgmma.wait_group(0);
+            if j > 0 {
+                // O (through block j - 2) rescaled to block j - 1's max, then += P V of j - 1.
+                #[unroll]
+                for c in 0..chunks {
+                    #[unroll]
+                    for i in 0..CHUNK / 2 {
+                        acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
+                    }
+                }
+                T.pipeline.consumer_wait(v_pipe, vst);
+                let vs = T.pipeline.stage(vst);
+                T.ptx.wgmma.fence();
+                #[unroll]
+                for c in 0..chunks {
+                    #[unroll]
+                    for kk in 0..BN / 16 {
+                        T.ptx.wgmma.mma_async_rs(acc_o[c], p[kk], v_ring[vs][c], kk, true, "mn");
+                    }
+                }
+                T.ptx.wgmma.commit_group();
+                // S of block j has retired; P V of block j - 1 may still run.
+                T.ptx.wgmma.wait_group(1);
+            } else {
+                T.ptx.wgmma.wait_group(0);
+            }
             if leader {
                 T.pipeline.consumer_release(k_pipe, kst);
             }
@@ -176,7 +203,8 @@ pub fn attention_dsl(
                     T.fragment.mask_causal(s, row0 as i32 - n0 as i32);
                 }
             }
-            // Online softmax: the new row max, the old sum and O rescaled to it, P = 2^(S·scale - max·scale).
+            // Online softmax: the new row max, the factor O and the sum are rescaled by,
+            // P = 2^(S·scale - max·scale) (the scale folded into one fma).
             #[unroll]
             for h in 0..2 {
                 let mx = T.fragment.row_max(s, h).max(row_max[h]);
@@ -194,35 +222,43 @@ pub fn attention_dsl(
             for h in 0..2 {
                 row_sum[h] = row_sum[h] * rescale[h] + T.fragment.row_sum(s, h, "thread");
             }
-            #[unroll]
-            for c in 0..chunks {
-                #[unroll]
-                for i in 0..CHUNK / 2 {
-                    acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
+            if j > 0 {
+                // P V of block j - 1 retired: its V stage is free and P may be overwritten.
+                T.ptx.wgmma.wait_group(0);
+                if leader {
+                    T.pipeline.consumer_release(v_pipe, vst);
                 }
+                T.pipeline.advance(vst);
             }
             #[unroll]
             for kk in 0..BN / 16 {
                 T.fragment.to_a(p[kk], s, kk);
             }
-            // O += P V (V is [keys, D]: MN-major B).
-            T.pipeline.consumer_wait(v_pipe, vst);
-            let vs = T.pipeline.stage(vst);
-            T.ptx.wgmma.fence();
-            #[unroll]
-            for c in 0..chunks {
-                #[unroll]
-                for kk in 0..BN / 16 {
-                    T.ptx.wgmma.mma_async_rs(acc_o[c], p[kk], v_ring[vs][c], kk, true, "mn");
-                }
-            }
-            T.ptx.wgmma.commit_group();
-            T.ptx.wgmma.wait_group(0);
-            if leader {
-                T.pipeline.consumer_release(v_pipe, vst);
-            }
-            T.pipeline.advance(vst);
         }
+        // The last block's O += P V.
+        #[unroll]
+        for c in 0..chunks {
+            #[unroll]
+            for i in 0..CHUNK / 2 {
+                acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
+            }
+        }
+        T.pipeline.consumer_wait(v_pipe, vst);
+        let vs = T.pipeline.stage(vst);
+        T.ptx.wgmma.fence();
+        #[unroll]
+        for c in 0..chunks {
+            #[unroll]
+            for kk in 0..BN / 16 {
+                T.ptx.wgmma.mma_async_rs(acc_o[c], p[kk], v_ring[vs][c], kk, true, "mn");
+            }
+        }
+        T.ptx.wgmma.commit_group();
+        T.ptx.wgmma.wait_group(0);
+        if leader {
+            T.pipeline.consumer_release(v_pipe, vst);
+        }
+        T.pipeline.advance(vst);
 
         // Epilogue: O / sum, the LSE, and O through the warpgroup's Q slab to global memory.
         #[unroll]
