@@ -222,6 +222,14 @@ fn wgmma_ops(
     T.ptx.wgmma.mma_async_rs(acc, frag, b, 2, true, "k", "b");
     T.ptx.wgmma.commit_group();
     T.ptx.wgmma.wait_group(0);
+    // The accumulator by (row, col): coordinates, row reductions, masks, P as an A fragment.
+    T.fragment.mask_cols(acc, 40);
+    T.fragment.mask_causal(acc, 5i32);
+    let rmax = T.fragment.row_max(acc, 1) + T.fragment.row_sum(acc, 0, "thread");
+    let quad = T.fragment.quad_max(rmax) + T.fragment.quad_sum(rmax);
+    acc[3] = acc[3] * T.fragment.of_row(acc, 3, quad, rmax);
+    T.fragment.to_a(frag, acc, 3, "f16");
+    out[T.fragment.row(acc, 3) * 64 + T.fragment.col(acc, 3)] = acc[3] + frag[0] as f32;
     if t == 0 {
         T.pipeline.consumer_release(pipe, cs);
     }
