@@ -59,10 +59,21 @@ impl KernelBuilder {
         })
     }
 
+    /// `acc` as a wgmma accumulator (an f32 array of `N / 2`, N a wgmma N), or a build error.
+    #[track_caller]
+    fn fragment_accumulator(&mut self, acc: RegisterArray) -> Option<super::Accumulator> {
+        let view = self.mma_accumulator(acc)?;
+        if let Some(rule) = crate::arch::wgmma::accumulator_problem(view.len() as u32) {
+            self.arg_error("acc", rule);
+            return None;
+        }
+        Some(view)
+    }
+
     /// The accumulator view of `acc` and register `i`'s index, or a build error.
     #[track_caller]
     fn fragment_register(&mut self, acc: RegisterArray, i: u32) -> Option<u32> {
-        let acc = self.mma_accumulator(acc)?;
+        let acc = self.fragment_accumulator(acc)?;
         if i >= acc.len() as u32 {
             self.arg_error("i", format!("register {i} of a 64 x {} accumulator, which has {}", acc.n, acc.len()));
             return None;
@@ -114,7 +125,7 @@ impl KernelBuilder {
     /// (`RowScope::Row`, the same value in all 4 threads of the row).
     #[track_caller]
     pub fn fragment_row_reduce(&mut self, acc: RegisterArray, half: u32, op: RowOp, scope: RowScope) -> Value {
-        let Some(view) = self.mma_accumulator(acc) else { return Value::f32(0.0) };
+        let Some(view) = self.fragment_accumulator(acc) else { return Value::f32(0.0) };
         if half >= ROWS_PER_THREAD {
             self.arg_error(
                 "half",
@@ -141,7 +152,7 @@ impl KernelBuilder {
     /// `exp2` of it is 0).
     #[track_caller]
     pub fn fragment_mask_cols(&mut self, acc: RegisterArray, limit: Value) {
-        let Some(view) = self.mma_accumulator(acc) else { return };
+        let Some(view) = self.fragment_accumulator(acc) else { return };
         self.at_caller(|k| {
             let limit = k.cvt(limit, Type::U32);
             let (_, col) = k.fragment_origin();
@@ -158,7 +169,7 @@ impl KernelBuilder {
     /// causal mask of a tile whose first column is `diag` past its first row's diagonal.
     #[track_caller]
     pub fn fragment_mask_causal(&mut self, acc: RegisterArray, diag: Value) {
-        let Some(view) = self.mma_accumulator(acc) else { return };
+        let Some(view) = self.fragment_accumulator(acc) else { return };
         self.at_caller(|k| {
             let diag = k.cvt(diag, Type::S32);
             let (row, col) = k.fragment_origin();
@@ -181,7 +192,7 @@ impl KernelBuilder {
     /// (`arch::fragment::d_register_of_a`): no data moves between threads.
     #[track_caller]
     pub fn fragment_to_a(&mut self, a: RegisterArray, acc: RegisterArray, kstep: u32, to: Type) {
-        let Some(view) = self.mma_accumulator(acc) else { return };
+        let Some(view) = self.fragment_accumulator(acc) else { return };
         if a.elem() != Type::U32 || a.dims() != [A_REGS] {
             self.arg_error(
                 "a",
@@ -204,14 +215,13 @@ impl KernelBuilder {
         }
         self.at_caller(|k| {
             for (reg, dst) in a.regs().into_iter().enumerate() {
+                // Inside the accumulator: the k-step was checked against its columns above.
                 let parts: Vec<Value> = (0..A_PARTS)
-                    .map(|part| {
-                        let i = fragment::d_register_of_a(kstep, reg as u32, part, view.len() as u32)
-                            .expect("the k-step lies inside the accumulator");
-                        view.get(i as usize)
-                    })
+                    .filter_map(|part| fragment::d_register_of_a(kstep, reg as u32, part, view.len() as u32))
+                    .map(|i| view.get(i as usize))
                     .collect();
-                let packed = k.pack_half2_u32(parts[0], parts[1], to);
+                let [lo, hi] = parts[..] else { continue };
+                let packed = k.pack_half2_u32(lo, hi, to);
                 k.assign(dst, packed);
             }
         })
@@ -279,6 +289,8 @@ mod tests {
         k.fragment_row(acc, 32);
         k.fragment_of_row(acc, 40, [Value::f32(0.0), Value::f32(1.0)]);
         k.fragment_mask_cols(wrong, Value::u32(3));
+        let tiny = k.alloc_registers(Type::F32, &[1]);
+        k.fragment_row_reduce(tiny, 1, RowOp::Sum, RowScope::Row);
         let e = k.finish().unwrap_err().to_string();
         assert!(e.contains("an A fragment is 4 u32 per thread"), "{e}");
         assert!(e.contains("k-step 4 of a 64 x 64 accumulator, which has 4 of 16 columns"), "{e}");
@@ -286,5 +298,6 @@ mod tests {
         assert!(e.contains("register 32 of a 64 x 64 accumulator, which has 32"), "{e}");
         assert!(e.contains("register 40 of a 64 x 64 accumulator, which has 32"), "{e}");
         assert!(e.contains("the accumulator is a 1-dimensional f32 register array"), "{e}");
+        assert!(e.contains("an accumulator of 1 f32 registers is 64 x 2"), "{e}");
     }
 }
