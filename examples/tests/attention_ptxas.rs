@@ -1,5 +1,5 @@
 //! The DSL attention without a GPU: every configuration (head dim 64, 128 and 256, causal and
-//! not) assembles for sm_90a with zero spill bytes and no ignored `setmaxnreg`, its SASS has
+//! not, ping-pong and not) assembles for sm_90a with zero spill bytes and no ignored `setmaxnreg`, its SASS has
 //! the HGMMAs of S = Q Kᵀ (N = BN, K-major) and O += P V (A from registers), and shapes the
 //! kernel does not take are refused by name.
 
@@ -7,7 +7,7 @@ use phaser::codegen::{emit_kernel, ptx_text, ptxas};
 use phaser_examples::gallery::attention_dsl::{kernel, AttentionShape};
 
 fn shape(d: u32, causal: bool) -> AttentionShape {
-    AttentionShape { batch: 1, heads: 1, kv_heads: 1, seq_q: 128, seq_k: 128, d, causal }
+    AttentionShape { batch: 1, heads: 1, kv_heads: 1, seq_q: 128, seq_k: 128, d, causal, pingpong: true }
 }
 
 /// `N bytes spill stores, M bytes spill loads` of ptxas -v, for the one kernel.
@@ -23,13 +23,17 @@ fn every_config_assembles_without_spills_and_uses_hgmma() {
     let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
     let dir = tempfile::tempdir().unwrap();
     for d in [64, 128, 256] {
-        for causal in [false, true] {
-            let s = shape(d, causal);
+        for (causal, pingpong) in [(false, true), (true, true), (false, false), (true, false)] {
+            let s = AttentionShape { pingpong, ..shape(d, causal) };
             let (bn, _) = s.config();
             let k = kernel(&s).unwrap_or_else(|e| panic!("{s:?}: {e}"));
             let ptx = emit_kernel(&k).unwrap();
             assert!(ptx_text::has(&ptx, "setmaxnreg.inc.sync.aligned.u32 240"), "{s:?}");
-            let cubin = dir.path().join(format!("attention_d{d}_{causal}.cubin"));
+            // Ping-pong: the second warpgroup's first-turn arrival and one per block; none without.
+            let arrives =
+                ptx_text::find_all(&ptx, "bar.arrive").len() + ptx_text::find_all(&ptx, "barrier.arrive").len();
+            assert_eq!(arrives, if pingpong { 2 } else { 0 }, "{s:?}");
+            let cubin = dir.path().join(format!("attention_d{d}_{causal}_{pingpong}.cubin"));
             let verbose = ptxas::assemble_to(&ptxas, &ptx, "sm_90a", &["-v"], &cubin)
                 .unwrap_or_else(|e| panic!("ptxas rejected {s:?}:\n{e}"));
             assert_eq!(spill_bytes(&verbose), (0, 0), "{s:?} spills:\n{verbose}");

@@ -1,6 +1,6 @@
 //! The DSL attention (`gallery::attention_dsl`) in the simulator, under the checker: head
 //! dims 64, 128 and 256, causal and not, GQA, sequence lengths that are not multiples of the
-//! tiles on either side. Every run has zero findings, every row of O and the LSE is within
+//! tiles on either side, with the warpgroups' ping-pong and without. Every run has zero findings, every row of O and the LSE is within
 //! the stated tolerance of the f64 reference (`O_ATOL + O_RTOL |ref|`, `LSE_TOL (1 + |ref|)`).
 
 use phaser::runtime::sim::{SimConfig, Strategy};
@@ -27,7 +27,7 @@ fn check(s: AttentionShape, strategy: Strategy, seed: u64) {
 }
 
 const BASE: AttentionShape =
-    AttentionShape { batch: 1, heads: 1, kv_heads: 1, seq_q: 128, seq_k: 128, d: 64, causal: false };
+    AttentionShape { batch: 1, heads: 1, kv_heads: 1, seq_q: 128, seq_k: 128, d: 64, causal: false, pingpong: true };
 
 #[test]
 fn d64_ragged_gqa() {
@@ -52,6 +52,15 @@ fn d128_causal_gqa_ragged() {
 fn d128_cross_lengths() {
     // More keys than queries, a ragged last KV block, the rings wrapping.
     check(AttentionShape { seq_q: 72, seq_k: 300, d: 128, ..BASE }, Strategy::RoundRobin, 4);
+}
+
+#[test]
+fn d128_without_pingpong() {
+    check(
+        AttentionShape { seq_q: 200, seq_k: 300, d: 128, causal: true, pingpong: false, ..BASE },
+        Strategy::Adversarial,
+        6,
+    );
 }
 
 #[test]

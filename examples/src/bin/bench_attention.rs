@@ -8,7 +8,7 @@
 //! ```
 //!
 //! Shapes (bench/attention.md): head dim 64, 128, 256 × sequence 1k, 4k, 8k, 16k × causal and
-//! not; batch × heads fill the GPU the way FlashAttention-3's benchmark does (16k tokens per
+//! not × the warpgroups' ping-pong and not; batch × heads fill the GPU the way FlashAttention-3's benchmark does (16k tokens per
 //! batch: `batch = 16384 / seq`; `heads = 2048 / d`), one KV head per query head.
 //!
 //! Correctness: random bf16 inputs in [-1, 1) (a fresh seed, printed; `--seed` replays), O and
@@ -52,10 +52,10 @@ struct Args {
 }
 
 /// The benchmark's shape for head dim `d`, sequence `seq`.
-fn bench_shape(d: u32, seq: u32, causal: bool) -> AttentionShape {
+fn bench_shape(d: u32, seq: u32, causal: bool, pingpong: bool) -> AttentionShape {
     let batch = (16384 / seq).max(1);
     let heads = 2048 / d;
-    AttentionShape { batch, heads, kv_heads: heads, seq_q: seq, seq_k: seq, d, causal }
+    AttentionShape { batch, heads, kv_heads: heads, seq_q: seq, seq_k: seq, d, causal, pingpong }
 }
 
 fn pairs(args: &Args) -> BenchResult<Vec<(u32, u32)>> {
@@ -65,7 +65,8 @@ fn pairs(args: &Args) -> BenchResult<Vec<(u32, u32)>> {
     args.shapes
         .iter()
         .map(|s| {
-            let (d, seq) = s.split_once('x').ok_or_else(|| BenchError(format!("shape `{s}`: write DxS, e.g. 128x8192")))?;
+            let (d, seq) =
+                s.split_once('x').ok_or_else(|| BenchError(format!("shape `{s}`: write DxS, e.g. 128x8192")))?;
             let parse = |x: &str| x.parse::<u32>().map_err(|e| BenchError(format!("shape `{s}`: {e}")));
             Ok((parse(d)?, parse(seq)?))
         })
@@ -88,7 +89,8 @@ fn check_shape(dev: &Device, s: &AttentionShape, seed: u64) -> BenchResult<(usiz
     let r = phaser_examples::gallery::random_u32(256, seed);
     rows.extend(r.chunks(2).map(|c| ((c[0] as usize) % bh, (c[1] % s.seq_q) as usize)));
     let n = rows.len();
-    let (bad, worst_o, worst_lse) = compare(s, (&q, &k, &v), (out.get(0, bufs.o), out.get(0, bufs.lse)), rows.into_iter());
+    let (bad, worst_o, worst_lse) =
+        compare(s, (&q, &k, &v), (out.get(0, bufs.o), out.get(0, bufs.lse)), rows.into_iter());
     Ok((n, bad, worst_o, worst_lse))
 }
 
@@ -137,12 +139,14 @@ fn run(args: &Args) -> BenchResult<bool> {
     let dev = Device::cuda(0)?;
     let seed = args.seed.unwrap_or_else(fresh_seed);
     println!("device: {} ({} SMs), seed {seed}", dev.describe(), dev.sm_count()?);
-    println!("tolerance: |ΔO| <= {O_ATOL} + {O_RTOL} |ref| against the f64 reference, 128 random rows + corners per shape");
+    println!(
+        "tolerance: |ΔO| <= {O_ATOL} + {O_RTOL} |ref| against the f64 reference, 128 random rows + corners per shape"
+    );
     let mut ok = true;
     let mut rows = Vec::new();
     for (i, (d, seq)) in pairs(args)?.into_iter().enumerate() {
-        for causal in [false, true] {
-            let s = bench_shape(d, seq, causal);
+        for (causal, pingpong) in [(false, true), (false, false), (true, true), (true, false)] {
+            let s = bench_shape(d, seq, causal, pingpong);
             if let Some(p) = s.problem() {
                 return Err(BenchError(format!("{s:?}: {p}")));
             }
@@ -150,7 +154,7 @@ fn run(args: &Args) -> BenchResult<bool> {
             let verdict = if bad == 0 { "PASS" } else { "FAIL" };
             ok &= bad == 0;
             println!(
-                "check d{d} seq {seq} causal {causal} (B {} H {}): {verdict}: {n} rows, {bad} outside tolerance, worst |ΔO| {worst_o:.2e}, |ΔLSE| {worst_lse:.2e}",
+                "check d{d} seq {seq} causal {causal} pingpong {pingpong} (B {} H {}): {verdict}: {n} rows, {bad} outside tolerance, worst |ΔO| {worst_o:.2e}, |ΔLSE| {worst_lse:.2e}",
                 s.batch, s.heads
             );
             if args.check {
@@ -160,15 +164,18 @@ fn run(args: &Args) -> BenchResult<bool> {
             let tflops = s.flops() / t.as_secs_f64() / 1e12;
             let clock = gpu.map(|g| format!("{:.0} MHz, {:.0} W, reasons {:#x}", g.sm_mhz, g.power_w, g.reasons));
             let clock = clock.unwrap_or_else(|| "no nvidia-smi".into());
-            println!("time d{d} seq {seq} causal {causal}: {:.3} ms, {tflops:.1} TFLOP/s ({clock})", t.as_secs_f64() * 1e3);
-            rows.push((d, seq, causal, tflops));
+            println!(
+                "time d{d} seq {seq} causal {causal} pingpong {pingpong}: {:.3} ms, {tflops:.1} TFLOP/s ({clock})",
+                t.as_secs_f64() * 1e3
+            );
+            rows.push((d, seq, causal, pingpong, tflops));
         }
     }
     if !rows.is_empty() {
         println!("==================== attention summary ({}, seed {seed}) ====================", dev.describe());
-        println!("{:>4} {:>6} {:>7} {:>10}", "d", "seq", "causal", "TFLOP/s");
-        for (d, seq, causal, tf) in rows {
-            println!("{d:>4} {seq:>6} {causal:>7} {tf:>10.1}");
+        println!("{:>4} {:>6} {:>7} {:>9} {:>10}", "d", "seq", "causal", "pingpong", "TFLOP/s");
+        for (d, seq, causal, pingpong, tf) in rows {
+            println!("{d:>4} {seq:>6} {causal:>7} {pingpong:>9} {tf:>10.1}");
         }
     }
     Ok(ok)

@@ -4,7 +4,7 @@
 //! seq_k, D]` (GQA: `heads / kv_heads` query heads share a KV head), O like Q, LSE
 //! `[batch · heads, seq_q]` f32 (natural log).
 //!
-//! The structure (FlashAttention-3's, with its intra-warpgroup overlap, without its ping-pong yet):
+//! The structure (FlashAttention-3's, with its warpgroup ping-pong and intra-warpgroup overlap):
 //! - 384 threads: warpgroup 0 produces, warpgroups 1 and 2 consume 64 query rows each (the
 //!   CTA's `BM` = 128 rows); `setmaxnreg` moves registers from the producer (24) to the
 //!   consumers (240).
@@ -20,6 +20,9 @@
 //!   one fma (`T.fragment.row_max`, `of_row`) while P V runs; then waits for P V, releases its
 //!   V stage and packs this block's P (`T.fragment.to_a`). FlashAttention-3's intra-warpgroup
 //!   overlap: the tensor cores have the next GEMM while the softmax runs.
+//! - Ping-pong (`PINGPONG`): the two consumer warpgroups take turns issuing their GEMMs through
+//!   named barriers 3 and 4 (`bar.sync` on its own, `bar.arrive` on the other's, 256 threads),
+//!   so one warpgroup's softmax runs under the other's GEMMs.
 //! - Causal blocks past the diagonal are never loaded or computed.
 //! - Epilogue: O divided by the row sums (reduced across the row's 4 threads once), the LSE
 //!   stored by one thread per row, O rounded to bf16 into the warpgroup's own Q slab
@@ -59,6 +62,7 @@ pub fn attention_dsl(
     #[comptime] BN: u32,
     #[comptime] STAGES: u32,
     #[comptime] CAUSAL: u32,
+    #[comptime] PINGPONG: u32,
 ) {
     T.require_block(THREADS, 1, 1);
     T.max_registers(ENTRY_REGS);
@@ -150,12 +154,26 @@ pub fn attention_dsl(
         let kst = T.pipeline.consumer_state(k_pipe);
         let vst = T.pipeline.consumer_state(v_pipe);
         T.ptx.mbarrier.try_wait(q_full, 0);
+        // Ping-pong (FlashAttention-3): the warpgroups take turns issuing their GEMMs, so one's
+        // softmax runs under the other's GEMMs. Named barrier 3 + w is warpgroup w's turn: it
+        // waits there (128 threads) for the other's arrival (128 more) before issuing. The
+        // second warpgroup gives the first its first turn.
+        let my_turn = 3 + cw;
+        let their_turn = 4 - cw;
+        if PINGPONG > 0 {
+            if cw == 1 {
+                T.ptx.bar.arrive(their_turn, 256);
+            }
+        }
         // Intra-warpgroup overlap (FlashAttention-3): block j's S = Q Kᵀ is issued first, then
         // the previous block's O += P V, and this block's softmax runs while P V is in flight.
         for j in 0..n_blocks {
             let n0 = j * BN;
             T.pipeline.consumer_wait(k_pipe, kst);
             let ks = T.pipeline.stage(kst);
+            if PINGPONG > 0 {
+                T.ptx.bar.sync(my_turn, 256);
+            }
             T.ptx.wgmma.fence();
             #[unroll]
             for c in 0..chunks {
@@ -185,6 +203,12 @@ pub fn attention_dsl(
                     }
                 }
                 T.ptx.wgmma.commit_group();
+            }
+            if PINGPONG > 0 {
+                // This block's GEMMs are issued: the other warpgroup's turn.
+                T.ptx.bar.arrive(their_turn, 256);
+            }
+            if j > 0 {
                 // S of block j has retired; P V of block j - 1 may still run.
                 T.ptx.wgmma.wait_group(1);
             } else {
@@ -233,6 +257,13 @@ pub fn attention_dsl(
             #[unroll]
             for kk in 0..BN / 16 {
                 T.fragment.to_a(p[kk], s, kk);
+            }
+        }
+        if PINGPONG > 0 {
+            // The second warpgroup's last arrival gives the first a turn it does not take:
+            // consume it, so no named barrier is left half arrived.
+            if cw == 0 {
+                T.ptx.bar.sync(my_turn, 256);
             }
         }
         // The last block's O += P V.
@@ -331,6 +362,8 @@ pub struct AttentionShape {
     pub seq_k: u32,
     pub d: u32,
     pub causal: bool,
+    /// The consumer warpgroups take turns issuing their GEMMs (FlashAttention-3's ping-pong).
+    pub pingpong: bool,
 }
 
 impl AttentionShape {
@@ -379,7 +412,7 @@ pub fn kernel(shape: &AttentionShape) -> phaser::codegen::Result<Kernel> {
         return k.finish();
     }
     let (bn, stages) = shape.config();
-    attention_dsl::kernel_for(shape.d, bn, stages, shape.causal as u32)
+    attention_dsl::kernel_for(shape.d, bn, stages, shape.causal as u32, shape.pingpong as u32)
 }
 
 /// The softmax scale 1/sqrt(D), as the kernel takes it: times log2(e).
@@ -512,7 +545,7 @@ pub struct Host {
 /// and GQA (two query heads on one KV head), within the simulator's quick budget; `Full` a
 /// GPU-sized problem.
 pub fn shape(size: Size, d: u32, causal: bool) -> AttentionShape {
-    let base = AttentionShape { batch: 1, heads: 1, kv_heads: 1, seq_q: BM, seq_k: 384, d, causal };
+    let base = AttentionShape { batch: 1, heads: 1, kv_heads: 1, seq_q: BM, seq_k: 384, d, causal, pingpong: true };
     match size {
         Size::Small => base,
         Size::Quick => AttentionShape { batch: 1, heads: 2, kv_heads: 1, seq_q: 100, seq_k: 168, ..base },
