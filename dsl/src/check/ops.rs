@@ -287,10 +287,12 @@ impl Checker<'_> {
                     _ => matches!(t, Ty::Scalar(Scalar::F32 | Scalar::F64) | Ty::FloatLit),
                 };
                 if !(ok || t.is_lenient()) {
-                    let help = if t.is_float() {
-                        "\n  help: half types are for storage: convert with `as f32`"
-                    } else {
-                        "\n  help: convert with `as f32`"
+                    let help = match t {
+                        Ty::Scalar(Scalar::F16 | Scalar::BF16) => {
+                            "\n  help: half types are for storage: convert with `as f32`"
+                        }
+                        Ty::Scalar(Scalar::F64) => "\n  help: PTX has this function on f32 only: convert with `as f32`",
+                        _ => "\n  help: convert with `as f32`",
                     };
                     self.errs.at(a.sp, format!("{}{help}", bad(t)));
                 }
