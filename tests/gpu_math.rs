@@ -1,13 +1,14 @@
 //! The float functions on the GPU against the evaluator's model (`phaser::codegen::eval::math`):
-//! the correctly rounded forms (`rcp.rn`, `sqrt.rn`) and the bit-defined ones (`min.NaN`,
-//! `max.NaN`, `copysign`) must equal it bit for bit; the `.approx` forms must lie within the
+//! the correctly rounded forms (`rcp.rn`, `sqrt.rn`), the bit-defined ones (`min.NaN`,
+//! `max.NaN`, `copysign`) and `cvt` with each rounding (into s32, u32, f16, bf16, and f32
+//! rounded to an integral value) must equal it bit for bit; the `.approx` forms must lie within the
 //! ISA's bound of it (`approx_bound`), and the measured maximum error is printed. Inputs: edge
 //! values (zeros, subnormals, infinities, NaNs, powers of two, the ends of the range) over-
 //! represented, plus random bits. Run by `.ci/gpu-bundle`; without a GPU the simulator half runs.
 
 use phaser::codegen::builder::KernelBuilder;
-use phaser::codegen::eval::{approx_bound, float_bin_fn, math_fn, ulp_error};
-use phaser::codegen::ir::{Dim, FloatBinOp, MathFn, Type, Value};
+use phaser::codegen::eval::{approx_bound, cvt_rounded, float_bin_fn, math_fn, ulp_error};
+use phaser::codegen::ir::{Dim, FloatBinOp, MathFn, Rounding, Type, Value};
 use phaser::codegen::Target;
 use phaser::runtime::sim::SimConfig;
 use phaser::{Arg, Device, LaunchConfig};
@@ -57,6 +58,18 @@ fn inputs(n: usize) -> Vec<u32> {
 enum Form {
     Math(MathFn),
     Bin(FloatBinOp),
+    /// `cvt` of the f32 input into this type with this rounding (ISA-defined: bit for bit);
+    /// into f32 itself it is the rounding to an integral value (`cvt.rni.f32.f32`).
+    Cvt(Type, Rounding),
+}
+
+/// Every form: the float functions, then each conversion out of f32 with each rounding.
+fn forms() -> Vec<Form> {
+    let mut v = FORMS.to_vec();
+    for to in [Type::S32, Type::U32, Type::F16, Type::BF16, Type::F32] {
+        v.extend(Rounding::ALL.iter().map(|&r| Form::Cvt(to, r)));
+    }
+    v
 }
 
 const FORMS: [Form; 10] = [
@@ -77,6 +90,7 @@ fn model(f: Form, a: u32, b: u32) -> u32 {
     match f {
         Form::Math(m) => math_fn(m, Type::F32).expect("f32")(a as u64) as u32,
         Form::Bin(op) => float_bin_fn(op, Type::F32).expect("f32")(a as u64, b as u64) as u32,
+        Form::Cvt(to, r) => cvt_rounded(a as u64, Type::F32, to, Some(r)) as u32,
     }
 }
 
@@ -95,10 +109,23 @@ fn kernel(n: u32) -> phaser::codegen::Kernel {
         let a = k.ld_global(xs, i);
         let j = k.sub(Value::u32(n - 1), i);
         let b = k.ld_global(xs, j);
-        for (slot, f) in FORMS.iter().enumerate() {
+        for (slot, f) in forms().iter().enumerate() {
             let r = match *f {
                 Form::Math(m) => k.math(m, a),
                 Form::Bin(op) => k.float_binary(op, a, b),
+                // The result's bits, zero-extended to 32, stored as an f32's bits.
+                Form::Cvt(to, r) => {
+                    let c = k.cvt_rounded(a, to, r);
+                    let bits = match to {
+                        Type::F16 | Type::BF16 => {
+                            let h = k.bitcast(c, Type::U16);
+                            k.cvt(h, Type::U32)
+                        }
+                        Type::F32 => c,
+                        _ => k.bitcast(c, Type::U32),
+                    };
+                    k.bitcast(bits, Type::F32)
+                }
             };
             let off = k.add(i, Value::u32(slot as u32 * n));
             k.st_global(out, off, r);
@@ -113,13 +140,13 @@ fn measure(dev: &Device, xs: &[u32]) -> Vec<(f64, Vec<String>)> {
     let k = kernel(n as u32);
     let floats: Vec<f32> = xs.iter().map(|&b| f32::from_bits(b)).collect();
     let xb = dev.upload(&floats).expect("upload");
-    let ob = dev.upload(&vec![0f32; n * FORMS.len()]).expect("upload");
+    let all = forms();
+    let ob = dev.upload(&vec![0f32; n * all.len()]).expect("upload");
     let blocks = n.div_ceil(256) as u32;
     dev.launch(&k, LaunchConfig::linear(blocks, 256), &[Arg::buffer(&xb), Arg::buffer(&ob)])
         .unwrap_or_else(|e| panic!("the math kernel runs: {e}"));
     let got = dev.download(&ob).expect("download");
-    FORMS
-        .iter()
+    all.iter()
         .enumerate()
         .map(|(slot, f)| {
             let mut worst = 0f64;
@@ -129,9 +156,13 @@ fn measure(dev: &Device, xs: &[u32]) -> Vec<(f64, Vec<String>)> {
                 let (g, w) = (got[slot * n + i].to_bits(), model(*f, a, b));
                 let bound = match f {
                     Form::Math(m) => approx_bound(*m),
-                    Form::Bin(_) => None,
+                    Form::Bin(_) | Form::Cvt(..) => None,
                 };
-                let err = ulp_error(g, w);
+                // A conversion's result is not an f32: it is right or wrong.
+                let err = match f {
+                    Form::Cvt(..) => if g == w { 0.0 } else { f64::INFINITY },
+                    _ => ulp_error(g, w),
+                };
                 worst = worst.max(err);
                 let ok = match bound {
                     None => g == w,
@@ -152,7 +183,7 @@ fn measure(dev: &Device, xs: &[u32]) -> Vec<(f64, Vec<String>)> {
 fn report(dev: &Device, name: &str) -> Vec<String> {
     let xs = inputs(1 << 16);
     let mut all = Vec::new();
-    for (f, (worst, bad)) in FORMS.iter().zip(measure(dev, &xs)) {
+    for (f, (worst, bad)) in forms().iter().zip(measure(dev, &xs)) {
         println!("{name}: {f:?}: max error {worst} ulp over {} inputs, {} outside the bound", xs.len(), bad.len());
         all.extend(bad.into_iter().take(20));
     }
@@ -172,7 +203,7 @@ fn the_gpu_math_lies_within_the_isa_bound_of_the_model() {
 fn the_simulator_computes_the_model() {
     let sim = Device::sim(SimConfig::fast());
     let xs = inputs(2048);
-    for (f, (worst, bad)) in FORMS.iter().zip(measure(&sim, &xs)) {
+    for (f, (worst, bad)) in forms().iter().zip(measure(&sim, &xs)) {
         assert!(bad.is_empty(), "{f:?}: {bad:?}");
         assert!(worst == 0.0, "{f:?}: the simulator is {worst} ulp from the model");
     }

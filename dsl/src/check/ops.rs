@@ -278,9 +278,15 @@ impl Checker<'_> {
             // A float literal takes the other arguments' type (an f32 where the kind says so);
             // an integer literal is not a float (Rust refuses `2.exp2()` too).
             Kind::Float | Kind::F32 => {
-                let t = self.expr(a);
+                let mut t = self.expr(a);
                 if t == Ty::FloatLit && kind == Kind::F32 {
                     self.coerce(a, Ty::Scalar(Scalar::F32));
+                }
+                // A `const` item (`T.ex2(SCALE)`) is read as an f32; for an f64 item convert
+                // it (`HALF as f64`), which reads it as its own type.
+                if crate::check::item_typed(a) && t == Ty::Scalar(Scalar::U32) {
+                    self.coerce(a, Ty::Scalar(Scalar::F32));
+                    t = Ty::Scalar(Scalar::F32);
                 }
                 let ok = match kind {
                     Kind::F32 => matches!(t, Ty::Scalar(Scalar::F32) | Ty::FloatLit),
