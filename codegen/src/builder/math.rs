@@ -175,17 +175,29 @@ mod tests {
 
     #[test]
     fn types_ptx_lacks_are_refused_with_the_rust_line() {
-        let e = refusal(|k, _, d, _| drop(k.exp2(d)));
+        let e = refusal(|k, _, d, _| {
+            k.exp2(d);
+        });
         assert!(e.contains("`ex2.approx.ftz` is defined on f32 only, not on f64") && e.contains("math.rs"), "{e}");
-        let e = refusal(|k, _, _, u| drop(k.recip(u)));
+        let e = refusal(|k, _, _, u| {
+            k.recip(u);
+        });
         assert!(e.contains("`rcp.rn` is defined on f32 and f64, not on u32"), "{e}");
-        let e = refusal(|k, _, d, _| drop(k.float_binary(FloatBinOp::MinNaN, d, d)));
+        let e = refusal(|k, _, d, _| {
+            k.float_binary(FloatBinOp::MinNaN, d, d);
+        });
         assert!(e.contains("`min.NaN` is defined on f32 only, not on f64"), "{e}");
-        let e = refusal(|k, x, _, _| drop(k.bitcast(x, Type::U64)));
+        let e = refusal(|k, x, _, _| {
+            k.bitcast(x, Type::U64);
+        });
         assert!(e.contains("a bitcast keeps the width: f32 (32 bits) and u64 (64 bits) differ"), "{e}");
-        let e = refusal(|k, _, _, u| drop(k.cvt_rounded(u, Type::U64, Rounding::Zero)));
+        let e = refusal(|k, _, _, u| {
+            k.cvt_rounded(u, Type::U64, Rounding::Zero);
+        });
         assert!(e.contains("a rounding mode on a conversion from u32 to u64: it is exact"), "{e}");
-        let e = refusal(|k, x, _, _| drop(k.cvt_rounded(x, Type::F64, Rounding::Up)));
+        let e = refusal(|k, x, _, _| {
+            k.cvt_rounded(x, Type::F64, Rounding::Up);
+        });
         assert!(e.contains("from f32 to f64: it is exact"), "{e}");
     }
 
