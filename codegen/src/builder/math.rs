@@ -158,3 +158,62 @@ impl KernelBuilder {
         self.bitcast(v, ty)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::arch::Target;
+    use crate::builder::KernelBuilder;
+    use crate::ir::*;
+
+    /// The build error of `f` on a fresh kernel with an f32, an f64 and a u32 parameter.
+    fn refusal(f: impl FnOnce(&mut KernelBuilder, Value, Value, Value)) -> String {
+        let mut k = KernelBuilder::new("k", Target::Sm90a);
+        let (x, d, u) = (k.param("x", Type::F32), k.param("d", Type::F64), k.param("u", Type::U32));
+        f(&mut k, x, d, u);
+        k.finish().expect_err("refused").to_string()
+    }
+
+    #[test]
+    fn types_ptx_lacks_are_refused_with_the_rust_line() {
+        let e = refusal(|k, _, d, _| {
+            k.exp2(d);
+        });
+        assert!(e.contains("`ex2.approx.ftz` is defined on f32 only, not on f64") && e.contains("math.rs"), "{e}");
+        let e = refusal(|k, _, _, u| {
+            k.recip(u);
+        });
+        assert!(e.contains("`rcp.rn` is defined on f32 and f64, not on u32"), "{e}");
+        let e = refusal(|k, _, d, _| {
+            k.float_binary(FloatBinOp::MinNaN, d, d);
+        });
+        assert!(e.contains("`min.NaN` is defined on f32 only, not on f64"), "{e}");
+        let e = refusal(|k, x, _, _| {
+            k.bitcast(x, Type::U64);
+        });
+        assert!(e.contains("a bitcast keeps the width: f32 (32 bits) and u64 (64 bits) differ"), "{e}");
+        let e = refusal(|k, _, _, u| {
+            k.cvt_rounded(u, Type::U64, Rounding::Zero);
+        });
+        assert!(e.contains("a rounding mode on a conversion from u32 to u64: it is exact"), "{e}");
+        let e = refusal(|k, x, _, _| {
+            k.cvt_rounded(x, Type::F64, Rounding::Up);
+        });
+        assert!(e.contains("from f32 to f64: it is exact"), "{e}");
+    }
+
+    #[test]
+    fn constants_fold_to_the_evaluators_value() {
+        let mut k = KernelBuilder::new("k", Target::Sm90a);
+        let imm = |x: f32| Value::f32(x);
+        assert_eq!(k.sqrt(imm(2.0)), imm(2f32.sqrt()));
+        assert_eq!(k.recip(Value::f64(3.0)), Value::f64(1.0 / 3.0));
+        assert_eq!(k.copysign(imm(2.0), imm(-0.0)), imm(-2.0));
+        assert_eq!(k.bitcast(Value::u32(0x3F80_0000), Type::F32), imm(1.0));
+        assert_eq!(k.to_bits(imm(1.0)), Value::u32(0x3F80_0000));
+        assert_eq!(k.cvt_rounded(imm(2.5), Type::S32, Rounding::Nearest), Value::imm_i(2, Type::S32));
+        assert_eq!(k.cvt_rounded(imm(-2.5), Type::F32, Rounding::Down), imm(-3.0));
+        // A NaN negated at run time is the canonical NaN, and so is its fold.
+        assert_eq!(k.neg(Value::Imm { bits: 0x7FC0_0001, ty: Type::F32 }), Value::Imm { bits: 0x7FFF_FFFF, ty: Type::F32 });
+        assert!(k.finish().is_ok());
+    }
+}

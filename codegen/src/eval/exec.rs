@@ -515,4 +515,47 @@ mod tests {
         assert!(cmp_fn(CmpOp::Ne, Type::F32)(nan, nan));
         assert!(!cmp_fn(CmpOp::Eq, Type::F32)(nan, nan));
     }
+
+    proptest::proptest! {
+        /// A directed rounding into f32 brackets the exact value: down <= x <= up, the two
+        /// equal or adjacent, toward zero the one of smaller magnitude, to nearest Rust's `as`.
+        #[test]
+        fn directed_roundings_bracket_the_exact_value(bits: u64, int: i64) {
+            use std::cmp::Ordering;
+            let x = f64::from_bits(bits);
+            // (source bits, type, how a result compares with the exact value)
+            let from_f64 = move |a: f32| (a as f64).partial_cmp(&x);
+            let from_i64 = move |a: f32| Some((a as i128).cmp(&(int as i128)));
+            let cases: [(u64, Type, &dyn Fn(f32) -> Option<Ordering>); 2] =
+                [(bits, Type::F64, &from_f64), (int as u64, Type::S64, &from_i64)];
+            for (v, st, cmp) in cases {
+                if st == Type::F64 && (x.is_nan() || x.abs() > f32::MAX as f64) {
+                    continue;
+                }
+                let r = |m| f32::from_bits(cvt_rounded(v, st, Type::F32, Some(m)) as u32);
+                let (down, up, zero) = (r(Rounding::Down), r(Rounding::Up), r(Rounding::Zero));
+                proptest::prop_assert!(cmp(down) != Some(Ordering::Greater), "down {} above the value", down);
+                proptest::prop_assert!(cmp(up) != Some(Ordering::Less), "up {} below the value", up);
+                let neighbours = down == up || down.next_up() == up;
+                proptest::prop_assert!(neighbours, "{} and {} are not neighbours", down, up);
+                let toward_zero = if cmp(0.0) == Some(Ordering::Greater) { up } else { down };
+                proptest::prop_assert_eq!(zero.to_bits(), toward_zero.to_bits());
+                if st == Type::F64 {
+                    proptest::prop_assert_eq!(r(Rounding::Nearest).to_bits(), (x as f32).to_bits());
+                }
+            }
+        }
+
+        /// Into an integer, each rounding is Rust's integral rounding, then saturation.
+        #[test]
+        fn roundings_into_integers_are_floor_ceil_trunc_and_ties_even(bits: u32) {
+            let x = f32::from_bits(bits);
+            proptest::prop_assume!(!x.is_nan());
+            let r = |m| cvt_rounded(bits as u64, Type::F32, Type::S32, Some(m)) as u32 as i32;
+            proptest::prop_assert_eq!(r(Rounding::Down), x.floor() as i32);
+            proptest::prop_assert_eq!(r(Rounding::Up), x.ceil() as i32);
+            proptest::prop_assert_eq!(r(Rounding::Zero), x.trunc() as i32);
+            proptest::prop_assert_eq!(r(Rounding::Nearest), x.round_ties_even() as i32);
+        }
+    }
 }

@@ -278,19 +278,27 @@ impl Checker<'_> {
             // A float literal takes the other arguments' type (an f32 where the kind says so);
             // an integer literal is not a float (Rust refuses `2.exp2()` too).
             Kind::Float | Kind::F32 => {
-                let t = self.expr(a);
+                let mut t = self.expr(a);
                 if t == Ty::FloatLit && kind == Kind::F32 {
                     self.coerce(a, Ty::Scalar(Scalar::F32));
+                }
+                // A `const` item (`T.ex2(SCALE)`) is read as an f32; for an f64 item convert
+                // it (`HALF as f64`), which reads it as its own type.
+                if crate::check::item_typed(a) && t == Ty::Scalar(Scalar::U32) {
+                    self.coerce(a, Ty::Scalar(Scalar::F32));
+                    t = Ty::Scalar(Scalar::F32);
                 }
                 let ok = match kind {
                     Kind::F32 => matches!(t, Ty::Scalar(Scalar::F32) | Ty::FloatLit),
                     _ => matches!(t, Ty::Scalar(Scalar::F32 | Scalar::F64) | Ty::FloatLit),
                 };
                 if !(ok || t.is_lenient()) {
-                    let help = if t.is_float() {
-                        "\n  help: half types are for storage: convert with `as f32`"
-                    } else {
-                        "\n  help: convert with `as f32`"
+                    let help = match t {
+                        Ty::Scalar(Scalar::F16 | Scalar::BF16) => {
+                            "\n  help: half types are for storage: convert with `as f32`"
+                        }
+                        Ty::Scalar(Scalar::F64) => "\n  help: PTX has this function on f32 only: convert with `as f32`",
+                        _ => "\n  help: convert with `as f32`",
                     };
                     self.errs.at(a.sp, format!("{}{help}", bad(t)));
                 }
