@@ -75,13 +75,10 @@ fn pairs(args: &Args) -> BenchResult<Vec<(u32, u32)>> {
 
 /// Upload inputs for `s`, launch once through the checked path (O and LSE poisoned) and
 /// compare sampled rows with the f64 reference: (rows, elements outside tolerance, worst |ΔO|).
-fn check_shape(dev: &Device, s: &AttentionShape, seed: u64) -> BenchResult<(usize, usize, f64, f64)> {
-    let d = s.d as usize;
-    let q = random_bf16((s.batch * s.heads * s.seq_q) as usize * d, seed);
-    let k = random_bf16((s.batch * s.kv_heads * s.seq_k) as usize * d, seed ^ 0x9e37_79b9);
-    let v = random_bf16((s.batch * s.kv_heads * s.seq_k) as usize * d, seed ^ 0x85eb_ca6b);
+fn check_shape(dev: &Device, s: &AttentionShape, qkv: &Qkv, seed: u64) -> BenchResult<(usize, usize, f64, f64)> {
+    let (q, k, v) = (&qkv.0, &qkv.1, &qkv.2);
     let mut p = Problem::new(seed);
-    let inputs = (p.input(dev, &q)?, p.input(dev, &k)?, p.input(dev, &v)?);
+    let inputs = (p.input(dev, q)?, p.input(dev, k)?, p.input(dev, v)?);
     let bufs = add_launch(&mut p, dev, s, inputs)?;
     let out = run_problem(dev, &mut p)?;
     let bh = (s.batch * s.heads) as usize;
@@ -89,13 +86,29 @@ fn check_shape(dev: &Device, s: &AttentionShape, seed: u64) -> BenchResult<(usiz
     let r = phaser_examples::gallery::random_u32(256, seed);
     rows.extend(r.chunks(2).map(|c| ((c[0] as usize) % bh, (c[1] % s.seq_q) as usize)));
     let n = rows.len();
-    let (bad, worst_o, worst_lse) =
-        compare(s, (&q, &k, &v), (out.get(0, bufs.o), out.get(0, bufs.lse)), rows.into_iter());
+    let (bad, worst_o, worst_lse) = compare(s, (q, k, v), (out.get(0, bufs.o), out.get(0, bufs.lse)), rows.into_iter());
     Ok((n, bad, worst_o, worst_lse))
 }
 
+/// Host Q, K and V of one (head dim, sequence) pair, shared by its four variants.
+type Qkv = (Vec<bf16>, Vec<bf16>, Vec<bf16>);
+
+/// Random inputs in [-1, 1) for `s` from `seed`.
+fn random_inputs(s: &AttentionShape, seed: u64) -> Qkv {
+    let d = s.d as usize;
+    let q = random_bf16((s.batch * s.heads * s.seq_q) as usize * d, seed);
+    let k = random_bf16((s.batch * s.kv_heads * s.seq_k) as usize * d, seed ^ 0x9e37_79b9);
+    let v = random_bf16((s.batch * s.kv_heads * s.seq_k) as usize * d, seed ^ 0x85eb_ca6b);
+    (q, k, v)
+}
+
 /// The timed path: the kernel loaded once, its arguments by value, launched back to back.
-fn time_shape(dev: &Device, s: &AttentionShape, args: &Args) -> BenchResult<(Duration, Option<timing::GpuState>)> {
+fn time_shape(
+    dev: &Device,
+    s: &AttentionShape,
+    qkv: &Qkv,
+    args: &Args,
+) -> BenchResult<(Duration, Option<timing::GpuState>)> {
     let cuda = timing::cuda(dev)?;
     let k = kernel(s)?;
     let f = timing::load_phaser(cuda, &k, &cuda.default_emit_options())?;
@@ -104,9 +117,7 @@ fn time_shape(dev: &Device, s: &AttentionShape, args: &Args) -> BenchResult<(Dur
     let (bn, _) = s.config();
     let d = s.d as usize;
     let (bh, bkv) = ((s.batch * s.heads) as u64, (s.batch * s.kv_heads) as u64);
-    let q = dev.upload(&random_bf16(bh as usize * s.seq_q as usize * d, 1))?;
-    let kk = dev.upload(&random_bf16(bkv as usize * s.seq_k as usize * d, 2))?;
-    let v = dev.upload(&random_bf16(bkv as usize * s.seq_k as usize * d, 3))?;
+    let (q, kk, v) = (dev.upload(&qkv.0)?, dev.upload(&qkv.1)?, dev.upload(&qkv.2)?);
     let o = dev.alloc::<bf16>(bh as usize * s.seq_q as usize * d)?;
     let lse = dev.alloc::<f32>(bh as usize * s.seq_q as usize)?;
     let sw = phaser::Swizzle::B128;
@@ -145,12 +156,14 @@ fn run(args: &Args) -> BenchResult<bool> {
     let mut ok = true;
     let mut rows = Vec::new();
     for (i, (d, seq)) in pairs(args)?.into_iter().enumerate() {
+        let pair_seed = seed + i as u64;
+        let qkv = random_inputs(&bench_shape(d, seq, false, true), pair_seed);
         for (causal, pingpong) in [(false, true), (false, false), (true, true), (true, false)] {
             let s = bench_shape(d, seq, causal, pingpong);
             if let Some(p) = s.problem() {
                 return Err(BenchError(format!("{s:?}: {p}")));
             }
-            let (n, bad, worst_o, worst_lse) = check_shape(&dev, &s, seed + i as u64)?;
+            let (n, bad, worst_o, worst_lse) = check_shape(&dev, &s, &qkv, pair_seed)?;
             let verdict = if bad == 0 { "PASS" } else { "FAIL" };
             ok &= bad == 0;
             println!(
@@ -160,7 +173,7 @@ fn run(args: &Args) -> BenchResult<bool> {
             if args.check {
                 continue;
             }
-            let (t, gpu) = time_shape(&dev, &s, args)?;
+            let (t, gpu) = time_shape(&dev, &s, &qkv, args)?;
             let tflops = s.flops() / t.as_secs_f64() / 1e12;
             let clock = gpu.map(|g| format!("{:.0} MHz, {:.0} W, reasons {:#x}", g.sm_mhz, g.power_w, g.reasons));
             let clock = clock.unwrap_or_else(|| "no nvidia-smi".into());
