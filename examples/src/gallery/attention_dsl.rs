@@ -588,7 +588,8 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
     let differ = o.iter().zip(o2).filter(|(a, b)| a.to_bits() != b.to_bits()).count()
         + lse.iter().zip(lse2).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
     let passed = bad == 0 && differ == 0;
-    let approx = "ex2.approx and lg2.approx (the simulator: the correctly rounded value; the GPU: within the ISA's bound), \
+    let approx =
+        "ex2.approx and lg2.approx (the simulator: the correctly rounded value; the GPU: within the ISA's bound), \
                   and the tensor cores' f32 accumulation order on fractional products";
     Outcome::new(
         passed,
