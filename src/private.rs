@@ -64,6 +64,50 @@ pub fn konst(k: &mut KernelBuilder, a: u32, op: BinOp, b: u32) -> u32 {
     })
 }
 
+/// A `const` item's value as an immediate of its Rust type (the expansion has rustc check that
+/// type at the use, `let t: f32 = SCALE;`). Arithmetic on it is the builder's, so constants
+/// fold with the one evaluator. A half constant is converted exactly from f32 (half types
+/// have no PTX immediates).
+pub trait ConstScalar {
+    fn value(self, k: &mut KernelBuilder) -> Value;
+}
+macro_rules! const_scalar {
+    ($($t:ty => |$x:ident, $k:ident| $v:expr),* $(,)?) => {$(
+        impl ConstScalar for $t {
+            fn value(self, $k: &mut KernelBuilder) -> Value {
+                let $x = self;
+                let _ = &$k;
+                $v
+            }
+        }
+    )*};
+}
+const_scalar!(
+    u16 => |x, k| Value::imm_u(x as u64, Type::U16),
+    i16 => |x, k| Value::imm_i(x as i64, Type::S16),
+    u32 => |x, k| Value::u32(x),
+    i32 => |x, k| Value::imm_i(x as i64, Type::S32),
+    u64 => |x, k| Value::imm_u(x, Type::U64),
+    i64 => |x, k| Value::imm_i(x, Type::S64),
+    f32 => |x, k| Value::f32(x),
+    f64 => |x, k| Value::f64(x),
+    bool => |x, k| Value::pred(x),
+    half::f16 => |x, k| k.cvt(Value::f32(x.to_f32()), Type::F16),
+    half::bf16 => |x, k| k.cvt(Value::f32(x.to_f32()), Type::BF16),
+);
+
+/// A compile-time `ITEM as u32` of any scalar item: the evaluator's `cvt` (truncating and
+/// saturating as Rust's `as`; NaN gives what the GPU gives).
+pub fn konst_u32_of<C: ConstScalar>(k: &mut KernelBuilder, item: C) -> u32 {
+    match item.value(k) {
+        Value::Imm { bits, ty } => phaser_codegen::eval::fold_convert(bits, ty, Type::U32) as u32,
+        Value::Reg(_) => {
+            k.error("a half-precision `const` item cannot size or count anything; convert it to u32 in Rust");
+            0
+        }
+    }
+}
+
 /// A run of a long block's statements (`CHUNK_STATEMENTS` in the macro's expansion), built by
 /// the closure: a function of its own, called here, never inlined into the kernel's `build`,
 /// so the release build's work stays linear in the kernel's length. Returns the chunk's `let`

@@ -91,6 +91,10 @@ pub struct ExampleRun {
     pub detail: String,
     /// A digest of every output (equal digests: bit-identical outputs).
     pub digest: u64,
+    /// Why the outputs may differ between backends while both pass the check (`.approx`
+    /// instructions: the simulator computes the correctly rounded value, the GPU a value
+    /// within the ISA's bound): `phaser diff` compares the checks, not the digests.
+    pub approximate: Option<String>,
     /// Device time of the last launch (GPU).
     pub elapsed: Option<Duration>,
     /// The simulator's findings of non-fatal classes (fatal ones are `RuntimeError::Simulation`).

@@ -188,4 +188,61 @@ fn a_bool_parity_is_the_phase_parity_true_is_one() {
     assert_eq!(got, want);
     let ptx = bool_parity::ptx().unwrap();
     assert!(phaser::codegen::ptx_text::has(&ptx, "selp.u32"), "a register bool is lowered with selp:\n{ptx}");
+mod typed_consts {
+    pub const SCALE: f32 = 0.125;
+    pub const LOG2_E: f32 = std::f32::consts::LOG2_E;
+    pub const SHIFT: i32 = -3;
+    pub const HALF: f64 = 0.5;
+    pub const BLOCK: u32 = 64;
+    pub const RATIO: f32 = 2.75;
+}
+use typed_consts::*;
+
+/// `const` items of any scalar type: each takes the type its use gives it (rustc checks the
+/// item has it), arithmetic on them folds with the evaluator, `as` converts them, and a
+/// `u32` item still counts and sizes.
+#[phaser::kernel(target = "sm_90a")]
+fn typed_const_items(x: &[f32], out: &mut [f32], iout: &mut [i32], dout: &mut [f64], uout: &mut [u32]) {
+    let i = T.thread_idx();
+    let scale: f32 = SCALE * LOG2_E;
+    out[i] = x[i] * scale;
+    out[i + 32] = x[i] * SCALE - SCALE * 2.0;
+    out[i + 64] = -SCALE + BLOCK as f32;
+    iout[i] = i as i32 + SHIFT;
+    dout[i] = HALF * 3.0 + T.rcp(HALF as f64);
+    out[i + 96] = SCALE.exp2();
+    uout[i] = RATIO as u32 + BLOCK / 32;
+    let bars = T.alloc_barriers(BLOCK / 32);
+    if i == 0 {
+        T.ptx.mbarrier.init(bars.ptr_to([1]), 1);
+    }
+}
+
+#[test]
+fn const_items_of_float_and_signed_types_fold_and_run() {
+    let k = typed_const_items::kernel().unwrap_or_else(|e| panic!("{e}"));
+    let ptx = typed_const_items::ptx().unwrap();
+    // SCALE * LOG2_E is one immediate: folded, not multiplied at run time.
+    let folded = format!("0f{:08X}", (SCALE * LOG2_E).to_bits());
+    assert!(ptx.contains(&folded), "SCALE * LOG2_E folded to {folded}:\n{ptx}");
+    let dev = Device::sim(SimConfig::default());
+    let xs: Vec<f32> = (0..32).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let xb = dev.upload(&xs).unwrap();
+    let (ob, ib) = (dev.upload(&[0f32; 128]).unwrap(), dev.upload(&[0i32; 32]).unwrap());
+    let (db, ub) = (dev.upload(&[0f64; 32]).unwrap(), dev.upload(&[0u32; 32]).unwrap());
+    use phaser::Arg;
+    let args = [Arg::buffer(&xb), Arg::buffer(&ob), Arg::buffer(&ib), Arg::buffer(&db), Arg::buffer(&ub)];
+    let rep = dev.simulate(&k, phaser::LaunchConfig::linear(1, 32), &args).unwrap();
+    assert!(rep.findings.is_empty(), "{}", rep.text());
+    let (o, iv, d, u) =
+        (dev.download(&ob).unwrap(), dev.download(&ib).unwrap(), dev.download(&db).unwrap(), dev.download(&ub).unwrap());
+    for (t, &x) in xs.iter().enumerate() {
+        assert_eq!(o[t], x * (SCALE * LOG2_E));
+        assert_eq!(o[t + 32], x * SCALE - SCALE * 2.0);
+        assert_eq!(o[t + 64], -SCALE + BLOCK as f32);
+        assert_eq!(iv[t], t as i32 + SHIFT);
+        assert_eq!(d[t], HALF * 3.0 + 1.0 / HALF);
+        assert_eq!(o[t + 96], (SCALE as f64).exp2() as f32, "the model of ex2.approx: 2^x rounded once");
+        assert_eq!(u[t], RATIO as u32 + BLOCK / 32);
+    }
 }

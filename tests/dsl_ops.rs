@@ -222,6 +222,14 @@ fn wgmma_ops(
     T.ptx.wgmma.mma_async_rs(acc, frag, b, 2, true, "k", "b");
     T.ptx.wgmma.commit_group();
     T.ptx.wgmma.wait_group(0);
+    // The accumulator by (row, col): coordinates, row reductions, masks, P as an A fragment.
+    T.fragment.mask_cols(acc, 40);
+    T.fragment.mask_causal(acc, 5i32);
+    let rmax = T.fragment.row_max(acc, 1) + T.fragment.row_sum(acc, 0, "thread");
+    let quad = T.fragment.quad_max(rmax) + T.fragment.quad_sum(rmax);
+    acc[3] = acc[3] * T.fragment.of_row(acc, 3, quad, rmax);
+    T.fragment.to_a(frag, acc, 3, "f16");
+    out[T.fragment.row(acc, 3) * 64 + T.fragment.col(acc, 3)] = acc[3] + frag[0] as f32;
     if t == 0 {
         T.pipeline.consumer_release(pipe, cs);
     }
@@ -549,5 +557,102 @@ fn complete_tx_on_a_remote_ctas_barrier_completes_its_phase() {
         let k = remote_complete_tx::kernel_for(32).unwrap();
         let rep = dev.simulate(&k, phaser::LaunchConfig::linear(2, 32), &[phaser::Arg::buffer(&out)]).unwrap();
         assert!(rep.has(Category::Deadlock) && rep.has(Category::TxImbalance), "{strategy:?}:\n{}", rep.text());
+/// The float math ops, as `T.*` calls and as Rust's methods, and bitcasts.
+#[phaser::kernel(target = "sm_90a")]
+fn float_math(x: &[f32], y: &[f64], fout: &mut [f32], dout: &mut [f64], bits: &mut [u32]) {
+    let i = T.thread_idx();
+    let a = x[i];
+    let d = y[i];
+    let n = 16 * i;
+    fout[n] = a.exp2();
+    fout[n + 1] = T.ex2(a);
+    fout[n + 2] = a.log2() + T.lg2(a);
+    fout[n + 3] = a.recip() + T.rcp_approx(a);
+    fout[n + 4] = T.rsqrt(a) + T.sqrt_approx(a);
+    fout[n + 5] = a.sqrt();
+    fout[n + 6] = a.mul_add(2.0, 0.5);
+    fout[n + 7] = a.max(1.0) + a.min(-1.0);
+    fout[n + 8] = a.maximum(0.0) + T.min_nan(a, 3.0);
+    fout[n + 9] = a.abs() + (-a).copysign(a);
+    fout[n + 10] = f32::from_bits(a.to_bits() ^ 0x8000_0000);
+    fout[n + 11] = T.cvt::<f32>(d, "rz") + T.cvt::<f32>(d, "rm") + T.cvt::<f32>(d, "rp");
+    fout[n + 12] = T.rcp(a) + T.sqrt(a) + T.max_nan(a, 1.0) + T.copysign(a, -1.0) + T.abs(a);
+    fout[n + 13] = T.bitcast::<f32>(T.to_bits(a) & 0x7fff_ffff);
+    bits[n] = a.to_bits();
+    bits[n + 1] = T.cvt::<i32>(a, "rn") as u32;
+    bits[n + 2] = T.cvt::<u32>(a, "rp");
+    dout[i] = d.recip() + d.sqrt() + d.mul_add(d, 1.0) + d.copysign(-1.0) + T.fma(d, 2.0, d);
+}
+
+#[test]
+fn float_math_builds_assembles_and_runs_as_the_evaluator_says() {
+    use phaser::codegen::eval;
+    use phaser::codegen::ir::MathFn;
+    let ptx = float_math::ptx().unwrap_or_else(|e| panic!("{e}"));
+    let ptxas = phaser::codegen::ptxas::require();
+    if let Err(msg) = phaser::codegen::ptxas::assemble(&ptxas, &ptx, "sm_90a") {
+        panic!("ptxas:\n{msg}\n{ptx}");
+    }
+    for inst in [
+        "ex2.approx.ftz.f32",
+        "lg2.approx.ftz.f32",
+        "rcp.rn.f32",
+        "rcp.approx.ftz.f32",
+        "rsqrt.approx.ftz.f32",
+        "sqrt.approx.ftz.f32",
+        "sqrt.rn.f32",
+        "fma.rn.f32",
+        "max.f32",
+        "min.f32",
+        "max.NaN.f32",
+        "min.NaN.f32",
+        "abs.f32",
+        "copysign.f32",
+        "mov.b32",
+        "cvt.rz.f32.f64",
+        "cvt.rm.f32.f64",
+        "cvt.rp.f32.f64",
+        "cvt.rni.s32.f32",
+        "cvt.rpi.u32.f32",
+        "rcp.rn.f64",
+        "sqrt.rn.f64",
+        "fma.rn.f64",
+        "copysign.f64",
+    ] {
+        assert!(ptx_text::has(&ptx, inst), "{inst} missing:\n{ptx}");
+    }
+    let k = float_math::kernel().unwrap();
+    let dev = phaser::Device::sim(phaser::runtime::sim::SimConfig::default());
+    let xs: Vec<f32> = (0..32).map(|i| (i as f32 - 10.5) * 0.75).collect();
+    let ys: Vec<f64> = (0..32).map(|i| (i as f64 + 0.1) / 3.0).collect();
+    let (xb, yb) = (dev.upload(&xs).unwrap(), dev.upload(&ys).unwrap());
+    let fo = dev.upload(&vec![0f32; 32 * 16]).unwrap();
+    let dob = dev.upload(&vec![0f64; 32]).unwrap();
+    let bo = dev.upload(&vec![0u32; 32 * 16]).unwrap();
+    use phaser::Arg;
+    let args = [Arg::buffer(&xb), Arg::buffer(&yb), Arg::buffer(&fo), Arg::buffer(&dob), Arg::buffer(&bo)];
+    let rep = dev.simulate(&k, phaser::LaunchConfig::linear(1, 32), &args).unwrap();
+    assert!(rep.findings.is_empty(), "{}", rep.text());
+    let (f, b) = (dev.download(&fo).unwrap(), dev.download(&bo).unwrap());
+    let model = |fun: MathFn, x: f32| f32::from_bits(eval::math_fn(fun, eval_f32()).unwrap()(x.to_bits() as u64) as u32);
+    fn eval_f32() -> phaser::codegen::ir::Type {
+        phaser::codegen::ir::Type::F32
+    }
+    for (i, &a) in xs.iter().enumerate() {
+        let n = 16 * i;
+        let same = |got: f32, want: f32, what: &str| {
+            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{what}({a}): {got} != {want}");
+        };
+        same(f[n], model(MathFn::Ex2Approx, a), "exp2");
+        same(f[n + 1], f[n], "T.ex2");
+        same(f[n + 5], a.sqrt(), "sqrt");
+        same(f[n + 6], a.mul_add(2.0, 0.5), "mul_add");
+        same(f[n + 7], a.max(1.0) + a.min(-1.0), "max + min");
+        same(f[n + 9], a.abs() + (-a).copysign(a), "abs + copysign");
+        same(f[n + 10], -a, "from_bits(to_bits ^ sign)");
+        same(f[n + 13], a.abs(), "bitcast(to_bits & !sign)");
+        assert_eq!(b[n], a.to_bits(), "to_bits({a})");
+        assert_eq!(b[n + 1], a.round_ties_even() as i32 as u32, "cvt.rni({a})");
+        assert_eq!(b[n + 2], a.ceil() as u32, "cvt.rpi.u32({a})");
     }
 }

@@ -130,6 +130,20 @@ pub fn op_zoo(target: Target) -> Result<Kernel> {
         let bf = k.cvt(fz, Type::BF16);
         let _ = k.cvt(bf, Type::F32);
     }
+    // The f64 float functions and every rounding of a conversion (the registry samples f32).
+    let fdd = k.math(MathFn::RcpRn, fd);
+    let fdd = k.math(MathFn::SqrtRn, fdd);
+    let _ = k.copysign(fdd, fd);
+    for r in Rounding::ALL {
+        let _ = k.cvt_rounded(fd, Type::F32, r);
+        let _ = k.cvt_rounded(fz, Type::F16, r);
+        let _ = k.cvt_rounded(fz, Type::S32, r);
+        let _ = k.cvt_rounded(fz, Type::F32, r);
+        let _ = k.cvt_rounded(fd, Type::U64, r);
+        if hopper {
+            let _ = k.cvt_rounded(fz, Type::BF16, r);
+        }
+    }
 
     // Memory: global and shared loads/stores, atomics, cp.async.
     let v = k.ld_global(out, tid);

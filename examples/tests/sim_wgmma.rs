@@ -34,6 +34,9 @@ enum Bug {
     WaitOneOfTwo,
     /// Inline PTX writes an accumulator register after the commit, before the `wait_group`.
     AsmWritesAccumulator,
+    /// A float function (`ex2`, as softmax does) reads an accumulator register after the
+    /// commit, before the `wait_group`.
+    Ex2ReadsAccumulator,
 }
 
 /// Which way A reaches the tensor core and how B is stored.
@@ -92,7 +95,7 @@ fn kernel(form: Form, bug: Bug) -> (Kernel, Lines) {
                     let halves: Vec<Value> = (0..2u32)
                         .map(|part| {
                             let row_col = |k: &mut KernelBuilder, p: u32| {
-                                // Accumulator::a_element(t, reg, part, 2) at run time.
+                                // arch::fragment::a_element(t, reg, part, 2) at run time.
                                 let w = k.shr(t, Value::u32(5));
                                 let l = k.and(t, Value::u32(31));
                                 let row = k.mul(w, Value::u32(16));
@@ -157,12 +160,18 @@ fn kernel(form: Form, bug: Bug) -> (Kernel, Lines) {
             k.inline_asm("mov.b32 {0}, 0f00000000;", &[], &[d0], false);
             k.wgmma_wait_group(0);
         }
+        Bug::Ex2ReadsAccumulator => {
+            k.wgmma_commit_group();
+            lines.early_read = line!() + 1;
+            let _early = k.exp2(acc.get(0));
+            k.wgmma_wait_group(0);
+        }
         _ => {
             k.wgmma_commit_group();
             k.wgmma_wait_group(0);
         }
     }
-    // Each thread stores its fragment: register i holds (row, col) of Accumulator::element.
+    // Each thread stores its fragment: register i holds (row, col) of arch::fragment::d_element.
     let w = k.shr(t, Value::u32(5));
     let l = k.and(t, Value::u32(31));
     for i in 0..N / 2 {
@@ -193,6 +202,7 @@ struct Lines {
     epilogue: u32,
     second: u32,
     asm: u32,
+    early_read: u32,
 }
 
 fn inputs() -> (Vec<bf16>, Vec<bf16>) {
@@ -305,6 +315,16 @@ fn inline_ptx_writing_an_in_flight_accumulator_is_reported_at_the_asm() {
     assert_eq!(race[0].loc.unwrap().line, lines.asm, "{}", race[0]);
     assert!(race[0].message.contains(&format!("sim_wgmma.rs:{}", lines.mma)), "{}", race[0]);
     assert!(race[0].message.contains("element (0, 0) of lane 0's accumulator tile"), "{}", race[0]);
+}
+
+#[test]
+fn a_float_function_reading_an_in_flight_accumulator_is_reported_at_the_read() {
+    let (_, result, lines, _, _) = run(Form { a_in_registers: false, b: Major::K }, Bug::Ex2ReadsAccumulator);
+    let f = result.expect_err("ex2 reads the accumulator before wait_group");
+    let race = only(&f, Category::WgmmaRegisterRace);
+    assert!(!race.is_empty(), "{}", all_text(&f));
+    assert_eq!(race[0].loc.unwrap().line, lines.early_read, "{}", race[0]);
+    assert!(race[0].message.contains(&format!("sim_wgmma.rs:{}", lines.mma)), "{}", race[0]);
 }
 
 #[test]

@@ -97,7 +97,7 @@ pub fn requirement(inst: &Inst) -> Requirement {
     let base = Requirement::new("basic PTX", 7, 0, 80);
     match inst {
         Inst::Arith(op) => match op {
-            ArithOp::Cvt { dst, src } if dst.ty == Type::BF16 || src.ty() == Type::BF16 => {
+            ArithOp::Cvt { dst, src, .. } if dst.ty == Type::BF16 || src.ty() == Type::BF16 => {
                 Requirement::new("bf16 conversion", 7, 8, 90)
             }
             ArithOp::Cvt { .. }
@@ -106,7 +106,13 @@ pub fn requirement(inst: &Inst) -> Requirement {
             | ArithOp::Binary { .. }
             | ArithOp::Mad { .. }
             | ArithOp::Setp { .. }
-            | ArithOp::Selp { .. } => base,
+            | ArithOp::Selp { .. }
+            | ArithOp::Bitcast { .. } => base,
+            // ex2/lg2/rcp/rsqrt/sqrt `.approx.ftz.f32`: PTX 1.0, sm_10 (`.ftz` 1.4);
+            // `rcp.rn`/`sqrt.rn` f32: PTX 1.4, sm_20; f64: sm_13. All within the base.
+            ArithOp::Math { .. } => base,
+            // `min.NaN`/`max.NaN` f32: PTX 7.0, sm_80; `copysign`: PTX 2.0, sm_20.
+            ArithOp::FloatBinary { .. } => base,
         },
         // A probe prints a comment only.
         Inst::Probe { .. } => base,

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod descriptor;
+pub mod fragment;
 pub mod isa;
 pub mod limits;
 pub mod parity;

@@ -97,9 +97,12 @@ impl KernelBuilder {
             self.error(format!("`{}` is not defined on {ty}", op.symbol()));
         }
         if let (Value::Imm { bits: x, .. }, Value::Imm { bits: y, .. }) = (a, b) {
-            if ty.is_int() || ty == Type::Pred {
+            if folds(ty) {
                 // The value the instruction would compute, or refused as Rust refuses the
-                // same constant expression (never a wrapped count or size).
+                // same constant expression (never a wrapped count or size). Floats are
+                // folded too: ptxas folds constant float operations by its own rules (a
+                // NaN's payload kept where the GPU gives the canonical NaN), so the
+                // evaluator's run-time value is what the PTX must hold.
                 match eval::fold_binary(op, ty, x, y) {
                     Ok(bits) => return Value::Imm { bits, ty },
                     Err(e @ eval::FoldError::DivisionByZero { .. }) => {
@@ -191,7 +194,7 @@ impl KernelBuilder {
             self.error(format!("`{op:?}` needs a signed or float type, not {ty}"));
         }
         if let Value::Imm { bits, .. } = a {
-            if ty.is_int() || ty == Type::Pred {
+            if folds(ty) {
                 match eval::fold_unary(op, ty, bits) {
                     Ok(bits) => return Value::Imm { bits, ty },
                     // An unsigned operand is reported above, by its type.
@@ -227,6 +230,11 @@ impl KernelBuilder {
             }
             _ => c,
         };
+        if let (Value::Imm { bits: x, .. }, Value::Imm { bits: y, .. }, Value::Imm { bits: z, .. }) = (a, b, c) {
+            if ty.is_float() && folds(ty) {
+                return Value::Imm { bits: eval::mad_fn(ty)(x, y, z), ty };
+            }
+        }
         let a = self.materialize(a);
         let dst = self.new_reg(ty);
         self.push(ArithOp::Mad { dst, a, b, c });
@@ -238,7 +246,7 @@ impl KernelBuilder {
     pub fn cmp(&mut self, cmp: CmpOp, a: Value, b: Value) -> Value {
         let (a, b, ty) = self.unify("comparison", a, b);
         if let (Value::Imm { bits: x, .. }, Value::Imm { bits: y, .. }) = (a, b) {
-            if ty.is_int() || ty == Type::Pred {
+            if folds(ty) {
                 return Value::pred(eval::fold_compare(cmp, ty, x, y));
             }
         }
@@ -310,7 +318,26 @@ impl KernelBuilder {
     /// `v as ty`.
     #[track_caller]
     pub fn cvt(&mut self, v: Value, ty: Type) -> Value {
-        if v.ty() == ty {
+        self.convert(v, ty, None)
+    }
+
+    /// `v` converted to `ty` with `rounding` (`cvt.rz.f16.f32`, `cvt.rmi.s32.f32`, and
+    /// `cvt.rni.f32.f32` for a float rounded to an integral value of its own type).
+    #[track_caller]
+    pub fn cvt_rounded(&mut self, v: Value, ty: Type, rounding: Rounding) -> Value {
+        let from = v.ty();
+        if !Rounding::applies(from, ty) {
+            self.error(format!(
+                "a rounding mode on a conversion from {from} to {ty}: it is exact (a rounding applies into or from a float, and to a float rounded to an integral value); use `as`"
+            ));
+            return self.cvt(v, ty);
+        }
+        self.convert(v, ty, Some(rounding))
+    }
+
+    #[track_caller]
+    fn convert(&mut self, v: Value, ty: Type, rounding: Option<Rounding>) -> Value {
+        if v.ty() == ty && rounding.is_none() {
             return v;
         }
         if ty == Type::Pred {
@@ -322,15 +349,22 @@ impl KernelBuilder {
             return self.select(v, one, zero);
         }
         if let Value::Imm { bits, ty: from } = v {
-            // Integer constants convert as `cvt` would (one rounding into a float).
-            if from.is_int() && (ty.is_int() || ty == Type::F32 || ty == Type::F64) {
-                return Value::Imm { bits: eval::fold_convert(bits, from, ty), ty };
+            // Constants convert as `cvt` would (one rounding into a float); half types are
+            // not PTX immediates.
+            if folds(from) && folds(ty) {
+                return Value::Imm { bits: eval::cvt_rounded(bits, from, ty, rounding.or(Rounding::of_cast(from, ty))), ty };
             }
         }
         let dst = self.new_reg(ty);
-        self.push(ArithOp::Cvt { dst, src: v });
+        self.push(ArithOp::Cvt { dst, src: v, rounding });
         Value::Reg(dst)
     }
+}
+
+/// Whether constants of `ty` are folded: every type with PTX immediates (f16 and bf16 have
+/// none: their constants stay instructions).
+pub(crate) fn folds(ty: Type) -> bool {
+    !ty.is_half()
 }
 
 pub(crate) fn float_imm(x: f64, ty: Type) -> Value {

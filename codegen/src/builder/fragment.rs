@@ -1,12 +1,9 @@
 //! Register fragments: the f32 accumulator of a warpgroup's 64 x N wgmma tile, held as
 //! `N / 2` individual virtual registers per thread, and the ops that get it out (pack to
 //! bf16/f16 pairs, `stmatrix`, vector stores), with swizzled shared-tile addressing.
-//!
-//! The D fragment layout (PTX ISA, "wgmma .m64nNk16 register fragment layout for
-//! accumulator matrix D"): thread `t` of the warpgroup (warp `w = t / 32`, lane `l = t % 32`)
-//! holds in register `i` the element at
-//! `row = 16 w + l / 4 + 8 ((i / 2) % 2)`, `col = 8 (i / 4) + 2 (l % 4) + i % 2`:
-//! the mma.sync C-fragment of a 16 x 8 block, repeated along N, one 16-row band per warp.
+//! Which element each register holds is `arch::fragment`'s (the PTX ISA's D and A layouts);
+//! the ops that work element by element (coordinates, row reductions, masks, the
+//! accumulator as the next wgmma's A) are in `builder/fragment_ops.rs`.
 
 use super::kernel_builder::KernelBuilder;
 use crate::arch::wgmma;
@@ -56,24 +53,6 @@ impl Accumulator {
                 k.assign(r, Value::f32(0.0));
             }
         })
-    }
-
-    /// (row, col) in the 64 x N tile of register `i` of warpgroup thread `t` (0..128).
-    pub fn element(t: u32, i: u32) -> (u32, u32) {
-        let (w, l) = (t / 32, t % 32);
-        (16 * w + l / 4 + 8 * ((i / 2) % 2), 8 * (i / 4) + 2 * (l % 4) + i % 2)
-    }
-
-    /// (row, col) in the 64 x K tile of A of element `part` of A-fragment register `reg`
-    /// (0..4) of warpgroup thread `t`, for wgmma with A from registers (PTX ISA "wgmma
-    /// .m64nNk16 register fragment layout for matrix A"; `elem_bytes` 2: two elements per
-    /// register, K = 16; 1 (FP8, k32): four per register). `part` 0 is the low bits.
-    pub fn a_element(t: u32, reg: u32, part: u32, elem_bytes: u32) -> (u32, u32) {
-        let (w, l) = (t / 32, t % 32);
-        let per_reg = 4 / elem_bytes.clamp(1, 2);
-        let row = 16 * w + l / 4 + 8 * (reg % 2);
-        let col = 4 * per_reg * (reg / 2) + per_reg * (l % 4) + part;
-        (row, col)
     }
 
     /// The packed bf16 pair of registers `i` and `i + 1` (`i` even): the element at the lower
@@ -240,30 +219,6 @@ mod tests {
     use crate::arch::Target;
     use crate::emit::emit_kernel;
     use crate::ptx_text::{count, find_all, has};
-
-    #[test]
-    fn d_fragment_layout_covers_the_tile_once() {
-        for n in [8u32, 64, 256] {
-            let mut seen = vec![false; (64 * n) as usize];
-            for t in 0..128 {
-                for i in 0..n / 2 {
-                    let (r, c) = Accumulator::element(t, i);
-                    assert!(r < 64 && c < n);
-                    let at = (r * n + c) as usize;
-                    assert!(!seen[at], "n={n}: ({r}, {c}) held twice");
-                    seen[at] = true;
-                }
-            }
-        }
-        // The PTX figure's first rows: T0 holds d0,d1 at (0,0),(0,1) and d2,d3 at (8,0),(8,1);
-        // T1 starts at column 2; T4 at row 1; warp 1 at row 16; d4 at column 8.
-        assert_eq!(Accumulator::element(0, 0), (0, 0));
-        assert_eq!(Accumulator::element(0, 3), (8, 1));
-        assert_eq!(Accumulator::element(1, 0), (0, 2));
-        assert_eq!(Accumulator::element(4, 1), (1, 1));
-        assert_eq!(Accumulator::element(32, 0), (16, 0));
-        assert_eq!(Accumulator::element(0, 4), (0, 8));
-    }
 
     #[test]
     fn stmatrix_epilogue_packs_pairs_low_first() {

@@ -4,8 +4,10 @@ pub mod arith;
 pub mod control;
 pub mod escape;
 pub mod fragment;
+pub mod fragment_ops;
 pub mod handles;
 pub mod kernel_builder;
+pub mod math;
 pub mod mbarrier;
 pub mod memory;
 pub mod pipeline;
@@ -21,6 +23,7 @@ pub mod warp_spec;
 pub mod wgmma;
 
 pub use fragment::Accumulator;
+pub use fragment_ops::{RowOp, RowScope};
 pub use handles::*;
 pub use kernel_builder::KernelBuilder;
 pub use mbarrier::ArriveOpts;

@@ -687,8 +687,13 @@ mod tests {
                     let v = self.val(src);
                     self.set(*dst, v);
                 }
-                ArithOp::Cvt { dst, src } => {
-                    let v = crate::eval::cvt(self.val(src), src.ty(), dst.ty);
+                ArithOp::Cvt { dst, src, rounding } => {
+                    let v = crate::eval::cvt_rounded(
+                        self.val(src),
+                        src.ty(),
+                        dst.ty,
+                        rounding.or(Rounding::of_cast(src.ty(), dst.ty)),
+                    );
                     self.set(*dst, v);
                 }
                 ArithOp::Binary { op, dst, a, b } => {

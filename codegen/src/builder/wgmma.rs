@@ -308,7 +308,7 @@ impl KernelBuilder {
 
     /// `T.ptx.wgmma.mma_async_rs(acc, a, b, k, scale_d)`: like [`Self::wgmma_tiles`] with A
     /// from registers: `a` is the warpgroup's A fragment of this k-step, 4 `u32` per thread
-    /// (two bf16/f16 each, in the PTX ISA's A-fragment layout; [`Accumulator::a_element`]).
+    /// (two bf16/f16 each, in the PTX ISA's A-fragment layout; `arch::fragment::a_element`).
     /// A in registers is K-major by definition (`opts.a_major` must be K).
     #[track_caller]
     pub fn wgmma_tiles_reg_a(
@@ -365,7 +365,7 @@ impl KernelBuilder {
 
     /// The accumulator view of a register array, or why it is none (its N is judged with the
     /// rest of the shape, [`wgmma::shape_problems`]).
-    fn mma_accumulator(&mut self, acc: RegisterArray) -> Option<Accumulator> {
+    pub(crate) fn mma_accumulator(&mut self, acc: RegisterArray) -> Option<Accumulator> {
         let view = acc.as_accumulator();
         if view.is_none() {
             self.arg_error(

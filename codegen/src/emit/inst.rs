@@ -111,17 +111,26 @@ fn arith(op: &ArithOp) -> String {
         ArithOp::Selp { dst, cond, a, b } => {
             format!("selp.{} {}, {}, {}, {};", bits_ty(dst.ty), reg(*dst), value(a), value(b), value(cond))
         }
-        ArithOp::Cvt { dst, src } => cvt(*dst, src),
+        ArithOp::Cvt { dst, src, rounding } => cvt(*dst, src, *rounding),
+        ArithOp::Math { fun, dst, a } => format!("{}.{} {}, {};", fun.ptx(), dst.ty.ptx(), reg(*dst), value(a)),
+        ArithOp::FloatBinary { op, dst, a, b } => {
+            let t = dst.ty.ptx();
+            match op {
+                FloatBinOp::MinNaN => format!("min.NaN.{t} {}, {}, {};", reg(*dst), value(a), value(b)),
+                FloatBinOp::MaxNaN => format!("max.NaN.{t} {}, {}, {};", reg(*dst), value(a), value(b)),
+                // PTX copies the sign of its first source onto its second.
+                FloatBinOp::Copysign => format!("copysign.{t} {}, {}, {};", reg(*dst), value(b), value(a)),
+            }
+        }
+        ArithOp::Bitcast { dst, src } => format!("mov.{} {}, {};", bits_ty(dst.ty), reg(*dst), value(src)),
     }
 }
 
-fn cvt(dst: Reg, src: &Value) -> String {
+fn cvt(dst: Reg, src: &Value, rounding: Option<Rounding>) -> String {
     let (d, s) = (dst.ty, src.ty());
-    let rnd = match (d.is_float(), s.is_float()) {
-        (true, false) => ".rn",
-        (false, true) => ".rzi",
-        (true, true) if d.size() < s.size() => ".rn",
-        _ => "",
+    let rnd = match rounding.or(Rounding::of_cast(s, d)) {
+        Some(r) => r.modifier(Rounding::integral(s, d)),
+        None => "",
     };
     format!("cvt{rnd}.{}.{} {}, {};", arith_ty(d), arith_ty(s), reg(dst), value(src))
 }

@@ -8,7 +8,7 @@
 //! by zero gives all ones and the remainder the dividend (what the GPU computes; folding
 //! refuses it, `super::fold`).
 
-use crate::ir::{BinOp, CmpOp, Type, UnOp};
+use crate::ir::{BinOp, CmpOp, Rounding, Type, UnOp};
 
 pub type BinFn = fn(u64, u64) -> u64;
 pub type UnFn = fn(u64) -> u64;
@@ -177,14 +177,16 @@ pub fn un_fn(op: UnOp, ty: Type) -> UnFn {
         (UnOp::Neg, U16 | S16 | B16) => |a| (a as u16).wrapping_neg() as u64,
         (UnOp::Neg, U32 | S32 | B32) => |a| (a as u32).wrapping_neg() as u64,
         (UnOp::Neg, U64 | S64 | B64) => |a| a.wrapping_neg(),
-        (UnOp::Neg, F32) => |a| (a as u32 ^ 0x8000_0000) as u64,
+        // f32 `neg`/`abs` run as float operations: a NaN comes out canonical (measured on
+        // the H200, `bench/gpu-runs.md` run 11); f64 ones flip or clear the sign bit only.
+        (UnOp::Neg, F32) => |a| fb(-f(a)),
         (UnOp::Neg, F16 | BF16) => |a| (a as u16 ^ 0x8000) as u64,
         (UnOp::Neg, F64) => |a| a ^ (1 << 63),
         (UnOp::Neg, Pred) => |a| a,
         (UnOp::Abs, U16 | S16 | B16) => |a| (a as u16 as i16).wrapping_abs() as u16 as u64,
         (UnOp::Abs, U32 | S32 | B32) => |a| (a as u32 as i32).wrapping_abs() as u32 as u64,
         (UnOp::Abs, U64 | S64 | B64) => |a| (a as i64).wrapping_abs() as u64,
-        (UnOp::Abs, F32) => |a| (a as u32 & 0x7FFF_FFFF) as u64,
+        (UnOp::Abs, F32) => |a| fb(f(a).abs()),
         (UnOp::Abs, F16 | BF16) => |a| (a as u16 & 0x7FFF) as u64,
         (UnOp::Abs, F64) => |a| a & !(1 << 63),
         (UnOp::Abs, Pred) => |a| a,
@@ -299,11 +301,53 @@ fn to_bf16(x: f64) -> u64 {
     half::bf16::from_f32(to_f32_odd(x)).to_bits() as u64
 }
 
-/// `cvt` as the PTX printer emits it: `.rn` into floats, `.rzi` (truncating, saturating,
-/// NaN → 0) from floats into integers, exact widening, `.rn` narrowing.
+/// The quiet NaN of a format with the sign of `x` (what the GPU's `cvt.f32.f64` and
+/// `cvt.bf16.f64` give for a NaN, measured on the H200: `bench/gpu-runs.md` run 11).
+fn signed_quiet_nan(x: f64, dt: Type) -> u64 {
+    let neg = x.is_sign_negative() as u64;
+    match dt {
+        Type::F32 => neg << 31 | 0x7FC0_0000,
+        _ => neg << 15 | 0x7FC0,
+    }
+}
+
+/// `cvt` as a plain `as` conversion: the rounding of [`Rounding::of_cast`] (`.rn` into
+/// floats, `.rzi` from floats into integers), exact widening.
 pub fn cvt(v: u64, st: Type, dt: Type) -> u64 {
+    cvt_rounded(v, st, dt, Rounding::of_cast(st, dt))
+}
+
+/// One step of a float format's bits toward minus (`down`) or plus infinity.
+fn step(bits: u64, down: bool, sign_bit: u64) -> u64 {
+    let neg = bits & sign_bit != 0;
+    let mag = bits & (sign_bit - 1);
+    match (neg, down) {
+        // +0 down: the smallest negative subnormal; -0 up: the smallest positive one.
+        (false, true) if mag == 0 => sign_bit | 1,
+        (true, false) if mag == 0 => 1,
+        (false, true) | (true, false) => bits - 1,
+        (false, false) | (true, true) => bits + 1,
+    }
+}
+
+/// A float result's value (bits of `dt`) as f64, exactly.
+fn float_value(bits: u64, dt: Type) -> f64 {
+    match dt {
+        Type::F32 => f32::from_bits(bits as u32) as f64,
+        Type::F16 => half::f16::from_bits(bits as u16).to_f64(),
+        Type::BF16 => half::bf16::from_bits(bits as u16).to_f64(),
+        _ => f64::from_bits(bits),
+    }
+}
+
+/// `cvt` with a rounding (`None`: the conversion is exact). A directed rounding into a float
+/// is the nearest result moved one step where it lies on the wrong side of the exact value
+/// (`x`, or for an integer its value rounded to odd at 53 bits, which orders the same against
+/// every float of at most 53 bits); into an integer it rounds the float to an integral value,
+/// then saturates. NaN into an integer is `0x80..0` (u16: 0), measured on the H200.
+pub fn cvt_rounded(v: u64, st: Type, dt: Type, rounding: Option<Rounding>) -> u64 {
     use Type::*;
-    if st == dt {
+    if st == dt && !(st.is_float() && rounding.is_some()) {
         return v;
     }
     let n = match st {
@@ -319,6 +363,81 @@ pub fn cvt(v: u64, st: Type, dt: Type) -> u64 {
         F16 => Num::F(half::f16::from_bits(v as u16).to_f64()),
         BF16 => Num::F(half::bf16::from_bits(v as u16).to_f64()),
     };
+    let nearest = match n {
+        Num::I(x) => cvt_nearest(Num::I(x), st, dt, v),
+        Num::F(x) if dt.is_int() => return float_to_int(x, dt, rounding.unwrap_or(Rounding::Zero)),
+        Num::F(x) if st == dt => return round_integral(x, dt, rounding.unwrap_or(Rounding::Nearest)),
+        Num::F(x) => cvt_nearest(Num::F(x), st, dt, v),
+    };
+    let exact = match n {
+        Num::I(x) => to_f64_odd(x),
+        Num::F(x) => x,
+    };
+    let sign_bit = match dt {
+        F32 => 1 << 31,
+        F64 => 1 << 63,
+        F16 | BF16 => 1 << 15,
+        _ => return nearest,
+    };
+    let r = float_value(nearest, dt);
+    if exact.is_nan() || r == exact {
+        return nearest;
+    }
+    let away = r.abs() > exact.abs();
+    match rounding {
+        None | Some(Rounding::Nearest) => nearest,
+        Some(Rounding::Zero) if away => step(nearest, r > 0.0, sign_bit),
+        Some(Rounding::Down) if r > exact => step(nearest, true, sign_bit),
+        Some(Rounding::Up) if r < exact => step(nearest, false, sign_bit),
+        Some(Rounding::Zero | Rounding::Down | Rounding::Up) => nearest,
+    }
+}
+
+/// A float rounded to an integral value of its own type (`cvt.rni.f32.f32` and friends).
+fn round_integral(x: f64, dt: Type, rounding: Rounding) -> u64 {
+    let r = match rounding {
+        Rounding::Nearest => x.round_ties_even(),
+        Rounding::Zero => x.trunc(),
+        Rounding::Down => x.floor(),
+        Rounding::Up => x.ceil(),
+    };
+    match dt {
+        Type::F32 => fb(r as f32),
+        Type::F64 => r.to_bits(),
+        Type::F16 => to_f16(r),
+        _ => to_bf16(r),
+    }
+}
+
+/// A float into an integer type: rounded to an integral value, then saturated.
+fn float_to_int(x: f64, dt: Type, rounding: Rounding) -> u64 {
+    use Type::*;
+    if x.is_nan() {
+        return match dt {
+            U16 | B16 => 0,
+            _ => 1 << (dt.bits() - 1),
+        };
+    }
+    let x = match rounding {
+        Rounding::Nearest => x.round_ties_even(),
+        Rounding::Zero => x.trunc(),
+        Rounding::Down => x.floor(),
+        Rounding::Up => x.ceil(),
+    };
+    match dt {
+        S16 => (x as i16) as u16 as u64,
+        S32 => (x as i32) as u32 as u64,
+        S64 => (x as i64) as u64,
+        U16 | B16 => (x as u16) as u64,
+        U32 | B32 => (x as u32) as u64,
+        Pred => (x != 0.0) as u64,
+        _ => x as u64,
+    }
+}
+
+/// The nearest-even conversion of an integer or a float (not into an integer).
+fn cvt_nearest(n: Num, st: Type, dt: Type, v: u64) -> u64 {
+    use Type::*;
     match (n, dt) {
         (Num::I(x), Pred) => (x != 0) as u64,
         (Num::F(x), Pred) => (x != 0.0) as u64,
@@ -331,14 +450,8 @@ pub fn cvt(v: u64, st: Type, dt: Type) -> u64 {
         (Num::I(x), F64) => (if st.is_signed() { (x as i64) as f64 } else { (x as u64) as f64 }).to_bits(),
         (Num::I(x), F16) => to_f16(to_f64_odd(x)),
         (Num::I(x), BF16) => to_bf16(to_f64_odd(x)),
-        (Num::F(x), t) if t.is_int() => match t {
-            S16 => (x as i16) as u16 as u64,
-            S32 => (x as i32) as u32 as u64,
-            S64 => (x as i64) as u64,
-            U16 | B16 => (x as u16) as u64,
-            U32 | B32 => (x as u32) as u64,
-            _ => x as u64,
-        },
+        (Num::F(x), F32) if x.is_nan() && st == F64 => signed_quiet_nan(x, F32),
+        (Num::F(x), BF16) if x.is_nan() && st == F64 => signed_quiet_nan(x, BF16),
         (Num::F(x), F32) => fb(x as f32),
         (Num::F(x), F64) => x.to_bits(),
         (Num::F(x), F16) => to_f16(x),
@@ -390,7 +503,8 @@ mod tests {
         assert_eq!(f32::from_bits(fused as u32), a.mul_add(b, c));
         assert_ne!(f32::from_bits(fused as u32), a * b + c, "fma.rn must not round twice");
         let nan = f32::NAN.to_bits() as u64;
-        assert_eq!(cvt(nan, Type::F32, Type::S32), 0);
+        assert_eq!(cvt(nan, Type::F32, Type::S32), 0x8000_0000, "NaN into an integer: the H200's 0x80..0");
+        assert_eq!(cvt(f64::NAN.to_bits() | 1 << 63, Type::F64, Type::F32), 0xFFC0_0000, "the sign is kept");
         assert_eq!(cvt(3.0e10f32.to_bits() as u64, Type::F32, Type::S32), i32::MAX as u32 as u64);
         assert_eq!(cvt((-2.7f32).to_bits() as u64, Type::F32, Type::S32), -2i32 as u32 as u64);
         assert_eq!(cvt(-1i32 as u32 as u64, Type::S32, Type::S64), u64::MAX);
@@ -400,5 +514,48 @@ mod tests {
         assert_eq!(bin_fn(BinOp::Sub, Type::F32)(inf, inf), 0x7FFF_FFFF, "canonical NaN");
         assert!(cmp_fn(CmpOp::Ne, Type::F32)(nan, nan));
         assert!(!cmp_fn(CmpOp::Eq, Type::F32)(nan, nan));
+    }
+
+    proptest::proptest! {
+        /// A directed rounding into f32 brackets the exact value: down <= x <= up, the two
+        /// equal or adjacent, toward zero the one of smaller magnitude, to nearest Rust's `as`.
+        #[test]
+        fn directed_roundings_bracket_the_exact_value(bits: u64, int: i64) {
+            use std::cmp::Ordering;
+            let x = f64::from_bits(bits);
+            // (source bits, type, how a result compares with the exact value)
+            let from_f64 = move |a: f32| (a as f64).partial_cmp(&x);
+            let from_i64 = move |a: f32| Some((a as i128).cmp(&(int as i128)));
+            let cases: [(u64, Type, &dyn Fn(f32) -> Option<Ordering>); 2] =
+                [(bits, Type::F64, &from_f64), (int as u64, Type::S64, &from_i64)];
+            for (v, st, cmp) in cases {
+                if st == Type::F64 && (x.is_nan() || x.abs() > f32::MAX as f64) {
+                    continue;
+                }
+                let r = |m| f32::from_bits(cvt_rounded(v, st, Type::F32, Some(m)) as u32);
+                let (down, up, zero) = (r(Rounding::Down), r(Rounding::Up), r(Rounding::Zero));
+                proptest::prop_assert!(cmp(down) != Some(Ordering::Greater), "down {} above the value", down);
+                proptest::prop_assert!(cmp(up) != Some(Ordering::Less), "up {} below the value", up);
+                let neighbours = down == up || down.next_up() == up;
+                proptest::prop_assert!(neighbours, "{} and {} are not neighbours", down, up);
+                let toward_zero = if cmp(0.0) == Some(Ordering::Greater) { up } else { down };
+                proptest::prop_assert_eq!(zero.to_bits(), toward_zero.to_bits());
+                if st == Type::F64 {
+                    proptest::prop_assert_eq!(r(Rounding::Nearest).to_bits(), (x as f32).to_bits());
+                }
+            }
+        }
+
+        /// Into an integer, each rounding is Rust's integral rounding, then saturation.
+        #[test]
+        fn roundings_into_integers_are_floor_ceil_trunc_and_ties_even(bits: u32) {
+            let x = f32::from_bits(bits);
+            proptest::prop_assume!(!x.is_nan());
+            let r = |m| cvt_rounded(bits as u64, Type::F32, Type::S32, Some(m)) as u32 as i32;
+            proptest::prop_assert_eq!(r(Rounding::Down), x.floor() as i32);
+            proptest::prop_assert_eq!(r(Rounding::Up), x.ceil() as i32);
+            proptest::prop_assert_eq!(r(Rounding::Zero), x.trunc() as i32);
+            proptest::prop_assert_eq!(r(Rounding::Nearest), x.round_ties_even() as i32);
+        }
     }
 }

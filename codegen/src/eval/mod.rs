@@ -3,10 +3,13 @@
 //! the builder folds immediates and the macro folds compile-time values with [`fold`]'s,
 //! which are `exec`'s plus the refusals Rust makes of the same constant expression (an
 //! integer overflow, a division by zero), so a folded constant never differs from what the
-//! kernel would have computed at run time.
+//! kernel would have computed at run time. [`math`] holds the float functions (`ex2`, `rcp`,
+//! `sqrt`, ..) and the model of their `.approx` forms.
 
 pub mod exec;
 pub mod fold;
+pub mod math;
 
-pub use exec::{bin_fn, cmp_fn, cvt, mad_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
+pub use exec::{bin_fn, cmp_fn, cvt, cvt_rounded, mad_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
+pub use math::{approx_bound, float_bin_fn, math_fn, ulp_error, ApproxBound};
 pub use fold::{fold_binary, fold_compare, fold_convert, fold_u32, fold_unary, int_value, FoldError};

@@ -1,7 +1,7 @@
 //! Names of an instruction: its PTX mnemonic (the instruction family the printer emits, for
 //! messages and docs) and its IR variant (`Mbarrier::Arrive`, stable for tests and tables).
 
-use super::arith::{ArithOp, BinOp, UnOp};
+use super::arith::{ArithOp, BinOp, FloatBinOp, MathFn, UnOp};
 use super::fragment::FragmentOp;
 use super::inst::Inst;
 use super::mbarrier::MbarrierOp;
@@ -94,6 +94,25 @@ fn arith(op: &ArithOp) -> (&'static str, &'static str) {
         ArithOp::Setp { .. } => ("Arith::Setp", "setp"),
         ArithOp::Selp { .. } => ("Arith::Selp", "selp"),
         ArithOp::Cvt { .. } => ("Arith::Cvt", "cvt"),
+        ArithOp::Math { fun, .. } => (
+            "Arith::Math",
+            match fun {
+                MathFn::Ex2Approx => "ex2",
+                MathFn::Lg2Approx => "lg2",
+                MathFn::RcpApprox | MathFn::RcpRn => "rcp",
+                MathFn::RsqrtApprox => "rsqrt",
+                MathFn::SqrtApprox | MathFn::SqrtRn => "sqrt",
+            },
+        ),
+        ArithOp::FloatBinary { op, .. } => (
+            "Arith::FloatBinary",
+            match op {
+                FloatBinOp::MinNaN => "min",
+                FloatBinOp::MaxNaN => "max",
+                FloatBinOp::Copysign => "copysign",
+            },
+        ),
+        ArithOp::Bitcast { .. } => ("Arith::Bitcast", "mov"),
     }
 }
 

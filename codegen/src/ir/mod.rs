@@ -27,7 +27,7 @@ pub mod value;
 pub mod warp;
 pub mod wgmma;
 
-pub use arith::{ArithOp, BinOp, CmpOp, UnOp};
+pub use arith::{ArithOp, BinOp, CmpOp, FloatBinOp, MathFn, Rounding, UnOp};
 pub use dynamic_alloc::DynamicAlloc;
 pub use effects::{
     AsyncLaunch, AsyncUnit, BarrierAction, Completion, Effects, Fence, GroupAction, MemSpace, SideEffect, Spaces,

@@ -175,10 +175,14 @@ impl Inst {
 
 fn arith_uses(op: &ArithOp, f: &mut dyn FnMut(&Value)) {
     match op {
-        ArithOp::Mov { dst: _, src } | ArithOp::Cvt { dst: _, src } | ArithOp::Unary { dst: _, a: src, op: _ } => {
-            f(src)
-        }
-        ArithOp::Binary { op: _, dst: _, a, b } | ArithOp::Setp { cmp: _, dst: _, a, b } => {
+        ArithOp::Mov { dst: _, src }
+        | ArithOp::Cvt { dst: _, src, rounding: _ }
+        | ArithOp::Unary { dst: _, a: src, op: _ }
+        | ArithOp::Math { fun: _, dst: _, a: src }
+        | ArithOp::Bitcast { dst: _, src } => f(src),
+        ArithOp::Binary { op: _, dst: _, a, b }
+        | ArithOp::Setp { cmp: _, dst: _, a, b }
+        | ArithOp::FloatBinary { op: _, dst: _, a, b } => {
             [a, b].into_iter().for_each(f)
         }
         ArithOp::Mad { dst: _, a, b, c } => [a, b, c].into_iter().for_each(f),
@@ -194,7 +198,10 @@ fn arith_def(op: &ArithOp) -> Reg {
         | ArithOp::Mad { dst, .. }
         | ArithOp::Setp { dst, .. }
         | ArithOp::Selp { dst, .. }
-        | ArithOp::Cvt { dst, .. } => *dst,
+        | ArithOp::Cvt { dst, .. }
+        | ArithOp::Math { dst, .. }
+        | ArithOp::FloatBinary { dst, .. }
+        | ArithOp::Bitcast { dst, .. } => *dst,
     }
 }
 

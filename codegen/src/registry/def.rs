@@ -36,8 +36,12 @@ pub enum Kind {
     U64,
     /// Any integer.
     Int,
-    /// Any numeric scalar; all `Scalar` arguments of one op share one type.
+    /// Any numeric scalar; all `Scalar` and `Float` arguments of one op share one type.
     Scalar,
+    /// An f32 or f64 (sharing one type with the op's other `Scalar`/`Float` arguments).
+    Float,
+    /// An f32 (the `.approx` float functions have no other type).
+    F32,
     /// A value of the element type of argument N (a buffer).
     ElemOf(u8),
     Bool,
@@ -89,6 +93,8 @@ impl Kind {
             Kind::U64 => "a 64-bit integer".into(),
             Kind::Int => "an integer".into(),
             Kind::Scalar => "a number".into(),
+            Kind::Float => "an f32 or f64".into(),
+            Kind::F32 => "an f32".into(),
             Kind::ElemOf(n) => format!("a value of argument {n}'s element type"),
             Kind::Bool => "a bool".into(),
             Kind::Const => "a compile-time u32 (a literal or a `#[comptime]` parameter)".into(),
@@ -137,6 +143,8 @@ impl Kind {
                 | Kind::U64
                 | Kind::Int
                 | Kind::Scalar
+                | Kind::Float
+                | Kind::F32
                 | Kind::ElemOf(_)
                 | Kind::Bool
         )
@@ -148,6 +156,7 @@ impl Kind {
             Kind::State => Type::B64,
             Kind::U64 => Type::U64,
             Kind::Bool => Type::Pred,
+            Kind::Float | Kind::F32 => Type::F32,
             _ => Type::U32,
         }
     }
@@ -175,9 +184,12 @@ pub enum Ret {
     RegistersOfTurbofish,
     /// A scalar of the turbofish type.
     Turbofish,
-    /// The (shared) type of the op's `Scalar` arguments.
+    /// The (shared) type of the op's `Scalar` and `Float` arguments.
     ScalarArgs,
-    /// The element type of argument N (a buffer).
+    /// The unsigned integer of the width of the op's `Scalar`/`Float` arguments (`to_bits`).
+    BitsOfArgs,
+    F32,
+    /// The element type of argument N (a buffer, shared array, tile or register array).
     ElemOf(u8),
     /// `N` values of the element type of argument `.0` (a vector load).
     VecOf(u8, u8),
@@ -205,6 +217,8 @@ impl Ret {
             Ret::RegistersOfTurbofish => "Registers<T, RANK>".into(),
             Ret::Turbofish => "T".into(),
             Ret::ScalarArgs => "type of the args".into(),
+            Ret::BitsOfArgs => "unsigned integer of the args' width".into(),
+            Ret::F32 => "f32".into(),
             Ret::ElemOf(n) => format!("element type of arg {n}"),
             Ret::VecOf(a, n) => format!("[element type of arg {a}; {n}]"),
             Ret::Vec(t, n) => format!("[{}; {n}]", scalar_name(t)),
@@ -268,6 +282,8 @@ pub struct OpDef {
     /// The op's names in other libraries (`cute:wait_barrier`, `gluon:mbarrier.wait`), for
     /// "did you mean" help: `library:name`.
     pub aliases: &'static [&'static str],
+    /// Rust's method of the same meaning (`exp2` for `T.ex2`): `x.exp2()` is `T.ex2(x)`.
+    pub method: Option<&'static str>,
     pub params: &'static [ParamDef],
     /// How many trailing parameters may be omitted.
     pub optional: u8,
@@ -294,6 +310,14 @@ impl OpDef {
             .map(|(i, p)| if self.is_optional(i) { format!("[{}]", p.name) } else { p.name.to_string() })
             .collect();
         format!("T.{}{tf}({})", self.path, args.join(", "))
+    }
+
+    /// `a.method(b, c)` for an op with a Rust method, its first parameter the receiver.
+    pub fn method_signature(&self) -> Option<String> {
+        let m = self.method?;
+        let (recv, rest) = self.params.split_first()?;
+        let rest: Vec<&str> = rest.iter().map(|p| p.name).collect();
+        Some(format!("{}.{m}({})", recv.name, rest.join(", ")))
     }
 
     pub fn required(&self) -> usize {

@@ -83,9 +83,12 @@ pub fn markdown_table() -> String {
     let mut s = String::from("| DSL call | returns | builder call | needs | what |\n|---|---|---|---|---|\n");
     for o in super::ops() {
         let cell = |x: &str| x.replace('|', "\\|").replace('\n', " ");
+        let call = match o.method_signature() {
+            Some(m) => format!("`{}`<br>`{m}`", o.signature()),
+            None => format!("`{}`", o.signature()),
+        };
         s.push_str(&format!(
-            "| `{}` | {} | `{}` | {} | {} |\n",
-            o.signature(),
+            "| {call} | {} | `{}` | {} | {} |\n",
             o.ret.describe(),
             cell(&squeeze(o.builder)),
             cell(&support_summary(o)),

@@ -129,12 +129,14 @@ macro_rules! take_opt {
 ///
 /// ```text
 /// /// one-line doc
-/// "path" ["lib:alias", ..] ::<T> (name: Kind = sample, tag: Tag as "sample", ..; optional: Kind)
+/// "path" ["lib:alias", ..] .method ::<T> (name: Kind = sample, tag: Tag as "sample", ..; optional: Kind)
 ///     as U32 -> Ret
 ///     = |k, call| builder_call(name, ..);
 /// ```
 ///
 /// `as U32` (optional) is the element type the samples use for arrays and `::<T>`.
+/// `.method` (optional) is Rust's method of the same meaning: `x.method(b, ..)` in a kernel
+/// is this op with `x` as its first argument (`x.exp2()` is `T.ex2(x)`).
 ///
 /// ```text
 /// ```
@@ -152,9 +154,11 @@ macro_rules! ops {
     (@turbofish) => { false };
     (@turbofish $t:ident) => { true };
     (@one $x:ident) => { 1 };
+    (@method) => { None };
+    (@method $m:ident) => { Some(stringify!($m)) };
     ($(
         #[doc = $doc:literal]
-        $path:literal $([$($alias:literal),* $(,)?])? $(::<$tf:ident>)?
+        $path:literal $([$($alias:literal),* $(,)?])? $(. $method:ident)? $(::<$tf:ident>)?
         ($($pn:ident : $pk:ident $(($pa:expr))? $(= $ps:literal)? $(as $pstr:literal)?),* $(; $($on:ident : $ok:ident $(($oa:expr))? $(= $os:literal)?),*)?)
         $(as $se:ident)?
         -> $ret:ident $(($($rn:expr),+))?
@@ -164,6 +168,7 @@ macro_rules! ops {
             $crate::registry::OpDef {
                 path: $path,
                 aliases: &[$($($alias),*)?],
+                method: ops!(@method $($method)?),
                 params: &[
                     $($crate::registry::ParamDef { name: stringify!($pn), kind: kind!($pk $(($pa))?), sample: ops!(@sample $($ps)?), sample_str: ops!(@sample_str $($pstr)?) },)*
                     $($($crate::registry::ParamDef { name: stringify!($on), kind: kind!($ok $(($oa))?), sample: ops!(@sample $($os)?), sample_str: None },)*)?
@@ -188,6 +193,7 @@ macro_rules! ops {
 mod arith;
 mod cute;
 mod debug;
+mod fragment;
 mod launch;
 mod mbarrier;
 mod memory;
@@ -211,6 +217,7 @@ const FAMILIES: &[&[OpDef]] = &[
     warp::OPS,
     tma::OPS,
     wgmma::OPS,
+    fragment::OPS,
     tcgen05::OPS,
     pipeline::OPS,
     debug::OPS,
@@ -219,6 +226,12 @@ const FAMILIES: &[&[OpDef]] = &[
 /// Every op.
 pub fn ops() -> impl Iterator<Item = &'static OpDef> {
     FAMILIES.iter().flat_map(|f| f.iter())
+}
+
+/// The op that Rust's method `name` stands for (`exp2`: `T.ex2`), its receiver the first
+/// argument.
+pub fn method(name: &str) -> Option<&'static OpDef> {
+    ops().find(|o| o.method == Some(name))
 }
 
 /// The op at `path` (after `T.`).

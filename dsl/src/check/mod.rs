@@ -596,6 +596,8 @@ impl Checker<'_> {
                     UnOp::Not if t == Ty::Bool || t.is_int() || t.is_lenient() => (t, k),
                     UnOp::Neg if t.is_float() || t == Ty::IntLit || t.is_lenient() => (t, false),
                     UnOp::Neg if matches!(t, Ty::Scalar(s) if s.is_signed()) => (t, false),
+                    // `-SCALE`: the item's type is rustc's (see `item_typed`).
+                    UnOp::Neg if item_typed(inner) => (t, k),
                     _ => {
                         let sym = if *op == UnOp::Neg { "-" } else { "!" };
                         let hint = if *op == UnOp::Neg && t.is_int() {
@@ -1146,6 +1148,23 @@ impl Checker<'_> {
         if matches!(tb, Ty::IntLit | Ty::FloatLit) && self.coerce(b, ta) {
             return ta;
         }
+        // A `const` item's type is rustc's: it takes the other side's (`x * SCALE`,
+        // `SCALE * 2.0`), and the expansion has rustc check it at the use.
+        // With a float literal the type is still open (`HALF * 3.0` may be an f64): the
+        // expression stays item-typed until its use decides, else it is an f32
+        // (`default_lits`).
+        let provisional = |e: &Expr, t: Ty| item_typed(e) && t == Ty::Scalar(Scalar::U32);
+        if provisional(a, ta) && tb == Ty::FloatLit || provisional(b, tb) && ta == Ty::FloatLit {
+            return Ty::Scalar(Scalar::U32);
+        }
+        if provisional(a, ta) && matches!(tb, Ty::Scalar(_)) {
+            self.retype_items(a, tb);
+            return tb;
+        }
+        if provisional(b, tb) && matches!(ta, Ty::Scalar(_)) {
+            self.retype_items(b, ta);
+            return ta;
+        }
         let hint = match (ta, tb) {
             (Ty::IntLit, t) | (t, Ty::IntLit) if t.is_float() => {
                 "\n  help: write float literals with a point: `2.0`".to_string()
@@ -1169,6 +1188,12 @@ impl Checker<'_> {
             return true;
         }
         match (from, to) {
+            // A `const` item (or arithmetic on items and float literals) takes the type its
+            // use gives it; rustc checks the item has it (see `item_typed`).
+            (Ty::Scalar(Scalar::U32), Ty::Scalar(_)) if item_typed(e) => {
+                self.retype_items(e, to);
+                true
+            }
             (Ty::IntLit, Ty::Scalar(s)) if s.is_int() => {
                 self.set_lit(e, to);
                 true
@@ -1181,8 +1206,30 @@ impl Checker<'_> {
         }
     }
 
+    /// Give the items of an [`item_typed`] expression (and its float literals) the type `to`.
+    fn retype_items(&mut self, e: &Expr, to: Ty) {
+        e.ty.set(to);
+        match &e.kind {
+            ExprKind::Paren(inner) | ExprKind::Unary { op: UnOp::Neg, e: inner } => self.retype_items(inner, to),
+            ExprKind::Binary { lhs, rhs, .. } => {
+                for side in [lhs, rhs] {
+                    if item_typed(side) {
+                        self.retype_items(side, to);
+                    } else {
+                        self.coerce(side, to);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Literals default to u32 / f32 where nothing else decided.
     pub(crate) fn default_lits(&mut self, e: &Expr) {
+        if e.ty.get() == Ty::Scalar(Scalar::U32) && item_typed(e) && has_float_literal(e) {
+            self.retype_items(e, Ty::Scalar(Scalar::F32));
+            return;
+        }
         match e.ty.get() {
             Ty::IntLit => self.set_lit(e, Ty::Scalar(Scalar::U32)),
             Ty::FloatLit => self.set_lit(e, Ty::Scalar(Scalar::F32)),
@@ -1281,6 +1328,35 @@ pub fn reads_register_element(e: &Expr) -> bool {
         ExprKind::Index { base, .. } => matches!(base.ty.get(), Ty::Registers { .. }),
         ExprKind::Paren(x) => reads_register_element(x),
         ExprKind::Block(b) => b.tail().is_some_and(reads_register_element),
+        _ => false,
+    }
+}
+
+/// Whether `e`'s type comes only from the `const` items in it: an item, or negation and
+/// arithmetic of items and float literals (`SCALE * LOG2_E`, `-SCALE`, `SCALE * 0.5`). The
+/// macro cannot see an item's type, so such an expression is a `u32` until its use gives it
+/// another (a float operand, a declared `let` type, an op's argument); the expansion then
+/// reads each item as that type (`let t: f32 = SCALE;`), so rustc checks it at the use.
+pub(crate) fn item_typed(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Item(_) => true,
+        ExprKind::Var { binding, .. } => binding.get() == Binding::Item,
+        ExprKind::Paren(inner) | ExprKind::Unary { op: UnOp::Neg, e: inner } => item_typed(inner),
+        ExprKind::Binary { op, lhs, rhs } if !op.is_comparison() && !op.is_logic() && !op.is_shift() => {
+            let part = |x: &Expr| item_typed(x) || matches!(x.kind, ExprKind::Float { .. });
+            part(lhs) && part(rhs) && (item_typed(lhs) || item_typed(rhs))
+        }
+        _ => false,
+    }
+}
+
+/// Whether an [`item_typed`] expression has a float literal (`SCALE * 2.0`): then its type is
+/// a float, f32 unless its use says otherwise.
+fn has_float_literal(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Float { .. } => true,
+        ExprKind::Paren(inner) | ExprKind::Unary { e: inner, .. } => has_float_literal(inner),
+        ExprKind::Binary { lhs, rhs, .. } => has_float_literal(lhs) || has_float_literal(rhs),
         _ => false,
     }
 }

@@ -10,9 +10,10 @@ use phaser_codegen::builder::TileLayout;
 use phaser_codegen::ir::{Major, Space};
 use phaser_codegen::registry::{self, ArgHint, Kind, OpDef, Ret};
 
-/// Methods on values (not in the `T` namespace): `bars.ptr_to([i])`, `x.min(y)`, `x.max(y)`,
-/// `tile.bytes()`, `map.box_bytes()`.
-const METHODS: &[&str] = &["ptr_to", "min", "max", "bytes", "box_bytes"];
+/// The DSL's own methods on values (not in the `T` namespace): `bars.ptr_to([i])`,
+/// `tile.bytes()`, `map.box_bytes()`. Rust's numeric methods (`x.min(y)`, `x.exp2()`) are
+/// registry ops with a `.method` (`registry::method`), rewritten by the parser.
+const METHODS: &[&str] = &["ptr_to", "bytes", "box_bytes"];
 
 /// Library names as users write them, for "did you mean" help on another library's op name.
 fn library(lib: &str) -> &str {
@@ -70,7 +71,7 @@ impl Checker<'_> {
             let before = self.errs.0.len();
             lits[i] = self.arg(spec, p.name, p.kind, a, args);
             arg_error |= self.errs.0.len() > before;
-            if p.kind == Kind::Scalar {
+            if matches!(p.kind, Kind::Scalar | Kind::Float | Kind::F32) {
                 scalar_args.push(a);
             }
         }
@@ -274,6 +275,35 @@ impl Checker<'_> {
                 let t = self.expr(a);
                 if !(t.is_numeric() || t.is_lenient()) {
                     self.errs.at(a.sp, bad(t));
+                }
+                None
+            }
+            // A float literal takes the other arguments' type (an f32 where the kind says so);
+            // an integer literal is not a float (Rust refuses `2.exp2()` too).
+            Kind::Float | Kind::F32 => {
+                let mut t = self.expr(a);
+                if t == Ty::FloatLit && kind == Kind::F32 {
+                    self.coerce(a, Ty::Scalar(Scalar::F32));
+                }
+                // A `const` item (`T.ex2(SCALE)`) is read as an f32; for an f64 item convert
+                // it (`HALF as f64`), which reads it as its own type.
+                if crate::check::item_typed(a) && t == Ty::Scalar(Scalar::U32) {
+                    self.coerce(a, Ty::Scalar(Scalar::F32));
+                    t = Ty::Scalar(Scalar::F32);
+                }
+                let ok = match kind {
+                    Kind::F32 => matches!(t, Ty::Scalar(Scalar::F32) | Ty::FloatLit),
+                    _ => matches!(t, Ty::Scalar(Scalar::F32 | Scalar::F64) | Ty::FloatLit),
+                };
+                if !(ok || t.is_lenient()) {
+                    let help = match t {
+                        Ty::Scalar(Scalar::F16 | Scalar::BF16) => {
+                            "\n  help: half types are for storage: convert with `as f32`"
+                        }
+                        Ty::Scalar(Scalar::F64) => "\n  help: PTX has this function on f32 only: convert with `as f32`",
+                        _ => "\n  help: convert with `as f32`",
+                    };
+                    self.errs.at(a.sp, format!("{}{help}", bad(t)));
                 }
                 None
             }
@@ -611,22 +641,15 @@ impl Checker<'_> {
                 }
                 Ty::Barrier
             }
-            ("min" | "max", t) if t.is_numeric() || t.is_lenient() => {
-                if args.len() != 1 {
-                    self.errs.at(e.sp, format!("`x.{m}(y)` takes one argument"));
-                    return Ty::Error;
-                }
-                self.expr(&args[0]);
-                self.unify(recv, &args[0], &format!("`{m}`"), e.sp)
-            }
             (_, t) if t.is_lenient() => Ty::Error,
             (_, t) => {
                 let mut msg = format!("no method `{m}` on a {t} in kernels");
-                match nearest(&m, METHODS.iter().copied()) {
+                let methods = METHODS.iter().copied().chain(registry::ops().filter_map(|o| o.method));
+                match nearest(&m, methods) {
                     Some(n) if n != m => msg.push_str(&format!("\n  help: did you mean `{n}`?")),
                     _ => {
                         let opname = nearest(&m, registry::ops().map(|o| o.path));
-                        msg.push_str("\n  help: values have `bars.ptr_to([i])`, `x.min(y)`, `x.max(y)`, `tile.bytes()` and `map.box_bytes()`; ops live in the `T` namespace");
+                        msg.push_str("\n  help: values have `bars.ptr_to([i])`, `tile.bytes()`, `map.box_bytes()` and Rust's numeric methods (`x.min(y)`, `x.exp2()`, `x.mul_add(a, b)`: the \"Float math\" table); ops live in the `T` namespace");
                         if let Some(o) = opname {
                             msg.push_str(&format!(" (e.g. `T.{o}`)"));
                         }
@@ -700,10 +723,23 @@ fn ret_type(spec: &OpDef, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, a
         }
         Ret::Turbofish => turbofish.map(|t| Ty::Scalar(t.0)).unwrap_or(Ty::Error),
         Ret::ScalarArgs => scalar.unwrap_or(Ty::Error),
+        Ret::F32 => Ty::Scalar(Scalar::F32),
+        Ret::BitsOfArgs => match scalar {
+            Some(Ty::Scalar(s)) => Ty::Scalar(match s.bits() {
+                16 => Scalar::U16,
+                64 => Scalar::U64,
+                _ => Scalar::U32,
+            }),
+            _ => Ty::Error,
+        },
         Ret::ElemOf(n) => match args.get(n as usize).map(|a| a.ty.get()) {
-            Some(Ty::Global { elem, .. } | Ty::Shared(elem) | Ty::RemoteShared(elem) | Ty::Tile { elem, .. }) => {
-                Ty::Scalar(elem)
-            }
+            Some(
+                Ty::Global { elem, .. }
+                | Ty::Shared(elem)
+                | Ty::RemoteShared(elem)
+                | Ty::Tile { elem, .. }
+                | Ty::Registers { elem, .. },
+            ) => Ty::Scalar(elem),
             _ => Ty::Error,
         },
         Ret::VecOf(a, n) => match args.get(a as usize).map(|a| a.ty.get()) {
@@ -774,7 +810,9 @@ fn hint(kind: Kind, a: &Expr, lit: Option<i128>, scalar_ty: Option<Ty>, all: &[E
             ),
             _ => ArgHint::Any,
         },
-        Kind::Scalar => scalar_ty.and_then(Ty::ir_type).map(ArgHint::Reg).unwrap_or(ArgHint::Any),
+        Kind::Scalar | Kind::Float | Kind::F32 => {
+            scalar_ty.and_then(Ty::ir_type).map(ArgHint::Reg).unwrap_or(ArgHint::Any)
+        }
         Kind::ElemOf(n) => match all.get(n as usize).map(|b| b.ty.get()) {
             Some(Ty::Global { elem, .. } | Ty::Shared(elem) | Ty::RemoteShared(elem) | Ty::Tile { elem, .. }) => {
                 ArgHint::Reg(elem.ir_type())

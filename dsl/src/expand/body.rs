@@ -378,7 +378,12 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
         ExprKind::Var { name, binding } => match binding.get() {
             Binding::Plain => quote!(#name),
             Binding::Reg => quote!(__p::Value::Reg(#name)),
-            Binding::Comptime | Binding::Const | Binding::Item => {
+            // A `const` item, as the type its use gave it (rustc checks it is that type).
+            Binding::Item => {
+                let k = konst(e, out);
+                bind(out, quote!(__p::ConstScalar::value(#k, __k)))
+            }
+            Binding::Comptime | Binding::Const => {
                 let k = konst(e, out);
                 if e.ty.get() == Ty::Bool {
                     quote!(__p::Value::pred(#k))
@@ -389,7 +394,7 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
         },
         ExprKind::Item(_) => {
             let k = konst(e, out);
-            quote!(__p::Value::u32(#k))
+            bind(out, quote!(__p::ConstScalar::value(#k, __k)))
         }
         ExprKind::Paren(inner) => value_named(inner, let_name, out),
         ExprKind::Binary { .. } => {
@@ -427,7 +432,15 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
             }
         }
         ExprKind::Cast { e: inner, to } => {
-            let v = value(inner, out);
+            // `SCALE as u32`: the item is read as its own type (rustc's), then converted.
+            let v = match bare_item(inner) {
+                Some(path) if inner.ty.get() == Ty::Scalar(Scalar::U32) => {
+                    let t = tmp();
+                    out.push(quote_spanned!(inner.sp.start=> let #t = #path;));
+                    bind(out, quote!(__p::ConstScalar::value(#t, __k)))
+                }
+                _ => value(inner, out),
+            };
             let t = to.codegen_type();
             bind(out, quote!(__k.cvt(#v, #t)))
         }
@@ -564,6 +577,41 @@ fn int_imm(value: u128, ty: Ty, out: &mut Out) -> TokenStream {
     }
 }
 
+/// The path of a `const` item that `e` is (through parentheses).
+fn bare_item(e: &Expr) -> Option<TokenStream> {
+    match &e.kind {
+        ExprKind::Item(path) => Some(quote!(#path)),
+        ExprKind::Var { name, binding } if binding.get() == Binding::Item => Some(quote!(#name)),
+        ExprKind::Paren(inner) => bare_item(inner),
+        _ => None,
+    }
+}
+
+/// The Rust type a `const` item is read as: the scalar its use gave it, else `u32`; spanned
+/// at the item, so rustc's "expected" note points at the use, not at the attribute.
+fn item_type(t: Ty, span: Span) -> TokenStream {
+    let ty = match t {
+        Ty::Scalar(s) => s.rust_type(),
+        Ty::Bool => quote!(bool),
+        _ => quote!(u32),
+    };
+    respan(ty, span)
+}
+
+fn respan(ts: TokenStream, span: Span) -> TokenStream {
+    ts.into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut inner = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                inner.set_span(span);
+                tt = proc_macro2::TokenTree::Group(inner);
+            }
+            tt.set_span(span);
+            tt
+        })
+        .collect()
+}
+
 /// The Rust type of a compile-time value of DSL type `t`.
 fn konst_type(t: Ty) -> TokenStream {
     if t == Ty::Bool {
@@ -587,15 +635,16 @@ pub fn konst(e: &Expr, out: &mut Out) -> TokenStream {
             let n = comptime_ident(name);
             quote!(#n)
         }
-        // A `const` item: rustc checks it is a `u32` here, at the use.
+        // A `const` item: rustc checks it has the type its use gave it (a `u32` unless
+        // something else decided, `checker::item_typed`), here, at the use.
         ExprKind::Var { name, binding } if binding.get() == Binding::Item => {
-            let t = tmp();
-            out.push(quote_spanned!(e.sp.start=> let #t: u32 = #name;));
+            let (t, ty) = (tmp(), item_type(e.ty.get(), e.sp.start));
+            out.push(quote_spanned!(e.sp.start=> let #t: #ty = #name;));
             quote!(#t)
         }
         ExprKind::Item(path) => {
-            let t = tmp();
-            out.push(quote_spanned!(e.sp.start=> let #t: u32 = #path;));
+            let (t, ty) = (tmp(), item_type(e.ty.get(), e.sp.start));
+            out.push(quote_spanned!(e.sp.start=> let #t: #ty = #path;));
             quote!(#t)
         }
         ExprKind::If { cond, then, els: Some(els) } => {
@@ -614,6 +663,12 @@ pub fn konst(e: &Expr, out: &mut Out) -> TokenStream {
             bind(out, quote!(__k.tensor_map_box_bytes(#r)))
         }
         ExprKind::Var { name, .. } => quote!(#name),
+        // A compile-time `ITEM as u32` converts the item's own type as `cvt` does.
+        ExprKind::Cast { e: inner, .. } if bare_item(inner).is_some() => {
+            let (t, path) = (tmp(), bare_item(inner).expect("an item"));
+            out.push(quote_spanned!(inner.sp.start=> let #t = #path;));
+            bind(out, quote!(__p::konst_u32_of(__k, #t)))
+        }
         ExprKind::Paren(inner) | ExprKind::Cast { e: inner, .. } => konst(inner, out),
         ExprKind::Unary { e: inner, .. } => {
             let v = konst(inner, out);
@@ -704,7 +759,15 @@ fn ret_handle(ret: Ret, ty: Ty) -> TokenStream {
             let n = n as usize;
             quote!([__p::Value; #n])
         }
-        Ret::Bool | Ret::U32 | Ret::U64 | Ret::State | Ret::Turbofish | Ret::ScalarArgs | Ret::ElemOf(_) => {
+        Ret::Bool
+        | Ret::U32
+        | Ret::U64
+        | Ret::F32
+        | Ret::State
+        | Ret::Turbofish
+        | Ret::ScalarArgs
+        | Ret::BitsOfArgs
+        | Ret::ElemOf(_) => {
             quote!(__p::Value)
         }
     }

@@ -9,6 +9,16 @@ pub struct Parser<'a> {
     pub errs: &'a mut Errors,
 }
 
+/// The scalar of `f32::from_bits` (any scalar type's `from_bits`), or `None`.
+fn from_bits_type(p: &syn::Path) -> Option<Scalar> {
+    match p.segments.iter().collect::<Vec<_>>().as_slice() {
+        [ty, f] if f.ident == "from_bits" && ty.arguments.is_none() && f.arguments.is_none() => {
+            Scalar::from_name(&ty.ident.to_string())
+        }
+        _ => None,
+    }
+}
+
 impl Parser<'_> {
     fn invalid(&mut self, sp: Sp, msg: impl std::fmt::Display) -> Expr {
         self.errs.at(sp, msg);
@@ -148,6 +158,14 @@ impl Parser<'_> {
             syn::Expr::Array(a) => ExprKind::Array(a.elems.iter().map(|x| self.expr(x)).collect()),
             syn::Expr::MethodCall(m) => return self.method_call(m, sp),
             syn::Expr::Call(c) => match &*c.func {
+                // `f32::from_bits(u)`: the bits of `u` as the scalar type (`T.bitcast::<f32>(u)`).
+                syn::Expr::Path(p) if p.qself.is_none() && from_bits_type(&p.path).is_some() => {
+                    let to = from_bits_type(&p.path).expect("checked");
+                    let path_sp = Sp::of(&p.path);
+                    let args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
+                    let args_sp = if c.args.is_empty() { path_sp } else { Sp::of(&c.args) };
+                    ExprKind::Op { path: "bitcast".into(), path_sp, turbofish: Some((to, path_sp)), args, args_sp }
+                }
                 syn::Expr::Path(p) if p.qself.is_none() => {
                     ExprKind::Call { path: p.path.clone(), args: c.args.iter().map(|a| self.expr(a)).collect() }
                 }
@@ -398,6 +416,17 @@ impl Parser<'_> {
         }
         if let Some(tf) = &m.turbofish {
             self.errs.at(Sp::of(tf), "type arguments are only supported on `T.*` ops");
+        }
+        // Rust's methods with an op of the same meaning (`x.exp2()` is `T.ex2(x)`): the
+        // receiver is the op's first argument.
+        if let Some(def) = phaser_codegen::registry::method(&m.method.to_string()) {
+            let mut all = vec![self.expr(&m.receiver)];
+            all.extend(args);
+            let args_sp = Sp::of(&*m.receiver).to(sp);
+            return Expr::new(
+                ExprKind::Op { path: def.path.into(), path_sp: Sp::of(&m.method), turbofish: None, args: all, args_sp },
+                sp,
+            );
         }
         let recv = self.boxed(&m.receiver);
         Expr::new(ExprKind::Method { recv, name: m.method.clone(), args }, sp)

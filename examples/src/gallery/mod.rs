@@ -2,6 +2,7 @@
 //! CPU reference. The CLI runs them (`phaser run`), dumps their PTX (`phaser ptx DIR`), and
 //! the test suite assembles all of it with ptxas.
 
+pub mod attention_dsl;
 pub mod cluster_multicast;
 pub mod cluster_reduce;
 pub mod cp_async_mbarrier;
@@ -49,15 +50,23 @@ pub struct Outcome {
     pub skipped: bool,
     /// What was checked, or what differed.
     pub detail: String,
+    /// Why the outputs are not bit-for-bit the same on every backend while each passes the
+    /// check (the kernel uses `.approx` instructions, whose results the PTX ISA bounds but does
+    /// not define): `phaser diff` then compares the checks, not the digests.
+    pub approximate: Option<&'static str>,
 }
 
 impl Outcome {
     pub fn new(passed: bool, detail: impl Into<String>) -> Outcome {
-        Outcome { passed, skipped: false, detail: detail.into() }
+        Outcome { passed, skipped: false, detail: detail.into(), approximate: None }
     }
     /// Not run on this device, because of `why` (e.g. "needs sm_100a").
     pub fn skipped(why: impl Into<String>) -> Outcome {
-        Outcome { passed: false, skipped: true, detail: why.into() }
+        Outcome { passed: false, skipped: true, detail: why.into(), approximate: None }
+    }
+    /// This outcome, for outputs that are not bit-reproducible across backends because of `why`.
+    pub fn approximate(self, why: &'static str) -> Outcome {
+        Outcome { approximate: Some(why), ..self }
     }
     /// `PASS`, `FAIL` or `SKIP`.
     pub fn verdict(&self) -> &'static str {
@@ -133,6 +142,7 @@ pub fn registered() -> Vec<phaser::registry::Example> {
                         skipped: r.outcome.skipped,
                         detail: r.outcome.detail,
                         digest: r.digest,
+                        approximate: r.outcome.approximate.map(str::to_owned),
                         elapsed: r.elapsed,
                         findings: r.findings,
                     })
@@ -164,6 +174,7 @@ pub fn examples() -> Vec<Example> {
     v.extend(row_reduce::examples());
     v.extend(cluster_reduce::examples());
     v.extend(gemm_dsl::examples());
+    v.extend(attention_dsl::examples());
     v.extend(gemm_sm100::examples());
     v.extend(gemm_sm100_dsl::examples());
     v

@@ -3,4 +3,6 @@
 //! lowered. Folding calls the same functions, so a constant folded by the builder and the
 //! value the simulator computes at run time cannot differ.
 
-pub use phaser_codegen::eval::{bin_fn, cmp_fn, cvt, mad_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
+pub use phaser_codegen::eval::{
+    bin_fn, cmp_fn, cvt, cvt_rounded, float_bin_fn, mad_fn, math_fn, un_fn, BinFn, CmpFn, MadFn, UnFn,
+};

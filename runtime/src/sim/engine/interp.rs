@@ -5,7 +5,7 @@
 
 use crate::error::Result;
 use crate::sim::check::Checker;
-use crate::sim::engine::arith::cvt;
+use crate::sim::engine::arith::cvt_rounded;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::program::{Op, Opnd};
 use crate::sim::engine::warp::lanes;
@@ -74,9 +74,9 @@ impl<C: Checker> Engine<'_, C> {
                             regs[d + l] = if get(regs, c, l) != 0 { get(regs, a, l) } else { get(regs, b, l) }
                         });
                     }
-                    Op::Cvt { dt, st, dst, src } => {
+                    Op::Cvt { dt, st, rounding, dst, src } => {
                         let d = dst as usize * 32;
-                        each_lane!(mask, l, { regs[d + l] = cvt(get(regs, src, l), st, dt) });
+                        each_lane!(mask, l, { regs[d + l] = cvt_rounded(get(regs, src, l), st, dt, rounding) });
                     }
                     Op::Special { dst, sreg } => {
                         for l in lanes(mask) {

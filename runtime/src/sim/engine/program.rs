@@ -1,7 +1,7 @@
 //! The IR lowered for execution: structured control flow becomes jumps, arithmetic gets
 //! its per-type function chosen once, everything else keeps its IR instruction.
 
-use crate::sim::engine::arith::{bin_fn, cmp_fn, mad_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
+use crate::sim::engine::arith::{bin_fn, cmp_fn, float_bin_fn, mad_fn, math_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
 use crate::sim::tensor::regs::TensorRegs;
 use phaser_codegen::ir::*;
 
@@ -60,6 +60,7 @@ pub enum Op {
     Cvt {
         dt: Type,
         st: Type,
+        rounding: Option<Rounding>,
         dst: u32,
         src: Opnd,
     },
@@ -310,7 +311,26 @@ impl Lowering {
                 ArithOp::Selp { dst, cond, a, b } => {
                     Op::Selp { dst: dst.id, c: Opnd::of(cond), a: Opnd::of(a), b: Opnd::of(b) }
                 }
-                ArithOp::Cvt { dst, src } => Op::Cvt { dt: dst.ty, st: src.ty(), dst: dst.id, src: Opnd::of(src) },
+                ArithOp::Cvt { dst, src, rounding } => Op::Cvt {
+                    dt: dst.ty,
+                    st: src.ty(),
+                    rounding: rounding.or(Rounding::of_cast(src.ty(), dst.ty)),
+                    dst: dst.id,
+                    src: Opnd::of(src),
+                },
+                ArithOp::Math { fun, dst, a } => Op::Un {
+                    f: math_fn(*fun, dst.ty).expect("the builder refuses a math function on a type PTX lacks"),
+                    dst: dst.id,
+                    a: Opnd::of(a),
+                },
+                ArithOp::FloatBinary { op, dst, a, b } => Op::Bin {
+                    f: float_bin_fn(*op, dst.ty).expect("the builder refuses a float op on a type PTX lacks"),
+                    dst: dst.id,
+                    a: Opnd::of(a),
+                    b: Opnd::of(b),
+                },
+                // The same bits, another type.
+                ArithOp::Bitcast { dst, src } => Op::Mov { dst: dst.id, src: Opnd::of(src) },
             },
             Inst::ReadSpecial { dst, sreg } => Op::Special { dst: dst.id, sreg: *sreg },
             // Nothing in the simulator: `nanosleep` is a backoff hint that must not look like

@@ -28,7 +28,7 @@ use crate::sim::engine::warp::{lanes, WaitFor};
 use crate::sim::output::finding::Category;
 use crate::sim::tensor::mma::{chunk_ranges, mma, read_operand, M};
 use crate::sim::tensor::wgmma_state::{MmaId, MmaIssue, PendingMma, WarpPart};
-use phaser_codegen::builder::Accumulator;
+use phaser_codegen::arch::fragment;
 use phaser_codegen::ir::*;
 
 /// A warp of a warpgroup: the warpgroup's index, the warp's rank in it, its first warp.
@@ -378,7 +378,7 @@ impl<C: Checker> Engine<'_, C> {
                 };
                 for l in 0..32 {
                     for i in 0..nregs {
-                        let (row, col) = Accumulator::element(rank as u32 * 32 + l as u32, i as u32);
+                        let (row, col) = fragment::d_element(rank as u32 * 32 + l as u32, i as u32);
                         d[row as usize * n + col as usize] = values[l * nregs + i];
                     }
                 }
@@ -389,7 +389,7 @@ impl<C: Checker> Engine<'_, C> {
             let mut rows = vec![0f32; 32 * nregs];
             for l in 0..32 {
                 for i in 0..nregs {
-                    let (row, col) = Accumulator::element(rank as u32 * 32 + l as u32, i as u32);
+                    let (row, col) = fragment::d_element(rank as u32 * 32 + l as u32, i as u32);
                     rows[l * nregs + i] = d[row as usize * n + col as usize];
                 }
             }
@@ -421,7 +421,7 @@ impl<C: Checker> Engine<'_, C> {
         let w = &self.async_ops.wgmma.warps[wi];
         let element =
             w.pending.iter().find(|p| p.pc == at).and_then(|p| p.d.iter().position(|&d| d == reg.id)).map(|i| {
-                let (row, col) = Accumulator::element(self.warpgroup_pos(wi).rank as u32 * 32 + l as u32, i as u32);
+                let (row, col) = fragment::d_element(self.warpgroup_pos(wi).rank as u32 * 32 + l as u32, i as u32);
                 format!(" (element ({row}, {col}) of lane {l}'s accumulator tile)")
             });
         let msg = format!(
@@ -477,7 +477,7 @@ fn major(trans: bool) -> Major {
     }
 }
 
-/// A (64 x K) from the four warps' A fragments (`Accumulator::a_element`).
+/// A (64 x K) from the four warps' A fragments (`arch::fragment::a_element`).
 fn a_from_registers(issue: &MmaIssue, m: &MmaAsync) -> Vec<f32> {
     let k = m.k() as usize;
     let bytes = m.a_ty.bytes();
@@ -490,8 +490,7 @@ fn a_from_registers(issue: &MmaIssue, m: &MmaAsync) -> Vec<f32> {
                 let word = regs[l * 4 + reg];
                 for part in 0..per_reg {
                     let bits = (word >> (8 * bytes as usize * part)) & ((1u64 << (8 * bytes)) - 1) as u32;
-                    let (row, col) =
-                        Accumulator::a_element(rank as u32 * 32 + l as u32, reg as u32, part as u32, bytes);
+                    let (row, col) = fragment::a_element(rank as u32 * 32 + l as u32, reg as u32, part as u32, bytes);
                     let sign = if m.negate_a { -1.0 } else { 1.0 };
                     a[row as usize * k + col as usize] = sign * crate::sim::tensor::mma::element(m.a_ty, bits);
                 }

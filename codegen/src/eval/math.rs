@@ -1,0 +1,203 @@
+//! The float functions PTX computes by its own rules (`ex2`, `lg2`, `rcp`, `rsqrt`, `sqrt`,
+//! `min.NaN`, `max.NaN`, `copysign`), on register bits, as [`super::exec`]'s other ops.
+//!
+//! The `.rn` forms are correctly rounded (IEEE 754), so they are exact here. The `.approx`
+//! forms are not defined bit for bit by the PTX ISA; the model is **the correctly rounded
+//! value** (computed in f64 and rounded once to f32), with `.ftz` flushing a subnormal input
+//! to a zero of its sign and a subnormal result to a zero of its sign. The hardware lies within
+//! the ISA's stated error of that value ([`approx_bound`]); `tests/gpu_math.rs` measures the
+//! GPU against the model and asserts the bound. A NaN result is the canonical `0x7FFFFFFF`,
+//! as every other f32 operation of the GPU.
+
+use super::exec::{BinFn, UnFn};
+use crate::ir::{FloatBinOp, MathFn, Type};
+
+const NAN32: u32 = 0x7FFF_FFFF;
+
+#[inline]
+fn f(x: u64) -> f32 {
+    f32::from_bits(x as u32)
+}
+
+/// An f32 result's bits: NaN is canonical.
+#[inline]
+fn fb(x: f32) -> u64 {
+    if x.is_nan() {
+        NAN32 as u64
+    } else {
+        x.to_bits() as u64
+    }
+}
+
+/// `.ftz`: a subnormal becomes a zero of its sign.
+#[inline]
+fn ftz(x: f32) -> f32 {
+    if x.is_subnormal() {
+        f32::from_bits(x.to_bits() & 0x8000_0000)
+    } else {
+        x
+    }
+}
+
+/// An `.approx.ftz.f32` function: `g` in f64 of the flushed input, rounded once, flushed.
+#[inline]
+fn approx(a: u64, g: fn(f64) -> f64) -> u64 {
+    fb(ftz(g(ftz(f(a)) as f64) as f32))
+}
+
+/// The function `fun` computes on a `ty` register (f32, and f64 where [`MathFn::has_f64`]);
+/// `None` for a type PTX does not have it on (the builder refuses those).
+pub fn math_fn(fun: MathFn, ty: Type) -> Option<UnFn> {
+    let f32_fn: UnFn = match fun {
+        MathFn::Ex2Approx => |a| approx(a, f64::exp2),
+        MathFn::Lg2Approx => |a| approx(a, f64::log2),
+        MathFn::RcpApprox => |a| approx(a, |x| 1.0 / x),
+        MathFn::RsqrtApprox => |a| approx(a, |x| 1.0 / x.sqrt()),
+        MathFn::SqrtApprox => |a| approx(a, f64::sqrt),
+        // Correctly rounded, subnormals kept (no `.ftz`).
+        MathFn::RcpRn => |a| fb(1.0 / f(a)),
+        MathFn::SqrtRn => |a| fb(f(a).sqrt()),
+    };
+    let f64_fn: Option<UnFn> = match fun {
+        MathFn::RcpRn => Some(|a| (1.0 / f64::from_bits(a)).to_bits()),
+        MathFn::SqrtRn => Some(|a| f64::from_bits(a).sqrt().to_bits()),
+        MathFn::Ex2Approx | MathFn::Lg2Approx | MathFn::RcpApprox | MathFn::RsqrtApprox | MathFn::SqrtApprox => None,
+    };
+    match ty {
+        Type::F32 => Some(f32_fn),
+        Type::F64 => f64_fn,
+        _ => None,
+    }
+}
+
+/// How far the hardware may be from the model, as the PTX ISA states it (section
+/// "Floating-Point Instructions"): a bound in ulps of the result, and for `lg2` an absolute
+/// bound that applies where the result is near zero. `None` for exact functions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ApproxBound {
+    /// Maximum error in units in the last place of the f32 result.
+    pub ulps: f64,
+    /// Maximum absolute error, where it is larger than `ulps` (lg2 near 1).
+    pub abs: f64,
+}
+
+/// The ISA's error bound of an `.approx` function, `None` for the correctly rounded ones.
+/// ex2: 2 ulp over the full range; lg2: absolute 2^-22.6 for the mantissa (relative 2^-22
+/// elsewhere, ~2 ulp); rcp: 1 ulp; rsqrt: relative 2^-22.9 (~1 ulp); sqrt: relative 2^-23
+/// (~1 ulp). Each is stated against the exact value, so against the rounded model it is
+/// half an ulp more.
+pub fn approx_bound(fun: MathFn) -> Option<ApproxBound> {
+    let b = |ulps: f64, abs: f64| Some(ApproxBound { ulps: ulps + 0.5, abs });
+    match fun {
+        MathFn::Ex2Approx => b(2.0, 0.0),
+        MathFn::Lg2Approx => b(2.0, 2f64.powf(-22.6)),
+        MathFn::RcpApprox => b(1.0, 0.0),
+        MathFn::RsqrtApprox => b(2f64.powf(-22.9) * 2f64.powi(23), 0.0),
+        MathFn::SqrtApprox => b(1.0, 0.0),
+        MathFn::RcpRn | MathFn::SqrtRn => None,
+    }
+}
+
+/// PTX `min.f32`/`max.f32` order: -0 below +0.
+fn ordered_min(a: u64, b: u64) -> u64 {
+    let (x, y) = (f(a), f(b));
+    if x == y {
+        (a as u32 | b as u32) as u64
+    } else if x < y {
+        a
+    } else {
+        b
+    }
+}
+fn ordered_max(a: u64, b: u64) -> u64 {
+    let (x, y) = (f(a), f(b));
+    if x == y {
+        (a as u32 & b as u32) as u64
+    } else if x > y {
+        a
+    } else {
+        b
+    }
+}
+
+/// The function `op` computes on `ty` registers; `None` where PTX lacks it (`min.NaN` is
+/// f32 only; `copysign` has f32 and f64).
+pub fn float_bin_fn(op: FloatBinOp, ty: Type) -> Option<BinFn> {
+    match (op, ty) {
+        (FloatBinOp::MinNaN, Type::F32) => {
+            Some(|a, b| if f(a).is_nan() || f(b).is_nan() { NAN32 as u64 } else { ordered_min(a, b) })
+        }
+        (FloatBinOp::MaxNaN, Type::F32) => {
+            Some(|a, b| if f(a).is_nan() || f(b).is_nan() { NAN32 as u64 } else { ordered_max(a, b) })
+        }
+        // The sign bit moves; the magnitude (a NaN's payload too) is kept.
+        (FloatBinOp::Copysign, Type::F32) => Some(|a, b| (a & 0x7FFF_FFFF) | (b & 0x8000_0000)),
+        (FloatBinOp::Copysign, Type::F64) => Some(|a, b| (a & !(1 << 63)) | (b & (1 << 63))),
+        _ => None,
+    }
+}
+
+/// The distance from `got` to `want` in ulps of `want` (f32 bits), for the GPU measurement.
+/// Both NaN: 0; one NaN or differing infinities: infinite.
+pub fn ulp_error(got: u32, want: u32) -> f64 {
+    let (g, w) = (f32::from_bits(got), f32::from_bits(want));
+    if g.is_nan() && w.is_nan() {
+        return 0.0;
+    }
+    if g.is_nan() || w.is_nan() || g.is_infinite() || w.is_infinite() {
+        return if g == w { 0.0 } else { f64::INFINITY };
+    }
+    // One ulp of `want`: the gap to the next float away from zero (2^-149 at the bottom).
+    let mag = w.abs();
+    let ulp = (f32::from_bits(mag.to_bits() + 1) as f64 - mag as f64).max(2f64.powi(-149));
+    ((g as f64) - (w as f64)).abs() / ulp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(fun: MathFn, x: f32) -> f32 {
+        f32::from_bits(math_fn(fun, Type::F32).expect("f32")(x.to_bits() as u64) as u32)
+    }
+
+    #[test]
+    fn approx_functions_are_the_rounded_value_with_ftz() {
+        assert_eq!(run(MathFn::Ex2Approx, 3.0), 8.0);
+        assert_eq!(run(MathFn::Ex2Approx, f32::NEG_INFINITY), 0.0);
+        assert_eq!(run(MathFn::Ex2Approx, f32::from_bits(1)), 1.0, "a subnormal input is flushed: 2^0");
+        assert_eq!(run(MathFn::Ex2Approx, -130.0), 0.0, "a subnormal result is flushed");
+        assert_eq!(run(MathFn::Lg2Approx, 0.0), f32::NEG_INFINITY);
+        assert_eq!(run(MathFn::Lg2Approx, f32::from_bits(5)), f32::NEG_INFINITY);
+        assert_eq!(run(MathFn::Lg2Approx, -1.0).to_bits(), NAN32);
+        assert_eq!(run(MathFn::RcpApprox, -0.0), f32::NEG_INFINITY);
+        assert_eq!(run(MathFn::RsqrtApprox, 4.0), 0.5);
+        assert_eq!(run(MathFn::RsqrtApprox, -0.0), f32::NEG_INFINITY);
+        assert_eq!(run(MathFn::SqrtApprox, -0.0).to_bits(), 0x8000_0000);
+        assert_eq!(run(MathFn::RcpRn, 3.0), 1.0 / 3.0);
+        assert_eq!(run(MathFn::RcpRn, f32::from_bits(0x0040_0000)), 2f32.powi(127), "rn keeps subnormals");
+        assert_eq!(run(MathFn::SqrtRn, 2.0), 2f32.sqrt());
+        assert!(math_fn(MathFn::Ex2Approx, Type::F64).is_none());
+    }
+
+    #[test]
+    fn nan_forms_of_min_and_max_propagate_nan() {
+        let (nan, two) = (f32::NAN.to_bits() as u64, 2f32.to_bits() as u64);
+        assert_eq!(float_bin_fn(FloatBinOp::MinNaN, Type::F32).unwrap()(nan, two), NAN32 as u64);
+        assert_eq!(float_bin_fn(FloatBinOp::MaxNaN, Type::F32).unwrap()(two, nan), NAN32 as u64);
+        let neg0 = (-0f32).to_bits() as u64;
+        assert_eq!(float_bin_fn(FloatBinOp::MinNaN, Type::F32).unwrap()(0, neg0), neg0);
+        let cs = float_bin_fn(FloatBinOp::Copysign, Type::F32).unwrap();
+        assert_eq!(f(cs(3f32.to_bits() as u64, (-1f32).to_bits() as u64)), -3.0);
+        assert!(float_bin_fn(FloatBinOp::MinNaN, Type::F64).is_none());
+    }
+
+    #[test]
+    fn ulp_error_counts_representable_steps() {
+        let one = 1f32.to_bits();
+        assert_eq!(ulp_error(one, one), 0.0);
+        assert_eq!(ulp_error(one + 2, one), 2.0);
+        assert_eq!(ulp_error(NAN32, 0x7FC0_0000), 0.0);
+        assert_eq!(ulp_error(one, NAN32), f64::INFINITY);
+    }
+}

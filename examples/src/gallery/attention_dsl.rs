@@ -1,0 +1,625 @@
+//! FlashAttention forward on Hopper, written only in the DSL:
+//! `O = softmax(Q Kᵀ · scale [+ causal mask]) V` and the log-sum-exp of each row, bf16 in,
+//! f32 accumulation, bf16 out. Q is `[batch · heads, seq_q, D]`, K and V `[batch · kv_heads,
+//! seq_k, D]` (GQA: `heads / kv_heads` query heads share a KV head), O like Q, LSE
+//! `[batch · heads, seq_q]` f32 (natural log).
+//!
+//! The structure (FlashAttention-3's, with its warpgroup ping-pong and intra-warpgroup overlap):
+//! - 384 threads: warpgroup 0 produces, warpgroups 1 and 2 consume 64 query rows each (the
+//!   CTA's `BM` = 128 rows); `setmaxnreg` moves registers from the producer (24) to the
+//!   consumers (240).
+//! - One elected thread of the producer loads the CTA's Q once (its own barrier), then K and V
+//!   block by block through two `T.pipeline` rings (`BN` keys per block), 128-byte swizzled,
+//!   as 64-column chunks (one TMA box and one wgmma operand each). TMA zero-fills rows past
+//!   the sequence ends of each head (the maps are 3-D: head, row, column).
+//! - Each consumer warpgroup, per KV block j: issues `S = Q Kᵀ` (`mma_async`, K-major K), then
+//!   the previous block's `O += P V` (O rescaled first; P in registers as the A operand,
+//!   `mma_async_rs` with MN-major V), waits for S only (`wait_group(1)`), releases the K stage,
+//!   masks the ragged last block (`T.fragment.mask_cols`) and the diagonal block
+//!   (`T.fragment.mask_causal`) and runs the online softmax with exp2 and the scale folded into
+//!   one fma (`T.fragment.row_max`, `of_row`) while P V runs; then waits for P V, releases its
+//!   V stage and packs this block's P (`T.fragment.to_a`). FlashAttention-3's intra-warpgroup
+//!   overlap: the tensor cores have the next GEMM while the softmax runs.
+//! - Ping-pong (`PINGPONG`): the two consumer warpgroups take turns issuing their GEMMs through
+//!   named barriers 3 and 4 (`bar.sync` on its own, `bar.arrive` on the other's, 256 threads),
+//!   so one warpgroup's softmax runs under the other's GEMMs.
+//! - Causal blocks past the diagonal are never loaded or computed.
+//! - Epilogue: O divided by the row sums (reduced across the row's 4 threads once), the LSE
+//!   stored by one thread per row, O rounded to bf16 into the warpgroup's own Q slab
+//!   (`stmatrix`) and written by TMA stores (clipped at the sequence end).
+
+use super::{random_u32, BufferId, Example, Outcome, Outputs, Problem, Size};
+use half::bf16;
+use phaser::runtime::{Device, RuntimeError, Swizzle};
+use phaser::Kernel;
+
+/// Consumer warpgroups (the producer is one more).
+pub const CONSUMERS: u32 = 2;
+/// Threads of the block: one producer and `CONSUMERS` consumer warpgroups.
+pub const THREADS: u32 = 128 * (1 + CONSUMERS);
+/// Query rows per CTA: 64 per consumer warpgroup (one m64 wgmma slab).
+pub const BM: u32 = 64 * CONSUMERS;
+/// Columns of a chunk: one 128-byte swizzle row of bf16, one TMA box, one wgmma operand.
+pub const CHUNK: u32 = 64;
+/// Registers per thread at entry (one block per SM) and after `setmaxnreg`.
+const ENTRY_REGS: u32 = 65536 / THREADS / 8 * 8;
+const PRODUCER_REGS: u32 = 24;
+const CONSUMER_REGS: u32 = (65536 - 128 * PRODUCER_REGS) / (128 * CONSUMERS) / 8 * 8;
+
+#[phaser::kernel(target = "sm_90a")]
+pub fn attention_dsl(
+    #[tma(box = [1, 64, CHUNK], swizzle = "128B")] q: TensorMap<bf16, 3>,
+    #[tma(box = [1, BN, CHUNK], swizzle = "128B")] k: TensorMap<bf16, 3>,
+    #[tma(box = [1, BN, CHUNK], swizzle = "128B")] v: TensorMap<bf16, 3>,
+    #[tma(box = [1, 64, CHUNK], swizzle = "128B")] o: TensorMap<bf16, 3>,
+    lse: &mut [f32],
+    seq_q: u32,
+    seq_k: u32,
+    heads: u32,
+    kv_group: u32,
+    scale_log2: f32,
+    #[comptime] D: u32,
+    #[comptime] BN: u32,
+    #[comptime] STAGES: u32,
+    #[comptime] CAUSAL: u32,
+    #[comptime] PINGPONG: u32,
+) {
+    T.require_block(THREADS, 1, 1);
+    T.max_registers(ENTRY_REGS);
+    let chunks = D / CHUNK;
+    // Q (and, after the last S, the warpgroup's O staging): chunk c of warpgroup w's rows.
+    let q_tiles = T.alloc_shared::<bf16>([D / CHUNK, CONSUMERS, 64, CHUNK], "128B");
+    let k_ring = T.alloc_shared::<bf16>([STAGES, D / CHUNK, BN, CHUNK], "128B");
+    let v_ring = T.alloc_shared::<bf16>([STAGES, D / CHUNK, BN, CHUNK], "128B");
+    let bars = T.alloc_barriers(1);
+    let q_full = bars.ptr_to([0]);
+    // One release per consumer warpgroup (its leader, after `wgmma.wait_group`).
+    let k_pipe = T.pipeline.new_threads(STAGES, CONSUMERS);
+    let v_pipe = T.pipeline.new_threads(STAGES, CONSUMERS);
+    if T.thread_idx() == 0 {
+        T.ptx.mbarrier.init(q_full, 1);
+    }
+    T.pipeline.init(k_pipe);
+    T.pipeline.init(v_pipe);
+
+    // This CTA's query tile and head; its KV head (GQA) and how many KV blocks it reads.
+    let q_tiles_per_head = (seq_q + BM - 1) / BM;
+    let bh = T.block_idx() / q_tiles_per_head;
+    let m0 = (T.block_idx() % q_tiles_per_head) * BM;
+    let kv_head = (bh / heads) * (heads / kv_group) + (bh % heads) / kv_group;
+    let kv_blocks = (seq_k + BN - 1) / BN;
+    let mut n_blocks = kv_blocks;
+    if CAUSAL > 0 {
+        // Blocks past the diagonal of the tile's last row are fully masked: skipped.
+        n_blocks = kv_blocks.min((m0 + BM + BN - 1) / BN);
+    }
+
+    let wg = T.warpgroup_idx();
+    if wg == 0 {
+        T.ptx.setmaxnreg.dec(PRODUCER_REGS);
+        if T.warp_idx() == 0 {
+            if T.ptx.elect_sync() {
+                T.ptx.mbarrier.arrive.expect_tx(q_full, q_tiles.bytes());
+                #[unroll]
+                for c in 0..chunks {
+                    #[unroll]
+                    for w in 0..CONSUMERS {
+                        T.tma.load(q_tiles[c][w], q, [bh, m0 + 64 * w, CHUNK * c], q_full);
+                    }
+                }
+                let kst = T.pipeline.producer_state(k_pipe);
+                let vst = T.pipeline.producer_state(v_pipe);
+                for j in 0..n_blocks {
+                    let n0 = j * BN;
+                    T.pipeline.producer_acquire(k_pipe, kst);
+                    let k_full = T.pipeline.producer_commit(k_pipe, kst, k_ring[0].bytes());
+                    let ks = T.pipeline.stage(kst);
+                    #[unroll]
+                    for c in 0..chunks {
+                        T.tma.load(k_ring[ks][c], k, [kv_head, n0, CHUNK * c], k_full);
+                    }
+                    T.pipeline.advance(kst);
+                    T.pipeline.producer_acquire(v_pipe, vst);
+                    let v_full = T.pipeline.producer_commit(v_pipe, vst, v_ring[0].bytes());
+                    let vs = T.pipeline.stage(vst);
+                    #[unroll]
+                    for c in 0..chunks {
+                        T.tma.load(v_ring[vs][c], v, [kv_head, n0, CHUNK * c], v_full);
+                    }
+                    T.pipeline.advance(vst);
+                }
+                T.pipeline.producer_tail(k_pipe, kst);
+                T.pipeline.producer_tail(v_pipe, vst);
+            }
+        }
+    } else {
+        T.ptx.setmaxnreg.inc(CONSUMER_REGS);
+        let cw = wg - 1;
+        let tid = T.thread_idx() & 127;
+        let leader = tid == 0;
+        let row0 = m0 + 64 * cw;
+        let neg_inf = f32::from_bits(0xff800000u32);
+        // S (this block's scores), O (one 64-column accumulator per chunk of D), P as the
+        // A fragments of the k-steps of P V; per row half: running max, sum, and this
+        // block's scaled max and rescale factor.
+        let mut s = T.registers::<f32>([BN / 2]);
+        let mut acc_o = T.registers::<f32>([D / CHUNK, CHUNK / 2]);
+        let mut p = T.registers::<u32>([BN / 16, 4]);
+        let mut row_max = T.registers::<f32>([2]);
+        let mut row_sum = T.registers::<f32>([2]);
+        let mut neg_max_scaled = T.registers::<f32>([2]);
+        let mut rescale = T.registers::<f32>([2]);
+        row_max[0] = neg_inf;
+        row_max[1] = neg_inf;
+        let kst = T.pipeline.consumer_state(k_pipe);
+        let vst = T.pipeline.consumer_state(v_pipe);
+        T.ptx.mbarrier.try_wait(q_full, 0);
+        // Ping-pong (FlashAttention-3): the warpgroups take turns issuing their GEMMs, so one's
+        // softmax runs under the other's GEMMs. Named barrier 3 + w is warpgroup w's turn: it
+        // waits there (128 threads) for the other's arrival (128 more) before issuing. The
+        // second warpgroup gives the first its first turn.
+        let my_turn = 3 + cw;
+        let their_turn = 4 - cw;
+        if PINGPONG > 0 {
+            if cw == 1 {
+                T.ptx.bar.arrive(their_turn, 256);
+            }
+        }
+        // Intra-warpgroup overlap (FlashAttention-3): block j's S = Q Kᵀ is issued first, then
+        // the previous block's O += P V, and this block's softmax runs while P V is in flight.
+        for j in 0..n_blocks {
+            let n0 = j * BN;
+            T.pipeline.consumer_wait(k_pipe, kst);
+            let ks = T.pipeline.stage(kst);
+            if PINGPONG > 0 {
+                T.ptx.bar.sync(my_turn, 256);
+            }
+            T.ptx.wgmma.fence();
+            #[unroll]
+            for c in 0..chunks {
+                #[unroll]
+                for kk in 0..CHUNK / 16 {
+                    T.ptx.wgmma.mma_async(s, q_tiles[c][cw], k_ring[ks][c], kk, c > 0 || kk > 0);
+                }
+            }
+            T.ptx.wgmma.commit_group();
+            if j > 0 {
+                // O (through block j - 2) rescaled to block j - 1's max, then += P V of j - 1.
+                #[unroll]
+                for c in 0..chunks {
+                    #[unroll]
+                    for i in 0..CHUNK / 2 {
+                        acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
+                    }
+                }
+                T.pipeline.consumer_wait(v_pipe, vst);
+                let vs = T.pipeline.stage(vst);
+                T.ptx.wgmma.fence();
+                #[unroll]
+                for c in 0..chunks {
+                    #[unroll]
+                    for kk in 0..BN / 16 {
+                        T.ptx.wgmma.mma_async_rs(acc_o[c], p[kk], v_ring[vs][c], kk, true, "mn");
+                    }
+                }
+                T.ptx.wgmma.commit_group();
+            }
+            if PINGPONG > 0 {
+                // This block's GEMMs are issued: the other warpgroup's turn.
+                T.ptx.bar.arrive(their_turn, 256);
+            }
+            if j > 0 {
+                // S of block j has retired; P V of block j - 1 may still run.
+                T.ptx.wgmma.wait_group(1);
+            } else {
+                T.ptx.wgmma.wait_group(0);
+            }
+            if leader {
+                T.pipeline.consumer_release(k_pipe, kst);
+            }
+            T.pipeline.advance(kst);
+
+            if n0 + BN > seq_k {
+                T.fragment.mask_cols(s, seq_k - n0);
+            }
+            if CAUSAL > 0 {
+                if n0 + BN > row0 + 1 {
+                    T.fragment.mask_causal(s, row0 as i32 - n0 as i32);
+                }
+            }
+            // Online softmax: the new row max, the factor O and the sum are rescaled by,
+            // P = 2^(S·scale - max·scale) (the scale folded into one fma).
+            #[unroll]
+            for h in 0..2 {
+                let mx = T.fragment.row_max(s, h).max(row_max[h]);
+                // A row with nothing unmasked yet keeps max -inf: subtract 0, not -inf.
+                let max_scaled = if mx == neg_inf { 0.0 } else { mx * scale_log2 };
+                rescale[h] = (row_max[h] * scale_log2 - max_scaled).exp2();
+                neg_max_scaled[h] = -max_scaled;
+                row_max[h] = mx;
+            }
+            #[unroll]
+            for i in 0..BN / 2 {
+                s[i] = s[i].mul_add(scale_log2, T.fragment.of_row(s, i, neg_max_scaled[0], neg_max_scaled[1])).exp2();
+            }
+            #[unroll]
+            for h in 0..2 {
+                row_sum[h] = row_sum[h] * rescale[h] + T.fragment.row_sum(s, h, "thread");
+            }
+            if j > 0 {
+                // P V of block j - 1 retired: its V stage is free and P may be overwritten.
+                T.ptx.wgmma.wait_group(0);
+                if leader {
+                    T.pipeline.consumer_release(v_pipe, vst);
+                }
+                T.pipeline.advance(vst);
+            }
+            #[unroll]
+            for kk in 0..BN / 16 {
+                T.fragment.to_a(p[kk], s, kk);
+            }
+        }
+        if PINGPONG > 0 {
+            // The second warpgroup's last arrival gives the first a turn it does not take:
+            // consume it, so no named barrier is left half arrived.
+            if cw == 0 {
+                T.ptx.bar.sync(my_turn, 256);
+            }
+        }
+        // The last block's O += P V.
+        #[unroll]
+        for c in 0..chunks {
+            #[unroll]
+            for i in 0..CHUNK / 2 {
+                acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
+            }
+        }
+        T.pipeline.consumer_wait(v_pipe, vst);
+        let vs = T.pipeline.stage(vst);
+        T.ptx.wgmma.fence();
+        #[unroll]
+        for c in 0..chunks {
+            #[unroll]
+            for kk in 0..BN / 16 {
+                T.ptx.wgmma.mma_async_rs(acc_o[c], p[kk], v_ring[vs][c], kk, true, "mn");
+            }
+        }
+        T.ptx.wgmma.commit_group();
+        T.ptx.wgmma.wait_group(0);
+        if leader {
+            T.pipeline.consumer_release(v_pipe, vst);
+        }
+        T.pipeline.advance(vst);
+
+        // Epilogue: O / sum, the LSE, and O through the warpgroup's Q slab to global memory.
+        #[unroll]
+        for h in 0..2 {
+            row_sum[h] = T.fragment.quad_sum(row_sum[h]);
+            rescale[h] = row_sum[h].recip();
+        }
+        #[unroll]
+        for c in 0..chunks {
+            #[unroll]
+            for i in 0..CHUNK / 2 {
+                acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
+            }
+        }
+        let lane = tid & 31;
+        if (lane & 3) == 0 {
+            #[unroll]
+            for h in 0..2 {
+                // Register 2 h lies in row half h.
+                let row = row0 + T.fragment.row(s, 2 * h);
+                if row < seq_q {
+                    lse[bh * seq_q + row] = (row_max[h] * scale_log2 + row_sum[h].log2()) * 0.6931472;
+                    // ln 2: the LSE is natural
+                }
+            }
+        }
+        // stmatrix.x4 row addresses: threads 8i..8i+7 give matrix i's rows (rows 0-7, rows
+        // 8-15, then both 8 columns on), one 16-row band per warp.
+        let st_row = (tid >> 5) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+        let st_col = (lane >> 4) * 8;
+        let bar_id = cw + 1;
+        // Every S wgmma that read the Q slab has retired (wait_group(0) above).
+        T.ptx.bar.sync(bar_id, 128);
+        #[unroll]
+        for c in 0..chunks {
+            #[unroll]
+            for qq in 0..CHUNK / 16 {
+                let g = qq * 2;
+                T.ptx.stmatrix.x4(
+                    T.tile_addr(q_tiles[c][cw], [st_row, qq * 16 + st_col]),
+                    T.pack.bf16x2(acc_o[c][4 * g], acc_o[c][4 * g + 1]),
+                    T.pack.bf16x2(acc_o[c][4 * g + 2], acc_o[c][4 * g + 3]),
+                    T.pack.bf16x2(acc_o[c][4 * g + 4], acc_o[c][4 * g + 5]),
+                    T.pack.bf16x2(acc_o[c][4 * g + 6], acc_o[c][4 * g + 7]),
+                );
+            }
+        }
+        // Generic-proxy writes before the async-proxy (TMA) reads.
+        T.ptx.fence.proxy_async("shared::cta");
+        T.ptx.bar.sync(bar_id, 128);
+        if leader {
+            #[unroll]
+            for c in 0..chunks {
+                T.tma.store(o, [bh, row0, CHUNK * c], q_tiles[c][cw]);
+            }
+            T.ptx.cp_async.bulk.commit_group();
+            T.ptx.cp_async.bulk.wait_group(0);
+        }
+    }
+}
+
+/// An attention problem: `batch · heads` query heads of `seq_q` rows, `batch · kv_heads` KV
+/// heads of `seq_k` rows, head dimension `d`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttentionShape {
+    pub batch: u32,
+    pub heads: u32,
+    pub kv_heads: u32,
+    pub seq_q: u32,
+    pub seq_k: u32,
+    pub d: u32,
+    pub causal: bool,
+    /// The consumer warpgroups take turns issuing their GEMMs (FlashAttention-3's ping-pong).
+    pub pingpong: bool,
+}
+
+impl AttentionShape {
+    /// Why the kernel does not take this shape, if it does not.
+    pub fn problem(&self) -> Option<String> {
+        if ![64, 128, 256].contains(&self.d) {
+            return Some(format!("head dimension {}: the kernel takes 64, 128 or 256", self.d));
+        }
+        if self.kv_heads == 0 || !self.heads.is_multiple_of(self.kv_heads) {
+            return Some(format!("{} query heads do not share {} KV heads evenly", self.heads, self.kv_heads));
+        }
+        if self.seq_q == 0 || self.seq_k == 0 || self.batch == 0 {
+            return Some("empty sequences or batch".into());
+        }
+        None
+    }
+    /// Keys per KV block and ring stages for this head dimension (registers: S is `BN / 2`
+    /// per thread and O `D / 2`; shared memory: Q, K and V rings within 227 KiB).
+    pub fn config(&self) -> (u32, u32) {
+        if self.d <= 128 {
+            (128, 2)
+        } else {
+            (64, 2)
+        }
+    }
+    /// CTAs: one per 128 query rows of each query head.
+    pub fn grid(&self) -> u32 {
+        self.seq_q.div_ceil(BM) * self.batch * self.heads
+    }
+    /// Floating-point operations of the forward pass (4 · B · H · Sq · Sk · D, halved when causal).
+    pub fn flops(&self) -> f64 {
+        let f = 4.0 * (self.batch * self.heads) as f64 * self.seq_q as f64 * self.seq_k as f64 * self.d as f64;
+        if self.causal {
+            f / 2.0
+        } else {
+            f
+        }
+    }
+}
+
+/// The kernel for `shape` (built once per configuration and cached).
+pub fn kernel(shape: &AttentionShape) -> phaser::codegen::Result<Kernel> {
+    if let Some(p) = shape.problem() {
+        let mut k = phaser::codegen::builder::KernelBuilder::new("attention_dsl", phaser::Target::Sm90a);
+        k.error(format!("attention shape {shape:?}: {p}"));
+        return k.finish();
+    }
+    let (bn, stages) = shape.config();
+    attention_dsl::kernel_for(shape.d, bn, stages, shape.causal as u32, shape.pingpong as u32)
+}
+
+/// The softmax scale 1/sqrt(D), as the kernel takes it: times log2(e).
+pub fn scale_log2(d: u32) -> f32 {
+    (std::f64::consts::LOG2_E / (d as f64).sqrt()) as f32
+}
+
+/// Device buffers and maps of one attention problem.
+pub struct AttentionBuffers {
+    pub o: BufferId<bf16>,
+    pub lse: BufferId<f32>,
+}
+
+/// Upload Q, K, V and add one launch of the kernel to `p`, writing fresh O and LSE buffers.
+pub fn add_launch(
+    p: &mut Problem,
+    dev: &Device,
+    shape: &AttentionShape,
+    (q, k, v): (BufferId<bf16>, BufferId<bf16>, BufferId<bf16>),
+) -> Result<AttentionBuffers, RuntimeError> {
+    let (bn, _) = shape.config();
+    let s = shape;
+    let d = s.d as u64;
+    let bh = (s.batch * s.heads) as u64;
+    let bkv = (s.batch * s.kv_heads) as u64;
+    let o = p.output(dev, (bh * s.seq_q as u64 * d) as usize, bf16::from_bits(0x7fc1))?;
+    let lse = p.output(dev, (bh * s.seq_q as u64) as usize, f32::NAN)?;
+    let sw = Swizzle::B128;
+    let mq = p.tensor_map(dev, q, &[d, s.seq_q as u64, bh], &[CHUNK, 64, 1], sw)?;
+    let mk = p.tensor_map(dev, k, &[d, s.seq_k as u64, bkv], &[CHUNK, bn, 1], sw)?;
+    let mv = p.tensor_map(dev, v, &[d, s.seq_k as u64, bkv], &[CHUNK, bn, 1], sw)?;
+    let mo = p.tensor_map(dev, o, &[d, s.seq_q as u64, bh], &[CHUNK, 64, 1], sw)?;
+    let launch = phaser::LaunchConfig::linear(s.grid(), THREADS);
+    let args = [
+        mq.into(),
+        mk.into(),
+        mv.into(),
+        mo.into(),
+        lse.into(),
+        s.seq_q.into(),
+        s.seq_k.into(),
+        s.heads.into(),
+        (s.heads / s.kv_heads).into(),
+        scale_log2(s.d).into(),
+    ];
+    p.launch(kernel(s)?, launch, args, [o.into(), lse.into()]);
+    Ok(AttentionBuffers { o, lse })
+}
+
+/// Random bf16 elements in [-1, 1).
+pub fn random_bf16(n: usize, seed: u64) -> Vec<bf16> {
+    super::random_f32(n, seed).into_iter().map(bf16::from_f32).collect()
+}
+
+/// The f64 reference of query row `i` of query head `bh`: O's row and the LSE.
+pub fn reference_row(s: &AttentionShape, q: &[bf16], k: &[bf16], v: &[bf16], bh: usize, i: usize) -> (Vec<f64>, f64) {
+    let d = s.d as usize;
+    let (heads, group) = (s.heads as usize, (s.heads / s.kv_heads) as usize);
+    let kvh = (bh / heads) * s.kv_heads as usize + (bh % heads) / group;
+    let scale = 1.0 / (d as f64).sqrt();
+    let qrow = &q[(bh * s.seq_q as usize + i) * d..][..d];
+    let keys = if s.causal { (i + 1).min(s.seq_k as usize) } else { s.seq_k as usize };
+    let at = |j: usize| (kvh * s.seq_k as usize + j) * d;
+    let scores: Vec<f64> = (0..keys)
+        .map(|j| scale * qrow.iter().zip(&k[at(j)..][..d]).map(|(a, b)| a.to_f64() * b.to_f64()).sum::<f64>())
+        .collect();
+    let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let w: Vec<f64> = scores.iter().map(|x| (x - max).exp()).collect();
+    let sum: f64 = w.iter().sum();
+    let mut out = vec![0.0; d];
+    for (j, wj) in w.iter().enumerate() {
+        for (o, x) in out.iter_mut().zip(&v[at(j)..][..d]) {
+            *o += wj * x.to_f64();
+        }
+    }
+    out.iter_mut().for_each(|o| *o /= sum);
+    (out, max + sum.ln())
+}
+
+/// O's tolerance against the f64 reference: `ATOL + RTOL |ref|` (P is rounded to bf16 for
+/// P V, O to bf16 at the end: each about 2^-9 relative; ex2.approx adds 2 ulp of f32).
+pub const O_ATOL: f64 = 4e-3;
+pub const O_RTOL: f64 = 1.0 / 128.0;
+/// The LSE's tolerance: `LSE_TOL (1 + |ref|)`.
+pub const LSE_TOL: f64 = 1e-4;
+
+/// Compare O and the LSE of the rows `rows` (query head, row) with the f64 reference: the
+/// number of elements outside the tolerance and the largest error of each.
+pub fn compare(
+    s: &AttentionShape,
+    (q, k, v): (&[bf16], &[bf16], &[bf16]),
+    (o, lse): (&[bf16], &[f32]),
+    rows: impl Iterator<Item = (usize, usize)>,
+) -> (usize, f64, f64) {
+    let d = s.d as usize;
+    let (mut bad, mut worst_o, mut worst_lse) = (0, 0.0f64, 0.0f64);
+    for (bh, i) in rows {
+        let (want, want_lse) = reference_row(s, q, k, v, bh, i);
+        let at = bh * s.seq_q as usize + i;
+        for (c, w) in want.iter().enumerate() {
+            let got = o[at * d + c].to_f64();
+            let err = (got - w).abs();
+            worst_o = worst_o.max(err);
+            // NaN (a poisoned element never written) is outside every tolerance.
+            let within = err <= O_ATOL + O_RTOL * w.abs();
+            if !within {
+                bad += 1;
+            }
+        }
+        let err = (lse[at] as f64 - want_lse).abs();
+        worst_lse = worst_lse.max(err);
+        let within = err <= LSE_TOL * (1.0 + want_lse.abs());
+        if !within {
+            bad += 1;
+        }
+    }
+    (bad, worst_o, worst_lse)
+}
+
+/// What the check needs.
+pub struct Host {
+    pub shape: AttentionShape,
+    pub q: Vec<bf16>,
+    pub k: Vec<bf16>,
+    pub v: Vec<bf16>,
+    pub runs: [AttentionBuffers; 2],
+}
+
+/// The gallery's shapes: `Small` one CTA whose K/V rings wrap; `Quick` ragged on both sides
+/// and GQA (two query heads on one KV head), within the simulator's quick budget; `Full` a
+/// GPU-sized problem.
+pub fn shape(size: Size, d: u32, causal: bool) -> AttentionShape {
+    let base = AttentionShape { batch: 1, heads: 1, kv_heads: 1, seq_q: BM, seq_k: 384, d, causal, pingpong: true };
+    match size {
+        Size::Small => base,
+        Size::Quick => AttentionShape { batch: 1, heads: 2, kv_heads: 1, seq_q: 100, seq_k: 168, ..base },
+        Size::Full => AttentionShape { batch: 4, heads: 16, kv_heads: 4, seq_q: 2048, seq_k: 2048, ..base },
+    }
+}
+
+pub fn setup(dev: &Device, size: Size, seed: u64, d: u32, causal: bool) -> Result<Problem, RuntimeError> {
+    let s = shape(size, d, causal);
+    let dd = d as usize;
+    let q = random_bf16((s.batch * s.heads * s.seq_q) as usize * dd, seed);
+    let k = random_bf16((s.batch * s.kv_heads * s.seq_k) as usize * dd, seed ^ 0x9e37_79b9);
+    let v = random_bf16((s.batch * s.kv_heads * s.seq_k) as usize * dd, seed ^ 0x85eb_ca6b);
+    let mut p = Problem::new(seed);
+    let inputs = (p.input(dev, &q)?, p.input(dev, &k)?, p.input(dev, &v)?);
+    // Two launches on the same inputs: the forward is deterministic (no atomics, a fixed
+    // reduction order), so they agree bit for bit, and each is within tolerance of the f64
+    // reference.
+    let first = add_launch(&mut p, dev, &s, inputs)?;
+    let second = add_launch(&mut p, dev, &s, inputs)?;
+    p.set_host(Host { shape: s, q, k, v, runs: [first, second] });
+    Ok(p)
+}
+
+/// Every row (small sizes) or 256 random rows (the full size) within tolerance of the f64
+/// reference; the two launches equal bit for bit.
+pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
+    let h: &Host = p.host();
+    let s = &h.shape;
+    let (o, lse) = (outputs.get(0, h.runs[0].o), outputs.get(0, h.runs[0].lse));
+    let (o2, lse2) = (outputs.get(1, h.runs[1].o), outputs.get(1, h.runs[1].lse));
+    let rows: Vec<(usize, usize)> = if s.seq_q as u64 * (s.batch * s.heads) as u64 <= 4096 {
+        (0..(s.batch * s.heads) as usize).flat_map(|bh| (0..s.seq_q as usize).map(move |i| (bh, i))).collect()
+    } else {
+        let r = random_u32(512, p.seed);
+        r.chunks(2).map(|c| ((c[0] % (s.batch * s.heads)) as usize, (c[1] % s.seq_q) as usize)).collect()
+    };
+    let n = rows.len();
+    let (bad, worst_o, worst_lse) = compare(s, (&h.q, &h.k, &h.v), (o, lse), rows.into_iter());
+    let differ = o.iter().zip(o2).filter(|(a, b)| a.to_bits() != b.to_bits()).count()
+        + lse.iter().zip(lse2).filter(|(a, b)| a.to_bits() != b.to_bits()).count();
+    let passed = bad == 0 && differ == 0;
+    let approx =
+        "ex2.approx and lg2.approx (the simulator: the correctly rounded value; the GPU: within the ISA's bound), \
+                  and the tensor cores' f32 accumulation order on fractional products";
+    Outcome::new(
+        passed,
+        format!(
+            "{s:?}: {n} rows vs the f64 reference: {bad} elements outside tolerance (worst |ΔO| {worst_o:.2e}, \
+             |ΔLSE| {worst_lse:.2e}); the two launches differ in {differ} elements (seed {})",
+            p.seed
+        ),
+    )
+    .approximate(approx)
+}
+
+pub fn examples() -> Vec<Example> {
+    vec![
+        Example {
+            name: "attention_dsl",
+            about: "FlashAttention forward in the DSL, head dim 64: TMA producer warp, K and V T.pipeline rings, two \
+                    wgmma consumer warpgroups, online softmax with exp2, P in registers (T.fragment.to_a, \
+                    mma_async_rs), ragged and GQA shapes, LSE, TMA-store epilogue",
+            kernels: |_| Ok(vec![kernel(&shape(Size::Small, 64, false))?]),
+            setup: |dev, size, seed| setup(dev, size, seed, 64, false),
+            check,
+        },
+        Example {
+            name: "attention_dsl_causal",
+            about: "the DSL attention with a causal mask, head dim 128: blocks past the diagonal skipped, the \
+                    diagonal block masked by T.fragment.mask_causal",
+            kernels: |_| Ok(vec![kernel(&shape(Size::Small, 128, true))?]),
+            setup: |dev, size, seed| setup(dev, size, seed, 128, true),
+            check,
+        },
+    ]
+}

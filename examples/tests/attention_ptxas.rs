@@ -1,0 +1,64 @@
+//! The DSL attention without a GPU: every configuration (head dim 64, 128 and 256, causal and
+//! not, ping-pong and not) assembles for sm_90a with zero spill bytes and no ignored `setmaxnreg`, its SASS has
+//! the HGMMAs of S = Q Kᵀ (N = BN, K-major) and O += P V (A from registers), and shapes the
+//! kernel does not take are refused by name.
+
+use phaser::codegen::{emit_kernel, ptx_text, ptxas};
+use phaser_examples::gallery::attention_dsl::{kernel, AttentionShape};
+
+fn shape(d: u32, causal: bool) -> AttentionShape {
+    AttentionShape { batch: 1, heads: 1, kv_heads: 1, seq_q: 128, seq_k: 128, d, causal, pingpong: true }
+}
+
+/// `N bytes spill stores, M bytes spill loads` of ptxas -v, for the one kernel.
+fn spill_bytes(verbose: &str) -> (u64, u64) {
+    let line = verbose.lines().find(|l| l.contains("bytes spill stores")).expect("ptxas -v reports spills");
+    let nums: Vec<u64> =
+        line.split(|c: char| !c.is_ascii_digit()).filter(|s| !s.is_empty()).map(|s| s.parse().unwrap()).collect();
+    (nums[nums.len() - 2], nums[nums.len() - 1])
+}
+
+#[test]
+fn every_config_assembles_without_spills_and_uses_hgmma() {
+    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
+    let dir = tempfile::tempdir().unwrap();
+    for d in [64, 128, 256] {
+        for (causal, pingpong) in [(false, true), (true, true), (false, false), (true, false)] {
+            let s = AttentionShape { pingpong, ..shape(d, causal) };
+            let (bn, _) = s.config();
+            let k = kernel(&s).unwrap_or_else(|e| panic!("{s:?}: {e}"));
+            let ptx = emit_kernel(&k).unwrap();
+            assert!(ptx_text::has(&ptx, "setmaxnreg.inc.sync.aligned.u32 240"), "{s:?}");
+            // Ping-pong: the second warpgroup's first-turn arrival and one per block; none without.
+            let arrives =
+                ptx_text::find_all(&ptx, "bar.arrive").len() + ptx_text::find_all(&ptx, "barrier.arrive").len();
+            assert_eq!(arrives, if pingpong { 2 } else { 0 }, "{s:?}");
+            let cubin = dir.path().join(format!("attention_d{d}_{causal}_{pingpong}.cubin"));
+            let verbose = ptxas::assemble_to(&ptxas, &ptx, "sm_90a", &["-v"], &cubin)
+                .unwrap_or_else(|e| panic!("ptxas rejected {s:?}:\n{e}"));
+            assert_eq!(spill_bytes(&verbose), (0, 0), "{s:?} spills:\n{verbose}");
+            assert!(!verbose.contains("C7508"), "setmaxnreg ignored:\n{verbose}");
+            let listing = ptxas::sass(&cuobjdump, &cubin).unwrap_or_else(|e| panic!("{e}"));
+            let count = |op: &str| listing.lines().filter(|l| l.split_whitespace().any(|w| w.starts_with(op))).count();
+            // S: D / 16 k-steps of 64 x BN; P V: BN / 16 k-steps per 64-column chunk of D, twice
+            // (in the loop, for the previous block, and after it, for the last one).
+            let s_gemm = format!("HGMMA.64x{bn}x16.F32.BF16");
+            let pv_gemm = "HGMMA.64x64x16.F32.BF16".to_string();
+            let (want_s, want_pv) = ((d / 16) as usize, 2 * ((bn / 16) * (d / 64)) as usize);
+            if bn == 64 {
+                assert_eq!(count(&s_gemm), want_s + want_pv, "{s:?}:\n{listing}");
+            } else {
+                assert_eq!(count(&s_gemm), want_s, "{s:?}:\n{listing}");
+                assert_eq!(count(&pv_gemm), want_pv, "{s:?}:\n{listing}");
+            }
+        }
+    }
+}
+
+#[test]
+fn shapes_the_kernel_does_not_take_are_refused() {
+    let e = kernel(&shape(96, false)).unwrap_err().to_string();
+    assert!(e.contains("head dimension 96: the kernel takes 64, 128 or 256"), "{e}");
+    let e = kernel(&AttentionShape { heads: 3, kv_heads: 2, ..shape(64, false) }).unwrap_err().to_string();
+    assert!(e.contains("3 query heads do not share 2 KV heads evenly"), "{e}");
+}

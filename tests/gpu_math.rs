@@ -1,0 +1,216 @@
+//! The float functions on the GPU against the evaluator's model (`phaser::codegen::eval::math`):
+//! the correctly rounded forms (`rcp.rn`, `sqrt.rn`), the bit-defined ones (`min.NaN`,
+//! `max.NaN`, `copysign`) and `cvt` with each rounding (into s32, u32, f16, bf16, and f32
+//! rounded to an integral value) must equal it bit for bit; the `.approx` forms must lie within the
+//! ISA's bound of it (`approx_bound`), and the measured maximum error is printed. Inputs: edge
+//! values (zeros, subnormals, infinities, NaNs, powers of two, the ends of the range) over-
+//! represented, plus random bits. Run by `.ci/gpu-bundle`; without a GPU the simulator half runs.
+
+use phaser::codegen::builder::KernelBuilder;
+use phaser::codegen::eval::{approx_bound, cvt_rounded, float_bin_fn, math_fn, ulp_error};
+use phaser::codegen::ir::{Dim, FloatBinOp, MathFn, Rounding, Type, Value};
+use phaser::codegen::Target;
+use phaser::runtime::sim::SimConfig;
+use phaser::{Arg, Device, LaunchConfig};
+
+/// f32 inputs: the edges first, then a fixed-seed stream of random bits (xorshift).
+fn inputs(n: usize) -> Vec<u32> {
+    let mut v: Vec<u32> = vec![
+        0,
+        0x8000_0000,
+        1,
+        0x8000_0001,
+        0x007F_FFFF,
+        0x0080_0000,
+        0x8080_0000,
+        0x3F80_0000,
+        0xBF80_0000,
+        0x3F80_0001,
+        0x3F7F_FFFF,
+        0x4000_0000,
+        0x3F00_0000,
+        0x7F7F_FFFF,
+        0xFF7F_FFFF,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0x7F80_0001,
+        0xFFC0_0001,
+        0x42FE_0000, // 127
+        0x4300_0000, // 128
+        0xC2FC_0000, // -126
+        0xC315_0000, // -149
+        0xC316_0000, // -150
+    ];
+    let mut s = 0x9E37_79B9u32;
+    while v.len() < n {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        // Half of the random inputs in a moderate range, where exp2 and friends are finite.
+        let x = if v.len() % 2 == 0 { s } else { (s & 0x807F_FFFF) | (((s >> 23) % 16 + 120) << 23) };
+        v.push(x);
+    }
+    v
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Form {
+    Math(MathFn),
+    Bin(FloatBinOp),
+    /// `cvt` of the f32 input into this type with this rounding (ISA-defined: bit for bit);
+    /// into f32 itself it is the rounding to an integral value (`cvt.rni.f32.f32`).
+    Cvt(Type, Rounding),
+}
+
+/// Every form: the float functions, then each conversion out of f32 with each rounding.
+fn forms() -> Vec<Form> {
+    let mut v = FORMS.to_vec();
+    for to in [Type::S32, Type::U32, Type::F16, Type::BF16, Type::F32] {
+        v.extend(Rounding::ALL.iter().map(|&r| Form::Cvt(to, r)));
+    }
+    v
+}
+
+const FORMS: [Form; 10] = [
+    Form::Math(MathFn::Ex2Approx),
+    Form::Math(MathFn::Lg2Approx),
+    Form::Math(MathFn::RcpApprox),
+    Form::Math(MathFn::RcpRn),
+    Form::Math(MathFn::RsqrtApprox),
+    Form::Math(MathFn::SqrtApprox),
+    Form::Math(MathFn::SqrtRn),
+    Form::Bin(FloatBinOp::MinNaN),
+    Form::Bin(FloatBinOp::MaxNaN),
+    Form::Bin(FloatBinOp::Copysign),
+];
+
+/// What the model says form `f` gives on `a` (and `b` for the binary forms).
+fn model(f: Form, a: u32, b: u32) -> u32 {
+    match f {
+        Form::Math(m) => math_fn(m, Type::F32).expect("f32")(a as u64) as u32,
+        Form::Bin(op) => float_bin_fn(op, Type::F32).expect("f32")(a as u64, b as u64) as u32,
+        Form::Cvt(to, r) => cvt_rounded(a as u64, Type::F32, to, Some(r)) as u32,
+    }
+}
+
+/// One kernel: thread `i` computes every form on `xs[i]` (and `xs[n - 1 - i]`), each at
+/// loaded operands, into `out[form * n + i]`.
+fn kernel(n: u32) -> phaser::codegen::Kernel {
+    let mut k = KernelBuilder::new("gpu_math", Target::Sm90a);
+    let xs = k.param_global("xs", Type::F32, false);
+    let out = k.param_global("out", Type::F32, true);
+    let tid = k.thread_idx(Dim::X);
+    let bid = k.block_idx(Dim::X);
+    let base = k.mul(bid, Value::u32(256));
+    let i = k.add(base, tid);
+    let inside = k.lt(i, Value::u32(n));
+    k.if_then(inside, |k| {
+        let a = k.ld_global(xs, i);
+        let j = k.sub(Value::u32(n - 1), i);
+        let b = k.ld_global(xs, j);
+        for (slot, f) in forms().iter().enumerate() {
+            let r = match *f {
+                Form::Math(m) => k.math(m, a),
+                Form::Bin(op) => k.float_binary(op, a, b),
+                // The result's bits, zero-extended to 32, stored as an f32's bits.
+                Form::Cvt(to, r) => {
+                    let c = k.cvt_rounded(a, to, r);
+                    let bits = match to {
+                        Type::F16 | Type::BF16 => {
+                            let h = k.bitcast(c, Type::U16);
+                            k.cvt(h, Type::U32)
+                        }
+                        Type::F32 => c,
+                        _ => k.bitcast(c, Type::U32),
+                    };
+                    k.bitcast(bits, Type::F32)
+                }
+            };
+            let off = k.add(i, Value::u32(slot as u32 * n));
+            k.st_global(out, off, r);
+        }
+    });
+    k.finish().unwrap_or_else(|e| panic!("the math kernel builds: {e}"))
+}
+
+/// Per form: the maximum error (ulps) and the failures, on `dev`.
+fn measure(dev: &Device, xs: &[u32]) -> Vec<(f64, Vec<String>)> {
+    let n = xs.len();
+    let k = kernel(n as u32);
+    let floats: Vec<f32> = xs.iter().map(|&b| f32::from_bits(b)).collect();
+    let xb = dev.upload(&floats).expect("upload");
+    let all = forms();
+    let ob = dev.upload(&vec![0f32; n * all.len()]).expect("upload");
+    let blocks = n.div_ceil(256) as u32;
+    dev.launch(&k, LaunchConfig::linear(blocks, 256), &[Arg::buffer(&xb), Arg::buffer(&ob)])
+        .unwrap_or_else(|e| panic!("the math kernel runs: {e}"));
+    let got = dev.download(&ob).expect("download");
+    all.iter()
+        .enumerate()
+        .map(|(slot, f)| {
+            let mut worst = 0f64;
+            let mut bad = Vec::new();
+            for i in 0..n {
+                let (a, b) = (xs[i], xs[n - 1 - i]);
+                let (g, w) = (got[slot * n + i].to_bits(), model(*f, a, b));
+                let bound = match f {
+                    Form::Math(m) => approx_bound(*m),
+                    Form::Bin(_) | Form::Cvt(..) => None,
+                };
+                // A conversion's result is not an f32: it is right or wrong.
+                let err = match f {
+                    Form::Cvt(..) => if g == w { 0.0 } else { f64::INFINITY },
+                    _ => ulp_error(g, w),
+                };
+                worst = worst.max(err);
+                let ok = match bound {
+                    None => g == w,
+                    Some(bd) => {
+                        let abs = (f32::from_bits(g) as f64 - f32::from_bits(w) as f64).abs();
+                        err <= bd.ulps || abs <= bd.abs
+                    }
+                };
+                if !ok {
+                    bad.push(format!("{f:?}({a:#010x}, {b:#010x}): got {g:#010x}, the model says {w:#010x} ({err} ulp)"));
+                }
+            }
+            (worst, bad)
+        })
+        .collect()
+}
+
+fn report(dev: &Device, name: &str) -> Vec<String> {
+    let xs = inputs(1 << 16);
+    let mut all = Vec::new();
+    for (f, (worst, bad)) in forms().iter().zip(measure(dev, &xs)) {
+        println!("{name}: {f:?}: max error {worst} ulp over {} inputs, {} outside the bound", xs.len(), bad.len());
+        all.extend(bad.into_iter().take(20));
+    }
+    all
+}
+
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn the_gpu_math_lies_within_the_isa_bound_of_the_model() {
+    let gpu = Device::cuda(0).expect("needs a CUDA GPU");
+    let bad = report(&gpu, "GPU");
+    assert!(bad.is_empty(), "{} results outside the bound:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// The simulator computes the model itself: every form within 0 ulp (this half runs everywhere).
+#[test]
+fn the_simulator_computes_the_model() {
+    let sim = Device::sim(SimConfig::fast());
+    let xs = inputs(2048);
+    for (f, (worst, bad)) in forms().iter().zip(measure(&sim, &xs)) {
+        assert!(bad.is_empty(), "{f:?}: {bad:?}");
+        assert!(worst == 0.0, "{f:?}: the simulator is {worst} ulp from the model");
+    }
+    // And the builder folds a constant operand to the same value.
+    let mut k = KernelBuilder::new("fold", Target::Sm90a);
+    for &x in &xs[..64] {
+        let v = k.math(MathFn::Ex2Approx, Value::Imm { bits: x as u64, ty: Type::F32 });
+        assert_eq!(v, Value::Imm { bits: model(FORMS[0], x, 0) as u64, ty: Type::F32 });
+    }
+}
