@@ -199,10 +199,12 @@ fn split_tail<'a>(b: &'a Block, out: &mut Out) -> Option<&'a Expr> {
     }
 }
 
-/// A closure body for the builder's control flow: `|__k| { stmts }`.
+/// A body for the builder's control flow, `&mut |__k| { stmts }`: its `*_dyn` methods take
+/// `&mut dyn FnMut`, so no builder code is instantiated per closure (the release build of a
+/// long kernel stays linear).
 fn body(b: &[Stmt]) -> TokenStream {
     let s = stmts(b);
-    quote!(|__k| { #s })
+    quote!(&mut |__k| { #s })
 }
 
 /// An expression in statement position.
@@ -225,8 +227,8 @@ fn effect(e: &Expr, out: &mut Out) {
                 let c = value(cond, out);
                 let then_b = body(&then.stmts);
                 out.push(match els {
-                    None => quote!(__k.if_then(#c, #then_b);),
-                    Some(_) => quote!(__k.if_else(#c, #then_b, |__k| { #els_s });),
+                    None => quote!(__k.if_then_dyn(#c, #then_b);),
+                    Some(_) => quote!(__k.if_else_dyn(#c, #then_b, &mut |__k| { #els_s });),
                 });
             }
         }
@@ -255,17 +257,17 @@ fn effect(e: &Expr, out: &mut Out) {
                 None => quote!(1u32),
             };
             let inner = stmts(&b.stmts);
-            out.push(quote!(__k.for_range_step(#s, #en, #step, |__k, #var| { #inner });));
+            out.push(quote!(__k.for_range_step_dyn(#s, #en, #step, &mut |__k, #var| { #inner });));
         }
         ExprKind::While { cond, body: b } => {
             let mut cond_out = Out::new();
             let c = value(cond, &mut cond_out);
             let inner = body(&b.stmts);
-            out.push(quote!(__k.while_(|__k| { #(#cond_out)* #c }, #inner);));
+            out.push(quote!(__k.while_dyn(&mut |__k| { #(#cond_out)* #c }, #inner);));
         }
         ExprKind::Loop { body: b } => {
             let inner = body(&b.stmts);
-            out.push(quote!(__k.loop_(#inner);));
+            out.push(quote!(__k.loop_dyn(#inner);));
         }
         ExprKind::Break => out.push(quote!(__k.break_();)),
         ExprKind::Continue => out.push(quote!(__k.continue_();)),
@@ -505,10 +507,10 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
                 let c = value(cond, out);
                 let t = reg_type(e.ty.get());
                 let res = bind(out, quote!(__k.new_reg(#t)));
-                out.push(quote!(__k.if_else(
+                out.push(quote!(__k.if_else_dyn(
                     #c,
-                    |__k| { #(#then_s)* __k.assign(#res, #then_v); },
-                    |__k| { #(#els_s)* __k.assign(#res, #els_v); },
+                    &mut |__k| { #(#then_s)* __k.assign(#res, #then_v); },
+                    &mut |__k| { #(#els_s)* __k.assign(#res, #els_v); },
                 );));
                 quote!(__p::Value::Reg(#res))
             }
@@ -534,7 +536,7 @@ fn binary(op: BinOp, l: TokenStream, rhs: &Expr, out: &mut Out) -> TokenStream {
         let guard = if op == BinOp::And { l } else { bind(out, quote!(__k.not(#l))) };
         let mut inner = Out::new();
         let r = value(rhs, &mut inner);
-        out.push(quote!(__k.if_then(#guard, |__k| { #(#inner)* __k.assign(#res, #r); });));
+        out.push(quote!(__k.if_then_dyn(#guard, &mut |__k| { #(#inner)* __k.assign(#res, #r); });));
         return quote!(__p::Value::Reg(#res));
     }
     let r = value(rhs, out);
