@@ -363,19 +363,20 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
         ExprKind::Float { value, .. } => match e.ty.get() {
             Ty::Scalar(Scalar::F64) => {
                 let l = Literal::f64_suffixed(*value);
-                quote!(__p::Value::f64(#l))
+                imm(quote!(__p::Value::f64(#l)))
             }
             Ty::Scalar(s @ (Scalar::F16 | Scalar::BF16)) => {
                 let l = Literal::f32_suffixed(*value as f32);
                 let t = s.codegen_type();
-                bind(out, quote!(__k.cvt(__p::Value::f32(#l), #t)))
+                let v = imm(quote!(__p::Value::f32(#l)));
+                bind(out, quote!(__k.cvt(#v, #t)))
             }
             _ => {
                 let l = Literal::f32_suffixed(*value as f32);
-                quote!(__p::Value::f32(#l))
+                imm(quote!(__p::Value::f32(#l)))
             }
         },
-        ExprKind::Bool(b) => quote!(__p::Value::pred(#b)),
+        ExprKind::Bool(b) => imm(quote!(__p::Value::pred(#b))),
         ExprKind::Str(s) => quote!(#s),
         ExprKind::Var { name, binding } => match binding.get() {
             Binding::Plain => quote!(#name),
@@ -544,16 +545,22 @@ fn binary(op: BinOp, l: TokenStream, rhs: &Expr, out: &mut Out) -> TokenStream {
     quote!(__k.#m(#l, #r))
 }
 
+/// A literal's `Value`, built when rustc compiles the kernel (`const`): no code per literal.
+fn imm(value: TokenStream) -> TokenStream {
+    quote!(const { #value })
+}
+
 fn int_imm(value: u128, ty: Ty, out: &mut Out) -> TokenStream {
     match ty {
         Ty::Scalar(s) if s.is_float() => {
             let l = Literal::f64_suffixed(value as f64);
             let t = s.codegen_type();
-            bind(out, quote!(__k.cvt(__p::Value::f64(#l), #t)))
+            let v = imm(quote!(__p::Value::f64(#l)));
+            bind(out, quote!(__k.cvt(#v, #t)))
         }
         Ty::Bool => {
             let b = value != 0;
-            quote!(__p::Value::pred(#b))
+            imm(quote!(__p::Value::pred(#b)))
         }
         t => {
             let ty = match t {
@@ -561,7 +568,7 @@ fn int_imm(value: u128, ty: Ty, out: &mut Out) -> TokenStream {
                 _ => quote!(__p::Type::U32),
             };
             let l = Literal::u64_suffixed(value as u64);
-            quote!(__p::Value::imm_u(#l, #ty))
+            imm(quote!(__p::Value::imm_u(#l, #ty)))
         }
     }
 }
