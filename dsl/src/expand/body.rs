@@ -649,8 +649,10 @@ pub fn konst(e: &Expr, out: &mut Out) -> TokenStream {
     }
 }
 
-/// An op of the registry: the arguments are evaluated in order into `OpArg`s and handed to
+/// An op of the registry: the arguments are evaluated in order, then handed as `OpArg`s to
 /// the entry's lowering (`call_op`), whose result comes back as the handle the checker typed.
+/// The `OpArg`s are made in the call (from values evaluated before it): none is alive while
+/// the builder runs, so the expansion has no clean-up code per argument.
 fn op(
     def: &OpDef,
     ty: Ty,
@@ -659,13 +661,13 @@ fn op(
     let_name: Option<&proc_macro2::Ident>,
     out: &mut Out,
 ) -> TokenStream {
-    let mut names = Vec::new();
+    let mut op_args = Vec::new();
     for (i, p) in def.params.iter().enumerate() {
         let value = match args.get(i) {
             Some(x) => op_arg(p.kind, x, out),
             None => quote!(__p::OpArg::Absent),
         };
-        names.push(bind(out, value));
+        op_args.push(value);
     }
     let elem = match turbofish {
         Some(t) => {
@@ -691,7 +693,7 @@ fn op(
     }
     let path = def.path;
     let handle = ret_handle(def.ret, ty);
-    bind(out, quote!(__p::call_op::<#handle>(__k, #path, ::std::vec![#(#names),*], #elem, #name)))
+    bind(out, quote!(__p::call_op::<#handle, _>(__k, #path, [#(#op_args),*], #elem, #name)))
 }
 
 /// The Rust type an op's result is held in while the kernel is built (`ty`: what the
