@@ -23,7 +23,7 @@ pub enum Type {
 
 impl Type {
     /// Size in bytes as stored in memory (predicates have no memory form: 0).
-    pub const fn size(self) -> u32 {
+    pub fn size(self) -> u32 {
         use Type::*;
         match self {
             Pred => 0,
@@ -32,20 +32,20 @@ impl Type {
             B64 | U64 | S64 | F64 => 8,
         }
     }
-    pub const fn bits(self) -> u32 {
+    pub fn bits(self) -> u32 {
         self.size() * 8
     }
-    pub const fn is_float(self) -> bool {
+    pub fn is_float(self) -> bool {
         matches!(self, Type::F16 | Type::BF16 | Type::F32 | Type::F64)
     }
-    pub const fn is_signed(self) -> bool {
+    pub fn is_signed(self) -> bool {
         matches!(self, Type::S16 | Type::S32 | Type::S64)
     }
-    pub const fn is_int(self) -> bool {
-        !self.is_float() && !matches!(self, Type::Pred)
+    pub fn is_int(self) -> bool {
+        !self.is_float() && self != Type::Pred
     }
     /// Half-precision types are storage types here: load, store, convert, move.
-    pub const fn is_half(self) -> bool {
+    pub fn is_half(self) -> bool {
         matches!(self, Type::F16 | Type::BF16)
     }
     /// PTX spelling without the dot, e.g. `u32`.

@@ -34,28 +34,28 @@ impl Value {
             Value::Imm { ty, .. } => *ty,
         }
     }
-    pub const fn imm_u(v: u64, ty: Type) -> Value {
+    pub fn imm_u(v: u64, ty: Type) -> Value {
         Value::Imm { bits: mask(v, ty), ty }
     }
-    pub const fn imm_i(v: i64, ty: Type) -> Value {
+    pub fn imm_i(v: i64, ty: Type) -> Value {
         Value::Imm { bits: mask(v as u64, ty), ty }
     }
-    pub const fn u32(v: u32) -> Value {
+    pub fn u32(v: u32) -> Value {
         Value::imm_u(v as u64, Type::U32)
     }
-    pub const fn s32(v: i32) -> Value {
+    pub fn s32(v: i32) -> Value {
         Value::imm_i(v as i64, Type::S32)
     }
-    pub const fn u64(v: u64) -> Value {
+    pub fn u64(v: u64) -> Value {
         Value::imm_u(v, Type::U64)
     }
-    pub const fn f32(v: f32) -> Value {
+    pub fn f32(v: f32) -> Value {
         Value::Imm { bits: v.to_bits() as u64, ty: Type::F32 }
     }
-    pub const fn f64(v: f64) -> Value {
+    pub fn f64(v: f64) -> Value {
         Value::Imm { bits: v.to_bits(), ty: Type::F64 }
     }
-    pub const fn pred(v: bool) -> Value {
+    pub fn pred(v: bool) -> Value {
         Value::Imm { bits: v as u64, ty: Type::Pred }
     }
     pub fn as_reg(&self) -> Option<Reg> {
@@ -84,9 +84,8 @@ impl From<Reg> for Value {
     }
 }
 
-/// Keep only the bits that fit the type (integers); floats are stored as given. (`const`:
-/// the DSL's expansion builds its immediates at compile time.)
-pub const fn mask(v: u64, ty: Type) -> u64 {
+/// Keep only the bits that fit the type (integers); floats are stored as given.
+pub fn mask(v: u64, ty: Type) -> u64 {
     match ty {
         Type::Pred => (v != 0) as u64,
         t if t.is_int() && t.bits() < 64 => v & ((1u64 << t.bits()) - 1),

@@ -363,20 +363,19 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
         ExprKind::Float { value, .. } => match e.ty.get() {
             Ty::Scalar(Scalar::F64) => {
                 let l = Literal::f64_suffixed(*value);
-                imm(quote!(__p::Value::f64(#l)))
+                quote!(__p::Value::f64(#l))
             }
             Ty::Scalar(s @ (Scalar::F16 | Scalar::BF16)) => {
                 let l = Literal::f32_suffixed(*value as f32);
                 let t = s.codegen_type();
-                let v = imm(quote!(__p::Value::f32(#l)));
-                bind(out, quote!(__k.cvt(#v, #t)))
+                bind(out, quote!(__k.cvt(__p::Value::f32(#l), #t)))
             }
             _ => {
                 let l = Literal::f32_suffixed(*value as f32);
-                imm(quote!(__p::Value::f32(#l)))
+                quote!(__p::Value::f32(#l))
             }
         },
-        ExprKind::Bool(b) => imm(quote!(__p::Value::pred(#b))),
+        ExprKind::Bool(b) => quote!(__p::Value::pred(#b)),
         ExprKind::Str(s) => quote!(#s),
         ExprKind::Var { name, binding } => match binding.get() {
             Binding::Plain => quote!(#name),
@@ -545,22 +544,16 @@ fn binary(op: BinOp, l: TokenStream, rhs: &Expr, out: &mut Out) -> TokenStream {
     quote!(__k.#m(#l, #r))
 }
 
-/// A literal's `Value`, built when rustc compiles the kernel (`const`): no code per literal.
-fn imm(value: TokenStream) -> TokenStream {
-    quote!(const { #value })
-}
-
 fn int_imm(value: u128, ty: Ty, out: &mut Out) -> TokenStream {
     match ty {
         Ty::Scalar(s) if s.is_float() => {
             let l = Literal::f64_suffixed(value as f64);
             let t = s.codegen_type();
-            let v = imm(quote!(__p::Value::f64(#l)));
-            bind(out, quote!(__k.cvt(#v, #t)))
+            bind(out, quote!(__k.cvt(__p::Value::f64(#l), #t)))
         }
         Ty::Bool => {
             let b = value != 0;
-            imm(quote!(__p::Value::pred(#b)))
+            quote!(__p::Value::pred(#b))
         }
         t => {
             let ty = match t {
@@ -568,7 +561,7 @@ fn int_imm(value: u128, ty: Ty, out: &mut Out) -> TokenStream {
                 _ => quote!(__p::Type::U32),
             };
             let l = Literal::u64_suffixed(value as u64);
-            imm(quote!(__p::Value::imm_u(#l, #ty)))
+            quote!(__p::Value::imm_u(#l, #ty))
         }
     }
 }
