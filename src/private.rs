@@ -9,7 +9,7 @@ pub use phaser_codegen::builder::{
     RemoteShared, SharedArray, SharedTile, TensorMapRef,
 };
 pub use phaser_codegen::ir::{BinOp, Reg, SourceLoc, Swizzle, TensorMapSpec, Type, Value};
-/// Every `T.*` op expands to `call_op(__k, "path", args, elem, let_name)`: the registry
+/// Every `T.*` op expands to `call_op(__k, "path", [args], elem, let_name)`: the registry
 /// entry's lowering, its result as the handle the macro's checker typed.
 pub use phaser_codegen::registry::{call_as as call_op, OpArg};
 pub use phaser_codegen::{emit_kernel, CodegenError, Kernel, Target};

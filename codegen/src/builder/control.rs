@@ -3,6 +3,19 @@
 use super::kernel_builder::KernelBuilder;
 use crate::ir::*;
 
+/// A block's body for the `*_dyn` control flow: called once (not at all past the nesting limit).
+pub type Body<'a> = &'a mut dyn FnMut(&mut KernelBuilder);
+
+/// `f` as the `FnMut` a [`Body`] is: the generic methods are thin shells over the `dyn` ones.
+fn once(f: impl FnOnce(&mut KernelBuilder)) -> impl FnMut(&mut KernelBuilder) {
+    let mut f = Some(f);
+    move |k| {
+        if let Some(f) = f.take() {
+            f(k)
+        }
+    }
+}
+
 impl KernelBuilder {
     #[track_caller]
     fn expect_pred(&mut self, cond: Value, what: &str) -> Value {
@@ -16,12 +29,26 @@ impl KernelBuilder {
     /// `if cond { then }`.
     #[track_caller]
     pub fn if_then(&mut self, cond: Value, then: impl FnOnce(&mut Self)) {
-        self.if_else(cond, then, |_| {});
+        self.if_then_dyn(cond, &mut once(then));
+    }
+
+    /// [`KernelBuilder::if_then`], its body behind `dyn` (see [`KernelBuilder::if_else_dyn`]).
+    #[track_caller]
+    pub fn if_then_dyn(&mut self, cond: Value, then: Body<'_>) {
+        self.if_else_dyn(cond, then, &mut |_| {});
     }
 
     /// `if cond { then } else { otherwise }`.
     #[track_caller]
     pub fn if_else(&mut self, cond: Value, then: impl FnOnce(&mut Self), otherwise: impl FnOnce(&mut Self)) {
+        self.if_else_dyn(cond, &mut once(then), &mut once(otherwise));
+    }
+
+    /// [`KernelBuilder::if_else`] with its bodies behind `dyn` (each runs once): the code
+    /// is compiled once, not once per pair of closures, which keeps the release build of a
+    /// long DSL kernel (whose expansion calls these) linear in its statements.
+    #[track_caller]
+    pub fn if_else_dyn(&mut self, cond: Value, then: Body<'_>, otherwise: Body<'_>) {
         let cond = self.expect_pred(cond, "`if`");
         let loc = self.here();
         let saved = self.loc_override;
@@ -34,11 +61,17 @@ impl KernelBuilder {
     /// `loop { body }`.
     #[track_caller]
     pub fn loop_(&mut self, body: impl FnOnce(&mut Self)) {
-        self.loop_with_latch(body, |_| {});
+        self.loop_dyn(&mut once(body));
+    }
+
+    /// [`KernelBuilder::loop_`], its body behind `dyn` (see [`KernelBuilder::if_else_dyn`]).
+    #[track_caller]
+    pub fn loop_dyn(&mut self, body: Body<'_>) {
+        self.loop_with_latch(body, &mut |_| {});
     }
 
     #[track_caller]
-    fn loop_with_latch(&mut self, body: impl FnOnce(&mut Self), latch: impl FnOnce(&mut Self)) {
+    fn loop_with_latch(&mut self, body: Body<'_>, latch: Body<'_>) {
         let loc = self.here();
         let saved = self.loc_override;
         self.loop_depth += 1;
@@ -52,9 +85,21 @@ impl KernelBuilder {
     /// `while cond() { body }`: `cond` is rebuilt at the top of each iteration.
     #[track_caller]
     pub fn while_(&mut self, cond: impl FnOnce(&mut Self) -> Value, body: impl FnOnce(&mut Self)) {
+        let mut cond = Some(cond);
+        let mut cond = move |k: &mut Self| match cond.take() {
+            Some(c) => c(k),
+            None => unreachable!("a `while` condition is built once"),
+        };
+        self.while_dyn(&mut cond, &mut once(body));
+    }
+
+    /// [`KernelBuilder::while_`], its condition and body behind `dyn` (see
+    /// [`KernelBuilder::if_else_dyn`]).
+    #[track_caller]
+    pub fn while_dyn(&mut self, cond: &mut dyn FnMut(&mut Self) -> Value, body: Body<'_>) {
         let loc = self.here();
         let saved = self.loc_override;
-        self.loop_(|k| {
+        self.loop_dyn(&mut |k| {
             let c = cond(k);
             k.loc_override = Some(loc);
             let c = k.expect_pred(c, "`while`");
@@ -74,6 +119,19 @@ impl KernelBuilder {
     /// `for i in (start..end).step_by(step)`.
     #[track_caller]
     pub fn for_range_step(&mut self, start: Value, end: Value, step: u32, body: impl FnOnce(&mut Self, Value)) {
+        let mut body = Some(body);
+        let mut body = move |k: &mut Self, i: Value| {
+            if let Some(b) = body.take() {
+                b(k, i)
+            }
+        };
+        self.for_range_step_dyn(start, end, step, &mut body);
+    }
+
+    /// [`KernelBuilder::for_range_step`], its body behind `dyn` (see
+    /// [`KernelBuilder::if_else_dyn`]).
+    #[track_caller]
+    pub fn for_range_step_dyn(&mut self, start: Value, end: Value, step: u32, body: &mut dyn FnMut(&mut Self, Value)) {
         if step == 0 {
             self.error("a loop step of 0 never terminates");
         }
@@ -84,13 +142,13 @@ impl KernelBuilder {
         self.loc_override = Some(loc);
         let i = self.var(start);
         self.loop_with_latch(
-            |k| {
+            &mut |k| {
                 let stop = k.ge(Value::Reg(i), end);
                 k.if_then(stop, |k| k.break_());
                 k.loc_override = saved;
                 body(k, Value::Reg(i));
             },
-            |k| {
+            &mut |k| {
                 k.loc_override = Some(loc);
                 // The step as the loop variable's type: a step it cannot hold is an error,
                 // not a silently truncated one.

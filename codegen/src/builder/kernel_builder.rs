@@ -174,7 +174,7 @@ impl KernelBuilder {
     /// [`MAX_NESTING_DEPTH`] levels `f` is not run: the depth is a build error, and the IR
     /// (which every later pass walks recursively) never gets deeper.
     #[track_caller]
-    pub(crate) fn nested(&mut self, f: impl FnOnce(&mut Self)) -> Block {
+    pub(crate) fn nested(&mut self, f: super::control::Body<'_>) -> Block {
         if self.blocks.len() > MAX_NESTING_DEPTH {
             if !self.too_deep {
                 self.too_deep = true;

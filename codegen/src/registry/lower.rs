@@ -28,10 +28,18 @@ pub fn call(k: &mut KernelBuilder, path: &str, args: Vec<OpArg>, elem: Option<Ty
     out
 }
 
-/// [`call`], returning the handle the caller expects (a mismatch is a build error).
+/// [`call`], returning the handle the caller expects (a mismatch is a build error). The
+/// arguments come as an array, moved in whole: the DSL's expansion calls this once per op,
+/// and building the `Vec` here keeps the allocation and its clean-up out of the caller.
 #[track_caller]
-pub fn call_as<R: FromOpOut>(k: &mut KernelBuilder, path: &str, args: Vec<OpArg>, elem: Option<Type>, name: &str) -> R {
-    call(k, path, args, elem, name).into_handle(k, path)
+pub fn call_as<R: FromOpOut, const N: usize>(
+    k: &mut KernelBuilder,
+    path: &str,
+    args: [OpArg; N],
+    elem: Option<Type>,
+    name: &str,
+) -> R {
+    call(k, path, Vec::from(args), elem, name).into_handle(k, path)
 }
 
 #[track_caller]

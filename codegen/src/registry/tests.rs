@@ -56,7 +56,7 @@ fn a_call_of_the_wrong_shape_is_a_build_error_not_a_panic() {
     let mut k = crate::KernelBuilder::new("k", Target::Sm90a);
     call(&mut k, "ptx.mbarrier.init", vec![OpArg::Const(1)], None, "x");
     call(&mut k, "ptx.mbarrier.frobnicate", vec![], None, "x");
-    let v: crate::builder::Barrier = call_as(&mut k, "thread_idx", vec![], None, "x");
+    let v: crate::builder::Barrier = call_as(&mut k, "thread_idx", [], None, "x");
     assert_eq!(v.addr, crate::Value::u32(0));
     let e = k.finish().unwrap_err().to_string();
     assert!(e.contains("`T.ptx.mbarrier.init(bar, count)` got 1 arguments"), "{e}");
