@@ -28,14 +28,14 @@ pub mod cli;
 pub mod registry;
 
 pub use phaser_codegen::{Kernel, Target, Type, Value};
-pub use phaser_runtime::{Arg, Buffer, Device, LaunchConfig, RuntimeError, Swizzle, TensorMap};
+pub use phaser_runtime::{Arg, Buffer, Device, Event, Launch, LaunchConfig, RuntimeError, Stream, Swizzle, TensorMap};
 
 /// The names most kernels and hosts need.
 pub mod prelude {
     pub use crate::codegen::builder::{Barrier, BarrierArray, GlobalPtr, KernelBuilder, SharedArray};
     pub use crate::codegen::ir::Dim;
     pub use crate::{device, kernel};
-    pub use crate::{Arg, Buffer, Device, Kernel, LaunchConfig, RuntimeError, Target, Type, Value};
+    pub use crate::{Arg, Buffer, Device, Event, Kernel, Launch, LaunchConfig, RuntimeError, Stream, Target, Type, Value};
 }
 
 /// The README's Rust code blocks compile and run as doctests.

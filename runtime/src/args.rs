@@ -15,7 +15,7 @@ pub enum Arg<'a> {
         ty: Type,
         bits: u64,
     },
-    /// A buffer: element type, length and its storage.
+    /// A buffer: element type, length and its storage, borrowed shared or exclusive.
     Buffer {
         elem: Type,
         len: usize,
@@ -28,8 +28,14 @@ impl<'a> Arg<'a> {
     pub fn scalar<T: Elem>(v: T) -> Arg<'a> {
         Arg::Scalar { ty: T::TYPE, bits: v.to_bits() }
     }
+    /// A buffer the kernel reads: borrowed shared while the launch is in flight.
     pub fn buffer<T: Elem>(b: &'a Buffer<T>) -> Arg<'a> {
         Arg::Buffer { elem: T::TYPE, len: b.len(), storage: b.storage.as_arg() }
+    }
+    /// A buffer the kernel may write: borrowed exclusively while the launch is in flight.
+    pub fn buffer_mut<T: Elem>(b: &'a mut Buffer<T>) -> Arg<'a> {
+        let len = b.len();
+        Arg::Buffer { elem: T::TYPE, len, storage: b.storage.as_arg_mut() }
     }
     fn describe(&self) -> String {
         match self {
@@ -55,7 +61,7 @@ impl<'a, T: Elem> From<&'a Buffer<T>> for Arg<'a> {
 }
 impl<'a, T: Elem> From<&'a mut Buffer<T>> for Arg<'a> {
     fn from(b: &'a mut Buffer<T>) -> Self {
-        Arg::buffer(b)
+        Arg::buffer_mut(b)
     }
 }
 impl<'a> From<&'a TensorMap> for Arg<'a> {

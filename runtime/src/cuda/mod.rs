@@ -12,8 +12,10 @@ mod record;
 pub mod tensor_map;
 mod timer;
 
-pub use buffer_arg::CudaBufferArg;
+pub(crate) use buffer_arg::CudaBuf;
+pub use buffer_arg::{CudaBufferArg, CudaBufferArgMut};
 pub use device::CudaDevice;
+pub(crate) use launch::Submitted;
 pub use jit::{JitOptions, LoadPath, LoadStats};
 pub use module_cache::{declares_record, ModuleCache, PtxKeyed};
 pub use policy::LaunchPolicy;
