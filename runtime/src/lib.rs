@@ -3,6 +3,9 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+/// The cudarc this runtime is built on, for interop at the same version (`cuda::interop`).
+pub use cudarc;
+
 pub mod args;
 pub mod buffer;
 pub mod cuda;

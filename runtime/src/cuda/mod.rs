@@ -4,6 +4,7 @@
 mod buffer_arg;
 mod device;
 mod ffi;
+pub mod interop;
 pub mod jit;
 mod launch;
 mod module_cache;
