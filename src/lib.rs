@@ -26,6 +26,8 @@ pub mod __private;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod registry;
+mod runnable;
+pub use runnable::{Outputs, Runnable};
 
 pub use phaser_codegen::{Kernel, Target, Type, Value};
 pub use phaser_runtime::{Arg, Buffer, Device, Event, Launch, LaunchConfig, RuntimeError, Stream, Swizzle, TensorMap};
