@@ -21,6 +21,13 @@ use std::time::Duration;
 /// How many SMs the simulator reports (small, so persistent grids stay cheap to simulate).
 pub const SIM_SM_COUNT: u32 = 4;
 
+/// A GPU or the simulator, behind one launch API.
+///
+/// `Send + Sync`: share `&Device` between threads (give each its own [`crate::Stream`]). The
+/// CUDA backend's state is cudarc's context and streams (thread-safe: cudarc binds the
+/// context to the calling thread before each driver call) plus mutex-guarded caches and the
+/// watchdog record; the simulator's memory is behind a mutex, so simulated launches from
+/// several threads run one at a time.
 pub enum Device {
     Cuda(cuda::CudaDevice),
     Sim(sim::SimDevice),

@@ -37,6 +37,9 @@ use std::sync::{Arc, Mutex};
 /// one stream runs in launch order; work on two streams is ordered only by events
 /// ([`Stream::record`], [`Stream::wait_for`]) and by cudarc's tracking of the buffers they
 /// share.
+///
+/// `Send + Sync` (a `&Device`, cudarc's thread-safe stream, a mutex); a [`Launch`] guard is
+/// `Send`, so work queued on one thread can be waited for on another.
 pub struct Stream<'d> {
     device: &'d Device,
     inner: StreamInner,
