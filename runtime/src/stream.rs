@@ -116,7 +116,7 @@ impl<'d> Stream<'d> {
             }
             (StreamInner::Sim, Device::Sim(d)) => {
                 let resolved = dev.resolve(&kernel, &args, |s| Device::sim_args(d, s))?;
-                Pending::Sim(d.launch(&kernel, &cfg, &resolved))
+                Pending::Sim(d.launch(&kernel, &cfg, &resolved).map(Box::new))
             }
             (StreamInner::Cuda(_), Device::Sim(_)) | (StreamInner::Sim, Device::Cuda(_)) => {
                 unreachable!("a stream is made by its device, of the device's backend")
@@ -218,7 +218,7 @@ fn check_exclusive(kernel: &Kernel, args: &[Arg]) -> Result<()> {
 enum Pending<'a> {
     Cuda(&'a cuda::CudaDevice, cuda::Submitted),
     /// The simulator ran the launch already: its report, or its error (findings included).
-    Sim(Result<crate::sim::SimReport>),
+    Sim(Result<Box<crate::sim::SimReport>>),
 }
 
 /// A launch in flight on a [`Stream`]. It holds the borrows of the launch's arguments (and of
@@ -255,7 +255,7 @@ impl Launch<'_> {
 fn finish(kernel: &Kernel, pending: Pending) -> Result<LaunchReport> {
     match pending {
         Pending::Cuda(d, s) => Ok(LaunchReport { elapsed: Some(d.wait(kernel, &s)?), sim: None }),
-        Pending::Sim(r) => Ok(LaunchReport { elapsed: None, sim: Some(r?) }),
+        Pending::Sim(r) => Ok(LaunchReport { elapsed: None, sim: Some(*r?) }),
     }
 }
 
