@@ -129,7 +129,7 @@ impl CudaDevice {
         let ptx = k.ptx_with(&opts)?;
         // The entry's PTX symbol: a name that is not a PTX identifier is escaped by the printer.
         let symbol = phaser_codegen::emit::entry_symbol(k.name());
-        let f = self.modules.function_with_record(&self.ctx, &self.stream, &ptx, &symbol, self.record_addr)?;
+        let f = self.modules.launch_function(&self.ctx, &self.stream, &ptx, &symbol, self.record_addr)?;
         // Without the opt-in a block gets 48 KiB, the static limit; the target's full limit
         // was checked already.
         let limits = k.target().limits();
