@@ -30,6 +30,8 @@ pub struct CudaDevice {
     pub(crate) record_addr: u64,
     /// Launches submitted and not yet waited for or dropped, on every stream.
     pub(crate) in_flight: Arc<std::sync::atomic::AtomicUsize>,
+    /// Launches' timing events, reused.
+    pub(crate) events: Arc<super::timer::EventPool>,
 }
 
 impl CudaDevice {
@@ -85,6 +87,7 @@ impl CudaDevice {
             wait_loop,
             record_addr,
             in_flight: Default::default(),
+            events: Default::default(),
         })
     }
 

@@ -30,9 +30,20 @@ pub(crate) type CudaArg<'a> = ResolvedArg<'a, super::CudaBuf<'a>>;
 /// A kernel submitted to a stream: the events around it, and what waiting for it needs. It
 /// counts as in flight (the device's record is not cleared under it) until dropped.
 pub(crate) struct Submitted {
-    timer: super::timer::EventTimer,
+    /// `None` once given back to the pool (in `drop`).
+    timer: Option<super::timer::EventTimer>,
     watchdog: Watchdog,
+    pool: Arc<super::timer::EventPool>,
     _in_flight: InFlight,
+}
+
+impl Drop for Submitted {
+    fn drop(&mut self) {
+        // Nothing reads the events after this: `wait` and `is_done` borrow the submission.
+        if let Some(t) = self.timer.take() {
+            t.recycle(&self.pool);
+        }
+    }
 }
 
 /// One launch in flight on a device, counted while this lives.
@@ -41,7 +52,11 @@ struct InFlight(Arc<AtomicUsize>);
 impl Submitted {
     /// Whether the kernel ended (a fault counts: `wait` reports it).
     pub(crate) fn is_done(&self) -> bool {
-        !matches!(self.timer.end.try_is_complete(), Ok(false))
+        !matches!(self.timer().end.try_is_complete(), Ok(false))
+    }
+
+    fn timer(&self) -> &super::timer::EventTimer {
+        self.timer.as_ref().expect("the events are given back only when the submission drops")
     }
 }
 
@@ -152,7 +167,7 @@ impl CudaDevice {
         }
         self.in_flight.fetch_add(1, Ordering::AcqRel);
         let in_flight = InFlight(self.in_flight.clone());
-        let timer = super::timer::EventTimer::start(&self.ctx, stream)?;
+        let timer = super::timer::EventTimer::start_pooled(&self.events, &self.ctx, stream)?;
         let launched = if cfg.programmatic_dependent_launch {
             ffi::launch_dependent(&self.ctx, stream, &f, k.params(), &mut slots, cfg)
         } else {
@@ -160,7 +175,7 @@ impl CudaDevice {
         };
         launched.map_err(driver_err(format!("launching `{}`", k.name())))?;
         timer.stop(stream)?;
-        Ok(Submitted { timer, watchdog, _in_flight: in_flight })
+        Ok(Submitted { timer: Some(timer), watchdog, pool: self.events.clone(), _in_flight: in_flight })
     }
 
     fn wait_with(&self, k: &Kernel, s: &Submitted, record: &RecordBuffer) -> Result<Duration> {
@@ -173,7 +188,7 @@ impl CudaDevice {
         };
         let t0 = Instant::now();
         loop {
-            match s.timer.end.try_is_complete() {
+            match s.timer().end.try_is_complete() {
                 Ok(true) => break,
                 Ok(false) => {}
                 Err(e) => return Err(fault(e.to_string(), Some(e))),
@@ -185,7 +200,7 @@ impl CudaDevice {
             std::thread::sleep(Duration::from_micros(50));
         }
         // The end event completed: the kernel ended (a fault shows in the query above, or here).
-        s.timer.end.synchronize().map_err(|e| fault(e.to_string(), Some(e)))?;
-        s.timer.elapsed()
+        s.timer().end.synchronize().map_err(|e| fault(e.to_string(), Some(e)))?;
+        s.timer().elapsed()
     }
 }
