@@ -49,6 +49,31 @@ impl Drop for Submitted {
 /// One launch in flight on a device, counted while this lives.
 struct InFlight(Arc<AtomicUsize>);
 
+/// The driver's parameter slots of resolved arguments.
+pub(crate) fn slots<'a>(k: &Kernel, args: Vec<CudaArg<'a>>) -> Result<Vec<Slot<'a>>> {
+    let mut slots = Vec::with_capacity(args.len());
+    for (a, p) in args.into_iter().zip(k.params()) {
+        slots.push(match a {
+            ResolvedArg::Scalar { ty, bits } => match ty.size() {
+                2 => Slot::U16(bits as u16),
+                4 => Slot::U32(bits as u32),
+                _ => Slot::U64(bits),
+            },
+            ResolvedArg::Buffer(s) => Slot::Buffer(s),
+            ResolvedArg::TensorMap(t) => match t.encoded {
+                Some(bytes) => Slot::Map(TensorMapParam(bytes)),
+                None => {
+                    return Err(RuntimeError::TensorMap(format!(
+                        "tensor map for `{}` was not encoded for the GPU",
+                        p.name
+                    )))
+                }
+            },
+        });
+    }
+    Ok(slots)
+}
+
 impl Submitted {
     /// Whether the kernel ended (a fault counts: `wait` reports it).
     pub(crate) fn is_done(&self) -> bool {
@@ -119,26 +144,23 @@ impl CudaDevice {
         layout: &SharedLayout,
         args: Vec<CudaArg>,
     ) -> Result<Submitted> {
-        let mut slots = Vec::with_capacity(args.len());
-        for (a, p) in args.into_iter().zip(k.params()) {
-            slots.push(match a {
-                ResolvedArg::Scalar { ty, bits } => match ty.size() {
-                    2 => Slot::U16(bits as u16),
-                    4 => Slot::U32(bits as u32),
-                    _ => Slot::U64(bits),
-                },
-                ResolvedArg::Buffer(s) => Slot::Buffer(s),
-                ResolvedArg::TensorMap(t) => match t.encoded {
-                    Some(bytes) => Slot::Map(TensorMapParam(bytes)),
-                    None => {
-                        return Err(RuntimeError::TensorMap(format!(
-                            "tensor map for `{}` was not encoded for the GPU",
-                            p.name
-                        )))
-                    }
-                },
-            });
-        }
+        let mut slots = slots(k, args)?;
+        let (f, watchdog) = self.prepare(k, cfg, layout)?;
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        let in_flight = InFlight(self.in_flight.clone());
+        let timer = super::timer::EventTimer::start_pooled(&self.events, &self.ctx, stream)?;
+        self.enqueue(stream, k, cfg, &f, &mut slots)?;
+        timer.stop(stream)?;
+        Ok(Submitted { timer: Some(timer), watchdog, pool: self.events.clone(), _in_flight: in_flight })
+    }
+
+    /// The launch's function (its module loaded, its attributes set) and its watchdog.
+    pub(crate) fn prepare(
+        &self,
+        k: &Kernel,
+        cfg: &LaunchConfig,
+        layout: &SharedLayout,
+    ) -> Result<(cudarc::driver::CudaFunction, Watchdog)> {
         let watchdog = cfg.watchdog.or(k.watchdog()).unwrap_or(self.watchdog);
         let opts = super::policy::emit_options(watchdog, self.wait_loop);
         let ptx = k.ptx_with(&opts)?;
@@ -165,17 +187,24 @@ impl CudaDevice {
                     .map_err(driver_err(format!("allowing the non-portable cluster shape {c:?} of `{}`", k.name())))?;
             }
         }
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
-        let in_flight = InFlight(self.in_flight.clone());
-        let timer = super::timer::EventTimer::start_pooled(&self.events, &self.ctx, stream)?;
+        Ok((f, watchdog))
+    }
+
+    /// Queue the prepared function on `stream` (plain or programmatic-dependent launch).
+    pub(crate) fn enqueue(
+        &self,
+        stream: &Arc<CudaStream>,
+        k: &Kernel,
+        cfg: &LaunchConfig,
+        f: &cudarc::driver::CudaFunction,
+        slots: &mut [Slot],
+    ) -> Result<()> {
         let launched = if cfg.programmatic_dependent_launch {
-            ffi::launch_dependent(&self.ctx, stream, &f, k.params(), &mut slots, cfg)
+            ffi::launch_dependent(&self.ctx, stream, f, k.params(), slots, cfg)
         } else {
-            ffi::launch(stream, &f, k.params(), &mut slots, cfg)
+            ffi::launch(stream, f, k.params(), slots, cfg)
         };
-        launched.map_err(driver_err(format!("launching `{}`", k.name())))?;
-        timer.stop(stream)?;
-        Ok(Submitted { timer: Some(timer), watchdog, pool: self.events.clone(), _in_flight: in_flight })
+        launched.map_err(driver_err(format!("launching `{}`", k.name())))
     }
 
     fn wait_with(&self, k: &Kernel, s: &Submitted, record: &RecordBuffer) -> Result<Duration> {
