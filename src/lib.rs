@@ -30,7 +30,7 @@ mod runnable;
 pub use runnable::{Outputs, Runnable};
 
 pub use phaser_codegen::{Kernel, Target, Type, Value};
-pub use phaser_runtime::{Arg, Buffer, Device, Event, Launch, LaunchConfig, RuntimeError, Stream, Swizzle, TensorMap};
+pub use phaser_runtime::{Arg, Buffer, Device, Event, Graph, Launch, LaunchConfig, RuntimeError, Stream, Swizzle, TensorMap};
 
 /// The names most kernels and hosts need.
 pub mod prelude {

@@ -85,3 +85,31 @@ fn cudarc_memory_in_and_out_without_copies() {
     let got = app_stream.clone_dtoh(pout.as_cuda_slice().unwrap()).unwrap();
     assert_eq!(got, iota().iter().map(|x| x + 7.0).collect::<Vec<_>>());
 }
+
+/// A graph of 100 dependent launches (two buffers written in turn) captured once and replayed
+/// twice: the replays run in order, each launch after the one before.
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn a_graph_of_100_launches_replays_in_order() {
+    let dev = gpu();
+    let stream = dev.stream().unwrap();
+    let mut a = dev.upload(&vec![0.0f32; N as usize]).unwrap();
+    let mut b = dev.alloc::<f32>(N as usize).unwrap();
+    let k = add_into::kernel().unwrap();
+    let cfg = LaunchConfig::linear(1, N);
+    {
+        let mut g = stream.graph().unwrap();
+        let (ga, gb) = (g.bind_mut(&mut a).unwrap(), g.bind_mut(&mut b).unwrap());
+        for _ in 0..50 {
+            g.launch(&k, cfg, [gb.into(), ga.into(), 1.0f32.into()]).unwrap();
+            g.launch(&k, cfg, [ga.into(), gb.into(), 1.0f32.into()]).unwrap();
+        }
+        let mut graph = g.build().unwrap();
+        assert_eq!(graph.launches(), 100);
+        graph.replay().unwrap();
+        graph.replay().unwrap();
+        graph.synchronize().unwrap();
+    }
+    assert_eq!(dev.download(&a).unwrap(), vec![200.0; N as usize]);
+    assert_eq!(dev.download(&b).unwrap(), vec![199.0; N as usize]);
+}

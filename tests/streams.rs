@@ -107,3 +107,11 @@ fn events_order_but_do_not_time_in_the_simulator() {
     let e = other.stream().unwrap().wait_for(&a).unwrap_err();
     assert!(e.to_string().contains("another simulator's event"), "{e}");
 }
+
+#[test]
+fn graphs_need_the_gpu() {
+    let dev = sim();
+    let stream = dev.stream().unwrap();
+    let e = stream.graph().err().expect("refused");
+    assert!(matches!(e, RuntimeError::Unsupported { needs: phaser::runtime::Backend::Cuda, .. }), "{e}");
+}

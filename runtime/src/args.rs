@@ -37,11 +37,30 @@ impl<'a> Arg<'a> {
         let len = b.len();
         Arg::Buffer { elem: T::TYPE, len, storage: b.storage.as_arg_mut() }
     }
+    /// What the parameter check reads of the argument.
+    pub(crate) fn shape(&self) -> ArgShape<'_> {
+        match self {
+            Arg::Scalar { ty, .. } => ArgShape::Scalar(*ty),
+            Arg::Buffer { elem, .. } => ArgShape::Buffer(*elem),
+            Arg::TensorMap(t) => ArgShape::TensorMap(t),
+        }
+    }
+}
+
+/// An argument as the parameter check sees it: its kind and type (a buffer's storage and
+/// length play no part).
+pub(crate) enum ArgShape<'a> {
+    Scalar(Type),
+    Buffer(Type),
+    TensorMap(&'a TensorMap),
+}
+
+impl ArgShape<'_> {
     fn describe(&self) -> String {
         match self {
-            Arg::Scalar { ty, .. } => format!("a {ty} scalar"),
-            Arg::Buffer { elem, .. } => format!("a buffer of {elem}"),
-            Arg::TensorMap(_) => "a tensor map".into(),
+            ArgShape::Scalar(ty) => format!("a {ty} scalar"),
+            ArgShape::Buffer(elem) => format!("a buffer of {elem}"),
+            ArgShape::TensorMap(_) => "a tensor map".into(),
         }
     }
 }
@@ -80,6 +99,12 @@ scalar_from!(u16, u32, u64, i16, i32, i64, f32, f64, half::f16, half::bf16);
 
 /// Check arguments against the kernel's parameter list: count, kinds and types.
 pub fn check_args(k: &Kernel, args: &[Arg]) -> Result<()> {
+    let shapes: Vec<ArgShape> = args.iter().map(Arg::shape).collect();
+    check_arg_shapes(k, &shapes)
+}
+
+/// [`check_args`] on what it reads of each argument.
+pub(crate) fn check_arg_shapes(k: &Kernel, args: &[ArgShape]) -> Result<()> {
     if args.len() != k.params().len() {
         return Err(RuntimeError::BadArgument {
             kernel: k.name().to_owned(),
@@ -90,9 +115,9 @@ pub fn check_args(k: &Kernel, args: &[Arg]) -> Result<()> {
     }
     for (i, (p, a)) in k.params().iter().zip(args).enumerate() {
         let ok = match (&p.kind, a) {
-            (ParamKind::Scalar(t), Arg::Scalar { ty, .. }) => t == ty,
-            (ParamKind::Global { elem, .. }, Arg::Buffer { elem: e, .. }) => elem == e,
-            (ParamKind::TensorMap, Arg::TensorMap(m)) => {
+            (ParamKind::Scalar(t), ArgShape::Scalar(ty)) => t == ty,
+            (ParamKind::Global { elem, .. }, ArgShape::Buffer(e)) => elem == e,
+            (ParamKind::TensorMap, ArgShape::TensorMap(m)) => {
                 if let Some(spec) = &p.tma {
                     if let Err(problem) = m.desc.check_spec(&p.name, spec) {
                         return Err(RuntimeError::BadArgument {

@@ -406,7 +406,7 @@ impl Device {
         let (cfg, layout) = self.checked(kernel, cfg, args)?;
         match self {
             Device::Cuda(d) => {
-                let resolved = self.resolve(kernel, args, |s| s.cuda().filter(|b| d.owns(b.context())))?;
+                let resolved = self.resolve(kernel, args, |s| s.cuda().filter(|b| b.context().is_some_and(|c| d.owns(c))))?;
                 self.check_target(kernel)?;
                 let _maps = hold_tensor_maps(kernel, args, self.key())?;
                 let elapsed = d.launch(kernel, &cfg, &layout, resolved)?;

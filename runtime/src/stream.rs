@@ -105,7 +105,7 @@ impl<'d> Stream<'d> {
                         Arg::TensorMap(t) => ResolvedArg::TensorMap(t),
                         Arg::Buffer { storage, .. } => {
                             let backend = storage.backend();
-                            match storage.into_cuda().filter(|b| d.owns(b.context())) {
+                            match storage.into_cuda().filter(|b| b.context().is_some_and(|c| d.owns(c))) {
                                 Some(b) => ResolvedArg::Buffer(b),
                                 None => return Err(dev.not_mine_arg(&kernel, i, backend)),
                             }

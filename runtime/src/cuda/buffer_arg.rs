@@ -34,14 +34,20 @@ pub(crate) enum CudaBuf<'a> {
     Read(&'a dyn CudaBufferArg),
     ReadExclusive(&'a dyn CudaBufferArgMut),
     Write(&'a mut dyn CudaBufferArgMut),
+    /// The address of a buffer a CUDA graph holds, taken before the capture began: pushed
+    /// as is, since cudarc's event waits inside a capture are refused by the driver (the graph
+    /// orders its replays with the buffer's events itself, see `graph.rs`).
+    Address(u64),
 }
 
 impl CudaBuf<'_> {
-    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+    /// The context that owns the buffer (`None` for an address, checked when it was taken).
+    pub(crate) fn context(&self) -> Option<&Arc<CudaContext>> {
         match self {
-            CudaBuf::Read(b) => b.context(),
-            CudaBuf::ReadExclusive(b) => b.context(),
-            CudaBuf::Write(b) => b.context(),
+            CudaBuf::Read(b) => Some(b.context()),
+            CudaBuf::ReadExclusive(b) => Some(b.context()),
+            CudaBuf::Write(b) => Some(b.context()),
+            CudaBuf::Address(_) => None,
         }
     }
 }

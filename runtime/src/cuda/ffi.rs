@@ -228,6 +228,9 @@ pub(crate) fn launch(
             Slot::Buffer(CudaBuf::ReadExclusive(_)) => {
                 b.arg(next_addr.next().expect("one address per exclusive read, collected above"));
             }
+            Slot::Buffer(CudaBuf::Address(a)) => {
+                b.arg(&*a);
+            }
         }
     }
     let lc = cudarc::driver::LaunchConfig {
@@ -278,6 +281,7 @@ pub(crate) fn launch_dependent(
                     CudaBuf::Read(b) => b.device_addr(stream),
                     CudaBuf::ReadExclusive(b) => b.device_addr(stream),
                     CudaBuf::Write(b) => b.device_addr_mut(stream),
+                    CudaBuf::Address(a) => (*a, cudarc::driver::SyncOnDrop::Record(None)),
                 };
                 guards.push(guard);
                 addr

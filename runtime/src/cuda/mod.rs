@@ -16,7 +16,7 @@ mod timer;
 pub(crate) use buffer_arg::CudaBuf;
 pub use buffer_arg::{CudaBufferArg, CudaBufferArgMut};
 pub use device::CudaDevice;
-pub(crate) use launch::Submitted;
+pub(crate) use launch::{slots as launch_slots, Submitted};
 pub use jit::{JitOptions, LoadPath, LoadStats};
 pub use module_cache::{declares_record, ModuleCache, PtxKeyed};
 pub use policy::LaunchPolicy;
