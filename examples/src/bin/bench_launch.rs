@@ -10,8 +10,8 @@
 //! The kernel is one CTA of 32 threads reading one element each (no output), so every launch
 //! borrows its buffer shared and all of them stay in flight together. Reported per row: host
 //! µs per launch (submission loop only; the guards are dropped, waiting, after the clock
-//! stops) and the ratio to cudarc's row. CUDA-graph replay is not measured: Phaser does not
-//! capture graphs yet (the report says why).
+//! stops) and the ratio to cudarc's row; and one CUDA graph of 100 launches, replayed (host µs
+//! per launch of the replay call, and a replay's time to completion).
 
 use clap::Parser;
 use cudarc::driver::PushKernelArg;
@@ -25,6 +25,9 @@ fn launch_probe(inp: &[u32], k: u32) {
     let tid = T.thread_idx();
     let _v = inp[tid] + k;
 }
+
+/// Launches in the replayed graph.
+const GRAPH_LAUNCHES: usize = 100;
 
 #[derive(Parser, Debug)]
 #[command(about = "host µs per launch: Phaser's async launch against raw cudarc")]
@@ -108,6 +111,28 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         Ok(t0.elapsed().as_secs_f64() * 1e6 / m as f64)
     };
 
+    // One CUDA graph of 100 launches, replayed: host µs per launch (replay call / 100) and the
+    // wall time of a replay to its completion.
+    let graph_stream = dev.stream()?;
+    let mut builder = graph_stream.graph()?;
+    let bound = builder.bind(&inp)?;
+    for i in 0..GRAPH_LAUNCHES {
+        builder.launch(&k, cfg, [bound.into(), (i as u32).into()])?;
+    }
+    let mut graph = builder.build()?;
+    let mut replay = || -> Result<(f64, f64), phaser::RuntimeError> {
+        let t0 = Instant::now();
+        graph.replay()?;
+        let host = t0.elapsed();
+        graph.synchronize()?;
+        let done = t0.elapsed();
+        Ok((host.as_secs_f64() * 1e6 / GRAPH_LAUNCHES as f64, done.as_secs_f64() * 1e6))
+    };
+    replay()?;
+    let replays = (0..args.runs).map(|_| replay()).collect::<Result<Vec<_>, _>>()?;
+    let graph_host = median(replays.iter().map(|r| r.0).collect());
+    let graph_done = median(replays.iter().map(|r| r.1).collect());
+
     // One untimed run of each first (module load, first-use costs).
     phaser_async(&stream)?;
     raw()?;
@@ -124,7 +149,8 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     for (name, us) in &rows {
         println!("| {name} | {us:.2} | {:.2}x |", us / raw_us);
     }
-    println!("\nGraph replay of 100 launches: not measured (Phaser does not capture CUDA graphs yet).");
+    println!("| Phaser Graph::replay ({GRAPH_LAUNCHES} launches), per launch | {graph_host:.2} | {:.2}x |", graph_host / raw_us);
+    println!("\nOne replay of the {GRAPH_LAUNCHES}-launch graph, queued to completed: {graph_done:.1} µs (median).");
     Ok(())
 }
 
