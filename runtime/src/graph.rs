@@ -211,7 +211,7 @@ impl<'a> GraphBuilder<'a> {
                 .map(|a| match a {
                     GraphArg::Scalar { ty, bits } => ResolvedArg::Scalar { ty: *ty, bits: *bits },
                     GraphArg::Buffer { index, .. } => ResolvedArg::Buffer(CudaBuf::Address(addrs[*index])),
-                    GraphArg::TensorMap(t) => ResolvedArg::TensorMap(*t),
+                    GraphArg::TensorMap(t) => ResolvedArg::TensorMap(t),
                 })
                 .collect();
             resolved_steps.push(cuda::launch_slots(&s.kernel, resolved)?);

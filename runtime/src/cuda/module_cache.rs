@@ -55,7 +55,10 @@ impl<M: Clone, S: BuildHasher> PtxKeyed<M, S> {
 }
 
 /// Functions keyed by the address of their PTX text, each entry keeping its text alive.
-struct ByText<M>(Mutex<HashMap<usize, (Arc<str>, String, M)>>);
+/// An entry: the text (kept alive), the entry name, the value.
+type ByTextEntry<M> = (Arc<str>, String, M);
+
+struct ByText<M>(Mutex<HashMap<usize, ByTextEntry<M>>>);
 
 type FunctionsByText = ByText<CudaFunction>;
 
