@@ -26,16 +26,18 @@ pub mod __private;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod registry;
+mod runnable;
+pub use runnable::{Outputs, Runnable};
 
 pub use phaser_codegen::{Kernel, Target, Type, Value};
-pub use phaser_runtime::{Arg, Buffer, Device, LaunchConfig, RuntimeError, Swizzle, TensorMap};
+pub use phaser_runtime::{Arg, Buffer, Device, Event, Graph, Launch, LaunchConfig, RuntimeError, Stream, Swizzle, TensorMap};
 
 /// The names most kernels and hosts need.
 pub mod prelude {
     pub use crate::codegen::builder::{Barrier, BarrierArray, GlobalPtr, KernelBuilder, SharedArray};
     pub use crate::codegen::ir::Dim;
     pub use crate::{device, kernel};
-    pub use crate::{Arg, Buffer, Device, Kernel, LaunchConfig, RuntimeError, Target, Type, Value};
+    pub use crate::{Arg, Buffer, Device, Event, Kernel, Launch, LaunchConfig, RuntimeError, Stream, Target, Type, Value};
 }
 
 /// The README's Rust code blocks compile and run as doctests.

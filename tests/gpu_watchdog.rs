@@ -150,6 +150,50 @@ fn missing_arrive_names_full_1_and_the_waiting_thread() {
     assert_names(&err, line, "full[1]", 0, 0, "(33,0,0)", "(2,0,0)");
 }
 
+/// The same starved wait queued on a stream: the launch returns at once, and its `wait`
+/// reports the watchdog's fault with the same record (the record is the device's, cleared
+/// when no other launch is in flight).
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn a_stream_launch_reports_the_watchdog_record_at_wait() {
+    let (k, line) = missing_arrive();
+    let test = "a_stream_launch_reports_the_watchdog_record_at_wait";
+    let Some(err) = child_or_parent("stream_missing_arrive", test, || {
+        let dev = gpu();
+        let stream = dev.stream().unwrap();
+        let run = stream.launch(&k, LaunchConfig::linear(3, 64), []).expect("queued");
+        let err = run.wait().expect_err("the kernel must not finish");
+        assert!(matches!(err, RuntimeError::KernelFault { watchdog: Some(_), .. }), "no watchdog record: {err}");
+        err
+    }) else {
+        return;
+    };
+    assert_names(&err, line, "full[1]", 0, 0, "(33,0,0)", "(2,0,0)");
+}
+
+/// The starved wait replayed from a CUDA graph: `Graph::synchronize` reports the watchdog's
+/// record, decoded against the graph's kernel.
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn a_graph_replay_reports_the_watchdog_record() {
+    let (k, line) = missing_arrive();
+    let test = "a_graph_replay_reports_the_watchdog_record";
+    let Some(err) = child_or_parent("graph_missing_arrive", test, || {
+        let dev = gpu();
+        let stream = dev.stream().unwrap();
+        let mut g = stream.graph().unwrap();
+        g.launch(&k, LaunchConfig::linear(3, 64), []).unwrap();
+        let mut graph = g.build().unwrap();
+        graph.replay().unwrap();
+        let err = graph.synchronize().expect_err("the kernel must not finish");
+        assert!(matches!(err, RuntimeError::KernelFault { watchdog: Some(_), .. }), "no watchdog record: {err}");
+        err
+    }) else {
+        return;
+    };
+    assert_names(&err, line, "full[1]", 0, 0, "(33,0,0)", "(2,0,0)");
+}
+
 /// `arrive.expect_tx` of 256 bytes, but the bulk copy brings 128: the tx-count never
 /// reaches zero and the phase never completes.
 fn tx_over_count() -> (Kernel, u32) {

@@ -89,6 +89,13 @@ pub fn stub(f: &FnDef, shape: &Shape) -> TokenStream {
                     ) -> ::core::result::Result<::phaser::__private::LaunchReport, ::phaser::__private::RuntimeError> {
                         #unreachable
                     }
+                    pub fn launch_on<'__a, #(#at),*>(
+                        __stream: &'__a ::phaser::__private::Stream<'_>,
+                        __cfg: ::phaser::__private::LaunchConfig,
+                        #(#a: #at),*
+                    ) -> ::core::result::Result<::phaser::__private::Launch<'__a>, ::phaser::__private::RuntimeError> {
+                        #unreachable
+                    }
                 }
             }
         }

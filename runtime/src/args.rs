@@ -15,7 +15,7 @@ pub enum Arg<'a> {
         ty: Type,
         bits: u64,
     },
-    /// A buffer: element type, length and its storage.
+    /// A buffer: element type, length and its storage, borrowed shared or exclusive.
     Buffer {
         elem: Type,
         len: usize,
@@ -28,14 +28,39 @@ impl<'a> Arg<'a> {
     pub fn scalar<T: Elem>(v: T) -> Arg<'a> {
         Arg::Scalar { ty: T::TYPE, bits: v.to_bits() }
     }
+    /// A buffer the kernel reads: borrowed shared while the launch is in flight.
     pub fn buffer<T: Elem>(b: &'a Buffer<T>) -> Arg<'a> {
         Arg::Buffer { elem: T::TYPE, len: b.len(), storage: b.storage.as_arg() }
     }
+    /// A buffer the kernel may write: borrowed exclusively while the launch is in flight.
+    pub fn buffer_mut<T: Elem>(b: &'a mut Buffer<T>) -> Arg<'a> {
+        let len = b.len();
+        Arg::Buffer { elem: T::TYPE, len, storage: b.storage.as_arg_mut() }
+    }
+    /// What the parameter check reads of the argument.
+    pub(crate) fn shape(&self) -> ArgShape<'_> {
+        match self {
+            Arg::Scalar { ty, .. } => ArgShape::Scalar(*ty),
+            Arg::Buffer { elem, .. } => ArgShape::Buffer(*elem),
+            Arg::TensorMap(t) => ArgShape::TensorMap(t),
+        }
+    }
+}
+
+/// An argument as the parameter check sees it: its kind and type (a buffer's storage and
+/// length play no part).
+pub(crate) enum ArgShape<'a> {
+    Scalar(Type),
+    Buffer(Type),
+    TensorMap(&'a TensorMap),
+}
+
+impl ArgShape<'_> {
     fn describe(&self) -> String {
         match self {
-            Arg::Scalar { ty, .. } => format!("a {ty} scalar"),
-            Arg::Buffer { elem, .. } => format!("a buffer of {elem}"),
-            Arg::TensorMap(_) => "a tensor map".into(),
+            ArgShape::Scalar(ty) => format!("a {ty} scalar"),
+            ArgShape::Buffer(elem) => format!("a buffer of {elem}"),
+            ArgShape::TensorMap(_) => "a tensor map".into(),
         }
     }
 }
@@ -55,7 +80,7 @@ impl<'a, T: Elem> From<&'a Buffer<T>> for Arg<'a> {
 }
 impl<'a, T: Elem> From<&'a mut Buffer<T>> for Arg<'a> {
     fn from(b: &'a mut Buffer<T>) -> Self {
-        Arg::buffer(b)
+        Arg::buffer_mut(b)
     }
 }
 impl<'a> From<&'a TensorMap> for Arg<'a> {
@@ -74,6 +99,12 @@ scalar_from!(u16, u32, u64, i16, i32, i64, f32, f64, half::f16, half::bf16);
 
 /// Check arguments against the kernel's parameter list: count, kinds and types.
 pub fn check_args(k: &Kernel, args: &[Arg]) -> Result<()> {
+    let shapes: Vec<ArgShape> = args.iter().map(Arg::shape).collect();
+    check_arg_shapes(k, &shapes)
+}
+
+/// [`check_args`] on what it reads of each argument.
+pub(crate) fn check_arg_shapes(k: &Kernel, args: &[ArgShape]) -> Result<()> {
     if args.len() != k.params().len() {
         return Err(RuntimeError::BadArgument {
             kernel: k.name().to_owned(),
@@ -84,9 +115,9 @@ pub fn check_args(k: &Kernel, args: &[Arg]) -> Result<()> {
     }
     for (i, (p, a)) in k.params().iter().zip(args).enumerate() {
         let ok = match (&p.kind, a) {
-            (ParamKind::Scalar(t), Arg::Scalar { ty, .. }) => t == ty,
-            (ParamKind::Global { elem, .. }, Arg::Buffer { elem: e, .. }) => elem == e,
-            (&ParamKind::TensorMap { rank }, Arg::TensorMap(m)) => {
+            (ParamKind::Scalar(t), ArgShape::Scalar(ty)) => t == ty,
+            (ParamKind::Global { elem, .. }, ArgShape::Buffer(e)) => elem == e,
+            (&ParamKind::TensorMap { rank }, ArgShape::TensorMap(m)) => {
                 if m.desc.rank() != rank as usize {
                     return Err(RuntimeError::BadArgument {
                         kernel: k.name().to_owned(),

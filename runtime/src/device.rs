@@ -21,6 +21,13 @@ use std::time::Duration;
 /// How many SMs the simulator reports (small, so persistent grids stay cheap to simulate).
 pub const SIM_SM_COUNT: u32 = 4;
 
+/// A GPU or the simulator, behind one launch API.
+///
+/// `Send + Sync`: share `&Device` between threads (give each its own [`crate::Stream`]). The
+/// CUDA backend's state is cudarc's context and streams (thread-safe: cudarc binds the
+/// context to the calling thread before each driver call) plus mutex-guarded caches and the
+/// watchdog record; the simulator's memory is behind a mutex, so simulated launches from
+/// several threads run one at a time.
 pub enum Device {
     Cuda(cuda::CudaDevice),
     Sim(sim::SimDevice),
@@ -43,27 +50,75 @@ impl<T> Storage<T> {
         }
     }
 
-    /// The storage as a launch argument (its element type erased).
+    /// The storage as a launch argument the kernel reads (its element type erased).
     pub(crate) fn as_arg(&self) -> BufferArg<'_> {
         match self {
             Storage::Cuda(s) => BufferArg::Cuda(s),
             Storage::Sim(s) => BufferArg::Sim(s),
         }
     }
+
+    /// The storage as a launch argument the kernel may write.
+    pub(crate) fn as_arg_mut(&mut self) -> BufferArg<'_> {
+        match self {
+            Storage::Cuda(s) => BufferArg::CudaMut(s),
+            Storage::Sim(s) => BufferArg::SimMut(s),
+        }
+    }
 }
 
-/// A buffer argument's storage, its element type erased (the kernel's parameter list says it).
-#[derive(Clone, Copy)]
+/// A buffer argument's storage, its element type erased (the kernel's parameter list says
+/// it), borrowed shared (the kernel reads it) or exclusive (it may write it). An exclusive
+/// CUDA argument is pushed to cudarc as `&mut`, so cudarc records the kernel's write and
+/// orders later use on other streams after it.
 pub enum BufferArg<'a> {
     Cuda(&'a dyn cuda::CudaBufferArg),
+    CudaMut(&'a mut dyn cuda::CudaBufferArgMut),
     Sim(&'a sim::SimBuffer),
+    SimMut(&'a mut sim::SimBuffer),
 }
 
-impl BufferArg<'_> {
+impl<'a> BufferArg<'a> {
     pub fn backend(&self) -> Backend {
         match self {
-            BufferArg::Cuda(_) => Backend::Cuda,
-            BufferArg::Sim(_) => Backend::Sim,
+            BufferArg::Cuda(_) | BufferArg::CudaMut(_) => Backend::Cuda,
+            BufferArg::Sim(_) | BufferArg::SimMut(_) => Backend::Sim,
+        }
+    }
+
+    /// Whether the argument was borrowed exclusively (the kernel may write it).
+    pub fn is_exclusive(&self) -> bool {
+        match self {
+            BufferArg::CudaMut(_) | BufferArg::SimMut(_) => true,
+            BufferArg::Cuda(_) | BufferArg::Sim(_) => false,
+        }
+    }
+
+    /// The simulator buffer, however it was borrowed.
+    pub(crate) fn sim(&self) -> Option<&sim::SimBuffer> {
+        match self {
+            BufferArg::Sim(b) => Some(b),
+            BufferArg::SimMut(b) => Some(b),
+            BufferArg::Cuda(_) | BufferArg::CudaMut(_) => None,
+        }
+    }
+
+    /// The CUDA buffer as a launch that waits for its kernel uses it, however it was borrowed.
+    pub(crate) fn cuda(&self) -> Option<cuda::CudaBuf<'_>> {
+        match self {
+            BufferArg::Cuda(b) => Some(cuda::CudaBuf::Read(*b)),
+            BufferArg::CudaMut(b) => Some(cuda::CudaBuf::ReadExclusive(&**b)),
+            BufferArg::Sim(_) | BufferArg::SimMut(_) => None,
+        }
+    }
+
+    /// The CUDA buffer as a launch that returns at once uses it: written when borrowed
+    /// exclusively, so cudarc records the write.
+    pub(crate) fn into_cuda(self) -> Option<cuda::CudaBuf<'a>> {
+        match self {
+            BufferArg::Cuda(b) => Some(cuda::CudaBuf::Read(b)),
+            BufferArg::CudaMut(b) => Some(cuda::CudaBuf::Write(b)),
+            BufferArg::Sim(_) | BufferArg::SimMut(_) => None,
         }
     }
 }
@@ -301,7 +356,7 @@ impl Device {
     /// The checks every launch gets before a backend sees it: the launch's dynamic shared
     /// memory decided, arguments against the kernel's parameters, launch shape and shared
     /// memory (the same functions for both backends).
-    fn checked(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<(LaunchConfig, SharedLayout)> {
+    pub(crate) fn checked(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<(LaunchConfig, SharedLayout)> {
         let cfg = cfg.resolved_for(kernel)?;
         check_args(kernel, args)?;
         let layout = check_config(kernel, &cfg)?;
@@ -310,37 +365,38 @@ impl Device {
 
     /// The arguments with each buffer resolved by `mine` to the backend's handle; a buffer
     /// `mine` does not take (another backend's, another device's) is refused.
-    fn resolve<'a, B>(
+    pub(crate) fn resolve<'r, B>(
         &self,
         kernel: &Kernel,
-        args: &[Arg<'a>],
-        mine: impl Fn(BufferArg<'a>) -> Option<B>,
-    ) -> Result<Vec<ResolvedArg<'a, B>>> {
+        args: &'r [Arg<'_>],
+        mine: impl Fn(&'r BufferArg<'_>) -> Option<B>,
+    ) -> Result<Vec<ResolvedArg<'r, B>>> {
         args.iter()
             .enumerate()
             .map(|(i, a)| match a {
                 Arg::Scalar { ty, bits } => Ok(ResolvedArg::Scalar { ty: *ty, bits: *bits }),
-                Arg::Buffer { storage, .. } => mine(*storage).map(ResolvedArg::Buffer).ok_or_else(|| {
-                    match self.not_mine(storage.backend()) {
-                        // Name the argument: a kernel may take several buffers.
-                        RuntimeError::ForeignBuffer { backend, .. } => RuntimeError::ForeignBuffer {
-                            backend,
-                            param: kernel.params().get(i).map(|p| p.name.clone()),
-                        },
-                        other => other,
-                    }
-                }),
+                Arg::Buffer { storage, .. } => {
+                    mine(storage).map(ResolvedArg::Buffer).ok_or_else(|| self.not_mine_arg(kernel, i, storage.backend()))
+                }
                 Arg::TensorMap(t) => Ok(ResolvedArg::TensorMap(t)),
             })
             .collect()
     }
 
-    /// A simulator buffer argument of `d`.
-    fn sim_args<'a>(d: &sim::SimDevice, s: BufferArg<'a>) -> Option<&'a sim::SimBuffer> {
-        match s {
-            BufferArg::Sim(b) if d.owns(b) => Some(b),
-            _ => None,
+    /// The error for argument `i`, a buffer of `backend` that this device does not own,
+    /// naming the argument: a kernel may take several buffers.
+    pub(crate) fn not_mine_arg(&self, kernel: &Kernel, i: usize, backend: Backend) -> RuntimeError {
+        match self.not_mine(backend) {
+            RuntimeError::ForeignBuffer { backend, .. } => {
+                RuntimeError::ForeignBuffer { backend, param: kernel.params().get(i).map(|p| p.name.clone()) }
+            }
+            other => other,
         }
+    }
+
+    /// A simulator buffer argument of `d`.
+    pub(crate) fn sim_args<'r>(d: &sim::SimDevice, s: &'r BufferArg<'_>) -> Option<&'r sim::SimBuffer> {
+        s.sim().filter(|b| d.owns(b))
     }
 
     /// Launch `kernel` and wait for it; arguments, launch shape and shared memory are checked
@@ -350,13 +406,10 @@ impl Device {
         let (cfg, layout) = self.checked(kernel, cfg, args)?;
         match self {
             Device::Cuda(d) => {
-                let resolved = self.resolve(kernel, args, |s| match s {
-                    BufferArg::Cuda(b) if d.owns(b.context()) => Some(b),
-                    _ => None,
-                })?;
+                let resolved = self.resolve(kernel, args, |s| s.cuda().filter(|b| b.context().is_some_and(|c| d.owns(c))))?;
                 self.check_target(kernel)?;
                 let _maps = hold_tensor_maps(kernel, args, self.key())?;
-                let elapsed = d.launch(kernel, &cfg, &layout, &resolved)?;
+                let elapsed = d.launch(kernel, &cfg, &layout, resolved)?;
                 Ok(LaunchReport { elapsed: Some(elapsed), sim: None })
             }
             Device::Sim(d) => {

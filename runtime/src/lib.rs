@@ -3,14 +3,20 @@
 
 #![deny(clippy::undocumented_unsafe_blocks)]
 
+/// The cudarc this runtime is built on, for interop at the same version (`cuda::interop`).
+pub use cudarc;
+
 pub mod args;
 pub mod buffer;
 pub mod cuda;
 pub mod device;
 pub mod elem;
 pub mod error;
+pub mod event;
+pub mod graph;
 pub mod launch;
 pub mod sim;
+pub mod stream;
 pub mod tensor_map;
 pub mod watchdog;
 
@@ -20,6 +26,9 @@ pub use device::Device;
 pub use device::LaunchReport;
 pub use elem::Elem;
 pub use error::{Backend, Result, RuntimeError};
+pub use event::Event;
+pub use graph::{Bound, Graph, GraphArg, GraphBuilder};
+pub use stream::{Launch, Stream, StreamKernel};
 pub use launch::LaunchConfig;
 pub use tensor_map::{Swizzle, TensorMap, TensorMapDesc};
 pub use watchdog::{Watchdog, WatchdogRecord};

@@ -329,9 +329,21 @@ pub(crate) fn hold_tensor_maps(
     args: &[crate::Arg],
     device: DeviceKey,
 ) -> Result<Vec<LaunchHold>> {
+    let maps = args.iter().enumerate().filter_map(|(i, a)| match a {
+        crate::Arg::TensorMap(t) => Some((i, *t)),
+        crate::Arg::Scalar { .. } | crate::Arg::Buffer { .. } => None,
+    });
+    hold_maps(kernel, maps, device)
+}
+
+/// [`hold_tensor_maps`] for the maps of a launch, each with its argument's index.
+pub(crate) fn hold_maps<'m>(
+    kernel: &phaser_codegen::Kernel,
+    maps: impl IntoIterator<Item = (usize, &'m TensorMap)>,
+    device: DeviceKey,
+) -> Result<Vec<LaunchHold>> {
     let mut holds = Vec::new();
-    for (i, a) in args.iter().enumerate() {
-        let crate::Arg::TensorMap(t) = a else { continue };
+    for (i, t) in maps {
         let param = kernel.params().get(i).map_or_else(|| format!("#{i}"), |p| p.name.clone());
         if t.device != device {
             let backend = |k: DeviceKey| match k {

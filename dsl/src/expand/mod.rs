@@ -53,11 +53,15 @@ pub fn kernel(f: &FnDef) -> TokenStream {
     let mut param_decls = Vec::new();
     let mut launch_params = Vec::new();
     let mut launch_args = Vec::new();
+    // `launch_on`'s parameters: every borrow lives as long as the returned guard.
+    let mut async_params = Vec::new();
+    let mut async_args = Vec::new();
     for p in &f.params {
         let (n, s) = (&p.name, syn::ext::IdentExt::unraw(&p.name).to_string());
         if p.comptime {
             let c = body::comptime_ident(n);
             launch_params.push(quote!(#c: u32));
+            async_params.push(quote!(#c: u32));
             continue;
         }
         match p.ty {
@@ -71,6 +75,8 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                 });
                 launch_params.push(quote!(#n: #r));
                 launch_args.push(quote!(::phaser::__private::Arg::scalar(#n)));
+                async_params.push(quote!(#n: #r));
+                async_args.push(quote!(::phaser::__private::Arg::scalar(#n)));
             }
             Ty::Global { elem, mutable } => {
                 let t = elem.codegen_type();
@@ -79,9 +85,13 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                 if mutable {
                     launch_params.push(quote!(#n: &mut ::phaser::__private::Buffer<#r>));
                     launch_args.push(quote!(::phaser::__private::Arg::buffer(&*#n)));
+                    async_params.push(quote!(#n: &'__a mut ::phaser::__private::Buffer<#r>));
+                    async_args.push(quote!(::phaser::__private::Arg::buffer_mut(#n)));
                 } else {
                     launch_params.push(quote!(#n: &::phaser::__private::Buffer<#r>));
                     launch_args.push(quote!(::phaser::__private::Arg::buffer(#n)));
+                    async_params.push(quote!(#n: &'__a ::phaser::__private::Buffer<#r>));
+                    async_args.push(quote!(::phaser::__private::Arg::buffer(#n)));
                 }
             }
             Ty::TensorMap { rank, elem, .. } => {
@@ -116,6 +126,8 @@ pub fn kernel(f: &FnDef) -> TokenStream {
                 }
                 launch_params.push(quote!(#n: &::phaser::__private::TensorMap));
                 launch_args.push(quote!(::phaser::__private::Arg::TensorMap(#n)));
+                async_params.push(quote!(#n: &'__a ::phaser::__private::TensorMap));
+                async_args.push(quote!(::phaser::__private::Arg::TensorMap(#n)));
             }
             _ => {}
         }
@@ -203,6 +215,17 @@ pub fn kernel(f: &FnDef) -> TokenStream {
             ) -> ::core::result::Result<::phaser::__private::LaunchReport, ::phaser::__private::RuntimeError> {
                 let __kernel = Self::kernel_for(#(#comptime),*)?;
                 __dev.launch(&__kernel, __cfg, &[#(#launch_args),*])
+            }
+
+            /// Queue on `stream` and return at once: the guard keeps the buffers borrowed
+            /// (`&mut` ones exclusively) until the kernel is done; `wait` for its report.
+            pub fn launch_on<'__a>(
+                __stream: &'__a ::phaser::__private::Stream<'_>,
+                __cfg: ::phaser::__private::LaunchConfig,
+                #(#async_params),*
+            ) -> ::core::result::Result<::phaser::__private::Launch<'__a>, ::phaser::__private::RuntimeError> {
+                let __kernel = Self::kernel_for(#(#comptime),*)?;
+                __stream.launch(__kernel, __cfg, [#(#async_args),*])
             }
         }
 

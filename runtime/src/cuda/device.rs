@@ -26,6 +26,12 @@ pub struct CudaDevice {
     pub(crate) watchdog: Watchdog,
     /// How blocking waits with a watchdog are printed.
     pub(crate) wait_loop: WaitLoop,
+    /// The record's device address (fixed for its life), what modules are pointed at.
+    pub(crate) record_addr: u64,
+    /// Launches submitted and not yet waited for or dropped, on every stream.
+    pub(crate) in_flight: Arc<std::sync::atomic::AtomicUsize>,
+    /// Launches' timing events, reused.
+    pub(crate) events: Arc<super::timer::EventPool>,
 }
 
 impl CudaDevice {
@@ -52,12 +58,37 @@ impl CudaDevice {
             });
         }
         let ctx = CudaContext::new(ordinal).map_err(driver_err("creating the CUDA context"))?;
+        let stream = ctx.default_stream();
+        CudaDevice::on(ctx, stream, policy)
+    }
+
+    /// A device on the application's own context and stream (cudarc interop): Phaser's
+    /// synchronous operations (`Device::launch`, uploads, downloads) run on `stream`, and
+    /// buffers it allocates belong to `ctx`, so they mix with the application's cudarc memory.
+    pub fn on(ctx: Arc<CudaContext>, stream: Arc<CudaStream>, policy: LaunchPolicy) -> Result<CudaDevice> {
+        if *stream.context() != ctx {
+            return Err(RuntimeError::Config(
+                "the stream given to a CUDA device belongs to another context than the one given".into(),
+            ));
+        }
         let cc = ctx.compute_capability().map_err(driver_err("reading the compute capability"))?;
         let name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
-        let stream = ctx.default_stream();
-        let record = std::sync::Mutex::new(RecordBuffer::new(&ctx)?);
+        let record = RecordBuffer::new(&ctx)?;
+        let record_addr = record.device_addr();
         let LaunchPolicy { watchdog, wait_loop, jit } = policy;
-        Ok(CudaDevice { ctx, stream, modules: ModuleCache::new(jit), cc, name, record, watchdog, wait_loop })
+        Ok(CudaDevice {
+            ctx,
+            stream,
+            modules: ModuleCache::new(jit),
+            cc,
+            name,
+            record: std::sync::Mutex::new(record),
+            watchdog,
+            wait_loop,
+            record_addr,
+            in_flight: Default::default(),
+            events: Default::default(),
+        })
     }
 
     /// The watchdog of launches and kernels that set none (default: on, 4 s).

@@ -3,9 +3,9 @@
 //! `unsafe`, so the policy modules (`jit`, `launch`, `tensor_map`, `record`, `device`) hold
 //! none. Every function checks what its `// SAFETY:` argument relies on, or takes it by type.
 
-use super::CudaBufferArg;
+use super::CudaBuf;
 use crate::launch::LaunchConfig;
-use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream, DeviceRepr, DriverError, LaunchArgs, PushKernelArg};
+use cudarc::driver::{sys, CudaContext, CudaFunction, CudaStream, DeviceRepr, DriverError, PushKernelArg};
 use phaser_codegen::ir::{Param, ParamKind};
 use std::ffi::{c_void, CStr};
 use std::sync::Arc;
@@ -166,7 +166,7 @@ pub(crate) enum Slot<'a> {
     U32(u32),
     U64(u64),
     Map(TensorMapParam),
-    Buffer(&'a dyn CudaBufferArg),
+    Buffer(CudaBuf<'a>),
 }
 
 /// Whether `slots` are, one for one, what `params` declare. The kernel reads each parameter
@@ -183,20 +183,55 @@ fn slots_match(params: &[Param], slots: &[Slot]) -> bool {
 }
 
 /// Launch `f` (whose parameters are `params`) on `stream` through cudarc's launch builder.
-/// Slots that do not match the parameters are refused before the driver sees them.
+/// Slots that do not match the parameters are refused before the driver sees them. Buffers
+/// are pushed as cudarc orders them: a read waits for the buffer's last write and records a
+/// read, a write waits for both and records a write; an exclusive buffer used as a read (by a
+/// launch that waits) travels as its address, its read recorded after the launch.
 pub(crate) fn launch(
     stream: &Arc<CudaStream>,
     f: &CudaFunction,
     params: &[Param],
-    slots: &[Slot],
+    slots: &mut [Slot],
     cfg: &LaunchConfig,
 ) -> Result<(), DriverError> {
     if !slots_match(params, slots) {
         return Err(invalid());
     }
+    let mut addrs = Vec::new();
+    let mut guards = Vec::new();
+    for s in slots.iter() {
+        if let Slot::Buffer(CudaBuf::ReadExclusive(b)) = s {
+            let b: &dyn super::CudaBufferArgMut = *b;
+            let (addr, guard) = b.device_addr(stream);
+            addrs.push(addr);
+            guards.push(guard);
+        }
+    }
     let mut b = stream.launch_builder(f);
-    for s in slots {
-        push(&mut b, s);
+    let mut next_addr = addrs.iter();
+    for s in slots.iter_mut() {
+        match s {
+            Slot::U16(v) => {
+                b.arg(&*v);
+            }
+            Slot::U32(v) => {
+                b.arg(&*v);
+            }
+            Slot::U64(v) => {
+                b.arg(&*v);
+            }
+            Slot::Map(v) => {
+                b.arg(&*v);
+            }
+            Slot::Buffer(CudaBuf::Read(s)) => s.push_arg(&mut b),
+            Slot::Buffer(CudaBuf::Write(s)) => s.push_arg_mut(&mut b),
+            Slot::Buffer(CudaBuf::ReadExclusive(_)) => {
+                b.arg(next_addr.next().expect("one address per exclusive read, collected above"));
+            }
+            Slot::Buffer(CudaBuf::Address(a)) => {
+                b.arg(&*a);
+            }
+        }
     }
     let lc = cudarc::driver::LaunchConfig {
         grid_dim: (cfg.grid[0], cfg.grid[1], cfg.grid[2]),
@@ -204,27 +239,12 @@ pub(crate) fn launch(
         shared_mem_bytes: cfg.dynamic_shared_bytes,
     };
     // SAFETY: the builder holds one argument per kernel parameter, each of the parameter's
-    // size and kind (`slots_match` above); the slots outlive the call, which copies them;
-    // every buffer belongs to this stream's context (the device resolved them).
-    unsafe { b.launch(lc) }.map(|_| ())
-}
-
-fn push<'s>(b: &mut LaunchArgs<'s>, s: &'s Slot) {
-    match s {
-        Slot::U16(v) => {
-            b.arg(v);
-        }
-        Slot::U32(v) => {
-            b.arg(v);
-        }
-        Slot::U64(v) => {
-            b.arg(v);
-        }
-        Slot::Map(v) => {
-            b.arg(v);
-        }
-        Slot::Buffer(s) => s.push_arg(b),
-    }
+    // size and kind (`slots_match` above; a buffer is its 8-byte address); the slots and
+    // addresses outlive the call, which copies them; every buffer belongs to this stream's
+    // context (the device resolved them).
+    unsafe { b.launch(lc) }.map(|_| ())?;
+    drop(guards);
+    Ok(())
 }
 
 /// Launch `f` with `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` through
@@ -235,37 +255,50 @@ pub(crate) fn launch_dependent(
     stream: &Arc<CudaStream>,
     f: &CudaFunction,
     params: &[Param],
-    slots: &[Slot],
+    slots: &mut [Slot],
     cfg: &LaunchConfig,
 ) -> Result<(), DriverError> {
     if !slots_match(params, slots) {
         return Err(invalid());
     }
     ctx.bind_to_thread()?;
-    // Each parameter's bytes live in `values` (scalars, buffer addresses) or in the slot
-    // (tensor maps) until the call returns; `pointers` points at them.
+    // Each parameter's bytes live in `values` (scalars, buffer addresses) or in `maps` (tensor
+    // maps, copied out of the slots) until the call returns; `pointers` points at them.
     let mut values: Vec<u64> = Vec::with_capacity(slots.len());
+    let mut maps: Vec<TensorMapParam> = Vec::new();
     let mut guards = Vec::new();
-    for s in slots {
+    for s in slots.iter_mut() {
         values.push(match s {
             Slot::U16(v) => *v as u64,
             Slot::U32(v) => *v as u64,
             Slot::U64(v) => *v,
-            Slot::Map(_) => 0,
+            Slot::Map(m) => {
+                maps.push(*m);
+                0
+            }
             Slot::Buffer(b) => {
-                let (addr, guard) = b.device_addr(stream);
+                let (addr, guard) = match b {
+                    CudaBuf::Read(b) => b.device_addr(stream),
+                    CudaBuf::ReadExclusive(b) => b.device_addr(stream),
+                    CudaBuf::Write(b) => b.device_addr_mut(stream),
+                    CudaBuf::Address(a) => (*a, cudarc::driver::SyncOnDrop::Record(None)),
+                };
                 guards.push(guard);
                 addr
             }
         });
     }
-    let mut pointers: Vec<*mut c_void> = slots
+    let mut next_map = maps.iter();
+    let mut pointers: Vec<*mut c_void> = params
         .iter()
         .zip(values.iter_mut())
-        .map(|(s, v)| match s {
-            Slot::Map(m) => m as *const TensorMapParam as *mut c_void,
+        .map(|(p, v)| match p.kind {
+            ParamKind::TensorMap { .. } => {
+                next_map.next().expect("one map per map parameter (slots_match)") as *const TensorMapParam
+                    as *mut c_void
+            }
             // Little-endian: a u16/u32 parameter reads the low bytes of its u64.
-            _ => v as *mut u64 as *mut c_void,
+            ParamKind::Scalar(_) | ParamKind::Global { .. } => v as *mut u64 as *mut c_void,
         })
         .collect();
     // The value is a C union: zeroed through its padding member, then the member the id

@@ -4,6 +4,7 @@
 mod buffer_arg;
 mod device;
 mod ffi;
+pub mod interop;
 pub mod jit;
 mod launch;
 mod module_cache;
@@ -12,8 +13,10 @@ mod record;
 pub mod tensor_map;
 mod timer;
 
-pub use buffer_arg::CudaBufferArg;
+pub(crate) use buffer_arg::CudaBuf;
+pub use buffer_arg::{CudaBufferArg, CudaBufferArgMut};
 pub use device::CudaDevice;
+pub(crate) use launch::{slots as launch_slots, Submitted};
 pub use jit::{JitOptions, LoadPath, LoadStats};
 pub use module_cache::{declares_record, ModuleCache, PtxKeyed};
 pub use policy::LaunchPolicy;

@@ -54,9 +54,47 @@ impl<M: Clone, S: BuildHasher> PtxKeyed<M, S> {
     }
 }
 
+/// Functions keyed by the address of their PTX text, each entry keeping its text alive.
+/// An entry: the text (kept alive), the entry name, the value.
+type ByTextEntry<M> = (Arc<str>, String, M);
+
+struct ByText<M>(Mutex<HashMap<usize, ByTextEntry<M>>>);
+
+type FunctionsByText = ByText<CudaFunction>;
+
+impl<M> Default for ByText<M> {
+    fn default() -> Self {
+        ByText(Mutex::default())
+    }
+}
+
+impl<M: Clone> ByText<M> {
+    fn key(ptx: &Arc<str>) -> usize {
+        Arc::as_ptr(ptx) as *const u8 as usize
+    }
+
+    fn get(&self, ptx: &Arc<str>, name: &str) -> Option<M> {
+        let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match map.get(&Self::key(ptx)) {
+            Some((text, n, f)) if Arc::ptr_eq(text, ptx) && n == name => Some(f.clone()),
+            Some(_) | None => None,
+        }
+    }
+
+    fn insert(&self, ptx: &Arc<str>, name: &str, f: &M) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert(Self::key(ptx), (ptx.clone(), name.to_owned(), f.clone()));
+    }
+}
+
 /// The CUDA modules of one context, and how they are made ([`JitOptions`]).
 pub struct ModuleCache {
     modules: PtxKeyed<Arc<CudaModule>>,
+    /// Launch functions by the identity of their PTX text (a kernel keeps its printed text
+    /// in one `Arc`): a launch of a kernel seen before neither hashes its text nor asks the
+    /// driver for the function again. The entry holds the text, so its address is not reused
+    /// while the entry lives.
+    functions: FunctionsByText,
     jit: JitOptions,
     /// How the last module was made (`bench_jit` reads it).
     last_load: Mutex<Option<LoadStats>>,
@@ -64,7 +102,7 @@ pub struct ModuleCache {
 
 impl ModuleCache {
     pub fn new(jit: JitOptions) -> ModuleCache {
-        ModuleCache { modules: PtxKeyed::default(), jit, last_load: Mutex::new(None) }
+        ModuleCache { modules: PtxKeyed::default(), functions: Default::default(), jit, last_load: Mutex::new(None) }
     }
 
     pub fn jit_options(&self) -> &JitOptions {
@@ -96,6 +134,24 @@ impl ModuleCache {
         self.load(ctx, ptx, name, Some((stream, record)))?
             .load_function(name)
             .map_err(driver_err(format!("finding kernel `{name}` in its module")))
+    }
+
+    /// [`ModuleCache::function_with_record`] for a launch: found by the text's identity
+    /// first (see `functions`), loaded through the text-keyed cache otherwise.
+    pub(crate) fn launch_function(
+        &self,
+        ctx: &Arc<CudaContext>,
+        stream: &Arc<CudaStream>,
+        ptx: &Arc<str>,
+        name: &str,
+        record: u64,
+    ) -> Result<CudaFunction> {
+        if let Some(f) = self.functions.get(ptx, name) {
+            return Ok(f);
+        }
+        let f = self.function_with_record(ctx, stream, ptx, name, record)?;
+        self.functions.insert(ptx, name, &f);
+        Ok(f)
     }
 
     fn load(
@@ -154,6 +210,18 @@ mod tests {
             0
         }
         fn write(&mut self, _: &[u8]) {}
+    }
+
+    #[test]
+    fn functions_are_found_by_the_identity_of_their_text_and_their_name() {
+        let cache = ByText::<u32>::default();
+        let text: Arc<str> = Arc::from(".entry k {}");
+        cache.insert(&text, "k", &7);
+        assert_eq!(cache.get(&text, "k"), Some(7));
+        assert_eq!(cache.get(&text.clone(), "k"), Some(7), "a clone of the Arc is the same text");
+        let equal: Arc<str> = Arc::from(".entry k {}");
+        assert_eq!(cache.get(&equal, "k"), None, "equal text elsewhere is not this entry");
+        assert_eq!(cache.get(&text, "other"), None, "another entry name");
     }
 
     #[test]

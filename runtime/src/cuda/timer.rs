@@ -4,8 +4,34 @@ use super::driver_err;
 use crate::error::Result;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+/// Timing events kept for reuse, so a launch does not create and destroy two events. An
+/// event may be recorded again once nothing reads it any more (a wait placed on it captured
+/// its state then), which holds for a launch's events once the launch is dropped.
+#[derive(Default)]
+pub(crate) struct EventPool(Mutex<Vec<CudaEvent>>);
+
+/// Events kept at most (beyond that a returned event is destroyed).
+const POOLED_EVENTS: usize = 256;
+
+impl EventPool {
+    fn take(&self, ctx: &Arc<CudaContext>) -> Result<CudaEvent> {
+        let pooled = self.0.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        match pooled {
+            Some(e) => Ok(e),
+            None => ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver_err("creating a timing event")),
+        }
+    }
+
+    fn give(&self, e: CudaEvent) {
+        let mut pool = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if pool.len() < POOLED_EVENTS {
+            pool.push(e);
+        }
+    }
+}
 
 pub(crate) struct EventTimer {
     start: CudaEvent,
@@ -22,6 +48,19 @@ impl EventTimer {
             ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver_err("creating a timing event"))?;
         start.record(stream).map_err(driver_err("recording a timing event"))?;
         Ok(EventTimer { start, end })
+    }
+
+    /// [`EventTimer::start`] with events from `pool`; [`EventTimer::recycle`] gives them back.
+    pub(crate) fn start_pooled(pool: &EventPool, ctx: &Arc<CudaContext>, stream: &CudaStream) -> Result<EventTimer> {
+        let (start, end) = (pool.take(ctx)?, pool.take(ctx)?);
+        start.record(stream).map_err(driver_err("recording a timing event"))?;
+        Ok(EventTimer { start, end })
+    }
+
+    /// Give the events back to `pool` (nothing may read them afterwards).
+    pub(crate) fn recycle(self, pool: &EventPool) {
+        pool.give(self.start);
+        pool.give(self.end);
     }
 
     /// Record the end event on `stream` (the work in between is what gets timed).

@@ -1,0 +1,302 @@
+//! CUDA graphs: a sequence of Phaser launches captured on a [`Stream`] once, replayed many
+//! times (GPU only; the simulator refuses with `Unsupported`).
+//!
+//! A graph bakes in its buffers' addresses, so it holds their borrows for its whole life:
+//! buffers are bound to the builder once ([`GraphBuilder::bind`] shared,
+//! [`GraphBuilder::bind_mut`] exclusive) and the launches name them by handle, any number of
+//! times. Capture happens in [`GraphBuilder::build`]: every function is loaded and every
+//! address taken first (outside the capture: cudarc's event waits inside a capture are refused
+//! by the driver, `CUDA_ERROR_STREAM_CAPTURE_ISOLATION`), then only the kernel launches are
+//! captured. Each [`Graph::replay`] orders itself like any cudarc use of the bound buffers:
+//! it waits for their last writes (and, for written ones, reads) on other streams and records
+//! its reads and writes after the graph, so later work, downloads and frees wait for it; that
+//! keeps a forgotten graph sound too. Dropping a graph waits for its replays.
+//!
+//! Launch checks (arguments, shape, shared memory, target) run when a launch is added. The
+//! watchdog works under replay: a starved wait traps, and [`Graph::synchronize`] reports the
+//! record, decoded against the graph's kernel (a graph of several kernels decodes against the
+//! first whose wait sites the record names).
+
+use crate::args::{check_arg_shapes, ArgShape, ResolvedArg};
+use crate::buffer::Buffer;
+use crate::cuda::{self, driver_err, CudaBuf, CudaBufferArg, CudaBufferArgMut};
+use crate::device::{Device, Storage};
+use crate::launch::check_config;
+use crate::elem::Elem;
+use crate::error::{Backend, Result, RuntimeError};
+use crate::launch::LaunchConfig;
+use crate::stream::Stream;
+use crate::buffer::LaunchHold;
+use crate::tensor_map::{hold_maps, TensorMap};
+use crate::watchdog::WatchdogRecord;
+use phaser_codegen::arch::SharedLayout;
+use phaser_codegen::ir::ParamKind;
+use phaser_codegen::{Kernel, Type};
+use std::marker::PhantomData;
+
+/// A buffer bound to a [`GraphBuilder`], named by its launches.
+pub struct Bound<T> {
+    index: usize,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Bound<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Bound<T> {}
+
+/// One argument of a captured launch.
+pub enum GraphArg<'a> {
+    Scalar { ty: Type, bits: u64 },
+    /// A bound buffer (its index, element type).
+    Buffer { index: usize, elem: Type },
+    TensorMap(&'a TensorMap),
+}
+
+impl<'a, T: Elem> From<Bound<T>> for GraphArg<'a> {
+    fn from(b: Bound<T>) -> Self {
+        GraphArg::Buffer { index: b.index, elem: T::TYPE }
+    }
+}
+impl<'a> From<&'a TensorMap> for GraphArg<'a> {
+    fn from(t: &'a TensorMap) -> Self {
+        GraphArg::TensorMap(t)
+    }
+}
+macro_rules! graph_scalar_from {
+    ($($t:ty),*) => {$(
+        impl<'a> From<$t> for GraphArg<'a> {
+            fn from(v: $t) -> Self { GraphArg::Scalar { ty: <$t as Elem>::TYPE, bits: Elem::to_bits(v) } }
+        }
+    )*};
+}
+graph_scalar_from!(u16, u32, u64, i16, i32, i64, f32, f64, half::f16, half::bf16);
+
+/// A bound buffer: its storage, borrowed as bound.
+struct BoundBuffer<'a> {
+    storage: CudaBuf<'a>,
+}
+
+/// A launch to capture, checked.
+struct Step<'a> {
+    kernel: Kernel,
+    cfg: LaunchConfig,
+    layout: SharedLayout,
+    args: Vec<GraphArg<'a>>,
+}
+
+/// Launches to capture into a graph on one stream ([`Stream::graph`]).
+pub struct GraphBuilder<'a> {
+    stream: &'a Stream<'a>,
+    device: &'a cuda::CudaDevice,
+    bound: Vec<BoundBuffer<'a>>,
+    steps: Vec<Step<'a>>,
+    holds: Vec<LaunchHold>,
+}
+
+impl<'d> Stream<'d> {
+    /// Start a graph of launches on this stream (GPU only).
+    pub fn graph<'a>(&'a self) -> Result<GraphBuilder<'a>> {
+        match (self.device(), self.as_cuda()) {
+            (Device::Cuda(d), Some(_)) => Ok(GraphBuilder { stream: self, device: d, bound: Vec::new(), steps: Vec::new(), holds: Vec::new() }),
+            (Device::Sim(_), _) | (Device::Cuda(_), None) => {
+                Err(RuntimeError::Unsupported { operation: "Stream::graph", needs: Backend::Cuda, device: Backend::Sim })
+            }
+        }
+    }
+}
+
+impl<'a> GraphBuilder<'a> {
+    fn bind_storage<T: Elem>(&mut self, storage: CudaBuf<'a>) -> Result<Bound<T>> {
+        if !storage.context().is_some_and(|c| self.device.owns(c)) {
+            return Err(RuntimeError::ForeignBuffer { backend: Backend::Cuda, param: None });
+        }
+        self.bound.push(BoundBuffer { storage });
+        Ok(Bound { index: self.bound.len() - 1, _t: PhantomData })
+    }
+
+    /// Bind a buffer the graph's kernels only read; borrowed shared for the graph's life.
+    pub fn bind<T: Elem>(&mut self, b: &'a Buffer<T>) -> Result<Bound<T>> {
+        match &b.storage {
+            Storage::Cuda(s) => self.bind_storage(CudaBuf::Read(s as &dyn CudaBufferArg)),
+            Storage::Sim(_) => Err(RuntimeError::BackendMismatch { buffer: Backend::Sim, device: Backend::Cuda }),
+        }
+    }
+
+    /// Bind a buffer the graph's kernels may write; borrowed exclusively for the graph's life.
+    pub fn bind_mut<T: Elem>(&mut self, b: &'a mut Buffer<T>) -> Result<Bound<T>> {
+        match &mut b.storage {
+            Storage::Cuda(s) => self.bind_storage(CudaBuf::Write(s as &mut dyn CudaBufferArgMut)),
+            Storage::Sim(_) => Err(RuntimeError::BackendMismatch { buffer: Backend::Sim, device: Backend::Cuda }),
+        }
+    }
+
+    /// Add a launch (checked now, as `Device::launch` checks it); a buffer the kernel may
+    /// write must be bound with `bind_mut`.
+    pub fn launch(
+        &mut self,
+        kernel: &Kernel,
+        cfg: LaunchConfig,
+        args: impl IntoIterator<Item = GraphArg<'a>>,
+    ) -> Result<()> {
+        let args: Vec<GraphArg<'a>> = args.into_iter().collect();
+        let mut shapes = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            shapes.push(match a {
+                GraphArg::Scalar { ty, .. } => ArgShape::Scalar(*ty),
+                GraphArg::TensorMap(t) => ArgShape::TensorMap(t),
+                GraphArg::Buffer { index, elem } => {
+                    let param = || kernel.params().get(i).map(|p| p.name.clone()).unwrap_or_else(|| "-".into());
+                    let b = self.bound.get(*index).ok_or_else(|| RuntimeError::BadArgument {
+                        kernel: kernel.name().to_owned(),
+                        index: i,
+                        param: param(),
+                        problem: "the buffer was bound to another graph".into(),
+                    })?;
+                    let writes = kernel.params().get(i).is_some_and(|p| matches!(p.kind, ParamKind::Global { mutable: true, .. }));
+                    if writes && !matches!(b.storage, CudaBuf::Write(_)) {
+                        return Err(RuntimeError::BadArgument {
+                            kernel: kernel.name().to_owned(),
+                            index: i,
+                            param: param(),
+                            problem: "the kernel may write this buffer: bind it with `bind_mut`".into(),
+                        });
+                    }
+                    ArgShape::Buffer(*elem)
+                }
+            });
+        }
+        // The checks `Device::launch` runs, on what they read of the arguments.
+        let cfg = cfg.resolved_for(kernel)?;
+        check_arg_shapes(kernel, &shapes)?;
+        let layout = check_config(kernel, &cfg)?;
+        self.stream.device().check_target(kernel)?;
+        // The maps' buffers stay alive as long as the graph (it bakes their addresses in).
+        let maps = args.iter().enumerate().filter_map(|(i, a)| match a {
+            GraphArg::TensorMap(t) => Some((i, *t)),
+            GraphArg::Scalar { .. } | GraphArg::Buffer { .. } => None,
+        });
+        self.holds.extend(hold_maps(kernel, maps, self.stream.device().key())?);
+        self.steps.push(Step { kernel: kernel.clone(), cfg, layout, args });
+        Ok(())
+    }
+
+    /// Load every function, take every address, capture the launches and instantiate.
+    pub fn build(mut self) -> Result<Graph<'a>> {
+        let stream = self.stream.as_cuda().expect("a graph's stream is a CUDA stream").clone();
+        let d = self.device;
+        let functions = self
+            .steps
+            .iter()
+            .map(|s| d.prepare(&s.kernel, &s.cfg, &s.layout).map(|(f, _)| f))
+            .collect::<Result<Vec<_>>>()?;
+        // Addresses, and cudarc's ordering with earlier work, before the capture begins.
+        let mut addrs = Vec::with_capacity(self.bound.len());
+        for b in self.bound.iter_mut() {
+            let (addr, _record) = match &mut b.storage {
+                CudaBuf::Read(r) => r.device_addr(&stream),
+                CudaBuf::Write(w) => w.device_addr_mut(&stream),
+                CudaBuf::ReadExclusive(r) => r.device_addr(&stream),
+                CudaBuf::Address(a) => (*a, cudarc::driver::SyncOnDrop::Record(None)),
+            };
+            addrs.push(addr);
+        }
+        let mut resolved_steps = Vec::with_capacity(self.steps.len());
+        for s in &self.steps {
+            let resolved: Vec<ResolvedArg<CudaBuf>> = s
+                .args
+                .iter()
+                .map(|a| match a {
+                    GraphArg::Scalar { ty, bits } => ResolvedArg::Scalar { ty: *ty, bits: *bits },
+                    GraphArg::Buffer { index, .. } => ResolvedArg::Buffer(CudaBuf::Address(addrs[*index])),
+                    GraphArg::TensorMap(t) => ResolvedArg::TensorMap(t),
+                })
+                .collect();
+            resolved_steps.push(cuda::launch_slots(&s.kernel, resolved)?);
+        }
+        stream
+            .begin_capture(cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
+            .map_err(driver_err("beginning a graph capture"))?;
+        let mut captured = Ok(());
+        for ((s, f), slots) in self.steps.iter().zip(&functions).zip(resolved_steps.iter_mut()) {
+            captured = d.enqueue(&stream, &s.kernel, &s.cfg, f, slots);
+            if captured.is_err() {
+                break;
+            }
+        }
+        // The capture ends whatever happened, so the stream leaves capture mode.
+        let ended = stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
+        captured?;
+        let graph = ended
+            .map_err(driver_err("ending a graph capture and instantiating the graph"))?
+            .ok_or_else(|| RuntimeError::Config("the graph capture produced no graph".into()))?;
+        let kernels = self.steps.drain(..).map(|s| s.kernel).collect();
+        Ok(Graph { stream: self.stream, device: d, graph, bound: self.bound, kernels, _holds: self.holds })
+    }
+}
+
+/// A captured, instantiated graph; it holds its buffers' borrows (see the module).
+pub struct Graph<'a> {
+    stream: &'a Stream<'a>,
+    device: &'a cuda::CudaDevice,
+    graph: cudarc::driver::CudaGraph,
+    bound: Vec<BoundBuffer<'a>>,
+    kernels: Vec<Kernel>,
+    _holds: Vec<LaunchHold>,
+}
+
+impl Graph<'_> {
+    /// Queue one replay on the graph's stream (returns at once), ordered with other cudarc
+    /// work on the bound buffers.
+    pub fn replay(&mut self) -> Result<()> {
+        let stream = self.stream.as_cuda().expect("a graph's stream is a CUDA stream");
+        let mut records = Vec::with_capacity(self.bound.len());
+        for b in self.bound.iter_mut() {
+            let (_, record) = match &mut b.storage {
+                CudaBuf::Read(r) => r.device_addr(stream),
+                CudaBuf::Write(w) => w.device_addr_mut(stream),
+                CudaBuf::ReadExclusive(r) => r.device_addr(stream),
+                CudaBuf::Address(a) => (*a, cudarc::driver::SyncOnDrop::Record(None)),
+            };
+            records.push(record);
+        }
+        self.graph.launch().map_err(driver_err("replaying a graph"))?;
+        // The reads and writes are recorded now, after the replay.
+        drop(records);
+        Ok(())
+    }
+
+    /// Wait for every replay queued so far; a fault names the starved wait when the watchdog
+    /// trapped it.
+    pub fn synchronize(&self) -> Result<()> {
+        let stream = self.stream.as_cuda().expect("a graph's stream is a CUDA stream");
+        stream.synchronize().map_err(|e| {
+            let words = self.device.record.lock().unwrap_or_else(|p| p.into_inner()).read();
+            let (kernel, watchdog) = self
+                .kernels
+                .iter()
+                .find_map(|k| WatchdogRecord::decode(k, &words).filter(|r| r.loc.is_some()).map(|r| (k, r)))
+                .or_else(|| self.kernels.first().and_then(|k| WatchdogRecord::decode(k, &words).map(|r| (k, r))))
+                .map_or((self.kernels.first().map(|k| k.name().to_owned()).unwrap_or_default(), None), |(k, r)| {
+                    (k.name().to_owned(), Some(Box::new(r)))
+                });
+            RuntimeError::KernelFault { kernel, message: e.to_string(), watchdog, source: Some(e) }
+        })
+    }
+
+    /// How many launches the graph holds.
+    pub fn launches(&self) -> usize {
+        self.kernels.len()
+    }
+}
+
+impl Drop for Graph<'_> {
+    fn drop(&mut self) {
+        // The graph's buffers are borrowed only as long as it lives: its replays end first.
+        if let Some(s) = self.stream.as_cuda() {
+            let _ = s.synchronize();
+        }
+    }
+}

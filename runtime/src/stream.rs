@@ -1,0 +1,270 @@
+//! Streams: launches that return at once, ordered among themselves, with the buffers they use
+//! borrowed until the work is known done.
+//!
+//! The borrow model is cuda-async's: [`Stream::launch`] returns a [`Launch`] guard that holds
+//! every argument's borrow (shared for a buffer the kernel reads, exclusive for one it may
+//! write: `Arg::buffer` / `Arg::buffer_mut`, `&b` / `&mut b`) for as long as it lives, so safe
+//! code cannot read, write or free a buffer a launch still uses. [`Launch::wait`] returns the
+//! launch's report or error; dropping the guard waits too and keeps an error for
+//! [`Stream::synchronize`].
+//!
+//! A forgotten guard (`std::mem::forget`) ends the borrows early without waiting, which safe
+//! code may do; what keeps that sound is the ordering under the borrows: on the GPU every
+//! buffer is pushed to cudarc as it is used (a read records a read event, a write a write
+//! event), and every later use of the memory through cudarc, on any stream, Phaser's
+//! downloads, uploads and frees included, waits for those events (cudarc's event tracking,
+//! on once a context has more than one stream, which a `Stream` makes). In the simulator a
+//! launch has run when it returns. (A forgotten guard never releases the tensor maps' holds,
+//! so dropping a buffer viewed by one of its maps then blocks: forgetting a guard is a leak.)
+//!
+//! This is the second place, beside `device.rs`, that dispatches to a backend.
+
+use crate::args::{Arg, ResolvedArg};
+use crate::cuda::{self, driver_err};
+use crate::device::{Device, LaunchReport};
+use crate::error::{Result, RuntimeError};
+use crate::event::{Event, EventInner};
+use crate::launch::LaunchConfig;
+use crate::tensor_map::hold_tensor_maps;
+use crate::buffer::LaunchHold;
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::CudaStream;
+use phaser_codegen::Kernel;
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex};
+
+/// An ordered queue of device work on one [`Device`]; several may exist per device. Work on
+/// one stream runs in launch order; work on two streams is ordered only by events
+/// ([`Stream::record`], [`Stream::wait_for`]) and by cudarc's tracking of the buffers they
+/// share.
+///
+/// `Send + Sync` (a `&Device`, cudarc's thread-safe stream, a mutex); a [`Launch`] guard is
+/// `Send`, so work queued on one thread can be waited for on another.
+pub struct Stream<'d> {
+    device: &'d Device,
+    inner: StreamInner,
+    /// Errors of launches whose guards were dropped without `wait`, for `synchronize`.
+    deferred: Mutex<Vec<RuntimeError>>,
+}
+
+enum StreamInner {
+    /// A non-blocking stream of the device's context.
+    Cuda(Arc<CudaStream>),
+    Sim,
+}
+
+impl Device {
+    /// A new stream on this device (on the GPU a non-blocking CUDA stream; the first one turns
+    /// on cudarc's cross-stream event tracking, after synchronizing the context once).
+    pub fn stream(&self) -> Result<Stream<'_>> {
+        let inner = match self {
+            Device::Cuda(d) => StreamInner::Cuda(d.context().new_stream().map_err(driver_err("creating a stream"))?),
+            Device::Sim(_) => StreamInner::Sim,
+        };
+        Ok(Stream { device: self, inner, deferred: Mutex::default() })
+    }
+}
+
+impl<'d> Stream<'d> {
+    pub fn device(&self) -> &'d Device {
+        self.device
+    }
+
+    /// The cudarc stream (GPU only), to queue the application's own cudarc work in order with
+    /// Phaser's launches.
+    pub fn as_cuda(&self) -> Option<&Arc<CudaStream>> {
+        match &self.inner {
+            StreamInner::Cuda(s) => Some(s),
+            StreamInner::Sim => None,
+        }
+    }
+
+    /// Queue `kernel` on this stream and return at once (in the simulator: once it ran). The
+    /// same checks as [`Device::launch`] run first; a buffer the kernel may write must be
+    /// passed exclusively (`&mut`, [`Arg::buffer_mut`]). The guard holds the arguments'
+    /// borrows until the work is done.
+    pub fn launch<'a>(
+        &'a self,
+        kernel: impl StreamKernel<'a>,
+        cfg: LaunchConfig,
+        args: impl IntoIterator<Item = Arg<'a>>,
+    ) -> Result<Launch<'a>> {
+        let kernel = kernel.into_cow();
+        let args: Vec<Arg<'a>> = args.into_iter().collect();
+        let dev = self.device;
+        let (cfg, layout) = dev.checked(&kernel, cfg, &args)?;
+        check_exclusive(&kernel, &args)?;
+        let holds = hold_tensor_maps(&kernel, &args, dev.key())?;
+        let pending = match (&self.inner, dev) {
+            (StreamInner::Cuda(stream), Device::Cuda(d)) => {
+                dev.check_target(&kernel)?;
+                let mut resolved = Vec::with_capacity(args.len());
+                for (i, a) in args.into_iter().enumerate() {
+                    resolved.push(match a {
+                        Arg::Scalar { ty, bits } => ResolvedArg::Scalar { ty, bits },
+                        Arg::TensorMap(t) => ResolvedArg::TensorMap(t),
+                        Arg::Buffer { storage, .. } => {
+                            let backend = storage.backend();
+                            match storage.into_cuda().filter(|b| b.context().is_some_and(|c| d.owns(c))) {
+                                Some(b) => ResolvedArg::Buffer(b),
+                                None => return Err(dev.not_mine_arg(&kernel, i, backend)),
+                            }
+                        }
+                    });
+                }
+                Pending::Cuda(d, d.launch_async(stream, &kernel, &cfg, &layout, resolved)?)
+            }
+            (StreamInner::Sim, Device::Sim(d)) => {
+                let resolved = dev.resolve(&kernel, &args, |s| Device::sim_args(d, s))?;
+                Pending::Sim(d.launch(&kernel, &cfg, &resolved).map(Box::new))
+            }
+            (StreamInner::Cuda(_), Device::Sim(_)) | (StreamInner::Sim, Device::Cuda(_)) => {
+                unreachable!("a stream is made by its device, of the device's backend")
+            }
+        };
+        Ok(Launch { stream: self, kernel, pending: Some(pending), _holds: holds })
+    }
+
+    /// Record an event at this point of the stream's work (timing enabled on the GPU).
+    pub fn record(&self) -> Result<Event> {
+        let inner = match (&self.inner, self.device) {
+            (StreamInner::Cuda(s), _) => EventInner::Cuda(
+                s.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver_err("recording an event"))?,
+            ),
+            (StreamInner::Sim, Device::Sim(d)) => EventInner::Sim(d.id()),
+            (StreamInner::Sim, Device::Cuda(_)) => unreachable!("a stream is made by its device"),
+        };
+        Ok(Event { inner })
+    }
+
+    /// Make this stream's later work wait until `event`'s work is done (on the device: the
+    /// host does not block). An event of another device is refused.
+    pub fn wait_for(&self, event: &Event) -> Result<()> {
+        match (&self.inner, &event.inner, self.device) {
+            (StreamInner::Cuda(s), EventInner::Cuda(e), _) => s.wait(e).map_err(driver_err("waiting for an event")),
+            (StreamInner::Sim, EventInner::Sim(id), Device::Sim(d)) if *id == d.id() => Ok(()),
+            (StreamInner::Sim, EventInner::Sim(_), _) => {
+                Err(RuntimeError::Config("a simulator stream was asked to wait for another simulator's event".into()))
+            }
+            (StreamInner::Cuda(_), EventInner::Sim(_), _) | (StreamInner::Sim, EventInner::Cuda(_), _) => {
+                Err(RuntimeError::BackendMismatch { buffer: event.backend(), device: self.device.backend() })
+            }
+        }
+    }
+
+    /// Wait on the host until every launch queued so far is done; the first error of a launch
+    /// whose guard was dropped without [`Launch::wait`] comes back here (faults, simulator
+    /// findings), the others with it are dropped.
+    pub fn synchronize(&self) -> Result<()> {
+        if let StreamInner::Cuda(s) = &self.inner {
+            s.synchronize().map_err(driver_err("synchronizing a stream"))?;
+        }
+        let first = self.deferred.lock().unwrap_or_else(|p| p.into_inner()).drain(..).next();
+        match first {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for Stream<'_> {
+    fn drop(&mut self) {
+        // cudarc destroys the stream when its last `Arc` goes; queued work still completes.
+        if let StreamInner::Cuda(s) = &self.inner {
+            let _ = s.synchronize();
+        }
+    }
+}
+
+/// A kernel as [`Stream::launch`] takes it: borrowed for the launch's life, or owned by it
+/// (what the DSL's `launch_on` passes: its kernel is built for the call).
+pub trait StreamKernel<'a> {
+    fn into_cow(self) -> Cow<'a, Kernel>;
+}
+
+impl<'a> StreamKernel<'a> for &'a Kernel {
+    fn into_cow(self) -> Cow<'a, Kernel> {
+        Cow::Borrowed(self)
+    }
+}
+
+impl<'a> StreamKernel<'a> for Kernel {
+    fn into_cow(self) -> Cow<'a, Kernel> {
+        Cow::Owned(self)
+    }
+}
+
+/// A buffer the kernel may write, passed shared: an async launch must hold it exclusively.
+fn check_exclusive(kernel: &Kernel, args: &[Arg]) -> Result<()> {
+    for (i, (p, a)) in kernel.params().iter().zip(args).enumerate() {
+        if let (phaser_codegen::ir::ParamKind::Global { mutable: true, .. }, Arg::Buffer { storage, .. }) = (&p.kind, a)
+        {
+            if !storage.is_exclusive() {
+                return Err(RuntimeError::BadArgument {
+                    kernel: kernel.name().to_owned(),
+                    index: i,
+                    param: p.name.clone(),
+                    problem: "the kernel may write this buffer, so a stream launch needs it exclusively: pass \
+                              `&mut buffer` (`Arg::buffer_mut`)"
+                        .into(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a launch left to wait for.
+enum Pending<'a> {
+    Cuda(&'a cuda::CudaDevice, cuda::Submitted),
+    /// The simulator ran the launch already: its report, or its error (findings included).
+    Sim(Result<Box<crate::sim::SimReport>>),
+}
+
+/// A launch in flight on a [`Stream`]. It holds the borrows of the launch's arguments (and of
+/// the stream) until it is waited for or dropped; both wait for the kernel.
+#[must_use = "a launch is waited for when its guard is dropped: keep it while other work proceeds, or `wait` for its report"]
+pub struct Launch<'a> {
+    stream: &'a Stream<'a>,
+    kernel: Cow<'a, Kernel>,
+    pending: Option<Pending<'a>>,
+    _holds: Vec<LaunchHold>,
+}
+
+impl Launch<'_> {
+    /// Wait for the kernel: its report (device time on the GPU, the simulator's report), or
+    /// its error (a fault with the watchdog's record, the simulator's findings).
+    pub fn wait(mut self) -> Result<LaunchReport> {
+        let pending = self.pending.take().expect("a launch is waited for once");
+        finish(&self.kernel, pending)
+    }
+
+    /// Whether the kernel is done (never blocks; a fault shows as done, reported by `wait`).
+    pub fn is_done(&self) -> bool {
+        match &self.pending {
+            Some(Pending::Cuda(_, s)) => s.is_done(),
+            Some(Pending::Sim(_)) | None => true,
+        }
+    }
+
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+}
+
+fn finish(kernel: &Kernel, pending: Pending) -> Result<LaunchReport> {
+    match pending {
+        Pending::Cuda(d, s) => Ok(LaunchReport { elapsed: Some(d.wait(kernel, &s)?), sim: None }),
+        Pending::Sim(r) => Ok(LaunchReport { elapsed: None, sim: Some(*r?) }),
+    }
+}
+
+impl Drop for Launch<'_> {
+    fn drop(&mut self) {
+        if let Some(pending) = self.pending.take() {
+            if let Err(e) = finish(&self.kernel, pending) {
+                self.stream.deferred.lock().unwrap_or_else(|p| p.into_inner()).push(e);
+            }
+        }
+    }
+}

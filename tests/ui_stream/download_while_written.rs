@@ -1,0 +1,15 @@
+// Reading a buffer on the host while a launch that writes it is in flight.
+#[phaser::kernel(target = "sm_90a")]
+fn fill(out: &mut [f32]) {
+    let tid = T.thread_idx();
+    out[tid] = 1.0;
+}
+
+fn main() {
+    let dev = phaser::Device::sim(Default::default());
+    let stream = dev.stream().unwrap();
+    let mut out = dev.alloc::<f32>(32).unwrap();
+    let run = fill::launch_on(&stream, phaser::LaunchConfig::linear(1, 32), &mut out).unwrap();
+    let _early = dev.download(&out);
+    run.wait().unwrap();
+}
