@@ -188,6 +188,8 @@ fn a_bool_parity_is_the_phase_parity_true_is_one() {
     assert_eq!(got, want);
     let ptx = bool_parity::ptx().unwrap();
     assert!(phaser::codegen::ptx_text::has(&ptx, "selp.u32"), "a register bool is lowered with selp:\n{ptx}");
+}
+
 mod typed_consts {
     pub const SCALE: f32 = 0.125;
     pub const LOG2_E: f32 = std::f32::consts::LOG2_E;

@@ -557,6 +557,9 @@ fn complete_tx_on_a_remote_ctas_barrier_completes_its_phase() {
         let k = remote_complete_tx::kernel_for(32).unwrap();
         let rep = dev.simulate(&k, phaser::LaunchConfig::linear(2, 32), &[phaser::Arg::buffer(&out)]).unwrap();
         assert!(rep.has(Category::Deadlock) && rep.has(Category::TxImbalance), "{strategy:?}:\n{}", rep.text());
+    }
+}
+
 /// The float math ops, as `T.*` calls and as Rust's methods, and bitcasts.
 #[phaser::kernel(target = "sm_90a")]
 fn float_math(x: &[f32], y: &[f64], fout: &mut [f32], dout: &mut [f64], bits: &mut [u32]) {
