@@ -18,4 +18,6 @@ pub use ir::{Kernel, Module, SourceLoc, Type, Value};
 pub mod ptx_text;
 pub mod ptxas;
 pub mod registry;
+/// Every op form, for the workspace's ptxas and snapshot tests (not part of the stable API).
+#[cfg(any(test, feature = "test-support"))]
 pub mod zoo;
