@@ -261,8 +261,8 @@ const WIDER_THAN_A_WARP: &[&str] = &[
     "ptx.barrier.cluster.wait",
 ];
 
-/// Whether `candidate` may be suggested for the unknown op `unknown` (see
-/// [`WIDER_THAN_A_WARP`]).
+/// Whether `candidate` may be suggested for the unknown op `unknown`: never a barrier wider
+/// than a warp for a warp-level name.
 pub fn may_suggest(unknown: &str, candidate: &str) -> bool {
     let u = unknown.to_ascii_lowercase();
     let warp_level = u.contains("warp") && !u.contains("warpgroup");
