@@ -103,6 +103,7 @@ pub struct ToolOutput {
 
 /// A tool that could not run, or ran and failed.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ToolError {
     /// The program could not be started (missing, not executable).
     Spawn { command: String, error: std::io::Error },
