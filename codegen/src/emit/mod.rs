@@ -1,16 +1,29 @@
 //! Emission of PTX text from the IR.
 
+//!
+//! The public surface is the re-exports below and [`watchdog`] (the record's layout, which the
+//! runtime decodes). The printer's own parts are private; the few the runtime and the
+//! instruction-interface test share with it are `#[doc(hidden)]`, not a stable API.
+
 mod cache;
-pub mod escape;
+pub(crate) mod escape;
+/// One instruction's PTX lines; `pub` for `codegen/tests/inst_interface.rs`, which prints
+/// every instruction through it.
+#[doc(hidden)]
 pub mod inst;
+/// Symbol names; `pub` for the runtime, which looks up the entry and the dynamic-shared
+/// symbol the printer declared.
+#[doc(hidden)]
 pub mod names;
+/// Register names; `pub` for the simulator, whose messages name registers as the PTX does.
+#[doc(hidden)]
 pub mod operand;
-pub mod printer;
-pub mod tcgen05;
-pub mod wait_loop;
-pub mod warp;
+mod printer;
+mod tcgen05;
+mod wait_loop;
+mod warp;
 pub mod watchdog;
-pub mod wgmma;
+mod wgmma;
 
 pub use names::entry_symbol;
 pub use printer::{
