@@ -26,8 +26,9 @@ pub mod watchdog;
 mod wgmma;
 
 pub use names::entry_symbol;
-pub use printer::{
-    emit_kernel, emit_module, emit_module_unchecked, EmitOptions, DEFAULT_WAIT_SUSPEND_HINT_NS, DEFAULT_WAIT_TIMEOUT_NS,
-};
+pub use printer::{emit_kernel, emit_module, EmitOptions, DEFAULT_WAIT_SUSPEND_HINT_NS, DEFAULT_WAIT_TIMEOUT_NS};
+/// The printer without the target checks: only the ptxas tests print what a target lacks.
+#[cfg(any(test, feature = "test-support"))]
+pub use printer::emit_module_unchecked;
 pub use wait_loop::{WaitLoop, WAIT_SPINS_PER_CHECK};
 pub use watchdog::WaitSite;
