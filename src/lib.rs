@@ -10,6 +10,8 @@
 //! The gallery of example kernels, the mutation suite and the gallery's `phaser` binary live
 //! in the workspace's non-published `examples/` crate, which uses only this facade.
 
+#![warn(missing_docs)]
+
 extern crate self as phaser;
 
 pub use phaser_codegen as codegen;

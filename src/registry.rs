@@ -10,6 +10,7 @@ use std::time::Duration;
 
 /// A `#[phaser::kernel]`, as its expansion registers it.
 pub struct KernelEntry {
+    /// The kernel's name (the Rust function's), as `phaser list` prints it.
     pub name: &'static str,
     /// The target named in the attribute.
     pub target: Target,
@@ -107,9 +108,14 @@ type RunFn = dyn Fn(&Device, Size, u64) -> Result<ExampleRun, RuntimeError> + Se
 /// A runnable example: its kernels (for `emit`) and a run that sets up inputs from a seed,
 /// launches on a device and checks the outputs against a host reference.
 pub struct Example {
+    /// The name `phaser run NAME` selects it by.
     pub name: String,
+    /// One line on what it shows, as `phaser list` prints it.
     pub about: String,
+    /// Its kernels built for a target (what `phaser emit` prints).
     pub kernels: Box<KernelsFn>,
+    /// Set up inputs from the seed at a size, launch on the device, check against the host
+    /// reference.
     pub run: Box<RunFn>,
 }
 

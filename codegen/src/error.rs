@@ -5,6 +5,7 @@ use crate::ir::SourceLoc;
 use std::fmt;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Diagnostic {
     pub kernel: String,
     pub loc: Option<SourceLoc>,
@@ -22,6 +23,7 @@ impl fmt::Display for Diagnostic {
 
 /// One or more diagnostics; building a kernel reports all it found, not just the first.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub struct CodegenError {
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -54,6 +56,7 @@ pub type Result<T, E = CodegenError> = std::result::Result<T, E>;
 /// `LaunchConfig`) whose value cannot be used, named by its field.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("setting `{setting}` = {value}: {problem}")]
+#[non_exhaustive]
 pub struct InvalidSetting {
     /// `Type::field`.
     pub setting: &'static str,

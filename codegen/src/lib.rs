@@ -17,5 +17,10 @@ pub use error::{CodegenError, Diagnostic, InvalidSetting, Result};
 pub use ir::{Kernel, Module, SourceLoc, Type, Value};
 pub mod ptx_text;
 pub mod ptxas;
+/// The op registry behind the `T.*` ops: `pub` for `phaser-dsl`, which checks and expands
+/// ops through it, not a stable API (the ops themselves are documented in `dsl/README.md`).
+#[doc(hidden)]
 pub mod registry;
+/// Every op form, for the workspace's ptxas and snapshot tests (not part of the stable API).
+#[cfg(any(test, feature = "test-support"))]
 pub mod zoo;

@@ -59,6 +59,7 @@ fn find_from(ptxas_var: Option<OsString>, path_var: Option<OsString>, pythons: &
 }
 
 /// [`find`] for tests, which must fail (not skip) without ptxas.
+#[cfg(any(test, feature = "test-support"))]
 pub fn require() -> PathBuf {
     find().unwrap_or_else(|e| panic!("{e} (the test suite requires ptxas; `bash .ci/test` installs it)"))
 }
@@ -78,6 +79,7 @@ pub fn find_cuobjdump(ptxas: &Path) -> Result<PathBuf, String> {
 
 /// [`find_cuobjdump`] next to [`require`]'s ptxas, for tests, which must fail (not skip)
 /// without it.
+#[cfg(any(test, feature = "test-support"))]
 pub fn require_cuobjdump() -> PathBuf {
     find_cuobjdump(&require())
         .unwrap_or_else(|e| panic!("{e} (the test suite requires cuobjdump; `bash .ci/test` installs it)"))
@@ -101,6 +103,7 @@ pub struct ToolOutput {
 
 /// A tool that could not run, or ran and failed.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum ToolError {
     /// The program could not be started (missing, not executable).
     Spawn { command: String, error: std::io::Error },

@@ -1,10 +1,10 @@
 //! `#[phaser::kernel]` and `#[phaser::device]`: write mbarrier pipelines as Rust functions.
 //!
-//! The macro is thin and works in three stages, one module each:
-//! - [`parse`]: syn → DSL AST with spans (unsupported syntax is reported here);
-//! - [`check`]: names, arity, argument kinds, types, mutability, literal ranges and the
+//! The macro is thin and works in three stages, one private module each:
+//! - `parse`: syn → DSL AST with spans (unsupported syntax is reported here);
+//! - `check`: names, arity, argument kinds, types, mutability, literal ranges and the
 //!   target's ISA (codegen's own table) — every error points at the offending tokens;
-//! - [`expand`]: Rust code that calls codegen's `KernelBuilder`, so `#[comptime]` parameters
+//! - `expand`: Rust code that calls codegen's `KernelBuilder`, so `#[comptime]` parameters
 //!   specialize the IR when it is built.
 //!
 //! The `T.*` ops are codegen's op registry (`phaser_codegen::registry`), which all three

@@ -27,6 +27,7 @@ impl fmt::Display for Backend {
 }
 
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RuntimeError {
     #[error("no CUDA GPU is available: {reason}")]
     NoGpu {

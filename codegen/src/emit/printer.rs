@@ -87,6 +87,7 @@ pub fn emit_module(m: &Module, opts: &EmitOptions) -> Result<String> {
 /// PTX text for a module at `.version` `version`, without checking its kernels against their
 /// target (they must share the first kernel's). For tests that ask `ptxas` what it makes of
 /// instructions a target lacks; everything else goes through [`emit_module`].
+#[cfg(any(test, feature = "test-support"))]
 pub fn emit_module_unchecked(m: &Module, version: PtxVersion, opts: &EmitOptions) -> String {
     let target = m.kernels.first().map(|k| k.target()).unwrap_or(crate::arch::Target::Sm90a);
     print_module(m, target, version, opts)

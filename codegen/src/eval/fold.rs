@@ -9,6 +9,7 @@ use crate::ir::{BinOp, CmpOp, Type, UnOp};
 
 /// Why a constant expression is refused; the message names the operands and the type.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FoldError {
     /// The exact result does not fit the type.
     #[error("{expr} overflows {ty} (its value is {exact}; at run time it would wrap to {wrapped})")]

@@ -6,7 +6,7 @@
 //! the typed builder API. What the op needs from the target is not written here a second
 //! time: it is what [`crate::arch::isa::requirement`] says of the instructions the lowering
 //! emits for the variant chosen (`"relaxed"` or `"release"`, remote or local), found by
-//! lowering it ([`probe`], [`support`]). `codegen/tests/registry_ptxas.rs` checks every
+//! lowering it (`probe`, `support`). `codegen/tests/registry_ptxas.rs` checks every
 //! variant on every target against `ptxas`.
 //!
 //! Adding an op: an entry in the family file below, a builder method, a printer arm and a
@@ -274,8 +274,8 @@ const WIDER_THAN_A_WARP: &[&str] = &[
     "ptx.barrier.cluster.wait",
 ];
 
-/// Whether `candidate` may be suggested for the unknown op `unknown` (see
-/// [`WIDER_THAN_A_WARP`]).
+/// Whether `candidate` may be suggested for the unknown op `unknown`: never a barrier wider
+/// than a warp for a warp-level name.
 pub fn may_suggest(unknown: &str, candidate: &str) -> bool {
     let u = unknown.to_ascii_lowercase();
     let warp_level = u.contains("warp") && !u.contains("warpgroup");

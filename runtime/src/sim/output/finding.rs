@@ -4,6 +4,7 @@ use phaser_codegen::SourceLoc;
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Category {
     /// Every live thread is blocked (or spins on a failing `test_wait`/`try_wait`) and no
     /// async copy is in flight.
@@ -211,6 +212,7 @@ impl fmt::Display for Category {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum Severity {
     Warning,
     Error,
