@@ -7,12 +7,12 @@ use super::device::CudaDevice;
 use super::driver_err;
 use super::ffi::{self, Slot, TensorMapParam};
 use crate::args::ResolvedArg;
-use crate::error::{Result, RuntimeError};
+use crate::error::{BackendError, Result, RuntimeError};
 use crate::launch::LaunchConfig;
 use crate::watchdog::{Watchdog, WatchdogRecord};
 use cudarc::driver::sys::CUfunction_attribute_enum;
-use phaser_codegen::ir::Kernel;
 use phaser_codegen::arch::SharedLayout;
+use phaser_codegen::ir::Kernel;
 use std::time::{Duration, Instant};
 
 /// Longest a launch may take before the host gives up waiting (the device-side watchdog in
@@ -90,7 +90,7 @@ impl CudaDevice {
         launched.map_err(driver_err(format!("launching `{}`", k.name())))?;
         timer.stop(&self.stream)?;
         // After a fault the record (host memory) is still readable: it names the starved wait.
-        let fault = |message: String, source| RuntimeError::KernelFault {
+        let fault = |message: String, source: Option<BackendError>| RuntimeError::KernelFault {
             kernel: k.name().to_owned(),
             message,
             watchdog: WatchdogRecord::decode(k, &record.read()).map(Box::new),
@@ -101,7 +101,7 @@ impl CudaDevice {
             match timer.end.try_is_complete() {
                 Ok(true) => break,
                 Ok(false) => {}
-                Err(e) => return Err(fault(e.to_string(), Some(e))),
+                Err(e) => return Err(fault(e.to_string(), Some(e.into()))),
             }
             // With the watchdog off the kernel may wait forever, as asked (a debugger session).
             if watchdog != Watchdog::Off && t0.elapsed() > HOST_TIMEOUT {
@@ -109,7 +109,7 @@ impl CudaDevice {
             }
             std::thread::sleep(Duration::from_micros(50));
         }
-        self.stream.synchronize().map_err(|e| fault(e.to_string(), Some(e)))?;
+        self.stream.synchronize().map_err(|e| fault(e.to_string(), Some(e.into())))?;
         timer.elapsed()
     }
 }

@@ -1,11 +1,11 @@
 //! TMA and bulk-copy issue: tensor and bulk loads (multicast), stores, bulk groups.
 
+use crate::report::finding::Category;
 use crate::sim::agents::async_op::{pieces, AsyncKind, LoadDst, LoadSrc, StoreDst};
 use crate::sim::check::{Checker, SharedRange};
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{cluster_shared_addr, param_index, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::WaitFor;
-use crate::sim::output::finding::Category;
 use phaser_codegen::arch::limits::tma_inner_coord_problem;
 use phaser_codegen::ir::*;
 

@@ -2,12 +2,12 @@
 //! async agent goes through: arrivals, tx updates, phase completion, waits that pass, and the
 //! misuse checks at each use.
 
+use crate::report::finding::Category;
+use crate::report::trace::{TraceEvent, TraceKind};
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{CLUSTER_SHIFT, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::WaitTarget;
-use crate::sim::output::finding::Category;
-use crate::sim::output::trace::{TraceEvent, TraceKind};
 use crate::sim::sync::barrier::{Actor, Arrival};
 use phaser_codegen::ir::Value;
 use phaser_codegen::SourceLoc;
