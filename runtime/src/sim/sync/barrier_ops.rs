@@ -351,16 +351,21 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
+    /// The phase a wait on `(cta, off)` for `target` observed (`None`: no barrier there).
+    fn observed_by_wait(&self, cta: usize, off: u32, target: WaitTarget) -> Option<i64> {
+        let bar = self.exec.ctas[cta].barriers.get(self.cx.layout, off)?;
+        Some(match target {
+            WaitTarget::Parity(p) => bar.observed_for_parity(p),
+            WaitTarget::Phase(k) => k as i64,
+        })
+    }
+
     /// Lanes `lanes` of warp `wi` passed a wait on `(cta, off)` for `target`.
     pub fn wait_passed_warp(&mut self, wi: usize, lanes: u32, cta: usize, off: u32, target: WaitTarget, pc: u32) {
         if !C::ENABLED {
             return;
         }
-        let Some(bar) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
-        let observed = match target {
-            WaitTarget::Parity(p) => bar.observed_for_parity(p),
-            WaitTarget::Phase(k) => k as i64,
-        };
+        let Some(observed) = self.observed_by_wait(cta, off, target) else { return };
         let key = self.barrier_key(cta, off);
         let base = self.cluster_thread(wi, 0);
         self.check_skipped_phases_warp(wi, lanes, BarrierWait { cta, off, target }, Some(observed), pc);
@@ -533,11 +538,7 @@ impl<C: Checker> Engine<'_, C> {
         if !C::ENABLED {
             return;
         }
-        let Some(bar) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
-        let observed = match target {
-            WaitTarget::Parity(p) => bar.observed_for_parity(p),
-            WaitTarget::Phase(k) => k as i64,
-        };
+        let Some(observed) = self.observed_by_wait(cta, off, target) else { return };
         let key = self.barrier_key(cta, off);
         if stale_check {
             self.check_skipped_phases(t, cta, off, target, Some(observed), pc);
