@@ -1,11 +1,9 @@
-//! One error type for everything the runtime can report. Driver errors stay attached as the
-//! `source`; the simulator's findings stay structured data. That makes this the one file of
-//! the backend-neutral core that names a backend's types: the simulator's report (data, the
-//! payload of [`RuntimeError::Simulation`]) and cudarc's `DriverError`; it calls into neither.
+//! One error type for everything the runtime can report, in the backend-neutral core: it
+//! names no backend. A driver error stays attached as the `source` ([`BackendError`]); the
+//! simulator's findings stay structured data (`crate::report`).
 
-use crate::sim::SimReport;
+use crate::report::{Finding, SimReport};
 use crate::watchdog::WatchdogRecord;
-use cudarc::driver::DriverError;
 use phaser_codegen::arch::SharedOverLimit;
 use phaser_codegen::CodegenError;
 use std::fmt;
@@ -26,6 +24,10 @@ impl fmt::Display for Backend {
     }
 }
 
+/// The backend's own error under a [`RuntimeError`], kept as its `source`: for the CUDA
+/// backend, cudarc's `DriverError` (`downcast_ref::<cudarc::driver::DriverError>()` reads it).
+pub type BackendError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RuntimeError {
@@ -33,13 +35,13 @@ pub enum RuntimeError {
     NoGpu {
         reason: String,
         #[source]
-        source: Option<DriverError>,
+        source: Option<BackendError>,
     },
     #[error("CUDA driver error while {context}: {source}")]
     Driver {
         context: String,
         #[source]
-        source: DriverError,
+        source: BackendError,
     },
     #[error("kernel `{kernel}` targets {target}, which cannot run on this device (compute capability {major}.{minor}); {hint}")]
     TargetMismatch { kernel: String, target: String, major: i32, minor: i32, hint: String },
@@ -59,7 +61,7 @@ pub enum RuntimeError {
         message: String,
         watchdog: Option<Box<WatchdogRecord>>,
         #[source]
-        source: Option<DriverError>,
+        source: Option<BackendError>,
     },
     /// The driver's JIT rejected the PTX (its log says why).
     #[error("the CUDA JIT could not compile kernel `{kernel}`{}", if log.is_empty() { String::new() } else { format!(":\n{log}") })]
@@ -67,7 +69,7 @@ pub enum RuntimeError {
         kernel: String,
         log: String,
         #[source]
-        source: Option<DriverError>,
+        source: Option<BackendError>,
     },
     /// Two buffers (or a buffer and host data) of different lengths.
     #[error("size mismatch {what}: {expected} elements expected, {found} given")]
@@ -122,7 +124,7 @@ pub enum RuntimeError {
 
 impl RuntimeError {
     /// The simulator's findings when this is [`RuntimeError::Simulation`].
-    pub fn findings(&self) -> Option<&[crate::sim::Finding]> {
+    pub fn findings(&self) -> Option<&[Finding]> {
         match self {
             RuntimeError::Simulation(r) => Some(&r.findings),
             _ => None,

@@ -68,10 +68,11 @@ pub enum MbarrierOp {
     PendingCount { dst: Reg, state: Value },
 }
 
-impl MbarrierOp {
-    /// The barrier address this op touches, if any.
-    pub fn barrier(&self) -> Option<Value> {
-        match self {
+/// The barrier operand of `$op` (a `&MbarrierOp` or a `&mut MbarrierOp`: one match serves
+/// both, here and in `Inst`'s barrier operand, `ir/operands.rs`).
+macro_rules! mbarrier_operand {
+    ($op:expr) => {
+        match $op {
             MbarrierOp::Init { bar, .. }
             | MbarrierOp::Inval { bar }
             | MbarrierOp::Arrive { bar, .. }
@@ -80,8 +81,16 @@ impl MbarrierOp {
             | MbarrierOp::CompleteTx { bar, .. }
             | MbarrierOp::TestWait { bar, .. }
             | MbarrierOp::TryWait { bar, .. }
-            | MbarrierOp::Wait { bar, .. } => Some(*bar),
+            | MbarrierOp::Wait { bar, .. } => Some(bar),
             MbarrierOp::PendingCount { .. } => None,
         }
+    };
+}
+pub(crate) use mbarrier_operand;
+
+impl MbarrierOp {
+    /// The barrier address this op touches, if any.
+    pub fn barrier(&self) -> Option<Value> {
+        mbarrier_operand!(self).copied()
     }
 }

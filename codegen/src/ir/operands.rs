@@ -11,7 +11,7 @@
 use super::arith::ArithOp;
 use super::fragment::FragmentOp;
 use super::inst::Inst;
-use super::mbarrier::{MbarrierOp, WaitOn};
+use super::mbarrier::{mbarrier_operand, MbarrierOp, WaitOn};
 use super::memory::MemoryOp;
 use super::sync::SyncOp;
 use super::tcgen05::{MmaA, Tcgen05Op};
@@ -24,18 +24,7 @@ use super::wgmma::{WgmmaA, WgmmaOp};
 macro_rules! barrier_operand {
     ($inst:expr) => {
         match $inst {
-            Inst::Mbarrier(op) => match op {
-                MbarrierOp::Init { bar, .. }
-                | MbarrierOp::Inval { bar }
-                | MbarrierOp::Arrive { bar, .. }
-                | MbarrierOp::ArriveExpectTx { bar, .. }
-                | MbarrierOp::ExpectTx { bar, .. }
-                | MbarrierOp::CompleteTx { bar, .. }
-                | MbarrierOp::TestWait { bar, .. }
-                | MbarrierOp::TryWait { bar, .. }
-                | MbarrierOp::Wait { bar, .. } => Some(bar),
-                MbarrierOp::PendingCount { .. } => None,
-            },
+            Inst::Mbarrier(op) => mbarrier_operand!(op),
             Inst::Memory(op) => match op {
                 MemoryOp::CpAsyncMbarrierArrive { bar, .. } => Some(bar),
                 MemoryOp::Ld { .. }

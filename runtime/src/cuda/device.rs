@@ -49,8 +49,10 @@ impl CudaDevice {
                 source: None,
             });
         }
-        let count = CudaContext::device_count()
-            .map_err(|e| RuntimeError::NoGpu { reason: "cuInit/cuDeviceGetCount failed".into(), source: Some(e) })?;
+        let count = CudaContext::device_count().map_err(|e| RuntimeError::NoGpu {
+            reason: "cuInit/cuDeviceGetCount failed".into(),
+            source: Some(e.into()),
+        })?;
         if count <= ordinal as i32 {
             return Err(RuntimeError::NoGpu {
                 reason: format!("{count} CUDA device(s) found, device {ordinal} requested"),

@@ -225,9 +225,11 @@ pub fn link_with_line_info(ptx: &str, kernel: &str) -> Result<Vec<u8>> {
     // a misaligned address while the plain JIT ran them).
     ffi::link_ptx(&text, &name, true, arch_specific_target(ptx)).map_err(|e| match e {
         ffi::LinkError::Create(source) => {
-            RuntimeError::Driver { context: "creating a JIT link (cuLinkCreate)".into(), source }
+            RuntimeError::Driver { context: "creating a JIT link (cuLinkCreate)".into(), source: source.into() }
         }
-        ffi::LinkError::Link { log, source } => RuntimeError::Jit { kernel: kernel.into(), log, source },
+        ffi::LinkError::Link { log, source } => {
+            RuntimeError::Jit { kernel: kernel.into(), log, source: source.map(Into::into) }
+        }
     })
 }
 

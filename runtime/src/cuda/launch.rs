@@ -7,12 +7,12 @@ use super::device::CudaDevice;
 use super::driver_err;
 use super::ffi::{self, Slot, TensorMapParam};
 use crate::args::ResolvedArg;
-use crate::error::{Result, RuntimeError};
+use crate::error::{BackendError, Result, RuntimeError};
 use crate::launch::LaunchConfig;
 use crate::watchdog::{Watchdog, WatchdogRecord};
 use cudarc::driver::sys::CUfunction_attribute_enum;
-use phaser_codegen::ir::Kernel;
 use phaser_codegen::arch::SharedLayout;
+use phaser_codegen::ir::Kernel;
 use super::record::RecordBuffer;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -209,7 +209,7 @@ impl CudaDevice {
 
     fn wait_with(&self, k: &Kernel, s: &Submitted, record: &RecordBuffer) -> Result<Duration> {
         // After a fault the record (host memory) is still readable: it names the starved wait.
-        let fault = |message: String, source| RuntimeError::KernelFault {
+        let fault = |message: String, source: Option<BackendError>| RuntimeError::KernelFault {
             kernel: k.name().to_owned(),
             message,
             watchdog: WatchdogRecord::decode(k, &record.read()).map(Box::new),
@@ -220,7 +220,7 @@ impl CudaDevice {
             match s.timer().end.try_is_complete() {
                 Ok(true) => break,
                 Ok(false) => {}
-                Err(e) => return Err(fault(e.to_string(), Some(e))),
+                Err(e) => return Err(fault(e.to_string(), Some(e.into()))),
             }
             // With the watchdog off the kernel may wait forever, as asked (a debugger session).
             if s.watchdog != Watchdog::Off && t0.elapsed() > HOST_TIMEOUT {
@@ -229,7 +229,7 @@ impl CudaDevice {
             std::thread::sleep(Duration::from_micros(50));
         }
         // The end event completed: the kernel ended (a fault shows in the query above, or here).
-        s.timer().end.synchronize().map_err(|e| fault(e.to_string(), Some(e)))?;
+        s.timer().end.synchronize().map_err(|e| fault(e.to_string(), Some(e.into())))?;
         s.timer().elapsed()
     }
 }

@@ -27,5 +27,5 @@ use crate::error::RuntimeError;
 /// attached as the source.
 pub(crate) fn driver_err(context: impl Into<String>) -> impl FnOnce(cudarc::driver::DriverError) -> RuntimeError {
     let context = context.into();
-    move |source| RuntimeError::Driver { context, source }
+    move |source| RuntimeError::Driver { context, source: source.into() }
 }

@@ -28,18 +28,20 @@ pub mod output;
 pub mod sync;
 pub(crate) mod tensor;
 
-// The public modules keep the paths they had before the files were grouped.
+// The public modules keep the paths they had before the files were grouped, and before the
+// report's types moved into the backend-neutral core (`crate::report`).
+pub use crate::report::sim_report as report;
+pub use crate::report::{finding, probe, trace};
 pub use engine::{memory, scheduler};
-pub use output::{finding, printf, probe, report, trace};
+pub use output::printf;
 pub use sync::barrier;
 
+pub use crate::report::{
+    BarrierRef, Category, CutShort, DroppedFindings, Finding, LoopIteration, PrintRecord, ProbeRecord, ProbeValue, Severity,
+    SimReport, Stats, Trace, TraceEvent, TraceKind,
+};
 pub use config::{SimConfig, Strategy};
-pub use finding::{BarrierRef, Category, Finding, LoopIteration, Severity};
 pub use memory::SimBuffer;
-pub use printf::PrintRecord;
-pub use probe::{ProbeRecord, ProbeValue};
-pub use report::{CutShort, DroppedFindings, SimReport, Stats};
-pub use trace::{Trace, TraceEvent, TraceKind};
 
 use crate::args::ResolvedArg;
 use crate::error::{Backend, Result, RuntimeError};
@@ -50,8 +52,8 @@ use engine::cluster::LaunchCtx;
 use engine::grid;
 use engine::program::Program;
 use memory::{param_addr, GlobalMemory, SmemLayout};
+use output::collector::Collector;
 use phaser_codegen::Kernel;
-use report::Collector;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -206,7 +208,6 @@ impl SimDevice {
         let layout = SmemLayout::new(k, cfg.dynamic_shared_bytes);
         let mut out = Collector::default();
         out.trace.limit = if sc.trace { sc.max_trace_events } else { 0 };
-        out.trace.layout = Some(layout.clone());
         let mut gmem = self.mem();
         let cx = LaunchCtx {
             kernel: k,
@@ -224,6 +225,7 @@ impl SimDevice {
             grid::run::<NoCheck>(&cx, &mut gmem, &mut out)?;
         }
         out.stats.wall = t0.elapsed();
+        out.trace.name_barriers(|off| layout.describe(off));
         if sc.echo_printf && !out.printed.is_empty() {
             // As the GPU's `printf` buffer is flushed at the end of a launch.
             let text: String = out.printed.iter().map(|p| p.text.as_str()).collect();

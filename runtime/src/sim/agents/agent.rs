@@ -8,10 +8,10 @@
 //! tx-count imbalance at the end.
 
 use crate::error::Result;
+use crate::report::finding::Category;
 use crate::sim::agents::async_op::{for_box, swizzle, AsyncKind, AsyncOp, LoadSrc, StoreDst};
 use crate::sim::check::{Checker, Issue, Publisher, SharedRange};
 use crate::sim::engine::cluster::Engine;
-use crate::sim::output::finding::Category;
 use crate::sim::sync::barrier::Actor;
 use crate::tensor_map::{BoxRows, Swizzle};
 

@@ -6,10 +6,10 @@
 //! the end-of-kernel checks of every barrier.
 
 use crate::error::RuntimeError;
+use crate::report::finding::Category;
 use crate::sim::check::{Checker, Issue, LateIssue};
 use crate::sim::engine::cluster::{ranges, Engine};
 use crate::sim::engine::warp::{lanes, WaitFor, WaitTarget};
-use crate::sim::output::finding::Category;
 use crate::sim::sync::barrier::{Actor, TxSite};
 
 /// `N bytes at L (thread 3), M bytes at L2 (bulk copy issued by thread 0)`.

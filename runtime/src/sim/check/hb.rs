@@ -13,8 +13,8 @@ use super::shadow::{ep_clk, ep_tid, epoch, Shadow, ASYNC, UNORDERED};
 use super::tensor_reads::{TensorRead, TensorReads};
 use super::tmem::{Region, TmemKind, TmemShadow};
 use super::{BarrierKey, Checker, Geometry, Issue, LateIssue, Publisher, SharedRange};
+use crate::report::finding::{BarrierRef, Category};
 use crate::sim::engine::memory::SmemLayout;
-use crate::sim::output::finding::{BarrierRef, Category};
 use std::collections::HashMap;
 
 /// The clocks of one barrier.

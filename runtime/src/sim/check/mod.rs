@@ -14,8 +14,8 @@ pub(crate) mod shadow;
 pub(crate) mod tensor_reads;
 pub(crate) mod tmem;
 
+use crate::report::finding::Category;
 use crate::sim::engine::memory::SmemLayout;
-use crate::sim::output::finding::Category;
 pub(crate) use tmem::{Region, TmemKind};
 
 /// Bytes `[off, off + len)` of CTA `cta`'s shared memory (what an async copy writes or reads).

@@ -29,8 +29,8 @@
 //! covers but no fence published: a missing `before_thread_sync`.
 
 use super::Issue;
+use crate::report::finding::Category;
 use crate::sim::engine::memory::SmemLayout;
-use crate::sim::output::finding::Category;
 
 /// What a tensor-memory access is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,7 +190,7 @@ impl TmemShadow {
 
     fn bar_name(&self, (cta, off): (usize, u32)) -> String {
         let (name, index) = self.layout.name_of(off);
-        crate::sim::output::finding::BarrierRef { name, index, offset: off, cta_rank: cta as u32 }.to_string()
+        crate::report::finding::BarrierRef { name, index, offset: off, cta_rank: cta as u32 }.to_string()
     }
 
     /// `tcgen05.fence::after_thread_sync` by `t`: its later tcgen05 ops are ordered after

@@ -4,6 +4,7 @@
 
 use crate::error::{Result, RuntimeError};
 use crate::launch::LaunchConfig;
+use crate::report::finding::{BarrierRef, Category, Finding, LoopIteration, Severity};
 use crate::sim::agents::async_groups::ThreadGroups;
 use crate::sim::agents::async_op::AsyncOp;
 use crate::sim::check::progress::{CycleWatch, Epoch};
@@ -14,8 +15,7 @@ use crate::sim::engine::memory::SmemLayout;
 use crate::sim::engine::program::Program;
 use crate::sim::engine::scheduler::Scheduler;
 use crate::sim::engine::warp::{WaitFor, Warp};
-use crate::sim::output::finding::{BarrierRef, Category, Finding, LoopIteration, Severity};
-use crate::sim::output::report::Collector;
+use crate::sim::output::collector::Collector;
 use crate::sim::sync::barrier_table::BarrierTable;
 use crate::tensor_map::TensorMapDesc;
 use phaser_codegen::ir::Kernel;

@@ -22,7 +22,7 @@ use crate::sim::engine::memory::GlobalMemory;
 use crate::sim::engine::run_loop::RoundEnd;
 use crate::sim::engine::warp::WaitFor;
 use crate::sim::exec::memory::atom_apply;
-use crate::sim::output::report::Collector;
+use crate::sim::output::collector::Collector;
 use std::sync::Arc;
 
 /// Scheduler rounds per epoch.

@@ -3,10 +3,10 @@
 //! of the cluster, a deadlock or a livelock ends it.
 
 use crate::error::Result;
+use crate::report::trace::TraceKind;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::warp::{lanes, WaitFor, WaitTarget};
-use crate::sim::output::trace::TraceKind;
 
 /// How a round left the cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,11 +1,11 @@
 //! `mbarrier.*`: init, inval, arrivals (batched per warp when every lane arrives on the same
 //! barrier without completing a phase mid-warp), tx updates, waits and polls.
 
+use crate::report::finding::Category;
+use crate::report::trace::TraceKind;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::warp::{lanes, WaitFor, WaitTarget};
-use crate::sim::output::finding::Category;
-use crate::sim::output::trace::TraceKind;
 use crate::sim::sync::barrier::Actor;
 use crate::sim::sync::barrier_ops::BarrierWait;
 use phaser_codegen::ir::*;

@@ -1,12 +1,12 @@
 //! Loads, stores and atomics (global and shared), shared/param addresses, `cp.async`.
 
+use crate::report::finding::Category;
 use crate::sim::agents::async_op::AsyncKind;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::global_view::PendingAtomic;
 use crate::sim::engine::memory::{param_addr, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::{lanes, WaitFor};
-use crate::sim::output::finding::Category;
 use phaser_codegen::ir::*;
 
 /// The value an atomic leaves in memory (`old`: what was there; `v` the operand; `cmp` the

@@ -60,14 +60,7 @@ impl<C: Checker> Engine<'_, C> {
                 let l = lanes(mask).next().unwrap_or(0);
                 let t = self.cluster_thread(wi, l);
                 let cta = self.exec.warps[wi].cta;
-                self.finding(
-                    crate::sim::output::finding::Category::Unsupported,
-                    cta,
-                    Some(t),
-                    None,
-                    Some(pc),
-                    msg.into(),
-                );
+                self.finding(crate::report::finding::Category::Unsupported, cta, Some(t), None, Some(pc), msg.into());
                 self.abort = true;
             }
             // Lowered to fast ops.

@@ -1,11 +1,12 @@
 //! CTA barriers (`bar.sync`/`bar.arrive`), the cluster barrier, fences, `mapa`, `trap`,
 //! `bar.warp.sync` and `elect.sync` (warp collective rounds: `warp_sync.rs`).
 
+use crate::report::finding::Category;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{cluster_shared_addr, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::{lanes, RoundKind, WaitFor};
-use crate::sim::output::finding::Category;
+use crate::report::finding::Category;
 use phaser_codegen::arch::limits::NAMED_BARRIERS;
 use phaser_codegen::ir::*;
 

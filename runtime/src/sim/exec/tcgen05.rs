@@ -19,11 +19,11 @@
 //! sparse/block-scaled/integer MMAs; a `tcgen05.alloc` that does not fit is reported instead of
 //! blocking until another warp frees columns.
 
+use crate::report::finding::Category;
 use crate::sim::agents::async_op::AsyncKind;
 use crate::sim::check::{Checker, Region, SharedRange, TmemKind};
 use crate::sim::engine::cluster::{ranges, Engine};
 use crate::sim::engine::warp::lanes;
-use crate::sim::output::finding::Category;
 use crate::sim::tensor::tmem::Allocation;
 use crate::sim::tensor::umma::{cp_span, operand_span, run_cp, run_mma, run_shift, ASource, MmaJob, TcKind, TcWork};
 use phaser_codegen::arch::tcgen05::{alloc_columns_problem, instr_desc_problem, TMEM_LANES, TMEM_LANES_PER_WARP};

@@ -1,13 +1,24 @@
 //! TMA and bulk-copy issue: tensor and bulk loads (multicast), stores, bulk groups.
 
+use crate::report::finding::Category;
 use crate::sim::agents::async_op::{pieces, AsyncKind, LoadDst, LoadSrc, StoreDst};
 use crate::sim::check::{Checker, SharedRange};
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{cluster_shared_addr, param_index, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::WaitFor;
-use crate::sim::output::finding::Category;
 use phaser_codegen::arch::limits::tma_inner_coord_problem;
 use phaser_codegen::ir::*;
+
+/// A multicast copy's operands, as the issuing thread computed them: `what` names it in a
+/// fault, `mask` sets the CTA ranks it lands in, `dst` and `bar` are shared addresses, `bytes`
+/// the destination's footprint.
+struct Multicast {
+    what: &'static str,
+    mask: u16,
+    dst: u64,
+    bar: u64,
+    bytes: u32,
+}
 
 impl<C: Checker> Engine<'_, C> {
     /// The GPU faults (`CUDA_ERROR_MISALIGNED_ADDRESS`) when a TMA operand is misaligned:
@@ -33,6 +44,33 @@ impl<C: Checker> Engine<'_, C> {
         false
     }
 
+    /// A bulk load's shared destination and global source must be 16-byte aligned (the GPU
+    /// faults): see [`Self::require_aligned`].
+    fn require_bulk_load_aligned(&mut self, cta: usize, t: u32, pc: u32, dst: u64, src: u64) -> bool {
+        let shared = dst & SHARED_OFFSET_MASK as u64;
+        self.require_aligned(cta, t, pc, "the bulk copy's shared destination", shared, 16)
+            && self.require_aligned(cta, t, pc, "the bulk copy's global source", src, 16)
+    }
+
+    /// A bulk load's global source must lie in one buffer: the GPU faults otherwise. Returns
+    /// whether it does.
+    fn require_bulk_source(&mut self, cta: usize, t: u32, pc: u32, src: u64, bytes: u32) -> bool {
+        if self.global.base().slice(src, bytes as usize).is_some() {
+            return true;
+        }
+        let ds = self.global.describe(src);
+        self.fault(cta, t, pc, format!("bulk copy source of {bytes} bytes at {ds} is out of bounds"));
+        false
+    }
+
+    /// PTX requires a bulk copy's size to be a multiple of 16 bytes; the copy is still modelled.
+    fn check_bulk_size(&mut self, cta: usize, t: u32, pc: u32, bytes: u32) {
+        if !bytes.is_multiple_of(16) {
+            let msg = format!("bulk copy of {bytes} bytes: the size must be a multiple of 16");
+            self.finding(Category::Unsupported, cta, Some(t), None, Some(pc), msg);
+        }
+    }
+
     fn tmap_index(&mut self, wi: usize, l: usize, v: &Value, pc: u32) -> Option<usize> {
         let a = self.val(wi, l, v);
         let idx = param_index(a);
@@ -47,6 +85,30 @@ impl<C: Checker> Engine<'_, C> {
                 None
             }
         }
+    }
+
+    /// The destinations of a multicast copy: the same shared offsets of its destination and
+    /// of its barrier in each CTA whose rank the mask sets. A rank outside the cluster faults,
+    /// as on the GPU (`None`, as does an address `smem_addr` refuses).
+    fn multicast_dsts(&mut self, wi: usize, l: usize, pc: u32, copy: Multicast) -> Option<Vec<LoadDst>> {
+        let Multicast { what, mask, dst, bar, bytes } = copy;
+        let (doff, boff) = (dst as u32 & SHARED_OFFSET_MASK, bar as u32 & SHARED_OFFSET_MASK);
+        let mut dsts = Vec::new();
+        for r in 0..16usize {
+            if mask & (1 << r) == 0 {
+                continue;
+            }
+            if r >= self.exec.ctas.len() {
+                let (own, t) = (self.exec.warps[wi].cta, self.cluster_thread(wi, l));
+                self.fault(own, t, pc, format!("{what} mask 0x{mask:x} names CTA rank {r}, outside the cluster"));
+                return None;
+            }
+            let cl = cluster_shared_addr(r as u32, 0);
+            let dd = self.smem_addr(wi, l, true, cl | doff as u64, bytes, pc)?;
+            let bb = self.smem_addr(wi, l, true, cl | boff as u64, 8, pc)?;
+            dsts.push(LoadDst { cta: dd.0, off: dd.1, bar: bb.1 });
+        }
+        Some(dsts)
     }
 
     pub(crate) fn exec_tma(&mut self, wi: usize, l: usize, pc: u32, op: &TmaOp) {
@@ -82,25 +144,12 @@ impl<C: Checker> Engine<'_, C> {
                     return;
                 }
                 let b = self.val(wi, l, bar) & 0xFFFF_FFFF;
-                let mut dsts = Vec::new();
-                match multicast {
+                let dsts = match multicast {
                     Some(m) => {
-                        let m = self.val(wi, l, m) as u16;
-                        let (doff, boff) = (d as u32 & SHARED_OFFSET_MASK, b as u32 & SHARED_OFFSET_MASK);
-                        for r in 0..16usize {
-                            if m & (1 << r) == 0 {
-                                continue;
-                            }
-                            if r >= self.exec.ctas.len() {
-                                let msg = format!("TMA multicast mask 0x{m:x} names CTA rank {r}, outside the cluster");
-                                self.fault(own, t, pc, msg);
-                                return;
-                            }
-                            let cl = cluster_shared_addr(r as u32, 0);
-                            let Some(dd) = self.smem_addr(wi, l, true, cl | doff as u64, footprint, pc) else { return };
-                            let Some(bb) = self.smem_addr(wi, l, true, cl | boff as u64, 8, pc) else { return };
-                            dsts.push(LoadDst { cta: dd.0, off: dd.1, bar: bb.1 });
-                        }
+                        let mask = self.val(wi, l, m) as u16;
+                        let copy = Multicast { what: "TMA multicast", mask, dst: d, bar: b, bytes: footprint };
+                        let Some(dsts) = self.multicast_dsts(wi, l, pc, copy) else { return };
+                        dsts
                     }
                     None => {
                         let Some(dd) = self.smem_addr(wi, l, true, d, footprint, pc) else { return };
@@ -109,33 +158,20 @@ impl<C: Checker> Engine<'_, C> {
                             let msg = "TMA load into one CTA completing on another CTA's barrier".to_string();
                             self.finding(Category::Unsupported, own, Some(t), None, Some(pc), msg);
                         }
-                        dsts.push(LoadDst { cta: dd.0, off: dd.1, bar: bb.1 });
+                        vec![LoadDst { cta: dd.0, off: dd.1, bar: bb.1 }]
                     }
-                }
+                };
                 self.issue_load_footprint(t, pc, dsts, LoadSrc::Tensor { map, coords: cs }, bytes, footprint);
             }
             TmaOp::LoadBulk { dst, src, bytes, bar } => {
                 let n = self.val(wi, l, bytes) as u32;
                 let s = self.val(wi, l, src);
                 let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
-                if !self.require_aligned(
-                    own,
-                    t,
-                    pc,
-                    "the bulk copy's shared destination",
-                    d & SHARED_OFFSET_MASK as u64,
-                    16,
-                ) || !self.require_aligned(own, t, pc, "the bulk copy's global source", s, 16)
-                {
+                if !self.require_bulk_load_aligned(own, t, pc, d, s) {
                     return;
                 }
-                if !n.is_multiple_of(16) {
-                    let msg = format!("bulk copy of {n} bytes: the size must be a multiple of 16");
-                    self.finding(Category::Unsupported, own, Some(t), None, Some(pc), msg);
-                }
-                if self.global.base().slice(s, n as usize).is_none() {
-                    let ds = self.global.describe(s);
-                    self.fault(own, t, pc, format!("bulk copy source of {n} bytes at {ds} is out of bounds"));
+                self.check_bulk_size(own, t, pc, n);
+                if !self.require_bulk_source(own, t, pc, s, n) {
                     return;
                 }
                 let Some(dd) = self.smem_addr(wi, l, true, d, n, pc) else { return };
@@ -146,40 +182,16 @@ impl<C: Checker> Engine<'_, C> {
                 let n = self.val(wi, l, bytes) as u32;
                 let s = self.val(wi, l, src);
                 let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
-                if !self.require_aligned(
-                    own,
-                    t,
-                    pc,
-                    "the bulk copy's shared destination",
-                    d & SHARED_OFFSET_MASK as u64,
-                    16,
-                ) || !self.require_aligned(own, t, pc, "the bulk copy's global source", s, 16)
-                {
+                if !self.require_bulk_load_aligned(own, t, pc, d, s) {
                     return;
                 }
-                if self.global.base().slice(s, n as usize).is_none() {
-                    let ds = self.global.describe(s);
-                    self.fault(own, t, pc, format!("bulk copy source of {n} bytes at {ds} is out of bounds"));
+                if !self.require_bulk_source(own, t, pc, s, n) {
                     return;
                 }
-                let m = self.val(wi, l, cta_mask) as u16;
+                let mask = self.val(wi, l, cta_mask) as u16;
                 let b = self.val(wi, l, bar) & 0xFFFF_FFFF;
-                let (doff, boff) = (d as u32 & SHARED_OFFSET_MASK, b as u32 & SHARED_OFFSET_MASK);
-                let mut dsts = Vec::new();
-                for r in 0..16usize {
-                    if m & (1 << r) == 0 {
-                        continue;
-                    }
-                    if r >= self.exec.ctas.len() {
-                        let msg = format!("bulk multicast mask 0x{m:x} names CTA rank {r}, outside the cluster");
-                        self.fault(own, t, pc, msg);
-                        return;
-                    }
-                    let cl = cluster_shared_addr(r as u32, 0);
-                    let Some(dd) = self.smem_addr(wi, l, true, cl | doff as u64, n, pc) else { return };
-                    let Some(bb) = self.smem_addr(wi, l, true, cl | boff as u64, 8, pc) else { return };
-                    dsts.push(LoadDst { cta: dd.0, off: dd.1, bar: bb.1 });
-                }
+                let copy = Multicast { what: "bulk multicast", mask, dst: d, bar: b, bytes: n };
+                let Some(dsts) = self.multicast_dsts(wi, l, pc, copy) else { return };
                 self.issue_load(t, pc, dsts, LoadSrc::Bulk(s), n);
             }
             TmaOp::CopyBulkCluster { dst, src, bytes, bar } => {
@@ -203,10 +215,7 @@ impl<C: Checker> Engine<'_, C> {
                 ) {
                     return;
                 }
-                if !n.is_multiple_of(16) {
-                    let msg = format!("bulk copy of {n} bytes: the size must be a multiple of 16");
-                    self.finding(Category::Unsupported, own, Some(t), None, Some(pc), msg);
-                }
+                self.check_bulk_size(own, t, pc, n);
                 let Some((sc, soff)) = self.smem_addr(wi, l, false, s, n, pc) else { return };
                 let Some(dd) = self.smem_addr(wi, l, true, d, n, pc) else { return };
                 let Some(bb) = self.bar_addr(wi, l, bar, true, pc) else { return };

@@ -3,12 +3,12 @@
 //! every member arrived, the results are computed here from all of them (PTX ISA semantics).
 //! Packing and unpacking 16-bit pairs is per-lane arithmetic.
 
+use crate::report::finding::Category;
 use crate::sim::check::Checker;
 use crate::sim::engine::arith::cvt;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::program::Op;
 use crate::sim::engine::warp::{lanes, LaneInputs, RoundKind, WarpSyncRound};
-use crate::sim::output::finding::Category;
 use phaser_codegen::ir::*;
 
 /// Bytes of one row of an 8x8 matrix of 16-bit elements.

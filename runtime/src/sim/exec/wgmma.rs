@@ -20,12 +20,12 @@
 //!   last `wgmma.fence`, or a warp's first wgmma without any fence (`MissingWgmmaFence`);
 //!   operand bytes overwritten before the retirement (the checker, `check/tensor_reads.rs`).
 
+use crate::report::finding::Category;
 use crate::sim::agents::async_op::AsyncKind;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::{ranges, Engine};
 use crate::sim::engine::program::Op;
 use crate::sim::engine::warp::{lanes, WaitFor};
-use crate::sim::output::finding::Category;
 use crate::sim::tensor::mma::{chunk_ranges, mma, read_operand, M};
 use crate::sim::tensor::wgmma_state::{MmaId, MmaIssue, PendingMma, WarpPart};
 use phaser_codegen::arch::fragment;

@@ -1,8 +1,6 @@
-//! What a run reports: `finding`, `report`, `trace` (barrier events as a Perfetto trace),
-//! `probe` (probe records and tables), `printf` (the device's `printf` records, formatted).
+//! What a run collects: `collector` (findings, trace, probes and prints as a launch runs),
+//! `printf` (the device's `printf`, formatted as C formats it). The report's types are data of
+//! the backend-neutral core, `crate::report`.
 
-pub mod finding;
+pub mod collector;
 pub mod printf;
-pub mod probe;
-pub mod report;
-pub mod trace;

@@ -2,20 +2,12 @@
 //! `printf` formats it (the conversions `phaser_codegen::ir::escape::parse_format` accepts),
 //! collected in execution order in the report and echoed to stdout after the launch.
 
+use crate::report::PrintRecord;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::warp::lanes;
 use phaser_codegen::ir::escape::{parse_format, Conversion, Piece, VarArg};
 use phaser_codegen::ir::{Printf, Type};
-
-/// One `printf` of one thread.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PrintRecord {
-    pub ctaid: [u32; 3],
-    /// Linear thread index in the CTA.
-    pub thread: u32,
-    pub text: String,
-}
 
 impl<C: Checker> Engine<'_, C> {
     pub(crate) fn exec_printf(&mut self, wi: usize, mask: u32, p: &Printf) {

@@ -2,12 +2,12 @@
 //! async agent goes through: arrivals, tx updates, phase completion, waits that pass, and the
 //! misuse checks at each use.
 
+use crate::report::finding::Category;
+use crate::report::trace::{TraceEvent, TraceKind};
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{CLUSTER_SHIFT, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::WaitTarget;
-use crate::sim::output::finding::Category;
-use crate::sim::output::trace::{TraceEvent, TraceKind};
 use crate::sim::sync::barrier::{Actor, Arrival};
 use phaser_codegen::ir::Value;
 use phaser_codegen::SourceLoc;
@@ -352,16 +352,21 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
+    /// The phase a wait on `(cta, off)` for `target` observed (`None`: no barrier there).
+    fn observed_by_wait(&self, cta: usize, off: u32, target: WaitTarget) -> Option<i64> {
+        let bar = self.exec.ctas[cta].barriers.get(self.cx.layout, off)?;
+        Some(match target {
+            WaitTarget::Parity(p) => bar.observed_for_parity(p),
+            WaitTarget::Phase(k) => k as i64,
+        })
+    }
+
     /// Lanes `lanes` of warp `wi` passed a wait on `(cta, off)` for `target`.
     pub fn wait_passed_warp(&mut self, wi: usize, lanes: u32, cta: usize, off: u32, target: WaitTarget, pc: u32) {
         if !C::ENABLED {
             return;
         }
-        let Some(bar) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
-        let observed = match target {
-            WaitTarget::Parity(p) => bar.observed_for_parity(p),
-            WaitTarget::Phase(k) => k as i64,
-        };
+        let Some(observed) = self.observed_by_wait(cta, off, target) else { return };
         let key = self.barrier_key(cta, off);
         let base = self.cluster_thread(wi, 0);
         self.check_skipped_phases_warp(wi, lanes, BarrierWait { cta, off, target }, Some(observed), pc);
@@ -536,11 +541,7 @@ impl<C: Checker> Engine<'_, C> {
         if !C::ENABLED {
             return;
         }
-        let Some(bar) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
-        let observed = match target {
-            WaitTarget::Parity(p) => bar.observed_for_parity(p),
-            WaitTarget::Phase(k) => k as i64,
-        };
+        let Some(observed) = self.observed_by_wait(cta, off, target) else { return };
         let key = self.barrier_key(cta, off);
         if stale_check {
             self.check_skipped_phases(t, cta, off, target, Some(observed), pc);

@@ -15,7 +15,7 @@
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::{ranges, Engine};
 use crate::sim::engine::warp::{lanes, BarGather};
-use crate::sim::output::finding::Category;
+use crate::report::finding::Category;
 use phaser_codegen::arch::limits::named_barrier_count_problem;
 
 fn lane_list(mask: u32) -> String {

@@ -23,10 +23,10 @@
 //! Lanes that do not exist (past the end of a partial last warp) are ignored in the mask, as
 //! the hardware does for `__syncwarp()` in a block whose size is not a multiple of 32.
 
+use crate::report::finding::Category;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::{ranges, Engine};
 use crate::sim::engine::warp::{lanes, LaneInputs, RoundKind, WaitFor, WarpSyncRound};
-use crate::sim::output::finding::Category;
 
 impl<C: Checker> Engine<'_, C> {
     /// Lanes of warp `wi` that exist (a partial last warp has fewer than 32).

@@ -1,8 +1,8 @@
 //! Barrier events over simulated time, exported as Chrome/Perfetto trace JSON, and text
 //! tables built from `Inst::Probe` records.
 
-use crate::sim::engine::memory::SmemLayout;
 use serde_json::{json, Value as Json};
+use std::collections::BTreeMap;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceKind {
@@ -50,7 +50,8 @@ pub struct Trace {
     /// Events not stored (over `SimConfig::max_trace_events`).
     pub dropped: u64,
     pub(crate) limit: usize,
-    pub(crate) layout: Option<SmemLayout>,
+    /// The name of each traced barrier's offset (`bars[1]`), from the kernel's shared layout.
+    pub(crate) bar_names: BTreeMap<u32, String>,
 }
 
 impl Trace {
@@ -75,9 +76,17 @@ impl Trace {
         }
     }
 
+    /// Name every traced barrier with `describe` (the launch's shared layout), once the events
+    /// are in.
+    pub(crate) fn name_barriers(&mut self, describe: impl Fn(u32) -> String) {
+        for e in &self.events {
+            self.bar_names.entry(e.bar).or_insert_with(|| describe(e.bar).trim_matches('`').to_string());
+        }
+    }
+
     fn bar_name(&self, off: u32) -> String {
-        match &self.layout {
-            Some(l) => l.describe(off).trim_matches('`').to_string(),
+        match self.bar_names.get(&off) {
+            Some(name) => name.clone(),
             None => format!("smem+0x{off:x}"),
         }
     }

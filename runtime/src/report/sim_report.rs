@@ -1,13 +1,10 @@
 //! What a simulated launch reports: statistics, findings, the barrier trace and probes.
 
-use crate::sim::config::Strategy;
-use crate::sim::output::finding::{Category, Finding, Severity};
-pub use crate::sim::output::printf::PrintRecord;
-use crate::sim::output::probe::probe_table;
-pub use crate::sim::output::probe::{ProbeRecord, ProbeValue};
-use crate::sim::output::trace::Trace;
-use phaser_codegen::Type;
-use std::collections::HashMap;
+use super::finding::{Category, Finding, Severity};
+use super::print::PrintRecord;
+use super::probe::{probe_table, ProbeRecord};
+use super::strategy::Strategy;
+use super::trace::Trace;
 use std::fmt;
 use std::time::Duration;
 
@@ -112,7 +109,7 @@ pub struct DroppedFindings {
 }
 
 impl DroppedFindings {
-    fn add(&mut self, f: &Finding) {
+    pub(crate) fn add(&mut self, f: &Finding) {
         self.count += 1;
         self.errors += u64::from(f.severity == Severity::Error);
         if let Err(at) = self.categories.binary_search(&f.category) {
@@ -120,7 +117,7 @@ impl DroppedFindings {
         }
     }
 
-    fn merge(&mut self, other: &DroppedFindings) {
+    pub(crate) fn merge(&mut self, other: &DroppedFindings) {
         self.count += other.count;
         self.errors += other.errors;
         for &c in &other.categories {
@@ -132,7 +129,7 @@ impl DroppedFindings {
 }
 
 /// Whether any of `findings`, kept or dropped, is an error.
-fn any_error(findings: &[Finding], dropped: &DroppedFindings) -> bool {
+pub(crate) fn any_error(findings: &[Finding], dropped: &DroppedFindings) -> bool {
     dropped.errors > 0 || findings.iter().any(|f| f.severity == Severity::Error)
 }
 
@@ -211,84 +208,5 @@ impl SimReport {
 impl fmt::Display for SimReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text())
-    }
-}
-
-/// Accumulates findings, trace and probes during a launch (one per cluster, merged in
-/// cluster order).
-#[derive(Default)]
-pub(crate) struct Collector {
-    pub findings: Vec<Finding>,
-    /// New sites past the cap, counted.
-    pub dropped: DroppedFindings,
-    keys: HashMap<String, usize>,
-    pub stats: Stats,
-    pub trace: Trace,
-    pub probes: Vec<ProbeRecord>,
-    pub printed: Vec<PrintRecord>,
-    pub cut_short: CutShort,
-    /// Findings about a barrier used before its initialization: `(cta, offset, finding)`,
-    /// amended when an init comes later.
-    pub uninitialized_uses: Vec<(usize, u32, usize)>,
-}
-
-impl Collector {
-    pub fn add_finding(&mut self, f: Finding, max: usize) {
-        // One entry per site; deadlock groups are distinct per waiting thread group.
-        let thread = if f.category == Category::Deadlock { f.thread } else { None };
-        let key = format!(
-            "{:?}|{:?}|{:?}|{:?}|{:?}",
-            f.category,
-            f.loc,
-            f.barrier.as_ref().map(|b| (b.offset, b.cta_rank)),
-            thread,
-            f.cta
-        );
-        if let Some(&i) = self.keys.get(&key) {
-            self.findings[i].repeats += 1;
-            return;
-        }
-        if self.findings.len() >= max {
-            self.dropped.add(&f);
-            return;
-        }
-        self.keys.insert(key, self.findings.len());
-        self.findings.push(f);
-    }
-
-    pub fn probe(
-        &mut self,
-        tag: &'static str,
-        ctaid: [u32; 3],
-        thread: u32,
-        tick: u64,
-        vals: Vec<(u64, Type)>,
-        max: usize,
-    ) {
-        if self.probes.len() < max {
-            let values = vals.into_iter().map(|(bits, ty)| ProbeValue { bits, ty }).collect();
-            self.probes.push(ProbeRecord { tag, ctaid, thread, tick, values });
-        }
-    }
-
-    /// Append a finished cluster's findings, trace, probes and statistics.
-    pub fn merge(&mut self, other: Collector, cfg: &crate::sim::config::SimConfig) {
-        for f in other.findings {
-            self.add_finding(f, cfg.max_findings);
-        }
-        self.dropped.merge(&other.dropped);
-        self.trace.append(other.trace);
-        let room = cfg.max_probes.saturating_sub(self.probes.len());
-        self.probes.extend(other.probes.into_iter().take(room));
-        self.printed.extend(other.printed);
-        let (a, b) = (&mut self.stats, &other.stats);
-        a.thread_instructions += b.thread_instructions;
-        a.warp_instructions += b.warp_instructions;
-        a.async_ops += b.async_ops;
-        a.async_completed += b.async_completed;
-    }
-
-    pub fn has_errors(&self) -> bool {
-        any_error(&self.findings, &self.dropped)
     }
 }
