@@ -282,7 +282,7 @@ impl Graph<'_> {
                 .map_or((self.kernels.first().map(|k| k.name().to_owned()).unwrap_or_default(), None), |(k, r)| {
                     (k.name().to_owned(), Some(Box::new(r)))
                 });
-            RuntimeError::KernelFault { kernel, message: e.to_string(), watchdog, source: Some(e) }
+            RuntimeError::KernelFault { kernel, message: e.to_string(), watchdog, source: Some(e.into()) }
         })
     }
 

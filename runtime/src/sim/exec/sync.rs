@@ -6,7 +6,6 @@ use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{cluster_shared_addr, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::{lanes, RoundKind, WaitFor};
-use crate::report::finding::Category;
 use phaser_codegen::arch::limits::NAMED_BARRIERS;
 use phaser_codegen::ir::*;
 
