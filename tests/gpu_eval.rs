@@ -68,3 +68,30 @@ fn the_table_covers_every_form() {
         assert!(table.iter().any(|e| e.op == op && e.ty == ty), "{op:?} on {ty} is never drawn");
     }
 }
+
+/// No float-consuming instruction of the table's kernel reaches ptxas with a float immediate:
+/// every op whose operands are all constants is folded by the evaluator (ptxas would fold it
+/// by its own NaN rules: `cvt.rn.bf16.f64` of a NaN immediate gave `0x7fff` on the H200 where
+/// the run-time result is the signed quiet NaN). Only moves and stores carry a constant's bits,
+/// and no `cvt` takes an immediate at all (this half runs everywhere).
+#[test]
+fn no_float_consuming_instruction_takes_a_float_immediate() {
+    let table: Vec<Entry> = (0..8u8).flat_map(|b| entries(500, 0xE0 + b)).collect();
+    let (kernel, _) = eval_table::kernel(&table);
+    let ptx = kernel.ptx().expect("the table kernel prints");
+    let float_imm = |o: &str| o.starts_with("0f") || o.starts_with("0d") || o.starts_with("-0f") || o.starts_with("-0d");
+    let literal = |o: &str| o.starts_with(|c: char| c.is_ascii_digit() || c == '-');
+    let mut bad = Vec::new();
+    for inst in phaser::codegen::ptx_text::instructions(&ptx) {
+        let carries_bits = inst.opcode.starts_with("mov.") || inst.opcode.starts_with("st.");
+        let sources = inst.operands.iter().skip(1);
+        if inst.opcode.starts_with("cvt.") && sources.clone().any(|o| literal(o)) {
+            bad.push(format!("line {}: {inst}", inst.line));
+        } else if !carries_bits && sources.clone().any(|o| float_imm(o)) {
+            bad.push(format!("line {}: {inst}", inst.line));
+        }
+    }
+    let cvts = phaser::codegen::ptx_text::count(&ptx, "cvt.*");
+    assert!(cvts > 0, "the table's loaded forms convert at run time");
+    assert!(bad.is_empty(), "{} instructions take a constant ptxas would fold:\n{}", bad.len(), bad.join("\n"));
+}

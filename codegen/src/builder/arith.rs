@@ -349,10 +349,18 @@ impl KernelBuilder {
             return self.select(v, one, zero);
         }
         if let Value::Imm { bits, ty: from } = v {
-            // Constants convert as `cvt` would (one rounding into a float); half types are
-            // not PTX immediates.
-            if folds(from) && folds(ty) {
-                return Value::Imm { bits: eval::cvt_rounded(bits, from, ty, rounding.or(Rounding::of_cast(from, ty))), ty };
+            // Constants convert as `cvt` would (one rounding into a float), always with the
+            // evaluator; half types are not PTX immediates.
+            if folds(from) {
+                let bits = eval::cvt_rounded(bits, from, ty, rounding.or(Rounding::of_cast(from, ty)));
+                if folds(ty) {
+                    return Value::Imm { bits, ty };
+                }
+                // Into a half type: the evaluator's bits moved into the register
+                // (`mov.b16 %rs1, 0x7FC0`), never `cvt.rn.bf16.f64 %rs1, 0d7FF0..01`: ptxas
+                // folds a constant conversion by its own NaN rules (`0x7FFF` for that one,
+                // measured on the H200, where the GPU at run time gives the signed quiet NaN).
+                return self.materialize(Value::Imm { bits, ty });
             }
         }
         let dst = self.new_reg(ty);

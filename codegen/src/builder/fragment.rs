@@ -136,6 +136,19 @@ impl KernelBuilder {
     #[track_caller]
     pub fn pack_half2(&mut self, lo: Value, hi: Value, to: Type) -> Value {
         let dst = self.new_reg(Type::B32);
+        let as_f32 = |v: Value| match v {
+            Value::Imm { ty, .. } if ty.is_int() => super::arith::retype_imm(v, Type::F32),
+            _ => v,
+        };
+        if let (Value::Imm { bits: l, ty: Type::F32 }, Value::Imm { bits: h, ty: Type::F32 }, Type::BF16 | Type::F16) =
+            (as_f32(lo), as_f32(hi), to)
+        {
+            // Two constants: the evaluator's pair, moved (ptxas would fold the `cvt` of an
+            // immediate by its own NaN rules).
+            let bits = crate::eval::cvt(l, Type::F32, to) | crate::eval::cvt(h, Type::F32, to) << 16;
+            self.push(ArithOp::Mov { dst, src: Value::Imm { bits, ty: Type::B32 } });
+            return Value::Reg(dst);
+        }
         self.push(FragmentOp::PackHalf2 { dst, hi, lo, to });
         Value::Reg(dst)
     }

@@ -214,6 +214,28 @@ mod tests {
         assert_eq!(k.cvt_rounded(imm(-2.5), Type::F32, Rounding::Down), imm(-3.0));
         // A NaN negated at run time is the canonical NaN, and so is its fold.
         assert_eq!(k.neg(Value::Imm { bits: 0x7FC0_0001, ty: Type::F32 }), Value::Imm { bits: 0x7FFF_FFFF, ty: Type::F32 });
+        assert_eq!(k.cvt(Value::f32(f32::NAN), Type::S32), Value::imm_i(0, Type::S32), "NaN into s32: the H200's 0");
         assert!(k.finish().is_ok());
+    }
+
+    /// A constant converted into a half type (no PTX immediates) is the evaluator's bits
+    /// moved into the register, never a `cvt` of an immediate (ptxas folds that by its own
+    /// NaN rules: `cvt.rn.bf16.f64` of a NaN gave `0x7fff` on the H200, the run time the
+    /// signed quiet NaN); a packed pair of constants likewise.
+    #[test]
+    fn constants_into_half_types_are_moved_bits_not_cvts() {
+        let mut k = KernelBuilder::new("k", Target::Sm90a);
+        let out = k.param_global("out", Type::BF16, true);
+        let pair = k.param_global("pair", Type::U32, true);
+        let nan = Value::Imm { bits: 0xFFF0_0000_0000_0001, ty: Type::F64 };
+        let v = k.cvt(nan, Type::BF16);
+        k.st_global(out, Value::u32(0), v);
+        let p = k.pack_half2_u32(Value::f32(1.0), Value::Imm { bits: 0x7F80_0001, ty: Type::F32 }, Type::BF16);
+        k.st_global(pair, Value::u32(0), p);
+        let ptx = k.finish().expect("builds").ptx().expect("prints");
+        assert!(!crate::ptx_text::has(&ptx, "cvt.*"), "{ptx}");
+        assert!(crate::ptx_text::has(&ptx, "mov.b16 _, 0xFFC0"), "the signed quiet NaN: {ptx}");
+        // bf16 of an f32 NaN is the canonical 0x7FFF (the evaluator; measured bit for bit).
+        assert!(crate::ptx_text::has(&ptx, &format!("mov.b32 _, {}", 0x7FFF_3F80u32)), "{ptx}");
     }
 }

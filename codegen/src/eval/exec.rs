@@ -344,7 +344,7 @@ fn float_value(bits: u64, dt: Type) -> f64 {
 /// is the nearest result moved one step where it lies on the wrong side of the exact value
 /// (`x`, or for an integer its value rounded to odd at 53 bits, which orders the same against
 /// every float of at most 53 bits); into an integer it rounds the float to an integral value,
-/// then saturates. NaN into an integer is `0x80..0` (u16: 0), measured on the H200.
+/// then saturates. NaN into an integer: see [`float_to_int`].
 pub fn cvt_rounded(v: u64, st: Type, dt: Type, rounding: Option<Rounding>) -> u64 {
     use Type::*;
     if st == dt && !(st.is_float() && rounding.is_some()) {
@@ -410,12 +410,19 @@ fn round_integral(x: f64, dt: Type, rounding: Rounding) -> u64 {
 }
 
 /// A float into an integer type: rounded to an integral value, then saturated.
+///
+/// NaN (the one rule, from every float source type and with every rounding): **0** into a
+/// 16- or 32-bit integer, **`0x8000_0000_0000_0000`** into a 64-bit one. Measured on the H200
+/// with loaded operands (`tests/gpu_eval.rs`, `tests/gpu_math.rs`: s16/u16/s32/u32 from
+/// f16/bf16/f32 with `.rni .rzi .rmi .rpi` give 0; u64/s64 gave `0x80..0` and no mismatch). An
+/// older note of `0x80..0` for every width came from ptxas folding constant operands, which the
+/// builder no longer hands it (it folds every all-constant float op with this evaluator).
 fn float_to_int(x: f64, dt: Type, rounding: Rounding) -> u64 {
     use Type::*;
     if x.is_nan() {
         return match dt {
-            U16 | B16 => 0,
-            _ => 1 << (dt.bits() - 1),
+            S64 | U64 | B64 => 1 << 63,
+            _ => 0,
         };
     }
     let x = match rounding {
@@ -503,7 +510,12 @@ mod tests {
         assert_eq!(f32::from_bits(fused as u32), a.mul_add(b, c));
         assert_ne!(f32::from_bits(fused as u32), a * b + c, "fma.rn must not round twice");
         let nan = f32::NAN.to_bits() as u64;
-        assert_eq!(cvt(nan, Type::F32, Type::S32), 0x8000_0000, "NaN into an integer: the H200's 0x80..0");
+        for dt in [Type::S16, Type::U16, Type::S32, Type::U32] {
+            assert_eq!(cvt(nan, Type::F32, dt), 0, "NaN into a {dt:?}: the H200's 0");
+        }
+        for dt in [Type::S64, Type::U64] {
+            assert_eq!(cvt(nan, Type::F32, dt), 1 << 63, "NaN into a {dt:?}: the H200's 0x80..0");
+        }
         assert_eq!(cvt(f64::NAN.to_bits() | 1 << 63, Type::F64, Type::F32), 0xFFC0_0000, "the sign is kept");
         assert_eq!(cvt(3.0e10f32.to_bits() as u64, Type::F32, Type::S32), i32::MAX as u32 as u64);
         assert_eq!(cvt((-2.7f32).to_bits() as u64, Type::F32, Type::S32), -2i32 as u32 as u64);
