@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Nsight Compute at base clocks (--clock-control base: the durations do not depend on where the
+# power cap puts the SM clock) for the attention note: Phaser's attention_dsl and torch's cuDNN
+# SDPA at one shape, profiled the same way. Runs on the GPU machine from the bundle's root.
+# Usage: bash bench/attention_ncu.sh [d] [seq]    (defaults: 128 8192, non-causal and causal)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+D=${1:-128}
+SEQ=${2:-8192}
+NCU=${NCU_BIN:-$(command -v ncu || true)}
+[ -n "$NCU" ] || { echo "attention_ncu: ncu (Nsight Compute) not found" >&2; exit 1; }
+METRICS=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread,launch__grid_size
+echo "--- Phaser attention_dsl, d$D seq $SEQ (every causal x ping-pong configuration of bench_attention --check)"
+"$NCU" --clock-control base --metrics "$METRICS" --kernel-name regex:attention_dsl \
+  ./bin/bench_attention --check --shapes "${D}x${SEQ}" || { echo "ncu on bench_attention failed: rc=$?"; exit 1; }
+echo "--- torch SDPA (cuDNN), d$D seq $SEQ, the same B x H, non-causal then causal (the second launch of each is profiled)"
+"$NCU" --clock-control base --metrics "$METRICS" --kernel-name regex:'sdpa|fmha|attention|flash' --launch-skip 1 --launch-count 1 \
+  --target-processes all python3 - "$D" "$SEQ" <<'PY' || { echo "ncu on torch failed: rc=$?"; exit 1; }
+import sys, torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+d, s = int(sys.argv[1]), int(sys.argv[2])
+b, h = 16384 // s, 2048 // d
+q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+    for _ in range(2):
+        F.scaled_dot_product_attention(q, k, v)
+    torch.cuda.synchronize()
+print(f"torch SDPA cuDNN B {b} H {h} S {s} D {d}")
+PY
