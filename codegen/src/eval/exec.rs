@@ -344,7 +344,7 @@ fn float_value(bits: u64, dt: Type) -> f64 {
 /// is the nearest result moved one step where it lies on the wrong side of the exact value
 /// (`x`, or for an integer its value rounded to odd at 53 bits, which orders the same against
 /// every float of at most 53 bits); into an integer it rounds the float to an integral value,
-/// then saturates. NaN into an integer: see [`float_to_int`].
+/// then saturates. NaN into an integer: see `float_to_int` (the rule, with the H200 measurement as its reason).
 pub fn cvt_rounded(v: u64, st: Type, dt: Type, rounding: Option<Rounding>) -> u64 {
     use Type::*;
     if st == dt && !(st.is_float() && rounding.is_some()) {
