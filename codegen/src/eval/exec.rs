@@ -365,7 +365,7 @@ pub fn cvt_rounded(v: u64, st: Type, dt: Type, rounding: Option<Rounding>) -> u6
     };
     let nearest = match n {
         Num::I(x) => cvt_nearest(Num::I(x), st, dt, v),
-        Num::F(x) if dt.is_int() => return float_to_int(x, dt, rounding.unwrap_or(Rounding::Zero)),
+        Num::F(x) if dt.is_int() => return float_to_int(x, st, dt, rounding.unwrap_or(Rounding::Zero)),
         Num::F(x) if st == dt => return round_integral(x, dt, rounding.unwrap_or(Rounding::Nearest)),
         Num::F(x) => cvt_nearest(Num::F(x), st, dt, v),
     };
@@ -411,17 +411,22 @@ fn round_integral(x: f64, dt: Type, rounding: Rounding) -> u64 {
 
 /// A float into an integer type: rounded to an integral value, then saturated.
 ///
-/// NaN (the one rule, from every float source type and with every rounding): **0** into a
-/// 16- or 32-bit integer, **`0x8000_0000_0000_0000`** into a 64-bit one. Measured on the H200
-/// with loaded operands (`tests/gpu_eval.rs`, `tests/gpu_math.rs`: s16/u16/s32/u32 from
-/// f16/bf16/f32 with `.rni .rzi .rmi .rpi` give 0; u64/s64 gave `0x80..0` and no mismatch). An
-/// older note of `0x80..0` for every width came from ptxas folding constant operands, which the
-/// builder no longer hands it (it folds every all-constant float op with this evaluator).
-fn float_to_int(x: f64, dt: Type, rounding: Rounding) -> u64 {
+/// NaN (the one rule, with every rounding), measured on the H200 with loaded operands
+/// (`tests/gpu_eval.rs`, `tests/gpu_math.rs`, runs 12 and 13 of `bench/gpu-runs.md`):
+/// - from f16/bf16/f32: **0** into a 16- or 32-bit integer;
+/// - from f64: the integer's minimum, **`0x8000_0000`** into s32/u32 and **`0x8000`** into s16
+///   (u16 from f64 was not drawn: modelled as 0, like the other sources);
+/// - into a 64-bit integer, from any source: **`0x8000_0000_0000_0000`**.
+///
+/// An older note of `0x80..0` for every width came from ptxas folding constant operands, which
+/// the builder no longer hands it (it folds every all-constant float op with this evaluator).
+fn float_to_int(x: f64, st: Type, dt: Type, rounding: Rounding) -> u64 {
     use Type::*;
     if x.is_nan() {
-        return match dt {
-            S64 | U64 | B64 => 1 << 63,
+        return match (st, dt) {
+            (_, S64 | U64 | B64) => 1 << 63,
+            (F64, S32 | U32 | B32) => 1 << 31,
+            (F64, S16) => 1 << 15,
             _ => 0,
         };
     }
@@ -515,7 +520,13 @@ mod tests {
         }
         for dt in [Type::S64, Type::U64] {
             assert_eq!(cvt(nan, Type::F32, dt), 1 << 63, "NaN into a {dt:?}: the H200's 0x80..0");
+            assert_eq!(cvt(f64::NAN.to_bits(), Type::F64, dt), 1 << 63, "f64 NaN into a {dt:?}");
         }
+        // From f64 the H200 gives the integer's minimum (run 13): 0x8000_0000 and 0x8000.
+        let dnan = f64::NAN.to_bits();
+        assert_eq!(cvt(dnan, Type::F64, Type::S32), 0x8000_0000);
+        assert_eq!(cvt(dnan, Type::F64, Type::U32), 0x8000_0000);
+        assert_eq!(cvt(dnan, Type::F64, Type::S16), 0x8000);
         assert_eq!(cvt(f64::NAN.to_bits() | 1 << 63, Type::F64, Type::F32), 0xFFC0_0000, "the sign is kept");
         assert_eq!(cvt(3.0e10f32.to_bits() as u64, Type::F32, Type::S32), i32::MAX as u32 as u64);
         assert_eq!(cvt((-2.7f32).to_bits() as u64, Type::F32, Type::S32), -2i32 as u32 as u64);
