@@ -16,14 +16,15 @@ pub type MadFn = fn(u64, u64, u64) -> u64;
 pub type CmpFn = fn(u64, u64) -> bool;
 
 /// The canonical NaN the GPU produces for `f32` arithmetic.
-const NAN32: u32 = 0x7FFF_FFFF;
+pub(super) const NAN32: u32 = 0x7FFF_FFFF;
 
 #[inline]
-fn f(x: u64) -> f32 {
+pub(super) fn f(x: u64) -> f32 {
     f32::from_bits(x as u32)
 }
+/// An f32 result's bits: NaN is canonical.
 #[inline]
-fn fb(x: f32) -> u64 {
+pub(super) fn fb(x: f32) -> u64 {
     if x.is_nan() {
         NAN32 as u64
     } else {

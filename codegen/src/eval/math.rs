@@ -9,25 +9,9 @@
 //! GPU against the model and asserts the bound. A NaN result is the canonical `0x7FFFFFFF`,
 //! as every other f32 operation of the GPU.
 
-use super::exec::{BinFn, UnFn};
+// f32 bits in and out, NaN canonical: the one definition is exec.rs's.
+use super::exec::{f, fb, BinFn, UnFn, NAN32};
 use crate::ir::{FloatBinOp, MathFn, Type};
-
-const NAN32: u32 = 0x7FFF_FFFF;
-
-#[inline]
-fn f(x: u64) -> f32 {
-    f32::from_bits(x as u32)
-}
-
-/// An f32 result's bits: NaN is canonical.
-#[inline]
-fn fb(x: f32) -> u64 {
-    if x.is_nan() {
-        NAN32 as u64
-    } else {
-        x.to_bits() as u64
-    }
-}
 
 /// `.ftz`: a subnormal becomes a zero of its sign.
 #[inline]
