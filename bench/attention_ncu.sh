@@ -9,7 +9,7 @@ D=${1:-128}
 SEQ=${2:-8192}
 NCU=${NCU_BIN:-$(command -v ncu || true)}
 [ -n "$NCU" ] || { echo "attention_ncu: ncu (Nsight Compute) not found" >&2; exit 1; }
-METRICS=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread,launch__grid_size
+METRICS=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tensor_op_gmma.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread,launch__grid_size
 echo "--- Phaser attention_dsl, d$D seq $SEQ (every causal x ping-pong configuration of bench_attention --check)"
 "$NCU" --clock-control base --metrics "$METRICS" --kernel-name regex:attention_dsl \
   ./bin/bench_attention --check --shapes "${D}x${SEQ}" || { echo "ncu on bench_attention failed: rc=$?"; exit 1; }

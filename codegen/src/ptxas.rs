@@ -11,6 +11,9 @@
 //! `nvidia-cuda-cuobjdump`, installs it there). Every tool runs through [`run_tool`], which
 //! checks its exit status: a tool that failed is never read as an empty answer.
 
+mod serialization;
+pub use serialization::{wgmma_serialization, WgmmaSerialization};
+
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -1,5 +1,6 @@
 //! The DSL attention without a GPU: every configuration (head dim 64, 128 and 256, causal and
-//! not, ping-pong and not) assembles for sm_90a with zero spill bytes and no ignored `setmaxnreg`, its SASS has
+//! not, ping-pong and not) assembles for sm_90a with zero spill bytes, no ignored `setmaxnreg` and no
+//! serialized wgmma (ptxas C7515/C7517), its SASS has
 //! the HGMMAs of S = Q Kᵀ (N = BN, K-major) and O += P V (A from registers), and shapes the
 //! kernel does not take are refused by name.
 
@@ -29,22 +30,34 @@ fn every_config_assembles_without_spills_and_uses_hgmma() {
             let k = kernel(&s).unwrap_or_else(|e| panic!("{s:?}: {e}"));
             let ptx = emit_kernel(&k).unwrap();
             assert!(ptx_text::has(&ptx, "setmaxnreg.inc.sync.aligned.u32 240"), "{s:?}");
-            // Ping-pong: the second warpgroup's first-turn arrival and one per block; none without.
+            // Ping-pong: the second warpgroup's first-turn arrival, block 0's S turn and one per
+            // block; none without.
             let arrives =
                 ptx_text::find_all(&ptx, "bar.arrive").len() + ptx_text::find_all(&ptx, "barrier.arrive").len();
-            assert_eq!(arrives, if pingpong { 2 } else { 0 }, "{s:?}");
+            assert_eq!(arrives, if pingpong { 3 } else { 0 }, "{s:?}");
             let cubin = dir.path().join(format!("attention_d{d}_{causal}_{pingpong}.cubin"));
             let verbose = ptxas::assemble_to(&ptxas, &ptx, "sm_90a", &["-v"], &cubin)
                 .unwrap_or_else(|e| panic!("ptxas rejected {s:?}:\n{e}"));
             assert_eq!(spill_bytes(&verbose), (0, 0), "{s:?} spills:\n{verbose}");
             assert!(!verbose.contains("C7508"), "setmaxnreg ignored:\n{verbose}");
+            // Every wgmma keeps its asynchrony: ptxas neither serializes them (C7515) nor
+            // injects a wait (C7517); the SASS has no `WARPGROUP.DEPBAR` after each HGMMA.
+            let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
+            assert!(serialized.is_empty(), "{s:?}: ptxas serialized the wgmmas: {serialized:#?}");
             let listing = ptxas::sass(&cuobjdump, &cubin).unwrap_or_else(|e| panic!("{e}"));
+            if let Ok(dir) = std::env::var("ATTENTION_SASS_DIR") {
+                std::fs::write(format!("{dir}/d{d}_{causal}_{pingpong}.sass"), &listing).unwrap();
+                std::fs::write(format!("{dir}/d{d}_{causal}_{pingpong}.ptx"), &ptx).unwrap();
+            }
             let count = |op: &str| listing.lines().filter(|l| l.split_whitespace().any(|w| w.starts_with(op))).count();
-            // S: D / 16 k-steps of 64 x BN; P V: BN / 16 k-steps per 64-column chunk of D, twice
-            // (in the loop, for the previous block, and after it, for the last one).
+            // S: D / 16 k-steps of 64 x BN, twice (block 0's before the loop, block j + 1's in
+            // it); P V: BN / 16 k-steps per 64-column chunk of D, once (in the loop).
             let s_gemm = format!("HGMMA.64x{bn}x16.F32.BF16");
             let pv_gemm = "HGMMA.64x64x16.F32.BF16".to_string();
-            let (want_s, want_pv) = ((d / 16) as usize, 2 * ((bn / 16) * (d / 64)) as usize);
+            let (want_s, want_pv) = (2 * (d / 16) as usize, ((bn / 16) * (d / 64)) as usize);
+            // The waits are the kernel's own four `wait_group`s (block 0's S, two per block, the
+            // last P V's), not one per HGMMA.
+            assert!(count("WARPGROUP.DEPBAR") <= 4, "{s:?}: waits after the HGMMAs:\n{listing}");
             if bn == 64 {
                 assert_eq!(count(&s_gemm), want_s + want_pv, "{s:?}:\n{listing}");
             } else {

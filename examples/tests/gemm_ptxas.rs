@@ -50,6 +50,8 @@ fn every_config_assembles_without_spills_and_uses_hgmma() {
         let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, k.name());
         assert_eq!(spill_bytes(&verbose), (0, 0), "{} spills:\n{verbose}", k.name());
         assert!(!verbose.contains("C7508"), "setmaxnreg ignored (no register cap):\n{verbose}");
+        let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
+        assert!(serialized.is_empty(), "{}: ptxas serialized the wgmmas: {serialized:#?}", k.name());
         let insts = sass(&cuobjdump, &cubin);
         let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
         // Two copies of the K block (the peeled first one and the loop), 4 k16 steps each,
@@ -254,6 +256,8 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
         let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("dsl_{name}"));
         assert_eq!(spill_bytes(&verbose), (0, 0), "{name} spills:\n{verbose}");
         assert!(!verbose.contains("C7508"), "setmaxnreg ignored (no register cap):\n{verbose}");
+        let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
+        assert!(serialized.is_empty(), "{name}: ptxas serialized the wgmmas: {serialized:#?}");
         // The SASS comparison at one depth per tile shape and cluster size (the depth only
         // changes the ring's size).
         if cfg.stages != 4 {

@@ -12,14 +12,17 @@
 //!   block by block through two `T.pipeline` rings (`BN` keys per block), 128-byte swizzled,
 //!   as 64-column chunks (one TMA box and one wgmma operand each). TMA zero-fills rows past
 //!   the sequence ends of each head (the maps are 3-D: head, row, column).
-//! - Each consumer warpgroup, per KV block j: issues `S = Q Kᵀ` (`mma_async`, K-major K), then
-//!   the previous block's `O += P V` (O rescaled first; P in registers as the A operand,
-//!   `mma_async_rs` with MN-major V), waits for S only (`wait_group(1)`), releases the K stage,
-//!   masks the ragged last block (`T.fragment.mask_cols`) and the diagonal block
-//!   (`T.fragment.mask_causal`) and runs the online softmax with exp2 and the scale folded into
-//!   one fma (`T.fragment.row_max`, `of_row`) while P V runs; then waits for P V, releases its
-//!   V stage and packs this block's P (`T.fragment.to_a`). FlashAttention-3's intra-warpgroup
-//!   overlap: the tensor cores have the next GEMM while the softmax runs.
+//! - Each consumer warpgroup issues block 0's `S = Q Kᵀ` (`mma_async`, K-major K) and waits
+//!   for it; then, per KV block j: masks the ragged last block (`T.fragment.mask_cols`) and the
+//!   diagonal block (`T.fragment.mask_causal`) and runs the online softmax with exp2 and the
+//!   scale folded into one fma (`T.fragment.row_max`, `of_row`) while block j - 1's `O += P V`
+//!   runs; waits for that P V, releases its V stage and packs this block's P
+//!   (`T.fragment.to_a`); issues block j + 1's S, rescales O and issues block j's P V (P in
+//!   registers as the A operand, `mma_async_rs` with MN-major V), and waits for S only
+//!   (`wait_group(1)`) before releasing its K stage. FlashAttention-3's intra-warpgroup
+//!   overlap: the tensor cores have the next GEMMs while the softmax runs. Every wait is
+//!   unconditional (the loop is rotated, not guarded by `j > 0`): a wait ptxas cannot follow
+//!   makes it serialize every wgmma (C7515), which the ptxas test refuses.
 //! - Ping-pong (`PINGPONG`): the two consumer warpgroups take turns issuing their GEMMs through
 //!   named barriers 3 and 4 (`bar.sync` on its own, `bar.arrive` on the other's, 256 threads),
 //!   so one warpgroup's softmax runs under the other's GEMMs.
@@ -165,60 +168,37 @@ pub fn attention_dsl(
                 T.ptx.bar.arrive(their_turn, 256);
             }
         }
-        // Intra-warpgroup overlap (FlashAttention-3): block j's S = Q Kᵀ is issued first, then
-        // the previous block's O += P V, and this block's softmax runs while P V is in flight.
+        // Intra-warpgroup overlap (FlashAttention-3), with the loop rotated so that every wait is
+        // unconditional: block j's softmax runs while block j - 1's O += P V is in flight, and
+        // block j + 1's S = Q Kᵀ is issued with block j's P V. ptxas serializes every wgmma of
+        // the kernel (C7515, one `wait_group 0` after each) when a wait depends on a branch it
+        // cannot follow, e.g. `if j > 0 { wait_group(0) }`: the waits here never do.
+        // Block 0's S.
+        T.pipeline.consumer_wait(k_pipe, kst);
+        if PINGPONG > 0 {
+            T.ptx.bar.sync(my_turn, 256);
+        }
+        let ks = T.pipeline.stage(kst);
+        T.ptx.wgmma.fence();
+        #[unroll]
+        for c in 0..chunks {
+            #[unroll]
+            for kk in 0..CHUNK / 16 {
+                T.ptx.wgmma.mma_async(s, q_tiles[c][cw], k_ring[ks][c], kk, c > 0 || kk > 0);
+            }
+        }
+        T.ptx.wgmma.commit_group();
+        if PINGPONG > 0 {
+            T.ptx.bar.arrive(their_turn, 256);
+        }
+        T.ptx.wgmma.wait_group(0);
+        if leader {
+            T.pipeline.consumer_release(k_pipe, kst);
+        }
+        T.pipeline.advance(kst);
         for j in 0..n_blocks {
             let n0 = j * BN;
-            T.pipeline.consumer_wait(k_pipe, kst);
-            let ks = T.pipeline.stage(kst);
-            if PINGPONG > 0 {
-                T.ptx.bar.sync(my_turn, 256);
-            }
-            T.ptx.wgmma.fence();
-            #[unroll]
-            for c in 0..chunks {
-                #[unroll]
-                for kk in 0..CHUNK / 16 {
-                    T.ptx.wgmma.mma_async(s, q_tiles[c][cw], k_ring[ks][c], kk, c > 0 || kk > 0);
-                }
-            }
-            T.ptx.wgmma.commit_group();
-            if j > 0 {
-                // O (through block j - 2) rescaled to block j - 1's max, then += P V of j - 1.
-                #[unroll]
-                for c in 0..chunks {
-                    #[unroll]
-                    for i in 0..CHUNK / 2 {
-                        acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
-                    }
-                }
-                T.pipeline.consumer_wait(v_pipe, vst);
-                let vs = T.pipeline.stage(vst);
-                T.ptx.wgmma.fence();
-                #[unroll]
-                for c in 0..chunks {
-                    #[unroll]
-                    for kk in 0..BN / 16 {
-                        T.ptx.wgmma.mma_async_rs(acc_o[c], p[kk], v_ring[vs][c], kk, true, "mn");
-                    }
-                }
-                T.ptx.wgmma.commit_group();
-            }
-            if PINGPONG > 0 {
-                // This block's GEMMs are issued: the other warpgroup's turn.
-                T.ptx.bar.arrive(their_turn, 256);
-            }
-            if j > 0 {
-                // S of block j has retired; P V of block j - 1 may still run.
-                T.ptx.wgmma.wait_group(1);
-            } else {
-                T.ptx.wgmma.wait_group(0);
-            }
-            if leader {
-                T.pipeline.consumer_release(k_pipe, kst);
-            }
-            T.pipeline.advance(kst);
-
+            // S of block j has retired; P V of block j - 1 may still run.
             if n0 + BN > seq_k {
                 T.fragment.mask_cols(s, seq_k - n0);
             }
@@ -246,9 +226,10 @@ pub fn attention_dsl(
             for h in 0..2 {
                 row_sum[h] = row_sum[h] * rescale[h] + T.fragment.row_sum(s, h, "thread");
             }
+            // P V of block j - 1 retired (nothing runs before block 0's): P may be overwritten
+            // and O rescaled, and its V stage is free.
+            T.ptx.wgmma.wait_group(0);
             if j > 0 {
-                // P V of block j - 1 retired: its V stage is free and P may be overwritten.
-                T.ptx.wgmma.wait_group(0);
                 if leader {
                     T.pipeline.consumer_release(v_pipe, vst);
                 }
@@ -258,6 +239,56 @@ pub fn attention_dsl(
             for kk in 0..BN / 16 {
                 T.fragment.to_a(p[kk], s, kk);
             }
+            let more = j + 1 < n_blocks;
+            if more {
+                T.pipeline.consumer_wait(k_pipe, kst);
+            }
+            if PINGPONG > 0 {
+                T.ptx.bar.sync(my_turn, 256);
+            }
+            if more {
+                let ks_next = T.pipeline.stage(kst);
+                T.ptx.wgmma.fence();
+                #[unroll]
+                for c in 0..chunks {
+                    #[unroll]
+                    for kk in 0..CHUNK / 16 {
+                        T.ptx.wgmma.mma_async(s, q_tiles[c][cw], k_ring[ks_next][c], kk, c > 0 || kk > 0);
+                    }
+                }
+                T.ptx.wgmma.commit_group();
+            }
+            // O (through block j - 1) rescaled to block j's max, then += P V of block j.
+            #[unroll]
+            for c in 0..chunks {
+                #[unroll]
+                for i in 0..CHUNK / 2 {
+                    acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
+                }
+            }
+            T.pipeline.consumer_wait(v_pipe, vst);
+            let vs = T.pipeline.stage(vst);
+            T.ptx.wgmma.fence();
+            #[unroll]
+            for c in 0..chunks {
+                #[unroll]
+                for kk in 0..BN / 16 {
+                    T.ptx.wgmma.mma_async_rs(acc_o[c], p[kk], v_ring[vs][c], kk, true, "mn");
+                }
+            }
+            T.ptx.wgmma.commit_group();
+            if PINGPONG > 0 {
+                // This turn's GEMMs are issued: the other warpgroup's turn.
+                T.ptx.bar.arrive(their_turn, 256);
+            }
+            // S of block j + 1 retires (groups retire in order); P V of block j may still run.
+            T.ptx.wgmma.wait_group(1);
+            if more {
+                if leader {
+                    T.pipeline.consumer_release(k_pipe, kst);
+                }
+                T.pipeline.advance(kst);
+            }
         }
         if PINGPONG > 0 {
             // The second warpgroup's last arrival gives the first a turn it does not take:
@@ -266,31 +297,12 @@ pub fn attention_dsl(
                 T.ptx.bar.sync(my_turn, 256);
             }
         }
-        // The last block's O += P V.
-        #[unroll]
-        for c in 0..chunks {
-            #[unroll]
-            for i in 0..CHUNK / 2 {
-                acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
-            }
-        }
-        T.pipeline.consumer_wait(v_pipe, vst);
-        let vs = T.pipeline.stage(vst);
-        T.ptx.wgmma.fence();
-        #[unroll]
-        for c in 0..chunks {
-            #[unroll]
-            for kk in 0..BN / 16 {
-                T.ptx.wgmma.mma_async_rs(acc_o[c], p[kk], v_ring[vs][c], kk, true, "mn");
-            }
-        }
-        T.ptx.wgmma.commit_group();
+        // The last block's P V.
         T.ptx.wgmma.wait_group(0);
         if leader {
             T.pipeline.consumer_release(v_pipe, vst);
         }
         T.pipeline.advance(vst);
-
         // Epilogue: O / sum, the LSE, and O through the warpgroup's Q slab to global memory.
         #[unroll]
         for h in 0..2 {
