@@ -8,7 +8,17 @@ use phaser::codegen::{emit_kernel, ptx_text, ptxas};
 use phaser_examples::gallery::attention_dsl::{kernel, AttentionShape};
 
 fn shape(d: u32, causal: bool) -> AttentionShape {
-    AttentionShape { batch: 1, heads: 1, kv_heads: 1, seq_q: 128, seq_k: 128, d, causal, pingpong: true }
+    AttentionShape {
+        batch: 1,
+        heads: 1,
+        kv_heads: 1,
+        seq_q: 128,
+        seq_k: 128,
+        d,
+        causal,
+        pingpong: true,
+        persistent: true,
+    }
 }
 
 /// `N bytes spill stores, M bytes spill loads` of ptxas -v, for the one kernel.

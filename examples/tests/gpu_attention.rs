@@ -31,11 +31,15 @@ fn gpu_attention_matches_the_f64_reference() {
     let dev = Device::cuda(0).expect("this test needs a CUDA GPU");
     let mut seed = 100;
     for d in [64, 128, 256] {
-        for (causal, pingpong) in [(false, true), (true, true), (true, false)] {
+        for (causal, pingpong, persistent) in [(false, true, true), (true, true, true), (true, false, false)] {
             for (heads, kv_heads, seq_q, seq_k, batch) in
                 [(2, 1, 200, 168, 1), (1, 1, 72, 300, 1), (8, 2, 1000, 1000, 2), (4, 4, 2048, 2048, 1)]
             {
-                check(&dev, AttentionShape { batch, heads, kv_heads, seq_q, seq_k, d, causal, pingpong }, seed);
+                check(
+                    &dev,
+                    AttentionShape { batch, heads, kv_heads, seq_q, seq_k, d, causal, pingpong, persistent },
+                    seed,
+                );
                 seed += 3;
             }
         }

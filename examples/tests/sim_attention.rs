@@ -1,6 +1,7 @@
 //! The DSL attention (`gallery::attention_dsl`) in the simulator, under the checker: head
 //! dims 64, 128 and 256, causal and not, GQA, sequence lengths that are not multiples of the
-//! tiles on either side, with the warpgroups' ping-pong and without. Every run has zero findings, every row of O and the LSE is within
+//! tiles on either side, with the warpgroups' ping-pong and without, one CTA per tile and
+//! persistent CTAs walking several tiles. Every run has zero findings, every row of O and the LSE is within
 //! the stated tolerance of the f64 reference (`O_ATOL + O_RTOL |ref|`, `LSE_TOL (1 + |ref|)`).
 
 use phaser::runtime::sim::{SimConfig, Strategy};
@@ -26,8 +27,26 @@ fn check(s: AttentionShape, strategy: Strategy, seed: u64) {
     assert_eq!(bad, 0, "{s:?} (seed {seed}): worst |ΔO| {worst_o:.2e}, |ΔLSE| {worst_lse:.2e}");
 }
 
-const BASE: AttentionShape =
-    AttentionShape { batch: 1, heads: 1, kv_heads: 1, seq_q: 128, seq_k: 128, d: 64, causal: false, pingpong: true };
+const BASE: AttentionShape = AttentionShape {
+    batch: 1,
+    heads: 1,
+    kv_heads: 1,
+    seq_q: 128,
+    seq_k: 128,
+    d: 64,
+    causal: false,
+    pingpong: true,
+    persistent: true,
+};
+
+#[test]
+fn persistent_ctas_walk_several_tiles() {
+    // 12 tiles on the simulator's 4 SMs: each CTA walks 3, the Q slabs refilled after each
+    // tile's O store (q_empty), the rings and the ping-pong turns running on across tiles.
+    let s = AttentionShape { batch: 2, heads: 2, kv_heads: 1, seq_q: 300, seq_k: 136, ..BASE };
+    assert_eq!((s.tiles(), s.grid(Device::sim(SimConfig::default()).sm_count().unwrap())), (12, 4));
+    check(s, Strategy::Random, 7);
+}
 
 #[test]
 fn d64_ragged_gqa() {
@@ -57,7 +76,7 @@ fn d128_cross_lengths() {
 #[test]
 fn d128_without_pingpong() {
     check(
-        AttentionShape { seq_q: 200, seq_k: 300, d: 128, causal: true, pingpong: false, ..BASE },
+        AttentionShape { seq_q: 200, seq_k: 300, d: 128, causal: true, pingpong: false, persistent: false, ..BASE },
         Strategy::Adversarial,
         6,
     );

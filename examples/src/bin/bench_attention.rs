@@ -8,7 +8,8 @@
 //! ```
 //!
 //! Shapes (bench/attention.md): head dim 64, 128, 256 × sequence 1k, 4k, 8k, 16k × causal and
-//! not × the warpgroups' ping-pong and not; batch × heads fill the GPU the way FlashAttention-3's benchmark does (16k tokens per
+//! not × three variants (ping-pong on a persistent grid, no ping-pong on a persistent grid,
+//! ping-pong with one CTA per tile); batch × heads fill the GPU the way FlashAttention-3's benchmark does (16k tokens per
 //! batch: `batch = 16384 / seq`; `heads = 2048 / d`), one KV head per query head.
 //!
 //! Correctness: random bf16 inputs in [-1, 1) (a fresh seed, printed; `--seed` replays), O and
@@ -52,11 +53,14 @@ struct Args {
 }
 
 /// The benchmark's shape for head dim `d`, sequence `seq`.
-fn bench_shape(d: u32, seq: u32, causal: bool, pingpong: bool) -> AttentionShape {
+fn bench_shape(d: u32, seq: u32, causal: bool, (pingpong, persistent): (bool, bool)) -> AttentionShape {
     let batch = (16384 / seq).max(1);
     let heads = 2048 / d;
-    AttentionShape { batch, heads, kv_heads: heads, seq_q: seq, seq_k: seq, d, causal, pingpong }
+    AttentionShape { batch, heads, kv_heads: heads, seq_q: seq, seq_k: seq, d, causal, pingpong, persistent }
 }
+
+/// The variants timed per shape: (ping-pong, persistent grid).
+const VARIANTS: [(bool, bool); 3] = [(true, true), (false, true), (true, false)];
 
 fn pairs(args: &Args) -> BenchResult<Vec<(u32, u32)>> {
     if args.shapes.is_empty() {
@@ -134,10 +138,16 @@ fn time_shape(
         raw.push(RawArg::Map(TensorMapArg(enc)));
     }
     raw.push(RawArg::U64(dev.buffer_addr(&lse)?));
-    raw.extend([RawArg::U32(s.seq_q), RawArg::U32(s.seq_k), RawArg::U32(s.heads), RawArg::U32(s.heads / s.kv_heads)]);
+    raw.extend([
+        RawArg::U32(s.seq_q),
+        RawArg::U32(s.seq_k),
+        RawArg::U32(s.heads),
+        RawArg::U32(s.heads / s.kv_heads),
+        RawArg::U32(s.tiles()),
+    ]);
     // The f32 scale by its bits (a 4-byte parameter either way).
     raw.push(RawArg::U32(scale_log2(s.d).to_bits()));
-    let shape = Shape { grid: s.grid(), block: THREADS, smem };
+    let shape = Shape { grid: s.grid(dev.sm_count()?), block: THREADS, smem };
     // About 20 ms of work per batch at ~500 TFLOP/s.
     let per_batch = ((2.0e-2 * 5.0e14 / s.flops()).ceil() as usize).clamp(1, 200);
     let method = timing::Method { warmup: Duration::from_millis(args.warmup_ms), runs: args.runs };
@@ -157,9 +167,10 @@ fn run(args: &Args) -> BenchResult<bool> {
     let mut rows = Vec::new();
     for (i, (d, seq)) in pairs(args)?.into_iter().enumerate() {
         let pair_seed = seed + i as u64;
-        let qkv = random_inputs(&bench_shape(d, seq, false, true), pair_seed);
-        for (causal, pingpong) in [(false, true), (false, false), (true, true), (true, false)] {
-            let s = bench_shape(d, seq, causal, pingpong);
+        let qkv = random_inputs(&bench_shape(d, seq, false, VARIANTS[0]), pair_seed);
+        for (causal, variant) in [false, true].into_iter().flat_map(|c| VARIANTS.map(|v| (c, v))) {
+            let s = bench_shape(d, seq, causal, variant);
+            let (pingpong, persistent) = variant;
             if let Some(p) = s.problem() {
                 return Err(BenchError(format!("{s:?}: {p}")));
             }
@@ -167,7 +178,7 @@ fn run(args: &Args) -> BenchResult<bool> {
             let verdict = if bad == 0 { "PASS" } else { "FAIL" };
             ok &= bad == 0;
             println!(
-                "check d{d} seq {seq} causal {causal} pingpong {pingpong} (B {} H {}): {verdict}: {n} rows, {bad} outside tolerance, worst |ΔO| {worst_o:.2e}, |ΔLSE| {worst_lse:.2e}",
+                "check d{d} seq {seq} causal {causal} pingpong {pingpong} persistent {persistent} (B {} H {}): {verdict}: {n} rows, {bad} outside tolerance, worst |ΔO| {worst_o:.2e}, |ΔLSE| {worst_lse:.2e}",
                 s.batch, s.heads
             );
             if args.check {
@@ -178,17 +189,17 @@ fn run(args: &Args) -> BenchResult<bool> {
             let clock = gpu.map(|g| format!("{:.0} MHz, {:.0} W, reasons {:#x}", g.sm_mhz, g.power_w, g.reasons));
             let clock = clock.unwrap_or_else(|| "no nvidia-smi".into());
             println!(
-                "time d{d} seq {seq} causal {causal} pingpong {pingpong}: {:.3} ms, {tflops:.1} TFLOP/s ({clock})",
+                "time d{d} seq {seq} causal {causal} pingpong {pingpong} persistent {persistent}: {:.3} ms, {tflops:.1} TFLOP/s ({clock})",
                 t.as_secs_f64() * 1e3
             );
-            rows.push((d, seq, causal, pingpong, tflops));
+            rows.push((d, seq, causal, pingpong, persistent, tflops));
         }
     }
     if !rows.is_empty() {
         println!("==================== attention summary ({}, seed {seed}) ====================", dev.describe());
-        println!("{:>4} {:>6} {:>7} {:>9} {:>10}", "d", "seq", "causal", "pingpong", "TFLOP/s");
-        for (d, seq, causal, pingpong, tf) in rows {
-            println!("{d:>4} {seq:>6} {causal:>7} {pingpong:>9} {tf:>10.1}");
+        println!("{:>4} {:>6} {:>7} {:>9} {:>10} {:>10}", "d", "seq", "causal", "pingpong", "persistent", "TFLOP/s");
+        for (d, seq, causal, pingpong, persistent, tf) in rows {
+            println!("{d:>4} {seq:>6} {causal:>7} {pingpong:>9} {persistent:>10} {tf:>10.1}");
         }
     }
     Ok(ok)

@@ -49,6 +49,35 @@ const ENTRY_REGS: u32 = 65536 / THREADS / 8 * 8;
 const PRODUCER_REGS: u32 = 24;
 const CONSUMER_REGS: u32 = (65536 - 128 * PRODUCER_REGS) / (128 * CONSUMERS) / 8 * 8;
 
+/// Tile `t` of the walk: its query head, first query row, KV head (GQA) and KV blocks.
+#[phaser::device]
+fn tile_of(
+    mut at: Registers<u32, 1>,
+    t: u32,
+    q_tiles_per_head: u32,
+    kv_blocks: u32,
+    heads: u32,
+    kv_group: u32,
+    causal: u32,
+    bm: u32,
+    bn: u32,
+) {
+    let bh = t / q_tiles_per_head;
+    let mut m_tile = t % q_tiles_per_head;
+    if causal > 0 {
+        m_tile = q_tiles_per_head - 1 - m_tile;
+    }
+    let m0 = m_tile * bm;
+    at[0] = bh;
+    at[1] = m0;
+    at[2] = (bh / heads) * (heads / kv_group) + (bh % heads) / kv_group;
+    at[3] = kv_blocks;
+    if causal > 0 {
+        // Blocks past the diagonal of the tile's last row are fully masked: skipped.
+        at[3] = kv_blocks.min((m0 + bm + bn - 1) / bn);
+    }
+}
+
 #[phaser::kernel(target = "sm_90a")]
 pub fn attention_dsl(
     #[tma(box = [1, 64, CHUNK], swizzle = "128B")] q: TensorMap<bf16, 3>,
@@ -60,6 +89,7 @@ pub fn attention_dsl(
     seq_k: u32,
     heads: u32,
     kv_group: u32,
+    tiles: u32,
     scale_log2: f32,
     #[comptime] D: u32,
     #[comptime] BN: u32,
@@ -74,62 +104,78 @@ pub fn attention_dsl(
     let q_tiles = T.alloc_shared::<bf16>([D / CHUNK, CONSUMERS, 64, CHUNK], "128B");
     let k_ring = T.alloc_shared::<bf16>([STAGES, D / CHUNK, BN, CHUNK], "128B");
     let v_ring = T.alloc_shared::<bf16>([STAGES, D / CHUNK, BN, CHUNK], "128B");
-    let bars = T.alloc_barriers(1);
+    let bars = T.alloc_barriers(2);
     let q_full = bars.ptr_to([0]);
+    // The Q slabs are free again (each consumer warpgroup's leader, once its O store has read
+    // its slab): the next tile's Q may be loaded.
+    let q_empty = bars.ptr_to([1]);
     // One release per consumer warpgroup (its leader, after `wgmma.wait_group`).
     let k_pipe = T.pipeline.new_threads(STAGES, CONSUMERS);
     let v_pipe = T.pipeline.new_threads(STAGES, CONSUMERS);
     if T.thread_idx() == 0 {
         T.ptx.mbarrier.init(q_full, 1);
+        T.ptx.mbarrier.init(q_empty, CONSUMERS);
     }
     T.pipeline.init(k_pipe);
     T.pipeline.init(v_pipe);
 
-    // This CTA's query tile and head; its KV head (GQA) and how many KV blocks it reads.
+    // Tiles of 128 query rows of one head, `tiles` in all, walked by every CTA from its own
+    // index with the grid's stride: one tile per CTA when the grid has `tiles` CTAs, a
+    // persistent walk when it has one CTA per SM (the next tile's K and V loads then run
+    // under this tile's epilogue). Consecutive tiles share a head (its K and V stay in L2);
+    // causal tiles are walked from the longest (the last rows of a head) to the shortest.
     let q_tiles_per_head = (seq_q + BM - 1) / BM;
-    let bh = T.block_idx() / q_tiles_per_head;
-    let m0 = (T.block_idx() % q_tiles_per_head) * BM;
-    let kv_head = (bh / heads) * (heads / kv_group) + (bh % heads) / kv_group;
     let kv_blocks = (seq_k + BN - 1) / BN;
-    let mut n_blocks = kv_blocks;
-    if CAUSAL > 0 {
-        // Blocks past the diagonal of the tile's last row are fully masked: skipped.
-        n_blocks = kv_blocks.min((m0 + BM + BN - 1) / BN);
-    }
 
     let wg = T.warpgroup_idx();
     if wg == 0 {
         T.ptx.setmaxnreg.dec(PRODUCER_REGS);
         if T.warp_idx() == 0 {
             if T.ptx.elect_sync() {
-                T.ptx.mbarrier.arrive.expect_tx(q_full, q_tiles.bytes());
-                #[unroll]
-                for c in 0..chunks {
-                    #[unroll]
-                    for w in 0..CONSUMERS {
-                        T.tma.load(q_tiles[c][w], q, [bh, m0 + 64 * w, CHUNK * c], q_full);
-                    }
-                }
                 let kst = T.pipeline.producer_state(k_pipe);
                 let vst = T.pipeline.producer_state(v_pipe);
-                for j in 0..n_blocks {
-                    let n0 = j * BN;
-                    T.pipeline.producer_acquire(k_pipe, kst);
-                    let k_full = T.pipeline.producer_commit(k_pipe, kst, k_ring[0].bytes());
-                    let ks = T.pipeline.stage(kst);
+                let mut at = T.registers::<u32>([4]);
+                let mut t = T.block_idx();
+                let mut walked = 0;
+                while t < tiles {
+                    tile_of(at, t, q_tiles_per_head, kv_blocks, heads, kv_group, CAUSAL, BM, BN);
+                    let bh = at[0];
+                    let m0 = at[1];
+                    let kv_head = at[2];
+                    let n_blocks = at[3];
+                    if walked > 0 {
+                        // The previous tile's O stores have read the Q slabs.
+                        T.ptx.mbarrier.try_wait(q_empty, (walked - 1) & 1);
+                    }
+                    T.ptx.mbarrier.arrive.expect_tx(q_full, q_tiles.bytes());
                     #[unroll]
                     for c in 0..chunks {
-                        T.tma.load(k_ring[ks][c], k, [kv_head, n0, CHUNK * c], k_full);
+                        #[unroll]
+                        for w in 0..CONSUMERS {
+                            T.tma.load(q_tiles[c][w], q, [bh, m0 + 64 * w, CHUNK * c], q_full);
+                        }
                     }
-                    T.pipeline.advance(kst);
-                    T.pipeline.producer_acquire(v_pipe, vst);
-                    let v_full = T.pipeline.producer_commit(v_pipe, vst, v_ring[0].bytes());
-                    let vs = T.pipeline.stage(vst);
-                    #[unroll]
-                    for c in 0..chunks {
-                        T.tma.load(v_ring[vs][c], v, [kv_head, n0, CHUNK * c], v_full);
+                    for j in 0..n_blocks {
+                        let n0 = j * BN;
+                        T.pipeline.producer_acquire(k_pipe, kst);
+                        let k_full = T.pipeline.producer_commit(k_pipe, kst, k_ring[0].bytes());
+                        let ks = T.pipeline.stage(kst);
+                        #[unroll]
+                        for c in 0..chunks {
+                            T.tma.load(k_ring[ks][c], k, [kv_head, n0, CHUNK * c], k_full);
+                        }
+                        T.pipeline.advance(kst);
+                        T.pipeline.producer_acquire(v_pipe, vst);
+                        let v_full = T.pipeline.producer_commit(v_pipe, vst, v_ring[0].bytes());
+                        let vs = T.pipeline.stage(vst);
+                        #[unroll]
+                        for c in 0..chunks {
+                            T.tma.load(v_ring[vs][c], v, [kv_head, n0, CHUNK * c], v_full);
+                        }
+                        T.pipeline.advance(vst);
                     }
-                    T.pipeline.advance(vst);
+                    t += T.grid_dim();
+                    walked += 1;
                 }
                 T.pipeline.producer_tail(k_pipe, kst);
                 T.pipeline.producer_tail(v_pipe, vst);
@@ -140,7 +186,6 @@ pub fn attention_dsl(
         let cw = wg - 1;
         let tid = T.thread_idx() & 127;
         let leader = tid == 0;
-        let row0 = m0 + 64 * cw;
         let neg_inf = f32::from_bits(0xff800000u32);
         // S (this block's scores), O (one 64-column accumulator per chunk of D), P as the
         // A fragments of the k-steps of P V; per row half: running max, sum, and this
@@ -152,11 +197,8 @@ pub fn attention_dsl(
         let mut row_sum = T.registers::<f32>([2]);
         let mut neg_max_scaled = T.registers::<f32>([2]);
         let mut rescale = T.registers::<f32>([2]);
-        row_max[0] = neg_inf;
-        row_max[1] = neg_inf;
         let kst = T.pipeline.consumer_state(k_pipe);
         let vst = T.pipeline.consumer_state(v_pipe);
-        T.ptx.mbarrier.try_wait(q_full, 0);
         // Ping-pong (FlashAttention-3): the warpgroups take turns issuing their GEMMs, so one's
         // softmax runs under the other's GEMMs. Named barrier 3 + w is warpgroup w's turn: it
         // waits there (128 threads) for the other's arrival (128 more) before issuing. The
@@ -168,97 +210,163 @@ pub fn attention_dsl(
                 T.ptx.bar.arrive(their_turn, 256);
             }
         }
-        // Intra-warpgroup overlap (FlashAttention-3), with the loop rotated so that every wait is
-        // unconditional: block j's softmax runs while block j - 1's O += P V is in flight, and
-        // block j + 1's S = Q Kᵀ is issued with block j's P V. ptxas serializes every wgmma of
-        // the kernel (C7515, one `wait_group 0` after each) when a wait depends on a branch it
-        // cannot follow, e.g. `if j > 0 { wait_group(0) }`: the waits here never do.
-        // Block 0's S.
-        T.pipeline.consumer_wait(k_pipe, kst);
-        if PINGPONG > 0 {
-            T.ptx.bar.sync(my_turn, 256);
-        }
-        let ks = T.pipeline.stage(kst);
-        T.ptx.wgmma.fence();
-        #[unroll]
-        for c in 0..chunks {
-            #[unroll]
-            for kk in 0..CHUNK / 16 {
-                T.ptx.wgmma.mma_async(s, q_tiles[c][cw], k_ring[ks][c], kk, c > 0 || kk > 0);
-            }
-        }
-        T.ptx.wgmma.commit_group();
-        if PINGPONG > 0 {
-            T.ptx.bar.arrive(their_turn, 256);
-        }
-        T.ptx.wgmma.wait_group(0);
-        if leader {
-            T.pipeline.consumer_release(k_pipe, kst);
-        }
-        T.pipeline.advance(kst);
-        for j in 0..n_blocks {
-            let n0 = j * BN;
-            // S of block j has retired; P V of block j - 1 may still run.
-            if n0 + BN > seq_k {
-                T.fragment.mask_cols(s, seq_k - n0);
-            }
-            if CAUSAL > 0 {
-                if n0 + BN > row0 + 1 {
-                    T.fragment.mask_causal(s, row0 as i32 - n0 as i32);
-                }
-            }
-            // Online softmax: the new row max, the factor O and the sum are rescaled by,
-            // P = 2^(S·scale - max·scale) (the scale folded into one fma).
+        let mut at = T.registers::<u32>([4]);
+        let mut t = T.block_idx();
+        let mut walked = 0;
+        while t < tiles {
+            tile_of(at, t, q_tiles_per_head, kv_blocks, heads, kv_group, CAUSAL, BM, BN);
+            let bh = at[0];
+            let row0 = at[1] + 64 * cw;
+            let n_blocks = at[3];
+            // A fresh softmax and O per tile.
             #[unroll]
             for h in 0..2 {
-                let mx = T.fragment.row_max(s, h).max(row_max[h]);
-                // A row with nothing unmasked yet keeps max -inf: subtract 0, not -inf.
-                let max_scaled = if mx == neg_inf { 0.0 } else { mx * scale_log2 };
-                rescale[h] = (row_max[h] * scale_log2 - max_scaled).exp2();
-                neg_max_scaled[h] = -max_scaled;
-                row_max[h] = mx;
+                row_max[h] = neg_inf;
+                row_sum[h] = 0.0;
             }
             #[unroll]
-            for i in 0..BN / 2 {
-                s[i] = s[i].mul_add(scale_log2, T.fragment.of_row(s, i, neg_max_scaled[0], neg_max_scaled[1])).exp2();
-            }
-            #[unroll]
-            for h in 0..2 {
-                row_sum[h] = row_sum[h] * rescale[h] + T.fragment.row_sum(s, h, "thread");
-            }
-            // P V of block j - 1 retired (nothing runs before block 0's): P may be overwritten
-            // and O rescaled, and its V stage is free.
-            T.ptx.wgmma.wait_group(0);
-            if j > 0 {
-                if leader {
-                    T.pipeline.consumer_release(v_pipe, vst);
+            for c in 0..chunks {
+                #[unroll]
+                for i in 0..CHUNK / 2 {
+                    acc_o[c][i] = 0.0;
                 }
-                T.pipeline.advance(vst);
             }
-            #[unroll]
-            for kk in 0..BN / 16 {
-                T.fragment.to_a(p[kk], s, kk);
-            }
-            let more = j + 1 < n_blocks;
-            if more {
-                T.pipeline.consumer_wait(k_pipe, kst);
-            }
+            T.ptx.mbarrier.try_wait(q_full, walked & 1);
+            // Intra-warpgroup overlap (FlashAttention-3), with the loop rotated so that every wait is
+            // unconditional: block j's softmax runs while block j - 1's O += P V is in flight, and
+            // block j + 1's S = Q Kᵀ is issued with block j's P V. ptxas serializes every wgmma of
+            // the kernel (C7515, one `wait_group 0` after each) when a wait depends on a branch it
+            // cannot follow, e.g. `if j > 0 { wait_group(0) }`: the waits here never do.
+            // Block 0's S.
+            T.pipeline.consumer_wait(k_pipe, kst);
             if PINGPONG > 0 {
                 T.ptx.bar.sync(my_turn, 256);
             }
-            if more {
-                let ks_next = T.pipeline.stage(kst);
+            let ks = T.pipeline.stage(kst);
+            T.ptx.wgmma.fence();
+            #[unroll]
+            for c in 0..chunks {
+                #[unroll]
+                for kk in 0..CHUNK / 16 {
+                    T.ptx.wgmma.mma_async(s, q_tiles[c][cw], k_ring[ks][c], kk, c > 0 || kk > 0);
+                }
+            }
+            T.ptx.wgmma.commit_group();
+            if PINGPONG > 0 {
+                T.ptx.bar.arrive(their_turn, 256);
+            }
+            T.ptx.wgmma.wait_group(0);
+            if leader {
+                T.pipeline.consumer_release(k_pipe, kst);
+            }
+            T.pipeline.advance(kst);
+            for j in 0..n_blocks {
+                let n0 = j * BN;
+                // S of block j has retired; P V of block j - 1 may still run.
+                if n0 + BN > seq_k {
+                    T.fragment.mask_cols(s, seq_k - n0);
+                }
+                if CAUSAL > 0 {
+                    if n0 + BN > row0 + 1 {
+                        T.fragment.mask_causal(s, row0 as i32 - n0 as i32);
+                    }
+                }
+                // Online softmax: the new row max, the factor O and the sum are rescaled by,
+                // P = 2^(S·scale - max·scale) (the scale folded into one fma).
+                #[unroll]
+                for h in 0..2 {
+                    let mx = T.fragment.row_max(s, h).max(row_max[h]);
+                    // A row with nothing unmasked yet keeps max -inf: subtract 0, not -inf.
+                    let max_scaled = if mx == neg_inf { 0.0 } else { mx * scale_log2 };
+                    rescale[h] = (row_max[h] * scale_log2 - max_scaled).exp2();
+                    neg_max_scaled[h] = -max_scaled;
+                    row_max[h] = mx;
+                }
+                #[unroll]
+                for i in 0..BN / 2 {
+                    s[i] =
+                        s[i].mul_add(scale_log2, T.fragment.of_row(s, i, neg_max_scaled[0], neg_max_scaled[1])).exp2();
+                }
+                #[unroll]
+                for h in 0..2 {
+                    row_sum[h] = row_sum[h] * rescale[h] + T.fragment.row_sum(s, h, "thread");
+                }
+                // P V of block j - 1 retired (nothing runs before block 0's): P may be overwritten
+                // and O rescaled, and its V stage is free.
+                T.ptx.wgmma.wait_group(0);
+                if j > 0 {
+                    if leader {
+                        T.pipeline.consumer_release(v_pipe, vst);
+                    }
+                    T.pipeline.advance(vst);
+                }
+                #[unroll]
+                for kk in 0..BN / 16 {
+                    T.fragment.to_a(p[kk], s, kk);
+                }
+                let more = j + 1 < n_blocks;
+                if more {
+                    T.pipeline.consumer_wait(k_pipe, kst);
+                }
+                if PINGPONG > 0 {
+                    T.ptx.bar.sync(my_turn, 256);
+                }
+                if more {
+                    let ks_next = T.pipeline.stage(kst);
+                    T.ptx.wgmma.fence();
+                    #[unroll]
+                    for c in 0..chunks {
+                        #[unroll]
+                        for kk in 0..CHUNK / 16 {
+                            T.ptx.wgmma.mma_async(s, q_tiles[c][cw], k_ring[ks_next][c], kk, c > 0 || kk > 0);
+                        }
+                    }
+                    T.ptx.wgmma.commit_group();
+                }
+                // O (through block j - 1) rescaled to block j's max, then += P V of block j.
+                #[unroll]
+                for c in 0..chunks {
+                    #[unroll]
+                    for i in 0..CHUNK / 2 {
+                        acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
+                    }
+                }
+                T.pipeline.consumer_wait(v_pipe, vst);
+                let vs = T.pipeline.stage(vst);
                 T.ptx.wgmma.fence();
                 #[unroll]
                 for c in 0..chunks {
                     #[unroll]
-                    for kk in 0..CHUNK / 16 {
-                        T.ptx.wgmma.mma_async(s, q_tiles[c][cw], k_ring[ks_next][c], kk, c > 0 || kk > 0);
+                    for kk in 0..BN / 16 {
+                        T.ptx.wgmma.mma_async_rs(acc_o[c], p[kk], v_ring[vs][c], kk, true, "mn");
                     }
                 }
                 T.ptx.wgmma.commit_group();
+                if PINGPONG > 0 {
+                    // This turn's GEMMs are issued: the other warpgroup's turn.
+                    T.ptx.bar.arrive(their_turn, 256);
+                }
+                // S of block j + 1 retires (groups retire in order); P V of block j may still run.
+                T.ptx.wgmma.wait_group(1);
+                if more {
+                    if leader {
+                        T.pipeline.consumer_release(k_pipe, kst);
+                    }
+                    T.pipeline.advance(kst);
+                }
             }
-            // O (through block j - 1) rescaled to block j's max, then += P V of block j.
+            // The last block's P V.
+            T.ptx.wgmma.wait_group(0);
+            if leader {
+                T.pipeline.consumer_release(v_pipe, vst);
+            }
+            T.pipeline.advance(vst);
+            // Epilogue: O / sum, the LSE, and O through the warpgroup's Q slab to global memory.
+            #[unroll]
+            for h in 0..2 {
+                row_sum[h] = T.fragment.quad_sum(row_sum[h]);
+                rescale[h] = row_sum[h].recip();
+            }
             #[unroll]
             for c in 0..chunks {
                 #[unroll]
@@ -266,29 +374,53 @@ pub fn attention_dsl(
                     acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
                 }
             }
-            T.pipeline.consumer_wait(v_pipe, vst);
-            let vs = T.pipeline.stage(vst);
-            T.ptx.wgmma.fence();
+            let lane = tid & 31;
+            if (lane & 3) == 0 {
+                #[unroll]
+                for h in 0..2 {
+                    // Register 2 h lies in row half h.
+                    let row = row0 + T.fragment.row(s, 2 * h);
+                    if row < seq_q {
+                        lse[bh * seq_q + row] = (row_max[h] * scale_log2 + row_sum[h].log2()) * 0.6931472;
+                        // ln 2: the LSE is natural
+                    }
+                }
+            }
+            // stmatrix.x4 row addresses: threads 8i..8i+7 give matrix i's rows (rows 0-7, rows
+            // 8-15, then both 8 columns on), one 16-row band per warp.
+            let st_row = (tid >> 5) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+            let st_col = (lane >> 4) * 8;
+            let bar_id = cw + 1;
+            // Every S wgmma that read the Q slab has retired (wait_group(0) above).
+            T.ptx.bar.sync(bar_id, 128);
             #[unroll]
             for c in 0..chunks {
                 #[unroll]
-                for kk in 0..BN / 16 {
-                    T.ptx.wgmma.mma_async_rs(acc_o[c], p[kk], v_ring[vs][c], kk, true, "mn");
+                for qq in 0..CHUNK / 16 {
+                    let g = qq * 2;
+                    T.ptx.stmatrix.x4(
+                        T.tile_addr(q_tiles[c][cw], [st_row, qq * 16 + st_col]),
+                        T.pack.bf16x2(acc_o[c][4 * g], acc_o[c][4 * g + 1]),
+                        T.pack.bf16x2(acc_o[c][4 * g + 2], acc_o[c][4 * g + 3]),
+                        T.pack.bf16x2(acc_o[c][4 * g + 4], acc_o[c][4 * g + 5]),
+                        T.pack.bf16x2(acc_o[c][4 * g + 6], acc_o[c][4 * g + 7]),
+                    );
                 }
             }
-            T.ptx.wgmma.commit_group();
-            if PINGPONG > 0 {
-                // This turn's GEMMs are issued: the other warpgroup's turn.
-                T.ptx.bar.arrive(their_turn, 256);
-            }
-            // S of block j + 1 retires (groups retire in order); P V of block j may still run.
-            T.ptx.wgmma.wait_group(1);
-            if more {
-                if leader {
-                    T.pipeline.consumer_release(k_pipe, kst);
+            // Generic-proxy writes before the async-proxy (TMA) reads.
+            T.ptx.fence.proxy_async("shared::cta");
+            T.ptx.bar.sync(bar_id, 128);
+            if leader {
+                #[unroll]
+                for c in 0..chunks {
+                    T.tma.store(o, [bh, row0, CHUNK * c], q_tiles[c][cw]);
                 }
-                T.pipeline.advance(kst);
+                T.ptx.cp_async.bulk.commit_group();
+                T.ptx.cp_async.bulk.wait_group(0);
+                T.ptx.mbarrier.arrive(q_empty);
             }
+            t += T.grid_dim();
+            walked += 1;
         }
         if PINGPONG > 0 {
             // The second warpgroup's last arrival gives the first a turn it does not take:
@@ -296,69 +428,6 @@ pub fn attention_dsl(
             if cw == 0 {
                 T.ptx.bar.sync(my_turn, 256);
             }
-        }
-        // The last block's P V.
-        T.ptx.wgmma.wait_group(0);
-        if leader {
-            T.pipeline.consumer_release(v_pipe, vst);
-        }
-        T.pipeline.advance(vst);
-        // Epilogue: O / sum, the LSE, and O through the warpgroup's Q slab to global memory.
-        #[unroll]
-        for h in 0..2 {
-            row_sum[h] = T.fragment.quad_sum(row_sum[h]);
-            rescale[h] = row_sum[h].recip();
-        }
-        #[unroll]
-        for c in 0..chunks {
-            #[unroll]
-            for i in 0..CHUNK / 2 {
-                acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
-            }
-        }
-        let lane = tid & 31;
-        if (lane & 3) == 0 {
-            #[unroll]
-            for h in 0..2 {
-                // Register 2 h lies in row half h.
-                let row = row0 + T.fragment.row(s, 2 * h);
-                if row < seq_q {
-                    lse[bh * seq_q + row] = (row_max[h] * scale_log2 + row_sum[h].log2()) * 0.6931472;
-                    // ln 2: the LSE is natural
-                }
-            }
-        }
-        // stmatrix.x4 row addresses: threads 8i..8i+7 give matrix i's rows (rows 0-7, rows
-        // 8-15, then both 8 columns on), one 16-row band per warp.
-        let st_row = (tid >> 5) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-        let st_col = (lane >> 4) * 8;
-        let bar_id = cw + 1;
-        // Every S wgmma that read the Q slab has retired (wait_group(0) above).
-        T.ptx.bar.sync(bar_id, 128);
-        #[unroll]
-        for c in 0..chunks {
-            #[unroll]
-            for qq in 0..CHUNK / 16 {
-                let g = qq * 2;
-                T.ptx.stmatrix.x4(
-                    T.tile_addr(q_tiles[c][cw], [st_row, qq * 16 + st_col]),
-                    T.pack.bf16x2(acc_o[c][4 * g], acc_o[c][4 * g + 1]),
-                    T.pack.bf16x2(acc_o[c][4 * g + 2], acc_o[c][4 * g + 3]),
-                    T.pack.bf16x2(acc_o[c][4 * g + 4], acc_o[c][4 * g + 5]),
-                    T.pack.bf16x2(acc_o[c][4 * g + 6], acc_o[c][4 * g + 7]),
-                );
-            }
-        }
-        // Generic-proxy writes before the async-proxy (TMA) reads.
-        T.ptx.fence.proxy_async("shared::cta");
-        T.ptx.bar.sync(bar_id, 128);
-        if leader {
-            #[unroll]
-            for c in 0..chunks {
-                T.tma.store(o, [bh, row0, CHUNK * c], q_tiles[c][cw]);
-            }
-            T.ptx.cp_async.bulk.commit_group();
-            T.ptx.cp_async.bulk.wait_group(0);
         }
     }
 }
@@ -376,6 +445,9 @@ pub struct AttentionShape {
     pub causal: bool,
     /// The consumer warpgroups take turns issuing their GEMMs (FlashAttention-3's ping-pong).
     pub pingpong: bool,
+    /// One CTA per SM walking the tiles (a persistent grid); otherwise one CTA per tile. A
+    /// launch choice: the kernel is the same.
+    pub persistent: bool,
 }
 
 impl AttentionShape {
@@ -401,9 +473,17 @@ impl AttentionShape {
             (64, 2)
         }
     }
-    /// CTAs: one per 128 query rows of each query head.
-    pub fn grid(&self) -> u32 {
+    /// Tiles: one per 128 query rows of each query head.
+    pub fn tiles(&self) -> u32 {
         self.seq_q.div_ceil(BM) * self.batch * self.heads
+    }
+    /// CTAs on a device of `sms` SMs: one per tile, or one per SM when persistent.
+    pub fn grid(&self, sms: u32) -> u32 {
+        if self.persistent {
+            self.tiles().min(sms)
+        } else {
+            self.tiles()
+        }
     }
     /// Floating-point operations of the forward pass (4 · B · H · Sq · Sk · D, halved when causal).
     pub fn flops(&self) -> f64 {
@@ -457,7 +537,7 @@ pub fn add_launch(
     let mk = p.tensor_map(dev, k, &[d, s.seq_k as u64, bkv], &[CHUNK, bn, 1], sw)?;
     let mv = p.tensor_map(dev, v, &[d, s.seq_k as u64, bkv], &[CHUNK, bn, 1], sw)?;
     let mo = p.tensor_map(dev, o, &[d, s.seq_q as u64, bh], &[CHUNK, 64, 1], sw)?;
-    let launch = phaser::LaunchConfig::linear(s.grid(), THREADS);
+    let launch = phaser::LaunchConfig::linear(s.grid(dev.sm_count()?), THREADS);
     let args = [
         mq.into(),
         mk.into(),
@@ -468,6 +548,7 @@ pub fn add_launch(
         s.seq_k.into(),
         s.heads.into(),
         (s.heads / s.kv_heads).into(),
+        s.tiles().into(),
         scale_log2(s.d).into(),
     ];
     p.launch(kernel(s)?, launch, args, [o.into(), lse.into()]);
@@ -557,7 +638,17 @@ pub struct Host {
 /// and GQA (two query heads on one KV head), within the simulator's quick budget; `Full` a
 /// GPU-sized problem.
 pub fn shape(size: Size, d: u32, causal: bool) -> AttentionShape {
-    let base = AttentionShape { batch: 1, heads: 1, kv_heads: 1, seq_q: BM, seq_k: 384, d, causal, pingpong: true };
+    let base = AttentionShape {
+        batch: 1,
+        heads: 1,
+        kv_heads: 1,
+        seq_q: BM,
+        seq_k: 384,
+        d,
+        causal,
+        pingpong: true,
+        persistent: true,
+    };
     match size {
         Size::Small => base,
         Size::Quick => AttentionShape { batch: 1, heads: 2, kv_heads: 1, seq_q: 100, seq_k: 168, ..base },
