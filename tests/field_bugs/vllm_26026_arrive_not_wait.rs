@@ -64,6 +64,10 @@ fn an_arrive_on_the_early_path_leaves_the_load_warp_alone_in_the_next_round() {
         let rep = run(0, s, i as u64);
         let f = SRC.finding_at(&rep, Category::Deadlock, "LOAD-SYNC");
         assert!(f.message.contains("waits at `bar.sync 1`: 32 of 64 threads arrived"), "{}", f.message);
+        // The cause, at the buggy line: the compute warp's two arrivals filled round 0.
+        let early = format!("(the second time at {}:{}:", SRC.file, SRC.line_of("EARLY-ARRIVE"));
+        assert!(f.message.contains("thread 0 arrived twice in round 0 of `bar 1`"), "{}", f.message);
+        assert!(f.message.contains(&early), "{}", f.message);
     }
 }
 
