@@ -11,5 +11,6 @@ mod tilelang_2406_register_split;
 mod tilelang_2566_one_iteration;
 mod tilelang_2613_loop_back_barrier;
 mod tilelang_3087_explicit_parity;
+mod triton_10196_two_cta_arrival_count;
 mod triton_9456_cluster_barrier_in_partition;
 mod vllm_26026_arrive_not_wait;
