@@ -5,6 +5,7 @@
 
 mod common;
 
+mod deepep_642_war_proxy_fence;
 mod flashkda_24_proxy_fence;
 mod marin_8870_retired_consumers;
 mod tilelang_2406_register_split;

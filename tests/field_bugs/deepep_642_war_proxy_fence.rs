@@ -1,0 +1,92 @@
+//! deepseek-ai/DeepEP#642, "Add fence.proxy.async.shared::cta between mbarrier wait and TMA
+//! load": <https://github.com/deepseek-ai/DeepEP/pull/642> (the race of DeepEP#621).
+//!
+//! The protocol bug: in the low-latency combine's receive loop, the consumer warps read a
+//! stage with ordinary loads (the generic proxy), an elected lane arrives on the stage's
+//! `empty` barrier, and the TMA warp, after waiting on `empty`, refills the stage with a TMA
+//! load (the async proxy). The mbarrier orders the threads, not the proxies: without
+//! `fence.proxy.async.shared::cta` after the reads, the refill may land before the loads read
+//! (seen on NVL72 as wrong combine results). The fix puts the fence before the arrive.
+//!
+//! NOT CAUGHT: the checker orders generic and async proxies only for generic writes read by
+//! the async proxy (`missing-proxy-fence`, FlashKDA#24's direction); this is generic reads
+//! followed by an async write of the same bytes. Flagging that would also flag every pipeline
+//! that reads TMA-filled stages with ordinary loads and releases them without a fence (CUTLASS
+//! does not fence there), so it is a rule for the maintainers to decide (see README.md). The
+//! test below pins what holds today: the fixed kernel is clean and computes the right sums.
+//! The buggy kernel (`FENCE = 0`) runs without a finding in the simulator today; no test
+//! asserts that, as it is the gap, not a behaviour to keep.
+
+use crate::common::{clean, dev, STRATEGIES};
+use phaser::runtime::sim::{SimReport, Strategy};
+use phaser::{Arg, LaunchConfig};
+
+const ITERS: u32 = 4;
+const STAGES: u32 = 2;
+
+/// `FENCE = 0` is the bug: the consumers release the stage with no proxy fence after reading.
+#[phaser::kernel(target = "sm_90a")]
+fn combine_recv(src: &[u32], out: &mut [u32], #[comptime] FENCE: u32) {
+    T.require_block(64, 1, 1);
+    let full = T.alloc_barriers(STAGES);
+    let empty = T.alloc_barriers(STAGES);
+    let ring = T.alloc_shared::<u32>([STAGES * 32]);
+    let tid = T.thread_idx();
+    let lane = T.lane_idx();
+    if tid == 0 {
+        for s in 0..STAGES {
+            T.ptx.mbarrier.init(full.ptr_to([s]), 1);
+            T.ptx.mbarrier.init(empty.ptr_to([s]), 1);
+        }
+        T.ptx.fence.mbarrier_init();
+    }
+    T.cuda.cta_sync();
+    if tid < 32 {
+        // The TMA warp.
+        if tid == 0 {
+            for i in 0..ITERS {
+                let s = i % STAGES;
+                T.ptx.mbarrier.try_wait(empty.ptr_to([s]), i / STAGES % 2 ^ 1);
+                T.ptx.mbarrier.arrive.expect_tx(full.ptr_to([s]), 128);
+                let dst = T.shared_elem_addr(ring, s * 32);
+                T.ptx.cp_async.bulk.g2s(dst, T.global_elem_addr(src, i * 32), 128, full.ptr_to([s]));
+            }
+        }
+    } else {
+        // The decode warp: ordinary loads of the stage, then the release.
+        let mut acc = 0;
+        for i in 0..ITERS {
+            let s = i % STAGES;
+            T.ptx.mbarrier.try_wait(full.ptr_to([s]), i / STAGES % 2);
+            acc += ring[s * 32 + lane] * (i + 1);
+            if FENCE == 1 {
+                T.ptx.fence.proxy_async("shared::cta");
+            }
+            T.cuda.warp_sync();
+            if lane == 0 {
+                T.ptx.mbarrier.arrive(empty.ptr_to([s]));
+            }
+        }
+        out[lane] = acc;
+    }
+}
+
+fn run(fence: u32, s: Strategy, seed: u64) -> (SimReport, Vec<u32>) {
+    let d = dev(s, seed);
+    let input: Vec<u32> = (0..ITERS * 32).map(|i| i * 3 + 1).collect();
+    let src = d.upload(&input).unwrap();
+    let out = d.alloc::<u32>(32).unwrap();
+    let k = combine_recv::kernel_for(fence).unwrap();
+    let rep = d.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&src), Arg::buffer(&out)]).unwrap();
+    (rep, d.download(&out).unwrap())
+}
+
+#[test]
+fn the_fence_before_the_release_keeps_the_refill_after_the_reads() {
+    let want: Vec<u32> = (0..32).map(|l| (0..ITERS).map(|i| ((i * 32 + l) * 3 + 1) * (i + 1)).sum()).collect();
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let (rep, out) = run(1, s, i as u64);
+        clean(&rep);
+        assert_eq!(out, want, "{s:?}");
+    }
+}
