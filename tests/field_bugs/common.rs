@@ -59,8 +59,3 @@ pub fn barrier_of(f: &Finding) -> String {
 pub fn clean(rep: &SimReport) {
     assert!(rep.findings.is_empty() && !rep.has_errors(), "the fixed kernel has findings:\n{}", rep.text());
 }
-
-/// The report's categories, for tests that pin the whole verdict down.
-pub fn categories(rep: &SimReport) -> Vec<Category> {
-    rep.categories()
-}

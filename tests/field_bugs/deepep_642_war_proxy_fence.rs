@@ -8,19 +8,18 @@
 //! `fence.proxy.async.shared::cta` after the reads, the refill may land before the loads read
 //! (seen on NVL72 as wrong combine results). The fix puts the fence before the arrive.
 //!
-//! NOT CAUGHT: the checker orders generic and async proxies only for generic writes read by
-//! the async proxy (`missing-proxy-fence`, FlashKDA#24's direction); this is generic reads
-//! followed by an async write of the same bytes. Flagging that would also flag every pipeline
-//! that reads TMA-filled stages with ordinary loads and releases them without a fence (CUTLASS
-//! does not fence there), so it is a rule for the maintainers to decide (see README.md). The
-//! test below pins what holds today: the fixed kernel is clean and computes the right sums.
-//! The buggy kernel (`FENCE = 0`) runs without a finding in the simulator today; no test
-//! asserts that, as it is the gap, not a behaviour to keep.
+//! Caught only with `SimConfig::proxy_war_check` (off by default): the default check orders
+//! the proxies only for generic writes read by the async proxy (FlashKDA#24's direction); this
+//! is generic reads followed by an async write of the same bytes, which pipelines commonly
+//! leave unfenced (CUTLASS does), so reporting it by default is the maintainers' call
+//! (README.md).
 
-use crate::common::{clean, dev, STRATEGIES};
-use phaser::runtime::sim::{SimReport, Strategy};
+use crate::common::{clean, STRATEGIES};
+use phaser::runtime::sim::{Category, SimConfig, SimReport, Strategy};
+use phaser::Device;
 use phaser::{Arg, LaunchConfig};
 
+const SRC: crate::common::Source = crate::this_file!("deepep_642_war_proxy_fence.rs");
 const ITERS: u32 = 4;
 const STAGES: u32 = 2;
 
@@ -50,6 +49,7 @@ fn combine_recv(src: &[u32], out: &mut [u32], #[comptime] FENCE: u32) {
                 T.ptx.mbarrier.arrive.expect_tx(full.ptr_to([s]), 128);
                 let dst = T.shared_elem_addr(ring, s * 32);
                 T.ptx.cp_async.bulk.g2s(dst, T.global_elem_addr(src, i * 32), 128, full.ptr_to([s]));
+                // TMA-REFILL
             }
         }
     } else {
@@ -72,13 +72,29 @@ fn combine_recv(src: &[u32], out: &mut [u32], #[comptime] FENCE: u32) {
 }
 
 fn run(fence: u32, s: Strategy, seed: u64) -> (SimReport, Vec<u32>) {
-    let d = dev(s, seed);
+    let d = Device::sim(SimConfig::default().with_strategy(s).with_seed(seed).with_proxy_war_check(true));
     let input: Vec<u32> = (0..ITERS * 32).map(|i| i * 3 + 1).collect();
     let src = d.upload(&input).unwrap();
     let out = d.alloc::<u32>(32).unwrap();
     let k = combine_recv::kernel_for(fence).unwrap();
     let rep = d.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&src), Arg::buffer(&out)]).unwrap();
     (rep, d.download(&out).unwrap())
+}
+
+#[test]
+fn a_refill_of_bytes_read_without_a_proxy_fence_is_reported_at_the_copy() {
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let (rep, _) = run(0, s, i as u64);
+        let f = SRC.finding_at(&rep, Category::ProxyFence, "TMA-REFILL");
+        assert!(f.message.contains("writes `ring["), "the stage is named: {}", f.message);
+        assert!(
+            f.message.contains("read with ordinary loads") && f.message.contains("Fix: `fence.proxy.async"),
+            "{}",
+            f.message
+        );
+        // The first refill of a stage that was read: iteration STAGES.
+        assert_eq!(f.loops.iter().map(|l| l.counter).collect::<Vec<_>>(), [STAGES as u64], "{f}");
+    }
 }
 
 #[test]

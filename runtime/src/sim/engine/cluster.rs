@@ -216,6 +216,7 @@ impl<'a, C: Checker> Engine<'a, C> {
             smem_bytes: smem_total,
             layout: cx.layout,
             locs: &cx.program.locs,
+            proxy_war_check: cx.config.proxy_war_check,
         };
         let mut out = Collector::default();
         out.trace.limit = usize::MAX;
