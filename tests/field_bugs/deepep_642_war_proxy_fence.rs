@@ -48,8 +48,8 @@ fn combine_recv(src: &[u32], out: &mut [u32], #[comptime] FENCE: u32) {
                 T.ptx.mbarrier.try_wait(empty.ptr_to([s]), i / STAGES % 2 ^ 1);
                 T.ptx.mbarrier.arrive.expect_tx(full.ptr_to([s]), 128);
                 let dst = T.shared_elem_addr(ring, s * 32);
-                T.ptx.cp_async.bulk.g2s(dst, T.global_elem_addr(src, i * 32), 128, full.ptr_to([s]));
                 // TMA-REFILL
+                T.ptx.cp_async.bulk.g2s(dst, T.global_elem_addr(src, i * 32), 128, full.ptr_to([s]));
             }
         }
     } else {

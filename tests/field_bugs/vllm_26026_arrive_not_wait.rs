@@ -50,18 +50,19 @@ fn epilogue_barrier(k_tiles: &[u32], out: &mut [u32], #[comptime] WAIT: u32) {
     }
 }
 
-fn run(wait: u32, s: Strategy, seed: u64) -> SimReport {
+fn run(wait: u32, s: Strategy, seed: u64) -> (SimReport, Vec<u32>) {
     let d = dev(s, seed);
     let k_tiles = d.upload(&[0u32; TILES as usize]).unwrap();
-    let out = d.alloc::<u32>((TILES * 64) as usize).unwrap();
+    let out = d.upload(&vec![0u32; (TILES * 64) as usize]).unwrap();
     let k = epilogue_barrier::kernel_for(wait).unwrap();
-    d.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&k_tiles), Arg::buffer(&out)]).unwrap()
+    let rep = d.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&k_tiles), Arg::buffer(&out)]).unwrap();
+    (rep, d.download(&out).unwrap())
 }
 
 #[test]
 fn an_arrive_on_the_early_path_leaves_the_load_warp_alone_in_the_next_round() {
     for (i, s) in STRATEGIES.into_iter().enumerate() {
-        let rep = run(0, s, i as u64);
+        let (rep, _) = run(0, s, i as u64);
         let f = SRC.finding_at(&rep, Category::Deadlock, "LOAD-SYNC");
         assert!(f.message.contains("waits at `bar.sync 1`: 32 of 64 threads arrived"), "{}", f.message);
         // The cause, at the buggy line: the compute warp's two arrivals filled round 0.
@@ -73,7 +74,13 @@ fn an_arrive_on_the_early_path_leaves_the_load_warp_alone_in_the_next_round() {
 
 #[test]
 fn arrive_and_wait_on_the_early_path_keeps_the_rounds_paired() {
+    // The load warp's values for both tiles; the compute warp wrote nothing (no K tiles).
+    let load = |t: u32, lane: u32| (0..100).fold(lane + t, |h: u32, i| h.wrapping_mul(31).wrapping_add(i));
+    let want: Vec<u32> =
+        (0..TILES).flat_map(|t| (0..64).map(move |x| if x < 32 { 0 } else { load(t, x - 32) })).collect();
     for (i, s) in STRATEGIES.into_iter().enumerate() {
-        clean(&run(1, s, i as u64));
+        let (rep, out) = run(1, s, i as u64);
+        clean(&rep);
+        assert_eq!(out, want, "{s:?}");
     }
 }
