@@ -65,7 +65,7 @@ fn expect_tx_without_the_arrival_hangs_the_consumer_and_names_the_missing_arriva
         let d = SRC.finding_at(&rep, Category::Deadlock, "CONSUMER-WAIT");
         let expect = "thread 0 expect_tx +128 in phase 0 (tick ";
         let line = format!("at {}:{}:", SRC.file, SRC.line_of("EXPECT-WITHOUT-ARRIVE"));
-        assert!(d.message.lines().any(|l| l.contains(&expect) && l.contains(&line)), "{}", d.message);
+        assert!(d.message.lines().any(|l| l.contains(expect) && l.contains(&line)), "{}", d.message);
     }
 }
 
