@@ -26,6 +26,13 @@ pub struct SimConfig {
     /// missing proxy fences, remote accesses racing with a CTA's exit. Off, the simulation
     /// still reports deadlocks, faults and barrier misuse, and runs faster.
     pub race_check: bool,
+    /// Also require a `fence.proxy.async` between a thread's ordinary (generic-proxy) read of
+    /// shared bytes and a later async-proxy write of them (a TMA or bulk copy refilling a
+    /// stage that was read with ordinary loads and released; DeepEP#642). The PTX ISA asks for
+    /// a cross-proxy fence in both directions; off by default because pipelines that read
+    /// TMA-filled stages with ordinary loads commonly release them without one (CUTLASS does),
+    /// so the default check orders the proxies only for generic writes read by the async proxy.
+    pub proxy_war_check: bool,
     /// CTAs simulated at the same time (clusters start as others finish, as on the GPU):
     /// clusters that wait for each other must fit. Default: 132, one per SM of an H100/H200.
     pub max_resident_ctas: u32,
@@ -52,6 +59,7 @@ impl Default for SimConfig {
             max_findings: 64,
             max_probes: 100_000,
             race_check: true,
+            proxy_war_check: false,
             max_resident_ctas: 132,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             trace_dir: None,
@@ -63,6 +71,11 @@ impl Default for SimConfig {
 impl SimConfig {
     pub fn with_seed(mut self, seed: u64) -> Self {
         self.seed = seed;
+        self
+    }
+    /// See [`SimConfig::proxy_war_check`].
+    pub fn with_proxy_war_check(mut self, on: bool) -> Self {
+        self.proxy_war_check = on;
         self
     }
     pub fn with_strategy(mut self, s: Strategy) -> Self {

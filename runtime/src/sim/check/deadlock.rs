@@ -220,8 +220,10 @@ impl<C: Checker> Engine<'_, C> {
                             None,
                             pc,
                             format!(
-                                "waits at `bar.sync {id}`: {} of {exp} threads arrived ({} exited)",
-                                nb.arrived, self.exec.ctas[w.cta].exited
+                                "waits at `bar.sync {id}`: {} of {exp} threads arrived ({} exited){}",
+                                nb.arrived,
+                                self.exec.ctas[w.cta].exited,
+                                self.describe_repeat_arrival(id, nb.repeat)
                             ),
                         )
                     }

@@ -113,6 +113,10 @@ pub(crate) struct HappensBefore {
     atomic_sync: HashMap<(usize, u64), Vec<u32>>,
     /// Own clock at the last `fence.proxy.async` (0: none) and the vector clock then.
     fence_clock: Vec<u32>,
+    /// `SimConfig::proxy_war_check`: generic reads before an async write need a proxy fence.
+    proxy_war_check: bool,
+    /// With `proxy_war_check`: every `fence.proxy.async` clock of each thread, in order.
+    fence_history: Vec<Vec<u32>>,
     fence_row: Vec<Vec<u32>>,
     /// Issuers of async ops in flight or whose completion is not observed yet.
     op_issuer: HashMap<u32, u32>,
@@ -355,6 +359,8 @@ impl Checker for HappensBefore {
             warp_sync: HashMap::new(),
             atomic_sync: HashMap::new(),
             fence_clock: vec![0; g.threads],
+            proxy_war_check: g.proxy_war_check,
+            fence_history: vec![Vec::new(); if g.proxy_war_check { g.threads } else { 0 }],
             fence_row: vec![Vec::new(); g.threads],
             op_issuer: HashMap::new(),
             store_kind: HashMap::new(),
@@ -609,6 +615,9 @@ impl Checker for HappensBefore {
 
     fn on_fence_proxy_async(&mut self, t: u32) {
         self.fence_clock[t as usize] = self.clocks.tick(t);
+        if self.proxy_war_check {
+            self.fence_history[t as usize].push(self.fence_clock[t as usize]);
+        }
         self.fence_row[t as usize] = self.clocks.row(t).to_vec();
     }
 
@@ -709,7 +718,20 @@ impl Checker for HappensBefore {
         let row = self.clocks.row(i);
         let mut conflict = None;
         let mut reader = None;
+        let mut unfenced_reader = None;
         for s in &mut self.shadow[cta][off as usize..(off + len) as usize] {
+            if self.proxy_war_check && s.r != 0 && unfenced_reader.is_none() {
+                // An ordered generic read still needs its reader's `fence.proxy.async` after it,
+                // seen by this issuer, before the async proxy overwrites the bytes.
+                let (u, c) = (ep_tid(s.r), ep_clk(s.r));
+                // A fence of the reader after its read that this issuer has seen.
+                let seen = if u == i { u32::MAX } else { row[u as usize] };
+                let fences = &self.fence_history[u as usize];
+                let fenced = fences.get(fences.partition_point(|&f| f < c)).is_some_and(|&f| f <= seen);
+                if (u == i || row[u as usize] >= c) && !fenced {
+                    unfenced_reader = Some(u);
+                }
+            }
             if s.pend != 0 && s.pend != op {
                 conflict = Some(Conflict::InFlightWrite(s.pend));
             }
@@ -739,7 +761,29 @@ impl Checker for HappensBefore {
             }
             s.pend = op;
         }
-        let Some(c) = conflict else { return tensor };
+        let Some(c) = conflict else {
+            return match unfenced_reader {
+                Some(u) if tensor.is_none() => Some(Issue {
+                    category: Category::ProxyFence,
+                    cta,
+                    thread: Some(i),
+                    barrier: None,
+                    phase: None,
+                    pc: Some(pc),
+                    message: format!(
+                        "an async copy issued by {} writes {} ({len} bytes), which {} read with ordinary loads \
+                         (the generic proxy) with no `fence.proxy.async` between that read and this async-proxy \
+                         write (PTX ISA: accessing the same memory location across multiple proxies needs a \
+                         cross-proxy fence); the copy may land before the read. Fix: \
+                         `fence.proxy.async.shared::cta` after the last read, before the release",
+                        self.who(i),
+                        self.layout.describe(off),
+                        if u == i { "this thread".to_string() } else { self.who(u) }
+                    ),
+                }),
+                _ => tensor,
+            };
+        };
         let mut hint = String::new();
         if let (Conflict::Thread { was_write: false, .. }, Some((u, read_clock))) = (&c, reader) {
             // The reader arrived (released the stage) before this read, and the issuer saw

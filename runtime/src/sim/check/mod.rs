@@ -73,6 +73,8 @@ pub(crate) struct Geometry<'a> {
     pub layout: &'a SmemLayout,
     /// Source lines by pc (messages name a second instruction).
     pub locs: &'a [Option<phaser_codegen::SourceLoc>],
+    /// `SimConfig::proxy_war_check`.
+    pub proxy_war_check: bool,
 }
 
 /// Who made a phase's data visible: a thread's own write, or a barrier phase that published an

@@ -29,6 +29,20 @@ pub struct NamedBarrier {
     pub expected: Option<u32>,
     pub generation: u64,
     pub waiters: Vec<u32>,
+    /// The lanes of each warp (by engine warp index) that arrived in the current round.
+    pub round_lanes: Vec<u32>,
+    /// The first thread that arrived twice in one round (vllm #26026: a `bar.arrive` that
+    /// should have waited runs into the barrier's next use and fills a round alone); the
+    /// deadlock report names it.
+    pub repeat: Option<RepeatArrival>,
+}
+
+/// A thread's second arrival in one round of a named barrier.
+#[derive(Clone, Copy)]
+pub struct RepeatArrival {
+    pub thread: u32,
+    pub pc: u32,
+    pub generation: u64,
 }
 
 pub struct Cta {
@@ -202,6 +216,7 @@ impl<'a, C: Checker> Engine<'a, C> {
             smem_bytes: smem_total,
             layout: cx.layout,
             locs: &cx.program.locs,
+            proxy_war_check: cx.config.proxy_war_check,
         };
         let mut out = Collector::default();
         out.trace.limit = usize::MAX;

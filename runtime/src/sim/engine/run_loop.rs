@@ -307,6 +307,7 @@ impl<C: Checker> Engine<'_, C> {
         nb.generation += 1;
         nb.arrived = 0;
         nb.expected = None;
+        nb.round_lanes.iter_mut().for_each(|m| *m = 0);
         self.checker.on_named_complete(c, id, &waiters);
         self.time.effects += 1;
     }

@@ -3,7 +3,7 @@
 
 use crate::report::finding::Category;
 use crate::sim::check::Checker;
-use crate::sim::engine::cluster::Engine;
+use crate::sim::engine::cluster::{Engine, RepeatArrival};
 use crate::sim::engine::memory::{cluster_shared_addr, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::{lanes, RoundKind, WaitFor};
 use phaser_codegen::arch::limits::NAMED_BARRIERS;
@@ -141,6 +141,13 @@ impl<C: Checker> Engine<'_, C> {
         if let Some(k) = expected {
             nb.expected = Some(k);
         }
+        if nb.round_lanes.len() <= wi {
+            nb.round_lanes.resize(wi + 1, 0);
+        }
+        if nb.round_lanes[wi] & (1 << l) != 0 && nb.repeat.is_none() {
+            nb.repeat = Some(RepeatArrival { thread: t % self.exec.threads_per_cta, pc, generation: nb.generation });
+        }
+        nb.round_lanes[wi] |= 1 << l;
         nb.arrived += 1;
         let generation = nb.generation;
         if wait {

@@ -12,10 +12,10 @@
 //! A round that never completes is a deadlock (`check/deadlock.rs` names the id, the count,
 //! the arrivals and the waiters' lines).
 
-use crate::sim::check::Checker;
-use crate::sim::engine::cluster::{ranges, Engine};
-use crate::sim::engine::warp::{lanes, BarGather};
 use crate::report::finding::Category;
+use crate::sim::check::Checker;
+use crate::sim::engine::cluster::{ranges, Engine, RepeatArrival};
+use crate::sim::engine::warp::{lanes, BarGather};
 use phaser_codegen::arch::limits::named_barrier_count_problem;
 
 fn lane_list(mask: u32) -> String {
@@ -48,6 +48,20 @@ impl<C: Checker> Engine<'_, C> {
         };
         let arrived = before | mask;
         self.exec.warps[wi].bar_gather = (arrived & live != live).then_some(BarGather { pc, id, arrived });
+    }
+
+    /// The deadlock report's note on a thread that arrived twice in one round of barrier
+    /// `id`: the likely cause when the waiters are short of arrivals (empty when none did).
+    pub(crate) fn describe_repeat_arrival(&self, id: u8, repeat: Option<RepeatArrival>) -> String {
+        let Some(r) = repeat else { return String::new() };
+        let at = self.loc(r.pc).map(|l| format!(" at {l}")).unwrap_or_default();
+        format!(
+            "; thread {} arrived twice in round {} of `bar {id}` (the second time{at}): an arrival that does not \
+             wait (`bar.arrive`) let its warp run into the barrier's next use, so its arrivals filled a round the \
+             other threads were meant to share, and those came late into a round no one else will join (should \
+             that arrive wait, `bar.sync`?)",
+            r.thread, r.generation
+        )
     }
 
     /// Barrier `id` of CTA `c` completes, or the launch is stuck: a warp that executed it in
