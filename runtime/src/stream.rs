@@ -20,13 +20,13 @@
 //! This is the second place, beside `device.rs`, that dispatches to a backend.
 
 use crate::args::{Arg, ResolvedArg};
+use crate::buffer::LaunchHold;
 use crate::cuda::{self, driver_err};
 use crate::device::{Device, LaunchReport};
 use crate::error::{Result, RuntimeError};
 use crate::event::{Event, EventInner};
 use crate::launch::LaunchConfig;
 use crate::tensor_map::hold_tensor_maps;
-use crate::buffer::LaunchHold;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::CudaStream;
 use phaser_codegen::Kernel;
@@ -138,7 +138,9 @@ impl<'d> Stream<'d> {
     pub fn record(&self) -> Result<Event> {
         let inner = match (&self.inner, self.device) {
             (StreamInner::Cuda(q), _) => EventInner::Cuda(
-                q.stream().record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver_err("recording an event"))?,
+                q.stream()
+                    .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                    .map_err(driver_err("recording an event"))?,
             ),
             (StreamInner::Sim, Device::Sim(d)) => EventInner::Sim(d.id()),
             (StreamInner::Sim, Device::Cuda(_)) => unreachable!("a stream is made by its device"),
@@ -150,7 +152,9 @@ impl<'d> Stream<'d> {
     /// host does not block). An event of another device is refused.
     pub fn wait_for(&self, event: &Event) -> Result<()> {
         match (&self.inner, &event.inner, self.device) {
-            (StreamInner::Cuda(q), EventInner::Cuda(e), _) => q.stream().wait(e).map_err(driver_err("waiting for an event")),
+            (StreamInner::Cuda(q), EventInner::Cuda(e), _) => {
+                q.stream().wait(e).map_err(driver_err("waiting for an event"))
+            }
             (StreamInner::Sim, EventInner::Sim(id), Device::Sim(d)) if *id == d.id() => Ok(()),
             (StreamInner::Sim, EventInner::Sim(_), _) => {
                 Err(RuntimeError::Config("a simulator stream was asked to wait for another simulator's event".into()))

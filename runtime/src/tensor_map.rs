@@ -351,7 +351,11 @@ pub(crate) fn hold_maps<'m>(
                 DeviceKey::Sim(_) => crate::Backend::Sim,
                 DeviceKey::Cuda(_) => crate::Backend::Cuda,
             };
-            return Err(RuntimeError::ForeignTensorMap { param: param(), made_on: backend(t.device), device: backend(device) });
+            return Err(RuntimeError::ForeignTensorMap {
+                param: param(),
+                made_on: backend(t.device),
+                device: backend(device),
+            });
         }
         match t.buffer.upgrade().and_then(|l| l.hold()) {
             Some(h) => holds.push(h),

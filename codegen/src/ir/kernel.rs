@@ -1,7 +1,7 @@
 //! Kernels, their parameters and shared-memory allocations; modules of kernels.
 
-use super::dynamic_alloc::DynamicAlloc;
 use super::derived::Derived;
+use super::dynamic_alloc::DynamicAlloc;
 use super::printed::Printed;
 use super::source_loc::SourceLoc;
 use super::stmt::Block;

@@ -8,18 +8,18 @@ use super::driver_err_with;
 use super::ffi::{self, Slot, TensorMapParam};
 use super::launch_function::LaunchFunction;
 use super::launch_queue::LaunchQueue;
+use super::record::RecordBuffer;
 use crate::args::ResolvedArg;
 use crate::error::{BackendError, Result, RuntimeError};
 use crate::launch::LaunchConfig;
 use crate::watchdog::{Watchdog, WatchdogRecord};
 use cudarc::driver::CudaEvent;
+use cudarc::driver::CudaStream;
 use phaser_codegen::arch::SharedLayout;
 use phaser_codegen::ir::{Kernel, Param};
-use super::record::RecordBuffer;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use cudarc::driver::CudaStream;
 
 /// Longest a launch may take before the host gives up waiting (the device-side watchdog in
 /// mbarrier waits normally traps a deadlocked kernel long before this; with the watchdog off

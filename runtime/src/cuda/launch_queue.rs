@@ -38,9 +38,8 @@ impl LaunchQueue {
     /// The driver's error is returned as is: after a fault it is the fault, which the caller
     /// reports.
     pub(crate) fn fence(&self, ticket: u64) -> Result<Arc<CudaEvent>, DriverError> {
-        self.fences.fence(ticket, || {
-            self.stream.record_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING)).map(Arc::new)
-        })
+        self.fences
+            .fence(ticket, || self.stream.record_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING)).map(Arc::new))
     }
 }
 
