@@ -6,7 +6,6 @@ use super::driver_err_with;
 use crate::error::Result;
 use cudarc::driver::sys::CUfunction_attribute_enum;
 use cudarc::driver::CudaFunction;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// The attributes set on one driver function. Shared by every handle to the function: two
@@ -73,17 +72,26 @@ impl Raised {
     }
 }
 
-/// The attribute state of every function loaded for launches, by driver handle.
+/// The attribute state of every function loaded for launches, by driver handle (a list:
+/// searched only when a kernel text is first launched, and small beside a map in the device).
 #[derive(Default)]
-pub(crate) struct RaisedByFunction(Mutex<HashMap<usize, Arc<Mutex<Raised>>>>);
+pub(crate) struct RaisedByFunction(Mutex<Vec<(usize, Arc<Mutex<Raised>>)>>);
 
 impl RaisedByFunction {
     /// `f` with the state every other handle to the same driver function shares. (Entries
     /// live as long as the module cache, which keeps every module, so a handle's address is
     /// never reused while it is here.)
     pub(crate) fn wrap(&self, f: CudaFunction) -> LaunchFunction {
-        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let raised = map.entry(f.cu_function() as usize).or_default().clone();
+        let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let key = f.cu_function() as usize;
+        let raised = match all.iter().find(|(k, _)| *k == key) {
+            Some((_, r)) => r.clone(),
+            None => {
+                let r = Arc::new(Mutex::new(Raised::default()));
+                all.push((key, r.clone()));
+                r
+            }
+        };
         LaunchFunction { f, raised }
     }
 }

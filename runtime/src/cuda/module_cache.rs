@@ -96,8 +96,9 @@ pub struct ModuleCache {
     /// driver for the function again. The entry holds the text, so its address is not reused
     /// while the entry lives.
     functions: FunctionsByText,
-    /// What launches raised of each function's attributes (shared by its handles).
-    raised: RaisedByFunction,
+    /// What launches raised of each function's attributes (shared by its handles); boxed, as
+    /// it is read only when a kernel text is first launched, to keep `Device` small.
+    raised: Box<RaisedByFunction>,
     jit: JitOptions,
     /// How the last module was made (`bench_jit` reads it).
     last_load: Mutex<Option<LoadStats>>,
