@@ -68,7 +68,7 @@ struct Variant {
 /// How a variant is launched.
 enum Runs {
     /// A Phaser kernel on the stream of form `form` (see [`forms`]).
-    Phaser { form: usize, kernel: Kernel, cfg: LaunchConfig },
+    Phaser { form: usize, kernel: Box<Kernel>, cfg: LaunchConfig },
     /// nvcc's function, on the first form's stream.
     Nvcc { func: Loaded, shape: Shape },
 }
@@ -78,7 +78,7 @@ impl Variant {
     fn launch<'a>(&'a self, streams: &'a [Stream<'a>], rounds: u32) -> BenchResult<Queued<'a>> {
         match &self.runs {
             Runs::Phaser { form, kernel, cfg } => {
-                Ok(Some(streams[*form].launch(kernel, *cfg, [Arg::scalar(rounds)])?))
+                Ok(Some(streams[*form].launch(&**kernel, *cfg, [Arg::scalar(rounds)])?))
             }
             Runs::Nvcc { func, shape } => {
                 let on = streams[0].as_cuda().ok_or_else(|| BenchError("needs a CUDA GPU".into()))?;
@@ -183,7 +183,7 @@ fn run(args: &Args) -> BenchResult<()> {
                     who: format!("phaser {}", f.name),
                     kind,
                     shape_name: shape_name(unroll),
-                    runs: Runs::Phaser { form, kernel: k.clone(), cfg },
+                    runs: Runs::Phaser { form, kernel: Box::new(k.clone()), cfg },
                 });
             }
         }
