@@ -19,6 +19,12 @@ fn a_stream_launch_waits_for_its_report_gpu() {
 
 #[test]
 #[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn guards_are_waited_for_in_any_order_gpu() {
+    guards_are_waited_for_in_any_order(&gpu());
+}
+
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
 fn two_streams_ordered_by_an_event_gpu() {
     two_streams_ordered_by_an_event(&gpu());
 }

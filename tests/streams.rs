@@ -18,6 +18,11 @@ fn a_stream_launch_waits_for_its_report_sim() {
 }
 
 #[test]
+fn guards_are_waited_for_in_any_order_sim() {
+    guards_are_waited_for_in_any_order(&sim());
+}
+
+#[test]
 fn two_streams_ordered_by_an_event_sim() {
     two_streams_ordered_by_an_event(&sim());
 }

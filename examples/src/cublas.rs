@@ -1,6 +1,7 @@
 //! The cuBLAS reference of the GEMM benchmark and GPU test: `C = A * B` in bf16 with f32
 //! compute through cuBLASLt (cudarc's `cublaslt`, loaded at run time), on the same stream
-//! as the Phaser kernels, so both are timed the same way in the same process.
+//! as the Phaser kernels (a Phaser stream's cudarc stream, `Stream::as_cuda`), so both are
+//! timed the same way in the same process.
 //!
 //! Row-major `C (M x N) = A (M x K) * B` is column-major `C^T (N x M) = B^T * A^T`: cuBLAS
 //! multiplies `m = N, n = M, k = K` with our B as its A (N-major B: `N x K`, ld N, no
@@ -13,7 +14,7 @@
 use crate::gemm::BLayout;
 use crate::timing::{BenchError, BenchResult};
 use cudarc::cublaslt::{result as lt, sys};
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, CudaStream};
 use phaser::runtime::cuda::CudaDevice;
 use std::ffi::c_void;
 use std::mem::size_of;
@@ -104,10 +105,10 @@ impl CublasLt {
         Ok(CublasGemm { desc, a, b, c, algo })
     }
 
-    /// Enqueue `C = A * B` on the device's stream (device addresses of the three matrices).
-    pub fn run(&self, dev: &CudaDevice, g: &CublasGemm, a: u64, b: u64, c: u64) -> BenchResult<()> {
+    /// Enqueue `C = A * B` on `stream` (device addresses of the three matrices).
+    pub fn run(&self, stream: &CudaStream, g: &CublasGemm, a: u64, b: u64, c: u64) -> BenchResult<()> {
         let (alpha, beta) = (1.0f32, 0.0f32);
-        let (ws, _sync) = cudarc::driver::DevicePtr::device_ptr(&self.workspace, dev.stream());
+        let (ws, _sync) = cudarc::driver::DevicePtr::device_ptr(&self.workspace, stream);
         // SAFETY: the plan's layouts describe buffers of at least these sizes (the caller
         // allocated them for the same shape); the workspace has WORKSPACE_BYTES.
         unsafe {
@@ -127,7 +128,7 @@ impl CublasLt {
                 &g.algo,
                 ws as *mut c_void,
                 WORKSPACE_BYTES,
-                dev.stream().cu_stream() as sys::cudaStream_t,
+                stream.cu_stream() as sys::cudaStream_t,
             )
         }
         .map_err(blas("matmul"))

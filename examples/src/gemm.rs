@@ -695,15 +695,19 @@ pub fn launch(
 ) -> phaser::runtime::Result<phaser::runtime::LaunchReport> {
     let maps = bufs.tensor_maps(dev, cfg)?;
     let s = bufs.shape;
-    let args = [
+    dev.launch(kernel, launch_config(cfg, &s, dev.sm_count()?), &args(&maps, &s))
+}
+
+/// The GEMM kernel's arguments: the three tensor maps (A, B, C), then M, N and K.
+pub fn args<'a>(maps: &'a [phaser::TensorMap; 3], s: &GemmShape) -> [phaser::Arg<'a>; 6] {
+    [
         phaser::Arg::TensorMap(&maps[0]),
         phaser::Arg::TensorMap(&maps[1]),
         phaser::Arg::TensorMap(&maps[2]),
         phaser::Arg::scalar(s.m),
         phaser::Arg::scalar(s.n),
         phaser::Arg::scalar(s.k),
-    ];
-    dev.launch(kernel, launch_config(cfg, &s, dev.sm_count()?), &args)
+    ]
 }
 
 /// The outcome of comparing a result with a reference.
@@ -801,7 +805,7 @@ pub fn check_against_cublas(
     dev.fill(&mut reference, POISON)?;
     let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
     let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(&reference)?);
-    timing::time(cuda, || blas.run(cuda, &plan, pa, pb, pc))?;
+    timing::time(cuda, || blas.run(cuda.stream(), &plan, pa, pb, pc))?;
     let theirs = dev.download(&reference)?;
     let (m, n) = (shape.m as usize, shape.n as usize);
     let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));

@@ -1,17 +1,24 @@
-//! Back-to-back launches timed with CUDA events, for the benchmarks that compare Phaser
-//! kernels with vendor code in the same process (`bench_gemm` against cuBLASLt,
-//! `bench_pingpong` against nvcc's cubin).
+//! Back-to-back launches timed with events, for the benchmarks that compare Phaser kernels
+//! with vendor code in the same process (`bench_gemm` against cuBLASLt, `bench_pingpong`
+//! against nvcc's cubin).
 //!
-//! [`phaser::Device::launch`] times one launch and synchronizes after it; a benchmark needs
-//! many launches between one pair of events (so the host's launch latency is hidden) and
-//! kernels from elsewhere (a cubin built by nvcc), so this module loads functions itself
-//! through the runtime's CUDA context and stream.
+//! Phaser kernels go through the public API: [`phaser::Stream::launch`] queues them (a side
+//! returns the launch's guard, kept until its batch is done), and the stream's events
+//! ([`phaser::Stream::record`], [`phaser::Event::elapsed_since`]) time them. Only the foreign
+//! code compared against is launched through cudarc, on the same stream
+//! ([`phaser::Stream::as_cuda`]): a cubin nvcc built ([`load_file`], [`launch_raw`]) or
+//! cuBLAS.
+//!
+//! Kept for `bench_attention` until it moves to the stream API, then removed: [`load_phaser`],
+//! [`launch`] and [`interleaved`], which queue on the device's own cudarc stream and time with
+//! cudarc's events ([`Timeline`] for [`CudaDevice`]). [`time`] on that stream stays for cuBLAS
+//! in the GEMM checks (`gemm::check_against_cublas`, whose Phaser side is `Device::launch`).
 
 use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute_enum};
-use cudarc::driver::{CudaFunction, DeviceRepr, PushKernelArg};
+use cudarc::driver::{CudaEvent, CudaFunction, CudaStream, DeviceRepr, PushKernelArg};
 use phaser::codegen::{EmitOptions, Kernel};
 use phaser::runtime::cuda::CudaDevice;
-use phaser::Device;
+use phaser::{Device, Event, Launch, Stream};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -83,7 +90,8 @@ impl Loaded {
     }
 }
 
-/// JIT-load a Phaser kernel printed with `opts` (e.g. without the wait watchdog).
+/// JIT-load a Phaser kernel printed with `opts`, bypassing the launch API. Kept for
+/// `bench_attention` only (see the module); remove with it.
 pub fn load_phaser(dev: &CudaDevice, k: &Kernel, opts: &EmitOptions) -> BenchResult<Loaded> {
     let ptx = phaser::codegen::emit_module(&phaser::codegen::Module::new(vec![k.clone()]), opts)?;
     let func = dev.modules.function(dev.context(), &ptx, k.name())?;
@@ -108,14 +116,21 @@ pub struct Shape {
     pub smem: u32,
 }
 
-/// Enqueue one launch on the device's stream.
+/// Enqueue one launch on the device's own stream. Kept for `bench_attention` only (see the
+/// module); a foreign function is launched with [`launch_raw`].
 pub fn launch(dev: &CudaDevice, f: &Loaded, shape: Shape, args: &[RawArg]) -> BenchResult<()> {
+    launch_raw(dev.stream(), f, shape, args)
+}
+
+/// Enqueue one launch of a foreign function (a cubin nvcc built) on `stream` (a Phaser
+/// stream's: [`phaser::Stream::as_cuda`]).
+pub fn launch_raw(stream: &CudaStream, f: &Loaded, shape: Shape, args: &[RawArg]) -> BenchResult<()> {
     let cfg = cudarc::driver::LaunchConfig {
         grid_dim: (shape.grid, 1, 1),
         block_dim: (shape.block, 1, 1),
         shared_mem_bytes: shape.smem,
     };
-    let mut b = dev.stream().launch_builder(&f.func);
+    let mut b = stream.launch_builder(&f.func);
     for a in args {
         match a {
             RawArg::U32(v) => b.arg(v),
@@ -129,39 +144,104 @@ pub fn launch(dev: &CudaDevice, f: &Loaded, shape: Shape, args: &[RawArg]) -> Be
     Ok(())
 }
 
-/// Device time of `body` (which enqueues work on the device's stream), between two events;
-/// waits for the end event, so a fault surfaces here.
-pub fn time(dev: &CudaDevice, body: impl FnOnce() -> BenchResult<()>) -> BenchResult<Duration> {
-    let ctx = dev.context();
-    let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(err("creating an event"))?;
-    let end = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(err("creating an event"))?;
-    start.record(dev.stream()).map_err(err("recording an event"))?;
-    body()?;
-    end.record(dev.stream()).map_err(err("recording an event"))?;
-    end.synchronize().map_err(err("waiting for the timed work (a kernel fault surfaces here)"))?;
-    let ms = start.elapsed_ms(&end).map_err(err("reading the events"))?;
-    Ok(Duration::from_secs_f64(ms as f64 / 1e3))
+/// Where a benchmark queues its work and how it marks points in it to time what lies
+/// between: a Phaser [`Stream`] (the public stream and event API), or, for the code kept for
+/// `bench_attention`, the device's own cudarc stream with cudarc's events.
+pub trait Timeline {
+    type Mark;
+    /// A point after the work queued so far.
+    fn mark(&self) -> BenchResult<Self::Mark>;
+    /// Device time from `start` to `end`; waits for `end` (a kernel fault surfaces here).
+    fn between(&self, start: &Self::Mark, end: &Self::Mark) -> BenchResult<Duration>;
+    /// Whether the work before `m` is done (never blocks).
+    fn is_complete(&self, m: &Self::Mark) -> bool;
+    /// Wait for every queued piece of work.
+    fn synchronize(&self, what: &str) -> BenchResult<()>;
 }
 
-/// The median of `runs` timings of `per_run` back-to-back repetitions of `one`, per
-/// repetition, after `warmup` untimed repetitions.
-pub fn median_per_launch(
-    dev: &CudaDevice,
+impl Timeline for Stream<'_> {
+    type Mark = Event;
+    fn mark(&self) -> BenchResult<Event> {
+        Ok(self.record()?)
+    }
+    fn between(&self, start: &Event, end: &Event) -> BenchResult<Duration> {
+        end.elapsed_since(start).map_err(|e| BenchError(format!("timing events (a kernel fault surfaces here): {e}")))
+    }
+    fn is_complete(&self, m: &Event) -> bool {
+        m.is_complete().unwrap_or(true)
+    }
+    fn synchronize(&self, what: &str) -> BenchResult<()> {
+        Stream::synchronize(self).map_err(|e| BenchError(format!("waiting for the {what}: {e}")))
+    }
+}
+
+/// The device's own stream and cudarc events: kept for `bench_attention` only (see the module).
+impl Timeline for CudaDevice {
+    type Mark = CudaEvent;
+    fn mark(&self) -> BenchResult<CudaEvent> {
+        let e = self.context().new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(err("creating an event"))?;
+        e.record(self.stream()).map_err(err("recording an event"))?;
+        Ok(e)
+    }
+    fn between(&self, start: &CudaEvent, end: &CudaEvent) -> BenchResult<Duration> {
+        end.synchronize().map_err(err("waiting for the timed work (a kernel fault surfaces here)"))?;
+        let ms = start.elapsed_ms(end).map_err(err("reading the events"))?;
+        Ok(Duration::from_secs_f64(ms as f64 / 1e3))
+    }
+    fn is_complete(&self, m: &CudaEvent) -> bool {
+        m.is_complete()
+    }
+    fn synchronize(&self, what: &str) -> BenchResult<()> {
+        self.stream().synchronize().map_err(err(format!("waiting for the {what}")))
+    }
+}
+
+/// What one step of a benchmark queued on a [`Stream`]: a Phaser launch's guard (kept until
+/// the work is timed, so its borrows last while the kernel runs), or `None` for foreign work
+/// (cuBLAS, nvcc's cubin), which cudarc orders itself.
+pub type Queued<'a> = Option<Launch<'a>>;
+
+/// Device time of `body` (which enqueues work on `tl`), between two marks; waits for the end,
+/// so a fault surfaces here. What `body` returns (a launch's guard) lives until then.
+pub fn time_with<T: Timeline, G>(tl: &T, body: impl FnOnce() -> BenchResult<G>) -> BenchResult<Duration> {
+    let start = tl.mark()?;
+    let kept = body()?;
+    let end = tl.mark()?;
+    let t = tl.between(&start, &end);
+    drop(kept);
+    t
+}
+
+/// [`time_with`] on a Phaser stream: `body` queues Phaser launches (returning a guard) or
+/// foreign work on `stream.as_cuda()`.
+pub fn time_on<'a>(stream: &Stream, body: impl FnOnce() -> BenchResult<Queued<'a>>) -> BenchResult<Duration> {
+    time_with(stream, body)
+}
+
+/// [`time_with`] on the device's own stream: cuBLAS in the GEMM checks (see the module).
+pub fn time(dev: &CudaDevice, body: impl FnOnce() -> BenchResult<()>) -> BenchResult<Duration> {
+    time_with(dev, body)
+}
+
+/// The median of `runs` timings of `per_run` back-to-back repetitions of `one` on `stream`,
+/// per repetition, after `warmup` untimed repetitions.
+pub fn median_per_launch<'a>(
+    stream: &Stream,
     warmup: usize,
     runs: usize,
     per_run: usize,
-    mut one: impl FnMut() -> BenchResult<()>,
+    mut one: impl FnMut() -> BenchResult<Queued<'a>>,
 ) -> BenchResult<Duration> {
     for _ in 0..warmup {
-        one()?;
+        drop(one()?);
     }
+    stream.synchronize()?;
     let mut times = Vec::with_capacity(runs);
     for _ in 0..runs.max(1) {
-        let t = time(dev, || {
-            for _ in 0..per_run.max(1) {
-                one()?;
-            }
-            Ok(())
+        let t = time_on(stream, || {
+            let kept = (0..per_run.max(1)).map(|_| one()).collect::<BenchResult<Vec<_>>>()?;
+            // One guard stands for the batch: the rest are done when it is.
+            Ok(kept.into_iter().flatten().last())
         })?;
         times.push(t / per_run.max(1) as u32);
     }
@@ -263,61 +343,82 @@ pub struct Interleaved {
     pub gpu: Option<GpuState>,
 }
 
-/// Time `sides` (each enqueues one launch) the same way, per [`Method`]: `per_batch`
-/// launches per batch.
+/// Time `sides` (each queues one launch on `stream`: a Phaser launch, returning its guard,
+/// or foreign work on `stream.as_cuda()`) the same way, per [`Method`]: `per_batch` launches
+/// per batch, timed between the stream's events.
+pub fn interleaved_on<'a>(
+    stream: &Stream,
+    method: &Method,
+    per_batch: usize,
+    sides: &mut [&mut dyn FnMut() -> BenchResult<Queued<'a>>],
+) -> BenchResult<Interleaved> {
+    interleaved_with(stream, method, per_batch, sides)
+}
+
+/// [`interleaved_on`] on the device's own stream. Kept for `bench_attention` only (see the
+/// module).
 pub fn interleaved(
     dev: &CudaDevice,
     method: &Method,
     per_batch: usize,
     sides: &mut [&mut dyn FnMut() -> BenchResult<()>],
 ) -> BenchResult<Interleaved> {
+    interleaved_with(dev, method, per_batch, sides)
+}
+
+/// The method itself, on any [`Timeline`]; what a side returns (a launch's guard) is kept
+/// until its batch is known done, so no guard waits while the queue is full.
+pub fn interleaved_with<T: Timeline, G>(
+    tl: &T,
+    method: &Method,
+    per_batch: usize,
+    sides: &mut [&mut dyn FnMut() -> BenchResult<G>],
+) -> BenchResult<Interleaved> {
     let n = sides.len();
     let per_batch = per_batch.max(1);
-    let sync = |what: &str| dev.stream().synchronize().map_err(err(format!("waiting for the {what}")));
     // Sustained load, alternating the sides, until the warm-up time has passed (at least one
     // batch of each).
     let t0 = Instant::now();
     loop {
+        let mut kept = Vec::with_capacity(n * per_batch);
         for side in sides.iter_mut() {
             for _ in 0..per_batch {
-                side()?;
+                kept.push(side()?);
             }
         }
-        sync("warm-up (a kernel fault surfaces here)")?;
+        tl.synchronize("warm-up (a kernel fault surfaces here)")?;
+        drop(kept);
         if t0.elapsed() >= method.warmup {
             break;
         }
     }
-    let ctx = dev.context();
-    let event = || ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(err("creating an event"));
     let mut batches = Vec::with_capacity(method.runs * n);
+    let mut kept = Vec::with_capacity(method.runs * n * per_batch);
     for run in 0..method.runs.max(1) {
         for k in 0..n {
             let side = if run % 2 == 0 { k } else { n - 1 - k };
-            let (start, end) = (event()?, event()?);
-            start.record(dev.stream()).map_err(err("recording an event"))?;
+            let start = tl.mark()?;
             for _ in 0..per_batch {
-                sides[side]()?;
+                kept.push(sides[side]()?);
             }
-            end.record(dev.stream()).map_err(err("recording an event"))?;
+            let end = tl.mark()?;
             batches.push((side, start, end));
         }
     }
     // The clocks while the batches run (nvidia-smi takes tens of ms per query).
     let mut samples = Vec::new();
     let last = &batches.last().expect("at least one batch").2;
-    while !last.is_complete() && samples.len() < 16 {
+    while !tl.is_complete(last) && samples.len() < 16 {
         match sample_gpu() {
             Some(s) => samples.push(s),
             None => break,
         }
     }
-    last.synchronize().map_err(err("waiting for the timed work (a kernel fault surfaces here)"))?;
     let mut per_side = vec![Vec::new(); n];
     for (side, start, end) in &batches {
-        let ms = start.elapsed_ms(end).map_err(err("reading the events"))?;
-        per_side[*side].push(Duration::from_secs_f64(ms as f64 / 1e3 / per_batch as f64));
+        per_side[*side].push(tl.between(start, end)? / per_batch as u32);
     }
+    drop(kept);
     let sides = per_side
         .into_iter()
         .map(|mut t| {

@@ -152,7 +152,7 @@ fn cublas_reference_is_sane() {
         let plan = blas.plan(77, 40, 24, layout).unwrap();
         let (pa, pb, pc) =
             (dev.buffer_addr(&bufs.a).unwrap(), dev.buffer_addr(&bufs.b).unwrap(), dev.buffer_addr(&bufs.c).unwrap());
-        timing::time(cuda, || blas.run(cuda, &plan, pa, pb, pc)).unwrap();
+        timing::time(cuda, || blas.run(cuda.stream(), &plan, pa, pb, pc)).unwrap();
         let c = dev.download(&bufs.c).unwrap();
         let all = (0..77).flat_map(|i| (0..40).map(move |j| (i, j)));
         let cmp = compare(&c, &shape, all, |i, j| reference_at(&a, &b, &shape, layout, i, j));

@@ -99,12 +99,12 @@ scalar_from!(u16, u32, u64, i16, i32, i64, f32, f64, half::f16, half::bf16);
 
 /// Check arguments against the kernel's parameter list: count, kinds and types.
 pub fn check_args(k: &Kernel, args: &[Arg]) -> Result<()> {
-    let shapes: Vec<ArgShape> = args.iter().map(Arg::shape).collect();
-    check_arg_shapes(k, &shapes)
+    check_arg_shapes(k, args.iter().map(Arg::shape))
 }
 
-/// [`check_args`] on what it reads of each argument.
-pub(crate) fn check_arg_shapes(k: &Kernel, args: &[ArgShape]) -> Result<()> {
+/// [`check_args`] on what it reads of each argument (an iterator: a launch collects nothing
+/// to be checked, and nothing is formatted unless an argument is refused).
+pub(crate) fn check_arg_shapes<'s>(k: &Kernel, args: impl ExactSizeIterator<Item = ArgShape<'s>>) -> Result<()> {
     if args.len() != k.params().len() {
         return Err(RuntimeError::BadArgument {
             kernel: k.name().to_owned(),
@@ -114,7 +114,7 @@ pub(crate) fn check_arg_shapes(k: &Kernel, args: &[ArgShape]) -> Result<()> {
         });
     }
     for (i, (p, a)) in k.params().iter().zip(args).enumerate() {
-        let ok = match (&p.kind, a) {
+        let ok = match (&p.kind, &a) {
             (ParamKind::Scalar(t), ArgShape::Scalar(ty)) => t == ty,
             (ParamKind::Global { elem, .. }, ArgShape::Buffer(e)) => elem == e,
             (&ParamKind::TensorMap { rank }, ArgShape::TensorMap(m)) => {

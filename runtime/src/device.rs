@@ -126,7 +126,8 @@ impl<'a> BufferArg<'a> {
 /// What a launch reports: wall time on the GPU, or the simulator's report.
 #[derive(Debug, Default)]
 pub struct LaunchReport {
-    /// Device time between events around the launch (CUDA backend).
+    /// Device time between events around the launch (CUDA backend): always for
+    /// `Device::launch`, for a stream launch when its config asks (`LaunchConfig::with_timing`).
     pub elapsed: Option<Duration>,
     /// The simulator's statistics, trace and findings (simulator backend).
     pub sim: Option<sim::SimReport>,

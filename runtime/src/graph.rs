@@ -170,7 +170,7 @@ impl<'a> GraphBuilder<'a> {
         }
         // The checks `Device::launch` runs, on what they read of the arguments.
         let cfg = cfg.resolved_for(kernel)?;
-        check_arg_shapes(kernel, &shapes)?;
+        check_arg_shapes(kernel, shapes.into_iter())?;
         let layout = check_config(kernel, &cfg)?;
         self.stream.device().check_target(kernel)?;
         // The maps' buffers stay alive as long as the graph (it bakes their addresses in).
@@ -221,7 +221,7 @@ impl<'a> GraphBuilder<'a> {
             .map_err(driver_err("beginning a graph capture"))?;
         let mut captured = Ok(());
         for ((s, f), slots) in self.steps.iter().zip(&functions).zip(resolved_steps.iter_mut()) {
-            captured = d.enqueue(&stream, &s.kernel, &s.cfg, f, slots);
+            captured = d.enqueue(&stream, &s.kernel, &s.cfg, &f.f, slots);
             if captured.is_err() {
                 break;
             }

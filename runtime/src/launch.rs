@@ -6,8 +6,8 @@ use crate::watchdog::Watchdog;
 use phaser_codegen::arch::SharedLayout;
 use phaser_codegen::Kernel;
 
-/// Grid, block, dynamic shared memory, programmatic dependent launch and the wait watchdog of
-/// a launch.
+/// Grid, block, dynamic shared memory, programmatic dependent launch, the wait watchdog and
+/// device timing of a launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LaunchConfig {
     pub grid: [u32; 3],
@@ -23,6 +23,13 @@ pub struct LaunchConfig {
     /// device's default (on, 4 s; `PHASER_WATCHDOG=off|250ms|...` changes it). The GPU loads
     /// the PTX printed for the resolved setting (one JIT per distinct setting).
     pub watchdog: Option<Watchdog>,
+    /// Time the kernel on the device: a pair of CUDA events around a [`crate::Stream`] launch,
+    /// reported in [`crate::LaunchReport::elapsed`]. Off by default: the two event records
+    /// cost about as much host time as the launch itself, so a stream launch that is not
+    /// timed makes no driver call beyond cudarc's own launch (time a sequence of launches
+    /// with [`crate::Stream::record`] instead). `Device::launch` always times; the simulator
+    /// has no device clock.
+    pub timed: bool,
 }
 
 impl LaunchConfig {
@@ -34,7 +41,13 @@ impl LaunchConfig {
             dynamic_shared_bytes: 0,
             watchdog: None,
             programmatic_dependent_launch: false,
+            timed: false,
         }
+    }
+    /// Time this launch on the device (see the field).
+    pub fn with_timing(mut self) -> Self {
+        self.timed = true;
+        self
     }
     /// Set this launch's wait watchdog (`Watchdog::Off` for a cuda-gdb session).
     pub fn with_watchdog(mut self, w: Watchdog) -> Self {

@@ -20,13 +20,13 @@
 //! This is the second place, beside `device.rs`, that dispatches to a backend.
 
 use crate::args::{Arg, ResolvedArg};
+use crate::buffer::LaunchHold;
 use crate::cuda::{self, driver_err};
 use crate::device::{Device, LaunchReport};
 use crate::error::{Result, RuntimeError};
 use crate::event::{Event, EventInner};
 use crate::launch::LaunchConfig;
 use crate::tensor_map::hold_tensor_maps;
-use crate::buffer::LaunchHold;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::CudaStream;
 use phaser_codegen::Kernel;
@@ -48,8 +48,8 @@ pub struct Stream<'d> {
 }
 
 enum StreamInner {
-    /// A non-blocking stream of the device's context.
-    Cuda(Arc<CudaStream>),
+    /// A non-blocking stream of the device's context, its launches numbered (`LaunchQueue`).
+    Cuda(cuda::LaunchQueue),
     Sim,
 }
 
@@ -58,7 +58,9 @@ impl Device {
     /// on cudarc's cross-stream event tracking, after synchronizing the context once).
     pub fn stream(&self) -> Result<Stream<'_>> {
         let inner = match self {
-            Device::Cuda(d) => StreamInner::Cuda(d.context().new_stream().map_err(driver_err("creating a stream"))?),
+            Device::Cuda(d) => StreamInner::Cuda(cuda::LaunchQueue::new(
+                d.context().new_stream().map_err(driver_err("creating a stream"))?,
+            )),
             Device::Sim(_) => StreamInner::Sim,
         };
         Ok(Stream { device: self, inner, deferred: Mutex::default() })
@@ -74,7 +76,7 @@ impl<'d> Stream<'d> {
     /// Phaser's launches.
     pub fn as_cuda(&self) -> Option<&Arc<CudaStream>> {
         match &self.inner {
-            StreamInner::Cuda(s) => Some(s),
+            StreamInner::Cuda(q) => Some(q.stream()),
             StreamInner::Sim => None,
         }
     }
@@ -83,6 +85,11 @@ impl<'d> Stream<'d> {
     /// same checks as [`Device::launch`] run first; a buffer the kernel may write must be
     /// passed exclusively (`&mut`, [`Arg::buffer_mut`]). The guard holds the arguments'
     /// borrows until the work is done.
+    ///
+    /// On the GPU the launch makes the driver calls cudarc's own launch makes and no others
+    /// (no events: its guard waits on a fence of the stream, recorded once for every launch
+    /// queued by then), unless `cfg` asks for device timing ([`LaunchConfig::with_timing`]).
+    /// Its host work is O(arguments): the kernel's checks and function are cached beside it.
     pub fn launch<'a>(
         &'a self,
         kernel: impl StreamKernel<'a>,
@@ -96,11 +103,12 @@ impl<'d> Stream<'d> {
         check_exclusive(&kernel, &args)?;
         let holds = hold_tensor_maps(&kernel, &args, dev.key())?;
         let pending = match (&self.inner, dev) {
-            (StreamInner::Cuda(stream), Device::Cuda(d)) => {
+            (StreamInner::Cuda(queue), Device::Cuda(d)) => {
                 dev.check_target(&kernel)?;
-                let mut resolved = Vec::with_capacity(args.len());
-                for (i, a) in args.into_iter().enumerate() {
-                    resolved.push(match a {
+                // Straight into the driver's slots (one vector; the count was checked).
+                let mut slots = Vec::with_capacity(args.len());
+                for (i, (a, p)) in args.into_iter().zip(kernel.params()).enumerate() {
+                    let resolved = match a {
                         Arg::Scalar { ty, bits } => ResolvedArg::Scalar { ty, bits },
                         Arg::TensorMap(t) => ResolvedArg::TensorMap(t),
                         Arg::Buffer { storage, .. } => {
@@ -110,9 +118,10 @@ impl<'d> Stream<'d> {
                                 None => return Err(dev.not_mine_arg(&kernel, i, backend)),
                             }
                         }
-                    });
+                    };
+                    slots.push(cuda::launch_slot(resolved, p)?);
                 }
-                Pending::Cuda(d, d.launch_async(stream, &kernel, &cfg, &layout, resolved)?)
+                Pending::Cuda(d, d.launch_async(queue, &kernel, &cfg, &layout, slots)?)
             }
             (StreamInner::Sim, Device::Sim(d)) => {
                 let resolved = dev.resolve(&kernel, &args, |s| Device::sim_args(d, s))?;
@@ -128,8 +137,10 @@ impl<'d> Stream<'d> {
     /// Record an event at this point of the stream's work (timing enabled on the GPU).
     pub fn record(&self) -> Result<Event> {
         let inner = match (&self.inner, self.device) {
-            (StreamInner::Cuda(s), _) => EventInner::Cuda(
-                s.record_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(driver_err("recording an event"))?,
+            (StreamInner::Cuda(q), _) => EventInner::Cuda(
+                q.stream()
+                    .record_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                    .map_err(driver_err("recording an event"))?,
             ),
             (StreamInner::Sim, Device::Sim(d)) => EventInner::Sim(d.id()),
             (StreamInner::Sim, Device::Cuda(_)) => unreachable!("a stream is made by its device"),
@@ -141,7 +152,9 @@ impl<'d> Stream<'d> {
     /// host does not block). An event of another device is refused.
     pub fn wait_for(&self, event: &Event) -> Result<()> {
         match (&self.inner, &event.inner, self.device) {
-            (StreamInner::Cuda(s), EventInner::Cuda(e), _) => s.wait(e).map_err(driver_err("waiting for an event")),
+            (StreamInner::Cuda(q), EventInner::Cuda(e), _) => {
+                q.stream().wait(e).map_err(driver_err("waiting for an event"))
+            }
             (StreamInner::Sim, EventInner::Sim(id), Device::Sim(d)) if *id == d.id() => Ok(()),
             (StreamInner::Sim, EventInner::Sim(_), _) => {
                 Err(RuntimeError::Config("a simulator stream was asked to wait for another simulator's event".into()))
@@ -156,8 +169,8 @@ impl<'d> Stream<'d> {
     /// whose guard was dropped without [`Launch::wait`] comes back here (faults, simulator
     /// findings), the others with it are dropped.
     pub fn synchronize(&self) -> Result<()> {
-        if let StreamInner::Cuda(s) = &self.inner {
-            s.synchronize().map_err(driver_err("synchronizing a stream"))?;
+        if let StreamInner::Cuda(q) = &self.inner {
+            q.stream().synchronize().map_err(driver_err("synchronizing a stream"))?;
         }
         let first = self.deferred.lock().unwrap_or_else(|p| p.into_inner()).drain(..).next();
         match first {
@@ -170,8 +183,8 @@ impl<'d> Stream<'d> {
 impl Drop for Stream<'_> {
     fn drop(&mut self) {
         // cudarc destroys the stream when its last `Arc` goes; queued work still completes.
-        if let StreamInner::Cuda(s) = &self.inner {
-            let _ = s.synchronize();
+        if let StreamInner::Cuda(q) = &self.inner {
+            let _ = q.stream().synchronize();
         }
     }
 }
@@ -236,14 +249,17 @@ impl Launch<'_> {
     /// its error (a fault with the watchdog's record, the simulator's findings).
     pub fn wait(mut self) -> Result<LaunchReport> {
         let pending = self.pending.take().expect("a launch is waited for once");
-        finish(&self.kernel, pending)
+        finish(self.stream, &self.kernel, pending)
     }
 
     /// Whether the kernel is done (never blocks; a fault shows as done, reported by `wait`).
+    /// An untimed GPU launch counts as done once the stream's work queued before this call
+    /// is: its stream records one event for it (and for every launch queued by then).
     pub fn is_done(&self) -> bool {
-        match &self.pending {
-            Some(Pending::Cuda(_, s)) => s.is_done(),
-            Some(Pending::Sim(_)) | None => true,
+        match (&self.pending, &self.stream.inner) {
+            (Some(Pending::Cuda(_, s)), StreamInner::Cuda(q)) => s.is_done(q),
+            (Some(Pending::Cuda(..)), StreamInner::Sim) => unreachable!("a CUDA launch is on a CUDA stream"),
+            (Some(Pending::Sim(_)) | None, _) => true,
         }
     }
 
@@ -252,17 +268,18 @@ impl Launch<'_> {
     }
 }
 
-fn finish(kernel: &Kernel, pending: Pending) -> Result<LaunchReport> {
-    match pending {
-        Pending::Cuda(d, s) => Ok(LaunchReport { elapsed: Some(d.wait(kernel, &s)?), sim: None }),
-        Pending::Sim(r) => Ok(LaunchReport { elapsed: None, sim: Some(*r?) }),
+fn finish(stream: &Stream, kernel: &Kernel, pending: Pending) -> Result<LaunchReport> {
+    match (pending, &stream.inner) {
+        (Pending::Cuda(d, s), StreamInner::Cuda(q)) => Ok(LaunchReport { elapsed: d.wait(kernel, &s, q)?, sim: None }),
+        (Pending::Cuda(..), StreamInner::Sim) => unreachable!("a CUDA launch is on a CUDA stream"),
+        (Pending::Sim(r), _) => Ok(LaunchReport { elapsed: None, sim: Some(*r?) }),
     }
 }
 
 impl Drop for Launch<'_> {
     fn drop(&mut self) {
         if let Some(pending) = self.pending.take() {
-            if let Err(e) = finish(&self.kernel, pending) {
+            if let Err(e) = finish(self.stream, &self.kernel, pending) {
                 self.stream.deferred.lock().unwrap_or_else(|p| p.into_inner()).push(e);
             }
         }

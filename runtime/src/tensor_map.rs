@@ -344,17 +344,22 @@ pub(crate) fn hold_maps<'m>(
 ) -> Result<Vec<LaunchHold>> {
     let mut holds = Vec::new();
     for (i, t) in maps {
-        let param = kernel.params().get(i).map_or_else(|| format!("#{i}"), |p| p.name.clone());
+        // Named only when refused: a launch formats nothing that succeeds.
+        let param = || kernel.params().get(i).map_or_else(|| format!("#{i}"), |p| p.name.clone());
         if t.device != device {
             let backend = |k: DeviceKey| match k {
                 DeviceKey::Sim(_) => crate::Backend::Sim,
                 DeviceKey::Cuda(_) => crate::Backend::Cuda,
             };
-            return Err(RuntimeError::ForeignTensorMap { param, made_on: backend(t.device), device: backend(device) });
+            return Err(RuntimeError::ForeignTensorMap {
+                param: param(),
+                made_on: backend(t.device),
+                device: backend(device),
+            });
         }
         match t.buffer.upgrade().and_then(|l| l.hold()) {
             Some(h) => holds.push(h),
-            None => return Err(RuntimeError::DroppedBuffer { param }),
+            None => return Err(RuntimeError::DroppedBuffer { param: param() }),
         }
     }
     Ok(holds)

@@ -17,17 +17,48 @@ pub fn iota() -> Vec<f32> {
     (0..N).map(|i| i as f32).collect()
 }
 
-/// `launch_on` returns a guard; its `wait` gives the report, and the output is written.
+/// `launch_on` returns a guard; its `wait` gives the report, and the output is written. A
+/// launch is timed on the device only when its config asks (`with_timing`).
 pub fn a_stream_launch_waits_for_its_report(dev: &Device) {
     let stream = dev.stream().unwrap();
     let inp = dev.upload(&iota()).unwrap();
     let mut out = dev.alloc::<f32>(N as usize).unwrap();
     let run = add_into::launch_on(&stream, LaunchConfig::linear(1, N), &mut out, &inp, 0.5).unwrap();
     let report = run.wait().unwrap();
-    assert_eq!(report.elapsed.is_some(), dev.is_gpu(), "device time on the GPU only: {report:?}");
+    assert!(report.elapsed.is_none(), "an untimed launch reports no device time: {report:?}");
     assert_eq!(report.sim.is_some(), !dev.is_gpu());
     let want: Vec<f32> = iota().iter().map(|x| x + 0.5).collect();
     assert_eq!(dev.download(&out).unwrap(), want);
+    let timed = LaunchConfig::linear(1, N).with_timing();
+    let report = add_into::launch_on(&stream, timed, &mut out, &inp, 1.5).unwrap().wait().unwrap();
+    assert_eq!(report.elapsed.is_some(), dev.is_gpu(), "device time on the GPU only: {report:?}");
+    let want: Vec<f32> = iota().iter().map(|x| x + 1.5).collect();
+    assert_eq!(dev.download(&out).unwrap(), want);
+}
+
+/// Guards of many untimed launches waited for out of order, some polled first: each is done
+/// once waited for, and the last launch's output is the one left.
+pub fn guards_are_waited_for_in_any_order(dev: &Device) {
+    let stream = dev.stream().unwrap();
+    let inp = dev.upload(&iota()).unwrap();
+    let mut outs: Vec<_> = (0..8).map(|_| dev.alloc::<f32>(N as usize).unwrap()).collect();
+    let cfg = LaunchConfig::linear(1, N);
+    let mut guards: Vec<_> = outs
+        .iter_mut()
+        .enumerate()
+        .map(|(i, out)| add_into::launch_on(&stream, cfg, out, &inp, i as f32).unwrap())
+        .collect();
+    let last = guards.pop().unwrap();
+    last.wait().unwrap();
+    // The stream runs in order: every earlier launch is done once the last one is.
+    assert!(guards.iter().all(|g| g.is_done()));
+    for g in guards.into_iter().rev() {
+        g.wait().unwrap();
+    }
+    for (i, out) in outs.iter().enumerate() {
+        let want: Vec<f32> = iota().iter().map(|x| x + i as f32).collect();
+        assert_eq!(dev.download(out).unwrap(), want, "launch {i}");
+    }
 }
 
 /// Two streams, each writing its own buffer from one shared input, both in flight at once;

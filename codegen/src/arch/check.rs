@@ -35,7 +35,7 @@ pub fn needed_ptx(k: &Kernel) -> PtxVersion {
 /// Refuse control flow nested deeper than [`MAX_NESTING_DEPTH`], before any recursive walker
 /// (check, printer, simulator, even `Clone`) sees the kernel.
 pub fn check_nesting(k: &Kernel) -> Result<()> {
-    let depth = nesting_depth(k.body());
+    let depth = k.nesting_depth();
     if depth > MAX_NESTING_DEPTH {
         return Err(CodegenError::new(
             k.name(),

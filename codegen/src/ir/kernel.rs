@@ -1,5 +1,6 @@
 //! Kernels, their parameters and shared-memory allocations; modules of kernels.
 
+use super::derived::Derived;
 use super::dynamic_alloc::DynamicAlloc;
 use super::printed::Printed;
 use super::source_loc::SourceLoc;
@@ -94,6 +95,8 @@ pub struct Kernel {
     /// Text printed from this kernel (see `Kernel::ptx`). A clone is the same kernel, so it
     /// shares the text.
     pub(crate) printed: Arc<Printed>,
+    /// Facts computed from it once (see `derived.rs`), shared by its clones like the text.
+    derived: Arc<Derived>,
 }
 
 /// Two kernels are equal when their IR is: the printed text follows from it.
@@ -135,7 +138,7 @@ impl KernelParts {
 
     /// The kernel these parts make, unchecked: for the crate's constructors, which check it.
     pub(crate) fn into_kernel_unchecked(self) -> Kernel {
-        Kernel { parts: self, printed: Arc::default() }
+        Kernel { parts: self, printed: Arc::default(), derived: Arc::default() }
     }
 }
 
@@ -178,6 +181,11 @@ impl Kernel {
     }
     pub fn body(&self) -> &Block {
         &self.parts.body
+    }
+    /// The deepest control-flow nesting of the body, walked once per kernel (every launch
+    /// checks it: `arch::check_nesting`).
+    pub fn nesting_depth(&self) -> usize {
+        *self.derived.nesting_depth.get_or_init(|| super::stmt::nesting_depth(self.body()))
     }
     /// Number of virtual registers allocated (ids are `0..num_regs`).
     pub fn num_regs(&self) -> u32 {

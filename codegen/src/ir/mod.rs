@@ -1,6 +1,7 @@
 //! The kernel IR: typed virtual registers, ops grouped by family, structured control flow.
 
 pub mod arith;
+pub mod derived;
 pub mod dynamic_alloc;
 pub mod effects;
 pub mod escape;

@@ -14,7 +14,9 @@
 //!
 //! Performance: every row (perf and sweep alike) times the Phaser GEMMs (builder and DSL, as
 //! `--impl` says) and cuBLASLt (bf16 in/out, f32 compute, best heuristic algorithm, 32 MiB
-//! workspace) the same way, interleaved on one stream (`timing::interleaved`): `--warmup-ms` of sustained load alternating the two, then
+//! workspace) the same way, interleaved on one Phaser stream (`timing::interleaved_on`: the
+//! Phaser kernels through `Stream::launch`, cuBLAS on the stream's cudarc stream, every batch
+//! between the stream's events): `--warmup-ms` of sustained load alternating the two, then
 //! `--runs` rounds of one ~20 ms batch of back-to-back launches each, in alternating order;
 //! TFLOP/s = 2MNK / median time per launch. cuBLAS is measured with each row, never reused
 //! from another (the clocks differ between rows), and the SM clock and power `nvidia-smi`
@@ -29,11 +31,12 @@
 
 use clap::{Parser, ValueEnum};
 use half::bf16;
-use phaser::Device;
+use phaser::{Device, Stream};
 use phaser_examples::cublas::CublasLt;
 use phaser_examples::gallery::gemm_dsl;
+use phaser_examples::gemm::args as gemm_args;
 use phaser_examples::gemm::*;
-use phaser_examples::timing::{self, BenchError, BenchResult, RawArg, Shape, TensorMapArg};
+use phaser_examples::timing::{self, BenchError, BenchResult, Queued};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -157,35 +160,18 @@ impl Args {
     }
 }
 
-/// Kernels built and loaded once per configuration and implementation.
+/// Kernels built once per configuration and implementation (the runtime loads each once).
 struct Kernels {
-    built: HashMap<(GemmConfig, Impl), (phaser::Kernel, timing::Loaded)>,
+    built: HashMap<(GemmConfig, Impl), phaser::Kernel>,
 }
 
 impl Kernels {
-    fn get(&mut self, dev: &Device, cfg: &GemmConfig, imp: Impl) -> BenchResult<&(phaser::Kernel, timing::Loaded)> {
+    fn get(&mut self, cfg: &GemmConfig, imp: Impl) -> BenchResult<&phaser::Kernel> {
         if let std::collections::hash_map::Entry::Vacant(slot) = self.built.entry((*cfg, imp)) {
-            let k = imp.kernel(cfg)?;
-            let cuda = timing::cuda(dev)?;
-            let f = timing::load_phaser(cuda, &k, &cuda.default_emit_options())?;
-            f.set_dynamic_smem(cfg.dynamic_smem_bytes())?;
-            slot.insert((k, f));
+            slot.insert(imp.kernel(cfg)?);
         }
         Ok(&self.built[&(*cfg, imp)])
     }
-}
-
-/// Launch arguments of the raw (timed) path.
-fn raw_args(dev: &Device, cfg: &GemmConfig, bufs: &GemmBuffers) -> BenchResult<Vec<RawArg>> {
-    let maps = bufs.tensor_maps(dev, cfg)?;
-    let mut args = Vec::new();
-    for m in &maps {
-        let enc = m.encoded().copied().ok_or_else(|| BenchError("a tensor map was not encoded for the GPU".into()))?;
-        args.push(RawArg::Map(TensorMapArg(enc)));
-    }
-    let s = bufs.shape;
-    args.extend([RawArg::U32(s.m), RawArg::U32(s.n), RawArg::U32(s.k)]);
-    Ok(args)
 }
 
 /// Launches per timed batch: about 20 ms of work at ~700 TFLOP/s.
@@ -302,10 +288,11 @@ fn inputs_for<'a>(
 }
 
 /// Time the Phaser kernels (`args.impls_for(cfg)`) and cuBLAS at one shape the same way
-/// (interleaved, in one measurement), then verify each Phaser C against cuBLAS's.
+/// (interleaved on `stream`, in one measurement), then verify each Phaser C against cuBLAS's.
 #[allow(clippy::too_many_arguments)]
 fn perf_one(
     dev: &Device,
+    stream: &Stream,
     kernels: &mut Kernels,
     blas: &CublasLt,
     cfg: &GemmConfig,
@@ -315,7 +302,6 @@ fn perf_one(
     inputs: &mut Inputs,
     full_check: bool,
 ) -> BenchResult<PerfRow> {
-    let cuda = timing::cuda(dev)?;
     let impls = args.impls_for(cfg);
     if impls.is_empty() {
         return Err(BenchError(format!(
@@ -324,30 +310,30 @@ fn perf_one(
         )));
     }
     for &imp in &impls {
-        kernels.get(dev, cfg, imp)?;
+        kernels.get(cfg, imp)?;
     }
     let (bufs, reference) = inputs_for(dev, inputs, shape, cfg.b_layout, seed)?;
-    let raw = raw_args(dev, cfg, bufs)?;
-    let launch =
-        Shape { grid: grid(cfg, &shape, dev.sm_count()?), block: cfg.threads(), smem: cfg.dynamic_smem_bytes() };
+    let maps = bufs.tensor_maps(dev, cfg)?;
+    let launch = launch_config(cfg, &shape, dev.sm_count()?);
     let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
     let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
-    let loaded: Vec<&timing::Loaded> = impls.iter().map(|&imp| &kernels.built[&(*cfg, imp)].1).collect();
-    let mut ours: Vec<Box<dyn FnMut() -> BenchResult<()>>> = loaded
+    let on = cuda_stream(stream)?;
+    let ks: Vec<&phaser::Kernel> = impls.iter().map(|&imp| &kernels.built[&(*cfg, imp)]).collect();
+    let mut ours: Vec<Box<QueueOne<'_, '_>>> = ks
         .iter()
-        .map(|&f| {
-            let raw = &raw;
-            Box::new(move || timing::launch(cuda, f, launch, raw)) as Box<dyn FnMut() -> BenchResult<()>>
+        .map(|&k| {
+            let maps = &maps;
+            Box::new(move || Ok(Some(stream.launch(k, launch, gemm_args(maps, &shape))?))) as Box<QueueOne<'_, '_>>
         })
         .collect();
-    let mut theirs = || blas.run(cuda, &plan, pa, pb, pc);
-    let mut sides: Vec<&mut dyn FnMut() -> BenchResult<()>> = ours.iter_mut().map(|f| &mut **f as _).collect();
+    let mut theirs = || blas.run(on, &plan, pa, pb, pc).map(|()| None);
+    let mut sides: Vec<&mut QueueOne<'_, '_>> = ours.iter_mut().map(|f| &mut **f as _).collect();
     sides.push(&mut theirs);
-    let t = timing::interleaved(cuda, &method(args), per_batch(&shape), &mut sides)?;
+    let t = timing::interleaved_on(stream, &method(args), per_batch(&shape), &mut sides)?;
     drop(sides);
     drop(ours);
     // Verify each timed kernel: poison, one more run, compare with cuBLAS's C.
-    timing::time(cuda, || blas.run(cuda, &plan, pa, pb, pc))?;
+    timing::time_on(stream, || blas.run(on, &plan, pa, pb, pc).map(|()| None))?;
     let theirs = dev.download(reference)?;
     let (m, n) = (shape.m as usize, shape.n as usize);
     let positions: Vec<(usize, usize)> = if full_check {
@@ -358,9 +344,9 @@ fn perf_one(
         (0..4096).map(|_| (r.random_range(0..m), r.random_range(0..n))).collect()
     };
     let mut sides = Vec::new();
-    for (i, (&imp, f)) in impls.iter().zip(&loaded).enumerate() {
+    for (i, (&imp, k)) in impls.iter().zip(&ks).enumerate() {
         dev.fill(&mut bufs.c, POISON)?;
-        timing::time(cuda, || timing::launch(cuda, f, launch, &raw))?;
+        stream.launch(*k, launch, gemm_args(&maps, &shape))?.wait()?;
         let c = dev.download(&bufs.c)?;
         let check = compare(&c, &shape, positions.iter().copied(), |i, j| theirs[i * n + j].to_f64());
         sides.push(Side { imp, tflops: tflops(&shape, t.sides[i].median), check });
@@ -375,6 +361,14 @@ fn perf_one(
     })
 }
 
+/// One side of an interleaved measurement: queues one launch on the stream.
+type QueueOne<'a, 'b> = dyn FnMut() -> BenchResult<Queued<'a>> + 'b;
+
+/// The cudarc stream of a Phaser stream (cuBLAS runs on it, in order with the Phaser kernels).
+fn cuda_stream<'s>(stream: &'s Stream) -> BenchResult<&'s cudarc::driver::CudaStream> {
+    stream.as_cuda().map(|s| &**s).ok_or_else(|| BenchError("this benchmark needs a CUDA GPU".into()))
+}
+
 /// `--profile`: the launches ncu profiles (`bench/gemm_ncu.sh`): at `shape`, 3 launches of
 /// Phaser's default configuration (the builder's; the DSL's with `--impl dsl`) and 3 of cuBLAS
 /// (warm-up), then one of each.
@@ -382,20 +376,21 @@ fn profile(args: &Args, shape: GemmShape, seed: u64) -> BenchResult<()> {
     let dev = Device::cuda(0)?;
     let cuda = timing::cuda(&dev)?;
     let blas = CublasLt::new(cuda)?;
+    let stream = dev.stream()?;
+    let on = cuda_stream(&stream)?;
     let cfg = args.config(BLayout::KMajor);
     let mut kernels = Kernels { built: HashMap::new() };
     let mut inputs = Inputs::new();
     let (bufs, reference) = inputs_for(&dev, &mut inputs, shape, cfg.b_layout, seed)?;
     let imp = if args.impls == Impls::Dsl { Impl::Dsl } else { Impl::Builder };
-    let (_, f) = kernels.get(&dev, &cfg, imp)?;
-    let raw = raw_args(&dev, &cfg, bufs)?;
-    let launch =
-        Shape { grid: grid(&cfg, &shape, dev.sm_count()?), block: cfg.threads(), smem: cfg.dynamic_smem_bytes() };
+    let k = kernels.get(&cfg, imp)?;
+    let maps = bufs.tensor_maps(&dev, &cfg)?;
+    let launch = launch_config(&cfg, &shape, dev.sm_count()?);
     let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
     let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
     for round in ["warm-up", "warm-up", "warm-up", "profiled"] {
-        let t_ours = timing::time(cuda, || timing::launch(cuda, f, launch, &raw))?;
-        let t_blas = timing::time(cuda, || blas.run(cuda, &plan, pa, pb, pc))?;
+        let t_ours = timing::time_on(&stream, || Ok(Some(stream.launch(k, launch, gemm_args(&maps, &shape))?)))?;
+        let t_blas = timing::time_on(&stream, || blas.run(on, &plan, pa, pb, pc).map(|()| None))?;
         println!(
             "profile {shape} kmajor ({round}): {} {} {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s",
             imp.name(),
@@ -477,6 +472,7 @@ fn run(args: &Args) -> BenchResult<bool> {
     if let Some(g) = timing::sample_gpu() {
         println!("idle: SM {:.0} MHz, {:.0} W, {:.0} C", g.sm_mhz, g.power_w, g.temp_c);
     }
+    let stream = dev.stream()?;
     let mut kernels = Kernels { built: HashMap::new() };
     let (do_check, do_perf) = match (args.check, args.perf, args.sweep) {
         (false, false, false) => (true, true),
@@ -504,7 +500,7 @@ fn run(args: &Args) -> BenchResult<bool> {
                 // The cluster-free variant on the smaller shapes too (the non-multicast path).
                 for cfg in cfgs.iter().take(if shape.flops() < 2e10 { 2 } else { 1 }) {
                     for imp in args.impls_for(cfg) {
-                        let (k, _) = kernels.get(&dev, cfg, imp)?;
+                        let k = kernels.get(cfg, imp)?;
                         let (vs_blas, vs_cpu) = check_against_cublas(&dev, &blas, k, cfg, shape, seed + i as u64)?;
                         let pass = vs_blas.passed() && vs_cpu.passed();
                         ok &= pass;
@@ -534,7 +530,7 @@ fn run(args: &Args) -> BenchResult<bool> {
                 if args.impls_for(&cfg).is_empty() {
                     continue;
                 }
-                let r = perf_one(&dev, &mut kernels, &blas, &cfg, shape, seed, args, &mut inputs, true)?;
+                let r = perf_one(&dev, &stream, &mut kernels, &blas, &cfg, shape, seed, args, &mut inputs, true)?;
                 ok &= r.passed();
                 let checks: Vec<String> =
                     r.ours.iter().map(|s| format!("{} {}", s.imp.name(), describe(&s.check))).collect();
@@ -562,7 +558,7 @@ fn run(args: &Args) -> BenchResult<bool> {
             let default = args.config(BLayout::KMajor);
             let rasters = [4, 16].map(|g| GemmConfig { group_m: g, ..default });
             for cfg in sweep_configs(BLayout::KMajor).into_iter().chain(rasters) {
-                match perf_one(&dev, &mut kernels, &blas, &cfg, shape, seed, args, &mut inputs, false) {
+                match perf_one(&dev, &stream, &mut kernels, &blas, &cfg, shape, seed, args, &mut inputs, false) {
                     Ok(r) => {
                         println!(
                             "sweep {shape} {}: {}, cuBLAS {:.1} TFLOP/s [{}]",

@@ -354,7 +354,7 @@ fn compare_with_phaser(dev: &Device, ptx: &str) {
         let f = timing::load_file(cuda, file.path(), "seed_producer_consumer_cpp")?;
         let out_cpp = dev.upload(&[f32::NAN; 4 * 32])?;
         let shape = timing::Shape { grid: 1, block: 32, smem: 0 };
-        timing::launch(cuda, &f, shape, &[timing::RawArg::U64(dev.buffer_addr(&out_cpp)?)])?;
+        timing::launch_raw(cuda.stream(), &f, shape, &[timing::RawArg::U64(dev.buffer_addr(&out_cpp)?)])?;
         let out_phaser = dev.upload(&[f32::NAN; 4 * 32])?;
         let k = gallery::seeds::producer_consumer(Target::Sm90a)?;
         dev.launch(&k, phaser::LaunchConfig::linear(1, 32), &[phaser::Arg::buffer(&out_phaser)])?;

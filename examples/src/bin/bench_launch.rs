@@ -1,6 +1,8 @@
 //! Host cost of a launch (bench/launch.md): Phaser's async launch (`Stream::launch`, one
-//! `Launch` guard per launch) against a raw cudarc launch of the same function of the same
-//! module on the same kind of stream, and Phaser's synchronous `Device::launch` for scale.
+//! `Launch` guard per launch; untimed by default, and with `LaunchConfig::with_timing`)
+//! against a raw cudarc launch of the same function of the same module on the same kind of
+//! stream (alone, and with the two event records a timed launch adds), Phaser's synchronous
+//! `Device::launch` for scale, and the launch checks alone (host only).
 //!
 //! ```text
 //! bench_launch                      # 10,000 back-to-back launches per row, median of 5
@@ -9,9 +11,10 @@
 //!
 //! The kernel is one CTA of 32 threads reading one element each (no output), so every launch
 //! borrows its buffer shared and all of them stay in flight together. Reported per row: host
-//! µs per launch (submission loop only; the guards are dropped, waiting, after the clock
-//! stops) and the ratio to cudarc's row; and one CUDA graph of 100 launches, replayed (host µs
-//! per launch of the replay call, and a replay's time to completion).
+//! µs per launch of the submission loop, its ratio to cudarc's row, and µs per launch until
+//! every launch is done (the guards waited for in order, or the stream synchronized); and
+//! one CUDA graph of 100 launches, replayed (host µs per launch of the replay call, and a
+//! replay's time to completion).
 
 use clap::Parser;
 use cudarc::driver::PushKernelArg;
@@ -67,48 +70,68 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let stream = dev.stream()?;
     let n = args.launches;
 
-    // Phaser, async: every guard kept until the loop ends.
-    let phaser_async = |stream: &phaser::Stream| -> Result<f64, phaser::RuntimeError> {
+    // Phaser, async: every guard kept until the loop ends, then waited for in order.
+    let phaser_async = |cfg: LaunchConfig| -> Result<Timed, phaser::RuntimeError> {
         let mut guards = Vec::with_capacity(n);
         let t0 = Instant::now();
         for i in 0..n {
             guards.push(stream.launch(&k, cfg, [Arg::buffer(&inp), Arg::scalar(i as u32)])?);
         }
-        let host = t0.elapsed();
+        let submit = t0.elapsed();
         for g in guards {
             g.wait()?;
         }
-        Ok(host.as_secs_f64() * 1e6 / n as f64)
+        Ok(Timed::per_launch(submit, t0.elapsed(), n))
     };
 
-    // cudarc, raw: the function Phaser launches (same PTX, same module cache entry).
+    // cudarc, raw: the function Phaser launches (same PTX, same module cache entry), and the
+    // same with a pair of timing events recorded around each launch (what a timed launch adds).
     let raw_stream = cuda.context().new_stream()?;
     let f = raw_function(cuda, &k)?;
     let slice = inp.as_cuda_slice().expect("a GPU buffer");
     let lc = cudarc::driver::LaunchConfig { grid_dim: (1, 1, 1), block_dim: (32, 1, 1), shared_mem_bytes: 0 };
-    let raw = || -> Result<f64, cudarc::driver::DriverError> {
+    let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let (ev_start, ev_end) = (cuda.context().new_event(timing)?, cuda.context().new_event(timing)?);
+    let raw = |with_events: bool| -> Result<Timed, cudarc::driver::DriverError> {
         let t0 = Instant::now();
         for i in 0..n {
             let kk = i as u32;
+            if with_events {
+                ev_start.record(&raw_stream)?;
+            }
             let mut b = raw_stream.launch_builder(&f);
             b.arg(slice).arg(&kk);
             // SAFETY: the kernel takes (a .u64 pointer to u32, a u32), as pushed; the slice is
             // 32 elements, one per thread, and outlives the synchronize below.
             unsafe { b.launch(lc) }?;
+            if with_events {
+                ev_end.record(&raw_stream)?;
+            }
         }
-        let host = t0.elapsed();
+        let submit = t0.elapsed();
         raw_stream.synchronize()?;
-        Ok(host.as_secs_f64() * 1e6 / n as f64)
+        Ok(Timed::per_launch(submit, t0.elapsed(), n))
     };
 
     // Phaser, synchronous: launch and wait, per launch.
-    let sync = || -> Result<f64, phaser::RuntimeError> {
+    let sync = || -> Result<Timed, phaser::RuntimeError> {
         let m = n.min(1000);
         let t0 = Instant::now();
         for i in 0..m {
             dev.launch(&k, cfg, &[Arg::buffer(&inp), Arg::scalar(i as u32)])?;
         }
-        Ok(t0.elapsed().as_secs_f64() * 1e6 / m as f64)
+        Ok(Timed::per_launch(t0.elapsed(), t0.elapsed(), m))
+    };
+
+    // The launch checks alone (host only): what every Phaser launch runs before the driver.
+    let checks = || -> Result<Timed, phaser::RuntimeError> {
+        let t0 = Instant::now();
+        for i in 0..n {
+            let a = [Arg::buffer(&inp), Arg::scalar(i as u32)];
+            phaser::runtime::args::check_args(&k, std::hint::black_box(&a))?;
+            std::hint::black_box(phaser::runtime::device::check_config(&k, &cfg)?);
+        }
+        Ok(Timed::per_launch(t0.elapsed(), t0.elapsed(), n))
     };
 
     // One CUDA graph of 100 launches, replayed: host µs per launch (replay call / 100) and the
@@ -134,24 +157,69 @@ fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let graph_done = median(replays.iter().map(|r| r.1).collect());
 
     // One untimed run of each first (module load, first-use costs).
-    phaser_async(&stream)?;
-    raw()?;
+    phaser_async(cfg)?;
+    phaser_async(cfg.with_timing())?;
+    raw(false)?;
+    raw(true)?;
     sync()?;
-    let mut rows: Vec<(&str, f64)> = Vec::new();
-    let raw_us = median((0..args.runs).map(|_| raw()).collect::<Result<_, _>>()?);
-    rows.push(("cudarc launch_builder (raw)", raw_us));
-    rows.push(("Phaser Stream::launch (async, guard)", median((0..args.runs).map(|_| phaser_async(&stream)).collect::<Result<_, _>>()?)));
-    rows.push(("Phaser Device::launch (launch + wait)", median((0..args.runs).map(|_| sync()).collect::<Result<_, _>>()?)));
+    checks()?;
+    let runs = args.runs;
+    let rows: Vec<(&str, Timed)> = vec![
+        ("cudarc launch_builder (raw)", Timed::median((0..runs).map(|_| raw(false)).collect::<Result<_, _>>()?)),
+        (
+            "cudarc launch_builder + 2 cuEventRecord (raw, timed)",
+            Timed::median((0..runs).map(|_| raw(true)).collect::<Result<_, _>>()?),
+        ),
+        (
+            "Phaser Stream::launch (async, guard, default: untimed)",
+            Timed::median((0..runs).map(|_| phaser_async(cfg)).collect::<Result<_, _>>()?),
+        ),
+        (
+            "Phaser Stream::launch (async, guard, LaunchConfig::with_timing)",
+            Timed::median((0..runs).map(|_| phaser_async(cfg.with_timing())).collect::<Result<_, _>>()?),
+        ),
+        ("Phaser Device::launch (launch + wait)", Timed::median((0..runs).map(|_| sync()).collect::<Result<_, _>>()?)),
+        (
+            "Phaser launch checks alone (check_args + check_config, host)",
+            Timed::median((0..runs).map(|_| checks()).collect::<Result<_, _>>()?),
+        ),
+    ];
+    let raw_us = rows[0].1.submit;
 
     println!("# Launch overhead on {} ({} back-to-back launches, median of {})\n", dev.describe(), n, args.runs);
-    println!("| launch | host µs per launch | vs cudarc |");
-    println!("| --- | ---: | ---: |");
-    for (name, us) in &rows {
-        println!("| {name} | {us:.2} | {:.2}x |", us / raw_us);
+    println!("| launch | host µs per launch | vs cudarc | µs per launch to all done |");
+    println!("| --- | ---: | ---: | ---: |");
+    for (name, t) in &rows {
+        println!("| {name} | {:.2} | {:.2}x | {:.2} |", t.submit, t.submit / raw_us, t.done);
     }
-    println!("| Phaser Graph::replay ({GRAPH_LAUNCHES} launches), per launch | {graph_host:.2} | {:.2}x |", graph_host / raw_us);
+    println!(
+        "| Phaser Graph::replay ({GRAPH_LAUNCHES} launches), per launch | {graph_host:.2} | {:.2}x | {:.2} |",
+        graph_host / raw_us,
+        graph_done / GRAPH_LAUNCHES as f64
+    );
     println!("\nOne replay of the {GRAPH_LAUNCHES}-launch graph, queued to completed: {graph_done:.1} µs (median).");
     Ok(())
+}
+
+/// Host µs per launch of one timed run: the submission loop, and until every launch is done
+/// (waits or the stream's synchronize included).
+#[derive(Clone, Copy)]
+struct Timed {
+    submit: f64,
+    done: f64,
+}
+
+impl Timed {
+    fn per_launch(submit: std::time::Duration, done: std::time::Duration, n: usize) -> Timed {
+        Timed { submit: submit.as_secs_f64() * 1e6 / n as f64, done: done.as_secs_f64() * 1e6 / n as f64 }
+    }
+    /// The median of each column over the runs.
+    fn median(runs: Vec<Timed>) -> Timed {
+        Timed {
+            submit: median(runs.iter().map(|t| t.submit).collect()),
+            done: median(runs.iter().map(|t| t.done).collect()),
+        }
+    }
 }
 
 /// The function Phaser's launch of `k` uses on `d`: the same PTX (the device's default emit

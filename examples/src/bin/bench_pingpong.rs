@@ -17,14 +17,21 @@
 //!
 //! Reported: ns per round trip (one arrive + one wait per side), each Phaser row against the
 //! nvcc row of the same variant and shape. Every row is timed the same way: `--runs` launches
-//! of `--rounds` round trips each, one untimed launch first, the median reported.
+//! of `--rounds` round trips each, one untimed launch first, the median reported, each launch
+//! between a Phaser stream's events.
+//!
+//! The Phaser kernels run through the public API, as an application would choose the forms:
+//! the wait layout is a device's launch policy (one `Device` per layout, all on one CUDA
+//! context: `CudaDevice::on`), no watchdog is the launch's `LaunchConfig::with_watchdog(Off)`,
+//! and each launch is a `Stream::launch`. Only nvcc's cubin is launched through cudarc.
 
 use clap::Parser;
 use phaser::codegen::emit::WaitLoop;
-use phaser::codegen::EmitOptions;
-use phaser::Device;
+use phaser::runtime::cuda::{CudaDevice, LaunchPolicy};
+use phaser::runtime::Watchdog;
+use phaser::{Arg, Device, Kernel, LaunchConfig, Stream};
 use phaser_examples::pingpong;
-use phaser_examples::timing::{self, BenchResult, Loaded, RawArg, Shape};
+use phaser_examples::timing::{self, BenchError, BenchResult, Loaded, Queued, RawArg, Shape};
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -55,8 +62,38 @@ struct Variant {
     kind: &'static str,
     /// `x4` or `rolled`.
     shape_name: &'static str,
-    func: Loaded,
-    shape: Shape,
+    runs: Runs,
+}
+
+/// How a variant is launched.
+enum Runs {
+    /// A Phaser kernel on the stream of form `form` (see [`forms`]).
+    Phaser { form: usize, kernel: Box<Kernel>, cfg: LaunchConfig },
+    /// nvcc's function, on the first form's stream.
+    Nvcc { func: Loaded, shape: Shape },
+}
+
+impl Variant {
+    /// Queue one launch of `rounds` round trips.
+    fn launch<'a>(&'a self, streams: &'a [Stream<'a>], rounds: u32) -> BenchResult<Queued<'a>> {
+        match &self.runs {
+            Runs::Phaser { form, kernel, cfg } => {
+                Ok(Some(streams[*form].launch(&**kernel, *cfg, [Arg::scalar(rounds)])?))
+            }
+            Runs::Nvcc { func, shape } => {
+                let on = streams[0].as_cuda().ok_or_else(|| BenchError("needs a CUDA GPU".into()))?;
+                timing::launch_raw(on, func, *shape, &[RawArg::U32(rounds)]).map(|()| None)
+            }
+        }
+    }
+
+    /// The stream its launches are timed on.
+    fn stream<'s>(&self, streams: &'s [Stream<'s>]) -> &'s Stream<'s> {
+        match &self.runs {
+            Runs::Phaser { form, .. } => &streams[*form],
+            Runs::Nvcc { .. } => &streams[0],
+        }
+    }
 }
 
 impl Variant {
@@ -77,11 +114,12 @@ fn main() {
     let args = Args::parse();
     if let Some(dir) = &args.emit_ptx {
         std::fs::create_dir_all(dir).expect("create the PTX directory");
+        let jit = LaunchPolicy::from_env().expect("the PHASER_* settings").jit;
         for k in pingpong::kernels().expect("the ping-pong kernels build") {
-            for (suffix, opts) in emit_forms() {
-                let ptx =
-                    phaser::codegen::emit_module(&phaser::codegen::Module::new(vec![k.clone()]), &opts).expect("emit");
-                std::fs::write(dir.join(format!("{}_{suffix}.ptx", k.name())), ptx).expect("write PTX");
+            for form in forms() {
+                let (suffix, opts) = (form.name, form.policy(&jit).emit_options(form.watchdog));
+                let ptx = k.ptx_with(&opts).expect("emit");
+                std::fs::write(dir.join(format!("{}_{suffix}.ptx", k.name())), ptx.as_bytes()).expect("write PTX");
             }
         }
         println!("PTX written to {}", dir.display());
@@ -97,35 +135,55 @@ fn main() {
     }
 }
 
-/// The printer settings compared: the watchdog in each layout, and no watchdog.
-fn emit_forms() -> Vec<(&'static str, EmitOptions)> {
-    let with = |wait_loop| EmitOptions { wait_loop, ..EmitOptions::default() };
-    vec![
-        (WaitLoop::FirstTry.name(), with(WaitLoop::FirstTry)),
-        (WaitLoop::HintedFirst.name(), with(WaitLoop::HintedFirst)),
-        (WaitLoop::InLoop.name(), with(WaitLoop::InLoop)),
-        ("no-watchdog", EmitOptions { wait_timeout_ns: None, ..EmitOptions::default() }),
-    ]
+/// One form of the Phaser kernels: a wait layout (the device's launch policy) and the
+/// launch's watchdog.
+struct Form {
+    name: &'static str,
+    wait_loop: WaitLoop,
+    watchdog: Watchdog,
+}
+
+impl Form {
+    fn policy(&self, jit: &phaser::runtime::cuda::JitOptions) -> LaunchPolicy {
+        LaunchPolicy { watchdog: Watchdog::DEFAULT, wait_loop: self.wait_loop, jit: jit.clone() }
+    }
+}
+
+/// The forms compared: the watchdog in each layout, and no watchdog (CUTLASS's loop exactly).
+fn forms() -> Vec<Form> {
+    let mut v: Vec<Form> = [WaitLoop::FirstTry, WaitLoop::HintedFirst, WaitLoop::InLoop]
+        .into_iter()
+        .map(|w| Form { name: w.name(), wait_loop: w, watchdog: Watchdog::DEFAULT })
+        .collect();
+    v.push(Form { name: "no-watchdog", wait_loop: WaitLoop::default(), watchdog: Watchdog::Off });
+    v
 }
 
 fn run(args: &Args) -> BenchResult<()> {
     let dev = Device::cuda(0)?;
-    let cuda = timing::cuda(&dev)?;
+    let ctx = timing::cuda(&dev)?.context().clone();
+    let jit = LaunchPolicy::from_env()?.jit;
+    // One device per form, all on the one context (a device's policy decides the layout).
+    let forms = forms();
+    let devices = forms
+        .iter()
+        .map(|f| Ok(Device::Cuda(CudaDevice::on(ctx.clone(), ctx.default_stream(), f.policy(&jit))?)))
+        .collect::<BenchResult<Vec<_>>>()?;
+    let streams = devices.iter().map(|d| d.stream()).collect::<Result<Vec<_>, _>>()?;
     let cta = Shape { grid: 1, block: pingpong::CTA_THREADS, smem: 0 };
     let cluster = Shape { grid: pingpong::CLUSTER_CTAS, block: pingpong::CLUSTER_THREADS, smem: 0 };
     let mut variants = Vec::new();
     for unroll in pingpong::UNROLLS {
         let kernels =
             [("cta", pingpong::pingpong_cta(unroll)?, cta), ("cluster", pingpong::pingpong_cluster(unroll)?, cluster)];
-        for (form, opts) in emit_forms() {
+        for (form, f) in forms.iter().enumerate() {
             for (kind, k, shape) in &kernels {
-                let func = timing::load_phaser(cuda, k, &opts)?;
+                let cfg = LaunchConfig::linear(shape.grid, shape.block).with_watchdog(f.watchdog);
                 variants.push(Variant {
-                    who: format!("phaser {form}"),
+                    who: format!("phaser {}", f.name),
                     kind,
                     shape_name: shape_name(unroll),
-                    func,
-                    shape: *shape,
+                    runs: Runs::Phaser { form, kernel: Box::new(k.clone()), cfg },
                 });
             }
         }
@@ -133,8 +191,9 @@ fn run(args: &Args) -> BenchResult<()> {
     let nvcc = if args.cubin.is_file() {
         for (unroll, suffix) in [(4, ""), (1, "_rolled")] {
             for (kind, shape) in [("cta", cta), ("cluster", cluster)] {
-                let func = timing::load_file(cuda, &args.cubin, &format!("pingpong_{kind}{suffix}"))?;
-                variants.push(Variant { who: "nvcc".into(), kind, shape_name: shape_name(unroll), func, shape });
+                let func = timing::load_file(timing::cuda(&dev)?, &args.cubin, &format!("pingpong_{kind}{suffix}"))?;
+                let runs = Runs::Nvcc { func, shape };
+                variants.push(Variant { who: "nvcc".into(), kind, shape_name: shape_name(unroll), runs });
             }
         }
         true
@@ -145,17 +204,14 @@ fn run(args: &Args) -> BenchResult<()> {
     if args.sweep {
         for r in [10_000u32, 100_000] {
             for v in &variants {
-                let t = timing::median_per_launch(cuda, 1, args.runs, 1, || {
-                    timing::launch(cuda, &v.func, v.shape, &[RawArg::U32(r)])
-                })?;
+                let t = timing::median_per_launch(v.stream(&streams), 1, args.runs, 1, || v.launch(&streams, r))?;
                 println!("{} at {r} round trips: {:.1} ns per round trip", v.name(), t.as_secs_f64() * 1e9 / r as f64);
             }
         }
     }
-    let rounds = [RawArg::U32(args.rounds)];
     let mut results = Vec::new();
     for v in &variants {
-        let t = timing::median_per_launch(cuda, 1, args.runs, 1, || timing::launch(cuda, &v.func, v.shape, &rounds))?;
+        let t = timing::median_per_launch(v.stream(&streams), 1, args.runs, 1, || v.launch(&streams, args.rounds))?;
         let ns = t.as_secs_f64() * 1e9 / args.rounds as f64;
         println!("{}: {ns:.1} ns per round trip", v.name());
         results.push((v, ns));

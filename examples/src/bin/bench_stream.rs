@@ -14,8 +14,10 @@
 //! Each timed launch is preceded by a device-side copy of a NaN-poisoned buffer into the
 //! output, so the output checked against the CPU reference (bit for bit: the GPU's
 //! `fma.rn.f32` and Rust's `f32::mul_add` round once) is the one the last timed launch wrote.
-//! Times are CUDA events around each launch; the table reports the median (and min) of the
-//! timed runs and GB/s counting bytes read + written.
+//! Times are a Phaser stream's events around each launch (`Stream::launch` through the
+//! gallery's `Problem::launch_on`, `Event::elapsed_since`); the table reports the median (and
+//! min) of the timed runs and GB/s counting bytes read + written. The copy baseline is
+//! `Device::copy` (timed with events around the copy the same way).
 
 use clap::Parser;
 use phaser::{Buffer, Device};
@@ -23,6 +25,7 @@ use phaser_examples::gallery::stream_axpb::{self, StreamConfig};
 use phaser_examples::gallery::stream_ldg;
 use phaser_examples::gallery::stream_plan::Variant;
 use phaser_examples::gallery::{fresh_seed, Problem};
+use phaser_examples::timing;
 use std::time::Duration;
 
 #[derive(Parser)]
@@ -142,6 +145,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let poison = dev.upload(&vec![f32::NAN; n])?;
     let mut copy_dst = dev.alloc::<f32>(n)?;
+    let stream = dev.stream()?;
 
     let mut copy_times = Vec::new();
     time_copy(&dev, p.buffer(input), &mut copy_dst, &o, &mut copy_times)?;
@@ -160,9 +164,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for run in 0..o.warmup + o.runs {
             // A device-side copy re-poisons the output: what is checked is the last launch's.
             dev.copy(&poison, p.buffer_mut(output))?;
-            let r = p.launch_only(&dev, i)?;
+            let (queued, on) = (&mut p, &stream);
+            let t = timing::time_on(on, move || Ok(Some(queued.launch_on(on, i)?)))?;
             if run >= o.warmup {
-                times.push(r.elapsed.expect("GPU launches are timed"));
+                times.push(t);
             }
         }
         let got = p.download(&dev, output)?;

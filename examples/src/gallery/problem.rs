@@ -6,14 +6,20 @@
 //!
 //! This file is the only place the gallery touches [`Device`]'s buffer API.
 
+use phaser::codegen::ir::ParamKind;
 use phaser::runtime::sim::{SimConfig, SimReport};
-use phaser::runtime::{Arg, Buffer, Device, Elem, LaunchConfig, LaunchReport, RuntimeError, Swizzle, TensorMap};
+use phaser::runtime::{
+    Arg, Buffer, Device, Elem, LaunchConfig, LaunchReport, RuntimeError, Stream, Swizzle, TensorMap,
+};
 use phaser::Kernel;
 use std::any::Any;
 use std::marker::PhantomData;
 use std::time::Duration;
 
 type Result<T> = std::result::Result<T, RuntimeError>;
+
+/// A launch in flight on a stream (the runtime's guard; this module's `Launch` is a problem's).
+pub type StreamLaunch<'a> = phaser::runtime::Launch<'a>;
 
 /// A device buffer of one of the gallery's element types.
 pub enum DeviceBuffer {
@@ -86,6 +92,13 @@ impl DeviceBuffer {
             DeviceBuffer::U32(b) => dev.fill(b, <u32 as Elem>::from_bits(bits)),
             DeviceBuffer::F32(b) => dev.fill(b, <f32 as Elem>::from_bits(bits)),
             DeviceBuffer::BF16(b) => dev.fill(b, <half::bf16 as Elem>::from_bits(bits)),
+        }
+    }
+    fn arg_mut(&mut self) -> Arg<'_> {
+        match self {
+            DeviceBuffer::U32(b) => Arg::buffer_mut(b),
+            DeviceBuffer::F32(b) => Arg::buffer_mut(b),
+            DeviceBuffer::BF16(b) => Arg::buffer_mut(b),
         }
     }
     fn download(&self, dev: &Device) -> Result<HostData> {
@@ -318,6 +331,54 @@ impl Problem {
     pub fn launch_only(&self, dev: &Device, index: usize) -> Result<LaunchReport> {
         let l = &self.launches[index];
         dev.launch(&l.kernel, l.config, &self.args(l))
+    }
+
+    /// Queue launch `index` on `stream` as it stands (no poisoning, no download) and return
+    /// its guard: a buffer the kernel may write is passed exclusively, as a stream launch needs.
+    pub fn launch_on<'a>(&'a mut self, stream: &'a Stream, index: usize) -> Result<StreamLaunch<'a>> {
+        /// A buffer's borrow while the arguments are made: not yet lent, lent shared (any
+        /// number of times), or lent exclusively (once).
+        enum Lent<'b> {
+            Free(&'b mut Slot),
+            Shared(&'b Slot),
+            Exclusive,
+        }
+        let l = &self.launches[index];
+        let mut lent: Vec<Lent> = self.buffers.iter_mut().map(Lent::Free).collect();
+        let mut args = Vec::with_capacity(l.args.len());
+        for (pos, a) in l.args.iter().enumerate() {
+            args.push(match *a {
+                LaunchArg::Buffer(i) => {
+                    let writes = l
+                        .kernel
+                        .params()
+                        .get(pos)
+                        .is_some_and(|p| matches!(p.kind, ParamKind::Global { mutable: true, .. }));
+                    match (std::mem::replace(&mut lent[i], Lent::Exclusive), writes) {
+                        (Lent::Free(slot), true) => slot.buffer.arg_mut(),
+                        (Lent::Free(slot), false) => {
+                            let slot: &Slot = slot;
+                            lent[i] = Lent::Shared(slot);
+                            slot.buffer.arg()
+                        }
+                        (Lent::Shared(slot), false) => {
+                            lent[i] = Lent::Shared(slot);
+                            slot.buffer.arg()
+                        }
+                        (Lent::Shared(_), true) | (Lent::Exclusive, _) => {
+                            return Err(RuntimeError::Config(format!(
+                                "launch {index} (`{}`) passes buffer {i} twice, once to be written",
+                                l.kernel.name()
+                            )))
+                        }
+                    }
+                }
+                LaunchArg::TensorMap(i) => Arg::TensorMap(&self.maps[i]),
+                LaunchArg::Scalar(Scalar::U32(v)) => Arg::scalar(v),
+                LaunchArg::Scalar(Scalar::F32(v)) => Arg::scalar(v),
+            });
+        }
+        stream.launch(&l.kernel, l.config, args)
     }
 }
 

@@ -4,20 +4,22 @@
 //! tensor maps view.
 
 use super::device::CudaDevice;
-use super::driver_err;
+use super::driver_err_with;
 use super::ffi::{self, Slot, TensorMapParam};
+use super::launch_function::LaunchFunction;
+use super::launch_queue::LaunchQueue;
+use super::record::RecordBuffer;
 use crate::args::ResolvedArg;
 use crate::error::{BackendError, Result, RuntimeError};
 use crate::launch::LaunchConfig;
 use crate::watchdog::{Watchdog, WatchdogRecord};
-use cudarc::driver::sys::CUfunction_attribute_enum;
+use cudarc::driver::CudaEvent;
+use cudarc::driver::CudaStream;
 use phaser_codegen::arch::SharedLayout;
-use phaser_codegen::ir::Kernel;
-use super::record::RecordBuffer;
+use phaser_codegen::ir::{Kernel, Param};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use cudarc::driver::CudaStream;
 
 /// Longest a launch may take before the host gives up waiting (the device-side watchdog in
 /// mbarrier waits normally traps a deadlocked kernel long before this; with the watchdog off
@@ -27,11 +29,15 @@ pub const HOST_TIMEOUT: Duration = Duration::from_secs(120);
 /// A launch argument as the GPU takes it: buffers are this device's.
 pub(crate) type CudaArg<'a> = ResolvedArg<'a, super::CudaBuf<'a>>;
 
-/// A kernel submitted to a stream: the events around it, and what waiting for it needs. It
-/// counts as in flight (the device's record is not cleared under it) until dropped.
+/// A kernel submitted to a stream, and what waiting for it needs. It counts as in flight (the
+/// device's record is not cleared under it) until dropped.
 pub(crate) struct Submitted {
-    /// `None` once given back to the pool (in `drop`).
+    /// The events around the kernel when the launch was timed (`LaunchConfig::timed`, every
+    /// `Device::launch`); given back to the pool in `drop`.
     timer: Option<super::timer::EventTimer>,
+    /// The launch's place in its stream's order: what an untimed launch is waited for by
+    /// (`LaunchQueue::fence`).
+    ticket: u64,
     watchdog: Watchdog,
     pool: Arc<super::timer::EventPool>,
     _in_flight: InFlight,
@@ -51,37 +57,59 @@ struct InFlight(Arc<AtomicUsize>);
 
 /// The driver's parameter slots of resolved arguments.
 pub(crate) fn slots<'a>(k: &Kernel, args: Vec<CudaArg<'a>>) -> Result<Vec<Slot<'a>>> {
-    let mut slots = Vec::with_capacity(args.len());
-    for (a, p) in args.into_iter().zip(k.params()) {
-        slots.push(match a {
-            ResolvedArg::Scalar { ty, bits } => match ty.size() {
-                2 => Slot::U16(bits as u16),
-                4 => Slot::U32(bits as u32),
-                _ => Slot::U64(bits),
-            },
-            ResolvedArg::Buffer(s) => Slot::Buffer(s),
-            ResolvedArg::TensorMap(t) => match t.encoded {
-                Some(bytes) => Slot::Map(TensorMapParam(bytes)),
-                None => {
-                    return Err(RuntimeError::TensorMap(format!(
-                        "tensor map for `{}` was not encoded for the GPU",
-                        p.name
-                    )))
-                }
-            },
-        });
+    args.into_iter().zip(k.params()).map(|(a, p)| slot(a, p)).collect()
+}
+
+/// The driver's parameter slot of one resolved argument, for parameter `p`.
+pub(crate) fn slot<'a>(a: CudaArg<'a>, p: &Param) -> Result<Slot<'a>> {
+    Ok(match a {
+        ResolvedArg::Scalar { ty, bits } => match ty.size() {
+            2 => Slot::U16(bits as u16),
+            4 => Slot::U32(bits as u32),
+            _ => Slot::U64(bits),
+        },
+        ResolvedArg::Buffer(s) => Slot::Buffer(s),
+        ResolvedArg::TensorMap(t) => match t.encoded {
+            Some(bytes) => Slot::Map(TensorMapParam(bytes)),
+            None => {
+                return Err(RuntimeError::TensorMap(format!("tensor map for `{}` was not encoded for the GPU", p.name)))
+            }
+        },
+    })
+}
+
+/// The event a wait polls: the launch's own end event, or a fence of its stream.
+enum Done<'s> {
+    Timed(&'s CudaEvent),
+    Fence(Arc<CudaEvent>),
+}
+
+impl std::ops::Deref for Done<'_> {
+    type Target = CudaEvent;
+    fn deref(&self) -> &CudaEvent {
+        match self {
+            Done::Timed(e) => e,
+            Done::Fence(e) => e,
+        }
     }
-    Ok(slots)
 }
 
 impl Submitted {
-    /// Whether the kernel ended (a fault counts: `wait` reports it).
-    pub(crate) fn is_done(&self) -> bool {
-        !matches!(self.timer().end.try_is_complete(), Ok(false))
+    /// Whether the kernel ended (a fault counts: `wait` reports it). An untimed launch asks
+    /// a fence of `queue`, which may record one: it is done once the work queued before this
+    /// question is.
+    pub(crate) fn is_done(&self, queue: &LaunchQueue) -> bool {
+        match self.done(queue) {
+            Ok(e) => !matches!(e.try_is_complete(), Ok(false)),
+            Err(_) => true,
+        }
     }
 
-    fn timer(&self) -> &super::timer::EventTimer {
-        self.timer.as_ref().expect("the events are given back only when the submission drops")
+    fn done<'s>(&'s self, queue: &LaunchQueue) -> std::result::Result<Done<'s>, cudarc::driver::DriverError> {
+        match &self.timer {
+            Some(t) => Ok(Done::Timed(&t.end)),
+            None => queue.fence(self.ticket).map(Done::Fence),
+        }
     }
 }
 
@@ -104,21 +132,25 @@ impl CudaDevice {
     ) -> Result<Duration> {
         let record = self.record.lock().unwrap_or_else(|p| p.into_inner());
         record.clear();
-        let submitted = self.submit(&self.stream, k, cfg, layout, args)?;
-        self.wait_with(k, &submitted, &record)
+        let slots = slots(k, args)?;
+        let submitted = self.submit(&self.stream, None, k, cfg, layout, slots, true)?;
+        let timer = submitted.timer.as_ref().expect("a synchronous launch is timed");
+        self.wait_with(k, submitted.watchdog, || Ok(Done::Timed(&timer.end)), &record)?;
+        timer.elapsed()
     }
 
-    /// Launch (checked by the device) on `stream` and return at once. The record is cleared
+    /// Launch (checked by the device) on `queue`'s stream and return at once, timed when `cfg`
+    /// asks (else no driver call beyond the launch's own). The record is cleared
     /// when no other launch of this device is in flight; while several are, a starved wait's
     /// record is the first that trapped, which may be another kernel's (the fault poisons the
     /// context for all of them).
     pub(crate) fn launch_async(
         &self,
-        stream: &Arc<CudaStream>,
+        queue: &LaunchQueue,
         k: &Kernel,
         cfg: &LaunchConfig,
         layout: &SharedLayout,
-        args: Vec<CudaArg>,
+        slots: Vec<Slot>,
     ) -> Result<Submitted> {
         {
             let record = self.record.lock().unwrap_or_else(|p| p.into_inner());
@@ -126,32 +158,51 @@ impl CudaDevice {
                 record.clear();
             }
         }
-        self.submit(stream, k, cfg, layout, args)
+        self.submit(queue.stream(), Some(queue), k, cfg, layout, slots, cfg.timed)
     }
 
-    /// Wait for a submitted kernel: its time on the device, or its fault with the watchdog's
-    /// record.
-    pub(crate) fn wait(&self, k: &Kernel, s: &Submitted) -> Result<Duration> {
+    /// Wait for a kernel submitted to `queue`: its time on the device when it was timed, or
+    /// its fault with the watchdog's record.
+    pub(crate) fn wait(&self, k: &Kernel, s: &Submitted, queue: &LaunchQueue) -> Result<Option<Duration>> {
         let record = self.record.lock().unwrap_or_else(|p| p.into_inner());
-        self.wait_with(k, s, &record)
+        self.wait_with(k, s.watchdog, || s.done(queue), &record)?;
+        s.timer.as_ref().map(|t| t.elapsed()).transpose()
     }
 
+    /// Queue the kernel on `stream` (numbered in `queue` when it is a `Stream`'s), between a
+    /// pair of timing events when `timed`.
+    #[allow(clippy::too_many_arguments)]
     fn submit(
         &self,
         stream: &Arc<CudaStream>,
+        queue: Option<&LaunchQueue>,
         k: &Kernel,
         cfg: &LaunchConfig,
         layout: &SharedLayout,
-        args: Vec<CudaArg>,
+        mut slots: Vec<Slot>,
+        timed: bool,
     ) -> Result<Submitted> {
-        let mut slots = slots(k, args)?;
         let (f, watchdog) = self.prepare(k, cfg, layout)?;
         self.in_flight.fetch_add(1, Ordering::AcqRel);
         let in_flight = InFlight(self.in_flight.clone());
-        let timer = super::timer::EventTimer::start_pooled(&self.events, &self.ctx, stream)?;
-        self.enqueue(stream, k, cfg, &f, &mut slots)?;
-        timer.stop(stream)?;
-        Ok(Submitted { timer: Some(timer), watchdog, pool: self.events.clone(), _in_flight: in_flight })
+        let timer =
+            if timed { Some(super::timer::EventTimer::start_pooled(&self.events, &self.ctx, stream)?) } else { None };
+        // Given back to the pool if the launch fails (the submission never forms).
+        let recycle = |t: Option<super::timer::EventTimer>| {
+            if let Some(t) = t {
+                t.recycle(&self.events)
+            }
+        };
+        if let Err(e) = self.enqueue(stream, k, cfg, &f.f, &mut slots) {
+            recycle(timer);
+            return Err(e);
+        }
+        // Counted once queued: a fence that counts it is recorded after it.
+        let ticket = queue.map_or(0, LaunchQueue::ticket);
+        if let Some(t) = &timer {
+            t.stop(stream)?;
+        }
+        Ok(Submitted { timer, ticket, watchdog, pool: self.events.clone(), _in_flight: in_flight })
     }
 
     /// The launch's function (its module loaded, its attributes set) and its watchdog.
@@ -160,7 +211,7 @@ impl CudaDevice {
         k: &Kernel,
         cfg: &LaunchConfig,
         layout: &SharedLayout,
-    ) -> Result<(cudarc::driver::CudaFunction, Watchdog)> {
+    ) -> Result<(LaunchFunction, Watchdog)> {
         let watchdog = cfg.watchdog.or(k.watchdog()).unwrap_or(self.watchdog);
         let opts = super::policy::emit_options(watchdog, self.wait_loop);
         let ptx = k.ptx_with(&opts)?;
@@ -168,23 +219,14 @@ impl CudaDevice {
         let symbol = phaser_codegen::emit::entry_symbol(k.name());
         let f = self.modules.launch_function(&self.ctx, &self.stream, &ptx, &symbol, self.record_addr)?;
         // Without the opt-in a block gets 48 KiB, the static limit; the target's full limit
-        // was checked already.
         let limits = k.target().limits();
+        // was checked already. Set once per function (`LaunchFunction`), not per launch.
         if layout.total(cfg.dynamic_shared_bytes) > limits.max_static_shared as u64 {
-            f.set_attribute(
-                CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                cfg.dynamic_shared_bytes as i32,
-            )
-            .map_err(driver_err(format!(
-                "raising the dynamic shared memory limit of `{}` to {} bytes",
-                k.name(),
-                cfg.dynamic_shared_bytes
-            )))?;
+            f.allow_dynamic_shared(cfg.dynamic_shared_bytes, k.name())?;
         }
         if let Some(c) = k.bounds().cluster {
             if c.iter().product::<u32>() > limits.max_cluster_ctas {
-                f.set_attribute(CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
-                    .map_err(driver_err(format!("allowing the non-portable cluster shape {c:?} of `{}`", k.name())))?;
+                f.allow_non_portable_cluster(c, k.name())?;
             }
         }
         Ok((f, watchdog))
@@ -204,10 +246,18 @@ impl CudaDevice {
         } else {
             ffi::launch(stream, f, k.params(), slots, cfg)
         };
-        launched.map_err(driver_err(format!("launching `{}`", k.name())))
+        launched.map_err(driver_err_with(|| format!("launching `{}`", k.name())))
     }
 
-    fn wait_with(&self, k: &Kernel, s: &Submitted, record: &RecordBuffer) -> Result<Duration> {
+    /// Poll the event `done` gives until it completes: a fault (the event's query, or `done`
+    /// itself failing after one) is reported with the watchdog's record.
+    fn wait_with<'s>(
+        &self,
+        k: &Kernel,
+        watchdog: Watchdog,
+        done: impl FnOnce() -> std::result::Result<Done<'s>, cudarc::driver::DriverError>,
+        record: &RecordBuffer,
+    ) -> Result<()> {
         // After a fault the record (host memory) is still readable: it names the starved wait.
         let fault = |message: String, source: Option<BackendError>| RuntimeError::KernelFault {
             kernel: k.name().to_owned(),
@@ -215,21 +265,21 @@ impl CudaDevice {
             watchdog: WatchdogRecord::decode(k, &record.read()).map(Box::new),
             source,
         };
+        let done = done().map_err(|e| fault(e.to_string(), Some(e.into())))?;
         let t0 = Instant::now();
         loop {
-            match s.timer().end.try_is_complete() {
+            match done.try_is_complete() {
                 Ok(true) => break,
                 Ok(false) => {}
                 Err(e) => return Err(fault(e.to_string(), Some(e.into()))),
             }
             // With the watchdog off the kernel may wait forever, as asked (a debugger session).
-            if s.watchdog != Watchdog::Off && t0.elapsed() > HOST_TIMEOUT {
+            if watchdog != Watchdog::Off && t0.elapsed() > HOST_TIMEOUT {
                 return Err(fault(format!("still running after {HOST_TIMEOUT:?}"), None));
             }
             std::thread::sleep(Duration::from_micros(50));
         }
-        // The end event completed: the kernel ended (a fault shows in the query above, or here).
-        s.timer().end.synchronize().map_err(|e| fault(e.to_string(), Some(e.into())))?;
-        s.timer().elapsed()
+        // The event completed: the kernel ended (a fault shows in the query above, or here).
+        done.synchronize().map_err(|e| fault(e.to_string(), Some(e.into())))
     }
 }

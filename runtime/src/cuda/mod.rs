@@ -7,6 +7,8 @@ mod ffi;
 pub mod interop;
 pub mod jit;
 mod launch;
+mod launch_function;
+mod launch_queue;
 mod module_cache;
 mod policy;
 mod record;
@@ -14,9 +16,10 @@ pub mod tensor_map;
 mod timer;
 
 pub(crate) use buffer_arg::CudaBuf;
+pub(crate) use launch_queue::LaunchQueue;
 pub use buffer_arg::{CudaBufferArg, CudaBufferArgMut};
 pub use device::CudaDevice;
-pub(crate) use launch::{slots as launch_slots, Submitted};
+pub(crate) use launch::{slot as launch_slot, slots as launch_slots, Submitted};
 pub use jit::{JitOptions, LoadPath, LoadStats};
 pub use module_cache::{declares_record, ModuleCache, PtxKeyed};
 pub use policy::LaunchPolicy;
@@ -28,4 +31,12 @@ use crate::error::RuntimeError;
 pub(crate) fn driver_err(context: impl Into<String>) -> impl FnOnce(cudarc::driver::DriverError) -> RuntimeError {
     let context = context.into();
     move |source| RuntimeError::Driver { context, source: source.into() }
+}
+
+/// [`driver_err`] with the context made only when the call failed: the launch path formats
+/// nothing that succeeds.
+pub(crate) fn driver_err_with(
+    context: impl FnOnce() -> String,
+) -> impl FnOnce(cudarc::driver::DriverError) -> RuntimeError {
+    move |source| RuntimeError::Driver { context: context(), source: source.into() }
 }

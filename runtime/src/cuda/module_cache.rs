@@ -6,6 +6,7 @@
 
 use super::driver_err;
 use super::jit::{JitOptions, LoadStats};
+use super::launch_function::{LaunchFunction, RaisedByFunction};
 use crate::error::Result;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use phaser_codegen::emit::watchdog::RECORD_SYMBOL;
@@ -60,7 +61,7 @@ type ByTextEntry<M> = (Arc<str>, String, M);
 
 struct ByText<M>(Mutex<HashMap<usize, ByTextEntry<M>>>);
 
-type FunctionsByText = ByText<CudaFunction>;
+type FunctionsByText = ByText<LaunchFunction>;
 
 impl<M> Default for ByText<M> {
     fn default() -> Self {
@@ -95,6 +96,9 @@ pub struct ModuleCache {
     /// driver for the function again. The entry holds the text, so its address is not reused
     /// while the entry lives.
     functions: FunctionsByText,
+    /// What launches raised of each function's attributes (shared by its handles); boxed, as
+    /// it is read only when a kernel text is first launched, to keep `Device` small.
+    raised: Box<RaisedByFunction>,
     jit: JitOptions,
     /// How the last module was made (`bench_jit` reads it).
     last_load: Mutex<Option<LoadStats>>,
@@ -102,7 +106,13 @@ pub struct ModuleCache {
 
 impl ModuleCache {
     pub fn new(jit: JitOptions) -> ModuleCache {
-        ModuleCache { modules: PtxKeyed::default(), functions: Default::default(), jit, last_load: Mutex::new(None) }
+        ModuleCache {
+            modules: PtxKeyed::default(),
+            functions: Default::default(),
+            raised: Default::default(),
+            jit,
+            last_load: Mutex::new(None),
+        }
     }
 
     pub fn jit_options(&self) -> &JitOptions {
@@ -145,11 +155,11 @@ impl ModuleCache {
         ptx: &Arc<str>,
         name: &str,
         record: u64,
-    ) -> Result<CudaFunction> {
+    ) -> Result<LaunchFunction> {
         if let Some(f) = self.functions.get(ptx, name) {
             return Ok(f);
         }
-        let f = self.function_with_record(ctx, stream, ptx, name, record)?;
+        let f = self.raised.wrap(self.function_with_record(ctx, stream, ptx, name, record)?);
         self.functions.insert(ptx, name, &f);
         Ok(f)
     }
