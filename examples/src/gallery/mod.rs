@@ -22,7 +22,7 @@ pub mod stream_plan;
 pub mod tma_two_stage;
 pub mod transpose_swizzled;
 
-pub use problem::{run_problem, simulate_problem, BufferId, Outputs, Problem};
+pub use problem::{explore_problem, run_problem, simulate_problem, BufferId, Outputs, Problem};
 
 use phaser::codegen::{Kernel, Target};
 use phaser::runtime::{Device, RuntimeError};

@@ -9,13 +9,14 @@
 
 use crate::error::{Result, RuntimeError};
 use crate::report::schedule::Actor;
-use crate::sim::agents::async_op::{AsyncKind, LoadSrc};
+use crate::sim::agents::async_op::{AsyncKind, LoadSrc, StoreDst};
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::run_loop::RoundEnd;
 use crate::sim::engine::warp::{lanes, WaitFor};
 use crate::sim::explore::footprint::{Footprint, Object};
-use phaser_codegen::ir::{BarrierAction, Inst, MemSpace, SideEffect, SyncEffect};
+use crate::tensor_map::Swizzle;
+use phaser_codegen::ir::{BarrierAction, GroupAction, Inst, MemSpace, SideEffect, SyncEffect};
 
 /// Warp-instructions one step may run without an instruction other actors observe (a loop
 /// of arithmetic is cut into steps of this size; the grid's progress check still sees it).
@@ -155,14 +156,20 @@ impl<C: Checker> Engine<'_, C> {
         let mut fp = Footprint::default();
         let cta = self.exec.warps[wi].cta;
         for l in lanes(self.exec.warps[wi].blocked) {
-            if let Some(o) = self.wait_object(wi, l) {
-                fp.read(o);
+            match self.wait_object(wi, l) {
+                Some(o @ Object::AsyncOf { .. }) => fp.write(o),
+                Some(o) => fp.read(o),
+                None => {}
             }
         }
         self.wake(wi);
         let (polls, effects) = (self.time.polls_failed, self.time.slow_effects);
         self.run_warp(wi, STEP_BUDGET)?;
-        let only_failed_polls = self.time.polls_failed > polls && self.time.slow_effects == effects;
+        // Parked only when its lanes spin: they failed the same poll twice with nothing else
+        // in between (a single probe goes on, and its next step is a different one).
+        let ran = self.step.as_ref().and_then(|s| s.slow).map_or(0, |(_, mask)| mask);
+        let spins = ran != 0 && self.exec.warps[wi].spinning & ran == ran;
+        let only_failed_polls = spins && self.time.polls_failed > polls && self.time.slow_effects == effects;
         if self.steps.parked.len() < self.exec.warps.len() {
             self.steps.parked.resize(self.exec.warps.len(), None);
         }
@@ -211,7 +218,10 @@ impl<C: Checker> Engine<'_, C> {
                 fp.read(o)
             }
         }
-        for (spaces, write) in [(e.reads, false), (e.writes, true)] {
+        // What an async op reads and writes, it does when it completes (its own steps); issuing
+        // it touches only the addresses resolved above.
+        let thread_spaces = if e.launch.is_some() { vec![] } else { vec![(e.reads, false), (e.writes, true)] };
+        for (spaces, write) in thread_spaces {
             for s in spaces.iter() {
                 let objects: Vec<Object> = match s {
                     MemSpace::Global => vec![Object::Global],
@@ -231,9 +241,12 @@ impl<C: Checker> Engine<'_, C> {
         match e.sync {
             Some(SyncEffect::CtaBarrier { .. }) => fp.write(Object::Named { cta }),
             Some(SyncEffect::ClusterBarrier { .. }) => fp.write(Object::Cluster),
-            Some(SyncEffect::Group { .. } | SyncEffect::TensorMemoryWait { .. }) => {
+            // Waiting on groups retires them (a write the completions, which only read the
+            // groups, are ordered with); committing commutes with every completion.
+            Some(SyncEffect::Group { action: GroupAction::Wait { .. }, .. } | SyncEffect::TensorMemoryWait { .. }) => {
                 fp.write(Object::AsyncOf { warp: wi })
             }
+            Some(SyncEffect::Group { action: GroupAction::Commit, .. }) => {}
             // Barriers are shared bytes (above); the rest orders only the warp's own threads.
             Some(
                 SyncEffect::Mbarrier { .. }
@@ -243,9 +256,7 @@ impl<C: Checker> Engine<'_, C> {
             )
             | None => {}
         }
-        if e.launch.is_some() {
-            fp.write(Object::AsyncOf { warp: wi });
-        }
+        // An op issued happens after its issue (the explorer orders its steps after this one).
         match e.side {
             Some(SideEffect::Trap | SideEffect::Opaque) => fp.write(Object::Everything),
             Some(SideEffect::TensorAllocation) => (0..ctas).for_each(|c| fp.write(Object::Tensor { cta: c })),
@@ -278,6 +289,7 @@ impl<C: Checker> Engine<'_, C> {
             WaitFor::Mbarrier { cta, off, .. } => Some(Object::Shared { cta: cta as usize, off, len: 8 }),
             WaitFor::NamedBarrier { .. } => Some(Object::Named { cta }),
             WaitFor::ClusterBarrier { .. } => Some(Object::Cluster),
+            // Waking retires the groups: a write (see `warp_step`).
             WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } | WaitFor::WgmmaGroups { .. } => {
                 Some(Object::AsyncOf { warp: wi })
             }
@@ -299,40 +311,56 @@ impl<C: Checker> Engine<'_, C> {
         match &op.kind {
             AsyncKind::Load { dsts, src, bytes, .. } => {
                 for d in dsts {
-                    // Swizzled or padded boxes land within their 1024-byte-aligned tile, or
-                    // anywhere in the CTA's shared memory when padded.
-                    let padded = match src {
-                        LoadSrc::Tensor { map, .. } => self.cx.tmaps[*map].as_ref().map(|m| m.smem_rows().padded()),
-                        LoadSrc::Bulk(_) | LoadSrc::Shared { .. } => Some(false),
+                    // A tensor box may be swizzled (within its 1024-byte-aligned tiles) or padded
+                    // (anywhere in the CTA's shared memory); other copies land where they say.
+                    let map = match src {
+                        LoadSrc::Tensor { map, .. } => {
+                            self.cx.tmaps[*map].as_ref().map(|m| (m.swizzle, m.smem_rows().padded()))
+                        }
+                        LoadSrc::Bulk(_) | LoadSrc::Shared { .. } => Some((Swizzle::None, false)),
                     };
-                    match padded {
-                        Some(false) => {
+                    match map {
+                        Some((Swizzle::None, false)) => {
+                            fp.write(Object::Shared { cta: d.cta, off: d.off, len: *bytes })
+                        }
+                        Some((_, false)) => {
                             let lo = d.off & !1023;
                             let hi = (d.off + bytes).next_multiple_of(1024);
                             fp.write(Object::Shared { cta: d.cta, off: lo, len: hi - lo });
                         }
-                        Some(true) | None => fp.write(Object::AllShared { cta: d.cta }),
+                        Some((_, true)) | None => fp.write(Object::AllShared { cta: d.cta }),
                     }
                     fp.write(Object::Shared { cta: d.cta, off: d.bar, len: 8 });
                     // Landing in an exited CTA is a finding: the exit count is read.
                     fp.read(Object::Named { cta: d.cta });
                 }
                 match src {
-                    LoadSrc::Bulk(_) | LoadSrc::Tensor { .. } => fp.read(Object::Global),
+                    LoadSrc::Bulk(addr) => fp.read(Object::GlobalRange { addr: *addr, len: *bytes as u64 }),
+                    LoadSrc::Tensor { .. } => fp.read(Object::Global),
                     LoadSrc::Shared { cta, off } => fp.read(Object::Shared { cta: *cta, off: *off, len: *bytes }),
                 }
             }
-            AsyncKind::CpAsync { cta, off, bytes, .. } => {
+            AsyncKind::CpAsync { cta, off, bytes, src, .. } => {
                 fp.write(Object::Shared { cta: *cta, off: *off, len: *bytes });
-                fp.read(Object::Global);
-                fp.write(Object::AsyncOf { warp: issuer_warp });
+                fp.read(Object::GlobalRange { addr: *src, len: *bytes as u64 });
+                // Completions of a thread's ops commute with each other; its waits retire them.
+                fp.read(Object::AsyncOf { warp: issuer_warp });
             }
-            AsyncKind::Store { cta, off, bytes, .. } => {
-                let lo = off & !1023;
-                let hi = (off + bytes).next_multiple_of(1024);
-                fp.read(Object::Shared { cta: *cta, off: lo, len: hi - lo });
-                fp.write(Object::Global);
-                fp.write(Object::AsyncOf { warp: issuer_warp });
+            AsyncKind::Store { cta, off, bytes, dst, .. } => {
+                match dst {
+                    StoreDst::Bulk(addr) => {
+                        fp.read(Object::Shared { cta: *cta, off: *off, len: *bytes });
+                        fp.write(Object::GlobalRange { addr: *addr, len: *bytes as u64 });
+                    }
+                    // A tensor box may be swizzled within its 1024-byte-aligned tiles.
+                    StoreDst::Tensor { .. } => {
+                        let lo = off & !1023;
+                        let hi = (off + bytes).next_multiple_of(1024);
+                        fp.read(Object::Shared { cta: *cta, off: lo, len: hi - lo });
+                        fp.write(Object::Global);
+                    }
+                }
+                fp.read(Object::AsyncOf { warp: issuer_warp });
             }
             AsyncKind::CpAsyncArrive { cta, off, .. } => {
                 fp.write(Object::Shared { cta: *cta, off: *off, len: 8 });

@@ -14,8 +14,10 @@ pub(crate) enum Object {
     Shared { cta: usize, off: u32, len: u32 },
     /// Every byte of CTA `cta`'s shared memory (an access whose addresses are not tracked).
     AllShared { cta: usize },
-    /// Global memory (not tracked by address).
+    /// Global memory (a thread's access, a tensor map's box: not tracked by address).
     Global,
+    /// Bytes `[addr, addr + len)` of global memory (a bulk copy's source or destination).
+    GlobalRange { addr: u64, len: u64 },
     /// CTA `cta`'s named barriers (`bar.sync`, `bar.arrive`) and its exit count.
     Named { cta: usize },
     /// The cluster barrier.
@@ -39,13 +41,25 @@ impl Object {
                 a == b && x < y.saturating_add(m) && y < x.saturating_add(n)
             }
             (Shared { cta: a, .. } | AllShared { cta: a }, Shared { cta: b, .. } | AllShared { cta: b }) => a == b,
-            (Global, Global) | (Cluster, Cluster) => true,
+            (GlobalRange { addr: x, len: n }, GlobalRange { addr: y, len: m }) => {
+                x < y.saturating_add(m) && y < x.saturating_add(n)
+            }
+            (Global | GlobalRange { .. }, Global | GlobalRange { .. }) | (Cluster, Cluster) => true,
             (Named { cta: a }, Named { cta: b })
             | (Tensor { cta: a }, Tensor { cta: b })
             | (Registers { cta: a }, Registers { cta: b })
             | (AsyncOf { warp: a }, AsyncOf { warp: b }) => a == b,
             (Shared { .. } | AllShared { .. }, _)
-            | (Global | Named { .. } | Cluster | Tensor { .. } | AsyncOf { .. } | Registers { .. }, _) => false,
+            | (
+                Global
+                | GlobalRange { .. }
+                | Named { .. }
+                | Cluster
+                | Tensor { .. }
+                | AsyncOf { .. }
+                | Registers { .. },
+                _,
+            ) => false,
         }
     }
 }
@@ -100,6 +114,9 @@ mod tests {
         assert!(!fp(&[(bar, true)]).dependent(&fp(&[(other_cta, true)])));
         assert!(fp(&[(Object::AllShared { cta: 0 }, false)]).dependent(&fp(&[(tile, true)])));
         assert!(fp(&[(Object::Everything, false)]).dependent(&fp(&[(Object::Global, false)])));
+        let (lo, hi) = (Object::GlobalRange { addr: 0, len: 128 }, Object::GlobalRange { addr: 128, len: 64 });
+        assert!(!fp(&[(lo, true)]).dependent(&fp(&[(hi, true)])), "disjoint global bytes");
+        assert!(fp(&[(Object::Global, false)]).dependent(&fp(&[(hi, true)])), "an untracked access");
         assert!(!fp(&[(Object::Everything, true)]).dependent(&Footprint::default()), "a step that touched nothing");
     }
 }
