@@ -121,6 +121,7 @@ fn the_explorer_finds_the_torn_rounds_bug_and_its_schedule_replays_it() {
     let d = device(SimConfig::default());
     let (cfg, out) = launch_torn(&d, &k);
     let e = d.explore(&k, cfg, &[Arg::buffer(&out)]).unwrap();
+    println!("{}", e.summary());
     let c = e.counterexample.as_ref().unwrap_or_else(|| panic!("no counterexample:\n{e}"));
     let f = c.findings.iter().find(|f| f.category == Category::OutOfBounds).unwrap_or_else(|| panic!("{e}"));
     let loc = f.loc.expect("the store's line");

@@ -624,6 +624,7 @@ pub(crate) fn diff(o: &Out, seed: Option<u64>) -> u8 {
 
 /// The step schedule in `file` (`phaser check --schedule`), or what is wrong with it.
 fn read_schedule(file: &Path) -> Result<phaser_runtime::sim::Schedule, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read the schedule {}: {e}", file.display()))?;
+    let text =
+        std::fs::read_to_string(file).map_err(|e| format!("cannot read the schedule {}: {e}", file.display()))?;
     text.parse().map_err(|e| format!("the schedule {}: {e}", file.display()))
 }
