@@ -84,9 +84,13 @@ impl Footprint {
         }
     }
 
-    /// Whether the two steps may not commute: a common object, written by at least one.
+    /// Whether the two steps may not commute: a common object, written by at least one (or
+    /// `Everything`, however it was touched).
     pub fn dependent(&self, other: &Footprint) -> bool {
-        self.accesses.iter().any(|(a, wa)| other.accesses.iter().any(|(b, wb)| (*wa || *wb) && a.overlaps(b)))
+        let conflict = |a: &Object, wa: bool, b: &Object, wb: bool| {
+            (wa || wb || *a == Object::Everything || *b == Object::Everything) && a.overlaps(b)
+        };
+        self.accesses.iter().any(|(a, wa)| other.accesses.iter().any(|(b, wb)| conflict(a, *wa, b, *wb)))
     }
 
     /// Approximate heap bytes (the explorer's memory bound counts them).
