@@ -97,3 +97,28 @@ fn a_usage_error_with_json_is_a_json_document() {
     assert_eq!(doc["exit"], 2, "{doc}");
     assert!(doc["error"].as_str().is_some_and(|e| e.contains("'0' for '--runs <RUNS>'")), "{doc}");
 }
+
+#[test]
+fn check_exhaustive_explores_each_launch_and_says_what_it_covered() {
+    let (code, stdout, stderr) = phaser(&["check", "--exhaustive", "--only", "fe_pipeline", "--exact"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let line = stdout.lines().find(|l| l.contains("PASS fe_pipeline")).unwrap_or_else(|| panic!("{stdout}"));
+    assert!(line.contains("`fe_pipeline` explored: ") && line.ends_with(" states, complete"), "{line}");
+}
+
+#[test]
+fn check_replays_a_schedule_file_and_refuses_one_that_does_not_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(&bad, "w0 x1").unwrap();
+    let bad = bad.to_str().unwrap();
+    let (code, _, stderr) = phaser(&["check", "--schedule", bad, "--only", "seed_phase_flip", "--exact"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("schedule token 2 (`x1`)"), "{stderr}");
+    let wrong = dir.path().join("wrong.txt");
+    std::fs::write(&wrong, "w0 w9").unwrap();
+    let (code, stdout, _) =
+        phaser(&["check", "--schedule", wrong.to_str().unwrap(), "--only", "seed_phase_flip", "--exact"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("`w9` cannot run at this step (the actors that can: w0)"), "{stdout}");
+}

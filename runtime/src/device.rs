@@ -451,6 +451,23 @@ impl Device {
         }
     }
 
+    /// Explore every interleaving of the launch that matters (stateless model checking with
+    /// partial-order reduction, `sim/explore/`), within the simulator's `explore_*` bounds:
+    /// the report says whether no execution has a finding (and whether that is complete), or
+    /// gives the first counterexample with its replayable schedule. Global memory is restored
+    /// before each execution and holds, afterwards, what the last one wrote. One cluster only.
+    pub fn explore(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg]) -> Result<sim::ExploreReport> {
+        match self {
+            Device::Sim(d) => {
+                let (cfg, _) = self.checked(kernel, cfg, args)?;
+                let resolved = self.resolve(kernel, args, |s| Self::sim_args(d, s))?;
+                let _maps = hold_tensor_maps(kernel, args, self.key())?;
+                d.explore(kernel, &cfg, &resolved)
+            }
+            Device::Cuda(_) => Err(self.needs_sim("Device::explore")),
+        }
+    }
+
     fn needs_sim(&self, operation: &'static str) -> RuntimeError {
         RuntimeError::Unsupported { operation, needs: Backend::Sim, device: self.backend() }
     }

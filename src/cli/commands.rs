@@ -436,13 +436,33 @@ pub(crate) fn run(
     }
 }
 
-pub(crate) fn check(o: &Out, sel: &Selection) -> u8 {
+pub(crate) fn check(
+    o: &Out,
+    sel: &Selection,
+    exhaustive: bool,
+    max_executions: Option<u64>,
+    schedule: Option<&Path>,
+) -> u8 {
     let examples = match selected(o, sel) {
         Ok(e) => e,
         Err(code) => return code,
     };
-    let dev = Device::sim(SimConfig::default());
-    let failed = run_all(o, &dev, Size::Quick, &examples, sel.seed, "check", true);
+    let schedule = match schedule.map(read_schedule) {
+        Some(Ok(s)) => Some(s),
+        Some(Err(problem)) => {
+            o.error(problem);
+            return EXIT_USAGE;
+        }
+        None => None,
+    };
+    let mut sim = SimConfig { exhaustive, schedule, ..SimConfig::default() };
+    if let Some(n) = max_executions {
+        sim.explore_max_executions = n;
+    }
+    let dev = Device::sim(sim);
+    // An exhaustive run explores the smallest instance of each example.
+    let size = if exhaustive { Size::Small } else { Size::Quick };
+    let failed = run_all(o, &dev, size, &examples, sel.seed, "check", true);
     if failed == 0 {
         EXIT_OK
     } else {
@@ -600,4 +620,11 @@ pub(crate) fn diff(o: &Out, seed: Option<u64>) -> u8 {
     } else {
         EXIT_FAILED
     }
+}
+
+/// The step schedule in `file` (`phaser check --schedule`), or what is wrong with it.
+fn read_schedule(file: &Path) -> Result<phaser_runtime::sim::Schedule, String> {
+    let text =
+        std::fs::read_to_string(file).map_err(|e| format!("cannot read the schedule {}: {e}", file.display()))?;
+    text.parse().map_err(|e| format!("the schedule {}: {e}", file.display()))
 }

@@ -106,6 +106,18 @@ enum Cmd {
     Check {
         #[command(flatten)]
         sel: Selection,
+        /// Explore every interleaving of each launch that matters (`Device::explore`: DPOR over
+        /// warps, async copies, tensor-core work and the cluster's CTAs) at the smallest sizes,
+        /// instead of one sampled schedule. One-cluster launches only.
+        #[arg(long)]
+        exhaustive: bool,
+        /// With `--exhaustive`: executions per launch at most (the report says when it is hit).
+        #[arg(long, requires = "exhaustive")]
+        max_executions: Option<u64>,
+        /// Replay the step schedule in FILE (a counterexample's, as `--exhaustive` prints it)
+        /// instead of a sampled one; with `--only NAME --exact`.
+        #[arg(long, value_name = "FILE", conflicts_with = "exhaustive", requires = "exact")]
+        schedule: Option<PathBuf>,
     },
     /// Run every example and check it against its reference (the GPU when present).
     Run {
@@ -200,7 +212,9 @@ pub fn run<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> u8 
             let assemble = commands::Assemble { cubin: false, cubin_dir: None, check };
             commands::emit(&o, None, &[], Some(target), &dir, &assemble)
         }
-        Cmd::Check { sel } => commands::check(&o, &sel),
+        Cmd::Check { sel, exhaustive, max_executions, schedule } => {
+            commands::check(&o, &sel, exhaustive, max_executions, schedule.as_deref())
+        }
         Cmd::Run { backend, full, quick, sel, trace_dir } => commands::run(&o, backend, full, quick, &sel, trace_dir),
         Cmd::Trace { out, sel } => commands::trace(&o, &out, &sel),
         Cmd::Bench { backend, runs, quick, sel } => commands::bench(&o, backend, runs, quick, &sel),

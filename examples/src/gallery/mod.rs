@@ -22,7 +22,7 @@ pub mod stream_plan;
 pub mod tma_two_stage;
 pub mod transpose_swizzled;
 
-pub use problem::{run_problem, simulate_problem, BufferId, Outputs, Problem};
+pub use problem::{explore_problem, run_problem, simulate_problem, BufferId, Outputs, Problem};
 
 use phaser::codegen::{Kernel, Target};
 use phaser::runtime::{Device, RuntimeError};
@@ -115,7 +115,16 @@ pub fn run(e: &Example, dev: &Device, size: Size, seed: u64) -> Result<Run, Runt
     };
     let findings =
         out.launches.iter().filter_map(|l| l.sim.as_ref()).flat_map(|r| &r.findings).map(|f| f.to_string()).collect();
-    Ok(Run { outcome: (e.check)(&p, &out), digest: out.digest(), elapsed: out.elapsed(), findings })
+    let mut outcome = (e.check)(&p, &out);
+    // On an exhaustive simulator (`phaser check --exhaustive`), what each launch's exploration covered.
+    for x in out.launches.iter().filter_map(|l| l.sim.as_ref()?.exploration.as_ref()) {
+        let verdict = if x.complete() { "complete" } else { "NOT complete (bound reached)" };
+        outcome.detail.push_str(&format!(
+            "; `{}` explored: {} executions, {} states, {verdict}",
+            x.kernel, x.executions, x.states
+        ));
+    }
+    Ok(Run { outcome, digest: out.digest(), elapsed: out.elapsed(), findings })
 }
 
 /// The gallery as the `phaser` CLI runs it (`phaser::registry`): the gallery binary is

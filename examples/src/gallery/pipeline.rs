@@ -202,6 +202,16 @@ fn setup_tiles(dev: &Device, k: Kernel, iters: u32, tile: u32, seed: u64) -> Res
     Ok(p)
 }
 
+/// `fe_pipeline` over `iters` tiles (the exhaustive runs take a few).
+pub fn setup_fe_iters(dev: &Device, iters: u32, seed: u64) -> Result<Problem, RuntimeError> {
+    setup_tiles(dev, fe_pipeline(Target::Sm90a)?, iters, 32, seed ^ 11)
+}
+
+/// `bulk_pipeline` over `iters` tiles.
+pub fn setup_bulk_iters(dev: &Device, iters: u32, seed: u64) -> Result<Problem, RuntimeError> {
+    setup_tiles(dev, bulk_pipeline(Target::Sm90a)?, iters, TILE, seed ^ 13)
+}
+
 pub fn setup_fe(dev: &Device, size: Size, seed: u64) -> Result<Problem, RuntimeError> {
     setup_tiles(dev, fe_pipeline(Target::Sm90a)?, iters(size), 32, seed ^ 11)
 }

@@ -7,7 +7,7 @@
 //! This file is the only place the gallery touches [`Device`]'s buffer API.
 
 use phaser::codegen::ir::ParamKind;
-use phaser::runtime::sim::{SimConfig, SimReport};
+use phaser::runtime::sim::{ExploreReport, SimConfig, SimReport};
 use phaser::runtime::{
     Arg, Buffer, Device, Elem, LaunchConfig, LaunchReport, RuntimeError, Stream, Swizzle, TensorMap,
 };
@@ -456,6 +456,18 @@ pub fn simulate_problem(dev: &Device, p: &mut Problem, sc: &SimConfig) -> Result
         p.poison_outputs(dev, i)?;
         let l = &p.launches[i];
         reports.push(dev.simulate_with(&l.kernel, l.config, &p.args(l), sc)?);
+    }
+    Ok(reports)
+}
+
+/// Explore every launch of `p` exhaustively (`Device::explore`, under `dev`'s simulator
+/// settings), each from its poisoned outputs.
+pub fn explore_problem(dev: &Device, p: &mut Problem) -> Result<Vec<ExploreReport>> {
+    let mut reports = Vec::with_capacity(p.launches.len());
+    for i in 0..p.launches.len() {
+        p.poison_outputs(dev, i)?;
+        let l = &p.launches[i];
+        reports.push(dev.explore(&l.kernel, l.config, &p.args(l))?);
     }
     Ok(reports)
 }

@@ -94,6 +94,11 @@ pub struct SimReport {
     pub printed: Vec<PrintRecord>,
     /// The CTAs that did not run to their end because an error ended the launch.
     pub cut_short: CutShort,
+    /// The steps the run took when it ran one actor at a time (a replayed
+    /// `SimConfig::schedule`, an explored execution): `SimConfig::schedule` replays it.
+    pub schedule: Option<super::schedule::Schedule>,
+    /// The exploration of this launch, on a device with `SimConfig::exhaustive`.
+    pub exploration: Option<Box<super::explore_report::ExploreReport>>,
 }
 
 /// Findings of new sites that the report does not store, past `SimConfig::max_findings`: a cap
@@ -172,16 +177,25 @@ impl SimReport {
         let errors =
             self.findings.iter().filter(|f| f.severity == Severity::Error).count() as u64 + self.dropped.errors;
         let mut out = format!(
-            "simulator: kernel `{}` ({} CTAs in {} clusters, {} thread-instructions, {} async copies; {} scheduler, \
+            "simulator: kernel `{}` ({} CTAs in {} clusters, {} thread-instructions, {} async copies; {}, \
              seed {:#x})\n",
             self.kernel,
             s.ctas,
             s.clusters,
             s.thread_instructions,
             s.async_ops,
-            self.strategy.name(),
+            match &self.schedule {
+                Some(s) => format!("step schedule of {} steps", s.steps.len()),
+                None => format!("{} scheduler", self.strategy.name()),
+            },
             self.seed
         );
+        if let Some(s) = &self.schedule {
+            out.push_str(&format!("schedule (SimConfig::schedule, `phaser check --schedule FILE`): {s}\n"));
+        }
+        if let Some(e) = &self.exploration {
+            out.push_str(&e.summary());
+        }
         out.push_str(&self.cut_short.text());
         let total = self.findings.len() as u64 + self.dropped.count;
         if total == 0 {

@@ -1,5 +1,6 @@
 //! Simulator settings: scheduling strategy, seed, limits, tracing.
 
+pub use crate::report::schedule::Schedule;
 pub use crate::report::Strategy;
 use phaser_codegen::InvalidSetting;
 
@@ -45,6 +46,22 @@ pub struct SimConfig {
     /// Print what the kernel's `printf`s printed to stdout after each launch (as the GPU
     /// does); it is in `SimReport::printed` either way.
     pub echo_printf: bool,
+    /// Run one actor per step in this order (a schedule `Device::explore` reported, or one
+    /// read with `Schedule::from_str`) instead of the seeded strategy; past its end, the first
+    /// actor that can run. A launch of one cluster only.
+    pub schedule: Option<Schedule>,
+    /// Every launch on this device is explored exhaustively (`Device::explore`): it fails with
+    /// the first counterexample; a launch without one runs once more under `strategy` (its
+    /// outputs) and its report carries the exploration's (`SimReport::exploration`).
+    pub exhaustive: bool,
+    /// `Device::explore`: executions at most (each re-runs the launch from the start).
+    pub explore_max_executions: u64,
+    /// `Device::explore`: steps per execution at most; longer executions are cut, and the
+    /// report says what was not covered.
+    pub explore_max_depth: u64,
+    /// `Device::explore`: bytes of exploration state (the current path's states, their
+    /// backtrack and sleep sets) at most.
+    pub explore_max_memory_bytes: u64,
 }
 
 impl Default for SimConfig {
@@ -64,6 +81,11 @@ impl Default for SimConfig {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             trace_dir: None,
             echo_printf: true,
+            schedule: None,
+            exhaustive: false,
+            explore_max_executions: 100_000,
+            explore_max_depth: 100_000,
+            explore_max_memory_bytes: 1 << 30,
         }
     }
 }
@@ -101,6 +123,24 @@ impl SimConfig {
         )?;
         at_least_one("SimConfig::max_resident_ctas", self.max_resident_ctas as u64, "a CTA must be resident to run")?;
         at_least_one("SimConfig::threads", self.threads as u64, "the simulation runs on at least one core")?;
+        at_least_one(
+            "SimConfig::explore_max_executions",
+            self.explore_max_executions,
+            "an exploration runs at least one execution",
+        )?;
+        at_least_one("SimConfig::explore_max_depth", self.explore_max_depth, "an execution takes at least one step")?;
+        at_least_one(
+            "SimConfig::explore_max_memory_bytes",
+            self.explore_max_memory_bytes,
+            "an exploration holds at least the state of its first execution",
+        )?;
+        if self.schedule.as_ref().is_some_and(|s| s.steps.is_empty()) {
+            return Err(InvalidSetting::new(
+                "SimConfig::schedule",
+                "Some(empty)",
+                "a replayed schedule has at least one step (None runs the seeded strategy)",
+            ));
+        }
         Ok(())
     }
 

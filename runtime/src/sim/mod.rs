@@ -24,6 +24,7 @@ pub(crate) mod check;
 pub mod config;
 pub mod engine;
 pub(crate) mod exec;
+pub(crate) mod explore;
 pub mod output;
 pub mod sync;
 pub(crate) mod tensor;
@@ -36,9 +37,10 @@ pub use engine::{memory, scheduler};
 pub use output::printf;
 pub use sync::barrier;
 
+pub use crate::report::{Actor, BoundHit, ExploreBounds, ExploreReport, Schedule, ScheduleParseError};
 pub use crate::report::{
-    BarrierRef, Category, CutShort, DroppedFindings, Finding, LoopIteration, PrintRecord, ProbeRecord, ProbeValue, Severity,
-    SimReport, Stats, Trace, TraceEvent, TraceKind,
+    BarrierRef, Category, CutShort, DroppedFindings, Finding, LoopIteration, PrintRecord, ProbeRecord, ProbeValue,
+    Severity, SimReport, Stats, Trace, TraceEvent, TraceKind,
 };
 pub use config::{SimConfig, Strategy};
 pub use memory::SimBuffer;
@@ -105,6 +107,15 @@ impl SimDevice {
         Ok(SimBuffer { device: self.id, addr, len: bytes, mem: std::sync::Arc::downgrade(&self.mem) })
     }
 
+    /// A copy of every buffer's bytes (an exploration restores it before each execution).
+    pub(crate) fn mem_snapshot(&self) -> GlobalMemory {
+        self.mem().clone()
+    }
+
+    pub(crate) fn mem_restore(&self, snapshot: &GlobalMemory) {
+        *self.mem() = snapshot.clone();
+    }
+
     pub fn write(&self, b: &SimBuffer, data: &[u8]) -> Result<()> {
         if !self.owns(b) {
             return Err(RuntimeError::ForeignBuffer { backend: Backend::Sim, param: None });
@@ -135,7 +146,11 @@ impl SimDevice {
     /// Launch (checked by the device): `Ok` with the report when the checker found no error,
     /// otherwise `RuntimeError::Simulation` carrying the report (its findings as data).
     pub(crate) fn launch(&self, k: &Kernel, cfg: &LaunchConfig, args: &[SimArg]) -> Result<SimReport> {
-        let r = self.simulate_with(k, cfg, args, &self.config)?;
+        let r = if self.config.exhaustive {
+            self.explore_launch(k, cfg, args)?
+        } else {
+            self.simulate_with(k, cfg, args, &self.config)?
+        };
         if let Some(dir) = &self.config.trace_dir {
             self.write_trace(dir, k, &r)?;
         }
@@ -183,6 +198,25 @@ impl SimDevice {
         sc: &SimConfig,
     ) -> Result<SimReport> {
         sc.validate()?;
+        match &sc.schedule {
+            Some(schedule) => {
+                explore::one_cluster("SimConfig::schedule", k, cfg)?;
+                let run = std::sync::Arc::new(Mutex::new(explore::guided::Run::replay(schedule.steps.clone())));
+                self.simulate_steps(k, cfg, args, sc, Some(&run))
+            }
+            None => self.simulate_steps(k, cfg, args, sc, None),
+        }
+    }
+
+    /// `simulate_with`, in step mode when `steps` is given (its chooser records the run there).
+    pub(crate) fn simulate_steps(
+        &self,
+        k: &Kernel,
+        cfg: &LaunchConfig,
+        args: &[SimArg],
+        sc: &SimConfig,
+        steps: Option<&explore::guided::SharedRun>,
+    ) -> Result<SimReport> {
         check_sim_budget(cfg, sc)?;
         let t0 = Instant::now();
         let mut params = Vec::with_capacity(args.len());
@@ -218,6 +252,7 @@ impl SimDevice {
             params: &params,
             tmaps: &tmaps,
             cluster_dim: k.bounds().cluster.unwrap_or([1, 1, 1]),
+            steps,
         };
         if sc.race_check {
             grid::run::<HappensBefore>(&cx, &mut gmem, &mut out)?;
@@ -242,6 +277,10 @@ impl SimDevice {
             probes: out.probes,
             printed: out.printed,
             cut_short: out.cut_short,
+            exploration: None,
+            schedule: steps.map(|run| crate::report::schedule::Schedule {
+                steps: run.lock().unwrap_or_else(|p| p.into_inner()).steps.iter().map(|s| s.chosen).collect(),
+            }),
         })
     }
 }

@@ -23,7 +23,9 @@ impl<C: Checker> Engine<'_, C> {
         self.out.stats.async_ops += 1;
         self.time.effects += 1;
         let counters = self.loop_counters(issuer, pc);
-        self.async_ops.in_flight.push(AsyncOp { id, issuer, snapshot, round: self.time.round, pc, counters, kind });
+        let actor = self.name_async_op(issuer);
+        let round = self.time.round;
+        self.async_ops.in_flight.push(AsyncOp { id, issuer, snapshot, round, pc, counters, kind, actor });
     }
 
     /// Whether async op `i` may progress now: a `cp.async.mbarrier.arrive` only once the

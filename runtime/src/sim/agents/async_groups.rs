@@ -31,7 +31,14 @@ impl Groups {
         while self.first_pending < self.committed.len() && self.committed[self.first_pending] == 0 {
             self.first_pending += 1;
         }
-        self.first_pending >= self.committed.len().saturating_sub(n as usize)
+        self.is_retired(n)
+    }
+
+    /// `retired`, without remembering how far the complete groups go (for a caller that only
+    /// asks, such as the explorer deciding which warps can run).
+    pub fn is_retired(&self, n: u32) -> bool {
+        let complete = self.committed[self.first_pending.min(self.committed.len())..].iter().take_while(|&&c| c == 0);
+        self.first_pending + complete.count() >= self.committed.len().saturating_sub(n as usize)
     }
 }
 

@@ -75,6 +75,8 @@ pub struct AsyncOp<S> {
     /// The issuer's loop counters at issue (a finding at its CTA's exit names that iteration).
     pub counters: Vec<u64>,
     pub kind: AsyncKind,
+    /// Its name in a step schedule (the issuing warp and how many ops that warp issued before).
+    pub actor: crate::report::schedule::Actor,
 }
 
 /// Split `bytes` into pieces of a 16-byte multiple.

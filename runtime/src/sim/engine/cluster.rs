@@ -10,11 +10,14 @@ use crate::sim::agents::async_op::AsyncOp;
 use crate::sim::check::progress::{CycleWatch, Epoch};
 use crate::sim::check::{BarrierKey, Checker, Geometry, Issue, LateIssue};
 use crate::sim::config::SimConfig;
+use crate::sim::engine::chooser::Chooser;
 use crate::sim::engine::global_view::GlobalView;
 use crate::sim::engine::memory::SmemLayout;
 use crate::sim::engine::program::Program;
 use crate::sim::engine::scheduler::Scheduler;
+use crate::sim::engine::step_round::{StepRecord, StepState};
 use crate::sim::engine::warp::{WaitFor, Warp};
+use crate::sim::explore::guided::{Guided, SharedRun};
 use crate::sim::output::collector::Collector;
 use crate::sim::sync::barrier_table::BarrierTable;
 use crate::tensor_map::TensorMapDesc;
@@ -72,6 +75,8 @@ pub struct LaunchCtx<'a> {
     pub params: &'a [u64],
     pub tmaps: &'a [Option<TensorMapDesc>],
     pub cluster_dim: [u32; 3],
+    /// The explorer's (or a replayed schedule's) record: the engine runs in step mode.
+    pub steps: Option<&'a SharedRun>,
 }
 
 /// Execution state: CTAs (shared memory, mbarriers, named barriers), warps (registers,
@@ -117,7 +122,11 @@ pub struct Engine<'a, C: Checker> {
     pub exec: Execution,
     pub async_ops: AsyncAgents<C::Snapshot>,
     pub checker: C,
-    pub sched: Scheduler,
+    /// Every choice the engine makes (`chooser.rs`).
+    pub sched: Box<dyn Chooser + 'a>,
+    /// What the running step touched (step mode only).
+    pub step: Option<StepRecord>,
+    pub steps: StepState,
     pub time: SimTime,
     /// Global memory as this cluster sees it in the current epoch (`global_view.rs`).
     pub global: GlobalView,
@@ -238,7 +247,12 @@ impl<'a, C: Checker> Engine<'a, C> {
                 wgmma: crate::sim::tensor::wgmma_state::WgmmaAgents::new(ctaids.len(), tpc.div_ceil(32) as usize),
             },
             checker: C::new(&geometry),
-            sched: Scheduler::new(cx.config, salt),
+            sched: match cx.steps {
+                Some(run) => Box::new(Guided::new(run.clone())),
+                None => Box::new(Scheduler::new(cx.config, salt)),
+            },
+            step: None,
+            steps: StepState::default(),
             time: SimTime::default(),
             global: GlobalView::default(),
             visible_writes: 0,

@@ -187,7 +187,10 @@ fn run_on<C: Checker>(cx: &LaunchCtx, memory: &mut Arc<GlobalMemory>, out: &mut 
         while i < resident.len() {
             if resident[i].finished {
                 let mut e = resident.remove(i).engine;
-                e.finish_checks();
+                // An execution the explorer ended early did not reach the kernel's end.
+                if !e.steps.cut {
+                    e.finish_checks();
+                }
                 finish(e, out);
                 stop |= out.has_errors();
             } else {

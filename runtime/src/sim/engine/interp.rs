@@ -110,10 +110,20 @@ impl<C: Checker> Engine<'_, C> {
                     }
                     Op::Exit => {
                         self.exit_lanes(wi, mask);
+                        let cta = self.exec.warps[wi].cta;
+                        let cta_ended = self.exec.ctas[cta].exited == self.exec.threads_per_cta;
+                        if let Some(s) = &mut self.step {
+                            s.exited = true;
+                            s.cta_ended |= cta_ended;
+                            break 'regroup;
+                        }
                         continue 'regroup;
                     }
                     Op::TensorRegs(i) => {
                         self.tensor_regs_access(wi, mask, pc, i);
+                        if let Some(s) = &mut self.step {
+                            s.opaque = true;
+                        }
                     }
                     Op::Slow(i) => {
                         w.set_pc(mask, pc + 1);
@@ -128,6 +138,11 @@ impl<C: Checker> Engine<'_, C> {
                         }
                         if prog.effects[i as usize] {
                             w.cycle.effect();
+                        }
+                        if let Some(s) = &mut self.step {
+                            // A step runs at most one instruction other actors observe.
+                            s.slow = Some((i, mask));
+                            break 'regroup;
                         }
                         continue 'regroup;
                     }

@@ -59,7 +59,7 @@ impl Drop for SimBuffer {
 }
 
 /// Global memory: every buffer of a device, addressed in O(1).
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct GlobalMemory {
     /// Indexed by allocation; a freed buffer's slot stays (empty) so its address is never
     /// given to another buffer.

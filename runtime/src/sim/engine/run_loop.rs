@@ -19,6 +19,9 @@ pub enum RoundEnd {
 impl<C: Checker> Engine<'_, C> {
     /// One scheduler round.
     pub fn round(&mut self) -> Result<RoundEnd> {
+        if self.sched.stepper().is_some() {
+            return self.step_round();
+        }
         if self.abort {
             return Ok(RoundEnd::Finished);
         }
@@ -148,11 +151,12 @@ impl<C: Checker> Engine<'_, C> {
                     }
                     ok
                 }
-                WaitFor::NamedBarrier { id, generation, .. } => {
-                    self.exec.ctas[self.exec.warps[wi].cta].named[id as usize].generation > generation
-                }
-                WaitFor::ClusterBarrier { generation, .. } => {
-                    let ok = self.exec.cluster_barrier.generation > generation;
+                WaitFor::NamedBarrier { .. }
+                | WaitFor::WarpSync { .. }
+                | WaitFor::GlobalAtomic { .. }
+                | WaitFor::WgmmaConverge { .. } => self.wait_done(wi, l) == Some(true),
+                WaitFor::ClusterBarrier { .. } => {
+                    let ok = self.wait_done(wi, l) == Some(true);
                     if ok {
                         self.checker.on_cluster_wait_passed(t);
                     }
@@ -170,14 +174,12 @@ impl<C: Checker> Engine<'_, C> {
                 }
                 WaitFor::WgmmaGroups { n, .. } => self.wgmma_wait_ready(wi, n),
                 WaitFor::RegisterPool { count, .. } => {
-                    let ok = self.register_pool_free(wi) >= count as u64;
+                    let ok = self.wait_done(wi, l) == Some(true);
                     if ok {
                         self.exec.warps[wi].regs_per_thread = count;
                     }
                     ok
                 }
-                // Released by the last lane to arrive, never by polling.
-                WaitFor::WarpSync { .. } | WaitFor::GlobalAtomic { .. } | WaitFor::WgmmaConverge { .. } => false,
             };
             if ready {
                 woken |= 1 << l;
@@ -192,6 +194,27 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
+    /// Whether lane `l` of warp `wi` could stop waiting now (`wake` lets it go), asked without
+    /// changing anything; `None` where only waking can tell (retiring wgmma groups).
+    pub fn wait_done(&self, wi: usize, l: usize) -> Option<bool> {
+        let w = &self.exec.warps[wi];
+        let t = self.cluster_thread(wi, l) as usize;
+        Some(match w.wait[l] {
+            WaitFor::Nothing => true,
+            WaitFor::Mbarrier { cta, off, target, .. } => self.satisfied(cta as usize, off, target),
+            WaitFor::NamedBarrier { id, generation, .. } => {
+                self.exec.ctas[w.cta].named[id as usize].generation > generation
+            }
+            WaitFor::ClusterBarrier { generation, .. } => self.exec.cluster_barrier.generation > generation,
+            WaitFor::CpAsyncGroups { n, .. } => self.async_ops.groups[t].cp_async.is_retired(n),
+            WaitFor::BulkGroups { n, .. } => self.async_ops.groups[t].bulk.is_retired(n),
+            WaitFor::RegisterPool { count, .. } => self.register_pool_free(wi) >= count as u64,
+            WaitFor::WgmmaGroups { .. } => return None,
+            // Released by the last lane to arrive, never by polling.
+            WaitFor::WarpSync { .. } | WaitFor::GlobalAtomic { .. } | WaitFor::WgmmaConverge { .. } => false,
+        })
+    }
+
     /// The lanes of warp `wi` whose mbarrier wait `group` passed acquire the phase.
     fn flush_woken(&mut self, wi: usize, group: Option<(u32, u32, WaitTarget, u32, bool)>, lanes: u32) {
         if let Some((cta, off, target, pc, true)) = group {
@@ -202,7 +225,7 @@ impl<C: Checker> Engine<'_, C> {
     }
 
     /// Time out every lane blocked in a `try_wait` (it returns false); false if there was none.
-    fn timeout_try_waits(&mut self) -> bool {
+    pub(crate) fn timeout_try_waits(&mut self) -> bool {
         let mut any = false;
         for wi in 0..self.exec.warps.len() {
             for l in lanes(self.exec.warps[wi].blocked) {

@@ -1,7 +1,8 @@
-//! The seeded scheduler: every choice the simulator makes about interleaving goes through
-//! here, so one seed replays one execution.
+//! The seeded scheduler: the `Chooser` of sampled runs (round-robin, random, adversarial), so
+//! one seed replays one execution.
 
 use crate::sim::config::{SimConfig, Strategy};
+use crate::sim::engine::chooser::Chooser;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 // The algorithm is named (not `StdRng`, which may change between `rand` versions), so a
@@ -20,9 +21,11 @@ impl Scheduler {
         let seed = cfg.seed ^ salt.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         Scheduler { strategy: cfg.strategy, rng: ChaCha8Rng::seed_from_u64(seed), spurious_left: 10_000 }
     }
+}
 
+impl Chooser for Scheduler {
     /// The order warps run in this round.
-    pub fn warp_order(&mut self, n: usize, out: &mut Vec<usize>) {
+    fn warp_order(&mut self, n: usize, out: &mut Vec<usize>) {
         out.clear();
         out.extend(0..n);
         match self.strategy {
@@ -32,7 +35,7 @@ impl Scheduler {
     }
 
     /// Warp-instructions a warp runs per turn.
-    pub fn quantum(&mut self) -> u32 {
+    fn quantum(&mut self) -> u32 {
         match self.strategy {
             Strategy::RoundRobin => 64,
             Strategy::Random => self.rng.random_range(1..=64),
@@ -41,16 +44,16 @@ impl Scheduler {
     }
 
     /// Whether to run a lane group other than the lowest-pc one (Random only, sometimes).
-    pub fn scramble_group(&mut self) -> bool {
+    fn scramble_group(&mut self) -> bool {
         self.strategy == Strategy::Random && self.rng.random_ratio(1, 8)
     }
 
-    pub fn pick(&mut self, n: usize) -> usize {
+    fn pick(&mut self, n: usize) -> usize {
         self.rng.random_range(0..n)
     }
 
     /// Whether a satisfiable `try_wait` reports false anyway (hardware time limit).
-    pub fn spurious_try_wait(&mut self) -> bool {
+    fn spurious_try_wait(&mut self) -> bool {
         let p = match self.strategy {
             Strategy::RoundRobin => return false,
             Strategy::Random => 16,
@@ -65,7 +68,7 @@ impl Scheduler {
     }
 
     /// Whether an async op issued `age` rounds ago completes now; `stalled`: no thread ran.
-    pub fn complete_async(&mut self, age: u64, stalled: bool) -> bool {
+    fn complete_async(&mut self, age: u64, stalled: bool) -> bool {
         match self.strategy {
             Strategy::RoundRobin => age >= 1 || stalled,
             Strategy::Random => stalled || self.rng.random_ratio(1, 3),
@@ -74,7 +77,7 @@ impl Scheduler {
     }
 
     /// Which of the `n` pieces of a copy not landed yet lands next.
-    pub fn piece(&mut self, n: usize) -> usize {
+    fn piece(&mut self, n: usize) -> usize {
         match self.strategy {
             Strategy::RoundRobin => 0,
             Strategy::Random => self.rng.random_range(0..n),
@@ -84,7 +87,7 @@ impl Scheduler {
     }
 
     /// Which of `n` pending async ops completes when threads are stalled.
-    pub fn stalled_pick(&mut self, n: usize) -> usize {
+    fn stalled_pick(&mut self, n: usize) -> usize {
         match self.strategy {
             Strategy::RoundRobin => 0,
             Strategy::Random => self.rng.random_range(0..n),

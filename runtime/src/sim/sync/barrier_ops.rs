@@ -81,6 +81,7 @@ impl<C: Checker> Engine<'_, C> {
         if cta != own && !self.remote_target_alive(own, t, cta, pc) {
             return None;
         }
+        self.touch_shared(cta, off, len);
         Some((cta, off))
     }
 
@@ -209,6 +210,7 @@ impl<C: Checker> Engine<'_, C> {
 
     /// `count` arrivals of `actor` on `(cta, off)` at `pc`; returns the state token.
     pub fn arrive_on(&mut self, cta: usize, off: u32, count: u32, drop: bool, actor: Actor, pc: u32) -> u64 {
+        self.touch_shared(cta, off, 8);
         let loc = self.loc(pc);
         let tick = self.time.tick;
         let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
@@ -262,6 +264,7 @@ impl<C: Checker> Engine<'_, C> {
     }
 
     pub fn expect_tx_on(&mut self, t: u32, cta: usize, off: u32, bytes: u32, pc: u32) {
+        self.touch_shared(cta, off, 8);
         let loc = self.loc(pc);
         let tick = self.time.tick;
         let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
@@ -275,6 +278,7 @@ impl<C: Checker> Engine<'_, C> {
 
     /// `complete_tx(bytes)` on `(cta, off)` by `actor` (a thread, or a copy's piece).
     pub fn complete_tx_on(&mut self, cta: usize, off: u32, bytes: u32, actor: Actor, pc: u32) {
+        self.touch_shared(cta, off, 8);
         let loc = self.loc(pc);
         let tick = self.time.tick;
         let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");

@@ -1,0 +1,133 @@
+//! What an exhaustive exploration (`Device::explore`) reports: either that no explored
+//! execution has a finding, and whether that covers every interleaving within the bounds, or
+//! the first counterexample, a `SimReport` whose `schedule` replays it.
+
+use super::sim_report::SimReport;
+use std::fmt;
+use std::time::Duration;
+
+/// The bounds an exploration ran under (`SimConfig::explore_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExploreBounds {
+    pub max_executions: u64,
+    pub max_depth: u64,
+    pub max_memory_bytes: u64,
+}
+
+/// A bound that stopped the exploration before it covered every execution.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoundHit {
+    /// `max_executions` executions ran; backtrack points were left.
+    Executions,
+    /// The exploration's state passed `max_memory_bytes`.
+    Memory { bytes: u64 },
+}
+
+#[derive(Clone, Debug)]
+pub struct ExploreReport {
+    pub kernel: String,
+    /// Executions run from the launch (each a different interleaving, up to equivalence).
+    pub executions: u64,
+    /// States explored: the steps of every execution past its replayed prefix.
+    pub states: u64,
+    /// Executions ended early because every continuation was equivalent to an explored one.
+    pub sleep_blocked: u64,
+    /// Executions cut at `max_depth` steps (what lies past the cut was not explored).
+    pub depth_cut: u64,
+    pub bounds: ExploreBounds,
+    pub bound_hit: Option<BoundHit>,
+    /// The first execution with an error finding, replayed with its schedule (`schedule` is
+    /// `Some`; `SimConfig::schedule` with it runs it again).
+    pub counterexample: Option<Box<SimReport>>,
+    /// What no exploration varies (the model's fixed choices).
+    pub fixed_choices: &'static [&'static str],
+    pub wall: Duration,
+}
+
+impl ExploreReport {
+    /// No finding, and no bound cut the exploration short.
+    pub fn complete(&self) -> bool {
+        self.counterexample.is_none() && self.bound_hit.is_none() && self.depth_cut == 0
+    }
+    pub fn has_errors(&self) -> bool {
+        self.counterexample.is_some()
+    }
+    pub fn executions_per_second(&self) -> f64 {
+        self.executions as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+    pub fn states_per_second(&self) -> f64 {
+        self.states as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+
+    /// A readable multi-line report: the summary, then the counterexample's report.
+    pub fn text(&self) -> String {
+        let mut out = self.summary();
+        if let Some(r) = &self.counterexample {
+            out.push_str(&r.text());
+        }
+        out
+    }
+
+    /// What was explored and the verdict, without the counterexample's own report.
+    pub fn summary(&self) -> String {
+        let b = &self.bounds;
+        let mut out = format!(
+            "exhaustive exploration of kernel `{}`: {} execution(s), {} state(s) ({} ended as equivalent to an \
+             explored one) in {:.2?}; bounds: {} executions, {} steps per execution, {} bytes of exploration state\n",
+            self.kernel,
+            self.executions,
+            self.states,
+            self.sleep_blocked,
+            self.wall,
+            b.max_executions,
+            b.max_depth,
+            b.max_memory_bytes
+        );
+        if let Some(r) = &self.counterexample {
+            let schedule = r.schedule.as_ref().map(|s| s.to_string()).unwrap_or_default();
+            out.push_str(&format!(
+                "counterexample in execution {}; replay it with SimConfig::schedule (or `phaser check --schedule \
+                 FILE`) set to:\n{schedule}\n",
+                self.executions
+            ));
+            return out;
+        }
+        match (self.bound_hit, self.depth_cut) {
+            (None, 0) => out.push_str(&format!(
+                "no finding in any of {} explored executions (complete for these bounds)\n",
+                self.executions
+            )),
+            (hit, cut) => {
+                out.push_str(&format!("no finding in {} explored executions, NOT complete:\n", self.executions));
+                match hit {
+                    Some(BoundHit::Executions) => out.push_str(&format!(
+                        "- the execution bound ({}) was reached with interleavings left to explore\n",
+                        b.max_executions
+                    )),
+                    Some(BoundHit::Memory { bytes }) => out.push_str(&format!(
+                        "- the exploration's state ({bytes} bytes) passed its bound ({}); interleavings were left \
+                         to explore\n",
+                        b.max_memory_bytes
+                    )),
+                    None => {}
+                }
+                if cut > 0 {
+                    out.push_str(&format!(
+                        "- {cut} execution(s) were cut at {} steps: what follows the cut was not explored\n",
+                        b.max_depth
+                    ));
+                }
+            }
+        }
+        out.push_str("fixed in every execution (not explored): ");
+        out.push_str(&self.fixed_choices.join("; "));
+        out.push('\n');
+        out
+    }
+}
+
+impl fmt::Display for ExploreReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
+    }
+}

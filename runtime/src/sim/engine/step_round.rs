@@ -1,0 +1,379 @@
+//! The step mode: instead of rounds in which every warp runs a quantum, each round runs one
+//! actor the step chooser names (`chooser.rs`): a warp (it wakes what its waits allow, runs
+//! its thread-local instructions and at most one instruction other actors can observe) or an
+//! async op (one piece of a copy lands, or the op completes). What each step touched is
+//! recorded for the explorer's partial-order reduction (`sim/explore/footprint.rs`).
+//!
+//! Lanes of one warp run together where they agree (one representative step for a
+//! warp-uniform instruction); lane groups of a diverged warp run lowest program counter first.
+
+use crate::error::{Result, RuntimeError};
+use crate::report::schedule::Actor;
+use crate::sim::agents::async_op::{AsyncKind, LoadSrc, StoreDst};
+use crate::sim::check::Checker;
+use crate::sim::engine::cluster::Engine;
+use crate::sim::engine::run_loop::RoundEnd;
+use crate::sim::engine::warp::{lanes, WaitFor};
+use crate::sim::explore::footprint::{Footprint, Object};
+use crate::tensor_map::Swizzle;
+use phaser_codegen::ir::{BarrierAction, GroupAction, Inst, MemSpace, SideEffect, SyncEffect};
+
+/// Warp-instructions one step may run without an instruction other actors observe (a loop
+/// of arithmetic is cut into steps of this size; the grid's progress check still sees it).
+const STEP_BUDGET: u32 = 4096;
+
+/// What the running step touched, filled in by the engine's hooks.
+#[derive(Default)]
+pub(crate) struct StepRecord {
+    /// Shared-memory bytes resolved (addresses of accesses and barriers), `(cta, off, len)`.
+    pub shared: Vec<(usize, u32, u32)>,
+    /// The slow-path instruction the warp ran (an index into `Program::slow`) and its lanes.
+    pub slow: Option<(u32, u32)>,
+    /// Tensor-core registers were touched: dependent with everything.
+    pub opaque: bool,
+    /// Lanes exited (they count toward the CTA's named barriers and the cluster barrier).
+    pub exited: bool,
+    /// The CTA's last threads exited (its end-of-CTA checks: copies still landing in it,
+    /// remote accesses, tensor memory).
+    pub cta_ended: bool,
+    /// The async ops the step issued.
+    pub spawned: Vec<Actor>,
+}
+
+/// The step mode's state of a cluster.
+#[derive(Default)]
+pub(crate) struct StepState {
+    /// Per warp: async ops issued so far (their names, `a<warp>.<n>`).
+    pub async_issued: Vec<u32>,
+    /// Per warp: parked at this progress mark (its last step only failed a poll), so it does
+    /// not poll again before something else happened.
+    pub parked: Vec<Option<u64>>,
+    /// Steps that did something besides failing a poll.
+    pub progress: u64,
+    /// Steps taken.
+    pub taken: u64,
+    /// The chooser ended the execution early: the end-of-kernel checks do not apply.
+    pub cut: bool,
+}
+
+impl<C: Checker> Engine<'_, C> {
+    /// Record that the running step (if the engine runs steps) resolved shared bytes
+    /// `[off, off + len)` of CTA `cta`.
+    #[inline]
+    pub fn touch_shared(&mut self, cta: usize, off: u32, len: u32) {
+        if let Some(s) = &mut self.step {
+            s.shared.push((cta, off, len));
+        }
+    }
+
+    /// The step-schedule name of an async op `issuer` issues now.
+    pub(crate) fn name_async_op(&mut self, issuer: u32) -> Actor {
+        let (wi, _) = self.warp_of(issuer);
+        let issued = &mut self.steps.async_issued;
+        if issued.len() < self.exec.warps.len() {
+            issued.resize(self.exec.warps.len(), 0);
+        }
+        let actor = Actor::Agent { warp: wi as u32, seq: issued[wi] };
+        issued[wi] += 1;
+        if let Some(s) = &mut self.step {
+            s.spawned.push(actor);
+        }
+        actor
+    }
+
+    /// Whether warp `wi` can take a step: a lane can run, or may wake, and it is not parked.
+    fn warp_enabled(&self, wi: usize) -> bool {
+        let w = &self.exec.warps[wi];
+        if w.live() == 0 || self.steps.parked.get(wi).copied().flatten() == Some(self.steps.progress) {
+            return false;
+        }
+        w.runnable != 0 || lanes(w.blocked).any(|l| self.wait_done(wi, l) != Some(false))
+    }
+
+    /// The actors that can take a step now, sorted.
+    fn enabled_actors(&self) -> Vec<Actor> {
+        let mut out: Vec<Actor> =
+            (0..self.exec.warps.len()).filter(|&wi| self.warp_enabled(wi)).map(|wi| Actor::Warp(wi as u32)).collect();
+        for i in 0..self.async_ops.in_flight.len() {
+            if self.async_op_ready(i) {
+                out.push(self.async_ops.in_flight[i].actor);
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// One step-mode round.
+    pub fn step_round(&mut self) -> Result<RoundEnd> {
+        if self.abort || (self.exec.live_threads == 0 && self.async_ops.in_flight.is_empty()) {
+            return Ok(RoundEnd::Finished);
+        }
+        self.time.round += 1;
+        let enabled = self.enabled_actors();
+        if enabled.is_empty() {
+            // Lanes waiting for their global atomics go on at the epoch's end.
+            if !self.global.atomics.is_empty() || self.timeout_try_waits() {
+                return Ok(RoundEnd::Running);
+            }
+            let spinning = self
+                .steps
+                .parked
+                .iter()
+                .enumerate()
+                .any(|(wi, p)| p.is_some_and(|at| at == self.steps.progress) && self.exec.warps[wi].live() != 0);
+            self.report_deadlock(spinning);
+            return Ok(RoundEnd::Finished);
+        }
+        let stepper = self.sched.stepper().expect("the step mode has a step chooser");
+        let actor = match stepper.next(&enabled) {
+            Ok(Some(a)) => a,
+            Ok(None) => {
+                self.steps.cut = true;
+                self.abort = true;
+                return Ok(RoundEnd::Finished);
+            }
+            Err(problem) => {
+                return Err(RuntimeError::InvalidSetting(phaser_codegen::InvalidSetting::new(
+                    "SimConfig::schedule",
+                    format!("step {}", self.steps.taken + 1),
+                    problem,
+                )))
+            }
+        };
+        self.steps.taken += 1;
+        self.step = Some(StepRecord::default());
+        let footprint = match actor {
+            Actor::Warp(wi) => self.warp_step(wi as usize)?,
+            Actor::Agent { .. } => self.agent_step(actor)?,
+        };
+        let record = self.step.take().unwrap_or_default();
+        self.sched.stepper().expect("the step mode has a step chooser").done(footprint, record.spawned);
+        Ok(RoundEnd::Running)
+    }
+
+    /// Warp `wi` wakes what it can and runs up to one observable instruction.
+    fn warp_step(&mut self, wi: usize) -> Result<Footprint> {
+        let mut fp = Footprint::default();
+        let cta = self.exec.warps[wi].cta;
+        for l in lanes(self.exec.warps[wi].blocked) {
+            match self.wait_object(wi, l) {
+                Some(o @ Object::AsyncOf { .. }) => fp.write(o),
+                Some(o) => fp.read(o),
+                None => {}
+            }
+        }
+        self.wake(wi);
+        let (polls, effects) = (self.time.polls_failed, self.time.slow_effects);
+        self.run_warp(wi, STEP_BUDGET)?;
+        // Parked only when its lanes spin: they failed the same poll twice with nothing else
+        // in between (a single probe goes on, and its next step is a different one).
+        let ran = self.step.as_ref().and_then(|s| s.slow).map_or(0, |(_, mask)| mask);
+        let spins = ran != 0 && self.exec.warps[wi].spinning & ran == ran;
+        let only_failed_polls = spins && self.time.polls_failed > polls && self.time.slow_effects == effects;
+        if self.steps.parked.len() < self.exec.warps.len() {
+            self.steps.parked.resize(self.exec.warps.len(), None);
+        }
+        if only_failed_polls {
+            self.steps.parked[wi] = Some(self.steps.progress);
+        } else {
+            self.steps.progress += 1;
+            self.steps.parked[wi] = None;
+        }
+        let record = self.step.as_ref().expect("a step is running");
+        if record.opaque {
+            fp.write(Object::Everything);
+            return Ok(fp);
+        }
+        if record.exited {
+            fp.write(Object::Named { cta });
+            fp.write(Object::Cluster);
+        }
+        if record.cta_ended {
+            fp.write(Object::AllShared { cta });
+            fp.write(Object::Tensor { cta });
+            let warps = (0..self.exec.warps.len()).filter(|&w| self.exec.warps[w].cta == cta);
+            warps.for_each(|w| fp.write(Object::AsyncOf { warp: w }));
+        }
+        let Some((slow, mask)) = record.slow else { return Ok(fp) };
+        let inst = &self.cx.program.slow[slow as usize];
+        let ctas = self.exec.ctas.len();
+        let e = inst.effects();
+        // A blocking wait that blocked changed nothing but its own lanes: when they wake (a
+        // later step of this warp) they read the barrier then, and that read is what orders
+        // them with the barrier's arrivals. The wait's own read would only add the order
+        // "wait, then arrival" already covered by "arrival, then wake".
+        let blocked = self.exec.warps[wi].blocked & mask == mask;
+        if blocked
+            && matches!(e.sync, Some(SyncEffect::Mbarrier { action: BarrierAction::Wait { blocking: true }, .. }))
+        {
+            return Ok(fp);
+        }
+        // A step that changes what others observe writes the bytes it resolved; else it reads.
+        let writes = !e.writes.is_empty() || e.launch.is_some() || e.sync.is_some_and(|s| s.signals());
+        for &(c, off, len) in &record.shared {
+            let o = Object::Shared { cta: c, off, len };
+            if writes {
+                fp.write(o)
+            } else {
+                fp.read(o)
+            }
+        }
+        // What an async op reads and writes, it does when it completes (its own steps); issuing
+        // it touches only the addresses resolved above.
+        let thread_spaces = if e.launch.is_some() { vec![] } else { vec![(e.reads, false), (e.writes, true)] };
+        for (spaces, write) in thread_spaces {
+            for s in spaces.iter() {
+                let objects: Vec<Object> = match s {
+                    MemSpace::Global => vec![Object::Global],
+                    // Addresses resolved by `smem_addr` are in `record.shared`.
+                    MemSpace::Shared | MemSpace::SharedCluster | MemSpace::Param => vec![],
+                    MemSpace::Tensor => (0..ctas).map(|c| Object::Tensor { cta: c }).collect(),
+                };
+                for o in objects {
+                    if write {
+                        fp.write(o)
+                    } else {
+                        fp.read(o)
+                    }
+                }
+            }
+        }
+        match e.sync {
+            Some(SyncEffect::CtaBarrier { .. }) => fp.write(Object::Named { cta }),
+            Some(SyncEffect::ClusterBarrier { .. }) => fp.write(Object::Cluster),
+            // Waiting on groups retires them (a write the completions, which only read the
+            // groups, are ordered with); committing commutes with every completion.
+            Some(SyncEffect::Group { action: GroupAction::Wait { .. }, .. } | SyncEffect::TensorMemoryWait { .. }) => {
+                fp.write(Object::AsyncOf { warp: wi })
+            }
+            Some(SyncEffect::Group { action: GroupAction::Commit, .. }) => {}
+            // Barriers are shared bytes (above); the rest orders only the warp's own threads.
+            Some(
+                SyncEffect::Mbarrier { .. }
+                | SyncEffect::WarpBarrier
+                | SyncEffect::Fence(_)
+                | SyncEffect::GridDependency { .. },
+            )
+            | None => {}
+        }
+        // An op issued happens after its issue (the explorer orders its steps after this one).
+        match e.side {
+            Some(SideEffect::Trap | SideEffect::Opaque) => fp.write(Object::Everything),
+            Some(SideEffect::TensorAllocation) => (0..ctas).for_each(|c| fp.write(Object::Tensor { cta: c })),
+            Some(SideEffect::Scheduling) => fp.write(Object::Registers { cta }),
+            Some(SideEffect::Volatile | SideEffect::Print | SideEffect::Probe) | None => {}
+        }
+        // Wgmma and tcgen05 read shared memory through descriptors, which are not resolved by
+        // `smem_addr`: dependent with everything.
+        match inst {
+            Inst::Wgmma(_) | Inst::Tcgen05(_) => fp.write(Object::Everything),
+            Inst::Memory(_)
+            | Inst::Mbarrier(_)
+            | Inst::Sync(_)
+            | Inst::Warp(_)
+            | Inst::Fragment(_)
+            | Inst::Printf(_)
+            | Inst::Tma(_)
+            | Inst::Probe { .. }
+            | Inst::Asm(_)
+            | Inst::Arith(_)
+            | Inst::ReadSpecial { .. } => {}
+        }
+        Ok(fp)
+    }
+
+    /// What the wait of lane `l` of warp `wi` reads to decide it may go on.
+    fn wait_object(&self, wi: usize, l: usize) -> Option<Object> {
+        let cta = self.exec.warps[wi].cta;
+        match self.exec.warps[wi].wait[l] {
+            WaitFor::Mbarrier { cta, off, .. } => Some(Object::Shared { cta: cta as usize, off, len: 8 }),
+            WaitFor::NamedBarrier { .. } => Some(Object::Named { cta }),
+            WaitFor::ClusterBarrier { .. } => Some(Object::Cluster),
+            // Waking retires the groups: a write (see `warp_step`).
+            WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } | WaitFor::WgmmaGroups { .. } => {
+                Some(Object::AsyncOf { warp: wi })
+            }
+            WaitFor::RegisterPool { .. } => Some(Object::Registers { cta }),
+            WaitFor::GlobalAtomic { .. } => Some(Object::Global),
+            // Released by the warp's own lanes.
+            WaitFor::Nothing | WaitFor::WarpSync { .. } | WaitFor::WgmmaConverge { .. } => None,
+        }
+    }
+
+    /// The async op named `actor` progresses: one piece of a copy lands, or the op completes.
+    fn agent_step(&mut self, actor: Actor) -> Result<Footprint> {
+        let Some(i) = self.async_ops.in_flight.iter().position(|o| o.actor == actor) else {
+            unreachable!("only enabled async ops are chosen")
+        };
+        let op = &self.async_ops.in_flight[i];
+        let issuer_warp = self.warp_of(op.issuer).0;
+        let mut fp = Footprint::default();
+        match &op.kind {
+            AsyncKind::Load { dsts, src, bytes, .. } => {
+                for d in dsts {
+                    // A tensor box may be swizzled (within its 1024-byte-aligned tiles) or padded
+                    // (anywhere in the CTA's shared memory); other copies land where they say.
+                    let map = match src {
+                        LoadSrc::Tensor { map, .. } => {
+                            self.cx.tmaps[*map].as_ref().map(|m| (m.swizzle, m.smem_rows().padded()))
+                        }
+                        LoadSrc::Bulk(_) | LoadSrc::Shared { .. } => Some((Swizzle::None, false)),
+                    };
+                    match map {
+                        Some((Swizzle::None, false)) => {
+                            fp.write(Object::Shared { cta: d.cta, off: d.off, len: *bytes })
+                        }
+                        Some((_, false)) => {
+                            let lo = d.off & !1023;
+                            let hi = (d.off + bytes).next_multiple_of(1024);
+                            fp.write(Object::Shared { cta: d.cta, off: lo, len: hi - lo });
+                        }
+                        Some((_, true)) | None => fp.write(Object::AllShared { cta: d.cta }),
+                    }
+                    fp.write(Object::Shared { cta: d.cta, off: d.bar, len: 8 });
+                    // Landing in an exited CTA is a finding: the exit count is read.
+                    fp.read(Object::Named { cta: d.cta });
+                }
+                match src {
+                    LoadSrc::Bulk(addr) => fp.read(Object::GlobalRange { addr: *addr, len: *bytes as u64 }),
+                    LoadSrc::Tensor { .. } => fp.read(Object::Global),
+                    LoadSrc::Shared { cta, off } => fp.read(Object::Shared { cta: *cta, off: *off, len: *bytes }),
+                }
+            }
+            AsyncKind::CpAsync { cta, off, bytes, src, .. } => {
+                fp.write(Object::Shared { cta: *cta, off: *off, len: *bytes });
+                fp.read(Object::GlobalRange { addr: *src, len: *bytes as u64 });
+                // Completions of a thread's ops commute with each other; its waits retire them.
+                fp.read(Object::AsyncOf { warp: issuer_warp });
+            }
+            AsyncKind::Store { cta, off, bytes, dst, .. } => {
+                match dst {
+                    StoreDst::Bulk(addr) => {
+                        fp.read(Object::Shared { cta: *cta, off: *off, len: *bytes });
+                        fp.write(Object::GlobalRange { addr: *addr, len: *bytes as u64 });
+                    }
+                    // A tensor box may be swizzled within its 1024-byte-aligned tiles.
+                    StoreDst::Tensor { .. } => {
+                        let lo = off & !1023;
+                        let hi = (off + bytes).next_multiple_of(1024);
+                        fp.read(Object::Shared { cta: *cta, off: lo, len: hi - lo });
+                        fp.write(Object::Global);
+                    }
+                }
+                fp.read(Object::AsyncOf { warp: issuer_warp });
+            }
+            AsyncKind::CpAsyncArrive { cta, off, .. } => {
+                fp.write(Object::Shared { cta: *cta, off: *off, len: 8 });
+                fp.write(Object::AsyncOf { warp: issuer_warp });
+            }
+            // The tensor cores: descriptors, tensor memory, warpgroup order.
+            AsyncKind::Commit { .. } | AsyncKind::Tcgen05(_) | AsyncKind::Wgmma { .. } => fp.write(Object::Everything),
+        }
+        self.complete_next_piece(i)?;
+        self.steps.progress += 1;
+        for &(c, off, len) in &self.step.as_ref().expect("a step is running").shared {
+            fp.write(Object::Shared { cta: c, off, len });
+        }
+        Ok(fp)
+    }
+}

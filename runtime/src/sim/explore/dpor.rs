@@ -1,0 +1,162 @@
+//! Dynamic partial-order reduction over the explored executions (Flanagan and Godefroid,
+//! POPL 2005, with sleep sets): after each execution, every pair of dependent steps of
+//! different actors that are not ordered by happens-before (vector clocks over the steps) is a
+//! race, and the state before the earlier step gets a backtrack point: the later step's actor
+//! (or, if it could not run there, every actor that could). The explorer then re-runs from the
+//! launch with the deepest pending backtrack point's prefix. Actors in a state's sleep set
+//! (explored there already, independent of what ran since) are not tried again.
+
+use crate::report::schedule::Actor;
+use crate::sim::explore::footprint::Footprint;
+use crate::sim::explore::guided::Recorded;
+use std::collections::{BTreeSet, HashMap};
+
+/// A state of the exploration tree on the current path.
+#[derive(Debug)]
+pub(crate) struct Node {
+    pub enabled: Vec<Actor>,
+    pub chosen: Actor,
+    pub footprint: Footprint,
+    pub spawned: Vec<Actor>,
+    pub sleep: Vec<(Actor, Footprint)>,
+    /// Actors to try from this state.
+    pub backtrack: BTreeSet<Actor>,
+    /// Actors tried from this state, with their step's footprint.
+    pub done: Vec<(Actor, Footprint)>,
+}
+
+impl Node {
+    fn from(r: Recorded) -> Node {
+        Node {
+            done: vec![(r.chosen, r.footprint.clone())],
+            backtrack: BTreeSet::from([r.chosen]),
+            enabled: r.enabled,
+            chosen: r.chosen,
+            footprint: r.footprint,
+            spawned: r.spawned,
+            sleep: r.sleep,
+        }
+    }
+}
+
+/// The next execution to run: the steps to take, and the sleep set after them.
+pub(crate) struct Branch {
+    pub prefix: Vec<Actor>,
+    pub sleep: Vec<(Actor, Footprint)>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Dpor {
+    pub nodes: Vec<Node>,
+}
+
+impl Dpor {
+    /// Take an execution's steps: those of the prefix re-ran known states (the last one with
+    /// its new actor), the rest are new states. Returns how many states are new.
+    pub fn absorb(&mut self, prefix_len: usize, steps: Vec<Recorded>) -> usize {
+        let mut steps = steps.into_iter();
+        if prefix_len > 0 {
+            // The branch point: the node whose new actor the prefix ends with.
+            let n = prefix_len - 1;
+            self.nodes.truncate(prefix_len);
+            if let Some(r) = steps.nth(n) {
+                let node = &mut self.nodes[n];
+                node.chosen = r.chosen;
+                node.footprint = r.footprint.clone();
+                node.spawned = r.spawned;
+                node.done.push((r.chosen, r.footprint));
+            }
+        }
+        let before = self.nodes.len();
+        self.nodes.extend(steps.map(Node::from));
+        self.nodes.len() - before
+    }
+
+    /// Add the backtrack points of the races on the current path.
+    pub fn analyze(&mut self) {
+        let mut index: HashMap<Actor, usize> = HashMap::new();
+        let mut actor_clock: HashMap<Actor, Vec<u32>> = HashMap::new();
+        let mut clocks: Vec<Vec<u32>> = Vec::with_capacity(self.nodes.len());
+        let mut actor_of = Vec::with_capacity(self.nodes.len());
+        for j in 0..self.nodes.len() {
+            let p = self.nodes[j].chosen;
+            let n = index.len();
+            let pi = *index.entry(p).or_insert(n);
+            actor_of.push(pi);
+            let base = actor_clock.get(&p).cloned().unwrap_or_default();
+            let before =
+                |clock: &[u32], actor: usize, step: usize| clock.get(actor).is_some_and(|&c| c as usize > step);
+            let mut clock = base.clone();
+            let mut race = None;
+            for i in (0..j).rev() {
+                if actor_of[i] == pi || !self.nodes[i].footprint.dependent(&self.nodes[j].footprint) {
+                    continue;
+                }
+                if race.is_none() && !before(&base, actor_of[i], i) {
+                    race = Some(i);
+                }
+                join(&mut clock, &clocks[i]);
+            }
+            if clock.len() <= pi {
+                clock.resize(pi + 1, 0);
+            }
+            clock[pi] = j as u32 + 1;
+            if let Some(i) = race {
+                let node = &mut self.nodes[i];
+                if node.enabled.contains(&p) {
+                    node.backtrack.insert(p);
+                } else {
+                    node.backtrack.extend(node.enabled.iter().copied());
+                }
+            }
+            for &a in &self.nodes[j].spawned {
+                actor_clock.insert(a, clock.clone());
+            }
+            actor_clock.insert(p, clock.clone());
+            clocks.push(clock);
+        }
+    }
+
+    /// The deepest state with an actor left to try, as the next execution; `None`: every
+    /// execution that matters was explored.
+    pub fn next_branch(&mut self) -> Option<Branch> {
+        while let Some(node) = self.nodes.last() {
+            let asleep = |a: &Actor| node.sleep.iter().any(|(s, _)| s == a) || node.done.iter().any(|(d, _)| d == a);
+            if let Some(&q) = node.backtrack.iter().find(|a| !asleep(a)) {
+                let n = self.nodes.len() - 1;
+                let mut prefix: Vec<Actor> = self.nodes[..n].iter().map(|x| x.chosen).collect();
+                prefix.push(q);
+                let node = &self.nodes[n];
+                let sleep = node.sleep.iter().chain(node.done.iter()).cloned().collect();
+                return Some(Branch { prefix, sleep });
+            }
+            self.nodes.pop();
+        }
+        None
+    }
+
+    /// Approximate bytes the exploration holds (the memory bound).
+    pub fn bytes(&self) -> u64 {
+        let entry = std::mem::size_of::<(Actor, Footprint)>();
+        self.nodes
+            .iter()
+            .map(|n| {
+                std::mem::size_of::<Node>()
+                    + n.enabled.len() * std::mem::size_of::<Actor>()
+                    + n.backtrack.len() * 2 * std::mem::size_of::<Actor>()
+                    + n.footprint.bytes()
+                    + (n.sleep.len() + n.done.len()) * entry
+                    + n.sleep.iter().chain(&n.done).map(|(_, f)| f.bytes()).sum::<usize>()
+            })
+            .sum::<usize>() as u64
+    }
+}
+
+fn join(into: &mut Vec<u32>, other: &[u32]) {
+    if into.len() < other.len() {
+        into.resize(other.len(), 0);
+    }
+    for (a, &b) in into.iter_mut().zip(other) {
+        *a = (*a).max(b);
+    }
+}

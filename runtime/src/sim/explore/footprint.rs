@@ -1,0 +1,126 @@
+//! What one step touched, for partial-order reduction: two steps of different actors are
+//! *dependent* when they touch a common object and one of them writes it; independent steps
+//! commute (either order reaches the same state), so the explorer never permutes them.
+//!
+//! The objects over-approximate: a step may name more than it touched (never less), which costs
+//! reduction, never soundness. Shared memory is byte ranges (mbarriers are their 8 bytes);
+//! everything else the engine does not track precisely is one object per kind, and a step the
+//! engine cannot describe touches `Everything`.
+
+/// Something a step reads or writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Object {
+    /// Bytes `[off, off + len)` of CTA `cta`'s shared memory (an mbarrier: its 8 bytes).
+    Shared { cta: usize, off: u32, len: u32 },
+    /// Every byte of CTA `cta`'s shared memory (an access whose addresses are not tracked).
+    AllShared { cta: usize },
+    /// Global memory (a thread's access, a tensor map's box: not tracked by address).
+    Global,
+    /// Bytes `[addr, addr + len)` of global memory (a bulk copy's source or destination).
+    GlobalRange { addr: u64, len: u64 },
+    /// CTA `cta`'s named barriers (`bar.sync`, `bar.arrive`) and its exit count.
+    Named { cta: usize },
+    /// The cluster barrier.
+    Cluster,
+    /// Tensor memory and the tcgen05 state of CTA `cta`.
+    Tensor { cta: usize },
+    /// The async work of warp `warp`: its groups, its wgmmas, its ops in flight.
+    AsyncOf { warp: usize },
+    /// CTA `cta`'s register pool (`setmaxnreg`).
+    Registers { cta: usize },
+    /// Anything: dependent with every step that touches something.
+    Everything,
+}
+
+impl Object {
+    fn overlaps(&self, other: &Object) -> bool {
+        use Object::*;
+        match (*self, *other) {
+            (Everything, _) | (_, Everything) => true,
+            (Shared { cta: a, off: x, len: n }, Shared { cta: b, off: y, len: m }) => {
+                a == b && x < y.saturating_add(m) && y < x.saturating_add(n)
+            }
+            (Shared { cta: a, .. } | AllShared { cta: a }, Shared { cta: b, .. } | AllShared { cta: b }) => a == b,
+            (GlobalRange { addr: x, len: n }, GlobalRange { addr: y, len: m }) => {
+                x < y.saturating_add(m) && y < x.saturating_add(n)
+            }
+            (Global | GlobalRange { .. }, Global | GlobalRange { .. }) | (Cluster, Cluster) => true,
+            (Named { cta: a }, Named { cta: b })
+            | (Tensor { cta: a }, Tensor { cta: b })
+            | (Registers { cta: a }, Registers { cta: b })
+            | (AsyncOf { warp: a }, AsyncOf { warp: b }) => a == b,
+            (Shared { .. } | AllShared { .. }, _)
+            | (
+                Global
+                | GlobalRange { .. }
+                | Named { .. }
+                | Cluster
+                | Tensor { .. }
+                | AsyncOf { .. }
+                | Registers { .. },
+                _,
+            ) => false,
+        }
+    }
+}
+
+/// The objects of one step, each read or written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Footprint {
+    pub accesses: Vec<(Object, bool)>,
+}
+
+impl Footprint {
+    pub fn read(&mut self, o: Object) {
+        self.add(o, false);
+    }
+    pub fn write(&mut self, o: Object) {
+        self.add(o, true);
+    }
+    fn add(&mut self, o: Object, write: bool) {
+        match self.accesses.iter_mut().find(|(x, _)| *x == o) {
+            Some((_, w)) => *w |= write,
+            None => self.accesses.push((o, write)),
+        }
+    }
+
+    /// Whether the two steps may not commute: a common object, written by at least one (or
+    /// `Everything`, however it was touched).
+    pub fn dependent(&self, other: &Footprint) -> bool {
+        let conflict = |a: &Object, wa: bool, b: &Object, wb: bool| {
+            (wa || wb || *a == Object::Everything || *b == Object::Everything) && a.overlaps(b)
+        };
+        self.accesses.iter().any(|(a, wa)| other.accesses.iter().any(|(b, wb)| conflict(a, *wa, b, *wb)))
+    }
+
+    /// Approximate heap bytes (the explorer's memory bound counts them).
+    pub fn bytes(&self) -> usize {
+        self.accesses.capacity() * std::mem::size_of::<(Object, bool)>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fp(accesses: &[(Object, bool)]) -> Footprint {
+        Footprint { accesses: accesses.to_vec() }
+    }
+
+    #[test]
+    fn only_a_write_to_a_common_object_makes_steps_dependent() {
+        let bar = Object::Shared { cta: 0, off: 8, len: 8 };
+        let tile = Object::Shared { cta: 0, off: 1024, len: 256 };
+        assert!(!fp(&[(bar, false)]).dependent(&fp(&[(bar, false)])), "two reads commute");
+        assert!(fp(&[(bar, true)]).dependent(&fp(&[(bar, false)])));
+        assert!(!fp(&[(bar, true)]).dependent(&fp(&[(tile, true)])), "disjoint bytes");
+        let other_cta = Object::Shared { cta: 1, off: 8, len: 8 };
+        assert!(!fp(&[(bar, true)]).dependent(&fp(&[(other_cta, true)])));
+        assert!(fp(&[(Object::AllShared { cta: 0 }, false)]).dependent(&fp(&[(tile, true)])));
+        assert!(fp(&[(Object::Everything, false)]).dependent(&fp(&[(Object::Global, false)])));
+        let (lo, hi) = (Object::GlobalRange { addr: 0, len: 128 }, Object::GlobalRange { addr: 128, len: 64 });
+        assert!(!fp(&[(lo, true)]).dependent(&fp(&[(hi, true)])), "disjoint global bytes");
+        assert!(fp(&[(Object::Global, false)]).dependent(&fp(&[(hi, true)])), "an untracked access");
+        assert!(!fp(&[(Object::Everything, true)]).dependent(&Footprint::default()), "a step that touched nothing");
+    }
+}

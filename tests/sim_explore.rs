@@ -1,0 +1,241 @@
+//! Exhaustive exploration (`Device::explore`): a protocol bug that sampled schedules miss and
+//! the explorer finds, its counterexample replayed from its schedule, correct kernels explored
+//! completely, the bounds stated when they stop an exploration, and the settings refused with
+//! the field named.
+
+use phaser::codegen::builder::KernelBuilder;
+use phaser::codegen::ir::{Dim, Type, Value};
+use phaser::runtime::sim::{BoundHit, Category, Schedule, SimConfig, Strategy};
+use phaser::{Arg, Device, Kernel, LaunchConfig, RuntimeError, Target};
+
+const FILE: &str = "tests/sim_explore.rs";
+
+/// The line of this file holding `marker` (a comment on the line above the statement).
+fn line_of(marker: &str) -> u32 {
+    let lines: Vec<&str> = include_str!("sim_explore.rs").lines().collect();
+    let i = lines.iter().position(|l| l.trim_start() == format!("// {marker}")).unwrap_or_else(|| panic!("{marker}"));
+    i as u32 + 2
+}
+
+/// Rounds of the torn-observation kernel.
+const ROUNDS: u32 = 3;
+
+/// Warp 0's lane 0 publishes each round in two halves, arriving on `a[r]` then `b[r]`, and
+/// waits for the consumer's acknowledgement on `ack[r]`. Warp 1's lane 0 waits for `a[r]`,
+/// then *probes* `b[r]` (`test_wait`) and counts the rounds it caught half-published, before
+/// waiting for `b[r]` properly. The bug: the count indexes `out`, which holds `ROUNDS`
+/// entries, so only a consumer that caught every round torn writes past the buffer. That
+/// needs the producer preempted between its two arrivals in each of the rounds, and the
+/// consumer to probe right then: a sampled schedule rarely lines up three times.
+fn torn_rounds(fixed: bool) -> Kernel {
+    let mut k = KernelBuilder::new(if fixed { "torn_rounds_fixed" } else { "torn_rounds" }, Target::Sm90a);
+    let out = k.param_global("out", Type::U32, true);
+    k.require_block(64, 1, 1);
+    let a = k.alloc_barriers("a", ROUNDS);
+    let b = k.alloc_barriers("b", ROUNDS);
+    let ack = k.alloc_barriers("ack", ROUNDS);
+    let tid = k.thread_idx(Dim::X);
+    let is0 = k.eq(tid, Value::u32(0));
+    k.if_then(is0, |k| {
+        for arr in [a, b, ack] {
+            for r in 0..ROUNDS {
+                let bar = k.barrier_at(arr, Value::u32(r));
+                k.mbarrier_init(bar, Value::u32(1));
+            }
+        }
+    });
+    k.cta_sync();
+    k.if_then(is0, |k| {
+        k.for_range(Value::u32(0), Value::u32(ROUNDS), |k, r| {
+            let ar = k.barrier_at(a, r);
+            k.mbarrier_arrive(ar);
+            let br = k.barrier_at(b, r);
+            k.mbarrier_arrive(br);
+            let ackr = k.barrier_at(ack, r);
+            k.mbarrier_wait(ackr, Value::u32(0));
+        });
+    });
+    let is32 = k.eq(tid, Value::u32(32));
+    k.if_then(is32, |k| {
+        let torn = k.var(Value::u32(0));
+        k.for_range(Value::u32(0), Value::u32(ROUNDS), |k, r| {
+            let ar = k.barrier_at(a, r);
+            k.mbarrier_wait(ar, Value::u32(0));
+            let br = k.barrier_at(b, r);
+            let done = k.mbarrier_test_wait(br, Value::u32(0));
+            let done = k.cvt(done, Type::U32);
+            let caught = k.sub(Value::u32(1), done);
+            let t = k.add(Value::Reg(torn), caught);
+            k.assign(torn, t);
+            k.mbarrier_wait(br, Value::u32(0));
+            let ackr = k.barrier_at(ack, r);
+            k.mbarrier_arrive(ackr);
+        });
+        let index = if fixed { k.rem(Value::Reg(torn), Value::u32(ROUNDS)) } else { Value::Reg(torn) };
+        // torn-store
+        k.st_global(out, index, Value::u32(1));
+    });
+    k.finish().unwrap()
+}
+
+fn device(cfg: SimConfig) -> Device {
+    Device::sim(SimConfig { echo_printf: false, ..cfg })
+}
+
+fn launch_torn(d: &Device, k: &Kernel) -> (LaunchConfig, phaser::runtime::Buffer<u32>) {
+    let _ = k;
+    (LaunchConfig::linear(1, 64), d.alloc::<u32>(ROUNDS as usize).unwrap())
+}
+
+/// Seeds of the sampled strategies that find the bug (`SimConfig::default` is Random).
+fn sampled_hits(strategy: Strategy, seeds: u64) -> u64 {
+    let k = torn_rounds(false);
+    let mut hits = 0;
+    for seed in 0..seeds {
+        let d = device(SimConfig { trace: false, ..SimConfig::default().with_strategy(strategy).with_seed(seed) });
+        let (cfg, out) = launch_torn(&d, &k);
+        let r = d.simulate(&k, cfg, &[Arg::buffer(&out)]).unwrap();
+        hits += u64::from(r.has_errors());
+    }
+    hits
+}
+
+#[test]
+fn sampled_schedules_miss_the_torn_rounds_bug() {
+    // 1,000 random seeds (about a second; bench/exhaustive.md has the adversarial figure,
+    // `sampled_schedules_over_1000_seeds`) and the round-robin schedule all miss it.
+    assert_eq!(sampled_hits(Strategy::Random, 1000), 0);
+    assert_eq!(sampled_hits(Strategy::RoundRobin, 1), 0);
+}
+
+#[test]
+#[ignore = "prints the figures of bench/exhaustive.md (adversarial schedules do find the bug sometimes)"]
+fn sampled_schedules_over_1000_seeds() {
+    for s in [Strategy::Random, Strategy::Adversarial] {
+        println!("{}: {} of 1000 seeds find the bug", s.name(), sampled_hits(s, 1000));
+    }
+}
+
+#[test]
+fn the_explorer_finds_the_torn_rounds_bug_and_its_schedule_replays_it() {
+    let k = torn_rounds(false);
+    let d = device(SimConfig::default());
+    let (cfg, out) = launch_torn(&d, &k);
+    let e = d.explore(&k, cfg, &[Arg::buffer(&out)]).unwrap();
+    println!("{}", e.summary());
+    let c = e.counterexample.as_ref().unwrap_or_else(|| panic!("no counterexample:\n{e}"));
+    let f = c.findings.iter().find(|f| f.category == Category::OutOfBounds).unwrap_or_else(|| panic!("{e}"));
+    let loc = f.loc.expect("the store's line");
+    assert_eq!((loc.file, loc.line), (FILE, line_of("torn-store")), "{e}");
+    assert!(e.text().contains("counterexample in execution"), "{e}");
+    // The schedule replays the same finding in the normal simulator, from its text.
+    let text = c.schedule.as_ref().expect("a counterexample has its schedule").to_string();
+    let schedule: Schedule = text.parse().unwrap();
+    let replay = device(SimConfig { schedule: Some(schedule), ..SimConfig::default() });
+    let out2 = replay.alloc::<u32>(ROUNDS as usize).unwrap();
+    let r = replay.simulate(&k, cfg, &[Arg::buffer(&out2)]).unwrap();
+    let g = r.findings.iter().find(|f| f.category == Category::OutOfBounds).unwrap_or_else(|| panic!("{r}"));
+    assert_eq!((g.loc, &g.message), (f.loc, &f.message));
+}
+
+#[test]
+fn the_fixed_kernel_is_explored_completely() {
+    let k = torn_rounds(true);
+    let d = device(SimConfig::default());
+    let (cfg, out) = launch_torn(&d, &k);
+    let e = d.explore(&k, cfg, &[Arg::buffer(&out)]).unwrap();
+    println!("{e}");
+    assert!(e.complete(), "{e}");
+    // Each round's probe can see `b[r]` before or after its arrival: at least 2^ROUNDS
+    // executions, and the reduction keeps the independent steps (the other lanes' exits,
+    // the inits) from multiplying them.
+    assert!(e.executions >= 1 << ROUNDS, "{e}");
+    assert!(e.executions < 1000, "{e}");
+    assert!(e.text().contains("complete for these bounds"), "{e}");
+}
+
+#[test]
+fn a_bound_that_stops_the_exploration_is_stated() {
+    let k = torn_rounds(true);
+    let d = device(SimConfig { explore_max_executions: 2, ..SimConfig::default() });
+    let (cfg, out) = launch_torn(&d, &k);
+    let e = d.explore(&k, cfg, &[Arg::buffer(&out)]).unwrap();
+    assert_eq!((e.executions, e.bound_hit), (2, Some(BoundHit::Executions)), "{e}");
+    assert!(!e.complete());
+    assert!(e.text().contains("the execution bound (2) was reached"), "{e}");
+
+    let d = device(SimConfig { explore_max_depth: 5, ..SimConfig::default() });
+    let (cfg, out) = launch_torn(&d, &k);
+    let e = d.explore(&k, cfg, &[Arg::buffer(&out)]).unwrap();
+    assert!(e.depth_cut > 0 && !e.complete(), "{e}");
+    assert!(e.text().contains("were cut at 5 steps"), "{e}");
+}
+
+#[test]
+fn explore_settings_are_refused_with_the_field_named() {
+    let k = torn_rounds(true);
+    for (cfg, field) in [
+        (SimConfig { explore_max_executions: 0, ..SimConfig::default() }, "SimConfig::explore_max_executions"),
+        (SimConfig { explore_max_depth: 0, ..SimConfig::default() }, "SimConfig::explore_max_depth"),
+        (SimConfig { explore_max_memory_bytes: 0, ..SimConfig::default() }, "SimConfig::explore_max_memory_bytes"),
+        (SimConfig { schedule: Some(Schedule::default()), ..SimConfig::default() }, "SimConfig::schedule"),
+    ] {
+        let d = device(cfg);
+        let (lc, out) = launch_torn(&d, &k);
+        match d.explore(&k, lc, &[Arg::buffer(&out)]) {
+            Err(RuntimeError::InvalidSetting(s)) => assert_eq!(s.setting, field),
+            other => panic!("{field}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_schedule_that_does_not_fit_the_kernel_is_refused_with_its_step() {
+    let k = torn_rounds(true);
+    let schedule: Schedule = "w0 w7".parse().unwrap();
+    let d = device(SimConfig { schedule: Some(schedule), ..SimConfig::default() });
+    let (cfg, out) = launch_torn(&d, &k);
+    match d.simulate(&k, cfg, &[Arg::buffer(&out)]) {
+        Err(RuntimeError::InvalidSetting(s)) => {
+            assert_eq!((s.setting, s.value.as_str()), ("SimConfig::schedule", "\"step 2\""));
+            assert!(
+                s.problem.starts_with("`w7` cannot run at this step (the actors that can: w0 w1)"),
+                "{}",
+                s.problem
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_launch_of_more_than_one_cluster_is_refused() {
+    let k = torn_rounds(true);
+    let d = device(SimConfig::default());
+    let out = d.alloc::<u32>(ROUNDS as usize).unwrap();
+    match d.explore(&k, LaunchConfig::linear(2, 64), &[Arg::buffer(&out)]) {
+        Err(RuntimeError::InvalidSetting(s)) => {
+            assert_eq!(s.setting, "Device::explore");
+            assert!(s.problem.contains("has 2 (grid [2, 1, 1]"), "{}", s.problem);
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_exhaustive_device_fails_a_launch_with_the_counterexample() {
+    let k = torn_rounds(false);
+    let d = device(SimConfig { exhaustive: true, ..SimConfig::default() });
+    let (cfg, out) = launch_torn(&d, &k);
+    match d.launch(&k, cfg, &[Arg::buffer(&out)]) {
+        Err(RuntimeError::Simulation(r)) => {
+            assert!(r.findings.iter().any(|f| f.category == Category::OutOfBounds), "{r}");
+            assert!(r.schedule.is_some() && r.exploration.is_some(), "{r}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let k = torn_rounds(true);
+    let r = d.launch(&k, cfg, &[Arg::buffer(&out)]).unwrap().sim.expect("a simulated launch");
+    assert!(r.exploration.as_ref().is_some_and(|e| e.complete()), "{r}");
+    assert!(r.text().contains("complete for these bounds"), "{r}");
+}
