@@ -55,7 +55,8 @@ const PRODUCER_LAPS: &str = "without its wait the producer either overwrites a s
                              observed (arrival-overflow)";
 
 /// Why a consumer's missing `full` wait of a multicast pipeline shows as one of two findings.
-const CONSUMER_RUNS_AHEAD: &str = "without its wait the consumer reads each stage either after the multicast landed but \
+const CONSUMER_RUNS_AHEAD: &str =
+    "without its wait the consumer reads each stage either after the multicast landed but \
                                    unordered with it (async-read-race) or before any byte landed \
                                    (uninitialized-shared-read), releasing phases the producer then skips \
                                    (wrong-parity)";
@@ -84,6 +85,17 @@ pub fn mutants() -> Vec<Mutant> {
     let c4 = "cluster_multicast_x4";
     let ca = "cp_async_mbarrier";
     let cn = "cp_async_mbarrier_noinc";
+    let fa = "attention_dsl";
+    // attention_dsl's statements (its lines are the kernel's own; the lead may add options,
+    // the statements stay). The K release and the V release, each in its `if leader`.
+    let k_release = at(ARRIVE, "T.pipeline.consumer_release(k_pipe, kst);").parent();
+    let v_release = at(ARRIVE, "T.pipeline.consumer_release(v_pipe, vst);").nth(0, 2).parent();
+    // `if j > 0 { wait_group(1) } else { wait_group(0) }`: S of block j retired.
+    let s_retired = at(WGMMA_WAIT, "T.ptx.wgmma.wait_group(1);").parent();
+    // P V of block j - 1 retired, in the loop (the first `wait_group(0)` is the `else` above).
+    let pv_wait = at(WGMMA_WAIT, "T.ptx.wgmma.wait_group(0);").nth(1, 3);
+    let turn_sync = at(BAR_SYNC, "T.ptx.bar.sync(my_turn, 256);").nth(0, 2);
+    let turn_arrive = at(BAR_ARRIVE, "T.ptx.bar.arrive(their_turn, 256);").nth(1, 2);
     vec![
         // seed 1: 4 threads publish, arrive on a count-4 barrier, wait, read each other's data.
         m(st, at(ARRIVE, "k.mbarrier_arrive(bar)"), Delete, MissingArrival),
@@ -441,5 +453,24 @@ pub fn mutants() -> Vec<Mutant> {
             SetImm(Role::Count, 0),
             InvalidInitCount,
         ),
+        // attention_dsl (issue 20's injected bugs): a TMA producer warp fills the K and V rings,
+        // two consumer warpgroups run S = Q Kᵀ and O += P V on wgmma, in ping-pong through
+        // named barriers 3 and 4.
+        // (a) A stage released before the `wgmma.wait_group` retiring the wgmmas reading it.
+        m(fa, k_release, before(s_retired), WgmmaOperandRace),
+        m(fa, v_release, before(pv_wait), WgmmaOperandRace),
+        // (b) P packed into the A fragment while the P V wgmma still reads it (the wait for P V
+        // moved after the first pack), and the S wgmma issued with no `wgmma.fence` after the
+        // pack read S (and the softmax wrote it).
+        // (The last statement of the pack: the 64th register copy, BN / 16 k-steps of 4.)
+        m(fa, pv_wait.parent(), after(at(MOV_REG, "T.fragment.to_a(p[kk], s, kk);").nth(63, 64)), WgmmaRegisterRace),
+        m(fa, at(WGMMA_FENCE, "T.ptx.wgmma.fence();").nth(0, 3), Delete, MissingWgmmaFence),
+        // (c) A ping-pong barrier's count off by one warp.
+        m(fa, turn_sync, Offset(Role::Count, -32), NamedBarrier),
+        m(fa, turn_sync, Offset(Role::Count, 32), NamedBarrier),
+        m(fa, turn_arrive, Offset(Role::Count, -32), NamedBarrier),
+        // (d) A K stage refilled by TMA while the S wgmma still reads it (no wait on `empty`).
+        m(fa, at(WAIT, "T.pipeline.producer_acquire(k_pipe, kst);"), Delete, AsyncWriteRace),
+        m(fa, at(INIT, "T.pipeline.init(k_pipe);").nth(1, 4), Offset(Role::Count, -1), WgmmaOperandRace),
     ]
 }

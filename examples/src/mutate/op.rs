@@ -48,6 +48,16 @@ pub mod ops {
     op!(TRY_WAIT, "mbarrier.try_wait", StmtKind::Inst(Inst::Mbarrier(MbarrierOp::TryWait { .. })));
     op!(TEST_WAIT, "mbarrier.test_wait", StmtKind::Inst(Inst::Mbarrier(MbarrierOp::TestWait { .. })));
     op!(BAR_SYNC, "bar.sync", StmtKind::Inst(Inst::Sync(SyncOp::BarSync { .. })));
+    op!(
+        /// `bar.arrive id, count`: arrive at a named barrier without waiting (a ping-pong turn).
+        BAR_ARRIVE, "bar.arrive", StmtKind::Inst(Inst::Sync(SyncOp::BarArrive { .. })));
+    op!(WGMMA_FENCE, "wgmma.fence", StmtKind::Inst(Inst::Wgmma(WgmmaOp::Fence)));
+    op!(WGMMA_MMA, "wgmma.mma_async", StmtKind::Inst(Inst::Wgmma(WgmmaOp::MmaAsync(_))));
+    op!(WGMMA_COMMIT, "wgmma.commit_group", StmtKind::Inst(Inst::Wgmma(WgmmaOp::CommitGroup)));
+    op!(WGMMA_WAIT, "wgmma.wait_group", StmtKind::Inst(Inst::Wgmma(WgmmaOp::WaitGroup { .. })));
+    op!(
+        /// `cvt.rn.bf16x2.f32`: two f32s packed into one register (`T.fragment.to_a`, `T.pack.*`).
+        PACK_HALF2, "cvt.rn.{bf16,f16}x2.f32 (pack)", StmtKind::Inst(Inst::Fragment(FragmentOp::PackHalf2 { .. })));
     op!(WARP_SYNC, "bar.warp.sync", StmtKind::Inst(Inst::Sync(SyncOp::WarpSync { .. })));
     op!(FENCE_PROXY_ASYNC, "fence.proxy.async", StmtKind::Inst(Inst::Sync(SyncOp::FenceProxyAsync { .. })));
     op!(FENCE_MBARRIER_INIT, "fence.mbarrier_init", StmtKind::Inst(Inst::Sync(SyncOp::FenceMbarrierInit)));
@@ -85,6 +95,9 @@ pub mod ops {
     op!(
         /// `dst = imm` (a `let mut phase = 1`).
         MOV_IMM, "mov (immediate)", StmtKind::Inst(Inst::Arith(ArithOp::Mov { src: Value::Imm { .. }, .. })));
+    op!(
+        /// `dst = src` of a register (a fragment element copied into its place).
+        MOV_REG, "mov (register)", StmtKind::Inst(Inst::Arith(ArithOp::Mov { src: Value::Reg(_), .. })));
     op!(
         /// A `loop` (a `while`, a `for`, or a polling loop such as a `test_wait` spin).
         LOOP, "loop", StmtKind::Loop { .. });

@@ -13,18 +13,20 @@ use std::fmt;
 use std::sync::{Mutex, OnceLock};
 
 /// An instruction of a kernel: the `nth` (from 0) of the `of` statements of kind `op` built on
-/// a Rust line containing `line` (whitespace-insensitive), in program order.
+/// a Rust line containing `line` (whitespace-insensitive), in program order; or, with `up` > 0,
+/// the `if`/loop that many levels around it (the `if leader { release }` a release sits in).
 #[derive(Clone, Copy, Debug)]
 pub struct Site {
     pub op: Op,
     pub line: &'static str,
     pub nth: usize,
     pub of: usize,
+    pub up: usize,
 }
 
 /// The statement of kind `op` built on the one Rust line that contains `line`.
 pub fn at(op: Op, line: &'static str) -> Site {
-    Site { op, line, nth: 0, of: 1 }
+    Site { op, line, nth: 0, of: 1, up: 0 }
 }
 
 impl Site {
@@ -32,6 +34,13 @@ impl Site {
     /// unrolled into the kernel, the same text on several lines).
     pub fn nth(self, nth: usize, of: usize) -> Site {
         Site { nth, of, ..self }
+    }
+
+    /// The structured statement (`if` or loop) directly around this one: a mutant that moves or
+    /// deletes a guarded statement with its guard (`if leader { T.pipeline.consumer_release(..) }`),
+    /// named by the line inside it rather than by a guard line many statements share.
+    pub fn parent(self) -> Site {
+        Site { up: self.up + 1, ..self }
     }
 
     /// The statement's preorder index in `k` (see [`preorder`]) and its source location.
@@ -64,8 +73,47 @@ impl Site {
                 if lines.is_empty() { String::new() } else { format!(" (at {})", lines.join(", ")) }
             ));
         }
-        Ok(found[self.nth])
+        let (mut id, mut loc) = found[self.nth];
+        if self.up > 0 {
+            let parents = parents(body);
+            for _ in 0..self.up {
+                id = parents[id]
+                    .ok_or_else(|| format!("site {self} in `{name}`: the statement is not inside an `if` or loop"))?;
+            }
+            let mut outer = None;
+            preorder(body, &mut |i, s| {
+                if i == id {
+                    outer = Some(s.loc);
+                }
+            });
+            loc = outer.flatten().unwrap_or(loc);
+        }
+        Ok((id, loc))
     }
+}
+
+/// Per preorder index, the index of the `if`/loop directly around that statement.
+fn parents(block: &[Stmt]) -> Vec<Option<usize>> {
+    fn go(block: &[Stmt], parent: Option<usize>, out: &mut Vec<Option<usize>>) {
+        for s in block {
+            let id = out.len();
+            out.push(parent);
+            match &s.kind {
+                StmtKind::If { then_body, else_body, .. } => {
+                    go(then_body, Some(id), out);
+                    go(else_body, Some(id), out);
+                }
+                StmtKind::Loop { body, latch } => {
+                    go(body, Some(id), out);
+                    go(latch, Some(id), out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    go(block, None, &mut out);
+    out
 }
 
 impl fmt::Display for Site {
@@ -74,7 +122,11 @@ impl fmt::Display for Site {
         if self.of > 1 {
             write!(f, " #{} of {}", self.nth + 1, self.of)?;
         }
-        write!(f, " at `{}`", self.line)
+        write!(f, " at `{}`", self.line)?;
+        for _ in 0..self.up {
+            f.write_str(", its `if`/loop")?;
+        }
+        Ok(())
     }
 }
 

@@ -70,6 +70,7 @@ pub fn subjects() -> Vec<Subject> {
         s("cluster_multicast_x4", "cluster_multicast"),
         s("cp_async_mbarrier", "cp_async_mbarrier"),
         s("cp_async_mbarrier_noinc", "cp_async_mbarrier"),
+        s("attention_dsl", "attention_dsl"),
     ]
 }
 

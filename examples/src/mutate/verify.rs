@@ -56,7 +56,6 @@ pub fn only_target_changed(before: &[Stmt], after: &[Stmt], target: usize) -> Re
     flatten(before, &mut a, &mut a_starts);
     let (mut b, mut b_starts) = (Vec::new(), Vec::new());
     flatten(after, &mut b, &mut b_starts);
-    let _ = b_starts;
     let start = *a_starts.get(target).ok_or("no such target statement")?;
     let end = match a[start] {
         Tok::If(..) | Tok::Loop(..) => {
@@ -94,7 +93,20 @@ pub fn only_target_changed(before: &[Stmt], after: &[Stmt], target: usize) -> Re
     }
     // An edit script is ambiguous when two statements trade places: accept either reading.
     let first = edits(am, bm, &lcs, pre, start..end, loc, true);
-    first.or_else(|e| edits(am, bm, &lcs, pre, start..end, loc, false).map_err(|_| e))
+    let first = first.or_else(|e| edits(am, bm, &lcs, pre, start..end, loc, false).map_err(|_| e));
+    // A structured statement moved past another of the same size reads, to the diff, as the
+    // other one moved: accept `after` if it is `before` with the target's tokens elsewhere.
+    first.or_else(|e| if moved(&a, &b, &b_starts, start..end) { Ok(()) } else { Err(e) })
+}
+
+/// Whether `b` is `a` with the tokens `target` taken out and put back at a statement boundary.
+fn moved(a: &[Tok], b: &[Tok], b_starts: &[usize], target: std::ops::Range<usize>) -> bool {
+    let t = &a[target.clone()];
+    let rest: Vec<&Tok> = a[..target.start].iter().chain(&a[target.end..]).collect();
+    b.len() == a.len()
+        && b_starts.iter().any(|&s| {
+            b.get(s..s + t.len()) == Some(t) && b[..s].iter().chain(&b[s + t.len()..]).zip(&rest).all(|(x, y)| x == *y)
+        })
 }
 
 /// Walk one longest-common-subsequence edit script of `am` → `bm` (`prefer_insert` breaks

@@ -1125,16 +1125,19 @@ impl Checker for HappensBefore {
         ranges: &[(u32, u32)],
         pc: u32,
     ) -> Option<Issue> {
-        self.tensor.issue(TensorRead {
-            id,
-            cta,
-            ranges: ranges.to_vec(),
-            pc,
-            threads,
-            done: false,
-            observers: Vec::new(),
-            early: Vec::new(),
-        });
+        self.tensor.issue(
+            TensorRead {
+                id,
+                cta,
+                ranges: ranges.to_vec(),
+                pc,
+                threads,
+                done: false,
+                observers: Vec::new(),
+                early: Vec::new(),
+            },
+            &snaps.iter().map(|s| (s.issuer, s.own)).collect::<Vec<_>>(),
+        );
         // The bytes must have been written, and each write ordered before the issue of one of
         // the four warps (the tensor core starts once all issued); generic writes also need a
         // `fence.proxy.async` (wgmma reads through the async proxy).

@@ -6,6 +6,12 @@
 //! whose consumer released it before its `wait_group`, a store into an operand in flight — is
 //! a `WgmmaOperandRace`, attributed to the early release that let the writer in when there
 //! was one.
+//!
+//! A warp's part of a wgmma is issued before the read exists here (it exists once all four
+//! warps issued), so a release its first lane makes in between (the warpgroup's leader
+//! releasing right after its own `mma_async`, the other warps not there yet) would be missed:
+//! each thread's latest arrivals are kept, and those after its warp's issue are early releases
+//! of the read from the start.
 
 use super::BarrierKey;
 
@@ -58,14 +64,27 @@ pub(crate) struct ReadConflict {
 
 /// Early releases kept per read (the latest).
 const EARLY_KEPT: usize = 8;
+/// Arrivals kept per thread, for the reads issued after them (see the module's doc).
+const RECENT_KEPT: usize = 4;
 
 #[derive(Default)]
 pub(crate) struct TensorReads {
     reads: Vec<TensorRead>,
+    /// Each thread's latest arrivals.
+    recent: std::collections::HashMap<u32, Vec<EarlyRelease>>,
 }
 
 impl TensorReads {
-    pub fn issue(&mut self, read: TensorRead) {
+    /// A wgmma's read, issued by warps whose first lanes had clocks `issues` (thread, own
+    /// clock at its `mma_async`): their arrivals since then are early releases of it already.
+    pub fn issue(&mut self, mut read: TensorRead, issues: &[(u32, u32)]) {
+        for &(t, at_issue) in issues {
+            for e in self.recent.get(&t).into_iter().flatten() {
+                if e.clock > at_issue && read.early.len() < EARLY_KEPT {
+                    read.early.push(*e);
+                }
+            }
+        }
         self.reads.push(read);
     }
 
@@ -85,6 +104,11 @@ impl TensorReads {
     /// Thread `t` (row `row`, own clock `clock`) arrives on `bar` at `pc`: an early release of
     /// every read of its warpgroup it is not ordered after.
     pub fn arrival(&mut self, t: u32, row: &[u32], bar: BarrierKey, clock: u32, pc: u32) {
+        let recent = self.recent.entry(t).or_default();
+        if recent.len() == RECENT_KEPT {
+            recent.remove(0);
+        }
+        recent.push(EarlyRelease { thread: t, bar, clock, pc, phase: None });
         for r in &mut self.reads {
             if (r.threads.0..r.threads.1).contains(&t) && !r.ordered(row) {
                 if r.early.len() == EARLY_KEPT {
@@ -97,6 +121,9 @@ impl TensorReads {
 
     /// Thread `t`'s arrival on `bar` just recorded by `arrival` counted toward `phase`.
     pub fn arrival_phase(&mut self, t: u32, bar: BarrierKey, phase: u64) {
+        if let Some(e) = self.recent.get_mut(&t).and_then(|v| v.last_mut()).filter(|e| e.bar == bar) {
+            e.phase.get_or_insert(phase);
+        }
         for r in &mut self.reads {
             if let Some(e) = r.early.iter_mut().rev().find(|e| e.thread == t && e.bar == bar) {
                 e.phase.get_or_insert(phase);
@@ -152,7 +179,7 @@ mod tests {
     #[test]
     fn a_write_after_an_observed_retirement_is_fine_and_replaces_the_read() {
         let mut t = TensorReads::default();
-        t.issue(read(1));
+        t.issue(read(1), &[]);
         t.done(1);
         t.observed(130, 5, 1);
         let mut row = vec![0u32; 300];
@@ -164,7 +191,7 @@ mod tests {
     #[test]
     fn a_write_before_the_retirement_names_the_early_release() {
         let mut t = TensorReads::default();
-        t.issue(read(1));
+        t.issue(read(1), &[]);
         // Thread 128 releases at clock 3 before retiring; retires at clock 4.
         t.arrival(128, &[0; 300], bar(), 3, 42);
         t.arrival_phase(128, bar(), 5);
@@ -178,16 +205,39 @@ mod tests {
         assert_eq!(e.phase, Some(5), "the phase it released, for the finding's header");
         // Bytes outside the read, another CTA, or no read at all: nothing.
         let mut t = TensorReads::default();
-        t.issue(read(2));
+        t.issue(read(2), &[]);
         assert!(t.write(&row, 0, 0, 1024).is_none());
         assert!(t.write(&row, 1, 1024, 16).is_none());
         assert!(t.write(&row, 0, 1024, 16).is_some(), "an unretired read conflicts even without a release");
     }
 
     #[test]
+    fn a_release_between_the_warps_issue_and_the_fourth_warps_is_early() {
+        let mut t = TensorReads::default();
+        // Thread 128 (warp 4's first lane) issued its part at clock 2, released at clock 3,
+        // and the fourth warp issued after that: the read is created with the release on it.
+        t.arrival(128, &[0; 300], bar(), 1, 40);
+        t.arrival(128, &[0; 300], bar(), 3, 42);
+        t.arrival_phase(128, bar(), 5);
+        t.issue(read(1), &[(128, 2), (160, 2)]);
+        let mut row = vec![0u32; 300];
+        row[128] = 3;
+        let c = t.write(&row, 0, 1024, 16).expect("conflict");
+        let e = c.culprit.expect("the release after the warp's issue");
+        assert_eq!((e.thread, e.pc, e.phase), (128, 42, Some(5)));
+        // The arrival before the issue (clock 1) is no release of this read.
+        let mut t = TensorReads::default();
+        t.arrival(128, &[0; 300], bar(), 1, 40);
+        t.issue(read(1), &[(128, 2)]);
+        let mut row = vec![0u32; 300];
+        row[128] = 1;
+        assert!(t.write(&row, 0, 1024, 16).expect("conflict").culprit.is_none());
+    }
+
+    #[test]
     fn arrivals_after_the_retirement_are_not_early() {
         let mut t = TensorReads::default();
-        t.issue(read(1));
+        t.issue(read(1), &[]);
         t.observed(128, 4, 1);
         let mut row = vec![0u32; 300];
         row[128] = 4;
