@@ -81,7 +81,7 @@ except ImportError:
     raise SystemExit
 dirs = []
 for p in nvidia.__path__:
-    for lib in ("libcublas.so.13", "libcublasLt.so.13", "libcurand.so.10", "libnvrtc.so.13"):
+    for lib in ("libcublas.so.13", "libcublasLt.so.13", "libcurand.so.10", "libnvrtc.so.13", "libcudart.so.13"):
         dirs += [os.path.dirname(f) for f in glob.glob(os.path.join(p, "*", "lib", lib))]
 print(":".join(dict.fromkeys(dirs)))
 PY
