@@ -70,8 +70,8 @@ PY
 )
 [ -n "$NVRTC_LIB" ] && export LD_LIBRARY_PATH="$NVRTC_LIB:${LD_LIBRARY_PATH:-}"
 # Phaser kernels as candle CustomOps on candle's stream (examples/candle), checked against
-# candle's affine and matmul. The binary links libcublas, libcublasLt, libcurand and libnvrtc
-# (candle's cudarc links them): the nvidia cu13 wheels' lib/ goes on the library path.
+# candle's affine and matmul. The binary links libcublas, libcublasLt, libcurand, libnvrtc (candle's
+# cudarc) and libcudart (candle-kernels' libmoe.a): the nvidia cu13 wheels' lib/ goes on the path.
 if [ -x ./bin/candle_custom_op ]; then
   CU_LIBS=$(python3 - <<'PY' 2>/dev/null
 import glob, os
