@@ -12,7 +12,6 @@
 //!
 //! Prints the max error of each check and PASS/FAIL; exits nonzero on a failure.
 
-use candle_core::backend::BackendStorage;
 use candle_core::cuda_backend::cudarc::driver::DevicePtr;
 use candle_core::{CpuStorage, CudaStorage, CustomOp1, CustomOp2, DType, Layout, Shape, Tensor};
 use phaser::{Arg, Device, LaunchConfig, Swizzle};
