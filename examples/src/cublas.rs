@@ -43,9 +43,9 @@ pub struct CublasGemm {
 impl CublasLt {
     /// A handle, or an error that says how to make the library findable.
     pub fn new(dev: &CudaDevice) -> BenchResult<CublasLt> {
-        // SAFETY: only probes whether the shared library can be opened. (Linked instead, as
-        // under candle, the program would not have started without it.)
+        // Linked instead (as under candle), the program would not have started without it.
         #[cfg(feature = "dynamic-loading")]
+        // SAFETY: only probes whether the shared library can be opened.
         if !unsafe { sys::is_culib_present() } {
             return Err(BenchError(
                 "libcublasLt was not found: install the Python package nvidia-cublas and put its lib/ \
