@@ -69,6 +69,25 @@ except ImportError:
 PY
 )
 [ -n "$NVRTC_LIB" ] && export LD_LIBRARY_PATH="$NVRTC_LIB:${LD_LIBRARY_PATH:-}"
+# Phaser kernels as candle CustomOps on candle's stream (examples/candle), checked against
+# candle's affine and matmul. The binary links libcublas, libcublasLt, libcurand, libnvrtc (candle's
+# cudarc) and libcudart (candle-kernels' libmoe.a): the nvidia cu13 wheels' lib/ goes on the path.
+if [ -x ./bin/candle_custom_op ]; then
+  CU_LIBS=$(python3 - <<'PY' 2>/dev/null
+import glob, os
+try:
+    import nvidia
+except ImportError:
+    raise SystemExit
+dirs = []
+for p in nvidia.__path__:
+    for lib in ("libcublas.so.13", "libcublasLt.so.13", "libcurand.so.10", "libnvrtc.so.13", "libcudart.so.13"):
+        dirs += [os.path.dirname(f) for f in glob.glob(os.path.join(p, "*", "lib", lib))]
+print(":".join(dict.fromkeys(dirs)))
+PY
+)
+  step candle_custom_op env LD_LIBRARY_PATH="${CU_LIBS:+$CU_LIBS:}${LD_LIBRARY_PATH:-}" ./bin/candle_custom_op
+fi
 # Tests named two_gpus_* need a second GPU: on a one-GPU machine they are filtered out, and
 # their step's row counts them as skipped (never as passed).
 GPUS=$(nvidia-smi --list-gpus 2>/dev/null | wc -l)

@@ -83,8 +83,9 @@ impl Lifeline {
         Some(LaunchHold(self.clone()))
     }
 
-    /// The buffer is being dropped: refuse new holds and wait for the current ones.
-    fn end(&self) {
+    /// The memory is going away (a buffer dropped, a cudarc tensor map's borrow ending):
+    /// refuse new holds and wait for the current ones.
+    pub(crate) fn end(&self) {
         let mut s = self.state();
         s.alive = false;
         while s.launches > 0 {

@@ -307,6 +307,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// NVRTC compiling `bench/jit_reference.cu` (the C++ `cuda::ptx` version of
 /// seed_producer_consumer) to PTX, twice (the second has NVRTC's own warm state).
 fn nvrtc(o: &Opts, dev: &Device) {
+    // Linked instead of loaded, libnvrtc is there.
+    #[cfg(feature = "dynamic-loading")]
     // SAFETY: only asks the dynamic loader whether libnvrtc is there.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
         println!("\nNVRTC: libnvrtc not found (put nvidia/cu13/lib of the nvidia-cuda-nvrtc wheel on LD_LIBRARY_PATH)");

@@ -18,9 +18,17 @@ fn invalid() -> DriverError {
 
 /// Whether the dynamic loader finds libcuda (with dynamic loading cudarc panics on first use
 /// when it is missing, so this is asked before anything else).
+#[cfg(feature = "dynamic-loading")]
 pub(crate) fn libcuda_present() -> bool {
     // SAFETY: only asks the dynamic loader whether the library loads; no driver call is made.
     unsafe { sys::is_culib_present() }
+}
+
+/// With libcuda linked (another crate chose cudarc's `dynamic-linking`), the program would
+/// not have started without it.
+#[cfg(not(feature = "dynamic-loading"))]
+pub(crate) fn libcuda_present() -> bool {
+    true
 }
 
 /// The driver's CUDA version (`cuDriverGetVersion`: 13000 for 13.0).
