@@ -24,18 +24,18 @@ fn line_of(src: &str, text: &str, nth: usize) -> u32 {
 
 /// Per attention mutant of the catalog, in its order: the statement its finding must name.
 const WHERE: &[(&str, usize)] = &[
-    // (a) the K stage released before `wait_group(1)`: the release.
+    // (a) block 0's K stage released before its `wait_group(0)`: the release.
     ("T.pipeline.consumer_release(k_pipe, kst);", 0),
     // (a) the V stage released before the `wait_group(0)` retiring P V: the release.
     ("T.pipeline.consumer_release(v_pipe, vst);", 0),
     // (b) P packed while the P V wgmma still reads it: the pack.
     ("T.fragment.to_a(p[kk], s, kk);", 0),
     // (b) no `wgmma.fence` after the pack and the softmax touched S: the S wgmma.
-    ("T.ptx.wgmma.mma_async(s, q_tiles[c][cw], k_ring[ks][c], kk, c > 0 || kk > 0);", 0),
+    ("T.ptx.wgmma.mma_async(s, q_tiles[c][cw], k_ring[ks_next][c], kk, c > 0 || kk > 0);", 0),
     // (c) the ping-pong `bar.sync` 224 / 288, the `bar.arrive` 224: the mutated barrier.
-    ("T.ptx.bar.sync(my_turn, 256);", 0),
-    ("T.ptx.bar.sync(my_turn, 256);", 0),
-    ("T.ptx.bar.arrive(their_turn, 256);", 1),
+    ("T.ptx.bar.sync(my_turn, 256);", 1),
+    ("T.ptx.bar.sync(my_turn, 256);", 1),
+    ("T.ptx.bar.arrive(their_turn, 256);", 2),
     // (d) the K stage refilled by TMA with no wait on `empty`, or once one warpgroup released
     // it (`empty` counting one arrival): the refill.
     ("T.tma.load(k_ring[ks][c], k, [kv_head, n0, CHUNK * c], k_full);", 0),

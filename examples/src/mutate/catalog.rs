@@ -25,6 +25,11 @@ impl Mutant {
     }
 }
 
+/// attention_dsl's K `empty` counting one arrival where two warpgroups release.
+const ONE_RELEASE_COMPLETES: &str = "the first warpgroup's release completes the stage's phase: when the producer \
+     is waiting, its refill races the other warpgroup's S wgmma (wgmma-operand-race); when it is not yet, the \
+     second release lands on the next phase (arrival-overflow, then a deadlock)";
+
 fn m(subject: &'static str, site: Site, mutator: impl Mutator + 'static, expect: Category) -> Mutant {
     Mutant { subject, site, mutator: Box::new(mutator), expect, race: None }
 }
@@ -87,15 +92,19 @@ pub fn mutants() -> Vec<Mutant> {
     let cn = "cp_async_mbarrier_noinc";
     let fa = "attention_dsl";
     // attention_dsl's statements (its lines are the kernel's own; the lead may add options,
-    // the statements stay). The K release and the V release, each in its `if leader`.
-    let k_release = at(ARRIVE, "T.pipeline.consumer_release(k_pipe, kst);").parent();
-    let v_release = at(ARRIVE, "T.pipeline.consumer_release(v_pipe, vst);").nth(0, 2).parent();
-    // `if j > 0 { wait_group(1) } else { wait_group(0) }`: S of block j retired.
-    let s_retired = at(WGMMA_WAIT, "T.ptx.wgmma.wait_group(1);").parent();
-    // P V of block j - 1 retired, in the loop (the first `wait_group(0)` is the `else` above).
+    // the statements stay). In the KV loop: the V release of block j - 1 (`if j > 0 { if
+    // leader { release } advance }`, the first V release).
+    let v_release = at(ARRIVE, "T.pipeline.consumer_release(v_pipe, vst);").nth(0, 2).parent().parent();
+    // Block 0's K release (`if leader`) and the `wait_group(0)` retiring block 0's S.
+    let k0_release = at(ARRIVE, "T.pipeline.consumer_release(k_pipe, kst);").nth(0, 2).parent();
+    let s0_retired = at(WGMMA_WAIT, "T.ptx.wgmma.wait_group(0);").nth(0, 3);
+    // P V of block j - 1 retired, in the loop (the first `wait_group(0)` is block 0's S, the
+    // third the last block's P V).
     let pv_wait = at(WGMMA_WAIT, "T.ptx.wgmma.wait_group(0);").nth(1, 3);
-    let turn_sync = at(BAR_SYNC, "T.ptx.bar.sync(my_turn, 256);").nth(0, 2);
-    let turn_arrive = at(BAR_ARRIVE, "T.ptx.bar.arrive(their_turn, 256);").nth(1, 2);
+    // The loop's turn (the others: block 0's S turn, the first warpgroup's last, untaken turn;
+    // the second warpgroup's first grant, block 0's S hand-off).
+    let turn_sync = at(BAR_SYNC, "T.ptx.bar.sync(my_turn, 256);").nth(1, 3);
+    let turn_arrive = at(BAR_ARRIVE, "T.ptx.bar.arrive(their_turn, 256);").nth(2, 3);
     vec![
         // seed 1: 4 threads publish, arrive on a count-4 barrier, wait, read each other's data.
         m(st, at(ARRIVE, "k.mbarrier_arrive(bar)"), Delete, MissingArrival),
@@ -457,20 +466,25 @@ pub fn mutants() -> Vec<Mutant> {
         // two consumer warpgroups run S = Q Kᵀ and O += P V on wgmma, in ping-pong through
         // named barriers 3 and 4.
         // (a) A stage released before the `wgmma.wait_group` retiring the wgmmas reading it.
-        m(fa, k_release, before(s_retired), WgmmaOperandRace),
-        m(fa, v_release, before(pv_wait), WgmmaOperandRace),
+        // (The loop's K release moved before its `wait_group(1)` is not a mutant here: at the
+        // suite's size, 3 KV blocks on 2 stages, no refill follows the loop's releases, so
+        // nothing reads or writes differently; block 0's release is refilled by block 2.)
+        m(fa, k0_release, before(s0_retired), WgmmaOperandRace),
+        m(fa, pv_wait, after(v_release), WgmmaOperandRace),
         // (b) P packed into the A fragment while the P V wgmma still reads it (the wait for P V
         // moved after the first pack), and the S wgmma issued with no `wgmma.fence` after the
         // pack read S (and the softmax wrote it).
         // (The last statement of the pack: the 64th register copy, BN / 16 k-steps of 4.)
-        m(fa, pv_wait.parent(), after(at(MOV_REG, "T.fragment.to_a(p[kk], s, kk);").nth(63, 64)), WgmmaRegisterRace),
-        m(fa, at(WGMMA_FENCE, "T.ptx.wgmma.fence();").nth(0, 3), Delete, MissingWgmmaFence),
+        m(fa, pv_wait, after(at(MOV_REG, "T.fragment.to_a(p[kk], s, kk);").nth(63, 64)), WgmmaRegisterRace),
+        // The loop's S fence (the first is block 0's S, the third the P V's).
+        m(fa, at(WGMMA_FENCE, "T.ptx.wgmma.fence();").nth(1, 3), Delete, MissingWgmmaFence),
         // (c) A ping-pong barrier's count off by one warp.
         m(fa, turn_sync, Offset(Role::Count, -32), NamedBarrier),
         m(fa, turn_sync, Offset(Role::Count, 32), NamedBarrier),
         m(fa, turn_arrive, Offset(Role::Count, -32), NamedBarrier),
         // (d) A K stage refilled by TMA while the S wgmma still reads it (no wait on `empty`).
         m(fa, at(WAIT, "T.pipeline.producer_acquire(k_pipe, kst);"), Delete, AsyncWriteRace),
-        m(fa, at(INIT, "T.pipeline.init(k_pipe);").nth(1, 4), Offset(Role::Count, -1), WgmmaOperandRace),
+        m(fa, at(INIT, "T.pipeline.init(k_pipe);").nth(1, 4), Offset(Role::Count, -1), WgmmaOperandRace)
+            .race(ONE_RELEASE_COMPLETES),
     ]
 }
