@@ -61,7 +61,16 @@ fn full_matrix_tma_async() {
 #[test]
 fn tma_async_ws_subset() {
     let configs = [cfg(1, 1, 2), cfg(2, 2, 2), cfg(2, 1, 7), cfg(1, 4, 2)];
-    run_cases("pipeline_tma_async_warp_specialized.cu", &subset(&configs, 24), SCHEDULES, tma_async_ws::run);
+    let cases = subset(&configs, 24);
+    let (launches, warnings) = run_cases("pipeline_tma_async_warp_specialized.cu", &cases, SCHEDULES, tma_async_ws::run);
+    // The producer's tail (CUTLASS's producer_acquire) leaves `full` barriers mid-phase with
+    // nobody waiting: a warning in every launch, never an error.
+    assert!(warnings >= launches, "{warnings} warnings in {launches} launches");
+    let report = tma_async_ws::run(&sim(Strategy::RoundRobin, 0), &Case { cfg: cfg(1, 1, 2), iterations: 3 }).unwrap();
+    let sim_report = report.sim.as_ref().unwrap();
+    assert!(!sim_report.has_errors(), "{}", sim_report.text());
+    let warned = sim_warnings(&report);
+    assert!(!warned.is_empty() && warned.iter().all(|w| w.starts_with("warning[") && w.contains("pipe_full[")), "{warned:#?}");
 }
 
 #[test]

@@ -78,9 +78,11 @@ pub fn producer_commit(pipe: Pipeline, st: PipelineState, is_leader: bool, rows:
 /// its parity wait then names a phase two behind, and it waits forever (the simulator's
 /// stale-parity deadlock, a true positive; `GATED = 0` keeps CUTLASS's code for the test
 /// that says so). The hardware's warps rarely drift that far, but nothing forbids it. With
-/// wgmma, the warpgroup-wide MMA is this gate.
+/// wgmma, the warpgroup-wide MMA is this gate. The warp converges first (`bar.warp.sync`):
+/// its lanes leave the wait's retry loop one by one, and `bar.sync` is `.aligned`.
 #[phaser::device]
 pub fn gate_the_release() {
+    T.cuda.warp_sync();
     T.cuda.warpgroup_sync();
 }
 

@@ -40,7 +40,10 @@ pub const DUMMY: u32 = 168;
 
 #[phaser::kernel(target = "sm_90a")]
 pub fn cutlass_pipeline_tma_async_ws(out: &mut [u32], data: &mut [i32], iterations: u32, #[comptime] M: u32, #[comptime] N: u32, #[comptime] STAGES: u32) {
+    // `__launch_bounds__(384, 1)`: 65536 / 384 registers, rounded down to a multiple of 8,
+    // at entry; the warpgroups' setmaxnreg split (232 + 232 + 40) uses the whole pool.
     T.require_block(384, 1, 1);
+    T.max_registers(168);
     T.cluster_dims(M, N, 1);
     let tx_bytes = PER_CTA_BYTES * (M + N - 1);
     let pipe = T.pipeline.new_multicast(STAGES, 1, M, N, "cta");

@@ -108,7 +108,10 @@ pub fn cutlass_pipeline_tma_async_ws_persistent(
     #[comptime] STAGES: u32,
     #[comptime] RELAXED_EXIT: u32,
 ) {
+    // `__launch_bounds__(384, 1)`: 65536 / 384 registers, rounded down to a multiple of 8,
+    // at entry; the warpgroups' setmaxnreg split (232 + 232 + 40) uses the whole pool.
     T.require_block(384, 1, 1);
+    T.max_registers(168);
     T.cluster_dims(M, N, 1);
     let tx_bytes = PER_CTA_BYTES * (M + N - 1);
     let pipe = T.pipeline.new_multicast(STAGES, 1, M, N, "cta");
