@@ -12,12 +12,21 @@ use phaser::runtime::sim::{SimConfig, Strategy};
 use phaser::Device;
 
 fn sim(strategy: Strategy, seed: u64) -> Device {
-    Device::sim(SimConfig { threads: 1, echo_printf: false, trace: false, ..SimConfig::default() }.with_strategy(strategy).with_seed(seed))
+    Device::sim(
+        SimConfig { threads: 1, echo_printf: false, trace: false, ..SimConfig::default() }
+            .with_strategy(strategy)
+            .with_seed(seed),
+    )
 }
 
 /// Runs every case under every schedule; returns (launches, warnings). Panics with every
 /// failing case (an error finding fails the launch, so it is an `Err` here).
-fn run_cases(file: &str, cases: &[Case], schedules: &[(Strategy, u64)], run: fn(&Device, &Case) -> Outcome) -> (usize, usize) {
+fn run_cases(
+    file: &str,
+    cases: &[Case],
+    schedules: &[(Strategy, u64)],
+    run: fn(&Device, &Case) -> Outcome,
+) -> (usize, usize) {
     let mut failures = Vec::new();
     let (mut launches, mut warnings) = (0, 0);
     for &(strategy, seed) in schedules {
@@ -62,7 +71,8 @@ fn full_matrix_tma_async() {
 fn tma_async_ws_subset() {
     let configs = [cfg(1, 1, 2), cfg(2, 2, 2), cfg(2, 1, 7), cfg(1, 4, 2)];
     let cases = subset(&configs, 24);
-    let (launches, warnings) = run_cases("pipeline_tma_async_warp_specialized.cu", &cases, SCHEDULES, tma_async_ws::run);
+    let (launches, warnings) =
+        run_cases("pipeline_tma_async_warp_specialized.cu", &cases, SCHEDULES, tma_async_ws::run);
     // The producer's tail (CUTLASS's producer_acquire) leaves `full` barriers mid-phase with
     // nobody waiting: a warning in every launch, never an error.
     assert!(warnings >= launches, "{warnings} warnings in {launches} launches");
@@ -70,7 +80,10 @@ fn tma_async_ws_subset() {
     let sim_report = report.sim.as_ref().unwrap();
     assert!(!sim_report.has_errors(), "{}", sim_report.text());
     let warned = sim_warnings(&report);
-    assert!(!warned.is_empty() && warned.iter().all(|w| w.starts_with("warning[") && w.contains("pipe_full[")), "{warned:#?}");
+    assert!(
+        !warned.is_empty() && warned.iter().all(|w| w.starts_with("warning[") && w.contains("pipe_full[")),
+        "{warned:#?}"
+    );
 }
 
 #[test]
@@ -95,7 +108,11 @@ fn tma_async_ws_persistent_subset() {
 #[test]
 #[ignore = "CUTLASS's whole matrix: minutes"]
 fn full_matrix_tma_async_ws_persistent() {
-    full("pipeline_tma_async_warp_specialized_persistent.cu", tma_async_ws_persistent::CONFIGS, tma_async_ws_persistent::run);
+    full(
+        "pipeline_tma_async_warp_specialized_persistent.cu",
+        tma_async_ws_persistent::CONFIGS,
+        tma_async_ws_persistent::run,
+    );
 }
 
 // ---- pipeline_async.cu ---------------------------------------------------------------------

@@ -39,7 +39,14 @@ const WORDS: u32 = 5;
 pub const DUMMY: u32 = 168;
 
 #[phaser::kernel(target = "sm_90a")]
-pub fn cutlass_pipeline_tma_async_ws(out: &mut [u32], data: &mut [i32], iterations: u32, #[comptime] M: u32, #[comptime] N: u32, #[comptime] STAGES: u32) {
+pub fn cutlass_pipeline_tma_async_ws(
+    out: &mut [u32],
+    data: &mut [i32],
+    iterations: u32,
+    #[comptime] M: u32,
+    #[comptime] N: u32,
+    #[comptime] STAGES: u32,
+) {
     // `__launch_bounds__(384, 1)`: 65536 / 384 registers, rounded down to a multiple of 8,
     // at entry; the warpgroups' setmaxnreg split (232 + 232 + 40) uses the whole pool.
     T.require_block(384, 1, 1);
@@ -103,6 +110,7 @@ pub fn cutlass_pipeline_tma_async_ws(out: &mut [u32], data: &mut [i32], iteratio
                     arr[i] += data[i];
                 }
             }
+            gate_the_release();
             T.pipeline.consumer_release(pipe, release);
             T.pipeline.advance(read);
             T.pipeline.advance(release);
