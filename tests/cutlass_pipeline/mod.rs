@@ -144,7 +144,10 @@ pub fn expect_out(dev: &Device, case: &Case, out: &phaser::Buffer<u32>, want: &[
     let got = dev.download(out).map_err(|e| fail(case, e))?;
     if got != want {
         let i = got.iter().zip(want).position(|(g, w)| g != w).unwrap_or(0);
-        return Err(fail(case, format!("out[{i}] = {}, expected {} (got {got:?}, expected {want:?})", got[i], want[i])));
+        return Err(fail(
+            case,
+            format!("out[{i}] = {}, expected {} (got {got:?}, expected {want:?})", got[i], want[i]),
+        ));
     }
     Ok(())
 }

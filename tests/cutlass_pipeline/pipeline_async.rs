@@ -43,7 +43,13 @@ pub const CONFIGS: &[Config] = &[
 const WORDS: u32 = 4;
 
 #[phaser::kernel(target = "sm_90a")]
-pub fn cutlass_pipeline_async(out: &mut [u32], iterations: u32, #[comptime] M: u32, #[comptime] N: u32, #[comptime] STAGES: u32) {
+pub fn cutlass_pipeline_async(
+    out: &mut [u32],
+    iterations: u32,
+    #[comptime] M: u32,
+    #[comptime] N: u32,
+    #[comptime] STAGES: u32,
+) {
     T.require_block(96, 1, 1);
     T.cluster_dims(M, N, 1);
     // This example showcases 2 producers, 1 consumer.

@@ -89,7 +89,10 @@ pub fn run(dev: &Device, case: &Case) -> Outcome {
             }
         }
         if k >= depth && at(0, k) < at(length - 1, k - depth) {
-            return Err(fail(case, format!("group 0 entered step {k} before group {} left step {}", length - 1, k - depth)));
+            return Err(fail(
+                case,
+                format!("group 0 entered step {k} before group {} left step {}", length - 1, k - depth),
+            ));
         }
     }
     Ok(report)

@@ -162,9 +162,8 @@ pub fn run(dev: &Device, case: &Case) -> Outcome {
     // Every thread's leader-side state: the read state advanced `iterations` times, and thread
     // 0 (the leader, warp 0's elected lane) did every one of the `iterations` commits.
     let it = case.iterations as u64;
-    let want: Vec<u32> = (0..ctas)
-        .flat_map(|_| [case.iterations, state_after(it, stages, 0), state_after(it, stages, 1), 0])
-        .collect();
+    let want: Vec<u32> =
+        (0..ctas).flat_map(|_| [case.iterations, state_after(it, stages, 0), state_after(it, stages, 1), 0]).collect();
     expect_out(dev, case, &out, &want)?;
     Ok(report)
 }

@@ -26,7 +26,16 @@ const WORDS: u32 = 8;
 /// CUTLASS's `dma_wg_simulation`: one tile of `iterations` stages from `start` (a copy: the
 /// caller advances its own state by the tile).
 #[phaser::device]
-fn dma_tile(pipe: Pipeline, start: PipelineState, iterations: u32, is_leader: bool, tx_bytes: u32, rows: u32, cols: u32, stages: u32) {
+fn dma_tile(
+    pipe: Pipeline,
+    start: PipelineState,
+    iterations: u32,
+    is_leader: bool,
+    tx_bytes: u32,
+    rows: u32,
+    cols: u32,
+    stages: u32,
+) {
     let warp_in_group = (T.thread_idx() / 32) % 4;
     let lane_predicate = T.ptx.elect_sync();
     if warp_in_group == 0 && lane_predicate {

@@ -368,7 +368,10 @@ impl Pipeline {
                 ));
             }
         }
-        let cfg = PipelineConfig { consumer_ctas: release_to.releasing_ctas(1).max(1), ..PipelineConfig::tma(stages, consumers) };
+        let cfg = PipelineConfig {
+            consumer_ctas: release_to.releasing_ctas(1).max(1),
+            ..PipelineConfig::tma(stages, consumers)
+        };
         Pipeline { release_to, ..Pipeline::new(k, name, cfg) }
     }
 
@@ -1342,12 +1345,16 @@ mod tests {
         let e = k.finish().unwrap_err();
         let msgs: Vec<&str> = e.diagnostics.iter().map(|d| d.message.as_str()).collect();
         assert!(
-            msgs.contains(&"pipeline `p` releases to the rows and columns of a 2 x 2 cluster, but the kernel declares a \
-                            2 x 1 x 1 cluster (T.cluster_dims): declare 2 x 2 x 1"),
+            msgs.contains(
+                &"pipeline `p` releases to the rows and columns of a 2 x 2 cluster, but the kernel declares a \
+                            2 x 1 x 1 cluster (T.cluster_dims): declare 2 x 2 x 1"
+            ),
             "{msgs:?}"
         );
         assert!(
-            msgs.contains(&"pipeline `q`: a 0 x 2 cluster; rows and columns must be >= 1 and hold at most 16 CTAs on sm_90a"),
+            msgs.contains(
+                &"pipeline `q`: a 0 x 2 cluster; rows and columns must be >= 1 and hold at most 16 CTAs on sm_90a"
+            ),
             "{msgs:?}"
         );
     }
