@@ -314,6 +314,7 @@ placeholder!(
         empty: BarrierArray { alloc: phaser_codegen::ir::AllocId(0), len: 1 },
         cfg: phaser_codegen::builder::PipelineConfig::tma(1, phaser_codegen::builder::Arrivals::Threads(1)),
         cluster_sync: Default::default(),
+        release_to: Default::default(),
     },
     PipelineState => PipelineState {
         index: Reg { id: 0, ty: Type::U32 },

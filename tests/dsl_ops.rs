@@ -435,6 +435,16 @@ fn later_ops(out: &mut [u32], fout: &mut [f32], src: &[f32], wide: &mut [u64]) {
     let ready = T.pipeline.consumer_try_wait(pipe_cta, cst);
     T.pipeline.consumer_wait_with_token(pipe_cta, cst, ready);
     T.pipeline.advance(st, 2);
+    // CUTLASS's 2-D multicast release (the 2 x 1 cluster's row and column) and PipelineAsync's
+    // two producer arrivals.
+    let multicast = T.pipeline.new_multicast(2, 1, 2, 1, "cta");
+    let two_producers = T.pipeline.new_async(2, 2, 1);
+    T.pipeline.init(multicast);
+    T.pipeline.init(two_producers);
+    let mst = T.pipeline.consumer_state(multicast);
+    T.pipeline.consumer_release(multicast, mst);
+    let ast = T.pipeline.producer_state(two_producers);
+    T.pipeline.producer_arrive(two_producers, ast);
 }
 
 #[test]

@@ -27,7 +27,7 @@ pub use fragment_ops::{RowOp, RowScope};
 pub use handles::*;
 pub use kernel_builder::KernelBuilder;
 pub use mbarrier::ArriveOpts;
-pub use pipeline::{Arrivals, ClusterSync, Pipeline, PipelineConfig, PipelineState};
+pub use pipeline::{Arrivals, ClusterSync, Pipeline, PipelineConfig, PipelineState, ReleaseTo};
 pub use registers::RegisterArray;
 pub use tcgen05::{IdescReg, TmemAlloc, UmmaDesc};
 pub use tile::{SharedTile, TileLayout, TileShape};

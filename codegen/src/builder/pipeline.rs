@@ -77,13 +77,19 @@ pub enum Arrivals {
     /// `n` whole warps: the 32 lanes converge (`bar.warp.sync`) and lane 0 arrives once for
     /// the warp. Every lane of the warp must make the call.
     Warps(u32),
+    /// `n` warpgroups of 128 threads, each arriving once per destination CTA, spread over the
+    /// warpgroup as CUTLASS's `PipelineTmaAsync` does (`is_signalling_thread_`/`dst_blockid_`):
+    /// thread `8i` of the warpgroup arrives for destination `dst(i)` (of 16), so no thread
+    /// makes more than one arrival and no warp waits for another. Every thread of the
+    /// warpgroup must make the call; only what that thread did is ordered before its arrival.
+    Warpgroups(u32),
 }
 
 impl Arrivals {
     /// Arrivals per phase contributed by this group.
     pub fn count(self) -> u32 {
         match self {
-            Arrivals::Threads(n) | Arrivals::Warps(n) => n,
+            Arrivals::Threads(n) | Arrivals::Warps(n) | Arrivals::Warpgroups(n) => n,
         }
     }
 }
@@ -130,6 +136,33 @@ pub struct Pipeline {
     pub cfg: PipelineConfig,
     /// How a cluster pipeline's cross-CTA hand-back is ordered (see [`ClusterSync`]).
     pub cluster_sync: ClusterSync,
+    /// Which CTAs a consumer's release arrives on (see [`ReleaseTo`]).
+    pub release_to: ReleaseTo,
+}
+
+/// Which CTAs' `empty` barriers a consumer's release arrives on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReleaseTo {
+    /// This CTA's; for a cluster pipeline (`consumer_ctas > 1`), every CTA's of the cluster
+    /// (each CTA multicasts its slice into all of them).
+    #[default]
+    EveryCta,
+    /// CUTLASS's 2-D multicast (`PipelineTmaAsync` built with a cluster shape): in a
+    /// `rows x cols` cluster (`%cluster_ctaid.x < rows`, `.y < cols`; rank `x + y * rows`)
+    /// the A tile is multicast along a row and the B tile along a column, so a stage of CTA
+    /// `(x, y)` is filled by, and released to, the `rows + cols - 1` CTAs that share its `x`
+    /// or its `y` (`is_same_row_or_col` in `sm90_pipeline.hpp`).
+    RowAndColumn { rows: u32, cols: u32 },
+}
+
+impl ReleaseTo {
+    /// How many CTAs' consumers release each stage of a CTA (`PipelineConfig::consumer_ctas`).
+    fn releasing_ctas(self, every: u32) -> u32 {
+        match self {
+            ReleaseTo::EveryCta => every,
+            ReleaseTo::RowAndColumn { rows, cols } => rows.saturating_add(cols).saturating_sub(1),
+        }
+    }
 }
 
 /// The memory ordering of a cluster pipeline's remote releases (consumers arriving on the
@@ -300,7 +333,46 @@ impl Pipeline {
         }
         let full = k.alloc_barriers(&format!("{name}_full"), cfg.stages.max(1));
         let empty = k.alloc_barriers(&format!("{name}_empty"), cfg.stages.max(1));
-        Pipeline { full, empty, cfg, cluster_sync: ClusterSync::default() }
+        Pipeline { full, empty, cfg, cluster_sync: ClusterSync::default(), release_to: ReleaseTo::EveryCta }
+    }
+
+    /// A pipeline of a `rows x cols` cluster whose stages are filled by, and released to, the
+    /// CTAs of the same row and column ([`ReleaseTo::RowAndColumn`], CUTLASS's
+    /// `PipelineTmaAsync` with a cluster shape): `empty` expects `consumers` from each of
+    /// those `rows + cols - 1` CTAs. A kernel that declares its cluster shape must declare
+    /// `rows x cols x 1`.
+    #[track_caller]
+    pub fn new_rows_cols(
+        k: &mut KernelBuilder,
+        name: &str,
+        stages: u32,
+        consumers: Arrivals,
+        rows: u32,
+        cols: u32,
+    ) -> Pipeline {
+        let release_to = ReleaseTo::RowAndColumn { rows, cols };
+        let most = k.target().limits().max_cluster_ctas_non_portable;
+        if rows == 0 || cols == 0 || rows as u64 * cols as u64 > most as u64 {
+            k.error(format!(
+                "pipeline `{name}`: a {rows} x {cols} cluster; rows and columns must be >= 1 and hold at most \
+                 {most} CTAs on {}",
+                k.target()
+            ));
+        }
+        if let Some(c) = k.bounds.cluster {
+            if c != [rows, cols, 1] {
+                k.error(format!(
+                    "pipeline `{name}` releases to the rows and columns of a {rows} x {cols} cluster, but the kernel \
+                     declares a {} x {} x {} cluster (T.cluster_dims): declare {rows} x {cols} x 1",
+                    c[0], c[1], c[2]
+                ));
+            }
+        }
+        let cfg = PipelineConfig {
+            consumer_ctas: release_to.releasing_ctas(1).max(1),
+            ..PipelineConfig::tma(stages, consumers)
+        };
+        Pipeline { release_to, ..Pipeline::new(k, name, cfg) }
     }
 
     pub fn stages(&self) -> u32 {
@@ -484,28 +556,98 @@ impl Pipeline {
     }
 
     fn consumer_release_here(&self, k: &mut KernelBuilder, st: &PipelineState) {
-        let (empty, cfg, order) = (self.empty, self.cfg, self.release_order());
+        let this = *self;
         let idx = st.index();
-        let arrive = move |k: &mut KernelBuilder| {
-            let bar = k.barrier_at(empty, idx);
-            if cfg.is_cluster() {
-                for cta in 0..cfg.consumer_ctas {
-                    let remote = k.map_barrier_to_cta(bar, Value::u32(cta));
-                    k.mbarrier_arrive_remote_with(remote, None, order);
-                }
-            } else {
-                k.mbarrier_arrive(bar);
-            }
-        };
-        match cfg.consumers {
-            Arrivals::Threads(_) => arrive(k),
+        match self.cfg.consumers {
+            Arrivals::Threads(_) => this.arrive_on_targets(k, idx),
             Arrivals::Warps(_) => {
                 k.warp_sync();
                 let lane = k.lane_idx();
                 let leader = k.eq(lane, Value::u32(0));
-                k.if_then(leader, arrive);
+                k.if_then(leader, |k| this.arrive_on_targets(k, idx));
+            }
+            Arrivals::Warpgroups(_) => this.spread_release(k, idx),
+        }
+    }
+
+    /// One unit's release: an arrival on `empty[idx]` of every CTA the pipeline releases to.
+    fn arrive_on_targets(&self, k: &mut KernelBuilder, idx: Value) {
+        let (empty, cfg, order) = (self.empty, self.cfg, self.release_order());
+        let bar = k.barrier_at(empty, idx);
+        match self.release_to {
+            _ if !cfg.is_cluster() => {
+                k.mbarrier_arrive(bar);
+            }
+            ReleaseTo::EveryCta => {
+                for cta in 0..cfg.consumer_ctas {
+                    let remote = k.map_barrier_to_cta(bar, Value::u32(cta));
+                    k.mbarrier_arrive_remote_with(remote, None, order);
+                }
+            }
+            ReleaseTo::RowAndColumn { rows, cols } => {
+                // This CTA's column (x fixed, every y: itself included), then its row (y
+                // fixed, every other x): rows + cols - 1 arrivals, none twice.
+                let (x, y) = (k.cluster_ctaid(Dim::X), k.cluster_ctaid(Dim::Y));
+                for n in 0..cols {
+                    let rank = k.add(x, Value::u32(n * rows));
+                    let remote = k.map_barrier_to_cta(bar, rank);
+                    k.mbarrier_arrive_remote_with(remote, None, order);
+                }
+                let row0 = k.mul(y, Value::u32(rows));
+                for m in 0..rows {
+                    let other = k.ne(x, Value::u32(m));
+                    k.if_then(other, |k| {
+                        let rank = k.add(row0, Value::u32(m));
+                        let remote = k.map_barrier_to_cta(bar, rank);
+                        k.mbarrier_arrive_remote_with(remote, None, order);
+                    });
+                }
             }
         }
+    }
+
+    /// A warpgroup's release spread over its threads as CUTLASS's `PipelineTmaAsync` does:
+    /// thread `t` (of the warpgroup) with `t % 8 == 0` signals destination
+    /// `dst = 4 * (r ^ c) + c` (`r` its warp in the warpgroup, `c = (t / 8) % 4`: CuTe's
+    /// `Swizzle<2,0,-2>` of a 4 x 4 layout), one of 16, and arrives on CTA `dst`'s `empty[idx]`
+    /// when that CTA is one the pipeline releases to.
+    fn spread_release(&self, k: &mut KernelBuilder, idx: Value) {
+        let (empty, cfg, order, release_to) = (self.empty, self.cfg, self.release_order(), self.release_to);
+        let tid = k.thread_idx(Dim::X);
+        let t = k.rem(tid, Value::u32(128));
+        let warp = k.div(tid, Value::u32(32));
+        let r = k.rem(warp, Value::u32(4));
+        let c8 = k.div(t, Value::u32(8));
+        let c = k.rem(c8, Value::u32(4));
+        let rc = k.xor(r, c);
+        let hi = k.mul(rc, Value::u32(4));
+        let dst = k.add(hi, c);
+        let low = k.rem(t, Value::u32(8));
+        let signals = k.eq(low, Value::u32(0));
+        let target = match release_to {
+            _ if !cfg.is_cluster() => k.eq(dst, Value::u32(0)),
+            ReleaseTo::EveryCta => k.lt(dst, Value::u32(cfg.consumer_ctas)),
+            ReleaseTo::RowAndColumn { rows, cols } => {
+                let inside = k.lt(dst, Value::u32(rows * cols));
+                let (x, y) = (k.cluster_ctaid(Dim::X), k.cluster_ctaid(Dim::Y));
+                let dx = k.rem(dst, Value::u32(rows));
+                let dy = k.div(dst, Value::u32(rows));
+                let same_x = k.eq(dx, x);
+                let same_y = k.eq(dy, y);
+                let shares = k.or(same_x, same_y);
+                k.and(inside, shares)
+            }
+        };
+        let arrives = k.and(signals, target);
+        k.if_then(arrives, |k| {
+            let bar = k.barrier_at(empty, idx);
+            if cfg.is_cluster() {
+                let remote = k.map_barrier_to_cta(bar, dst);
+                k.mbarrier_arrive_remote_with(remote, None, order);
+            } else {
+                k.mbarrier_arrive(bar);
+            }
+        });
     }
 
     /// The producer's epilogue: wait until the consumers released every stage once more
@@ -1170,6 +1312,51 @@ mod tests {
         assert_eq!(count(&ptx, "mbarrier.arrive.shared::cluster.b64 _, [%r*]"), 2, "{ptx}");
         assert!(!ptx.contains(".release.cluster.shared::cluster") && !ptx.contains("acquire.cluster"), "{ptx}");
         assert!(has(&ptx, "mbarrier.try_wait.parity.shared::cta.b64"), "{ptx}");
+    }
+
+    #[test]
+    fn row_and_column_release_counts_and_arrives_remotely() {
+        // A 2 x 4 cluster: each stage is released by the 2 + 4 - 1 CTAs of its row and column.
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        k.require_block(128, 1, 1);
+        k.cluster(2, 4, 1);
+        let p = Pipeline::new_rows_cols(&mut k, "p", 2, Arrivals::Warpgroups(1), 2, 4)
+            .with_cluster_sync(ClusterSync::CtaScope);
+        p.init(&mut k);
+        let cs = p.consumer_start_state(&mut k);
+        p.consumer_release(&mut k, &cs);
+        let ptx = emit(k);
+        let counts: Vec<&str> = insts(&ptx, "mbarrier.init.shared::cta.b64").iter().map(|o| o[1]).collect();
+        assert_eq!(counts, ["1", "5", "1", "5"], "{ptx}");
+        // One predicated arrival per signalling thread, on the mapa of its destination.
+        let mapas = insts(&ptx, "mapa.shared::cluster.u32");
+        assert_eq!(mapas.len(), 1, "{ptx}");
+        let remote: Vec<&str> = insts(&ptx, "mbarrier.arrive.shared::cluster.b64").iter().map(|o| o[1]).collect();
+        assert_eq!(remote, [mapas[0][0]], "{ptx}");
+        assert!(has(&ptx, "mov.u32 %r*, %cluster_ctaid.y"), "{ptx}");
+    }
+
+    #[test]
+    fn a_row_and_column_pipeline_must_match_the_cluster() {
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        k.cluster(2, 1, 1);
+        Pipeline::new_rows_cols(&mut k, "p", 2, Arrivals::Warpgroups(1), 2, 2);
+        Pipeline::new_rows_cols(&mut k, "q", 2, Arrivals::Warpgroups(1), 0, 2);
+        let e = k.finish().unwrap_err();
+        let msgs: Vec<&str> = e.diagnostics.iter().map(|d| d.message.as_str()).collect();
+        assert!(
+            msgs.contains(
+                &"pipeline `p` releases to the rows and columns of a 2 x 2 cluster, but the kernel declares a \
+                            2 x 1 x 1 cluster (T.cluster_dims): declare 2 x 2 x 1"
+            ),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.contains(
+                &"pipeline `q`: a 0 x 2 cluster; rows and columns must be >= 1 and hold at most 16 CTAs on sm_90a"
+            ),
+            "{msgs:?}"
+        );
     }
 
     #[test]

@@ -280,6 +280,7 @@ fn placeholder_pipeline() -> Pipeline {
         empty: bars,
         cfg: crate::builder::PipelineConfig::tma(1, crate::builder::Arrivals::Threads(1)),
         cluster_sync: Default::default(),
+        release_to: Default::default(),
     }
 }
 

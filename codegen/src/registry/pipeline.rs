@@ -1,7 +1,7 @@
 //! `T.pipeline.*`: full/empty mbarrier pipelines with the stage and phase bookkeeping done
 //! by the builder (CUTLASS's `PipelineTmaAsync` + `PipelineState`).
 
-use crate::builder::{Arrivals, ClusterSync, PipelineConfig};
+use crate::builder::{Arrivals, ClusterSync, Pipeline, PipelineConfig};
 
 /// How a cluster pipeline's consumers hand stages back to the other CTAs (see `ClusterSync`).
 const CLUSTER_SYNC: super::Choice<ClusterSync> =
@@ -25,6 +25,15 @@ ops! {
         = |k, call| {
             let cfg = PipelineConfig { consumer_ctas: ctas, ..PipelineConfig::tma(stages, Arrivals::Threads(consumer_threads)) };
             k.pipeline(call.name(), cfg).with_cluster_sync(sync)
+        };
+    /// CUTLASS's 2-D multicast pipeline (`PipelineTmaAsync` with a cluster shape): in a `rows x cols` cluster each stage is filled by, and released to, the `rows + cols - 1` CTAs of the same row (`%cluster_ctaid.y`) and column (`.x`); `empty` expects one arrival per consumer warpgroup from each; every thread of a consumer warpgroup calls `consumer_release` and CUTLASS's 16 signalling threads arrive
+    "pipeline.new_multicast" (stages: Const = 2, consumer_warpgroups: Const = 1, rows: Const = 2, cols: Const = 2; sync: Choice(CLUSTER_SYNC)) -> Pipeline
+        = |k, call| Pipeline::new_rows_cols(k, call.name(), stages, Arrivals::Warpgroups(consumer_warpgroups), rows, cols).with_cluster_sync(sync);
+    /// CUTLASS's `PipelineAsync`: `full` expects `producer_threads` arrivals (each producer thread's `producer_arrive`), `empty` `consumer_threads` (each consumer thread's `consumer_release`)
+    "pipeline.new_async" ["cutlass:PipelineAsync"] (stages: Const = 2, producer_threads: Const = 2, consumer_threads: Const = 1) -> Pipeline
+        = |k, call| {
+            let cfg = PipelineConfig { producers: Arrivals::Threads(producer_threads), ..PipelineConfig::tma(stages, Arrivals::Threads(consumer_threads)) };
+            k.pipeline(call.name(), cfg)
         };
     /// thread 0 inits every barrier, `fence.mbarrier_init`, then the CTA syncs (all threads call it)
     "pipeline.init" (pipe: Pipeline) -> Unit = |k, call| pipe.init(k);
