@@ -147,6 +147,12 @@ pub mod entry {
     pub const RAW: usize = 18;
 }
 
+/// The words the host zeroes before a launch: the header and each entry's marker (an entry
+/// or a header without its magic word is not read; the rest of the words need no clearing).
+pub fn words_cleared_before_launch() -> impl Iterator<Item = usize> {
+    (0..HEADER_WORDS).chain((0..ENTRY_CAPACITY).map(|s| HEADER_WORDS + s * ENTRY_WORDS + entry::MARKER))
+}
+
 /// The kernel's tag in the record (FNV-1a of its name): which kernel a record is from, when
 /// several may have run (a graph, streams).
 pub fn kernel_tag(name: &str) -> u32 {

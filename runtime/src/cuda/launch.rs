@@ -9,7 +9,7 @@ use super::ffi::{self, Slot, TensorMapParam};
 use crate::args::ResolvedArg;
 use crate::error::{BackendError, Result, RuntimeError};
 use crate::launch::LaunchConfig;
-use crate::watchdog::{Watchdog, WatchdogRecord};
+use crate::watchdog::{Watchdog, WatchdogReport};
 use cudarc::driver::sys::CUfunction_attribute_enum;
 use phaser_codegen::arch::SharedLayout;
 use phaser_codegen::ir::Kernel;
@@ -212,7 +212,7 @@ impl CudaDevice {
         let fault = |message: String, source: Option<BackendError>| RuntimeError::KernelFault {
             kernel: k.name().to_owned(),
             message,
-            watchdog: WatchdogRecord::decode(k, &record.read()).map(Box::new),
+            watchdog: WatchdogReport::decode(k, &record.read()).map(Box::new),
             source,
         };
         let t0 = Instant::now();
