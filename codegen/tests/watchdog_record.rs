@@ -45,7 +45,10 @@ fn every_wait_records_its_site_and_the_module_declares_the_record() {
     assert_eq!(text.matches(&format!(".visible .global .align 4 .u32 {CLAIM_SYMBOL} = 0;")).count(), 1);
     for site in 0..3 {
         assert_eq!(
-            text.matches(&format!("// watchdog: record this starved wait (site {site}) in the table, then trap (emit::watchdog)")).count(),
+            text.matches(&format!(
+                "// watchdog: record this starved wait (site {site}) in the table, then trap (emit::watchdog)"
+            ))
+            .count(),
             1
         );
     }

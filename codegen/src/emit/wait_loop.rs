@@ -107,7 +107,10 @@ pub(crate) fn wait(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
             super::watchdog::trap_path(cx.kernel, site, bar, on, "%wait_dt", n, cx.cta(), grace),
         )
     } else {
-        (vec![format!("\t@%wait_done bra $L_wait_{n};")], vec!["\ttrap; // mbarrier wait watchdog: likely deadlock".into()])
+        (
+            vec![format!("\t@%wait_done bra $L_wait_{n};")],
+            vec!["\ttrap; // mbarrier wait watchdog: likely deadlock".into()],
+        )
     };
     v.extend(watchdog_check(limit, under_limit, trap));
     v.push(format!("$L_waited_{n}:"));

@@ -320,7 +320,9 @@ pub fn trap_path(
         format!("\tmov.u32 %wd_v, {};", (grace >> 32) as u32),
         sth(header::GRACE_NS + 1, "%wd_v"),
     ]);
-    for (field, regs) in [(header::GRID, ["%nctaid.x", "%nctaid.y", "%nctaid.z"]), (header::BLOCK, ["%ntid.x", "%ntid.y", "%ntid.z"])] {
+    for (field, regs) in
+        [(header::GRID, ["%nctaid.x", "%nctaid.y", "%nctaid.z"]), (header::BLOCK, ["%ntid.x", "%ntid.y", "%ntid.z"])]
+    {
         for (i, sreg) in regs.into_iter().enumerate() {
             v.push(format!("\tmov.u32 %wd_v, {sreg};"));
             v.push(sth(field + i, "%wd_v"));

@@ -56,7 +56,19 @@ mod tests {
 
     /// One entry: site, barrier array and index, parity, phase parity, lanes, CTA x, thread x.
     #[allow(clippy::too_many_arguments)]
-    fn put(w: &mut [u32], k: &Kernel, slot: usize, site: u32, arr: u32, idx: u32, par: u32, phase: u32, lanes: u32, cta: u32, tid: u32) {
+    fn put(
+        w: &mut [u32],
+        k: &Kernel,
+        slot: usize,
+        site: u32,
+        arr: u32,
+        idx: u32,
+        par: u32,
+        phase: u32,
+        lanes: u32,
+        cta: u32,
+        tid: u32,
+    ) {
         let e = &mut w[HEADER_WORDS + slot * ENTRY_WORDS..][..ENTRY_WORDS];
         e[entry::MARKER] = ENTRY_MAGIC;
         e[entry::KERNEL] = kernel_tag(k.name());
@@ -106,7 +118,8 @@ mod tests {
         finish(&mut w, &k, 5);
         let r = WatchdogReport::decode(&k, &w).expect("a record");
         assert_eq!((r.waits.len(), r.claimed, r.dropped, r.incomplete), (5, Some(5), 0, 0));
-        let g: Vec<(&str, u32, u32, u32)> = r.groups.iter().map(|g| (g.barrier.as_str(), g.threads, g.warps, g.ctas)).collect();
+        let g: Vec<(&str, u32, u32, u32)> =
+            r.groups.iter().map(|g| (g.barrier.as_str(), g.threads, g.warps, g.ctas)).collect();
         assert_eq!(g, [("full[0]", 95, 3, 2), ("empty[0]", 2, 2, 2)]);
         assert_eq!(r.root_barriers(), ["empty[0]"]);
         assert_eq!(r.shape, Some(LaunchShape { grid: [2, 1, 1], block: [128, 1, 1], dynamic_shared_bytes: 1024 }));
@@ -145,7 +158,10 @@ mod tests {
         assert_eq!(r.groups[0].ctas as usize, ENTRY_CAPACITY - 1);
         assert_eq!(r.root_barriers(), ["full[0]"]);
         let text = r.to_string();
-        assert!(text.contains("; 40 more starved warps not recorded (the table holds 512); 1 entry cut off by the trap:"), "{text}");
+        assert!(
+            text.contains("; 40 more starved warps not recorded (the table holds 512); 1 entry cut off by the trap:"),
+            "{text}"
+        );
         assert!(text.contains("... and 508 more warps"), "{text}");
         assert!(text.contains("every starved wait is on `full[0]`"), "{text}");
     }
@@ -170,8 +186,14 @@ mod tests {
         assert!(!r.groups[0].still_blocked && r.groups[1].still_blocked);
         let text = r.to_string();
         assert!(text.contains("the trap came before the record's header was written"), "{text}");
-        assert!(text.contains("on `full[1]` for the phase of parity 1 saw it complete only after the last try"), "{text}");
-        assert!(text.contains("on `the barrier at shared address 0x3f8` on a state token never saw it complete"), "{text}");
+        assert!(
+            text.contains("on `full[1]` for the phase of parity 1 saw it complete only after the last try"),
+            "{text}"
+        );
+        assert!(
+            text.contains("on `the barrier at shared address 0x3f8` on a state token never saw it complete"),
+            "{text}"
+        );
         assert!(text.contains("likely root: not one the GPU's record can name"), "{text}");
         assert!(!text.contains("LaunchConfig {"), "no shape without the header: {text}");
     }

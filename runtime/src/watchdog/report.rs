@@ -4,7 +4,9 @@
 
 use super::root::{data_barrier_arrays, likely_root, LikelyRoot};
 use super::starved::{Slot, StarvedWait};
-use phaser_codegen::emit::watchdog::{header, kernel_tag, ENTRY_CAPACITY, ENTRY_WORDS, HEADER_WORDS, RECORD_MAGIC, RECORD_WORDS};
+use phaser_codegen::emit::watchdog::{
+    header, kernel_tag, ENTRY_CAPACITY, ENTRY_WORDS, HEADER_WORDS, RECORD_MAGIC, RECORD_WORDS,
+};
 use phaser_codegen::ir::Kernel;
 use std::fmt;
 
@@ -192,7 +194,11 @@ impl fmt::Display for WatchdogReport {
             plural(self.groups.len() as u32, "group")
         )?;
         if self.dropped > 0 {
-            write!(f, "; {} not recorded (the table holds {ENTRY_CAPACITY})", plural(self.dropped, "more starved warp"))?;
+            write!(
+                f,
+                "; {} not recorded (the table holds {ENTRY_CAPACITY})",
+                plural(self.dropped, "more starved warp")
+            )?;
         }
         if self.incomplete > 0 {
             write!(f, "; {} cut off by the trap", plural(self.incomplete, "entry"))?;
@@ -233,7 +239,10 @@ impl fmt::Display for WatchdogReport {
                 let roots: Vec<String> = self.root_barriers().iter().map(|b| format!("`{b}`")).collect();
                 writeln!(f, "likely root (*): the waits on {}: {}", roots.join(", "), r.why)?
             }
-            None => writeln!(f, "likely root: not one the GPU's record can name (waits on several barriers, past their first phase)")?,
+            None => writeln!(
+                f,
+                "likely root: not one the GPU's record can name (waits on several barriers, past their first phase)"
+            )?,
         }
         if let Some(g) = self.grace_ns {
             writeln!(
@@ -250,6 +259,10 @@ impl fmt::Display for WatchdogReport {
                 s.grid, s.block, s.dynamic_shared_bytes
             )?;
         }
-        write!(f, " and the same arguments, or, for a registered example, `phaser check --only {} --exact`", self.kernel)
+        write!(
+            f,
+            " and the same arguments, or, for a registered example, `phaser check --only {} --exact`",
+            self.kernel
+        )
     }
 }

@@ -29,7 +29,9 @@ pub(crate) fn data_barrier_arrays(k: &Kernel) -> BTreeSet<String> {
     let mut base: HashMap<Reg, AllocId> = HashMap::new();
     let mut data = BTreeSet::new();
     walk_insts(k.body(), &mut |inst, _| {
-        let traced = |v: &phaser_codegen::ir::Value, base: &HashMap<Reg, AllocId>| v.as_reg().and_then(|r| base.get(&r).copied());
+        let traced = |v: &phaser_codegen::ir::Value, base: &HashMap<Reg, AllocId>| {
+            v.as_reg().and_then(|r| base.get(&r).copied())
+        };
         match inst {
             Inst::Memory(MemoryOp::SharedAddr { dst, alloc }) => {
                 base.insert(*dst, *alloc);
@@ -50,7 +52,10 @@ pub(crate) fn data_barrier_arrays(k: &Kernel) -> BTreeSet<String> {
         // arrival is an arrival, not bytes).
         let carries_bytes = match inst {
             Inst::Mbarrier(op) => {
-                matches!(op, MbarrierOp::ArriveExpectTx { .. } | MbarrierOp::ExpectTx { .. } | MbarrierOp::CompleteTx { .. })
+                matches!(
+                    op,
+                    MbarrierOp::ArriveExpectTx { .. } | MbarrierOp::ExpectTx { .. } | MbarrierOp::CompleteTx { .. }
+                )
             }
             Inst::Tma(_) => true,
             Inst::Memory(op) => !matches!(op, MemoryOp::CpAsyncMbarrierArrive { .. }),
