@@ -8,6 +8,8 @@
 
 use phaser::codegen::builder::KernelBuilder;
 use phaser::codegen::ir::{Dim, Value};
+use phaser::runtime::report::Category;
+use phaser::runtime::sim::SimConfig;
 use phaser::runtime::{RuntimeError, Watchdog};
 use phaser::{Device, Kernel, LaunchConfig, Target, Type};
 use std::process::Command;
@@ -37,9 +39,11 @@ fn child_or_parent(case: &str, test: &str, run: impl FnOnce() -> RuntimeError) -
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     eprintln!("--- child {case} ---\n{text}");
     assert!(out.status.success(), "the child failed:\n{text}");
-    // libtest prints `test NAME ... ` without a line break before the test's own output.
-    let error = text.lines().find_map(|l| l.find(MARK).map(|i| &l[i + MARK.len()..]));
-    Some(error.unwrap_or_else(|| panic!("no error printed:\n{text}")).into())
+    // libtest prints `test NAME ... ` without a line break before the test's own output; the
+    // error runs over several lines, up to the child's `elapsed:` line.
+    let start = text.find(MARK).unwrap_or_else(|| panic!("no error printed:\n{text}")) + MARK.len();
+    let end = text[start..].find("\nelapsed: ").map_or(text.len(), |e| start + e);
+    Some(text[start..end].into())
 }
 
 fn gpu() -> Device {
@@ -69,8 +73,42 @@ fn assert_names(err: &str, line: u32, barrier: &str, parity: u32, phase: u32, th
     }
 }
 
-/// A producer that starts waiting on `empty` with parity 0: a fresh barrier is in phase 0,
-/// so that wait never succeeds (producers start at parity 1).
+/// The barriers the GPU error names as the likely root (its `likely root (*)` line).
+fn gpu_root(err: &str) -> Vec<String> {
+    let line = err
+        .lines()
+        .find_map(|l| l.strip_prefix("likely root (*): the waits on "))
+        .unwrap_or_else(|| panic!("no root in:\n{err}"));
+    let names = &line[..line.find(": ").expect("the root's reason")];
+    names.split(", ").map(|n| n.trim_matches('`').to_string()).collect()
+}
+
+/// The barriers the simulator's cause findings (wrong parity, missing arrivals, a tx
+/// imbalance) name for the same launch: the checker's verdict, no GPU needed.
+fn sim_roots(k: &Kernel, cfg: LaunchConfig, input: bool) -> Vec<String> {
+    let dev = Device::sim(SimConfig::default());
+    let buf = dev.upload(&[1.0f32; 64]).unwrap();
+    let args = if input { vec![phaser::Arg::buffer(&buf)] } else { vec![] };
+    let err = dev.launch(k, cfg, &args).expect_err("the simulator finds the deadlock");
+    let findings = err.findings().unwrap_or_else(|| panic!("not a simulation report: {err}"));
+    let causes = [Category::WrongParity, Category::MissingArrival, Category::TxImbalance];
+    let mut v: Vec<String> = findings
+        .iter()
+        .filter(|f| causes.contains(&f.category))
+        .filter_map(|f| f.barrier.as_ref().map(|b| format!("{}[{}]", b.name, b.index)))
+        .collect();
+    v.dedup();
+    assert!(!v.is_empty(), "no cause finding: {err}");
+    v
+}
+
+/// The GPU's root is the simulator's: every barrier the GPU names as the root is one a
+/// cause finding of the simulator names.
+fn assert_same_root(err: &str, k: &Kernel, cfg: LaunchConfig, input: bool) {
+    let (gpu, sim) = (gpu_root(err), sim_roots(k, cfg, input));
+    assert!(gpu.iter().all(|b| sim.contains(b)), "GPU root {gpu:?}, simulator's {sim:?}:\n{err}");
+}
+
 /// A producer that starts waiting on `empty` with parity 0: a fresh barrier is in phase 0,
 /// so that wait never succeeds (producers start at parity 1). Returns the wait's line.
 fn wrong_start_parity() -> (Kernel, u32) {
@@ -108,6 +146,8 @@ fn wrong_start_parity_names_empty_1() {
         return;
     };
     assert_names(&err, line, "empty[1]", 0, 0, "(0,0,0)", "(0,0,0)");
+    assert_eq!(gpu_root(&err), ["empty[1]"]);
+    assert_same_root(&err, &k, LaunchConfig::linear(1, 32), false);
 }
 
 /// One arrival short: the barrier expects 2, one thread arrives. Only thread 33 of CTA 2
@@ -148,6 +188,8 @@ fn missing_arrive_names_full_1_and_the_waiting_thread() {
         return;
     };
     assert_names(&err, line, "full[1]", 0, 0, "(33,0,0)", "(2,0,0)");
+    assert_eq!(gpu_root(&err), ["full[1]"]);
+    assert_same_root(&err, &k, LaunchConfig::linear(3, 64), false);
 }
 
 /// The same starved wait queued on a stream: the launch returns at once, and its `wait`
@@ -238,9 +280,101 @@ fn tx_over_count_names_full_0() {
     // Any of the 32 waiting threads may be the first to give up.
     let wait =
         "on `full[0]` for the phase of parity 0 never saw it complete: the barrier's current phase has parity 0;";
-    for want in [at.as_str(), wait, "of CTA (0,0,0)"] {
+    for want in [at.as_str(), wait, "of CTA (0,0,0)", "; 32 threads in"] {
         assert!(err.contains(want), "expected {want:?} in:\n{err}");
     }
+    assert_eq!(gpu_root(&err), ["full[0]"]);
+    assert_same_root(&err, &k, LaunchConfig::linear(1, 32), true);
+}
+
+/// The case: a producer/consumer pipeline whose producer starts its `empty` waits at
+/// parity 0. Every consumer starves on `full[0]` (the symptom), the producer on `empty[0]`
+/// (the cause). The report records both groups and names `empty[0]` as the root, as the
+/// simulator does. Returns the producer's and the consumers' wait lines.
+fn pipeline_wrong_start_parity() -> (Kernel, u32, u32) {
+    let (mut producer, mut consumer) = (0, 0);
+    let mut k = KernelBuilder::new("pipeline_wrong_start_parity", Target::Sm90a);
+    let src = k.param_global("src", Type::F32, false);
+    let full = k.alloc_barriers("full", 1);
+    let empty = k.alloc_barriers("empty", 1);
+    let data = k.alloc_shared("data", Type::F32, 64);
+    let tid = k.thread_idx(Dim::X);
+    let first = k.eq(tid, Value::u32(0));
+    let f = k.barrier_at(full, Value::u32(0));
+    let e = k.barrier_at(empty, Value::u32(0));
+    k.if_then(first, |k| {
+        k.mbarrier_init(f, Value::u32(1));
+        // One arrival per consumer warp (two warps: threads 32..95).
+        k.mbarrier_init(e, Value::u32(2));
+        k.fence_mbarrier_init();
+    });
+    k.cta_sync();
+    k.if_then(first, |k| {
+        producer = line!() + 1;
+        k.mbarrier_wait(e, Value::u32(0)); // wrong: a producer's first wait is at parity 1
+        k.mbarrier_arrive_expect_tx(f, Value::u32(256));
+        let dst = k.shared_elem_addr(data, Value::u32(0));
+        let from = k.global_elem_addr(src, Value::u32(0));
+        k.bulk_load(dst, from, Value::u32(256), f);
+    });
+    let consumers = k.ge(tid, Value::u32(32));
+    k.if_then(consumers, |k| {
+        consumer = line!() + 1;
+        k.mbarrier_wait(f, Value::u32(0));
+        let lane = k.and(tid, Value::u32(31));
+        let leader = k.eq(lane, Value::u32(0));
+        k.if_then(leader, |k| {
+            k.mbarrier_arrive(e);
+        });
+    });
+    (k.finish().unwrap(), producer, consumer)
+}
+
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn pipeline_wrong_start_parity_records_every_wait_and_names_empty_0() {
+    let (k, producer, consumer) = pipeline_wrong_start_parity();
+    let test = "pipeline_wrong_start_parity_records_every_wait_and_names_empty_0";
+    let cfg = || LaunchConfig::linear(2, 96).with_watchdog(Watchdog::after(TIMEOUT));
+    let Some(err) = child_or_parent("pipeline_wrong_start_parity", test, || {
+        let dev = gpu();
+        let input = dev.upload(&[1.0f32; 64]).unwrap();
+        let err = dev.launch(&k, cfg(), &[phaser::Arg::buffer(&input)]).expect_err("the kernel must not finish");
+        assert!(matches!(err, RuntimeError::KernelFault { watchdog: Some(_), .. }), "no watchdog record: {err}");
+        err
+    }) else {
+        return;
+    };
+    for want in [
+        format!("at {}:{producer}:", file!()),
+        format!("at {}:{consumer}:", file!()),
+        // Both CTAs: two producers, four consumer warps of 32 lanes.
+        "on `empty[0]` for the phase of parity 0 never saw it complete: the barrier's current phase has parity 0; 2 threads in 2 warps of 2 CTAs".into(),
+        // Four consumer warps of 32 lanes (more entries if a warp's lanes were not converged).
+        "on `full[0]` for the phase of parity 0 never saw it complete: the barrier's current phase has parity 0; 128 threads in".into(),
+        "of 2 CTAs\n".into(),
+        "recorded when the trap fired (130 threads in 2 groups)".into(),
+        "LaunchConfig { grid: [2, 1, 1], block: [96, 1, 1], dynamic_shared_bytes: 0, .. }".into(),
+        "phaser check --only pipeline_wrong_start_parity --exact".into(),
+    ] {
+        assert!(err.contains(&want), "expected {want:?} in:\n{err}");
+    }
+    assert_eq!(gpu_root(&err), ["empty[0]"]);
+    assert_same_root(&err, &k, cfg(), true);
+}
+
+/// The simulator half of the agreement, on every machine: each broken kernel's cause
+/// findings name the barrier the GPU report names as its root.
+#[test]
+fn the_simulator_names_each_broken_kernels_root() {
+    let (k, _) = wrong_start_parity();
+    assert_eq!(sim_roots(&k, LaunchConfig::linear(1, 32), false), ["empty[1]"]);
+    let (k, _) = missing_arrive();
+    assert_eq!(sim_roots(&k, LaunchConfig::linear(3, 64), false), ["full[1]"]);
+    let (k, _) = tx_over_count();
+    assert_eq!(sim_roots(&k, LaunchConfig::linear(1, 32), true), ["full[0]"]);
+    let (k, _, _) = pipeline_wrong_start_parity();
+    assert!(sim_roots(&k, LaunchConfig::linear(2, 96), true).contains(&"empty[0]".to_string()));
 }
 
 /// The site tables the records are decoded against: each broken kernel's wait is where

@@ -3,7 +3,7 @@
 //! simulator's findings stay structured data (`crate::report`).
 
 use crate::report::{Finding, SimReport};
-use crate::watchdog::WatchdogRecord;
+use crate::watchdog::WatchdogReport;
 use phaser_codegen::arch::SharedOverLimit;
 use phaser_codegen::CodegenError;
 use std::fmt;
@@ -54,12 +54,13 @@ pub enum RuntimeError {
     #[error(transparent)]
     SharedMemory(#[from] SharedOverLimit),
     /// The kernel faulted on the device. When a blocking wait's watchdog fired, `watchdog`
-    /// names the wait (barrier, parity, phase, CTA, thread, Rust line).
+    /// names every starved wait (grouped by barrier and parity), the likely root and how to
+    /// replay the launch in the simulator.
     #[error("{}", fault_text(kernel, message, watchdog.as_deref()))]
     KernelFault {
         kernel: String,
         message: String,
-        watchdog: Option<Box<WatchdogRecord>>,
+        watchdog: Option<Box<WatchdogReport>>,
         #[source]
         source: Option<BackendError>,
     },
@@ -133,7 +134,7 @@ impl RuntimeError {
 }
 
 /// What a fault says: the watchdog's record when there is one, and that the context is gone.
-fn fault_text(kernel: &str, message: &str, record: Option<&WatchdogRecord>) -> String {
+fn fault_text(kernel: &str, message: &str, record: Option<&WatchdogReport>) -> String {
     let what = match record {
         Some(r) => format!("kernel `{kernel}` deadlocked: the mbarrier wait watchdog trapped it ({message}): {r}"),
         None => format!(

@@ -28,7 +28,7 @@ use crate::launch::LaunchConfig;
 use crate::stream::Stream;
 use crate::buffer::LaunchHold;
 use crate::tensor_map::{hold_maps, TensorMap};
-use crate::watchdog::WatchdogRecord;
+use crate::watchdog::WatchdogReport;
 use phaser_codegen::arch::SharedLayout;
 use phaser_codegen::ir::ParamKind;
 use phaser_codegen::{Kernel, Type};
@@ -277,8 +277,8 @@ impl Graph<'_> {
             let (kernel, watchdog) = self
                 .kernels
                 .iter()
-                .find_map(|k| WatchdogRecord::decode(k, &words).filter(|r| r.loc.is_some()).map(|r| (k, r)))
-                .or_else(|| self.kernels.first().and_then(|k| WatchdogRecord::decode(k, &words).map(|r| (k, r))))
+                // The record names its kernel (`emit::watchdog::kernel_tag`).
+                .find_map(|k| WatchdogReport::decode(k, &words).map(|r| (k, r)))
                 .map_or((self.kernels.first().map(|k| k.name().to_owned()).unwrap_or_default(), None), |(k, r)| {
                     (k.name().to_owned(), Some(Box::new(r)))
                 });

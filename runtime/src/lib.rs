@@ -32,4 +32,4 @@ pub use graph::{Bound, Graph, GraphArg, GraphBuilder};
 pub use stream::{Launch, Stream, StreamKernel};
 pub use launch::LaunchConfig;
 pub use tensor_map::{Swizzle, TensorMap, TensorMapDesc};
-pub use watchdog::{Watchdog, WatchdogRecord};
+pub use watchdog::{Watchdog, WatchdogReport};

@@ -100,12 +100,19 @@ pub(crate) fn wait(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
         format!("\t@%wait_done bra $L_waited_{n};"),
     ]);
     v.extend(count_failure(n));
-    let trap = if cx.watchdog_record {
-        super::watchdog::trap_path(cx.kernel, site, bar, on, "%wait_dt", n, cx.cta())
+    let (under_limit, trap) = if cx.watchdog_record {
+        let grace = super::watchdog::grace_ns(cx.wait_suspend_hint_ns);
+        (
+            super::watchdog::alarm_check(n, &format!("$L_wait_{n}")),
+            super::watchdog::trap_path(cx.kernel, site, bar, on, "%wait_dt", n, cx.cta(), grace),
+        )
     } else {
-        vec!["\ttrap; // mbarrier wait watchdog: likely deadlock".into()]
+        (
+            vec![format!("\t@%wait_done bra $L_wait_{n};")],
+            vec!["\ttrap; // mbarrier wait watchdog: likely deadlock".into()],
+        )
     };
-    v.extend(watchdog_check(n, limit, trap));
+    v.extend(watchdog_check(limit, under_limit, trap));
     v.push(format!("$L_waited_{n}:"));
     v.push("}".into());
     v
@@ -126,9 +133,10 @@ fn count_failure(n: u32) -> Vec<String> {
 
 /// The watchdog, consulted once per [`WAIT_SPINS_PER_CHECK`] failed tries: the wait's first
 /// check starts its clock, a later one traps once the wait has lasted `limit` ns. The trap
-/// path is this one block: `trap` is what runs once the limit passed (the watchdog record,
-/// then `trap`).
-fn watchdog_check(n: u32, limit: u64, trap: Vec<String>) -> Vec<String> {
+/// path is this one block: `under_limit` decides, with `%wait_done` set while under the
+/// limit, whether to retry (with the record: unless another wait starved,
+/// `watchdog::alarm_check`); `trap` is what runs otherwise (the record's entry, then `trap`).
+fn watchdog_check(limit: u64, under_limit: Vec<String>, trap: Vec<String>) -> Vec<String> {
     let mut v: Vec<String> = vec![
         "\t// watchdog: a wait that outlasts the limit is a deadlock; trap (a kernel fault) instead of hanging".into(),
         "\tmov.u64 %wait_dt, %globaltimer;".into(),
@@ -136,8 +144,8 @@ fn watchdog_check(n: u32, limit: u64, trap: Vec<String>) -> Vec<String> {
         "\t@%wait_done mov.u64 %wait_t0, %wait_dt;".into(),
         "\tsub.u64 %wait_dt, %wait_dt, %wait_t0;".into(),
         format!("\tsetp.lt.u64 %wait_done, %wait_dt, {limit};"),
-        format!("\t@%wait_done bra $L_wait_{n};"),
     ];
+    v.extend(under_limit);
     v.extend(trap);
     v
 }

@@ -388,6 +388,14 @@ impl<const N: usize> MappedWords<N> {
         }
     }
 
+    /// Zero the words at `indices` (those past the end are ignored).
+    pub(crate) fn zero(&self, indices: impl IntoIterator<Item = usize>) {
+        for i in indices.into_iter().filter(|&i| i < N) {
+            // SAFETY: as in `clear`: `i` < N.
+            unsafe { self.host.add(i).write_volatile(0) };
+        }
+    }
+
     /// The words as the device left them.
     pub(crate) fn read(&self) -> [u32; N] {
         let mut w = [0u32; N];

@@ -12,7 +12,7 @@ use super::record::RecordBuffer;
 use crate::args::ResolvedArg;
 use crate::error::{BackendError, Result, RuntimeError};
 use crate::launch::LaunchConfig;
-use crate::watchdog::{Watchdog, WatchdogRecord};
+use crate::watchdog::{Watchdog, WatchdogReport};
 use cudarc::driver::CudaEvent;
 use cudarc::driver::CudaStream;
 use phaser_codegen::arch::SharedLayout;
@@ -262,7 +262,7 @@ impl CudaDevice {
         let fault = |message: String, source: Option<BackendError>| RuntimeError::KernelFault {
             kernel: k.name().to_owned(),
             message,
-            watchdog: WatchdogRecord::decode(k, &record.read()).map(Box::new),
+            watchdog: WatchdogReport::decode(k, &record.read()).map(Box::new),
             source,
         };
         let done = done().map_err(|e| fault(e.to_string(), Some(e.into())))?;

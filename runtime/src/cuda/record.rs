@@ -6,7 +6,7 @@ use super::driver_err;
 use super::ffi::MappedWords;
 use crate::error::Result;
 use cudarc::driver::CudaContext;
-use phaser_codegen::emit::watchdog::RECORD_WORDS;
+use phaser_codegen::emit::watchdog::{self, RECORD_WORDS};
 use std::sync::Arc;
 
 /// The record's words. It is `Send` (its memory is owned, see [`MappedWords`]) but not `Sync`:
@@ -26,9 +26,10 @@ impl RecordBuffer {
         self.0.device_addr()
     }
 
-    /// Zero every word (before a launch: a record found afterwards is that launch's).
+    /// Zero the header and every entry's marker (before a launch: a record found afterwards
+    /// is that launch's); the other words mean nothing without them.
     pub(crate) fn clear(&self) {
-        self.0.clear()
+        self.0.zero(watchdog::words_cleared_before_launch())
     }
 
     /// The words as the device left them.
