@@ -25,6 +25,14 @@ pub use phaser_dsl::{device, kernel};
 #[path = "private.rs"]
 pub mod __private;
 
+/// What rustc names in the errors of a call to a `#[phaser::device]` function: `Scalar<f32>`
+/// (the DSL's `f32` at that boundary) for arguments of the wrong type or number, `DeviceFn` for
+/// a call of a function that is not one. Public, so its messages name these paths and not the
+/// macro's private glue.
+pub mod device_types {
+    pub use crate::__private::{DeviceFn, DslScalar, Scalar, StateTy};
+}
+
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod registry;

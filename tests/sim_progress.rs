@@ -192,3 +192,114 @@ fn one_spinning_thread_among_exited_ones_is_reported_in_seconds() {
     assert!(f.loc.is_some_and(|l| l.file == FILE && (head..=head + 1).contains(&l.line)), "{}", rep.text());
     assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
 }
+
+/// Every thread adds to a global counter forever (`forever != 0`): the counter changes, but
+/// no thread reads it, so each warp's observable state repeats and its writes reach nothing
+/// any thread reads. With `forever == 0` the loop does not run.
+#[phaser::kernel(target = "sm_90a")]
+fn atomics_forever(counter: &mut [u32], forever: u32) {
+    T.require_block(64, 1, 1);
+    // ATOMICS-FOREVER
+    while forever != 0 {
+        T.atomic.add(counter, 0, 1);
+    }
+}
+
+/// Regression: a loop of global atomics ran to `max_steps` (210-224 s) where an empty loop
+/// was found at once; each atomic was an effect that restarted the watch. One CTA (atomics
+/// run at once) and four (atomics wait for the grid epoch's end, `grid.rs`).
+#[test]
+fn a_loop_of_global_atomics_is_reported_in_seconds() {
+    let k = atomics_forever::kernel().unwrap();
+    let dev = Device::sim(SimConfig::default());
+    for ctas in [1, 4] {
+        let counter = dev.alloc::<u32>(1).unwrap();
+        let rep = dev.simulate(&k, LaunchConfig::linear(ctas, 64), &[Arg::buffer(&counter), Arg::scalar(1u32)]);
+        let rep = rep.unwrap();
+        let loops: Vec<_> = rep.findings.iter().filter(|f| f.category == Category::InfiniteLoop).collect();
+        assert!(!loops.is_empty(), "{ctas} CTAs:\n{}", rep.text());
+        let head = line_of("ATOMICS-FOREVER");
+        for f in &loops {
+            assert!(f.loc.is_some_and(|l| l.file == FILE && (head..=head + 1).contains(&l.line)), "{}", rep.text());
+        }
+        // `max_steps` is 2e9 thread-instructions; the repetition is seen after a few thousand
+        // iterations of each warp.
+        assert!(rep.stats.thread_instructions < 20_000_000, "{ctas} CTAs: {}", rep.stats.thread_instructions);
+        let rep = dev.simulate(&k, LaunchConfig::linear(ctas, 64), &[Arg::buffer(&counter), Arg::scalar(0u32)]);
+        assert!(rep.unwrap().findings.is_empty());
+    }
+}
+
+/// CTA 1 computes for `iters` iterations, then sets `flag`; CTA 0's thread 0 spins on `flag`,
+/// counting its polls with a global atomic. The spinner's state repeats (the count is never
+/// read back) but the computing thread's does not: a legal spin, not a livelock.
+#[phaser::kernel(target = "sm_90a")]
+fn spin_with_atomics(flag: &mut [u32], polls: &mut [u32], out: &mut [u32], iters: u32) {
+    T.require_block(32, 1, 1);
+    if T.thread_idx() == 0 {
+        if T.block_idx() == 1 {
+            let mut h = 1;
+            for i in 0..iters {
+                h = h * 33 + i;
+            }
+            out[0] = h;
+            flag[0] = 1;
+        } else {
+            while flag[0] == 0 {
+                T.atomic.add(polls, 0, 1);
+            }
+            out[1] = flag[0] + 1;
+        }
+    }
+}
+
+#[test]
+fn a_spin_on_a_flag_another_cta_sets_later_is_not_a_livelock_though_it_writes() {
+    let k = spin_with_atomics::kernel().unwrap();
+    let dev = Device::sim(SimConfig::default());
+    let (flag, polls, out) = (dev.alloc::<u32>(1).unwrap(), dev.alloc::<u32>(1).unwrap(), dev.alloc::<u32>(2).unwrap());
+    // Atomics wait for the end of the grid's epoch here (two CTAs): one poll per epoch.
+    let iters = 1_200_000u32;
+    let args = [Arg::buffer(&flag), Arg::buffer(&polls), Arg::buffer(&out), Arg::scalar(iters)];
+    let rep = dev.simulate(&k, LaunchConfig::linear(2, 32), &args).unwrap();
+    assert!(rep.findings.is_empty(), "{}", rep.text());
+    let h = (0..iters).fold(1u32, |h, i| h.wrapping_mul(33).wrapping_add(i));
+    assert_eq!(dev.download(&out).unwrap(), vec![h, 2]);
+    // The spinner polled past the watch's start (4096 back-edges) and its repetition window.
+    assert!(dev.download(&polls).unwrap()[0] > 4200, "{:?}", dev.download(&polls).unwrap());
+}
+
+/// Thread 0 spins until `ticks` reaches `until`; thread 32 (another warp) adds to `ticks`
+/// forever. The adder repeats, and it writes what the spinner reads: no livelock until the
+/// spinner has left, then the adder alone loops forever.
+#[phaser::kernel(target = "sm_90a")]
+fn spinner_and_adder(ticks: &mut [u32], out: &mut [u32], until: u32) {
+    T.require_block(64, 1, 1);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        while ticks[0] < until {}
+        out[0] = 1;
+    }
+    if tid == 32 {
+        // ADD-FOREVER
+        while until != 0 {
+            T.atomic.add(ticks, 0, 1);
+        }
+    }
+}
+
+#[test]
+fn a_writer_that_repeats_does_not_hide_that_its_writes_reach_a_spinner() {
+    let k = spinner_and_adder::kernel().unwrap();
+    let dev = Device::sim(SimConfig::default());
+    let (ticks, out) = (dev.alloc::<u32>(1).unwrap(), dev.alloc::<u32>(1).unwrap());
+    let args = [Arg::buffer(&ticks), Arg::buffer(&out), Arg::scalar(100_000u32)];
+    let rep = dev.simulate(&k, LaunchConfig::linear(1, 64), &args).unwrap();
+    assert_eq!(dev.download(&out).unwrap(), vec![1], "the spinner left its loop:\n{}", rep.text());
+    assert!(dev.download(&ticks).unwrap()[0] >= 100_000);
+    let loops: Vec<_> = rep.findings.iter().filter(|f| f.category == Category::InfiniteLoop).collect();
+    assert_eq!(loops.len(), 1, "{}", rep.text());
+    assert_eq!(loops[0].thread, Some(32), "{}", rep.text());
+    let head = line_of("ADD-FOREVER");
+    assert!(loops[0].loc.is_some_and(|l| (head..=head + 1).contains(&l.line)), "{}", rep.text());
+}

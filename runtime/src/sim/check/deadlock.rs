@@ -170,8 +170,9 @@ impl<C: Checker> Engine<'_, C> {
                             format!("loop {pc}"),
                             None,
                             pc,
-                            "loops forever: its registers come back to the same values and nothing else can change \
-                             what it reads (no thread stores, arrives or exits, no copy is in flight)"
+                            "loops forever: its registers come back to the same values and nothing can change what \
+                             it reads (no thread arrives or exits, no copy is in flight, and the only stores are \
+                             looping threads' global writes, to locations no looping thread reads)"
                                 .to_string(),
                         )
                     }

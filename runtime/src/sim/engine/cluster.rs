@@ -130,7 +130,8 @@ pub struct Engine<'a, C: Checker> {
     pub time: SimTime,
     /// Global memory as this cluster sees it in the current epoch (`global_view.rs`).
     pub global: GlobalView,
-    /// Global writes of other clusters committed before this epoch.
+    /// Global writes of other clusters committed before this epoch (those that end
+    /// repetitions: `GlobalView::public_writes`).
     pub visible_writes: u64,
     /// This cluster's findings, trace, probes and statistics.
     pub out: Collector,
@@ -387,7 +388,7 @@ impl<'a, C: Checker> Engine<'a, C> {
     /// The counters a warp's repetition is valid under.
     #[inline]
     pub fn epoch(&self) -> Epoch {
-        Epoch { global_writes: self.visible_writes + self.global.writes, cluster_effects: self.time.effects }
+        Epoch { global_writes: self.visible_writes + self.global.public_writes(), cluster_effects: self.time.effects }
     }
 }
 

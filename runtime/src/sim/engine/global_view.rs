@@ -45,6 +45,9 @@ pub struct GlobalView {
     pub atomics: Vec<PendingAtomic>,
     /// Writes of this cluster, ever.
     pub writes: u64,
+    /// Of `writes`, those recorded in the footprint of a warp still watched
+    /// (`check/progress.rs`): they end no other warp's repetition by themselves.
+    pub watched_writes: u64,
 }
 
 impl GlobalView {
@@ -57,6 +60,12 @@ impl GlobalView {
     /// End the epoch: write this cluster's bytes into `mem` (which the view no longer holds).
     pub fn drop_base(&mut self) {
         self.base = None;
+    }
+
+    /// The writes that end repetitions: all but those in a watched warp's footprint.
+    #[inline]
+    pub fn public_writes(&self) -> u64 {
+        self.writes - self.watched_writes
     }
 
     pub fn commit(&mut self, mem: &mut GlobalMemory) {

@@ -15,7 +15,7 @@
 //! launch with `InfiniteLoop` findings instead of running to the step limit.
 
 use crate::error::Result;
-use crate::sim::check::progress::Epoch;
+use crate::sim::check::progress::{footprints_overlap, Epoch};
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::{Engine, LaunchCtx};
 use crate::sim::engine::memory::GlobalMemory;
@@ -53,7 +53,7 @@ fn clusters(grid: [u32; 3], cd: [u32; 3]) -> Vec<Vec<[u32; 3]>> {
 struct Resident<'a, C: Checker> {
     engine: Engine<'a, C>,
     finished: bool,
-    /// The cluster's global writes when the epoch began.
+    /// The cluster's global writes that end repetitions when the epoch began.
     writes_before: u64,
 }
 
@@ -90,6 +90,10 @@ fn commit<C: Checker>(e: &mut Engine<C>, mem: &mut GlobalMemory) {
         let old = mem.load(a.addr, size).expect("checked when issued");
         mem.store(a.addr, size, atom_apply(a.op, a.ty, phaser_codegen::ir::Space::Global, old, a.value, a.cmp));
         e.global.writes += 1;
+        e.watch_global(a.warp, a.addr, size as u32, true);
+        if a.dst.is_some_and(|d| e.cx.program.is_observable(d)) {
+            e.watch_global(a.warp, a.addr, size as u32, false);
+        }
         let w = &mut e.exec.warps[a.warp];
         if let Some(dst) = a.dst {
             w.regs[dst.id as usize * 32 + a.lane] = old;
@@ -101,7 +105,8 @@ fn commit<C: Checker>(e: &mut Engine<C>, mem: &mut GlobalMemory) {
 }
 
 /// Every live warp of every resident cluster repeats its state or waits, nothing is in
-/// flight, and at least one repeats: the epochs it holds under.
+/// flight, no watched warp's global writes reach what a watched warp reads
+/// (`check/progress.rs`), and at least one repeats: the epochs it holds under.
 fn stuck<C: Checker>(resident: &[Resident<C>]) -> Option<Vec<Epoch>> {
     let mut any = false;
     let mut epochs = Vec::new();
@@ -122,6 +127,10 @@ fn stuck<C: Checker>(resident: &[Resident<C>]) -> Option<Vec<Epoch>> {
             }
         }
         epochs.push(now);
+    }
+    let footprints = resident.iter().flat_map(|r| r.engine.exec.warps.iter().map(|w| &w.cycle.footprint));
+    if any && footprints_overlap(footprints.clone(), footprints) {
+        return None;
     }
     any.then_some(epochs)
 }
@@ -167,7 +176,7 @@ fn run_on<C: Checker>(cx: &LaunchCtx, memory: &mut Arc<GlobalMemory>, out: &mut 
         let share = trace_room / resident.len();
         for r in resident.iter_mut() {
             r.engine.global.begin(Arc::clone(memory), defer);
-            r.writes_before = r.engine.global.writes;
+            r.writes_before = r.engine.global.public_writes();
             r.engine.visible_writes = committed_writes - r.writes_before;
             r.engine.trace_room = share;
         }
@@ -179,7 +188,7 @@ fn run_on<C: Checker>(cx: &LaunchCtx, memory: &mut Arc<GlobalMemory>, out: &mut 
         let mem = Arc::get_mut(memory).expect("the clusters returned the memory");
         for r in resident.iter_mut() {
             commit(&mut r.engine, mem);
-            committed_writes += r.engine.global.writes - r.writes_before;
+            committed_writes += r.engine.global.public_writes() - r.writes_before;
             trace_room -= share - r.engine.trace_room;
         }
         let mut stop = false;

@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::sim::check::Checker;
 use crate::sim::engine::arith::cvt_rounded;
 use crate::sim::engine::cluster::Engine;
-use crate::sim::engine::program::{Op, Opnd};
+use crate::sim::engine::program::{Op, Opnd, Visible};
 use crate::sim::engine::warp::lanes;
 use phaser_codegen::ir::SpecialReg;
 
@@ -136,8 +136,10 @@ impl<C: Checker> Engine<'_, C> {
                             w.spinning &= !mask;
                             w.poll_armed &= !mask;
                         }
-                        if prog.effects[i as usize] {
-                            w.cycle.effect();
+                        match prog.effects[i as usize] {
+                            // Its writes are in its footprint (`exec/memory.rs`), or count for all.
+                            Visible::Nothing | Visible::GlobalWrites => {}
+                            Visible::Signals => self.global.watched_writes -= w.cycle.effect(),
                         }
                         if let Some(s) = &mut self.step {
                             // A step runs at most one instruction other actors observe.

@@ -96,8 +96,8 @@ pub struct Program {
     pub ops: Vec<Op>,
     pub locs: Vec<Option<SourceLoc>>,
     pub slow: Vec<Inst>,
-    /// Per slow instruction: whether it can change what other warps observe.
-    pub effects: Vec<bool>,
+    /// Per slow instruction: what it can change that other warps observe.
+    pub effects: Vec<Visible>,
     /// Per slow instruction: whether it is a `test_wait`/`try_wait` polled in a loop (`loop {
     /// done = test_wait(..); if done { break } }`): its success is a wait, checked like one.
     pub polls: Vec<bool>,
@@ -136,7 +136,7 @@ impl Program {
         };
         l.block(k.body());
         l.emit(Op::Exit, None);
-        let effects = l.slow.iter().map(has_effect).collect();
+        let effects = l.slow.iter().map(visible_effect).collect();
         let observable = crate::sim::check::progress::observable_registers(k.body());
         Program {
             ops: l.ops,
@@ -158,24 +158,48 @@ impl Program {
         }
     }
 
+    /// Whether `reg` can reach an observable act (`check/progress.rs`): a global read into it
+    /// goes into its warp's footprint.
+    pub fn is_observable(&self, reg: Reg) -> bool {
+        self.observable.binary_search(&reg.id).is_ok()
+    }
+
     /// The loops around `pc`, outermost first.
     pub fn loops_around(&self, pc: u32) -> impl Iterator<Item = &LoopInfo> {
         self.loops.iter().filter(move |l| l.start <= pc && pc < l.end)
     }
 }
 
-/// Whether an instruction can change what other warps observe (stores, arrivals, copies,
-/// barrier arrivals, group commits, tensor-memory allocation, a trap, opaque inline PTX): the
-/// progress watch resets on those. Loads, waits, polls, fences, register exchanges and
-/// address arithmetic do not. Asked of the IR's [`Inst::effects`].
-pub fn has_effect(inst: &Inst) -> bool {
+/// What an instruction can change that other warps observe, for the progress watch
+/// (`check/progress.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Visible {
+    /// Nothing: loads, waits, polls, fences, register exchanges, address arithmetic.
+    Nothing,
+    /// Global memory only (stores, atomics): a watched warp's footprint records them.
+    GlobalWrites,
+    /// Shared memory, arrivals, copies, barrier arrivals, group commits, tensor-memory
+    /// allocation, a trap, opaque inline PTX: the watch starts over.
+    Signals,
+}
+
+/// What `inst` can change that other warps observe. Asked of the IR's [`Inst::effects`].
+pub fn visible_effect(inst: &Inst) -> Visible {
     let e = inst.effects();
     let side = match e.side {
         Some(SideEffect::Trap | SideEffect::Opaque | SideEffect::TensorAllocation) => true,
         // A `printf`'s text and a probe are not memory; a volatile access is its read or write.
         Some(SideEffect::Volatile | SideEffect::Print | SideEffect::Probe | SideEffect::Scheduling) | None => false,
     };
-    !e.writes.is_empty() || e.launch.is_some() || e.sync.is_some_and(|s| s.signals()) || side
+    if e.launch.is_some() || e.sync.is_some_and(|s| s.signals()) || side {
+        Visible::Signals
+    } else if e.writes.is_empty() {
+        Visible::Nothing
+    } else if e.writes == Spaces::of(&[MemSpace::Global]) {
+        Visible::GlobalWrites
+    } else {
+        Visible::Signals
+    }
 }
 
 /// `done = test_wait(..)` (or `try_wait`) followed by `if done { break }`: a polling wait.
@@ -386,16 +410,48 @@ mod tests {
         let bulk_wait = Inst::Tma(TmaOp::WaitGroup { n: 0, read: false });
         let asm = Inst::Asm(InlineAsm { template: "trap;".into(), inputs: vec![], outputs: vec![], memory: false });
         let dealloc = Inst::Tcgen05(Tcgen05Op::Dealloc { cta_group: CtaGroup::One, taddr: bar, ncols: Value::u32(32) });
-        for (inst, effect) in [(arrive, true), (store, true), (commit, true), (asm, true), (dealloc, true)] {
-            assert_eq!(has_effect(&inst), effect, "{inst:?}");
+        for inst in [arrive, store, commit, asm, dealloc] {
+            assert_eq!(visible_effect(&inst), Visible::Signals, "{inst:?}");
         }
+        // Global writes go into the watched warp's footprint instead.
+        let global_store = Inst::Memory(MemoryOp::St {
+            space: Space::Global,
+            ty: Type::U32,
+            addr: bar,
+            offset: 0,
+            src: Value::u32(1),
+            volatile: false,
+        });
+        let global_atom = Inst::Memory(MemoryOp::Atom {
+            op: AtomOp::Add,
+            order: AtomOrder::default(),
+            space: Space::Global,
+            ty: Type::U32,
+            dst: Some(r(4)),
+            addr: bar,
+            src: Value::u32(1),
+            cmp: None,
+        });
+        let shared_atom = Inst::Memory(MemoryOp::Atom {
+            op: AtomOp::Add,
+            order: AtomOrder::default(),
+            space: Space::Shared,
+            ty: Type::U32,
+            dst: None,
+            addr: bar,
+            src: Value::u32(1),
+            cmp: None,
+        });
+        assert_eq!(visible_effect(&global_store), Visible::GlobalWrites);
+        assert_eq!(visible_effect(&global_atom), Visible::GlobalWrites);
+        assert_eq!(visible_effect(&shared_atom), Visible::Signals);
         // Observing, ordering and register results from the warp change nothing another warp sees.
         let elect = Inst::Sync(SyncOp::ElectSync { pred: Reg { id: 3, ty: Type::Pred } });
         let fence = Inst::Wgmma(WgmmaOp::Fence);
         let wgmma_wait = Inst::Wgmma(WgmmaOp::WaitGroup { n: 0 });
         let printf = Inst::Printf(Printf { format: "%u".into(), args: vec![bar] });
         for inst in [wait, load, bulk_wait, elect, fence, wgmma_wait, printf] {
-            assert!(!has_effect(&inst), "{inst:?}");
+            assert_eq!(visible_effect(&inst), Visible::Nothing, "{inst:?}");
         }
     }
 }

@@ -273,6 +273,8 @@ impl<C: Checker> Engine<'_, C> {
         let w = &mut self.exec.warps[wi];
         w.runnable &= !mask;
         w.exited |= mask;
+        // The lanes' watched global writes count for every warp once they are gone.
+        self.global.watched_writes -= w.cycle.effect();
         let c = w.cta;
         let k = mask.count_ones();
         if !w.warp_syncs.is_empty() {

@@ -2,6 +2,7 @@
 
 use crate::report::finding::Category;
 use crate::sim::agents::async_op::AsyncKind;
+use crate::sim::check::progress::GlobalAccess;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::global_view::PendingAtomic;
@@ -53,6 +54,17 @@ struct VectorAccess {
 }
 
 impl<C: Checker> Engine<'_, C> {
+    /// Warp `wi` wrote (`write`) or observably read `bytes` at global `addr`: while it is
+    /// watched (`check/progress.rs`) its footprint records it, and a write is counted as
+    /// watched. Called after the access, which counted the write in `GlobalView::writes`.
+    pub(crate) fn watch_global(&mut self, wi: usize, addr: u64, bytes: u32, write: bool) {
+        match self.exec.warps[wi].cycle.global_access(addr, bytes, write) {
+            GlobalAccess::Unwatched => {}
+            GlobalAccess::Recorded => self.global.watched_writes += write as u64,
+            GlobalAccess::Ended(published) => self.global.watched_writes -= published,
+        }
+    }
+
     /// One vector access of `size` bytes at `a` in `space`: read (`write: None`) or write them,
     /// through the checker. The address must be aligned to the access size (the GPU faults
     /// with a misaligned address otherwise). `None` after a fault.
@@ -63,6 +75,7 @@ impl<C: Checker> Engine<'_, C> {
         pc: u32,
         VectorAccess { space, addr: a, size }: VectorAccess,
         write: Option<&[u8]>,
+        observed: bool,
     ) -> Option<Vec<u8>> {
         let t = self.cluster_thread(wi, l);
         let own = self.exec.warps[wi].cta;
@@ -81,10 +94,16 @@ impl<C: Checker> Engine<'_, C> {
                         self.fault(own, t, pc, format!("global vector store of {size} bytes at {d} is out of bounds"));
                         return None;
                     }
+                    self.watch_global(wi, a, size, true);
                     Some(Vec::new())
                 }
                 None => match self.global.read(a, size as usize) {
-                    Some(v) => Some(v),
+                    Some(v) => {
+                        if observed {
+                            self.watch_global(wi, a, size, false);
+                        }
+                        Some(v)
+                    }
                     None => {
                         let d = self.global.describe(a);
                         self.fault(own, t, pc, format!("global vector load of {size} bytes at {d} is out of bounds"));
@@ -127,7 +146,12 @@ impl<C: Checker> Engine<'_, C> {
                         Space::Global => {
                             let v = self.global.load(a, size as usize);
                             match v {
-                                Some(v) => v,
+                                Some(v) => {
+                                    if self.cx.program.is_observable(*dst) {
+                                        self.watch_global(wi, a, size, false);
+                                    }
+                                    v
+                                }
                                 None => {
                                     let d = self.global.describe(a);
                                     self.fault(
@@ -171,6 +195,7 @@ impl<C: Checker> Engine<'_, C> {
                                 self.fault(own, t, pc, format!("global store of {size} bytes at {d} is out of bounds"));
                                 return;
                             }
+                            self.watch_global(wi, a, size, true);
                         }
                         Space::Shared | Space::SharedCluster => {
                             let a = a & 0xFFFF_FFFF;
@@ -223,9 +248,9 @@ impl<C: Checker> Engine<'_, C> {
                 MemoryOp::LdVec { space, ty, dsts, addr, offset, .. } => {
                     let size = ty.size() * dsts.len() as u32;
                     let a = self.val(wi, l, addr).wrapping_add(*offset as i64 as u64);
-                    let Some(bytes) =
-                        self.vector_access(wi, l, pc, VectorAccess { space: *space, addr: a, size }, None)
-                    else {
+                    let observed = dsts.iter().any(|d| self.cx.program.is_observable(*d));
+                    let access = VectorAccess { space: *space, addr: a, size };
+                    let Some(bytes) = self.vector_access(wi, l, pc, access, None, observed) else {
                         return;
                     };
                     let es = ty.size() as usize;
@@ -244,7 +269,7 @@ impl<C: Checker> Engine<'_, C> {
                         bytes.extend_from_slice(&self.val(wi, l, s).to_le_bytes()[..es]);
                     }
                     if self
-                        .vector_access(wi, l, pc, VectorAccess { space: *space, addr: a, size }, Some(&bytes))
+                        .vector_access(wi, l, pc, VectorAccess { space: *space, addr: a, size }, Some(&bytes), false)
                         .is_none()
                     {
                         return;
@@ -310,6 +335,10 @@ impl<C: Checker> Engine<'_, C> {
                                 continue;
                             }
                             self.global.store(a, size, atom_apply(*op, *ty, Space::Global, old, v, c));
+                            self.watch_global(wi, a, size as u32, true);
+                            if dst.is_some_and(|d| self.cx.program.is_observable(d)) {
+                                self.watch_global(wi, a, size as u32, false);
+                            }
                             old
                         }
                         Space::Shared | Space::SharedCluster => {
