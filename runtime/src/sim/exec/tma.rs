@@ -50,9 +50,9 @@ impl<C: Checker> Engine<'_, C> {
         let desc = self.cx.tmaps[map].as_ref().expect("tensor map");
         if let Some(p) = desc.coordinate_order_problem(coords) {
             let message = format!("{what}: {p}");
+            let issue =
+                Issue { category: Category::OutOfBounds, cta, thread: Some(t), barrier: None, phase: None, pc: Some(pc), message };
             let counters = Some(self.loop_counters(t, pc));
-            let (thread, pc) = (Some(t), Some(pc));
-            let issue = Issue { category: Category::OutOfBounds, cta, thread, barrier: None, phase: None, pc, message };
             self.warn_late(LateIssue { issue, counters });
         }
     }
