@@ -82,35 +82,6 @@ impl TensorMapDesc {
     pub fn rank(&self) -> usize {
         self.dims.len()
     }
-
-    /// Coordinates (innermost first, as PTX takes them) whose box lies entirely outside the
-    /// tensor, though the same coordinates in the other order put it inside: almost surely
-    /// written in the wrong order (the tile ops take them outermost first, PTX innermost
-    /// first). The GPU zero-fills such a load and drops such a store: legal, so a warning.
-    pub fn coordinate_order_problem(&self, coords: &[i32]) -> Option<String> {
-        // (start, extent, box) per dimension, innermost first.
-        let dims = |cs: &[i32]| -> Vec<(i64, i64, i64)> {
-            cs.iter().zip(&self.dims).zip(&self.box_dims).map(|((&c, &n), &b)| (c as i64, n as i64, b as i64)).collect()
-        };
-        let out = |&(c, n, b): &(i64, i64, i64)| c >= n || c + b <= 0;
-        let reversed: Vec<i32> = coords.iter().rev().copied().collect();
-        let inside = dims(&reversed).iter().all(|&(c, n, b)| c >= 0 && c + b <= n);
-        if coords.len() < 2 || coords.len() != self.rank() || reversed == coords || !inside {
-            return None;
-        }
-        let (d, &(c, n, _)) = dims(coords).iter().enumerate().find(|(_, x)| out(x)).map(|(d, x)| (d, x))?;
-        let outermost_first = |cs: &[i32]| format!("{:?}", cs.iter().rev().collect::<Vec<_>>());
-        Some(format!(
-            "the box at {} (outermost first) lies entirely outside the tensor (dimensions {:?} outermost first: \
-             dimension {} starts at {c}, its extent is {n}), so it moves only zero-fill; in the other order, {}, it \
-             lies inside: `T.tma.load`/`T.tma.store` take coordinates outermost first (the tile's order), \
-             `T.ptx.cp_async.bulk.tensor.*` innermost first (PTX's)",
-            outermost_first(coords),
-            self.dims.iter().rev().collect::<Vec<_>>(),
-            self.rank() - 1 - d,
-            outermost_first(&reversed),
-        ))
-    }
     /// Bytes one TMA copy of a full box moves (what `expect_tx` must register). Boxes that
     /// hang over the tensor's edge still move (and count) the full box: out-of-bounds
     /// elements are zero-filled on loads and skipped on stores. Exact for a validated map

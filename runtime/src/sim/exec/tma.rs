@@ -2,7 +2,7 @@
 
 use crate::report::finding::Category;
 use crate::sim::agents::async_op::{pieces, AsyncKind, LoadDst, LoadSrc, StoreDst};
-use crate::sim::check::{Checker, Issue, LateIssue, SharedRange};
+use crate::sim::check::{Checker, SharedRange};
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{cluster_shared_addr, param_index, SHARED_OFFSET_MASK};
 use crate::sim::engine::warp::WaitFor;
@@ -42,19 +42,6 @@ impl<C: Checker> Engine<'_, C> {
         self.finding(Category::Misaligned, cta, Some(t), None, Some(pc), format!("{what}: {p}"));
         self.abort = true;
         false
-    }
-
-    /// A tensor copy whose coordinates were probably given in the wrong order
-    /// ([`crate::tensor_map::TensorMapDesc::coordinate_order_problem`]): a warning at its line.
-    fn warn_coordinate_order(&mut self, cta: usize, t: u32, pc: u32, what: &str, map: usize, coords: &[i32]) {
-        let desc = self.cx.tmaps[map].as_ref().expect("tensor map");
-        if let Some(p) = desc.coordinate_order_problem(coords) {
-            let message = format!("{what}: {p}");
-            let counters = Some(self.loop_counters(t, pc));
-            let (thread, pc) = (Some(t), Some(pc));
-            let issue = Issue { category: Category::OutOfBounds, cta, thread, barrier: None, phase: None, pc, message };
-            self.warn_late(LateIssue { issue, counters });
-        }
     }
 
     /// A bulk load's shared destination and global source must be 16-byte aligned (the GPU
@@ -145,7 +132,6 @@ impl<C: Checker> Engine<'_, C> {
                 if !self.require_inner_coord(own, t, pc, what, map, &cs) {
                     return;
                 }
-                self.warn_coordinate_order(own, t, pc, what, map, &cs);
                 let d = self.val(wi, l, dst) & 0xFFFF_FFFF;
                 if !self.require_aligned(
                     own,
@@ -269,7 +255,6 @@ impl<C: Checker> Engine<'_, C> {
                 if !self.require_inner_coord(own, t, pc, "TMA tensor store (rule measured on loads)", map, &cs) {
                     return;
                 }
-                self.warn_coordinate_order(own, t, pc, "TMA tensor store", map, &cs);
                 let s = self.val(wi, l, src) & 0xFFFF_FFFF;
                 if !self.require_aligned(own, t, pc, "the TMA tensor store's shared source", s, 128) {
                     return;
