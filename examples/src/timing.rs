@@ -9,14 +9,14 @@
 //! ([`phaser::Stream::as_cuda`]): a cubin nvcc built ([`load_file`], [`launch_raw`]) or
 //! cuBLAS.
 //!
-//! Kept for `bench_attention` until it moves to the stream API, then removed: [`load_phaser`],
-//! [`launch`] and [`interleaved`], which queue on the device's own cudarc stream and time with
-//! cudarc's events ([`Timeline`] for [`CudaDevice`]). [`time`] on that stream stays for cuBLAS
-//! in the GEMM checks (`gemm::check_against_cublas`, whose Phaser side is `Device::launch`).
+//! `bench_attention` replays a graph of its launch on the stream (`Stream::graph`: a guard
+//! holds a written buffer until its kernel is done, so one buffer's back-to-back launches are
+//! a graph's replays). The device's own cudarc stream with cudarc's events ([`Timeline`] for
+//! [`CudaDevice`], [`time`]) is foreign code's only: cuBLAS in the GEMM checks
+//! (`gemm::check_against_cublas`, whose Phaser side is `Device::launch`).
 
 use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute_enum};
 use cudarc::driver::{CudaEvent, CudaFunction, CudaStream, DeviceRepr, PushKernelArg};
-use phaser::codegen::{EmitOptions, Kernel};
 use phaser::runtime::cuda::CudaDevice;
 use phaser::{Device, Event, Launch, Stream};
 use std::path::Path;
@@ -90,14 +90,6 @@ impl Loaded {
     }
 }
 
-/// JIT-load a Phaser kernel printed with `opts`, bypassing the launch API. Kept for
-/// `bench_attention` only (see the module); remove with it.
-pub fn load_phaser(dev: &CudaDevice, k: &Kernel, opts: &EmitOptions) -> BenchResult<Loaded> {
-    let ptx = phaser::codegen::emit_module(&phaser::codegen::Module::new(vec![k.clone()]), opts)?;
-    let func = dev.modules.function(dev.context(), &ptx, k.name())?;
-    Ok(Loaded { name: k.name().to_owned(), func })
-}
-
 /// Load function `name` of a cubin (or PTX) file, e.g. one nvcc built.
 pub fn load_file(dev: &CudaDevice, path: &Path, name: &str) -> BenchResult<Loaded> {
     let module = dev
@@ -114,12 +106,6 @@ pub struct Shape {
     pub grid: u32,
     pub block: u32,
     pub smem: u32,
-}
-
-/// Enqueue one launch on the device's own stream. Kept for `bench_attention` only (see the
-/// module); a foreign function is launched with [`launch_raw`].
-pub fn launch(dev: &CudaDevice, f: &Loaded, shape: Shape, args: &[RawArg]) -> BenchResult<()> {
-    launch_raw(dev.stream(), f, shape, args)
 }
 
 /// Enqueue one launch of a foreign function (a cubin nvcc built) on `stream` (a Phaser
@@ -145,8 +131,8 @@ pub fn launch_raw(stream: &CudaStream, f: &Loaded, shape: Shape, args: &[RawArg]
 }
 
 /// Where a benchmark queues its work and how it marks points in it to time what lies
-/// between: a Phaser [`Stream`] (the public stream and event API), or, for the code kept for
-/// `bench_attention`, the device's own cudarc stream with cudarc's events.
+/// between: a Phaser [`Stream`] (the public stream and event API), or, for cuBLAS in the GEMM
+/// checks, the device's own cudarc stream with cudarc's events.
 pub trait Timeline {
     type Mark;
     /// A point after the work queued so far.
@@ -175,7 +161,7 @@ impl Timeline for Stream<'_> {
     }
 }
 
-/// The device's own stream and cudarc events: kept for `bench_attention` only (see the module).
+/// The device's own stream and cudarc events: foreign code's (cuBLAS in the GEMM checks).
 impl Timeline for CudaDevice {
     type Mark = CudaEvent;
     fn mark(&self) -> BenchResult<CudaEvent> {
@@ -353,17 +339,6 @@ pub fn interleaved_on<'a>(
     sides: &mut [&mut dyn FnMut() -> BenchResult<Queued<'a>>],
 ) -> BenchResult<Interleaved> {
     interleaved_with(stream, method, per_batch, sides)
-}
-
-/// [`interleaved_on`] on the device's own stream. Kept for `bench_attention` only (see the
-/// module).
-pub fn interleaved(
-    dev: &CudaDevice,
-    method: &Method,
-    per_batch: usize,
-    sides: &mut [&mut dyn FnMut() -> BenchResult<()>],
-) -> BenchResult<Interleaved> {
-    interleaved_with(dev, method, per_batch, sides)
 }
 
 /// The method itself, on any [`Timeline`]; what a side returns (a launch's guard) is kept

@@ -17,19 +17,21 @@
 //! and last row of the first and last head) compared element by element with the f64 CPU
 //! reference, within `O_ATOL + O_RTOL |ref|` (O) and `LSE_TOL (1 + |ref|)` (LSE).
 //!
-//! Speed: `timing::interleaved` (the GEMM's method): sustained back-to-back load, then timed
-//! batches between CUDA events; the median per launch, the SM clock sampled while the batches
+//! Speed: `timing::interleaved_on` (the GEMM's method) on a Phaser stream, the kernel's launch
+//! captured once into a graph on it and replayed back to back: sustained load, then timed
+//! batches between the stream's events; the median per launch, the SM clock sampled while the batches
 //! ran; TFLOP/s = 4 · B · H · S² · D / t (÷ 2 causal). torch's SDPA backends are timed the same
 //! way by `bench/attention_torch.py` in the same device run (`.ci/gpu-run.sh`).
 
 use clap::Parser;
 use half::bf16;
-use phaser::Device;
+use phaser::runtime::GraphArg;
+use phaser::{Device, LaunchConfig};
 use phaser_examples::gallery::attention_dsl::{
-    add_launch, compare, kernel, random_bf16, scale_log2, AttentionShape, O_ATOL, O_RTOL, THREADS,
+    add_launch, compare, kernel, random_bf16, scale_log2, AttentionShape, CHUNK, O_ATOL, O_RTOL, THREADS,
 };
 use phaser_examples::gallery::{fresh_seed, run_problem, Problem};
-use phaser_examples::timing::{self, BenchError, BenchResult, RawArg, Shape, TensorMapArg};
+use phaser_examples::timing::{self, BenchError, BenchResult};
 use std::time::Duration;
 
 #[derive(Parser, Debug)]
@@ -106,53 +108,65 @@ fn random_inputs(s: &AttentionShape, seed: u64) -> Qkv {
     (q, k, v)
 }
 
-/// The timed path: the kernel loaded once, its arguments by value, launched back to back.
+/// The timed path, on a Phaser stream: one launch captured into a graph on the stream (its
+/// arguments checked once, LSE bound exclusively for the graph's life), replayed back to back
+/// and timed by `timing::interleaved_on` between the stream's events.
+///
+/// A graph and not `Stream::launch` per repetition: a launch's guard holds a buffer the kernel
+/// writes (LSE, `&mut [f32]`) exclusively until the kernel is done, so back-to-back launches
+/// writing one buffer cannot be queued through guards; the graph holds that borrow once.
 fn time_shape(
     dev: &Device,
     s: &AttentionShape,
     qkv: &Qkv,
     args: &Args,
 ) -> BenchResult<(Duration, Option<timing::GpuState>)> {
-    let cuda = timing::cuda(dev)?;
     let k = kernel(s)?;
-    let f = timing::load_phaser(cuda, &k, &cuda.default_emit_options())?;
-    let smem = k.declared_dynamic_bytes();
-    f.set_dynamic_smem(smem)?;
     let (bn, _) = s.config();
     let d = s.d as usize;
     let (bh, bkv) = ((s.batch * s.heads) as u64, (s.batch * s.kv_heads) as u64);
     let (q, kk, v) = (dev.upload(&qkv.0)?, dev.upload(&qkv.1)?, dev.upload(&qkv.2)?);
     let o = dev.alloc::<bf16>(bh as usize * s.seq_q as usize * d)?;
-    let lse = dev.alloc::<f32>(bh as usize * s.seq_q as usize)?;
+    let mut lse = dev.alloc::<f32>(bh as usize * s.seq_q as usize)?;
     let sw = phaser::Swizzle::B128;
     let dd = s.d as u64;
     let maps = [
-        dev.tensor_map(&q, &[dd, s.seq_q as u64, bh], &[64, 64, 1], sw)?,
-        dev.tensor_map(&kk, &[dd, s.seq_k as u64, bkv], &[64, bn, 1], sw)?,
-        dev.tensor_map(&v, &[dd, s.seq_k as u64, bkv], &[64, bn, 1], sw)?,
-        dev.tensor_map(&o, &[dd, s.seq_q as u64, bh], &[64, 64, 1], sw)?,
+        dev.tensor_map(&q, &[dd, s.seq_q as u64, bh], &[CHUNK, 64, 1], sw)?,
+        dev.tensor_map(&kk, &[dd, s.seq_k as u64, bkv], &[CHUNK, bn, 1], sw)?,
+        dev.tensor_map(&v, &[dd, s.seq_k as u64, bkv], &[CHUNK, bn, 1], sw)?,
+        dev.tensor_map(&o, &[dd, s.seq_q as u64, bh], &[CHUNK, 64, 1], sw)?,
     ];
-    let mut raw = Vec::new();
-    for m in &maps {
-        let enc = m.encoded().copied().ok_or_else(|| BenchError("a tensor map was not encoded for the GPU".into()))?;
-        raw.push(RawArg::Map(TensorMapArg(enc)));
-    }
-    raw.push(RawArg::U64(dev.buffer_addr(&lse)?));
-    raw.extend([
-        RawArg::U32(s.seq_q),
-        RawArg::U32(s.seq_k),
-        RawArg::U32(s.heads),
-        RawArg::U32(s.heads / s.kv_heads),
-        RawArg::U32(s.tiles()),
-    ]);
-    // The f32 scale by its bits (a 4-byte parameter either way).
-    raw.push(RawArg::U32(scale_log2(s.d).to_bits()));
-    let shape = Shape { grid: s.grid(dev.sm_count()?), block: THREADS, smem };
+    let stream = dev.stream()?;
+    let launch = LaunchConfig::linear(s.grid(dev.sm_count()?), THREADS);
+    let mut graph = {
+        let mut g = stream.graph()?;
+        let lse = g.bind_mut(&mut lse)?;
+        let args: [GraphArg; 11] = [
+            (&maps[0]).into(),
+            (&maps[1]).into(),
+            (&maps[2]).into(),
+            (&maps[3]).into(),
+            lse.into(),
+            s.seq_q.into(),
+            s.seq_k.into(),
+            s.heads.into(),
+            (s.heads / s.kv_heads).into(),
+            s.tiles().into(),
+            scale_log2(s.d).into(),
+        ];
+        g.launch(&k, launch, args)?;
+        g.build()?
+    };
     // About 20 ms of work per batch at ~500 TFLOP/s.
     let per_batch = ((2.0e-2 * 5.0e14 / s.flops()).ceil() as usize).clamp(1, 200);
     let method = timing::Method { warmup: Duration::from_millis(args.warmup_ms), runs: args.runs };
-    let mut one = || timing::launch(cuda, &f, shape, &raw);
-    let r = timing::interleaved(cuda, &method, per_batch, &mut [&mut one])?;
+    let mut one = || -> BenchResult<timing::Queued> {
+        graph.replay()?;
+        Ok(None)
+    };
+    let r = timing::interleaved_on(&stream, &method, per_batch, &mut [&mut one])?;
+    // A fault in a replay names the starved wait here (the watchdog's record, decoded).
+    graph.synchronize()?;
     Ok((r.sides[0].median, r.gpu))
 }
 
