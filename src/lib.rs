@@ -4,6 +4,8 @@
 //! - [`runtime`]: [`Device`], one launch API over the CUDA GPU and the CPU simulator;
 //! - [`kernel`] / [`device`]: the `#[phaser::kernel]` DSL, which expands to builder calls;
 //! - [`registry`]: every `#[phaser::kernel]` and every registered runnable example;
+//! - [`problem`]: an example's host side as data (buffers, poisoned outputs, tensor maps,
+//!   launches), for examples of several launches and tools that rerun them;
 //! - `cli` (feature `cli`): the `phaser` command line over what is registered, so a crate's
 //!   `fn main() -> std::process::ExitCode { phaser::cli::main() }` is the whole tool.
 //!
@@ -35,6 +37,7 @@ pub mod device_types {
 
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod problem;
 pub mod registry;
 mod runnable;
 pub use runnable::{Outputs, Runnable};

@@ -71,8 +71,11 @@ pub fn kernel(name: &str) -> Option<&'static KernelEntry> {
 
 /// How big a run of an example is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 pub enum Size {
-    /// The smallest problem that exercises every path of the protocol.
+    /// The smallest problem that exercises every path of the protocol: one CTA (or one
+    /// cluster) walking enough tiles that every ring wraps. The mutation suite simulates every
+    /// mutant at this size.
     Small,
     /// Small, ragged shapes over several CTAs: seconds in the simulator.
     Quick,

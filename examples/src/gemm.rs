@@ -34,8 +34,11 @@ use phaser::codegen::builder::{
 use phaser::codegen::ir::{Dim, Major, MmaElem, MmaOperand, ProxySpace, SmemTile, Swizzle, Type, Value};
 use phaser::codegen::{Kernel, Target};
 
-/// K extent of one pipeline stage (one 128-byte swizzle row of bf16).
-pub const BLOCK_K: u32 = 64;
+/// K extent of one pipeline stage: the DSL GEMM's, which this kernel matches statement for
+/// statement (the two are interchangeable).
+pub use crate::gallery::gemm_dsl::BLOCK_K;
+
+pub mod dsl;
 /// Bytes of a bf16 element.
 const BF16: u32 = 2;
 /// Largest shared memory a block may use on sm_90a (the target's limit in `arch::limits`).

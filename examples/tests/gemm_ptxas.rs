@@ -5,8 +5,7 @@
 
 use phaser::codegen::{emit_kernel, ptx_text, ptxas};
 use phaser::Device;
-use phaser_examples::gallery::gemm_dsl;
-use phaser_examples::gemm::*;
+use phaser_examples::gemm::{self, *};
 use std::path::{Path, PathBuf};
 
 fn all_configs() -> Vec<GemmConfig> {
@@ -222,7 +221,7 @@ fn count(insts: &[&str], op: &str) -> usize {
 fn dsl_configs() -> Vec<GemmConfig> {
     let mut v = vec![GemmConfig::new(BLayout::KMajor)];
     v.extend(sweep_configs(BLayout::KMajor));
-    v.retain(|c| gemm_dsl::unsupported(c).is_none());
+    v.retain(|c| gemm::dsl::unsupported(c).is_none());
     v
 }
 
@@ -240,7 +239,7 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
     assert!(configs.len() >= 10, "{} configurations", configs.len());
     for cfg in configs {
         let name = cfg.kernel_name();
-        let k = gemm_dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let k = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
         let ptx = emit_kernel(&k).unwrap();
         assert!(
             ptx.contains("// examples/src/gallery/gemm_dsl.rs:")

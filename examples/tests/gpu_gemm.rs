@@ -8,8 +8,7 @@
 
 use phaser::Device;
 use phaser_examples::cublas::CublasLt;
-use phaser_examples::gallery::gemm_dsl;
-use phaser_examples::gemm::*;
+use phaser_examples::gemm::{self, *};
 use phaser_examples::timing;
 
 #[test]
@@ -63,11 +62,11 @@ fn dsl_gemm_matches_cublas_and_the_cpu() {
     let blas = CublasLt::new(timing::cuda(&dev).unwrap()).unwrap_or_else(|e| panic!("{e}"));
     let seed = phaser_examples::gallery::fresh_seed();
     eprintln!("seed {seed}");
-    let default = gemm_dsl::config(true);
-    let configs = [default, GemmConfig { cluster_m: 1, ..default }, gemm_dsl::config(false)];
+    let default = gemm::dsl::config(true);
+    let configs = [default, GemmConfig { cluster_m: 1, ..default }, gemm::dsl::config(false)];
     let (mut failures, mut checked) = (Vec::new(), 0);
     for cfg in configs {
-        let kernel = gemm_dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{e}"));
+        let kernel = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{e}"));
         for (i, shape) in check_shapes().into_iter().enumerate() {
             // The largest shapes once (the default configuration).
             if shape.flops() > 1e11 && cfg != default {
@@ -108,8 +107,8 @@ fn dsl_gemm_is_bit_identical_to_the_builder_gemm() {
     let seed = phaser_examples::gallery::fresh_seed();
     eprintln!("seed {seed}");
     let mut differing = Vec::new();
-    for cfg in [gemm_dsl::config(true), gemm_dsl::config(false)] {
-        let kernels = [gemm_kernel(&cfg).unwrap(), gemm_dsl::kernel(&cfg).unwrap()];
+    for cfg in [gemm::dsl::config(true), gemm::dsl::config(false)] {
+        let kernels = [gemm_kernel(&cfg).unwrap(), gemm::dsl::kernel(&cfg).unwrap()];
         for (i, shape) in check_shapes().into_iter().enumerate() {
             let a = random_bf16(shape.m as usize * shape.k as usize, seed + i as u64);
             let b = random_bf16(b_len(&shape), (seed + i as u64) ^ 0x9e37_79b9);

@@ -10,15 +10,14 @@ use phaser::codegen::Kernel;
 use phaser::runtime::sim::{Category, Finding, SimConfig, Strategy};
 use phaser::runtime::RuntimeError;
 use phaser::Device;
-use phaser_examples::gallery::gemm_dsl;
-use phaser_examples::gemm::*;
+use phaser_examples::gemm::{self, *};
 use phaser_examples::gemm_bugs;
 
 const SHAPE: GemmShape = GemmShape::new(256, 256, 256);
 
 /// The default configuration (128 x 256 tiles, 2-CTA clusters) with 2 stages.
 fn cluster_config() -> GemmConfig {
-    GemmConfig { stages: 2, ..gemm_dsl::config(true) }
+    GemmConfig { stages: 2, ..gemm::dsl::config(true) }
 }
 
 struct Run {
@@ -61,10 +60,10 @@ fn dsl_gemm_256_cubed_matches_the_cpu_reference_with_no_findings() {
     let runs = [
         (cluster_config(), Strategy::RoundRobin, 12),
         (cluster_config(), Strategy::Random, 13),
-        (GemmConfig { stages: 3, ..gemm_dsl::config(false) }, Strategy::Adversarial, 3),
+        (GemmConfig { stages: 3, ..gemm::dsl::config(false) }, Strategy::Adversarial, 3),
     ];
     for (cfg, strategy, seed) in runs {
-        let k = gemm_dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{e}"));
+        let k = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{e}"));
         let t0 = std::time::Instant::now();
         let run = simulate(&k, &cfg, SimConfig::default().with_seed(seed).with_strategy(strategy));
         eprintln!("{} {strategy:?} simulated in {:?}", cfg.kernel_name(), t0.elapsed());
@@ -84,7 +83,7 @@ fn dsl_gemm_256_cubed_matches_the_cpu_reference_with_no_findings() {
 #[test]
 fn early_release_is_reported_at_the_dsl_release_line() {
     let cfg = cluster_config();
-    let mut k = gemm_dsl::kernel(&cfg).unwrap().into_parts();
+    let mut k = gemm::dsl::kernel(&cfg).unwrap().into_parts();
     assert!(gemm_bugs::release_before_wait(&mut k), "the mainloop's wait_group(1) + release");
     let k = k.finish().unwrap();
     let run = simulate(&k, &cfg, SimConfig::default().with_seed(12));
@@ -108,7 +107,7 @@ fn early_release_is_reported_at_the_dsl_release_line() {
 #[test]
 fn missing_wait_group_is_reported_at_the_dsl_accumulator_read() {
     let cfg = cluster_config();
-    let mut k = gemm_dsl::kernel(&cfg).unwrap().into_parts();
+    let mut k = gemm::dsl::kernel(&cfg).unwrap().into_parts();
     assert!(gemm_bugs::drop_final_wait(&mut k), "the wait_group(0) after the mainloop");
     let k = k.finish().unwrap();
     let run = simulate(&k, &cfg, SimConfig::default().with_seed(12));

@@ -113,7 +113,7 @@ impl CustomOp2 for PhaserGemm {
             candle_core::bail!("phaser-gemm-dsl: A is {m} x {k} but B is {n} x {kb} (B is N x K)");
         }
         let shape = GemmShape::new(m as u32, n as u32, k as u32);
-        if let Some(why) = shape.problem().or_else(|| gemm_dsl::unsupported(&self.cfg)) {
+        if let Some(why) = shape.problem().or_else(|| gemm::dsl::unsupported(&self.cfg)) {
             candle_core::bail!("phaser-gemm-dsl: {why}");
         }
         let (a, b) = (contiguous::<half::bf16>(sa, la)?, contiguous::<half::bf16>(sb, lb)?);
@@ -137,7 +137,7 @@ impl CustomOp2 for PhaserGemm {
         }
         {
             let map_c = dev.tensor_map_cuda_mut(&mut c, &[n64, m64], &[gemm_dsl::EPI, gemm_dsl::EPI], sw).map_err(phaser_err)?;
-            let kernel = gemm_dsl::kernel(cfg).map_err(|e| candle_core::Error::Msg(e.to_string()))?;
+            let kernel = gemm::dsl::kernel(cfg).map_err(|e| candle_core::Error::Msg(e.to_string()))?;
             let launch = gemm::launch_config(cfg, &shape, dev.sm_count().map_err(phaser_err)?);
             let args = [
                 Arg::TensorMap(&map_a),
@@ -192,7 +192,7 @@ fn main() -> candle_core::Result<()> {
 
     // The gallery's DSL GEMM against candle's matmul, both gallery configurations.
     for (cluster, shapes) in [(true, [(2048, 2048, 2048), (1000, 200, 136)]), (false, [(4096, 4096, 4096), (520, 264, 72)])] {
-        let cfg = gemm_dsl::config(cluster);
+        let cfg = gemm::dsl::config(cluster);
         for (m, n, k) in shapes {
             // Ternary inputs: every product is exact in f32, so both must round the same value.
             let ternary = |r: usize, c: usize| -> candle_core::Result<Tensor> {

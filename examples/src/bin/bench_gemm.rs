@@ -33,9 +33,8 @@ use clap::{Parser, ValueEnum};
 use half::bf16;
 use phaser::{Device, Stream};
 use phaser_examples::cublas::CublasLt;
-use phaser_examples::gallery::gemm_dsl;
 use phaser_examples::gemm::args as gemm_args;
-use phaser_examples::gemm::*;
+use phaser_examples::gemm::{self, *};
 use phaser_examples::timing::{self, BenchError, BenchResult, Queued};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -73,7 +72,7 @@ impl Impl {
     fn kernel(self, cfg: &GemmConfig) -> phaser::codegen::Result<phaser::Kernel> {
         match self {
             Impl::Builder => gemm_kernel(cfg),
-            Impl::Dsl => gemm_dsl::kernel(cfg),
+            Impl::Dsl => gemm::dsl::kernel(cfg),
         }
     }
 }
@@ -140,7 +139,7 @@ impl Args {
     }
     /// The implementations to run for `cfg` (the DSL GEMM only where it implements it).
     fn impls_for(&self, cfg: &GemmConfig) -> Vec<Impl> {
-        let dsl = gemm_dsl::unsupported(cfg).is_none();
+        let dsl = gemm::dsl::unsupported(cfg).is_none();
         match self.impls {
             Impls::Builder => vec![Impl::Builder],
             Impls::Dsl if dsl => vec![Impl::Dsl],

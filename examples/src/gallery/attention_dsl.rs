@@ -31,7 +31,8 @@
 //!   stored by one thread per row, O rounded to bf16 into the warpgroup's own Q slab
 //!   (`stmatrix`) and written by TMA stores (clipped at the sequence end).
 
-use super::{random_u32, BufferId, Example, Outcome, Outputs, Problem, Size};
+use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem};
+use phaser::registry::Size;
 use half::bf16;
 use phaser::runtime::{Device, RuntimeError, Swizzle};
 use phaser::Kernel;
@@ -557,7 +558,7 @@ pub fn add_launch(
 
 /// Random bf16 elements in [-1, 1).
 pub fn random_bf16(n: usize, seed: u64) -> Vec<bf16> {
-    super::random_f32(n, seed).into_iter().map(bf16::from_f32).collect()
+    phaser::problem::random_f32(n, seed).into_iter().map(bf16::from_f32).collect()
 }
 
 /// The f64 reference of query row `i` of query head `bh`: O's row and the LSE.

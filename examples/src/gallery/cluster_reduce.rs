@@ -11,7 +11,8 @@
 //! slots be reused. The simulator and the GPU agree bit for bit ([`reference`] follows the
 //! order of the additions).
 
-use super::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
+use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem};
+use phaser::registry::Size;
 use phaser::{Device, LaunchConfig, RuntimeError};
 
 /// Columns of the tensor: two halves of 256, one per CTA of the cluster.

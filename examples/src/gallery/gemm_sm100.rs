@@ -6,7 +6,8 @@
 //! integer in [-256, 256]: exact in bf16 and in f32 whatever the accumulation order. The
 //! check compares every element bit for bit, on the simulator and on a B200 alike.
 
-use super::{random_u32, Example, Outcome, Outputs, Problem, Size};
+use phaser::problem::{random_u32, Example, Outcome, Outputs, Problem};
+use phaser::registry::Size;
 use crate::gemm::GemmShape;
 use crate::gemm_sm100::{gemm_sm100_kernel, grid, launch_config, Sm100Config, BLOCK_M};
 use half::bf16;
@@ -48,7 +49,7 @@ pub struct Host {
     pub shape: GemmShape,
     pub a: Vec<bf16>,
     pub b: Vec<bf16>,
-    pub c: super::BufferId<bf16>,
+    pub c: phaser::problem::BufferId<bf16>,
 }
 
 /// Random elements of {-1, 0, 1}.

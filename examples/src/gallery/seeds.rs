@@ -110,7 +110,7 @@ pub fn phase_flip(target: Target) -> Result<Kernel> {
 
 // ---- host side: setup and check ----------------------------------------------------------
 
-use super::{BufferId, Example, Outcome, Problem, POISON_U32};
+use phaser::problem::{BufferId, Example, Outcome, Problem, POISON_U32};
 use phaser::runtime::{Device, LaunchConfig, RuntimeError};
 
 /// The target the seeds are built for on `dev` (sm_90a on Hopper, which is what they need).

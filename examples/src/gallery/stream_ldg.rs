@@ -13,7 +13,8 @@
 //! scheduler balances the tail. [`LdgConfig`] also gives a persistent grid-stride variant.
 
 use super::stream_plan::{Plan, PlanArg, Variant};
-use super::{Example, Outcome, Outputs, Problem, Size};
+use phaser::problem::{Example, Outcome, Outputs, Problem};
+use phaser::registry::Size;
 use phaser::codegen::{CodegenError, Kernel, Target};
 use phaser::runtime::{Device, RuntimeError};
 

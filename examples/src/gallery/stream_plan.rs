@@ -4,10 +4,10 @@
 //! `bench_stream` both turn a plan into [`Problem`] launches ([`push_plan`]), so the benchmark
 //! times exactly what the gallery checks.
 
-use super::problem::MapId;
+use phaser::problem::MapId;
 use super::stream_axpb::StreamConfig;
 use super::stream_ldg::LdgConfig;
-use super::{BufferId, Problem};
+use phaser::problem::{BufferId, Problem};
 use phaser::codegen::Kernel;
 use phaser::runtime::{Device, LaunchConfig, RuntimeError, Swizzle};
 

@@ -10,7 +10,8 @@
 //! TMA store (the box comes from the same `#[tma]` declaration). The launch gives no dynamic
 //! shared-memory size: the ring and the output tile declare it.
 
-use super::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
+use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem};
+use phaser::registry::Size;
 use phaser::runtime::Swizzle;
 use phaser::{Device, LaunchConfig, RuntimeError};
 

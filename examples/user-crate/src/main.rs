@@ -1,6 +1,11 @@
 //! A user crate, written against the README only: one kernel, registered with its host side
 //! (inputs from a seed, a CPU reference), and the `phaser` CLI over it. `cargo run -p
 //! phaser-user-crate -- check` runs it in the simulator with the protocol checker.
+//!
+//! Beside it, two of the gallery's examples compiled from the gallery's own files, unchanged:
+//! their host sides use only the public `phaser` API (`phaser::problem`) and `half`, so an
+//! example is copied into a crate of one's own as it is, and registered with
+//! `phaser::problems!`.
 
 use phaser::registry::Size;
 use phaser::runtime::LaunchReport;
@@ -83,6 +88,16 @@ impl Runnable for StagedSaxpy {
 }
 
 phaser::runnable!(StagedSaxpy);
+
+// Only what the examples register is used here (the gallery's tests and benches use the rest).
+#[allow(dead_code)]
+#[path = "../../src/gallery/gemm_dsl.rs"]
+mod gemm_dsl;
+#[allow(dead_code)]
+#[path = "../../src/gallery/attention_dsl.rs"]
+mod attention_dsl;
+
+phaser::problems!(gemm_dsl::examples, attention_dsl::examples);
 
 fn main() -> std::process::ExitCode {
     phaser::cli::main()

@@ -1,5 +1,6 @@
-//! The user crate's `phaser check` runs its registered kernel in the simulator and passes; a
-//! selection that names nothing is bad usage.
+//! The user crate's `phaser check` runs its registered kernel, and the gallery examples it
+//! compiles from the gallery's own files, in the simulator, and they pass; a selection that
+//! names nothing is bad usage.
 
 use std::process::Command;
 
@@ -14,11 +15,25 @@ fn cli(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn phaser_check_runs_the_registered_kernel() {
-    let out = cli(&["check"]);
+    let out = cli(&["check", "--only", "staged_saxpy", "--exact"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "exit {:?}\n{text}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("staged_saxpy") && text.contains("128 elements match the CPU reference"), "{text}");
     assert!(text.contains("1 passed, 0 failed, 0 skipped"), "{text}");
+}
+
+/// The gallery's GEMM and attention examples, compiled here from their files unchanged (only
+/// public API), run and pass their CPU references as they do in the gallery.
+#[test]
+fn the_gallery_examples_copied_here_pass_phaser_check() {
+    let out = cli(&["check", "--only", "_dsl"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "exit {:?}\n{text}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    for name in ["gemm_dsl", "gemm_dsl_1cta", "attention_dsl", "attention_dsl_causal"] {
+        assert!(text.lines().any(|l| l.starts_with("PASS ") && l.split_whitespace().nth(1) == Some(name)), "{name}: {text}");
+    }
+    assert!(text.contains("elements exact") && text.contains("0 elements outside tolerance"), "{text}");
+    assert!(text.contains("4 passed, 0 failed, 0 skipped"), "{text}");
 }
 
 #[test]

@@ -1,17 +1,28 @@
-//! What one gallery example launches, owned in one place: the kernels, their launch shapes,
-//! the argument buffers (inputs uploaded by the example's `setup`, outputs poisoned before
-//! every launch) and which buffers each launch writes. `phaser run`, `phaser diff`, the GPU
-//! tests, `bench_stream` and the mutation suite all run an example through its [`Problem`],
-//! so the host side of an example is written once.
+//! A runnable example's host side as data, for examples of several launches: what it launches
+//! is owned in one place, a [`Problem`]: the kernels, their launch shapes, the argument buffers
+//! (inputs uploaded by the example's `setup`, outputs poisoned before every launch) and which
+//! buffers each launch writes. An [`Example`] (kernels, setup, check) registers with the
+//! `phaser` CLI like a [`crate::Runnable`] ([`crate::problems!`]), and because its launches are
+//! data, tools can rerun them: `phaser run` and `phaser diff`, and beside them (Phaser's
+//! examples crate) GPU tests, `bench_stream` and the mutation suite, which launches a mutant in
+//! place of one launch's kernel ([`Problem::with_kernel`]) under chosen simulator settings
+//! ([`simulate_problem`]). The gallery's examples are written this way, against this public API
+//! only, so one can be copied into a user crate (`examples/user-crate` compiles two of them).
 //!
-//! This file is the only place the gallery touches [`Device`]'s buffer API.
+//! This module is the only place the harness touches [`Device`]'s buffer API.
 
-use phaser::codegen::ir::ParamKind;
-use phaser::runtime::sim::{ExploreReport, SimConfig, SimReport};
-use phaser::runtime::{
+mod example;
+mod random;
+
+pub use example::{run, Example, Outcome, Run};
+pub use random::{random_f32, random_u32, POISON_U32};
+
+use crate::codegen::ir::ParamKind;
+use crate::runtime::sim::{ExploreReport, SimConfig, SimReport};
+use crate::runtime::{
     Arg, Buffer, Device, Elem, LaunchConfig, LaunchReport, RuntimeError, Stream, Swizzle, TensorMap,
 };
-use phaser::Kernel;
+use crate::Kernel;
 use std::any::Any;
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -19,9 +30,10 @@ use std::time::Duration;
 type Result<T> = std::result::Result<T, RuntimeError>;
 
 /// A launch in flight on a stream (the runtime's guard; this module's `Launch` is a problem's).
-pub type StreamLaunch<'a> = phaser::runtime::Launch<'a>;
+pub type StreamLaunch<'a> = crate::runtime::Launch<'a>;
 
-/// A device buffer of one of the gallery's element types.
+/// A device buffer of one of the element types a [`Problem`] holds.
+#[allow(missing_docs)]
 pub enum DeviceBuffer {
     U32(Buffer<u32>),
     F32(Buffer<f32>),
@@ -30,13 +42,15 @@ pub enum DeviceBuffer {
 
 /// A downloaded output.
 #[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
 pub enum HostData {
     U32(Vec<u32>),
     F32(Vec<f32>),
     BF16(Vec<half::bf16>),
 }
 
-/// The element types gallery buffers hold (what [`DeviceBuffer`] and [`HostData`] wrap).
+/// The element types a [`Problem`]'s buffers hold (what [`DeviceBuffer`] and [`HostData`] wrap).
+#[allow(missing_docs)]
 pub trait Data: Elem {
     fn wrap_buffer(b: Buffer<Self>) -> DeviceBuffer;
     fn buffer(b: &DeviceBuffer) -> Option<&Buffer<Self>>;
@@ -140,12 +154,13 @@ impl<T> Clone for BufferId<T> {
 }
 impl<T> Copy for BufferId<T> {}
 
-/// A tensor map of a [`Problem`].
+/// A tensor map of a [`Problem`] (its index among the problem's maps).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MapId(usize);
 
 /// A scalar argument.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[allow(missing_docs)]
 pub enum Scalar {
     U32(u32),
     F32(f32),
@@ -153,6 +168,7 @@ pub enum Scalar {
 
 /// One argument of a [`Launch`], naming the problem's buffers and maps.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[allow(missing_docs)]
 pub enum LaunchArg {
     Buffer(usize),
     TensorMap(usize),
@@ -182,8 +198,11 @@ impl From<f32> for LaunchArg {
 
 /// One kernel launch of a problem.
 pub struct Launch {
+    /// The kernel launched.
     pub kernel: Kernel,
+    /// Its grid, block and shared memory.
     pub config: LaunchConfig,
+    /// Its arguments, in the kernel's parameter order.
     pub args: Vec<LaunchArg>,
     /// The buffers this launch writes: poisoned before it, downloaded after it, in this order.
     pub outputs: Vec<usize>,
@@ -208,6 +227,7 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// An empty problem whose inputs were drawn from `seed`.
     pub fn new(seed: u64) -> Problem {
         Problem { seed, launches: Vec::new(), buffers: Vec::new(), maps: Vec::new(), host: Box::new(()) }
     }
@@ -275,14 +295,17 @@ impl Problem {
             .unwrap_or_else(|| panic!("the problem's host data is not a {}", std::any::type_name::<H>()))
     }
 
+    /// The device buffer `id` names.
     pub fn buffer<T: Data>(&self, id: BufferId<T>) -> &Buffer<T> {
         T::buffer(&self.buffers[id.index].buffer).expect("a BufferId is typed")
     }
 
+    /// The device buffer `id` names, to write (e.g. re-poison it by a device copy).
     pub fn buffer_mut<T: Data>(&mut self, id: BufferId<T>) -> &mut Buffer<T> {
         T::buffer_mut(&mut self.buffers[id.index].buffer).expect("a BufferId is typed")
     }
 
+    /// Download buffer `id` as it stands.
     pub fn download<T: Data>(&self, dev: &Device, id: BufferId<T>) -> Result<Vec<T>> {
         dev.download(self.buffer(id))
     }
@@ -394,6 +417,7 @@ pub struct LaunchOutput {
 
 /// The outputs of every launch of a problem, in launch order.
 pub struct Outputs {
+    /// What each launch left behind, in launch order.
     pub launches: Vec<LaunchOutput>,
 }
 
