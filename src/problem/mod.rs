@@ -16,6 +16,8 @@ mod random;
 
 pub use example::{run, Example, Outcome, Run};
 pub use random::{random_f32, random_u32, POISON_U32};
+/// How big a run is (what an example's setup takes).
+pub use crate::registry::Size;
 
 use crate::codegen::ir::ParamKind;
 use crate::runtime::sim::{ExploreReport, SimConfig, SimReport};

@@ -11,8 +11,7 @@
 //! slots be reused. The simulator and the GPU agree bit for bit ([`reference`] follows the
 //! order of the additions).
 
-use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem};
-use phaser::registry::Size;
+use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::{Device, LaunchConfig, RuntimeError};
 
 /// Columns of the tensor: two halves of 256, one per CTA of the cluster.

@@ -6,8 +6,7 @@
 //! into an S-stage ring with TMA; warps 1-4 each take two rows of a tile, write `y` with
 //! ordinary stores and release the stage (one arrival per consumer warp).
 
-use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem};
-use phaser::registry::Size;
+use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::Swizzle;
 use phaser::{Device, LaunchConfig, RuntimeError};
 

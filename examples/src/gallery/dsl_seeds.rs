@@ -1,8 +1,7 @@
 //! The seeds' experiments written in the `#[phaser::kernel]` DSL (the builder versions are in
 //! `seeds.rs`), plus the seeds' two-stage `phase_tma` loop with ordinary arrivals.
 
-use super::seeds;
-use phaser::problem::{BufferId, Example, Outcome, Problem, POISON_U32};
+use super::{seeds, BufferId, Example, Outcome, Problem, POISON_U32};
 use phaser::{Device, LaunchConfig, RuntimeError};
 
 /// Experiment 1: 8 threads, a barrier expecting `num_threads` (4) arrivals; threads below it
@@ -186,7 +185,7 @@ pub fn check_phase_tma(got: &[u32]) -> Outcome {
 }
 
 /// `dsl_phase_tma` over `ROUNDS` iterations; the host data is the output buffer.
-fn setup_phase_tma(dev: &Device, _size: phaser::registry::Size, seed: u64) -> Result<Problem, RuntimeError> {
+fn setup_phase_tma(dev: &Device, _size: super::Size, seed: u64) -> Result<Problem, RuntimeError> {
     let mut p = Problem::new(seed);
     let out = p.output(dev, PHASE_TMA_FIELDS * ROUNDS as usize, POISON_U32)?;
     p.launch(dsl_phase_tma::kernel_for(ROUNDS)?, LaunchConfig::linear(1, 32), [out.into()], [out.into()]);

@@ -18,23 +18,16 @@
 //! - `CLUSTER = 2`: two CTAs of vertically adjacent tiles form a cluster; each loads its A tile
 //!   and half of the shared B tile, multicast into both; consumers release both CTAs' stages.
 //! - Ragged shapes: TMA zero-fills loads past the edges and clips stores; K and N must be
-//!   multiples of 8 (16-byte row strides), refused by the host side (`GemmShape::problem`).
+//!   multiples of 8 (16-byte row strides), refused by the tensor maps (`Device::tensor_map`).
 //!
-//! The host side below uses only the public `phaser` API (and `half`), so this file can be
-//! copied into a user crate as it is: `examples/user-crate` compiles it and `phaser check`
-//! there runs it in the simulator. Its tensor maps and launch shape are the builder GEMM's
-//! (`examples/src/gemm.rs`, which takes its configurations to this kernel through `gemm::dsl`),
-//! so the two kernels are interchangeable: on the GPU they agree bit for bit
-//! (`examples/tests/gpu_gemm.rs`, `dsl_gemm_is_bit_identical_to_the_builder_gemm`).
+//! The host side uses only the public `phaser` API (and `half`): `examples/user-crate` compiles
+//! this file unchanged. The builder GEMM (`examples/src/gemm.rs`) is interchangeable with this
+//! kernel: on the GPU the two agree bit for bit (`examples/tests/gpu_gemm.rs`).
 
 use half::bf16;
-use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem};
-use phaser::registry::Size;
+use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::{Device, RuntimeError, Swizzle};
 use phaser::Kernel;
-
-/// K per pipeline stage (one 128-byte swizzled row of bf16): the builder GEMM's too.
-pub const BLOCK_K: u32 = 64;
 
 /// Consumer warpgroups (the producer is one more).
 pub const CONSUMERS: u32 = 2;
@@ -255,6 +248,9 @@ pub fn gemm_dsl(
         }
     }
 }
+
+/// K per pipeline stage (one 128-byte swizzled row of bf16): the builder GEMM's too.
+pub const BLOCK_K: u32 = 64;
 
 /// The kernel's `#[comptime]` configuration: N of the CTA tile (and of every wgmma), rows per
 /// consumer warpgroup (64 or 128: one or two m64 slabs), pipeline stages, CTAs per cluster

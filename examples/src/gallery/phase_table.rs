@@ -12,8 +12,7 @@
 //! `(iteration, stage, parity waited, barrier parity after completion, phase_tma after)`, so a
 //! simulated run prints the seeds' table.
 
-use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem, POISON_U32};
-use phaser::registry::Size;
+use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem, POISON_U32, Size};
 use phaser::codegen::builder::KernelBuilder;
 use phaser::codegen::ir::{Dim, Type, Value};
 use phaser::codegen::{Kernel, Result, Target};

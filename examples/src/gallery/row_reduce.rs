@@ -9,8 +9,7 @@
 //! with `ncu` (`.ci/gpu-run.sh`, `NCU=1`); the simulator and the GPU agree bit for bit (the
 //! order of the additions is fixed, [`reference`] follows it).
 
-use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem};
-use phaser::registry::Size;
+use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::Swizzle;
 use phaser::{Device, LaunchConfig, RuntimeError};
 

@@ -26,8 +26,7 @@
 //! default configuration ([`StreamConfig::new`]) builds exactly the flagship kernel above.
 
 use super::stream_plan::{push_plan, MapCache, Plan, PlanArg, Variant};
-use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem};
-use phaser::registry::Size;
+use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::codegen::builder::warp_spec::entry_register_cap;
 use phaser::codegen::builder::{Arrivals, KernelBuilder, Pipeline, PipelineConfig, WarpgroupRoles};
 use phaser::codegen::ir::{Dim, MemoryOp, ProxySpace, Space, Type, Value};

@@ -13,8 +13,7 @@
 //! scheduler balances the tail. [`LdgConfig`] also gives a persistent grid-stride variant.
 
 use super::stream_plan::{Plan, PlanArg, Variant};
-use phaser::problem::{Example, Outcome, Outputs, Problem};
-use phaser::registry::Size;
+use phaser::problem::{Example, Outcome, Outputs, Problem, Size};
 use phaser::codegen::{CodegenError, Kernel, Target};
 use phaser::runtime::{Device, RuntimeError};
 

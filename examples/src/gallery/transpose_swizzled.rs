@@ -10,8 +10,7 @@
 //! TMA store (the box comes from the same `#[tma]` declaration). The launch gives no dynamic
 //! shared-memory size: the ring and the output tile declare it.
 
-use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem};
-use phaser::registry::Size;
+use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::Swizzle;
 use phaser::{Device, LaunchConfig, RuntimeError};
 
