@@ -15,7 +15,7 @@
 //! output, so the output checked against the CPU reference (bit for bit: the GPU's
 //! `fma.rn.f32` and Rust's `f32::mul_add` round once) is the one the last timed launch wrote.
 //! Times are a Phaser stream's events around each launch (`Stream::launch` through the
-//! gallery's `Problem::launch_on`, `Event::elapsed_since`); the table reports the median (and
+//! `phaser::problem::Problem::launch_on`, `Event::elapsed_since`); the table reports the median (and
 //! min) of the timed runs and GB/s counting bytes read + written. The copy baseline is
 //! `Device::copy` (timed with events around the copy the same way).
 
