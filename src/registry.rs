@@ -105,6 +105,19 @@ pub struct ExampleRun {
     pub findings: Vec<String>,
 }
 
+/// Why a run that failed with `e` is skipped rather than failed, if it is: the device cannot
+/// run the kernel's target (sm_100a code on an sm_90 GPU), which is neither a pass nor a
+/// failure. Every kind of runnable example (a [`crate::Runnable`], a [`crate::problem::Example`])
+/// asks this.
+pub fn skip_reason(e: &RuntimeError) -> Option<String> {
+    match e {
+        RuntimeError::TargetMismatch { target, major, minor, .. } => {
+            Some(format!("needs {target} (this GPU is compute capability {major}.{minor})"))
+        }
+        _ => None,
+    }
+}
+
 type KernelsFn = dyn Fn(Target) -> Result<Vec<Kernel>, CodegenError> + Send + Sync;
 type RunFn = dyn Fn(&Device, Size, u64) -> Result<ExampleRun, RuntimeError> + Send + Sync;
 
@@ -137,3 +150,22 @@ pub fn examples() -> Vec<Example> {
 
 /// Re-exported so a crate registers examples without depending on `inventory` itself.
 pub use inventory::submit;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_target_the_device_cannot_run_is_a_skip_and_nothing_else_is() {
+        let mismatch = RuntimeError::TargetMismatch {
+            kernel: "k".into(),
+            target: "sm_100a".into(),
+            major: 9,
+            minor: 0,
+            hint: String::new(),
+        };
+        assert_eq!(skip_reason(&mismatch).as_deref(), Some("needs sm_100a (this GPU is compute capability 9.0)"));
+        let bad = RuntimeError::BadLaunch { kernel: "k".into(), problem: "grid 0".into() };
+        assert_eq!(skip_reason(&bad), None);
+    }
+}

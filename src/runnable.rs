@@ -75,12 +75,10 @@ fn run<R: Runnable>(dev: &Device, size: Size, seed: u64) -> Result<ExampleRun, R
     let input = R::setup(size, seed);
     let (output, report) = match R::launch(dev, &input) {
         Ok(r) => r,
-        // The device cannot run the kernel's target (sm_100a code on an sm_90 GPU): neither a
-        // pass nor a failure.
-        Err(e @ RuntimeError::TargetMismatch { .. }) => {
-            return Ok(ExampleRun { skipped: true, detail: e.to_string(), ..Default::default() })
-        }
-        Err(e) => return Err(e),
+        Err(e) => match crate::registry::skip_reason(&e) {
+            Some(why) => return Ok(ExampleRun { skipped: true, detail: why, ..Default::default() }),
+            None => return Err(e),
+        },
     };
     let (passed, detail) = match R::check(&input, &output) {
         Ok(d) => (true, d),

@@ -79,11 +79,13 @@ pub struct Run {
 pub fn run(e: &Example, dev: &Device, size: Size, seed: u64) -> Result<Run, RuntimeError> {
     let mut p = (e.setup)(dev, size, seed)?;
     let out = match run_problem(dev, &mut p) {
-        Err(RuntimeError::TargetMismatch { target, major, minor, .. }) => {
-            let why = format!("needs {target} (this GPU is compute capability {major}.{minor})");
-            return Ok(Run { outcome: Outcome::skipped(why), digest: 0, elapsed: None, findings: Vec::new() });
-        }
-        out => out?,
+        Ok(out) => out,
+        Err(e) => match registry::skip_reason(&e) {
+            Some(why) => {
+                return Ok(Run { outcome: Outcome::skipped(why), digest: 0, elapsed: None, findings: Vec::new() })
+            }
+            None => return Err(e),
+        },
     };
     let findings =
         out.launches.iter().filter_map(|l| l.sim.as_ref()).flat_map(|r| &r.findings).map(|f| f.to_string()).collect();
