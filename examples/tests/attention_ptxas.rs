@@ -61,14 +61,14 @@ fn every_config_assembles_without_spills_and_uses_hgmma() {
             }
             let count = |op: &str| listing.lines().filter(|l| l.split_whitespace().any(|w| w.starts_with(op))).count();
             // S: D / 16 k-steps of 64 x BN, twice (block 0's before the loop, block j + 1's in
-            // it); P V: BN / 16 k-steps per 64-column chunk of D, once (in the loop).
+            // it); P V: BN / 16 k-steps of 64 x D (one N = D wgmma each), once (in the loop).
             let s_gemm = format!("HGMMA.64x{bn}x16.F32.BF16");
-            let pv_gemm = "HGMMA.64x64x16.F32.BF16".to_string();
-            let (want_s, want_pv) = (2 * (d / 16) as usize, ((bn / 16) * (d / 64)) as usize);
+            let pv_gemm = format!("HGMMA.64x{d}x16.F32.BF16");
+            let (want_s, want_pv) = (2 * (d / 16) as usize, (bn / 16) as usize);
             // The waits are the kernel's own four `wait_group`s (block 0's S, two per block, the
             // last P V's), not one per HGMMA.
             assert!(count("WARPGROUP.DEPBAR") <= 4, "{s:?}: waits after the HGMMAs:\n{listing}");
-            if bn == 64 {
+            if bn == d {
                 assert_eq!(count(&s_gemm), want_s + want_pv, "{s:?}:\n{listing}");
             } else {
                 assert_eq!(count(&s_gemm), want_s, "{s:?}:\n{listing}");

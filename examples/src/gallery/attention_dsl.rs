@@ -103,7 +103,9 @@ pub fn attention_dsl(
     // Q (and, after the last S, the warpgroup's O staging): chunk c of warpgroup w's rows.
     let q_tiles = T.alloc_shared::<bf16>([D / CHUNK, CONSUMERS, 64, CHUNK], "128B");
     let k_ring = T.alloc_shared::<bf16>([STAGES, D / CHUNK, BN, CHUNK], "128B");
-    let v_ring = T.alloc_shared::<bf16>([STAGES, D / CHUNK, BN, CHUNK], "128B");
+    // A V stage is one [BN, D] matrix (its D / CHUNK column blocks are one TMA box each), so
+    // P V is one N = D wgmma per k-step.
+    let v_ring = T.alloc_shared::<bf16>([STAGES, BN, D], "128B");
     let bars = T.alloc_barriers(2);
     let q_full = bars.ptr_to([0]);
     // The Q slabs are free again (each consumer warpgroup's leader, once its O store has read
@@ -168,10 +170,7 @@ pub fn attention_dsl(
                         T.pipeline.producer_acquire(v_pipe, vst);
                         let v_full = T.pipeline.producer_commit(v_pipe, vst, v_ring[0].bytes());
                         let vs = T.pipeline.stage(vst);
-                        #[unroll]
-                        for c in 0..chunks {
-                            T.tma.load(v_ring[vs][c], v, [kv_head, n0, CHUNK * c], v_full);
-                        }
+                        T.tma.load(v_ring[vs], v, [kv_head, n0, 0], v_full);
                         T.pipeline.advance(vst);
                     }
                     t += T.grid_dim();
@@ -191,7 +190,7 @@ pub fn attention_dsl(
         // A fragments of the k-steps of P V; per row half: running max, sum, and this
         // block's scaled max and rescale factor.
         let mut s = T.registers::<f32>([BN / 2]);
-        let mut acc_o = T.registers::<f32>([D / CHUNK, CHUNK / 2]);
+        let mut acc_o = T.registers::<f32>([D / 2]);
         let mut p = T.registers::<u32>([BN / 16, 4]);
         let mut row_max = T.registers::<f32>([2]);
         let mut row_sum = T.registers::<f32>([2]);
@@ -225,11 +224,8 @@ pub fn attention_dsl(
                 row_sum[h] = 0.0;
             }
             #[unroll]
-            for c in 0..chunks {
-                #[unroll]
-                for i in 0..CHUNK / 2 {
-                    acc_o[c][i] = 0.0;
-                }
+            for i in 0..D / 2 {
+                acc_o[i] = 0.0;
             }
             T.ptx.mbarrier.try_wait(q_full, walked & 1);
             // Intra-warpgroup overlap (FlashAttention-3), with the loop rotated so that every wait is
@@ -325,21 +321,15 @@ pub fn attention_dsl(
                 }
                 // O (through block j - 1) rescaled to block j's max, then += P V of block j.
                 #[unroll]
-                for c in 0..chunks {
-                    #[unroll]
-                    for i in 0..CHUNK / 2 {
-                        acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
-                    }
+                for i in 0..D / 2 {
+                    acc_o[i] = acc_o[i] * T.fragment.of_row(acc_o, i, rescale[0], rescale[1]);
                 }
                 T.pipeline.consumer_wait(v_pipe, vst);
                 let vs = T.pipeline.stage(vst);
                 T.ptx.wgmma.fence();
                 #[unroll]
-                for c in 0..chunks {
-                    #[unroll]
-                    for kk in 0..BN / 16 {
-                        T.ptx.wgmma.mma_async_rs(acc_o[c], p[kk], v_ring[vs][c], kk, true, "mn");
-                    }
+                for kk in 0..BN / 16 {
+                    T.ptx.wgmma.mma_async_rs(acc_o, p[kk], v_ring[vs], kk, true, "mn");
                 }
                 T.ptx.wgmma.commit_group();
                 if PINGPONG > 0 {
@@ -368,11 +358,8 @@ pub fn attention_dsl(
                 rescale[h] = row_sum[h].recip();
             }
             #[unroll]
-            for c in 0..chunks {
-                #[unroll]
-                for i in 0..CHUNK / 2 {
-                    acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
-                }
+            for i in 0..D / 2 {
+                acc_o[i] = acc_o[i] * T.fragment.of_row(acc_o, i, rescale[0], rescale[1]);
             }
             let lane = tid & 31;
             if (lane & 3) == 0 {
@@ -397,13 +384,14 @@ pub fn attention_dsl(
             for c in 0..chunks {
                 #[unroll]
                 for qq in 0..CHUNK / 16 {
-                    let g = qq * 2;
+                    // Registers of columns 16 qq.. of chunk c (the accumulator's columns 64 c..).
+                    let g = c * (CHUNK / 8) + qq * 2;
                     T.ptx.stmatrix.x4(
                         T.tile_addr(q_tiles[c][cw], [st_row, qq * 16 + st_col]),
-                        T.pack.bf16x2(acc_o[c][4 * g], acc_o[c][4 * g + 1]),
-                        T.pack.bf16x2(acc_o[c][4 * g + 2], acc_o[c][4 * g + 3]),
-                        T.pack.bf16x2(acc_o[c][4 * g + 4], acc_o[c][4 * g + 5]),
-                        T.pack.bf16x2(acc_o[c][4 * g + 6], acc_o[c][4 * g + 7]),
+                        T.pack.bf16x2(acc_o[4 * g], acc_o[4 * g + 1]),
+                        T.pack.bf16x2(acc_o[4 * g + 2], acc_o[4 * g + 3]),
+                        T.pack.bf16x2(acc_o[4 * g + 4], acc_o[4 * g + 5]),
+                        T.pack.bf16x2(acc_o[4 * g + 6], acc_o[4 * g + 7]),
                     );
                 }
             }
