@@ -436,6 +436,21 @@ pub struct AttentionShape {
     /// One CTA per SM walking the tiles (a persistent grid); otherwise one CTA per tile. A
     /// launch choice: the kernel is the same.
     pub persistent: bool,
+    /// Keys per KV block, where not the head dimension's default ([`Self::config`]);
+    /// [`wide_block_n`] is FlashAttention-3's non-causal choice.
+    pub block_n: Option<u32>,
+}
+
+/// FlashAttention-3's keys per KV block for non-causal attention (its `tile_size_fwd_sm90`):
+/// more keys per block spread each block's fixed work (the row maxima's shuffles, O's rescale,
+/// the waits and turns) over more tensor-core work, within the consumers' 240 registers (S is
+/// `BN / 2` per thread, P `BN / 4`, O `D / 2`) and the shared memory of Q and two K and V stages.
+pub fn wide_block_n(d: u32) -> u32 {
+    match d {
+        64 => 192,
+        128 => 176,
+        _ => 80,
+    }
 }
 
 impl AttentionShape {
@@ -450,16 +465,19 @@ impl AttentionShape {
         if self.seq_q == 0 || self.seq_k == 0 || self.batch == 0 {
             return Some("empty sequences or batch".into());
         }
+        if let Some(bn) = self.block_n {
+            // S is a 64 x BN wgmma accumulator and P V takes BN in k-steps of 16.
+            if !(16..=256).contains(&bn) || !bn.is_multiple_of(16) {
+                return Some(format!("{bn} keys per KV block: a multiple of 16 in 16..=256"));
+            }
+        }
         None
     }
     /// Keys per KV block and ring stages for this head dimension (registers: S is `BN / 2`
     /// per thread and O `D / 2`; shared memory: Q, K and V rings within 227 KiB).
     pub fn config(&self) -> (u32, u32) {
-        if self.d <= 128 {
-            (128, 2)
-        } else {
-            (64, 2)
-        }
+        let default = if self.d <= 128 { 128 } else { 64 };
+        (self.block_n.unwrap_or(default), 2)
     }
     /// Tiles: one per 128 query rows of each query head.
     pub fn tiles(&self) -> u32 {
@@ -638,6 +656,7 @@ pub fn shape(size: Size, d: u32, causal: bool) -> AttentionShape {
         // The walk is static: causal tiles differ in length, and one CTA per tile lets the
         // hardware balance them (bench/attention.md, run 16).
         persistent: !causal,
+        block_n: None,
     };
     match size {
         Size::Small => base,
