@@ -26,7 +26,8 @@ use clap::Parser;
 use half::bf16;
 use phaser::Device;
 use phaser_examples::gallery::attention_dsl::{
-    add_launch, compare, kernel, random_bf16, scale_log2, wide_block_n, AttentionShape, O_ATOL, O_RTOL, THREADS,
+    add_launch, compare, kernel, narrow_block_n, random_bf16, scale_log2, wide_block_n, AttentionShape, O_ATOL, O_RTOL,
+    THREADS,
 };
 use phaser_examples::gallery::{fresh_seed, run_problem, Problem};
 use phaser_examples::timing::{self, BenchError, BenchResult, RawArg, Shape, TensorMapArg};
@@ -56,7 +57,7 @@ struct Args {
 fn bench_shape(d: u32, seq: u32, causal: bool, (pingpong, persistent, wide): Variant) -> AttentionShape {
     let batch = (16384 / seq).max(1);
     let heads = 2048 / d;
-    let block_n = wide.then(|| wide_block_n(d));
+    let block_n = Some(if wide { wide_block_n(d) } else { narrow_block_n(d) });
     AttentionShape { batch, heads, kv_heads: heads, seq_q: seq, seq_k: seq, d, causal, pingpong, persistent, block_n }
 }
 
@@ -202,7 +203,10 @@ fn run(args: &Args) -> BenchResult<bool> {
     }
     if !rows.is_empty() {
         println!("==================== attention summary ({}, seed {seed}) ====================", dev.describe());
-        println!("{:>4} {:>6} {:>7} {:>9} {:>10} {:>4} {:>10}", "d", "seq", "causal", "pingpong", "persistent", "bn", "TFLOP/s");
+        println!(
+            "{:>4} {:>6} {:>7} {:>9} {:>10} {:>4} {:>10}",
+            "d", "seq", "causal", "pingpong", "persistent", "bn", "TFLOP/s"
+        );
         for (d, seq, causal, pingpong, persistent, bn, tf) in rows {
             println!("{d:>4} {seq:>6} {causal:>7} {pingpong:>9} {persistent:>10} {bn:>4} {tf:>10.1}");
         }

@@ -436,9 +436,18 @@ pub struct AttentionShape {
     /// One CTA per SM walking the tiles (a persistent grid); otherwise one CTA per tile. A
     /// launch choice: the kernel is the same.
     pub persistent: bool,
-    /// Keys per KV block, where not the head dimension's default ([`Self::config`]);
-    /// [`wide_block_n`] is FlashAttention-3's non-causal choice.
+    /// Keys per KV block, where not the default ([`Self::config`]): [`narrow_block_n`] or
+    /// [`wide_block_n`], or any multiple of 16 up to 256 that fits.
     pub block_n: Option<u32>,
+}
+
+/// Keys per KV block that fit every head dimension with causal masking: 128 (64 at d256).
+pub fn narrow_block_n(d: u32) -> u32 {
+    if d <= 128 {
+        128
+    } else {
+        64
+    }
 }
 
 /// FlashAttention-3's keys per KV block for non-causal attention (its `tile_size_fwd_sm90`):
@@ -473,10 +482,13 @@ impl AttentionShape {
         }
         None
     }
-    /// Keys per KV block and ring stages for this head dimension (registers: S is `BN / 2`
-    /// per thread and O `D / 2`; shared memory: Q, K and V rings within 227 KiB).
+    /// Keys per KV block and ring stages (registers: S is `BN / 2` per thread and O `D / 2`;
+    /// shared memory: Q, K and V rings within 227 KiB). By default non-causal attention at
+    /// d128 and d256 takes FlashAttention-3's wider blocks (run 17 of bench/attention.md: +1.5%
+    /// at d128 8k-16k, +7-9% at d256); causal attention and d64 the narrow ones (the wider
+    /// were no faster there).
     pub fn config(&self) -> (u32, u32) {
-        let default = if self.d <= 128 { 128 } else { 64 };
+        let default = if !self.causal && self.d >= 128 { wide_block_n(self.d) } else { narrow_block_n(self.d) };
         (self.block_n.unwrap_or(default), 2)
     }
     /// Tiles: one per 128 query rows of each query head.
