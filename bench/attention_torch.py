@@ -1,10 +1,11 @@
 """Forward attention throughput of torch's scaled_dot_product_attention with each backend it
 has (cuDNN, flash, memory-efficient) at the shapes of bench_attention, in the same device run
 as the Phaser benchmark and timed the way bench_attention times its rows (examples/src/timing.rs
-`interleaved`): per shape, 0.5 s of sustained load alternating the backends, then 10 rounds of
-one ~20 ms batch of back-to-back launches of each, in alternating order, enqueued back to back;
-the median batch per backend, per launch. The SM clock is sampled during the timed batches when
-NVML (pynvml) is there.
+`interleaved_on`): per shape and backend, 0.5 s of sustained load of that backend alone, then
+10 batches of ~20 ms of back-to-back launches, enqueued back to back; the median batch, per
+launch. The SM clock is sampled during that backend's timed batches when NVML (pynvml) is
+there. (Until run 17 the backends alternated, so cuDNN's batches ran between the slower
+backends' and drew on the power they left: a higher clock than any sustained load gets.)
 
 Shapes: head dim 64/128/256 x sequence 1k/4k/8k/16k x causal and not; batch = 16384 / seq,
 heads = 2048 / d (FlashAttention-3's benchmark: 16k tokens), bf16, [batch, heads, seq, d].
@@ -87,34 +88,34 @@ def main():
                 continue
             f = flops(b, h, s, d, causal)
             per_batch = max(1, min(200, int(2.0e-2 * 5.0e14 / f + 0.999)))
-            t0 = time.time()
-            while True:
-                for _, one in runnable:
+            # Each backend under its own sustained load, as bench_attention times each of its
+            # variants: interleaved with the slower backends, cuDNN ran in the power headroom
+            # their batches left (run 17 of bench/attention.md), a clock no sustained load gets.
+            for name, one in runnable:
+                t0 = time.time()
+                while True:
                     for _ in range(per_batch):
                         one()
-                torch.cuda.synchronize()
-                if time.time() - t0 >= WARMUP_S:
-                    break
-            batches = []
-            for r in range(RUNS):
-                order = runnable if r % 2 == 0 else runnable[::-1]
-                for name, one in order:
+                    torch.cuda.synchronize()
+                    if time.time() - t0 >= WARMUP_S:
+                        break
+                batches = []
+                for r in range(RUNS):
                     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                     start.record()
                     for _ in range(per_batch):
                         one()
                     end.record()
-                    batches.append((name, start, end))
-            clocks = []
-            while not batches[-1][2].query() and len(clocks) < 16:
-                c = clock_mhz()
-                if c is None:
-                    break
-                clocks.append(c)
-            torch.cuda.synchronize()
-            mhz = statistics.median(clocks) if clocks else None
-            for name, _ in runnable:
-                ts = sorted(st.elapsed_time(en) / 1e3 / per_batch for n, st, en in batches if n == name)
+                    batches.append((start, end))
+                clocks = []
+                while not batches[-1][1].query() and len(clocks) < 16:
+                    c = clock_mhz()
+                    if c is None:
+                        break
+                    clocks.append(c)
+                torch.cuda.synchronize()
+                mhz = statistics.median(clocks) if clocks else None
+                ts = sorted(st.elapsed_time(en) / 1e3 / per_batch for st, en in batches)
                 t = ts[len(ts) // 2]
                 rows.append((d, s, causal, name, t, f / t / 1e12, f"{mhz:.0f} MHz" if mhz else "no NVML"))
     print(f"{'d':>4} {'seq':>6} {'causal':>7} {'backend':>10} {'ms':>9} {'TFLOP/s':>9}  clock")

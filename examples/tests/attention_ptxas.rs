@@ -5,7 +5,7 @@
 //! kernel does not take are refused by name.
 
 use phaser::codegen::{emit_kernel, ptx_text, ptxas};
-use phaser_examples::gallery::attention_dsl::{kernel, AttentionShape};
+use phaser_examples::gallery::attention_dsl::{kernel, narrow_block_n, AttentionShape};
 
 fn shape(d: u32, causal: bool) -> AttentionShape {
     AttentionShape {
@@ -18,6 +18,7 @@ fn shape(d: u32, causal: bool) -> AttentionShape {
         causal,
         pingpong: true,
         persistent: true,
+        block_n: None,
     }
 }
 
@@ -34,8 +35,12 @@ fn every_config_assembles_without_spills_and_uses_hgmma() {
     let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
     let dir = tempfile::tempdir().unwrap();
     for d in [64, 128, 256] {
-        for (causal, pingpong) in [(false, true), (true, true), (false, false), (true, false)] {
-            let s = AttentionShape { pingpong, ..shape(d, causal) };
+        // The default blocks (FlashAttention-3's wider ones where not causal), and the narrow.
+        let narrow = Some(narrow_block_n(d));
+        for (causal, pingpong, block_n) in
+            [(false, true, None), (true, true, None), (false, false, None), (true, false, None), (false, true, narrow)]
+        {
+            let s = AttentionShape { pingpong, block_n, ..shape(d, causal) };
             let (bn, _) = s.config();
             let k = kernel(&s).unwrap_or_else(|e| panic!("{s:?}: {e}"));
             let ptx = emit_kernel(&k).unwrap();
@@ -45,7 +50,7 @@ fn every_config_assembles_without_spills_and_uses_hgmma() {
             let arrives =
                 ptx_text::find_all(&ptx, "bar.arrive").len() + ptx_text::find_all(&ptx, "barrier.arrive").len();
             assert_eq!(arrives, if pingpong { 3 } else { 0 }, "{s:?}");
-            let cubin = dir.path().join(format!("attention_d{d}_{causal}_{pingpong}.cubin"));
+            let cubin = dir.path().join(format!("attention_d{d}_{causal}_{pingpong}_{bn}.cubin"));
             let verbose = ptxas::assemble_to(&ptxas, &ptx, "sm_90a", &["-v"], &cubin)
                 .unwrap_or_else(|e| panic!("ptxas rejected {s:?}:\n{e}"));
             assert_eq!(spill_bytes(&verbose), (0, 0), "{s:?} spills:\n{verbose}");
@@ -56,19 +61,19 @@ fn every_config_assembles_without_spills_and_uses_hgmma() {
             assert!(serialized.is_empty(), "{s:?}: ptxas serialized the wgmmas: {serialized:#?}");
             let listing = ptxas::sass(&cuobjdump, &cubin).unwrap_or_else(|e| panic!("{e}"));
             if let Ok(dir) = std::env::var("ATTENTION_SASS_DIR") {
-                std::fs::write(format!("{dir}/d{d}_{causal}_{pingpong}.sass"), &listing).unwrap();
-                std::fs::write(format!("{dir}/d{d}_{causal}_{pingpong}.ptx"), &ptx).unwrap();
+                std::fs::write(format!("{dir}/d{d}_{causal}_{pingpong}_{bn}.sass"), &listing).unwrap();
+                std::fs::write(format!("{dir}/d{d}_{causal}_{pingpong}_{bn}.ptx"), &ptx).unwrap();
             }
             let count = |op: &str| listing.lines().filter(|l| l.split_whitespace().any(|w| w.starts_with(op))).count();
             // S: D / 16 k-steps of 64 x BN, twice (block 0's before the loop, block j + 1's in
-            // it); P V: BN / 16 k-steps per 64-column chunk of D, once (in the loop).
+            // it); P V: BN / 16 k-steps of 64 x D (one N = D wgmma each), once (in the loop).
             let s_gemm = format!("HGMMA.64x{bn}x16.F32.BF16");
-            let pv_gemm = "HGMMA.64x64x16.F32.BF16".to_string();
-            let (want_s, want_pv) = (2 * (d / 16) as usize, ((bn / 16) * (d / 64)) as usize);
+            let pv_gemm = format!("HGMMA.64x{d}x16.F32.BF16");
+            let (want_s, want_pv) = (2 * (d / 16) as usize, (bn / 16) as usize);
             // The waits are the kernel's own four `wait_group`s (block 0's S, two per block, the
             // last P V's), not one per HGMMA.
             assert!(count("WARPGROUP.DEPBAR") <= 4, "{s:?}: waits after the HGMMAs:\n{listing}");
-            if bn == 64 {
+            if bn == d {
                 assert_eq!(count(&s_gemm), want_s + want_pv, "{s:?}:\n{listing}");
             } else {
                 assert_eq!(count(&s_gemm), want_s, "{s:?}:\n{listing}");

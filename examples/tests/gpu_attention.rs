@@ -4,7 +4,7 @@
 //! LSE poisoned before each launch.
 
 use phaser::Device;
-use phaser_examples::gallery::attention_dsl::{add_launch, compare, random_bf16, AttentionShape};
+use phaser_examples::gallery::attention_dsl::{add_launch, compare, narrow_block_n, random_bf16, AttentionShape};
 use phaser_examples::gallery::{run_problem, Problem};
 
 fn check(dev: &Device, s: AttentionShape, seed: u64) {
@@ -31,13 +31,19 @@ fn gpu_attention_matches_the_f64_reference() {
     let dev = Device::cuda(0).expect("this test needs a CUDA GPU");
     let mut seed = 100;
     for d in [64, 128, 256] {
-        for (causal, pingpong, persistent) in [(false, true, true), (true, true, true), (true, false, false)] {
+        let narrow = Some(narrow_block_n(d));
+        for (causal, pingpong, persistent, block_n) in [
+            (false, true, true, None),
+            (true, true, true, None),
+            (true, false, false, None),
+            (false, true, true, narrow),
+        ] {
             for (heads, kv_heads, seq_q, seq_k, batch) in
                 [(2, 1, 200, 168, 1), (1, 1, 72, 300, 1), (8, 2, 1000, 1000, 2), (4, 4, 2048, 2048, 1)]
             {
                 check(
                     &dev,
-                    AttentionShape { batch, heads, kv_heads, seq_q, seq_k, d, causal, pingpong, persistent },
+                    AttentionShape { batch, heads, kv_heads, seq_q, seq_k, d, causal, pingpong, persistent, block_n },
                     seed,
                 );
                 seed += 3;

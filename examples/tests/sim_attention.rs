@@ -6,7 +6,7 @@
 
 use phaser::runtime::sim::{SimConfig, Strategy};
 use phaser::Device;
-use phaser_examples::gallery::attention_dsl::{add_launch, compare, random_bf16, AttentionShape};
+use phaser_examples::gallery::attention_dsl::{add_launch, compare, random_bf16, wide_block_n, AttentionShape};
 use phaser_examples::gallery::{run_problem, Problem};
 
 fn check(s: AttentionShape, strategy: Strategy, seed: u64) {
@@ -37,6 +37,7 @@ const BASE: AttentionShape = AttentionShape {
     causal: false,
     pingpong: true,
     persistent: true,
+    block_n: None,
 };
 
 #[test]
@@ -86,4 +87,14 @@ fn d128_without_pingpong() {
 fn d256_causal_ragged() {
     // BN = 64: the first warpgroup's rows see a fully masked block past its diagonal.
     check(AttentionShape { seq_q: 130, seq_k: 130, d: 256, causal: true, ..BASE }, Strategy::Random, 5);
+}
+
+#[test]
+fn wide_key_blocks_every_head_dim_ragged() {
+    // FlashAttention-3's non-causal block widths (192, 176, 80 keys: none a power of two), with
+    // a ragged last block on the key side and two Q tiles.
+    for (d, seed) in [(64, 6), (128, 7), (256, 8)] {
+        let block_n = Some(wide_block_n(d));
+        check(AttentionShape { seq_q: 200, seq_k: 300, d, block_n, ..BASE }, Strategy::Random, seed);
+    }
 }

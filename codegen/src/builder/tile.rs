@@ -124,15 +124,6 @@ impl TileShape {
                     self.dims[rank - 1]
                 ));
             }
-            if rank > 2 && inner != row {
-                return Some(format!(
-                    "a {rank}-dimensional tile with {} has rows of exactly {row} bytes ({} {}s): wider rows are \
-                     several TMA boxes, which only 2-dimensional tiles hold",
-                    s.name(),
-                    row / self.elem.size() as u64,
-                    self.elem
-                ));
-            }
         }
         None
     }
@@ -146,14 +137,18 @@ impl TileShape {
         u32::try_from(self.bytes_u64()).unwrap_or(u32::MAX)
     }
 
-    /// Bytes of the `[rows, cols]` tile's column blocks and elements per block row.
+    /// Elements per block row and bytes of one column block of the innermost `[rows, cols]`
+    /// matrix. A swizzled tile of rank 3 or more is a stack of such matrices (`[stages, rows,
+    /// cols]`), each laid out as its own TMA copies write it; when a row is one block wide,
+    /// the stack is also its outer dimensions flattened into rows (`[2, 64, 64]` of bf16 is
+    /// the bytes of `[128, 64]`).
     fn blocking(&self) -> (u32, u32) {
         let cols = *self.dims.last().unwrap_or(&1);
         match self.layout {
             TileLayout::RowMajor => (cols, self.bytes()),
             TileLayout::Swizzled(s) => {
                 let bc = (s.row_bytes() / self.elem.size().max(1)).max(1);
-                let rows: u32 = self.dims[..self.dims.len() - 1].iter().product();
+                let rows = if self.dims.len() >= 2 { self.dims[self.dims.len() - 2] } else { 1 };
                 (bc, rows.saturating_mul(s.row_bytes()))
             }
         }
@@ -169,8 +164,10 @@ impl TileShape {
         let mut strides = [0u32; MAX_TILE_RANK];
         if rank >= 2 {
             strides[rank - 2] = pitch;
+            // The outer dimensions step over whole `[rows, cols]` matrices (all their blocks).
+            let matrix = dims[rank - 2].saturating_mul(dims[rank - 1]).saturating_mul(self.elem.size());
             for d in (0..rank - 2).rev() {
-                strides[d] = strides[d + 1].saturating_mul(dims[d + 1]);
+                strides[d] = if d == rank - 3 { matrix } else { strides[d + 1].saturating_mul(dims[d + 1]) };
             }
         }
         SharedTile {
@@ -250,7 +247,8 @@ impl SharedTile {
         let aligned = self.offset_align.is_multiple_of(s.repeat_bytes());
         let r = self.rank();
         let rows = self.dims[..r.saturating_sub(1)].iter().try_fold(1u32, |a, &d| a.checked_mul(d))?;
-        (r >= 2 && self.strides[r - 2] == s.row_bytes() && aligned)
+        // Rows flatten only when each is one block: a stack of wider matrices is no one operand.
+        (r >= 2 && self.strides[r - 2] == s.row_bytes() && aligned && (r == 2 || self.blocks() == 1))
             .then(|| SmemTile::new(self.elem().size(), rows, self.dims[r - 1], s))
     }
 
@@ -570,6 +568,14 @@ impl KernelBuilder {
                 tile.layout.name()
             ));
         }
+        if tile.rank() > 2 && tile.blocks() > 1 {
+            self.error(format!(
+                "{what}: the tile {:?} is a stack of matrices {} blocks wide, which no one box per block \
+                 describes: copy each matrix (index the tile down to 2 dimensions, e.g. `ring[stage]`)",
+                tile.dims(),
+                tile.blocks()
+            ));
+        }
         let _ = (tmap, coords); // the coordinates' count is checked by the copy itself
     }
 
@@ -778,6 +784,49 @@ mod tests {
     }
 
     #[test]
+    fn stacks_of_wide_matrices_are_each_their_own_multi_block_tile() {
+        // A ring of [64, 128] bf16 stages: each stage is two 64-column blocks, laid out as the
+        // two TMA boxes of a 2-dimensional [64, 128] tile write them, stage after stage.
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        let b128 = TileLayout::Swizzled(Swizzle::B128);
+        let shape = TileShape::new(Type::BF16, &[3, 64, 128], b128);
+        assert_eq!(shape.problem(), None);
+        let ring = k.alloc_tile("ring", &shape);
+        let matrix = SmemTile::new(2, 64, 128, Swizzle::B128);
+        let base = ring.byte_offset(&[0, 0, 0]).unwrap();
+        for (st, r, c) in [(0, 0, 0), (0, 7, 64), (1, 0, 0), (2, 63, 127), (1, 9, 70)] {
+            assert_eq!(ring.byte_offset(&[st, r, c]), Some(base + st * matrix.bytes() + matrix.offset(r, c)));
+        }
+        assert_eq!(ring.smem_tile(), None, "a stack of wide matrices is no one operand");
+        let stage = k.param("s", Type::U32);
+        let one = k.tile_at(ring, stage);
+        assert_eq!(one.smem_tile(), Some(matrix), "each stage is a 64 x 128 operand (N = 128 when MN-major)");
+        assert_eq!((one.blocks(), one.tma_box_for_rank(3)), (2, vec![64, 64, 1]));
+        // Its copy is two boxes 64 columns apart in the map and one block apart in the tile.
+        let map = k.param_tensor_map("m", 3);
+        let bars = k.alloc_barriers("bar", 1);
+        let bar = k.barrier_at(bars, Value::u32(0));
+        k.tma_load_tile(one, map, &[Value::u32(0), Value::u32(0), Value::u32(0)], bar);
+        let kernel = k.finish().unwrap();
+        let mut loads = 0;
+        walk_insts(kernel.body(), &mut |i, _| {
+            if let Inst::Tma(TmaOp::LoadTensor { .. }) = i {
+                loads += 1;
+            }
+        });
+        assert_eq!(loads, 2);
+        // The whole stack in one copy has no box per block: refused, with the fix named.
+        let mut k = KernelBuilder::new("t", Target::Sm90a);
+        let ring = k.alloc_tile("ring", &shape);
+        let map = k.param_tensor_map("m", 3);
+        let bars = k.alloc_barriers("bar", 1);
+        let bar = k.barrier_at(bars, Value::u32(0));
+        k.tma_load_tile(ring, map, &[Value::u32(0), Value::u32(0), Value::u32(0)], bar);
+        let err = k.finish().unwrap_err().to_string();
+        assert!(err.contains("index the tile down to 2 dimensions"), "{err}");
+    }
+
+    #[test]
     fn placement_alignment_and_bytes() {
         let mut k = KernelBuilder::new("t", Target::Sm90a);
         let a = k.alloc_tile("a", &TileShape::new(Type::F32, &[3, 4], TileLayout::RowMajor));
@@ -800,7 +849,7 @@ mod tests {
         let p = |elem, dims: &[u32], l| TileShape::new(elem, dims, l).problem().unwrap_or_default();
         let b128 = TileLayout::Swizzled(Swizzle::B128);
         assert!(p(Type::BF16, &[64, 48], b128).contains("rows of a tile are 128 bytes (64 bf16s)"));
-        assert!(p(Type::BF16, &[2, 64, 128], b128).contains("exactly 128 bytes"));
+        assert_eq!(p(Type::BF16, &[2, 64, 128], b128), "", "a stack of wide matrices is a tile");
         assert!(p(Type::F32, &[0, 4], TileLayout::RowMajor).contains("dimension 0"));
         assert!(p(Type::F32, &[32], b128).contains("at least 2 dimensions"));
 

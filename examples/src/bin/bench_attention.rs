@@ -8,8 +8,8 @@
 //! ```
 //!
 //! Shapes (bench/attention.md): head dim 64, 128, 256 × sequence 1k, 4k, 8k, 16k × causal and
-//! not × three variants (ping-pong on a persistent grid, no ping-pong on a persistent grid,
-//! ping-pong with one CTA per tile); batch × heads fill the GPU the way FlashAttention-3's benchmark does (16k tokens per
+//! not × four variants (ping-pong on a persistent grid, no ping-pong on a persistent grid,
+//! ping-pong with one CTA per tile, and the first with FlashAttention-3's wider key blocks); batch × heads fill the GPU the way FlashAttention-3's benchmark does (16k tokens per
 //! batch: `batch = 16384 / seq`; `heads = 2048 / d`), one KV head per query head.
 //!
 //! Correctness: random bf16 inputs in [-1, 1) (a fresh seed, printed; `--seed` replays), O and
@@ -28,7 +28,8 @@ use half::bf16;
 use phaser::runtime::GraphArg;
 use phaser::{Device, LaunchConfig};
 use phaser_examples::gallery::attention_dsl::{
-    add_launch, compare, kernel, random_bf16, scale_log2, AttentionShape, CHUNK, O_ATOL, O_RTOL, THREADS,
+    add_launch, compare, kernel, narrow_block_n, random_bf16, scale_log2, wide_block_n, AttentionShape, CHUNK, O_ATOL,
+    O_RTOL, THREADS,
 };
 use phaser_examples::gallery::{fresh_seed, run_problem, Problem};
 use phaser_examples::timing::{self, BenchError, BenchResult};
@@ -55,14 +56,18 @@ struct Args {
 }
 
 /// The benchmark's shape for head dim `d`, sequence `seq`.
-fn bench_shape(d: u32, seq: u32, causal: bool, (pingpong, persistent): (bool, bool)) -> AttentionShape {
+fn bench_shape(d: u32, seq: u32, causal: bool, (pingpong, persistent, wide): Variant) -> AttentionShape {
     let batch = (16384 / seq).max(1);
     let heads = 2048 / d;
-    AttentionShape { batch, heads, kv_heads: heads, seq_q: seq, seq_k: seq, d, causal, pingpong, persistent }
+    let block_n = Some(if wide { wide_block_n(d) } else { narrow_block_n(d) });
+    AttentionShape { batch, heads, kv_heads: heads, seq_q: seq, seq_k: seq, d, causal, pingpong, persistent, block_n }
 }
 
-/// The variants timed per shape: (ping-pong, persistent grid).
-const VARIANTS: [(bool, bool); 3] = [(true, true), (false, true), (true, false)];
+/// One variant of a shape: (ping-pong, persistent grid, FlashAttention-3's wider key blocks).
+type Variant = (bool, bool, bool);
+
+/// The variants timed per shape.
+const VARIANTS: [Variant; 4] = [(true, true, false), (false, true, false), (true, false, false), (true, true, true)];
 
 fn pairs(args: &Args) -> BenchResult<Vec<(u32, u32)>> {
     if args.shapes.is_empty() {
@@ -184,7 +189,8 @@ fn run(args: &Args) -> BenchResult<bool> {
         let qkv = random_inputs(&bench_shape(d, seq, false, VARIANTS[0]), pair_seed);
         for (causal, variant) in [false, true].into_iter().flat_map(|c| VARIANTS.map(|v| (c, v))) {
             let s = bench_shape(d, seq, causal, variant);
-            let (pingpong, persistent) = variant;
+            let (pingpong, persistent, _) = variant;
+            let bn = s.config().0;
             if let Some(p) = s.problem() {
                 return Err(BenchError(format!("{s:?}: {p}")));
             }
@@ -192,7 +198,7 @@ fn run(args: &Args) -> BenchResult<bool> {
             let verdict = if bad == 0 { "PASS" } else { "FAIL" };
             ok &= bad == 0;
             println!(
-                "check d{d} seq {seq} causal {causal} pingpong {pingpong} persistent {persistent} (B {} H {}): {verdict}: {n} rows, {bad} outside tolerance, worst |ΔO| {worst_o:.2e}, |ΔLSE| {worst_lse:.2e}",
+                "check d{d} seq {seq} causal {causal} pingpong {pingpong} persistent {persistent} bn {bn} (B {} H {}): {verdict}: {n} rows, {bad} outside tolerance, worst |ΔO| {worst_o:.2e}, |ΔLSE| {worst_lse:.2e}",
                 s.batch, s.heads
             );
             if args.check {
@@ -203,17 +209,20 @@ fn run(args: &Args) -> BenchResult<bool> {
             let clock = gpu.map(|g| format!("{:.0} MHz, {:.0} W, reasons {:#x}", g.sm_mhz, g.power_w, g.reasons));
             let clock = clock.unwrap_or_else(|| "no nvidia-smi".into());
             println!(
-                "time d{d} seq {seq} causal {causal} pingpong {pingpong} persistent {persistent}: {:.3} ms, {tflops:.1} TFLOP/s ({clock})",
+                "time d{d} seq {seq} causal {causal} pingpong {pingpong} persistent {persistent} bn {bn}: {:.3} ms, {tflops:.1} TFLOP/s ({clock})",
                 t.as_secs_f64() * 1e3
             );
-            rows.push((d, seq, causal, pingpong, persistent, tflops));
+            rows.push((d, seq, causal, pingpong, persistent, bn, tflops));
         }
     }
     if !rows.is_empty() {
         println!("==================== attention summary ({}, seed {seed}) ====================", dev.describe());
-        println!("{:>4} {:>6} {:>7} {:>9} {:>10} {:>10}", "d", "seq", "causal", "pingpong", "persistent", "TFLOP/s");
-        for (d, seq, causal, pingpong, persistent, tf) in rows {
-            println!("{d:>4} {seq:>6} {causal:>7} {pingpong:>9} {persistent:>10} {tf:>10.1}");
+        println!(
+            "{:>4} {:>6} {:>7} {:>9} {:>10} {:>4} {:>10}",
+            "d", "seq", "causal", "pingpong", "persistent", "bn", "TFLOP/s"
+        );
+        for (d, seq, causal, pingpong, persistent, bn, tf) in rows {
+            println!("{d:>4} {seq:>6} {causal:>7} {pingpong:>9} {persistent:>10} {bn:>4} {tf:>10.1}");
         }
     }
     Ok(ok)

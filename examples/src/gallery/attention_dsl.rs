@@ -103,7 +103,9 @@ pub fn attention_dsl(
     // Q (and, after the last S, the warpgroup's O staging): chunk c of warpgroup w's rows.
     let q_tiles = T.alloc_shared::<bf16>([D / CHUNK, CONSUMERS, 64, CHUNK], "128B");
     let k_ring = T.alloc_shared::<bf16>([STAGES, D / CHUNK, BN, CHUNK], "128B");
-    let v_ring = T.alloc_shared::<bf16>([STAGES, D / CHUNK, BN, CHUNK], "128B");
+    // A V stage is one [BN, D] matrix (its D / CHUNK column blocks are one TMA box each), so
+    // P V is one N = D wgmma per k-step.
+    let v_ring = T.alloc_shared::<bf16>([STAGES, BN, D], "128B");
     let bars = T.alloc_barriers(2);
     let q_full = bars.ptr_to([0]);
     // The Q slabs are free again (each consumer warpgroup's leader, once its O store has read
@@ -168,10 +170,7 @@ pub fn attention_dsl(
                         T.pipeline.producer_acquire(v_pipe, vst);
                         let v_full = T.pipeline.producer_commit(v_pipe, vst, v_ring[0].bytes());
                         let vs = T.pipeline.stage(vst);
-                        #[unroll]
-                        for c in 0..chunks {
-                            T.tma.load(v_ring[vs][c], v, [kv_head, n0, CHUNK * c], v_full);
-                        }
+                        T.tma.load(v_ring[vs], v, [kv_head, n0, 0], v_full);
                         T.pipeline.advance(vst);
                     }
                     t += T.grid_dim();
@@ -191,7 +190,7 @@ pub fn attention_dsl(
         // A fragments of the k-steps of P V; per row half: running max, sum, and this
         // block's scaled max and rescale factor.
         let mut s = T.registers::<f32>([BN / 2]);
-        let mut acc_o = T.registers::<f32>([D / CHUNK, CHUNK / 2]);
+        let mut acc_o = T.registers::<f32>([D / 2]);
         let mut p = T.registers::<u32>([BN / 16, 4]);
         let mut row_max = T.registers::<f32>([2]);
         let mut row_sum = T.registers::<f32>([2]);
@@ -225,11 +224,8 @@ pub fn attention_dsl(
                 row_sum[h] = 0.0;
             }
             #[unroll]
-            for c in 0..chunks {
-                #[unroll]
-                for i in 0..CHUNK / 2 {
-                    acc_o[c][i] = 0.0;
-                }
+            for i in 0..D / 2 {
+                acc_o[i] = 0.0;
             }
             T.ptx.mbarrier.try_wait(q_full, walked & 1);
             // Intra-warpgroup overlap (FlashAttention-3), with the loop rotated so that every wait is
@@ -325,21 +321,15 @@ pub fn attention_dsl(
                 }
                 // O (through block j - 1) rescaled to block j's max, then += P V of block j.
                 #[unroll]
-                for c in 0..chunks {
-                    #[unroll]
-                    for i in 0..CHUNK / 2 {
-                        acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
-                    }
+                for i in 0..D / 2 {
+                    acc_o[i] = acc_o[i] * T.fragment.of_row(acc_o, i, rescale[0], rescale[1]);
                 }
                 T.pipeline.consumer_wait(v_pipe, vst);
                 let vs = T.pipeline.stage(vst);
                 T.ptx.wgmma.fence();
                 #[unroll]
-                for c in 0..chunks {
-                    #[unroll]
-                    for kk in 0..BN / 16 {
-                        T.ptx.wgmma.mma_async_rs(acc_o[c], p[kk], v_ring[vs][c], kk, true, "mn");
-                    }
+                for kk in 0..BN / 16 {
+                    T.ptx.wgmma.mma_async_rs(acc_o, p[kk], v_ring[vs], kk, true, "mn");
                 }
                 T.ptx.wgmma.commit_group();
                 if PINGPONG > 0 {
@@ -368,11 +358,8 @@ pub fn attention_dsl(
                 rescale[h] = row_sum[h].recip();
             }
             #[unroll]
-            for c in 0..chunks {
-                #[unroll]
-                for i in 0..CHUNK / 2 {
-                    acc_o[c][i] = acc_o[c][i] * T.fragment.of_row(acc_o[c], i, rescale[0], rescale[1]);
-                }
+            for i in 0..D / 2 {
+                acc_o[i] = acc_o[i] * T.fragment.of_row(acc_o, i, rescale[0], rescale[1]);
             }
             let lane = tid & 31;
             if (lane & 3) == 0 {
@@ -397,13 +384,14 @@ pub fn attention_dsl(
             for c in 0..chunks {
                 #[unroll]
                 for qq in 0..CHUNK / 16 {
-                    let g = qq * 2;
+                    // Registers of columns 16 qq.. of chunk c (the accumulator's columns 64 c..).
+                    let g = c * (CHUNK / 8) + qq * 2;
                     T.ptx.stmatrix.x4(
                         T.tile_addr(q_tiles[c][cw], [st_row, qq * 16 + st_col]),
-                        T.pack.bf16x2(acc_o[c][4 * g], acc_o[c][4 * g + 1]),
-                        T.pack.bf16x2(acc_o[c][4 * g + 2], acc_o[c][4 * g + 3]),
-                        T.pack.bf16x2(acc_o[c][4 * g + 4], acc_o[c][4 * g + 5]),
-                        T.pack.bf16x2(acc_o[c][4 * g + 6], acc_o[c][4 * g + 7]),
+                        T.pack.bf16x2(acc_o[4 * g], acc_o[4 * g + 1]),
+                        T.pack.bf16x2(acc_o[4 * g + 2], acc_o[4 * g + 3]),
+                        T.pack.bf16x2(acc_o[4 * g + 4], acc_o[4 * g + 5]),
+                        T.pack.bf16x2(acc_o[4 * g + 6], acc_o[4 * g + 7]),
                     );
                 }
             }
@@ -448,6 +436,30 @@ pub struct AttentionShape {
     /// One CTA per SM walking the tiles (a persistent grid); otherwise one CTA per tile. A
     /// launch choice: the kernel is the same.
     pub persistent: bool,
+    /// Keys per KV block, where not the default ([`Self::config`]): [`narrow_block_n`] or
+    /// [`wide_block_n`], or any multiple of 16 up to 256 that fits.
+    pub block_n: Option<u32>,
+}
+
+/// Keys per KV block that fit every head dimension with causal masking: 128 (64 at d256).
+pub fn narrow_block_n(d: u32) -> u32 {
+    if d <= 128 {
+        128
+    } else {
+        64
+    }
+}
+
+/// FlashAttention-3's keys per KV block for non-causal attention (its `tile_size_fwd_sm90`):
+/// more keys per block spread each block's fixed work (the row maxima's shuffles, O's rescale,
+/// the waits and turns) over more tensor-core work, within the consumers' 240 registers (S is
+/// `BN / 2` per thread, P `BN / 4`, O `D / 2`) and the shared memory of Q and two K and V stages.
+pub fn wide_block_n(d: u32) -> u32 {
+    match d {
+        64 => 192,
+        128 => 176,
+        _ => 80,
+    }
 }
 
 impl AttentionShape {
@@ -462,16 +474,22 @@ impl AttentionShape {
         if self.seq_q == 0 || self.seq_k == 0 || self.batch == 0 {
             return Some("empty sequences or batch".into());
         }
+        if let Some(bn) = self.block_n {
+            // S is a 64 x BN wgmma accumulator and P V takes BN in k-steps of 16.
+            if !(16..=256).contains(&bn) || !bn.is_multiple_of(16) {
+                return Some(format!("{bn} keys per KV block: a multiple of 16 in 16..=256"));
+            }
+        }
         None
     }
-    /// Keys per KV block and ring stages for this head dimension (registers: S is `BN / 2`
-    /// per thread and O `D / 2`; shared memory: Q, K and V rings within 227 KiB).
+    /// Keys per KV block and ring stages (registers: S is `BN / 2` per thread and O `D / 2`;
+    /// shared memory: Q, K and V rings within 227 KiB). By default non-causal attention at
+    /// d128 and d256 takes FlashAttention-3's wider blocks (run 17 of bench/attention.md: +1.5%
+    /// at d128 8k-16k, +7-9% at d256); causal attention and d64 the narrow ones (the wider
+    /// were no faster there).
     pub fn config(&self) -> (u32, u32) {
-        if self.d <= 128 {
-            (128, 2)
-        } else {
-            (64, 2)
-        }
+        let default = if !self.causal && self.d >= 128 { wide_block_n(self.d) } else { narrow_block_n(self.d) };
+        (self.block_n.unwrap_or(default), 2)
     }
     /// Tiles: one per 128 query rows of each query head.
     pub fn tiles(&self) -> u32 {
@@ -650,6 +668,7 @@ pub fn shape(size: Size, d: u32, causal: bool) -> AttentionShape {
         // The walk is static: causal tiles differ in length, and one CTA per tile lets the
         // hardware balance them (bench/attention.md, run 16).
         persistent: !causal,
+        block_n: None,
     };
     match size {
         Size::Small => base,
