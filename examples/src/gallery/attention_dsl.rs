@@ -18,7 +18,7 @@
 //!   scale folded into one fma (`T.fragment.row_max`, `of_row`) while block j - 1's `O += P V`
 //!   runs; waits for that P V, releases its V stage and packs this block's P
 //!   (`T.fragment.to_a`); issues block j + 1's S, rescales O and issues block j's P V (P in
-//!   registers as the A operand, `mma_async_rs` with MN-major V: its map declares `major = "mn"`, the tile carries it), and waits for S only
+//!   registers as the A operand, `mma_async_rs`, V MN-major as its map says), and waits for S only
 //!   (`wait_group(1)`) before releasing its K stage. FlashAttention-3's intra-warpgroup
 //!   overlap: the tensor cores have the next GEMMs while the softmax runs. Every wait is
 //!   unconditional (the loop is rotated, not guarded by `j > 0`): a wait ptxas cannot follow
