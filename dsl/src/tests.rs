@@ -396,6 +396,25 @@ fn a_tiles_majorness_comes_from_the_map_that_fills_it() {
     assert!(errs.len() == 1 && errs[0].contains("declare it: `#[tma(.., major = \"mn\")]`"), "{errs:?}");
     let errs = check_messages(&tma_kernel(", major = \"row\"", "[0, 0]", ""));
     assert!(errs.len() == 1 && errs[0].contains("\"row\" is not a majorness"), "{errs:?}");
+    // A ring's stage bound by `let` is part of the ring: the stage's load fills the ring.
+    let ring = |major: &str| {
+        format!(
+            "#[phaser::kernel(target = \"sm_90a\")] fn k(#[tma(box = [64, 64], swizzle = \"128B\", major = \"mn\")] v: TensorMap<bf16, 2>) {{
+                T.require_block(128, 1, 1);
+                let ring = T.alloc_shared::<bf16>([2, 64, 64], \"128B\");
+                let bars = T.alloc_barriers(1);
+                let bar = bars.ptr_to([0]);
+                let stage = ring[1];
+                T.tma.load(stage, v, [0, 0], bar);
+                let acc = T.registers::<f32>([32]);
+                let p = T.registers::<u32>([4]);
+                T.ptx.wgmma.mma_async_rs(acc, p, ring[0], 0, false{major});
+            }}"
+        )
+    };
+    assert_eq!(check_messages(&ring(", \"mn\"")), Vec::<String>::new());
+    let errs = check_messages(&ring(", \"k\""));
+    assert!(errs.len() == 1 && errs[0].contains("`ring[0]` is MN-major"), "{errs:?}");
 }
 
 #[test]

@@ -28,6 +28,8 @@ struct Var {
     loop_var: bool,
     /// A tensor-map parameter's `#[tma]` facts about the tiles it fills.
     map: Option<std::rc::Rc<operand_major::MapDecl>>,
+    /// The tile a tile-typed `let` names part of (`let stage = ring[s]`: `ring`'s `seq`).
+    tile_root: Option<u64>,
 }
 
 /// A loop being checked: `#[unroll]` loops have no `break`/`continue`.
@@ -286,6 +288,7 @@ impl Checker<'_> {
             mutable: binding == Binding::Reg,
             loop_var: false,
             map: None,
+            tile_root: None,
         };
         self.vars.entry(name).or_default().push(var);
     }
@@ -529,8 +532,12 @@ impl Checker<'_> {
             l.copy.set(reads_register_element(&l.init));
         }
         let (value, shape) = (self.known(&l.init), self.shape_of(&l.init));
+        let tile_root = if matches!(ty, Ty::Tile { .. }) { self.tile_id(&l.init) } else { None };
         self.declare(&l.name, ty, binding);
         self.set_known(&l.name, if compile_time { value } else { None }, shape, l.mutable);
+        if let Some(v) = self.vars.get_mut(&l.name.to_string()).and_then(|v| v.last_mut()) {
+            v.tile_root = tile_root;
+        }
     }
 
     /// Check an expression, record its type and constness, and return the type.

@@ -46,15 +46,20 @@ pub(super) struct MmaUse {
 const FILLS: &[&str] = &["tma.load", "tma.load_multicast"];
 
 impl Checker<'_> {
+    /// The tile an expression is (part of): its root variable's binding, through `let`s of
+    /// a part (`let stage = ring[s]` is `ring`).
+    pub(super) fn tile_id(&self, e: &Expr) -> Option<u64> {
+        self.root_var(e).map(|(_, v)| v.tile_root.unwrap_or(v.seq))
+    }
+
     /// A TMA load gives its tile the map's majorness; a second map of the other majorness
     /// makes the tile's majorness mixed.
     pub(super) fn record_fill(&mut self, spec: &OpDef, tile: &Expr, map: &Expr) {
         if !FILLS.contains(&spec.path) {
             return;
         }
-        let (Some((_, t)), Some((map_name, m))) = (self.root_var(tile), self.root_var(map)) else { return };
+        let (Some(seq), Some((map_name, m))) = (self.tile_id(tile), self.root_var(map)) else { return };
         let Some((major, declared)) = m.map.as_ref().and_then(|d| d.major) else { return };
-        let seq = t.seq;
         let fill = Fill { major, declared, map: map_name, mixed: None };
         match self.fills.get_mut(&seq) {
             None => {
@@ -67,8 +72,7 @@ impl Checker<'_> {
 
     /// The majorness a filled tile gives an MMA operand, where the load was already checked.
     pub(super) fn filled_major(&self, tile: &Expr) -> Option<Major> {
-        let (_, v) = self.root_var(tile)?;
-        self.fills.get(&v.seq).filter(|f| f.mixed.is_none()).map(|f| f.major)
+        self.fills.get(&self.tile_id(tile)?).filter(|f| f.mixed.is_none()).map(|f| f.major)
     }
 
     /// Note an MMA operand (`tile`) and its majorness argument (param `major_param` of
@@ -81,7 +85,7 @@ impl Checker<'_> {
         args: &[Expr],
         implied: &ImpliedArgs,
     ) {
-        let Some((_, v)) = self.root_var(tile) else { return };
+        let Some(tile_seq) = self.tile_id(tile) else { return };
         let Some(index) = spec.params.iter().position(|p| p.name == major_param) else { return };
         let given = args.get(index).and_then(|a| match &a.kind {
             ExprKind::Str(s) => Major::from_name(&s.value()).map(|m| (m, a.sp)),
@@ -89,7 +93,7 @@ impl Checker<'_> {
         });
         let use_ = MmaUse {
             path: spec.path,
-            tile_seq: v.seq,
+            tile_seq,
             tile_text: text(tile),
             major_param: (index, major_param),
             given,
