@@ -551,11 +551,20 @@ impl Checker<'_> {
                 let s: Vec<String> = v.iter().map(|x| x.map_or("?".into(), |x| x.to_string())).collect();
                 format!("[{}]", s.join(", "))
             };
+            // The box's extents in the other order: written innermost first, as PTX and
+            // `Device::tensor_map` take them, or the tile transposed.
+            let reversed = padded.iter().rev().eq(bshape.iter());
+            let help = if reversed {
+                "\n  help: these are the same extents in the other order: a box and a tile's shape are written \
+                 outermost first (PTX and `Device::tensor_map` take them innermost first)"
+            } else {
+                ""
+            };
             self.errs.at(
                 tile.sp,
                 format!(
                     "`T.{path}`: each copy moves a box of {} (outermost first) into the tile, but the tensor map `{}` \
-                     declares the box {}",
+                     declares the box {}{help}",
                     show(&padded),
                     text(map),
                     show(&bshape)
