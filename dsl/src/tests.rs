@@ -417,35 +417,57 @@ fn a_tiles_majorness_comes_from_the_map_that_fills_it() {
     assert!(errs.len() == 1 && errs[0].contains("`ring[0]` is MN-major"), "{errs:?}");
 }
 
+/// The expansion of a kernel's first call of `op` (its quoted path), temporaries unnumbered
+/// (they are numbered per thread). The kernel must check without errors.
+fn expanded_call(src: &str, op: &str) -> String {
+    let item: syn::ItemFn = syn::parse_str(src).unwrap();
+    let mut errs = crate::parse::Errors::default();
+    let f =
+        crate::parse::parse_fn(item, crate::parse::ast::FnKind::Kernel { target: phaser_codegen::Target::Sm90a }, &mut errs);
+    crate::check::check_fn(&f, &mut errs);
+    assert!(errs.0.is_empty(), "{:?}", errs.0.iter().map(|e| e.to_string()).collect::<Vec<_>>());
+    let text = crate::expand::body::stmts(&f.body.stmts).to_string();
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if out.ends_with("__t") {
+            while chars.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+            }
+        }
+    }
+    let call = out.find(op).unwrap_or_else(|| panic!("no call of {op}"));
+    out[call..call + out[call..].find(';').unwrap()].to_string()
+}
+
+#[test]
+fn named_coordinates_expand_as_the_positional_ones() {
+    // The tile copy outermost first; the `ptx.*` form innermost first (PTX's order).
+    let dims = ", dims = [m, k]";
+    let tile = |coords: &str| expanded_call(&tma_kernel(dims, coords, ""), "[__p :: OpArg :: from (v_tile)");
+    let (named, positional) = (tile("[m = m0, k = k0]"), tile("[m0, k0]"));
+    assert_eq!(named, positional);
+    assert_ne!(positional, tile("[k0, m0]"), "the order reaches the expansion");
+    let raw = |coords: &str| {
+        let src = tma_kernel(
+            dims,
+            "[0, 0]",
+            &format!("T.ptx.cp_async.bulk.tensor.g2s(T.tile_addr(v_tile, [0, 0]), v, {coords}, bar);"),
+        );
+        expanded_call(&src, "\"ptx.cp_async.bulk.tensor.g2s\"")
+    };
+    assert_eq!(raw("[k = k0, m = m0]"), raw("[k0, m0]"));
+    assert_ne!(raw("[k0, m0]"), raw("[m0, k0]"), "the order reaches the expansion");
+    let errs = check_messages(&tma_kernel(dims, "[0, 0]", "T.ptx.cp_async.bulk.tensor.g2s(0, v, [m = m0, k = k0], bar);"));
+    assert!(errs.len() == 1 && errs[0].contains("takes `v`'s dimensions as [k, m] (innermost first"), "{errs:?}");
+}
+
 #[test]
 fn an_omitted_majorness_is_the_tiles_in_the_expansion() {
     // The expansion passes the tile's majorness as if written: the MMA's call is the same
     // tokens as with `"mn"` (its argument locations list only the arguments written).
-    let expand = |src: &str| {
-        let item: syn::ItemFn = syn::parse_str(src).unwrap();
-        let mut errs = crate::parse::Errors::default();
-        let f = crate::parse::parse_fn(
-            item,
-            crate::parse::ast::FnKind::Kernel { target: phaser_codegen::Target::Sm90a },
-            &mut errs,
-        );
-        crate::check::check_fn(&f, &mut errs);
-        assert!(errs.0.is_empty());
-        // Temporaries are numbered per thread: compare without their numbers.
-        let text = crate::expand::body::stmts(&f.body.stmts).to_string();
-        let mut out = String::new();
-        let mut chars = text.chars().peekable();
-        while let Some(c) = chars.next() {
-            out.push(c);
-            if out.ends_with("__t") {
-                while chars.peek().is_some_and(char::is_ascii_digit) {
-                    chars.next();
-                }
-            }
-        }
-        let call = out.find("\"ptx.wgmma.mma_async\"").expect("the MMA's call");
-        out[call..call + out[call..].find(';').unwrap()].to_string()
-    };
+    let expand = |src: &str| expanded_call(src, "\"ptx.wgmma.mma_async\"");
     let mn = ", major = \"mn\"";
     let given = expand(&tma_kernel(mn, "[0, 0]", "T.ptx.wgmma.mma_async(acc, a_tile, v_tile, 0, false, \"mn\");"));
     let omitted = expand(&tma_kernel(mn, "[0, 0]", "T.ptx.wgmma.mma_async(acc, a_tile, v_tile, 0, false);"));
