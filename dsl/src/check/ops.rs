@@ -27,6 +27,7 @@ fn library(lib: &str) -> &str {
 }
 
 impl Checker<'_> {
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn op(
         &mut self,
         e: &Expr,
