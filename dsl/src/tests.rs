@@ -373,7 +373,7 @@ fn named_coordinates_are_held_to_the_maps_dimensions_and_order() {
     let errs = check_messages(&tma_kernel("", "[m = m0, k = k0]", ""));
     assert!(errs.len() == 1 && errs[0].contains("`v` names no dimensions"), "{errs:?}");
     let errs = check_messages(&tma_kernel(", dims = [m]", "[m0, k0]", ""));
-    assert!(errs.len() == 1 && errs[0].contains("`dims` names 1 dimensions but the tensor map has rank 2"), "{errs:?}");
+    assert!(errs.len() == 1 && errs[0].contains("`dims` names 1 dimension but the tensor map has rank 2"), "{errs:?}");
 }
 
 #[test]

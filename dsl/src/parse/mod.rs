@@ -187,7 +187,8 @@ fn parse_param(pt: &syn::PatType, is_kernel: bool, errs: &mut Errors) -> Option<
         }
         if let Some((names, sp)) = &attr.dims {
             if names.len() != rank as usize {
-                errs.at(*sp, format!("`dims` names {} dimensions but the tensor map has rank {rank}", names.len()));
+                let s = if names.len() == 1 { "" } else { "s" };
+                errs.at(*sp, format!("`dims` names {} dimension{s} but the tensor map has rank {rank}", names.len()));
             }
         }
         return Some(Param { name, ty, comptime, mutable, tma });
