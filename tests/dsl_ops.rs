@@ -218,7 +218,7 @@ fn wgmma_ops(
     let mut frag = T.registers::<u32>([4]);
     T.ptx.wgmma.fence();
     T.ptx.wgmma.mma_async(acc, a, b, 0, false);
-    T.ptx.wgmma.mma_async(acc, a, b, 1, true, "mn", "k", "ab");
+    T.ptx.wgmma.mma_async(acc, a, b, 1, true, "k", "k", "ab");
     T.ptx.wgmma.mma_async_rs(acc, frag, b, 2, true, "k", "b");
     T.ptx.wgmma.commit_group();
     T.ptx.wgmma.wait_group(0);

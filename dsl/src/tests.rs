@@ -332,3 +332,147 @@ fn a_pipeline_state_is_not_aliased_by_let_and_clone_state_copies_it() {
     );
     assert_eq!(check_messages(&kernel("let copy = T.pipeline.clone_state(st);")), Vec::<String>::new());
 }
+
+/// A kernel loading `tile` (`[R, C]`) from a map declared `#[tma(box = [BR, BC], {attr})]`
+/// and, with `mma`, using it as a wgmma's B.
+fn tma_kernel(attr: &str, coords: &str, mma: &str) -> String {
+    format!(
+        "#[phaser::kernel(target = \"sm_90a\")] fn k(
+            #[tma(box = [64, 64], swizzle = \"128B\")] a: TensorMap<bf16, 2>,
+            #[tma(box = [64, 64], swizzle = \"128B\"{attr})] v: TensorMap<bf16, 2>,
+            m0: i32, k0: i32,
+        ) {{
+            T.require_block(128, 1, 1);
+            let a_tile = T.alloc_shared::<bf16>([64, 64], \"128B\");
+            let v_tile = T.alloc_shared::<bf16>([64, 64], \"128B\");
+            let bars = T.alloc_barriers(1);
+            let bar = bars.ptr_to([0]);
+            let acc = T.registers::<f32>([32]);
+            {mma}
+            T.tma.load(a_tile, a, [0, 0], bar);
+            T.tma.load(v_tile, v, {coords}, bar);
+        }}"
+    )
+}
+
+#[test]
+fn named_coordinates_are_held_to_the_maps_dimensions_and_order() {
+    let dims = ", dims = [m, k]";
+    assert_eq!(check_messages(&tma_kernel(dims, "[m = m0, k = k0]", "")), Vec::<String>::new());
+    assert_eq!(check_messages(&tma_kernel("", "[m0, k0]", "")), Vec::<String>::new());
+    // PTX's order, innermost first: an error naming the order the op takes.
+    assert_eq!(
+        check_messages(&tma_kernel(dims, "[k = k0, m = m0]", "")),
+        ["`T.tma.load`: the coordinates are named [k, m] but this op takes `v`'s dimensions as [m, k] (outermost \
+          first, like the tile's shape)"]
+    );
+    let errs = check_messages(&tma_kernel(dims, "[m = m0, n = k0]", ""));
+    assert!(errs.len() == 1 && errs[0].contains("`n` is not a dimension of `v` ([m, k])"), "{errs:?}");
+    let errs = check_messages(&tma_kernel(dims, "[m = m0, k0]", ""));
+    assert!(errs.len() == 1 && errs[0].contains("name every coordinate"), "{errs:?}");
+    let errs = check_messages(&tma_kernel("", "[m = m0, k = k0]", ""));
+    assert!(errs.len() == 1 && errs[0].contains("`v` names no dimensions"), "{errs:?}");
+    let errs = check_messages(&tma_kernel(", dims = [m]", "[m0, k0]", ""));
+    assert!(errs.len() == 1 && errs[0].contains("`dims` names 1 dimension but the tensor map has rank 2"), "{errs:?}");
+}
+
+#[test]
+fn a_tiles_majorness_comes_from_the_map_that_fills_it() {
+    let mma = |major: &str| format!("T.ptx.wgmma.mma_async(acc, a_tile, v_tile, 0, false{major});");
+    let mn = ", major = \"mn\"";
+    // Given and agreeing, or omitted (then taken from the tile): no error.
+    assert_eq!(check_messages(&tma_kernel(mn, "[0, 0]", &mma(", \"mn\""))), Vec::<String>::new());
+    assert_eq!(check_messages(&tma_kernel(mn, "[0, 0]", &mma(""))), Vec::<String>::new());
+    assert_eq!(check_messages(&tma_kernel("", "[0, 0]", &mma(", \"k\""))), Vec::<String>::new());
+    // Disagreeing, though the MMA comes before the load in the text.
+    let errs = check_messages(&tma_kernel(mn, "[0, 0]", &mma(", \"k\"")));
+    assert!(
+        errs.len() == 1
+            && errs[0].starts_with("`T.ptx.wgmma.mma_async`: `b_major` is \"k\" but `v_tile` is MN-major: TMA fills it from `v`"),
+        "{errs:?}"
+    );
+    // The "mn" forgotten on the map: K-major by default, and the help says what to declare.
+    let errs = check_messages(&tma_kernel("", "[0, 0]", &mma(", \"mn\"")));
+    assert!(errs.len() == 1 && errs[0].contains("declare it: `#[tma(.., major = \"mn\")]`"), "{errs:?}");
+    let errs = check_messages(&tma_kernel(", major = \"row\"", "[0, 0]", ""));
+    assert!(errs.len() == 1 && errs[0].contains("\"row\" is not a majorness"), "{errs:?}");
+    // A ring's stage bound by `let` is part of the ring: the stage's load fills the ring.
+    let ring = |major: &str| {
+        format!(
+            "#[phaser::kernel(target = \"sm_90a\")] fn k(#[tma(box = [64, 64], swizzle = \"128B\", major = \"mn\")] v: TensorMap<bf16, 2>) {{
+                T.require_block(128, 1, 1);
+                let ring = T.alloc_shared::<bf16>([2, 64, 64], \"128B\");
+                let bars = T.alloc_barriers(1);
+                let bar = bars.ptr_to([0]);
+                let stage = ring[1];
+                T.tma.load(stage, v, [0, 0], bar);
+                let acc = T.registers::<f32>([32]);
+                let p = T.registers::<u32>([4]);
+                T.ptx.wgmma.mma_async_rs(acc, p, ring[0], 0, false{major});
+            }}"
+        )
+    };
+    assert_eq!(check_messages(&ring(", \"mn\"")), Vec::<String>::new());
+    let errs = check_messages(&ring(", \"k\""));
+    assert!(errs.len() == 1 && errs[0].contains("`ring[0]` is MN-major"), "{errs:?}");
+}
+
+/// The expansion of a kernel's first call of `op` (its quoted path), temporaries unnumbered
+/// (they are numbered per thread). The kernel must check without errors.
+fn expanded_call(src: &str, op: &str) -> String {
+    let item: syn::ItemFn = syn::parse_str(src).unwrap();
+    let mut errs = crate::parse::Errors::default();
+    let f =
+        crate::parse::parse_fn(item, crate::parse::ast::FnKind::Kernel { target: phaser_codegen::Target::Sm90a }, &mut errs);
+    crate::check::check_fn(&f, &mut errs);
+    assert!(errs.0.is_empty(), "{:?}", errs.0.iter().map(|e| e.to_string()).collect::<Vec<_>>());
+    let text = crate::expand::body::stmts(&f.body.stmts).to_string();
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if out.ends_with("__t") {
+            while chars.peek().is_some_and(char::is_ascii_digit) {
+                chars.next();
+            }
+        }
+    }
+    let call = out.find(op).unwrap_or_else(|| panic!("no call of {op}"));
+    out[call..call + out[call..].find(';').unwrap()].to_string()
+}
+
+#[test]
+fn named_coordinates_expand_as_the_positional_ones() {
+    // The tile copy outermost first; the `ptx.*` form innermost first (PTX's order).
+    let dims = ", dims = [m, k]";
+    let tile = |coords: &str| expanded_call(&tma_kernel(dims, coords, ""), "[__p :: OpArg :: from (v_tile)");
+    let (named, positional) = (tile("[m = m0, k = k0]"), tile("[m0, k0]"));
+    assert_eq!(named, positional);
+    assert_ne!(positional, tile("[k0, m0]"), "the order reaches the expansion");
+    let raw = |coords: &str| {
+        let src = tma_kernel(
+            dims,
+            "[0, 0]",
+            &format!("T.ptx.cp_async.bulk.tensor.g2s(T.tile_addr(v_tile, [0, 0]), v, {coords}, bar);"),
+        );
+        expanded_call(&src, "\"ptx.cp_async.bulk.tensor.g2s\"")
+    };
+    assert_eq!(raw("[k = k0, m = m0]"), raw("[k0, m0]"));
+    assert_ne!(raw("[k0, m0]"), raw("[m0, k0]"), "the order reaches the expansion");
+    let errs = check_messages(&tma_kernel(dims, "[0, 0]", "T.ptx.cp_async.bulk.tensor.g2s(0, v, [m = m0, k = k0], bar);"));
+    assert!(errs.len() == 1 && errs[0].contains("takes `v`'s dimensions as [k, m] (innermost first"), "{errs:?}");
+}
+
+#[test]
+fn an_omitted_majorness_is_the_tiles_in_the_expansion() {
+    // The expansion passes the tile's majorness as if written: the MMA's call is the same
+    // tokens as with `"mn"` (its argument locations list only the arguments written).
+    let expand = |src: &str| expanded_call(src, "\"ptx.wgmma.mma_async\"");
+    let mn = ", major = \"mn\"";
+    let given = expand(&tma_kernel(mn, "[0, 0]", "T.ptx.wgmma.mma_async(acc, a_tile, v_tile, 0, false, \"mn\");"));
+    let omitted = expand(&tma_kernel(mn, "[0, 0]", "T.ptx.wgmma.mma_async(acc, a_tile, v_tile, 0, false);"));
+    assert!(given.contains("Choice (\"mn\")"), "{given}");
+    assert_eq!(given, omitted);
+    let k = expand(&tma_kernel("", "[0, 0]", "T.ptx.wgmma.mma_async(acc, a_tile, v_tile, 0, false);"));
+    assert!(!k.contains("Choice (\"mn\")"));
+}

@@ -20,7 +20,7 @@ pub const FORMS: [&str; 4] = ["A, B K-major", "B MN-major", "A negated in k-step
 pub fn wgmma_forms(
     #[tma(box = [E, E], swizzle = "128B")] a: TensorMap<bf16, 2>,
     #[tma(box = [E, E], swizzle = "128B")] b_nk: TensorMap<bf16, 2>,
-    #[tma(box = [E, E], swizzle = "128B")] b_kn: TensorMap<bf16, 2>,
+    #[tma(box = [E, E], swizzle = "128B", major = "mn")] b_kn: TensorMap<bf16, 2>,
     d: &mut [f32],
     #[comptime] FORM: u32,
 ) {
@@ -66,7 +66,7 @@ pub fn wgmma_forms(
     #[unroll]
     for kk in 0..4 {
         if FORM == 0 {
-            T.ptx.wgmma.mma_async(acc, a_tile, b_tile, kk, kk > 0);
+            T.ptx.wgmma.mma_async(acc, a_tile, b_tile, kk, kk > 0, "k");
         }
         if FORM == 1 {
             T.ptx.wgmma.mma_async(acc, a_tile, b_tile, kk, kk > 0, "mn");
@@ -77,11 +77,11 @@ pub fn wgmma_forms(
             } else if kk == 2 {
                 T.ptx.wgmma.mma_async(acc, a_tile, b_tile, kk, true, "k", "k", "b");
             } else {
-                T.ptx.wgmma.mma_async(acc, a_tile, b_tile, kk, true);
+                T.ptx.wgmma.mma_async(acc, a_tile, b_tile, kk, true, "k");
             }
         }
         if FORM == 3 {
-            T.ptx.wgmma.mma_async_rs(acc, frag[kk], b_tile, kk, kk > 0);
+            T.ptx.wgmma.mma_async_rs(acc, frag[kk], b_tile, kk, kk > 0, "k");
         }
     }
     T.ptx.wgmma.commit_group();

@@ -23,6 +23,19 @@ pub enum Major {
     MN,
 }
 
+impl Major {
+    /// How users write it: the `major` choice of the MMA ops and `#[tma(major = ..)]`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Major::K => "k",
+            Major::MN => "mn",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<Major> {
+        [Major::K, Major::MN].into_iter().find(|m| m.name() == name)
+    }
+}
+
 /// A 2-D tile in shared memory, laid out as TMA writes it (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct SmemTile {

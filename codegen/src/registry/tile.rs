@@ -40,13 +40,13 @@ ops! {
         = |k, call| k.alloc_registers(call.elem(), &shape);
     /// 32-bit shared address of `tile[i0][i1]..` (swizzle applied)
     "tile_addr" (tile: Tile, idx: Coords) -> U32 = |k, call| elem_addr(k, tile, &idx);
-    /// TMA copies of the box at `coords` (outermost first) into `tile`, completing `tile.bytes()` on `bar`
+    /// TMA copies of the box at `coords` (outermost first, or named by the map's `dims`: `[m = m0, k = k0]`) into `tile`, completing `tile.bytes()` on `bar`; the tile takes the map's `major`
     "tma.load" ["gluon:tma.async_load"] (tile: Tile, tmap: TensorMap, coords: Coords, bar: Barrier) -> Unit
         = |k, call| k.tma_load_tile(tile, tmap, &coords, bar);
     /// ... into `tile` of every CTA in the 16-bit `cta_mask` (same offset; each CTA's `bar` completes what lands there)
     "tma.load_multicast" ["gluon:tma.async_load_multicast"] (tile: Tile, tmap: TensorMap, coords: Coords, bar: Barrier, cta_mask: Int = 3) -> Unit
         = |k, call| k.tma_load_tile_multicast(tile, tmap, &coords, bar, cta_mask);
-    /// TMA copies of `tile` to the box at `coords` (outermost first); complete with the bulk groups
+    /// TMA copies of `tile` to the box at `coords` (outermost first, or named); complete with the bulk groups
     "tma.store" ["gluon:tma.async_store"] (tmap: TensorMap, coords: Coords, tile: Tile) -> Unit
         = |k, call| k.tma_store_tile(tmap, &coords, tile);
 }

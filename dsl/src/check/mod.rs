@@ -2,6 +2,8 @@
 //! target support are checked here, each error pointing at the offending tokens. The checker
 //! also annotates the AST (types, constness, bindings) for the expansion.
 
+mod named_coords;
+mod operand_major;
 pub(crate) mod ops;
 
 use crate::parse::ast::*;
@@ -24,6 +26,10 @@ struct Var {
     mutable: bool,
     /// A `for` loop's variable.
     loop_var: bool,
+    /// A tensor-map parameter's `#[tma]` facts about the tiles it fills.
+    map: Option<std::rc::Rc<operand_major::MapDecl>>,
+    /// The tile a tile-typed `let` names part of (`let stage = ring[s]`: `ring`'s `seq`).
+    tile_root: Option<u64>,
 }
 
 /// A loop being checked: `#[unroll]` loops have no `break`/`continue`.
@@ -54,6 +60,10 @@ pub struct Checker<'a> {
     target: Option<Target>,
     loops: Vec<LoopKind>,
     device: bool,
+    /// Each TMA-filled tile's majorness, by binding (`Var::seq`).
+    fills: std::collections::HashMap<u64, operand_major::Fill>,
+    /// MMA operands to hold to their tiles' majorness once the body is checked.
+    mma_uses: Vec<operand_major::MmaUse>,
 }
 
 /// Check a kernel or device function, annotating its AST.
@@ -76,6 +86,8 @@ pub(crate) fn check_fn_counting(f: &FnDef, errs: &mut Errors) -> u64 {
         target,
         loops: Vec::new(),
         device: target.is_none(),
+        fills: Default::default(),
+        mma_uses: Vec::new(),
     };
     for p in &f.params {
         let registers = matches!(p.ty, Ty::Registers { .. });
@@ -87,6 +99,15 @@ pub(crate) fn check_fn_counting(f: &FnDef, errs: &mut Errors) -> u64 {
             Binding::Plain
         };
         c.declare(&p.name, p.ty, binding);
+        if let Some(attr) = &p.tma {
+            let decl = operand_major::MapDecl {
+                dims: attr.dims.as_ref().map(|(d, _)| d.iter().map(|n| n.to_string()).collect()),
+                major: Some(attr.major.map_or((phaser_codegen::ir::Major::K, false), |(m, _)| (m, true))),
+            };
+            if let Some(v) = c.vars.get_mut(&p.name.to_string()).and_then(|v| v.last_mut()) {
+                v.map = Some(std::rc::Rc::new(decl));
+            }
+        }
         // A `mut` register-array parameter is the caller's array (like `&mut [T; N]`).
         if registers && p.mutable {
             c.set_known(&p.name, None, None, true);
@@ -160,6 +181,7 @@ pub(crate) fn check_fn_counting(f: &FnDef, errs: &mut Errors) -> u64 {
             }
         }
     }
+    c.check_mma_majors();
     c.work
 }
 
@@ -257,7 +279,17 @@ impl Checker<'_> {
         }
         scope.0.push(name.clone());
         let seq = self.work;
-        let var = Var { ty, binding, seq, value: None, shape: None, mutable: binding == Binding::Reg, loop_var: false };
+        let var = Var {
+            ty,
+            binding,
+            seq,
+            value: None,
+            shape: None,
+            mutable: binding == Binding::Reg,
+            loop_var: false,
+            map: None,
+            tile_root: None,
+        };
         self.vars.entry(name).or_default().push(var);
     }
 
@@ -500,8 +532,12 @@ impl Checker<'_> {
             l.copy.set(reads_register_element(&l.init));
         }
         let (value, shape) = (self.known(&l.init), self.shape_of(&l.init));
+        let tile_root = if matches!(ty, Ty::Tile { .. }) { self.tile_id(&l.init) } else { None };
         self.declare(&l.name, ty, binding);
         self.set_known(&l.name, if compile_time { value } else { None }, shape, l.mutable);
+        if let Some(v) = self.vars.get_mut(&l.name.to_string()).and_then(|v| v.last_mut()) {
+            v.tile_root = tile_root;
+        }
     }
 
     /// Check an expression, record its type and constness, and return the type.
@@ -666,8 +702,8 @@ impl Checker<'_> {
                 );
                 (Ty::Error, false)
             }
-            ExprKind::Op { path, path_sp, turbofish, args, args_sp } => {
-                (self.op(e, path, *path_sp, *turbofish, args, *args_sp), false)
+            ExprKind::Op { path, path_sp, turbofish, args, args_sp, implied } => {
+                (self.op(e, path, *path_sp, *turbofish, args, *args_sp, implied), false)
             }
             ExprKind::Method { recv, name, args } => (self.method(e, recv, name, args), false),
             ExprKind::Call { args, .. } => {

@@ -27,6 +27,7 @@ fn library(lib: &str) -> &str {
 }
 
 impl Checker<'_> {
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn op(
         &mut self,
         e: &Expr,
@@ -35,6 +36,7 @@ impl Checker<'_> {
         turbofish: Option<(Scalar, Sp)>,
         args: &[Expr],
         args_sp: Sp,
+        implied: &ImpliedArgs,
     ) -> Ty {
         let Some(spec) = registry::lookup(path) else {
             self.unknown_op(path, path_sp);
@@ -89,9 +91,10 @@ impl Checker<'_> {
             scalar_ty = Some(first.ty.get());
         }
         self.tensor_rank(spec, args);
+        self.named_coords_check(spec, args);
         self.tile_checks(spec, args);
         self.inner_coord_check(spec, args);
-        self.mma_checks(spec, args);
+        self.mma_checks(spec, args, implied);
         if let Some(target) = self.target {
             self.check_lowering(target, e, path, path_sp, spec, turbofish, args, &lits, scalar_ty, arg_error);
         }
@@ -379,7 +382,18 @@ impl Checker<'_> {
             Kind::Coords | Kind::Values => match &a.kind {
                 ExprKind::Array(v) => {
                     for x in v {
-                        let t = self.expr(x);
+                        // A named coordinate (`m = m0`): its value is checked; the names by
+                        // `named_coords_check`. The element takes the value's type.
+                        let named = if kind == Kind::Coords { named_coord(x) } else { None };
+                        let t = match named {
+                            Some((_, value)) => {
+                                let t = self.expr(value);
+                                x.ty.set(t);
+                                t
+                            }
+                            None => self.expr(x),
+                        };
+                        let x = coord_value(x);
                         if kind == Kind::Coords {
                             if t == Ty::IntLit {
                                 self.coerce(x, Ty::Scalar(Scalar::I32));
@@ -464,7 +478,7 @@ impl Checker<'_> {
         };
         let ExprKind::Array(v) = &coords.kind else { return };
         let inner = if tile.is_some() { v.last() } else { v.first() };
-        let Some(inner) = inner else { return };
+        let Some(inner) = inner.map(coord_value) else { return };
         let Some(c) = self.known(inner).and_then(|c| i64::try_from(c).ok()) else { return };
         if let Some(p) = phaser_codegen::arch::limits::tma_inner_coord_problem(c, elem.ir_type()) {
             self.errs.at(inner.sp, format!("`T.{}`: {p}", spec.path));
@@ -482,6 +496,7 @@ impl Checker<'_> {
         else {
             return;
         };
+        self.record_fill(spec, tile, map);
         let path = spec.path;
         if let Some(me) = map_elem {
             if me != elem {
@@ -537,11 +552,20 @@ impl Checker<'_> {
                 let s: Vec<String> = v.iter().map(|x| x.map_or("?".into(), |x| x.to_string())).collect();
                 format!("[{}]", s.join(", "))
             };
+            // The box's extents in the other order: written innermost first, as PTX and
+            // `Device::tensor_map` take them, or the tile transposed.
+            let reversed = padded.iter().rev().eq(bshape.iter());
+            let help = if reversed {
+                "\n  help: these are the same extents in the other order: a box and a tile's shape are written \
+                 outermost first (PTX and `Device::tensor_map` take them innermost first)"
+            } else {
+                ""
+            };
             self.errs.at(
                 tile.sp,
                 format!(
                     "`T.{path}`: each copy moves a box of {} (outermost first) into the tile, but the tensor map `{}` \
-                     declares the box {}",
+                     declares the box {}{help}",
                     show(&padded),
                     text(map),
                     show(&bshape)
@@ -554,14 +578,22 @@ impl Checker<'_> {
     /// accumulator's N, B's against it, A's 64 rows, both K extents and the k-step. Extents
     /// from `const` items or `#[comptime]` values are judged by the same rules when the kernel
     /// is built, and reported there at the same argument.
-    fn mma_checks(&mut self, spec: &OpDef, args: &[Expr]) {
+    fn mma_checks(&mut self, spec: &OpDef, args: &[Expr], implied: &ImpliedArgs) {
         if !spec.path.starts_with("ptx.wgmma.mma_async") {
             return;
         }
         let arg = |name: &str| spec.params.iter().position(|p| p.name == name).and_then(|i| args.get(i));
-        let major = |name: &str| match arg(name).map(|a| &a.kind) {
-            Some(ExprKind::Str(s)) if s.value() == "mn" => Major::MN,
-            _ => Major::K,
+        let register_a = spec.path != "ptx.wgmma.mma_async";
+        let operands = [(wgmma::Arg::B.name(), "b_major"), (wgmma::Arg::A.name(), "a_major")];
+        for (tile, major_param) in operands.into_iter().filter(|(t, _)| !(register_a && *t == wgmma::Arg::A.name())) {
+            if let Some(t) = arg(tile) {
+                self.record_mma_use(spec, t, major_param, args, implied);
+            }
+        }
+        // An omitted majorness is the tile's where its load was already checked.
+        let major = |this: &Self, name: &str, tile: &str| match arg(name).map(|a| &a.kind) {
+            Some(ExprKind::Str(s)) => Major::from_name(&s.value()).unwrap_or(Major::K),
+            _ => arg(tile).and_then(|t| this.filled_major(t)).unwrap_or(Major::K),
         };
         let as_u32 = |v: Option<i128>| v.and_then(|v| u32::try_from(v).ok());
         let operand = |this: &Self, name: &str, major_arg: &str| {
@@ -569,7 +601,7 @@ impl Checker<'_> {
             let shape = this.shape_of(e).filter(|s| s.len() >= 2)?;
             Some(wgmma::Operand {
                 shape: shape.into_iter().map(as_u32).collect(),
-                major: major(major_arg),
+                major: major(this, major_arg, name),
                 name: format!("`{}`", text(e)),
             })
         };
@@ -582,7 +614,7 @@ impl Checker<'_> {
             acc_len: as_u32(self.shape_of(acc).and_then(|s| if s.len() == 1 { s[0] } else { None })),
             acc_name: format!("`{}`", text(acc)),
             // `mma_async_rs` takes A from registers: no tile.
-            a: if spec.path == "ptx.wgmma.mma_async" { operand(self, wgmma::Arg::A.name(), "a_major") } else { None },
+            a: if !register_a { operand(self, wgmma::Arg::A.name(), "a_major") } else { None },
             b: operand(self, wgmma::Arg::B.name(), "b_major"),
             k_step: as_u32(arg(wgmma::Arg::KStep.name()).and_then(|a| self.known(a))),
             elem,
@@ -829,7 +861,7 @@ fn hint(kind: Kind, a: &Expr, lit: Option<i128>, scalar_ty: Option<Ty>, all: &[E
 }
 
 /// An expression's source text, for messages (`a`, `tiles[stage]`).
-fn text(e: &Expr) -> String {
+pub(super) fn text(e: &Expr) -> String {
     match &e.kind {
         ExprKind::Var { name, .. } => name.to_string(),
         ExprKind::Index { base, idx } => format!("{}[{}]", text(base), text(idx)),

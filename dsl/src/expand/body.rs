@@ -471,9 +471,9 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
             let xs: Vec<TokenStream> = v.iter().map(|x| value(x, out)).collect();
             quote!([#(#xs),*])
         }
-        ExprKind::Op { path, turbofish, args, .. } => {
+        ExprKind::Op { path, turbofish, args, implied, .. } => {
             let def = registry::lookup(path).expect("checked");
-            op(def, e.ty.get(), args, turbofish.map(|t| t.0), let_name, out)
+            op(def, e.ty.get(), args, &implied.borrow(), turbofish.map(|t| t.0), let_name, out)
         }
         ExprKind::Method { name, .. } if name == "bytes" || name == "box_bytes" => {
             let k = konst(e, out);
@@ -707,6 +707,7 @@ fn op(
     def: &OpDef,
     ty: Ty,
     args: &[Expr],
+    implied: &[(usize, &'static str)],
     turbofish: Option<Scalar>,
     let_name: Option<&proc_macro2::Ident>,
     out: &mut Out,
@@ -715,7 +716,10 @@ fn op(
     for (i, p) in def.params.iter().enumerate() {
         let value = match args.get(i) {
             Some(x) => op_arg(p.kind, x, out),
-            None => quote!(__p::OpArg::Absent),
+            None => match implied.iter().find(|(at, _)| *at == i) {
+                Some((_, c)) => quote!(__p::OpArg::Choice(#c)),
+                None => quote!(__p::OpArg::Absent),
+            },
         };
         op_args.push(value);
     }
@@ -792,7 +796,8 @@ fn op_arg(kind: Kind, a: &Expr, out: &mut Out) -> TokenStream {
         (Kind::Choice(_), ExprKind::Str(s)) => quote!(__p::OpArg::Choice(#s)),
         (Kind::Tag, ExprKind::Str(s)) => quote!(__p::OpArg::Tag(#s)),
         (Kind::Coords | Kind::Values | Kind::Places, ExprKind::Array(v)) => {
-            let xs: Vec<TokenStream> = v.iter().map(|x| value(x, out)).collect();
+            // Named coordinates (`[m = m0, k = k0]`) are in the order the checker held them to.
+            let xs: Vec<TokenStream> = v.iter().map(|x| value(coord_value(x), out)).collect();
             quote!(__p::OpArg::Values(::std::vec![#(#xs),*]))
         }
         _ => {

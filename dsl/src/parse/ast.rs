@@ -83,6 +83,32 @@ pub struct TmaAttr {
     /// The box, outermost first (like a tile's shape); compile-time u32 expressions.
     pub box_dims: Option<(Vec<Expr>, Sp)>,
     pub swizzle: Option<(phaser_codegen::ir::Swizzle, Sp)>,
+    /// `dims = [m, k]`: the names of the map's dimensions, outermost first; coordinates may
+    /// then be given by name (`[m = m0, k = k0]`), and the checker holds them to this order.
+    pub dims: Option<(Vec<Ident>, Sp)>,
+    /// `major = "mn"`: which dimension of a wgmma operand the box's contiguous (inner)
+    /// dimension is; a declared `#[tma]` without it is K-major. Tiles it fills carry it.
+    pub major: Option<(phaser_codegen::ir::Major, Sp)>,
+}
+
+/// Choices the checker fills in for omitted arguments of one op call (shared with the
+/// checker, which may learn them only after the call: a tile filled later in the text).
+pub type ImpliedArgs = std::rc::Rc<std::cell::RefCell<Vec<(usize, &'static str)>>>;
+
+/// A named tensor coordinate (`m = m0` in `[m = m0, k = k0]`): its name and value.
+pub fn named_coord(e: &Expr) -> Option<(&Ident, &Expr)> {
+    match &e.kind {
+        ExprKind::Assign { place, op: None, value } => match &place.kind {
+            ExprKind::Var { name, .. } => Some((name, value)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A coordinate's value, named or not.
+pub fn coord_value(e: &Expr) -> &Expr {
+    named_coord(e).map_or(e, |(_, v)| v)
 }
 
 pub struct Block {
@@ -223,6 +249,9 @@ pub enum ExprKind {
         turbofish: Option<(Scalar, Sp)>,
         args: Vec<Expr>,
         args_sp: Sp,
+        /// Omitted choice arguments the checker infers (a wgmma operand's majorness from the
+        /// tile), by parameter index; the expansion passes them as if written.
+        implied: ImpliedArgs,
     },
     /// `recv.name(args)` on a DSL value.
     Method {

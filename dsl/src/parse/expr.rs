@@ -164,7 +164,7 @@ impl Parser<'_> {
                     let path_sp = Sp::of(&p.path);
                     let args: Vec<Expr> = c.args.iter().map(|a| self.expr(a)).collect();
                     let args_sp = if c.args.is_empty() { path_sp } else { Sp::of(&c.args) };
-                    ExprKind::Op { path: "bitcast".into(), path_sp, turbofish: Some((to, path_sp)), args, args_sp }
+                    ExprKind::Op { path: "bitcast".into(), path_sp, turbofish: Some((to, path_sp)), args, args_sp, implied: Default::default() }
                 }
                 syn::Expr::Path(p) if p.qself.is_none() => {
                     ExprKind::Call { path: p.path.clone(), args: c.args.iter().map(|a| self.expr(a)).collect() }
@@ -412,7 +412,7 @@ impl Parser<'_> {
                 }
             };
             let path_sp = Sp::of(&*m.receiver).to(Sp::of(&m.method));
-            return Expr::new(ExprKind::Op { path: chain.join("."), path_sp, turbofish, args, args_sp }, sp);
+            return Expr::new(ExprKind::Op { path: chain.join("."), path_sp, turbofish, args, args_sp, implied: Default::default() }, sp);
         }
         if let Some(tf) = &m.turbofish {
             self.errs.at(Sp::of(tf), "type arguments are only supported on `T.*` ops");
@@ -424,7 +424,7 @@ impl Parser<'_> {
             all.extend(args);
             let args_sp = Sp::of(&*m.receiver).to(sp);
             return Expr::new(
-                ExprKind::Op { path: def.path.into(), path_sp: Sp::of(&m.method), turbofish: None, args: all, args_sp },
+                ExprKind::Op { path: def.path.into(), path_sp: Sp::of(&m.method), turbofish: None, args: all, args_sp, implied: Default::default() },
                 sp,
             );
         }

@@ -185,6 +185,12 @@ fn parse_param(pt: &syn::PatType, is_kernel: bool, errs: &mut Errors) -> Option<
                 errs.at(*sp, format!("the box has {} dimensions but the tensor map has rank {rank}", dims.len()));
             }
         }
+        if let Some((names, sp)) = &attr.dims {
+            if names.len() != rank as usize {
+                let s = if names.len() == 1 { "" } else { "s" };
+                errs.at(*sp, format!("`dims` names {} dimension{s} but the tensor map has rank {rank}", names.len()));
+            }
+        }
         return Some(Param { name, ty, comptime, mutable, tma });
     }
     Some(Param { name, ty, comptime, mutable, tma })
@@ -192,7 +198,7 @@ fn parse_param(pt: &syn::PatType, is_kernel: bool, errs: &mut Errors) -> Option<
 
 /// `#[tma(box = [rows, cols], swizzle = "128B")]`.
 fn parse_tma_attr(a: &syn::Attribute, errs: &mut Errors) -> Option<TmaAttr> {
-    let mut attr = TmaAttr { box_dims: None, swizzle: None };
+    let mut attr = TmaAttr { box_dims: None, swizzle: None, dims: None, major: None };
     let mut exprs = Vec::new();
     let res = a.parse_nested_meta(|meta| {
         if meta.path.is_ident("box") {
@@ -205,6 +211,46 @@ fn parse_tma_attr(a: &syn::Attribute, errs: &mut Errors) -> Option<TmaAttr> {
                         "write the box as an array, outermost first: `box = [rows, cols]`",
                     ))
                 }
+            }
+            Ok(())
+        } else if meta.path.is_ident("dims") {
+            let v: syn::Expr = meta.value()?.parse()?;
+            let names = match &v {
+                syn::Expr::Array(arr) => arr
+                    .elems
+                    .iter()
+                    .map(|e| match e {
+                        syn::Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
+                        _ => None,
+                    })
+                    .collect::<Option<Vec<_>>>(),
+                _ => None,
+            };
+            let Some(names) = names else {
+                return Err(syn::Error::new_spanned(
+                    &v,
+                    "name the dimensions with an array of identifiers, outermost first: `dims = [m, k]`",
+                ));
+            };
+            for (i, n) in names.iter().enumerate() {
+                if names[..i].contains(n) {
+                    errs.at(Sp::of(n), format!("the dimension `{n}` is named twice"));
+                }
+            }
+            attr.dims = Some((names, Sp::of(&v)));
+            Ok(())
+        } else if meta.path.is_ident("major") {
+            let s: syn::LitStr = meta.value()?.parse()?;
+            match phaser_codegen::ir::Major::from_name(&s.value()) {
+                Some(m) => attr.major = Some((m, Sp::of(&s))),
+                None => errs.at(
+                    Sp::of(&s),
+                    format!(
+                        "\"{}\" is not a majorness; `major` is \"k\" (the box's inner dimension is K, the \
+                         default) or \"mn\" (it is M or N)",
+                        s.value()
+                    ),
+                ),
             }
             Ok(())
         } else if meta.path.is_ident("swizzle") {
@@ -223,7 +269,8 @@ fn parse_tma_attr(a: &syn::Attribute, errs: &mut Errors) -> Option<TmaAttr> {
         } else {
             let name = meta.path.get_ident().map(|i| i.to_string()).unwrap_or_default();
             Err(meta.error(format!(
-                "unknown `#[tma]` option `{name}`; the options are `box = [rows, cols]` and `swizzle = \"128B\"`"
+                "unknown `#[tma]` option `{name}`; the options are `box = [rows, cols]`, `swizzle = \"128B\"`, \
+                 `dims = [m, k]` and `major = \"mn\"`"
             )))
         }
     });

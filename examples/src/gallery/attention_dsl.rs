@@ -18,7 +18,7 @@
 //!   scale folded into one fma (`T.fragment.row_max`, `of_row`) while block j - 1's `O += P V`
 //!   runs; waits for that P V, releases its V stage and packs this block's P
 //!   (`T.fragment.to_a`); issues block j + 1's S, rescales O and issues block j's P V (P in
-//!   registers as the A operand, `mma_async_rs` with MN-major V), and waits for S only
+//!   registers as the A operand, `mma_async_rs`, V MN-major as its map says), and waits for S only
 //!   (`wait_group(1)`) before releasing its K stage. FlashAttention-3's intra-warpgroup
 //!   overlap: the tensor cores have the next GEMMs while the softmax runs. Every wait is
 //!   unconditional (the loop is rotated, not guarded by `j > 0`): a wait ptxas cannot follow
@@ -82,7 +82,7 @@ fn tile_of(
 pub fn attention_dsl(
     #[tma(box = [1, 64, CHUNK], swizzle = "128B")] q: TensorMap<bf16, 3>,
     #[tma(box = [1, BN, CHUNK], swizzle = "128B")] k: TensorMap<bf16, 3>,
-    #[tma(box = [1, BN, CHUNK], swizzle = "128B")] v: TensorMap<bf16, 3>,
+    #[tma(box = [1, BN, CHUNK], swizzle = "128B", major = "mn")] v: TensorMap<bf16, 3>,
     #[tma(box = [1, 64, CHUNK], swizzle = "128B")] o: TensorMap<bf16, 3>,
     lse: &mut [f32],
     seq_q: u32,
@@ -329,7 +329,7 @@ pub fn attention_dsl(
                 T.ptx.wgmma.fence();
                 #[unroll]
                 for kk in 0..BN / 16 {
-                    T.ptx.wgmma.mma_async_rs(acc_o, p[kk], v_ring[vs], kk, true, "mn");
+                    T.ptx.wgmma.mma_async_rs(acc_o, p[kk], v_ring[vs], kk, true);
                 }
                 T.ptx.wgmma.commit_group();
                 if PINGPONG > 0 {

@@ -69,9 +69,9 @@ fn tile_origin(
 
 #[phaser::kernel(target = "sm_90a")]
 pub fn gemm_dsl(
-    #[tma(box = [CONSUMERS * WG_M, BLOCK_K], swizzle = "128B")] a: TensorMap<bf16, 2>,
-    #[tma(box = [BN / CLUSTER, BLOCK_K], swizzle = "128B")] b: TensorMap<bf16, 2>,
-    #[tma(box = [EPI, EPI], swizzle = "128B")] c: TensorMap<bf16, 2>,
+    #[tma(box = [CONSUMERS * WG_M, BLOCK_K], swizzle = "128B", dims = [m, k])] a: TensorMap<bf16, 2>,
+    #[tma(box = [BN / CLUSTER, BLOCK_K], swizzle = "128B", dims = [n, k])] b: TensorMap<bf16, 2>,
+    #[tma(box = [EPI, EPI], swizzle = "128B", dims = [m, n])] c: TensorMap<bf16, 2>,
     m: u32,
     n: u32,
     k: u32,
@@ -131,13 +131,13 @@ pub fn gemm_dsl(
                         // peer's multicast slice included).
                         let full = T.pipeline.producer_commit(pipe, st, stage_bytes);
                         let s = T.pipeline.stage(st);
-                        T.tma.load(a_ring[s], a, [m0, k0], full);
+                        T.tma.load(a_ring[s], a, [m = m0, k = k0], full);
                         if CLUSTER > 1 {
                             let slice = BN / CLUSTER;
-                            let cluster_mask = (1 << CLUSTER) - 1;
-                            T.tma.load_multicast(b_ring[s][rank], b, [n0 + rank * slice, k0], full, cluster_mask);
+                            let mask = (1 << CLUSTER) - 1;
+                            T.tma.load_multicast(b_ring[s][rank], b, [n = n0 + rank * slice, k = k0], full, mask);
                         } else {
-                            T.tma.load(b_ring[s][0], b, [n0, k0], full);
+                            T.tma.load(b_ring[s][0], b, [n = n0, k = k0], full);
                         }
                         T.pipeline.advance(st);
                     }
@@ -235,7 +235,7 @@ pub fn gemm_dsl(
                     T.ptx.fence.proxy_async("shared::cta");
                     T.ptx.bar.sync(bar_id, 128);
                     if leader {
-                        T.tma.store(c, [m0 + cw * WG_M + 64 * j, n0 + sub * EPI], staging);
+                        T.tma.store(c, [m = m0 + cw * WG_M + 64 * j, n = n0 + sub * EPI], staging);
                         T.ptx.cp_async.bulk.commit_group();
                     }
                 }
