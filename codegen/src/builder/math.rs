@@ -34,6 +34,36 @@ impl KernelBuilder {
         Value::Reg(dst)
     }
 
+    /// `fun` on each half of a pair of `half`s (f16 or bf16) packed in a 32-bit integer
+    /// (what `T.pack.f16x2` gives, the low half element 0): `ex2.approx.f16x2`,
+    /// `ex2.approx.ftz.bf16x2`. Returns the packed pair as a `u32`; a constant is folded to
+    /// the evaluator's value.
+    #[track_caller]
+    pub fn math_half2(&mut self, fun: MathFn, a: Value, half: Type) -> Value {
+        let Some(f) = eval::math_half2_fn(fun, half) else {
+            self.error(format!("`{}` has no packed form on {half}x2 (PTX has `ex2.approx.f16x2` and `ex2.approx.ftz.bf16x2` only)", fun.ptx()));
+            return a;
+        };
+        let ty = a.ty();
+        if ty.is_float() || ty.size() != 4 {
+            self.error(format!(
+                "a packed {half}x2 pair is a 32-bit integer (`T.pack.{half}x2(lo, hi)`), not {ty}; pack it first"
+            ));
+            return a;
+        }
+        if let Value::Imm { bits, .. } = a {
+            return Value::Imm { bits: f(bits & 0xFFFF_FFFF), ty: Type::U32 };
+        }
+        // PTX takes the pair in a `.b32` register only (not `.u32`, not an immediate).
+        let src = self.new_reg(Type::B32);
+        self.push(ArithOp::Mov { dst: src, src: a });
+        let packed = self.new_reg(Type::B32);
+        self.push(ArithOp::MathHalf2 { fun, half, dst: packed, a: Value::Reg(src) });
+        let dst = self.new_reg(Type::U32);
+        self.push(ArithOp::Mov { dst, src: Value::Reg(packed) });
+        Value::Reg(dst)
+    }
+
     /// 2^a, `ex2.approx.ftz.f32` (Rust's `a.exp2()`).
     #[track_caller]
     pub fn exp2(&mut self, a: Value) -> Value {
