@@ -374,6 +374,104 @@ mod tests {
         assert_eq!(ulp_error(one, NAN32), f64::INFINITY);
     }
 
+    fn ex2_half(half: Type, x: u16) -> u16 {
+        // Each lane is independent: the scalar's result is the low half whatever the high.
+        math_half2_fn(MathFn::Ex2Approx, half).expect("ex2 has packed forms")(x as u64 | 0x7C01 << 16) as u16
+    }
+
+    const F16_ONE: u16 = 0x3C00;
+    const BF16_ONE: u16 = 0x3F80;
+
+    /// The PTX ISA's corner cases, and the ranges' edges: f16 keeps subnormals (in and
+    /// out), bf16 flushes them; past the maximum is infinity.
+    #[test]
+    fn packed_ex2_corner_cases_are_the_isas() {
+        use half::{bf16, f16};
+        let h = |v: f32| f16::from_f32(v).to_bits();
+        let b = |v: f32| bf16::from_f32(v).to_bits();
+        for (half, one, inf, ninf) in [(Type::F16, F16_ONE, 0x7C00, 0xFC00), (Type::BF16, BF16_ONE, 0x7F80, 0xFF80)] {
+            assert_eq!(ex2_half(half, ninf), 0, "{half}: -inf gives +0");
+            assert_eq!(ex2_half(half, 0x8000), one, "{half}: -0 gives 1");
+            assert_eq!(ex2_half(half, 0), one, "{half}: +0 gives 1");
+            assert_eq!(ex2_half(half, inf), inf, "{half}: +inf gives +inf");
+            assert_eq!(ex2_half(half, inf | 1), 0x7FFF, "{half}: NaN gives the canonical NaN");
+        }
+        // bf16: a subnormal input of either sign is a zero: 2^0.
+        assert_eq!(ex2_half(Type::BF16, 0x0001), BF16_ONE);
+        assert_eq!(ex2_half(Type::BF16, 0x8001), BF16_ONE);
+        // f16 keeps a subnormal input: 2^(2^-24) rounds to 1 anyway, so look at the result:
+        // 2^-24 (x = -24) is f16's smallest subnormal, kept; bf16 flushes 2^-130.
+        assert_eq!(ex2_half(Type::F16, h(-24.0)), 0x0001);
+        assert_eq!(ex2_half(Type::F16, h(-20.0)), h(2f32.powi(-20)));
+        assert_eq!(ex2_half(Type::F16, h(-26.0)), 0, "below half the smallest subnormal: 0");
+        assert_eq!(ex2_half(Type::BF16, b(-130.0)), 0, "a subnormal result is flushed");
+        assert_eq!(ex2_half(Type::BF16, b(-126.0)), b(2f32.powi(-126)), "the smallest normal is kept");
+        // The top: f16's largest input below 16 is finite, 16 overflows; bf16's at 128.
+        assert_eq!(ex2_half(Type::F16, h(15.0)), h(32768.0));
+        assert_eq!(ex2_half(Type::F16, h(16.0)), 0x7C00);
+        assert_eq!(ex2_half(Type::BF16, b(127.0)), b(2f32.powi(127)));
+        assert_eq!(ex2_half(Type::BF16, b(128.0)), 0x7F80);
+        assert_eq!(ex2_half(Type::F16, h(3.0)), h(8.0));
+        assert!(math_half2_fn(MathFn::Lg2Approx, Type::F16).is_none(), "only ex2 has packed forms");
+        assert!(half_approx_bound(MathFn::Ex2Approx, Type::F32).is_none());
+    }
+
+    /// Every input of both types: the model's result is within the stated bound of the
+    /// exact 2^x (the simulator computes the model, so this is its error bound).
+    #[test]
+    fn packed_ex2_model_is_within_the_isa_bound_for_every_input() {
+        for half in [Type::F16, Type::BF16] {
+            let bound = half_approx_bound(MathFn::Ex2Approx, half).unwrap();
+            for x in 0..=u16::MAX {
+                let got = ex2_half(half, x);
+                assert!(bound.admits(x, got), "{half} 2^{:?}: model {got:#06x}", half_value(x, half));
+            }
+        }
+    }
+
+    /// The bound is not vacuous: 3 ulp off at the top of a binade, infinity for a finite
+    /// value away from the top, a number for NaN and a NaN for a number are all refused;
+    /// the maximum or infinity where the exact value is past the top is admitted.
+    #[test]
+    fn half_bound_refuses_what_lies_outside_it() {
+        use half::{bf16, f16};
+        let f = half_approx_bound(MathFn::Ex2Approx, Type::F16).unwrap();
+        let x = f16::from_f64(0.99).to_bits(); // 2^x near 1.99: an ulp is 2^-10 of 1
+        let want = ex2_half(Type::F16, x);
+        assert!(f.admits(x, want + 2), "2 ulp at the top of the binade is within 2^-9.9");
+        assert!(!f.admits(x, want + 3) && !f.admits(x, want - 3), "3 ulp is not");
+        assert!(!f.admits(x, 0x7C00) && !f.admits(x, 0x7FFF));
+        assert!(!f.admits(0x7E00, F16_ONE), "NaN must give NaN");
+        assert!(f.admits(0x7E00, 0xFE01), "any NaN");
+        let sixteen = f16::from_f32(16.0).to_bits();
+        assert!(f.admits(sixteen, 0x7C00) && f.admits(sixteen, 0x7BFF), "65504 is within 2^-9.9 of 2^16");
+        assert!(!f.admits(f16::from_f32(15.0).to_bits(), 0x7C00));
+        assert!(!f.admits(0x7C00, 0x7BFF), "+inf gives +inf");
+        // Subnormal results: one subnormal step is allowed, two are not.
+        let x = f16::from_f32(-23.0).to_bits(); // 2^-23: two steps of 2^-24
+        assert!(f.admits(x, 1) && f.admits(x, 3) && !f.admits(x, 5));
+        let b = half_approx_bound(MathFn::Ex2Approx, Type::BF16).unwrap();
+        let x = bf16::from_f64(0.99).to_bits();
+        let want = ex2_half(Type::BF16, x);
+        assert!(b.admits(x, want - 2) && !b.admits(x, want - 3), "2^-7 of a value near 2: 2 ulp");
+        assert!(b.admits(bf16::from_f32(-126.0).to_bits(), 0), "the smallest normal may flush");
+        assert!(!b.admits(bf16::from_f32(-125.0).to_bits(), 0), "twice it may not");
+    }
+
+    proptest::proptest! {
+        /// A packed pair is two independent lanes: each half of the result is the scalar
+        /// model of that half of the input.
+        #[test]
+        fn packed_ex2_lanes_are_independent(pair: u32) {
+            for half in [Type::F16, Type::BF16] {
+                let got = math_half2_fn(MathFn::Ex2Approx, half).unwrap()(pair as u64);
+                proptest::prop_assert!(got >> 32 == 0, "{half}: the result is 32 bits");
+                proptest::prop_assert_eq!(got as u16, ex2_half(half, pair as u16));
+                proptest::prop_assert_eq!((got >> 16) as u16, ex2_half(half, (pair >> 16) as u16));
+            }
+        }
+    }
+
     /// lg2's bound is absolute on [0.5, 2] and in ulps elsewhere: the H200's results the
     /// old bound rejected are admitted, and 3 ulp outside [0.5, 2] is not.
     #[test]
