@@ -293,7 +293,8 @@ fn measure_half2(dev: &Device) -> Vec<HalfMeasured> {
             for (i, &w) in ws.iter().enumerate() {
                 let (g, want) = (got[slot * n + i], model(w as u64) as u32);
                 for lane in 0..2 {
-                    let (x, gl, wl) = ((w >> (16 * lane)) as u16, (g >> (16 * lane)) as u16, (want >> (16 * lane)) as u16);
+                    let half_of = |word: u32| (word >> (16 * lane)) as u16;
+                    let (x, gl, wl) = (half_of(w), half_of(g), half_of(want));
                     m.differ += (gl != wl) as usize;
                     let exact = value(x).exp2();
                     if exact >= min_normal && exact <= max {

@@ -41,7 +41,10 @@ impl KernelBuilder {
     #[track_caller]
     pub fn math_half2(&mut self, fun: MathFn, a: Value, half: Type) -> Value {
         let Some(f) = eval::math_half2_fn(fun, half) else {
-            self.error(format!("`{}` has no packed form on {half}x2 (PTX has `ex2.approx.f16x2` and `ex2.approx.ftz.bf16x2` only)", fun.ptx()));
+            self.error(format!(
+                "`{}` has no packed form on {half}x2 (PTX has `ex2.approx.f16x2` and `ex2.approx.ftz.bf16x2` only)",
+                fun.ptx()
+            ));
             return a;
         };
         let ty = a.ty();

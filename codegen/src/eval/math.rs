@@ -63,7 +63,9 @@ pub fn math_half2_fn(fun: MathFn, half: Type) -> Option<UnFn> {
     fun.half2_ptx(half)?;
     // `half2_ptx` has only ex2 on f16 and bf16; a `fn` pointer cannot capture the type.
     match (fun, half) {
-        (MathFn::Ex2Approx, Type::BF16) => Some(|a| on_halves(a, |x| approx_half(x, Type::BF16, exact(MathFn::Ex2Approx)))),
+        (MathFn::Ex2Approx, Type::BF16) => {
+            Some(|a| on_halves(a, |x| approx_half(x, Type::BF16, exact(MathFn::Ex2Approx))))
+        }
         (MathFn::Ex2Approx, _) => Some(|a| on_halves(a, |x| approx_half(x, Type::F16, exact(MathFn::Ex2Approx)))),
         (
             MathFn::Lg2Approx
