@@ -594,6 +594,8 @@ fn float_math(x: &[f32], y: &[f64], fout: &mut [f32], dout: &mut [f64], bits: &m
     bits[n] = a.to_bits();
     bits[n + 1] = T.cvt::<i32>(a, "rn") as u32;
     bits[n + 2] = T.cvt::<u32>(a, "rp");
+    bits[n + 3] = T.ex2.f16x2(T.pack.f16x2(a, -a));
+    bits[n + 4] = T.ex2.bf16x2(T.pack.bf16x2(a, a * 0.5));
     dout[i] = d.recip() + d.sqrt() + d.mul_add(d, 1.0) + d.copysign(-1.0) + T.fma(d, 2.0, d);
 }
 
@@ -631,6 +633,8 @@ fn float_math_builds_assembles_and_runs_as_the_evaluator_says() {
         "sqrt.rn.f64",
         "fma.rn.f64",
         "copysign.f64",
+        "ex2.approx.f16x2",
+        "ex2.approx.ftz.bf16x2",
     ] {
         assert!(ptx_text::has(&ptx, inst), "{inst} missing:\n{ptx}");
     }
@@ -648,8 +652,9 @@ fn float_math_builds_assembles_and_runs_as_the_evaluator_says() {
     assert!(rep.findings.is_empty(), "{}", rep.text());
     let (f, b) = (dev.download(&fo).unwrap(), dev.download(&bo).unwrap());
     let model = |fun: MathFn, x: f32| f32::from_bits(eval::math_fn(fun, eval_f32()).unwrap()(x.to_bits() as u64) as u32);
-    fn eval_f32() -> phaser::codegen::ir::Type {
-        phaser::codegen::ir::Type::F32
+    use phaser::codegen::ir::Type;
+    fn eval_f32() -> Type {
+        Type::F32
     }
     for (i, &a) in xs.iter().enumerate() {
         let n = 16 * i;
@@ -667,5 +672,18 @@ fn float_math_builds_assembles_and_runs_as_the_evaluator_says() {
         assert_eq!(b[n], a.to_bits(), "to_bits({a})");
         assert_eq!(b[n + 1], a.round_ties_even() as i32 as u32, "cvt.rni({a})");
         assert_eq!(b[n + 2], a.ceil() as u32, "cvt.rpi.u32({a})");
+        // The packed forms: each half is the model's (differential), and within the PTX
+        // ISA's bound of the exact 2^x of the half input.
+        for (half, pair, got) in [(Type::F16, (a, -a), b[n + 3]), (Type::BF16, (a, a * 0.5), b[n + 4])] {
+            let to_half = |v: f32| eval::cvt(v.to_bits() as u64, Type::F32, half);
+            let packed = to_half(pair.0) | to_half(pair.1) << 16;
+            let want = eval::math_half2_fn(MathFn::Ex2Approx, half).unwrap()(packed) as u32;
+            assert_eq!(got, want, "ex2 {half}x2 of ({}, {}): {got:#010x} != {want:#010x}", pair.0, pair.1);
+            let bound = eval::half_approx_bound(MathFn::Ex2Approx, half).unwrap();
+            for lane in 0..2 {
+                let (x, g) = ((packed >> (16 * lane)) as u16, (got >> (16 * lane)) as u16);
+                assert!(bound.admits(x, g), "ex2 {half} lane {lane} of {a}: {g:#06x}");
+            }
+        }
     }
 }

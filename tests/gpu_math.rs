@@ -6,10 +6,15 @@
 //! absolute error on inputs in [0.5, 2], ulps elsewhere), and the measured maximum error is
 //! printed (for `lg2` also the maximum absolute error on [0.5, 2]). Inputs: edge
 //! values (zeros, subnormals, infinities, NaNs, powers of two, the ends of the range) over-
-//! represented, plus random bits. Run by `.ci/gpu-bundle`; without a GPU the simulator half runs.
+//! represented, plus random bits. The packed half forms (`ex2.approx.f16x2`,
+//! `ex2.approx.ftz.bf16x2`) run on every 16-bit input and must lie within the PTX ISA's
+//! relative bound of the exact 2^x (`half_approx_bound`, `HalfApproxBound::admits`); the
+//! maximum relative error is printed. Run by `.ci/gpu-bundle`; without a GPU the simulator half runs.
 
 use phaser::codegen::builder::KernelBuilder;
-use phaser::codegen::eval::{approx_bound, cvt_rounded, float_bin_fn, math_fn, ulp_error};
+use phaser::codegen::eval::{
+    approx_bound, cvt, cvt_rounded, float_bin_fn, half_approx_bound, math_fn, math_half2_fn, ulp_error,
+};
 use phaser::codegen::ir::{Dim, FloatBinOp, MathFn, Rounding, Type, Value};
 use phaser::codegen::Target;
 use phaser::runtime::sim::SimConfig;
@@ -222,6 +227,133 @@ fn approx_bound_abs(f: &Form) -> Option<phaser::codegen::eval::AbsBound> {
     match f {
         Form::Math(m) => approx_bound(*m).and_then(|b| b.abs),
         _ => None,
+    }
+}
+
+/// The packed forms, by the half type of the pair.
+const HALF2_TYPES: [Type; 2] = [Type::F16, Type::BF16];
+
+/// Word `k` holds the pair (2k, 2k + 1): 32,768 words hold every 16-bit pattern once.
+fn half2_words() -> Vec<u32> {
+    (0..1u32 << 15).map(|k| 2 * k | (2 * k + 1) << 16).collect()
+}
+
+/// Thread `i` computes each packed form on `ws[i]` into `out[form * n + i]`.
+fn half2_kernel(n: u32) -> phaser::codegen::Kernel {
+    let mut k = KernelBuilder::new("gpu_math_half2", Target::Sm90a);
+    let ws = k.param_global("ws", Type::U32, false);
+    let out = k.param_global("out", Type::U32, true);
+    let tid = k.thread_idx(Dim::X);
+    let bid = k.block_idx(Dim::X);
+    let base = k.mul(bid, Value::u32(256));
+    let i = k.add(base, tid);
+    let inside = k.lt(i, Value::u32(n));
+    k.if_then(inside, |k| {
+        let w = k.ld_global(ws, i);
+        for (slot, &half) in HALF2_TYPES.iter().enumerate() {
+            let r = k.math_half2(MathFn::Ex2Approx, w, half);
+            let off = k.add(i, Value::u32(slot as u32 * n));
+            k.st_global(out, off, r);
+        }
+    });
+    k.finish().unwrap_or_else(|e| panic!("the packed math kernel builds: {e}"))
+}
+
+/// One packed form's measurement: the maximum relative error against the exact 2^x where
+/// that is a normal number of the type, how many lanes differ from the model, the failures.
+struct HalfMeasured {
+    worst_rel: f64,
+    differ: usize,
+    bad: Vec<String>,
+}
+
+/// Per packed form, on `dev`, over every 16-bit input.
+fn measure_half2(dev: &Device) -> Vec<HalfMeasured> {
+    let ws = half2_words();
+    let n = ws.len();
+    let k = half2_kernel(n as u32);
+    let wb = dev.upload(&ws).expect("upload");
+    let ob = dev.upload(&vec![0u32; n * HALF2_TYPES.len()]).expect("upload");
+    dev.launch(&k, LaunchConfig::linear(n.div_ceil(256) as u32, 256), &[Arg::buffer(&wb), Arg::buffer(&ob)])
+        .unwrap_or_else(|e| panic!("the packed math kernel runs: {e}"));
+    let got = dev.download(&ob).expect("download");
+    HALF2_TYPES
+        .iter()
+        .enumerate()
+        .map(|(slot, &half)| {
+            let bound = half_approx_bound(MathFn::Ex2Approx, half).expect("ex2 has packed forms");
+            let model = math_half2_fn(MathFn::Ex2Approx, half).expect("ex2 has packed forms");
+            let value = |h: u16| f64::from_bits(cvt(h as u64, half, Type::F64));
+            // Where the exact value is a normal number of the type (the relative bound's domain).
+            let (min_normal, max) = match half {
+                Type::BF16 => (2f64.powi(-126), value(0x7F7F)),
+                _ => (2f64.powi(-14), value(0x7BFF)),
+            };
+            let mut m = HalfMeasured { worst_rel: 0.0, differ: 0, bad: Vec::new() };
+            for (i, &w) in ws.iter().enumerate() {
+                let (g, want) = (got[slot * n + i], model(w as u64) as u32);
+                for lane in 0..2 {
+                    let half_of = |word: u32| (word >> (16 * lane)) as u16;
+                    let (x, gl, wl) = (half_of(w), half_of(g), half_of(want));
+                    m.differ += (gl != wl) as usize;
+                    let exact = value(x).exp2();
+                    if exact >= min_normal && exact <= max {
+                        m.worst_rel = m.worst_rel.max((value(gl) - exact).abs() / exact);
+                    }
+                    if !bound.admits(x, gl) {
+                        m.bad.push(format!(
+                            "ex2 {half}x2 lane {lane} of {x:#06x} ({}): got {gl:#06x} ({}), the model says {wl:#06x}",
+                            value(x),
+                            value(gl)
+                        ));
+                    }
+                }
+            }
+            m
+        })
+        .collect()
+}
+
+fn report_half2(dev: &Device, name: &str) -> Vec<String> {
+    let mut all = Vec::new();
+    for (&half, m) in HALF2_TYPES.iter().zip(measure_half2(dev)) {
+        let bound = half_approx_bound(MathFn::Ex2Approx, half).unwrap();
+        println!(
+            "{name}: ex2 {half}x2: max relative error 2^{:.2} (the bound: 2^{:.2}) over every {half} input, {} lanes differ from the model, {} outside the bound",
+            m.worst_rel.log2(),
+            bound.rel.log2(),
+            m.differ,
+            m.bad.len()
+        );
+        all.extend(m.bad.into_iter().take(20));
+    }
+    all
+}
+
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn the_gpu_packed_ex2_lies_within_the_isa_bound_of_the_exact_value() {
+    let gpu = Device::cuda(0).expect("needs a CUDA GPU");
+    let bad = report_half2(&gpu, "GPU");
+    assert!(bad.is_empty(), "{} results outside the bound:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// The simulator computes the packed model on every 16-bit input, bit for bit, and the
+/// builder folds a constant pair to the same value.
+#[test]
+fn the_simulator_computes_the_packed_model() {
+    let sim = Device::sim(SimConfig::fast());
+    for (&half, m) in HALF2_TYPES.iter().zip(measure_half2(&sim)) {
+        assert!(m.bad.is_empty(), "{half}: {:?}", m.bad);
+        assert_eq!(m.differ, 0, "{half}: the simulator differs from the model");
+    }
+    let mut k = KernelBuilder::new("fold", Target::Sm90a);
+    for w in half2_words().into_iter().step_by(997) {
+        for half in HALF2_TYPES {
+            let v = k.math_half2(MathFn::Ex2Approx, Value::u32(w), half);
+            let want = math_half2_fn(MathFn::Ex2Approx, half).unwrap()(w as u64);
+            assert_eq!(v, Value::Imm { bits: want, ty: Type::U32 }, "{half}x2 of {w:#010x}");
+        }
     }
 }
 

@@ -111,6 +111,10 @@ pub fn requirement(inst: &Inst) -> Requirement {
             // ex2/lg2/rcp/rsqrt/sqrt `.approx.ftz.f32`: PTX 1.0, sm_10 (`.ftz` 1.4);
             // `rcp.rn`/`sqrt.rn` f32: PTX 1.4, sm_20; f64: sm_13. All within the base.
             ArithOp::Math { .. } => base,
+            // `ex2.approx.f16x2`: PTX 7.0, sm_75; `ex2.approx.ftz.bf16x2`: PTX 7.8, sm_90
+            // (PTX ISA, "Half Precision Floating Point Instructions: ex2").
+            ArithOp::MathHalf2 { half: Type::BF16, .. } => Requirement::new("`ex2.approx.ftz.bf16x2`", 7, 8, 90),
+            ArithOp::MathHalf2 { .. } => Requirement::new("`ex2.approx.f16x2`", 7, 0, 75),
             // `min.NaN`/`max.NaN` f32: PTX 7.0, sm_80; `copysign`: PTX 2.0, sm_20.
             ArithOp::FloatBinary { .. } => base,
         },

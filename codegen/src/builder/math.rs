@@ -34,6 +34,38 @@ impl KernelBuilder {
         Value::Reg(dst)
     }
 
+    /// `fun` on each half of a pair of `half`s (f16 or bf16) packed in a 32-bit integer
+    /// (what `T.pack.f16x2` gives, the low half element 0): `ex2.approx.f16x2`,
+    /// `ex2.approx.ftz.bf16x2`. Returns the packed pair as a `u32`; a constant is folded to
+    /// the evaluator's value.
+    #[track_caller]
+    pub fn math_half2(&mut self, fun: MathFn, a: Value, half: Type) -> Value {
+        let Some(f) = eval::math_half2_fn(fun, half) else {
+            self.error(format!(
+                "`{}` has no packed form on {half}x2 (PTX has `ex2.approx.f16x2` and `ex2.approx.ftz.bf16x2` only)",
+                fun.ptx()
+            ));
+            return a;
+        };
+        let ty = a.ty();
+        if ty.is_float() || ty.size() != 4 {
+            self.error(format!(
+                "a packed {half}x2 pair is a 32-bit integer (`T.pack.{half}x2(lo, hi)`), not {ty}; pack it first"
+            ));
+            return a;
+        }
+        if let Value::Imm { bits, .. } = a {
+            return Value::Imm { bits: f(bits & 0xFFFF_FFFF), ty: Type::U32 };
+        }
+        // PTX takes the pair in a `.b32` register, never an immediate (folded above); every
+        // 32-bit integer register is declared `.b32`.
+        let packed = self.new_reg(Type::B32);
+        self.push(ArithOp::MathHalf2 { fun, half, dst: packed, a });
+        let dst = self.new_reg(Type::U32);
+        self.push(ArithOp::Mov { dst, src: Value::Reg(packed) });
+        Value::Reg(dst)
+    }
+
     /// 2^a, `ex2.approx.ftz.f32` (Rust's `a.exp2()`).
     #[track_caller]
     pub fn exp2(&mut self, a: Value) -> Value {
@@ -199,6 +231,40 @@ mod tests {
             k.cvt_rounded(x, Type::F64, Rounding::Up);
         });
         assert!(e.contains("from f32 to f64: it is exact"), "{e}");
+    }
+
+    /// The packed forms take a 32-bit integer holding the pair and exist for ex2 only; the
+    /// pair is a `.b32` register (ptxas refuses a `.u32` one and an immediate), a constant
+    /// pair is folded.
+    #[test]
+    fn packed_forms_take_a_b32_pair_and_fold_constants() {
+        let e = refusal(|k, x, _, _| {
+            k.math_half2(MathFn::Ex2Approx, x, Type::F16);
+        });
+        assert!(e.contains("a packed f16x2 pair is a 32-bit integer") && e.contains("math.rs"), "{e}");
+        let e = refusal(|k, _, _, u| {
+            k.math_half2(MathFn::Lg2Approx, u, Type::BF16);
+        });
+        assert!(e.contains("`lg2.approx.ftz` has no packed form on bf16x2"), "{e}");
+        let e = refusal(|k, _, _, u| {
+            k.math_half2(MathFn::Ex2Approx, u, Type::F32);
+        });
+        assert!(e.contains("no packed form on f32x2"), "{e}");
+
+        let mut k = KernelBuilder::new("k", Target::Sm90a);
+        // The pair (0, 1.0): 2^0 = 1.0 in the low half, 2^1 = 2.0 in the high.
+        assert_eq!(k.math_half2(MathFn::Ex2Approx, Value::u32(0x3C00_0000), Type::F16), Value::u32(0x4000_3C00));
+        assert_eq!(k.math_half2(MathFn::Ex2Approx, Value::u32(0x3F80_0000), Type::BF16), Value::u32(0x4000_3F80));
+        let u = k.param("u", Type::U32);
+        let out = k.param_global("out", Type::U32, true);
+        let r = k.math_half2(MathFn::Ex2Approx, u, Type::BF16);
+        assert_eq!(r.ty(), Type::U32, "the DSL's type of a packed pair");
+        k.st_global(out, Value::u32(0), r);
+        let kernel = k.finish().expect("builds");
+        let ptx = crate::emit::emit_kernel(&kernel).expect("emits");
+        let ex2 = crate::ptx_text::find_all(&ptx, "ex2.approx.ftz.bf16x2");
+        assert_eq!(ex2.len(), 1, "{ptx}");
+        assert!(ex2[0].matches("ex2.approx.ftz.bf16x2 %r*, %r*"), "b32 registers: {}", ex2[0]);
     }
 
     #[test]

@@ -113,6 +113,10 @@ fn arith(op: &ArithOp) -> String {
         }
         ArithOp::Cvt { dst, src, rounding } => cvt(*dst, src, *rounding),
         ArithOp::Math { fun, dst, a } => format!("{}.{} {}, {};", fun.ptx(), dst.ty.ptx(), reg(*dst), value(a)),
+        ArithOp::MathHalf2 { fun, half, dst, a } => {
+            let ptx = fun.half2_ptx(*half).expect("the builder refuses a packed form PTX lacks");
+            format!("{ptx} {}, {};", reg(*dst), value(a))
+        }
         ArithOp::FloatBinary { op, dst, a, b } => {
             let t = dst.ty.ptx();
             match op {

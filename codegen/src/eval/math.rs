@@ -54,6 +54,152 @@ pub fn math_fn(fun: MathFn, ty: Type) -> Option<UnFn> {
     }
 }
 
+/// A packed form on two `half`s in one `b32` ([`MathFn::half2_ptx`]), `None` where PTX has
+/// none. Each 16-bit half is the model of the function in that type: `g` in f64 of the half
+/// input, rounded once to `half` (nearest even). The f16 form keeps subnormals; the bf16
+/// form (`.ftz`) flushes a subnormal input and a subnormal result to a zero of its sign.
+/// A NaN result is the canonical `0x7FFF`.
+pub fn math_half2_fn(fun: MathFn, half: Type) -> Option<UnFn> {
+    fun.half2_ptx(half)?;
+    // `half2_ptx` has only ex2 on f16 and bf16; a `fn` pointer cannot capture the type.
+    match (fun, half) {
+        (MathFn::Ex2Approx, Type::BF16) => {
+            Some(|a| on_halves(a, |x| approx_half(x, Type::BF16, exact(MathFn::Ex2Approx))))
+        }
+        (MathFn::Ex2Approx, _) => Some(|a| on_halves(a, |x| approx_half(x, Type::F16, exact(MathFn::Ex2Approx)))),
+        (
+            MathFn::Lg2Approx
+            | MathFn::RcpApprox
+            | MathFn::RcpRn
+            | MathFn::RsqrtApprox
+            | MathFn::SqrtApprox
+            | MathFn::SqrtRn,
+            _,
+        ) => None,
+    }
+}
+
+/// The exact function an op approximates (or rounds), in f64.
+fn exact(fun: MathFn) -> fn(f64) -> f64 {
+    match fun {
+        MathFn::Ex2Approx => f64::exp2,
+        MathFn::Lg2Approx => f64::log2,
+        MathFn::RcpApprox | MathFn::RcpRn => |x| 1.0 / x,
+        MathFn::RsqrtApprox => |x| 1.0 / x.sqrt(),
+        MathFn::SqrtApprox | MathFn::SqrtRn => f64::sqrt,
+    }
+}
+
+/// `lane` on each 16-bit half of a `b32`'s bits.
+#[inline]
+fn on_halves(a: u64, lane: fn(u16) -> u16) -> u64 {
+    let (lo, hi) = (a as u16, (a >> 16) as u16);
+    (lane(lo) as u64) | (lane(hi) as u64) << 16
+}
+
+/// Whether `half` (f16 or bf16) flushes subnormals in its `.approx` forms (bf16's exist
+/// only as `.ftz`; f16's have no `.ftz`).
+fn half_flushes(half: Type) -> bool {
+    half == Type::BF16
+}
+
+/// A half value's bits as an f64 (exact).
+fn half_value(bits: u16, half: Type) -> f64 {
+    match half {
+        Type::BF16 => half::bf16::from_bits(bits).to_f64(),
+        _ => half::f16::from_bits(bits).to_f64(),
+    }
+}
+
+/// Whether half bits are a subnormal (exponent field 0, fraction not 0).
+fn half_is_subnormal(bits: u16, half: Type) -> bool {
+    let exp_mask: u16 = if half == Type::BF16 { 0x7F80 } else { 0x7C00 };
+    bits & exp_mask == 0 && bits & 0x7FFF != 0
+}
+
+/// The input a half `.approx` form computes on: flushed to a zero of its sign where the
+/// form flushes.
+fn half_input(bits: u16, half: Type) -> f64 {
+    if half_flushes(half) && half_is_subnormal(bits, half) {
+        half_value(bits & 0x8000, half)
+    } else {
+        half_value(bits, half)
+    }
+}
+
+/// A half `.approx` function: `g` in f64 of the (flushed) input, rounded once to `half`,
+/// flushed where the form flushes; NaN canonical.
+fn approx_half(x: u16, half: Type, g: fn(f64) -> f64) -> u16 {
+    let r = g(half_input(x, half));
+    if r.is_nan() {
+        return 0x7FFF;
+    }
+    let bits = super::exec::cvt(r.to_bits(), Type::F64, half) as u16;
+    if half_flushes(half) && half_is_subnormal(bits, half) {
+        bits & 0x8000
+    } else {
+        bits
+    }
+}
+
+/// The documented error of a half-precision `.approx` form (`ex2.approx.f16x2`), relative
+/// to the exact value (the f32 forms' bounds, in ulps of the rounded model, are
+/// [`ApproxBound`]'s). Judge a result with [`HalfApproxBound::admits`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HalfApproxBound {
+    pub fun: MathFn,
+    pub half: Type,
+    /// Maximum relative error against the exact value (the PTX ISA's figure).
+    pub rel: f64,
+    /// An absolute error allowed besides, at the bottom of the type's range, where a
+    /// relative bound cannot hold: f16's subnormal spacing (2^-24: a subnormal result
+    /// has fewer than 11 bits), bf16's smallest normal (2^-126: a result there may be
+    /// flushed to zero).
+    pub floor: f64,
+}
+
+impl HalfApproxBound {
+    /// Whether `got` (half bits) is within the bound of the exact function of the input
+    /// `x` (half bits, flushed where the form flushes). NaN must give NaN (any NaN). An
+    /// infinite result stands for 2^(emax+1), the first power of two past the type's
+    /// maximum, and an exact value past it is taken as that power: a correctly rounded
+    /// value that overflows is infinite, and the approximation may give the maximum or
+    /// infinity where the exact value is within its error of the top.
+    pub fn admits(&self, x: u16, got: u16) -> bool {
+        let exact = exact(self.fun)(half_input(x, self.half));
+        let got_v = half_value(got, self.half);
+        if exact.is_nan() || got_v.is_nan() {
+            return exact.is_nan() && got_v.is_nan();
+        }
+        // An infinite exact value (of an infinite input) must give that infinity; a
+        // finite one may err to infinity only near the top (judged below).
+        if exact.is_infinite() {
+            return got_v == exact;
+        }
+        let past_max = if self.half == Type::BF16 { 2f64.powi(128) } else { 2f64.powi(16) };
+        let clamp = |v: f64| v.clamp(-past_max, past_max);
+        let (g, e) = (clamp(got_v), clamp(exact));
+        (g - e).abs() <= self.rel * e.abs() + self.floor
+    }
+}
+
+/// The error bound of a half-precision `.approx` form against the exact value, `None`
+/// where PTX has no such form. The PTX ISA ("Half Precision Floating Point Instructions:
+/// ex2") states a maximum relative error of 2^-9.9 for `.f16` (about 2.1 ulp at the top
+/// of a binade, where an ulp is 2^-10 of the value's power of two) and 2^-7 for `.bf16`
+/// (2 ulp); CUDA's `h2exp2` (`cuda_fp16.hpp`) is `ex2.approx.f16x2`. On sm_90 ptxas
+/// lowers each packed form to one `MUFU.EX2.F16` (`.BF16`) per half. The model (the
+/// rounded value) is within these bounds by construction (half an ulp, 2^-11 or 2^-8
+/// relative); `tests/gpu_math.rs` measures the GPU.
+pub fn half_approx_bound(fun: MathFn, half: Type) -> Option<HalfApproxBound> {
+    fun.half2_ptx(half)?;
+    let (rel, floor) = match half {
+        Type::F16 => (2f64.powf(-9.9), 2f64.powi(-24)),
+        _ => (2f64.powi(-7), 2f64.powi(-126)),
+    };
+    Some(HalfApproxBound { fun, half, rel, floor })
+}
+
 /// How far the hardware may be from the model: a bound in ulps of the result, and for `lg2`
 /// an absolute bound on an input interval (where the result is near zero and ulps mean
 /// nothing). `None` for exact functions. Judge a result with [`ApproxBound::admits`].
@@ -228,6 +374,104 @@ mod tests {
         assert_eq!(ulp_error(one + 2, one), 2.0);
         assert_eq!(ulp_error(NAN32, 0x7FC0_0000), 0.0);
         assert_eq!(ulp_error(one, NAN32), f64::INFINITY);
+    }
+
+    fn ex2_half(half: Type, x: u16) -> u16 {
+        // Each lane is independent: the scalar's result is the low half whatever the high.
+        math_half2_fn(MathFn::Ex2Approx, half).expect("ex2 has packed forms")(x as u64 | 0x7C01 << 16) as u16
+    }
+
+    const F16_ONE: u16 = 0x3C00;
+    const BF16_ONE: u16 = 0x3F80;
+
+    /// The PTX ISA's corner cases, and the ranges' edges: f16 keeps subnormals (in and
+    /// out), bf16 flushes them; past the maximum is infinity.
+    #[test]
+    fn packed_ex2_corner_cases_are_the_isas() {
+        use half::{bf16, f16};
+        let h = |v: f32| f16::from_f32(v).to_bits();
+        let b = |v: f32| bf16::from_f32(v).to_bits();
+        for (half, one, inf, ninf) in [(Type::F16, F16_ONE, 0x7C00, 0xFC00), (Type::BF16, BF16_ONE, 0x7F80, 0xFF80)] {
+            assert_eq!(ex2_half(half, ninf), 0, "{half}: -inf gives +0");
+            assert_eq!(ex2_half(half, 0x8000), one, "{half}: -0 gives 1");
+            assert_eq!(ex2_half(half, 0), one, "{half}: +0 gives 1");
+            assert_eq!(ex2_half(half, inf), inf, "{half}: +inf gives +inf");
+            assert_eq!(ex2_half(half, inf | 1), 0x7FFF, "{half}: NaN gives the canonical NaN");
+        }
+        // bf16: a subnormal input of either sign is a zero: 2^0.
+        assert_eq!(ex2_half(Type::BF16, 0x0001), BF16_ONE);
+        assert_eq!(ex2_half(Type::BF16, 0x8001), BF16_ONE);
+        // f16 keeps a subnormal input: 2^(2^-24) rounds to 1 anyway, so look at the result:
+        // 2^-24 (x = -24) is f16's smallest subnormal, kept; bf16 flushes 2^-130.
+        assert_eq!(ex2_half(Type::F16, h(-24.0)), 0x0001);
+        assert_eq!(ex2_half(Type::F16, h(-20.0)), h(2f32.powi(-20)));
+        assert_eq!(ex2_half(Type::F16, h(-26.0)), 0, "below half the smallest subnormal: 0");
+        assert_eq!(ex2_half(Type::BF16, b(-130.0)), 0, "a subnormal result is flushed");
+        assert_eq!(ex2_half(Type::BF16, b(-126.0)), b(2f32.powi(-126)), "the smallest normal is kept");
+        // The top: f16's largest input below 16 is finite, 16 overflows; bf16's at 128.
+        assert_eq!(ex2_half(Type::F16, h(15.0)), h(32768.0));
+        assert_eq!(ex2_half(Type::F16, h(16.0)), 0x7C00);
+        assert_eq!(ex2_half(Type::BF16, b(127.0)), b(2f32.powi(127)));
+        assert_eq!(ex2_half(Type::BF16, b(128.0)), 0x7F80);
+        assert_eq!(ex2_half(Type::F16, h(3.0)), h(8.0));
+        assert!(math_half2_fn(MathFn::Lg2Approx, Type::F16).is_none(), "only ex2 has packed forms");
+        assert!(half_approx_bound(MathFn::Ex2Approx, Type::F32).is_none());
+    }
+
+    /// Every input of both types: the model's result is within the stated bound of the
+    /// exact 2^x (the simulator computes the model, so this is its error bound).
+    #[test]
+    fn packed_ex2_model_is_within_the_isa_bound_for_every_input() {
+        for half in [Type::F16, Type::BF16] {
+            let bound = half_approx_bound(MathFn::Ex2Approx, half).unwrap();
+            for x in 0..=u16::MAX {
+                let got = ex2_half(half, x);
+                assert!(bound.admits(x, got), "{half} 2^{:?}: model {got:#06x}", half_value(x, half));
+            }
+        }
+    }
+
+    /// The bound is not vacuous: 3 ulp off at the top of a binade, infinity for a finite
+    /// value away from the top, a number for NaN and a NaN for a number are all refused;
+    /// the maximum or infinity where the exact value is past the top is admitted.
+    #[test]
+    fn half_bound_refuses_what_lies_outside_it() {
+        use half::{bf16, f16};
+        let f = half_approx_bound(MathFn::Ex2Approx, Type::F16).unwrap();
+        let x = f16::from_f64(0.99).to_bits(); // 2^x near 1.99: an ulp is 2^-10 of 1
+        let want = ex2_half(Type::F16, x);
+        assert!(f.admits(x, want + 2), "2 ulp at the top of the binade is within 2^-9.9");
+        assert!(!f.admits(x, want + 3) && !f.admits(x, want - 3), "3 ulp is not");
+        assert!(!f.admits(x, 0x7C00) && !f.admits(x, 0x7FFF));
+        assert!(!f.admits(0x7E00, F16_ONE), "NaN must give NaN");
+        assert!(f.admits(0x7E00, 0xFE01), "any NaN");
+        let sixteen = f16::from_f32(16.0).to_bits();
+        assert!(f.admits(sixteen, 0x7C00) && f.admits(sixteen, 0x7BFF), "65504 is within 2^-9.9 of 2^16");
+        assert!(!f.admits(f16::from_f32(15.0).to_bits(), 0x7C00));
+        assert!(!f.admits(0x7C00, 0x7BFF), "+inf gives +inf");
+        // Subnormal results: one subnormal step is allowed, two are not.
+        let x = f16::from_f32(-23.0).to_bits(); // 2^-23: two steps of 2^-24
+        assert!(f.admits(x, 1) && f.admits(x, 3) && !f.admits(x, 5));
+        let b = half_approx_bound(MathFn::Ex2Approx, Type::BF16).unwrap();
+        let x = bf16::from_f64(0.99).to_bits();
+        let want = ex2_half(Type::BF16, x);
+        assert!(b.admits(x, want - 2) && !b.admits(x, want - 3), "2^-7 of a value near 2: 2 ulp");
+        assert!(b.admits(bf16::from_f32(-126.0).to_bits(), 0), "the smallest normal may flush");
+        assert!(!b.admits(bf16::from_f32(-125.0).to_bits(), 0), "twice it may not");
+    }
+
+    proptest::proptest! {
+        /// A packed pair is two independent lanes: each half of the result is the scalar
+        /// model of that half of the input.
+        #[test]
+        fn packed_ex2_lanes_are_independent(pair: u32) {
+            for half in [Type::F16, Type::BF16] {
+                let got = math_half2_fn(MathFn::Ex2Approx, half).unwrap()(pair as u64);
+                proptest::prop_assert!(got >> 32 == 0, "{half}: the result is 32 bits");
+                proptest::prop_assert_eq!(got as u16, ex2_half(half, pair as u16));
+                proptest::prop_assert_eq!((got >> 16) as u16, ex2_half(half, (pair >> 16) as u16));
+            }
+        }
     }
 
     /// lg2's bound is absolute on [0.5, 2] and in ulps elsewhere: the H200's results the

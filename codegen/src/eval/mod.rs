@@ -11,5 +11,8 @@ pub mod fold;
 pub mod math;
 
 pub use exec::{bin_fn, cmp_fn, cvt, cvt_rounded, mad_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
-pub use math::{approx_bound, float_bin_fn, math_fn, ulp_error, AbsBound, ApproxBound};
+pub use math::{
+    approx_bound, float_bin_fn, half_approx_bound, math_fn, math_half2_fn, ulp_error, AbsBound, ApproxBound,
+    HalfApproxBound,
+};
 pub use fold::{fold_binary, fold_compare, fold_convert, fold_u32, fold_unary, int_value, FoldError};

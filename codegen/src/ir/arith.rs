@@ -94,6 +94,27 @@ impl MathFn {
         }
     }
 
+    /// The PTX instruction of the packed form on two `half`s (f16 or bf16) in one `b32`,
+    /// type included (`ex2.approx.f16x2`); `None` where PTX has no such form (only `ex2`
+    /// has one: PTX ISA, "Half Precision Floating Point Instructions: ex2"). The f16 form
+    /// takes no `.ftz` (it keeps subnormals), the bf16 form exists only with it.
+    pub fn half2_ptx(self, half: super::Type) -> Option<&'static str> {
+        match (self, half) {
+            (MathFn::Ex2Approx, super::Type::F16) => Some("ex2.approx.f16x2"),
+            (MathFn::Ex2Approx, super::Type::BF16) => Some("ex2.approx.ftz.bf16x2"),
+            (
+                MathFn::Ex2Approx
+                | MathFn::Lg2Approx
+                | MathFn::RcpApprox
+                | MathFn::RcpRn
+                | MathFn::RsqrtApprox
+                | MathFn::SqrtApprox
+                | MathFn::SqrtRn,
+                _,
+            ) => None,
+        }
+    }
+
     /// Whether PTX has the f64 form too (the `.approx` ones are f32 only).
     pub fn has_f64(self) -> bool {
         match self {
@@ -234,6 +255,15 @@ pub enum ArithOp {
     /// A float function of one operand (`ex2`, `rcp`, `sqrt`, ..).
     Math {
         fun: MathFn,
+        dst: Reg,
+        a: Value,
+    },
+    /// A float function on each 16-bit half of a `b32` holding a pair of `half`s (f16 or
+    /// bf16; the low half is element 0), `dst` and `a` `b32` registers
+    /// ([`MathFn::half2_ptx`]: `ex2.approx.f16x2`).
+    MathHalf2 {
+        fun: MathFn,
+        half: super::Type,
         dst: Reg,
         a: Value,
     },

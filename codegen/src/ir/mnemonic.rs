@@ -94,16 +94,8 @@ fn arith(op: &ArithOp) -> (&'static str, &'static str) {
         ArithOp::Setp { .. } => ("Arith::Setp", "setp"),
         ArithOp::Selp { .. } => ("Arith::Selp", "selp"),
         ArithOp::Cvt { .. } => ("Arith::Cvt", "cvt"),
-        ArithOp::Math { fun, .. } => (
-            "Arith::Math",
-            match fun {
-                MathFn::Ex2Approx => "ex2",
-                MathFn::Lg2Approx => "lg2",
-                MathFn::RcpApprox | MathFn::RcpRn => "rcp",
-                MathFn::RsqrtApprox => "rsqrt",
-                MathFn::SqrtApprox | MathFn::SqrtRn => "sqrt",
-            },
-        ),
+        ArithOp::Math { fun, .. } => ("Arith::Math", math_mnemonic(*fun)),
+        ArithOp::MathHalf2 { fun, .. } => ("Arith::MathHalf2", math_mnemonic(*fun)),
         ArithOp::FloatBinary { op, .. } => (
             "Arith::FloatBinary",
             match op {
@@ -200,5 +192,15 @@ fn tcgen05(op: &Tcgen05Op) -> (&'static str, &'static str) {
         Tcgen05Op::Mma(_) => ("Tcgen05::Mma", "tcgen05.mma"),
         Tcgen05Op::Commit { .. } => ("Tcgen05::Commit", "tcgen05.commit"),
         Tcgen05Op::Fence { .. } => ("Tcgen05::Fence", "tcgen05.fence"),
+    }
+}
+
+fn math_mnemonic(fun: MathFn) -> &'static str {
+    match fun {
+        MathFn::Ex2Approx => "ex2",
+        MathFn::Lg2Approx => "lg2",
+        MathFn::RcpApprox | MathFn::RcpRn => "rcp",
+        MathFn::RsqrtApprox => "rsqrt",
+        MathFn::SqrtApprox | MathFn::SqrtRn => "sqrt",
     }
 }

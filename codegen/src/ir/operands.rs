@@ -168,6 +168,7 @@ fn arith_uses(op: &ArithOp, f: &mut dyn FnMut(&Value)) {
         | ArithOp::Cvt { dst: _, src, rounding: _ }
         | ArithOp::Unary { dst: _, a: src, op: _ }
         | ArithOp::Math { fun: _, dst: _, a: src }
+        | ArithOp::MathHalf2 { fun: _, half: _, dst: _, a: src }
         | ArithOp::Bitcast { dst: _, src } => f(src),
         ArithOp::Binary { op: _, dst: _, a, b }
         | ArithOp::Setp { cmp: _, dst: _, a, b }
@@ -189,6 +190,7 @@ fn arith_def(op: &ArithOp) -> Reg {
         | ArithOp::Selp { dst, .. }
         | ArithOp::Cvt { dst, .. }
         | ArithOp::Math { dst, .. }
+        | ArithOp::MathHalf2 { dst, .. }
         | ArithOp::FloatBinary { dst, .. }
         | ArithOp::Bitcast { dst, .. } => *dst,
     }

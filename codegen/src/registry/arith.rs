@@ -2,7 +2,7 @@
 //! simulator probes. An entry with `.method` is also Rust's method of that name
 //! (`x.exp2()` is `T.ex2(x)`); `dsl/README.md` ("Float math") says what each lowers to.
 
-use crate::ir::{FloatBinOp, MathFn, Rounding};
+use crate::ir::{FloatBinOp, MathFn, Rounding, Type};
 
 const ROUNDING: super::Choice<Rounding> = choice![
     "rn" => Rounding::Nearest,
@@ -24,6 +24,10 @@ ops! {
     "fma" .mul_add (a: Float, b: Float, c: Float) -> ScalarArgs = |k, call| k.mad(a, b, c);
     /// 2^x, `ex2.approx.ftz.f32`: approximate (2 ulp), subnormals flushed; Rust's `exp2` is exact
     "ex2" .exp2 (x: F32) -> F32 = |k, call| k.math(MathFn::Ex2Approx, x);
+    /// 2^x of each f16 of a packed pair (a u32 from `T.pack.f16x2`), `ex2.approx.f16x2`: relative error 2^-9.9, subnormals kept
+    "ex2.f16x2" ["cuda:h2exp2"] (x: Half2(Type::F16)) -> U32 = |k, call| k.math_half2(MathFn::Ex2Approx, x, Type::F16);
+    /// 2^x of each bf16 of a packed pair (a u32 from `T.pack.bf16x2`), `ex2.approx.ftz.bf16x2`: relative error 2^-7, subnormals flushed
+    "ex2.bf16x2" (x: Half2(Type::BF16)) -> U32 = |k, call| k.math_half2(MathFn::Ex2Approx, x, Type::BF16);
     /// log2(x), `lg2.approx.ftz.f32`: approximate, subnormals flushed; Rust's `log2` is exact
     "lg2" .log2 (x: F32) -> F32 = |k, call| k.math(MathFn::Lg2Approx, x);
     /// 1/x correctly rounded, `rcp.rn` (f32, f64)

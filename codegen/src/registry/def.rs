@@ -32,6 +32,9 @@ pub enum Kind {
     Parity,
     /// Any 32-bit integer (u32 or i32).
     U32,
+    /// A pair of this half type (f16 or bf16) packed in a 32-bit integer, as
+    /// `T.pack.f16x2(lo, hi)` gives it.
+    Half2(Type),
     /// A 64-bit integer (addresses, cache policies).
     U64,
     /// Any integer.
@@ -90,6 +93,10 @@ impl Kind {
             Kind::TxBytes => "a tx byte count (u32)".into(),
             Kind::Parity => format!("{} ({})", crate::arch::parity::WHAT, crate::arch::parity::FORMS),
             Kind::U32 => "a 32-bit integer".into(),
+            Kind::Half2(t) => {
+                let name = scalar_name(t);
+                format!("a packed {name}x2 pair (a 32-bit integer: `T.pack.{name}x2(lo, hi)`)")
+            }
             Kind::U64 => "a 64-bit integer".into(),
             Kind::Int => "an integer".into(),
             Kind::Scalar => "a number".into(),
@@ -140,6 +147,7 @@ impl Kind {
                 | Kind::TxBytes
                 | Kind::Parity
                 | Kind::U32
+                | Kind::Half2(_)
                 | Kind::U64
                 | Kind::Int
                 | Kind::Scalar
@@ -228,7 +236,7 @@ impl Ret {
 }
 
 /// The DSL's (Rust's) name of an IR type.
-fn scalar_name(t: Type) -> &'static str {
+pub fn scalar_name(t: Type) -> &'static str {
     match t {
         Type::U16 => "u16",
         Type::S16 => "i16",

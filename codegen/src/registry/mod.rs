@@ -19,7 +19,7 @@ mod doc;
 mod lower;
 
 pub use args::{FromOpOut, OpArg, OpArgs, OpOut};
-pub use def::{Choice, Kind, Lower, OpDef, ParamDef, Ret};
+pub use def::{scalar_name, Choice, Kind, Lower, OpDef, ParamDef, Ret};
 pub use doc::{markdown_table, support_summary};
 pub use lower::{
     call, call_as, probe, sample_args, support, variant_kernel, variants, ArgHint, Probe, Support, Unavailable, Variant,

@@ -233,7 +233,7 @@ impl Checker<'_> {
             return None;
         }
         match kind {
-            Kind::Count | Kind::TxBytes | Kind::Parity | Kind::U32 => {
+            Kind::Count | Kind::TxBytes | Kind::Parity | Kind::U32 | Kind::Half2(_) => {
                 let t = self.expr(a);
                 if t == Ty::IntLit {
                     self.coerce(a, Ty::Scalar(Scalar::U32));
@@ -243,7 +243,14 @@ impl Checker<'_> {
                     || t.is_lenient()
                     || (kind == Kind::Parity && t.ir_type().is_some_and(phaser_codegen::arch::parity::type_ok));
                 if !ok {
-                    let hint = if t.is_int() { "\n  help: convert with `as u32`" } else { "" };
+                    let hint = match kind {
+                        Kind::Half2(h) if !t.is_int() => {
+                            let h = phaser_codegen::registry::scalar_name(h);
+                            format!("\n  help: pack two f32s into one: `T.pack.{h}x2(lo, hi)`")
+                        }
+                        _ if t.is_int() => "\n  help: convert with `as u32`".to_string(),
+                        _ => String::new(),
+                    };
                     self.errs.at(a.sp, format!("{}{hint}", bad(t)));
                     return None;
                 }

@@ -4,5 +4,5 @@
 //! value the simulator computes at run time cannot differ.
 
 pub use phaser_codegen::eval::{
-    bin_fn, cmp_fn, cvt, cvt_rounded, float_bin_fn, mad_fn, math_fn, un_fn, BinFn, CmpFn, MadFn, UnFn,
+    bin_fn, cmp_fn, cvt, cvt_rounded, float_bin_fn, mad_fn, math_fn, math_half2_fn, un_fn, BinFn, CmpFn, MadFn, UnFn,
 };

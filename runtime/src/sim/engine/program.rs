@@ -1,7 +1,9 @@
 //! The IR lowered for execution: structured control flow becomes jumps, arithmetic gets
 //! its per-type function chosen once, everything else keeps its IR instruction.
 
-use crate::sim::engine::arith::{bin_fn, cmp_fn, float_bin_fn, mad_fn, math_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
+use crate::sim::engine::arith::{
+    bin_fn, cmp_fn, float_bin_fn, mad_fn, math_fn, math_half2_fn, un_fn, BinFn, CmpFn, MadFn, UnFn,
+};
 use crate::sim::tensor::regs::TensorRegs;
 use phaser_codegen::ir::*;
 
@@ -344,6 +346,11 @@ impl Lowering {
                 },
                 ArithOp::Math { fun, dst, a } => Op::Un {
                     f: math_fn(*fun, dst.ty).expect("the builder refuses a math function on a type PTX lacks"),
+                    dst: dst.id,
+                    a: Opnd::of(a),
+                },
+                ArithOp::MathHalf2 { fun, half, dst, a } => Op::Un {
+                    f: math_half2_fn(*fun, *half).expect("the builder refuses a packed form PTX lacks"),
                     dst: dst.id,
                     a: Opnd::of(a),
                 },
