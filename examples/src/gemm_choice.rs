@@ -4,8 +4,8 @@
 //! the numbers that made it, so it can be printed and explained.
 //!
 //! The candidates are the configurations both GEMMs (builder and DSL) implement for the
-//! layout: two consumer warpgroups, tiles 128 x {64, 128, 256} and 256 x {64, 128}, 1- or
-//! 2-CTA clusters, as many stages as shared memory holds (at most [`MAX_STAGES`]). Every
+//! layout: two consumer warpgroups, tiles 128 x {64, 128, 256} and 256 x {64, 128}, 2- or
+//! 1-CTA clusters (ties go to the multicast one), as many stages as shared memory holds (at most [`MAX_STAGES`]). Every
 //! candidate is assembled by `examples/tests/gemm_ptxas.rs` and run in the simulator by
 //! `examples/tests/sim_gemm_dsl.rs`, so whatever `choose` returns has been built and checked.
 
@@ -70,7 +70,7 @@ impl fmt::Display for GemmChoice {
 pub fn choice_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
     let mut v = Vec::new();
     for (block_n, wg_m) in [(256, 64), (128, 128), (128, 64), (64, 128), (64, 64)] {
-        for cluster_m in [1, 2] {
+        for cluster_m in [2, 1] {
             let base = GemmConfig { block_n, wg_m, consumers: 2, stages: 2, cluster_m, b_layout, group_m: 8 };
             let deepest =
                 (2..=MAX_STAGES).rev().map(|stages| GemmConfig { stages, ..base }).find(|c| c.problem().is_none());
