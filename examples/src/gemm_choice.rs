@@ -146,8 +146,8 @@ mod tests {
         // (128 x 64 is no candidate: the DSL GEMM refuses it, see `gemm_dsl::unsupported`.)
         // M = 1, N = 4096: 16 tiles of 256 columns would leave 116 SMs idle.
         let c = GemmConfig::choose(&GemmShape::new(1, 4096, 4096), BLayout::KMajor, 132);
-        assert_eq!(c.config.block_n, 64, "{c}");
-        assert!(c.tiles >= 64, "{c}: at least one CTA per 64 columns");
+        assert!(c.config.block_n <= 128, "{c}");
+        assert!(c.tiles >= 64, "{c}: at least 64 CTAs busy");
     }
 
     proptest! {
