@@ -131,6 +131,11 @@ if [ "${GEMM:-0}" = 1 ]; then
   step gemm_sweep ./bin/bench_gemm --sweep
   step gemm_sweep_nmajor ./bin/bench_gemm --perf --b nmajor --shapes 4096x4096x4096,8192x8192x8192 --block-n 128 --wg-m 128
 fi
+# GEMM_SHAPES=1: issue 23 §2's shapes (decode and prefill M, both B layouts, DeepSeek's
+# 7168 x 2112 x 7168), each with the configuration GemmConfig::choose prints, against cuBLAS.
+if [ "${GEMM_SHAPES:-0}" = 1 ]; then
+  step gemm_shapes ./bin/bench_gemm --shape-sweep
+fi
 # NCU=1: Nsight Compute's DRAM throughput of the streaming kernels: every stream_axpb and
 # stream_ldg variant of bench_stream --sweep, then the Triton kernel and torch's copy, one launch each (bench/stream.md);
 # and the shared-memory bank conflicts of the row reduction (its consumers read 32 consecutive
@@ -180,7 +185,7 @@ fi
 # The numbers the notes need, from the logs above (compact).
 highlights() {
   local f
-  for f in bench_gemm gemm_sweep gemm_sweep_nmajor; do
+  for f in bench_gemm gemm_sweep gemm_sweep_nmajor gemm_shapes; do
     [ -f "$LOGS/$f.log" ] || continue
     echo "--- $f"
     grep -E '^timing|^\| checks' "$LOGS/$f.log"

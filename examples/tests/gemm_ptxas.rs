@@ -13,7 +13,10 @@ fn all_configs() -> Vec<GemmConfig> {
     for layout in [BLayout::KMajor, BLayout::NMajor] {
         v.push(GemmConfig::new(layout));
         v.extend(sweep_configs(layout));
+        v.extend(phaser_examples::gemm_choice::choice_candidates(layout));
     }
+    v.sort_by_key(|c| c.kernel_name());
+    v.dedup();
     v
 }
 
@@ -221,7 +224,10 @@ fn count(insts: &[&str], op: &str) -> usize {
 fn dsl_configs() -> Vec<GemmConfig> {
     let mut v = vec![GemmConfig::new(BLayout::KMajor)];
     v.extend(sweep_configs(BLayout::KMajor));
+    v.extend(phaser_examples::gemm_choice::choice_candidates(BLayout::KMajor));
     v.retain(|c| gemm::dsl::unsupported(c).is_none());
+    v.sort_by_key(|c| c.kernel_name());
+    v.dedup();
     v
 }
 

@@ -28,11 +28,15 @@ struct Run {
 }
 
 fn simulate(kernel: &Kernel, cfg: &GemmConfig, sc: SimConfig) -> Run {
+    simulate_at(kernel, cfg, sc, SHAPE)
+}
+
+fn simulate_at(kernel: &Kernel, cfg: &GemmConfig, sc: SimConfig, shape: GemmShape) -> Run {
     let seed = sc.seed;
     let dev = Device::sim(sc);
-    let a = random_bf16((SHAPE.m * SHAPE.k) as usize, seed);
-    let b = random_bf16(b_len(&SHAPE), seed ^ 0x9e37_79b9);
-    let mut bufs = GemmBuffers::new(&dev, SHAPE, BLayout::KMajor, &a, &b).unwrap();
+    let a = random_bf16((shape.m * shape.k) as usize, seed);
+    let b = random_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
+    let mut bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
     dev.fill(&mut bufs.c, POISON).unwrap();
     let result = match launch(&dev, kernel, cfg, &bufs) {
         Ok(r) => Ok(r.sim.map(|s| s.findings).unwrap_or_default()),
@@ -77,6 +81,32 @@ fn dsl_gemm_256_cubed_matches_the_cpu_reference_with_no_findings() {
         // Not vacuous: C has the magnitude of a sum of 256 products of [-1, 1) values.
         let big = run.c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
         assert!(big > m * n / 4, "{big} of {} elements above 1", m * n);
+    }
+}
+
+/// Every configuration `GemmConfig::choose` can pick (tiles 128 x {128, 256} and
+/// 256 x {64, 128}, 1- and 2-CTA clusters) is exact against the CPU reference with no findings
+/// at a decode shape (M = 1) and a shape ragged in every dimension, both smaller than a tile.
+#[test]
+fn every_chosen_configuration_matches_the_cpu_reference_at_m1_and_ragged_shapes() {
+    let candidates = phaser_examples::gemm_choice::choice_candidates(BLayout::KMajor);
+    assert!(candidates.iter().any(|c| c.block_n == 64) && candidates.iter().any(|c| c.cluster_m == 2));
+    for cfg in candidates {
+        let k = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
+        for (i, shape) in [GemmShape::new(1, 136, 200), GemmShape::new(130, 72, 136)].into_iter().enumerate() {
+            let sc = SimConfig::default().with_seed(20 + i as u64).with_strategy(Strategy::Random);
+            let t0 = std::time::Instant::now();
+            let run = simulate_at(&k, &cfg, sc, shape);
+            let name = format!("{} at {shape}", cfg.kernel_name());
+            eprintln!("{name} simulated in {:?}", t0.elapsed());
+            let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+            assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+            let (m, n) = (shape.m as usize, shape.n as usize);
+            let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+            let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
+            assert_eq!(cmp.compared, m * n);
+            assert!(cmp.passed(), "{name}: {cmp:?}");
+        }
     }
 }
 

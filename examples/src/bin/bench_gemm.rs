@@ -8,6 +8,8 @@
 //! bench_gemm --impl dsl            # only the DSL GEMM (default: both, timed in the same rows)
 //! bench_gemm --check --seed 42     # replay a check
 //! bench_gemm --sweep               # tile shape x stages x cluster size at 4096^3 and 8192^3
+//! bench_gemm --shape-sweep        # issue 23 §2 shapes, each with GemmConfig::choose's config
+//! bench_gemm --print-choices      # no GPU: the configuration chosen per §2 shape, and why
 //! bench_gemm --emit-ptx DIR        # no GPU: write the PTX of the default and sweep configs
 //! bench_gemm --profile --shapes 8192x8192x8192   # for ncu: 3 + 3 warm launches, then one each
 //! ```
@@ -35,6 +37,7 @@ use phaser::{Device, Stream};
 use phaser_examples::cublas::CublasLt;
 use phaser_examples::gemm::args as gemm_args;
 use phaser_examples::gemm::{self, *};
+use phaser_examples::gemm_choice::{self, GemmChoice};
 use phaser_examples::timing::{self, BenchError, BenchResult, Queued};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -89,7 +92,18 @@ struct Args {
     /// Sweep tile shape, stages and cluster size (K-major B; results checked at 4096 samples).
     #[arg(long)]
     sweep: bool,
-    /// Shapes for --perf/--sweep, e.g. 4096x4096x4096,8192x8192x1024.
+    /// Time every shape of issue 23 §2 (or --shapes) with the configuration
+    /// `GemmConfig::choose` picks for it, against cuBLAS in the same row.
+    #[arg(long)]
+    shape_sweep: bool,
+    /// Print the configuration `GemmConfig::choose` picks per §2 shape (or --shapes) for
+    /// --sms SMs, with the model's numbers, and exit (no GPU needed).
+    #[arg(long)]
+    print_choices: bool,
+    /// SMs for --print-choices (the H200's 132 by default).
+    #[arg(long, default_value_t = 132)]
+    sms: u32,
+    /// Shapes for --perf/--sweep/--shape-sweep, e.g. 4096x4096x4096,8192x8192x1024.
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<GemmShape>,
     /// B layouts to run.
@@ -146,6 +160,14 @@ impl Args {
             Impls::Dsl => vec![],
             Impls::Both if dsl => vec![Impl::Builder, Impl::Dsl],
             Impls::Both => vec![Impl::Builder],
+        }
+    }
+    /// The shapes of --shape-sweep and --print-choices.
+    fn sweep_shapes(&self) -> Vec<GemmShape> {
+        if self.shapes.is_empty() {
+            gemm_choice::issue_shapes()
+        } else {
+            self.shapes.clone()
         }
     }
     fn config(&self, layout: BLayout) -> GemmConfig {
@@ -426,7 +448,7 @@ fn main() {
     if let Some(dir) = &args.emit_ptx {
         std::fs::create_dir_all(dir).expect("create the PTX directory");
         for layout in [BLayout::KMajor, BLayout::NMajor] {
-            for cfg in std::iter::once(args.config(layout)).chain(sweep_configs(layout)) {
+            for cfg in std::iter::once(args.config(layout)).chain(sweep_configs(layout)).chain(gemm_choice::choice_candidates(layout)) {
                 for imp in args.impls_for(&cfg) {
                     let k = imp.kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
                     let ptx = phaser::codegen::emit_kernel(&k).expect("emit");
@@ -440,6 +462,14 @@ fn main() {
             }
         }
         println!("PTX written to {}", dir.display());
+        return;
+    }
+    if args.print_choices {
+        for layout in args.layouts() {
+            for shape in args.sweep_shapes() {
+                println!("choose {shape} {}: {}", layout.name(), GemmConfig::choose(&shape, layout, args.sms));
+            }
+        }
         return;
     }
     if args.profile {
@@ -473,7 +503,7 @@ fn run(args: &Args) -> BenchResult<bool> {
     }
     let stream = dev.stream()?;
     let mut kernels = Kernels { built: HashMap::new() };
-    let (do_check, do_perf) = match (args.check, args.perf, args.sweep) {
+    let (do_check, do_perf) = match (args.check, args.perf, args.sweep || args.shape_sweep) {
         (false, false, false) => (true, true),
         (c, p, _) => (c, p),
     };
@@ -575,6 +605,35 @@ fn run(args: &Args) -> BenchResult<bool> {
         }
     }
 
+    let mut chosen: Vec<(GemmChoice, PerfRow)> = Vec::new();
+    if args.shape_sweep {
+        let sms = dev.sm_count()?;
+        for layout in args.layouts() {
+            for shape in args.sweep_shapes() {
+                let choice = GemmConfig::choose(&shape, layout, sms);
+                println!("shape-sweep {shape} {}: chose {choice}", layout.name());
+                match perf_one(&dev, &stream, &mut kernels, &blas, &choice.config, shape, seed, args, &mut inputs, false)
+                {
+                    Ok(r) => {
+                        println!(
+                            "shape-sweep {shape} {}: {}, cuBLAS {:.1} TFLOP/s [{}]",
+                            layout.name(),
+                            r.describe_sides(),
+                            r.cublas,
+                            r.clocks()
+                        );
+                        ok &= r.passed();
+                        chosen.push((choice, r));
+                    }
+                    Err(e) => {
+                        ok = false;
+                        println!("shape-sweep {shape} {}: error {e}", layout.name());
+                    }
+                }
+            }
+        }
+    }
+
     // The summary: what the coordinator pastes back.
     println!();
     println!("==================== GEMM summary ({}, seed {seed}) ====================", dev.describe());
@@ -631,6 +690,33 @@ fn run(args: &Args) -> BenchResult<bool> {
                 r.watts()
             );
         }
+    }
+    if !chosen.is_empty() {
+        println!(
+            "| shape | B | chosen config | tiles / waves | builder TFLOP/s | DSL TFLOP/s | cuBLAS TFLOP/s (same row) | \
+             builder/cuBLAS | DSL/cuBLAS | SM MHz | W | C vs cuBLAS |"
+        );
+        for (choice, r) in &chosen {
+            println!(
+                "| {} | {} | {} | {} / {} | {} | {} | {:.1} | {} | {} | {} | {} | {} |",
+                r.shape,
+                r.layout.name(),
+                r.config.kernel_name(),
+                choice.tiles,
+                choice.waves,
+                r.tflops(Impl::Builder),
+                r.tflops(Impl::Dsl),
+                r.cublas,
+                r.ratio(Impl::Builder),
+                r.ratio(Impl::Dsl),
+                r.mhz(),
+                r.watts(),
+                r.checks()
+            );
+        }
+        let worst = chosen.iter().map(|(_, r)| r.best_ratio()).fold(f64::INFINITY, f64::min);
+        let below = chosen.iter().filter(|(_, r)| r.best_ratio() < 0.99).count();
+        println!("shape-sweep: worst best-of-Phaser/cuBLAS {worst:.3}; {below} of {} rows below 0.99x", chosen.len());
     }
     println!("gemm: {}", if ok { "all checks passed" } else { "SOME CHECKS FAILED" });
     Ok(ok)

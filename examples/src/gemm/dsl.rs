@@ -3,7 +3,7 @@
 //! GPU tests and the candle op run either kernel from one configuration.
 
 use super::{BLayout, GemmConfig};
-use crate::gallery::gemm_dsl::{Tiles, CONSUMERS};
+use crate::gallery::gemm_dsl::{Tiles, CONSUMERS, EPI};
 use phaser::Kernel;
 
 /// Why the DSL GEMM does not implement `cfg`, if it does not: it is written for K-major B and
@@ -14,6 +14,15 @@ pub fn unsupported(cfg: &GemmConfig) -> Option<String> {
     }
     if cfg.consumers != CONSUMERS {
         return Some(format!("the DSL GEMM has {CONSUMERS} consumer warpgroups, not {}", cfg.consumers));
+    }
+    // The epilogue alternates its two staging tiles within a tile and waits for the store
+    // before last: with one sub-tile per warpgroup, the next tile's would overwrite the one
+    // still being stored (the simulator reports the race).
+    if (cfg.wg_m / 64) * (cfg.block_n / EPI) < 2 {
+        return Some(format!(
+            "wg_m = {} with block_n = {}: one {EPI} x {EPI} epilogue sub-tile per warpgroup; the DSL GEMM needs two",
+            cfg.wg_m, cfg.block_n
+        ));
     }
     cfg.problem()
 }
