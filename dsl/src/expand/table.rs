@@ -135,7 +135,8 @@ impl Run {
     /// Add `s` to the run if every operation of it has a step; `false` (and the run as it
     /// was) if not.
     pub fn push(&mut self, s: &Stmt) -> bool {
-        let mark = Mark { steps: self.steps.len(), slots: self.slots, inputs: self.inputs.len(), bound: self.bound.len() };
+        let mark =
+            Mark { steps: self.steps.len(), slots: self.slots, inputs: self.inputs.len(), bound: self.bound.len() };
         let mut steps = std::mem::take(&mut self.steps);
         let fits = self.stmt(s, &mut steps).is_some();
         self.steps = steps;
