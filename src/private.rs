@@ -15,6 +15,10 @@ pub use phaser_codegen::registry::{call_as as call_op, OpArg};
 pub use phaser_codegen::{emit_kernel, CodegenError, Kernel, Target};
 pub use phaser_runtime::{Arg, Buffer, Device, Launch, LaunchConfig, LaunchReport, RuntimeError, Stream, TensorMap};
 
+#[path = "private/steps.rs"]
+pub mod steps;
+pub use steps::{run, Slot, Slots};
+
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::marker::PhantomData;

@@ -185,10 +185,12 @@ fn largest_block(ts: proc_macro2::TokenStream) -> usize {
 }
 
 #[test]
-fn a_long_kernel_is_built_by_chunks_of_statements() {
+fn a_long_kernel_is_built_by_tables_and_chunks() {
     // One function of thousands of statements made the release build superlinear (8000
-    // statements: 111 s against 8.5 s for plain Rust): a long block is built by closures of
-    // `CHUNK_STATEMENTS` statements each, so its own block holds one call per chunk.
+    // statements: 111 s against 8.5 s for plain Rust), and a builder call per operation kept
+    // it at 6x plain Rust: straight-line statements are data (a static table of steps per run,
+    // `expand::table`), and a long block's units (runs and statements of code) are built by
+    // closures of `CHUNK_STATEMENTS` units each, so no block of code grows with the kernel.
     let n = 4000;
     let item: syn::ItemFn = syn::parse_str(&kernel_with_statements(n)).unwrap();
     let mut errs = crate::parse::Errors::default();
@@ -200,9 +202,18 @@ fn a_long_kernel_is_built_by_chunks_of_statements() {
     crate::check::check_fn(&f, &mut errs);
     assert!(errs.is_empty());
     let expansion = crate::expand::kernel(&f);
-    let chunks = expansion.to_string().matches("__p :: chunk").count();
-    // Each chunk ends at `CHUNK_STATEMENTS` statements or before a name bound twice.
-    assert!(chunks >= n / crate::expand::body::CHUNK_STATEMENTS, "{chunks} chunks for {n} statements");
+    let text = expansion.to_string();
+    // Every sixth statement is a loop (code); the statements between two loops are one run,
+    // and each loop's body is a run of its own.
+    let runs = text.matches("__p :: run").count();
+    assert!(runs >= 2 * (n / 6), "{runs} tables for {n} statements, {} of them loops", n / 6);
+    for call in ["__k . add", "__k . sub", "__k . mul", "__k . assign", "__k . if_then_dyn", "__k . st_global"] {
+        assert!(!text.contains(call), "`{call}` in the expansion: a statement of the table expanded as code");
+    }
+    let chunks = text.matches("__p :: chunk").count();
+    // Each chunk ends at `CHUNK_STATEMENTS` units or before a name bound twice.
+    let units = 2 * (n / 6);
+    assert!(chunks >= units / crate::expand::body::CHUNK_STATEMENTS, "{chunks} chunks for {units} units");
     let largest = largest_block(expansion);
     assert!(largest < n / 4, "a block of {largest} statements, for {n} statements in the kernel");
 }

@@ -25,7 +25,7 @@ thread_local! {
 }
 
 /// A fresh temporary (`__t17`); unique within the macro invocation and beyond.
-fn tmp() -> Ident {
+pub(super) fn tmp() -> Ident {
     let n = NEXT_TMP.with(|c| {
         let n = c.get();
         c.set(n + 1);
@@ -54,7 +54,7 @@ pub fn loc(sp: Sp) -> TokenStream {
 }
 
 /// `SourceLoc::new(file!(), line!(), column!())` of where `sp` starts.
-fn source_loc(sp: Sp) -> TokenStream {
+pub(super) fn source_loc(sp: Sp) -> TokenStream {
     let file = quote_spanned!(sp.start=> ::core::file!());
     let line = quote_spanned!(sp.start=> ::core::line!());
     let column = quote_spanned!(sp.start=> ::core::column!());
@@ -63,7 +63,7 @@ fn source_loc(sp: Sp) -> TokenStream {
 
 /// Whether an argument of `kind` may carry sizes known only when the kernel is built (from
 /// `const` items or `#[comptime]` values), so its problems are reported at the argument.
-fn sized_when_built(kind: Kind) -> bool {
+pub(super) fn sized_when_built(kind: Kind) -> bool {
     matches!(kind, Kind::Const | Kind::Dims | Kind::Registers(_) | Kind::Tile | Kind::MmaTile)
 }
 
@@ -82,38 +82,72 @@ pub const CHUNK_STATEMENTS: usize = 64;
 
 /// Push the statements of `b` (its tail included) onto `out`.
 ///
-/// A long block is cut into chunks of at most [`CHUNK_STATEMENTS`] statements, each built by
-/// its own closure called through `__p::chunk` (not inlined), which returns the chunk's `let`
-/// bindings to the statements after it. Flat, one function of thousands of statements made
-/// rustc's release build superlinear in the kernel's length (LLVM optimizing one huge function,
-/// every `if` body's closure inlined into it); chunked, no function grows with the kernel.
-/// The builder calls run in the same order, so the IR is the same either way.
+/// Runs of statements that fit a table (`super::table`) are built by one table each; the
+/// rest is code. A long block is cut into chunks of at most [`CHUNK_STATEMENTS`] units (a
+/// statement of code or a run), each built by its own closure called through `__p::chunk`
+/// (not inlined), which returns the chunk's `let` bindings to the statements after it. Flat,
+/// one function of thousands of statements made rustc's release build superlinear in the
+/// kernel's length (LLVM optimizing one huge function, every `if` body's closure inlined into
+/// it); chunked, no function grows with the kernel. The builder calls run in the same order,
+/// so the IR is the same either way.
 pub fn stmts_into(b: &[Stmt], out: &mut Out) {
-    if b.len() <= CHUNK_STATEMENTS {
-        for s in b {
-            stmt(s, out);
+    let units = units(b);
+    if units.len() <= CHUNK_STATEMENTS {
+        for u in units {
+            out.push(u.code);
         }
         return;
     }
     let mut chunk = Chunk::default();
-    for s in b {
-        let bound = match s {
-            Stmt::Let(l) if l.binding.get() == Binding::Const => Some(comptime_ident(&l.name)),
-            Stmt::Let(l) => Some(l.name.clone()),
-            Stmt::Expr { .. } => None,
-        };
+    for u in units {
         // A name bound twice ends the chunk first: the tuple it returns names each binding once.
-        if bound.as_ref().is_some_and(|n| chunk.binds(n)) {
+        if u.bindings.iter().any(|n| chunk.binds(n)) {
             chunk.flush(out);
         }
-        stmt(s, &mut chunk.code);
-        chunk.bindings.extend(bound);
+        chunk.code.push(u.code);
+        chunk.bindings.extend(u.bindings);
         chunk.statements += 1;
         if chunk.statements == CHUNK_STATEMENTS {
             chunk.flush(out);
         }
     }
     chunk.flush(out);
+}
+
+/// A statement of code or a run of statements built by a table, and the names it binds for
+/// the statements after it.
+struct Unit {
+    code: TokenStream,
+    bindings: Vec<Ident>,
+}
+
+/// The statements of `b` as units: each maximal run that fits a table, and each statement that
+/// does not.
+fn units(b: &[Stmt]) -> Vec<Unit> {
+    let mut units = Vec::new();
+    let mut run = super::table::Run::default();
+    let end_run = |run: &mut super::table::Run, units: &mut Vec<Unit>| {
+        if !run.is_empty() {
+            let (code, bindings) = std::mem::take(run).finish();
+            units.push(Unit { code, bindings });
+        }
+    };
+    for s in b {
+        if run.push(s) {
+            continue;
+        }
+        end_run(&mut run, &mut units);
+        let bound = match s {
+            Stmt::Let(l) if l.binding.get() == Binding::Const => Some(comptime_ident(&l.name)),
+            Stmt::Let(l) => Some(l.name.clone()),
+            Stmt::Expr { .. } => None,
+        };
+        let mut code = Out::new();
+        stmt(s, &mut code);
+        units.push(Unit { code: quote!(#(#code)*), bindings: bound.into_iter().collect() });
+    }
+    end_run(&mut run, &mut units);
+    units
 }
 
 /// The statements of a chunk being gathered, and the names its `let`s bind.
@@ -319,6 +353,14 @@ fn assign(place: &Expr, op: Option<BinOp>, v: &Expr, out: &mut Out) {
         }
         _ => {}
     }
+}
+
+/// The `__p::steps::Arith` variant of `op`: named after the builder method it calls.
+pub(super) fn arith_variant(op: BinOp) -> proc_macro2::Ident {
+    let m = binop_method(op).to_string();
+    let mut c = m.chars();
+    let first = c.next().expect("a method name").to_ascii_uppercase();
+    proc_macro2::Ident::new(&format!("{first}{}", c.as_str()), Span::call_site())
 }
 
 fn binop_method(op: BinOp) -> proc_macro2::Ident {

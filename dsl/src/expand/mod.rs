@@ -3,6 +3,7 @@
 //! `DeviceFn` impl binds the caller's builder and whose `call` builds its body into it (inlining).
 
 pub mod body;
+mod table;
 
 use crate::parse::ast::*;
 use crate::types::Ty;
