@@ -299,6 +299,7 @@ impl<C: Checker> Engine<'_, C> {
         }
         for id in 0..16 {
             if self.exec.ctas[c].named[id].arrived > 0 {
+                self.touch_named(c, id as u8, true);
                 self.check_named(c, id);
             }
         }

@@ -29,6 +29,8 @@ pub(crate) struct StepRecord {
     pub shared: Vec<(usize, u32, u32)>,
     /// The slow-path instruction the warp ran (an index into `Program::slow`) and its lanes.
     pub slow: Option<(u32, u32)>,
+    /// Named barriers arrived on (or an exit may complete), `(cta, id, reads the exit count)`.
+    pub named: Vec<(usize, u8, bool)>,
     /// Tensor-core registers were touched: dependent with everything.
     pub opaque: bool,
     /// Lanes exited (they count toward the CTA's named barriers and the cluster barrier).
@@ -63,6 +65,15 @@ impl<C: Checker> Engine<'_, C> {
     pub fn touch_shared(&mut self, cta: usize, off: u32, len: u32) {
         if let Some(s) = &mut self.step {
             s.shared.push((cta, off, len));
+        }
+    }
+
+    /// Record that the running step arrived on named barrier `id` of CTA `cta` (or exited while
+    /// it had arrivals pending); `counts_exits`: the barrier's round waits for the whole CTA.
+    #[inline]
+    pub fn touch_named(&mut self, cta: usize, id: u8, counts_exits: bool) {
+        if let Some(s) = &mut self.step {
+            s.named.push((cta, id, counts_exits));
         }
     }
 
@@ -185,10 +196,17 @@ impl<C: Checker> Engine<'_, C> {
             return Ok(fp);
         }
         if record.exited {
-            fp.write(Object::Named { cta });
+            fp.write(Object::ExitCount { cta });
             fp.write(Object::Cluster);
         }
+        for &(c, id, counts_exits) in &record.named {
+            fp.write(Object::Named { cta: c, id: Some(id) });
+            if counts_exits {
+                fp.read(Object::ExitCount { cta: c });
+            }
+        }
         if record.cta_ended {
+            fp.write(Object::Ended { cta });
             fp.write(Object::AllShared { cta });
             fp.write(Object::Tensor { cta });
             let warps = (0..self.exec.warps.len()).filter(|&w| self.exec.warps[w].cta == cta);
@@ -239,7 +257,9 @@ impl<C: Checker> Engine<'_, C> {
             }
         }
         match e.sync {
-            Some(SyncEffect::CtaBarrier { .. }) => fp.write(Object::Named { cta }),
+            // The ids arrived on are written above (none resolved: an id out of range, every one).
+            Some(SyncEffect::CtaBarrier { .. }) if record.named.is_empty() => fp.write(Object::Named { cta, id: None }),
+            Some(SyncEffect::CtaBarrier { .. }) => {}
             Some(SyncEffect::ClusterBarrier { .. }) => fp.write(Object::Cluster),
             // Waiting on groups retires them (a write the completions, which only read the
             // groups, are ordered with); committing commutes with every completion.
@@ -287,7 +307,7 @@ impl<C: Checker> Engine<'_, C> {
         let cta = self.exec.warps[wi].cta;
         match self.exec.warps[wi].wait[l] {
             WaitFor::Mbarrier { cta, off, .. } => Some(Object::Shared { cta: cta as usize, off, len: 8 }),
-            WaitFor::NamedBarrier { .. } => Some(Object::Named { cta }),
+            WaitFor::NamedBarrier { id, .. } => Some(Object::Named { cta, id: Some(id) }),
             WaitFor::ClusterBarrier { .. } => Some(Object::Cluster),
             // Waking retires the groups: a write (see `warp_step`).
             WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } | WaitFor::WgmmaGroups { .. } => {
@@ -332,7 +352,7 @@ impl<C: Checker> Engine<'_, C> {
                     }
                     fp.write(Object::Shared { cta: d.cta, off: d.bar, len: 8 });
                     // Landing in an exited CTA is a finding: the exit count is read.
-                    fp.read(Object::Named { cta: d.cta });
+                    fp.read(Object::Ended { cta: d.cta });
                 }
                 match src {
                     LoadSrc::Bulk(addr) => fp.read(Object::GlobalRange { addr: *addr, len: *bytes as u64 }),

@@ -18,8 +18,13 @@ pub(crate) enum Object {
     Global,
     /// Bytes `[addr, addr + len)` of global memory (a bulk copy's source or destination).
     GlobalRange { addr: u64, len: u64 },
-    /// CTA `cta`'s named barriers (`bar.sync`, `bar.arrive`) and its exit count.
-    Named { cta: usize },
+    /// Named barrier `id` of CTA `cta` (`bar.sync`, `bar.arrive`); `id: None` is every one.
+    Named { cta: usize, id: Option<u8> },
+    /// CTA `cta`'s count of exited threads, which a named barrier waiting for the whole CTA
+    /// counts (an exit also writes each barrier with arrivals pending: it may complete it).
+    ExitCount { cta: usize },
+    /// Whether CTA `cta` has ended (a copy landing in an ended CTA is a finding).
+    Ended { cta: usize },
     /// The cluster barrier.
     Cluster,
     /// Tensor memory and the tcgen05 state of CTA `cta`.
@@ -45,7 +50,9 @@ impl Object {
                 x < y.saturating_add(m) && y < x.saturating_add(n)
             }
             (Global | GlobalRange { .. }, Global | GlobalRange { .. }) | (Cluster, Cluster) => true,
-            (Named { cta: a }, Named { cta: b })
+            (Named { cta: a, id: x }, Named { cta: b, id: y }) => a == b && (x.is_none() || y.is_none() || x == y),
+            (ExitCount { cta: a }, ExitCount { cta: b })
+            | (Ended { cta: a }, Ended { cta: b })
             | (Tensor { cta: a }, Tensor { cta: b })
             | (Registers { cta: a }, Registers { cta: b })
             | (AsyncOf { warp: a }, AsyncOf { warp: b }) => a == b,
@@ -54,6 +61,8 @@ impl Object {
                 Global
                 | GlobalRange { .. }
                 | Named { .. }
+                | ExitCount { .. }
+                | Ended { .. }
                 | Cluster
                 | Tensor { .. }
                 | AsyncOf { .. }
@@ -122,5 +131,9 @@ mod tests {
         assert!(!fp(&[(lo, true)]).dependent(&fp(&[(hi, true)])), "disjoint global bytes");
         assert!(fp(&[(Object::Global, false)]).dependent(&fp(&[(hi, true)])), "an untracked access");
         assert!(!fp(&[(Object::Everything, true)]).dependent(&Footprint::default()), "a step that touched nothing");
+        let (bar1, bar2) = (Object::Named { cta: 0, id: Some(1) }, Object::Named { cta: 0, id: Some(2) });
+        assert!(!fp(&[(bar1, true)]).dependent(&fp(&[(bar2, true)])), "different named barriers");
+        assert!(fp(&[(Object::Named { cta: 0, id: None }, true)]).dependent(&fp(&[(bar2, false)])), "every id");
+        assert!(!fp(&[(Object::ExitCount { cta: 0 }, true)]).dependent(&fp(&[(Object::Ended { cta: 0 }, false)])));
     }
 }
