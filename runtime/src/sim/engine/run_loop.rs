@@ -344,6 +344,7 @@ impl<C: Checker> Engine<'_, C> {
         if cb.arrived + exited >= self.exec.threads as u32 {
             cb.generation += 1;
             cb.arrived = 0;
+            self.touch_cluster_completion();
             self.checker.on_cluster_complete();
             self.time.effects += 1;
         }

@@ -29,6 +29,13 @@ pub(crate) struct StepRecord {
     pub shared: Vec<(usize, u32, u32)>,
     /// The slow-path instruction the warp ran (an index into `Program::slow`) and its lanes.
     pub slow: Option<(u32, u32)>,
+    /// Mbarriers `(cta, off)` the step arrived on without completing their phase, leaving
+    /// arrivals pending, and without changing their tx-count (`tx_changed`): such arrivals
+    /// commute with each other and with waits (see `Object::Arrivals`).
+    pub arrivals: Vec<(usize, u32)>,
+    pub tx_changed: Vec<(usize, u32)>,
+    /// The step completed the cluster barrier (else its arrivals and exits only counted).
+    pub cluster_completed: bool,
     /// Named barriers arrived on (or an exit may complete), `(cta, id, reads the exit count)`.
     pub named: Vec<(usize, u8, bool)>,
     /// Tensor-core registers were touched: dependent with everything.
@@ -65,6 +72,30 @@ impl<C: Checker> Engine<'_, C> {
     pub fn touch_shared(&mut self, cta: usize, off: u32, len: u32) {
         if let Some(s) = &mut self.step {
             s.shared.push((cta, off, len));
+        }
+    }
+
+    /// Record that the running step arrived on mbarrier `(cta, off)` and left arrivals pending.
+    #[inline]
+    pub fn touch_arrival(&mut self, cta: usize, off: u32) {
+        if let Some(s) = &mut self.step {
+            s.arrivals.push((cta, off));
+        }
+    }
+
+    /// Record that the running step changed the tx-count of mbarrier `(cta, off)`.
+    #[inline]
+    pub fn touch_tx(&mut self, cta: usize, off: u32) {
+        if let Some(s) = &mut self.step {
+            s.tx_changed.push((cta, off));
+        }
+    }
+
+    /// Record that the running step completed the cluster barrier.
+    #[inline]
+    pub fn touch_cluster_completion(&mut self) {
+        if let Some(s) = &mut self.step {
+            s.cluster_completed = true;
         }
     }
 
@@ -166,14 +197,21 @@ impl<C: Checker> Engine<'_, C> {
     fn warp_step(&mut self, wi: usize) -> Result<Footprint> {
         let mut fp = Footprint::default();
         let cta = self.exec.warps[wi].cta;
-        for l in lanes(self.exec.warps[wi].blocked) {
-            match self.wait_object(wi, l) {
+        let blocked = self.exec.warps[wi].blocked;
+        let waits: Vec<(usize, Option<Object>)> = lanes(blocked).map(|l| (l, self.wait_object(wi, l))).collect();
+        self.wake(wi);
+        // What a woken lane's wait read orders the step after the step it waited for. A lane
+        // that stays blocked is not recorded: whether it wakes in this step of its warp or in
+        // the next is the order of the warp's lane groups, fixed (`explore::FIXED_CHOICES`).
+        let woken = blocked & !self.exec.warps[wi].blocked;
+        for (l, o) in waits {
+            match o {
+                _ if woken & (1 << l) == 0 => {}
                 Some(o @ Object::AsyncOf { .. }) => fp.write(o),
                 Some(o) => fp.read(o),
                 None => {}
             }
         }
-        self.wake(wi);
         let (polls, effects) = (self.time.polls_failed, self.time.slow_effects);
         self.run_warp(wi, STEP_BUDGET)?;
         // Parked only when its lanes spin: they failed the same poll twice with nothing else
@@ -195,9 +233,12 @@ impl<C: Checker> Engine<'_, C> {
             fp.write(Object::Everything);
             return Ok(fp);
         }
+        // Counting toward the cluster barrier commutes with other counting; completing it
+        // is what its waiters read.
+        let cluster = if record.cluster_completed { (Object::Cluster, true) } else { (Object::ClusterCount, false) };
         if record.exited {
             fp.write(Object::ExitCount { cta });
-            fp.write(Object::Cluster);
+            fp.add(cluster.0, cluster.1);
         }
         for &(c, id, counts_exits) in &record.named {
             fp.write(Object::Named { cta: c, id: Some(id) });
@@ -228,7 +269,12 @@ impl<C: Checker> Engine<'_, C> {
         }
         // A step that changes what others observe writes the bytes it resolved; else it reads.
         let writes = !e.writes.is_empty() || e.launch.is_some() || e.sync.is_some_and(|s| s.signals());
+        let counted = |c: usize, off: u32| record.arrivals.contains(&(c, off)) && !record.tx_changed.contains(&(c, off));
         for &(c, off, len) in &record.shared {
+            if len == 8 && counted(c, off) {
+                fp.read(Object::Arrivals { cta: c, off });
+                continue;
+            }
             let o = Object::Shared { cta: c, off, len };
             if writes {
                 fp.write(o)
@@ -260,7 +306,7 @@ impl<C: Checker> Engine<'_, C> {
             // The ids arrived on are written above (none resolved: an id out of range, every one).
             Some(SyncEffect::CtaBarrier { .. }) if record.named.is_empty() => fp.write(Object::Named { cta, id: None }),
             Some(SyncEffect::CtaBarrier { .. }) => {}
-            Some(SyncEffect::ClusterBarrier { .. }) => fp.write(Object::Cluster),
+            Some(SyncEffect::ClusterBarrier { .. }) => fp.add(cluster.0, cluster.1),
             // Waiting on groups retires them (a write the completions, which only read the
             // groups, are ordered with); committing commutes with every completion.
             Some(SyncEffect::Group { action: GroupAction::Wait { .. }, .. } | SyncEffect::TensorMemoryWait { .. }) => {
