@@ -78,6 +78,7 @@ impl SimDevice {
             bound_hit: None,
             counterexample: None,
             fixed_choices: FIXED_CHOICES,
+            barriers_only: sc.explore_barriers_only,
             wall: Default::default(),
         };
         let mut tree = dpor::Dpor::default();
