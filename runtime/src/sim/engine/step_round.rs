@@ -29,11 +29,12 @@ pub(crate) struct StepRecord {
     pub shared: Vec<(usize, u32, u32)>,
     /// The slow-path instruction the warp ran (an index into `Program::slow`) and its lanes.
     pub slow: Option<(u32, u32)>,
-    /// Mbarriers `(cta, off)` the step arrived on without completing their phase, leaving
-    /// arrivals pending, and without changing their tx-count (`tx_changed`): such arrivals
-    /// commute with each other and with waits (see `Object::Arrivals`).
+    /// Mbarriers `(cta, off)` the step arrived on leaving arrivals pending, and those it
+    /// changed otherwise (`changed`: the tx-count, a completed phase, an overflow, a drop). A
+    /// barrier only counted, never changed, commutes with other counting and with waits (see
+    /// `Object::Arrivals`).
     pub arrivals: Vec<(usize, u32)>,
-    pub tx_changed: Vec<(usize, u32)>,
+    pub changed: Vec<(usize, u32)>,
     /// The step completed the cluster barrier (else its arrivals and exits only counted).
     pub cluster_completed: bool,
     /// Named barriers arrived on (or an exit may complete), `(cta, id, reads the exit count)`.
@@ -83,11 +84,12 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
-    /// Record that the running step changed the tx-count of mbarrier `(cta, off)`.
+    /// Record that the running step changed mbarrier `(cta, off)` beyond counting an arrival
+    /// (its tx-count, its phase, an overflow, a drop).
     #[inline]
-    pub fn touch_tx(&mut self, cta: usize, off: u32) {
+    pub fn touch_changed(&mut self, cta: usize, off: u32) {
         if let Some(s) = &mut self.step {
-            s.tx_changed.push((cta, off));
+            s.changed.push((cta, off));
         }
     }
 
@@ -274,7 +276,7 @@ impl<C: Checker> Engine<'_, C> {
         }
         // A step that changes what others observe writes the bytes it resolved; else it reads.
         let writes = !e.writes.is_empty() || e.launch.is_some() || e.sync.is_some_and(|s| s.signals());
-        let counted = |c: usize, off: u32| record.arrivals.contains(&(c, off)) && !record.tx_changed.contains(&(c, off));
+        let counted = |c: usize, off: u32| record.arrivals.contains(&(c, off)) && !record.changed.contains(&(c, off));
         // Barriers-only mode leaves plain data to the race checker; atomics and volatile
         // accesses synchronize, so their bytes stay.
         let data_orders = !barriers_only
