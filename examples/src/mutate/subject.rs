@@ -1,9 +1,9 @@
 //! The kernels the suite mutates: gallery examples' launches, run through the example's own
 //! setup at [`Size::Small`]. Adding a subject is one line in [`subjects`].
 
-use crate::gallery::{self, simulate_problem, Problem, Size};
+use crate::gallery::{self, explore_problem, simulate_problem, Problem, Size};
 use phaser::codegen::Kernel;
-use phaser::runtime::sim::{SimConfig, SimReport};
+use phaser::runtime::sim::{ExploreReport, SimConfig, SimReport};
 use phaser::runtime::{Device, RuntimeError};
 
 /// A kernel of a gallery example that the suite mutates: the example's own setup (at
@@ -45,6 +45,14 @@ impl Subject {
         let (p, _) = self.problem(&dev)?;
         let mut p = p.with_kernel(0, k.clone());
         Ok(simulate_problem(&dev, &mut p, sc)?.remove(0))
+    }
+
+    /// Explore `k` exhaustively (`Device::explore` under `sc`'s bounds) with the example's inputs.
+    pub fn explore(&self, k: &Kernel, sc: &SimConfig) -> Result<ExploreReport, RuntimeError> {
+        let dev = Device::sim(sc.clone());
+        let (p, _) = self.problem(&dev)?;
+        let mut p = p.with_kernel(0, k.clone());
+        Ok(explore_problem(&dev, &mut p)?.remove(0))
     }
 }
 

@@ -41,6 +41,8 @@ pub struct ExploreReport {
     pub counterexample: Option<Box<SimReport>>,
     /// What no exploration varies (the model's fixed choices).
     pub fixed_choices: &'static [&'static str],
+    /// Explored in barriers-only mode (`SimConfig::explore_barriers_only`).
+    pub barriers_only: bool,
     pub wall: Duration,
 }
 
@@ -72,8 +74,9 @@ impl ExploreReport {
     pub fn summary(&self) -> String {
         let b = &self.bounds;
         let mut out = format!(
-            "exhaustive exploration of kernel `{}`: {} execution(s), {} state(s) ({} ended as equivalent to an \
+            "exhaustive exploration{} of kernel `{}`: {} execution(s), {} state(s) ({} ended as equivalent to an \
              explored one) in {:.2?}; bounds: {} executions, {} steps per execution, {} bytes of exploration state\n",
+            if self.barriers_only { " (barriers only)" } else { "" },
             self.kernel,
             self.executions,
             self.states,
@@ -122,6 +125,12 @@ impl ExploreReport {
         out.push_str("fixed in every execution (not explored): ");
         out.push_str(&self.fixed_choices.join("; "));
         out.push('\n');
+        if self.barriers_only {
+            out.push_str(
+                "barriers only: orders that differ only in plain data accesses were explored once (the race checker \
+                 judged every pair of them by happens-before in each execution)\n",
+            );
+        }
         out
     }
 }

@@ -62,6 +62,14 @@ pub struct SimConfig {
     /// `Device::explore`: bytes of exploration state (the current path's states, their
     /// backtrack and sleep sets) at most.
     pub explore_max_memory_bytes: u64,
+    /// `Device::explore` in barriers-only mode: the reduction orders only what decides
+    /// synchronization (mbarriers, named and cluster barriers, async groups, tensor-core
+    /// issue and completion, atomics and volatile accesses), not plain data bytes, so orders
+    /// that differ only in when data was moved are one execution. Sound for protocol bugs
+    /// because the race checker (`race_check`, required) judges every pair of data accesses
+    /// by happens-before in each execution, whatever their order there; what it does not
+    /// explore is which value a racy read returns (a race, reported) (bench/exhaustive.md).
+    pub explore_barriers_only: bool,
 }
 
 impl Default for SimConfig {
@@ -86,6 +94,7 @@ impl Default for SimConfig {
             explore_max_executions: 100_000,
             explore_max_depth: 100_000,
             explore_max_memory_bytes: 1 << 30,
+            explore_barriers_only: false,
         }
     }
 }
@@ -134,6 +143,13 @@ impl SimConfig {
             self.explore_max_memory_bytes,
             "an exploration holds at least the state of its first execution",
         )?;
+        if self.explore_barriers_only && !self.race_check {
+            return Err(InvalidSetting::new(
+                "SimConfig::explore_barriers_only",
+                true,
+                "needs `race_check`: barriers-only exploration leaves the order of data accesses to the race checker",
+            ));
+        }
         if self.schedule.as_ref().is_some_and(|s| s.steps.is_empty()) {
             return Err(InvalidSetting::new(
                 "SimConfig::schedule",

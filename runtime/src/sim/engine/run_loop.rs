@@ -299,6 +299,7 @@ impl<C: Checker> Engine<'_, C> {
         }
         for id in 0..16 {
             if self.exec.ctas[c].named[id].arrived > 0 {
+                self.touch_named(c, id as u8, true);
                 self.check_named(c, id);
             }
         }
@@ -343,6 +344,7 @@ impl<C: Checker> Engine<'_, C> {
         if cb.arrived + exited >= self.exec.threads as u32 {
             cb.generation += 1;
             cb.arrived = 0;
+            self.touch_cluster_completion();
             self.checker.on_cluster_complete();
             self.time.effects += 1;
         }

@@ -16,7 +16,7 @@ use crate::sim::engine::run_loop::RoundEnd;
 use crate::sim::engine::warp::{lanes, WaitFor};
 use crate::sim::explore::footprint::{Footprint, Object};
 use crate::tensor_map::Swizzle;
-use phaser_codegen::ir::{BarrierAction, GroupAction, Inst, MemSpace, SideEffect, SyncEffect};
+use phaser_codegen::ir::{BarrierAction, GroupAction, Inst, MemSpace, MemoryOp, SideEffect, SyncEffect};
 
 /// Warp-instructions one step may run without an instruction other actors observe (a loop
 /// of arithmetic is cut into steps of this size; the grid's progress check still sees it).
@@ -29,6 +29,16 @@ pub(crate) struct StepRecord {
     pub shared: Vec<(usize, u32, u32)>,
     /// The slow-path instruction the warp ran (an index into `Program::slow`) and its lanes.
     pub slow: Option<(u32, u32)>,
+    /// Mbarriers `(cta, off)` the step arrived on leaving arrivals pending, and those it
+    /// changed otherwise (`changed`: the tx-count, a completed phase, an overflow, a drop). A
+    /// barrier only counted, never changed, commutes with other counting and with waits (see
+    /// `Object::Arrivals`).
+    pub arrivals: Vec<(usize, u32)>,
+    pub changed: Vec<(usize, u32)>,
+    /// The step completed the cluster barrier (else its arrivals and exits only counted).
+    pub cluster_completed: bool,
+    /// Named barriers arrived on (or an exit may complete), `(cta, id, reads the exit count)`.
+    pub named: Vec<(usize, u8, bool)>,
     /// Tensor-core registers were touched: dependent with everything.
     pub opaque: bool,
     /// Lanes exited (they count toward the CTA's named barriers and the cluster barrier).
@@ -63,6 +73,40 @@ impl<C: Checker> Engine<'_, C> {
     pub fn touch_shared(&mut self, cta: usize, off: u32, len: u32) {
         if let Some(s) = &mut self.step {
             s.shared.push((cta, off, len));
+        }
+    }
+
+    /// Record that the running step arrived on mbarrier `(cta, off)` and left arrivals pending.
+    #[inline]
+    pub fn touch_arrival(&mut self, cta: usize, off: u32) {
+        if let Some(s) = &mut self.step {
+            s.arrivals.push((cta, off));
+        }
+    }
+
+    /// Record that the running step changed mbarrier `(cta, off)` beyond counting an arrival
+    /// (its tx-count, its phase, an overflow, a drop).
+    #[inline]
+    pub fn touch_changed(&mut self, cta: usize, off: u32) {
+        if let Some(s) = &mut self.step {
+            s.changed.push((cta, off));
+        }
+    }
+
+    /// Record that the running step completed the cluster barrier.
+    #[inline]
+    pub fn touch_cluster_completion(&mut self) {
+        if let Some(s) = &mut self.step {
+            s.cluster_completed = true;
+        }
+    }
+
+    /// Record that the running step arrived on named barrier `id` of CTA `cta` (or exited while
+    /// it had arrivals pending); `counts_exits`: the barrier's round waits for the whole CTA.
+    #[inline]
+    pub fn touch_named(&mut self, cta: usize, id: u8, counts_exits: bool) {
+        if let Some(s) = &mut self.step {
+            s.named.push((cta, id, counts_exits));
         }
     }
 
@@ -155,14 +199,21 @@ impl<C: Checker> Engine<'_, C> {
     fn warp_step(&mut self, wi: usize) -> Result<Footprint> {
         let mut fp = Footprint::default();
         let cta = self.exec.warps[wi].cta;
-        for l in lanes(self.exec.warps[wi].blocked) {
-            match self.wait_object(wi, l) {
+        let blocked = self.exec.warps[wi].blocked;
+        let waits: Vec<(usize, Option<Object>)> = lanes(blocked).map(|l| (l, self.wait_object(wi, l))).collect();
+        self.wake(wi);
+        // What a woken lane's wait read orders the step after the step it waited for. A lane
+        // that stays blocked is not recorded: whether it wakes in this step of its warp or in
+        // the next is the order of the warp's lane groups, fixed (`explore::FIXED_CHOICES`).
+        let woken = blocked & !self.exec.warps[wi].blocked;
+        for (l, o) in waits {
+            match o {
+                _ if woken & (1 << l) == 0 => {}
                 Some(o @ Object::AsyncOf { .. }) => fp.write(o),
                 Some(o) => fp.read(o),
                 None => {}
             }
         }
-        self.wake(wi);
         let (polls, effects) = (self.time.polls_failed, self.time.slow_effects);
         self.run_warp(wi, STEP_BUDGET)?;
         // Parked only when its lanes spin: they failed the same poll twice with nothing else
@@ -180,15 +231,30 @@ impl<C: Checker> Engine<'_, C> {
             self.steps.parked[wi] = None;
         }
         let record = self.step.as_ref().expect("a step is running");
-        if record.opaque {
+        let barriers_only = self.cx.config.explore_barriers_only;
+        // Tensor-core registers in flight: the warp's own async work in barriers-only mode
+        // (what its wgmma completions and waits touch), else anything.
+        if record.opaque && !barriers_only {
             fp.write(Object::Everything);
             return Ok(fp);
+        } else if record.opaque {
+            fp.write(Object::AsyncOf { warp: wi });
         }
+        // Counting toward the cluster barrier commutes with other counting; completing it
+        // is what its waiters read.
+        let cluster = if record.cluster_completed { (Object::Cluster, true) } else { (Object::ClusterCount, false) };
         if record.exited {
-            fp.write(Object::Named { cta });
-            fp.write(Object::Cluster);
+            fp.write(Object::ExitCount { cta });
+            fp.add(cluster.0, cluster.1);
+        }
+        for &(c, id, counts_exits) in &record.named {
+            fp.write(Object::Named { cta: c, id: Some(id) });
+            if counts_exits {
+                fp.read(Object::ExitCount { cta: c });
+            }
         }
         if record.cta_ended {
+            fp.write(Object::Ended { cta });
             fp.write(Object::AllShared { cta });
             fp.write(Object::Tensor { cta });
             let warps = (0..self.exec.warps.len()).filter(|&w| self.exec.warps[w].cta == cta);
@@ -210,7 +276,20 @@ impl<C: Checker> Engine<'_, C> {
         }
         // A step that changes what others observe writes the bytes it resolved; else it reads.
         let writes = !e.writes.is_empty() || e.launch.is_some() || e.sync.is_some_and(|s| s.signals());
+        let counted = |c: usize, off: u32| record.arrivals.contains(&(c, off)) && !record.changed.contains(&(c, off));
+        // Barriers-only mode leaves plain data to the race checker; atomics and volatile
+        // accesses synchronize, so their bytes stay.
+        let data_orders = !barriers_only
+            || matches!(inst, Inst::Memory(MemoryOp::Atom { .. }))
+            || e.side == Some(SideEffect::Volatile);
         for &(c, off, len) in &record.shared {
+            if len == 8 && counted(c, off) {
+                fp.read(Object::Arrivals { cta: c, off });
+                continue;
+            }
+            if !data_orders && !self.is_mbarrier(c, off, len) {
+                continue;
+            }
             let o = Object::Shared { cta: c, off, len };
             if writes {
                 fp.write(o)
@@ -224,7 +303,8 @@ impl<C: Checker> Engine<'_, C> {
         for (spaces, write) in thread_spaces {
             for s in spaces.iter() {
                 let objects: Vec<Object> = match s {
-                    MemSpace::Global => vec![Object::Global],
+                    MemSpace::Global if data_orders => vec![Object::Global],
+                    MemSpace::Global => vec![],
                     // Addresses resolved by `smem_addr` are in `record.shared`.
                     MemSpace::Shared | MemSpace::SharedCluster | MemSpace::Param => vec![],
                     MemSpace::Tensor => (0..ctas).map(|c| Object::Tensor { cta: c }).collect(),
@@ -239,8 +319,10 @@ impl<C: Checker> Engine<'_, C> {
             }
         }
         match e.sync {
-            Some(SyncEffect::CtaBarrier { .. }) => fp.write(Object::Named { cta }),
-            Some(SyncEffect::ClusterBarrier { .. }) => fp.write(Object::Cluster),
+            // The ids arrived on are written above (none resolved: an id out of range, every one).
+            Some(SyncEffect::CtaBarrier { .. }) if record.named.is_empty() => fp.write(Object::Named { cta, id: None }),
+            Some(SyncEffect::CtaBarrier { .. }) => {}
+            Some(SyncEffect::ClusterBarrier { .. }) => fp.add(cluster.0, cluster.1),
             // Waiting on groups retires them (a write the completions, which only read the
             // groups, are ordered with); committing commutes with every completion.
             Some(SyncEffect::Group { action: GroupAction::Wait { .. }, .. } | SyncEffect::TensorMemoryWait { .. }) => {
@@ -265,7 +347,13 @@ impl<C: Checker> Engine<'_, C> {
         }
         // Wgmma and tcgen05 read shared memory through descriptors, which are not resolved by
         // `smem_addr`: dependent with everything.
+        // Barriers-only mode: their operands are data (the race checker's); what orders them
+        // is the warp's async work and the tensor memory.
         match inst {
+            Inst::Wgmma(_) | Inst::Tcgen05(_) if barriers_only => {
+                fp.write(Object::AsyncOf { warp: wi });
+                (0..ctas).for_each(|c| fp.write(Object::Tensor { cta: c }));
+            }
             Inst::Wgmma(_) | Inst::Tcgen05(_) => fp.write(Object::Everything),
             Inst::Memory(_)
             | Inst::Mbarrier(_)
@@ -282,12 +370,17 @@ impl<C: Checker> Engine<'_, C> {
         Ok(fp)
     }
 
+    /// Whether shared bytes `[off, off + len)` of CTA `cta` are an mbarrier.
+    fn is_mbarrier(&self, cta: usize, off: u32, len: u32) -> bool {
+        len == 8 && self.exec.ctas[cta].barriers.get(self.cx.layout, off).is_some()
+    }
+
     /// What the wait of lane `l` of warp `wi` reads to decide it may go on.
     fn wait_object(&self, wi: usize, l: usize) -> Option<Object> {
         let cta = self.exec.warps[wi].cta;
         match self.exec.warps[wi].wait[l] {
             WaitFor::Mbarrier { cta, off, .. } => Some(Object::Shared { cta: cta as usize, off, len: 8 }),
-            WaitFor::NamedBarrier { .. } => Some(Object::Named { cta }),
+            WaitFor::NamedBarrier { id, .. } => Some(Object::Named { cta, id: Some(id) }),
             WaitFor::ClusterBarrier { .. } => Some(Object::Cluster),
             // Waking retires the groups: a write (see `warp_step`).
             WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } | WaitFor::WgmmaGroups { .. } => {
@@ -307,7 +400,10 @@ impl<C: Checker> Engine<'_, C> {
         };
         let op = &self.async_ops.in_flight[i];
         let issuer_warp = self.warp_of(op.issuer).0;
+        let barriers_only = self.cx.config.explore_barriers_only;
         let mut fp = Footprint::default();
+        // Barriers-only mode: the data a copy moves is the race checker's.
+        let mut data = Footprint::default();
         match &op.kind {
             AsyncKind::Load { dsts, src, bytes, .. } => {
                 for d in dsts {
@@ -321,43 +417,43 @@ impl<C: Checker> Engine<'_, C> {
                     };
                     match map {
                         Some((Swizzle::None, false)) => {
-                            fp.write(Object::Shared { cta: d.cta, off: d.off, len: *bytes })
+                            data.write(Object::Shared { cta: d.cta, off: d.off, len: *bytes })
                         }
                         Some((_, false)) => {
                             let lo = d.off & !1023;
                             let hi = (d.off + bytes).next_multiple_of(1024);
-                            fp.write(Object::Shared { cta: d.cta, off: lo, len: hi - lo });
+                            data.write(Object::Shared { cta: d.cta, off: lo, len: hi - lo });
                         }
-                        Some((_, true)) | None => fp.write(Object::AllShared { cta: d.cta }),
+                        Some((_, true)) | None => data.write(Object::AllShared { cta: d.cta }),
                     }
                     fp.write(Object::Shared { cta: d.cta, off: d.bar, len: 8 });
                     // Landing in an exited CTA is a finding: the exit count is read.
-                    fp.read(Object::Named { cta: d.cta });
+                    fp.read(Object::Ended { cta: d.cta });
                 }
                 match src {
-                    LoadSrc::Bulk(addr) => fp.read(Object::GlobalRange { addr: *addr, len: *bytes as u64 }),
-                    LoadSrc::Tensor { .. } => fp.read(Object::Global),
-                    LoadSrc::Shared { cta, off } => fp.read(Object::Shared { cta: *cta, off: *off, len: *bytes }),
+                    LoadSrc::Bulk(addr) => data.read(Object::GlobalRange { addr: *addr, len: *bytes as u64 }),
+                    LoadSrc::Tensor { .. } => data.read(Object::Global),
+                    LoadSrc::Shared { cta, off } => data.read(Object::Shared { cta: *cta, off: *off, len: *bytes }),
                 }
             }
             AsyncKind::CpAsync { cta, off, bytes, src, .. } => {
-                fp.write(Object::Shared { cta: *cta, off: *off, len: *bytes });
-                fp.read(Object::GlobalRange { addr: *src, len: *bytes as u64 });
+                data.write(Object::Shared { cta: *cta, off: *off, len: *bytes });
+                data.read(Object::GlobalRange { addr: *src, len: *bytes as u64 });
                 // Completions of a thread's ops commute with each other; its waits retire them.
                 fp.read(Object::AsyncOf { warp: issuer_warp });
             }
             AsyncKind::Store { cta, off, bytes, dst, .. } => {
                 match dst {
                     StoreDst::Bulk(addr) => {
-                        fp.read(Object::Shared { cta: *cta, off: *off, len: *bytes });
-                        fp.write(Object::GlobalRange { addr: *addr, len: *bytes as u64 });
+                        data.read(Object::Shared { cta: *cta, off: *off, len: *bytes });
+                        data.write(Object::GlobalRange { addr: *addr, len: *bytes as u64 });
                     }
                     // A tensor box may be swizzled within its 1024-byte-aligned tiles.
                     StoreDst::Tensor { .. } => {
                         let lo = off & !1023;
                         let hi = (off + bytes).next_multiple_of(1024);
-                        fp.read(Object::Shared { cta: *cta, off: lo, len: hi - lo });
-                        fp.write(Object::Global);
+                        data.read(Object::Shared { cta: *cta, off: lo, len: hi - lo });
+                        data.write(Object::Global);
                     }
                 }
                 fp.read(Object::AsyncOf { warp: issuer_warp });
@@ -367,12 +463,24 @@ impl<C: Checker> Engine<'_, C> {
                 fp.write(Object::AsyncOf { warp: issuer_warp });
             }
             // The tensor cores: descriptors, tensor memory, warpgroup order.
+            // Barriers-only mode: the issuing warp's async work and the tensor memory (a
+            // commit's arrival is on its barrier's bytes, below).
+            AsyncKind::Commit { .. } | AsyncKind::Tcgen05(_) | AsyncKind::Wgmma { .. } if barriers_only => {
+                fp.write(Object::AsyncOf { warp: issuer_warp });
+                (0..self.exec.ctas.len()).for_each(|c| fp.write(Object::Tensor { cta: c }));
+            }
             AsyncKind::Commit { .. } | AsyncKind::Tcgen05(_) | AsyncKind::Wgmma { .. } => fp.write(Object::Everything),
+        }
+        if !barriers_only {
+            data.accesses.into_iter().for_each(|(o, w)| fp.add(o, w));
         }
         self.complete_next_piece(i)?;
         self.steps.progress += 1;
-        for &(c, off, len) in &self.step.as_ref().expect("a step is running").shared {
-            fp.write(Object::Shared { cta: c, off, len });
+        let touched = std::mem::take(&mut self.step.as_mut().expect("a step is running").shared);
+        for (c, off, len) in touched {
+            if !barriers_only || self.is_mbarrier(c, off, len) {
+                fp.write(Object::Shared { cta: c, off, len });
+            }
         }
         Ok(fp)
     }

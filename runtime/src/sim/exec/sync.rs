@@ -137,6 +137,8 @@ impl<C: Checker> Engine<'_, C> {
             self.finding(Category::NamedBarrier, c, Some(t), None, Some(pc), msg);
         }
         self.checker.on_named_arrive(t, c, id);
+        let counts_exits = expected.is_none() && self.exec.ctas[c].named[id].expected.is_none();
+        self.touch_named(c, id as u8, counts_exits);
         let nb = &mut self.exec.ctas[c].named[id];
         if let Some(k) = expected {
             nb.expected = Some(k);

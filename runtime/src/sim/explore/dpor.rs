@@ -86,13 +86,16 @@ impl Dpor {
             let base = actor_clock.get(&p).cloned().unwrap_or_default();
             let before =
                 |clock: &[u32], actor: usize, step: usize| clock.get(actor).is_some_and(|&c| c as usize > step);
-            let mut clock = base.clone();
+            let mut clock = base;
             let mut race = None;
             for i in (0..j).rev() {
                 if actor_of[i] == pi || !self.nodes[i].footprint.dependent(&self.nodes[j].footprint) {
                     continue;
                 }
-                if race.is_none() && !before(&base, actor_of[i], i) {
+                // Not ordered by the steps between (their clocks are joined in `clock`): a race,
+                // unless step `i` is what enabled `p` (it could not run before `i`, and since
+                // `i` ran it could: the order is causal, and the race to look for is earlier).
+                if race.is_none() && !before(&clock, actor_of[i], i) && !self.enabled_by(i, p) {
                     race = Some(i);
                 }
                 join(&mut clock, &clocks[i]);
@@ -115,6 +118,13 @@ impl Dpor {
             actor_clock.insert(p, clock.clone());
             clocks.push(clock);
         }
+    }
+
+    /// Whether step `i` enabled actor `p`: `p` could not run in the state before it and could
+    /// in the state after. (A warp parked on failed polls counts as unable: its step there
+    /// would have been one more failed poll, which changes nothing.)
+    fn enabled_by(&self, i: usize, p: Actor) -> bool {
+        !self.nodes[i].enabled.contains(&p) && self.nodes.get(i + 1).is_some_and(|n| n.enabled.contains(&p))
     }
 
     /// The deepest state with an actor left to try, as the next execution; `None`: every

@@ -18,10 +18,25 @@ pub(crate) enum Object {
     Global,
     /// Bytes `[addr, addr + len)` of global memory (a bulk copy's source or destination).
     GlobalRange { addr: u64, len: u64 },
-    /// CTA `cta`'s named barriers (`bar.sync`, `bar.arrive`) and its exit count.
-    Named { cta: usize },
-    /// The cluster barrier.
+    /// Named barrier `id` of CTA `cta` (`bar.sync`, `bar.arrive`); `id: None` is every one.
+    Named { cta: usize, id: Option<u8> },
+    /// CTA `cta`'s count of exited threads, which a named barrier waiting for the whole CTA
+    /// counts (an exit also writes each barrier with arrivals pending: it may complete it).
+    ExitCount { cta: usize },
+    /// Whether CTA `cta` has ended (a copy landing in an ended CTA is a finding).
+    Ended { cta: usize },
+    /// The cluster barrier (its generation: what its waiters read, what completing it writes).
     Cluster,
+    /// The cluster barrier's count of arrivals and exits. Counting without completing is a
+    /// *read* of it: such steps commute (had they run in the other order, neither would have
+    /// completed it either, since the count only grows); it overlaps `Cluster`.
+    ClusterCount,
+    /// The pending-arrival count of the mbarrier at `(cta, off)`, *read* by a plain arrival
+    /// that leaves arrivals pending (no tx-count change): such arrivals commute with each other
+    /// (the count only falls, so in the other order neither completes the phase either) and
+    /// with waits, which read the phase. It overlaps the barrier's 8 shared bytes, which
+    /// completing arrivals, tx operations and inits write.
+    Arrivals { cta: usize, off: u32 },
     /// Tensor memory and the tcgen05 state of CTA `cta`.
     Tensor { cta: usize },
     /// The async work of warp `warp`: its groups, its wgmmas, its ops in flight.
@@ -41,20 +56,30 @@ impl Object {
                 a == b && x < y.saturating_add(m) && y < x.saturating_add(n)
             }
             (Shared { cta: a, .. } | AllShared { cta: a }, Shared { cta: b, .. } | AllShared { cta: b }) => a == b,
+            (Arrivals { cta: a, off: x }, Arrivals { cta: b, off: y }) => a == b && x == y,
+            (Arrivals { cta: a, off: x }, Shared { cta: b, off: y, len: m })
+            | (Shared { cta: b, off: y, len: m }, Arrivals { cta: a, off: x }) => a == b && y <= x && x < y.saturating_add(m),
+            (Arrivals { cta: a, .. }, AllShared { cta: b }) | (AllShared { cta: b }, Arrivals { cta: a, .. }) => a == b,
+            (Cluster | ClusterCount, Cluster | ClusterCount) => true,
             (GlobalRange { addr: x, len: n }, GlobalRange { addr: y, len: m }) => {
                 x < y.saturating_add(m) && y < x.saturating_add(n)
             }
-            (Global | GlobalRange { .. }, Global | GlobalRange { .. }) | (Cluster, Cluster) => true,
-            (Named { cta: a }, Named { cta: b })
+            (Global | GlobalRange { .. }, Global | GlobalRange { .. }) => true,
+            (Named { cta: a, id: x }, Named { cta: b, id: y }) => a == b && (x.is_none() || y.is_none() || x == y),
+            (ExitCount { cta: a }, ExitCount { cta: b })
+            | (Ended { cta: a }, Ended { cta: b })
             | (Tensor { cta: a }, Tensor { cta: b })
             | (Registers { cta: a }, Registers { cta: b })
             | (AsyncOf { warp: a }, AsyncOf { warp: b }) => a == b,
-            (Shared { .. } | AllShared { .. }, _)
+            (Shared { .. } | AllShared { .. } | Arrivals { .. }, _)
             | (
                 Global
                 | GlobalRange { .. }
                 | Named { .. }
+                | ExitCount { .. }
+                | Ended { .. }
                 | Cluster
+                | ClusterCount
                 | Tensor { .. }
                 | AsyncOf { .. }
                 | Registers { .. },
@@ -77,7 +102,22 @@ impl Footprint {
     pub fn write(&mut self, o: Object) {
         self.add(o, true);
     }
-    fn add(&mut self, o: Object, write: bool) {
+    pub fn add(&mut self, o: Object, write: bool) {
+        // Shared bytes next to (or over) bytes already touched the same way join them: the
+        // union names exactly the same bytes, and a warp's lanes touch runs of them.
+        if let Object::Shared { cta, off, len } = o {
+            let end = off.saturating_add(len);
+            for (x, w) in &mut self.accesses {
+                if let Object::Shared { cta: c, off: o2, len: l2 } = x {
+                    let end2 = o2.saturating_add(*l2);
+                    if *c == cta && *w == write && off <= end2 && *o2 <= end {
+                        let lo = off.min(*o2);
+                        *x = Object::Shared { cta, off: lo, len: end.max(end2) - lo };
+                        return;
+                    }
+                }
+            }
+        }
         match self.accesses.iter_mut().find(|(x, _)| *x == o) {
             Some((_, w)) => *w |= write,
             None => self.accesses.push((o, write)),
@@ -122,5 +162,20 @@ mod tests {
         assert!(!fp(&[(lo, true)]).dependent(&fp(&[(hi, true)])), "disjoint global bytes");
         assert!(fp(&[(Object::Global, false)]).dependent(&fp(&[(hi, true)])), "an untracked access");
         assert!(!fp(&[(Object::Everything, true)]).dependent(&Footprint::default()), "a step that touched nothing");
+        let (bar1, bar2) = (Object::Named { cta: 0, id: Some(1) }, Object::Named { cta: 0, id: Some(2) });
+        assert!(!fp(&[(bar1, true)]).dependent(&fp(&[(bar2, true)])), "different named barriers");
+        assert!(fp(&[(Object::Named { cta: 0, id: None }, true)]).dependent(&fp(&[(bar2, false)])), "every id");
+        let (count, word) = (Object::Arrivals { cta: 0, off: 8 }, Object::Shared { cta: 0, off: 8, len: 8 });
+        assert!(!fp(&[(count, false)]).dependent(&fp(&[(count, false)])), "arrivals that leave some pending");
+        assert!(!fp(&[(count, false)]).dependent(&fp(&[(word, false)])), "such an arrival and a wait");
+        assert!(fp(&[(count, false)]).dependent(&fp(&[(word, true)])), "such an arrival and the completing one");
+        assert!(!fp(&[(Object::ClusterCount, false)]).dependent(&fp(&[(Object::ClusterCount, false)])));
+        assert!(fp(&[(Object::ClusterCount, false)]).dependent(&fp(&[(Object::Cluster, true)])));
+        let mut lanes = Footprint::default();
+        (0..32).for_each(|l| lanes.read(Object::Shared { cta: 0, off: 1024 + 4 * l, len: 4 }));
+        lanes.write(Object::Shared { cta: 0, off: 1152, len: 4 });
+        let joined = [(Object::Shared { cta: 0, off: 1024, len: 128 }, false), (Object::Shared { cta: 0, off: 1152, len: 4 }, true)];
+        assert_eq!(lanes.accesses, joined, "a warp's run of reads is one range; a write beside it stays apart");
+        assert!(!fp(&[(Object::ExitCount { cta: 0 }, true)]).dependent(&fp(&[(Object::Ended { cta: 0 }, false)])));
     }
 }

@@ -27,7 +27,8 @@ use std::time::Instant;
 /// The choices every step-mode execution makes the same way (stated in every report).
 pub const FIXED_CHOICES: &[&str] = &[
     "the lanes of a warp run together where they agree (one step per warp-uniform instruction), and the lane \
-     groups of a diverged warp run lowest program counter first",
+     groups of a diverged warp run lowest program counter first; a lane another actor's step lets go joins its \
+     warp's next step after that one (not a step its warp takes before it)",
     "a try_wait never fails spuriously, and times out only when nothing else can run",
     "the pieces of one copy land in address order (which copy lands when is explored)",
     "%clock and %globaltimer count the steps taken, so they differ between interleavings without being explored",
@@ -77,6 +78,7 @@ impl SimDevice {
             bound_hit: None,
             counterexample: None,
             fixed_choices: FIXED_CHOICES,
+            barriers_only: sc.explore_barriers_only,
             wall: Default::default(),
         };
         let mut tree = dpor::Dpor::default();

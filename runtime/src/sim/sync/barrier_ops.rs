@@ -217,6 +217,11 @@ impl<C: Checker> Engine<'_, C> {
         let (pending, tx, expected, phase) = (bar.pending, bar.tx, bar.expected, bar.phase);
         let o = bar.arrive(count, drop, actor, loc, tick);
         self.time.effects += 1;
+        if !o.completed && !o.overflow && !drop && pending > count as i64 {
+            self.touch_arrival(cta, off);
+        } else {
+            self.touch_changed(cta, off);
+        }
         let t = match actor {
             Actor::Thread(t) | Actor::Agent { issuer: t, .. } => t,
             Actor::Warp { base, lanes } => base + lanes.trailing_zeros(),
@@ -270,6 +275,7 @@ impl<C: Checker> Engine<'_, C> {
         let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
         let over = bar.expect_tx(bytes, Actor::Thread(t), pc, loc, tick);
         self.time.effects += 1;
+        self.touch_changed(cta, off);
         if over {
             self.tx_overflow(t, cta, off, pc);
         }
@@ -284,6 +290,7 @@ impl<C: Checker> Engine<'_, C> {
         let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
         let (over, done) = bar.complete_tx(bytes, actor, pc, loc, tick);
         self.time.effects += 1;
+        self.touch_changed(cta, off);
         let t = match actor {
             Actor::Thread(t) | Actor::Agent { issuer: t, .. } => t,
             Actor::Warp { base, .. } => base,
