@@ -118,6 +118,15 @@ pub fn shared_alloc_problems(name: &str, elem: Type, len: u32, align: u32, limit
 }
 
 /// Check a kernel and return the PTX ISA version it needs.
+/// FP8 is a storage type: tiles and buffers hold it and wgmma reads it through descriptors,
+/// but no instruction computes on a single FP8 value in a register.
+pub fn fp8_register_problem(ty: Type) -> String {
+    format!(
+        "{ty} values live in shared-memory tiles and buffers only (wgmma reads them through descriptors): a register \
+         cannot hold {ty}"
+    )
+}
+
 pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     check_nesting(k)?;
     let mut diags = Vec::new();
@@ -163,6 +172,11 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
         }
         for msg in value_problems(inst) {
             err(loc, msg);
+        }
+        let mut fp8_regs = inst.regs_used();
+        fp8_regs.extend(inst.regs_defined());
+        if let Some(r) = fp8_regs.into_iter().find(|r| r.ty.is_fp8()) {
+            err(loc, fp8_register_problem(r.ty));
         }
     });
     for (loc, msg) in super::tcgen05::cta_group_conflicts(k) {
