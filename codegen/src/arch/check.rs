@@ -696,4 +696,20 @@ mod tests {
         assert_eq!(bad.len(), 2, "{e}");
         assert_ne!(bad[0].loc, bad[1].loc);
     }
+
+    /// FP8 is a storage type: loading one element into a register is refused, with the rule.
+    #[test]
+    fn an_fp8_register_is_refused() {
+        use crate::ir::{Type, Value};
+        for ty in [Type::E4M3, Type::E5M2] {
+            let mut k = KernelBuilder::new("k", Target::Sm90a);
+            let x = k.param_global("x", ty, false);
+            let y = k.param_global("y", Type::F32, true);
+            let v = k.ld_global(x, Value::u32(0));
+            let f = k.cvt(v, Type::F32);
+            k.st_global(y, Value::u32(0), f);
+            let e = k.finish().unwrap_err();
+            assert!(e.diagnostics.iter().any(|d| d.message == super::fp8_register_problem(ty)), "{e}");
+        }
+    }
 }
