@@ -421,6 +421,11 @@ impl KernelBuilder {
         if st.elem_bytes != elem.bytes() {
             return None; // reported by `mma_elem`
         }
+        // Before the shape: an FP8 tile read MN-major has no shape to compare.
+        if let Some(p) = wgmma::major_problem(elem, major) {
+            self.arg_error(arg.name(), format!("wgmma: {}: {p}", arg_word(arg)));
+            return None;
+        }
         let op = MmaOperand::new(st, major);
         if let Some(p) = st.problem() {
             self.arg_error(arg.name(), format!("wgmma: {}: {p}", arg_word(arg)));
