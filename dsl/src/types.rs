@@ -116,7 +116,7 @@ impl Scalar {
             Scalar::F64 => Type::F64,
         }
     }
-    /// The DSL scalar of a codegen type (`b32` reads as `u32`); `None` for predicates.
+    /// The DSL scalar of a codegen type (`b32` reads as `u32`); `None` for predicates and FP8.
     pub fn from_ir(t: Type) -> Option<Scalar> {
         Some(match t {
             Type::U16 | Type::B16 => Scalar::U16,
@@ -129,7 +129,8 @@ impl Scalar {
             Type::BF16 => Scalar::BF16,
             Type::F32 => Scalar::F32,
             Type::F64 => Scalar::F64,
-            Type::Pred => return None,
+            // FP8 has no DSL scalar yet: its tiles are built through the builder.
+            Type::Pred | Type::E4M3 | Type::E5M2 => return None,
         })
     }
     /// The host Rust type (launch arguments, device-function boundaries).

@@ -242,6 +242,8 @@ impl TensorMapDesc {
 /// maps each one exhaustively, so a new one cannot fall through to a wrong encoding).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TmaDataType {
+    /// Bytes: FP8 moves as raw bits (the hardware has no FP8 tensor-map type on sm_90).
+    U8,
     U16,
     U32,
     S32,
@@ -265,6 +267,7 @@ pub fn tma_data_type(t: Type) -> Option<TmaDataType> {
         Type::F32 => TmaDataType::F32,
         Type::F64 => TmaDataType::F64,
         Type::BF16 => TmaDataType::BF16,
+        Type::E4M3 | Type::E5M2 => TmaDataType::U8,
         Type::Pred => return None,
     })
 }
@@ -498,6 +501,7 @@ mod tests {
         assert_eq!(tma_data_type(Type::F32), Some(TmaDataType::F32));
         assert_eq!(tma_data_type(Type::BF16), Some(TmaDataType::BF16));
         assert_eq!(tma_data_type(Type::S16), Some(TmaDataType::U16), "16-bit integers move as raw bits");
+        assert_eq!(tma_data_type(Type::E4M3), Some(TmaDataType::U8), "FP8 moves as raw bytes");
         assert_eq!(tma_data_type(Type::Pred), None);
         let d = TensorMapDesc::dense(Type::Pred, 0, &[16], &[16], Swizzle::None);
         assert!(err(&d).contains("no TMA data type"));

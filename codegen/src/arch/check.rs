@@ -118,6 +118,15 @@ pub fn shared_alloc_problems(name: &str, elem: Type, len: u32, align: u32, limit
 }
 
 /// Check a kernel and return the PTX ISA version it needs.
+/// FP8 is a storage type: tiles and buffers hold it and wgmma reads it through descriptors,
+/// but no instruction computes on a single FP8 value in a register.
+pub fn fp8_register_problem(ty: Type) -> String {
+    format!(
+        "{ty} values live in shared-memory tiles and buffers only (wgmma reads them through descriptors): a register \
+         cannot hold {ty}"
+    )
+}
+
 pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
     check_nesting(k)?;
     let mut diags = Vec::new();
@@ -163,6 +172,11 @@ pub fn check_kernel(k: &Kernel) -> Result<PtxVersion> {
         }
         for msg in value_problems(inst) {
             err(loc, msg);
+        }
+        let mut fp8_regs = inst.regs_used();
+        fp8_regs.extend(inst.regs_defined());
+        if let Some(r) = fp8_regs.into_iter().find(|r| r.ty.is_fp8()) {
+            err(loc, fp8_register_problem(r.ty));
         }
     });
     for (loc, msg) in super::tcgen05::cta_group_conflicts(k) {
@@ -681,5 +695,21 @@ mod tests {
         let bad: Vec<_> = e.diagnostics.iter().filter(|d| d.message.contains("setmaxnreg count 30")).collect();
         assert_eq!(bad.len(), 2, "{e}");
         assert_ne!(bad[0].loc, bad[1].loc);
+    }
+
+    /// FP8 is a storage type: loading one element into a register is refused, with the rule.
+    #[test]
+    fn an_fp8_register_is_refused() {
+        use crate::ir::{Type, Value};
+        for ty in [Type::E4M3, Type::E5M2] {
+            let mut k = KernelBuilder::new("k", Target::Sm90a);
+            let x = k.param_global("x", ty, false);
+            let y = k.param_global("y", Type::F32, true);
+            let v = k.ld_global(x, Value::u32(0));
+            let f = k.cvt(v, Type::F32);
+            k.st_global(y, Value::u32(0), f);
+            let e = k.finish().unwrap_err();
+            assert!(e.diagnostics.iter().any(|d| d.message == super::fp8_register_problem(ty)), "{e}");
+        }
     }
 }

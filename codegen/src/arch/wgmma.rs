@@ -29,17 +29,19 @@ impl MmaElem {
 }
 
 /// The multiplicand type of tiles of `ty` that wgmma reads through descriptors, if it has one:
-/// bf16 and f16 (the tile element types kernels have).
+/// bf16, f16 and the FP8 types (the tile element types kernels have).
 pub fn tile_elem(ty: Type) -> Option<MmaElem> {
     match ty {
         Type::BF16 => Some(MmaElem::BF16),
         Type::F16 => Some(MmaElem::F16),
+        Type::E4M3 => Some(MmaElem::E4M3),
+        Type::E5M2 => Some(MmaElem::E5M2),
         _ => None,
     }
 }
 
 /// What [`tile_elem`] takes, for messages.
-pub const TILE_ELEMS: &str = "bf16 or f16";
+pub const TILE_ELEMS: &str = "bf16, f16, e4m3 or e5m2";
 
 /// f32 registers per thread of an `M x n` accumulator (the D fragment): `n / 2`.
 pub const fn accumulator_len(n: u32) -> u32 {
@@ -304,6 +306,8 @@ mod tests {
         assert_eq!(major_problem(MmaElem::E4M3, Major::K), None);
         assert!(register_a_major_problem(Major::MN).is_some());
         assert_eq!(tile_elem(Type::F32), None);
+        assert_eq!(tile_elem(Type::E4M3), Some(MmaElem::E4M3));
+        assert_eq!(tile_elem(Type::E5M2), Some(MmaElem::E5M2));
     }
 
     proptest! {

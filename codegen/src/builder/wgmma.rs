@@ -290,10 +290,11 @@ impl KernelBuilder {
                 None => Value::u64(0),
             };
             let b_desc = k.b_desc(b_op, elem, acc.n, k_step);
+            // e4m3 and e5m2 pair with each other (`types_problem`): each operand keeps its own.
             k.push_mma(MmaAsync {
                 n: acc.n,
-                a_ty: elem,
-                b_ty: elem,
+                a_ty: a_elem.unwrap_or(elem),
+                b_ty: b_elem.unwrap_or(elem),
                 d: acc.regs.clone(),
                 a: WgmmaA::Desc(a_desc),
                 b_desc,
@@ -419,6 +420,11 @@ impl KernelBuilder {
         };
         if st.elem_bytes != elem.bytes() {
             return None; // reported by `mma_elem`
+        }
+        // Before the shape: an FP8 tile read MN-major has no shape to compare.
+        if let Some(p) = wgmma::major_problem(elem, major) {
+            self.arg_error(arg.name(), format!("wgmma: {}: {p}", arg_word(arg)));
+            return None;
         }
         let op = MmaOperand::new(st, major);
         if let Some(p) = st.problem() {

@@ -152,6 +152,8 @@ pub fn bin_fn(op: BinOp, ty: Type) -> BinFn {
             BinOp::Xor => |a, b| a ^ b,
             BinOp::Shl | BinOp::Shr => |a, _| a,
         },
+        // No FP8 register passes `check_kernel`: nothing computes on FP8 values.
+        E4M3 | E5M2 => |a, _| a,
         F64 => match op {
             BinOp::Add => |a, b| db(d(a) + d(b)),
             BinOp::Sub => |a, b| db(d(a) - d(b)),
@@ -171,6 +173,7 @@ pub fn bin_fn(op: BinOp, ty: Type) -> BinFn {
 pub fn un_fn(op: UnOp, ty: Type) -> UnFn {
     use Type::*;
     match (op, ty) {
+        (_, E4M3 | E5M2) => |a| a, // no FP8 register passes `check_kernel`
         (UnOp::Not, Pred) => |a| (a == 0) as u64,
         (UnOp::Not, U16 | S16 | B16 | F16 | BF16) => |a| !a & 0xFFFF,
         (UnOp::Not, U32 | S32 | B32 | F32) => |a| !a & 0xFFFF_FFFF,
@@ -203,6 +206,7 @@ pub fn mad_fn(ty: Type) -> MadFn {
         // fma.rn: one rounding.
         F32 | F16 | BF16 => |a, b, c| fb(f(a).mul_add(f(b), f(c))),
         F64 => |a, b, c| db(d(a).mul_add(d(b), d(c))),
+        E4M3 | E5M2 => |a, _, _| a, // no FP8 register passes `check_kernel`
         Pred => |a, b, c| (a & b) ^ c,
     }
 }
@@ -363,6 +367,7 @@ pub fn cvt_rounded(v: u64, st: Type, dt: Type, rounding: Option<Rounding>) -> u6
         F64 => Num::F(f64::from_bits(v)),
         F16 => Num::F(half::f16::from_bits(v as u16).to_f64()),
         BF16 => Num::F(half::bf16::from_bits(v as u16).to_f64()),
+        E4M3 | E5M2 => Num::F(fp8_value(st, v as u8)),
     };
     let nearest = match n {
         Num::I(x) => cvt_nearest(Num::I(x), st, dt, v),
@@ -470,6 +475,25 @@ fn cvt_nearest(n: Num, st: Type, dt: Type, v: u64) -> u64 {
         (Num::F(x), F16) => to_f16(x),
         (Num::F(x), BF16) => to_bf16(x),
         (_, _) => v,
+    }
+}
+
+/// The value of an OCP FP8 element (`ty` is [`Type::E4M3`] or [`Type::E5M2`]; every other
+/// type reads as NaN). E4M3 (`e4m3fn`): bias 7, no infinities, S.1111.111 is NaN; E5M2: the
+/// upper byte of an IEEE f16. Every FP8 value is exact in f32.
+pub fn fp8_value(ty: Type, b: u8) -> f64 {
+    match ty {
+        Type::E4M3 => {
+            let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+            let (e, m) = ((b >> 3) & 0xF, b & 7);
+            if e == 0xF && m == 7 {
+                return f64::NAN;
+            }
+            let v = if e == 0 { m as f64 / 8.0 * 2f64.powi(-6) } else { (1.0 + m as f64 / 8.0) * 2f64.powi(e as i32 - 7) };
+            sign * v
+        }
+        Type::E5M2 => half::f16::from_bits((b as u16) << 8).to_f64(),
+        _ => f64::NAN,
     }
 }
 

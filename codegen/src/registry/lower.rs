@@ -154,15 +154,17 @@ pub fn sample_args(k: &mut KernelBuilder, def: &OpDef, hints: &[ArgHint]) -> Vec
                 (Kind::Tile, h) => {
                     OpArg::Tile(k.alloc_tile(&pname, &TileShape::new(elem_of(&h), &[8, 64], TileLayout::RowMajor)))
                 }
-                // A valid operand of every wgmma form: 64 x 64 bf16 (or f16), 128-byte swizzled
-                // (K-major and MN-major views alike have M/N = K = 64).
+                // A valid operand of every wgmma form: 64 rows of one 128-byte swizzle row, 128-byte
+                // swizzled: 64 x 64 bf16 (or f16; K-major and MN-major views alike have M/N = K =
+                // 64), 64 x 128 FP8 (K-major only).
                 (Kind::MmaTile, h) => {
                     let elem = match elem_of(&h) {
-                        t @ (Type::BF16 | Type::F16) => t,
+                        t if crate::arch::wgmma::tile_elem(t).is_some() => t,
                         _ => Type::BF16,
                     };
-                    let layout = TileLayout::Swizzled(crate::arch::swizzle::Swizzle::B128);
-                    OpArg::Tile(k.alloc_tile(&pname, &TileShape::new(elem, &[64, 64], layout)))
+                    let swizzle = crate::arch::swizzle::Swizzle::B128;
+                    let dims = [64, swizzle.row_bytes() / elem.size()];
+                    OpArg::Tile(k.alloc_tile(&pname, &TileShape::new(elem, &dims, TileLayout::Swizzled(swizzle))))
                 }
                 (Kind::Registers(t), h) => {
                     let len = match h {
@@ -244,6 +246,7 @@ pub struct Variant {
 /// strictest of what its parts need: [`requirement`] composes them).
 pub fn variants(def: &OpDef) -> Vec<Variant> {
     let mut vs = variants_in(def, Space::Global);
+    vs.extend(fp8_variants(def, &vs));
     if let Some(i) = def.params.iter().position(|p| matches!(p.kind, Kind::Array | Kind::ArrayMut)) {
         for space in [Space::Shared, Space::SharedCluster] {
             let first = variants_in(def, space).into_iter().filter(|v| {
@@ -260,6 +263,32 @@ pub fn variants(def: &OpDef) -> Vec<Variant> {
         }
     }
     vs
+}
+
+/// The FP8 forms of an op with wgmma tiles: each variant again with every tile of e4m3, and of
+/// e5m2, where the builder accepts it (FP8 operands are K-major only: `arch::wgmma::major_problem`
+/// refuses the others, so a variant that does not build has no FP8 form).
+fn fp8_variants(def: &OpDef, vs: &[Variant]) -> Vec<Variant> {
+    if !def.params.iter().any(|p| p.kind == Kind::MmaTile) {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for elem in [Type::E4M3, Type::E5M2] {
+        for v in vs {
+            let hints = def
+                .params
+                .iter()
+                .zip(&v.hints)
+                .map(|(p, h)| if p.kind == Kind::MmaTile { ArgHint::Elem(elem) } else { h.clone() })
+                .collect();
+            let label = if v.label.is_empty() { elem.ptx().to_string() } else { format!("{elem}, {}", v.label) };
+            let fp8 = Variant { label, literals: v.literals, hints, elem: v.elem };
+            if variant_kernel(def, &fp8, Target::Sm90a).is_ok() {
+                out.push(fp8);
+            }
+        }
+    }
+    out
 }
 
 fn variants_in(def: &OpDef, space: Space) -> Vec<Variant> {

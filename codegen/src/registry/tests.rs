@@ -96,3 +96,31 @@ fn a_warp_level_name_never_suggests_a_wider_barrier() {
     assert!(may_suggest("warpgroup_sync", "cuda.warpgroup_sync"));
     assert!(warp_sync_for("warpgroup_sync").is_none());
 }
+
+/// The wgmma ops multiply FP8 tiles in the K-major forms only: every variant with an MN-major
+/// operand lacks an e4m3/e5m2 twin, and each FP8 variant's instruction carries its own types.
+#[test]
+fn wgmma_ops_have_their_k_major_fp8_forms() {
+    use crate::ir::{walk_insts, Inst, WgmmaOp};
+    for path in ["ptx.wgmma.mma_async", "ptx.wgmma.mma_async_rs"] {
+        let op = lookup(path).unwrap();
+        let vs = variants(op);
+        for elem in ["e4m3", "e5m2"] {
+            let fp8: Vec<_> = vs.iter().filter(|v| v.label.starts_with(elem)).collect();
+            assert!(!fp8.is_empty(), "{path}: no {elem} variant");
+            assert!(fp8.iter().all(|v| !v.label.contains("\"mn\"")), "{path}: an MN-major {elem} variant");
+            for v in fp8 {
+                let k = variant_kernel(op, v, Target::Sm90a).unwrap();
+                let mut types = Vec::new();
+                walk_insts(k.body(), &mut |i, _| {
+                    if let Inst::Wgmma(WgmmaOp::MmaAsync(m)) = i {
+                        types.push((m.a_ty.ptx(), m.b_ty.ptx()));
+                    }
+                });
+                assert_eq!(types, [(elem, elem)], "{path} ({})", v.label);
+            }
+        }
+        let k_major = vs.iter().filter(|v| !v.label.contains("\"mn\"") && !v.label.starts_with('e')).count();
+        assert_eq!(vs.iter().filter(|v| v.label.starts_with("e4m3")).count(), k_major, "{path}");
+    }
+}

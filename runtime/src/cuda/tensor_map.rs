@@ -9,6 +9,7 @@ use cudarc::driver::sys;
 fn data_type(t: TmaDataType) -> sys::CUtensorMapDataType {
     use sys::CUtensorMapDataType_enum as D;
     match t {
+        TmaDataType::U8 => D::CU_TENSOR_MAP_DATA_TYPE_UINT8,
         TmaDataType::U16 => D::CU_TENSOR_MAP_DATA_TYPE_UINT16,
         TmaDataType::U32 => D::CU_TENSOR_MAP_DATA_TYPE_UINT32,
         TmaDataType::S32 => D::CU_TENSOR_MAP_DATA_TYPE_INT32,

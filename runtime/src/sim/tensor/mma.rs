@@ -14,7 +14,8 @@
 //! simulator-vs-GPU GEMM test, `examples/tests/gpu_gemm.rs`, measures how many are
 //! bit-identical).
 
-use phaser_codegen::ir::{Major, MatrixDescriptor, MmaElem};
+use phaser_codegen::eval::exec::fp8_value;
+use phaser_codegen::ir::{Major, MatrixDescriptor, MmaElem, Type};
 
 /// Rows of a wgmma's A and D (a warpgroup's tile height), as `arch::wgmma` states it.
 pub const M: usize = phaser_codegen::arch::wgmma::M as usize;
@@ -29,20 +30,13 @@ pub fn element(ty: MmaElem, bits: u32) -> f32 {
     }
 }
 
-/// OCP FP8 E4M3 (`e4m3fn`: bias 7, no infinities, S.1111.111 is NaN).
+/// FP8 values: the one decoding, `codegen::eval::exec::fp8_value` (every FP8 value is exact in f32).
 fn e4m3(b: u8) -> f32 {
-    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
-    let (e, m) = ((b >> 3) & 0xF, b & 7);
-    if e == 0xF && m == 7 {
-        return f32::NAN;
-    }
-    let v = if e == 0 { m as f32 / 8.0 * 2f32.powi(-6) } else { (1.0 + m as f32 / 8.0) * 2f32.powi(e as i32 - 7) };
-    sign * v
+    fp8_value(Type::E4M3, b) as f32
 }
 
-/// OCP FP8 E5M2 (the upper byte of an IEEE f16).
 fn e5m2(b: u8) -> f32 {
-    half::f16::from_bits((b as u16) << 8).to_f32()
+    fp8_value(Type::E5M2, b) as f32
 }
 
 /// One shared-memory operand of a wgmma: `rows` (M of A, N of B) x `k` elements read through
