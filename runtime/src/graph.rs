@@ -12,6 +12,17 @@
 //! its reads and writes after the graph, so later work, downloads and frees wait for it; that
 //! keeps a forgotten graph sound too. Dropping a graph waits for its replays.
 //!
+//! **The application's cudarc work in the same graph.** Between the launches, a graph can hold
+//! copies and fills of bound buffers ([`GraphBuilder::memcpy`], [`GraphBuilder::memset_zeros`])
+//! and any cudarc work of the application ([`GraphBuilder::cudarc`]: a closure run on the
+//! capturing `CudaStream` at its place in the sequence, e.g. its own kernel launched through
+//! `stream.launch_builder`), captured in the order they were added. The application's cudarc
+//! memory binds like a Phaser buffer ([`GraphBuilder::bind_cudarc`], `bind_cudarc_mut`), so
+//! the replays are ordered with its other users. Inside the capture, work must name memory by
+//! the address the graph took before it began ([`CaptureScope::addr`]): passing a
+//! `CudaSlice` to cudarc there makes cudarc wait on the slice's events, which the driver
+//! refuses in a capture.
+//!
 //! Launch checks (arguments, shape, shared memory, target) run when a launch is added. The
 //! watchdog works under replay: a starved wait traps, and [`Graph::synchronize`] reports the
 //! record, decoded against the graph's kernel (a graph of several kernels decodes against the
@@ -74,17 +85,75 @@ macro_rules! graph_scalar_from {
 }
 graph_scalar_from!(u16, u32, u64, i16, i32, i64, f32, f64, half::f16, half::bf16);
 
-/// A bound buffer: its storage, borrowed as bound.
+/// A bound buffer: its storage, borrowed as bound, and its size.
 struct BoundBuffer<'a> {
     storage: CudaBuf<'a>,
+    bytes: usize,
 }
 
 /// A launch to capture, checked.
-struct Step<'a> {
+struct LaunchStep<'a> {
     kernel: Kernel,
     cfg: LaunchConfig,
     layout: SharedLayout,
     args: Vec<GraphArg<'a>>,
+}
+
+/// The application's cudarc work, run on the capturing stream at its place in the sequence.
+type CudarcWork<'a> = Box<dyn FnMut(&CaptureScope<'_>) -> Result<()> + 'a>;
+
+/// One captured step, in the order it was added.
+enum Step<'a> {
+    Launch(LaunchStep<'a>),
+    /// Copy a whole bound buffer into another of the same size.
+    Memcpy { src: usize, dst: usize },
+    /// Zero every byte of a bound buffer.
+    MemsetZeros { dst: usize },
+    Cudarc(CudarcWork<'a>),
+}
+
+/// A step made ready to capture: nothing in it loads a module or waits on an event.
+enum Ready<'s, 'a> {
+    Launch { step: &'s LaunchStep<'a>, f: cuda::LaunchFunction, slots: Vec<cuda::Slot<'s>> },
+    Memcpy { src: u64, dst: u64, bytes: usize },
+    MemsetZeros { dst: u64, bytes: usize },
+    Cudarc(&'s mut CudarcWork<'a>),
+}
+
+/// What the application's cudarc work sees inside the capture: the capturing stream and the
+/// bound buffers' addresses (taken before the capture, see the module).
+pub struct CaptureScope<'s> {
+    stream: &'s std::sync::Arc<cudarc::driver::CudaStream>,
+    addrs: &'s [u64],
+    writable: &'s [bool],
+}
+
+impl CaptureScope<'_> {
+    /// The capturing stream: queue the work on it (it is the graph's stream).
+    pub fn stream(&self) -> &std::sync::Arc<cudarc::driver::CudaStream> {
+        self.stream
+    }
+
+    /// The device address of a buffer the work only reads.
+    pub fn addr<T>(&self, b: Bound<T>) -> Result<u64> {
+        self.addrs.get(b.index).copied().ok_or_else(|| foreign_bound("CaptureScope::addr"))
+    }
+
+    /// The device address of a buffer the work may write: it must be bound exclusive, so the
+    /// replays are ordered with its other users as a write.
+    pub fn addr_mut<T>(&self, b: Bound<T>) -> Result<u64> {
+        match self.writable.get(b.index) {
+            Some(true) => Ok(self.addrs[b.index]),
+            Some(false) => Err(RuntimeError::Config(
+                "CaptureScope::addr_mut: the buffer is bound shared; bind it with `bind_mut` (or `bind_cudarc_mut`) for the graph's cudarc work to write it".into(),
+            )),
+            None => Err(foreign_bound("CaptureScope::addr_mut")),
+        }
+    }
+}
+
+fn foreign_bound(operation: &str) -> RuntimeError {
+    RuntimeError::Config(format!("{operation}: the buffer was bound to another graph"))
 }
 
 /// Launches to capture into a graph on one stream ([`Stream::graph`]).
@@ -109,18 +178,18 @@ impl<'d> Stream<'d> {
 }
 
 impl<'a> GraphBuilder<'a> {
-    fn bind_storage<T: Elem>(&mut self, storage: CudaBuf<'a>) -> Result<Bound<T>> {
+    fn bind_storage<T: Elem>(&mut self, storage: CudaBuf<'a>, len: usize) -> Result<Bound<T>> {
         if !storage.context().is_some_and(|c| self.device.owns(c)) {
             return Err(RuntimeError::ForeignBuffer { backend: Backend::Cuda, param: None });
         }
-        self.bound.push(BoundBuffer { storage });
+        self.bound.push(BoundBuffer { storage, bytes: len * T::TYPE.size() as usize });
         Ok(Bound { index: self.bound.len() - 1, _t: PhantomData })
     }
 
     /// Bind a buffer the graph's kernels only read; borrowed shared for the graph's life.
     pub fn bind<T: Elem>(&mut self, b: &'a Buffer<T>) -> Result<Bound<T>> {
         match &b.storage {
-            Storage::Cuda(s) => self.bind_storage(CudaBuf::Read(s as &dyn CudaBufferArg)),
+            Storage::Cuda(s) => self.bind_storage(CudaBuf::Read(s as &dyn CudaBufferArg), b.len),
             Storage::Sim(_) => Err(RuntimeError::BackendMismatch { buffer: Backend::Sim, device: Backend::Cuda }),
         }
     }
@@ -128,9 +197,67 @@ impl<'a> GraphBuilder<'a> {
     /// Bind a buffer the graph's kernels may write; borrowed exclusively for the graph's life.
     pub fn bind_mut<T: Elem>(&mut self, b: &'a mut Buffer<T>) -> Result<Bound<T>> {
         match &mut b.storage {
-            Storage::Cuda(s) => self.bind_storage(CudaBuf::Write(s as &mut dyn CudaBufferArgMut)),
+            Storage::Cuda(s) => {
+                let len = b.len;
+                self.bind_storage(CudaBuf::Write(s as &mut dyn CudaBufferArgMut), len)
+            }
             Storage::Sim(_) => Err(RuntimeError::BackendMismatch { buffer: Backend::Sim, device: Backend::Cuda }),
         }
+    }
+
+    /// Bind the application's cudarc memory that the graph only reads; its replays wait for
+    /// the slice's last cudarc write and record their reads, as a cudarc launch does.
+    pub fn bind_cudarc<T: Elem>(&mut self, s: &'a cudarc::driver::CudaSlice<T>) -> Result<Bound<T>> {
+        self.bind_storage(CudaBuf::Read(s as &dyn CudaBufferArg), s.len())
+    }
+
+    /// Bind the application's cudarc memory that the graph may write (exclusive borrow).
+    pub fn bind_cudarc_mut<T: Elem>(&mut self, s: &'a mut cudarc::driver::CudaSlice<T>) -> Result<Bound<T>> {
+        let len = s.len();
+        self.bind_storage(CudaBuf::Write(s as &mut dyn CudaBufferArgMut), len)
+    }
+
+    /// The bound buffer `b` for `operation`, checked bound here (and exclusive if `write`).
+    fn bound_for<T>(&self, b: Bound<T>, operation: &str, write: bool) -> Result<&BoundBuffer<'a>> {
+        let bound = self.bound.get(b.index).ok_or_else(|| foreign_bound(operation))?;
+        if write && !matches!(bound.storage, CudaBuf::Write(_)) {
+            return Err(RuntimeError::Config(format!(
+                "{operation}: the destination is bound shared; bind it with `bind_mut` (or `bind_cudarc_mut`)"
+            )));
+        }
+        Ok(bound)
+    }
+
+    /// Add a copy of all of `src` into `dst` (same element type and length), captured in order
+    /// with the launches.
+    pub fn memcpy<T: Elem>(&mut self, src: Bound<T>, dst: Bound<T>) -> Result<()> {
+        let from = self.bound_for(src, "GraphBuilder::memcpy", false)?.bytes;
+        let to = self.bound_for(dst, "GraphBuilder::memcpy", true)?.bytes;
+        if from != to {
+            return Err(RuntimeError::Config(format!(
+                "GraphBuilder::memcpy: the source holds {from} bytes but the destination {to}; a graph copies whole buffers"
+            )));
+        }
+        if src.index == dst.index {
+            return Err(RuntimeError::Config("GraphBuilder::memcpy: the source and the destination are the same buffer".into()));
+        }
+        self.steps.push(Step::Memcpy { src: src.index, dst: dst.index });
+        Ok(())
+    }
+
+    /// Add a fill of every byte of `dst` with zero, captured in order with the launches.
+    pub fn memset_zeros<T: Elem>(&mut self, dst: Bound<T>) -> Result<()> {
+        self.bound_for(dst, "GraphBuilder::memset_zeros", true)?;
+        self.steps.push(Step::MemsetZeros { dst: dst.index });
+        Ok(())
+    }
+
+    /// Add the application's own cudarc work: `work` runs once, inside the capture, at its
+    /// place in the sequence, and queues its work on [`CaptureScope::stream`] (memory by
+    /// [`CaptureScope::addr`] / [`CaptureScope::addr_mut`], see the module). An error it
+    /// returns ends the capture and is [`GraphBuilder::build`]'s error.
+    pub fn cudarc(&mut self, work: impl FnMut(&CaptureScope<'_>) -> Result<()> + 'a) {
+        self.steps.push(Step::Cudarc(Box::new(work)));
     }
 
     /// Add a launch (checked now, as `Device::launch` checks it); a buffer the kernel may
@@ -179,7 +306,7 @@ impl<'a> GraphBuilder<'a> {
             GraphArg::Scalar { .. } | GraphArg::Buffer { .. } => None,
         });
         self.holds.extend(hold_maps(kernel, maps, self.stream.device().key())?);
-        self.steps.push(Step { kernel: kernel.clone(), cfg, layout, args });
+        self.steps.push(Step::Launch(LaunchStep { kernel: kernel.clone(), cfg, layout, args }));
         Ok(())
     }
 
@@ -187,11 +314,6 @@ impl<'a> GraphBuilder<'a> {
     pub fn build(mut self) -> Result<Graph<'a>> {
         let stream = self.stream.as_cuda().expect("a graph's stream is a CUDA stream").clone();
         let d = self.device;
-        let functions = self
-            .steps
-            .iter()
-            .map(|s| d.prepare(&s.kernel, &s.cfg, &s.layout).map(|(f, _)| f))
-            .collect::<Result<Vec<_>>>()?;
         // Addresses, and cudarc's ordering with earlier work, before the capture begins.
         let mut addrs = Vec::with_capacity(self.bound.len());
         for b in self.bound.iter_mut() {
@@ -203,36 +325,72 @@ impl<'a> GraphBuilder<'a> {
             };
             addrs.push(addr);
         }
-        let mut resolved_steps = Vec::with_capacity(self.steps.len());
-        for s in &self.steps {
-            let resolved: Vec<ResolvedArg<CudaBuf>> = s
-                .args
-                .iter()
-                .map(|a| match a {
-                    GraphArg::Scalar { ty, bits } => ResolvedArg::Scalar { ty: *ty, bits: *bits },
-                    GraphArg::Buffer { index, .. } => ResolvedArg::Buffer(CudaBuf::Address(addrs[*index])),
-                    GraphArg::TensorMap(t) => ResolvedArg::TensorMap(t),
-                })
-                .collect();
-            resolved_steps.push(cuda::launch_slots(&s.kernel, resolved)?);
+        let writable: Vec<bool> = self.bound.iter().map(|b| matches!(b.storage, CudaBuf::Write(_))).collect();
+        // Every function loaded and every launch's arguments resolved, before the capture too.
+        let mut ready = Vec::with_capacity(self.steps.len());
+        for s in self.steps.iter_mut() {
+            ready.push(match s {
+                Step::Launch(l) => {
+                    let (f, _) = d.prepare(&l.kernel, &l.cfg, &l.layout)?;
+                    let resolved: Vec<ResolvedArg<CudaBuf>> = l
+                        .args
+                        .iter()
+                        .map(|a| match a {
+                            GraphArg::Scalar { ty, bits } => ResolvedArg::Scalar { ty: *ty, bits: *bits },
+                            GraphArg::Buffer { index, .. } => ResolvedArg::Buffer(CudaBuf::Address(addrs[*index])),
+                            GraphArg::TensorMap(t) => ResolvedArg::TensorMap(t),
+                        })
+                        .collect();
+                    let slots = cuda::launch_slots(&l.kernel, resolved)?;
+                    Ready::Launch { step: &*l, f, slots }
+                }
+                Step::Memcpy { src, dst } => {
+                    Ready::Memcpy { src: addrs[*src], dst: addrs[*dst], bytes: self.bound[*dst].bytes }
+                }
+                Step::MemsetZeros { dst } => Ready::MemsetZeros { dst: addrs[*dst], bytes: self.bound[*dst].bytes },
+                Step::Cudarc(work) => Ready::Cudarc(work),
+            });
         }
         stream
             .begin_capture(cudarc::driver::sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED)
             .map_err(driver_err("beginning a graph capture"))?;
         let mut captured = Ok(());
-        for ((s, f), slots) in self.steps.iter().zip(&functions).zip(resolved_steps.iter_mut()) {
-            captured = d.enqueue(&stream, &s.kernel, &s.cfg, &f.f, slots);
+        let scope = CaptureScope { stream: &stream, addrs: &addrs, writable: &writable };
+        for r in ready.iter_mut() {
+            captured = match r {
+                Ready::Launch { step, f, slots } => d.enqueue(&stream, &step.kernel, &step.cfg, &f.f, slots),
+                Ready::Memcpy { src, dst, bytes } => {
+                    // SAFETY: two distinct bound buffers of `bytes` bytes (checked when added),
+                    // borrowed for the graph's life (the source shared, the destination exclusive).
+                    unsafe { cudarc::driver::result::memcpy_dtod_async(*dst, *src, *bytes, stream.cu_stream()) }
+                        .map_err(driver_err("capturing a graph's memcpy"))
+                }
+                Ready::MemsetZeros { dst, bytes } => {
+                    // SAFETY: a bound buffer of `bytes` bytes, borrowed exclusively for the graph's life.
+                    unsafe { cudarc::driver::result::memset_d8_async(*dst, 0, *bytes, stream.cu_stream()) }
+                        .map_err(driver_err("capturing a graph's memset"))
+                }
+                Ready::Cudarc(work) => work(&scope),
+            };
             if captured.is_err() {
                 break;
             }
         }
+        drop(ready);
         // The capture ends whatever happened, so the stream leaves capture mode.
         let ended = stream.end_capture(cudarc::driver::sys::CUgraphInstantiate_flags(0));
         captured?;
         let graph = ended
             .map_err(driver_err("ending a graph capture and instantiating the graph"))?
             .ok_or_else(|| RuntimeError::Config("the graph capture produced no graph".into()))?;
-        let kernels = self.steps.drain(..).map(|s| s.kernel).collect();
+        let kernels = self
+            .steps
+            .drain(..)
+            .filter_map(|s| match s {
+                Step::Launch(l) => Some(l.kernel),
+                Step::Memcpy { .. } | Step::MemsetZeros { .. } | Step::Cudarc(_) => None,
+            })
+            .collect();
         Ok(Graph { stream: self.stream, device: d, graph, bound: self.bound, kernels, _holds: self.holds })
     }
 }
@@ -286,7 +444,7 @@ impl Graph<'_> {
         })
     }
 
-    /// How many launches the graph holds.
+    /// How many Phaser launches the graph holds (its copies, fills and cudarc work aside).
     pub fn launches(&self) -> usize {
         self.kernels.len()
     }
