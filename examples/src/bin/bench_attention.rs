@@ -28,7 +28,7 @@ use half::bf16;
 use phaser::runtime::GraphArg;
 use phaser::{Device, LaunchConfig};
 use phaser_examples::gallery::attention_dsl::{
-    add_launch, compare, kernel, narrow_block_n, random_bf16, scale_log2, wide_block_n, AttentionShape, CHUNK, O_ATOL,
+    add_launch, compare, kernel, narrow_block_n, random_bf16, scale_log2, wide_block_n, AttentionShape, O_ATOL,
     O_RTOL, THREADS,
 };
 use phaser_examples::gallery::{fresh_seed, run_problem, Problem};
@@ -127,19 +127,18 @@ fn time_shape(
     args: &Args,
 ) -> BenchResult<(Duration, Option<timing::GpuState>)> {
     let k = kernel(s)?;
-    let (bn, _) = s.config();
     let d = s.d as usize;
-    let (bh, bkv) = ((s.batch * s.heads) as u64, (s.batch * s.kv_heads) as u64);
+    let bh = (s.batch * s.heads) as u64;
     let (q, kk, v) = (dev.upload(&qkv.0)?, dev.upload(&qkv.1)?, dev.upload(&qkv.2)?);
     let o = dev.alloc::<bf16>(bh as usize * s.seq_q as usize * d)?;
     let mut lse = dev.alloc::<f32>(bh as usize * s.seq_q as usize)?;
     let sw = phaser::Swizzle::B128;
-    let dd = s.d as u64;
+    let [(qd, qb), (kd, kb), (vd, vb), (od, ob)] = s.maps();
     let maps = [
-        dev.tensor_map(&q, &[dd, s.seq_q as u64, bh], &[CHUNK, 64, 1], sw)?,
-        dev.tensor_map(&kk, &[dd, s.seq_k as u64, bkv], &[CHUNK, bn, 1], sw)?,
-        dev.tensor_map(&v, &[dd, s.seq_k as u64, bkv], &[CHUNK, bn, 1], sw)?,
-        dev.tensor_map(&o, &[dd, s.seq_q as u64, bh], &[CHUNK, 64, 1], sw)?,
+        dev.tensor_map(&q, &qd, &qb, sw)?,
+        dev.tensor_map(&kk, &kd, &kb, sw)?,
+        dev.tensor_map(&v, &vd, &vb, sw)?,
+        dev.tensor_map(&o, &od, &ob, sw)?,
     ];
     let stream = dev.stream()?;
     let launch = LaunchConfig::linear(s.grid(dev.sm_count()?), THREADS);

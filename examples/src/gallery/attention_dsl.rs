@@ -491,6 +491,19 @@ impl AttentionShape {
         let default = if !self.causal && self.d >= 128 { wide_block_n(self.d) } else { narrow_block_n(self.d) };
         (self.block_n.unwrap_or(default), 2)
     }
+    /// The kernel's tensor maps, Q, K, V and O in its parameter order: each one's global
+    /// dimensions (innermost first: head dimension, rows, heads) and box, which the kernel's
+    /// `#[tma(box = ..)]` declarations hold to. The gallery's launch and the benchmark's graph both
+    /// build their maps from this.
+    pub fn maps(&self) -> [([u64; 3], [u32; 3]); 4] {
+        let (bn, _) = self.config();
+        let d = self.d as u64;
+        let bh = (self.batch * self.heads) as u64;
+        let bkv = (self.batch * self.kv_heads) as u64;
+        let q_rows = ([d, self.seq_q as u64, bh], [CHUNK, 64, 1]);
+        let kv_rows = ([d, self.seq_k as u64, bkv], [CHUNK, bn, 1]);
+        [q_rows, kv_rows, kv_rows, q_rows]
+    }
     /// Tiles: one per 128 query rows of each query head.
     pub fn tiles(&self) -> u32 {
         self.seq_q.div_ceil(BM) * self.batch * self.heads
@@ -543,18 +556,17 @@ pub fn add_launch(
     shape: &AttentionShape,
     (q, k, v): (BufferId<bf16>, BufferId<bf16>, BufferId<bf16>),
 ) -> Result<AttentionBuffers, RuntimeError> {
-    let (bn, _) = shape.config();
     let s = shape;
     let d = s.d as u64;
     let bh = (s.batch * s.heads) as u64;
-    let bkv = (s.batch * s.kv_heads) as u64;
     let o = p.output(dev, (bh * s.seq_q as u64 * d) as usize, bf16::from_bits(0x7fc1))?;
     let lse = p.output(dev, (bh * s.seq_q as u64) as usize, f32::NAN)?;
     let sw = Swizzle::B128;
-    let mq = p.tensor_map(dev, q, &[d, s.seq_q as u64, bh], &[CHUNK, 64, 1], sw)?;
-    let mk = p.tensor_map(dev, k, &[d, s.seq_k as u64, bkv], &[CHUNK, bn, 1], sw)?;
-    let mv = p.tensor_map(dev, v, &[d, s.seq_k as u64, bkv], &[CHUNK, bn, 1], sw)?;
-    let mo = p.tensor_map(dev, o, &[d, s.seq_q as u64, bh], &[CHUNK, 64, 1], sw)?;
+    let [(qd, qb), (kd, kb), (vd, vb), (od, ob)] = s.maps();
+    let mq = p.tensor_map(dev, q, &qd, &qb, sw)?;
+    let mk = p.tensor_map(dev, k, &kd, &kb, sw)?;
+    let mv = p.tensor_map(dev, v, &vd, &vb, sw)?;
+    let mo = p.tensor_map(dev, o, &od, &ob, sw)?;
     let launch = phaser::LaunchConfig::linear(s.grid(dev.sm_count()?), THREADS);
     let args = [
         mq.into(),
