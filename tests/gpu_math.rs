@@ -333,9 +333,7 @@ fn report_half2(dev: &Device, name: &str) -> Vec<String> {
 #[test]
 #[ignore = "needs a GPU: run by .ci/gpu-bundle"]
 fn the_gpu_packed_ex2_lies_within_the_isa_bound_of_the_exact_value() {
-    let gpu = Device::cuda(0).expect("needs a CUDA GPU");
-    let bad = report_half2(&gpu, "GPU");
-    assert!(bad.is_empty(), "{} results outside the bound:\n{}", bad.len(), bad.join("\n"));
+    assert_gpu_within_bounds(report_half2);
 }
 
 /// The simulator computes the packed model on every 16-bit input, bit for bit, and the
@@ -360,6 +358,11 @@ fn the_simulator_computes_the_packed_model() {
 #[test]
 #[ignore = "needs a GPU: run by .ci/gpu-bundle"]
 fn the_gpu_math_lies_within_the_isa_bound_of_the_model() {
+    assert_gpu_within_bounds(report);
+}
+
+/// Run one of the reports on GPU 0: every result it lists lies outside its bound.
+fn assert_gpu_within_bounds(report: fn(&Device, &str) -> Vec<String>) {
     let gpu = Device::cuda(0).expect("needs a CUDA GPU");
     let bad = report(&gpu, "GPU");
     assert!(bad.is_empty(), "{} results outside the bound:\n{}", bad.len(), bad.join("\n"));
