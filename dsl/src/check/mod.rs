@@ -339,16 +339,9 @@ impl Checker<'_> {
             ExprKind::Cast { e: x, .. } => self.known(x),
             ExprKind::Binary { .. } => {
                 // A left-nested chain is folded from its leaf by a loop (no call per operator).
-                let mut spine = vec![e];
-                let mut leaf = e;
-                while let ExprKind::Binary { lhs, .. } = &leaf.kind {
-                    leaf = lhs;
-                    if matches!(leaf.kind, ExprKind::Binary { .. }) {
-                        spine.push(leaf);
-                    }
-                }
+                let (leaf, spine) = e.binary_spine();
                 let mut acc = self.known(leaf)?;
-                for node in spine.into_iter().rev() {
+                for node in spine {
                     let ExprKind::Binary { op, rhs, .. } = &node.kind else { unreachable!("spine of binaries") };
                     acc = Self::fold(*op, acc, self.known(rhs)?)?;
                 }
@@ -556,16 +549,9 @@ impl Checker<'_> {
     /// is walked with a loop, its leaf checked first, then each operator bottom-up, so a long
     /// chain does not recurse once per term.
     fn binary_chain(&mut self, e: &Expr) -> Ty {
-        let mut spine = vec![e];
-        let mut leaf = e;
-        while let ExprKind::Binary { lhs, .. } = &leaf.kind {
-            leaf = lhs;
-            if matches!(leaf.kind, ExprKind::Binary { .. }) {
-                spine.push(leaf);
-            }
-        }
+        let (leaf, spine) = e.binary_spine();
         self.expr(leaf);
-        for node in spine.into_iter().rev() {
+        for node in spine {
             self.work += 1;
             let ExprKind::Binary { op, lhs, rhs } = &node.kind else { unreachable!("spine of binaries") };
             let (ty, konst) = self.binary(node, *op, lhs, rhs);

@@ -445,14 +445,7 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
         ExprKind::Paren(inner) => value_named(inner, let_name, out),
         ExprKind::Binary { .. } => {
             // Down the left-nested chain by a loop (see `Checker::binary_chain`).
-            let mut spine = vec![e];
-            let mut leaf = e;
-            while let ExprKind::Binary { lhs, .. } = &leaf.kind {
-                leaf = lhs;
-                if matches!(leaf.kind, ExprKind::Binary { .. }) {
-                    spine.push(leaf);
-                }
-            }
+            let (leaf, spine) = e.binary_spine();
             let l = value(leaf, out);
             if spine.len() == 1 {
                 let ExprKind::Binary { op, rhs, .. } = &e.kind else { unreachable!("a binary") };
@@ -463,7 +456,7 @@ fn value_named(e: &Expr, let_name: Option<&proc_macro2::Ident>, out: &mut Out) -
             // a debug-info scope per term (thousands overflow LLVM, as in plain Rust).
             let acc = tmp();
             out.push(quote!(let mut #acc = #l;));
-            for node in spine.into_iter().rev() {
+            for node in spine {
                 let ExprKind::Binary { op, rhs, .. } = &node.kind else { unreachable!("spine of binaries") };
                 let v = binary(*op, quote!(#acc), rhs, out);
                 out.push(quote!(#acc = #v;));
@@ -765,23 +758,10 @@ fn op(
         };
         op_args.push(value);
     }
-    let elem = match turbofish {
-        Some(t) => {
-            let t = t.codegen_type();
-            quote!(::core::option::Option::Some(#t))
-        }
-        None => quote!(::core::option::Option::None),
-    };
-    let name = let_name
-        .map(|n| syn::ext::IdentExt::unraw(n).to_string())
-        .unwrap_or_else(|| def.path.rsplit('.').next().unwrap_or("smem").into());
+    let (elem, name) = (op_elem(turbofish), op_result_name(def, let_name));
     // Where the arguments are, for problems the build finds in one of them; set after the
     // arguments are evaluated (an op among them clears it).
-    if def.params.iter().any(|p| sized_when_built(p.kind)) {
-        let locs = def.params.iter().zip(args).map(|(p, a)| {
-            let (pname, at) = (p.name, source_loc(a.sp));
-            quote!((#pname, #at))
-        });
+    if let Some(locs) = op_arg_locs(def, args) {
         out.push(quote!({
             const __ARG_LOCS: &[(&str, __p::SourceLoc)] = &[#(#locs),*];
             __k.set_arg_locs(__ARG_LOCS);
@@ -790,6 +770,40 @@ fn op(
     let path = def.path;
     let handle = ret_handle(def.ret, ty);
     bind(out, quote!(__p::call_op::<#handle, _>(__k, #path, [#(#op_args),*], #elem, #name)))
+}
+
+/// An op's element type from its turbofish (`T.alloc::<f32>(..)`), as the builder takes it.
+pub(super) fn op_elem(turbofish: Option<Scalar>) -> TokenStream {
+    match turbofish {
+        Some(t) => {
+            let t = t.codegen_type();
+            quote!(::core::option::Option::Some(#t))
+        }
+        None => quote!(::core::option::Option::None),
+    }
+}
+
+/// The name an op's result carries in the IR (shared tiles, registers): the `let` it is bound
+/// to, else the op's last path segment.
+pub(super) fn op_result_name(def: &OpDef, let_name: Option<&Ident>) -> String {
+    let_name
+        .map(|n| syn::ext::IdentExt::unraw(n).to_string())
+        .unwrap_or_else(|| def.path.rsplit('.').next().unwrap_or("smem").into())
+}
+
+/// Each argument's name and source location, for an op whose arguments are sized when the
+/// kernel is built (so the builder's problem can name the argument); `None` for other ops.
+pub(super) fn op_arg_locs(def: &OpDef, args: &[Expr]) -> Option<Vec<TokenStream>> {
+    def.params.iter().any(|p| sized_when_built(p.kind)).then(|| {
+        def.params
+            .iter()
+            .zip(args)
+            .map(|(p, a)| {
+                let (pname, at) = (p.name, source_loc(a.sp));
+                quote!((#pname, #at))
+            })
+            .collect()
+    })
 }
 
 /// The Rust type an op's result is held in while the kernel is built (`ty`: what the

@@ -14,7 +14,7 @@
 //! copied into a slot when the run starts (its Rust type known from the checker's binding and
 //! type), and each top-level `let` of the run is read back out after it.
 
-use super::body::{arith_variant, sized_when_built, source_loc};
+use super::body::{arith_variant, op_arg_locs, op_elem, op_result_name, source_loc};
 use crate::parse::ast::*;
 use crate::types::{Scalar, Ty};
 use phaser_codegen::registry::{self, Kind as ArgKind, OpDef, Ret};
@@ -375,16 +375,9 @@ impl Run {
             ExprKind::Paren(inner) => self.value(inner, let_name, steps),
             ExprKind::Binary { .. } => {
                 // The chain from its innermost operation out, as `body::value_named` builds it.
-                let mut spine = vec![e];
-                let mut leaf = e;
-                while let ExprKind::Binary { lhs, .. } = &leaf.kind {
-                    leaf = lhs;
-                    if matches!(leaf.kind, ExprKind::Binary { .. }) {
-                        spine.push(leaf);
-                    }
-                }
+                let (leaf, spine) = e.binary_spine();
                 let mut acc = self.value(leaf, None, steps)?;
-                for node in spine.into_iter().rev() {
+                for node in spine {
                     let ExprKind::Binary { op, rhs, .. } = &node.kind else { unreachable!("spine of binaries") };
                     // A short-circuit is a branch of the code expansion's own.
                     if op.is_logic() && !rhs.is_pure() {
@@ -473,24 +466,10 @@ impl Run {
                 None => quote!(__p::steps::Arg::Absent),
             });
         }
-        let elem = match turbofish {
-            Some(t) => {
-                let t = t.codegen_type();
-                quote!(::core::option::Option::Some(#t))
-            }
+        let (elem, name) = (op_elem(turbofish), op_result_name(def, let_name));
+        let arg_locs = match op_arg_locs(def, args) {
+            Some(locs) => quote!(::core::option::Option::Some(&[#(#locs),*])),
             None => quote!(::core::option::Option::None),
-        };
-        let name = let_name
-            .map(|n| syn::ext::IdentExt::unraw(n).to_string())
-            .unwrap_or_else(|| def.path.rsplit('.').next().unwrap_or("smem").into());
-        let arg_locs = if def.params.iter().any(|p| sized_when_built(p.kind)) {
-            let locs = def.params.iter().zip(args).map(|(p, a)| {
-                let (pname, at) = (p.name, source_loc(a.sp));
-                quote!((#pname, #at))
-            });
-            quote!(::core::option::Option::Some(&[#(#locs),*]))
-        } else {
-            quote!(::core::option::Option::None)
         };
         let (path, dst) = (def.path, self.new_slot());
         let ret_variant = match ret {

@@ -171,6 +171,21 @@ pub struct Expr {
 }
 
 impl Expr {
+    /// A left-nested chain of binary operators (`a + b + c + ..`) as its leaf (the innermost
+    /// left operand that is not a binary) and its binaries from the innermost out. Every pass
+    /// walks a chain through this loop, so a long chain is not one recursion per term.
+    pub fn binary_spine(&self) -> (&Expr, Vec<&Expr>) {
+        let mut spine = vec![self];
+        let mut leaf = self;
+        while let ExprKind::Binary { lhs, .. } = &leaf.kind {
+            leaf = lhs;
+            if matches!(leaf.kind, ExprKind::Binary { .. }) {
+                spine.push(leaf);
+            }
+        }
+        spine.reverse();
+        (leaf, spine)
+    }
     pub fn new(kind: ExprKind, sp: Sp) -> Expr {
         Expr { kind, sp, ty: Cell::new(Ty::Unit), konst: Cell::new(false) }
     }
