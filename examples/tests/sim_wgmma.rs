@@ -5,6 +5,7 @@
 //! Each PTX rule the checker enforces is then broken once and reported at its Rust line.
 
 use half::bf16;
+use phaser::codegen::arch::fragment::d_register_offset;
 use phaser::codegen::builder::{Accumulator, KernelBuilder, MatrixDesc};
 use phaser::codegen::ir::{Dim, Major, MmaElem, MmaOperand, ProxySpace, SmemTile, Space, Swizzle, Type, Value};
 use phaser::codegen::{Kernel, Target};
@@ -171,17 +172,13 @@ fn kernel(form: Form, bug: Bug) -> (Kernel, Lines) {
             k.wgmma_wait_group(0);
         }
     }
-    // Each thread stores its fragment: register i holds (row, col) of arch::fragment::d_element.
-    let w = k.shr(t, Value::u32(5));
-    let l = k.and(t, Value::u32(31));
+    // Register i holds (row, col) of arch::fragment::d_element: its thread's origin plus the
+    // register's offset.
+    let (row0, col0) = k.fragment_origin();
     for i in 0..N / 2 {
-        let row = k.mul(w, Value::u32(16));
-        let g = k.shr(l, Value::u32(2));
-        let row = k.add(row, g);
-        let row = k.add(row, Value::u32(8 * ((i / 2) % 2)));
-        let q = k.and(l, Value::u32(3));
-        let col = k.mul(q, Value::u32(2));
-        let col = k.add(col, Value::u32(8 * (i / 4) + i % 2));
+        let (dr, dc) = d_register_offset(i);
+        let row = k.add(row0, Value::u32(dr));
+        let col = k.add(col0, Value::u32(dc));
         let idx = k.mad(row, Value::u32(N), col);
         lines.epilogue = line!() + 1;
         k.st_global(out, idx, acc.get(i as usize));

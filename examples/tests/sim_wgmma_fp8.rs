@@ -5,6 +5,7 @@
 //! product in k order) and agree with an f64 reference of the dequantized product within the
 //! f32 sum's bound; the run has no findings.
 
+use phaser::codegen::arch::fragment::d_register_offset;
 use phaser::codegen::builder::{KernelBuilder, MmaOptions, TileLayout, TileShape};
 use phaser::codegen::eval::exec::fp8_value;
 use phaser::codegen::ir::{Dim, Major, ProxySpace, Space, Swizzle, Type, Value};
@@ -54,17 +55,13 @@ fn kernel(a_ty: Type, b_ty: Type, b_major: Major) -> phaser::codegen::Result<Ker
     }
     k.wgmma_commit_group();
     k.wgmma_wait_group(0);
-    // Register i holds (row, col) of arch::fragment::d_element.
-    let w = k.shr(t, Value::u32(5));
-    let l = k.and(t, Value::u32(31));
+    // Register i holds (row, col) of arch::fragment::d_element: its thread's origin plus the
+    // register's offset.
+    let (row0, col0) = k.fragment_origin();
     for i in 0..N / 2 {
-        let row = k.mul(w, Value::u32(16));
-        let g = k.shr(l, Value::u32(2));
-        let row = k.add(row, g);
-        let row = k.add(row, Value::u32(8 * ((i / 2) % 2)));
-        let q = k.and(l, Value::u32(3));
-        let col = k.mul(q, Value::u32(2));
-        let col = k.add(col, Value::u32(8 * (i / 4) + i % 2));
+        let (dr, dc) = d_register_offset(i);
+        let row = k.add(row0, Value::u32(dr));
+        let col = k.add(col0, Value::u32(dc));
         let idx = k.mad(row, Value::u32(N), col);
         let v = k.get_register(acc, Value::u32(i));
         k.st_global(out, idx, v);
