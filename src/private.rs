@@ -3,6 +3,7 @@
 
 pub use crate::registry::KernelEntry;
 pub use half;
+pub use phaser_runtime::elem::{F8E4M3, F8E5M2};
 pub use inventory;
 pub use phaser_codegen::builder::{
     Barrier, BarrierArray, GlobalPtr, KernelBuilder, Pipeline, PipelineState, RegisterArray, RemoteBarrier,
