@@ -4,7 +4,8 @@
 //! 128-K block's fresh sum scale-added by one fma into the promoted accumulator) and within the
 //! stated tolerance of the f64 product of the dequantized inputs. Shapes: the gallery's small
 //! one (one cluster, two tiles) and its ragged one (M and N not multiples of the tiles, four K
-//! blocks a tile so the stage ring wraps).
+//! blocks a tile so the stage ring wraps), with the gallery's exact inputs and, blockwise, with
+//! random inputs quantized per block.
 
 use half::bf16;
 use phaser::problem::{simulate_problem, Size};
@@ -27,9 +28,14 @@ fn model(q: &Quantized, i: usize, j: usize) -> bf16 {
     bf16::from_f32(sum)
 }
 
+/// The gallery's problem at `size` (exact inputs: ternary elements, power-of-two scales).
 fn simulate(scaling: Scaling, size: Size, seed: u64) {
     let dev = Device::sim(SimConfig::default().with_seed(seed));
-    let mut p = fp8::setup(&dev, size, seed, scaling).unwrap_or_else(|e| panic!("{e}"));
+    let p = fp8::setup(&dev, size, seed, scaling).unwrap_or_else(|e| panic!("{e}"));
+    simulate_problem_of(&dev, p, scaling, size, seed);
+}
+
+fn simulate_problem_of(dev: &Device, mut p: phaser::problem::Problem, scaling: Scaling, size: Size, seed: u64) {
     let reports = simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)).unwrap_or_else(|e| panic!("{e}"));
     for r in &reports {
         assert!(r.findings.is_empty(), "{scaling:?} {size:?}: {:#?}", r.findings);
@@ -65,6 +71,15 @@ fn blockwise_ragged_is_the_model_with_no_findings() {
     simulate(Scaling::Blockwise, Size::Quick, 4);
 }
 
+/// Random inputs quantized per block (RNE, satfinite): real rounding in every product.
+#[test]
+fn blockwise_random_quantized_is_the_model_with_no_findings() {
+    let dev = Device::sim(SimConfig::default().with_seed(7));
+    let q = Quantized::random(328, 200, 512, Scaling::Blockwise, 7);
+    let p = fp8::problem(&dev, q, 4, true, 7).unwrap_or_else(|e| panic!("{e}"));
+    simulate_problem_of(&dev, p, Scaling::Blockwise, Size::Quick, 7);
+}
+
 #[test]
 fn per_tensor_small_is_the_model_with_no_findings() {
     simulate(Scaling::PerTensor, Size::Small, 5);
@@ -81,6 +96,7 @@ fn per_tensor_ragged_is_the_model_with_no_findings() {
 fn a_wrong_row_scale_is_outside_the_tolerance() {
     let q = Quantized::random(8, 8, 256, Scaling::Blockwise, 9);
     let mut swapped = Quantized { sfa: q.sfa.clone(), a: q.a.clone(), b: q.b.clone(), sfb: q.sfb.clone(), ..q };
+    assert!(!q.exact);
     let m = swapped.m as usize;
     for kb in 0..2 {
         swapped.sfa.swap(kb * m, kb * m + 1);

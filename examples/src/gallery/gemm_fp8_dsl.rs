@@ -429,6 +429,8 @@ pub struct Quantized {
     pub b: Vec<F8E4M3>,
     pub sfa: Vec<f32>,
     pub sfb: Vec<f32>,
+    /// Made by [`Quantized::exact`]: C must be the f64 product rounded to bf16, bit for bit.
+    pub exact: bool,
 }
 
 /// The scale that maps `amax` onto e4m3's largest value (448), DeepGEMM's and torch's recipe.
@@ -483,10 +485,33 @@ impl Quantized {
                 (vec![scale_of(amax(&mut xa.iter().copied()))], vec![scale_of(amax(&mut xb.iter().copied()))])
             }
         };
-        let mut q = Quantized { m, n, k, scaling, a: Vec::new(), b: Vec::new(), sfa, sfb };
+        let mut q = Quantized { m, n, k, scaling, a: Vec::new(), b: Vec::new(), sfa, sfb, exact: false };
         q.a = xa.iter().enumerate().map(|(i, &x)| F8E4M3::from_f32(x / q.a_scale(i / ku, i % ku))).collect();
         q.b = xb.iter().enumerate().map(|(i, &x)| F8E4M3::from_f32(x / q.b_scale(i / ku, i % ku))).collect();
         q
+    }
+
+    /// Inputs whose product is exact at every step: elements of {-1, 0, 1} and power-of-two
+    /// scales (2^-2 .. 2^2 by row and K block for A, 2^-1 .. 2^1 by block for B; per tensor
+    /// 2^-2 and 2^1). Every partial sum is exact in f32 and in the tensor core's narrower FP8
+    /// accumulator, so C is the f64 product rounded once to bf16, on the GPU and in the
+    /// simulator: the check can demand every bit.
+    pub fn exact(m: u32, n: u32, k: u32, scaling: Scaling, seed: u64) -> Quantized {
+        let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+        let (kbs, nbs) = (ku / BLOCK_K as usize, nu.div_ceil(SCALE_BLOCK as usize));
+        let ternary = |len: usize, seed: u64| -> Vec<F8E4M3> {
+            phaser::problem::random_u32(len, seed).into_iter().map(|x| F8E4M3::from_f32((x % 3) as f32 - 1.0)).collect()
+        };
+        let pow2 = |e: usize, span: usize| 2f32.powi((e % (2 * span + 1)) as i32 - span as i32);
+        let (sfa, sfb) = match scaling {
+            Scaling::Blockwise => (
+                (0..kbs * mu).map(|i| pow2((i % mu) * 7 + (i / mu) * 3, 2)).collect(),
+                (0..nbs * kbs).map(|i| pow2(i / kbs + i % kbs, 1)).collect(),
+            ),
+            Scaling::PerTensor => (vec![0.25], vec![2.0]),
+        };
+        let (a, b) = (ternary(mu * ku, seed), ternary(nu * ku, seed ^ 0x5bd1_e995));
+        Quantized { m, n, k, scaling, a, b, sfa, sfb, exact: true }
     }
 
     /// The scale of A's element (row `r`, column `kk`).
@@ -546,7 +571,13 @@ pub fn setup(dev: &Device, size: Size, seed: u64, scaling: Scaling) -> Result<Pr
         Size::Quick => ((bm * cm + 72, t.block_n + 72, 512), 2 * cm),
         Size::Full => ((2048, 2048, 2048), t.grid(2048, 2048, dev.sm_count()?)),
     };
-    problem(dev, Quantized::random(m, n, k, scaling, seed), grid, size != Size::Full, seed)
+    // Small and quick sizes (the simulator's, and the corrupted-bit check) multiply exact
+    // inputs; the full size quantizes random ones and is held to the tolerance.
+    let q = match size {
+        Size::Full => Quantized::random(m, n, k, scaling, seed),
+        _ => Quantized::exact(m, n, k, scaling, seed),
+    };
+    problem(dev, q, grid, size != Size::Full, seed)
 }
 
 /// The launch of `q`'s GEMM on `grid` CTAs.
@@ -584,8 +615,9 @@ pub fn problem(dev: &Device, q: Quantized, grid: u32, every_element: bool, seed:
     Ok(p)
 }
 
-/// Every element (small sizes) or the corners and 4096 random positions are within
-/// [`Quantized::tolerance`] of the f64 product of the dequantized inputs.
+/// Every element (small sizes) or the corners and 4096 random positions against the f64
+/// product of the dequantized inputs: rounded to bf16 bit for bit for exact inputs, within
+/// [`Quantized::tolerance`] for random ones.
 pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
     let h: &Host = p.host();
     let got = outputs.get(0, h.c);
@@ -603,14 +635,19 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
     let mut bad = Vec::new();
     for &(i, j) in &positions {
         let (want, magnitude) = h.q.reference(i, j);
-        let err = (got[i * n + j].to_f64() - want).abs();
+        let c = got[i * n + j];
+        let err = (c.to_f64() - want).abs();
         let tol = Quantized::tolerance(want, magnitude);
         worst = worst.max(err / tol);
-        if err.is_nan() || err > tol {
+        let wrong = if h.q.exact { c.to_bits() != bf16::from_f64(want).to_bits() } else { err.is_nan() || err > tol };
+        if wrong {
             bad.push((i, j, want));
         }
     }
     match bad.first() {
+        None if h.q.exact => {
+            Outcome::new(true, format!("{shape} (seed {}): {} elements exact", p.seed, positions.len()))
+        }
         None => Outcome::new(
             true,
             format!("{shape} (seed {}): {} elements within tolerance (worst {worst:.3} of it)", p.seed, positions.len()),
