@@ -36,7 +36,8 @@ fn simulate(scaling: Scaling, size: Size, seed: u64) {
 }
 
 fn simulate_problem_of(dev: &Device, mut p: phaser::problem::Problem, scaling: Scaling, size: Size, seed: u64) {
-    let reports = simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)).unwrap_or_else(|e| panic!("{e}"));
+    let reports =
+        simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)).unwrap_or_else(|e| panic!("{e}"));
     for r in &reports {
         assert!(r.findings.is_empty(), "{scaling:?} {size:?}: {:#?}", r.findings);
     }

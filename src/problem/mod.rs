@@ -22,8 +22,9 @@ pub use crate::registry::Size;
 use crate::codegen::ir::ParamKind;
 use crate::runtime::sim::{ExploreReport, SimConfig, SimReport};
 use crate::runtime::{
-    elem::{F8E4M3, F8E5M2}, Arg, Buffer, Device, Elem, LaunchConfig, LaunchReport, RuntimeError, Stream, Swizzle, TensorMap,
+    Arg, Buffer, Device, Elem, LaunchConfig, LaunchReport, RuntimeError, Stream, Swizzle, TensorMap,
 };
+use crate::runtime::elem::{F8E4M3, F8E5M2};
 use crate::Kernel;
 use std::any::Any;
 use std::marker::PhantomData;

@@ -19,8 +19,8 @@
 use clap::Parser;
 use half::bf16;
 use phaser::{Arg, Device, LaunchConfig, F8E4M3};
-use phaser_examples::gallery::gemm_fp8_dsl::{kernel, tiles, Quantized, Scaling, BLOCK_K};
 use phaser_examples::gallery::gemm_dsl::{EPI, THREADS};
+use phaser_examples::gallery::gemm_fp8_dsl::{kernel, tiles, Quantized, Scaling, BLOCK_K};
 use phaser_examples::timing::{self, BenchError, BenchResult};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -45,9 +45,11 @@ struct Args {
 }
 
 fn parse_shape(s: &str) -> BenchResult<(u32, u32, u32)> {
-    let v: Vec<u32> = s.split('x').map(|x| x.trim().parse::<u32>()).collect::<Result<_, _>>().map_err(|e| {
-        BenchError(format!("shape `{s}`: {e} (write MxNxK)"))
-    })?;
+    let v: Vec<u32> = s
+        .split('x')
+        .map(|x| x.trim().parse::<u32>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| BenchError(format!("shape `{s}`: {e} (write MxNxK)")))?;
     match v[..] {
         [m, n, k] if k % BLOCK_K == 0 && n % 16 == 0 && m > 0 => Ok((m, n, k)),
         _ => Err(BenchError(format!("shape `{s}`: want MxNxK with K a multiple of {BLOCK_K} and N of 16"))),
@@ -97,7 +99,9 @@ fn run(dev: &Device, stream: &phaser::Stream<'_>, args: &Args, q: &Quantized) ->
     let got = dev.download(&c)?;
     let (mu, nu) = (m as usize, n as usize);
     let mut positions = vec![(0, 0), (0, nu - 1), (mu - 1, 0), (mu - 1, nu - 1)];
-    positions.extend(phaser::problem::random_u32(2 * 4096, args.seed).chunks(2).map(|r| (r[0] as usize % mu, r[1] as usize % nu)));
+    positions.extend(
+        phaser::problem::random_u32(2 * 4096, args.seed).chunks(2).map(|r| (r[0] as usize % mu, r[1] as usize % nu)),
+    );
     let (mut worst, mut bad) = (0f64, 0);
     for &(i, j) in &positions {
         let (want, magnitude) = q.reference(i, j);

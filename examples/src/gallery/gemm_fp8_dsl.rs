@@ -386,7 +386,7 @@ pub fn kernel(scaling: Scaling, t: &Tiles) -> phaser::codegen::Result<Kernel> {
                     "gemm_fp8_dsl",
                     None,
                     format!(
-                    "gemm_fp8_dsl: the blockwise kernel has 64 rows per warpgroup and N = {SCALE_BLOCK} per tile \
+                        "gemm_fp8_dsl: the blockwise kernel has 64 rows per warpgroup and N = {SCALE_BLOCK} per tile \
                      (one B scale per tile and K block), not {} and {}",
                         t.wg_m, t.block_n
                     ),
@@ -474,8 +474,8 @@ impl Quantized {
                 for nb in 0..nbs {
                     for kb in 0..kbs {
                         let rows = nb * SCALE_BLOCK as usize..((nb + 1) * SCALE_BLOCK as usize).min(nu);
-                        let mut it = rows
-                            .flat_map(|r| xb[r * ku + kb * BLOCK_K as usize..][..BLOCK_K as usize].iter().copied());
+                        let mut it =
+                            rows.flat_map(|r| xb[r * ku + kb * BLOCK_K as usize..][..BLOCK_K as usize].iter().copied());
                         sfb[nb * kbs + kb] = scale_of(amax(&mut it));
                     }
                 }
@@ -650,7 +650,11 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
         }
         None => Outcome::new(
             true,
-            format!("{shape} (seed {}): {} elements within tolerance (worst {worst:.3} of it)", p.seed, positions.len()),
+            format!(
+                "{shape} (seed {}): {} elements within tolerance (worst {worst:.3} of it)",
+                p.seed,
+                positions.len()
+            ),
         ),
         Some(&(i, j, want)) => Outcome::new(
             false,
