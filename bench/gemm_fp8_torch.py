@@ -76,6 +76,8 @@ def compare(ours, theirs, magnitude):
 
 def main():
     root = sys.argv[1]
+    # The dequantized references are f32 matmuls: full f32, never TF32.
+    torch.backends.cuda.matmul.allow_tf32 = False
     failed = False
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
     print("| shape | scaling | cuBLASLt (torch._scaled_mm) TFLOP/s | Phaser TFLOP/s | Phaser / cuBLASLt | "

@@ -33,6 +33,8 @@ pub const BLOCK_K: u32 = 128;
 /// Rows and columns of a scale block of B (and the K width of one of A).
 pub const SCALE_BLOCK: u32 = 128;
 
+/// The blockwise kernel. `BN` must divide 128 (a tile's columns share one B scale per K
+/// block); [`kernel`] builds it only with the N = 128 it is tuned for.
 #[phaser::kernel(target = "sm_90a")]
 pub fn gemm_fp8_dsl(
     #[tma(box = [CONSUMERS * 64, BLOCK_K], swizzle = "128B", dims = [m, k])] a: TensorMap<e4m3, 2>,
@@ -189,6 +191,7 @@ pub fn gemm_fp8_dsl(
     }
 }
 
+/// The per-tensor kernel: `scale` is `scale_a * scale_b`, applied to the f32 accumulator once.
 #[phaser::kernel(target = "sm_90a")]
 pub fn gemm_fp8_tensor_dsl(
     #[tma(box = [CONSUMERS * WG_M, BLOCK_K], swizzle = "128B", dims = [m, k])] a: TensorMap<e4m3, 2>,
