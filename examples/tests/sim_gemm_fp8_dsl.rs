@@ -51,7 +51,7 @@ fn simulate_problem_of(dev: &Device, mut p: phaser::problem::Problem, scaling: S
             let want = model(&h.q, i, j);
             assert_eq!(got.to_bits(), want.to_bits(), "{scaling:?} {size:?}: C[{i}][{j}] = {got}, model {want}");
             let (exact, magnitude) = h.q.reference(i, j);
-            let tol = Quantized::tolerance(exact, magnitude);
+            let tol = h.q.tolerance(exact, magnitude);
             let err = (got.to_f64() - exact).abs();
             assert!(err <= tol, "{scaling:?} {size:?}: C[{i}][{j}] = {got}, f64 {exact} (tolerance {tol})");
             worst = worst.max(err / tol);
@@ -104,7 +104,7 @@ fn a_wrong_row_scale_is_outside_the_tolerance() {
     }
     let (right, magnitude) = q.reference(0, 0);
     let (wrong, _) = swapped.reference(0, 0);
-    assert!((wrong - right).abs() > Quantized::tolerance(right, magnitude), "{right} vs {wrong}");
+    assert!((wrong - right).abs() > q.tolerance(right, magnitude), "{right} vs {wrong}");
 }
 
 #[test]
