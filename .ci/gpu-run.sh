@@ -100,7 +100,7 @@ for t in ./bin/test_*; do step "$(basename "$t")" "$t" --include-ignored --test-
 [ -f bench/tma_coord_probe.sh ] && step tma_coord_probe bash bench/tma_coord_probe.sh
 # Benchmarks (BENCH_ARGS, e.g. "--sweep", goes to each).
 for b in ./bin/bench_*; do
-  case "$(basename "$b")" in bench_jit) continue ;; esac
+  case "$(basename "$b")" in bench_jit | bench_gemm_fp8) continue ;; esac
   [ -x "$b" ] && step "$(basename "$b")" "$b" ${BENCH_ARGS:-}
 done
 # Every streaming variant (TMA ring knobs, the DSL's stream_ldg shapes) against the copy, one
@@ -118,7 +118,16 @@ for m in memcheck nvdisasm cudagdb ncu; do step "lineinfo_$m" bash bench/lineinf
 # The same memcheck through the linker path (PHASER_JIT_LINE_INFO=1: cuLink with
 # CU_JIT_GENERATE_LINE_INFO); the steps above use the default plain driver JIT.
 step lineinfo_memcheck_linked_jit env PHASER_JIT_LINE_INFO=1 bash bench/lineinfo.sh memcheck
-for p in ./bench/*.py; do [ -f "$p" ] && step "$(basename "$p" .py)" python3 "$p"; done
+for p in ./bench/*.py; do
+  case "$(basename "$p")" in gemm_fp8_torch.py) continue ;; esac
+  [ -f "$p" ] && step "$(basename "$p" .py)" python3 "$p"
+done
+# FP8 GEMMs (bench/gemm_fp8.md): Phaser's two (per-tensor, blockwise) at issue 23's shapes,
+# their inputs and C dumped; then cuBLASLt FP8 (torch._scaled_mm) timed the same way on the same
+# inputs, each Phaser C compared with torch's. The dump is gigabytes: removed after.
+step bench_gemm_fp8 ./bin/bench_gemm_fp8 --dump "$LOGS/fp8"
+step gemm_fp8_torch python3 bench/gemm_fp8_torch.py "$LOGS/fp8"
+rm -rf "$LOGS/fp8"
 # What the faster wait buys the streaming kernel: bench_stream again with the runtime's kernels
 # printed in the other wait layouts (PHASER_WAIT_LOOP; the bench_stream step above is the
 # default, first-try), at the depths that matter.
@@ -192,6 +201,11 @@ highlights() {
     # The perf table, and the three best rows per shape of the sweep (sorted by ratio).
     awk -F'|' '/^\| shape \| B \|/{p=1} /^\| sweep shape/{p=0; s=1; print; next}
                p && /^\|/{print} s && /^\|/{n[$2]++; if (n[$2] <= 3) print}' "$LOGS/$f.log"
+  done
+  for f in bench_gemm_fp8 gemm_fp8_torch; do
+    [ -f "$LOGS/$f.log" ] || continue
+    echo "--- $f"
+    grep -E '^\|' "$LOGS/$f.log"
   done
   for f in bench_pingpong gemm_torch_triton gemm_ncu; do
     [ -f "$LOGS/$f.log" ] || continue

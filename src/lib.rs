@@ -43,6 +43,9 @@ mod runnable;
 pub use runnable::{Outputs, Runnable};
 
 pub use phaser_codegen::{Kernel, Target, Type, Value};
+/// The OCP FP8 host elements (buffers of e4m3/e5m2 tiles): `from_f32` rounds to nearest even
+/// and saturates, `to_f32` is exact.
+pub use phaser_runtime::elem::{F8E4M3, F8E5M2};
 pub use phaser_runtime::{Arg, Buffer, Device, Event, Graph, Launch, LaunchConfig, RuntimeError, Stream, Swizzle, TensorMap};
 
 /// The names most kernels and hosts need.

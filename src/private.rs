@@ -13,6 +13,7 @@ pub use phaser_codegen::ir::{BinOp, Reg, SourceLoc, Swizzle, TensorMapSpec, Type
 /// entry's lowering, its result as the handle the macro's checker typed.
 pub use phaser_codegen::registry::{call_as as call_op, OpArg};
 pub use phaser_codegen::{emit_kernel, CodegenError, Kernel, Target};
+pub use phaser_runtime::elem::{F8E4M3, F8E5M2};
 pub use phaser_runtime::{Arg, Buffer, Device, Launch, LaunchConfig, LaunchReport, RuntimeError, Stream, TensorMap};
 
 #[path = "private/steps.rs"]

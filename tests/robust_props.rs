@@ -1026,8 +1026,9 @@ impl AnyBuffer {
             Type::BF16 => AnyBuffer::BF16(dev.alloc(len).unwrap()),
             Type::F32 | Type::Pred => AnyBuffer::F32(dev.alloc(len).unwrap()),
             Type::F64 => AnyBuffer::F64(dev.alloc(len).unwrap()),
-            // FP8 lives in tiles the registry's samples allocate; no op's sample is an FP8 buffer.
-            Type::E4M3 | Type::E5M2 => panic!("a generated kernel with an {t} buffer parameter: no host element type"),
+            // FP8 lives in tiles the registry's samples allocate; no op's sample is an FP8 buffer
+            // (the host has them: `F8E4M3`, `F8E5M2`), so one here is a generator bug.
+            Type::E4M3 | Type::E5M2 => panic!("a generated kernel with an {t} buffer parameter: no op samples one"),
         }
     }
     fn arg(&self) -> Arg<'_> {

@@ -20,10 +20,14 @@ pub enum Scalar {
     BF16,
     F32,
     F64,
+    /// OCP FP8 storage types: elements of tiles, tensor maps and buffers that wgmma reads;
+    /// never a value (`Checker::refuse_fp8_value`).
+    E4M3,
+    E5M2,
 }
 
 impl Scalar {
-    pub const ALL: [Scalar; 10] = [
+    pub const ALL: [Scalar; 12] = [
         Scalar::U16,
         Scalar::I16,
         Scalar::U32,
@@ -34,6 +38,8 @@ impl Scalar {
         Scalar::BF16,
         Scalar::F32,
         Scalar::F64,
+        Scalar::E4M3,
+        Scalar::E5M2,
     ];
 
     pub fn from_name(s: &str) -> Option<Scalar> {
@@ -51,10 +57,16 @@ impl Scalar {
             Scalar::BF16 => "bf16",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
+            Scalar::E4M3 => "e4m3",
+            Scalar::E5M2 => "e5m2",
         }
     }
+    /// FP8: held in memory only, no register holds one.
+    pub fn is_fp8(self) -> bool {
+        matches!(self, Scalar::E4M3 | Scalar::E5M2)
+    }
     pub fn is_float(self) -> bool {
-        matches!(self, Scalar::F16 | Scalar::BF16 | Scalar::F32 | Scalar::F64)
+        matches!(self, Scalar::F16 | Scalar::BF16 | Scalar::F32 | Scalar::F64 | Scalar::E4M3 | Scalar::E5M2)
     }
     pub fn is_int(self) -> bool {
         !self.is_float()
@@ -64,6 +76,7 @@ impl Scalar {
     }
     pub fn bits(self) -> u32 {
         match self {
+            Scalar::E4M3 | Scalar::E5M2 => 8,
             Scalar::U16 | Scalar::I16 | Scalar::F16 | Scalar::BF16 => 16,
             Scalar::U32 | Scalar::I32 | Scalar::F32 => 32,
             Scalar::U64 | Scalar::I64 | Scalar::F64 => 64,
@@ -98,6 +111,8 @@ impl Scalar {
             Scalar::BF16 => quote!(BF16),
             Scalar::F32 => quote!(F32),
             Scalar::F64 => quote!(F64),
+            Scalar::E4M3 => quote!(E4M3),
+            Scalar::E5M2 => quote!(E5M2),
         };
         quote!(__p::Type::#v)
     }
@@ -114,9 +129,11 @@ impl Scalar {
             Scalar::BF16 => Type::BF16,
             Scalar::F32 => Type::F32,
             Scalar::F64 => Type::F64,
+            Scalar::E4M3 => Type::E4M3,
+            Scalar::E5M2 => Type::E5M2,
         }
     }
-    /// The DSL scalar of a codegen type (`b32` reads as `u32`); `None` for predicates and FP8.
+    /// The DSL scalar of a codegen type (`b32` reads as `u32`); `None` for predicates.
     pub fn from_ir(t: Type) -> Option<Scalar> {
         Some(match t {
             Type::U16 | Type::B16 => Scalar::U16,
@@ -129,8 +146,9 @@ impl Scalar {
             Type::BF16 => Scalar::BF16,
             Type::F32 => Scalar::F32,
             Type::F64 => Scalar::F64,
-            // FP8 has no DSL scalar yet: its tiles are built through the builder.
-            Type::Pred | Type::E4M3 | Type::E5M2 => return None,
+            Type::E4M3 => Scalar::E4M3,
+            Type::E5M2 => Scalar::E5M2,
+            Type::Pred => return None,
         })
     }
     /// The host Rust type (launch arguments, device-function boundaries).
@@ -146,6 +164,8 @@ impl Scalar {
             Scalar::BF16 => quote!(::phaser::__private::half::bf16),
             Scalar::F32 => quote!(f32),
             Scalar::F64 => quote!(f64),
+            Scalar::E4M3 => quote!(::phaser::__private::F8E4M3),
+            Scalar::E5M2 => quote!(::phaser::__private::F8E5M2),
         }
     }
 }

@@ -297,3 +297,33 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
         );
     }
 }
+
+/// The FP8 DSL GEMMs (both scalings, the gallery's configurations) assemble for sm_90a with no
+/// spills, their k32 e4m3 wgmmas unserialized, as QGMMAs: one site of 4 k-steps (blockwise:
+/// a fresh fragment per K block) or two of 4 per slab (per-tensor: the first K block and the rest).
+#[test]
+fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
+    use phaser_examples::gallery::gemm_fp8_dsl::{kernel, tiles, Scaling};
+    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
+    let dir = tempfile::tempdir().unwrap();
+    for scaling in [Scaling::Blockwise, Scaling::PerTensor] {
+        let t = tiles(scaling);
+        let k = kernel(scaling, &t).unwrap_or_else(|e| panic!("{scaling:?}: {e}"));
+        let ptx = emit_kernel(&k).unwrap();
+        let mnemonic = format!("wgmma.mma_async.sync.aligned.m64n{}k32.f32.e4m3.e4m3", t.block_n);
+        let sites = match scaling {
+            Scaling::Blockwise => 4,
+            Scaling::PerTensor => 2 * 4 * (t.wg_m / 64) as usize,
+        };
+        let in_ptx = ptx.lines().filter(|l| l.trim_start().starts_with(&mnemonic)).count();
+        assert_eq!(in_ptx, sites, "{scaling:?}:\n{ptx}");
+        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, k.name());
+        assert_eq!(spill_bytes(&verbose), (0, 0), "{} spills:\n{verbose}", k.name());
+        let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
+        assert!(serialized.is_empty(), "{}: ptxas serialized the wgmmas: {serialized:#?}", k.name());
+        let insts = sass(&cuobjdump, &cubin);
+        let qgmma = insts.iter().filter(|(_, i)| opcode(i) == "QGMMA").count();
+        let listing = || insts.iter().map(|(_, i)| i.as_str()).collect::<Vec<_>>().join("\n");
+        assert_eq!(qgmma, sites, "{}:\n{}", k.name(), listing());
+    }
+}

@@ -197,3 +197,37 @@ fn simulator_tensor_core_agrees_with_the_gpu() {
         assert!(cmp.passed(), "seed {seed} {}: {cmp:?}", layout.name());
     }
 }
+
+/// The FP8 DSL GEMMs (blockwise and per-tensor) on the GPU: the gallery's three sizes and a
+/// ragged 1000 x 1040 x 1024 on the whole GPU, each within the stated tolerance
+/// (`Quantized::tolerance`) of the f64 product of the dequantized inputs.
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn gemm_fp8_dsl_matches_the_dequantized_f64_product() {
+    use phaser::problem::{run_problem, Size};
+    use phaser_examples::gallery::gemm_fp8_dsl::{self as fp8, tiles, Quantized, Scaling};
+    let dev = Device::cuda(0).expect("needs a CUDA GPU");
+    let seed = phaser_examples::gallery::fresh_seed();
+    eprintln!("seed {seed}");
+    let mut failures = Vec::new();
+    for scaling in [Scaling::Blockwise, Scaling::PerTensor] {
+        let sms = dev.sm_count().unwrap();
+        let ragged = |dev: &Device| {
+            let q = Quantized::random(1000, 1040, 1024, scaling, seed);
+            fp8::problem(dev, q, tiles(scaling).grid(1000, 1040, sms), false, seed)
+        };
+        let mut problems = vec![("ragged".to_string(), ragged(&dev).unwrap())];
+        for size in [Size::Small, Size::Quick, Size::Full] {
+            problems.push((format!("{size:?}"), fp8::setup(&dev, size, seed, scaling).unwrap()));
+        }
+        for (what, mut p) in problems {
+            let outputs = run_problem(&dev, &mut p).unwrap_or_else(|e| panic!("{scaling:?} {what}: {e}"));
+            let outcome = fp8::check(&p, &outputs);
+            eprintln!("{scaling:?} {what}: {}", outcome.detail);
+            if !outcome.passed {
+                failures.push(format!("{scaling:?} {what}: {}", outcome.detail));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
+}

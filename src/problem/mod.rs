@@ -24,6 +24,7 @@ use crate::runtime::sim::{ExploreReport, SimConfig, SimReport};
 use crate::runtime::{
     Arg, Buffer, Device, Elem, LaunchConfig, LaunchReport, RuntimeError, Stream, Swizzle, TensorMap,
 };
+use crate::runtime::elem::{F8E4M3, F8E5M2};
 use crate::Kernel;
 use std::any::Any;
 use std::marker::PhantomData;
@@ -40,6 +41,8 @@ pub enum DeviceBuffer {
     U32(Buffer<u32>),
     F32(Buffer<f32>),
     BF16(Buffer<half::bf16>),
+    E4M3(Buffer<F8E4M3>),
+    E5M2(Buffer<F8E5M2>),
 }
 
 /// A downloaded output.
@@ -49,6 +52,8 @@ pub enum HostData {
     U32(Vec<u32>),
     F32(Vec<f32>),
     BF16(Vec<half::bf16>),
+    E4M3(Vec<F8E4M3>),
+    E5M2(Vec<F8E5M2>),
 }
 
 /// The element types a [`Problem`]'s buffers hold (what [`DeviceBuffer`] and [`HostData`] wrap).
@@ -94,6 +99,8 @@ macro_rules! data {
 data!(u32, U32);
 data!(f32, F32);
 data!(half::bf16, BF16);
+data!(F8E4M3, E4M3);
+data!(F8E5M2, E5M2);
 
 impl DeviceBuffer {
     fn arg(&self) -> Arg<'_> {
@@ -101,6 +108,8 @@ impl DeviceBuffer {
             DeviceBuffer::U32(b) => Arg::buffer(b),
             DeviceBuffer::F32(b) => Arg::buffer(b),
             DeviceBuffer::BF16(b) => Arg::buffer(b),
+            DeviceBuffer::E4M3(b) => Arg::buffer(b),
+            DeviceBuffer::E5M2(b) => Arg::buffer(b),
         }
     }
     fn fill_bits(&mut self, dev: &Device, bits: u64) -> Result<()> {
@@ -108,6 +117,8 @@ impl DeviceBuffer {
             DeviceBuffer::U32(b) => dev.fill(b, <u32 as Elem>::from_bits(bits)),
             DeviceBuffer::F32(b) => dev.fill(b, <f32 as Elem>::from_bits(bits)),
             DeviceBuffer::BF16(b) => dev.fill(b, <half::bf16 as Elem>::from_bits(bits)),
+            DeviceBuffer::E4M3(b) => dev.fill(b, <F8E4M3 as Elem>::from_bits(bits)),
+            DeviceBuffer::E5M2(b) => dev.fill(b, <F8E5M2 as Elem>::from_bits(bits)),
         }
     }
     fn arg_mut(&mut self) -> Arg<'_> {
@@ -115,6 +126,8 @@ impl DeviceBuffer {
             DeviceBuffer::U32(b) => Arg::buffer_mut(b),
             DeviceBuffer::F32(b) => Arg::buffer_mut(b),
             DeviceBuffer::BF16(b) => Arg::buffer_mut(b),
+            DeviceBuffer::E4M3(b) => Arg::buffer_mut(b),
+            DeviceBuffer::E5M2(b) => Arg::buffer_mut(b),
         }
     }
     fn download(&self, dev: &Device) -> Result<HostData> {
@@ -122,6 +135,8 @@ impl DeviceBuffer {
             DeviceBuffer::U32(b) => HostData::U32(dev.download(b)?),
             DeviceBuffer::F32(b) => HostData::F32(dev.download(b)?),
             DeviceBuffer::BF16(b) => HostData::BF16(dev.download(b)?),
+            DeviceBuffer::E4M3(b) => HostData::E4M3(dev.download(b)?),
+            DeviceBuffer::E5M2(b) => HostData::E5M2(dev.download(b)?),
         })
     }
 }
@@ -138,6 +153,8 @@ impl HostData {
             HostData::U32(v) => v.iter().for_each(|x| eat(x.to_bits())),
             HostData::F32(v) => v.iter().for_each(|x| eat(Elem::to_bits(*x))),
             HostData::BF16(v) => v.iter().for_each(|x| eat(Elem::to_bits(*x))),
+            HostData::E4M3(v) => v.iter().for_each(|x| eat(Elem::to_bits(*x))),
+            HostData::E5M2(v) => v.iter().for_each(|x| eat(Elem::to_bits(*x))),
         }
         h
     }
@@ -447,6 +464,8 @@ impl Outputs {
             HostData::U32(v) => v[0] ^= 1,
             HostData::F32(v) => v[0] = f32::from_bits(v[0].to_bits() ^ 1),
             HostData::BF16(v) => v[0] = half::bf16::from_bits(v[0].to_bits() ^ 1),
+            HostData::E4M3(v) => v[0] = F8E4M3::from_bits(F8E4M3::to_bits(&v[0]) ^ 1),
+            HostData::E5M2(v) => v[0] = F8E5M2::from_bits(F8E5M2::to_bits(&v[0]) ^ 1),
         }
     }
 

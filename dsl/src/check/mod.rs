@@ -540,9 +540,22 @@ impl Checker<'_> {
         }
         self.work += 1;
         let (ty, konst) = self.expr_inner(e);
+        let ty = self.refuse_fp8_value(e, ty);
         e.ty.set(ty);
         e.konst.set(konst);
         ty
+    }
+
+    /// An expression whose value would be FP8 (an element of an FP8 buffer, a cast, a register
+    /// array) is an error: FP8 lives in memory only (`arch::check::fp8_register_problem`).
+    fn refuse_fp8_value(&mut self, e: &Expr, ty: Ty) -> Ty {
+        match ty {
+            Ty::Scalar(s) | Ty::Registers { elem: s, .. } | Ty::Vector(s, _) if s.is_fp8() => {
+                self.errs.at(e.sp, crate::parse::fp8_value_message(s));
+                Ty::Error
+            }
+            _ => ty,
+        }
     }
 
     /// A binary expression and the left-nested ones under it (`a + b + c + ..`): the spine

@@ -603,6 +603,39 @@ impl Checker<'_> {
             _ => arg(tile).and_then(|t| this.filled_major(t)).unwrap_or(Major::K),
         };
         let as_u32 = |v: Option<i128>| v.and_then(|v| u32::try_from(v).ok());
+        // The element rules come first: a pair wgmma lacks, or a transposed FP8 tile, has no
+        // shape to compare (one mistake, one message).
+        let tile_elem = |name: &str| match arg(name).map(|t| t.ty.get()) {
+            Some(Ty::Tile { elem, .. }) => wgmma::tile_elem(elem.ir_type()),
+            _ => None,
+        };
+        let (a_name, b_name) = (wgmma::Arg::A.name(), wgmma::Arg::B.name());
+        if let (false, Some(a), Some(b), Some(b_arg)) = (register_a, tile_elem(a_name), tile_elem(b_name), arg(b_name))
+        {
+            if let Some(p) = wgmma::types_problem(a, b) {
+                self.errs.at(b_arg.sp, format!("`T.{}`: {p}", spec.path));
+                return;
+            }
+        }
+        for (tile, major_param, label) in [(b_name, "b_major", "B"), (a_name, "a_major", "A")] {
+            if register_a && tile == a_name {
+                continue;
+            }
+            if let (Some(elem), Some(t)) = (tile_elem(tile), arg(tile)) {
+                if let Some(p) = wgmma::major_problem(elem, major(self, major_param, tile)) {
+                    self.errs.at(
+                        t.sp,
+                        format!(
+                            "`T.{}`: {label} `{}`: {p}\n  help: FP8 tiles are K-major: fill them from a map without \
+                             `major = \"mn\"`",
+                            spec.path,
+                            text(t)
+                        ),
+                    );
+                    return;
+                }
+            }
+        }
         let operand = |this: &Self, name: &str, major_arg: &str| {
             let e = arg(name)?;
             let shape = this.shape_of(e).filter(|s| s.len() >= 2)?;

@@ -309,7 +309,7 @@ pub fn scalar_of_path(p: &syn::Path) -> Option<Scalar> {
 }
 
 const TYPE_HELP: &str = "supported: u16 i16 u32 i32 u64 i64 f32 f64 half::f16 half::bf16 bool, `&[T]`, `&mut [T]`, \
-`TensorMap<T, RANK>`, and in device functions `Barrier`, `Barriers`, `Shared<T>`, `Tile<T, RANK>`, `Registers<T, RANK>`, \
+`TensorMap<T, RANK>` (and for those, the FP8 storage types e4m3 e5m2), and in device functions `Barrier`, `Barriers`, `Shared<T>`, `Tile<T, RANK>`, `Registers<T, RANK>`, \
 `State`, `RemoteBarrier`, `Pipeline`, `PipelineState`";
 
 /// The literal rank of a type argument (`2` in `TensorMap<bf16, 2>`).
@@ -338,8 +338,29 @@ fn rank_arg(
     }
 }
 
+/// Why an FP8 type cannot be a value's: codegen's rule, and where FP8 may appear instead.
+pub fn fp8_value_message(s: Scalar) -> String {
+    format!(
+        "{}\n  help: `{s}` is the element type of buffers (`&[{s}]`), tensor maps (`TensorMap<{s}, 2>`) and shared \
+         tiles (`T.alloc_shared::<{s}>([rows, cols], \"128B\")`) that `T.ptx.wgmma.mma_async` multiplies",
+        phaser_codegen::arch::check::fp8_register_problem(s.ir_type()),
+        s = s.name()
+    )
+}
+
 /// A parameter / result / `let` annotation type.
 pub fn parse_type(t: &syn::Type, is_kernel: bool, errs: &mut Errors) -> Option<Ty> {
+    let ty = parse_type_any(t, is_kernel, errs)?;
+    match ty {
+        Ty::Scalar(s) | Ty::Registers { elem: s, .. } if s.is_fp8() => {
+            errs.at(Sp::of(t), fp8_value_message(s));
+            None
+        }
+        _ => Some(ty),
+    }
+}
+
+fn parse_type_any(t: &syn::Type, is_kernel: bool, errs: &mut Errors) -> Option<Ty> {
     let sp = Sp::of(t);
     let bad = |errs: &mut Errors, what: String| {
         errs.at(sp, format!("unsupported type `{what}`; {TYPE_HELP}"));

@@ -46,7 +46,7 @@ pub const EPI: u32 = 64;
 /// rows first, so the CTAs running together share A rows and B columns in L2; the CTA of
 /// rank `rank` in its cluster takes row `rank` of the cluster's rows.
 #[phaser::device]
-fn tile_origin(
+pub fn tile_origin(
     mut origin: Registers<u32, 1>,
     t: u32,
     tiles_n: u32,

@@ -9,6 +9,7 @@ pub mod cp_async_mbarrier;
 pub mod dsl_pipeline;
 pub mod dsl_seeds;
 pub mod gemm_dsl;
+pub mod gemm_fp8_dsl;
 pub mod gemm_sm100;
 pub mod gemm_sm100_dsl;
 pub mod phase_table;
@@ -59,6 +60,7 @@ pub fn examples() -> Vec<Example> {
     v.extend(row_reduce::examples());
     v.extend(cluster_reduce::examples());
     v.extend(gemm_dsl::examples());
+    v.extend(gemm_fp8_dsl::examples());
     v.extend(attention_dsl::examples());
     v.extend(gemm_sm100::examples());
     v.extend(gemm_sm100_dsl::examples());

@@ -1,0 +1,684 @@
+//! FP8 (e4m3) GEMMs in the DSL, with the bf16 GEMM's structure (`gemm_dsl.rs`: warp-specialized,
+//! TMA producer, `T.pipeline` stages, two wgmma consumer warpgroups, persistent grouped raster,
+//! 2-CTA clusters with B multicast, stmatrix + TMA-store epilogue):
+//! `C (M x N, bf16) = dequant(A (M x K, e4m3, K-major)) * dequant(B (N x K, e4m3, K-major))^T`.
+//!
+//! - `gemm_fp8_dsl`: DeepGEMM's fine-grained scaling. A has an f32 scale per row and 128-wide
+//!   K block (`sfa`, `[K / 128][M]`: a K block's scales are contiguous), B one per 128 x 128
+//!   block (`sfb`, `[ceil(N / 128)][K / 128]`). Promotion as DeepGEMM does: each 128-K block
+//!   (one pipeline stage, four k32 wgmmas) is accumulated by the tensor core into a fresh f32
+//!   fragment, which is then scale-added (`a_scale[row] * b_scale`, one `fma.rn` per element)
+//!   into a separate f32 register accumulator, so precision does not collapse over long K. The
+//!   scales take their own path: each consumer thread loads its two rows' A scales and the
+//!   tile's B scale through the read-only cache while the wgmmas run. N of the tile is 128, so
+//!   one B scale covers the whole tile per K block.
+//! - `gemm_fp8_tensor_dsl`: per-tensor scaling (what `torch._scaled_mm` does): one accumulator
+//!   over all of K, multiplied once by `scale = scale_a * scale_b` in the epilogue.
+//!
+//! K must be a multiple of 128 (a scale block per stage) and N of 16 (C's 16-byte rows); TMA
+//! zero-fills loads past M and N and clips the stores.
+
+use super::gemm_dsl::{tile_origin, Tiles, CONSUMERS, EPI, THREADS};
+use half::bf16;
+use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
+use phaser::runtime::{Device, RuntimeError, Swizzle};
+use phaser::{Kernel, F8E4M3};
+
+/// Registers per thread at entry, and after `setmaxnreg` (as `gemm_dsl`).
+const ENTRY_REGS: u32 = 65536 / THREADS / 8 * 8;
+const PRODUCER_REGS: u32 = 40;
+const CONSUMER_REGS: u32 = (65536 - 128 * PRODUCER_REGS) / (128 * CONSUMERS) / 8 * 8;
+/// K per pipeline stage: one 128-byte swizzled row of e4m3, and the scales' K block.
+pub const BLOCK_K: u32 = 128;
+/// Rows and columns of a scale block of B (and the K width of one of A).
+pub const SCALE_BLOCK: u32 = 128;
+
+/// The blockwise kernel. `BN` must divide 128 (a tile's columns share one B scale per K
+/// block); [`kernel`] builds it only with the N = 128 it is tuned for.
+#[phaser::kernel(target = "sm_90a")]
+pub fn gemm_fp8_dsl(
+    #[tma(box = [CONSUMERS * 64, BLOCK_K], swizzle = "128B", dims = [m, k])] a: TensorMap<e4m3, 2>,
+    #[tma(box = [BN / CLUSTER, BLOCK_K], swizzle = "128B", dims = [n, k])] b: TensorMap<e4m3, 2>,
+    #[tma(box = [EPI, EPI], swizzle = "128B", dims = [m, n])] c: TensorMap<bf16, 2>,
+    sfa: &[f32],
+    sfb: &[f32],
+    m: u32,
+    n: u32,
+    k: u32,
+    #[comptime] BN: u32,
+    #[comptime] STAGES: u32,
+    #[comptime] CLUSTER: u32,
+    #[comptime] GROUP_M: u32,
+) {
+    T.require_block(THREADS, 1, 1);
+    T.max_registers(ENTRY_REGS);
+    if CLUSTER > 1 {
+        T.cluster_dims(CLUSTER, 1, 1);
+    }
+    // One m64 slab per consumer warpgroup: the fresh fragment and the promoted accumulator
+    // are 2 x BN / 2 registers.
+    let bm = CONSUMERS * 64;
+    let pipe = T.pipeline.new_cluster_threads(STAGES, CONSUMERS, CLUSTER, "cta");
+    let a_ring = T.alloc_shared::<e4m3>([STAGES, CONSUMERS, 64, BLOCK_K], "128B");
+    let b_ring = T.alloc_shared::<e4m3>([STAGES, CLUSTER, BN / CLUSTER, BLOCK_K], "128B");
+    let c_tiles = T.alloc_shared::<bf16>([CONSUMERS, 2, EPI, EPI], "128B");
+    let stage_bytes = a_ring[0].bytes() + b_ring[0].bytes();
+    T.pipeline.init(pipe);
+
+    let tiles_n = (n + BN - 1) / BN;
+    let cluster_rows = (m + bm * CLUSTER - 1) / (bm * CLUSTER);
+    let total = tiles_n * cluster_rows;
+    let first = T.block_idx() / CLUSTER;
+    let step = T.grid_dim() / CLUSTER;
+    let rank = if CLUSTER > 1 { T.cluster_cta_rank() } else { 0 };
+    let k_blocks = k / BLOCK_K;
+    let mut origin = T.registers::<u32>([2]);
+
+    let wg = T.warpgroup_idx();
+    if wg == 0 {
+        T.ptx.setmaxnreg.dec(PRODUCER_REGS);
+        if T.warp_idx() == 0 {
+            if T.ptx.elect_sync() {
+                let st = T.pipeline.producer_state(pipe);
+                let mut t = first;
+                while t < total {
+                    tile_origin(origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+                    let m0 = origin[0];
+                    let n0 = origin[1];
+                    for kb in 0..k_blocks {
+                        let k0 = kb * BLOCK_K;
+                        T.pipeline.producer_acquire(pipe, st);
+                        let full = T.pipeline.producer_commit(pipe, st, stage_bytes);
+                        let s = T.pipeline.stage(st);
+                        T.tma.load(a_ring[s], a, [m = m0, k = k0], full);
+                        if CLUSTER > 1 {
+                            let slice = BN / CLUSTER;
+                            let mask = (1 << CLUSTER) - 1;
+                            T.tma.load_multicast(b_ring[s][rank], b, [n = n0 + rank * slice, k = k0], full, mask);
+                        } else {
+                            T.tma.load(b_ring[s][0], b, [n = n0, k = k0], full);
+                        }
+                        T.pipeline.advance(st);
+                    }
+                    t += step;
+                }
+                T.pipeline.producer_tail(pipe, st);
+            }
+        }
+    } else {
+        T.ptx.setmaxnreg.inc(CONSUMER_REGS);
+        let cw = wg - 1;
+        let tid = T.thread_idx() & 127;
+        let leader = tid == 0;
+        let bar_id = cw + 1;
+        let lane = tid & 31;
+        let st_row = (tid >> 5) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+        let st_col = (lane >> 4) * 8;
+        // The tensor core's fragment of one K block, and the promoted f32 accumulator.
+        let mut acc = T.registers::<f32>([BN / 2]);
+        let mut sum = T.registers::<f32>([BN / 2]);
+        // This thread's first row in the warpgroup's 64 (the second is 8 below).
+        let frag_row = T.fragment.row(acc, 0);
+        let read = T.pipeline.consumer_state(pipe);
+        let mut t = first;
+        while t < total {
+            tile_origin(origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+            let m0 = origin[0];
+            let n0 = origin[1];
+            // Rows past M read the last row's scales (their C is clipped by the store).
+            let row0 = (m0 + cw * 64 + frag_row).min(m - 1);
+            let row1 = (m0 + cw * 64 + frag_row + 8).min(m - 1);
+            let b_scales = n0 / SCALE_BLOCK * k_blocks;
+            #[unroll]
+            for i in 0..BN / 2 {
+                sum[i] = 0.0;
+            }
+            for kb in 0..k_blocks {
+                T.pipeline.consumer_wait(pipe, read);
+                let s = T.pipeline.stage(read);
+                T.ptx.wgmma.fence();
+                #[unroll]
+                for kk in 0..BLOCK_K / 32 {
+                    T.ptx.wgmma.mma_async(acc, a_ring[s][cw], b_ring[s], kk, kk > 0);
+                }
+                T.ptx.wgmma.commit_group();
+                // The K block's scales load while the wgmmas run.
+                let sb = T.ld.nc(sfb, b_scales + kb);
+                let s0 = T.ld.nc(sfa, kb * m + row0) * sb;
+                let s1 = T.ld.nc(sfa, kb * m + row1) * sb;
+                T.ptx.wgmma.wait_group(0);
+                // The stage's wgmmas retired: it can be refilled while this block is promoted.
+                if leader {
+                    T.pipeline.consumer_release(pipe, read);
+                }
+                T.pipeline.advance(read);
+                #[unroll]
+                for i in 0..BN / 2 {
+                    sum[i] = acc[i].mul_add(T.fragment.of_row(acc, i, s0, s1), sum[i]);
+                }
+            }
+
+            #[unroll]
+            for sub in 0..BN / EPI {
+                let staging = c_tiles[cw][sub % 2];
+                if leader {
+                    T.ptx.cp_async.bulk.wait_group_read(1);
+                }
+                T.ptx.bar.sync(bar_id, 128);
+                #[unroll]
+                for q in 0..EPI / 16 {
+                    let g = (sub * EPI + q * 16) / 8;
+                    T.ptx.stmatrix.x4(
+                        T.tile_addr(staging, [st_row, q * 16 + st_col]),
+                        T.pack.bf16x2(sum[4 * g], sum[4 * g + 1]),
+                        T.pack.bf16x2(sum[4 * g + 2], sum[4 * g + 3]),
+                        T.pack.bf16x2(sum[4 * g + 4], sum[4 * g + 5]),
+                        T.pack.bf16x2(sum[4 * g + 6], sum[4 * g + 7]),
+                    );
+                }
+                T.ptx.fence.proxy_async("shared::cta");
+                T.ptx.bar.sync(bar_id, 128);
+                if leader {
+                    T.tma.store(c, [m = m0 + cw * 64, n = n0 + sub * EPI], staging);
+                    T.ptx.cp_async.bulk.commit_group();
+                }
+            }
+            t += step;
+        }
+        if leader {
+            T.ptx.cp_async.bulk.wait_group(0);
+        }
+    }
+}
+
+/// The per-tensor kernel: `scale` is `scale_a * scale_b`, applied to the f32 accumulator once.
+#[phaser::kernel(target = "sm_90a")]
+pub fn gemm_fp8_tensor_dsl(
+    #[tma(box = [CONSUMERS * WG_M, BLOCK_K], swizzle = "128B", dims = [m, k])] a: TensorMap<e4m3, 2>,
+    #[tma(box = [BN / CLUSTER, BLOCK_K], swizzle = "128B", dims = [n, k])] b: TensorMap<e4m3, 2>,
+    #[tma(box = [EPI, EPI], swizzle = "128B", dims = [m, n])] c: TensorMap<bf16, 2>,
+    scale: f32,
+    m: u32,
+    n: u32,
+    k: u32,
+    #[comptime] BN: u32,
+    #[comptime] WG_M: u32,
+    #[comptime] STAGES: u32,
+    #[comptime] CLUSTER: u32,
+    #[comptime] GROUP_M: u32,
+) {
+    T.require_block(THREADS, 1, 1);
+    T.max_registers(ENTRY_REGS);
+    if CLUSTER > 1 {
+        T.cluster_dims(CLUSTER, 1, 1);
+    }
+    let bm = CONSUMERS * WG_M;
+    let slabs = WG_M / 64;
+    let pipe = T.pipeline.new_cluster_threads(STAGES, CONSUMERS, CLUSTER, "cta");
+    let a_ring = T.alloc_shared::<e4m3>([STAGES, bm / 64, 64, BLOCK_K], "128B");
+    let b_ring = T.alloc_shared::<e4m3>([STAGES, CLUSTER, BN / CLUSTER, BLOCK_K], "128B");
+    let c_tiles = T.alloc_shared::<bf16>([CONSUMERS, 2, EPI, EPI], "128B");
+    let stage_bytes = a_ring[0].bytes() + b_ring[0].bytes();
+    T.pipeline.init(pipe);
+
+    let tiles_n = (n + BN - 1) / BN;
+    let cluster_rows = (m + bm * CLUSTER - 1) / (bm * CLUSTER);
+    let total = tiles_n * cluster_rows;
+    let first = T.block_idx() / CLUSTER;
+    let step = T.grid_dim() / CLUSTER;
+    let rank = if CLUSTER > 1 { T.cluster_cta_rank() } else { 0 };
+    let k_blocks = k / BLOCK_K;
+    let mut origin = T.registers::<u32>([2]);
+
+    let wg = T.warpgroup_idx();
+    if wg == 0 {
+        T.ptx.setmaxnreg.dec(PRODUCER_REGS);
+        if T.warp_idx() == 0 {
+            if T.ptx.elect_sync() {
+                let st = T.pipeline.producer_state(pipe);
+                let mut t = first;
+                while t < total {
+                    tile_origin(origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+                    let m0 = origin[0];
+                    let n0 = origin[1];
+                    for kb in 0..k_blocks {
+                        let k0 = kb * BLOCK_K;
+                        T.pipeline.producer_acquire(pipe, st);
+                        let full = T.pipeline.producer_commit(pipe, st, stage_bytes);
+                        let s = T.pipeline.stage(st);
+                        T.tma.load(a_ring[s], a, [m = m0, k = k0], full);
+                        if CLUSTER > 1 {
+                            let slice = BN / CLUSTER;
+                            let mask = (1 << CLUSTER) - 1;
+                            T.tma.load_multicast(b_ring[s][rank], b, [n = n0 + rank * slice, k = k0], full, mask);
+                        } else {
+                            T.tma.load(b_ring[s][0], b, [n = n0, k = k0], full);
+                        }
+                        T.pipeline.advance(st);
+                    }
+                    t += step;
+                }
+                T.pipeline.producer_tail(pipe, st);
+            }
+        }
+    } else {
+        T.ptx.setmaxnreg.inc(CONSUMER_REGS);
+        let cw = wg - 1;
+        let tid = T.thread_idx() & 127;
+        let leader = tid == 0;
+        let bar_id = cw + 1;
+        let slab0 = cw * slabs;
+        let lane = tid & 31;
+        let st_row = (tid >> 5) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+        let st_col = (lane >> 4) * 8;
+        let mut acc = T.registers::<f32>([slabs, BN / 2]);
+        let read = T.pipeline.consumer_state(pipe);
+        let release = T.pipeline.consumer_state(pipe);
+        let mut t = first;
+        while t < total {
+            tile_origin(origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+            let m0 = origin[0];
+            let n0 = origin[1];
+            T.pipeline.consumer_wait(pipe, read);
+            let s = T.pipeline.stage(read);
+            T.ptx.wgmma.fence();
+            #[unroll]
+            for kk in 0..BLOCK_K / 32 {
+                #[unroll]
+                for j in 0..slabs {
+                    T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, kk > 0);
+                }
+            }
+            T.ptx.wgmma.commit_group();
+            T.pipeline.advance(read);
+            for _kb in 1..k_blocks {
+                T.pipeline.consumer_wait(pipe, read);
+                let s = T.pipeline.stage(read);
+                T.ptx.wgmma.fence();
+                #[unroll]
+                for kk in 0..BLOCK_K / 32 {
+                    #[unroll]
+                    for j in 0..slabs {
+                        T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, true);
+                    }
+                }
+                T.ptx.wgmma.commit_group();
+                T.ptx.wgmma.wait_group(1);
+                if leader {
+                    T.pipeline.consumer_release(pipe, release);
+                }
+                T.pipeline.advance(release);
+                T.pipeline.advance(read);
+            }
+            T.ptx.wgmma.wait_group(0);
+            if leader {
+                T.pipeline.consumer_release(pipe, release);
+            }
+            T.pipeline.advance(release);
+
+            // The per-tensor scales, once.
+            #[unroll]
+            for j in 0..slabs {
+                #[unroll]
+                for i in 0..BN / 2 {
+                    acc[j][i] = acc[j][i] * scale;
+                }
+            }
+            #[unroll]
+            for j in 0..slabs {
+                #[unroll]
+                for sub in 0..BN / EPI {
+                    let staging = c_tiles[cw][(j * (BN / EPI) + sub) % 2];
+                    if leader {
+                        T.ptx.cp_async.bulk.wait_group_read(1);
+                    }
+                    T.ptx.bar.sync(bar_id, 128);
+                    #[unroll]
+                    for q in 0..EPI / 16 {
+                        let g = (sub * EPI + q * 16) / 8;
+                        T.ptx.stmatrix.x4(
+                            T.tile_addr(staging, [st_row, q * 16 + st_col]),
+                            T.pack.bf16x2(acc[j][4 * g], acc[j][4 * g + 1]),
+                            T.pack.bf16x2(acc[j][4 * g + 2], acc[j][4 * g + 3]),
+                            T.pack.bf16x2(acc[j][4 * g + 4], acc[j][4 * g + 5]),
+                            T.pack.bf16x2(acc[j][4 * g + 6], acc[j][4 * g + 7]),
+                        );
+                    }
+                    T.ptx.fence.proxy_async("shared::cta");
+                    T.ptx.bar.sync(bar_id, 128);
+                    if leader {
+                        T.tma.store(c, [m = m0 + cw * WG_M + 64 * j, n = n0 + sub * EPI], staging);
+                        T.ptx.cp_async.bulk.commit_group();
+                    }
+                }
+            }
+            t += step;
+        }
+        if leader {
+            T.ptx.cp_async.bulk.wait_group(0);
+        }
+    }
+}
+
+/// Which scaling a kernel applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scaling {
+    /// DeepGEMM's: per 1 x 128 of A, per 128 x 128 of B, promoted per K block.
+    Blockwise,
+    /// One scale per tensor (`torch._scaled_mm`), applied in the epilogue.
+    PerTensor,
+}
+
+/// The gallery's configurations. Blockwise: 128 x 128 tiles (one B scale per tile and K block;
+/// two 64-register accumulators per thread), 5 stages of 32 KiB, 2-CTA clusters with B
+/// multicast. Per-tensor: the bf16 GEMM's 128 x 256 tiles, 4 stages (48 KiB each).
+pub fn tiles(scaling: Scaling) -> Tiles {
+    match scaling {
+        Scaling::Blockwise => Tiles { block_n: 128, wg_m: 64, stages: 5, cluster: 2, group_m: 8 },
+        Scaling::PerTensor => Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8 },
+    }
+}
+
+/// The kernel of `scaling` for `t` (the blockwise kernel has one m64 slab per warpgroup and
+/// N = 128 per tile: `t.wg_m` and `t.block_n` must be 64 and 128, else a build error).
+pub fn kernel(scaling: Scaling, t: &Tiles) -> phaser::codegen::Result<Kernel> {
+    match scaling {
+        Scaling::Blockwise => {
+            if t.wg_m != 64 || t.block_n != SCALE_BLOCK {
+                return Err(phaser::codegen::CodegenError::new(
+                    "gemm_fp8_dsl",
+                    None,
+                    format!(
+                        "gemm_fp8_dsl: the blockwise kernel has 64 rows per warpgroup and N = {SCALE_BLOCK} per tile \
+                     (one B scale per tile and K block), not {} and {}",
+                        t.wg_m, t.block_n
+                    ),
+                ));
+            }
+            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m)
+        }
+        Scaling::PerTensor => gemm_fp8_tensor_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m),
+    }
+}
+
+pub fn examples() -> Vec<Example> {
+    vec![
+        Example {
+            name: "gemm_fp8_dsl",
+            about: "e4m3 GEMM with DeepGEMM's fine-grained scaling (1x128 A, 128x128 B scales, per-K-block promotion \
+                    into an f32 register accumulator), bf16 C; the bf16 DSL GEMM's structure",
+            kernels: |_| Ok(vec![kernel(Scaling::Blockwise, &tiles(Scaling::Blockwise))?]),
+            setup: |dev, size, seed| setup(dev, size, seed, Scaling::Blockwise),
+            check,
+        },
+        Example {
+            name: "gemm_fp8_tensor_dsl",
+            about: "e4m3 GEMM with per-tensor scales (torch._scaled_mm's), applied once in the epilogue, bf16 C",
+            kernels: |_| Ok(vec![kernel(Scaling::PerTensor, &tiles(Scaling::PerTensor))?]),
+            setup: |dev, size, seed| setup(dev, size, seed, Scaling::PerTensor),
+            check,
+        },
+    ]
+}
+
+/// Quantized inputs: the e4m3 elements and their scales (`sfa` `[K / 128][M]`, `sfb`
+/// `[ceil(N / 128)][K / 128]`; per-tensor: one each).
+pub struct Quantized {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub scaling: Scaling,
+    pub a: Vec<F8E4M3>,
+    pub b: Vec<F8E4M3>,
+    pub sfa: Vec<f32>,
+    pub sfb: Vec<f32>,
+    /// Made by [`Quantized::exact`]: C must be the f64 product rounded to bf16, bit for bit.
+    pub exact: bool,
+}
+
+/// The scale that maps `amax` onto e4m3's largest value (448), DeepGEMM's and torch's recipe.
+fn scale_of(amax: f32) -> f32 {
+    if amax > 0.0 {
+        amax / 448.0
+    } else {
+        1.0
+    }
+}
+
+impl Quantized {
+    /// Random inputs whose magnitude varies by row and K block (2^-4 .. 2^3, so a scale
+    /// applied to the wrong row or block shows), quantized as `scaling` says.
+    pub fn random(m: u32, n: u32, k: u32, scaling: Scaling, seed: u64) -> Quantized {
+        let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+        let kbs = ku / BLOCK_K as usize;
+        let nbs = nu.div_ceil(SCALE_BLOCK as usize);
+        let magnitude = |r: usize, kb: usize, salt: usize| {
+            2f32.powi((r.wrapping_mul(7).wrapping_add(kb.wrapping_mul(3)).wrapping_add(salt) % 8) as i32 - 4)
+        };
+        let mut xa = random_f32(mu * ku, seed);
+        let mut xb = random_f32(nu * ku, seed ^ 0x5bd1_e995);
+        for (i, x) in xa.iter_mut().enumerate() {
+            *x *= magnitude(i / ku, i % ku / BLOCK_K as usize, 0);
+        }
+        for (i, x) in xb.iter_mut().enumerate() {
+            *x *= magnitude(i / ku / SCALE_BLOCK as usize, i % ku / BLOCK_K as usize, 5);
+        }
+        let amax = |v: &mut dyn Iterator<Item = f32>| v.fold(0f32, |m, x| m.max(x.abs()));
+        let (sfa, sfb) = match scaling {
+            Scaling::Blockwise => {
+                let mut sfa = vec![0f32; kbs * mu];
+                for kb in 0..kbs {
+                    for r in 0..mu {
+                        let row = &xa[r * ku + kb * BLOCK_K as usize..][..BLOCK_K as usize];
+                        sfa[kb * mu + r] = scale_of(amax(&mut row.iter().copied()));
+                    }
+                }
+                let mut sfb = vec![0f32; nbs * kbs];
+                for nb in 0..nbs {
+                    for kb in 0..kbs {
+                        let rows = nb * SCALE_BLOCK as usize..((nb + 1) * SCALE_BLOCK as usize).min(nu);
+                        let mut it =
+                            rows.flat_map(|r| xb[r * ku + kb * BLOCK_K as usize..][..BLOCK_K as usize].iter().copied());
+                        sfb[nb * kbs + kb] = scale_of(amax(&mut it));
+                    }
+                }
+                (sfa, sfb)
+            }
+            Scaling::PerTensor => {
+                (vec![scale_of(amax(&mut xa.iter().copied()))], vec![scale_of(amax(&mut xb.iter().copied()))])
+            }
+        };
+        let mut q = Quantized { m, n, k, scaling, a: Vec::new(), b: Vec::new(), sfa, sfb, exact: false };
+        q.a = xa.iter().enumerate().map(|(i, &x)| F8E4M3::from_f32(x / q.a_scale(i / ku, i % ku))).collect();
+        q.b = xb.iter().enumerate().map(|(i, &x)| F8E4M3::from_f32(x / q.b_scale(i / ku, i % ku))).collect();
+        q
+    }
+
+    /// Inputs whose product is exact at every step: elements of {-1, 0, 1} and power-of-two
+    /// scales (2^-2 .. 2^2 by row and K block for A, 2^-1 .. 2^1 by block for B; per tensor
+    /// 2^-2 and 2^1). Every partial sum is exact in f32 and in the tensor core's narrower FP8
+    /// accumulator, so C is the f64 product rounded once to bf16, on the GPU and in the
+    /// simulator: the check can demand every bit.
+    pub fn exact(m: u32, n: u32, k: u32, scaling: Scaling, seed: u64) -> Quantized {
+        let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+        let (kbs, nbs) = (ku / BLOCK_K as usize, nu.div_ceil(SCALE_BLOCK as usize));
+        let ternary = |len: usize, seed: u64| -> Vec<F8E4M3> {
+            phaser::problem::random_u32(len, seed).into_iter().map(|x| F8E4M3::from_f32((x % 3) as f32 - 1.0)).collect()
+        };
+        let pow2 = |e: usize, span: usize| 2f32.powi((e % (2 * span + 1)) as i32 - span as i32);
+        let (sfa, sfb) = match scaling {
+            Scaling::Blockwise => (
+                (0..kbs * mu).map(|i| pow2((i % mu) * 7 + (i / mu) * 3, 2)).collect(),
+                (0..nbs * kbs).map(|i| pow2(i / kbs + i % kbs, 1)).collect(),
+            ),
+            Scaling::PerTensor => (vec![0.25], vec![2.0]),
+        };
+        let (a, b) = (ternary(mu * ku, seed), ternary(nu * ku, seed ^ 0x5bd1_e995));
+        Quantized { m, n, k, scaling, a, b, sfa, sfb, exact: true }
+    }
+
+    /// The scale of A's element (row `r`, column `kk`).
+    pub fn a_scale(&self, r: usize, kk: usize) -> f32 {
+        match self.scaling {
+            Scaling::Blockwise => self.sfa[kk / BLOCK_K as usize * self.m as usize + r],
+            Scaling::PerTensor => self.sfa[0],
+        }
+    }
+
+    /// The scale of B's element (row `j`, column `kk`).
+    pub fn b_scale(&self, j: usize, kk: usize) -> f32 {
+        match self.scaling {
+            Scaling::Blockwise => {
+                let kbs = self.k as usize / BLOCK_K as usize;
+                self.sfb[j / SCALE_BLOCK as usize * kbs + kk / BLOCK_K as usize]
+            }
+            Scaling::PerTensor => self.sfb[0],
+        }
+    }
+
+    /// The f64 product of the dequantized row `i` of A and row `j` of B, and the sum of its
+    /// terms' magnitudes (what the accumulation's error scales with).
+    pub fn reference(&self, i: usize, j: usize) -> (f64, f64) {
+        let k = self.k as usize;
+        (0..k).fold((0.0, 0.0), |(s, mag), kk| {
+            let a = self.a[i * k + kk].to_f32() as f64 * self.a_scale(i, kk) as f64;
+            let b = self.b[j * k + kk].to_f32() as f64 * self.b_scale(j, kk) as f64;
+            (s + a * b, mag + (a * b).abs())
+        })
+    }
+
+    /// The K the tensor core accumulates before an f32 promotion: one scale block (blockwise),
+    /// all of K (per-tensor).
+    pub fn unpromoted_k(&self) -> u32 {
+        match self.scaling {
+            Scaling::Blockwise => BLOCK_K,
+            Scaling::PerTensor => self.k,
+        }
+    }
+
+    /// The tolerance of C[i][j] against [`Quantized::reference`]: bf16's rounding (2^-8 of the
+    /// value) plus 2^-9 of the terms' magnitude sum per 128 of K the tensor core accumulates
+    /// unpromoted, growing as its square root (its FP8 accumulation keeps about 14 bits, not
+    /// f32's 24: DeepSeek-V3's measurement; a random walk of those errors between promotions).
+    pub fn tolerance(&self, reference: f64, magnitude: f64) -> f64 {
+        let blocks = (self.unpromoted_k() as f64 / BLOCK_K as f64).max(1.0);
+        reference.abs() * 2f64.powi(-8) + magnitude * 2f64.powi(-9) * blocks.sqrt()
+    }
+}
+
+/// What the check needs: the quantized inputs and C.
+pub struct Host {
+    pub q: Quantized,
+    pub c: BufferId<bf16>,
+    pub every_element: bool,
+}
+
+const POISON: bf16 = bf16::from_bits(0xFFFF);
+
+pub fn setup(dev: &Device, size: Size, seed: u64, scaling: Scaling) -> Result<Problem, RuntimeError> {
+    let t = tiles(scaling);
+    let (bm, cm) = (t.block_m(), t.cluster);
+    // Small: one cluster walks two tiles of two K blocks (the ring wraps). Quick: ragged in M
+    // and N over two clusters, four K blocks a tile (the ring wraps). Full: 2048^3, persistent.
+    let ((m, n, k), grid) = match size {
+        Size::Small => ((2 * bm * cm, t.block_n, 256), cm),
+        Size::Quick => ((bm * cm + 72, t.block_n + 72, 512), 2 * cm),
+        Size::Full => ((2048, 2048, 2048), t.grid(2048, 2048, dev.sm_count()?)),
+    };
+    // Small and quick sizes (the simulator's, and the corrupted-bit check) multiply exact
+    // inputs; the full size quantizes random ones and is held to the tolerance.
+    let q = match size {
+        Size::Full => Quantized::random(m, n, k, scaling, seed),
+        _ => Quantized::exact(m, n, k, scaling, seed),
+    };
+    problem(dev, q, grid, size != Size::Full, seed)
+}
+
+/// The launch of `q`'s GEMM on `grid` CTAs.
+pub fn problem(dev: &Device, q: Quantized, grid: u32, every_element: bool, seed: u64) -> Result<Problem, RuntimeError> {
+    let t = tiles(q.scaling);
+    let (m, n, k) = (q.m, q.n, q.k);
+    if k % BLOCK_K != 0 {
+        return Err(RuntimeError::Config(format!("gemm_fp8_dsl: K = {k} is not a multiple of {BLOCK_K}")));
+    }
+    let mut p = Problem::new(seed);
+    let ga = p.input(dev, &q.a)?;
+    let gb = p.input(dev, &q.b)?;
+    let gc = p.output(dev, (m * n) as usize, POISON)?;
+    let (m64, n64, k64) = (m as u64, n as u64, k as u64);
+    let sw = Swizzle::B128;
+    let ma = p.tensor_map(dev, ga, &[k64, m64], &[BLOCK_K, t.block_m()], sw)?;
+    let mb = p.tensor_map(dev, gb, &[k64, n64], &[BLOCK_K, t.block_n / t.cluster], sw)?;
+    let mc = p.tensor_map(dev, gc, &[n64, m64], &[EPI, EPI], sw)?;
+    let launch = phaser::LaunchConfig::linear(grid, THREADS);
+    let kernel = kernel(q.scaling, &t)?;
+    match q.scaling {
+        Scaling::Blockwise => {
+            let sfa = p.input(dev, &q.sfa)?;
+            let sfb = p.input(dev, &q.sfb)?;
+            let args = [ma.into(), mb.into(), mc.into(), sfa.into(), sfb.into(), m.into(), n.into(), k.into()];
+            p.launch(kernel, launch, args, [gc.into()]);
+        }
+        Scaling::PerTensor => {
+            let scale = q.sfa[0] * q.sfb[0];
+            let args = [ma.into(), mb.into(), mc.into(), scale.into(), m.into(), n.into(), k.into()];
+            p.launch(kernel, launch, args, [gc.into()]);
+        }
+    }
+    p.set_host(Host { q, c: gc, every_element });
+    Ok(p)
+}
+
+/// Every element (small sizes) or the corners and 4096 random positions against the f64
+/// product of the dequantized inputs: rounded to bf16 bit for bit for exact inputs, within
+/// [`Quantized::tolerance`] for random ones.
+pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
+    let h: &Host = p.host();
+    let got = outputs.get(0, h.c);
+    let (m, n) = (h.q.m as usize, h.q.n as usize);
+    let shape = format!("{}x{}x{}", h.q.m, h.q.n, h.q.k);
+    let positions: Vec<(usize, usize)> = if h.every_element {
+        (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
+    } else {
+        let mut v = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+        let r = phaser::problem::random_u32(2 * 4096, p.seed);
+        v.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
+        v
+    };
+    let mut worst = 0f64;
+    let mut bad = Vec::new();
+    for &(i, j) in &positions {
+        let (want, magnitude) = h.q.reference(i, j);
+        let c = got[i * n + j];
+        let err = (c.to_f64() - want).abs();
+        let tol = h.q.tolerance(want, magnitude);
+        worst = worst.max(err / tol);
+        let wrong = if h.q.exact { c.to_bits() != bf16::from_f64(want).to_bits() } else { err.is_nan() || err > tol };
+        if wrong {
+            bad.push((i, j, want));
+        }
+    }
+    match bad.first() {
+        None if h.q.exact => {
+            Outcome::new(true, format!("{shape} (seed {}): {} elements exact", p.seed, positions.len()))
+        }
+        None => Outcome::new(
+            true,
+            format!(
+                "{shape} (seed {}): {} elements within tolerance (worst {worst:.3} of it)",
+                p.seed,
+                positions.len()
+            ),
+        ),
+        Some(&(i, j, want)) => Outcome::new(
+            false,
+            format!(
+                "{shape} (seed {}): {} of {} outside tolerance; C[{i}][{j}] = {}, want {want}",
+                p.seed,
+                bad.len(),
+                positions.len(),
+                got[i * n + j]
+            ),
+        ),
+    }
+}
