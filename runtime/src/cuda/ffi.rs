@@ -39,6 +39,27 @@ pub(crate) fn driver_version() -> Result<i32, DriverError> {
     Ok(version)
 }
 
+/// Whether `from`'s GPU can address `to`'s memory (`cuDeviceCanAccessPeer`).
+pub(crate) fn can_access_peer(from: &CudaContext, to: &CudaContext) -> Result<bool, DriverError> {
+    let mut can = 0;
+    // SAFETY: both device handles come from live contexts; the driver writes one int through
+    // the pointer, which is live for the call.
+    unsafe { sys::cuDeviceCanAccessPeer(&mut can, from.cu_device(), to.cu_device()) }.result()?;
+    Ok(can != 0)
+}
+
+/// Let kernels of context `from` address the memory of context `to`
+/// (`cuCtxEnablePeerAccess`, flags 0); already enabled is success.
+pub(crate) fn enable_peer_access(from: &CudaContext, to: &CudaContext) -> Result<(), DriverError> {
+    from.bind_to_thread()?;
+    // SAFETY: `to`'s handle is a live context (its `Arc` is borrowed for the call); the call
+    // acts on the current context, `from`, bound just above; flags must be 0.
+    match unsafe { sys::cuCtxEnablePeerAccess(to.cu_ctx(), 0) }.result() {
+        Err(DriverError(sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)) => Ok(()),
+        other => other,
+    }
+}
+
 /// Why a link with the driver's JIT linker failed.
 pub(crate) enum LinkError {
     /// `cuLinkCreate` itself failed.

@@ -254,6 +254,9 @@ pub struct Finding {
     pub category: Category,
     pub severity: Severity,
     pub kernel: String,
+    /// The device the kernel ran on, in a launch of several devices together
+    /// (`crate::launch_group`); `None` for a launch of one device.
+    pub device: Option<crate::peer::DeviceId>,
     /// `%ctaid` of the CTA where it happened.
     pub cta: [u32; 3],
     pub warp: Option<u32>,
@@ -278,7 +281,11 @@ impl fmt::Display for Finding {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        write!(f, "{sev}[{}] kernel `{}` CTA {:?}", self.category, self.kernel, self.cta)?;
+        write!(f, "{sev}[{}] kernel `{}`", self.category, self.kernel)?;
+        if let Some(d) = self.device {
+            write!(f, " on {d}")?;
+        }
+        write!(f, " CTA {:?}", self.cta)?;
         if let (Some(w), Some(t)) = (self.warp, self.thread) {
             write!(f, " warp {w} thread {t} (lane {})", t % 32)?;
         }

@@ -27,6 +27,7 @@ pub(crate) mod exec;
 pub(crate) mod explore;
 pub mod output;
 pub mod sync;
+pub(crate) mod system;
 pub(crate) mod tensor;
 
 // The public modules keep the paths they had before the files were grouped, and before the
@@ -66,21 +67,59 @@ pub struct SimDevice {
     pub config: SimConfig,
     /// Distinguishes devices, so a buffer of another simulator is refused, not misread.
     id: u64,
+    /// Which device of its system this is (`Device::id`).
+    ordinal: u32,
+    /// The simulated system it belongs to: its devices share one address space (as CUDA's
+    /// unified addressing gives every GPU's memory a distinct range), so a peer mapping is the
+    /// peer's own address.
+    system: std::sync::Arc<system::SimSystem>,
     mem: std::sync::Arc<Mutex<GlobalMemory>>,
     /// Launches per kernel name, numbering the files of `SimConfig::trace_dir`.
     trace_counts: Mutex<std::collections::HashMap<String, u32>>,
 }
 
 impl SimDevice {
+    /// A simulator alone in its system (device 0 of one).
     pub fn new(config: SimConfig) -> Self {
+        Self::system(config, 1).pop().expect("a system of one device")
+    }
+
+    /// `n` simulated devices of one system, device `i` at index `i`: they share an address
+    /// space, may be given peer access to each other and launch together
+    /// (`crate::launch_group`).
+    pub fn system(config: SimConfig, n: u32) -> Vec<Self> {
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        SimDevice { config, id, mem: Default::default(), trace_counts: Mutex::default() }
+        let system = std::sync::Arc::new(system::SimSystem::new(n));
+        let mem = std::sync::Arc::<Mutex<GlobalMemory>>::default();
+        (0..n)
+            .map(|ordinal| SimDevice {
+                config: config.clone(),
+                id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                ordinal,
+                system: system.clone(),
+                mem: mem.clone(),
+                trace_counts: Mutex::default(),
+            })
+            .collect()
     }
 
     /// This simulator's id (what its buffers and tensor maps record).
     pub(crate) fn id(&self) -> u64 {
         self.id
+    }
+
+    /// Which device of its system this is.
+    pub fn ordinal(&self) -> u32 {
+        self.ordinal
+    }
+
+    pub(crate) fn system_ref(&self) -> &system::SimSystem {
+        &self.system
+    }
+
+    /// Whether `b` belongs to a device of this device's system (this one or a peer).
+    pub(crate) fn same_system(&self, b: &SimBuffer) -> bool {
+        b.system == self.system.id()
     }
 
     /// Whether `b` was allocated by this device.
@@ -92,7 +131,8 @@ impl SimDevice {
         self.mem.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A zero-filled buffer; fails beyond `SimConfig::max_memory_bytes`.
+    /// A zero-filled buffer; fails beyond `SimConfig::max_memory_bytes` (the devices of a
+    /// system share one memory, so they count each other's buffers too).
     pub fn alloc(&self, bytes: usize) -> Result<SimBuffer> {
         let mut m = self.mem();
         if m.bytes() + bytes as u64 > self.config.max_memory_bytes {
@@ -104,7 +144,14 @@ impl SimDevice {
             )));
         }
         let addr = m.alloc(bytes);
-        Ok(SimBuffer { device: self.id, addr, len: bytes, mem: std::sync::Arc::downgrade(&self.mem) })
+        Ok(SimBuffer {
+            device: self.id,
+            ordinal: self.ordinal,
+            system: self.system.id(),
+            addr,
+            len: bytes,
+            mem: std::sync::Arc::downgrade(&self.mem),
+        })
     }
 
     /// A copy of every buffer's bytes (an exploration restores it before each execution).
@@ -253,6 +300,7 @@ impl SimDevice {
             tmaps: &tmaps,
             cluster_dim: k.bounds().cluster.unwrap_or([1, 1, 1]),
             steps,
+            device: None,
         };
         if sc.race_check {
             grid::run::<HappensBefore>(&cx, &mut gmem, &mut out)?;

@@ -77,6 +77,8 @@ pub struct LaunchCtx<'a> {
     pub cluster_dim: [u32; 3],
     /// The explorer's (or a replayed schedule's) record: the engine runs in step mode.
     pub steps: Option<&'a SharedRun>,
+    /// The device, when several launch together (`grid::run_group`): findings name it.
+    pub device: Option<crate::peer::DeviceId>,
 }
 
 /// Execution state: CTAs (shared memory, mbarriers, named barriers), warps (registers,
@@ -351,6 +353,7 @@ impl<'a, C: Checker> Engine<'a, C> {
             category,
             severity,
             kernel: self.cx.kernel.name().to_owned(),
+            device: self.cx.device,
             cta: self.exec.ctas[cta].ctaid,
             warp: thread.map(|t| t / 32),
             thread,
