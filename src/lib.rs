@@ -44,6 +44,7 @@ pub use runnable::{Outputs, Runnable};
 
 pub use phaser_codegen::{Kernel, Target, Type, Value};
 pub use phaser_runtime::{Arg, Buffer, Device, Event, Graph, Launch, LaunchConfig, RuntimeError, Stream, Swizzle, TensorMap};
+pub use phaser_runtime::{launch_group, simulate_group, DeviceId, GroupLaunch, PeerView, PeerViewMut};
 
 /// The names most kernels and hosts need.
 pub mod prelude {

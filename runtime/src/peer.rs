@@ -252,3 +252,9 @@ impl<T: Elem> fmt::Debug for PeerView<'_, T> {
     }
 }
 
+
+impl<T: Elem> fmt::Debug for PeerViewMut<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PeerViewMut<{}>({} elements on {}, mapped for {})", T::TYPE, self.buffer.len(), self.buffer_on(), self.grant.to_id)
+    }
+}

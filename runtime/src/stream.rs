@@ -96,11 +96,34 @@ impl<'d> Stream<'d> {
         cfg: LaunchConfig,
         args: impl IntoIterator<Item = Arg<'a>>,
     ) -> Result<Launch<'a>> {
+        self.launch_with(kernel, cfg, args, true)
+    }
+
+    /// [`Stream::launch`] for a group launch (`crate::launch_group`), which waits for every
+    /// launch before it returns: a buffer the kernel writes may be passed shared.
+    pub(crate) fn launch_in_group<'a>(
+        &'a self,
+        kernel: impl StreamKernel<'a>,
+        cfg: LaunchConfig,
+        args: impl IntoIterator<Item = Arg<'a>>,
+    ) -> Result<Launch<'a>> {
+        self.launch_with(kernel, cfg, args, false)
+    }
+
+    fn launch_with<'a>(
+        &'a self,
+        kernel: impl StreamKernel<'a>,
+        cfg: LaunchConfig,
+        args: impl IntoIterator<Item = Arg<'a>>,
+        exclusive_writes: bool,
+    ) -> Result<Launch<'a>> {
         let kernel = kernel.into_cow();
         let args: Vec<Arg<'a>> = args.into_iter().collect();
         let dev = self.device;
         let (cfg, layout) = dev.checked(&kernel, cfg, &args)?;
-        check_exclusive(&kernel, &args)?;
+        if exclusive_writes {
+            check_exclusive(&kernel, &args)?;
+        }
         let holds = hold_tensor_maps(&kernel, &args, dev.key())?;
         let pending = match (&self.inner, dev) {
             (StreamInner::Cuda(queue), Device::Cuda(d)) => {

@@ -31,6 +31,19 @@ pub(crate) fn libcuda_present() -> bool {
     true
 }
 
+/// Whether the dynamic loader finds NCCL (cudarc panics on first use when it is missing).
+#[cfg(feature = "dynamic-loading")]
+pub(crate) fn libnccl_present() -> bool {
+    // SAFETY: only asks the dynamic loader whether the library loads; no NCCL call is made.
+    unsafe { cudarc::nccl::sys::is_culib_present() }
+}
+
+/// With the libraries linked, the program would not have started without NCCL.
+#[cfg(not(feature = "dynamic-loading"))]
+pub(crate) fn libnccl_present() -> bool {
+    true
+}
+
 /// The driver's CUDA version (`cuDriverGetVersion`: 13000 for 13.0).
 pub(crate) fn driver_version() -> Result<i32, DriverError> {
     let mut version = 0;

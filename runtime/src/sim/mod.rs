@@ -264,8 +264,96 @@ impl SimDevice {
         sc: &SimConfig,
         steps: Option<&explore::guided::SharedRun>,
     ) -> Result<SimReport> {
-        check_sim_budget(cfg, sc)?;
         let t0 = Instant::now();
+        let p = Prepared::new(k, cfg, args, sc)?;
+        let mut out = p.collector(sc);
+        let mut gmem = self.mem();
+        let cx = p.context(k, cfg, sc, steps, None);
+        if sc.race_check {
+            grid::run::<HappensBefore>(&cx, &mut gmem, &mut out)?;
+        } else {
+            grid::run::<NoCheck>(&cx, &mut gmem, &mut out)?;
+        }
+        out.stats.wall = t0.elapsed();
+        Ok(p.report(k, sc, out, steps))
+    }
+
+    /// Simulate launches on devices of one system together (checked by the devices): their
+    /// clusters share the epoch loop (`grid::run_group`), each launch with its own device's
+    /// settings, and each report's findings name its device. The first launch's device decides
+    /// what they share (the race checker, the simulator's threads). Findings are in the
+    /// reports (never an `Err`).
+    pub(crate) fn simulate_group(members: &[GroupMember<'_>]) -> Result<Vec<SimReport>> {
+        let Some(first) = members.first() else { return Ok(Vec::new()) };
+        for m in members {
+            m.device.config.validate()?;
+            if m.device.system.id() != first.device.system.id() {
+                return Err(RuntimeError::Config(format!(
+                    "a group launch runs devices of one simulated system together, but device {} and device {} \
+                     belong to different systems (make them with one `Device::sim_system`)",
+                    first.device.ordinal, m.device.ordinal
+                )));
+            }
+            if m.device.config.schedule.is_some() || m.device.config.exhaustive {
+                return Err(RuntimeError::Config(
+                    "SimConfig::schedule and SimConfig::exhaustive replay or explore one launch: a group launch \
+                     takes neither"
+                        .into(),
+                ));
+            }
+        }
+        let t0 = Instant::now();
+        let prepared = members
+            .iter()
+            .map(|m| Prepared::new(m.kernel, m.cfg, &m.args, &m.device.config))
+            .collect::<Result<Vec<_>>>()?;
+        let mut outs: Vec<Collector> = members.iter().zip(&prepared).map(|(m, p)| p.collector(&m.device.config)).collect();
+        let cxs: Vec<LaunchCtx> = members
+            .iter()
+            .zip(&prepared)
+            .map(|(m, p)| p.context(m.kernel, m.cfg, &m.device.config, None, Some(crate::peer::DeviceId(m.device.ordinal))))
+            .collect();
+        let mut gmem = first.device.mem();
+        if first.device.config.race_check {
+            grid::run_group::<HappensBefore>(&cxs, &mut gmem, &mut outs)?;
+        } else {
+            grid::run_group::<NoCheck>(&cxs, &mut gmem, &mut outs)?;
+        }
+        drop(gmem);
+        let wall = t0.elapsed();
+        Ok(members
+            .iter()
+            .zip(prepared)
+            .zip(outs)
+            .map(|((m, p), mut out)| {
+                out.stats.wall = wall;
+                p.report(m.kernel, &m.device.config, out, None)
+            })
+            .collect())
+    }
+}
+
+/// One launch of a group (`SimDevice::simulate_group`): its device, kernel, configuration and
+/// arguments (resolved by the device: its own buffers and peer mappings made for it).
+pub(crate) struct GroupMember<'a> {
+    pub device: &'a SimDevice,
+    pub kernel: &'a Kernel,
+    pub cfg: &'a LaunchConfig,
+    pub args: Vec<SimArg<'a>>,
+}
+
+/// What a launch's simulation is made of before it runs: its parameters' values, tensor
+/// maps, lowered program and shared memory layout.
+struct Prepared {
+    params: Vec<u64>,
+    tmaps: Vec<Option<TensorMapDesc>>,
+    prog: Program,
+    layout: SmemLayout,
+}
+
+impl Prepared {
+    fn new(k: &Kernel, cfg: &LaunchConfig, args: &[SimArg], sc: &SimConfig) -> Result<Prepared> {
+        check_sim_budget(cfg, sc)?;
         let mut params = Vec::with_capacity(args.len());
         let mut tmaps: Vec<Option<TensorMapDesc>> = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
@@ -285,36 +373,45 @@ impl SimDevice {
                 }
             }
         }
-        let prog = Program::lower(k);
-        let layout = SmemLayout::new(k, cfg.dynamic_shared_bytes);
+        Ok(Prepared { params, tmaps, prog: Program::lower(k), layout: SmemLayout::new(k, cfg.dynamic_shared_bytes) })
+    }
+
+    fn collector(&self, sc: &SimConfig) -> Collector {
         let mut out = Collector::default();
         out.trace.limit = if sc.trace { sc.max_trace_events } else { 0 };
-        let mut gmem = self.mem();
-        let cx = LaunchCtx {
+        out
+    }
+
+    fn context<'a>(
+        &'a self,
+        k: &'a Kernel,
+        cfg: &'a LaunchConfig,
+        sc: &'a SimConfig,
+        steps: Option<&'a explore::guided::SharedRun>,
+        device: Option<crate::peer::DeviceId>,
+    ) -> LaunchCtx<'a> {
+        LaunchCtx {
             kernel: k,
-            program: &prog,
+            program: &self.prog,
             config: sc,
             launch: cfg,
-            layout: &layout,
-            params: &params,
-            tmaps: &tmaps,
+            layout: &self.layout,
+            params: &self.params,
+            tmaps: &self.tmaps,
             cluster_dim: k.bounds().cluster.unwrap_or([1, 1, 1]),
             steps,
-            device: None,
-        };
-        if sc.race_check {
-            grid::run::<HappensBefore>(&cx, &mut gmem, &mut out)?;
-        } else {
-            grid::run::<NoCheck>(&cx, &mut gmem, &mut out)?;
+            device,
         }
-        out.stats.wall = t0.elapsed();
-        out.trace.name_barriers(|off| layout.describe(off));
+    }
+
+    fn report(&self, k: &Kernel, sc: &SimConfig, mut out: Collector, steps: Option<&explore::guided::SharedRun>) -> SimReport {
+        out.trace.name_barriers(|off| self.layout.describe(off));
         if sc.echo_printf && !out.printed.is_empty() {
             // As the GPU's `printf` buffer is flushed at the end of a launch.
             let text: String = out.printed.iter().map(|p| p.text.as_str()).collect();
             print!("{text}");
         }
-        Ok(SimReport {
+        SimReport {
             kernel: k.name().to_owned(),
             seed: sc.seed,
             strategy: sc.strategy,
@@ -329,7 +426,7 @@ impl SimDevice {
             schedule: steps.map(|run| crate::report::schedule::Schedule {
                 steps: run.lock().unwrap_or_else(|p| p.into_inner()).steps.iter().map(|s| s.chosen).collect(),
             }),
-        })
+        }
     }
 }
 
