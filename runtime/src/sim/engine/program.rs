@@ -403,7 +403,7 @@ mod tests {
             addr: bar,
             offset: 0,
             src: Value::u32(1),
-            volatile: false,
+            access: Access::Weak,
         });
         let load = Inst::Memory(MemoryOp::Ld {
             space: Space::Shared,
@@ -411,7 +411,7 @@ mod tests {
             dst: r(2),
             addr: bar,
             offset: 0,
-            volatile: true,
+            access: Access::Volatile,
         });
         let commit = Inst::Tma(TmaOp::CommitGroup);
         let bulk_wait = Inst::Tma(TmaOp::WaitGroup { n: 0, read: false });
@@ -427,7 +427,7 @@ mod tests {
             addr: bar,
             offset: 0,
             src: Value::u32(1),
-            volatile: false,
+            access: Access::Weak,
         });
         let global_atom = Inst::Memory(MemoryOp::Atom {
             op: AtomOp::Add,
