@@ -130,6 +130,9 @@ pub struct Engine<'a, C: Checker> {
     pub time: SimTime,
     /// Global memory as this cluster sees it in the current epoch (`global_view.rs`).
     pub global: GlobalView,
+    /// Happens-before through global memory as this cluster sees it (`check/global_order.rs`):
+    /// `Some` when checking a kernel with strong global loads or stores.
+    pub global_order: Option<crate::sim::check::global_order::GlobalOrderView>,
     /// Global writes of other clusters committed before this epoch (those that end
     /// repetitions: `GlobalView::public_writes`).
     pub visible_writes: u64,
@@ -256,6 +259,9 @@ impl<'a, C: Checker> Engine<'a, C> {
             steps: StepState::default(),
             time: SimTime::default(),
             global: GlobalView::default(),
+            global_order: (C::ENABLED && cx.program.flag_protocol).then(|| {
+                crate::sim::check::global_order::GlobalOrderView::new(ctaids, cx.launch.grid, cx.cluster_dim)
+            }),
             visible_writes: 0,
             out,
             trace_room: 0,

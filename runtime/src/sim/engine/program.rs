@@ -109,6 +109,9 @@ pub struct Program {
     pub tensor: TensorRegs,
     /// The registers a loop's repetition is judged on (`check/progress.rs`).
     pub observable: Vec<u32>,
+    /// The kernel has strong global loads or stores: the global order is checked
+    /// (`check/global_order.rs`).
+    pub flag_protocol: bool,
 }
 
 struct Lowering {
@@ -140,6 +143,7 @@ impl Program {
         l.emit(Op::Exit, None);
         let effects = l.slow.iter().map(visible_effect).collect();
         let observable = crate::sim::check::progress::observable_registers(k.body());
+        let flag_protocol = crate::sim::check::global_order::uses_flags(&l.slow);
         Program {
             ops: l.ops,
             locs: l.locs,
@@ -149,6 +153,7 @@ impl Program {
             loops: l.infos,
             tensor: l.tensor,
             observable,
+            flag_protocol,
         }
     }
 
