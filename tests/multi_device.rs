@@ -6,61 +6,32 @@
 use phaser::runtime::sim::{Category, SimConfig, SimReport};
 use phaser::{launch_group, simulate_group, Arg, Device, DeviceId, GroupLaunch, LaunchConfig, RuntimeError};
 
-const FILE: &str = "tests/multi_device.rs";
+mod multi_kernels;
 
-/// The line of this file holding `marker` (in a comment): the statement below it.
+use multi_kernels::*;
+
+/// Where the kernels are (their findings' lines).
+const FILE: &str = "tests/multi_kernels/mod.rs";
+
+/// The line of the kernels' file holding `marker` (a marker on a comment line of its own
+/// names the statement below it).
 fn line_of(marker: &str) -> u32 {
-    let lines: Vec<&str> = include_str!("multi_device.rs").lines().collect();
+    let lines: Vec<&str> = include_str!("multi_kernels/mod.rs").lines().collect();
     let i = lines.iter().position(|l| l.contains(marker) && !l.contains("line_of")).unwrap();
-    (i + 2) as u32
+    (if lines[i].trim_start().starts_with("//") { i + 2 } else { i + 1 }) as u32
 }
 
-const N: u32 = 32;
-
-/// `out[tid] = tid * 3 + 1`.
-#[phaser::kernel(target = "sm_90a")]
-fn fill(out: &mut [u32]) {
-    let tid = T.thread_idx();
-    out[tid] = tid * 3 + 1;
-}
-
-/// Writes the tile into the consumer's buffer (a peer mapping), then raises the consumer's
-/// flag with a release at system scope (`SIGNAL = 0`: the producer forgets to).
-#[phaser::kernel(target = "sm_90a")]
-fn produce(tile: &mut [u32], flag: &mut [u32], #[comptime] SIGNAL: u32) {
-    T.require_block(32, 1, 1);
-    let tid = T.thread_idx();
-    tile[tid] = tid * 3 + 1;
-    T.cuda.cta_sync();
-    if SIGNAL == 1 {
-        if tid == 0 {
-            T.red.add(flag, 0, 1, "release", "sys");
-        }
-    }
-}
-
-/// Waits until its flag is raised (an acquire at system scope), then copies the tile out.
-#[phaser::kernel(target = "sm_90a")]
-fn consume(tile: &[u32], flag: &mut [u32], out: &mut [u32]) {
-    T.require_block(32, 1, 1);
-    let tid = T.thread_idx();
-    if tid == 0 {
-        // marker: the consumer's wait
-        while T.atomic.add(flag, 0, 0, "acquire", "sys") == 0 {}
-    }
-    T.cuda.cta_sync();
-    out[tid] = tile[tid];
+/// A step budget that ends a hang in seconds (the kernels here run a few thousand steps).
+fn config() -> SimConfig {
+    SimConfig { max_steps: 2_000_000, ..SimConfig::default() }
 }
 
 fn two() -> (Device, Device) {
-    let mut devs = Device::sim_system(2, SimConfig::default());
+    let mut devs = Device::sim_system(2, config());
     let b = devs.pop().unwrap();
     (devs.pop().unwrap(), b)
 }
 
-fn want() -> Vec<u32> {
-    (0..N).map(|i| i * 3 + 1).collect()
-}
 
 #[test]
 fn devices_of_a_system_are_numbered_and_so_are_their_buffers() {
@@ -150,17 +121,17 @@ fn a_peer_mapping_needs_peer_access_and_is_for_one_device() {
 
 /// The producer on device 0 fills device 1's tile through a peer mapping and raises device
 /// 1's flag; the consumer on device 1 waits for it. Launched together they finish and the
-/// tile arrived; `signal` off, the consumer waits forever: reported on device 1 at its wait.
+/// tile arrived; with the bugs of `produce`, the consumer's device reports them.
 /// The buffers both kernels use are passed shared: the group holds every borrow until all its
 /// launches are done.
-fn flag_protocol(signal: bool) -> (Vec<SimReport>, Vec<u32>) {
+fn flag_protocol(signal: u32) -> (Vec<SimReport>, Vec<u32>) {
     let (a, b) = two();
     a.enable_peer_access(&b).unwrap();
     let tile = b.alloc::<u32>(N as usize).unwrap();
     let flag = b.alloc::<u32>(1).unwrap();
     let mut out = b.alloc::<u32>(N as usize).unwrap();
     let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
-    let (kp, kc) = (produce::kernel_for(signal as u32).unwrap(), consume::kernel().unwrap());
+    let (kp, kc) = (produce::kernel_for(signal).unwrap(), consume::kernel().unwrap());
     let cfg = LaunchConfig::linear(1, N);
     let (tile_view, flag_view) = (tile.peer(&a).unwrap(), flag.peer(&a).unwrap());
     // The consumer first: it waits for a producer that has not started yet.
@@ -175,7 +146,7 @@ fn flag_protocol(signal: bool) -> (Vec<SimReport>, Vec<u32>) {
 
 #[test]
 fn a_consumer_on_one_device_waits_for_a_producer_on_another() {
-    let (reports, got) = flag_protocol(true);
+    let (reports, got) = flag_protocol(1);
     for r in &reports {
         assert!(r.findings.is_empty(), "{}", r.text());
     }
@@ -184,7 +155,7 @@ fn a_consumer_on_one_device_waits_for_a_producer_on_another() {
 
 #[test]
 fn a_producer_that_never_signals_is_reported_on_the_consumers_device() {
-    let (reports, _) = flag_protocol(false);
+    let (reports, _) = flag_protocol(0);
     assert!(reports[1].findings.is_empty(), "the producer finished: {}", reports[1].text());
     let r = &reports[0];
     let f = r.findings.iter().find(|f| f.category == Category::InfiniteLoop).unwrap_or_else(|| panic!("{}", r.text()));
@@ -256,4 +227,27 @@ fn a_group_launch_returns_each_devices_report_or_the_error() {
     ])
     .unwrap_err();
     assert!(e.to_string().contains("belong to different systems"), "{e}");
+}
+
+/// The consumer's read of a tile whose flag did not publish it, on device 1, CTA 0, at its
+/// line, naming the producer's line.
+fn unpublished(signal: u32) {
+    let (reports, _) = flag_protocol(signal);
+    let r = &reports[0];
+    let f = r.findings.iter().find(|f| f.category == Category::GlobalRace).unwrap_or_else(|| panic!("{}", r.text()));
+    assert_eq!((f.device, f.cta), (Some(DeviceId(1)), [0, 0, 0]), "{f}");
+    let loc = f.loc.expect("a line");
+    assert_eq!((loc.file, loc.line), (FILE, line_of("marker: the consumer's read")), "{f}");
+    let producer = format!("{FILE}:{}", line_of("marker: the producer's tile"));
+    assert!(f.message.contains(&format!("CTA (0, 0, 0) on device 0 wrote at {producer}")), "names the producer's write {producer}: {f}");
+}
+
+#[test]
+fn a_relaxed_flag_store_across_devices_is_found() {
+    unpublished(2);
+}
+
+#[test]
+fn a_release_at_gpu_scope_does_not_reach_another_device() {
+    unpublished(3);
 }

@@ -221,9 +221,10 @@ impl<'s> Communicator<'s> {
     /// `send.len()` elements).
     pub fn all_gather<'a, T: NcclElem>(&'a self, send: &'a Buffer<T>, recv: &'a mut Buffer<T>) -> Result<Collective<'a>> {
         Self::sizes("an all-gather's receive buffer (world size x the send buffer)", send.len() * self.world_size(), recv.len())?;
+        let n = recv.len();
         let (s, r) = (self.mine(send)?, self.mine_mut(recv)?);
         self.comm
-            .all_gather(&s.slice(..send.len()), &mut r.slice_mut(..recv.len()))
+            .all_gather(&s.slice(..send.len()), &mut r.slice_mut(..n))
             .map_err(nccl_err("queuing an all-gather (ncclAllGather)"))?;
         Collective::queued(self.stream)
     }
@@ -237,9 +238,10 @@ impl<'s> Communicator<'s> {
         op: ReduceOp,
     ) -> Result<Collective<'a>> {
         Self::sizes("a reduce-scatter's send buffer (world size x the receive buffer)", recv.len() * self.world_size(), send.len())?;
+        let n = recv.len();
         let (s, r) = (self.mine(send)?, self.mine_mut(recv)?);
         self.comm
-            .reduce_scatter(&s.slice(..send.len()), &mut r.slice_mut(..recv.len()), &op.cudarc())
+            .reduce_scatter(&s.slice(..send.len()), &mut r.slice_mut(..n), &op.cudarc())
             .map_err(nccl_err("queuing a reduce-scatter (ncclReduceScatter)"))?;
         Collective::queued(self.stream)
     }
@@ -330,5 +332,33 @@ impl Drop for Collective<'_> {
     fn drop(&mut self) {
         // An error here shows again at the stream's next synchronizing call.
         let _ = self.finish();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The one test of this binary that touches NCCL's variables (the environment is the
+    /// process's).
+    #[test]
+    fn multicast_switches_are_kept_off() {
+        std::env::remove_var("NCCL_NVLS_ENABLE");
+        std::env::remove_var("NCCL_NVLSTREE_ENABLE");
+        check_multicast_env().unwrap();
+        assert_eq!(std::env::var("NCCL_NVLS_ENABLE").as_deref(), Ok("0"), "unset, it is turned off");
+        assert!(std::env::var("NCCL_NVLSTREE_ENABLE").is_err(), "only NVLS itself is set");
+        for (variable, value) in [("NCCL_NVLS_ENABLE", "1"), ("NCCL_NVLS_ENABLE", "2"), ("NCCL_NVLSTREE_ENABLE", "1")] {
+            std::env::set_var(variable, value);
+            let e = check_multicast_env().unwrap_err();
+            match &e {
+                RuntimeError::NvlinkMulticast { variable: v, value: got, .. } => assert_eq!((*v, got.as_str()), (variable, value)),
+                other => panic!("{other}"),
+            }
+            assert!(e.to_string().starts_with(&format!("the environment sets `{variable}={value}`")), "{e}");
+            std::env::set_var(variable, "0");
+        }
+        check_multicast_env().unwrap();
+        std::env::remove_var("NCCL_NVLSTREE_ENABLE");
     }
 }

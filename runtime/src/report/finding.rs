@@ -57,6 +57,10 @@ pub enum Category {
     ProxyFence,
     /// Two threads accessed the same shared bytes, at least one writing, unsynchronized.
     SharedRace,
+    /// Two CTAs accessed the same global bytes, at least one writing, with no release/acquire
+    /// through a flag (or `fence.acq_rel` and relaxed accesses) ordering them
+    /// (`check/global_order.rs`; checked in kernels with strong global loads or stores).
+    GlobalRace,
     /// A thread read shared memory that no thread and no async copy has written in this
     /// launch (e.g. after a wait that passed at once on a fresh barrier).
     UninitializedSharedRead,
@@ -143,6 +147,7 @@ impl Category {
             Category::AsyncWriteRace => "async-write-race",
             Category::ProxyFence => "missing-proxy-fence",
             Category::SharedRace => "shared-race",
+            Category::GlobalRace => "global-race",
             Category::UninitializedSharedRead => "uninitialized-shared-read",
             Category::ExitedCtaAccess => "access-to-exited-cta",
             Category::UnstartedCtaAccess => "access-to-unstarted-cta",

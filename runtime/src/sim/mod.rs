@@ -50,6 +50,7 @@ use crate::args::ResolvedArg;
 use crate::error::{Backend, Result, RuntimeError};
 use crate::launch::LaunchConfig;
 use crate::tensor_map::TensorMapDesc;
+use check::global_order::CtaSpace;
 use check::{hb::HappensBefore, NoCheck};
 use engine::cluster::LaunchCtx;
 use engine::grid;
@@ -268,7 +269,8 @@ impl SimDevice {
         let p = Prepared::new(k, cfg, args, sc)?;
         let mut out = p.collector(sc);
         let mut gmem = self.mem();
-        let cx = p.context(k, cfg, sc, steps, None);
+        let space = std::sync::Arc::new(CtaSpace::new([(cfg.grid, cluster_dim(k), 0, p.prog.locs.clone())]));
+        let cx = p.context(k, cfg, sc, steps, None, (space, 0));
         if sc.race_check {
             grid::run::<HappensBefore>(&cx, &mut gmem, &mut out)?;
         } else {
@@ -308,10 +310,17 @@ impl SimDevice {
             .map(|m| Prepared::new(m.kernel, m.cfg, &m.args, &m.device.config))
             .collect::<Result<Vec<_>>>()?;
         let mut outs: Vec<Collector> = members.iter().zip(&prepared).map(|(m, p)| p.collector(&m.device.config)).collect();
+        let space = std::sync::Arc::new(CtaSpace::new(
+            members.iter().zip(&prepared).map(|(m, p)| (m.cfg.grid, cluster_dim(m.kernel), m.device.ordinal, p.prog.locs.clone())),
+        ));
         let cxs: Vec<LaunchCtx> = members
             .iter()
             .zip(&prepared)
-            .map(|(m, p)| p.context(m.kernel, m.cfg, &m.device.config, None, Some(crate::peer::DeviceId(m.device.ordinal))))
+            .enumerate()
+            .map(|(i, (m, p))| {
+                let device = Some(crate::peer::DeviceId(m.device.ordinal));
+                p.context(m.kernel, m.cfg, &m.device.config, None, device, (space.clone(), i))
+            })
             .collect();
         let mut gmem = first.device.mem();
         if first.device.config.race_check {
@@ -389,6 +398,7 @@ impl Prepared {
         sc: &'a SimConfig,
         steps: Option<&'a explore::guided::SharedRun>,
         device: Option<crate::peer::DeviceId>,
+        (cta_space, launch_index): (std::sync::Arc<CtaSpace>, usize),
     ) -> LaunchCtx<'a> {
         LaunchCtx {
             kernel: k,
@@ -398,9 +408,11 @@ impl Prepared {
             layout: &self.layout,
             params: &self.params,
             tmaps: &self.tmaps,
-            cluster_dim: k.bounds().cluster.unwrap_or([1, 1, 1]),
+            cluster_dim: cluster_dim(k),
             steps,
             device,
+            cta_space,
+            launch_index,
         }
     }
 
@@ -428,6 +440,11 @@ impl Prepared {
             }),
         }
     }
+}
+
+/// The kernel's cluster shape (one CTA when it declares none).
+fn cluster_dim(k: &Kernel) -> [u32; 3] {
+    k.bounds().cluster.unwrap_or([1, 1, 1])
 }
 
 /// The map's own rules (`TensorMapDesc::validate`, what `cuTensorMapEncodeTiled` imposes), checked

@@ -15,6 +15,7 @@
 //! launch with `InfiniteLoop` findings instead of running to the step limit.
 
 use crate::error::Result;
+use crate::sim::check::global_order::GlobalOrder;
 use crate::sim::check::progress::{footprints_overlap, Epoch};
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::{Engine, LaunchCtx};
@@ -84,9 +85,19 @@ fn run_epochs<C: Checker>(resident: &mut [Resident<C>], threads: usize) -> Resul
     })
 }
 
-/// Apply a cluster's epoch to memory: its writes, then its atomics (whose lanes go on).
-fn commit<C: Checker>(e: &mut Engine<C>, mem: &mut GlobalMemory) {
+/// Apply a cluster's epoch to memory: its writes, then its atomics (whose lanes go on); and
+/// to the global order, in the same order.
+fn commit<C: Checker>(e: &mut Engine<C>, mem: &mut GlobalMemory, order: &mut GlobalOrder) {
     e.global.commit(mem);
+    if let Some(mut view) = e.global_order.take() {
+        for c in order.commit(&mut view) {
+            e.report_global_conflict(Some(c), None, &|a| mem.describe(a));
+        }
+        for _ in &e.global.atomics {
+            order.commit_atomic(&mut view);
+        }
+        e.global_order = Some(view);
+    }
     for a in std::mem::take(&mut e.global.atomics) {
         let size = a.ty.size() as usize;
         let old = mem.load(a.addr, size).expect("checked when issued");
@@ -182,6 +193,8 @@ fn run_on<C: Checker>(cxs: &[LaunchCtx], memory: &mut Arc<GlobalMemory>, outs: &
     let mut resident: Vec<Resident<C>> = Vec::new();
     let mut committed_writes = 0u64;
     let mut last_stuck: Option<Vec<Epoch>> = None;
+    // One order for every launch of the group: release/acquire edges cross devices too.
+    let mut order = Arc::new(GlobalOrder::default());
     let finish = |launch: usize, e: Engine<C>, outs: &mut [Collector]| {
         let n = e.exec.ctas.len() as u64;
         let out = &mut outs[launch];
@@ -214,6 +227,9 @@ fn run_on<C: Checker>(cxs: &[LaunchCtx], memory: &mut Arc<GlobalMemory>, outs: &
             .collect();
         for r in resident.iter_mut() {
             r.engine.global.begin(Arc::clone(memory), defer);
+            if let Some(view) = r.engine.global_order.as_mut() {
+                view.begin(Arc::clone(&order));
+            }
             r.writes_before = r.engine.global.public_writes();
             r.engine.visible_writes = committed_writes - r.writes_before;
             r.engine.trace_room = shares[r.launch];
@@ -221,14 +237,19 @@ fn run_on<C: Checker>(cxs: &[LaunchCtx], memory: &mut Arc<GlobalMemory>, outs: &
         let ran = run_epochs(&mut resident, threads);
         for r in resident.iter_mut() {
             r.engine.global.drop_base();
+            if let Some(view) = r.engine.global_order.as_mut() {
+                view.drop_base();
+            }
         }
         ran?;
         let mem = Arc::get_mut(memory).expect("the clusters returned the memory");
+        let ord = Arc::get_mut(&mut order).expect("the clusters returned the global order");
         for r in resident.iter_mut() {
-            commit(&mut r.engine, mem);
+            commit(&mut r.engine, mem, ord);
             committed_writes += r.engine.global.public_writes() - r.writes_before;
             queues[r.launch].trace_room -= shares[r.launch] - r.engine.trace_room;
         }
+        ord.end_epoch();
         let mut stop = false;
         let mut i = 0;
         while i < resident.len() {
@@ -270,7 +291,10 @@ fn run_on<C: Checker>(cxs: &[LaunchCtx], memory: &mut Arc<GlobalMemory>, outs: &
             Some(epochs) if last_stuck.as_ref() == Some(&epochs) => {
                 for r in resident.drain(..) {
                     let mut e = r.engine;
+                    // The report reads the flags the loops spin on.
+                    e.global.begin(Arc::clone(memory), false);
                     e.report_infinite_loop();
+                    e.global.drop_base();
                     finish(r.launch, e, outs);
                 }
                 return Ok(());
