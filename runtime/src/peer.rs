@@ -154,7 +154,9 @@ impl Device {
         if self.backend() != peer.backend() {
             return Err(RuntimeError::BackendMismatch { buffer: peer.backend(), device: self.backend() });
         }
-        if self.key() == peer.key() || self.id() == peer.id() {
+        // The same simulated device, or two handles of one GPU.
+        let same = self.key() == peer.key() || (self.is_gpu() && self.id() == peer.id());
+        if same {
             return Err(refuse("a device always has access to its own memory: there is no peer to enable".into()));
         }
         if !self.can_access_peer(peer)? {
