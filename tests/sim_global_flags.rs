@@ -1,5 +1,5 @@
 //! Issue 24 §4 on one device: the four bugs of a flag protocol between CTAs (each its own
-//! cluster), each with its clean twin. The checker is `runtime/src/sim/check/global_order.rs`.
+//! cluster), each with its clean twin; and the protocol between the CTAs of one cluster. The checker is `runtime/src/sim/check/global_order.rs`.
 //! CTA 1 produces a tile into `data` and thread 0 signals `flags[0]`; CTA 0's warp waits for it
 //! and copies the tile to `out`.
 
@@ -132,6 +132,42 @@ fn wait_for_peer(data: &mut [u32], flags: &mut [u32], out: &mut [u32], index: u3
     }
 }
 
+/// The protocol between the two CTAs of one cluster, at `.cluster` scope.
+#[phaser::kernel(target = "sm_90a")]
+fn in_cluster(data: &mut [u32], flags: &mut [u32], out: &mut [u32]) {
+    T.require_block(32, 1, 1);
+    T.cluster_dims(2, 1, 1);
+    let tid = T.thread_idx();
+    if T.block_idx() == 1 {
+        data[tid] = tid * 3 + 1;
+        T.cuda.cta_sync();
+        if tid == 0 {
+            T.flag.signal(flags, 0, 1, "cluster");
+        }
+    } else {
+        T.flag.wait(flags, 0, 1, "cluster");
+        out[tid] = data[tid];
+    }
+}
+
+/// ... at `.cta` scope, which does not reach the other CTA.
+#[phaser::kernel(target = "sm_90a")]
+fn in_cluster_cta_scope(data: &mut [u32], flags: &mut [u32], out: &mut [u32]) {
+    T.require_block(32, 1, 1);
+    T.cluster_dims(2, 1, 1);
+    let tid = T.thread_idx();
+    if T.block_idx() == 1 {
+        data[tid] = tid * 3 + 1; // E-DATA
+        T.cuda.cta_sync();
+        if tid == 0 {
+            T.flag.signal(flags, 0, 1, "cta");
+        }
+    } else {
+        T.flag.wait(flags, 0, 1, "cluster");
+        out[tid] = data[tid]; // E-READ
+    }
+}
+
 /// Run `k` on two CTAs (two clusters) with the protocol's buffers: the report and `out`.
 fn run(s: phaser::runtime::sim::Strategy, k: &phaser::Kernel, scalar: Option<u32>) -> (SimReport, Vec<u32>) {
     let dev = common::dev(s, 7);
@@ -184,7 +220,8 @@ fn a_relaxed_flag_store_without_its_fence_is_a_missing_release() {
     for s in STRATEGIES {
         let (rep, _) = run(s, &handoff_unfenced::kernel().unwrap(), None);
         let msg = race_at(&rep, "B-READ", 0, "B-DATA");
-        assert!(msg.contains("`fence.acq_rel` before it"), "{msg}");
+        assert!(msg.contains("no `fence.acq_rel` before it"), "{msg}");
+        assert!(msg.contains("T.ptx.fence.acq_rel(\"sys\")"), "the fix at the store's scope: {msg}");
     }
 }
 
@@ -212,5 +249,18 @@ fn a_wait_on_a_peer_that_never_signals_is_reported_at_the_wait() {
         assert_eq!(f.cta, [0, 0, 0], "{f}");
         assert!(f.message.contains("the flag at buffer #1 byte 0 (of 8)"), "names the flag's buffer: {f}");
         assert!(f.message.contains("nobody can signal it"), "{f}");
+    }
+}
+
+
+#[test]
+fn within_a_cluster_a_cluster_scope_flag_orders_the_tile_and_a_cta_scope_one_does_not() {
+    for s in STRATEGIES {
+        let (rep, out) = run(s, &in_cluster::kernel().unwrap(), None);
+        common::clean(&rep);
+        assert_eq!(out[..32], (0..32).map(|t| t * 3 + 1).collect::<Vec<_>>()[..], "{s:?}");
+        let (rep, _) = run(s, &in_cluster_cta_scope::kernel().unwrap(), None);
+        let msg = race_at(&rep, "E-READ", 0, "E-DATA");
+        assert!(msg.contains("with a scope that does not include both CTAs"), "{msg}");
     }
 }

@@ -117,6 +117,8 @@ struct FlagRead {
     how: StoreHow,
     load_pc: u32,
     load_sem: AtomSem,
+    /// The store's scope.
+    store_scope: MemScope,
     /// Whether both scopes include the two CTAs.
     in_scope: bool,
     /// Whether a fence followed the relaxed load (it then acquired).
@@ -382,6 +384,7 @@ impl GlobalOrderView {
             how: f.how,
             load_pc: pc,
             load_sem: sem,
+            store_scope: f.scope,
             in_scope,
             fenced_after: false,
         };
@@ -467,7 +470,10 @@ impl GlobalOrder {
     pub fn commit(&mut self, view: &mut GlobalOrderView) -> Vec<Conflict> {
         let mut found = Vec::new();
         let epoch = self.epoch;
-        for (b, d) in view.cells.drain() {
+        // In address order: the findings do not depend on the map's order.
+        let mut cells: Vec<(u64, Cell)> = view.cells.drain().collect();
+        cells.sort_unstable_by_key(|c| c.0);
+        for (b, d) in cells {
             let cell = self.cells.entry(b).or_default();
             match d.write {
                 Some(w) => {
@@ -580,10 +586,11 @@ impl Conflict {
                     format!(
                         "the flag {flag} it read{} was stored by {other}{} with a relaxed store and no \
                          `fence.acq_rel` before it, which publishes nothing: missing release (make the store \
-                         `.release`, `T.flag.signal`, or put `T.ptx.fence.acq_rel(\"gpu\")` between the data stores \
+                         `.release`, `T.flag.signal`, or put `T.ptx.fence.acq_rel(\"{}\")` between the data stores \
                          and the flag store)",
                         at(f.load_pc),
-                        at(f.store_pc)
+                        at(f.store_pc),
+                        f.store_scope.name()
                     )
                 } else if f.load_sem == AtomSem::Relaxed && !f.fenced_after {
                     format!(
