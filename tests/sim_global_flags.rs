@@ -264,3 +264,43 @@ fn within_a_cluster_a_cluster_scope_flag_orders_the_tile_and_a_cta_scope_one_doe
         assert!(msg.contains("with a scope that does not include both CTAs"), "{msg}");
     }
 }
+
+/// Inside one CTA a flag in global memory orders shared memory between warps: warp 1's lanes
+/// fill `tile` and signal their flags (`release`: a release store; else relaxed), warp 0's
+/// lanes wait and read.
+#[phaser::kernel(target = "sm_90a")]
+fn shared_by_flag(flags: &mut [u32], out: &mut [u32], release: u32) {
+    T.require_block(64, 1, 1);
+    let tile = T.alloc_shared::<u32>([32]);
+    let lane = T.thread_idx() % 32;
+    if T.thread_idx() >= 32 {
+        tile[lane] = lane + 5;
+        if release != 0 {
+            T.flag.signal(flags, lane, 1);
+        } else {
+            T.st.ordered(flags, lane, 1, "relaxed", "gpu");
+        }
+    } else {
+        T.flag.wait(flags, lane, 1);
+        out[lane] = tile[lane]; // F-READ
+    }
+}
+
+#[test]
+fn a_global_flag_orders_shared_memory_between_warps_of_a_cta() {
+    for s in STRATEGIES {
+        let dev = common::dev(s, 5);
+        let k = shared_by_flag::kernel().unwrap();
+        let run = |release: u32| {
+            let (flags, out) = (dev.alloc::<u32>(32).unwrap(), dev.alloc::<u32>(32).unwrap());
+            let args = [Arg::buffer(&flags), Arg::buffer(&out), Arg::scalar(release)];
+            (dev.simulate(&k, LaunchConfig::linear(1, 64), &args).unwrap(), dev.download(&out).unwrap())
+        };
+        let (rep, out) = run(1);
+        common::clean(&rep);
+        assert_eq!(out, (5..37).collect::<Vec<u32>>(), "{s:?}");
+        let (rep, _) = run(0);
+        let f = SRC.finding_at(&rep, Category::SharedRace, "F-READ");
+        assert_eq!(f.cta, [0, 0, 0], "{f}");
+    }
+}

@@ -65,6 +65,14 @@ impl<C: Checker> Engine<'_, C> {
 
     /// A global access of CTA `own` at `pc` in the global order, if it is checked.
     fn order_global(&mut self, own: usize, t: u32, pc: u32, addr: u64, size: u32, write: bool, access: Access) {
+        // The cluster's own checker follows an acquire load and a release store through their
+        // location, as it follows atomics (threads of a cluster may order shared memory by them).
+        if let (true, Access::Strong(MemOrder { sem, .. })) = (C::ENABLED, access) {
+            let (acquire, release) = (sem == AtomSem::Acquire && !write, sem == AtomSem::Release && write);
+            if acquire || release {
+                self.checker.on_atomic_sync(t, (usize::MAX, addr), acquire, release);
+            }
+        }
         let Some(go) = self.global_order.as_mut() else { return };
         let order = match access {
             Access::Weak => None,
