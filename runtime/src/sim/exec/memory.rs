@@ -55,12 +55,11 @@ struct VectorAccess {
 }
 
 impl<C: Checker> Engine<'_, C> {
-    /// A conflict the global order found (`check/global_order.rs`), as a finding.
-    pub(crate) fn report_global_conflict(&mut self, c: Option<Conflict>, t: Option<u32>, describe: &dyn Fn(u64) -> String) {
-        if let Some(c) = c {
-            let msg = c.message(&self.cx.program.locs, describe);
-            self.finding(Category::GlobalRace, c.rank, t, None, Some(c.pc), msg);
-        }
+    /// A conflict the global order found (`check/global_order.rs`), as a finding; `describe`
+    /// names a global address.
+    pub(crate) fn report_global_conflict(&mut self, c: Conflict, t: Option<u32>, describe: &dyn Fn(u64) -> String) {
+        let msg = c.message(&self.cx.program.locs, describe);
+        self.finding(Category::GlobalRace, c.rank, t, None, Some(c.pc), msg);
     }
 
     /// A global access of CTA `own` at `pc` in the global order, if it is checked.
@@ -92,13 +91,10 @@ impl<C: Checker> Engine<'_, C> {
                 None
             }
         };
-        if c.is_some() {
-            let view = &self.global;
-            let describe = |a: u64| view.describe(a);
-            let msg = c.as_ref().map(|c| c.message(&self.cx.program.locs, &describe));
-            if let (Some(c), Some(msg)) = (c, msg) {
-                self.finding(Category::GlobalRace, c.rank, Some(t), None, Some(c.pc), msg);
-            }
+        if let Some(c) = c {
+            // The view is lent for the epoch: describe through a copy of its memory's handle.
+            let base = self.global.base_handle();
+            self.report_global_conflict(c, Some(t), &|a| base.describe(a));
         }
     }
 
