@@ -252,7 +252,6 @@ fn a_wait_on_a_peer_that_never_signals_is_reported_at_the_wait() {
     }
 }
 
-
 #[test]
 fn within_a_cluster_a_cluster_scope_flag_orders_the_tile_and_a_cta_scope_one_does_not() {
     for s in STRATEGIES {

@@ -410,7 +410,16 @@ impl GlobalOrderView {
 
     /// A global atomic by CTA `rank` (`reads`: it returns the old value). `deferred`: it runs at
     /// the epoch's end (`commit_atomic` applies it then).
-    pub fn atomic(&mut self, rank: usize, addr: u64, sem: AtomSem, scope: MemScope, pc: u32, reads: bool, deferred: bool) {
+    pub fn atomic(
+        &mut self,
+        rank: usize,
+        addr: u64,
+        sem: AtomSem,
+        scope: MemScope,
+        pc: u32,
+        reads: bool,
+        deferred: bool,
+    ) {
         let (publishes, how) = self.release_part(rank, sem);
         if deferred {
             self.deferred.push_back(DeferredSync { rank, addr, sem, scope, pc, publishes, how, reads });
@@ -477,7 +486,10 @@ impl GlobalOrder {
             let cell = self.cells.entry(b).or_default();
             match d.write {
                 Some(w) => {
-                    let racing = cell.reads.iter().find(|r| r.epoch == epoch && r.cta != w.cta && w.clock[r.cta as usize] < r.tick);
+                    let racing = cell
+                        .reads
+                        .iter()
+                        .find(|r| r.epoch == epoch && r.cta != w.cta && w.clock[r.cta as usize] < r.tick);
                     if let Some(r) = racing {
                         if view.reported.insert((w.pc, r.pc)) {
                             let rank = view.ctas.iter().position(|c| c.grid == w.cta).unwrap_or(0);
@@ -682,7 +694,10 @@ mod tests {
         assert_eq!(c.len(), 1, "{c:?}");
         assert!(matches!(c[0].why, Why::Flag(FlagRead { how: StoreHow::Relaxed, .. })), "{c:?}");
         let c = handoff(AtomSem::Release, false, AtomSem::Relaxed);
-        assert!(matches!(c[0].why, Why::Flag(FlagRead { load_sem: AtomSem::Relaxed, fenced_after: false, .. })), "{c:?}");
+        assert!(
+            matches!(c[0].why, Why::Flag(FlagRead { load_sem: AtomSem::Relaxed, fenced_after: false, .. })),
+            "{c:?}"
+        );
     }
 
     #[test]

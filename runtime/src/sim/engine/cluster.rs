@@ -259,9 +259,8 @@ impl<'a, C: Checker> Engine<'a, C> {
             steps: StepState::default(),
             time: SimTime::default(),
             global: GlobalView::default(),
-            global_order: (C::ENABLED && cx.program.flag_protocol).then(|| {
-                crate::sim::check::global_order::GlobalOrderView::new(ctaids, cx.launch.grid, cx.cluster_dim)
-            }),
+            global_order: (C::ENABLED && cx.program.flag_protocol)
+                .then(|| crate::sim::check::global_order::GlobalOrderView::new(ctaids, cx.launch.grid, cx.cluster_dim)),
             visible_writes: 0,
             out,
             trace_room: 0,
