@@ -1,8 +1,8 @@
 //! The ISA table: for every op, the oldest PTX ISA version and the targets that have it.
 
 use super::target::{PtxVersion, Target};
-use crate::ir::{ArithOp, Value};
 use crate::ir::{Access, AtomOp, FragmentOp, MemOrder, MemScope, Space, WarpOp, WgmmaOp};
+use crate::ir::{ArithOp, Value};
 use crate::ir::{
     BarSpace, Inst, MbarrierOp, MemoryOp, Ordering, Scope, Sem, SpecialReg, SyncOp, Tcgen05Op, TmaOp, Type,
 };
@@ -136,7 +136,10 @@ pub fn requirement(inst: &Inst) -> Requirement {
                 match access {
                     Access::Weak | Access::Volatile => r,
                     Access::Strong(MemOrder { scope, .. }) => {
-                        let r = max_req(r, Requirement::new("`ld`/`st` with `.relaxed`/`.acquire`/`.release` and a scope", 6, 0, 70));
+                        let r = max_req(
+                            r,
+                            Requirement::new("`ld`/`st` with `.relaxed`/`.acquire`/`.release` and a scope", 6, 0, 70),
+                        );
                         if *scope == MemScope::Cluster {
                             max_req(r, Requirement::new("`ld`/`st` with `.cluster` scope", 7, 8, 90))
                         } else {

@@ -327,7 +327,9 @@ fn memory(op: &MemoryOp) -> Effects {
         ..e
     };
     match op {
-        MemoryOp::Ld { space, access, .. } => volatile(*access, Effects { reads: (*space).into(), ..Effects::default() }),
+        MemoryOp::Ld { space, access, .. } => {
+            volatile(*access, Effects { reads: (*space).into(), ..Effects::default() })
+        }
         MemoryOp::St { space, access, .. } => {
             volatile(*access, Effects { writes: (*space).into(), ..Effects::default() })
         }

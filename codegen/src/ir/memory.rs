@@ -166,7 +166,8 @@ impl MemOrder {
             AtomSem::AcqRel => false,
         };
         (!ok).then(|| {
-            let (what, allowed) = if load { ("a load", "`.relaxed` or `.acquire`") } else { ("a store", "`.relaxed` or `.release`") };
+            let (what, allowed) =
+                if load { ("a load", "`.relaxed` or `.acquire`") } else { ("a store", "`.relaxed` or `.release`") };
             format!("{what} has {allowed} semantics, not `.{}`", self.sem.name())
         })
     }

@@ -2,8 +2,8 @@
 //! atomics, 16-bit pairs, matrix loads and stores, distributed shared memory, and Ampere
 //! `cp.async`.
 
-use crate::builder::{ArrayRef, TileLayout};
 use super::sync::MEM_SCOPE;
+use crate::builder::{ArrayRef, TileLayout};
 use crate::ir::{AtomOp, AtomOrder, AtomSem, MemOrder, MemScope, Space, Swizzle, Type};
 
 const ATOM_SEM: super::Choice<AtomSem> = choice![

@@ -11,8 +11,8 @@ use crate::sim::check::{Checker, Issue, LateIssue};
 use crate::sim::engine::cluster::{ranges, Engine};
 use crate::sim::engine::program::Op;
 use crate::sim::engine::warp::{lanes, WaitFor, WaitTarget};
-use phaser_codegen::ir::{Access, Inst, MemoryOp, Space};
 use crate::sim::sync::barrier::{Actor, TxSite};
+use phaser_codegen::ir::{Access, Inst, MemoryOp, Space};
 
 /// `N bytes at L (thread 3), M bytes at L2 (bulk copy issued by thread 0)`.
 fn sites(list: &[TxSite], tpc: u32, f: impl Fn(&TxSite) -> u64) -> String {
@@ -145,12 +145,7 @@ impl<C: Checker> Engine<'_, C> {
         (lp.start..lp.end).find_map(|q| {
             let Op::Slow(i) = p.ops[q as usize] else { return None };
             let Inst::Memory(MemoryOp::Ld {
-                space: Space::Global,
-                access: Access::Strong(o),
-                addr,
-                offset,
-                ty,
-                ..
+                space: Space::Global, access: Access::Strong(o), addr, offset, ty, ..
             }) = &p.slow[i as usize]
             else {
                 return None;

@@ -117,6 +117,8 @@ struct FlagRead {
     how: StoreHow,
     load_pc: u32,
     load_sem: AtomSem,
+    /// The store's scope.
+    store_scope: MemScope,
     /// Whether both scopes include the two CTAs.
     in_scope: bool,
     /// Whether a fence followed the relaxed load (it then acquired).
@@ -453,6 +455,7 @@ impl GlobalOrderView {
             how: f.how,
             load_pc: pc,
             load_sem: sem,
+            store_scope: f.scope,
             in_scope,
             fenced_after: false,
         };
@@ -478,7 +481,16 @@ impl GlobalOrderView {
 
     /// A global atomic by CTA `rank` (`reads`: it returns the old value). `deferred`: it runs at
     /// the epoch's end (`commit_atomic` applies it then).
-    pub fn atomic(&mut self, rank: usize, addr: u64, sem: AtomSem, scope: MemScope, pc: u32, reads: bool, deferred: bool) {
+    pub fn atomic(
+        &mut self,
+        rank: usize,
+        addr: u64,
+        sem: AtomSem,
+        scope: MemScope,
+        pc: u32,
+        reads: bool,
+        deferred: bool,
+    ) {
         let (publishes, how) = self.release_part(rank, sem);
         if deferred {
             self.deferred.push_back(DeferredSync { rank, addr, sem, scope, pc, publishes, how, reads });
@@ -538,11 +550,17 @@ impl GlobalOrder {
     pub fn commit(&mut self, view: &mut GlobalOrderView) -> Vec<Conflict> {
         let mut found = Vec::new();
         let epoch = self.epoch;
-        for (b, d) in view.cells.drain() {
+        // In address order: the findings do not depend on the map's order.
+        let mut cells: Vec<(u64, Cell)> = view.cells.drain().collect();
+        cells.sort_unstable_by_key(|c| c.0);
+        for (b, d) in cells {
             let cell = self.cells.entry(b).or_default();
             match d.write {
                 Some(w) => {
-                    let racing = cell.reads.iter().find(|r| r.epoch == epoch && r.cta != w.cta && w.clock[r.cta as usize] < r.tick);
+                    let racing = cell
+                        .reads
+                        .iter()
+                        .find(|r| r.epoch == epoch && r.cta != w.cta && w.clock[r.cta as usize] < r.tick);
                     if let Some(r) = racing {
                         if view.reported.insert((w.pc, r.pc)) {
                             let rank = view.ctas.iter().position(|c| c.grid == w.cta).unwrap_or(0);
@@ -668,10 +686,11 @@ impl Conflict {
                     format!(
                         "the flag {flag} it read{} was stored by {other}{} with a relaxed store and no \
                          `fence.acq_rel` before it, which publishes nothing: missing release (make the store \
-                         `.release`, `T.flag.signal`, or put `T.ptx.fence.acq_rel(\"gpu\")` between the data stores \
+                         `.release`, `T.flag.signal`, or put `T.ptx.fence.acq_rel(\"{}\")` between the data stores \
                          and the flag store)",
                         at(f.load_pc),
-                        at_other(f.store_pc)
+                        at_other(f.store_pc),
+                        f.store_scope.name()
                     )
                 } else if f.load_sem == AtomSem::Relaxed && !f.fenced_after {
                     format!(
@@ -768,7 +787,10 @@ mod tests {
         assert_eq!(c.len(), 1, "{c:?}");
         assert!(matches!(c[0].why, Why::Flag(FlagRead { how: StoreHow::Relaxed, .. })), "{c:?}");
         let c = handoff(AtomSem::Release, false, AtomSem::Relaxed);
-        assert!(matches!(c[0].why, Why::Flag(FlagRead { load_sem: AtomSem::Relaxed, fenced_after: false, .. })), "{c:?}");
+        assert!(
+            matches!(c[0].why, Why::Flag(FlagRead { load_sem: AtomSem::Relaxed, fenced_after: false, .. })),
+            "{c:?}"
+        );
     }
 
     #[test]

@@ -91,7 +91,7 @@ fn commit<C: Checker>(e: &mut Engine<C>, mem: &mut GlobalMemory, order: &mut Glo
     e.global.commit(mem);
     if let Some(mut view) = e.global_order.take() {
         for c in order.commit(&mut view) {
-            e.report_global_conflict(Some(c), None, &|a| mem.describe(a));
+            e.report_global_conflict(c, None, &|a| mem.describe(a));
         }
         for _ in &e.global.atomics {
             order.commit_atomic(&mut view);

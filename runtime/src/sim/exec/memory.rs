@@ -55,16 +55,23 @@ struct VectorAccess {
 }
 
 impl<C: Checker> Engine<'_, C> {
-    /// A conflict the global order found (`check/global_order.rs`), as a finding.
-    pub(crate) fn report_global_conflict(&mut self, c: Option<Conflict>, t: Option<u32>, describe: &dyn Fn(u64) -> String) {
-        if let Some(c) = c {
-            let msg = c.message(&self.cx.cta_space, self.cx.launch_index, describe);
-            self.finding(Category::GlobalRace, c.rank, t, None, Some(c.pc), msg);
-        }
+    /// A conflict the global order found (`check/global_order.rs`), as a finding; `describe`
+    /// names a global address.
+    pub(crate) fn report_global_conflict(&mut self, c: Conflict, t: Option<u32>, describe: &dyn Fn(u64) -> String) {
+        let msg = c.message(&self.cx.cta_space, self.cx.launch_index, describe);
+        self.finding(Category::GlobalRace, c.rank, t, None, Some(c.pc), msg);
     }
 
     /// A global access of CTA `own` at `pc` in the global order, if it is checked.
     fn order_global(&mut self, own: usize, t: u32, pc: u32, addr: u64, size: u32, write: bool, access: Access) {
+        // The cluster's own checker follows an acquire load and a release store through their
+        // location, as it follows atomics (threads of a cluster may order shared memory by them).
+        if let (true, Access::Strong(MemOrder { sem, .. })) = (C::ENABLED, access) {
+            let (acquire, release) = (sem == AtomSem::Acquire && !write, sem == AtomSem::Release && write);
+            if acquire || release {
+                self.checker.on_atomic_sync(t, (usize::MAX, addr), acquire, release);
+            }
+        }
         let Some(go) = self.global_order.as_mut() else { return };
         let order = match access {
             Access::Weak => None,
@@ -84,13 +91,10 @@ impl<C: Checker> Engine<'_, C> {
                 None
             }
         };
-        if c.is_some() {
-            let view = &self.global;
-            let describe = |a: u64| view.describe(a);
-            let msg = c.as_ref().map(|c| c.message(&self.cx.cta_space, self.cx.launch_index, &describe));
-            if let (Some(c), Some(msg)) = (c, msg) {
-                self.finding(Category::GlobalRace, c.rank, Some(t), None, Some(c.pc), msg);
-            }
+        if let Some(c) = c {
+            // The view is lent for the epoch: describe through a copy of its memory's handle.
+            let base = self.global.base_handle();
+            self.report_global_conflict(c, Some(t), &|a| base.describe(a));
         }
     }
 
