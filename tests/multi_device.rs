@@ -32,7 +32,6 @@ fn two() -> (Device, Device) {
     (devs.pop().unwrap(), b)
 }
 
-
 #[test]
 fn devices_of_a_system_are_numbered_and_so_are_their_buffers() {
     let devs = Device::sim_system(3, SimConfig::default());
@@ -50,7 +49,8 @@ fn devices_of_a_system_are_numbered_and_so_are_their_buffers() {
 fn another_devices_buffer_is_refused_without_a_peer_mapping() {
     let (a, b) = two();
     let mut theirs = b.alloc::<u32>(N as usize).unwrap();
-    let e = a.launch(&fill::kernel().unwrap(), LaunchConfig::linear(1, N), &[Arg::buffer_mut(&mut theirs)]).unwrap_err();
+    let e =
+        a.launch(&fill::kernel().unwrap(), LaunchConfig::linear(1, N), &[Arg::buffer_mut(&mut theirs)]).unwrap_err();
     match &e {
         RuntimeError::WrongDevice { param, buffer_on, used_on, mapped_for } => {
             assert_eq!(
@@ -113,7 +113,12 @@ fn a_peer_mapping_needs_peer_access_and_is_for_one_device() {
     assert!(
         matches!(
             &e,
-            RuntimeError::WrongDevice { buffer_on: DeviceId(1), used_on: DeviceId(2), mapped_for: Some(DeviceId(0)), .. }
+            RuntimeError::WrongDevice {
+                buffer_on: DeviceId(1),
+                used_on: DeviceId(2),
+                mapped_for: Some(DeviceId(0)),
+                ..
+            }
         ),
         "{e}"
     );
@@ -240,7 +245,10 @@ fn unpublished(signal: u32) {
     let loc = f.loc.expect("a line");
     assert_eq!((loc.file, loc.line), (FILE, line_of("marker: the consumer's read")), "{f}");
     let producer = format!("{FILE}:{}", line_of("marker: the producer's tile"));
-    assert!(f.message.contains(&format!("CTA (0, 0, 0) on device 0 wrote at {producer}")), "names the producer's write {producer}: {f}");
+    assert!(
+        f.message.contains(&format!("CTA (0, 0, 0) on device 0 wrote at {producer}")),
+        "names the producer's write {producer}: {f}"
+    );
 }
 
 #[test]

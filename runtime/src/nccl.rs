@@ -219,8 +219,16 @@ impl<'s> Communicator<'s> {
 
     /// Every rank's `send` one after the other, in rank order, into `recv` (world size x
     /// `send.len()` elements).
-    pub fn all_gather<'a, T: NcclElem>(&'a self, send: &'a Buffer<T>, recv: &'a mut Buffer<T>) -> Result<Collective<'a>> {
-        Self::sizes("an all-gather's receive buffer (world size x the send buffer)", send.len() * self.world_size(), recv.len())?;
+    pub fn all_gather<'a, T: NcclElem>(
+        &'a self,
+        send: &'a Buffer<T>,
+        recv: &'a mut Buffer<T>,
+    ) -> Result<Collective<'a>> {
+        Self::sizes(
+            "an all-gather's receive buffer (world size x the send buffer)",
+            send.len() * self.world_size(),
+            recv.len(),
+        )?;
         let n = recv.len();
         let (s, r) = (self.mine(send)?, self.mine_mut(recv)?);
         self.comm
@@ -237,7 +245,11 @@ impl<'s> Communicator<'s> {
         recv: &'a mut Buffer<T>,
         op: ReduceOp,
     ) -> Result<Collective<'a>> {
-        Self::sizes("a reduce-scatter's send buffer (world size x the receive buffer)", recv.len() * self.world_size(), send.len())?;
+        Self::sizes(
+            "a reduce-scatter's send buffer (world size x the receive buffer)",
+            recv.len() * self.world_size(),
+            send.len(),
+        )?;
         let n = recv.len();
         let (s, r) = (self.mine(send)?, self.mine_mut(recv)?);
         self.comm
@@ -250,7 +262,9 @@ impl<'s> Communicator<'s> {
     pub fn send<'a, T: NcclElem>(&'a self, send: &'a Buffer<T>, peer: usize) -> Result<Collective<'a>> {
         self.peer_rank(peer)?;
         let s = self.mine(send)?;
-        self.comm.send(&s.slice(..send.len()), peer as i32).map_err(nccl_err(format!("queuing a send to rank {peer} (ncclSend)")))?;
+        self.comm
+            .send(&s.slice(..send.len()), peer as i32)
+            .map_err(nccl_err(format!("queuing a send to rank {peer} (ncclSend)")))?;
         Collective::queued(self.stream)
     }
 
@@ -352,7 +366,9 @@ mod tests {
             std::env::set_var(variable, value);
             let e = check_multicast_env().unwrap_err();
             match &e {
-                RuntimeError::NvlinkMulticast { variable: v, value: got, .. } => assert_eq!((*v, got.as_str()), (variable, value)),
+                RuntimeError::NvlinkMulticast { variable: v, value: got, .. } => {
+                    assert_eq!((*v, got.as_str()), (variable, value))
+                }
                 other => panic!("{other}"),
             }
             assert!(e.to_string().starts_with(&format!("the environment sets `{variable}={value}`")), "{e}");

@@ -150,7 +150,8 @@ impl Device {
     /// Let kernels on this device address `peer`'s memory (one direction: call it on `peer`
     /// too for the other). Enabling it twice is no error.
     pub fn enable_peer_access(&self, peer: &Device) -> Result<()> {
-        let refuse = |problem: String| RuntimeError::PeerAccess { from: self.id(), to: peer.id(), problem, source: None };
+        let refuse =
+            |problem: String| RuntimeError::PeerAccess { from: self.id(), to: peer.id(), problem, source: None };
         if self.backend() != peer.backend() {
             return Err(RuntimeError::BackendMismatch { buffer: peer.backend(), device: self.backend() });
         }
@@ -161,7 +162,9 @@ impl Device {
         }
         if !self.can_access_peer(peer)? {
             return Err(refuse(match (self, peer) {
-                (Device::Sim(..), _) => "the simulated devices belong to different systems (`Device::sim_system`)".into(),
+                (Device::Sim(..), _) => {
+                    "the simulated devices belong to different systems (`Device::sim_system`)".into()
+                }
                 _ => "the driver reports no peer access between these GPUs (cuDeviceCanAccessPeer)".into(),
             }));
         }
@@ -228,7 +231,12 @@ impl Device {
         };
         let on = storage.device_id();
         if same_system && on != self.id() {
-            RuntimeError::WrongDevice { param: None, buffer_on: on, used_on: self.id(), mapped_for: grant.map(|g| g.to_id) }
+            RuntimeError::WrongDevice {
+                param: None,
+                buffer_on: on,
+                used_on: self.id(),
+                mapped_for: grant.map(|g| g.to_id),
+            }
         } else {
             RuntimeError::ForeignBuffer { backend, param: None }
         }
@@ -237,7 +245,12 @@ impl Device {
 
 impl<'a, 'b: 'a, T: Elem> From<&'a PeerView<'b, T>> for crate::Arg<'a> {
     fn from(v: &'a PeerView<'b, T>) -> Self {
-        crate::Arg::Buffer { elem: T::TYPE, len: v.buffer.len(), storage: v.buffer.storage.as_arg(), peer: Some(v.grant) }
+        crate::Arg::Buffer {
+            elem: T::TYPE,
+            len: v.buffer.len(),
+            storage: v.buffer.storage.as_arg(),
+            peer: Some(v.grant),
+        }
     }
 }
 
@@ -250,13 +263,26 @@ impl<'a, 'b: 'a, T: Elem> From<&'a mut PeerViewMut<'b, T>> for crate::Arg<'a> {
 
 impl<T: Elem> fmt::Debug for PeerView<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "PeerView<{}>({} elements on {}, mapped for {})", T::TYPE, self.buffer.len(), self.buffer_on(), self.grant.to_id)
+        write!(
+            f,
+            "PeerView<{}>({} elements on {}, mapped for {})",
+            T::TYPE,
+            self.buffer.len(),
+            self.buffer_on(),
+            self.grant.to_id
+        )
     }
 }
 
-
 impl<T: Elem> fmt::Debug for PeerViewMut<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "PeerViewMut<{}>({} elements on {}, mapped for {})", T::TYPE, self.buffer.len(), self.buffer_on(), self.grant.to_id)
+        write!(
+            f,
+            "PeerViewMut<{}>({} elements on {}, mapped for {})",
+            T::TYPE,
+            self.buffer.len(),
+            self.buffer_on(),
+            self.grant.to_id
+        )
     }
 }
