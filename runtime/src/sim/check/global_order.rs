@@ -779,6 +779,19 @@ mod tests {
         found
     }
 
+    /// A group's CTAs: launch after launch, each named by its own grid; clusters never span
+    /// launches; `.gpu` stops at its device, `.sys` does not.
+    #[test]
+    fn a_group_of_launches_indexes_every_cta_and_scopes_stop_at_their_device() {
+        let space = CtaSpace::new([([2, 2, 1], [2, 1, 1], 1, Vec::new()), ([3, 1, 1], ONE, 0, Vec::new())]);
+        assert_eq!(space.total(), 7);
+        assert_eq!((space.ctaid(3), space.ctaid(4), space.ctaid(6)), ([1, 1, 0], [0, 0, 0], [2, 0, 0]));
+        assert!(space.same_cluster(2, 3) && !space.same_cluster(1, 2) && !space.same_cluster(3, 4));
+        assert!(space.same_device(0, 3) && !space.same_device(3, 4));
+        assert!(reaches(MemScope::Gpu, false, false, true) && !reaches(MemScope::Gpu, false, false, false));
+        assert!(reaches(MemScope::Sys, false, false, false) && !reaches(MemScope::Cluster, false, false, true));
+    }
+
     #[test]
     fn a_release_read_by_an_acquire_orders_the_data_and_a_relaxed_store_does_not() {
         assert!(handoff(AtomSem::Release, false, AtomSem::Acquire).is_empty());
