@@ -69,6 +69,26 @@ except ImportError:
 PY
 )
 [ -n "$NVRTC_LIB" ] && export LD_LIBRARY_PATH="$NVRTC_LIB:${LD_LIBRARY_PATH:-}"
+# NCCL (the communicator of tests/gpu_multi.rs; cudarc loads it at run time): libnccl.so.2 from
+# the Python package nvidia-nccl-cu13 (nvidia/nccl/lib). Phaser sets NCCL_NVLS_ENABLE=0 itself
+# and refuses any NVLink-multicast switch turned on.
+NCCL_LIB=$(python3 - <<'PY' 2>/dev/null
+import glob, os
+try:
+    import nvidia
+    for p in nvidia.__path__:
+        if glob.glob(os.path.join(p, "nccl", "lib", "libnccl.so*")):
+            print(os.path.join(p, "nccl", "lib"))
+            raise SystemExit
+except ImportError:
+    pass
+PY
+)
+if [ -n "$NCCL_LIB" ]; then
+  export LD_LIBRARY_PATH="$NCCL_LIB:${LD_LIBRARY_PATH:-}"
+else
+  echo "NCCL: libnccl not found (pip install nvidia-nccl-cu13); the NCCL tests of test_gpu_multi will fail" | tee "$LOGS/nccl.txt"
+fi
 # Phaser kernels as candle CustomOps on candle's stream (examples/candle), checked against
 # candle's affine and matmul. The binary links libcublas, libcublasLt, libcurand, libnvrtc (candle's
 # cudarc) and libcudart (candle-kernels' libmoe.a): the nvidia cu13 wheels' lib/ goes on the path.

@@ -47,6 +47,7 @@ pub use phaser_codegen::{Kernel, Target, Type, Value};
 /// and saturates, `to_f32` is exact.
 pub use phaser_runtime::elem::{F8E4M3, F8E5M2};
 pub use phaser_runtime::{Arg, Buffer, Device, Event, Graph, Launch, LaunchConfig, RuntimeError, Stream, Swizzle, TensorMap};
+pub use phaser_runtime::{launch_group, simulate_group, DeviceId, GroupLaunch, PeerView, PeerViewMut};
 
 /// The names most kernels and hosts need.
 pub mod prelude {

@@ -375,6 +375,12 @@ fn later_ops(out: &mut [u32], fout: &mut [f32], src: &[f32], wide: &mut [u64]) {
     T.red.add(wide, 0, seen as u64);
     T.red.min(counts, 7, 3, "release", "cta");
     T.red.max(out, 8, 9, "relaxed");
+    // Strong loads and stores, a flag signalled and waited for.
+    let flag = T.ld.ordered(out, 9, "acquire", "sys");
+    T.st.ordered(out, 10, flag + 1, "release", "cluster");
+    T.st.ordered(out, 11, 2);
+    T.flag.signal(out, 12, flag + 1, "sys");
+    T.flag.wait(out, 12, flag + 1);
     // Distributed shared memory.
     let peer = T.ptx.mapa_shared(counts, 1);
     T.atomic.add(peer, lane, 1, "relaxed", "cluster");

@@ -262,10 +262,11 @@ fn two_gpus_buffers_are_tied_to_their_gpu() {
     let a = gpu();
     let b = Device::cuda(1).expect("a second GPU (this test needs two)");
     let theirs = b.upload(&[1u32, 2, 3]).unwrap();
+    // Another GPU of the process: a peer, reached only through a peer mapping (`gpu_multi.rs`).
     let e = a.download(&theirs).unwrap_err();
-    assert!(matches!(e, RuntimeError::ForeignBuffer { .. }), "{e}");
+    assert!(matches!(e, RuntimeError::WrongDevice { param: None, .. }), "{e}");
     let e = a.launch(&iota("k"), LaunchConfig::linear(1, 3), &[Arg::buffer(&theirs)]).unwrap_err();
-    assert!(matches!(e, RuntimeError::ForeignBuffer { .. }), "{e}");
+    assert!(matches!(e, RuntimeError::WrongDevice { param: Some(_), .. }), "{e}");
     let tensor = b.upload(&vec![0u32; 64 * 8]).unwrap();
     let map = b.tensor_map(&tensor, &[64, 8], &[16, 8], Swizzle::None).unwrap();
     let mut k = KernelBuilder::new("tmap", Target::Sm90a);

@@ -2,7 +2,7 @@
 //! target lacks are clear errors that name the op, the target and the source line.
 
 use phaser_codegen::builder::{ArriveOpts, KernelBuilder};
-use phaser_codegen::ir::{Dim, Sem, Type, Value};
+use phaser_codegen::ir::{AtomSem, Dim, MemOrder, MemScope, Sem, Type, Value};
 use phaser_codegen::{emit_kernel, emit_module, EmitOptions, Module, PtxVersion, Target};
 
 fn version_line(ptx: &str) -> &str {
@@ -144,6 +144,49 @@ fn builder_errors_are_all_reported_with_locations() {
     assert!(msgs[3].contains("`break` outside of a loop"));
     assert!(msgs[4].contains("read-only buffer"));
     assert!(e.diagnostics.iter().all(|d| d.loc.unwrap().file.ends_with("isa.rs")));
+}
+
+/// A flag signalled and waited for prints a release store and an acquire load in a loop, at
+/// PTX 6.0 / sm_70's forms (`.cluster` needs PTX 7.8).
+#[test]
+fn flags_print_release_stores_and_acquire_loads() {
+    let mut k = KernelBuilder::new("flags", Target::Sm90a);
+    let flags = k.param_global("flags", Type::U32, true);
+    k.flag_signal(flags, Value::u32(1), Value::u32(2), MemScope::Sys);
+    k.flag_wait(flags, Value::u32(0), Value::u32(3), MemScope::Gpu);
+    let v = k.ld_global_ordered(flags, Value::u32(2), MemOrder { sem: AtomSem::Relaxed, scope: MemScope::Cluster });
+    k.st_global_ordered(flags, Value::u32(3), v, MemOrder { sem: AtomSem::Relaxed, scope: MemScope::Cta });
+    let ptx = emit_kernel(&k.finish().unwrap()).unwrap();
+    use phaser_codegen::ptx_text::count;
+    assert_eq!(count(&ptx, "st.release.sys.global.u32 [%rd*+4], 2"), 1, "{ptx}");
+    assert_eq!(count(&ptx, "ld.acquire.gpu.global.u32 _, [%rd*]"), 1, "{ptx}");
+    assert_eq!(count(&ptx, "ld.relaxed.cluster.global.u32 _, [%rd*+8]"), 1, "{ptx}");
+    assert_eq!(count(&ptx, "st.relaxed.cta.global.u32 [%rd*+12], _"), 1, "{ptx}");
+}
+
+/// Misused strong accesses and flags are build errors at the Rust line that made them.
+#[test]
+fn strong_access_and_flag_misuse_are_errors_at_their_lines() {
+    let mut k = KernelBuilder::new("bad", Target::Sm90a);
+    let flags = k.param_global("flags", Type::U32, true);
+    let floats = k.param_global("floats", Type::F32, true);
+    let (gpu, sys) = (MemScope::Gpu, MemScope::Sys);
+    let line = line!() + 1;
+    let _ = k.ld_global_ordered(flags, Value::u32(0), MemOrder { sem: AtomSem::Release, scope: gpu });
+    k.st_global_ordered(flags, Value::u32(0), Value::u32(1), MemOrder { sem: AtomSem::Acquire, scope: sys });
+    k.flag_wait(floats, Value::u32(0), Value::u32(1), gpu);
+    k.flag_signal(floats, Value::u32(0), Value::f32(1.0), gpu);
+    let e = k.finish().unwrap_err();
+    let got: Vec<(u32, &str)> = e.diagnostics.iter().map(|d| (d.loc.unwrap().line, d.message.as_str())).collect();
+    assert_eq!(
+        got,
+        [
+            (line, "a load has `.relaxed` or `.acquire` semantics, not `.release`"),
+            (line + 1, "a store has `.relaxed` or `.release` semantics, not `.acquire`"),
+            (line + 2, "`flag.wait` takes a flag buffer of u32, found f32"),
+            (line + 3, "`flag.signal` takes a flag buffer of u32, found f32"),
+        ]
+    );
 }
 
 #[test]

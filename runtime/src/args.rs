@@ -4,6 +4,7 @@ use crate::buffer::Buffer;
 pub use crate::device::BufferArg;
 use crate::elem::Elem;
 use crate::error::{Result, RuntimeError};
+use crate::peer::PeerGrant;
 use crate::tensor_map::TensorMap;
 use phaser_codegen::ir::{Kernel, ParamKind};
 use phaser_codegen::Type;
@@ -15,11 +16,14 @@ pub enum Arg<'a> {
         ty: Type,
         bits: u64,
     },
-    /// A buffer: element type, length and its storage, borrowed shared or exclusive.
+    /// A buffer: element type, length and its storage, borrowed shared or exclusive; `peer`:
+    /// the peer mapping it was passed through (`crate::PeerView`), for a buffer of another
+    /// device.
     Buffer {
         elem: Type,
         len: usize,
         storage: BufferArg<'a>,
+        peer: Option<PeerGrant>,
     },
     TensorMap(&'a TensorMap),
 }
@@ -30,12 +34,12 @@ impl<'a> Arg<'a> {
     }
     /// A buffer the kernel reads: borrowed shared while the launch is in flight.
     pub fn buffer<T: Elem>(b: &'a Buffer<T>) -> Arg<'a> {
-        Arg::Buffer { elem: T::TYPE, len: b.len(), storage: b.storage.as_arg() }
+        Arg::Buffer { elem: T::TYPE, len: b.len(), storage: b.storage.as_arg(), peer: None }
     }
     /// A buffer the kernel may write: borrowed exclusively while the launch is in flight.
     pub fn buffer_mut<T: Elem>(b: &'a mut Buffer<T>) -> Arg<'a> {
         let len = b.len();
-        Arg::Buffer { elem: T::TYPE, len, storage: b.storage.as_arg_mut() }
+        Arg::Buffer { elem: T::TYPE, len, storage: b.storage.as_arg_mut(), peer: None }
     }
     /// What the parameter check reads of the argument.
     pub(crate) fn shape(&self) -> ArgShape<'_> {

@@ -11,6 +11,7 @@ use crate::buffer::Buffer;
 use crate::elem::{from_bytes, to_bytes, Elem};
 use crate::error::{Backend, Result, RuntimeError};
 use crate::launch::LaunchConfig;
+use crate::peer::PeerGrant;
 pub use crate::launch::{check_config, check_target};
 use crate::tensor_map::{hold_tensor_maps, DeviceKey, Swizzle, TensorMap, TensorMapDesc};
 use crate::{cuda, sim};
@@ -190,16 +191,7 @@ impl Device {
         match (self, &buf.storage) {
             (Device::Cuda(d), Storage::Cuda(s)) if d.owns(s.context()) => Ok(Owned::Cuda(d, s)),
             (Device::Sim(d), Storage::Sim(s)) if d.owns(s) => Ok(Owned::Sim(d, s)),
-            _ => Err(self.not_mine(buf.backend())),
-        }
-    }
-
-    /// The error for a buffer of `backend` that this device does not own.
-    fn not_mine(&self, backend: Backend) -> RuntimeError {
-        if backend == self.backend() {
-            RuntimeError::ForeignBuffer { backend, param: None }
-        } else {
-            RuntimeError::BackendMismatch { buffer: backend, device: self.backend() }
+            _ => Err(self.not_mine_storage(&buf.storage.as_arg(), None)),
         }
     }
 
@@ -364,35 +356,63 @@ impl Device {
         Ok((cfg, layout))
     }
 
-    /// The arguments with each buffer resolved by `mine` to the backend's handle; a buffer
-    /// `mine` does not take (another backend's, another device's) is refused.
+    /// The arguments with each buffer resolved by `mine` to the backend's handle, or by
+    /// `peer` when it is another device's buffer passed through a peer mapping made for this
+    /// device; any other buffer (another backend's, another device's) is refused.
     pub(crate) fn resolve<'r, B>(
         &self,
         kernel: &Kernel,
         args: &'r [Arg<'_>],
         mine: impl Fn(&'r BufferArg<'_>) -> Option<B>,
+        peer: impl Fn(&'r BufferArg<'_>, &PeerGrant) -> Option<B>,
     ) -> Result<Vec<ResolvedArg<'r, B>>> {
         args.iter()
             .enumerate()
             .map(|(i, a)| match a {
                 Arg::Scalar { ty, bits } => Ok(ResolvedArg::Scalar { ty: *ty, bits: *bits }),
-                Arg::Buffer { storage, .. } => {
-                    mine(storage).map(ResolvedArg::Buffer).ok_or_else(|| self.not_mine_arg(kernel, i, storage.backend()))
-                }
+                Arg::Buffer { storage, peer: grant, .. } => mine(storage)
+                    .or_else(|| self.granted(grant.as_ref()).and_then(|g| peer(storage, g)))
+                    .map(ResolvedArg::Buffer)
+                    .ok_or_else(|| self.not_mine_arg(kernel, i, storage, grant.as_ref())),
                 Arg::TensorMap(t) => Ok(ResolvedArg::TensorMap(t)),
             })
             .collect()
     }
 
-    /// The error for argument `i`, a buffer of `backend` that this device does not own,
-    /// naming the argument: a kernel may take several buffers.
-    pub(crate) fn not_mine_arg(&self, kernel: &Kernel, i: usize, backend: Backend) -> RuntimeError {
-        match self.not_mine(backend) {
-            RuntimeError::ForeignBuffer { backend, .. } => {
-                RuntimeError::ForeignBuffer { backend, param: kernel.params().get(i).map(|p| p.name.clone()) }
+    /// The peer mapping, when it was made for this device.
+    pub(crate) fn granted<'g>(&self, grant: Option<&'g PeerGrant>) -> Option<&'g PeerGrant> {
+        grant.filter(|g| g.to == self.key())
+    }
+
+    /// The error for argument `i`, a buffer this device does not own (nor may use through
+    /// `grant`), naming the argument: a kernel may take several buffers.
+    pub(crate) fn not_mine_arg(
+        &self,
+        kernel: &Kernel,
+        i: usize,
+        storage: &BufferArg<'_>,
+        grant: Option<&PeerGrant>,
+    ) -> RuntimeError {
+        let param = kernel.params().get(i).map(|p| p.name.clone());
+        match self.not_mine_storage(storage, grant) {
+            RuntimeError::ForeignBuffer { backend, .. } => RuntimeError::ForeignBuffer { backend, param },
+            RuntimeError::WrongDevice { buffer_on, used_on, mapped_for, .. } => {
+                RuntimeError::WrongDevice { param, buffer_on, used_on, mapped_for }
             }
             other => other,
         }
+    }
+
+    /// A CUDA buffer passed through a peer mapping: the peer's address, taken when the
+    /// mapping was made (the launch guard holds the buffer's borrow).
+    pub(crate) fn cuda_peer<'r>(_: &'r BufferArg<'_>, g: &PeerGrant) -> Option<cuda::CudaBuf<'r>> {
+        Some(cuda::CudaBuf::Address(g.addr))
+    }
+
+    /// A simulator buffer passed through a peer mapping (its system was checked when the
+    /// mapping was made).
+    pub(crate) fn sim_peer<'r>(s: &'r BufferArg<'_>, _: &PeerGrant) -> Option<&'r sim::SimBuffer> {
+        s.sim()
     }
 
     /// A simulator buffer argument of `d`.
@@ -407,14 +427,19 @@ impl Device {
         let (cfg, layout) = self.checked(kernel, cfg, args)?;
         match self {
             Device::Cuda(d) => {
-                let resolved = self.resolve(kernel, args, |s| s.cuda().filter(|b| b.context().is_some_and(|c| d.owns(c))))?;
+                let resolved = self.resolve(
+                    kernel,
+                    args,
+                    |s| s.cuda().filter(|b| b.context().is_some_and(|c| d.owns(c))),
+                    Self::cuda_peer,
+                )?;
                 self.check_target(kernel)?;
                 let _maps = hold_tensor_maps(kernel, args, self.key())?;
                 let elapsed = d.launch(kernel, &cfg, &layout, resolved)?;
                 Ok(LaunchReport { elapsed: Some(elapsed), sim: None })
             }
             Device::Sim(d) => {
-                let resolved = self.resolve(kernel, args, |s| Self::sim_args(d, s))?;
+                let resolved = self.resolve(kernel, args, |s| Self::sim_args(d, s), Self::sim_peer)?;
                 let _maps = hold_tensor_maps(kernel, args, self.key())?;
                 Ok(LaunchReport { elapsed: None, sim: Some(d.launch(kernel, &cfg, &resolved)?) })
             }
@@ -443,7 +468,7 @@ impl Device {
         match self {
             Device::Sim(d) => {
                 let (cfg, _) = self.checked(kernel, cfg, args)?;
-                let resolved = self.resolve(kernel, args, |s| Self::sim_args(d, s))?;
+                let resolved = self.resolve(kernel, args, |s| Self::sim_args(d, s), Self::sim_peer)?;
                 let _maps = hold_tensor_maps(kernel, args, self.key())?;
                 d.simulate_with(kernel, &cfg, &resolved, sc)
             }
@@ -460,7 +485,7 @@ impl Device {
         match self {
             Device::Sim(d) => {
                 let (cfg, _) = self.checked(kernel, cfg, args)?;
-                let resolved = self.resolve(kernel, args, |s| Self::sim_args(d, s))?;
+                let resolved = self.resolve(kernel, args, |s| Self::sim_args(d, s), Self::sim_peer)?;
                 let _maps = hold_tensor_maps(kernel, args, self.key())?;
                 d.explore(kernel, &cfg, &resolved)
             }

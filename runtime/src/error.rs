@@ -2,6 +2,7 @@
 //! names no backend. A driver error stays attached as the `source` ([`BackendError`]); the
 //! simulator's findings stay structured data (`crate::report`).
 
+use crate::peer::DeviceId;
 use crate::report::{Finding, SimReport};
 use crate::watchdog::WatchdogReport;
 use phaser_codegen::arch::SharedOverLimit;
@@ -83,6 +84,41 @@ pub enum RuntimeError {
     /// passed as, at a launch.
     #[error("the buffer{} belongs to another {backend} device (or to one that was dropped)", param.as_ref().map(|p| format!(" passed as `{p}`")).unwrap_or_default())]
     ForeignBuffer { backend: Backend, param: Option<String> },
+    /// A buffer of another device of the same system (another GPU of the process, another
+    /// simulated device of the system), used without a peer mapping for this device: `param`
+    /// names the kernel argument at a launch; `mapped_for` the device its peer mapping was
+    /// made for, when it was passed through one.
+    #[error("{}", wrong_device_text(param.as_deref(), *buffer_on, *used_on, *mapped_for))]
+    WrongDevice { param: Option<String>, buffer_on: DeviceId, used_on: DeviceId, mapped_for: Option<DeviceId> },
+    /// Peer access (or a peer mapping) between two devices that cannot have it, or before it
+    /// was enabled.
+    #[error("peer access from {from} to {to}'s memory: {problem}")]
+    PeerAccess {
+        from: DeviceId,
+        to: DeviceId,
+        problem: String,
+        #[source]
+        source: Option<BackendError>,
+    },
+    /// The NCCL library could not be loaded (or lacks what is needed); cudarc's error, if it
+    /// gave one, is the source.
+    #[error("NCCL is not available: {reason}")]
+    NcclUnavailable {
+        reason: String,
+        #[source]
+        source: Option<BackendError>,
+    },
+    /// An NCCL call failed (cudarc's `NcclError` is the source).
+    #[error("NCCL error while {context}: {source}")]
+    Nccl {
+        context: String,
+        #[source]
+        source: BackendError,
+    },
+    /// An NVLink-multicast switch of NCCL turned on in the environment: multicast objects can
+    /// take a shared host's GPUs out of service, so no communicator is made.
+    #[error("the environment sets `{variable}={value}`: {why}; unset it or set it to 0 (NVLink multicast objects can take a shared host's GPUs out of service, so Phaser refuses to create an NCCL communicator with it on)")]
+    NvlinkMulticast { variable: &'static str, value: String, why: &'static str },
     /// A tensor map made by another device: its addresses name that device's buffers.
     #[error("the tensor map for `{param}` was made by another device (a {made_on}), not this {device}; make it with this device's `tensor_map`")]
     ForeignTensorMap { param: String, made_on: Backend, device: Backend },
@@ -146,6 +182,22 @@ fn fault_text(kernel: &str, message: &str, record: Option<&WatchdogReport>) -> S
         "{what}. The CUDA context is poisoned (the fault is sticky): every later CUDA call in this process \
          fails, so restart the process for further GPU work"
     )
+}
+
+/// What [`RuntimeError::WrongDevice`] says: where the buffer is, where it was used, how to
+/// pass it.
+fn wrong_device_text(param: Option<&str>, on: DeviceId, used_on: DeviceId, mapped_for: Option<DeviceId>) -> String {
+    let what = param.map(|p| format!("the buffer passed as `{p}`")).unwrap_or_else(|| "the buffer".into());
+    match mapped_for {
+        Some(m) => format!(
+            "{what} is on {on} and its peer mapping was made for {m}, but it is used on {used_on}: \
+             map it for {used_on} (`buffer.peer(&device)`)"
+        ),
+        None => format!(
+            "{what} is on {on}, but it is used on {used_on}: a kernel is given a peer's buffer only through a \
+             peer mapping (`Device::enable_peer_access`, then `buffer.peer(&device)`)"
+        ),
+    }
 }
 
 pub type Result<T, E = RuntimeError> = std::result::Result<T, E>;

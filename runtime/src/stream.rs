@@ -96,11 +96,34 @@ impl<'d> Stream<'d> {
         cfg: LaunchConfig,
         args: impl IntoIterator<Item = Arg<'a>>,
     ) -> Result<Launch<'a>> {
+        self.launch_with(kernel, cfg, args, true)
+    }
+
+    /// [`Stream::launch`] for a group launch (`crate::launch_group`), which waits for every
+    /// launch before it returns: a buffer the kernel writes may be passed shared.
+    pub(crate) fn launch_in_group<'a>(
+        &'a self,
+        kernel: impl StreamKernel<'a>,
+        cfg: LaunchConfig,
+        args: impl IntoIterator<Item = Arg<'a>>,
+    ) -> Result<Launch<'a>> {
+        self.launch_with(kernel, cfg, args, false)
+    }
+
+    fn launch_with<'a>(
+        &'a self,
+        kernel: impl StreamKernel<'a>,
+        cfg: LaunchConfig,
+        args: impl IntoIterator<Item = Arg<'a>>,
+        exclusive_writes: bool,
+    ) -> Result<Launch<'a>> {
         let kernel = kernel.into_cow();
         let args: Vec<Arg<'a>> = args.into_iter().collect();
         let dev = self.device;
         let (cfg, layout) = dev.checked(&kernel, cfg, &args)?;
-        check_exclusive(&kernel, &args)?;
+        if exclusive_writes {
+            check_exclusive(&kernel, &args)?;
+        }
         let holds = hold_tensor_maps(&kernel, &args, dev.key())?;
         let pending = match (&self.inner, dev) {
             (StreamInner::Cuda(queue), Device::Cuda(d)) => {
@@ -111,11 +134,13 @@ impl<'d> Stream<'d> {
                     let resolved = match a {
                         Arg::Scalar { ty, bits } => ResolvedArg::Scalar { ty, bits },
                         Arg::TensorMap(t) => ResolvedArg::TensorMap(t),
-                        Arg::Buffer { storage, .. } => {
-                            let backend = storage.backend();
-                            match storage.into_cuda().filter(|b| b.context().is_some_and(|c| d.owns(c))) {
-                                Some(b) => ResolvedArg::Buffer(b),
-                                None => return Err(dev.not_mine_arg(&kernel, i, backend)),
+                        Arg::Buffer { storage, peer, .. } => {
+                            let own = storage.cuda().is_some_and(|b| b.context().is_some_and(|c| d.owns(c)));
+                            match (own, dev.granted(peer.as_ref())) {
+                                (true, _) => ResolvedArg::Buffer(storage.into_cuda().expect("a CUDA buffer")),
+                                // The peer's address; the guard's lifetime holds the borrow.
+                                (false, Some(g)) => ResolvedArg::Buffer(cuda::CudaBuf::Address(g.addr)),
+                                (false, None) => return Err(dev.not_mine_arg(&kernel, i, &storage, peer.as_ref())),
                             }
                         }
                     };
@@ -124,7 +149,7 @@ impl<'d> Stream<'d> {
                 Pending::Cuda(d, d.launch_async(queue, &kernel, &cfg, &layout, slots)?)
             }
             (StreamInner::Sim, Device::Sim(d)) => {
-                let resolved = dev.resolve(&kernel, &args, |s| Device::sim_args(d, s))?;
+                let resolved = dev.resolve(&kernel, &args, |s| Device::sim_args(d, s), Device::sim_peer)?;
                 Pending::Sim(d.launch(&kernel, &cfg, &resolved).map(Box::new))
             }
             (StreamInner::Cuda(_), Device::Sim(_)) | (StreamInner::Sim, Device::Cuda(_)) => {

@@ -518,10 +518,13 @@ fn memory_problems(op: &MemoryOp, out: &mut Vec<String>) {
                 out.push(format!("cp.async copies 4, 8 or 16 bytes, not {bytes}"));
             }
         }
+        MemoryOp::Ld { access, .. } | MemoryOp::St { access, .. } => {
+            if let Access::Strong(order) = access {
+                out.extend(order.problem(matches!(op, MemoryOp::Ld { .. })));
+            }
+        }
         // Addresses and registers of any value; the types are the builder's to get right.
-        MemoryOp::Ld { .. }
-        | MemoryOp::St { .. }
-        | MemoryOp::SharedAddr { .. }
+        MemoryOp::SharedAddr { .. }
         | MemoryOp::DynSharedAddr { .. }
         | MemoryOp::ParamAddr { .. }
         | MemoryOp::CpAsyncCommitGroup

@@ -1,8 +1,8 @@
 //! The ISA table: for every op, the oldest PTX ISA version and the targets that have it.
 
 use super::target::{PtxVersion, Target};
+use crate::ir::{Access, AtomOp, FragmentOp, MemOrder, MemScope, Space, WarpOp, WgmmaOp};
 use crate::ir::{ArithOp, Value};
-use crate::ir::{AtomOp, FragmentOp, MemScope, Space, WarpOp, WgmmaOp};
 use crate::ir::{
     BarSpace, Inst, MbarrierOp, MemoryOp, Ordering, Scope, Sem, SpecialReg, SyncOp, Tcgen05Op, TmaOp, Type,
 };
@@ -128,10 +128,26 @@ pub fn requirement(inst: &Inst) -> Requirement {
             }
         }
         Inst::Memory(m) => match m {
-            MemoryOp::Ld { space, .. } | MemoryOp::St { space, .. } => match space {
-                Space::SharedCluster => Requirement::new("`ld/st.shared::cluster`", 7, 8, 90),
-                Space::Global | Space::Shared => base,
-            },
+            MemoryOp::Ld { space, access, .. } | MemoryOp::St { space, access, .. } => {
+                let r = match space {
+                    Space::SharedCluster => Requirement::new("`ld/st.shared::cluster`", 7, 8, 90),
+                    Space::Global | Space::Shared => base,
+                };
+                match access {
+                    Access::Weak | Access::Volatile => r,
+                    Access::Strong(MemOrder { scope, .. }) => {
+                        let r = max_req(
+                            r,
+                            Requirement::new("`ld`/`st` with `.relaxed`/`.acquire`/`.release` and a scope", 6, 0, 70),
+                        );
+                        if *scope == MemScope::Cluster {
+                            max_req(r, Requirement::new("`ld`/`st` with `.cluster` scope", 7, 8, 90))
+                        } else {
+                            r
+                        }
+                    }
+                }
+            }
             // Copies of addresses the entry computes (`mov` of a shared symbol).
             MemoryOp::SharedAddr { .. } | MemoryOp::DynSharedAddr { .. } => base,
             MemoryOp::ParamAddr { .. } => Requirement::new("`cvta.param` (tensor-map parameter address)", 7, 7, 80),

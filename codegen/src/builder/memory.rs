@@ -57,21 +57,51 @@ impl KernelBuilder {
 
     #[track_caller]
     pub fn ld_global(&mut self, ptr: GlobalPtr, idx: Value) -> Value {
-        let (addr, offset) = self.split_offset(ptr.addr, idx, ptr.elem, Type::U64);
-        let ty = ptr.elem;
-        let dst = self.new_reg(ty);
-        self.push(MemoryOp::Ld { space: Space::Global, ty, dst, addr, offset, volatile: false });
-        Value::Reg(dst)
+        self.ld_global_access(ptr, idx, Access::Weak)
     }
 
     #[track_caller]
     pub fn st_global(&mut self, ptr: GlobalPtr, idx: Value, v: Value) {
+        self.st_global_access(ptr, idx, v, Access::Weak)
+    }
+
+    /// `ld.sem.scope.global` of `ptr[idx]`: a strong load, `.relaxed` or `.acquire` (what a
+    /// flag is read with: an acquire makes the writes its release published visible).
+    #[track_caller]
+    pub fn ld_global_ordered(&mut self, ptr: GlobalPtr, idx: Value, order: MemOrder) -> Value {
+        if let Some(p) = order.problem(true) {
+            self.error(p);
+        }
+        self.ld_global_access(ptr, idx, Access::Strong(order))
+    }
+
+    /// `st.sem.scope.global` of `ptr[idx] = v`: a strong store, `.relaxed` or `.release`
+    /// (a release publishes every write of this thread before it).
+    #[track_caller]
+    pub fn st_global_ordered(&mut self, ptr: GlobalPtr, idx: Value, v: Value, order: MemOrder) {
+        if let Some(p) = order.problem(false) {
+            self.error(p);
+        }
+        self.st_global_access(ptr, idx, v, Access::Strong(order))
+    }
+
+    #[track_caller]
+    fn ld_global_access(&mut self, ptr: GlobalPtr, idx: Value, access: Access) -> Value {
+        let (addr, offset) = self.split_offset(ptr.addr, idx, ptr.elem, Type::U64);
+        let ty = ptr.elem;
+        let dst = self.new_reg(ty);
+        self.push(MemoryOp::Ld { space: Space::Global, ty, dst, addr, offset, access });
+        Value::Reg(dst)
+    }
+
+    #[track_caller]
+    fn st_global_access(&mut self, ptr: GlobalPtr, idx: Value, v: Value, access: Access) {
         if !ptr.mutable {
             self.error("store through a read-only buffer (`&[T]`); declare the parameter `&mut [T]`");
         }
         let v = self.store_value(v, ptr.elem);
         let (addr, offset) = self.split_offset(ptr.addr, idx, ptr.elem, Type::U64);
-        self.push(MemoryOp::St { space: Space::Global, ty: ptr.elem, addr, offset, src: v, volatile: false });
+        self.push(MemoryOp::St { space: Space::Global, ty: ptr.elem, addr, offset, src: v, access });
     }
 
     /// Atomic `ptr[idx] += v`, returning the old value.
@@ -262,7 +292,7 @@ impl KernelBuilder {
         self.check_array_index(ArrayRef::Remote(r), idx, 1);
         let (addr, offset) = self.split_offset(r.addr, idx, r.elem, Type::U32);
         let dst = self.new_reg(r.elem);
-        self.push(MemoryOp::Ld { space: Space::SharedCluster, ty: r.elem, dst, addr, offset, volatile: false });
+        self.push(MemoryOp::Ld { space: Space::SharedCluster, ty: r.elem, dst, addr, offset, access: Access::Weak });
         Value::Reg(dst)
     }
 
@@ -272,7 +302,7 @@ impl KernelBuilder {
         self.check_array_index(ArrayRef::Remote(r), idx, 1);
         let v = self.store_value(v, r.elem);
         let (addr, offset) = self.split_offset(r.addr, idx, r.elem, Type::U32);
-        self.push(MemoryOp::St { space: Space::SharedCluster, ty: r.elem, addr, offset, src: v, volatile: false });
+        self.push(MemoryOp::St { space: Space::SharedCluster, ty: r.elem, addr, offset, src: v, access: Access::Weak });
     }
 
     #[track_caller]
@@ -299,7 +329,7 @@ impl KernelBuilder {
         let base = self.shared_base_addr(arr);
         let (addr, offset) = self.split_offset(base, idx, arr.elem, Type::U32);
         let dst = self.new_reg(arr.elem);
-        self.push(MemoryOp::Ld { space: Space::Shared, ty: arr.elem, dst, addr, offset, volatile: false });
+        self.push(MemoryOp::Ld { space: Space::Shared, ty: arr.elem, dst, addr, offset, access: Access::Weak });
         Value::Reg(dst)
     }
 
@@ -309,21 +339,21 @@ impl KernelBuilder {
         let v = self.store_value(v, arr.elem);
         let base = self.shared_base_addr(arr);
         let (addr, offset) = self.split_offset(base, idx, arr.elem, Type::U32);
-        self.push(MemoryOp::St { space: Space::Shared, ty: arr.elem, addr, offset, src: v, volatile: false });
+        self.push(MemoryOp::St { space: Space::Shared, ty: arr.elem, addr, offset, src: v, access: Access::Weak });
     }
 
     /// Load a `ty` from a raw address in `space` (the escape hatch under the typed arrays).
     #[track_caller]
     pub fn ld_raw(&mut self, space: Space, ty: Type, addr: Value, offset: i32) -> Value {
         let dst = self.new_reg(ty);
-        self.push(MemoryOp::Ld { space, ty, dst, addr, offset, volatile: false });
+        self.push(MemoryOp::Ld { space, ty, dst, addr, offset, access: Access::Weak });
         Value::Reg(dst)
     }
 
     #[track_caller]
     pub fn st_raw(&mut self, space: Space, addr: Value, offset: i32, v: Value) {
         let ty = v.ty();
-        self.push(MemoryOp::St { space, ty, addr, offset, src: v, volatile: false });
+        self.push(MemoryOp::St { space, ty, addr, offset, src: v, access: Access::Weak });
     }
 
     /// Ampere `cp.async` of `bytes` (4/8/16) from global `src` to shared `dst`.

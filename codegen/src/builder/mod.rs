@@ -3,6 +3,7 @@
 pub mod arith;
 pub mod control;
 pub mod escape;
+pub mod flag;
 pub mod fragment;
 pub mod fragment_ops;
 pub mod handles;

@@ -158,12 +158,12 @@ fn addr(base: &Value, offset: i32) -> String {
 fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
     let one = |s: String| vec![s];
     match op {
-        MemoryOp::Ld { space, ty, dst, addr: a, offset, volatile } => {
-            let v = if *volatile { ".volatile" } else { "" };
+        MemoryOp::Ld { space, ty, dst, addr: a, offset, access } => {
+            let v = access_qualifier(*access);
             one(format!("ld{v}.{}.{} {}, {};", space_name(*space), mem_ty(*ty), reg(*dst), addr(a, *offset)))
         }
-        MemoryOp::St { space, ty, addr: a, offset, src, volatile } => {
-            let v = if *volatile { ".volatile" } else { "" };
+        MemoryOp::St { space, ty, addr: a, offset, src, access } => {
+            let v = access_qualifier(*access);
             one(format!("st{v}.{}.{} {}, {};", space_name(*space), mem_ty(*ty), addr(a, *offset), value(src)))
         }
         // A copy of the address the entry computed once (see `shared_base_reg`).
@@ -222,7 +222,7 @@ fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
                 q.push_str(sem.name());
             }
             if let Some(scope) = order.scope {
-                q.push_str(mem_scope_suffix(scope));
+                q.push_str(&mem_scope_suffix(scope));
             }
             let t = atom_type(*op, *ty);
             let ops = match cmp {
@@ -239,6 +239,15 @@ fn memory(op: &MemoryOp, cx: &mut InstCtx) -> Vec<String> {
     }
 }
 
+/// The qualifiers of a plain load or store: none, `.volatile`, or `.sem.scope`.
+fn access_qualifier(access: Access) -> String {
+    match access {
+        Access::Weak => String::new(),
+        Access::Volatile => ".volatile".into(),
+        Access::Strong(MemOrder { sem, scope }) => format!(".{}{}", sem.name(), mem_scope_suffix(scope)),
+    }
+}
+
 /// The type suffix of an atomic: `.b32`/`.b64` for bit-size operations, `.u64` for a 64-bit
 /// add (PTX has no `.add.s64`; two's complement makes it the same), else the element's.
 fn atom_type(op: AtomOp, ty: Type) -> &'static str {
@@ -251,13 +260,8 @@ fn atom_type(op: AtomOp, ty: Type) -> &'static str {
     }
 }
 
-fn mem_scope_suffix(s: MemScope) -> &'static str {
-    match s {
-        MemScope::Cta => ".cta",
-        MemScope::Cluster => ".cluster",
-        MemScope::Gpu => ".gpu",
-        MemScope::Sys => ".sys",
-    }
+fn mem_scope_suffix(s: MemScope) -> String {
+    format!(".{}", s.name())
 }
 
 pub use super::names::{format_symbol, param_symbol, shared_symbol, DYN_SMEM};
@@ -410,15 +414,7 @@ fn sync(op: &SyncOp) -> String {
             ProxySpace::SharedCluster => "fence.proxy.async.shared::cluster;".into(),
             ProxySpace::Global => "fence.proxy.async.global;".into(),
         },
-        SyncOp::MemBar { scope } => format!(
-            "fence.acq_rel.{};",
-            match scope {
-                MemScope::Cta => "cta",
-                MemScope::Cluster => "cluster",
-                MemScope::Gpu => "gpu",
-                MemScope::Sys => "sys",
-            }
-        ),
+        SyncOp::MemBar { scope } => format!("fence.acq_rel.{};", scope.name()),
         SyncOp::WarpSync { mask } => format!("bar.warp.sync {};", mask_operand(mask)),
         SyncOp::ElectSync { pred } => format!("elect.sync _|{}, 0xffffffff;", reg(*pred)),
         SyncOp::ActiveMask { dst } => format!("activemask.b32 {};", reg(*dst)),

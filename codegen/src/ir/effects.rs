@@ -9,7 +9,7 @@
 use super::fragment::FragmentOp;
 use super::inst::Inst;
 use super::mbarrier::MbarrierOp;
-use super::memory::{MemoryOp, Space};
+use super::memory::{Access, MemoryOp, Space};
 use super::sync::{MemScope, ProxySpace, SyncOp};
 use super::tcgen05::Tcgen05Op;
 use super::tma::TmaOp;
@@ -220,7 +220,8 @@ impl SyncEffect {
 /// An effect outside memory and synchronization.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SideEffect {
-    /// A `.volatile` access: it happens exactly as written.
+    /// A `.volatile` access, or a strong one (`ld.acquire`, `st.release`, `.relaxed` with a
+    /// scope): it happens exactly as written.
     Volatile,
     /// `trap`: the kernel aborts.
     Trap,
@@ -317,13 +318,20 @@ impl Inst {
 }
 
 fn memory(op: &MemoryOp) -> Effects {
-    let volatile = |v: bool, e: Effects| Effects { side: v.then_some(SideEffect::Volatile), ..e };
+    // Volatile and strong accesses are kept as written: a flag protocol is made of them.
+    let volatile = |a: Access, e: Effects| Effects {
+        side: match a {
+            Access::Weak => None,
+            Access::Volatile | Access::Strong(_) => Some(SideEffect::Volatile),
+        },
+        ..e
+    };
     match op {
-        MemoryOp::Ld { space, volatile: v, .. } => {
-            volatile(*v, Effects { reads: (*space).into(), ..Effects::default() })
+        MemoryOp::Ld { space, access, .. } => {
+            volatile(*access, Effects { reads: (*space).into(), ..Effects::default() })
         }
-        MemoryOp::St { space, volatile: v, .. } => {
-            volatile(*v, Effects { writes: (*space).into(), ..Effects::default() })
+        MemoryOp::St { space, access, .. } => {
+            volatile(*access, Effects { writes: (*space).into(), ..Effects::default() })
         }
         MemoryOp::LdVec { space, .. } => Effects { reads: (*space).into(), ..Effects::default() },
         MemoryOp::StVec { space, .. } => Effects { writes: (*space).into(), ..Effects::default() },

@@ -15,23 +15,23 @@ pub enum Space {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum MemoryOp {
-    /// `ld.space.ty dst, [addr + offset]`.
+    /// `ld{.access}.space.ty dst, [addr + offset]`.
     Ld {
         space: Space,
         ty: Type,
         dst: Reg,
         addr: Value,
         offset: i32,
-        volatile: bool,
+        access: Access,
     },
-    /// `st.space.ty [addr + offset], src`.
+    /// `st{.access}.space.ty [addr + offset], src`.
     St {
         space: Space,
         ty: Type,
         addr: Value,
         offset: i32,
         src: Value,
-        volatile: bool,
+        access: Access,
     },
     /// The 32-bit shared address of a static shared allocation.
     SharedAddr {
@@ -133,7 +133,47 @@ impl AtomOp {
     }
 }
 
-/// Memory semantics of an atomic (PTX default: `.relaxed`).
+/// How a plain `ld`/`st` takes part in the PTX memory consistency model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// No qualifier: a weak access (two of them to one location, one a write, unordered by
+    /// synchronization, are a data race).
+    #[default]
+    Weak,
+    /// `.volatile`: kept exactly as written (PTX: a `.relaxed.sys` access).
+    Volatile,
+    /// `.relaxed.scope`, `.acquire.scope` (loads only) or `.release.scope` (stores only): a
+    /// strong access, the loads and stores of a flag protocol (PTX 6.0, sm_70).
+    Strong(MemOrder),
+}
+
+/// `.sem` and `.scope` of a strong load or store, both required (PTX has no `ld.acquire`
+/// without a scope).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MemOrder {
+    pub sem: AtomSem,
+    pub scope: super::sync::MemScope,
+}
+
+impl MemOrder {
+    /// Whether a load may have these semantics (`.relaxed`, `.acquire`), or a store
+    /// (`.relaxed`, `.release`): the problem otherwise.
+    pub fn problem(self, load: bool) -> Option<String> {
+        let ok = match self.sem {
+            AtomSem::Relaxed => true,
+            AtomSem::Acquire => load,
+            AtomSem::Release => !load,
+            AtomSem::AcqRel => false,
+        };
+        (!ok).then(|| {
+            let (what, allowed) =
+                if load { ("a load", "`.relaxed` or `.acquire`") } else { ("a store", "`.relaxed` or `.release`") };
+            format!("{what} has {allowed} semantics, not `.{}`", self.sem.name())
+        })
+    }
+}
+
+/// Memory semantics of an atomic or a strong load/store (PTX default for atomics: `.relaxed`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum AtomSem {
     Relaxed,

@@ -40,7 +40,7 @@ pub use inst::Inst;
 pub use kernel::{Kernel, KernelParts, LaunchBounds, Module, Param, ParamKind, SharedAlloc, SharedKind, Watchdog};
 pub use layout::{Major, MatrixDescriptor, MmaOperand, SmemTile, Swizzle};
 pub use mbarrier::{BarSpace, MbarrierOp, Ordering, Scope, Sem, WaitOn};
-pub use memory::{AtomOp, AtomOrder, AtomSem, MemoryOp, Space};
+pub use memory::{Access, AtomOp, AtomOrder, AtomSem, MemOrder, MemoryOp, Space};
 pub use source_loc::SourceLoc;
 pub use special::{Dim, SpecialReg};
 pub use stmt::{nesting_depth, walk_insts, Block, Stmt, StmtKind};

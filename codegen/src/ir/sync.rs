@@ -50,10 +50,38 @@ pub enum SyncOp {
     GridDepLaunchDependents,
 }
 
+/// The scope of a fence, an atomic or an ordered load/store: the threads it orders with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MemScope {
     Cta,
     Cluster,
     Gpu,
     Sys,
+}
+
+impl MemScope {
+    /// Every scope, `.gpu` first: the default where the scope is optional (PTX's own default
+    /// for atomics), the registry's choice lists are these.
+    pub const ALL: [MemScope; 4] = [MemScope::Gpu, MemScope::Cta, MemScope::Cluster, MemScope::Sys];
+    /// The PTX names of [`MemScope::ALL`], in order.
+    pub const NAMES: [&'static str; 4] = ["gpu", "cta", "cluster", "sys"];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            MemScope::Cta => "cta",
+            MemScope::Cluster => "cluster",
+            MemScope::Gpu => "gpu",
+            MemScope::Sys => "sys",
+        }
+    }
+
+    /// Whether this scope includes two threads `same_cta` / `same_cluster` of one another
+    /// (one device: `.gpu` and `.sys` include every thread of the grid).
+    pub fn includes(self, same_cta: bool, same_cluster: bool) -> bool {
+        match self {
+            MemScope::Cta => same_cta,
+            MemScope::Cluster => same_cluster,
+            MemScope::Gpu | MemScope::Sys => true,
+        }
+    }
 }

@@ -2,8 +2,9 @@
 //! atomics, 16-bit pairs, matrix loads and stores, distributed shared memory, and Ampere
 //! `cp.async`.
 
+use super::sync::MEM_SCOPE;
 use crate::builder::{ArrayRef, TileLayout};
-use crate::ir::{AtomOp, AtomOrder, AtomSem, MemScope, Space, Swizzle, Type};
+use crate::ir::{AtomOp, AtomOrder, AtomSem, MemOrder, MemScope, Space, Swizzle, Type};
 
 const ATOM_SEM: super::Choice<AtomSem> = choice![
     "relaxed" => AtomSem::Relaxed,
@@ -13,12 +14,10 @@ const ATOM_SEM: super::Choice<AtomSem> = choice![
 ];
 /// `red` reads nothing: no acquire.
 const RED_SEM: super::Choice<AtomSem> = choice!["relaxed" => AtomSem::Relaxed, "release" => AtomSem::Release];
-const ATOM_SCOPE: super::Choice<MemScope> = choice![
-    "gpu" => MemScope::Gpu,
-    "cta" => MemScope::Cta,
-    "cluster" => MemScope::Cluster,
-    "sys" => MemScope::Sys,
-];
+/// A strong load's semantics (`ld` has no `.release`).
+const LD_SEM: super::Choice<AtomSem> = choice!["relaxed" => AtomSem::Relaxed, "acquire" => AtomSem::Acquire];
+/// A strong store's semantics (`st` has no `.acquire`).
+const ST_SEM: super::Choice<AtomSem> = choice!["relaxed" => AtomSem::Relaxed, "release" => AtomSem::Release];
 /// An 8x8 matrix as its rows (`ldmatrix`/`stmatrix`), or transposed.
 const MATRIX_LAYOUT: super::Choice<bool> = choice!["rows" => false, "trans" => true];
 
@@ -72,6 +71,12 @@ ops! {
     /// `buf[idx..idx + 4]` through the read-only data cache (`ld.global.nc.v4`)
     "ld.nc_v4" (buf: Global, idx: Int = 4) -> VecOf(0, 4)
         = |k, call| vec::<4>(k.ld_vec(ArrayRef::Global(buf), idx, 4, true));
+    /// `buf[idx]` with a strong load (`ld.relaxed.gpu.global` by default; `"acquire"`: later accesses see what the release it reads published)
+    "ld.ordered" (buf: Global, idx: Int = 4; sem: Choice(LD_SEM), scope: Choice(MEM_SCOPE)) as U32 -> ElemOf(0)
+        = |k, call| k.ld_global_ordered(buf, idx, MemOrder { sem, scope });
+    /// `buf[idx] = v` with a strong store (`st.relaxed.gpu.global` by default; `"release"`: publishes this thread's earlier writes)
+    "st.ordered" (buf: GlobalMut, idx: Int = 4, v: ElemOf(0); sem: Choice(ST_SEM), scope: Choice(MEM_SCOPE)) as U32 -> Unit
+        = |k, call| k.st_global_ordered(buf, idx, v, MemOrder { sem, scope });
     /// `arr[idx] = a; arr[idx + 1] = b` in one `st.v2` (`idx` even)
     "st.v2" (arr: ArrayMut, idx: Int = 2, a: ElemOf(0), b: ElemOf(0)) -> Unit
         = |k, call| k.st_vec_at(arr, idx, &[a, b]);
@@ -79,37 +84,37 @@ ops! {
     "st.v4" (arr: ArrayMut, idx: Int = 4, a: ElemOf(0), b: ElemOf(0), c: ElemOf(0), d: ElemOf(0)) -> Unit
         = |k, call| k.st_vec_at(arr, idx, &[a, b, c, d]);
     /// atomic `arr[idx] += v`, returns the old value (`atom.add`; `.sem` relaxed and `.scope` gpu by default)
-    "atomic.add" (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(ATOM_SCOPE)) as U32 -> ElemOf(0)
+    "atomic.add" (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(MEM_SCOPE)) as U32 -> ElemOf(0)
         = |k, call| k.atomic(arr, idx, AtomOp::Add, v, None, order(sem, scope));
     /// atomic `arr[idx] = min(arr[idx], v)` (integers), returns the old value
-    "atomic.min" ["cuda:atomicMin"] (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(ATOM_SCOPE)) as U32 -> ElemOf(0)
+    "atomic.min" ["cuda:atomicMin"] (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(MEM_SCOPE)) as U32 -> ElemOf(0)
         = |k, call| k.atomic(arr, idx, AtomOp::Min, v, None, order(sem, scope));
     /// atomic `arr[idx] = max(arr[idx], v)` (integers), returns the old value
-    "atomic.max" ["cuda:atomicMax"] (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(ATOM_SCOPE)) as U32 -> ElemOf(0)
+    "atomic.max" ["cuda:atomicMax"] (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(MEM_SCOPE)) as U32 -> ElemOf(0)
         = |k, call| k.atomic(arr, idx, AtomOp::Max, v, None, order(sem, scope));
     /// atomic `arr[idx] &= v`, returns the old value
-    "atomic.and" ["cuda:atomicAnd"] (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(ATOM_SCOPE)) as U32 -> ElemOf(0)
+    "atomic.and" ["cuda:atomicAnd"] (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(MEM_SCOPE)) as U32 -> ElemOf(0)
         = |k, call| k.atomic(arr, idx, AtomOp::And, v, None, order(sem, scope));
     /// atomic `arr[idx] |= v`, returns the old value
-    "atomic.or" ["cuda:atomicOr"] (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(ATOM_SCOPE)) as U32 -> ElemOf(0)
+    "atomic.or" ["cuda:atomicOr"] (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(MEM_SCOPE)) as U32 -> ElemOf(0)
         = |k, call| k.atomic(arr, idx, AtomOp::Or, v, None, order(sem, scope));
     /// atomic `arr[idx] ^= v`, returns the old value
-    "atomic.xor" ["cuda:atomicXor"] (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(ATOM_SCOPE)) as U32 -> ElemOf(0)
+    "atomic.xor" ["cuda:atomicXor"] (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(MEM_SCOPE)) as U32 -> ElemOf(0)
         = |k, call| k.atomic(arr, idx, AtomOp::Xor, v, None, order(sem, scope));
     /// atomic `arr[idx] = v`, returns the old value (`atom.exch`)
-    "atomic.exch" ["cuda:atomicExch"] (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(ATOM_SCOPE)) as U32 -> ElemOf(0)
+    "atomic.exch" ["cuda:atomicExch"] (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(MEM_SCOPE)) as U32 -> ElemOf(0)
         = |k, call| k.atomic(arr, idx, AtomOp::Exch, v, None, order(sem, scope));
     /// atomic `if arr[idx] == cmp { arr[idx] = v }`, returns the old value (`atom.cas`)
-    "atomic.cas" ["cuda:atomicCAS"] (arr: ArrayMut, idx: Int, cmp: ElemOf(0), v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(ATOM_SCOPE)) as U32 -> ElemOf(0)
+    "atomic.cas" ["cuda:atomicCAS"] (arr: ArrayMut, idx: Int, cmp: ElemOf(0), v: ElemOf(0); sem: Choice(ATOM_SEM), scope: Choice(MEM_SCOPE)) as U32 -> ElemOf(0)
         = |k, call| k.atomic(arr, idx, AtomOp::Cas, v, Some(cmp), order(sem, scope));
     /// `arr[idx] += v` without a result (`red.add`: no round trip)
-    "red.add" (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(RED_SEM), scope: Choice(ATOM_SCOPE)) as U32 -> Unit
+    "red.add" (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(RED_SEM), scope: Choice(MEM_SCOPE)) as U32 -> Unit
         = |k, call| k.reduce(arr, idx, AtomOp::Add, v, order(sem, scope));
     /// `arr[idx] = min(arr[idx], v)` without a result (`red.min`)
-    "red.min" (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(RED_SEM), scope: Choice(ATOM_SCOPE)) as U32 -> Unit
+    "red.min" (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(RED_SEM), scope: Choice(MEM_SCOPE)) as U32 -> Unit
         = |k, call| k.reduce(arr, idx, AtomOp::Min, v, order(sem, scope));
     /// `arr[idx] = max(arr[idx], v)` without a result (`red.max`)
-    "red.max" (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(RED_SEM), scope: Choice(ATOM_SCOPE)) as U32 -> Unit
+    "red.max" (arr: ArrayMut, idx: Int, v: ElemOf(0); sem: Choice(RED_SEM), scope: Choice(MEM_SCOPE)) as U32 -> Unit
         = |k, call| k.reduce(arr, idx, AtomOp::Max, v, order(sem, scope));
     /// two f32s rounded to bf16 and packed in a u32, `lo` in the low half (`cvt.rn.bf16x2.f32`)
     "pack.bf16x2" ["cuda:__floats2bfloat162_rn"] (lo: Scalar, hi: Scalar) as F32 -> U32 = |k, call| k.pack_half2_u32(lo, hi, Type::BF16);

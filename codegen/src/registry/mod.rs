@@ -193,6 +193,7 @@ macro_rules! ops {
 mod arith;
 mod cute;
 mod debug;
+mod flag;
 mod fragment;
 mod launch;
 mod mbarrier;
@@ -209,6 +210,7 @@ mod wgmma;
 const FAMILIES: &[&[OpDef]] = &[
     launch::OPS,
     memory::OPS,
+    flag::OPS,
     tile::OPS,
     arith::OPS,
     mbarrier::OPS,

@@ -8,12 +8,8 @@ const PROXY: super::Choice<ProxySpace> = choice![
     "shared::cluster" => ProxySpace::SharedCluster,
     "global" => ProxySpace::Global,
 ];
-const MEMSCOPE: super::Choice<MemScope> = choice![
-    "cta" => MemScope::Cta,
-    "cluster" => MemScope::Cluster,
-    "gpu" => MemScope::Gpu,
-    "sys" => MemScope::Sys,
-];
+/// Every memory scope (`MemScope::ALL`: `.gpu` first, the default where it is optional).
+pub(super) const MEM_SCOPE: super::Choice<MemScope> = super::Choice { names: &MemScope::NAMES, values: &MemScope::ALL };
 
 ops! {
     /// `fence.proxy.async[.space]`
@@ -23,7 +19,7 @@ ops! {
     "ptx.fence.mbarrier_init" ["cutlass:fence_barrier_init", "gluon:mbarrier.fence_init_release_cluster"] () -> Unit
         = |k, call| k.fence_mbarrier_init();
     /// `fence.acq_rel.scope`
-    "ptx.fence.acq_rel" (scope: Choice(MEMSCOPE)) -> Unit = |k, call| k.fence(scope);
+    "ptx.fence.acq_rel" (scope: Choice(MEM_SCOPE)) -> Unit = |k, call| k.fence(scope);
     /// true in exactly one lane of the warp
     "ptx.elect_sync" ["cute:elect_one_sync"] () -> Bool = |k, call| k.elect_sync();
     /// the lanes of the warp executing this instruction together, as a bit mask

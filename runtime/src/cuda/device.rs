@@ -32,12 +32,48 @@ pub struct CudaDevice {
     pub(crate) in_flight: Arc<std::sync::atomic::AtomicUsize>,
     /// Launches' timing events, reused.
     pub(crate) events: Arc<super::timer::EventPool>,
+    /// The GPUs (ordinals) whose memory this context's kernels were given access to.
+    peers: std::sync::Mutex<std::collections::BTreeSet<u32>>,
 }
 
 impl CudaDevice {
     /// The GPU `ordinal` with the policy the environment sets ([`LaunchPolicy::from_env`]).
     pub fn new(ordinal: usize) -> Result<CudaDevice> {
         CudaDevice::with_policy(ordinal, LaunchPolicy::from_env()?)
+    }
+
+    /// How many GPUs the driver sees (0 without libcuda or without a GPU).
+    pub fn count() -> Result<usize> {
+        if !super::ffi::libcuda_present() {
+            return Ok(0);
+        }
+        match CudaContext::device_count() {
+            Ok(n) => Ok(n.max(0) as usize),
+            Err(cudarc::driver::DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE)) => Ok(0),
+            Err(e) => Err(RuntimeError::NoGpu { reason: "cuInit/cuDeviceGetCount failed".into(), source: Some(e.into()) }),
+        }
+    }
+
+    /// Whether kernels of this GPU can address `peer`'s memory.
+    pub fn can_access_peer(&self, peer: &CudaDevice) -> Result<bool> {
+        super::ffi::can_access_peer(&self.ctx, &peer.ctx).map_err(driver_err("asking whether peer access is possible"))
+    }
+
+    /// Let kernels of this GPU address `peer`'s memory (checked possible by the caller).
+    pub(crate) fn enable_peer_access(&self, peer: &CudaDevice) -> Result<()> {
+        super::ffi::enable_peer_access(&self.ctx, &peer.ctx).map_err(|e| RuntimeError::PeerAccess {
+            from: crate::peer::DeviceId(self.ctx.ordinal() as u32),
+            to: crate::peer::DeviceId(peer.ctx.ordinal() as u32),
+            problem: "cuCtxEnablePeerAccess failed".into(),
+            source: Some(e.into()),
+        })?;
+        self.peers.lock().unwrap_or_else(|p| p.into_inner()).insert(peer.ctx.ordinal() as u32);
+        Ok(())
+    }
+
+    /// Whether access to GPU `ordinal`'s memory was enabled through this device.
+    pub(crate) fn peer_enabled(&self, ordinal: u32) -> bool {
+        self.peers.lock().unwrap_or_else(|p| p.into_inner()).contains(&ordinal)
     }
 
     /// The GPU `ordinal` with `policy` for what launches do not decide themselves.
@@ -90,6 +126,7 @@ impl CudaDevice {
             record_addr,
             in_flight: Default::default(),
             events: Default::default(),
+            peers: Default::default(),
         })
     }
 

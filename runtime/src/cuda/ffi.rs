@@ -31,12 +31,46 @@ pub(crate) fn libcuda_present() -> bool {
     true
 }
 
+/// Whether the dynamic loader finds NCCL (cudarc panics on first use when it is missing).
+#[cfg(feature = "dynamic-loading")]
+pub(crate) fn libnccl_present() -> bool {
+    // SAFETY: only asks the dynamic loader whether the library loads; no NCCL call is made.
+    unsafe { cudarc::nccl::sys::is_culib_present() }
+}
+
+/// With the libraries linked, the program would not have started without NCCL.
+#[cfg(not(feature = "dynamic-loading"))]
+pub(crate) fn libnccl_present() -> bool {
+    true
+}
+
 /// The driver's CUDA version (`cuDriverGetVersion`: 13000 for 13.0).
 pub(crate) fn driver_version() -> Result<i32, DriverError> {
     let mut version = 0;
     // SAFETY: the driver writes one int through the pointer, which is live for the call.
     unsafe { sys::cuDriverGetVersion(&mut version) }.result()?;
     Ok(version)
+}
+
+/// Whether `from`'s GPU can address `to`'s memory (`cuDeviceCanAccessPeer`).
+pub(crate) fn can_access_peer(from: &CudaContext, to: &CudaContext) -> Result<bool, DriverError> {
+    let mut can = 0;
+    // SAFETY: both device handles come from live contexts; the driver writes one int through
+    // the pointer, which is live for the call.
+    unsafe { sys::cuDeviceCanAccessPeer(&mut can, from.cu_device(), to.cu_device()) }.result()?;
+    Ok(can != 0)
+}
+
+/// Let kernels of context `from` address the memory of context `to`
+/// (`cuCtxEnablePeerAccess`, flags 0); already enabled is success.
+pub(crate) fn enable_peer_access(from: &CudaContext, to: &CudaContext) -> Result<(), DriverError> {
+    from.bind_to_thread()?;
+    // SAFETY: `to`'s handle is a live context (its `Arc` is borrowed for the call); the call
+    // acts on the current context, `from`, bound just above; flags must be 0.
+    match unsafe { sys::cuCtxEnablePeerAccess(to.cu_ctx(), 0) }.result() {
+        Err(DriverError(sys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)) => Ok(()),
+        other => other,
+    }
 }
 
 /// Why a link with the driver's JIT linker failed.

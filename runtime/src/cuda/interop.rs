@@ -44,27 +44,27 @@ use std::sync::Arc;
 
 impl<'a, T: Elem> From<&'a CudaSlice<T>> for Arg<'a> {
     fn from(s: &'a CudaSlice<T>) -> Self {
-        Arg::Buffer { elem: T::TYPE, len: s.len(), storage: BufferArg::Cuda(s as &dyn CudaBufferArg) }
+        Arg::Buffer { elem: T::TYPE, len: s.len(), storage: BufferArg::Cuda(s as &dyn CudaBufferArg), peer: None }
     }
 }
 
 impl<'a, T: Elem> From<&'a mut CudaSlice<T>> for Arg<'a> {
     fn from(s: &'a mut CudaSlice<T>) -> Self {
         let len = s.len();
-        Arg::Buffer { elem: T::TYPE, len, storage: BufferArg::CudaMut(s as &mut dyn CudaBufferArgMut) }
+        Arg::Buffer { elem: T::TYPE, len, storage: BufferArg::CudaMut(s as &mut dyn CudaBufferArgMut), peer: None }
     }
 }
 
 impl<'a, 'v: 'a, T: Elem> From<&'a CudaView<'v, T>> for Arg<'a> {
     fn from(s: &'a CudaView<'v, T>) -> Self {
-        Arg::Buffer { elem: T::TYPE, len: s.len(), storage: BufferArg::Cuda(s as &dyn CudaBufferArg) }
+        Arg::Buffer { elem: T::TYPE, len: s.len(), storage: BufferArg::Cuda(s as &dyn CudaBufferArg), peer: None }
     }
 }
 
 impl<'a, 'v: 'a, T: Elem> From<&'a mut CudaViewMut<'v, T>> for Arg<'a> {
     fn from(s: &'a mut CudaViewMut<'v, T>) -> Self {
         let len = s.len();
-        Arg::Buffer { elem: T::TYPE, len, storage: BufferArg::CudaMut(s as &mut dyn CudaBufferArgMut) }
+        Arg::Buffer { elem: T::TYPE, len, storage: BufferArg::CudaMut(s as &mut dyn CudaBufferArgMut), peer: None }
     }
 }
 

@@ -57,6 +57,10 @@ pub enum Category {
     ProxyFence,
     /// Two threads accessed the same shared bytes, at least one writing, unsynchronized.
     SharedRace,
+    /// Two CTAs accessed the same global bytes, at least one writing, with no release/acquire
+    /// through a flag (or `fence.acq_rel` and relaxed accesses) ordering them
+    /// (`check/global_order.rs`; checked in kernels with strong global loads or stores).
+    GlobalRace,
     /// A thread read shared memory that no thread and no async copy has written in this
     /// launch (e.g. after a wait that passed at once on a fresh barrier).
     UninitializedSharedRead,
@@ -143,6 +147,7 @@ impl Category {
             Category::AsyncWriteRace => "async-write-race",
             Category::ProxyFence => "missing-proxy-fence",
             Category::SharedRace => "shared-race",
+            Category::GlobalRace => "global-race",
             Category::UninitializedSharedRead => "uninitialized-shared-read",
             Category::ExitedCtaAccess => "access-to-exited-cta",
             Category::UnstartedCtaAccess => "access-to-unstarted-cta",
@@ -254,6 +259,9 @@ pub struct Finding {
     pub category: Category,
     pub severity: Severity,
     pub kernel: String,
+    /// The device the kernel ran on, in a launch of several devices together
+    /// (`crate::launch_group`); `None` for a launch of one device.
+    pub device: Option<crate::peer::DeviceId>,
     /// `%ctaid` of the CTA where it happened.
     pub cta: [u32; 3],
     pub warp: Option<u32>,
@@ -278,7 +286,11 @@ impl fmt::Display for Finding {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        write!(f, "{sev}[{}] kernel `{}` CTA {:?}", self.category, self.kernel, self.cta)?;
+        write!(f, "{sev}[{}] kernel `{}`", self.category, self.kernel)?;
+        if let Some(d) = self.device {
+            write!(f, " on {d}")?;
+        }
+        write!(f, " CTA {:?}", self.cta)?;
         if let (Some(w), Some(t)) = (self.warp, self.thread) {
             write!(f, " warp {w} thread {t} (lane {})", t % 32)?;
         }

@@ -27,6 +27,7 @@ pub(crate) mod exec;
 pub(crate) mod explore;
 pub mod output;
 pub mod sync;
+pub(crate) mod system;
 pub(crate) mod tensor;
 
 // The public modules keep the paths they had before the files were grouped, and before the
@@ -49,6 +50,7 @@ use crate::args::ResolvedArg;
 use crate::error::{Backend, Result, RuntimeError};
 use crate::launch::LaunchConfig;
 use crate::tensor_map::TensorMapDesc;
+use check::global_order::CtaSpace;
 use check::{hb::HappensBefore, NoCheck};
 use engine::cluster::LaunchCtx;
 use engine::grid;
@@ -66,21 +68,59 @@ pub struct SimDevice {
     pub config: SimConfig,
     /// Distinguishes devices, so a buffer of another simulator is refused, not misread.
     id: u64,
+    /// Which device of its system this is (`Device::id`).
+    ordinal: u32,
+    /// The simulated system it belongs to: its devices share one address space (as CUDA's
+    /// unified addressing gives every GPU's memory a distinct range), so a peer mapping is the
+    /// peer's own address.
+    system: std::sync::Arc<system::SimSystem>,
     mem: std::sync::Arc<Mutex<GlobalMemory>>,
     /// Launches per kernel name, numbering the files of `SimConfig::trace_dir`.
     trace_counts: Mutex<std::collections::HashMap<String, u32>>,
 }
 
 impl SimDevice {
+    /// A simulator alone in its system (device 0 of one).
     pub fn new(config: SimConfig) -> Self {
+        Self::system(config, 1).pop().expect("a system of one device")
+    }
+
+    /// `n` simulated devices of one system, device `i` at index `i`: they share an address
+    /// space, may be given peer access to each other and launch together
+    /// (`crate::launch_group`).
+    pub fn system(config: SimConfig, n: u32) -> Vec<Self> {
         static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        SimDevice { config, id, mem: Default::default(), trace_counts: Mutex::default() }
+        let system = std::sync::Arc::new(system::SimSystem::new(n));
+        let mem = std::sync::Arc::<Mutex<GlobalMemory>>::default();
+        (0..n)
+            .map(|ordinal| SimDevice {
+                config: config.clone(),
+                id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+                ordinal,
+                system: system.clone(),
+                mem: mem.clone(),
+                trace_counts: Mutex::default(),
+            })
+            .collect()
     }
 
     /// This simulator's id (what its buffers and tensor maps record).
     pub(crate) fn id(&self) -> u64 {
         self.id
+    }
+
+    /// Which device of its system this is.
+    pub fn ordinal(&self) -> u32 {
+        self.ordinal
+    }
+
+    pub(crate) fn system_ref(&self) -> &system::SimSystem {
+        &self.system
+    }
+
+    /// Whether `b` belongs to a device of this device's system (this one or a peer).
+    pub(crate) fn same_system(&self, b: &SimBuffer) -> bool {
+        b.system == self.system.id()
     }
 
     /// Whether `b` was allocated by this device.
@@ -92,7 +132,8 @@ impl SimDevice {
         self.mem.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// A zero-filled buffer; fails beyond `SimConfig::max_memory_bytes`.
+    /// A zero-filled buffer; fails beyond `SimConfig::max_memory_bytes` (the devices of a
+    /// system share one memory, so they count each other's buffers too).
     pub fn alloc(&self, bytes: usize) -> Result<SimBuffer> {
         let mut m = self.mem();
         if m.bytes() + bytes as u64 > self.config.max_memory_bytes {
@@ -104,7 +145,14 @@ impl SimDevice {
             )));
         }
         let addr = m.alloc(bytes);
-        Ok(SimBuffer { device: self.id, addr, len: bytes, mem: std::sync::Arc::downgrade(&self.mem) })
+        Ok(SimBuffer {
+            device: self.id,
+            ordinal: self.ordinal,
+            system: self.system.id(),
+            addr,
+            len: bytes,
+            mem: std::sync::Arc::downgrade(&self.mem),
+        })
     }
 
     /// A copy of every buffer's bytes (an exploration restores it before each execution).
@@ -217,8 +265,104 @@ impl SimDevice {
         sc: &SimConfig,
         steps: Option<&explore::guided::SharedRun>,
     ) -> Result<SimReport> {
-        check_sim_budget(cfg, sc)?;
         let t0 = Instant::now();
+        let p = Prepared::new(k, cfg, args, sc)?;
+        let mut out = p.collector(sc);
+        let mut gmem = self.mem();
+        let space = std::sync::Arc::new(CtaSpace::new([(cfg.grid, cluster_dim(k), 0, p.prog.locs.clone())]));
+        let cx = p.context(k, cfg, sc, steps, None, (space, 0));
+        if sc.race_check {
+            grid::run::<HappensBefore>(&cx, &mut gmem, &mut out)?;
+        } else {
+            grid::run::<NoCheck>(&cx, &mut gmem, &mut out)?;
+        }
+        out.stats.wall = t0.elapsed();
+        Ok(p.report(k, sc, out, steps))
+    }
+
+    /// Simulate launches on devices of one system together (checked by the devices): their
+    /// clusters share the epoch loop (`grid::run_group`), each launch with its own device's
+    /// settings, and each report's findings name its device. The first launch's device decides
+    /// what they share (the race checker, the simulator's threads). Findings are in the
+    /// reports (never an `Err`).
+    pub(crate) fn simulate_group(members: &[GroupMember<'_>]) -> Result<Vec<SimReport>> {
+        let Some(first) = members.first() else { return Ok(Vec::new()) };
+        for m in members {
+            m.device.config.validate()?;
+            if m.device.system.id() != first.device.system.id() {
+                return Err(RuntimeError::Config(format!(
+                    "a group launch runs devices of one simulated system together, but device {} and device {} \
+                     belong to different systems (make them with one `Device::sim_system`)",
+                    first.device.ordinal, m.device.ordinal
+                )));
+            }
+            if m.device.config.schedule.is_some() || m.device.config.exhaustive {
+                return Err(RuntimeError::Config(
+                    "SimConfig::schedule and SimConfig::exhaustive replay or explore one launch: a group launch \
+                     takes neither"
+                        .into(),
+                ));
+            }
+        }
+        let t0 = Instant::now();
+        let prepared = members
+            .iter()
+            .map(|m| Prepared::new(m.kernel, m.cfg, &m.args, &m.device.config))
+            .collect::<Result<Vec<_>>>()?;
+        let mut outs: Vec<Collector> = members.iter().zip(&prepared).map(|(m, p)| p.collector(&m.device.config)).collect();
+        let space = std::sync::Arc::new(CtaSpace::new(
+            members.iter().zip(&prepared).map(|(m, p)| (m.cfg.grid, cluster_dim(m.kernel), m.device.ordinal, p.prog.locs.clone())),
+        ));
+        let cxs: Vec<LaunchCtx> = members
+            .iter()
+            .zip(&prepared)
+            .enumerate()
+            .map(|(i, (m, p))| {
+                let device = Some(crate::peer::DeviceId(m.device.ordinal));
+                p.context(m.kernel, m.cfg, &m.device.config, None, device, (space.clone(), i))
+            })
+            .collect();
+        let mut gmem = first.device.mem();
+        if first.device.config.race_check {
+            grid::run_group::<HappensBefore>(&cxs, &mut gmem, &mut outs)?;
+        } else {
+            grid::run_group::<NoCheck>(&cxs, &mut gmem, &mut outs)?;
+        }
+        drop(gmem);
+        let wall = t0.elapsed();
+        Ok(members
+            .iter()
+            .zip(prepared)
+            .zip(outs)
+            .map(|((m, p), mut out)| {
+                out.stats.wall = wall;
+                p.report(m.kernel, &m.device.config, out, None)
+            })
+            .collect())
+    }
+}
+
+/// One launch of a group (`SimDevice::simulate_group`): its device, kernel, configuration and
+/// arguments (resolved by the device: its own buffers and peer mappings made for it).
+pub(crate) struct GroupMember<'a> {
+    pub device: &'a SimDevice,
+    pub kernel: &'a Kernel,
+    pub cfg: &'a LaunchConfig,
+    pub args: Vec<SimArg<'a>>,
+}
+
+/// What a launch's simulation is made of before it runs: its parameters' values, tensor
+/// maps, lowered program and shared memory layout.
+struct Prepared {
+    params: Vec<u64>,
+    tmaps: Vec<Option<TensorMapDesc>>,
+    prog: Program,
+    layout: SmemLayout,
+}
+
+impl Prepared {
+    fn new(k: &Kernel, cfg: &LaunchConfig, args: &[SimArg], sc: &SimConfig) -> Result<Prepared> {
+        check_sim_budget(cfg, sc)?;
         let mut params = Vec::with_capacity(args.len());
         let mut tmaps: Vec<Option<TensorMapDesc>> = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
@@ -238,35 +382,48 @@ impl SimDevice {
                 }
             }
         }
-        let prog = Program::lower(k);
-        let layout = SmemLayout::new(k, cfg.dynamic_shared_bytes);
+        Ok(Prepared { params, tmaps, prog: Program::lower(k), layout: SmemLayout::new(k, cfg.dynamic_shared_bytes) })
+    }
+
+    fn collector(&self, sc: &SimConfig) -> Collector {
         let mut out = Collector::default();
         out.trace.limit = if sc.trace { sc.max_trace_events } else { 0 };
-        let mut gmem = self.mem();
-        let cx = LaunchCtx {
+        out
+    }
+
+    fn context<'a>(
+        &'a self,
+        k: &'a Kernel,
+        cfg: &'a LaunchConfig,
+        sc: &'a SimConfig,
+        steps: Option<&'a explore::guided::SharedRun>,
+        device: Option<crate::peer::DeviceId>,
+        (cta_space, launch_index): (std::sync::Arc<CtaSpace>, usize),
+    ) -> LaunchCtx<'a> {
+        LaunchCtx {
             kernel: k,
-            program: &prog,
+            program: &self.prog,
             config: sc,
             launch: cfg,
-            layout: &layout,
-            params: &params,
-            tmaps: &tmaps,
-            cluster_dim: k.bounds().cluster.unwrap_or([1, 1, 1]),
+            layout: &self.layout,
+            params: &self.params,
+            tmaps: &self.tmaps,
+            cluster_dim: cluster_dim(k),
             steps,
-        };
-        if sc.race_check {
-            grid::run::<HappensBefore>(&cx, &mut gmem, &mut out)?;
-        } else {
-            grid::run::<NoCheck>(&cx, &mut gmem, &mut out)?;
+            device,
+            cta_space,
+            launch_index,
         }
-        out.stats.wall = t0.elapsed();
-        out.trace.name_barriers(|off| layout.describe(off));
+    }
+
+    fn report(&self, k: &Kernel, sc: &SimConfig, mut out: Collector, steps: Option<&explore::guided::SharedRun>) -> SimReport {
+        out.trace.name_barriers(|off| self.layout.describe(off));
         if sc.echo_printf && !out.printed.is_empty() {
             // As the GPU's `printf` buffer is flushed at the end of a launch.
             let text: String = out.printed.iter().map(|p| p.text.as_str()).collect();
             print!("{text}");
         }
-        Ok(SimReport {
+        SimReport {
             kernel: k.name().to_owned(),
             seed: sc.seed,
             strategy: sc.strategy,
@@ -281,8 +438,13 @@ impl SimDevice {
             schedule: steps.map(|run| crate::report::schedule::Schedule {
                 steps: run.lock().unwrap_or_else(|p| p.into_inner()).steps.iter().map(|s| s.chosen).collect(),
             }),
-        })
+        }
     }
+}
+
+/// The kernel's cluster shape (one CTA when it declares none).
+fn cluster_dim(k: &Kernel) -> [u32; 3] {
+    k.bounds().cluster.unwrap_or([1, 1, 1])
 }
 
 /// The map's own rules (`TensorMapDesc::validate`, what `cuTensorMapEncodeTiled` imposes), checked

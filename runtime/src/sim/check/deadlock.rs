@@ -9,8 +9,10 @@ use crate::error::RuntimeError;
 use crate::report::finding::Category;
 use crate::sim::check::{Checker, Issue, LateIssue};
 use crate::sim::engine::cluster::{ranges, Engine};
+use crate::sim::engine::program::Op;
 use crate::sim::engine::warp::{lanes, WaitFor, WaitTarget};
 use crate::sim::sync::barrier::{Actor, TxSite};
+use phaser_codegen::ir::{Access, Inst, MemoryOp, Space};
 
 /// `N bytes at L (thread 3), M bytes at L2 (bulk copy issued by thread 0)`.
 fn sites(list: &[TxSite], tpc: u32, f: impl Fn(&TxSite) -> u64) -> String {
@@ -135,6 +137,35 @@ impl<C: Checker> Engine<'_, C> {
 
     /// Every live warp repeats its state or waits, and nothing can change: the looping ones
     /// are `InfiniteLoop`s, the waiting ones deadlocked behind them.
+    /// The flag a looping lane spins on (a strong global load in its innermost loop, as
+    /// `flag.wait` is): the load's pc and the report's text. Global memory must be lent.
+    fn spun_flag(&self, wi: usize, l: usize, pc: u32) -> Option<(u32, String)> {
+        let p = self.cx.program;
+        let lp = p.loops_around(pc).last()?;
+        (lp.start..lp.end).find_map(|q| {
+            let Op::Slow(i) = p.ops[q as usize] else { return None };
+            let Inst::Memory(MemoryOp::Ld {
+                space: Space::Global, access: Access::Strong(o), addr, offset, ty, ..
+            }) = &p.slow[i as usize]
+            else {
+                return None;
+            };
+            let a = self.val(wi, l, addr).wrapping_add(*offset as i64 as u64);
+            let v = self.global.load(a, ty.size() as usize)?;
+            Some((
+                q,
+                format!(
+                    "spins forever on the flag at {} (`ld.{}.{}.global`), which holds {v}: no live thread of any CTA \
+                     stores to it (every other warp finished, waits, or loops without writing it), so nobody can \
+                     signal it: a wait on a peer that never signals (a missing or misdirected `flag.signal`)",
+                    self.global.describe(a),
+                    o.sem.name(),
+                    o.scope.name()
+                ),
+            ))
+        })
+    }
+
     pub fn report_infinite_loop(&mut self) {
         self.report_waiters(Stuck::Loop);
     }
@@ -164,6 +195,10 @@ impl<C: Checker> Engine<'_, C> {
                 }
                 let looping = runnable && how == Stuck::Loop;
                 let (key, bar, pc, msg) = match w.wait[l] {
+                    _ if looping && self.spun_flag(wi, l, w.pc[l]).is_some() => {
+                        let (pc, msg) = self.spun_flag(wi, l, w.pc[l]).expect("just found");
+                        (format!("flag {pc}"), None, pc, msg)
+                    }
                     _ if looping => {
                         let pc = w.pc[l];
                         (

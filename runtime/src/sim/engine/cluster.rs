@@ -77,6 +77,12 @@ pub struct LaunchCtx<'a> {
     pub cluster_dim: [u32; 3],
     /// The explorer's (or a replayed schedule's) record: the engine runs in step mode.
     pub steps: Option<&'a SharedRun>,
+    /// The device, when several launch together (`grid::run_group`): findings name it.
+    pub device: Option<crate::peer::DeviceId>,
+    /// Every CTA of the launches that run together, and which of them this one is: the
+    /// global order's clocks index them (`check/global_order.rs`).
+    pub cta_space: std::sync::Arc<crate::sim::check::global_order::CtaSpace>,
+    pub launch_index: usize,
 }
 
 /// Execution state: CTAs (shared memory, mbarriers, named barriers), warps (registers,
@@ -130,6 +136,9 @@ pub struct Engine<'a, C: Checker> {
     pub time: SimTime,
     /// Global memory as this cluster sees it in the current epoch (`global_view.rs`).
     pub global: GlobalView,
+    /// Happens-before through global memory as this cluster sees it (`check/global_order.rs`):
+    /// `Some` when checking a kernel with strong global loads or stores.
+    pub global_order: Option<crate::sim::check::global_order::GlobalOrderView>,
     /// Global writes of other clusters committed before this epoch (those that end
     /// repetitions: `GlobalView::public_writes`).
     pub visible_writes: u64,
@@ -256,6 +265,9 @@ impl<'a, C: Checker> Engine<'a, C> {
             steps: StepState::default(),
             time: SimTime::default(),
             global: GlobalView::default(),
+            global_order: (C::ENABLED && cx.program.flag_protocol).then(|| {
+                crate::sim::check::global_order::GlobalOrderView::new(ctaids, cx.cta_space.clone(), cx.launch_index)
+            }),
             visible_writes: 0,
             out,
             trace_room: 0,
@@ -351,6 +363,7 @@ impl<'a, C: Checker> Engine<'a, C> {
             category,
             severity,
             kernel: self.cx.kernel.name().to_owned(),
+            device: self.cx.device,
             cta: self.exec.ctas[cta].ctaid,
             warp: thread.map(|t| t / 32),
             thread,

@@ -80,6 +80,12 @@ impl GlobalView {
         }
     }
 
+    /// The memory lent for the epoch, as a handle of its own (to describe addresses while the
+    /// engine is borrowed).
+    pub fn base_handle(&self) -> Arc<GlobalMemory> {
+        Arc::clone(self.base.as_ref().expect("global memory is lent for the epoch"))
+    }
+
     #[inline]
     pub fn base(&self) -> &GlobalMemory {
         self.base.as_deref().expect("global memory is lent for the epoch")

@@ -15,6 +15,7 @@
 //! launch with `InfiniteLoop` findings instead of running to the step limit.
 
 use crate::error::Result;
+use crate::sim::check::global_order::GlobalOrder;
 use crate::sim::check::progress::{footprints_overlap, Epoch};
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::{Engine, LaunchCtx};
@@ -49,8 +50,10 @@ fn clusters(grid: [u32; 3], cd: [u32; 3]) -> Vec<Vec<[u32; 3]>> {
     out
 }
 
-/// A resident cluster: its index in the launch, its engine, whether it finished.
+/// A resident cluster: which launch of the group it belongs to, its engine, whether it
+/// finished.
 struct Resident<'a, C: Checker> {
+    launch: usize,
     engine: Engine<'a, C>,
     finished: bool,
     /// The cluster's global writes that end repetitions when the epoch began.
@@ -82,9 +85,19 @@ fn run_epochs<C: Checker>(resident: &mut [Resident<C>], threads: usize) -> Resul
     })
 }
 
-/// Apply a cluster's epoch to memory: its writes, then its atomics (whose lanes go on).
-fn commit<C: Checker>(e: &mut Engine<C>, mem: &mut GlobalMemory) {
+/// Apply a cluster's epoch to memory: its writes, then its atomics (whose lanes go on); and
+/// to the global order, in the same order.
+fn commit<C: Checker>(e: &mut Engine<C>, mem: &mut GlobalMemory, order: &mut GlobalOrder) {
     e.global.commit(mem);
+    if let Some(mut view) = e.global_order.take() {
+        for c in order.commit(&mut view) {
+            e.report_global_conflict(c, None, &|a| mem.describe(a));
+        }
+        for _ in &e.global.atomics {
+            order.commit_atomic(&mut view);
+        }
+        e.global_order = Some(view);
+    }
     for a in std::mem::take(&mut e.global.atomics) {
         let size = a.ty.size() as usize;
         let old = mem.load(a.addr, size).expect("checked when issued");
@@ -138,70 +151,117 @@ fn stuck<C: Checker>(resident: &[Resident<C>]) -> Option<Vec<Epoch>> {
 /// Run every cluster of the launch on `gmem`; findings, trace, probes and statistics go to
 /// `out`.
 pub(crate) fn run<C: Checker>(cx: &LaunchCtx, gmem: &mut GlobalMemory, out: &mut Collector) -> Result<()> {
+    run_group::<C>(std::slice::from_ref(cx), gmem, std::slice::from_mut(out))
+}
+
+/// Run the launches of several devices of one system together (`crate::launch_group`): their
+/// clusters share the epochs (each device with its own resident limit), so a cluster of one
+/// device sees another device's writes from the next epoch on, as it sees its own device's
+/// other clusters. `outs[i]` collects launch `i`'s report; an error in any launch ends them
+/// all (as a fault on one GPU of a group leaves the others waiting: each report names the
+/// CTAs cut short). The settings of the first launch decide what the group shares (threads).
+pub(crate) fn run_group<C: Checker>(cxs: &[LaunchCtx], gmem: &mut GlobalMemory, outs: &mut [Collector]) -> Result<()> {
     let mut memory = Arc::new(std::mem::take(gmem));
-    let ran = run_on::<C>(cx, &mut memory, out);
+    let ran = run_on::<C>(cxs, &mut memory, outs);
     *gmem = Arc::try_unwrap(memory).unwrap_or_else(|_| unreachable!("every cluster returned the memory"));
     ran
 }
 
-fn run_on<C: Checker>(cx: &LaunchCtx, memory: &mut Arc<GlobalMemory>, out: &mut Collector) -> Result<()> {
-    let all = clusters(cx.launch.grid, cx.cluster_dim);
-    let ctas_per_cluster = all.first().map_or(1, |c| c.len());
-    let footprint = Engine::<C>::footprint(cx, ctas_per_cluster).max(1);
-    let room = cx.config.max_memory_bytes.saturating_sub(memory.bytes());
-    let limit =
-        ((cx.config.max_resident_ctas as usize / ctas_per_cluster).max(1)).min((room / footprint).max(1) as usize);
-    let mut trace_room = if cx.config.trace { cx.config.max_trace_events } else { 0 };
+/// One launch's clusters and how far the group got through them.
+struct Queue {
+    all: Vec<Vec<[u32; 3]>>,
+    next: usize,
+    limit: usize,
+    trace_room: usize,
+}
+
+fn run_on<C: Checker>(cxs: &[LaunchCtx], memory: &mut Arc<GlobalMemory>, outs: &mut [Collector]) -> Result<()> {
+    let mut queues: Vec<Queue> = cxs
+        .iter()
+        .map(|cx| {
+            let all = clusters(cx.launch.grid, cx.cluster_dim);
+            let ctas_per_cluster = all.first().map_or(1, |c| c.len());
+            let footprint = Engine::<C>::footprint(cx, ctas_per_cluster).max(1);
+            let room = cx.config.max_memory_bytes.saturating_sub(memory.bytes());
+            let limit = ((cx.config.max_resident_ctas as usize / ctas_per_cluster).max(1))
+                .min((room / footprint).max(1) as usize);
+            let trace_room = if cx.config.trace { cx.config.max_trace_events } else { 0 };
+            Queue { all, next: 0, limit, trace_room }
+        })
+        .collect();
+    let threads = cxs.first().map_or(1, |cx| cx.config.threads);
     let mut resident: Vec<Resident<C>> = Vec::new();
-    let mut next = 0usize;
     let mut committed_writes = 0u64;
     let mut last_stuck: Option<Vec<Epoch>> = None;
-    let finish = |e: Engine<C>, out: &mut Collector| {
+    // One order for every launch of the group: release/acquire edges cross devices too.
+    let mut order = Arc::new(GlobalOrder::default());
+    let finish = |launch: usize, e: Engine<C>, outs: &mut [Collector]| {
         let n = e.exec.ctas.len() as u64;
-        out.merge(e.out, cx.config);
+        let out = &mut outs[launch];
+        out.merge(e.out, cxs[launch].config);
         out.stats.ctas += n;
         out.stats.clusters += 1;
     };
     loop {
-        while resident.len() < limit && next < all.len() {
-            let engine = Engine::new(cx, &all[next], next as u64 + 1, memory.bytes())?;
-            resident.push(Resident { engine, finished: false, writes_before: 0 });
-            next += 1;
+        for (l, (cx, q)) in cxs.iter().zip(queues.iter_mut()).enumerate() {
+            let mut on = resident.iter().filter(|r| r.launch == l).count();
+            while on < q.limit && q.next < q.all.len() {
+                // Launch 0's salts are those of a launch alone: a group of one runs as it did.
+                let salt = ((l as u64) << 32) | (q.next as u64 + 1);
+                let engine = Engine::new(cx, &q.all[q.next], salt, memory.bytes())?;
+                resident.push(Resident { launch: l, engine, finished: false, writes_before: 0 });
+                q.next += 1;
+                on += 1;
+            }
         }
         if resident.is_empty() {
             return Ok(());
         }
-        // Lend the memory to the clusters for one epoch; each gets a share of the trace.
+        // Lend the memory to the clusters for one epoch; each gets a share of its launch's
+        // trace.
         let defer = resident.len() > 1;
-        let share = trace_room / resident.len();
+        let shares: Vec<usize> = queues
+            .iter()
+            .enumerate()
+            .map(|(l, q)| q.trace_room / resident.iter().filter(|r| r.launch == l).count().max(1))
+            .collect();
         for r in resident.iter_mut() {
             r.engine.global.begin(Arc::clone(memory), defer);
+            if let Some(view) = r.engine.global_order.as_mut() {
+                view.begin(Arc::clone(&order));
+            }
             r.writes_before = r.engine.global.public_writes();
             r.engine.visible_writes = committed_writes - r.writes_before;
-            r.engine.trace_room = share;
+            r.engine.trace_room = shares[r.launch];
         }
-        let ran = run_epochs(&mut resident, cx.config.threads);
+        let ran = run_epochs(&mut resident, threads);
         for r in resident.iter_mut() {
             r.engine.global.drop_base();
+            if let Some(view) = r.engine.global_order.as_mut() {
+                view.drop_base();
+            }
         }
         ran?;
         let mem = Arc::get_mut(memory).expect("the clusters returned the memory");
+        let ord = Arc::get_mut(&mut order).expect("the clusters returned the global order");
         for r in resident.iter_mut() {
-            commit(&mut r.engine, mem);
+            commit(&mut r.engine, mem, ord);
             committed_writes += r.engine.global.public_writes() - r.writes_before;
-            trace_room -= share - r.engine.trace_room;
+            queues[r.launch].trace_room -= shares[r.launch] - r.engine.trace_room;
         }
+        ord.end_epoch();
         let mut stop = false;
         let mut i = 0;
         while i < resident.len() {
             if resident[i].finished {
-                let mut e = resident.remove(i).engine;
+                let r = resident.remove(i);
+                let mut e = r.engine;
                 // An execution the explorer ended early did not reach the kernel's end.
                 if !e.steps.cut {
                     e.finish_checks();
                 }
-                finish(e, out);
-                stop |= out.has_errors();
+                finish(r.launch, e, outs);
+                stop |= outs[r.launch].has_errors();
             } else {
                 i += 1;
             }
@@ -210,23 +270,32 @@ fn run_on<C: Checker>(cx: &LaunchCtx, memory: &mut Arc<GlobalMemory>, out: &mut 
             // Errors end the launch (as a fault ends a kernel); what the other clusters found so
             // far is reported too, and the report names every CTA that did not run to its end.
             for r in resident.drain(..) {
+                let out = &mut outs[r.launch];
                 out.cut_short.stopped.extend(r.engine.exec.ctas.iter().map(|c| c.ctaid));
-                out.merge(r.engine.out, cx.config);
+                out.merge(r.engine.out, cxs[r.launch].config);
             }
-            out.cut_short.not_started.extend(all[next..].iter().flatten().copied());
+            for (q, out) in queues.iter().zip(outs.iter_mut()) {
+                out.cut_short.not_started.extend(q.all[q.next..].iter().flatten().copied());
+            }
             return Ok(());
         }
-        let total = out.stats.thread_instructions
-            + resident.iter().map(|r| r.engine.out.stats.thread_instructions).sum::<u64>();
-        if total > cx.config.max_steps {
-            return Err(resident[0].engine.limit_error(total));
+        for (l, cx) in cxs.iter().enumerate() {
+            let total = outs[l].stats.thread_instructions
+                + resident.iter().filter(|r| r.launch == l).map(|r| r.engine.out.stats.thread_instructions).sum::<u64>();
+            if total > cx.config.max_steps {
+                let r = resident.iter().find(|r| r.launch == l).expect("a launch over its budget has a cluster running");
+                return Err(r.engine.limit_error(total));
+            }
         }
         match stuck(&resident) {
             Some(epochs) if last_stuck.as_ref() == Some(&epochs) => {
                 for r in resident.drain(..) {
                     let mut e = r.engine;
+                    // The report reads the flags the loops spin on.
+                    e.global.begin(Arc::clone(memory), false);
                     e.report_infinite_loop();
-                    finish(e, out);
+                    e.global.drop_base();
+                    finish(r.launch, e, outs);
                 }
                 return Ok(());
             }

@@ -44,6 +44,9 @@ pub fn cluster_shared_addr(rank: u32, offset: u32) -> u64 {
 #[derive(Debug)]
 pub struct SimBuffer {
     pub(crate) device: u64,
+    /// The device's index in its system, and the system (`sim/system.rs`).
+    pub(crate) ordinal: u32,
+    pub(crate) system: u64,
     pub addr: u64,
     pub len: usize,
     /// The memory to free it in (gone when the device is).

@@ -109,6 +109,9 @@ pub struct Program {
     pub tensor: TensorRegs,
     /// The registers a loop's repetition is judged on (`check/progress.rs`).
     pub observable: Vec<u32>,
+    /// The kernel has strong global loads or stores: the global order is checked
+    /// (`check/global_order.rs`).
+    pub flag_protocol: bool,
 }
 
 struct Lowering {
@@ -140,6 +143,7 @@ impl Program {
         l.emit(Op::Exit, None);
         let effects = l.slow.iter().map(visible_effect).collect();
         let observable = crate::sim::check::progress::observable_registers(k.body());
+        let flag_protocol = crate::sim::check::global_order::uses_flags(&l.slow);
         Program {
             ops: l.ops,
             locs: l.locs,
@@ -149,6 +153,7 @@ impl Program {
             loops: l.infos,
             tensor: l.tensor,
             observable,
+            flag_protocol,
         }
     }
 
@@ -403,7 +408,7 @@ mod tests {
             addr: bar,
             offset: 0,
             src: Value::u32(1),
-            volatile: false,
+            access: Access::Weak,
         });
         let load = Inst::Memory(MemoryOp::Ld {
             space: Space::Shared,
@@ -411,7 +416,7 @@ mod tests {
             dst: r(2),
             addr: bar,
             offset: 0,
-            volatile: true,
+            access: Access::Volatile,
         });
         let commit = Inst::Tma(TmaOp::CommitGroup);
         let bulk_wait = Inst::Tma(TmaOp::WaitGroup { n: 0, read: false });
@@ -427,7 +432,7 @@ mod tests {
             addr: bar,
             offset: 0,
             src: Value::u32(1),
-            volatile: false,
+            access: Access::Weak,
         });
         let global_atom = Inst::Memory(MemoryOp::Atom {
             op: AtomOp::Add,

@@ -346,6 +346,9 @@ impl<C: Checker> Engine<'_, C> {
             cb.arrived = 0;
             self.touch_cluster_completion();
             self.checker.on_cluster_complete();
+            if let Some(go) = self.global_order.as_mut() {
+                go.cluster_barrier();
+            }
             self.time.effects += 1;
         }
     }

@@ -2,6 +2,7 @@
 
 use crate::report::finding::Category;
 use crate::sim::agents::async_op::AsyncKind;
+use crate::sim::check::global_order::Conflict;
 use crate::sim::check::progress::GlobalAccess;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
@@ -54,6 +55,49 @@ struct VectorAccess {
 }
 
 impl<C: Checker> Engine<'_, C> {
+    /// A conflict the global order found (`check/global_order.rs`), as a finding; `describe`
+    /// names a global address.
+    pub(crate) fn report_global_conflict(&mut self, c: Conflict, t: Option<u32>, describe: &dyn Fn(u64) -> String) {
+        let msg = c.message(&self.cx.cta_space, self.cx.launch_index, describe);
+        self.finding(Category::GlobalRace, c.rank, t, None, Some(c.pc), msg);
+    }
+
+    /// A global access of CTA `own` at `pc` in the global order, if it is checked.
+    fn order_global(&mut self, own: usize, t: u32, pc: u32, addr: u64, size: u32, write: bool, access: Access) {
+        // The cluster's own checker follows an acquire load and a release store through their
+        // location, as it follows atomics (threads of a cluster may order shared memory by them).
+        if let (true, Access::Strong(MemOrder { sem, .. })) = (C::ENABLED, access) {
+            let (acquire, release) = (sem == AtomSem::Acquire && !write, sem == AtomSem::Release && write);
+            if acquire || release {
+                self.checker.on_atomic_sync(t, (usize::MAX, addr), acquire, release);
+            }
+        }
+        let Some(go) = self.global_order.as_mut() else { return };
+        let order = match access {
+            Access::Weak => None,
+            // PTX: `.volatile` is `.relaxed.sys`.
+            Access::Volatile => Some(MemOrder { sem: AtomSem::Relaxed, scope: MemScope::Sys }),
+            Access::Strong(o) => Some(o),
+        };
+        let c = match (order, write) {
+            (None, false) => go.data_read(own, addr, size, pc),
+            (None, true) => go.data_write(own, addr, size, pc),
+            (Some(o), false) => {
+                go.flag_load(own, addr, o.sem, o.scope, pc);
+                None
+            }
+            (Some(o), true) => {
+                go.flag_store(own, addr, o.sem, o.scope, pc);
+                None
+            }
+        };
+        if let Some(c) = c {
+            // The view is lent for the epoch: describe through a copy of its memory's handle.
+            let base = self.global.base_handle();
+            self.report_global_conflict(c, Some(t), &|a| base.describe(a));
+        }
+    }
+
     /// Warp `wi` wrote (`write`) or observably read `bytes` at global `addr`: while it is
     /// watched (`check/progress.rs`) its footprint records it, and a write is counted as
     /// watched. Called after the access, which counted the write in `GlobalView::writes`.
@@ -95,6 +139,7 @@ impl<C: Checker> Engine<'_, C> {
                         return None;
                     }
                     self.watch_global(wi, a, size, true);
+                    self.order_global(own, t, pc, a, size, true, Access::Weak);
                     Some(Vec::new())
                 }
                 None => match self.global.read(a, size as usize) {
@@ -102,6 +147,7 @@ impl<C: Checker> Engine<'_, C> {
                         if observed {
                             self.watch_global(wi, a, size, false);
                         }
+                        self.order_global(own, t, pc, a, size, false, Access::Weak);
                         Some(v)
                     }
                     None => {
@@ -139,7 +185,7 @@ impl<C: Checker> Engine<'_, C> {
             let t = self.cluster_thread(wi, l);
             let own = self.exec.warps[wi].cta;
             match op {
-                MemoryOp::Ld { space, ty, dst, addr, offset, .. } => {
+                MemoryOp::Ld { space, ty, dst, addr, offset, access } => {
                     let size = ty.size().max(1);
                     let a = self.val(wi, l, addr).wrapping_add(*offset as i64 as u64);
                     let v = match space {
@@ -150,6 +196,7 @@ impl<C: Checker> Engine<'_, C> {
                                     if self.cx.program.is_observable(*dst) {
                                         self.watch_global(wi, a, size, false);
                                     }
+                                    self.order_global(own, t, pc, a, size, false, *access);
                                     v
                                 }
                                 None => {
@@ -184,7 +231,7 @@ impl<C: Checker> Engine<'_, C> {
                     };
                     self.set(wi, l, *dst, v);
                 }
-                MemoryOp::St { space, ty, addr, offset, src, .. } => {
+                MemoryOp::St { space, ty, addr, offset, src, access } => {
                     let size = ty.size().max(1);
                     let a = self.val(wi, l, addr).wrapping_add(*offset as i64 as u64);
                     let v = self.val(wi, l, src);
@@ -196,6 +243,7 @@ impl<C: Checker> Engine<'_, C> {
                                 return;
                             }
                             self.watch_global(wi, a, size, true);
+                            self.order_global(own, t, pc, a, size, true, *access);
                         }
                         Space::Shared | Space::SharedCluster => {
                             let a = a & 0xFFFF_FFFF;
@@ -316,6 +364,11 @@ impl<C: Checker> Engine<'_, C> {
                                 );
                                 return;
                             };
+                            if let Some(go) = self.global_order.as_mut() {
+                                let sem = order.sem.unwrap_or(AtomSem::Relaxed);
+                                let scope = order.scope.unwrap_or(MemScope::Gpu);
+                                go.atomic(own, a, sem, scope, pc, dst.is_some(), self.global.defer_atomics);
+                            }
                             if self.global.defer_atomics {
                                 // Other clusters run in this epoch: the atomic runs at its end (the
                                 // lane waits for it, so it sees its own update, as PTX's coherence

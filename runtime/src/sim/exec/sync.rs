@@ -68,7 +68,12 @@ impl<C: Checker> Engine<'_, C> {
                 SyncOp::BarArrive { id, count } => {
                     self.bar_arrive(wi, l, t, c, NamedBarrierOp { id, count: Some(count), wait: false }, pc)
                 }
-                SyncOp::FenceMbarrierInit | SyncOp::MemBar { .. } => {}
+                SyncOp::FenceMbarrierInit => {}
+                SyncOp::MemBar { scope } => {
+                    if let Some(go) = self.global_order.as_mut() {
+                        go.fence(c, *scope);
+                    }
+                }
                 SyncOp::SetMaxNReg { inc, count } => self.set_max_nreg(wi, l, *inc, *count, pc),
                 SyncOp::FenceProxyAsync { .. } => self.checker.on_fence_proxy_async(t),
                 // `.sync`: every lane of the member mask (the whole warp) waits for the others,

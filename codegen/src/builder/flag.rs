@@ -1,0 +1,48 @@
+//! Flags in global memory: a producer signals a tile with a release store of a value, a
+//! consumer (another CTA, cluster or, peer-mapped, device) spins with acquire loads until the
+//! flag reaches it. The value is the round (epoch) the data belongs to: a flag reused for the
+//! next round is signalled with a new, larger value, or a wait of the next round passes on the
+//! old one and reads stale data.
+
+use super::handles::GlobalPtr;
+use super::kernel_builder::KernelBuilder;
+use crate::ir::*;
+
+impl KernelBuilder {
+    /// The flag's element type must be `u32` (the loads, stores and the comparison are).
+    #[track_caller]
+    fn check_flag(&mut self, flag: GlobalPtr, what: &str) -> bool {
+        if flag.elem != Type::U32 {
+            self.error(format!("{what} takes a flag buffer of u32, found {}", flag.elem));
+            return false;
+        }
+        true
+    }
+
+    /// `st.release.scope.global.u32 [flag + 4 idx], value`: every write of this thread before
+    /// it is visible to a thread whose acquire reads `value` (order other threads' writes
+    /// before it with a barrier first).
+    #[track_caller]
+    pub fn flag_signal(&mut self, flag: GlobalPtr, idx: Value, value: Value, scope: MemScope) {
+        if self.check_flag(flag, "`flag.signal`") {
+            self.st_global_ordered(flag, idx, value, MemOrder { sem: AtomSem::Release, scope });
+        }
+    }
+
+    /// Spin until `flag[idx] >= expected` with `ld.acquire.scope.global.u32` (unsigned): the
+    /// writes the signalling thread published are visible after it.
+    #[track_caller]
+    pub fn flag_wait(&mut self, flag: GlobalPtr, idx: Value, expected: Value, scope: MemScope) {
+        if !self.check_flag(flag, "`flag.wait`") {
+            return;
+        }
+        let expected = if expected.ty() == Type::U32 { expected } else { self.cvt(expected, Type::U32) };
+        self.while_(
+            |k| {
+                let seen = k.ld_global_ordered(flag, idx, MemOrder { sem: AtomSem::Acquire, scope });
+                k.lt(seen, expected)
+            },
+            |_| {},
+        );
+    }
+}

@@ -1,0 +1,51 @@
+//! The kernels of the cross-device flag protocol (issue 24 §4), shared by the simulator's
+//! tests (`tests/multi_device.rs`, which name their lines) and the GPU's (`tests/gpu_multi.rs`).
+#![allow(dead_code)] // each test binary uses some of them
+
+pub const N: u32 = 32;
+
+/// `out[tid] = tid * 3 + 1`.
+#[phaser::kernel(target = "sm_90a")]
+pub fn fill(out: &mut [u32]) {
+    let tid = T.thread_idx();
+    out[tid] = tid * 3 + 1;
+}
+
+/// Writes the tile into the consumer's buffer (a peer mapping), then raises the consumer's
+/// flag: `SIGNAL` 1, a release at system scope (correct); 0, never (the producer forgets);
+/// 2, a relaxed store where a release was needed; 3, a release at `.gpu` scope, which does
+/// not reach a kernel on another device.
+#[phaser::kernel(target = "sm_90a")]
+pub fn produce(tile: &mut [u32], flag: &mut [u32], #[comptime] SIGNAL: u32) {
+    T.require_block(32, 1, 1);
+    let tid = T.thread_idx();
+    tile[tid] = tid * 3 + 1; // marker: the producer's tile
+    T.cuda.cta_sync();
+    if tid == 0 {
+        if SIGNAL == 1 {
+            T.flag.signal(flag, 0, 1, "sys");
+        }
+        if SIGNAL == 2 {
+            T.st.ordered(flag, 0, 1, "relaxed", "sys");
+        }
+        if SIGNAL == 3 {
+            T.flag.signal(flag, 0, 1, "gpu");
+        }
+    }
+}
+
+/// Waits until its flag is raised (an acquire at system scope), then copies the tile out.
+#[phaser::kernel(target = "sm_90a")]
+pub fn consume(tile: &[u32], flag: &[u32], out: &mut [u32]) {
+    T.require_block(32, 1, 1);
+    let tid = T.thread_idx();
+    // marker: the consumer's wait
+    T.flag.wait(flag, 0, 1, "sys");
+    T.cuda.cta_sync();
+    out[tid] = tile[tid]; // marker: the consumer's read
+}
+
+/// The tile the producer writes.
+pub fn want() -> Vec<u32> {
+    (0..N).map(|i| i * 3 + 1).collect()
+}
