@@ -131,7 +131,7 @@ impl<C: Checker> Engine<'_, C> {
         if w.live() == 0 || self.steps.parked.get(wi).copied().flatten() == Some(self.steps.progress) {
             return false;
         }
-        w.runnable != 0 || lanes(w.blocked).any(|l| self.wait_done(wi, l) != Some(false))
+        w.runnable != 0 || lanes(w.blocked).any(|l| self.wait_done(wi, l))
     }
 
     /// The actors that can take a step now, sorted.

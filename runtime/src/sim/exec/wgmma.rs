@@ -131,14 +131,22 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
+    /// Whether every wgmma of warp `wi`'s groups older than its `n` most recent completed (a
+    /// `wait_group n` may retire them), asked without changing anything.
+    pub(crate) fn wgmma_groups_complete(&self, wi: usize, n: u32) -> bool {
+        let w = &self.async_ops.wgmma.warps[wi];
+        let old = w.groups.len().saturating_sub(n as usize);
+        w.groups[..old].iter().flatten().all(|id| w.results.contains_key(id))
+    }
+
     /// Retire warp `wi`'s groups older than its `n` most recent if they completed: their
     /// results go into the registers of lanes `mask`. Returns whether the wait is over.
     fn wgmma_retire(&mut self, wi: usize, n: u32, mask: u32) -> bool {
-        let w = &self.async_ops.wgmma.warps[wi];
-        let old = w.groups.len().saturating_sub(n as usize);
-        if !w.groups[..old].iter().flatten().all(|id| w.results.contains_key(id)) {
+        if !self.wgmma_groups_complete(wi, n) {
             return false;
         }
+        let w = &self.async_ops.wgmma.warps[wi];
+        let old = w.groups.len().saturating_sub(n as usize);
         if old == 0 {
             return true;
         }
