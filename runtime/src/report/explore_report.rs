@@ -43,6 +43,8 @@ pub struct ExploreReport {
     pub fixed_choices: &'static [&'static str],
     /// Explored in barriers-only mode (`SimConfig::explore_barriers_only`).
     pub barriers_only: bool,
+    /// Explored on the synchronization skeleton (`SimConfig::skeleton`: MMAs without math).
+    pub skeleton: bool,
     pub wall: Duration,
 }
 
@@ -76,7 +78,12 @@ impl ExploreReport {
         let mut out = format!(
             "exhaustive exploration{} of kernel `{}`: {} execution(s), {} state(s) ({} ended as equivalent to an \
              explored one) in {:.2?}; bounds: {} executions, {} steps per execution, {} bytes of exploration state\n",
-            if self.barriers_only { " (barriers only)" } else { "" },
+            match (self.barriers_only, self.skeleton) {
+                (true, true) => " (barriers only, skeleton)",
+                (true, false) => " (barriers only)",
+                (false, true) => " (skeleton)",
+                (false, false) => "",
+            },
             self.kernel,
             self.executions,
             self.states,
@@ -125,6 +132,12 @@ impl ExploreReport {
         out.push_str("fixed in every execution (not explored): ");
         out.push_str(&self.fixed_choices.join("; "));
         out.push('\n');
+        if self.skeleton {
+            out.push_str(
+                "skeleton: MMAs kept their issue, groups, waits, commit arrivals and registers in flight, without \
+                 their math (their results were not computed)\n",
+            );
+        }
         if self.barriers_only {
             out.push_str(
                 "barriers only: orders that differ only in plain data accesses were explored once (the race checker \

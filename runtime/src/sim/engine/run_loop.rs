@@ -299,8 +299,10 @@ impl<C: Checker> Engine<'_, C> {
         }
         for id in 0..16 {
             if self.exec.ctas[c].named[id].arrived > 0 {
-                self.touch_named(c, id as u8, true);
+                let generation = self.exec.ctas[c].named[id].generation;
                 self.check_named(c, id);
+                let completed = self.exec.ctas[c].named[id].generation != generation;
+                self.touch_named(c, id as u8, true, completed);
             }
         }
         if self.exec.cluster_barrier.arrived > 0 {

@@ -19,9 +19,16 @@ pub(crate) enum Object {
     /// Bytes `[addr, addr + len)` of global memory (a bulk copy's source or destination).
     GlobalRange { addr: u64, len: u64 },
     /// Named barrier `id` of CTA `cta` (`bar.sync`, `bar.arrive`); `id: None` is every one.
+    /// An arrival that completes the round writes it; its waiters read it.
     Named { cta: usize, id: Option<u8> },
+    /// The arrival count of named barrier `id` of CTA `cta`, *read* by an arrival that does
+    /// not complete the round: such arrivals commute with each other and with waiters (as
+    /// `Arrivals` for mbarriers). It overlaps `Named` of the same barrier.
+    NamedCount { cta: usize, id: u8 },
     /// CTA `cta`'s count of exited threads, which a named barrier waiting for the whole CTA
-    /// counts (an exit also writes each barrier with arrivals pending: it may complete it).
+    /// counts: exits *read* it (they only count up, so they commute with each other), an
+    /// arrival on such a barrier writes it (an exit also writes each barrier with arrivals
+    /// pending: it may complete it).
     ExitCount { cta: usize },
     /// Whether CTA `cta` has ended (a copy landing in an ended CTA is a finding).
     Ended { cta: usize },
@@ -41,7 +48,8 @@ pub(crate) enum Object {
     Tensor { cta: usize },
     /// The async work of warp `warp`: its groups, its wgmmas, its ops in flight.
     AsyncOf { warp: usize },
-    /// CTA `cta`'s register pool (`setmaxnreg`).
+    /// CTA `cta`'s register pool (`setmaxnreg` writes it; exits, which only free registers,
+    /// and the waits of a `setmaxnreg` read it).
     Registers { cta: usize },
     /// Anything: dependent with every step that touches something.
     Everything,
@@ -66,6 +74,10 @@ impl Object {
             }
             (Global | GlobalRange { .. }, Global | GlobalRange { .. }) => true,
             (Named { cta: a, id: x }, Named { cta: b, id: y }) => a == b && (x.is_none() || y.is_none() || x == y),
+            (NamedCount { cta: a, id: x }, NamedCount { cta: b, id: y }) => a == b && x == y,
+            (NamedCount { cta: a, id: x }, Named { cta: b, id: y }) | (Named { cta: b, id: y }, NamedCount { cta: a, id: x }) => {
+                a == b && y.is_none_or(|y| y == x)
+            }
             (ExitCount { cta: a }, ExitCount { cta: b })
             | (Ended { cta: a }, Ended { cta: b })
             | (Tensor { cta: a }, Tensor { cta: b })
@@ -76,6 +88,7 @@ impl Object {
                 Global
                 | GlobalRange { .. }
                 | Named { .. }
+                | NamedCount { .. }
                 | ExitCount { .. }
                 | Ended { .. }
                 | Cluster

@@ -79,6 +79,7 @@ impl SimDevice {
             counterexample: None,
             fixed_choices: FIXED_CHOICES,
             barriers_only: sc.explore_barriers_only,
+            skeleton: sc.skeleton,
             wall: Default::default(),
         };
         let mut tree = dpor::Dpor::default();
@@ -126,7 +127,8 @@ impl SimDevice {
 
 impl SimDevice {
     /// A launch on an exhaustive device: the counterexample's report, or (none found) one more
-    /// run under the device's strategy from the launch's memory, carrying the exploration.
+    /// run under the device's strategy from the launch's memory, carrying the exploration (with
+    /// the math: an exploration of the skeleton leaves the outputs to this run).
     pub(crate) fn explore_launch(
         &self,
         k: &Kernel,
@@ -139,7 +141,7 @@ impl SimDevice {
             Some(c) => (**c).clone(),
             None => {
                 self.mem_restore(&initial);
-                self.simulate_with(k, cfg, args, &SimConfig { exhaustive: false, ..self.config.clone() })?
+                self.simulate_with(k, cfg, args, &SimConfig { exhaustive: false, skeleton: false, ..self.config.clone() })?
             }
         };
         r.exploration = Some(Box::new(explored));
