@@ -63,6 +63,26 @@ impl ExploreReport {
         self.states as f64 / self.wall.as_secs_f64().max(1e-9)
     }
 
+    /// Which abstractions the exploration ran under: "" (none), "barriers only", "skeleton",
+    /// or "barriers only, skeleton".
+    pub fn mode(&self) -> &'static str {
+        match (self.barriers_only, self.skeleton) {
+            (true, true) => "barriers only, skeleton",
+            (true, false) => "barriers only",
+            (false, true) => "skeleton",
+            (false, false) => "",
+        }
+    }
+
+    /// The bounds as one phrase (`phaser check --exhaustive` prints it per launch).
+    pub fn bounds_text(&self) -> String {
+        let b = &self.bounds;
+        format!(
+            "{} executions, {} steps per execution, {} bytes of exploration state",
+            b.max_executions, b.max_depth, b.max_memory_bytes
+        )
+    }
+
     /// A readable multi-line report: the summary, then the counterexample's report.
     pub fn text(&self) -> String {
         let mut out = self.summary();
@@ -77,21 +97,17 @@ impl ExploreReport {
         let b = &self.bounds;
         let mut out = format!(
             "exhaustive exploration{} of kernel `{}`: {} execution(s), {} state(s) ({} ended as equivalent to an \
-             explored one) in {:.2?}; bounds: {} executions, {} steps per execution, {} bytes of exploration state\n",
-            match (self.barriers_only, self.skeleton) {
-                (true, true) => " (barriers only, skeleton)",
-                (true, false) => " (barriers only)",
-                (false, true) => " (skeleton)",
-                (false, false) => "",
+             explored one) in {:.2?}; bounds: {}\n",
+            match self.mode() {
+                "" => String::new(),
+                m => format!(" ({m})"),
             },
             self.kernel,
             self.executions,
             self.states,
             self.sleep_blocked,
             self.wall,
-            b.max_executions,
-            b.max_depth,
-            b.max_memory_bytes
+            self.bounds_text()
         );
         if let Some(r) = &self.counterexample {
             let schedule = r.schedule.as_ref().map(|s| s.to_string()).unwrap_or_default();
