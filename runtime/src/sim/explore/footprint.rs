@@ -190,5 +190,16 @@ mod tests {
         let joined = [(Object::Shared { cta: 0, off: 1024, len: 128 }, false), (Object::Shared { cta: 0, off: 1152, len: 4 }, true)];
         assert_eq!(lanes.accesses, joined, "a warp's run of reads is one range; a write beside it stays apart");
         assert!(!fp(&[(Object::ExitCount { cta: 0 }, true)]).dependent(&fp(&[(Object::Ended { cta: 0 }, false)])));
+        let exit = fp(&[(Object::ExitCount { cta: 0 }, false), (Object::Registers { cta: 0 }, false)]);
+        assert!(!exit.dependent(&exit), "exits only count up: they commute");
+        assert!(exit.dependent(&fp(&[(Object::ExitCount { cta: 0 }, true)])), "an arrival that counts exits");
+        assert!(exit.dependent(&fp(&[(Object::Registers { cta: 0 }, true)])), "a setmaxnreg");
+        let (counted, round) = (Object::NamedCount { cta: 0, id: 2 }, Object::Named { cta: 0, id: Some(2) });
+        assert!(!fp(&[(counted, false)]).dependent(&fp(&[(counted, false)])), "named arrivals that only count");
+        assert!(!fp(&[(counted, false)]).dependent(&fp(&[(round, false)])), "such an arrival and a waiter");
+        assert!(fp(&[(counted, false)]).dependent(&fp(&[(round, true)])), "such an arrival and the completing one");
+        assert!(fp(&[(counted, false)]).dependent(&fp(&[(Object::Named { cta: 0, id: None }, true)])), "every id");
+        let other = Object::Named { cta: 0, id: Some(3) };
+        assert!(!fp(&[(counted, false)]).dependent(&fp(&[(other, true)])), "another barrier");
     }
 }
