@@ -91,6 +91,7 @@ pub fn mutants() -> Vec<Mutant> {
     let ca = "cp_async_mbarrier";
     let cn = "cp_async_mbarrier_noinc";
     let fa = "attention_dsl";
+    let pa = "pipeline_async_dsl";
     // attention_dsl's statements (its lines are the kernel's own; the lead may add options,
     // the statements stay). In the KV loop: the V release of block j - 1 (`if j > 0 { if
     // leader { release } advance }`, the first V release).
@@ -358,6 +359,18 @@ pub fn mutants() -> Vec<Mutant> {
             after(at(IF, "k.if_then(is_lane0, |k| {")),
             ProxyFence,
         ),
+        // pipeline_async_dsl, S = 2 (`T.pipeline.new_async`): two producer threads write their
+        // word of a stage and arrive on `full` (2 arrivals); one consumer reads and releases.
+        m(pa, at(ARRIVE, "T.pipeline.producer_arrive(pipe, write);"), Delete, MissingArrival),
+        m(pa, at(ARRIVE, "T.pipeline.producer_arrive(pipe, write);"), Duplicate, ArrivalOverflow),
+        m(pa, at(ARRIVE, "T.pipeline.consumer_release(pipe, read);"), Delete, MissingArrival),
+        m(pa, at(WAIT, "T.pipeline.consumer_wait(pipe, read);"), Delete, SharedRace),
+        m(pa, at(WAIT, "T.pipeline.producer_acquire(pipe, write);"), Delete, SharedRace),
+        m(pa, at(INIT, "T.pipeline.init(pipe);").nth(0, 4), Offset(Role::Count, 1), MissingArrival),
+        m(pa, at(MOV_IMM, "let write = T.pipeline.producer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
+        m(pa, at(MOV_IMM, "let read = T.pipeline.consumer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
+        m(pa, at(XOR, "T.pipeline.advance(read);"), skip_flip(), StaleParity),
+        m(pa, at(ST_SHARED, "ring[T.pipeline.stage(write) * 2 + warp] = i * 2 + warp;"), after(at(ARRIVE, "T.pipeline.producer_arrive(pipe, write);")), SharedRace),
         // dsl_pipeline_axpb, S = 2: the same protocol written with `T.pipeline.*`.
         m(
             da,
