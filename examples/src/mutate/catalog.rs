@@ -92,6 +92,7 @@ pub fn mutants() -> Vec<Mutant> {
     let cn = "cp_async_mbarrier_noinc";
     let fa = "attention_dsl";
     let pa = "pipeline_async_dsl";
+    let pm = "pipeline_multicast_dsl";
     // attention_dsl's statements (its lines are the kernel's own; the lead may add options,
     // the statements stay). In the KV loop: the V release of block j - 1 (`if j > 0 { if
     // leader { release } advance }`, the first V release).
@@ -371,6 +372,18 @@ pub fn mutants() -> Vec<Mutant> {
         m(pa, at(MOV_IMM, "let read = T.pipeline.consumer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
         m(pa, at(XOR, "T.pipeline.advance(read);"), skip_flip(), StaleParity),
         m(pa, at(ST_SHARED, "ring[T.pipeline.stage(write) * 2 + warp] = i * 2 + warp;"), after(at(ARRIVE, "T.pipeline.producer_arrive(pipe, write);")), SharedRace),
+        // pipeline_multicast_dsl, S = 2 (`T.pipeline.new_multicast`, a 2 x 1 cluster): each
+        // stage is filled by the CTAs of its row and column and released to them. Its stages
+        // carry no data (CUTLASS's test), so a deleted wait has nothing to race on: the
+        // counting mutants are its bugs.
+        m(pm, at(REMOTE_ARRIVE, "T.pipeline.consumer_release(pipe, release);"), Delete, MissingArrival),
+        m(pm, at(REMOTE_ARRIVE, "T.pipeline.consumer_release(pipe, release);"), Duplicate, ArrivalOverflow),
+        m(pm, at(CLUSTER_ARRIVE, "T.ptx.barrier.cluster.arrive();"), Delete, Deadlock),
+        m(pm, at(EXPECT_TX, "T.pipeline.producer_commit(pipe, st, tx_bytes);").nth(0, 2), Offset(Role::Bytes, 4), TxImbalance),
+        m(pm, at(INIT, "T.pipeline.init(pipe);").nth(0, 4), Offset(Role::Count, 1), MissingArrival),
+        m(pm, at(MOV_IMM, "let write = T.pipeline.producer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
+        m(pm, at(MOV_IMM, "let read = T.pipeline.consumer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
+        m(pm, at(XOR, "T.pipeline.advance(read);").nth(1, 2), skip_flip(), StaleParity),
         // dsl_pipeline_axpb, S = 2: the same protocol written with `T.pipeline.*`.
         m(
             da,
