@@ -89,17 +89,22 @@ fn state_after(n: u32, stages: u32, phase: u32) -> u32 {
     (n % stages) * 2 + (phase ^ (n / stages) % 2)
 }
 
+/// `out` after `n` iterations through `stages` stages: round i brings 2i (warp 0) and 2i + 1
+/// (warp 1), so the sum of 4i + 1; the consumer's state, then each producer's.
+pub fn expected(n: u32, stages: u32) -> Vec<u32> {
+    let sum = (0..n).map(|i| 4 * i + 1).sum::<u32>();
+    vec![sum, state_after(n, stages, 0), state_after(n, stages, 1), state_after(n, stages, 1)]
+}
+
 pub fn check(p: &Problem, out: &Outputs) -> Outcome {
     let h: &Host = p.host();
     let n = h.iterations;
-    // Round i brings 2i (warp 0) and 2i + 1 (warp 1): the sum of 4i + 1 over the rounds.
-    let sum = (0..n).map(|i| 4 * i + 1).sum::<u32>();
     let mut passed = true;
     let details: Vec<String> = DEPTHS
         .iter()
         .enumerate()
         .map(|(i, &stages)| {
-            let want = [sum, state_after(n, stages, 0), state_after(n, stages, 1), state_after(n, stages, 1)];
+            let want = expected(n, stages);
             let got = out.get(i, h.out);
             passed &= got == want;
             if got == want {
