@@ -15,7 +15,14 @@ use proptest::prelude::*;
 
 /// One launch of `k` over `iterations` on the subject's launch shape, under `seed`'s random
 /// schedule: the report and what `out` holds.
-fn simulate(k: &Kernel, cluster: [u32; 3], threads: u32, words: u32, iterations: u32, seed: u64) -> (SimReport, Vec<u32>) {
+fn simulate(
+    k: &Kernel,
+    cluster: [u32; 3],
+    threads: u32,
+    words: u32,
+    iterations: u32,
+    seed: u64,
+) -> (SimReport, Vec<u32>) {
     let sc = SimConfig { echo_printf: false, trace: false, strategy: Strategy::Random, seed, ..SimConfig::default() };
     let dev = Device::sim(sc.clone());
     let mut p = Problem::new(seed);
@@ -29,7 +36,15 @@ fn simulate(k: &Kernel, cluster: [u32; 3], threads: u32, words: u32, iterations:
 
 /// The kernel runs clean with `want`, and each mutant of `subject` is caught: with its
 /// expected category, or (a race, whose symptom depends on the schedule) with an error.
-fn check(subject: &str, k: &Kernel, stages: u32, shape: ([u32; 3], u32, u32), iterations: u32, seed: u64, want: &[u32]) {
+fn check(
+    subject: &str,
+    k: &Kernel,
+    stages: u32,
+    shape: ([u32; 3], u32, u32),
+    iterations: u32,
+    seed: u64,
+    want: &[u32],
+) {
     let (cluster, threads, words) = shape;
     let (r, got) = simulate(k, cluster, threads, words, iterations, seed);
     assert!(r.findings.is_empty(), "{subject}, {iterations} iterations, seed {seed}: {}", r.text());

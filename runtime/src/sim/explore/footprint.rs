@@ -66,7 +66,9 @@ impl Object {
             (Shared { cta: a, .. } | AllShared { cta: a }, Shared { cta: b, .. } | AllShared { cta: b }) => a == b,
             (Arrivals { cta: a, off: x }, Arrivals { cta: b, off: y }) => a == b && x == y,
             (Arrivals { cta: a, off: x }, Shared { cta: b, off: y, len: m })
-            | (Shared { cta: b, off: y, len: m }, Arrivals { cta: a, off: x }) => a == b && y <= x && x < y.saturating_add(m),
+            | (Shared { cta: b, off: y, len: m }, Arrivals { cta: a, off: x }) => {
+                a == b && y <= x && x < y.saturating_add(m)
+            }
             (Arrivals { cta: a, .. }, AllShared { cta: b }) | (AllShared { cta: b }, Arrivals { cta: a, .. }) => a == b,
             (Cluster | ClusterCount, Cluster | ClusterCount) => true,
             (GlobalRange { addr: x, len: n }, GlobalRange { addr: y, len: m }) => {
@@ -75,9 +77,8 @@ impl Object {
             (Global | GlobalRange { .. }, Global | GlobalRange { .. }) => true,
             (Named { cta: a, id: x }, Named { cta: b, id: y }) => a == b && (x.is_none() || y.is_none() || x == y),
             (NamedCount { cta: a, id: x }, NamedCount { cta: b, id: y }) => a == b && x == y,
-            (NamedCount { cta: a, id: x }, Named { cta: b, id: y }) | (Named { cta: b, id: y }, NamedCount { cta: a, id: x }) => {
-                a == b && y.is_none_or(|y| y == x)
-            }
+            (NamedCount { cta: a, id: x }, Named { cta: b, id: y })
+            | (Named { cta: b, id: y }, NamedCount { cta: a, id: x }) => a == b && y.is_none_or(|y| y == x),
             (ExitCount { cta: a }, ExitCount { cta: b })
             | (Ended { cta: a }, Ended { cta: b })
             | (Tensor { cta: a }, Tensor { cta: b })
@@ -187,7 +188,10 @@ mod tests {
         let mut lanes = Footprint::default();
         (0..32).for_each(|l| lanes.read(Object::Shared { cta: 0, off: 1024 + 4 * l, len: 4 }));
         lanes.write(Object::Shared { cta: 0, off: 1152, len: 4 });
-        let joined = [(Object::Shared { cta: 0, off: 1024, len: 128 }, false), (Object::Shared { cta: 0, off: 1152, len: 4 }, true)];
+        let joined = [
+            (Object::Shared { cta: 0, off: 1024, len: 128 }, false),
+            (Object::Shared { cta: 0, off: 1152, len: 4 }, true),
+        ];
         assert_eq!(lanes.accesses, joined, "a warp's run of reads is one range; a write beside it stays apart");
         assert!(!fp(&[(Object::ExitCount { cta: 0 }, true)]).dependent(&fp(&[(Object::Ended { cta: 0 }, false)])));
         let exit = fp(&[(Object::ExitCount { cta: 0 }, false), (Object::Registers { cta: 0 }, false)]);

@@ -141,7 +141,12 @@ impl SimDevice {
             Some(c) => (**c).clone(),
             None => {
                 self.mem_restore(&initial);
-                self.simulate_with(k, cfg, args, &SimConfig { exhaustive: false, skeleton: false, ..self.config.clone() })?
+                self.simulate_with(
+                    k,
+                    cfg,
+                    args,
+                    &SimConfig { exhaustive: false, skeleton: false, ..self.config.clone() },
+                )?
             }
         };
         r.exploration = Some(Box::new(explored));
