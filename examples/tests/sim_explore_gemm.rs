@@ -58,6 +58,7 @@ fn the_gemm_skeleton_explores_to_its_bound_with_no_finding() {
     assert!(r.states > r.executions * 10, "every execution explores new states past its prefix: {r}");
     let text = r.summary();
     assert!(text.contains("(barriers only, skeleton)") && text.contains("\nskeleton: MMAs kept"), "{text}");
+    assert!(text.contains("`gemm_dsl` (1 CTA(s) of 384 threads, 12 warps each)"), "{text}");
     assert!(text.contains("the execution bound (300) was reached"), "{text}");
     let dev = Device::sim(SimConfig { echo_printf: false, ..SimConfig::default() });
     let mut p = gemm_dsl::setup_tiles(&dev, TILES, SHAPE, 1, 7, true).unwrap();

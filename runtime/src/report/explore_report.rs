@@ -26,6 +26,10 @@ pub enum BoundHit {
 #[derive(Clone, Debug)]
 pub struct ExploreReport {
     pub kernel: String,
+    /// The instance explored: its CTAs (one cluster) and threads per CTA. Iterations per role
+    /// and stages are the kernel's arguments and `#[comptime]` values, which the caller states.
+    pub ctas: u32,
+    pub threads_per_cta: u32,
     /// Executions run from the launch (each a different interleaving, up to equivalence).
     pub executions: u64,
     /// States explored: the steps of every execution past its replayed prefix.
@@ -96,13 +100,16 @@ impl ExploreReport {
     pub fn summary(&self) -> String {
         let b = &self.bounds;
         let mut out = format!(
-            "exhaustive exploration{} of kernel `{}`: {} execution(s), {} state(s) ({} ended as equivalent to an \
-             explored one) in {:.2?}; bounds: {}\n",
+            "exhaustive exploration{} of kernel `{}` ({} CTA(s) of {} threads, {} warps each): {} execution(s), {} \
+             state(s) ({} ended as equivalent to an explored one) in {:.2?}; bounds: {}\n",
             match self.mode() {
                 "" => String::new(),
                 m => format!(" ({m})"),
             },
             self.kernel,
+            self.ctas,
+            self.threads_per_cta,
+            self.threads_per_cta.div_ceil(32),
             self.executions,
             self.states,
             self.sleep_blocked,

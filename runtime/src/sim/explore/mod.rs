@@ -70,6 +70,8 @@ impl SimDevice {
         let t0 = Instant::now();
         let mut report = ExploreReport {
             kernel: k.name().to_owned(),
+            ctas: cfg.grid.iter().product(),
+            threads_per_cta: cfg.block.iter().product(),
             executions: 0,
             states: 0,
             sleep_blocked: 0,
