@@ -431,6 +431,8 @@ impl<C: Checker> Engine<'_, C> {
         let mut fp = Footprint::default();
         // Barriers-only mode: the data a copy moves is the race checker's.
         let mut data = Footprint::default();
+        // The barriers a load's piece completes bytes on.
+        let mut bars: Vec<(usize, u32)> = Vec::new();
         match &op.kind {
             AsyncKind::Load { dsts, src, bytes, .. } => {
                 for d in dsts {
@@ -453,7 +455,8 @@ impl<C: Checker> Engine<'_, C> {
                         }
                         Some((_, true)) | None => data.write(Object::AllShared { cta: d.cta }),
                     }
-                    fp.write(Object::Shared { cta: d.cta, off: d.bar, len: 8 });
+                    // Its barrier: what the landing did to it, below.
+                    bars.push((d.cta, d.bar));
                     // Landing in an exited CTA is a finding: the exit count is read.
                     fp.read(Object::Ended { cta: d.cta });
                 }
@@ -507,9 +510,28 @@ impl<C: Checker> Engine<'_, C> {
         }
         self.complete_next_piece(i)?;
         self.steps.progress += 1;
-        let touched = std::mem::take(&mut self.step.as_mut().expect("a step is running").shared);
-        for (c, off, len) in touched {
-            if !barriers_only || self.is_mbarrier(c, off, len) {
+        let record = self.step.as_mut().expect("a step is running");
+        let touched = std::mem::take(&mut record.shared);
+        let counted = |c: usize, off: u32| record.arrivals.contains(&(c, off)) && !record.changed.contains(&(c, off));
+        // Bytes that left the phase pending only count (`complete_tx_on`); the rest writes.
+        let mut reads = Vec::new();
+        let mut writes = Vec::new();
+        for &(c, off, len) in &touched {
+            if len == 8 && counted(c, off) {
+                reads.push(Object::Arrivals { cta: c, off });
+            } else {
+                writes.push((c, off, len));
+            }
+        }
+        // A load whose piece did not reach its barrier (a finding ended it): the barrier, written.
+        for &(c, off) in &bars {
+            if !touched.iter().any(|&(c2, o2, _)| (c2, o2) == (c, off)) {
+                writes.push((c, off, 8));
+            }
+        }
+        reads.into_iter().for_each(|o| fp.read(o));
+        for (c, off, len) in writes {
+            if !barriers_only || self.is_mbarrier(c, off, len) || bars.contains(&(c, off)) {
                 fp.write(Object::Shared { cta: c, off, len });
             }
         }
