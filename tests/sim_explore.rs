@@ -169,6 +169,17 @@ fn a_bound_that_stops_the_exploration_is_stated() {
     let e = d.explore(&k, cfg, &[Arg::buffer(&out)]).unwrap();
     assert!(e.depth_cut > 0 && !e.complete(), "{e}");
     assert!(e.text().contains("were cut at 5 steps"), "{e}");
+
+    // The memory bound: the first execution's tree of states (its steps, their footprints,
+    // backtrack and sleep sets) is more than 4 KiB, so the exploration stops after it and says
+    // that interleavings were left.
+    let d = device(SimConfig { explore_max_memory_bytes: 4096, ..SimConfig::default() });
+    let (cfg, out) = launch_torn(&d, &k);
+    let e = d.explore(&k, cfg, &[Arg::buffer(&out)]).unwrap();
+    let Some(BoundHit::Memory { bytes }) = e.bound_hit else { panic!("the memory bound: {e}") };
+    assert!(bytes > 4096 && e.executions == 1 && !e.complete() && e.counterexample.is_none(), "{e}");
+    let said = format!("the exploration's state ({bytes} bytes) passed its bound (4096); interleavings were left to explore");
+    assert!(e.text().contains(&said) && e.text().contains("NOT complete"), "{e}");
 }
 
 #[test]
@@ -179,6 +190,7 @@ fn explore_settings_are_refused_with_the_field_named() {
         (SimConfig { explore_max_depth: 0, ..SimConfig::default() }, "SimConfig::explore_max_depth"),
         (SimConfig { explore_max_memory_bytes: 0, ..SimConfig::default() }, "SimConfig::explore_max_memory_bytes"),
         (SimConfig { schedule: Some(Schedule::default()), ..SimConfig::default() }, "SimConfig::schedule"),
+        (SimConfig { skeleton: true, race_check: false, ..SimConfig::default() }, "SimConfig::skeleton"),
     ] {
         let d = device(cfg);
         let (lc, out) = launch_torn(&d, &k);

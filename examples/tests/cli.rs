@@ -103,7 +103,27 @@ fn check_exhaustive_explores_each_launch_and_says_what_it_covered() {
     let (code, stdout, stderr) = phaser(&["check", "--exhaustive", "--only", "fe_pipeline", "--exact"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let line = stdout.lines().find(|l| l.contains("PASS fe_pipeline")).unwrap_or_else(|| panic!("{stdout}"));
-    assert!(line.contains("`fe_pipeline` explored: ") && line.ends_with(" states, complete"), "{line}");
+    let bounds = "(bounds: 100000 executions, 100000 steps per execution, 1073741824 bytes of exploration state)";
+    let complete = format!(" states, complete {bounds}");
+    assert!(line.contains("`fe_pipeline` explored: ") && line.ends_with(&complete), "{line}");
+}
+
+/// `--barriers-only` explores the synchronization skeleton, and the line says so, with the
+/// bounds (`--max-executions` among them) and whether they cut the exploration.
+#[test]
+fn check_exhaustive_barriers_only_says_which_mode_ran_and_its_bounds() {
+    let args =
+        ["check", "--exhaustive", "--barriers-only", "--max-executions", "5000", "--only", "fe_pipeline", "--exact"];
+    let (code, stdout, stderr) = phaser(&args);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let line = stdout.lines().find(|l| l.contains("PASS fe_pipeline")).unwrap_or_else(|| panic!("{stdout}"));
+    let bounds = "(bounds: 5000 executions, 100000 steps per execution, 1073741824 bytes of exploration state)";
+    assert!(line.contains("`fe_pipeline` explored (barriers only, skeleton): "), "{line}");
+    assert!(line.ends_with(&format!(" states, complete {bounds}")), "{line}");
+    // The flag belongs to an exhaustive check.
+    let (code, _, stderr) = phaser(&["check", "--barriers-only", "--only", "fe_pipeline", "--exact"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--exhaustive"), "{stderr}");
 }
 
 #[test]

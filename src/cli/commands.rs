@@ -436,13 +436,16 @@ pub(crate) fn run(
     }
 }
 
-pub(crate) fn check(
-    o: &Out,
-    sel: &Selection,
-    exhaustive: bool,
-    max_executions: Option<u64>,
-    schedule: Option<&Path>,
-) -> u8 {
+/// `phaser check`'s exploration options (`--exhaustive` and what goes with it).
+pub(crate) struct Explore {
+    pub on: bool,
+    pub max_executions: Option<u64>,
+    /// The synchronization skeleton only (`--barriers-only`).
+    pub barriers_only: bool,
+}
+
+pub(crate) fn check(o: &Out, sel: &Selection, explore: Explore, schedule: Option<&Path>) -> u8 {
+    let exhaustive = explore.on;
     let examples = match selected(o, sel) {
         Ok(e) => e,
         Err(code) => return code,
@@ -455,8 +458,14 @@ pub(crate) fn check(
         }
         None => None,
     };
-    let mut sim = SimConfig { exhaustive, schedule, ..SimConfig::default() };
-    if let Some(n) = max_executions {
+    let mut sim = SimConfig {
+        exhaustive,
+        schedule,
+        explore_barriers_only: explore.barriers_only,
+        skeleton: explore.barriers_only,
+        ..SimConfig::default()
+    };
+    if let Some(n) = explore.max_executions {
         sim.explore_max_executions = n;
     }
     let dev = Device::sim(sim);

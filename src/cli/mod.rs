@@ -114,6 +114,12 @@ enum Cmd {
         /// With `--exhaustive`: executions per launch at most (the report says when it is hit).
         #[arg(long, requires = "exhaustive")]
         max_executions: Option<u64>,
+        /// With `--exhaustive`: explore only the synchronization skeleton (`SimConfig::
+        /// explore_barriers_only` and `SimConfig::skeleton`): orders of plain data are left to
+        /// the race checker and MMAs run without their math; the outputs come from one more run
+        /// with it.
+        #[arg(long, requires = "exhaustive")]
+        barriers_only: bool,
         /// Replay the step schedule in FILE (a counterexample's, as `--exhaustive` prints it)
         /// instead of a sampled one; with `--only NAME --exact`.
         #[arg(long, value_name = "FILE", conflicts_with = "exhaustive", requires = "exact")]
@@ -212,8 +218,9 @@ pub fn run<I: IntoIterator<Item = T>, T: Into<OsString> + Clone>(args: I) -> u8 
             let assemble = commands::Assemble { cubin: false, cubin_dir: None, check };
             commands::emit(&o, None, &[], Some(target), &dir, &assemble)
         }
-        Cmd::Check { sel, exhaustive, max_executions, schedule } => {
-            commands::check(&o, &sel, exhaustive, max_executions, schedule.as_deref())
+        Cmd::Check { sel, exhaustive, max_executions, barriers_only, schedule } => {
+            let explore = commands::Explore { on: exhaustive, max_executions, barriers_only };
+            commands::check(&o, &sel, explore, schedule.as_deref())
         }
         Cmd::Run { backend, full, quick, sel, trace_dir } => commands::run(&o, backend, full, quick, &sel, trace_dir),
         Cmd::Trace { out, sel } => commands::trace(&o, &out, &sel),

@@ -93,9 +93,13 @@ pub fn run(e: &Example, dev: &Device, size: Size, seed: u64) -> Result<Run, Runt
     // On an exhaustive simulator (`phaser check --exhaustive`), what each launch's exploration covered.
     for x in out.launches.iter().filter_map(|l| l.sim.as_ref()?.exploration.as_ref()) {
         let verdict = if x.complete() { "complete" } else { "NOT complete (bound reached)" };
+        let mode = if x.mode().is_empty() { String::new() } else { format!(" ({})", x.mode()) };
         outcome.detail.push_str(&format!(
-            "; `{}` explored: {} executions, {} states, {verdict}",
-            x.kernel, x.executions, x.states
+            "; `{}` explored{mode}: {} executions, {} states, {verdict} (bounds: {})",
+            x.kernel,
+            x.executions,
+            x.states,
+            x.bounds_text()
         ));
     }
     Ok(Run { outcome, digest: out.digest(), elapsed: out.elapsed(), findings })

@@ -344,11 +344,27 @@ pub fn setup(dev: &Device, size: Size, seed: u64, cluster: bool) -> Result<Probl
     // cluster row, a partial tile column, a partial K block) over two CTAs (clusters). Full: a
     // real GEMM (2048^3), persistent over the GPU. K and N are multiples of 8 (the tensor
     // maps' 16-byte row strides).
-    let ((m, n, k), grid) = match size {
+    let (shape, grid) = match size {
         Size::Small => ((2 * bm * cm, tiles.block_n, 256), cm),
         Size::Quick => ((bm * cm + 72, 200, 136), 2 * cm),
         Size::Full => ((2048, 2048, 2048), tiles.grid(2048, 2048, dev.sm_count()?)),
     };
+    setup_tiles(dev, tiles, shape, grid, seed, size != Size::Full)
+}
+
+/// The GEMM of configuration `tiles` over an `m x n x k` problem on `grid` CTAs, with ternary
+/// inputs from `seed`, checking every element or (`every_element` false) a sample: the
+/// gallery's sizes, and the small instances the exhaustive exploration takes
+/// (`examples/tests/sim_explore_gemm.rs`).
+pub fn setup_tiles(
+    dev: &Device,
+    tiles: Tiles,
+    (m, n, k): (u32, u32, u32),
+    grid: u32,
+    seed: u64,
+    every_element: bool,
+) -> Result<Problem, RuntimeError> {
+    let (bm, cm) = (tiles.block_m(), tiles.cluster);
     let (mu, nu, ku) = (m as usize, n as usize, k as usize);
     let a = ternary(mu * ku, seed);
     let b = ternary(nu * ku, seed ^ 0x5bd1_e995);
@@ -365,7 +381,7 @@ pub fn setup(dev: &Device, size: Size, seed: u64, cluster: bool) -> Result<Probl
     let launch = phaser::LaunchConfig::linear(grid, THREADS);
     let args = [ma.into(), mb.into(), mc.into(), m.into(), n.into(), k.into()];
     p.launch(tiles.kernel()?, launch, args, [gc.into()]);
-    p.set_host(Host { m, n, k, a, b, c: gc, every_element: size != Size::Full });
+    p.set_host(Host { m, n, k, a, b, c: gc, every_element });
     Ok(p)
 }
 

@@ -10,6 +10,8 @@ pub mod dsl_pipeline;
 pub mod dsl_seeds;
 pub mod gemm_dsl;
 pub mod gemm_fp8_dsl;
+pub mod pipeline_async_dsl;
+pub mod pipeline_multicast_dsl;
 pub mod gemm_sm100;
 pub mod gemm_sm100_dsl;
 pub mod phase_table;
@@ -56,6 +58,8 @@ pub fn examples() -> Vec<Example> {
     v.extend(pipeline::examples());
     v.extend(dsl_seeds::examples());
     v.extend(dsl_pipeline::examples());
+    v.extend(pipeline_async_dsl::examples());
+    v.extend(pipeline_multicast_dsl::examples());
     v.extend(transpose_swizzled::examples());
     v.extend(row_reduce::examples());
     v.extend(cluster_reduce::examples());

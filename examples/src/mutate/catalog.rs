@@ -66,6 +66,26 @@ const CONSUMER_RUNS_AHEAD: &str =
                                    (uninitialized-shared-read), releasing phases the producer then skips \
                                    (wrong-parity)";
 
+/// Why a consumer's missing `full` wait of `pipeline_async_dsl` shows as one of three findings
+/// (found by `examples/tests/pipeline_constructor_props.rs` under random seeds).
+const CONSUMER_READS_AHEAD: &str = "without its wait the consumer reads each stage either after the producers wrote \
+                                    it but unordered with them (shared-race) or before they did \
+                                    (uninitialized-shared-read), and its releases complete phases of `empty` that \
+                                    the producers' waits then skip (wrong-parity)";
+
+/// Why a duplicated producer arrival of `pipeline_async_dsl` shows as one of three findings.
+const ONE_PRODUCER_COMPLETES: &str = "one producer's two arrivals complete the stage's phase without the other's \
+                                      word: the consumer reads that word before it was written \
+                                      (uninitialized-shared-read) or unordered with the write (shared-race), or, \
+                                      when the consumer is behind, the extra arrivals complete phases nobody \
+                                      observed (arrival-overflow)";
+
+/// Why `pipeline_multicast_dsl` without its release is named a missing arrival on some
+/// schedules only.
+const NO_RELEASE_DEADLOCK: &str = "with no release the producers wait on `empty` forever (always a deadlock); the \
+                                   report names the missing arrival only when every thread of the CTAs stopped at \
+                                   that wait, and some schedules leave threads blocked at another";
+
 /// Why a missing `bar.sync` after the inits shows as one of two findings.
 const INIT_RACE: &str = "without the `bar.sync` a warp may use the barrier after thread 0's init but unordered with \
                          it (init-visibility), or before it (uninitialized-barrier, noting the later init)";
@@ -91,6 +111,8 @@ pub fn mutants() -> Vec<Mutant> {
     let ca = "cp_async_mbarrier";
     let cn = "cp_async_mbarrier_noinc";
     let fa = "attention_dsl";
+    let pa = "pipeline_async_dsl";
+    let pm = "pipeline_multicast_dsl";
     // attention_dsl's statements (its lines are the kernel's own; the lead may add options,
     // the statements stay). In the KV loop: the V release of block j - 1 (`if j > 0 { if
     // leader { release } advance }`, the first V release).
@@ -358,6 +380,31 @@ pub fn mutants() -> Vec<Mutant> {
             after(at(IF, "k.if_then(is_lane0, |k| {")),
             ProxyFence,
         ),
+        // pipeline_async_dsl, S = 2 (`T.pipeline.new_async`): two producer threads write their
+        // word of a stage and arrive on `full` (2 arrivals); one consumer reads and releases.
+        m(pa, at(ARRIVE, "T.pipeline.producer_arrive(pipe, write);"), Delete, MissingArrival),
+        m(pa, at(ARRIVE, "T.pipeline.producer_arrive(pipe, write);"), Duplicate, ArrivalOverflow).race(ONE_PRODUCER_COMPLETES),
+        m(pa, at(ARRIVE, "T.pipeline.consumer_release(pipe, read);"), Delete, MissingArrival),
+        m(pa, at(WAIT, "T.pipeline.consumer_wait(pipe, read);"), Delete, SharedRace).race(CONSUMER_READS_AHEAD),
+        m(pa, at(WAIT, "T.pipeline.producer_acquire(pipe, write);"), Delete, SharedRace).race(PRODUCER_LAPS),
+        m(pa, at(INIT, "T.pipeline.init(pipe);").nth(0, 4), Offset(Role::Count, 1), MissingArrival),
+        m(pa, at(MOV_IMM, "let write = T.pipeline.producer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
+        m(pa, at(MOV_IMM, "let read = T.pipeline.consumer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
+        m(pa, at(XOR, "T.pipeline.advance(read);"), skip_flip(), StaleParity),
+        m(pa, at(ST_SHARED, "ring[T.pipeline.stage(write) * 2 + warp] = i * 2 + warp;"), after(at(ARRIVE, "T.pipeline.producer_arrive(pipe, write);")), SharedRace),
+        // pipeline_multicast_dsl, S = 2 (`T.pipeline.new_multicast`, a 2 x 1 cluster): each
+        // stage is filled by the CTAs of its row and column and released to them. Its stages
+        // carry no data (CUTLASS's test), so a deleted wait has nothing to race on: the
+        // counting mutants are its bugs.
+        m(pm, at(REMOTE_ARRIVE, "T.pipeline.consumer_release(pipe, release);"), Delete, MissingArrival)
+            .race(NO_RELEASE_DEADLOCK),
+        m(pm, at(REMOTE_ARRIVE, "T.pipeline.consumer_release(pipe, release);"), Duplicate, ArrivalOverflow),
+        m(pm, at(CLUSTER_ARRIVE, "T.ptx.barrier.cluster.arrive();"), Delete, Deadlock),
+        m(pm, at(EXPECT_TX, "T.pipeline.producer_commit(pipe, st, tx_bytes);").nth(0, 2), Offset(Role::Bytes, 4), TxImbalance),
+        m(pm, at(INIT, "T.pipeline.init(pipe);").nth(0, 4), Offset(Role::Count, 1), MissingArrival),
+        m(pm, at(MOV_IMM, "let write = T.pipeline.producer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
+        m(pm, at(MOV_IMM, "let read = T.pipeline.consumer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
+        m(pm, at(XOR, "T.pipeline.advance(read);").nth(1, 2), skip_flip(), StaleParity),
         // dsl_pipeline_axpb, S = 2: the same protocol written with `T.pipeline.*`.
         m(
             da,

@@ -74,6 +74,8 @@ pub fn subjects() -> Vec<Subject> {
         s("tma_two_stage", "tma_two_stage"),
         s("stream_axpb_s2", "stream_axpb"),
         s("dsl_pipeline_axpb", "dsl_pipeline_axpb"),
+        s("pipeline_async_dsl", "pipeline_async_dsl"),
+        s("pipeline_multicast_dsl", "pipeline_multicast_dsl"),
         s("cluster_multicast_x2", "cluster_multicast"),
         s("cluster_multicast_x4", "cluster_multicast"),
         s("cp_async_mbarrier", "cp_async_mbarrier"),

@@ -26,6 +26,10 @@ pub enum BoundHit {
 #[derive(Clone, Debug)]
 pub struct ExploreReport {
     pub kernel: String,
+    /// The instance explored: its CTAs (one cluster) and threads per CTA. Iterations per role
+    /// and stages are the kernel's arguments and `#[comptime]` values, which the caller states.
+    pub ctas: u32,
+    pub threads_per_cta: u32,
     /// Executions run from the launch (each a different interleaving, up to equivalence).
     pub executions: u64,
     /// States explored: the steps of every execution past its replayed prefix.
@@ -43,6 +47,8 @@ pub struct ExploreReport {
     pub fixed_choices: &'static [&'static str],
     /// Explored in barriers-only mode (`SimConfig::explore_barriers_only`).
     pub barriers_only: bool,
+    /// Explored on the synchronization skeleton (`SimConfig::skeleton`: MMAs without math).
+    pub skeleton: bool,
     pub wall: Duration,
 }
 
@@ -61,6 +67,26 @@ impl ExploreReport {
         self.states as f64 / self.wall.as_secs_f64().max(1e-9)
     }
 
+    /// Which abstractions the exploration ran under: "" (none), "barriers only", "skeleton",
+    /// or "barriers only, skeleton".
+    pub fn mode(&self) -> &'static str {
+        match (self.barriers_only, self.skeleton) {
+            (true, true) => "barriers only, skeleton",
+            (true, false) => "barriers only",
+            (false, true) => "skeleton",
+            (false, false) => "",
+        }
+    }
+
+    /// The bounds as one phrase (`phaser check --exhaustive` prints it per launch).
+    pub fn bounds_text(&self) -> String {
+        let b = &self.bounds;
+        format!(
+            "{} executions, {} steps per execution, {} bytes of exploration state",
+            b.max_executions, b.max_depth, b.max_memory_bytes
+        )
+    }
+
     /// A readable multi-line report: the summary, then the counterexample's report.
     pub fn text(&self) -> String {
         let mut out = self.summary();
@@ -74,17 +100,21 @@ impl ExploreReport {
     pub fn summary(&self) -> String {
         let b = &self.bounds;
         let mut out = format!(
-            "exhaustive exploration{} of kernel `{}`: {} execution(s), {} state(s) ({} ended as equivalent to an \
-             explored one) in {:.2?}; bounds: {} executions, {} steps per execution, {} bytes of exploration state\n",
-            if self.barriers_only { " (barriers only)" } else { "" },
+            "exhaustive exploration{} of kernel `{}` ({} CTA(s) of {} threads, {} warps each): {} execution(s), {} \
+             state(s) ({} ended as equivalent to an explored one) in {:.2?}; bounds: {}\n",
+            match self.mode() {
+                "" => String::new(),
+                m => format!(" ({m})"),
+            },
             self.kernel,
+            self.ctas,
+            self.threads_per_cta,
+            self.threads_per_cta.div_ceil(32),
             self.executions,
             self.states,
             self.sleep_blocked,
             self.wall,
-            b.max_executions,
-            b.max_depth,
-            b.max_memory_bytes
+            self.bounds_text()
         );
         if let Some(r) = &self.counterexample {
             let schedule = r.schedule.as_ref().map(|s| s.to_string()).unwrap_or_default();
@@ -125,6 +155,12 @@ impl ExploreReport {
         out.push_str("fixed in every execution (not explored): ");
         out.push_str(&self.fixed_choices.join("; "));
         out.push('\n');
+        if self.skeleton {
+            out.push_str(
+                "skeleton: MMAs kept their issue, groups, waits, commit arrivals and registers in flight, without \
+                 their math (their results were not computed)\n",
+            );
+        }
         if self.barriers_only {
             out.push_str(
                 "barriers only: orders that differ only in plain data accesses were explored once (the race checker \

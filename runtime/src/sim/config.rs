@@ -70,6 +70,16 @@ pub struct SimConfig {
     /// by happens-before in each execution, whatever their order there; what it does not
     /// explore is which value a racy read returns (a race, reported) (bench/exhaustive.md).
     pub explore_barriers_only: bool,
+    /// The synchronization skeleton: wgmma and tcgen05 MMAs keep every effect on the
+    /// protocol (their `.sync.aligned` meeting, issue order, commit groups and `wait_group`,
+    /// `tcgen05.commit` arrivals on mbarriers, the accumulator registers in flight until
+    /// retired, their operand bytes read as the race checker sees them) and skip the math: a
+    /// retired accumulator holds zeros, a tensor-memory accumulator is left as it was. What a
+    /// launch computes is then not the kernel's result; what it reports about the protocol is
+    /// (bench/exhaustive.md: the argument, and what it cannot see). Needs `race_check`.
+    /// `Device::explore` runs its executions in it; the run that gives an exhaustive launch's
+    /// outputs does the math.
+    pub skeleton: bool,
 }
 
 impl Default for SimConfig {
@@ -95,6 +105,7 @@ impl Default for SimConfig {
             explore_max_depth: 100_000,
             explore_max_memory_bytes: 1 << 30,
             explore_barriers_only: false,
+            skeleton: false,
         }
     }
 }
@@ -148,6 +159,14 @@ impl SimConfig {
                 "SimConfig::explore_barriers_only",
                 true,
                 "needs `race_check`: barriers-only exploration leaves the order of data accesses to the race checker",
+            ));
+        }
+        if self.skeleton && !self.race_check {
+            return Err(InvalidSetting::new(
+                "SimConfig::skeleton",
+                true,
+                "needs `race_check`: the skeleton skips the MMAs' math, and only the race checker judges their \
+                 operands and results",
             ));
         }
         if self.schedule.as_ref().is_some_and(|s| s.steps.is_empty()) {

@@ -154,9 +154,9 @@ impl<C: Checker> Engine<'_, C> {
                 WaitFor::NamedBarrier { .. }
                 | WaitFor::WarpSync { .. }
                 | WaitFor::GlobalAtomic { .. }
-                | WaitFor::WgmmaConverge { .. } => self.wait_done(wi, l) == Some(true),
+                | WaitFor::WgmmaConverge { .. } => self.wait_done(wi, l),
                 WaitFor::ClusterBarrier { .. } => {
-                    let ok = self.wait_done(wi, l) == Some(true);
+                    let ok = self.wait_done(wi, l);
                     if ok {
                         self.checker.on_cluster_wait_passed(t);
                     }
@@ -174,7 +174,7 @@ impl<C: Checker> Engine<'_, C> {
                 }
                 WaitFor::WgmmaGroups { n, .. } => self.wgmma_wait_ready(wi, n),
                 WaitFor::RegisterPool { count, .. } => {
-                    let ok = self.wait_done(wi, l) == Some(true);
+                    let ok = self.wait_done(wi, l);
                     if ok {
                         self.exec.warps[wi].regs_per_thread = count;
                     }
@@ -195,11 +195,11 @@ impl<C: Checker> Engine<'_, C> {
     }
 
     /// Whether lane `l` of warp `wi` could stop waiting now (`wake` lets it go), asked without
-    /// changing anything; `None` where only waking can tell (retiring wgmma groups).
-    pub fn wait_done(&self, wi: usize, l: usize) -> Option<bool> {
+    /// changing anything (the step mode's enabled actors ask it every step).
+    pub fn wait_done(&self, wi: usize, l: usize) -> bool {
         let w = &self.exec.warps[wi];
         let t = self.cluster_thread(wi, l) as usize;
-        Some(match w.wait[l] {
+        match w.wait[l] {
             WaitFor::Nothing => true,
             WaitFor::Mbarrier { cta, off, target, .. } => self.satisfied(cta as usize, off, target),
             WaitFor::NamedBarrier { id, generation, .. } => {
@@ -209,10 +209,10 @@ impl<C: Checker> Engine<'_, C> {
             WaitFor::CpAsyncGroups { n, .. } => self.async_ops.groups[t].cp_async.is_retired(n),
             WaitFor::BulkGroups { n, .. } => self.async_ops.groups[t].bulk.is_retired(n),
             WaitFor::RegisterPool { count, .. } => self.register_pool_free(wi) >= count as u64,
-            WaitFor::WgmmaGroups { .. } => return None,
+            WaitFor::WgmmaGroups { n, .. } => self.wgmma_groups_complete(wi, n),
             // Released by the last lane to arrive, never by polling.
             WaitFor::WarpSync { .. } | WaitFor::GlobalAtomic { .. } | WaitFor::WgmmaConverge { .. } => false,
-        })
+        }
     }
 
     /// The lanes of warp `wi` whose mbarrier wait `group` passed acquire the phase.
@@ -299,8 +299,10 @@ impl<C: Checker> Engine<'_, C> {
         }
         for id in 0..16 {
             if self.exec.ctas[c].named[id].arrived > 0 {
-                self.touch_named(c, id as u8, true);
+                let generation = self.exec.ctas[c].named[id].generation;
                 self.check_named(c, id);
+                let completed = self.exec.ctas[c].named[id].generation != generation;
+                self.touch_named(c, id as u8, true, completed);
             }
         }
         if self.exec.cluster_barrier.arrived > 0 {

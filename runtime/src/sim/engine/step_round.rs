@@ -37,8 +37,9 @@ pub(crate) struct StepRecord {
     pub changed: Vec<(usize, u32)>,
     /// The step completed the cluster barrier (else its arrivals and exits only counted).
     pub cluster_completed: bool,
-    /// Named barriers arrived on (or an exit may complete), `(cta, id, reads the exit count)`.
-    pub named: Vec<(usize, u8, bool)>,
+    /// Named barriers arrived on (or an exit may complete), `(cta, id, reads the exit count,
+    /// completed the round)`.
+    pub named: Vec<(usize, u8, bool, bool)>,
     /// Tensor-core registers were touched: dependent with everything.
     pub opaque: bool,
     /// Lanes exited (they count toward the CTA's named barriers and the cluster barrier).
@@ -102,11 +103,12 @@ impl<C: Checker> Engine<'_, C> {
     }
 
     /// Record that the running step arrived on named barrier `id` of CTA `cta` (or exited while
-    /// it had arrivals pending); `counts_exits`: the barrier's round waits for the whole CTA.
+    /// it had arrivals pending); `counts_exits`: the barrier's round waits for the whole CTA;
+    /// `completed`: the arrival completed the round (else it only counted).
     #[inline]
-    pub fn touch_named(&mut self, cta: usize, id: u8, counts_exits: bool) {
+    pub fn touch_named(&mut self, cta: usize, id: u8, counts_exits: bool, completed: bool) {
         if let Some(s) = &mut self.step {
-            s.named.push((cta, id, counts_exits));
+            s.named.push((cta, id, counts_exits, completed));
         }
     }
 
@@ -131,7 +133,7 @@ impl<C: Checker> Engine<'_, C> {
         if w.live() == 0 || self.steps.parked.get(wi).copied().flatten() == Some(self.steps.progress) {
             return false;
         }
-        w.runnable != 0 || lanes(w.blocked).any(|l| self.wait_done(wi, l) != Some(false))
+        w.runnable != 0 || lanes(w.blocked).any(|l| self.wait_done(wi, l))
     }
 
     /// The actors that can take a step now, sorted.
@@ -232,25 +234,38 @@ impl<C: Checker> Engine<'_, C> {
         }
         let record = self.step.as_ref().expect("a step is running");
         let barriers_only = self.cx.config.explore_barriers_only;
-        // Tensor-core registers in flight: the warp's own async work in barriers-only mode
-        // (what its wgmma completions and waits touch), else anything.
+        // Wgmma registers in flight: anything, except in barriers-only mode, where what the
+        // access is checked against (the warp's pending wgmmas) is the warp's own state: only
+        // its own issues and `wait_group`s change it, and a completion only fills the results
+        // its `wait_group` reads (`AsyncOf`).
         if record.opaque && !barriers_only {
             fp.write(Object::Everything);
             return Ok(fp);
-        } else if record.opaque {
-            fp.write(Object::AsyncOf { warp: wi });
         }
         // Counting toward the cluster barrier commutes with other counting; completing it
         // is what its waiters read.
         let cluster = if record.cluster_completed { (Object::Cluster, true) } else { (Object::ClusterCount, false) };
+        // Exits only count up (the CTA's exited threads, the registers exited warps free for
+        // `setmaxnreg`): like arrivals that leave a phase pending, they commute with each other
+        // and *read* the counts; what decides on them writes them (an arrival on a barrier
+        // that counts exits, a `setmaxnreg`). The last exit ends the CTA (below): whichever
+        // warp exits last, the CTA ends in the same state.
         if record.exited {
-            fp.write(Object::ExitCount { cta });
+            fp.read(Object::ExitCount { cta });
+            fp.read(Object::Registers { cta });
             fp.add(cluster.0, cluster.1);
         }
-        for &(c, id, counts_exits) in &record.named {
-            fp.write(Object::Named { cta: c, id: Some(id) });
+        // An arrival that completes a round writes the barrier (what its waiters read); one
+        // that only counts reads its count, as mbarrier arrivals do (`Object::NamedCount`).
+        for &(c, id, counts_exits, _) in &record.named {
+            let completed = record.named.iter().any(|&(c2, id2, _, done)| (c2, id2) == (c, id) && done);
+            if completed {
+                fp.write(Object::Named { cta: c, id: Some(id) });
+            } else {
+                fp.read(Object::NamedCount { cta: c, id });
+            }
             if counts_exits {
-                fp.read(Object::ExitCount { cta: c });
+                fp.write(Object::ExitCount { cta: c });
             }
         }
         if record.cta_ended {
@@ -269,9 +284,16 @@ impl<C: Checker> Engine<'_, C> {
         // them with the barrier's arrivals. The wait's own read would only add the order
         // "wait, then arrival" already covered by "arrival, then wake".
         let blocked = self.exec.warps[wi].blocked & mask == mask;
-        if blocked
-            && matches!(e.sync, Some(SyncEffect::Mbarrier { action: BarrierAction::Wait { blocking: true }, .. }))
-        {
+        // The same for a wait on async groups (`wgmma.wait_group`, `cp.async.bulk.wait_group`):
+        // its lanes retire the groups when they wake (`AsyncOf`, written there).
+        let blocking_wait = matches!(
+            e.sync,
+            Some(
+                SyncEffect::Mbarrier { action: BarrierAction::Wait { blocking: true }, .. }
+                    | SyncEffect::Group { action: GroupAction::Wait { .. }, .. }
+            )
+        );
+        if blocked && blocking_wait {
             return Ok(fp);
         }
         // A step that changes what others observe writes the bytes it resolved; else it reads.
@@ -347,10 +369,15 @@ impl<C: Checker> Engine<'_, C> {
         }
         // Wgmma and tcgen05 read shared memory through descriptors, which are not resolved by
         // `smem_addr`: dependent with everything.
-        // Barriers-only mode: their operands are data (the race checker's); what orders them
-        // is the warp's async work and the tensor memory.
+        // Barriers-only mode: their operands are data (the race checker's). A wgmma's fence,
+        // commit and issue change only the warp's own state and its warpgroup's issue, which
+        // is the same whichever of the four warps issues last (the op it launches is named
+        // after the warpgroup's first warp, `name_async_op`): they commute with every other
+        // step; its `wait_group` retires groups (`AsyncOf`, above). Tcgen05: the warp's async
+        // work and the tensor memory.
         match inst {
-            Inst::Wgmma(_) | Inst::Tcgen05(_) if barriers_only => {
+            Inst::Wgmma(_) if barriers_only => {}
+            Inst::Tcgen05(_) if barriers_only => {
                 fp.write(Object::AsyncOf { warp: wi });
                 (0..ctas).for_each(|c| fp.write(Object::Tensor { cta: c }));
             }
@@ -404,6 +431,8 @@ impl<C: Checker> Engine<'_, C> {
         let mut fp = Footprint::default();
         // Barriers-only mode: the data a copy moves is the race checker's.
         let mut data = Footprint::default();
+        // The barriers a load's piece completes bytes on.
+        let mut bars: Vec<(usize, u32)> = Vec::new();
         match &op.kind {
             AsyncKind::Load { dsts, src, bytes, .. } => {
                 for d in dsts {
@@ -426,7 +455,8 @@ impl<C: Checker> Engine<'_, C> {
                         }
                         Some((_, true)) | None => data.write(Object::AllShared { cta: d.cta }),
                     }
-                    fp.write(Object::Shared { cta: d.cta, off: d.bar, len: 8 });
+                    // Its barrier: what the landing did to it, below.
+                    bars.push((d.cta, d.bar));
                     // Landing in an exited CTA is a finding: the exit count is read.
                     fp.read(Object::Ended { cta: d.cta });
                 }
@@ -463,9 +493,13 @@ impl<C: Checker> Engine<'_, C> {
                 fp.write(Object::AsyncOf { warp: issuer_warp });
             }
             // The tensor cores: descriptors, tensor memory, warpgroup order.
-            // Barriers-only mode: the issuing warp's async work and the tensor memory (a
-            // commit's arrival is on its barrier's bytes, below).
-            AsyncKind::Commit { .. } | AsyncKind::Tcgen05(_) | AsyncKind::Wgmma { .. } if barriers_only => {
+            // Barriers-only mode: a wgmma completing fills the results of its warpgroup's four
+            // warps (what their `wait_group`s read); tcgen05 work, the issuing warp's async work
+            // and the tensor memory (a commit's arrival is on its barrier's bytes, below).
+            AsyncKind::Wgmma { .. } if barriers_only => {
+                (issuer_warp..issuer_warp + 4).for_each(|w| fp.write(Object::AsyncOf { warp: w }))
+            }
+            AsyncKind::Commit { .. } | AsyncKind::Tcgen05(_) if barriers_only => {
                 fp.write(Object::AsyncOf { warp: issuer_warp });
                 (0..self.exec.ctas.len()).for_each(|c| fp.write(Object::Tensor { cta: c }));
             }
@@ -476,9 +510,28 @@ impl<C: Checker> Engine<'_, C> {
         }
         self.complete_next_piece(i)?;
         self.steps.progress += 1;
-        let touched = std::mem::take(&mut self.step.as_mut().expect("a step is running").shared);
-        for (c, off, len) in touched {
-            if !barriers_only || self.is_mbarrier(c, off, len) {
+        let record = self.step.as_mut().expect("a step is running");
+        let touched = std::mem::take(&mut record.shared);
+        let counted = |c: usize, off: u32| record.arrivals.contains(&(c, off)) && !record.changed.contains(&(c, off));
+        // Bytes that left the phase pending only count (`complete_tx_on`); the rest writes.
+        let mut reads = Vec::new();
+        let mut writes = Vec::new();
+        for &(c, off, len) in &touched {
+            if len == 8 && counted(c, off) {
+                reads.push(Object::Arrivals { cta: c, off });
+            } else {
+                writes.push((c, off, len));
+            }
+        }
+        // A load whose piece did not reach its barrier (a finding ended it): the barrier, written.
+        for &(c, off) in &bars {
+            if !touched.iter().any(|&(c2, o2, _)| (c2, o2) == (c, off)) {
+                writes.push((c, off, 8));
+            }
+        }
+        reads.into_iter().for_each(|o| fp.read(o));
+        for (c, off, len) in writes {
+            if !barriers_only || self.is_mbarrier(c, off, len) || bars.contains(&(c, off)) {
                 fp.write(Object::Shared { cta: c, off, len });
             }
         }

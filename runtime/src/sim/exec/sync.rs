@@ -143,7 +143,6 @@ impl<C: Checker> Engine<'_, C> {
         }
         self.checker.on_named_arrive(t, c, id);
         let counts_exits = expected.is_none() && self.exec.ctas[c].named[id].expected.is_none();
-        self.touch_named(c, id as u8, counts_exits);
         let nb = &mut self.exec.ctas[c].named[id];
         if let Some(k) = expected {
             nb.expected = Some(k);
@@ -162,5 +161,7 @@ impl<C: Checker> Engine<'_, C> {
             self.block_lane(wi, l, WaitFor::NamedBarrier { id: id as u8, generation, pc });
         }
         self.check_named(c, id);
+        let completed = self.exec.ctas[c].named[id].generation != generation;
+        self.touch_named(c, id as u8, counts_exits, completed);
     }
 }

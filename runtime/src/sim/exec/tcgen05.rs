@@ -698,6 +698,8 @@ impl<C: Checker> Engine<'_, C> {
             }
         }
         match &w.kind {
+            // The skeleton keeps the completion and skips the math (`SimConfig::skeleton`).
+            TcKind::Mma(_) if self.cx.config.skeleton => {}
             TcKind::Mma(job) => run_mma(job, &smem, &mut tmem),
             TcKind::Cp { shape, desc, lane, col } => {
                 for (s, t) in smem.iter().zip(tmem.iter_mut()) {

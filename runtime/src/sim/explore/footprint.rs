@@ -19,9 +19,16 @@ pub(crate) enum Object {
     /// Bytes `[addr, addr + len)` of global memory (a bulk copy's source or destination).
     GlobalRange { addr: u64, len: u64 },
     /// Named barrier `id` of CTA `cta` (`bar.sync`, `bar.arrive`); `id: None` is every one.
+    /// An arrival that completes the round writes it; its waiters read it.
     Named { cta: usize, id: Option<u8> },
+    /// The arrival count of named barrier `id` of CTA `cta`, *read* by an arrival that does
+    /// not complete the round: such arrivals commute with each other and with waiters (as
+    /// `Arrivals` for mbarriers). It overlaps `Named` of the same barrier.
+    NamedCount { cta: usize, id: u8 },
     /// CTA `cta`'s count of exited threads, which a named barrier waiting for the whole CTA
-    /// counts (an exit also writes each barrier with arrivals pending: it may complete it).
+    /// counts: exits *read* it (they only count up, so they commute with each other), an
+    /// arrival on such a barrier writes it (an exit also writes each barrier with arrivals
+    /// pending: it may complete it).
     ExitCount { cta: usize },
     /// Whether CTA `cta` has ended (a copy landing in an ended CTA is a finding).
     Ended { cta: usize },
@@ -41,7 +48,8 @@ pub(crate) enum Object {
     Tensor { cta: usize },
     /// The async work of warp `warp`: its groups, its wgmmas, its ops in flight.
     AsyncOf { warp: usize },
-    /// CTA `cta`'s register pool (`setmaxnreg`).
+    /// CTA `cta`'s register pool (`setmaxnreg` writes it; exits, which only free registers,
+    /// and the waits of a `setmaxnreg` read it).
     Registers { cta: usize },
     /// Anything: dependent with every step that touches something.
     Everything,
@@ -58,7 +66,9 @@ impl Object {
             (Shared { cta: a, .. } | AllShared { cta: a }, Shared { cta: b, .. } | AllShared { cta: b }) => a == b,
             (Arrivals { cta: a, off: x }, Arrivals { cta: b, off: y }) => a == b && x == y,
             (Arrivals { cta: a, off: x }, Shared { cta: b, off: y, len: m })
-            | (Shared { cta: b, off: y, len: m }, Arrivals { cta: a, off: x }) => a == b && y <= x && x < y.saturating_add(m),
+            | (Shared { cta: b, off: y, len: m }, Arrivals { cta: a, off: x }) => {
+                a == b && y <= x && x < y.saturating_add(m)
+            }
             (Arrivals { cta: a, .. }, AllShared { cta: b }) | (AllShared { cta: b }, Arrivals { cta: a, .. }) => a == b,
             (Cluster | ClusterCount, Cluster | ClusterCount) => true,
             (GlobalRange { addr: x, len: n }, GlobalRange { addr: y, len: m }) => {
@@ -66,6 +76,9 @@ impl Object {
             }
             (Global | GlobalRange { .. }, Global | GlobalRange { .. }) => true,
             (Named { cta: a, id: x }, Named { cta: b, id: y }) => a == b && (x.is_none() || y.is_none() || x == y),
+            (NamedCount { cta: a, id: x }, NamedCount { cta: b, id: y }) => a == b && x == y,
+            (NamedCount { cta: a, id: x }, Named { cta: b, id: y })
+            | (Named { cta: b, id: y }, NamedCount { cta: a, id: x }) => a == b && y.is_none_or(|y| y == x),
             (ExitCount { cta: a }, ExitCount { cta: b })
             | (Ended { cta: a }, Ended { cta: b })
             | (Tensor { cta: a }, Tensor { cta: b })
@@ -76,6 +89,7 @@ impl Object {
                 Global
                 | GlobalRange { .. }
                 | Named { .. }
+                | NamedCount { .. }
                 | ExitCount { .. }
                 | Ended { .. }
                 | Cluster
@@ -174,8 +188,22 @@ mod tests {
         let mut lanes = Footprint::default();
         (0..32).for_each(|l| lanes.read(Object::Shared { cta: 0, off: 1024 + 4 * l, len: 4 }));
         lanes.write(Object::Shared { cta: 0, off: 1152, len: 4 });
-        let joined = [(Object::Shared { cta: 0, off: 1024, len: 128 }, false), (Object::Shared { cta: 0, off: 1152, len: 4 }, true)];
+        let joined = [
+            (Object::Shared { cta: 0, off: 1024, len: 128 }, false),
+            (Object::Shared { cta: 0, off: 1152, len: 4 }, true),
+        ];
         assert_eq!(lanes.accesses, joined, "a warp's run of reads is one range; a write beside it stays apart");
         assert!(!fp(&[(Object::ExitCount { cta: 0 }, true)]).dependent(&fp(&[(Object::Ended { cta: 0 }, false)])));
+        let exit = fp(&[(Object::ExitCount { cta: 0 }, false), (Object::Registers { cta: 0 }, false)]);
+        assert!(!exit.dependent(&exit), "exits only count up: they commute");
+        assert!(exit.dependent(&fp(&[(Object::ExitCount { cta: 0 }, true)])), "an arrival that counts exits");
+        assert!(exit.dependent(&fp(&[(Object::Registers { cta: 0 }, true)])), "a setmaxnreg");
+        let (counted, round) = (Object::NamedCount { cta: 0, id: 2 }, Object::Named { cta: 0, id: Some(2) });
+        assert!(!fp(&[(counted, false)]).dependent(&fp(&[(counted, false)])), "named arrivals that only count");
+        assert!(!fp(&[(counted, false)]).dependent(&fp(&[(round, false)])), "such an arrival and a waiter");
+        assert!(fp(&[(counted, false)]).dependent(&fp(&[(round, true)])), "such an arrival and the completing one");
+        assert!(fp(&[(counted, false)]).dependent(&fp(&[(Object::Named { cta: 0, id: None }, true)])), "every id");
+        let other = Object::Named { cta: 0, id: Some(3) };
+        assert!(!fp(&[(counted, false)]).dependent(&fp(&[(other, true)])), "another barrier");
     }
 }

@@ -70,6 +70,8 @@ impl SimDevice {
         let t0 = Instant::now();
         let mut report = ExploreReport {
             kernel: k.name().to_owned(),
+            ctas: cfg.grid.iter().product(),
+            threads_per_cta: cfg.block.iter().product(),
             executions: 0,
             states: 0,
             sleep_blocked: 0,
@@ -79,6 +81,7 @@ impl SimDevice {
             counterexample: None,
             fixed_choices: FIXED_CHOICES,
             barriers_only: sc.explore_barriers_only,
+            skeleton: sc.skeleton,
             wall: Default::default(),
         };
         let mut tree = dpor::Dpor::default();
@@ -126,7 +129,8 @@ impl SimDevice {
 
 impl SimDevice {
     /// A launch on an exhaustive device: the counterexample's report, or (none found) one more
-    /// run under the device's strategy from the launch's memory, carrying the exploration.
+    /// run under the device's strategy from the launch's memory, carrying the exploration (with
+    /// the math: an exploration of the skeleton leaves the outputs to this run).
     pub(crate) fn explore_launch(
         &self,
         k: &Kernel,
@@ -139,7 +143,12 @@ impl SimDevice {
             Some(c) => (**c).clone(),
             None => {
                 self.mem_restore(&initial);
-                self.simulate_with(k, cfg, args, &SimConfig { exhaustive: false, ..self.config.clone() })?
+                self.simulate_with(
+                    k,
+                    cfg,
+                    args,
+                    &SimConfig { exhaustive: false, skeleton: false, ..self.config.clone() },
+                )?
             }
         };
         r.exploration = Some(Box::new(explored));

@@ -290,7 +290,14 @@ impl<C: Checker> Engine<'_, C> {
         let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
         let (over, done) = bar.complete_tx(bytes, actor, pc, loc, tick);
         self.time.effects += 1;
-        self.touch_changed(cta, off);
+        // Bytes that leave the phase pending only count down, as arrivals that leave arrivals
+        // pending do (`Object::Arrivals`): in the other order neither completes it either (a
+        // piece that would pass through 0 is split there and completes, `split_at_tx_zero`).
+        if over || done {
+            self.touch_changed(cta, off);
+        } else {
+            self.touch_arrival(cta, off);
+        }
         let t = match actor {
             Actor::Thread(t) | Actor::Agent { issuer: t, .. } => t,
             Actor::Warp { base, .. } => base,
