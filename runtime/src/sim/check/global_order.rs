@@ -27,7 +27,7 @@
 //! `st.release`, `.relaxed` with a scope: [`uses_flags`]); the checker follows atomics and
 //! fences only in such kernels.
 
-use phaser_codegen::ir::{Access, AtomSem, Inst, MemScope, MemoryOp, Space};
+use phaser_codegen::ir::{Access, AtomSem, Inst, MemOrder, MemScope, MemoryOp, Space};
 use phaser_codegen::SourceLoc;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -410,16 +410,8 @@ impl GlobalOrderView {
 
     /// A global atomic by CTA `rank` (`reads`: it returns the old value). `deferred`: it runs at
     /// the epoch's end (`commit_atomic` applies it then).
-    pub fn atomic(
-        &mut self,
-        rank: usize,
-        addr: u64,
-        sem: AtomSem,
-        scope: MemScope,
-        pc: u32,
-        reads: bool,
-        deferred: bool,
-    ) {
+    pub fn atomic(&mut self, rank: usize, addr: u64, order: MemOrder, pc: u32, reads: bool, deferred: bool) {
+        let MemOrder { sem, scope } = order;
         let (publishes, how) = self.release_part(rank, sem);
         if deferred {
             self.deferred.push_back(DeferredSync { rank, addr, sem, scope, pc, publishes, how, reads });
