@@ -23,6 +23,14 @@
 //! an earlier epoch's value that a cluster committed before it overwrote in the same epoch).
 //! Clocks are exchanged only through flags, which is what the hardware allows too.
 //!
+//! Several devices (issue 24 §4, the multi-device runtime): a clock component per (device,
+//! CTA) (`grid_index`), `MemScope::includes` told whether two CTAs share a device (`.gpu`
+//! stops at the device, `.sys` does not), one `GlobalOrder` for all devices launched
+//! together, committed for every device's clusters in one fixed order per epoch, and
+//! addresses made canonical (a peer mapping's address as its owner's) before they key cells
+//! and flags; the infinite-loop report's "no live thread stores to it" must then look at
+//! every device's warps.
+//!
 //! Cost: nothing unless the kernel has strong global loads or stores (`ld.acquire`,
 //! `st.release`, `.relaxed` with a scope: [`uses_flags`]); the checker follows atomics and
 //! fences only in such kernels.
