@@ -7,7 +7,8 @@
 //! `PHASER_WATCHDOG_CASE=<case>` and `--exact <test>`, and checks what the child printed.
 
 use phaser::codegen::builder::KernelBuilder;
-use phaser::codegen::ir::{Dim, Value};
+use phaser::codegen::emit::WaitKind;
+use phaser::codegen::ir::{Dim, MemScope, Value};
 use phaser::runtime::report::Category;
 use phaser::runtime::sim::SimConfig;
 use phaser::runtime::{RuntimeError, Watchdog};
@@ -65,7 +66,7 @@ fn assert_names(err: &str, line: u32, barrier: &str, parity: u32, phase: u32, th
         at.as_str(),
         &wait,
         &who,
-        "the mbarrier wait watchdog trapped it",
+        "the wait watchdog trapped it",
         "The CUDA context is poisoned",
         "restart the process",
     ] {
@@ -386,7 +387,7 @@ fn site_tables_hold_the_waits_lines() {
         assert_eq!(sites.len(), 1, "{}", k.name());
         let loc = sites[0].loc.expect("a Rust location");
         assert_eq!((loc.file, loc.line), (file!(), line), "{}", k.name());
-        assert_eq!(sites[0].parity.as_deref(), Some("0"));
+        assert_eq!(sites[0].kind, WaitKind::Barrier { parity: Some("0".into()) });
     }
 }
 

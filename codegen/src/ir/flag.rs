@@ -51,8 +51,8 @@ impl FlagSpin {
     }
 }
 
-/// How every report names a flag: its buffer parameter and element, `` `flags[3]` `` (the
+/// How every report names a flag: its buffer parameter and element, `flags[3]` (the
 /// simulator's infinite-loop report and the GPU watchdog's record say the same).
 pub fn flag_name(buffer: &str, index: u64) -> String {
-    format!("`{buffer}[{index}]`")
+    format!("{buffer}[{index}]")
 }

@@ -21,7 +21,7 @@ pub struct LaunchShape {
 /// The starved waits on one barrier for one parity (across warps, CTAs and wait sites).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WaitGroup {
-    /// `full[2]`, or the barrier's address.
+    /// `full[2]`, the barrier's address, or a flag wait's flag (`flags[3]`).
     pub barrier: String,
     /// The barrier array's name, when the address is in one.
     pub array: Option<String>,
@@ -220,7 +220,7 @@ impl fmt::Display for WatchdogReport {
             let mark = if self.root.as_ref().is_some_and(|r| r.groups.contains(&gi)) { "*" } else { "-" };
             let (on, what, state) = match (g.flag, g.parity) {
                 (Some((expected, seen)), _) => (
-                    format!("the flag {}", g.barrier),
+                    format!("the flag `{}`", g.barrier),
                     format!("(`flag.wait` for {expected})"),
                     format!("never saw it reached: the last try read {seen}"),
                 ),

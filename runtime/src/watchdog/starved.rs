@@ -18,11 +18,11 @@ pub struct StarvedFlag {
 }
 
 impl StarvedFlag {
-    /// `` `flags[3]` ``, as the simulator's report names it (`ir::flag_name`).
+    /// `flags[3]`, as the simulator's report names it (`ir::flag_name`).
     pub fn name(&self) -> String {
         match &self.buffer {
             Some(b) => flag_name(&b.name, self.index as u64),
-            None => format!("element {} of a flag pointer computed from a buffer", self.index),
+            None => flag_name("(a flag pointer computed from a buffer)", self.index as u64),
         }
     }
 }

@@ -152,7 +152,7 @@ impl<C: Checker> Engine<'_, C> {
             };
             let a = self.val(wi, l, addr).wrapping_add(*offset as i64 as u64);
             let v = self.global.load(a, ty.size() as usize)?;
-            let named = self.flag_at(a, ty.size() as u64).map(|n| format!("{n}, ")).unwrap_or_default();
+            let named = self.flag_at(a, ty.size() as u64).map(|n| format!("`{n}`, ")).unwrap_or_default();
             Some((
                 q,
                 format!(
