@@ -247,7 +247,10 @@ fn a_wait_on_a_peer_that_never_signals_is_reported_at_the_wait() {
         let (rep, _) = run(s, &wait_for_peer::kernel().unwrap(), Some(1));
         let f = SRC.finding_at(&rep, Category::InfiniteLoop, "D-WAIT");
         assert_eq!(f.cta, [0, 0, 0], "{f}");
-        assert!(f.message.contains("spins forever on the flag `flags[0]`, at buffer #1 byte 0 (of 8)"), "names the flag: {f}");
+        assert!(
+            f.message.contains("spins forever on the flag `flags[0]`, at buffer #1 byte 0 (of 8)"),
+            "names the flag: {f}"
+        );
         assert!(f.message.contains("nobody can signal it"), "{f}");
     }
 }

@@ -105,7 +105,14 @@ pub(crate) fn wait(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
         let grace = super::watchdog::grace_ns(cx.wait_suspend_hint_ns);
         (
             super::watchdog::alarm_check(n, &format!("$L_wait_{n}")),
-            super::watchdog::trap_path(cx.kernel, site, &Starved::Barrier { bar, on, cta: cx.cta() }, "%wait_dt", n, grace),
+            super::watchdog::trap_path(
+                cx.kernel,
+                site,
+                &Starved::Barrier { bar, on, cta: cx.cta() },
+                "%wait_dt",
+                n,
+                grace,
+            ),
         )
     } else {
         (
@@ -210,7 +217,10 @@ pub(crate) fn flag_spin(s: &FlagSpin, cx: &mut InstCtx) -> Vec<String> {
             super::watchdog::trap_path(cx.kernel, site, &starved, "%wait_dt", n, grace),
         )
     } else {
-        (vec![format!("\t@%wait_done bra {tried};")], vec!["\ttrap; // flag wait watchdog: a flag nobody signals".into()])
+        (
+            vec![format!("\t@%wait_done bra {tried};")],
+            vec!["\ttrap; // flag wait watchdog: a flag nobody signals".into()],
+        )
     };
     v.extend(watchdog_check(limit, &spins, &started, under_limit, trap));
     v.push(format!("{tried}:"));

@@ -38,9 +38,7 @@
 
 use super::operand::value;
 use super::wait_loop::WAIT_SPINS_PER_CHECK;
-use crate::ir::{
-    walk_insts, FlagSpin, Inst, Kernel, MbarrierOp, ParamKind, SharedKind, SourceLoc, Value, WaitOn,
-};
+use crate::ir::{walk_insts, FlagSpin, Inst, Kernel, MbarrierOp, ParamKind, SharedKind, SourceLoc, Value, WaitOn};
 
 /// One wait of a kernel the watchdog guards, as its record names it: its site number is its
 /// index in [`Kernel::wait_sites`] (the printer numbers waits in the same order).

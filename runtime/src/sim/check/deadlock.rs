@@ -172,7 +172,8 @@ impl<C: Checker> Engine<'_, C> {
     fn flag_at(&self, a: u64, size: u64) -> Option<String> {
         let params = self.cx.kernel.params().iter().zip(self.cx.params);
         params.filter(|(p, _)| matches!(p.kind, ParamKind::Global { .. })).find_map(|(p, &base)| {
-            (a >= base && crate::sim::engine::memory::same_buffer(a, base)).then(|| flag_name(&p.name, (a - base) / size.max(1)))
+            (a >= base && crate::sim::engine::memory::same_buffer(a, base))
+                .then(|| flag_name(&p.name, (a - base) / size.max(1)))
         })
     }
 
