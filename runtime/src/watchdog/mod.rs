@@ -224,8 +224,7 @@ mod tests {
         let f = r.waits[1].flag.as_ref().expect("site 1 is the flag wait");
         assert_eq!((f.buffer.as_ref().map(|b| b.name.as_str()), f.index, f.expected, f.seen), (Some("flags"), 3, 2, 1));
         assert_eq!(r.waits[0].flag, None);
-        let g: Vec<(&str, Option<(u32, u32)>, u32, u32)> =
-            r.groups.iter().map(|g| (g.barrier.as_str(), g.flag, g.warps, g.ctas)).collect();
+        let g: Vec<_> = r.groups.iter().map(|g| (g.barrier.as_str(), g.flag, g.warps, g.ctas)).collect();
         assert_eq!(g, [("full[0]", None, 1, 1), ("flags[3]", Some((2, 1)), 2, 2)]);
         assert_eq!(r.root_barriers(), ["flags[3]"]);
         let text = r.to_string();
