@@ -450,6 +450,8 @@ fn a_never_signalled_flag_traps_naming_the_flag_wait() {
         "likely root (*): the waits on `flags[2]`: a flag that is never signalled".into(),
         "the wait watchdog trapped it".into(),
         "(flag buffer at 0x".into(),
+        // The replay hint's shape is the launch's: the simulator, given it, names the same flag.
+        "`LaunchConfig { grid: [2, 1, 1], block: [64, 1, 1], ".into(),
         "The CUDA context is poisoned".into(),
     ] {
         assert!(err.contains(&want), "expected {want:?} in:\n{err}");

@@ -234,6 +234,8 @@ mod tests {
             "(wait site 1): thread (32,0,0) of CTA (1,0,0) on SM 7 (and 31 more lanes of its warp) gave up after 0.30 s (flag buffer at 0x7f00001000)",
             "likely root (*): the waits on `flags[3]`: a flag that is never signalled",
             "  - on `full[0]` for the phase of parity 0 never saw it complete",
+            "replay the same launch with `Device::sim(SimConfig::default())` and `LaunchConfig { grid: [2, 1, 1], block: [128, 1, 1], dynamic_shared_bytes: 1024, .. }`",
+            "`phaser check --only flagged --exact`",
         ] {
             assert!(text.contains(want), "expected {want:?} in:\n{text}");
         }
