@@ -255,6 +255,20 @@ fn a_wait_on_a_peer_that_never_signals_is_reported_at_the_wait() {
     }
 }
 
+/// The DSL's `T.flag.wait` is a site of the GPU watchdog's table at its own line, its flag's
+/// buffer named as the simulator's report names it (`flags[0]`, above).
+#[test]
+fn a_dsl_flag_wait_is_a_watchdog_site_at_its_line() {
+    let k = wait_for_peer::kernel().unwrap();
+    let sites = k.wait_sites();
+    assert_eq!(sites.len(), 1, "{sites:?}");
+    assert_eq!(sites[0].loc.map(|l| l.line), Some(SRC.line_of("D-WAIT")), "{sites:?}");
+    assert!(
+        matches!(&sites[0].kind, phaser::codegen::emit::WaitKind::Flag { buffer: Some(b) } if b.name == "flags"),
+        "{sites:?}"
+    );
+}
+
 #[test]
 fn within_a_cluster_a_cluster_scope_flag_orders_the_tile_and_a_cta_scope_one_does_not() {
     for s in STRATEGIES {
