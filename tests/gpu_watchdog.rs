@@ -7,7 +7,8 @@
 //! `PHASER_WATCHDOG_CASE=<case>` and `--exact <test>`, and checks what the child printed.
 
 use phaser::codegen::builder::KernelBuilder;
-use phaser::codegen::ir::{Dim, Value};
+use phaser::codegen::emit::WaitKind;
+use phaser::codegen::ir::{Dim, MemScope, Value};
 use phaser::runtime::report::Category;
 use phaser::runtime::sim::SimConfig;
 use phaser::runtime::{RuntimeError, Watchdog};
@@ -65,7 +66,7 @@ fn assert_names(err: &str, line: u32, barrier: &str, parity: u32, phase: u32, th
         at.as_str(),
         &wait,
         &who,
-        "the mbarrier wait watchdog trapped it",
+        "the wait watchdog trapped it",
         "The CUDA context is poisoned",
         "restart the process",
     ] {
@@ -377,6 +378,88 @@ fn the_simulator_names_each_broken_kernels_root() {
     assert!(sim_roots(&k, LaunchConfig::linear(2, 96), true).contains(&"empty[0]".to_string()));
 }
 
+/// Two CTAs wait on `flags[2]` for 1 and nobody signals it: a flag wait that would spin
+/// forever. Returns the wait's line.
+fn never_signalled_flag() -> (Kernel, u32) {
+    let mut k = KernelBuilder::new("never_signalled_flag", Target::Sm90a);
+    let flags = k.param_global("flags", Type::U32, true);
+    let line = line!() + 1;
+    k.flag_wait(flags, Value::u32(2), Value::u32(1), MemScope::Gpu);
+    (k.finish().unwrap(), line)
+}
+
+/// Two CTAs of two warps.
+fn flag_cfg() -> LaunchConfig {
+    LaunchConfig::linear(2, 64)
+}
+
+/// The simulator's infinite-loop finding for the never-signalled flag, at the wait's line.
+fn sim_flag_finding(k: &Kernel, line: u32) -> String {
+    let dev = Device::sim(SimConfig::default());
+    let flags = dev.upload(&[0u32; 4]).unwrap();
+    let err = dev.launch(k, flag_cfg(), &[phaser::Arg::buffer(&flags)]).expect_err("the flag is never signalled");
+    let findings = err.findings().unwrap_or_else(|| panic!("not a simulation report: {err}"));
+    let f = findings
+        .iter()
+        .find(|f| f.category == Category::InfiniteLoop && f.loc.is_some_and(|l| l.line == line))
+        .unwrap_or_else(|| panic!("no infinite loop at line {line}: {err}"));
+    f.message.clone()
+}
+
+/// How both reports name the flag (`ir::flag_name`, in backticks).
+fn flag_named() -> String {
+    format!("the flag `{}`", phaser::codegen::ir::flag_name("flags", 2))
+}
+
+/// Host-only: the flag wait is a site of the record's table, and the simulator names the flag
+/// as the GPU's record will.
+#[test]
+fn a_never_signalled_flag_is_a_site_and_the_simulator_names_it() {
+    let (k, line) = never_signalled_flag();
+    let sites = k.wait_sites();
+    assert_eq!(sites.len(), 1);
+    assert_eq!((sites[0].loc.unwrap().file, sites[0].loc.unwrap().line), (file!(), line));
+    assert!(matches!(&sites[0].kind, WaitKind::Flag { buffer: Some(b) } if b.name == "flags"), "{sites:?}");
+    let msg = sim_flag_finding(&k, line);
+    assert!(msg.contains(&format!("spins forever on {}, at buffer #0 byte 8 (of 16)", flag_named())), "{msg}");
+}
+
+/// On the GPU the same wait traps within the watchdog's time instead of hanging, and the
+/// error names the flag wait's line, its buffer and element, the value waited for and read,
+/// every starved warp (2 per CTA), and the flag as the root: the simulator's flag.
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn a_never_signalled_flag_traps_naming_the_flag_wait() {
+    let (k, line) = never_signalled_flag();
+    let test = "a_never_signalled_flag_traps_naming_the_flag_wait";
+    let Some(err) = child_or_parent("never_signalled_flag", test, || {
+        let dev = gpu();
+        let flags = dev.upload(&[0u32; 4]).unwrap();
+        let t = Instant::now();
+        let err = fault(&k, flag_cfg().with_watchdog(Watchdog::after(TIMEOUT)), &[phaser::Arg::buffer(&flags)]);
+        // The limit, two grace periods at most (the default hint's), and the trap's own time.
+        assert!(t.elapsed() < Duration::from_secs(10), "took {:?}", t.elapsed());
+        err
+    }) else {
+        return;
+    };
+    let named = flag_named();
+    for want in [
+        format!("at {}:{line}:", file!()),
+        format!("on {named} (`flag.wait` for 1) never saw it reached: the last try read 0; 128 threads in 4 warps of 2 CTAs"),
+        "likely root (*): the waits on `flags[2]`: a flag that is never signalled".into(),
+        "the wait watchdog trapped it".into(),
+        "(flag buffer at 0x".into(),
+        // The replay hint's shape is the launch's: the simulator, given it, names the same flag.
+        "`LaunchConfig { grid: [2, 1, 1], block: [64, 1, 1], ".into(),
+        "The CUDA context is poisoned".into(),
+    ] {
+        assert!(err.contains(&want), "expected {want:?} in:\n{err}");
+    }
+    assert_eq!(gpu_root(&err), ["flags[2]"]);
+    assert!(sim_flag_finding(&k, line).contains(&named));
+}
+
 /// The site tables the records are decoded against: each broken kernel's wait is where
 /// its builder says (host-only, runs without a GPU).
 #[test]
@@ -386,7 +469,7 @@ fn site_tables_hold_the_waits_lines() {
         assert_eq!(sites.len(), 1, "{}", k.name());
         let loc = sites[0].loc.expect("a Rust location");
         assert_eq!((loc.file, loc.line), (file!(), line), "{}", k.name());
-        assert_eq!(sites[0].parity.as_deref(), Some("0"));
+        assert_eq!(sites[0].kind, WaitKind::Barrier { parity: Some("0".into()) });
     }
 }
 

@@ -247,9 +247,26 @@ fn a_wait_on_a_peer_that_never_signals_is_reported_at_the_wait() {
         let (rep, _) = run(s, &wait_for_peer::kernel().unwrap(), Some(1));
         let f = SRC.finding_at(&rep, Category::InfiniteLoop, "D-WAIT");
         assert_eq!(f.cta, [0, 0, 0], "{f}");
-        assert!(f.message.contains("the flag at buffer #1 byte 0 (of 8)"), "names the flag's buffer: {f}");
+        assert!(
+            f.message.contains("spins forever on the flag `flags[0]`, at buffer #1 byte 0 (of 8)"),
+            "names the flag: {f}"
+        );
         assert!(f.message.contains("nobody can signal it"), "{f}");
     }
+}
+
+/// The DSL's `T.flag.wait` is a site of the GPU watchdog's table at its own line, its flag's
+/// buffer named as the simulator's report names it (`flags[0]`, above).
+#[test]
+fn a_dsl_flag_wait_is_a_watchdog_site_at_its_line() {
+    let k = wait_for_peer::kernel().unwrap();
+    let sites = k.wait_sites();
+    assert_eq!(sites.len(), 1, "{sites:?}");
+    assert_eq!(sites[0].loc.map(|l| l.line), Some(SRC.line_of("D-WAIT")), "{sites:?}");
+    assert!(
+        matches!(&sites[0].kind, phaser::codegen::emit::WaitKind::Flag { buffer: Some(b) } if b.name == "flags"),
+        "{sites:?}"
+    );
 }
 
 #[test]

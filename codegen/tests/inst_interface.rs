@@ -99,7 +99,7 @@ fn the_printed_registers_are_the_uses_and_defs() {
     for family in ["Arith", "Memory", "Mbarrier", "Sync", "Tma", "Tcgen05", "Wgmma", "Fragment", "Warp"] {
         assert!(seen.iter().any(|v| v.starts_with(&format!("{family}::"))), "no {family} op: {seen:?}");
     }
-    for v in ["ReadSpecial", "Printf", "Asm", "Probe"] {
+    for v in ["ReadSpecial", "Printf", "Asm", "Probe", "FlagSpin::Start", "FlagSpin::Try"] {
         assert!(seen.contains(v), "no {v}: {seen:?}");
     }
 }

@@ -172,9 +172,9 @@ impl RuntimeError {
 /// What a fault says: the watchdog's record when there is one, and that the context is gone.
 fn fault_text(kernel: &str, message: &str, record: Option<&WatchdogReport>) -> String {
     let what = match record {
-        Some(r) => format!("kernel `{kernel}` deadlocked: the mbarrier wait watchdog trapped it ({message}): {r}"),
+        Some(r) => format!("kernel `{kernel}` deadlocked: the wait watchdog trapped it ({message}): {r}"),
         None => format!(
-            "kernel `{kernel}` faulted on the device ({message}); if it waits on mbarriers, a watchdog timeout \
+            "kernel `{kernel}` faulted on the device ({message}); if it waits on mbarriers or flags, a watchdog timeout \
              (likely deadlock) traps the kernel: run it in the simulator for a diagnosis"
         ),
     };

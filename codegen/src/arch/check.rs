@@ -360,7 +360,7 @@ pub fn value_problems(inst: &Inst) -> Vec<String> {
             out.extend(crate::emit::escape::printer_name_problems(&a.template));
         }
         // Registers and immediates of any value are valid operands of these.
-        Inst::Arith(_) | Inst::ReadSpecial { .. } | Inst::Probe { .. } => {}
+        Inst::Arith(_) | Inst::ReadSpecial { .. } | Inst::Probe { .. } | Inst::FlagSpin(_) => {}
     }
     out
 }

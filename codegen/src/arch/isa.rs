@@ -120,6 +120,9 @@ pub fn requirement(inst: &Inst) -> Requirement {
         },
         // A probe prints a comment only.
         Inst::Probe { .. } => base,
+        // The watchdog's counting and clock (`mov`, `add`, `%globaltimer`: PTX 3.1, sm_30); the
+        // trap path's `match.any.sync` (sm_70) and `nanosleep` (sm_70) are under every target's floor.
+        Inst::FlagSpin(_) => base,
         Inst::ReadSpecial { sreg, .. } => {
             if sreg.needs_cluster() {
                 Requirement::new("cluster special registers", 7, 8, 90)

@@ -30,19 +30,36 @@ impl KernelBuilder {
     }
 
     /// Spin until `flag[idx] >= expected` with `ld.acquire.scope.global.u32` (unsigned): the
-    /// writes the signalling thread published are visible after it.
+    /// writes the signalling thread published are visible after it. The wait watchdog guards
+    /// the loop as it guards mbarrier waits.
     #[track_caller]
     pub fn flag_wait(&mut self, flag: GlobalPtr, idx: Value, expected: Value, scope: MemScope) {
         if !self.check_flag(flag, "`flag.wait`") {
             return;
         }
+        // Every op of the loop, the watchdog's marks included, at the caller's line (the line
+        // the watchdog's report names).
+        self.at_caller(|k| k.flag_wait_loop(flag, idx, expected, scope));
+    }
+
+    fn flag_wait_loop(&mut self, flag: GlobalPtr, idx: Value, expected: Value, scope: MemScope) {
         let expected = if expected.ty() == Type::U32 { expected } else { self.cvt(expected, Type::U32) };
+        let index = if idx.ty() == Type::U32 { idx } else { self.cvt(idx, Type::U32) };
+        // The wait watchdog's counters (`ir::FlagSpin`): a flag nobody signals traps with the
+        // flag named instead of hanging the GPU.
+        let (spins, started) = (self.new_reg(Type::U32), self.new_reg(Type::U64));
+        self.push(Inst::FlagSpin(FlagSpin::Start { spins, started }));
+        let seen = std::cell::Cell::new(None);
         self.while_(
             |k| {
-                let seen = k.ld_global_ordered(flag, idx, MemOrder { sem: AtomSem::Acquire, scope });
-                k.lt(seen, expected)
+                let v = k.ld_global_ordered(flag, idx, MemOrder { sem: AtomSem::Acquire, scope });
+                seen.set(Some(v));
+                k.lt(v, expected)
             },
-            |_| {},
+            |k| {
+                let seen = seen.get().expect("the condition is built before the body");
+                k.push(Inst::FlagSpin(FlagSpin::Try { base: flag.addr, index, expected, seen, spins, started }));
+            },
         );
     }
 }

@@ -55,6 +55,7 @@ pub fn lines(inst: &Inst, cx: &mut InstCtx) -> Vec<String> {
             let tag = super::names::comment_text(tag);
             vec![format!("// probe {tag}: {}", values.iter().map(value).collect::<Vec<_>>().join(", "))]
         }
+        Inst::FlagSpin(s) => super::wait_loop::flag_spin(s, cx),
     }
 }
 

@@ -31,4 +31,4 @@ pub use printer::{emit_kernel, emit_module, EmitOptions, DEFAULT_WAIT_SUSPEND_HI
 #[cfg(any(test, feature = "test-support"))]
 pub use printer::emit_module_unchecked;
 pub use wait_loop::{WaitLoop, WAIT_SPINS_PER_CHECK};
-pub use watchdog::WaitSite;
+pub use watchdog::{FlagBuffer, WaitKind, WaitSite};

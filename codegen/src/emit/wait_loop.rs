@@ -17,8 +17,9 @@
 //! [`WAIT_SPINS_PER_CHECK`] failed tries, never on a wait that succeeds at its first try.
 
 use super::inst::InstCtx;
-use super::operand::value;
-use crate::ir::{MbarrierOp, Ordering, Value, WaitOn};
+use super::operand::{reg, value};
+use super::watchdog::Starved;
+use crate::ir::{FlagSpin, MbarrierOp, Ordering, Value, WaitOn};
 
 /// Failed `try_wait`s of a blocking wait between two reads of `%globaltimer` (the watchdog's
 /// clock). Each try may sleep up to the suspend-time hint, so a deadlock is noticed within
@@ -104,7 +105,14 @@ pub(crate) fn wait(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
         let grace = super::watchdog::grace_ns(cx.wait_suspend_hint_ns);
         (
             super::watchdog::alarm_check(n, &format!("$L_wait_{n}")),
-            super::watchdog::trap_path(cx.kernel, site, bar, on, "%wait_dt", n, cx.cta(), grace),
+            super::watchdog::trap_path(
+                cx.kernel,
+                site,
+                &Starved::Barrier { bar, on, cta: cx.cta() },
+                "%wait_dt",
+                n,
+                grace,
+            ),
         )
     } else {
         (
@@ -112,7 +120,7 @@ pub(crate) fn wait(op: &MbarrierOp, cx: &mut InstCtx) -> Vec<String> {
             vec!["\ttrap; // mbarrier wait watchdog: likely deadlock".into()],
         )
     };
-    v.extend(watchdog_check(limit, under_limit, trap));
+    v.extend(watchdog_check(limit, "%wait_spins", "%wait_t0", under_limit, trap));
     v.push(format!("$L_waited_{n}:"));
     v.push("}".into());
     v
@@ -136,13 +144,13 @@ fn count_failure(n: u32) -> Vec<String> {
 /// path is this one block: `under_limit` decides, with `%wait_done` set while under the
 /// limit, whether to retry (with the record: unless another wait starved,
 /// `watchdog::alarm_check`); `trap` is what runs otherwise (the record's entry, then `trap`).
-fn watchdog_check(limit: u64, under_limit: Vec<String>, trap: Vec<String>) -> Vec<String> {
+fn watchdog_check(limit: u64, spins: &str, t0: &str, under_limit: Vec<String>, trap: Vec<String>) -> Vec<String> {
     let mut v: Vec<String> = vec![
         "\t// watchdog: a wait that outlasts the limit is a deadlock; trap (a kernel fault) instead of hanging".into(),
         "\tmov.u64 %wait_dt, %globaltimer;".into(),
-        format!("\tsetp.eq.u32 %wait_done, %wait_spins, {WAIT_SPINS_PER_CHECK};"),
-        "\t@%wait_done mov.u64 %wait_t0, %wait_dt;".into(),
-        "\tsub.u64 %wait_dt, %wait_dt, %wait_t0;".into(),
+        format!("\tsetp.eq.u32 %wait_done, {spins}, {WAIT_SPINS_PER_CHECK};"),
+        format!("\t@%wait_done mov.u64 {t0}, %wait_dt;"),
+        format!("\tsub.u64 %wait_dt, %wait_dt, {t0};"),
         format!("\tsetp.lt.u64 %wait_done, %wait_dt, {limit};"),
     ];
     v.extend(under_limit);
@@ -168,4 +176,54 @@ impl TryWait {
             value(&self.bar)
         )
     }
+}
+
+/// A flag wait's watchdog marks (`ir::FlagSpin`): nothing without a watchdog; with one,
+/// `Start` zeroes the counters and each `Try` (a failed try of the builder's loop) counts and,
+/// every [`WAIT_SPINS_PER_CHECK`] tries, consults the watchdog exactly as a barrier wait does
+/// (the same limit, alarm and record; the entry names the flag).
+pub(crate) fn flag_spin(s: &FlagSpin, cx: &mut InstCtx) -> Vec<String> {
+    let Some(limit) = cx.wait_timeout_ns else { return Vec::new() };
+    let (base, index, expected, seen, spins, started) = match s {
+        FlagSpin::Start { spins, started } => {
+            return vec![format!("mov.u32 {}, 0;", reg(*spins)), format!("mov.u64 {}, 0;", reg(*started))];
+        }
+        FlagSpin::Try { base, index, expected, seen, spins, started } => {
+            (base, index, expected, seen, reg(*spins), reg(*started))
+        }
+    };
+    *cx.labels += 1;
+    let n = *cx.labels;
+    // A site of `Kernel::wait_sites` like a barrier wait, numbered in the same program order.
+    let site = *cx.wait_sites;
+    *cx.wait_sites += 1;
+    let tried = format!("$L_flag_tried_{n}");
+    let mut v = vec![
+        "{".into(),
+        "\t.reg .pred %wait_done;".into(),
+        "\t.reg .b32 %wait_rem;".into(),
+        "\t.reg .b64 %wait_dt;".into(),
+        format!("\tadd.u32 {spins}, {spins}, 1;"),
+        format!("\tand.b32 %wait_rem, {spins}, {};", WAIT_SPINS_PER_CHECK - 1),
+        "\tsetp.ne.u32 %wait_done, %wait_rem, 0;".into(),
+        format!("\t@%wait_done bra {tried};"),
+    ];
+    let (under_limit, trap) = if cx.watchdog_record {
+        // The finalizer may be this wait: its grace lets the kernel's hinted barrier waits reach a check.
+        let grace = super::watchdog::grace_ns(cx.wait_suspend_hint_ns);
+        let starved = Starved::Flag { base, index, expected, seen };
+        (
+            super::watchdog::alarm_check(n, &tried),
+            super::watchdog::trap_path(cx.kernel, site, &starved, "%wait_dt", n, grace),
+        )
+    } else {
+        (
+            vec![format!("\t@%wait_done bra {tried};")],
+            vec!["\ttrap; // flag wait watchdog: a flag nobody signals".into()],
+        )
+    };
+    v.extend(watchdog_check(limit, &spins, &started, under_limit, trap));
+    v.push(format!("{tried}:"));
+    v.push("}".into());
+    v
 }

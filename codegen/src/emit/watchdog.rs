@@ -15,8 +15,12 @@
 //!   read device memory after the fault, so the counter reaches the record through the first
 //!   waiter (below). Slots past [`ENTRY_CAPACITY`] are counted, not written.
 //! - **One entry per warp and wait.** The lanes of a warp at the same wait on the same barrier
-//!   and parity (`match.any.sync`) write one entry, by their lowest lane, with their count: a
-//!   deadlocked GEMM has tens of thousands of starved threads but about a thousand warps.
+//!   and parity, or the same flag and value (`match.any.sync`), write one entry, by their
+//!   lowest lane, with their count: a deadlocked GEMM has tens of thousands of starved threads
+//!   but about a thousand warps.
+//! - **Two kinds of wait.** A blocking mbarrier wait and a flag wait's spin loop
+//!   (`T.flag.wait`, `ir::FlagSpin`) are both sites; the site says which fields of the entry
+//!   apply (the barrier's, or the flag's).
 //! - **Entries are self-validating.** Each entry's fields are stored, `membar.sys` makes them
 //!   visible to the host, then its marker ([`ENTRY_MAGIC`]); an entry without its marker was
 //!   cut off by the trap.
@@ -34,34 +38,69 @@
 
 use super::operand::value;
 use super::wait_loop::WAIT_SPINS_PER_CHECK;
-use crate::ir::{walk_insts, Inst, Kernel, MbarrierOp, SharedKind, SourceLoc, Value, WaitOn};
+use crate::ir::{walk_insts, FlagSpin, Inst, Kernel, MbarrierOp, ParamKind, SharedKind, SourceLoc, Value, WaitOn};
 
-/// One blocking mbarrier wait of a kernel, as the watchdog's record names it: its site
-/// number is its index in [`Kernel::wait_sites`] (the printer numbers waits in the same order).
+/// One wait of a kernel the watchdog guards, as its record names it: its site number is its
+/// index in [`Kernel::wait_sites`] (the printer numbers waits in the same order).
 #[derive(Clone, Debug, PartialEq)]
 pub struct WaitSite {
     /// The Rust line of the wait.
     pub loc: Option<SourceLoc>,
-    /// The parity operand as printed (`0`, `1` or a register such as `%r12`); `None` for a
-    /// wait on a state token.
-    pub parity: Option<String>,
+    pub kind: WaitKind,
+}
+
+/// What a site waits on.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WaitKind {
+    /// A blocking mbarrier wait; the parity operand as printed (`0`, `1` or a register such as
+    /// `%r12`), `None` for a wait on a state token.
+    Barrier { parity: Option<String> },
+    /// A flag wait's loop; the flag's buffer when it is a buffer parameter (not a pointer
+    /// computed from one).
+    Flag { buffer: Option<FlagBuffer> },
+}
+
+/// The buffer parameter holding a flag.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlagBuffer {
+    pub name: String,
 }
 
 impl Kernel {
-    /// Every blocking wait (`MbarrierOp::Wait`) in printing order: the watchdog's site table.
+    /// Every wait the watchdog guards (`MbarrierOp::Wait`, `FlagSpin::Try`) in printing
+    /// order: the watchdog's site table.
     pub fn wait_sites(&self) -> Vec<WaitSite> {
         let mut sites = Vec::new();
-        walk_insts(self.body(), &mut |inst, loc| {
-            if let Inst::Mbarrier(MbarrierOp::Wait { on, .. }) = inst {
+        walk_insts(self.body(), &mut |inst, loc| match inst {
+            Inst::Mbarrier(MbarrierOp::Wait { on, .. }) => {
                 let parity = match on {
                     WaitOn::Parity(p) => Some(value(p)),
                     WaitOn::State(_) => None,
                 };
-                sites.push(WaitSite { loc, parity });
+                sites.push(WaitSite { loc, kind: WaitKind::Barrier { parity } });
             }
+            Inst::FlagSpin(FlagSpin::Try { base, .. }) => {
+                sites.push(WaitSite { loc, kind: WaitKind::Flag { buffer: self.flag_buffer(base) } })
+            }
+            _ => {}
         });
         sites
     }
+
+    /// The buffer parameter whose register `base` is.
+    fn flag_buffer(&self, base: &Value) -> Option<FlagBuffer> {
+        let mut buffers = self.params().iter().filter(|p| matches!(p.kind, ParamKind::Global { .. }));
+        buffers.find(|p| *base == Value::Reg(p.reg)).map(|p| FlagBuffer { name: p.name.clone() })
+    }
+}
+
+/// The wait whose trap path is printed, with its operands.
+pub enum Starved<'a> {
+    /// A blocking mbarrier wait; `cta` spells `.shared::cta`.
+    Barrier { bar: &'a Value, on: &'a WaitOn, cta: &'a str },
+    /// A flag wait's failed try: the flag buffer's address, the flag's element index, the value
+    /// waited for, the value read.
+    Flag { base: &'a Value, index: &'a Value, expected: &'a Value, seen: &'a Value },
 }
 
 /// `.u64` module global: the device address of the record buffer (0: no record).
@@ -77,13 +116,13 @@ pub const ENTRY_MAGIC: u32 = 0x5048_5745; // "PHWE"
 /// Words of the header, before the table.
 pub const HEADER_WORDS: usize = 16;
 /// Words of one table entry.
-pub const ENTRY_WORDS: usize = 20;
+pub const ENTRY_WORDS: usize = 23;
 /// Entries the table holds; starved waits past it are counted in the header, not written.
 pub const ENTRY_CAPACITY: usize = 512;
 /// Size of the record in 32-bit words.
 pub const RECORD_WORDS: usize = HEADER_WORDS + ENTRY_CAPACITY * ENTRY_WORDS;
 /// Written where a field does not apply (no barrier array holds the address; a wait on a
-/// state token has no parity).
+/// state token has no parity; a flag wait has no barrier).
 pub const NONE: u32 = u32::MAX;
 /// The finalizer's grace period never drops below this (no suspend hint: the check interval
 /// is short, but the other SMs' waiters still need to reach their checks).
@@ -143,8 +182,16 @@ pub mod entry {
     pub const CTA: usize = 12;
     /// `%tid.x/y/z` of the recording (lowest) lane.
     pub const THREAD: usize = 15;
-    /// The barrier's 64-bit word as `ld.shared` reads it (opaque; low word first).
+    /// The barrier's 64-bit word as `ld.shared` reads it (opaque; low word first); a flag
+    /// wait's: the flag buffer's device address.
     pub const RAW: usize = 18;
+    /// A flag wait's: the flag's element index in its buffer (barrier waits leave the three
+    /// flag words unwritten, flag waits the barrier's words from `ALLOC` to `BAR_ADDR` `NONE`).
+    pub const FLAG_INDEX: usize = 20;
+    /// A flag wait's: the value waited for (the wait passes once the flag reaches it).
+    pub const FLAG_EXPECTED: usize = 21;
+    /// A flag wait's: the value its last try read.
+    pub const FLAG_SEEN: usize = 22;
 }
 
 /// The words the host zeroes before a launch: the header and each entry's marker (an entry
@@ -193,32 +240,23 @@ pub fn alarm_check(label: u32, retry: &str) -> Vec<String> {
 }
 
 /// The lines that replace a bare `trap` in wait `site`'s timeout branch: take a slot, write
-/// the entry, then trap (the finalizer) or sleep until the trap (the others). `bar` and `on`
-/// are the wait's operands; `elapsed` names the register holding the nanoseconds waited;
-/// `label` is unique in the kernel. `cta` spells `.shared::cta`; `grace` is [`grace_ns`].
-#[allow(clippy::too_many_arguments)]
-pub fn trap_path(
-    k: &Kernel,
-    site: u32,
-    bar: &Value,
-    on: &WaitOn,
-    elapsed: &str,
-    label: u32,
-    cta: &str,
-    grace: u64,
-) -> Vec<String> {
+/// the entry, then trap (the finalizer) or sleep until the trap (the others). `starved` is the
+/// wait with its operands; `elapsed` names the register holding the nanoseconds waited;
+/// `label` is unique in the kernel; `grace` is [`grace_ns`].
+pub fn trap_path(k: &Kernel, site: u32, starved: &Starved, elapsed: &str, label: u32, grace: u64) -> Vec<String> {
     let trap = format!("$L_wd_trap_{label}");
     let sleep = format!("$L_wd_sleep_{label}");
-    let nap = format!("$L_wd_nap_{label}");
     let written = format!("$L_wd_written_{label}");
-    let settle = format!("$L_wd_grace_{label}");
     let tag = kernel_tag(k.name());
     let at_entry = |w: usize| (HEADER_WORDS + w) * 4;
     let st = |w: usize, v: &str| format!("\tst.volatile.global.u32 [%wd_ent+{}], {v};", at_entry(w));
     let sth = |w: usize, v: &str| format!("\tst.volatile.global.u32 [%wd_rec+{}], {v};", w * 4);
-    let parity = match on {
-        WaitOn::Parity(p) => value(p),
-        WaitOn::State(_) => NONE.to_string(),
+    // The key the lanes of a warp at this wait match on: the barrier and parity, or the flag
+    // and the value waited for.
+    let key = match starved {
+        Starved::Barrier { bar, on: WaitOn::Parity(p), .. } => [value(bar), value(p)],
+        Starved::Barrier { bar, on: WaitOn::State(_), .. } => [value(bar), NONE.to_string()],
+        Starved::Flag { index, expected, .. } => [value(index), value(expected)],
     };
     let mut v = vec![
         format!("\t// watchdog: record this starved wait (site {site}) in the table, then trap (emit::watchdog)"),
@@ -228,9 +266,9 @@ pub fn trap_path(
         format!("\tld.volatile.global.u64 %wd_rec, [{RECORD_SYMBOL}];"),
         "\tsetp.eq.u64 %wd_p, %wd_rec, 0;".into(),
         format!("\t@%wd_p bra {trap};"),
-        format!("\tmov.u32 %wd_bar, {};", value(bar)),
-        format!("\tmov.u32 %wd_par, {parity};"),
-        // The lanes of this warp here on the same barrier and parity: the lowest records them.
+        format!("\tmov.u32 %wd_bar, {};", key[0]),
+        format!("\tmov.u32 %wd_par, {};", key[1]),
+        // The lanes of this warp here on the same key: the lowest records them.
         "\tmov.b64 %wd_key, {%wd_bar, %wd_par};".into(),
         "\tactivemask.b32 %wd_mask;".into(),
         "\tmatch.any.sync.b64 %wd_mask, %wd_key, %wd_mask;".into(),
@@ -250,6 +288,42 @@ pub fn trap_path(
         st(entry::ALLOC, "%wd_v"),
         st(entry::INDEX, "%wd_v"),
     ];
+    match starved {
+        Starved::Barrier { cta, .. } => v.extend(barrier_fields(k, st, at_entry, cta)),
+        Starved::Flag { base, seen, .. } => v.extend([
+            st(entry::PARITY, "%wd_v"),
+            st(entry::PHASE_PARITY, "%wd_v"),
+            st(entry::BAR_ADDR, "%wd_v"),
+            st(entry::FLAG_INDEX, "%wd_bar"),
+            st(entry::FLAG_EXPECTED, "%wd_par"),
+            format!("\tmov.u32 %wd_v, {};", value(seen)),
+            st(entry::FLAG_SEEN, "%wd_v"),
+            format!("\tmov.b64 {{%wd_lo, %wd_hi}}, {};", value(base)),
+            st(entry::RAW, "%wd_lo"),
+            st(entry::RAW + 1, "%wd_hi"),
+        ]),
+    }
+    v.extend([
+        "\tmov.u32 %wd_v, %smid;".into(),
+        st(entry::SMID, "%wd_v"),
+        "\tpopc.b32 %wd_v, %wd_mask;".into(),
+        st(entry::LANES, "%wd_v"),
+        format!("\tmov.b64 {{%wd_lo, %wd_hi}}, {elapsed};"),
+        st(entry::ELAPSED_NS, "%wd_lo"),
+        st(entry::ELAPSED_NS + 1, "%wd_hi"),
+    ]);
+    common_tail(k, v, st, sth, label, grace)
+}
+
+/// A barrier wait's fields of the entry: its array and index, parity, current phase, address
+/// and raw word (`%wd_bar`, `%wd_par` hold the barrier's address and the parity).
+fn barrier_fields(
+    k: &Kernel,
+    st: impl Fn(usize, &str) -> String,
+    at_entry: impl Fn(usize) -> usize,
+    cta: &str,
+) -> Vec<String> {
+    let mut v = Vec::new();
     // Which barrier array holds the address: one range check per array whose address the
     // kernel takes (the only ones a wait can name), against the base the entry computed once
     // (a `mov` of the symbol here would make ptxas read the shared window's base again).
@@ -273,18 +347,30 @@ pub fn trap_path(
         "\tselp.u32 %wd_v, 1, 0, %wd_p;".into(),
         st(entry::PHASE_PARITY, "%wd_v"),
         st(entry::BAR_ADDR, "%wd_bar"),
-        "\tmov.u32 %wd_v, %smid;".into(),
-        st(entry::SMID, "%wd_v"),
-        "\tpopc.b32 %wd_v, %wd_mask;".into(),
-        st(entry::LANES, "%wd_v"),
         "\tld.volatile.shared.b64 %wd_raw, [%wd_bar];".into(),
         "\tmov.b64 {%wd_lo, %wd_hi}, %wd_raw;".into(),
         st(entry::RAW, "%wd_lo"),
         st(entry::RAW + 1, "%wd_hi"),
-        format!("\tmov.b64 {{%wd_lo, %wd_hi}}, {elapsed};"),
-        st(entry::ELAPSED_NS, "%wd_lo"),
-        st(entry::ELAPSED_NS + 1, "%wd_hi"),
     ]);
+    v
+}
+
+/// Every wait's rest of the trap path: CTA and thread, the marker, then the finalizer's header
+/// and trap, or the others' sleep until it.
+fn common_tail(
+    k: &Kernel,
+    mut v: Vec<String>,
+    st: impl Fn(usize, &str) -> String,
+    sth: impl Fn(usize, &str) -> String,
+    label: u32,
+    grace: u64,
+) -> Vec<String> {
+    let trap = format!("$L_wd_trap_{label}");
+    let sleep = format!("$L_wd_sleep_{label}");
+    let nap = format!("$L_wd_nap_{label}");
+    let written = format!("$L_wd_written_{label}");
+    let settle = format!("$L_wd_grace_{label}");
+    let tag = kernel_tag(k.name());
     for (i, sreg) in ["%ctaid.x", "%ctaid.y", "%ctaid.z"].into_iter().enumerate() {
         v.push(format!("\tmov.u32 %wd_v, {sreg};"));
         v.push(st(entry::CTA + i, "%wd_v"));
@@ -347,7 +433,7 @@ pub fn trap_path(
         "\tsetp.lt.u64 %wd_p, %wd_raw, %wd_end;".into(),
         format!("\t@%wd_p bra {nap};"),
         format!("{trap}:"),
-        "\ttrap; // mbarrier wait watchdog: likely deadlock".into(),
+        "\ttrap; // wait watchdog: likely deadlock".into(),
     ]);
     v
 }

@@ -6,6 +6,7 @@
 //! An mbarrier's state is not memory here (a wait reads no memory space): it is the
 //! [`SyncEffect::Mbarrier`] the op has.
 
+use super::flag::FlagSpin;
 use super::fragment::FragmentOp;
 use super::inst::Inst;
 use super::mbarrier::MbarrierOp;
@@ -313,6 +314,9 @@ impl Inst {
                 }
             }
             Inst::Probe { .. } => Effects::side(SideEffect::Probe),
+            // Past the watchdog's limit a try traps; the counters are its registers only.
+            Inst::FlagSpin(FlagSpin::Try { .. }) => Effects::side(SideEffect::Trap),
+            Inst::FlagSpin(FlagSpin::Start { .. }) => Effects::default(),
         }
     }
 }

@@ -41,6 +41,8 @@ pub enum Inst {
         tag: &'static str,
         values: Vec<super::value::Value>,
     },
+    /// The wait watchdog's marks on a flag wait's spin loop (`ir/flag.rs`).
+    FlagSpin(super::flag::FlagSpin),
 }
 
 impl From<ArithOp> for Inst {

@@ -2,6 +2,7 @@
 //! messages and docs) and its IR variant (`Mbarrier::Arrive`, stable for tests and tables).
 
 use super::arith::{ArithOp, BinOp, FloatBinOp, MathFn, UnOp};
+use super::flag::FlagSpin;
 use super::fragment::FragmentOp;
 use super::inst::Inst;
 use super::mbarrier::MbarrierOp;
@@ -58,6 +59,8 @@ impl Inst {
             Inst::Printf(_) => ("Printf", "call"),
             Inst::Asm(_) => ("Asm", "asm"),
             Inst::Probe { .. } => ("Probe", "probe"),
+            Inst::FlagSpin(FlagSpin::Start { .. }) => ("FlagSpin::Start", "mov"),
+            Inst::FlagSpin(FlagSpin::Try { .. }) => ("FlagSpin::Try", "add"),
         }
     }
 }

@@ -5,6 +5,7 @@ pub mod derived;
 pub mod dynamic_alloc;
 pub mod effects;
 pub mod escape;
+pub mod flag;
 pub mod fragment;
 pub mod inst;
 pub mod kernel;
@@ -35,6 +36,7 @@ pub use effects::{
     SyncEffect,
 };
 pub use escape::{InlineAsm, Printf};
+pub use flag::{flag_name, FlagSpin};
 pub use fragment::FragmentOp;
 pub use inst::Inst;
 pub use kernel::{Kernel, KernelParts, LaunchBounds, Module, Param, ParamKind, SharedAlloc, SharedKind, Watchdog};

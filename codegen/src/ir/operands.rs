@@ -90,7 +90,8 @@ macro_rules! barrier_operand {
             | Inst::Warp(_)
             | Inst::Printf(_)
             | Inst::Asm(_)
-            | Inst::Probe { .. } => None,
+            | Inst::Probe { .. }
+            | Inst::FlagSpin(_) => None,
         }
     };
 }
@@ -113,6 +114,7 @@ impl Inst {
             Inst::Printf(p) => p.args.iter().for_each(f),
             Inst::Asm(a) => a.inputs.iter().for_each(f),
             Inst::Probe { tag: _, values } => values.iter().for_each(f),
+            Inst::FlagSpin(s) => s.for_each_use(f),
         }
     }
 
@@ -132,6 +134,7 @@ impl Inst {
             Inst::Warp(op) => f(warp_def(op)),
             Inst::Printf(_) | Inst::Probe { .. } => {}
             Inst::Asm(a) => a.outputs.iter().copied().for_each(f),
+            Inst::FlagSpin(s) => s.for_each_def(f),
         }
     }
 

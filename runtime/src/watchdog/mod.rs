@@ -198,6 +198,49 @@ mod tests {
         assert!(!text.contains("LaunchConfig {"), "no shape without the header: {text}");
     }
 
+    /// A flag nobody signals: site 0 is the barrier wait, site 1 the flag wait on `flags[3]`
+    /// for 2 (two warps, one CTA each, read 1), beside a warp starved on the barrier.
+    #[test]
+    fn a_starved_flag_wait_is_named_grouped_and_the_root() {
+        let mut b = KernelBuilder::new("flagged", Target::Sm90a);
+        let flags = b.param_global("flags", Type::U32, true);
+        let bars = b.alloc_barriers("full", 1);
+        let bar = b.barrier_at(bars, Value::u32(0));
+        b.mbarrier_init(bar, Value::u32(1));
+        b.mbarrier_wait(bar, Value::u32(0));
+        let line = line!() + 1;
+        b.flag_wait(flags, Value::u32(3), Value::u32(2), phaser_codegen::ir::MemScope::Gpu);
+        let k = b.finish().unwrap();
+        let mut w = vec![0u32; RECORD_WORDS];
+        put(&mut w, &k, 0, 0, alloc(&k, "full"), 0, 0, 0, 32, 0, 0);
+        for (slot, cta) in [(1, 0), (2, 1)] {
+            put(&mut w, &k, slot, 1, NONE, NONE, NONE, NONE, 32, cta, 32);
+            let e = &mut w[HEADER_WORDS + slot * ENTRY_WORDS..][..ENTRY_WORDS];
+            (e[entry::FLAG_INDEX], e[entry::FLAG_EXPECTED], e[entry::FLAG_SEEN]) = (3, 2, 1);
+            (e[entry::RAW], e[entry::RAW + 1]) = (0x1000, 0x7f);
+        }
+        finish(&mut w, &k, 3);
+        let r = WatchdogReport::decode(&k, &w).expect("a record");
+        let f = r.waits[1].flag.as_ref().expect("site 1 is the flag wait");
+        assert_eq!((f.buffer.as_ref().map(|b| b.name.as_str()), f.index, f.expected, f.seen), (Some("flags"), 3, 2, 1));
+        assert_eq!(r.waits[0].flag, None);
+        let g: Vec<_> = r.groups.iter().map(|g| (g.barrier.as_str(), g.flag, g.warps, g.ctas)).collect();
+        assert_eq!(g, [("full[0]", None, 1, 1), ("flags[3]", Some((2, 1)), 2, 2)]);
+        assert_eq!(r.root_barriers(), ["flags[3]"]);
+        let text = r.to_string();
+        for want in [
+            "  * on the flag `flags[3]` (`flag.wait` for 2) never saw it reached: the last try read 1; 64 threads in 2 warps of 2 CTAs",
+            &format!("      at {}:{line}:", file!()),
+            "(wait site 1): thread (32,0,0) of CTA (1,0,0) on SM 7 (and 31 more lanes of its warp) gave up after 0.30 s (flag buffer at 0x7f00001000)",
+            "likely root (*): the waits on `flags[3]`: a flag that is never signalled",
+            "  - on `full[0]` for the phase of parity 0 never saw it complete",
+            "replay the same launch with `Device::sim(SimConfig::default())` and `LaunchConfig { grid: [2, 1, 1], block: [128, 1, 1], dynamic_shared_bytes: 1024, .. }`",
+            "`phaser check --only flagged --exact`",
+        ] {
+            assert!(text.contains(want), "expected {want:?} in:\n{text}");
+        }
+    }
+
     #[test]
     fn watchdog_settings_parse_and_print() {
         assert_eq!(Watchdog::parse("off"), Ok(Watchdog::Off));

@@ -21,11 +21,14 @@ pub struct LaunchShape {
 /// The starved waits on one barrier for one parity (across warps, CTAs and wait sites).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WaitGroup {
-    /// `full[2]`, or the barrier's address.
+    /// `full[2]`, the barrier's address, or a flag wait's flag (`flags[3]`).
     pub barrier: String,
     /// The barrier array's name, when the address is in one.
     pub array: Option<String>,
     pub parity: Option<u32>,
+    /// A flag wait's value waited for and the value its first entry's last try read (then
+    /// `barrier` names the flag and the parities do not apply).
+    pub flag: Option<(u32, u32)>,
     /// The barrier's current phase parity (as the group's first entry saw it).
     pub phase_parity: u32,
     /// Whether the awaited phase was still incomplete (false: it completed after the tries).
@@ -123,13 +126,16 @@ fn group(waits: &[StarvedWait]) -> Vec<WaitGroup> {
     let mut ctas: Vec<Vec<[u32; 3]>> = Vec::new();
     for (i, w) in waits.iter().enumerate() {
         let name = w.barrier_name();
-        let g = match groups.iter().position(|g| g.barrier == name && g.parity == w.parity) {
+        let flag = w.flag.as_ref().map(|f| (f.expected, f.seen));
+        let same = |g: &WaitGroup| g.flag.map(|f| f.0) == flag.map(|f| f.0);
+        let g = match groups.iter().position(|g| g.barrier == name && g.parity == w.parity && same(g)) {
             Some(g) => g,
             None => {
                 groups.push(WaitGroup {
                     barrier: name,
                     array: w.barrier.as_ref().map(|b| b.0.clone()),
                     parity: w.parity,
+                    flag,
                     phase_parity: w.phase_parity,
                     still_blocked: false,
                     threads: 0,
@@ -169,16 +175,19 @@ fn triple([x, y, z]: [u32; 3]) -> String {
 impl fmt::Display for StarvedWait {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let at = self.loc.map(|l| format!("at {l} ")).unwrap_or_default();
+        let raw = match &self.flag {
+            Some(_) => format!(" (flag buffer at {:#x})", self.raw),
+            None => format!(" (raw mbarrier word {:#018x})", self.raw),
+        };
         write!(
             f,
-            "{at}(wait site {}): thread {} of CTA {} on SM {}{} gave up after {:.2} s (raw mbarrier word {:#018x})",
+            "{at}(wait site {}): thread {} of CTA {} on SM {}{} gave up after {:.2} s{raw}",
             self.site,
             triple(self.thread),
             triple(self.cta),
             self.smid,
             if self.lanes > 1 { format!(" (and {} more lanes of its warp)", self.lanes - 1) } else { String::new() },
             self.elapsed_ns as f64 / 1e9,
-            self.raw
         )
     }
 }
@@ -209,19 +218,28 @@ impl fmt::Display for WatchdogReport {
         writeln!(f, ":")?;
         for (gi, g) in self.groups.iter().enumerate() {
             let mark = if self.root.as_ref().is_some_and(|r| r.groups.contains(&gi)) { "*" } else { "-" };
-            let what = match g.parity {
-                Some(p) => format!("for the phase of parity {p}"),
-                None => "on a state token".into(),
-            };
-            let state = if g.still_blocked {
-                format!("never saw it complete: the barrier's current phase has parity {}", g.phase_parity)
-            } else {
-                format!("saw it complete only after the last try (current phase parity {})", g.phase_parity)
+            let (on, what, state) = match (g.flag, g.parity) {
+                (Some((expected, seen)), _) => (
+                    format!("the flag `{}`", g.barrier),
+                    format!("(`flag.wait` for {expected})"),
+                    format!("never saw it reached: the last try read {seen}"),
+                ),
+                (None, parity) => (
+                    format!("`{}`", g.barrier),
+                    match parity {
+                        Some(p) => format!("for the phase of parity {p}"),
+                        None => "on a state token".into(),
+                    },
+                    if g.still_blocked {
+                        format!("never saw it complete: the barrier's current phase has parity {}", g.phase_parity)
+                    } else {
+                        format!("saw it complete only after the last try (current phase parity {})", g.phase_parity)
+                    },
+                ),
             };
             writeln!(
                 f,
-                "  {mark} on `{}` {what} {state}; {} in {} of {}",
-                g.barrier,
+                "  {mark} on {on} {what} {state}; {} in {} of {}",
                 plural(g.threads, "thread"),
                 plural(g.warps, "warp"),
                 plural(g.ctas, "CTA")

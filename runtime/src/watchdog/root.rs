@@ -73,6 +73,16 @@ pub(crate) fn data_barrier_arrays(k: &Kernel) -> BTreeSet<String> {
 /// The likely root among `groups` (still-blocked groups only), given the data barriers.
 pub(crate) fn likely_root(groups: &[WaitGroup], data: &BTreeSet<String>) -> Option<LikelyRoot> {
     let blocked: Vec<usize> = (0..groups.len()).filter(|&i| groups[i].still_blocked).collect();
+    // A flag nobody signals starves its waiters whatever the barriers do; waits on barriers
+    // behind it are symptoms (the warps that would arrive are the ones spinning).
+    let flags: Vec<usize> = blocked.iter().copied().filter(|&i| groups[i].flag.is_some()).collect();
+    if !flags.is_empty() {
+        return Some(LikelyRoot {
+            why: "a flag that is never signalled (the simulator's infinite-loop report names the same flag):                   a missing or misdirected `flag.signal`, or a signal of an older round's value; any waits on                   barriers are symptoms"
+                .into(),
+            groups: flags,
+        });
+    }
     let mut barriers: Vec<&str> = blocked.iter().map(|&i| groups[i].barrier.as_str()).collect();
     barriers.sort();
     barriers.dedup();

@@ -12,7 +12,7 @@ use crate::sim::engine::cluster::{ranges, Engine};
 use crate::sim::engine::program::Op;
 use crate::sim::engine::warp::{lanes, WaitFor, WaitTarget};
 use crate::sim::sync::barrier::{Actor, TxSite};
-use phaser_codegen::ir::{Access, Inst, MemoryOp, Space};
+use phaser_codegen::ir::{flag_name, Access, Inst, MemoryOp, ParamKind, Space};
 
 /// `N bytes at L (thread 3), M bytes at L2 (bulk copy issued by thread 0)`.
 fn sites(list: &[TxSite], tpc: u32, f: impl Fn(&TxSite) -> u64) -> String {
@@ -152,17 +152,28 @@ impl<C: Checker> Engine<'_, C> {
             };
             let a = self.val(wi, l, addr).wrapping_add(*offset as i64 as u64);
             let v = self.global.load(a, ty.size() as usize)?;
+            let named = self.flag_at(a, ty.size() as u64).map(|n| format!("`{n}`, ")).unwrap_or_default();
             Some((
                 q,
                 format!(
-                    "spins forever on the flag at {} (`ld.{}.{}.global`), which holds {v}: no live thread of any CTA \
-                     stores to it (every other warp finished, waits, or loops without writing it), so nobody can \
-                     signal it: a wait on a peer that never signals (a missing or misdirected `flag.signal`)",
+                    "spins forever on the flag {named}at {} (`ld.{}.{}.global`), which holds {v}: no live thread of \
+                     any CTA stores to it (every other warp finished, waits, or loops without writing it), so nobody \
+                     can signal it: a wait on a peer that never signals (a missing or misdirected `flag.signal`)",
                     self.global.describe(a),
                     o.sem.name(),
                     o.scope.name()
                 ),
             ))
+        })
+    }
+
+    /// The flag at `a` as every report names it (`flags[3]`, `ir::flag_name`, as the GPU
+    /// watchdog's record does): the buffer parameter whose argument holds the address.
+    fn flag_at(&self, a: u64, size: u64) -> Option<String> {
+        let params = self.cx.kernel.params().iter().zip(self.cx.params);
+        params.filter(|(p, _)| matches!(p.kind, ParamKind::Global { .. })).find_map(|(p, &base)| {
+            (a >= base && crate::sim::engine::memory::same_buffer(a, base))
+                .then(|| flag_name(&p.name, (a - base) / size.max(1)))
         })
     }
 

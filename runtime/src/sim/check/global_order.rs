@@ -23,11 +23,19 @@
 //! an earlier epoch's value that a cluster committed before it overwrote in the same epoch).
 //! Clocks are exchanged only through flags, which is what the hardware allows too.
 //!
+//! Several devices (issue 24 §4, the multi-device runtime): a clock component per (device,
+//! CTA) (`grid_index`), `MemScope::includes` told whether two CTAs share a device (`.gpu`
+//! stops at the device, `.sys` does not), one `GlobalOrder` for all devices launched
+//! together, committed for every device's clusters in one fixed order per epoch, and
+//! addresses made canonical (a peer mapping's address as its owner's) before they key cells
+//! and flags; the infinite-loop report's "no live thread stores to it" must then look at
+//! every device's warps.
+//!
 //! Cost: nothing unless the kernel has strong global loads or stores (`ld.acquire`,
 //! `st.release`, `.relaxed` with a scope: [`uses_flags`]); the checker follows atomics and
 //! fences only in such kernels.
 
-use phaser_codegen::ir::{Access, AtomSem, Inst, MemScope, MemoryOp, Space};
+use phaser_codegen::ir::{Access, AtomSem, Inst, MemOrder, MemScope, MemoryOp, Space};
 use phaser_codegen::SourceLoc;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
@@ -481,16 +489,8 @@ impl GlobalOrderView {
 
     /// A global atomic by CTA `rank` (`reads`: it returns the old value). `deferred`: it runs at
     /// the epoch's end (`commit_atomic` applies it then).
-    pub fn atomic(
-        &mut self,
-        rank: usize,
-        addr: u64,
-        sem: AtomSem,
-        scope: MemScope,
-        pc: u32,
-        reads: bool,
-        deferred: bool,
-    ) {
+    pub fn atomic(&mut self, rank: usize, addr: u64, order: MemOrder, pc: u32, reads: bool, deferred: bool) {
+        let MemOrder { sem, scope } = order;
         let (publishes, how) = self.release_part(rank, sem);
         if deferred {
             self.deferred.push_back(DeferredSync { rank, addr, sem, scope, pc, publishes, how, reads });

@@ -27,6 +27,12 @@ pub fn param_addr(i: usize) -> u64 {
     PARAM_BASE + i as u64 * PARAM_SLOT_BYTES
 }
 
+/// Whether `a` and `b` are global addresses in one buffer's address range.
+pub fn same_buffer(a: u64, b: u64) -> bool {
+    let slot = |x: u64| x.checked_sub(GLOBAL_BASE).map(|r| r >> BUFFER_SPACING_BITS);
+    slot(a).is_some() && slot(a) == slot(b)
+}
+
 /// The parameter whose slot starts at `addr` (`None`: no slot starts there).
 pub fn param_index(addr: u64) -> Option<usize> {
     addr.checked_sub(PARAM_BASE).filter(|r| r % PARAM_SLOT_BYTES == 0).map(|r| (r / PARAM_SLOT_BYTES) as usize)

@@ -374,6 +374,9 @@ impl Lowering {
             // `griddepcontrol.wait` runs after the previous launch completed (launches of one
             // device run in order), `launch_dependents` only lets the next one start early.
             Inst::Sync(SyncOp::Nanosleep { .. } | SyncOp::GridDepWait | SyncOp::GridDepLaunchDependents) => return,
+            // The wait watchdog's counters of a flag wait: the simulator has no clock, and its
+            // infinite-loop report names a flag nobody can signal (`check/deadlock.rs`).
+            Inst::FlagSpin(_) => return,
             other => {
                 self.slow.push(other.clone());
                 self.polls.push(std::mem::take(&mut self.next_is_poll));

@@ -390,6 +390,7 @@ impl<C: Checker> Engine<'_, C> {
             | Inst::Printf(_)
             | Inst::Tma(_)
             | Inst::Probe { .. }
+            | Inst::FlagSpin(_)
             | Inst::Asm(_)
             | Inst::Arith(_)
             | Inst::ReadSpecial { .. } => {}

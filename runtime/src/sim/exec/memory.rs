@@ -62,8 +62,9 @@ impl<C: Checker> Engine<'_, C> {
         self.finding(Category::GlobalRace, c.rank, t, None, Some(c.pc), msg);
     }
 
-    /// A global access of CTA `own` at `pc` in the global order, if it is checked.
-    fn order_global(&mut self, own: usize, t: u32, pc: u32, addr: u64, size: u32, write: bool, access: Access) {
+    /// A global access of cluster thread `t` at `pc` in the global order, if it is checked.
+    fn order_global(&mut self, t: u32, pc: u32, addr: u64, size: u32, write: bool, access: Access) {
+        let own = (t / self.exec.threads_per_cta) as usize;
         // The cluster's own checker follows an acquire load and a release store through their
         // location, as it follows atomics (threads of a cluster may order shared memory by them).
         if let (true, Access::Strong(MemOrder { sem, .. })) = (C::ENABLED, access) {
@@ -139,7 +140,7 @@ impl<C: Checker> Engine<'_, C> {
                         return None;
                     }
                     self.watch_global(wi, a, size, true);
-                    self.order_global(own, t, pc, a, size, true, Access::Weak);
+                    self.order_global(t, pc, a, size, true, Access::Weak);
                     Some(Vec::new())
                 }
                 None => match self.global.read(a, size as usize) {
@@ -147,7 +148,7 @@ impl<C: Checker> Engine<'_, C> {
                         if observed {
                             self.watch_global(wi, a, size, false);
                         }
-                        self.order_global(own, t, pc, a, size, false, Access::Weak);
+                        self.order_global(t, pc, a, size, false, Access::Weak);
                         Some(v)
                     }
                     None => {
@@ -196,7 +197,7 @@ impl<C: Checker> Engine<'_, C> {
                                     if self.cx.program.is_observable(*dst) {
                                         self.watch_global(wi, a, size, false);
                                     }
-                                    self.order_global(own, t, pc, a, size, false, *access);
+                                    self.order_global(t, pc, a, size, false, *access);
                                     v
                                 }
                                 None => {
@@ -243,7 +244,7 @@ impl<C: Checker> Engine<'_, C> {
                                 return;
                             }
                             self.watch_global(wi, a, size, true);
-                            self.order_global(own, t, pc, a, size, true, *access);
+                            self.order_global(t, pc, a, size, true, *access);
                         }
                         Space::Shared | Space::SharedCluster => {
                             let a = a & 0xFFFF_FFFF;
@@ -367,7 +368,14 @@ impl<C: Checker> Engine<'_, C> {
                             if let Some(go) = self.global_order.as_mut() {
                                 let sem = order.sem.unwrap_or(AtomSem::Relaxed);
                                 let scope = order.scope.unwrap_or(MemScope::Gpu);
-                                go.atomic(own, a, sem, scope, pc, dst.is_some(), self.global.defer_atomics);
+                                go.atomic(
+                                    own,
+                                    a,
+                                    MemOrder { sem, scope },
+                                    pc,
+                                    dst.is_some(),
+                                    self.global.defer_atomics,
+                                );
                             }
                             if self.global.defer_atomics {
                                 // Other clusters run in this epoch: the atomic runs at its end (the

@@ -65,6 +65,7 @@ impl<C: Checker> Engine<'_, C> {
             }
             // Lowered to fast ops.
             Inst::Arith(_) | Inst::ReadSpecial { .. } => unreachable!("fast op in the slow path"),
+            Inst::FlagSpin(_) => unreachable!("the program lowers a flag wait's watchdog marks to nothing"),
         }
         Ok(())
     }

@@ -209,7 +209,8 @@ impl<C: Checker> Engine<'_, C> {
             | Inst::Wgmma(_)
             | Inst::Printf(_)
             | Inst::Asm(_)
-            | Inst::Probe { .. } => unreachable!("{} is not a warp collective", inst.mnemonic()),
+            | Inst::Probe { .. }
+            | Inst::FlagSpin(_) => unreachable!("{} is not a warp collective", inst.mnemonic()),
         }
     }
 
