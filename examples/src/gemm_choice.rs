@@ -71,7 +71,8 @@ pub fn choice_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
     let mut v = Vec::new();
     for (block_n, wg_m) in [(256, 64), (128, 128), (128, 64), (64, 128)] {
         for cluster_m in [2, 1] {
-            let base = GemmConfig { block_n, wg_m, consumers: 2, stages: 2, cluster_m, b_layout, group_m: 8 };
+            let base =
+                GemmConfig { block_n, wg_m, consumers: 2, stages: 2, cluster_m, b_layout, group_m: 8, split_k: 1 };
             let deepest =
                 (2..=MAX_STAGES).rev().map(|stages| GemmConfig { stages, ..base }).find(|c| c.problem().is_none());
             v.extend(deepest);

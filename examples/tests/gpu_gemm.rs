@@ -25,7 +25,7 @@ fn gemm_matches_cublas_and_the_cpu() {
         let configs =
             [default, GemmConfig { cluster_m: 1, ..default }, GemmConfig { block_n: 128, wg_m: 128, ..default }];
         for cfg in configs {
-            let kernel = gemm_kernel(&cfg).unwrap();
+            let kernel = GemmKernels::Builder(gemm_kernel(&cfg).unwrap());
             for (i, shape) in check_shapes().into_iter().enumerate() {
                 // The largest shapes once per layout (the default configuration).
                 if shape.flops() > 1e11 && cfg != default {
@@ -63,13 +63,16 @@ fn dsl_gemm_matches_cublas_and_the_cpu() {
     let seed = phaser_examples::gallery::fresh_seed();
     eprintln!("seed {seed}");
     let default = gemm::dsl::config(true);
-    let configs = [default, GemmConfig { cluster_m: 1, ..default }, gemm::dsl::config(false)];
+    // Split-K into 2, 3 and 4 slices too (f32 partials, then the reduction launch).
+    let splits = [2, 3, 4].map(|split_k| GemmConfig { split_k, ..gemm::dsl::config(split_k != 3) });
+    let configs = [default, GemmConfig { cluster_m: 1, ..default }, gemm::dsl::config(false)].into_iter().chain(splits);
     let (mut failures, mut checked) = (Vec::new(), 0);
     for cfg in configs {
-        let kernel = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{e}"));
+        let kernel = GemmKernels::new(&cfg, true).unwrap_or_else(|e| panic!("{e}"));
         for (i, shape) in check_shapes().into_iter().enumerate() {
-            // The largest shapes once (the default configuration).
-            if shape.flops() > 1e11 && cfg != default {
+            // The largest shapes once (the default configuration); a split into more slices
+            // than K has blocks is refused (`sim_gemm_dsl.rs` checks the message).
+            if (shape.flops() > 1e11 && cfg != default) || gemm::dsl::shape_problem(&cfg, &shape).is_some() {
                 continue;
             }
             let (vs_blas, vs_cpu) = check_against_cublas(&dev, &blas, &kernel, &cfg, shape, seed + i as u64)
@@ -108,7 +111,7 @@ fn dsl_gemm_is_bit_identical_to_the_builder_gemm() {
     eprintln!("seed {seed}");
     let mut differing = Vec::new();
     for cfg in [gemm::dsl::config(true), gemm::dsl::config(false)] {
-        let kernels = [gemm_kernel(&cfg).unwrap(), gemm::dsl::kernel(&cfg).unwrap()];
+        let kernels = [GemmKernels::new(&cfg, false).unwrap(), GemmKernels::new(&cfg, true).unwrap()];
         for (i, shape) in check_shapes().into_iter().enumerate() {
             let a = random_bf16(shape.m as usize * shape.k as usize, seed + i as u64);
             let b = random_bf16(b_len(&shape), (seed + i as u64) ^ 0x9e37_79b9);
@@ -116,7 +119,7 @@ fn dsl_gemm_is_bit_identical_to_the_builder_gemm() {
             let mut c = Vec::new();
             for k in &kernels {
                 dev.fill(&mut bufs.c, POISON).unwrap();
-                launch(&dev, k, &cfg, &bufs).unwrap_or_else(|e| panic!("{shape} {}: {e}", k.name()));
+                k.run(&dev, &cfg, &mut bufs).unwrap_or_else(|e| panic!("{shape} {}: {e}", k.name()));
                 c.push(dev.download(&bufs.c).unwrap());
             }
             let poisoned = c[1].iter().filter(|x| x.to_bits() == POISON.to_bits()).count();

@@ -10,6 +10,7 @@ use phaser::codegen::Kernel;
 use phaser::runtime::sim::{Category, Finding, SimConfig, Strategy};
 use phaser::runtime::RuntimeError;
 use phaser::Device;
+use phaser_examples::gemm::dsl::DslKernels;
 use phaser_examples::gemm::{self, *};
 use phaser_examples::gemm_bugs;
 
@@ -27,21 +28,27 @@ struct Run {
     result: Result<Vec<Finding>, Vec<Finding>>,
 }
 
+/// The DSL GEMM `kernel` of `cfg` alone (no split-K), at [`SHAPE`].
 fn simulate(kernel: &Kernel, cfg: &GemmConfig, sc: SimConfig) -> Run {
-    simulate_at(kernel, cfg, sc, SHAPE)
+    let kernels = DslKernels { cfg: *cfg, gemm: kernel.clone(), reduce: None };
+    simulate_at(&kernels, sc, SHAPE)
 }
 
-fn simulate_at(kernel: &Kernel, cfg: &GemmConfig, sc: SimConfig, shape: GemmShape) -> Run {
+/// Every launch of `kernels` (with split-K, the GEMM and the reduction), C and the split-K
+/// workspace poisoned first; the findings of all of them.
+fn simulate_at(kernels: &DslKernels, sc: SimConfig, shape: GemmShape) -> Run {
     let seed = sc.seed;
     let dev = Device::sim(sc);
     let a = random_bf16((shape.m * shape.k) as usize, seed);
     let b = random_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
     let mut bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
     dev.fill(&mut bufs.c, POISON).unwrap();
-    let result = match launch(&dev, kernel, cfg, &bufs) {
-        Ok(r) => Ok(r.sim.map(|s| s.findings).unwrap_or_default()),
+    let mut ws = gemm::dsl::workspace(&dev, &kernels.cfg, &shape).unwrap();
+    dev.fill(&mut ws, f32::NAN).unwrap();
+    let result = match gemm::dsl::launch(&dev, kernels, &mut bufs, &mut ws) {
+        Ok(reports) => Ok(reports.into_iter().flat_map(|r| r.sim.map(|s| s.findings).unwrap_or_default()).collect()),
         Err(RuntimeError::Simulation(r)) => Err(r.findings),
-        Err(e) => panic!("{}: {e}", kernel.name()),
+        Err(e) => panic!("{}: {e}", kernels.gemm.name()),
     };
     Run { c: dev.download(&bufs.c).unwrap(), a, b, result }
 }
@@ -92,11 +99,11 @@ fn every_chosen_configuration_matches_the_cpu_reference_at_m1_and_ragged_shapes(
     let candidates = phaser_examples::gemm_choice::choice_candidates(BLayout::KMajor);
     assert!(candidates.iter().any(|c| c.block_n == 64) && candidates.iter().any(|c| c.cluster_m == 2));
     for cfg in candidates {
-        let k = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
+        let k = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
         for (i, shape) in [GemmShape::new(1, 136, 200), GemmShape::new(130, 72, 136)].into_iter().enumerate() {
             let sc = SimConfig::default().with_seed(20 + i as u64).with_strategy(Strategy::Random);
             let t0 = std::time::Instant::now();
-            let run = simulate_at(&k, &cfg, sc, shape);
+            let run = simulate_at(&k, sc, shape);
             let name = format!("{} at {shape}", cfg.kernel_name());
             eprintln!("{name} simulated in {:?}", t0.elapsed());
             let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
@@ -127,8 +134,8 @@ fn early_release_is_reported_at_the_dsl_release_line() {
     assert!(f.message.contains("released") && f.message.contains("wgmma.wait_group"), "{f}");
     // The wgmma whose operand was released is named by its DSL line too (the first K block's
     // or the mainloop's, whichever read the stage).
-    let first = dsl_line("K block 0 overwrites", "T.ptx.wgmma.mma_async(");
-    let mainloop = dsl_line("for _kb in 1..k_blocks", "T.ptx.wgmma.mma_async(");
+    let first = dsl_line("K block 0 of the slice overwrites", "T.ptx.wgmma.mma_async(");
+    let mainloop = dsl_line("for _kb in kb0 + 1..kb1", "T.ptx.wgmma.mma_async(");
     let named = |line: u32| f.message.contains(&format!("gemm_dsl.rs:{line}:"));
     assert!(named(first) || named(mainloop), "{f}");
     eprintln!("{f}");
@@ -150,4 +157,97 @@ fn missing_wait_group_is_reported_at_the_dsl_accumulator_read() {
     assert!(loc.file.ends_with("examples/src/gallery/gemm_dsl.rs") && loc.line == read, "{f}");
     assert!(f.message.contains("wgmma.wait_group"), "{f}");
     eprintln!("{f}");
+}
+
+/// Split-K: K in 2, 3 and 4 slices (each a contiguous range of K blocks, the last with the
+/// remainder), f32 partials stored from the wgmma fragments into `[SPLIT, M, N]`, then the
+/// reduction launch: every element of C matches the CPU reference with no findings, at shapes
+/// uneven in K (K blocks not a multiple of the split, a partial last block) and in M and N
+/// (partial tiles), with a 2-CTA cluster and without.
+#[test]
+fn split_k_matches_the_cpu_reference_at_uneven_shapes_with_no_findings() {
+    // (split, cluster, shape): K = 328 is 6 blocks (the last partial; 3 + 3, 2 + 2 + 2,
+    // 1 + 1 + 1 + 3), K = 200 is 4 blocks (2 + 2, 1 + 1 + 2), K = 456 is 8 (2 x 4).
+    let runs = [
+        (2, true, GemmShape::new(200, 136, 328)),
+        (3, false, GemmShape::new(130, 200, 328)),
+        (4, true, GemmShape::new(72, 264, 328)),
+        (3, true, GemmShape::new(1, 72, 200)),
+        (4, false, GemmShape::new(257, 64, 456)),
+    ];
+    for (i, (split_k, cluster, shape)) in runs.into_iter().enumerate() {
+        let cfg = GemmConfig { split_k, stages: 2, ..gemm::dsl::config(cluster) };
+        let kernels = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
+        assert!(kernels.reduce.is_some(), "split-K has a reduction launch");
+        let sc = SimConfig::default().with_seed(40 + i as u64).with_strategy(Strategy::Random);
+        let t0 = std::time::Instant::now();
+        let run = simulate_at(&kernels, sc, shape);
+        let name = format!("{} at {shape}", cfg.kernel_name());
+        eprintln!("{name} simulated in {:?}", t0.elapsed());
+        let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+        assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+        let (m, n) = (shape.m as usize, shape.n as usize);
+        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+        let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
+        assert_eq!(cmp.compared, m * n);
+        assert!(cmp.passed(), "{name}: {cmp:?}");
+        let big = run.c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
+        assert!(big > m * n / 4, "{name}: {big} of {} elements above 1", m * n);
+    }
+}
+
+/// The slices are summed in slice order, whatever the schedule: two runs of one split-K
+/// GEMM under different schedulers give the same C bit for bit.
+#[test]
+fn split_k_is_deterministic_across_schedules() {
+    let cfg = GemmConfig { split_k: 3, stages: 2, ..gemm::dsl::config(false) };
+    let kernels = gemm::dsl::kernels(&cfg).unwrap();
+    let shape = GemmShape::new(130, 136, 264);
+    let runs: Vec<Run> = [(Strategy::Random, 7), (Strategy::Adversarial, 7)]
+        .into_iter()
+        .map(|(strategy, seed)| simulate_at(&kernels, SimConfig::default().with_seed(seed).with_strategy(strategy), shape))
+        .collect();
+    for r in &runs {
+        assert!(r.result.as_ref().is_ok_and(|f| f.is_empty()), "{:?}", r.result.as_ref().map(|f| describe(f)));
+    }
+    let differ = runs[0].c.iter().zip(&runs[1].c).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
+    assert_eq!(differ, 0, "{differ} elements differ between the schedules");
+    assert!(runs[0].c.iter().all(|x| !x.is_nan()), "every element written");
+}
+
+/// More slices than K blocks, and 0 slices, are refused with both numbers named: on the host
+/// before any launch, and (0) when the kernel is built.
+#[test]
+fn split_k_refuses_more_slices_than_k_blocks_and_zero_slices() {
+    let cfg = GemmConfig { split_k: 4, stages: 2, ..gemm::dsl::config(false) };
+    // K = 136 is 3 blocks of 64.
+    let shape = GemmShape::new(64, 64, 136);
+    let why = gemm::dsl::shape_problem(&cfg, &shape).expect("4 slices of 3 K blocks");
+    assert_eq!(
+        why,
+        "split-K into 4 slices, but K = 136 is 3 block(s) of 64: at most one slice per K block",
+        "the message names the split and the K blocks"
+    );
+    let dev = Device::sim(SimConfig::default());
+    let a = random_bf16((shape.m * shape.k) as usize, 1);
+    let b = random_bf16(b_len(&shape), 2);
+    let mut bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
+    let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape).unwrap();
+    let kernels = gemm::dsl::kernels(&cfg).unwrap();
+    match gemm::dsl::launch(&dev, &kernels, &mut bufs, &mut ws) {
+        Err(RuntimeError::BadLaunch { problem, .. }) => assert_eq!(problem, format!("64x64x136: {why}")),
+        other => panic!("expected a refused launch, got {:?}", other.map(|_| ())),
+    }
+    // 3 slices of the same K are fine.
+    assert_eq!(gemm::dsl::shape_problem(&GemmConfig { split_k: 3, ..cfg }, &shape), None);
+
+    let zero = GemmConfig { split_k: 0, ..cfg };
+    assert_eq!(zero.problem().as_deref(), Some("split_k = 0: at least 1 slice of K (1: no split)"));
+    let e = gemm::dsl::kernel(&zero).expect_err("0 slices is a build error").to_string();
+    assert!(e.contains("split_k = 0: at least 1 slice of K"), "{e}");
+    let e = gemm::dsl::tiles(&zero).kernel().expect_err("the kernel's own refusal").to_string();
+    assert!(e.contains("split-K into 0 slices: at least 1"), "{e}");
+    // The builder GEMM has no split-K.
+    let e = gemm_kernel(&GemmConfig { split_k: 2, ..cfg }).expect_err("no split-K in the builder GEMM").to_string();
+    assert!(e.contains("split_k = 2: the builder GEMM has no split-K"), "{e}");
 }

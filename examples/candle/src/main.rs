@@ -139,6 +139,11 @@ impl CustomOp2 for PhaserGemm {
             let map_c = dev.tensor_map_cuda_mut(&mut c, &[n64, m64], &[gemm_dsl::EPI, gemm_dsl::EPI], sw).map_err(phaser_err)?;
             let kernel = gemm::dsl::kernel(cfg).map_err(|e| candle_core::Error::Msg(e.to_string()))?;
             let launch = gemm::launch_config(cfg, &shape, dev.sm_count().map_err(phaser_err)?);
+            // The kernel's split-K workspace, which it never touches without split-K.
+            if cfg.split_k != 1 {
+                candle_core::bail!("phaser-gemm-dsl: split-K is not wired into this op (split_k = {})", cfg.split_k);
+            }
+            let mut ws = dev.alloc::<f32>(1).map_err(phaser_err)?;
             let args = [
                 Arg::TensorMap(&map_a),
                 Arg::TensorMap(&map_b),
@@ -146,6 +151,7 @@ impl CustomOp2 for PhaserGemm {
                 Arg::scalar(shape.m),
                 Arg::scalar(shape.n),
                 Arg::scalar(shape.k),
+                Arg::buffer_mut(&mut ws),
             ];
             dev.launch(&kernel, launch, &args).map_err(phaser_err)?;
         }

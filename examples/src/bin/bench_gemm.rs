@@ -72,11 +72,8 @@ impl Impl {
             Impl::Dsl => "DSL",
         }
     }
-    fn kernel(self, cfg: &GemmConfig) -> phaser::codegen::Result<phaser::Kernel> {
-        match self {
-            Impl::Builder => gemm_kernel(cfg),
-            Impl::Dsl => gemm::dsl::kernel(cfg),
-        }
+    fn kernels(self, cfg: &GemmConfig) -> phaser::codegen::Result<GemmKernels> {
+        GemmKernels::new(cfg, self == Impl::Dsl)
     }
 }
 
@@ -183,13 +180,13 @@ impl Args {
 
 /// Kernels built once per configuration and implementation (the runtime loads each once).
 struct Kernels {
-    built: HashMap<(GemmConfig, Impl), phaser::Kernel>,
+    built: HashMap<(GemmConfig, Impl), GemmKernels>,
 }
 
 impl Kernels {
-    fn get(&mut self, cfg: &GemmConfig, imp: Impl) -> BenchResult<&phaser::Kernel> {
+    fn get(&mut self, cfg: &GemmConfig, imp: Impl) -> BenchResult<&GemmKernels> {
         if let std::collections::hash_map::Entry::Vacant(slot) = self.built.entry((*cfg, imp)) {
-            slot.insert(imp.kernel(cfg)?);
+            slot.insert(imp.kernels(cfg)?);
         }
         Ok(&self.built[&(*cfg, imp)])
     }
@@ -339,20 +336,44 @@ fn perf_one(
     let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
     let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
     let on = cuda_stream(stream)?;
-    let ks: Vec<&phaser::Kernel> = impls.iter().map(|&imp| &kernels.built[&(*cfg, imp)]).collect();
-    let mut ours: Vec<Box<QueueOne<'_, '_>>> = ks
-        .iter()
-        .map(|&k| {
-            let maps = &maps;
-            Box::new(move || Ok(Some(stream.launch(k, launch, gemm_args(maps, &shape))?))) as Box<QueueOne<'_, '_>>
-        })
-        .collect();
-    let mut theirs = || blas.run(on, &plan, pa, pb, pc).map(|()| None);
-    let mut sides: Vec<&mut QueueOne<'_, '_>> = ours.iter_mut().map(|f| &mut **f as _).collect();
-    sides.push(&mut theirs);
-    let t = timing::interleaved_on(stream, &method(args), per_batch(&shape), &mut sides)?;
-    drop(sides);
-    drop(ours);
+    let ks: Vec<&GemmKernels> = impls.iter().map(|&imp| &kernels.built[&(*cfg, imp)]).collect();
+    // The DSL GEMM runs as a graph of its launches (the GEMM, and split-K's reduction).
+    let mut ws = gemm::dsl::workspace(dev, cfg, &shape)?;
+    let mut graph = match ks.iter().find_map(|k| match k {
+        GemmKernels::Dsl(d) => Some(d),
+        GemmKernels::Builder(_) => None,
+    }) {
+        Some(d) => Some(gemm::dsl::graph(stream, d, &maps, &shape, &mut ws, &mut bufs.c)?),
+        None => None,
+    };
+    let t = {
+        let mut dsl_graph = graph.as_mut();
+        let mut ours: Vec<Box<QueueOne<'_, '_>>> = Vec::new();
+        for &k in &ks {
+            ours.push(match k {
+                GemmKernels::Builder(k) => {
+                    let maps = &maps;
+                    Box::new(move || Ok(Some(stream.launch(k, launch, gemm_args(maps, &shape))?)))
+                }
+                GemmKernels::Dsl(_) => {
+                    let g = dsl_graph.take().expect("one DSL side");
+                    Box::new(move || {
+                        g.replay()?;
+                        Ok(None)
+                    })
+                }
+            });
+        }
+        let mut theirs = || blas.run(on, &plan, pa, pb, pc).map(|()| None);
+        let mut sides: Vec<&mut QueueOne<'_, '_>> = ours.iter_mut().map(|f| &mut **f as _).collect();
+        sides.push(&mut theirs);
+        timing::interleaved_on(stream, &method(args), per_batch(&shape), &mut sides)?
+    };
+    if let Some(g) = &graph {
+        // A fault in a replay names the starved wait here.
+        g.synchronize()?;
+    }
+    drop(graph);
     // Verify each timed kernel: poison, one more run, compare with cuBLAS's C.
     timing::time_on(stream, || blas.run(on, &plan, pa, pb, pc).map(|()| None))?;
     let theirs = dev.download(reference)?;
@@ -367,7 +388,7 @@ fn perf_one(
     let mut sides = Vec::new();
     for (i, (&imp, k)) in impls.iter().zip(&ks).enumerate() {
         dev.fill(&mut bufs.c, POISON)?;
-        stream.launch(*k, launch, gemm_args(&maps, &shape))?.wait()?;
+        k.run(dev, cfg, bufs)?;
         let c = dev.download(&bufs.c)?;
         let check = compare(&c, &shape, positions.iter().copied(), |i, j| theirs[i * n + j].to_f64());
         sides.push(Side { imp, tflops: tflops(&shape, t.sides[i].median), check });
@@ -409,8 +430,20 @@ fn profile(args: &Args, shape: GemmShape, seed: u64) -> BenchResult<()> {
     let launch = launch_config(&cfg, &shape, dev.sm_count()?);
     let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
     let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
+    let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape)?;
+    let mut graph = match k {
+        GemmKernels::Dsl(d) => Some(gemm::dsl::graph(&stream, d, &maps, &shape, &mut ws, &mut bufs.c)?),
+        GemmKernels::Builder(_) => None,
+    };
     for round in ["warm-up", "warm-up", "warm-up", "profiled"] {
-        let t_ours = timing::time_on(&stream, || Ok(Some(stream.launch(k, launch, gemm_args(&maps, &shape))?)))?;
+        let t_ours = timing::time_on(&stream, || match (k, graph.as_mut()) {
+            (_, Some(g)) => {
+                g.replay()?;
+                Ok(None)
+            }
+            (GemmKernels::Builder(k), None) => Ok(Some(stream.launch(k, launch, gemm_args(&maps, &shape))?)),
+            (GemmKernels::Dsl(_), None) => Err(BenchError("the DSL GEMM runs as its graph".into())),
+        })?;
         let t_blas = timing::time_on(&stream, || blas.run(on, &plan, pa, pb, pc).map(|()| None))?;
         println!(
             "profile {shape} kmajor ({round}): {} {} {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s",
@@ -450,13 +483,13 @@ fn main() {
         for layout in [BLayout::KMajor, BLayout::NMajor] {
             for cfg in std::iter::once(args.config(layout)).chain(sweep_configs(layout)).chain(gemm_choice::choice_candidates(layout)) {
                 for imp in args.impls_for(&cfg) {
-                    let k = imp.kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
-                    let ptx = phaser::codegen::emit_kernel(&k).expect("emit");
+                    let built = imp.kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
                     // The DSL kernel has one entry name for every configuration.
-                    let file = match imp {
-                        Impl::Builder => format!("{}.ptx", k.name()),
-                        Impl::Dsl => format!("gemm_dsl_{}.ptx", cfg.kernel_name()),
+                    let (k, file) = match &built {
+                        GemmKernels::Builder(k) => (k, format!("{}.ptx", k.name())),
+                        GemmKernels::Dsl(d) => (&d.gemm, format!("gemm_dsl_{}.ptx", cfg.kernel_name())),
                     };
+                    let ptx = phaser::codegen::emit_kernel(k).expect("emit");
                     std::fs::write(dir.join(file), ptx).expect("write PTX");
                 }
             }
