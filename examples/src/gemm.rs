@@ -252,6 +252,12 @@ fn ceil_div(k: &mut KernelBuilder, x: Value, d: u32) -> Value {
     k.div(x, Value::u32(d))
 }
 
+/// Why the builder GEMM does not implement `cfg` (valid by [`GemmConfig::problem`]), if it
+/// does not: it has no split-K (the DSL GEMM's, `gemm::dsl`).
+pub fn builder_unsupported(cfg: &GemmConfig) -> Option<String> {
+    (cfg.split_k != 1).then(|| format!("split_k = {}: the builder GEMM has no split-K (the DSL GEMM has)", cfg.split_k))
+}
+
 /// The kernel for `cfg`. Parameters: tensor maps of A (`{K, M}`, box `{64, block_m}`), B
 /// (K-major `{K, N}`, box `{64, block_n / cluster_m}`; N-major `{N, K}`, box `{64, 64}`) and
 /// C (`{N, M}`, box `{64, 64}`), all 128-byte swizzled, then `m`, `n`, `k`.
@@ -261,8 +267,8 @@ pub fn gemm_kernel(cfg: &GemmConfig) -> phaser::codegen::Result<Kernel> {
     if let Some(p) = cfg.problem() {
         k.error(format!("GEMM configuration: {p}"));
     }
-    if cfg.split_k != 1 {
-        k.error(format!("GEMM configuration: split_k = {}: the builder GEMM has no split-K (the DSL GEMM has)", cfg.split_k));
+    if let Some(p) = builder_unsupported(&cfg) {
+        k.error(format!("GEMM configuration: {p}"));
     }
     let tmap_a = k.param_tensor_map("a", 2);
     let tmap_b = k.param_tensor_map("b", 2);

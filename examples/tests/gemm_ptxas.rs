@@ -15,6 +15,8 @@ fn all_configs() -> Vec<GemmConfig> {
         v.extend(sweep_configs(layout));
         v.extend(phaser_examples::gemm_choice::choice_candidates(layout));
     }
+    // Split-K is the DSL GEMM's (`split_k_kernels_assemble_without_spills`).
+    v.retain(|c| gemm::builder_unsupported(c).is_none());
     v.sort_by_key(|c| c.kernel_name());
     v.dedup();
     v
@@ -225,7 +227,8 @@ fn dsl_configs() -> Vec<GemmConfig> {
     let mut v = vec![GemmConfig::new(BLayout::KMajor)];
     v.extend(sweep_configs(BLayout::KMajor));
     v.extend(phaser_examples::gemm_choice::choice_candidates(BLayout::KMajor));
-    v.retain(|c| gemm::dsl::unsupported(c).is_none());
+    // Without split-K: compared with the builder GEMM's (split-K has its own test below).
+    v.retain(|c| gemm::dsl::unsupported(c).is_none() && c.split_k == 1);
     v.sort_by_key(|c| c.kernel_name());
     v.dedup();
     v
@@ -296,4 +299,41 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
             theirs_loop.len()
         );
     }
+}
+
+/// Split-K's kernels assemble for sm_90a with zero spill bytes: the DSL GEMM with 2, 4 and 8
+/// slices (K-major, with and without a cluster) issues the same HGMMAs as without split-K and
+/// stores its f32 partials with `st.global.v2.f32` from the fragment (one per register pair
+/// of every m64 slab; no TMA store, no `stmatrix`), and the reduction kernel assembles.
+#[test]
+fn split_k_kernels_assemble_without_spills() {
+    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for base in [gemm::dsl::config(true), gemm::dsl::config(false)] {
+        for split_k in [2, 4, 8] {
+            let cfg = GemmConfig { split_k, ..base };
+            let name = cfg.kernel_name();
+            let kernels = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let ptx = emit_kernel(&kernels.gemm).unwrap();
+            let stores = ptx_text::count(&ptx, "st.global.v2.f32");
+            assert_eq!(stores, (cfg.wg_m / 64 * cfg.block_n / 4) as usize, "{name}: partial stores");
+            assert_eq!(ptx_text::count(&ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16"), 0, "{name}");
+            assert_eq!(ptx_text::count(&ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), 0, "{name}");
+            let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("dsl_{name}"));
+            assert_eq!(spill_bytes(&verbose), (0, 0), "{name} spills:\n{verbose}");
+            let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
+            assert!(serialized.is_empty(), "{name}: ptxas serialized the wgmmas: {serialized:#?}");
+            let insts = sass(&cuobjdump, &cubin);
+            let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
+            assert_eq!(count_with_modifiers(&insts, &shape), 2 * 4 * (cfg.wg_m / 64) as usize, "{name}");
+            let reduce = kernels.reduce.as_ref().expect("a reduction");
+            let reduce_ptx = emit_kernel(reduce).unwrap();
+            let (verbose, _) = assemble_verbose(dir.path(), &ptxas, &reduce_ptx, &format!("reduce_{name}"));
+            assert_eq!(spill_bytes(&verbose), (0, 0), "reduce {name} spills:\n{verbose}");
+            assert_eq!(ptx_text::count(&reduce_ptx, "cvt.rn.bf16.f32"), 2, "reduce {name}: one rounding per element of the pair");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 6);
 }

@@ -92,15 +92,26 @@ fn dsl_gemm_256_cubed_matches_the_cpu_reference_with_no_findings() {
 }
 
 /// Every configuration `GemmConfig::choose` can pick (tiles 128 x {128, 256} and
-/// 256 x {64, 128}, 1- and 2-CTA clusters) is exact against the CPU reference with no findings
-/// at a decode shape (M = 1) and a shape ragged in every dimension, both smaller than a tile.
+/// 256 x {64, 128}, 1- and 2-CTA clusters, and split-K into 2, 4 and 8 slices, also with
+/// 128 x 64 tiles) is exact against the CPU reference with no findings at a decode shape
+/// (M = 1) and a shape ragged in every dimension, both smaller than a tile, where it can run
+/// them (K of 4 and 3 blocks), and with 8 slices at K = 520 (9 blocks).
 #[test]
 fn every_chosen_configuration_matches_the_cpu_reference_at_m1_and_ragged_shapes() {
     let candidates = phaser_examples::gemm_choice::choice_candidates(BLayout::KMajor);
     assert!(candidates.iter().any(|c| c.block_n == 64) && candidates.iter().any(|c| c.cluster_m == 2));
+    assert!([2, 4, 8].iter().all(|&s| candidates.iter().any(|c| c.split_k == s)));
+    let shapes = [GemmShape::new(1, 136, 200), GemmShape::new(130, 72, 136), GemmShape::new(1, 136, 520)];
     for cfg in candidates {
         let k = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
-        for (i, shape) in [GemmShape::new(1, 136, 200), GemmShape::new(130, 72, 136)].into_iter().enumerate() {
+        let runnable: Vec<GemmShape> = shapes
+            .iter()
+            .copied()
+            .filter(|s| gemm::dsl::shape_problem(&cfg, s).is_none())
+            .take(if cfg.split_k == 1 { 2 } else { 1 })
+            .collect();
+        assert!(!runnable.is_empty(), "{}: no shape to run", cfg.kernel_name());
+        for (i, shape) in runnable.into_iter().enumerate() {
             let sc = SimConfig::default().with_seed(20 + i as u64).with_strategy(Strategy::Random);
             let t0 = std::time::Instant::now();
             let run = simulate_at(&k, sc, shape);

@@ -151,13 +151,13 @@ impl Args {
     /// The implementations to run for `cfg` (the DSL GEMM only where it implements it).
     fn impls_for(&self, cfg: &GemmConfig) -> Vec<Impl> {
         let dsl = gemm::dsl::unsupported(cfg).is_none();
-        match self.impls {
-            Impls::Builder => vec![Impl::Builder],
-            Impls::Dsl if dsl => vec![Impl::Dsl],
-            Impls::Dsl => vec![],
-            Impls::Both if dsl => vec![Impl::Builder, Impl::Dsl],
-            Impls::Both => vec![Impl::Builder],
-        }
+        let builder = gemm::builder_unsupported(cfg).is_none();
+        let wanted = match self.impls {
+            Impls::Builder => vec![(Impl::Builder, builder)],
+            Impls::Dsl => vec![(Impl::Dsl, dsl)],
+            Impls::Both => vec![(Impl::Builder, builder), (Impl::Dsl, dsl)],
+        };
+        wanted.into_iter().filter(|&(_, implements)| implements).map(|(imp, _)| imp).collect()
     }
     /// The shapes of --shape-sweep and --print-choices.
     fn sweep_shapes(&self) -> Vec<GemmShape> {
@@ -323,7 +323,7 @@ fn perf_one(
     let impls = args.impls_for(cfg);
     if impls.is_empty() {
         return Err(BenchError(format!(
-            "{}: no Phaser GEMM to time (the DSL GEMM reads a K-major B)",
+            "{}: no Phaser GEMM to time (the DSL GEMM reads a K-major B; the builder GEMM has no split-K)",
             cfg.kernel_name()
         )));
     }

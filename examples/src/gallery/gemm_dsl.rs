@@ -315,18 +315,28 @@ pub fn gemm_dsl(
 
 /// Split-K's second launch: C = the sum of the `SPLIT` f32 partials `ws[s][i]` (`i` of the
 /// `mn` elements of C), added in slice order whatever the schedule (the result does not depend
-/// on which slice finished first), rounded once to bf16. A grid-stride loop.
+/// on which slice finished first), rounded once to bf16. A grid-stride loop over pairs of
+/// elements (`mn` is even: N is a multiple of 8), one `ld.v2` per slice.
 #[phaser::kernel(target = "sm_90a")]
 pub fn gemm_splitk_reduce(ws: &[f32], c: &mut [bf16], mn: u32, #[comptime] SPLIT: u32) {
     T.require_block(REDUCE_THREADS, 1, 1);
-    let stride = T.grid_dim() * REDUCE_THREADS;
-    let mut i = T.block_idx() * REDUCE_THREADS + T.thread_idx();
+    if mn % 2 == 1 {
+        // The last pair would read past the workspace.
+        T.ptx.trap();
+    }
+    let stride = 2 * T.grid_dim() * REDUCE_THREADS;
+    let mut i = 2 * (T.block_idx() * REDUCE_THREADS + T.thread_idx());
     while i < mn {
-        let mut sum = ws[i];
+        let first = T.ld.v2(ws, i);
+        let mut lo = first[0];
+        let mut hi = first[1];
         for s in 1..SPLIT {
-            sum += ws[s * mn + i];
+            let v = T.ld.v2(ws, s * mn + i);
+            lo += v[0];
+            hi += v[1];
         }
-        c[i] = sum as bf16;
+        c[i] = lo as bf16;
+        c[i + 1] = hi as bf16;
         i += stride;
     }
 }
@@ -423,10 +433,10 @@ impl Tiles {
         let clusters = units.min((sms / self.cluster).max(1) as u64) as u32;
         clusters.max(1) * self.cluster
     }
-    /// The reduction's grid for an `m x n` C: enough blocks for one element per thread, at
+    /// The reduction's grid for an `m x n` C: enough blocks for two elements per thread, at
     /// most 8 per SM (the rest loop).
     pub fn reduce_grid(&self, m: u32, n: u32, sms: u32) -> u32 {
-        let blocks = (m as u64 * n as u64).div_ceil(REDUCE_THREADS as u64);
+        let blocks = (m as u64 * n as u64).div_ceil(2 * REDUCE_THREADS as u64);
         blocks.clamp(1, 8 * sms.max(1) as u64) as u32
     }
 }
@@ -458,7 +468,7 @@ pub fn examples() -> Vec<Example> {
         },
         Example {
             name: "gemm_dsl_splitk",
-            about: "the DSL GEMM with split-K: 3 slices of K per 256 x 128 tile, f32 partials stored from the \
+            about: "the DSL GEMM with split-K: 3 slices of K per 128 x 128 tile, f32 partials stored from the \
                     wgmma fragments into a workspace, then a second launch sums them in slice order into bf16 C",
             kernels: |_| Ok(vec![splitk_tiles().kernel()?, splitk_tiles().reduce_kernel()?]),
             setup: |dev, size, seed| setup(dev, size, seed, splitk_tiles()),
@@ -467,10 +477,10 @@ pub fn examples() -> Vec<Example> {
     ]
 }
 
-/// The split-K example's configuration: the cluster-free tiles, K in 3 slices (uneven at the
-/// small and quick sizes: 4 and 3 K blocks).
+/// The split-K example's configuration: 128 x 128 tiles without a cluster, K in 3 slices
+/// (uneven at the small size: 4 K blocks; one each at the quick size: 3).
 fn splitk_tiles() -> Tiles {
-    Tiles { split: 3, ..Tiles::gallery(false) }
+    Tiles { block_n: 128, wg_m: 64, cluster: 1, split: 3, ..Tiles::gallery(true) }
 }
 
 /// What the check needs: the shape (`m x n x k`), the inputs and C.
@@ -481,6 +491,9 @@ pub struct Host {
     pub a: Vec<bf16>,
     pub b: Vec<bf16>,
     pub c: BufferId<bf16>,
+    /// With split-K: the workspace of f32 partials (the first launch's output) and the
+    /// configuration that sliced K.
+    pub partials: Option<(BufferId<f32>, Tiles)>,
     /// Check every element (small sizes), or the corners and 4096 random positions.
     pub every_element: bool,
 }
@@ -523,7 +536,7 @@ pub fn setup(dev: &Device, size: Size, seed: u64, tiles: Tiles) -> Result<Proble
     if let Some(why) = tiles.split_problem(m, n, k) {
         return Err(RuntimeError::BadLaunch { kernel: "gemm_dsl".into(), problem: format!("{m}x{n}x{k}: {why}") });
     }
-    if tiles.split > 1 {
+    let partials = if tiles.split > 1 {
         // The partials (poisoned: a slice's element left unwritten fails the check), then the
         // reduction into C, on the same stream after it.
         let ws = p.output(dev, tiles.workspace_len(m, n), f32::NAN)?;
@@ -531,21 +544,37 @@ pub fn setup(dev: &Device, size: Size, seed: u64, tiles: Tiles) -> Result<Proble
         p.launch(tiles.kernel()?, launch, args, [ws.into()]);
         let reduce = phaser::LaunchConfig::linear(tiles.reduce_grid(m, n, dev.sm_count()?), REDUCE_THREADS);
         p.launch(tiles.reduce_kernel()?, reduce, [ws.into(), gc.into(), (m * n).into()], [gc.into()]);
+        Some((ws, tiles))
     } else {
         // The kernel never touches its workspace without split-K.
         let ws = p.input(dev, &[0.0f32])?;
         let args = [ma.into(), mb.into(), mc.into(), m.into(), n.into(), k.into(), ws.into()];
         p.launch(tiles.kernel()?, launch, args, [gc.into()]);
-    }
-    p.set_host(Host { m, n, k, a, b, c: gc, every_element: size != Size::Full });
+        None
+    };
+    p.set_host(Host { m, n, k, a, b, c: gc, partials, every_element: size != Size::Full });
     Ok(p)
 }
 
 /// The exact product of row `i` of A and row `j` of B (K-major), rounded to bf16.
 fn exact(h: &Host, i: usize, j: usize) -> bf16 {
+    bf16::from_f32(dot(h, i, j, 0..h.k as usize))
+}
+
+/// The sum of `A[i][kk] * B[j][kk]` over `range` (exact: the inputs are ternary).
+fn dot(h: &Host, i: usize, j: usize, range: std::ops::Range<usize>) -> f32 {
     let k = h.k as usize;
-    let sum: f32 = (0..k).map(|kk| h.a[i * k + kk].to_f32() * h.b[j * k + kk].to_f32()).sum();
-    bf16::from_f32(sum)
+    range.map(|kk| h.a[i * k + kk].to_f32() * h.b[j * k + kk].to_f32()).sum()
+}
+
+/// The columns of K that slice `s` of `split` sums: its K blocks `k_blocks / split` from
+/// `s * (k_blocks / split)`, the last slice also the remainder (the kernel's `split_unit`),
+/// clipped at K.
+fn slice_columns(k: u32, split: u32, s: u32) -> std::ops::Range<usize> {
+    let k_blocks = k.div_ceil(BLOCK_K);
+    let per = k_blocks / split;
+    let end = if s == split - 1 { k_blocks } else { (s + 1) * per };
+    (s * per * BLOCK_K) as usize..(end * BLOCK_K).min(k) as usize
 }
 
 /// Every element (small sizes) or the corners, edges and 4096 random positions (the full
@@ -564,6 +593,30 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
         v.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
         v
     };
+    // With split-K, each slice's partial at the same positions is exact too: the slicing of K,
+    // not only the total, is what the kernel computed.
+    if let Some((ws, tiles)) = h.partials {
+        let partials = outputs.get(0, ws);
+        for s in 0..tiles.split {
+            let at = |i: usize, j: usize| s as usize * m * n + i * n + j;
+            let cols = slice_columns(h.k, tiles.split, s);
+            // By value: a slice of zero products is +0 on the GPU, -0 in Rust's `sum` (NaN,
+            // the poison, equals nothing).
+            let wrong = positions.iter().find(|&&(i, j)| partials[at(i, j)] != dot(h, i, j, cols.clone()));
+            if let Some(&(i, j)) = wrong {
+                return Outcome::new(
+                    false,
+                    format!(
+                        "{shape} (seed {}): slice {s} of {} (K columns {cols:?}): partial[{i}][{j}] = {}, want {}",
+                        p.seed,
+                        tiles.split,
+                        partials[at(i, j)],
+                        dot(h, i, j, cols.clone())
+                    ),
+                );
+            }
+        }
+    }
     let bad: Vec<(usize, usize)> =
         positions.iter().copied().filter(|&(i, j)| got[i * n + j].to_bits() != exact(h, i, j).to_bits()).collect();
     match bad.first() {
