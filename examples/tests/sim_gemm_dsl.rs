@@ -262,3 +262,28 @@ fn split_k_refuses_more_slices_than_k_blocks_and_zero_slices() {
     let e = gemm_kernel(&GemmConfig { split_k: 2, ..cfg }).expect_err("no split-K in the builder GEMM").to_string();
     assert!(e.contains("split_k = 2: the builder GEMM has no split-K"), "{e}");
 }
+
+/// A split-K launch that skips the host's refusal (more slices than K blocks) traps at the
+/// kernel's guard instead of waiting forever for a stage no producer fills.
+#[test]
+fn split_k_past_the_k_blocks_traps_instead_of_hanging() {
+    let cfg = GemmConfig { split_k: 4, stages: 2, ..gemm::dsl::config(false) };
+    let shape = GemmShape::new(64, 64, 136); // 3 K blocks
+    let dev = Device::sim(SimConfig::default());
+    let a = random_bf16((shape.m * shape.k) as usize, 1);
+    let b = random_bf16(b_len(&shape), 2);
+    let bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
+    let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape).unwrap();
+    let kernels = gemm::dsl::kernels(&cfg).unwrap();
+    let maps = bufs.tensor_maps(&dev, &cfg).unwrap();
+    let lc = gemm::dsl::launch_config(&cfg, &shape, dev.sm_count().unwrap());
+    match dev.launch(&kernels.gemm, lc, &gemm::dsl::args(&maps, &shape, &mut ws)) {
+        Err(RuntimeError::Simulation(r)) => {
+            assert!(r.findings.iter().any(|f| f.category == Category::Trap), "{}", describe(&r.findings));
+            let f = r.findings.iter().find(|f| f.category == Category::Trap).unwrap();
+            let guard = dsl_line("if k_blocks < SPLIT {", "T.ptx.trap();");
+            assert_eq!(f.loc.map(|l| l.line), Some(guard), "{f}");
+        }
+        other => panic!("expected the guard's trap, got {:?}", other.map(|_| ())),
+    }
+}
