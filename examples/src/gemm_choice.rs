@@ -106,11 +106,12 @@ pub fn choice_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
                 let base = GemmConfig { block_n, wg_m, consumers: 2, stages: 2, cluster_m, b_layout, group_m: 8, split_k };
                 let deepest =
                     (2..=MAX_STAGES).rev().map(|stages| GemmConfig { stages, ..base }).find(|c| c.problem().is_none());
-                // Without split-K, what both GEMMs implement; with it, what the DSL GEMM does.
+                // Without split-K, what both GEMMs implement (they share the epilogue, whose
+                // rule the DSL GEMM states, for either layout); with it, what the DSL GEMM does.
                 let implemented = |c: &GemmConfig| {
                     if split_k == 1 {
-                        crate::gemm::builder_unsupported(c).is_none()
-                            && (b_layout != BLayout::KMajor || crate::gemm::dsl::unsupported(c).is_none())
+                        let as_kmajor = GemmConfig { b_layout: BLayout::KMajor, ..*c };
+                        crate::gemm::builder_unsupported(c).is_none() && crate::gemm::dsl::unsupported(&as_kmajor).is_none()
                     } else {
                         crate::gemm::dsl::unsupported(c).is_none()
                     }
@@ -234,6 +235,13 @@ mod tests {
         let big = GemmConfig::choose(&GemmShape::new(4096, 4096, 4096), BLayout::KMajor, 132);
         assert_eq!(big.config.split_k, 1, "{big}");
         assert!(big.to_string().ends_with(&format!("; no split-K ({} of 132 SMs busy)", big.unsplit_busy)), "{big}");
+        // 128 x 64 tiles only under split-K (the staging epilogue needs two sub-tiles).
+        for layout in [BLayout::KMajor, BLayout::NMajor] {
+            let narrow: Vec<GemmConfig> =
+                choice_candidates(layout).into_iter().filter(|c| c.block_m() == 128 && c.block_n == 64).collect();
+            assert!(narrow.iter().all(|c| c.split_k > 1), "{narrow:?}");
+            assert_eq!(narrow.is_empty(), layout == BLayout::NMajor, "{layout:?}: {narrow:?}");
+        }
         // N-major B: the DSL GEMM reads only K-major B, and the builder has no split-K.
         let nmajor = GemmConfig::choose(&GemmShape::new(64, 4096, 4096), BLayout::NMajor, 132);
         assert_eq!(nmajor.config.split_k, 1, "{nmajor}");
