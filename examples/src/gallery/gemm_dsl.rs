@@ -19,6 +19,10 @@
 //!   and half of the shared B tile, multicast into both; consumers release both CTAs' stages.
 //! - Ragged shapes: TMA zero-fills loads past the edges and clips stores; K and N must be
 //!   multiples of 8 (16-byte row strides), refused by the tensor maps (`Device::tensor_map`).
+//! - `SPLIT > 1` (split-K, for shapes whose tiles leave SMs idle): the walk's work unit is a
+//!   tile's slice of K (`split_unit`); each slice's f32 accumulator goes from the D fragment
+//!   straight to the workspace `ws` (`[SPLIT, m, n]`), and `gemm_splitk_reduce`, launched
+//!   after it, sums the slices in slice order into C. Without split-K `ws` is never touched.
 //!
 //! The host side uses only the public `phaser` API (and `half`): `examples/user-crate` compiles
 //! this file unchanged. The builder GEMM (`examples/src/gemm.rs`) is interchangeable with this
