@@ -3,13 +3,14 @@
 //! bandwidth that grows with the SMs kept busy) and keeps the cheapest. The choice comes with
 //! the numbers that made it, so it can be printed and explained.
 //!
-//! The candidates are the configurations both GEMMs (builder and DSL) implement for the
-//! layout: two consumer warpgroups, tiles 128 x {128, 256} and 256 x {64, 128}, 2- or
-//! 1-CTA clusters (ties go to the multicast one), as many stages as shared memory holds (at most [`MAX_STAGES`]);
-//! and where the DSL GEMM implements it, split-K into [`SPLITS`] slices of K (also with
-//! 128 x 64 tiles, which only split-K's epilogue allows), which pays for its f32 workspace
-//! (written, then read by the reduction: `2 * 4 * M * N * split` bytes of DRAM) and the
-//! reduction's launch. Every candidate is assembled by `examples/tests/gemm_ptxas.rs` and run
+//! The candidates are the configurations the builder GEMM implements for the layout and whose
+//! epilogue the DSL GEMM shares (the DSL GEMM runs them too, but N-major B with a cluster):
+//! two consumer warpgroups, tiles 128 x {128, 256} and 256 x {64, 128}, 2- or 1-CTA clusters
+//! (ties go to the multicast one), as many stages as shared memory holds (at most
+//! [`MAX_STAGES`]); and where the DSL GEMM implements it (either layout; N-major B without a
+//! cluster), split-K into [`SPLITS`] slices of K (also with 128 x 64 tiles, which only
+//! split-K's epilogue allows), which pays for its f32 workspace (written, then read by the
+//! reduction: `2 * 4 * M * N * split` bytes of DRAM) and the reduction's launch. Every candidate is assembled by `examples/tests/gemm_ptxas.rs` and run
 //! in the simulator by `examples/tests/sim_gemm_dsl.rs`, so whatever `choose` returns has been
 //! built and checked.
 
@@ -239,12 +240,14 @@ mod tests {
         for layout in [BLayout::KMajor, BLayout::NMajor] {
             let narrow: Vec<GemmConfig> =
                 choice_candidates(layout).into_iter().filter(|c| c.block_m() == 128 && c.block_n == 64).collect();
-            assert!(narrow.iter().all(|c| c.split_k > 1), "{narrow:?}");
-            assert_eq!(narrow.is_empty(), layout == BLayout::NMajor, "{layout:?}: {narrow:?}");
+            assert!(!narrow.is_empty() && narrow.iter().all(|c| c.split_k > 1), "{layout:?}: {narrow:?}");
         }
-        // N-major B: the DSL GEMM reads only K-major B, and the builder has no split-K.
+        // N-major B splits K too, in the DSL GEMM, which reads it without a cluster.
         let nmajor = GemmConfig::choose(&GemmShape::new(64, 4096, 4096), BLayout::NMajor, 132);
-        assert_eq!(nmajor.config.split_k, 1, "{nmajor}");
+        assert!(nmajor.config.split_k > 1 && nmajor.config.cluster_m == 1, "{nmajor}");
+        let split_nmajor: Vec<GemmConfig> =
+            choice_candidates(BLayout::NMajor).into_iter().filter(|c| c.split_k > 1).collect();
+        assert!(!split_nmajor.is_empty() && split_nmajor.iter().all(|c| c.cluster_m == 1), "{split_nmajor:?}");
     }
 
     #[test]
@@ -263,9 +266,9 @@ mod tests {
     }
 
     proptest! {
-        /// Whatever the shape, the choice can be launched: the DSL GEMM (K-major) or both
-        /// GEMMs run its configuration, a split leaves a K block to every slice, and the
-        /// grid it launches is within the SMs.
+        /// Whatever the shape, the choice can be launched: the DSL GEMM (split-K, either
+        /// layout) or both GEMMs run its configuration, a split leaves a K block to every
+        /// slice, and the grid it launches is within the SMs.
         #[test]
         fn the_choice_is_always_launchable(
             m in 1u32..20000, n8 in 1u32..2000, k8 in 1u32..2000, sms in 1u32..200, nmajor: bool,
@@ -275,7 +278,6 @@ mod tests {
             let c = GemmConfig::choose(&shape, layout, sms);
             if c.config.split_k > 1 {
                 prop_assert_eq!(crate::gemm::dsl::shape_problem(&c.config, &shape), None);
-                prop_assert!(!nmajor);
                 prop_assert!(crate::gemm::dsl::kernels(&c.config).is_ok(), "{}", c);
             } else {
                 prop_assert_eq!(crate::gemm::builder_unsupported(&c.config), None);
@@ -286,8 +288,9 @@ mod tests {
     }
 
     proptest! {
-        /// Whatever the shape, the choice is a valid candidate, the DSL GEMM implements it for
-        /// K-major B, and no candidate has a smaller model time.
+        /// Whatever the shape, the choice is a valid candidate, the DSL GEMM implements it
+        /// (N-major B with a cluster: the builder GEMM does), and no candidate has a smaller
+        /// model time.
         #[test]
         fn the_choice_is_a_valid_candidate_with_the_least_model_time(
             m in 1u32..20000, n8 in 1u32..2000, k8 in 1u32..2000, sms in 1u32..200, nmajor: bool,
@@ -297,8 +300,10 @@ mod tests {
             let c = GemmConfig::choose(&shape, layout, sms);
             prop_assert!(c.config.problem().is_none());
             prop_assert!(choice_candidates(layout).contains(&c.config));
-            if !nmajor {
-                prop_assert!(crate::gemm::dsl::unsupported(&c.config).is_none());
+            if !nmajor || c.config.cluster_m == 1 {
+                prop_assert!(crate::gemm::dsl::unsupported(&c.config).is_none(), "{}", c);
+            } else {
+                prop_assert!(crate::gemm::builder_unsupported(&c.config).is_none(), "{}", c);
             }
             // Every candidate that can run the shape scores no better (a split of more slices
             // than K has blocks cannot run it).

@@ -34,14 +34,15 @@ fn simulate(kernel: &Kernel, cfg: &GemmConfig, sc: SimConfig) -> Run {
     simulate_at(&kernels, sc, SHAPE)
 }
 
-/// Every launch of `kernels` (with split-K, the GEMM and the reduction), C and the split-K
-/// workspace poisoned first; the findings of all of them.
+/// Every launch of `kernels` (with split-K, the GEMM and the reduction) on a B of the
+/// configuration's layout, C and the split-K workspace poisoned first; the findings of all
+/// of them.
 fn simulate_at(kernels: &DslKernels, sc: SimConfig, shape: GemmShape) -> Run {
     let seed = sc.seed;
     let dev = Device::sim(sc);
     let a = random_bf16((shape.m * shape.k) as usize, seed);
     let b = random_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
-    let mut bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
+    let mut bufs = GemmBuffers::new(&dev, shape, kernels.cfg.b_layout, &a, &b).unwrap();
     dev.fill(&mut bufs.c, POISON).unwrap();
     let mut ws = gemm::dsl::workspace(&dev, &kernels.cfg, &shape).unwrap();
     dev.fill(&mut ws, f32::NAN).unwrap();
@@ -91,9 +92,10 @@ fn dsl_gemm_256_cubed_matches_the_cpu_reference_with_no_findings() {
     }
 }
 
-/// Every configuration `GemmConfig::choose` can pick (tiles 128 x {128, 256} and
-/// 256 x {64, 128}, 1- and 2-CTA clusters, and split-K into 2, 4 and 8 slices, also with
-/// 128 x 64 tiles) is exact against the CPU reference with no findings at a decode shape
+/// Every configuration `GemmConfig::choose` can pick that the DSL GEMM implements (tiles
+/// 128 x {128, 256} and 256 x {64, 128}, 1- and 2-CTA clusters, and split-K into 2, 4 and 8
+/// slices, also with 128 x 64 tiles; for K-major B, and for N-major B those without a
+/// cluster) is exact against the CPU reference with no findings at a decode shape
 /// (M = 1) and a shape ragged in every dimension, both smaller than a tile, where it can run
 /// them (K of 4 and 3 blocks), and with 8 slices at K = 520 (9 blocks).
 #[test]
@@ -101,6 +103,12 @@ fn every_chosen_configuration_matches_the_cpu_reference_at_m1_and_ragged_shapes(
     let candidates = phaser_examples::gemm_choice::choice_candidates(BLayout::KMajor);
     assert!(candidates.iter().any(|c| c.block_n == 64) && candidates.iter().any(|c| c.cluster_m == 2));
     assert!([2, 4, 8].iter().all(|&s| candidates.iter().any(|c| c.split_k == s)));
+    let n_major: Vec<GemmConfig> = phaser_examples::gemm_choice::choice_candidates(BLayout::NMajor)
+        .into_iter()
+        .filter(|c| gemm::dsl::unsupported(c).is_none())
+        .collect();
+    assert!([1, 2, 4, 8].iter().all(|&s| n_major.iter().any(|c| c.split_k == s)), "{n_major:?}");
+    let candidates = candidates.into_iter().chain(n_major);
     let shapes = [GemmShape::new(1, 136, 200), GemmShape::new(130, 72, 136), GemmShape::new(1, 136, 520)];
     for cfg in candidates {
         let k = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
@@ -121,7 +129,7 @@ fn every_chosen_configuration_matches_the_cpu_reference_at_m1_and_ragged_shapes(
             assert!(findings.is_empty(), "{name}: {}", describe(&findings));
             let (m, n) = (shape.m as usize, shape.n as usize);
             let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
-            let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
+            let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, cfg.b_layout, i, j));
             assert_eq!(cmp.compared, m * n);
             assert!(cmp.passed(), "{name}: {cmp:?}");
         }
@@ -144,9 +152,9 @@ fn early_release_is_reported_at_the_dsl_release_line() {
     assert!(loc.file.ends_with("examples/src/gallery/gemm_dsl.rs") && loc.line == release, "{f}");
     assert!(f.message.contains("released") && f.message.contains("wgmma.wait_group"), "{f}");
     // The wgmma whose operand was released is named by its DSL line too (the first K block's
-    // or the mainloop's, whichever read the stage).
-    let first = dsl_line("K block 0 of the slice overwrites", "T.ptx.wgmma.mma_async(");
-    let mainloop = dsl_line("for _kb in kb0 + 1..kb1", "T.ptx.wgmma.mma_async(");
+    // or the mainloop's, whichever read the stage: the K-major B's).
+    let first = dsl_line("K block 0 of the slice overwrites", "b_ring[s], kk, kk > 0, \"k\");");
+    let mainloop = dsl_line("for _kb in kb0 + 1..kb1", "b_ring[s], kk, true, \"k\");");
     let named = |line: u32| f.message.contains(&format!("gemm_dsl.rs:{line}:"));
     assert!(named(first) || named(mainloop), "{f}");
     eprintln!("{f}");
@@ -205,6 +213,62 @@ fn split_k_matches_the_cpu_reference_at_uneven_shapes_with_no_findings() {
         let big = run.c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
         assert!(big > m * n / 4, "{name}: {big} of {} elements above 1", m * n);
     }
+}
+
+/// N-major B (stored K x N, each stage's 64 x BN tile loaded as 64-column boxes through
+/// `b_kn`, the wgmmas with transposed B), without a cluster: with and without split-K, at
+/// shapes ragged in M, N and K (partial tiles, a partial last K block, uneven slices), every
+/// element of C matches the CPU reference with no findings.
+#[test]
+fn n_major_b_matches_the_cpu_reference_at_uneven_shapes_with_no_findings() {
+    // (split, wg_m, block_n, shape): K = 328 is 6 blocks (3 + 3), K = 200 is 4 (2 + 2) and
+    // K = 136 is 3 (1 + 2).
+    let runs = [
+        (1, 128, 128, GemmShape::new(200, 136, 328)),
+        (1, 64, 256, GemmShape::new(130, 264, 200)),
+        (2, 64, 128, GemmShape::new(130, 200, 328)),
+        (2, 128, 64, GemmShape::new(1, 72, 136)),
+    ];
+    for (i, (split_k, wg_m, block_n, shape)) in runs.into_iter().enumerate() {
+        let cfg = GemmConfig {
+            split_k,
+            wg_m,
+            block_n,
+            stages: 2,
+            b_layout: BLayout::NMajor,
+            ..gemm::dsl::config(false)
+        };
+        assert_eq!(gemm::dsl::unsupported(&cfg), None, "{}", cfg.kernel_name());
+        let kernels = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
+        let sc = SimConfig::default().with_seed(60 + i as u64).with_strategy(Strategy::Random);
+        let t0 = std::time::Instant::now();
+        let run = simulate_at(&kernels, sc, shape);
+        let name = format!("{} at {shape}", cfg.kernel_name());
+        eprintln!("{name} simulated in {:?}", t0.elapsed());
+        let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+        assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+        let (m, n) = (shape.m as usize, shape.n as usize);
+        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+        let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::NMajor, i, j));
+        assert_eq!(cmp.compared, m * n);
+        assert!(cmp.passed(), "{name}: {cmp:?}");
+        let big = run.c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
+        assert!(big > m * n / 4, "{name}: {big} of {} elements above 1", m * n);
+    }
+}
+
+/// N-major B with a cluster is refused, naming why, when the kernel is built and by the
+/// configuration check the chooser and the benchmark ask.
+#[test]
+fn n_major_b_with_a_cluster_is_refused_naming_why() {
+    let cfg = GemmConfig { b_layout: BLayout::NMajor, ..gemm::dsl::config(true) };
+    let why = "N-major B with a 2-CTA cluster: the multicast needs a column-block view of the 64 x 256 B tile, \
+               which the DSL has not; use cluster 1";
+    assert_eq!(gemm::dsl::unsupported(&cfg).as_deref(), Some(why));
+    let e = gemm::dsl::kernel(&cfg).expect_err("refused").to_string();
+    assert!(e.contains(&format!("GEMM configuration {}: {why}", cfg.kernel_name())), "{e}");
+    let e = gemm::dsl::tiles(&cfg).kernel().expect_err("the kernel's own refusal").to_string();
+    assert!(e.contains(why), "{e}");
 }
 
 /// The slices are summed in slice order, whatever the schedule: two runs of one split-K
@@ -275,7 +339,7 @@ fn split_k_past_the_k_blocks_traps_instead_of_hanging() {
     let bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
     let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape).unwrap();
     let kernels = gemm::dsl::kernels(&cfg).unwrap();
-    let maps = bufs.tensor_maps(&dev, &cfg).unwrap();
+    let maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs).unwrap();
     let lc = gemm::dsl::launch_config(&cfg, &shape, dev.sm_count().unwrap());
     match dev.launch(&kernels.gemm, lc, &gemm::dsl::args(&maps, &shape, &mut ws)) {
         Err(RuntimeError::Simulation(r)) => {

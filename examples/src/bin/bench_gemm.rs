@@ -107,8 +107,8 @@ struct Args {
     /// B layouts to run.
     #[arg(long, value_enum, default_value_t = Layouts::Both)]
     b: Layouts,
-    /// The Phaser GEMMs to run: the builder version, the DSL version (K-major B), or both in
-    /// the same rows.
+    /// The Phaser GEMMs to run: the builder version, the DSL version (N-major B without a
+    /// cluster), or both in the same rows.
     #[arg(long = "impl", value_enum, default_value_t = Impls::Both)]
     impls: Impls,
     /// Timed batches per side per measurement (the median is reported).
@@ -173,6 +173,11 @@ impl Args {
     }
     fn config(&self, layout: BLayout) -> GemmConfig {
         let mut c = GemmConfig::new(layout);
+        // The DSL GEMM alone reads an N-major B without a cluster (`Tiles::layout_problem`):
+        // its default there, unless --cluster says otherwise (then refused, naming why).
+        if self.impls == Impls::Dsl && layout == BLayout::NMajor {
+            c.cluster_m = 1;
+        }
         c.block_n = self.block_n.unwrap_or(c.block_n);
         c.wg_m = self.wg_m.unwrap_or(c.wg_m);
         c.stages = self.stages.unwrap_or(c.stages);
@@ -328,8 +333,9 @@ fn perf_one(
     let impls = args.impls_for(cfg);
     if impls.is_empty() {
         return Err(BenchError(format!(
-            "{}: no Phaser GEMM to time (the DSL GEMM reads a K-major B; the builder GEMM has no split-K)",
-            cfg.kernel_name()
+            "{}: no Phaser GEMM to time ({})",
+            cfg.kernel_name(),
+            gemm::dsl::unsupported(cfg).or_else(|| gemm::builder_unsupported(cfg)).unwrap_or_default()
         )));
     }
     for &imp in &impls {
@@ -344,11 +350,12 @@ fn perf_one(
     let ks: Vec<&GemmKernels> = impls.iter().map(|&imp| &kernels.built[&(*cfg, imp)]).collect();
     // The DSL GEMM runs as a graph of its launches (the GEMM, and split-K's reduction).
     let mut ws = gemm::dsl::workspace(dev, cfg, &shape)?;
+    let dsl_maps = gemm::dsl::tensor_maps(dev, cfg, &bufs)?;
     let mut graph = match ks.iter().find_map(|k| match k {
         GemmKernels::Dsl(d) => Some(d),
         GemmKernels::Builder(_) => None,
     }) {
-        Some(d) => Some(gemm::dsl::graph(stream, d, &maps, &shape, &mut ws, &mut bufs.c)?),
+        Some(d) => Some(gemm::dsl::graph(stream, d, &dsl_maps, &shape, &mut ws, &mut bufs.c)?),
         None => None,
     };
     let t = {
@@ -436,8 +443,9 @@ fn profile(args: &Args, shape: GemmShape, seed: u64) -> BenchResult<()> {
     let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
     let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
     let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape)?;
+    let dsl_maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs)?;
     let mut graph = match k {
-        GemmKernels::Dsl(d) => Some(gemm::dsl::graph(&stream, d, &maps, &shape, &mut ws, &mut bufs.c)?),
+        GemmKernels::Dsl(d) => Some(gemm::dsl::graph(&stream, d, &dsl_maps, &shape, &mut ws, &mut bufs.c)?),
         GemmKernels::Builder(_) => None,
     };
     for round in ["warm-up", "warm-up", "warm-up", "profiled"] {

@@ -1,5 +1,6 @@
 //! The warp-specialized, persistent Hopper bf16 GEMM of `examples/src/gemm.rs`, written only
-//! in the DSL: `C (M x N, bf16) = A (M x K, row-major) * B (N x K, K-major)`, f32 accumulation.
+//! in the DSL: `C (M x N, bf16) = A (M x K, row-major) * B (N x K, K-major; or K x N,
+//! N-major)`, f32 accumulation.
 //!
 //! The structure is the builder version's, statement for statement:
 //! - 384 threads: warpgroup 0 produces, warpgroups 1 and 2 consume; `setmaxnreg` moves
@@ -17,6 +18,10 @@
 //! - Persistent CTAs walk the tiles in grouped order (`GROUP_M` cluster-tile rows at a time).
 //! - `CLUSTER = 2`: two CTAs of vertically adjacent tiles form a cluster; each loads its A tile
 //!   and half of the shared B tile, multicast into both; consumers release both CTAs' stages.
+//! - `B_MN = 1` (N-major B, stored K x N, without a cluster): B comes through the second map
+//!   `b_kn`, a stage's B is one 64 x BN tile (BN / 64 column blocks, one box each) and the
+//!   wgmmas read it MN-major (transposed B). The kernel takes both B maps; the host passes, for
+//!   the one not read, any map of its box.
 //! - Ragged shapes: TMA zero-fills loads past the edges and clips stores; K and N must be
 //!   multiples of 8 (16-byte row strides), refused by the tensor maps (`Device::tensor_map`).
 //! - `SPLIT > 1` (split-K, for shapes whose tiles leave SMs idle): the walk's work unit is a
@@ -89,6 +94,7 @@ fn split_unit(mut unit: Registers<u32, 1>, t: u32, tiles: u32, k_blocks: u32, sp
 pub fn gemm_dsl(
     #[tma(box = [CONSUMERS * WG_M, BLOCK_K], swizzle = "128B", dims = [m, k])] a: TensorMap<bf16, 2>,
     #[tma(box = [BN / CLUSTER, BLOCK_K], swizzle = "128B", dims = [n, k])] b: TensorMap<bf16, 2>,
+    #[tma(box = [BLOCK_K, EPI], swizzle = "128B", dims = [k, n], major = "mn")] b_kn: TensorMap<bf16, 2>,
     #[tma(box = [EPI, EPI], swizzle = "128B", dims = [m, n])] c: TensorMap<bf16, 2>,
     m: u32,
     n: u32,
@@ -100,6 +106,7 @@ pub fn gemm_dsl(
     #[comptime] CLUSTER: u32,
     #[comptime] GROUP_M: u32,
     #[comptime] SPLIT: u32,
+    #[comptime] B_MN: u32,
 ) {
     T.require_block(THREADS, 1, 1);
     T.max_registers(ENTRY_REGS);
@@ -116,7 +123,11 @@ pub fn gemm_dsl(
     // A stage: the A tile as one 64-row slab per m64 wgmma, the B tile as one slice per CTA
     // of the cluster (what that CTA loads and multicasts); each is, as a whole, one TMA box.
     let a_ring = T.alloc_shared::<bf16>([STAGES, bm / 64, 64, BLOCK_K], "128B");
-    let b_ring = T.alloc_shared::<bf16>([STAGES, CLUSTER, BN / CLUSTER, BLOCK_K], "128B");
+    // N-major B (`B_MN = 1`, no cluster: the host refuses one): each stage is one 64 x BN
+    // tile of `BN / 64` column blocks, one `b_kn` box each (`b_ring[s][0]`).
+    let b_rows = if B_MN == 1 { BLOCK_K } else { BN / CLUSTER };
+    let b_cols = if B_MN == 1 { BN } else { BLOCK_K };
+    let b_ring = T.alloc_shared::<bf16>([STAGES, CLUSTER, b_rows, b_cols], "128B");
     // Two staging tiles per consumer warpgroup for the epilogue.
     let c_tiles = T.alloc_shared::<bf16>([CONSUMERS, 2, EPI, EPI], "128B");
     let stage_bytes = a_ring[0].bytes() + b_ring[0].bytes();
@@ -175,6 +186,8 @@ pub fn gemm_dsl(
                             let slice = BN / CLUSTER;
                             let mask = (1 << CLUSTER) - 1;
                             T.tma.load_multicast(b_ring[s][rank], b, [n = n0 + rank * slice, k = k0], full, mask);
+                        } else if B_MN == 1 {
+                            T.tma.load(b_ring[s][0], b_kn, [k = k0, n = n0], full);
                         } else {
                             T.tma.load(b_ring[s][0], b, [n = n0, k = k0], full);
                         }
@@ -225,7 +238,11 @@ pub fn gemm_dsl(
             for kk in 0..BLOCK_K / 16 {
                 #[unroll]
                 for j in 0..slabs {
-                    T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, kk > 0);
+                    if B_MN == 1 {
+                        T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s][0], kk, kk > 0, "mn");
+                    } else {
+                        T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, kk > 0, "k");
+                    }
                 }
             }
             T.ptx.wgmma.commit_group();
@@ -238,7 +255,11 @@ pub fn gemm_dsl(
                 for kk in 0..BLOCK_K / 16 {
                     #[unroll]
                     for j in 0..slabs {
-                        T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, true);
+                        if B_MN == 1 {
+                            T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s][0], kk, true, "mn");
+                        } else {
+                            T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, true, "k");
+                        }
                     }
                 }
                 T.ptx.wgmma.commit_group();
@@ -355,7 +376,8 @@ pub const BLOCK_K: u32 = 64;
 /// consumer warpgroup (64 or 128: one or two m64 slabs), pipeline stages, CTAs per cluster
 /// along M (1, or 2 with B multicast), the raster's group height in cluster-tile rows, and
 /// split-K's slices of K (1: none; more: f32 partials into a workspace, then
-/// [`gemm_splitk_reduce`]).
+/// [`gemm_splitk_reduce`]), and whether B is N-major (stored `K x N`, read through `b_kn`;
+/// without a cluster) or K-major (`N x K`, through `b`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tiles {
     pub block_n: u32,
@@ -364,6 +386,7 @@ pub struct Tiles {
     pub cluster: u32,
     pub group_m: u32,
     pub split: u32,
+    pub b_n_major: bool,
 }
 
 impl Tiles {
@@ -371,7 +394,7 @@ impl Tiles {
     /// with B multicast) and the cluster-free one with 256 x 128 tiles (two m64 slabs per
     /// warpgroup).
     pub fn gallery(cluster: bool) -> Tiles {
-        let default = Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8, split: 1 };
+        let default = Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8, split: 1, b_n_major: false };
         if cluster {
             default
         } else {
@@ -388,7 +411,23 @@ impl Tiles {
         if self.split == 0 {
             return refused("gemm_dsl", "split-K into 0 slices: at least 1 (1: no split)".into());
         }
-        gemm_dsl::kernel_for(self.block_n, self.wg_m, self.stages, self.cluster, self.group_m, self.split)
+        if let Some(why) = self.layout_problem() {
+            return refused("gemm_dsl", why);
+        }
+        let b_mn = self.b_n_major as u32;
+        gemm_dsl::kernel_for(self.block_n, self.wg_m, self.stages, self.cluster, self.group_m, self.split, b_mn)
+    }
+    /// Why this configuration cannot read its B, if it cannot: an N-major B tile is one
+    /// `64 x BN` tile of 64-column boxes, and a cluster's multicast would need each CTA's
+    /// share of those column blocks as a tile of its own, which the DSL has no view for.
+    pub fn layout_problem(&self) -> Option<String> {
+        (self.b_n_major && self.cluster > 1).then(|| {
+            format!(
+                "N-major B with a {}-CTA cluster: the multicast needs a column-block view of the 64 x {} B tile, \
+                 which the DSL has not; use cluster 1",
+                self.cluster, self.block_n
+            )
+        })
     }
     /// Split-K's reduction kernel (for `split` > 1).
     pub fn reduce_kernel(&self) -> phaser::codegen::Result<Kernel> {
@@ -534,6 +573,9 @@ pub fn setup(dev: &Device, size: Size, seed: u64, tiles: Tiles) -> Result<Proble
     let sw = Swizzle::B128;
     let ma = p.tensor_map(dev, ga, &[k64, m64], &[BLOCK_K, bm], sw)?;
     let mb = p.tensor_map(dev, gb, &[k64, n64], &[BLOCK_K, tiles.block_n / cm], sw)?;
+    // The N-major B's map, which this K-major B's kernel takes and never reads: any map of
+    // its box will do.
+    let mb_kn = p.tensor_map(dev, gb, &[k64, n64], &[EPI, BLOCK_K], sw)?;
     let mc = p.tensor_map(dev, gc, &[n64, m64], &[EPI, EPI], sw)?;
     // The dynamic shared memory is the kernel's own declaration.
     let launch = phaser::LaunchConfig::linear(grid, THREADS);
@@ -544,7 +586,7 @@ pub fn setup(dev: &Device, size: Size, seed: u64, tiles: Tiles) -> Result<Proble
         // The partials (poisoned: a slice's element left unwritten fails the check), then the
         // reduction into C, on the same stream after it.
         let ws = p.output(dev, tiles.workspace_len(m, n), f32::NAN)?;
-        let args = [ma.into(), mb.into(), mc.into(), m.into(), n.into(), k.into(), ws.into()];
+        let args = [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into()];
         p.launch(tiles.kernel()?, launch, args, [ws.into()]);
         let reduce = phaser::LaunchConfig::linear(tiles.reduce_grid(m, n, dev.sm_count()?), REDUCE_THREADS);
         p.launch(tiles.reduce_kernel()?, reduce, [ws.into(), gc.into(), (m * n).into()], [gc.into()]);
@@ -552,7 +594,7 @@ pub fn setup(dev: &Device, size: Size, seed: u64, tiles: Tiles) -> Result<Proble
     } else {
         // The kernel never touches its workspace without split-K.
         let ws = p.input(dev, &[0.0f32])?;
-        let args = [ma.into(), mb.into(), mc.into(), m.into(), n.into(), k.into(), ws.into()];
+        let args = [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into()];
         p.launch(tiles.kernel()?, launch, args, [gc.into()]);
         None
     };

@@ -3,14 +3,15 @@
 //! GPU tests and the candle op run either kernel from one configuration.
 
 use super::{BLayout, GemmBuffers, GemmConfig, GemmShape};
-use crate::gallery::gemm_dsl::{Tiles, CONSUMERS, EPI, REDUCE_THREADS};
-use phaser::{Arg, Buffer, Device, Kernel, LaunchConfig};
+use crate::gallery::gemm_dsl::{Tiles, BLOCK_K, CONSUMERS, EPI, REDUCE_THREADS};
+use phaser::{Arg, Buffer, Device, Kernel, LaunchConfig, TensorMap};
 
-/// Why the DSL GEMM does not implement `cfg`, if it does not: it is written for K-major B and
-/// two consumer warpgroups (every other choice of [`GemmConfig`] it takes as `#[comptime]`).
+/// Why the DSL GEMM does not implement `cfg`, if it does not: it is written for two consumer
+/// warpgroups, and reads an N-major B only without a cluster ([`Tiles::layout_problem`]);
+/// every other choice of [`GemmConfig`] it takes as `#[comptime]`.
 pub fn unsupported(cfg: &GemmConfig) -> Option<String> {
-    if cfg.b_layout != BLayout::KMajor {
-        return Some("the DSL GEMM reads a K-major B (N x K); the N-major GEMM is the builder's".into());
+    if let Some(why) = tiles(cfg).layout_problem() {
+        return Some(why);
     }
     if cfg.consumers != CONSUMERS {
         return Some(format!("the DSL GEMM has {CONSUMERS} consumer warpgroups, not {}", cfg.consumers));
@@ -36,6 +37,7 @@ pub fn tiles(cfg: &GemmConfig) -> Tiles {
         cluster: cfg.cluster_m,
         group_m: cfg.group_m,
         split: cfg.split_k,
+        b_n_major: cfg.b_layout == BLayout::NMajor,
     }
 }
 
@@ -93,10 +95,25 @@ pub fn workspace(dev: &Device, cfg: &GemmConfig, shape: &GemmShape) -> phaser::r
     dev.alloc::<f32>(tiles(cfg).workspace_len(shape.m, shape.n))
 }
 
-/// The GEMM's arguments: the builder GEMM's ([`super::args`]), then the workspace.
-pub fn args<'a>(maps: &'a [phaser::TensorMap; 3], s: &GemmShape, ws: &'a mut Buffer<f32>) -> [Arg<'a>; 7] {
-    let [a, b, c, m, n, k] = super::args(maps, s);
-    [a, b, c, m, n, k, Arg::buffer_mut(ws)]
+/// The DSL GEMM's four tensor maps: A, B as a K-major `b` (box `{64, block_n / cluster}`), B
+/// as an N-major `b_kn` (box `{64, 64}`), C. The kernel takes both B maps and reads the one
+/// of `cfg`'s layout (the builder GEMM's, [`GemmBuffers::tensor_maps`]); the other is any map
+/// of its box over the same B, never read.
+pub fn tensor_maps(dev: &Device, cfg: &GemmConfig, bufs: &GemmBuffers) -> phaser::runtime::Result<[TensorMap; 4]> {
+    let [a, b, c] = bufs.tensor_maps(dev, cfg)?;
+    let (n, k) = (bufs.shape.n as u64, bufs.shape.k as u64);
+    let sw = phaser::Swizzle::B128;
+    let [b_nk, b_kn] = match cfg.b_layout {
+        BLayout::KMajor => [b, dev.tensor_map(&bufs.b, &[k, n], &[EPI, BLOCK_K], sw)?],
+        BLayout::NMajor => [dev.tensor_map(&bufs.b, &[n, k], &[BLOCK_K, cfg.block_n / cfg.cluster_m], sw)?, b],
+    };
+    Ok([a, b_nk, b_kn, c])
+}
+
+/// The GEMM's arguments: the maps of [`tensor_maps`], M, N and K, then the workspace.
+pub fn args<'a>(maps: &'a [TensorMap; 4], s: &GemmShape, ws: &'a mut Buffer<f32>) -> [Arg<'a>; 8] {
+    let [a, b, b_kn, c] = maps.each_ref().map(Arg::TensorMap);
+    [a, b, b_kn, c, Arg::scalar(s.m), Arg::scalar(s.n), Arg::scalar(s.k), Arg::buffer_mut(ws)]
 }
 
 /// The GEMM's launch shape for `cfg` at `shape`: the persistent grid over its work units.
@@ -131,7 +148,7 @@ pub fn launch(
         return Err(phaser::runtime::RuntimeError::BadLaunch { kernel: kernels.gemm.name().into(), problem: format!("{s}: {why}") });
     }
     let sms = dev.sm_count()?;
-    let maps = bufs.tensor_maps(dev, cfg)?;
+    let maps = tensor_maps(dev, cfg, bufs)?;
     let mut reports = vec![dev.launch(&kernels.gemm, launch_config(cfg, &s, sms), &args(&maps, &s, ws))?];
     if let Some(reduce) = &kernels.reduce {
         let (lc, rargs) = reduce_launch(cfg, &s, sms, ws, &mut bufs.c);
@@ -148,7 +165,7 @@ pub fn launch(
 pub fn graph<'a>(
     stream: &'a phaser::Stream<'a>,
     kernels: &DslKernels,
-    maps: &'a [phaser::TensorMap; 3],
+    maps: &'a [TensorMap; 4],
     shape: &GemmShape,
     ws: &'a mut Buffer<f32>,
     c: &'a mut Buffer<half::bf16>,
@@ -161,8 +178,8 @@ pub fn graph<'a>(
     let sms = stream.device().sm_count()?;
     let mut g = stream.graph()?;
     let w = g.bind_mut(ws)?;
-    let args: [GraphArg; 7] =
-        [(&maps[0]).into(), (&maps[1]).into(), (&maps[2]).into(), s.m.into(), s.n.into(), s.k.into(), w.into()];
+    let [a, b, b_kn, c_map] = maps.each_ref().map(GraphArg::from);
+    let args: [GraphArg; 8] = [a, b, b_kn, c_map, s.m.into(), s.n.into(), s.k.into(), w.into()];
     g.launch(&kernels.gemm, launch_config(cfg, &s, sms), args)?;
     if let Some(reduce) = &kernels.reduce {
         let c = g.bind_mut(c)?;
