@@ -116,9 +116,14 @@ impl GemmConfig {
     pub fn stage_bytes(&self) -> u32 {
         self.a_tile().bytes() + self.b_operand().tile.bytes()
     }
-    /// Two staging buffers per consumer warpgroup.
+    /// Two staging buffers per consumer warpgroup; none under split-K (the DSL GEMM's partials
+    /// go from the wgmma fragment to the workspace).
     pub fn epilogue_bytes(&self) -> u32 {
-        self.consumers * 2 * self.c_tile().bytes()
+        if self.split_k > 1 {
+            0
+        } else {
+            self.consumers * 2 * self.c_tile().bytes()
+        }
     }
     /// Dynamic shared memory: the stages, then the epilogue buffers (barriers are static).
     pub fn dynamic_smem_bytes(&self) -> u32 {

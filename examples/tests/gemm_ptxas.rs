@@ -335,7 +335,8 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
 /// slices (K-major, with and without a cluster; N-major without, its HGMMAs with tnspB) issues
 /// the same HGMMAs as without split-K and
 /// stores its f32 partials with `st.global.v2.f32` from the fragment (one per register pair
-/// of every m64 slab; no TMA store, no `stmatrix`), and the reduction kernel assembles.
+/// of every m64 slab; no TMA store, no `stmatrix`, and no staging tiles in its shared memory),
+/// and the reduction kernel assembles.
 #[test]
 fn split_k_kernels_assemble_without_spills() {
     let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
@@ -347,6 +348,10 @@ fn split_k_kernels_assemble_without_spills() {
             let cfg = GemmConfig { split_k, ..base };
             let name = cfg.kernel_name();
             let kernels = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+            // No staging tiles: the stages are all of its shared memory.
+            let stages_bytes = cfg.stages * cfg.stage_bytes();
+            assert_eq!(kernels.gemm.declared_dynamic_bytes(), stages_bytes, "{name}: shared memory");
+            assert_eq!(cfg.dynamic_smem_bytes(), stages_bytes, "{name}: the launch's shared memory");
             let ptx = emit_kernel(&kernels.gemm).unwrap();
             let stores = ptx_text::count(&ptx, "st.global.v2.f32");
             assert_eq!(stores, (cfg.wg_m / 64 * cfg.block_n / 4) as usize, "{name}: partial stores");

@@ -128,8 +128,6 @@ pub fn gemm_dsl(
     let b_rows = if B_MN == 1 { BLOCK_K } else { BN / CLUSTER };
     let b_cols = if B_MN == 1 { BN } else { BLOCK_K };
     let b_ring = T.alloc_shared::<bf16>([STAGES, CLUSTER, b_rows, b_cols], "128B");
-    // Two staging tiles per consumer warpgroup for the epilogue.
-    let c_tiles = T.alloc_shared::<bf16>([CONSUMERS, 2, EPI, EPI], "128B");
     let stage_bytes = a_ring[0].bytes() + b_ring[0].bytes();
     T.pipeline.init(pipe);
 
@@ -295,6 +293,9 @@ pub fn gemm_dsl(
                     }
                 }
             } else {
+                // Two staging tiles per consumer warpgroup, after the stages (allocated where
+                // the epilogue that uses them is: split-K, which bypasses them, has none).
+                let c_tiles = T.alloc_shared::<bf16>([CONSUMERS, 2, EPI, EPI], "128B");
                 // Epilogue: 64 x 64 sub-tiles through the two staging tiles, alternately.
                 #[unroll]
                 for j in 0..slabs {
