@@ -271,6 +271,18 @@ fn n_major_b_with_a_cluster_is_refused_naming_why() {
     assert!(e.contains(why), "{e}");
 }
 
+/// A kernel built for N-major B with a cluster past the host's refusal does not build: its
+/// multicast of the 64 x BN tile's share does not match the K-major map's box (an error, not
+/// a C computed through the wrong map).
+#[test]
+fn n_major_b_with_a_cluster_past_the_refusal_does_not_build() {
+    let t = gemm::dsl::tiles(&gemm::dsl::config(true));
+    let e = phaser_examples::gallery::gemm_dsl::gemm_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m, 1, 1)
+        .expect_err("no N-major multicast")
+        .to_string();
+    assert!(e.contains("TMA multicast load: the tile does not match tensor map `b`"), "{e}");
+}
+
 /// The slices are summed in slice order, whatever the schedule: two runs of one split-K
 /// GEMM under different schedulers give the same C bit for bit.
 #[test]
