@@ -131,7 +131,7 @@ impl GemmConfig {
     pub fn choose(shape: &GemmShape, b_layout: BLayout, sm_count: u32) -> GemmChoice {
         choice_candidates(b_layout)
             .into_iter()
-            .filter(|c| c.split_k == 1 || crate::gemm::dsl::shape_problem(c, shape).is_none())
+            .filter(|c| can_run(c, shape))
             .map(|c| score(c, shape, sm_count))
             .fold(None, |best: Option<GemmChoice>, c| match best {
                 Some(b) if b.estimate_us() <= c.estimate_us() * 1.0001 => Some(b),
@@ -139,6 +139,11 @@ impl GemmConfig {
             })
             .expect("choice_candidates is never empty")
     }
+}
+
+/// Whether candidate `c` can run `shape`: a split needs a K block per slice.
+pub fn can_run(c: &GemmConfig, shape: &GemmShape) -> bool {
+    c.split_k == 1 || crate::gemm::dsl::shape_problem(c, shape).is_none()
 }
 
 /// The model's numbers for `config` at `shape`.
