@@ -129,6 +129,9 @@ impl CustomOp2 for PhaserGemm {
         let map_b = dev
             .tensor_map_cuda(&b, &[k64, n64], &[BLOCK_K, cfg.block_n / cfg.cluster_m], sw)
             .map_err(phaser_err)?;
+        // The N-major B's map, which the kernel takes and, for this K-major B, never reads:
+        // any map of its box will do.
+        let map_b_kn = dev.tensor_map_cuda(&b, &[k64, n64], &[gemm_dsl::EPI, BLOCK_K], sw).map_err(phaser_err)?;
         // Zero-copy: the kernel reads candle's own memory, at the tensor's offset.
         let stream = sa.device.cuda_stream();
         let (a_addr, _) = a.device_ptr(&stream);
@@ -147,6 +150,7 @@ impl CustomOp2 for PhaserGemm {
             let args = [
                 Arg::TensorMap(&map_a),
                 Arg::TensorMap(&map_b),
+                Arg::TensorMap(&map_b_kn),
                 Arg::TensorMap(&map_c),
                 Arg::scalar(shape.m),
                 Arg::scalar(shape.n),
