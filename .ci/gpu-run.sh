@@ -159,6 +159,9 @@ done
 if [ "${GEMM:-0}" = 1 ]; then
   step gemm_sweep ./bin/bench_gemm --sweep
   step gemm_sweep_nmajor ./bin/bench_gemm --perf --b nmajor --shapes 4096x4096x4096,8192x8192x8192 --block-n 128 --wg-m 128
+  # The DSL GEMM on N-major B (no cluster), checked and timed, and with split-K at a decode shape.
+  step gemm_nmajor_dsl ./bin/bench_gemm --b nmajor --impl dsl --shapes 4096x4096x4096,8192x8192x8192
+  step gemm_nmajor_dsl_splitk ./bin/bench_gemm --perf --b nmajor --impl dsl --block-n 128 --split-k 4 --shapes 64x4096x4096
 fi
 # GEMM_SHAPES=1: issue 23 §2's shapes (decode and prefill M, both B layouts, DeepSeek's
 # 7168 x 2112 x 7168), each with the configuration GemmConfig::choose prints, against cuBLAS.
@@ -214,7 +217,7 @@ fi
 # The numbers the notes need, from the logs above (compact).
 highlights() {
   local f
-  for f in bench_gemm gemm_sweep gemm_sweep_nmajor gemm_shapes; do
+  for f in bench_gemm gemm_sweep gemm_sweep_nmajor gemm_nmajor_dsl gemm_nmajor_dsl_splitk gemm_shapes; do
     [ -f "$LOGS/$f.log" ] || continue
     echo "--- $f"
     grep -E '^timing|^\| checks' "$LOGS/$f.log"

@@ -83,12 +83,15 @@ pub struct GemmConfig {
     pub b_layout: BLayout,
     /// Raster group height, in cluster-tile rows.
     pub group_m: u32,
+    /// Slices of K (split-K; 1: none): the DSL GEMM's, whose slices write f32 partials that a
+    /// second launch sums (`gemm::dsl`); the builder GEMM has none.
+    pub split_k: u32,
 }
 
 impl GemmConfig {
     /// The default: 128 x 256 x 64 tiles, two consumer warpgroups, 4 stages, 2-CTA clusters.
     pub fn new(b_layout: BLayout) -> GemmConfig {
-        GemmConfig { block_n: 256, wg_m: 64, consumers: 2, stages: 4, cluster_m: 2, b_layout, group_m: 8 }
+        GemmConfig { block_n: 256, wg_m: 64, consumers: 2, stages: 4, cluster_m: 2, b_layout, group_m: 8, split_k: 1 }
     }
     pub fn block_m(&self) -> u32 {
         self.wg_m * self.consumers
@@ -113,9 +116,14 @@ impl GemmConfig {
     pub fn stage_bytes(&self) -> u32 {
         self.a_tile().bytes() + self.b_operand().tile.bytes()
     }
-    /// Two staging buffers per consumer warpgroup.
+    /// Two staging buffers per consumer warpgroup; none under split-K (the DSL GEMM's partials
+    /// go from the wgmma fragment to the workspace).
     pub fn epilogue_bytes(&self) -> u32 {
-        self.consumers * 2 * self.c_tile().bytes()
+        if self.split_k > 1 {
+            0
+        } else {
+            self.consumers * 2 * self.c_tile().bytes()
+        }
     }
     /// Dynamic shared memory: the stages, then the epilogue buffers (barriers are static).
     pub fn dynamic_smem_bytes(&self) -> u32 {
@@ -127,10 +135,12 @@ impl GemmConfig {
     pub fn roles(&self) -> WarpgroupRoles {
         WarpgroupRoles::rebalanced(1, self.consumers)
     }
-    /// A name that says the configuration: `phaser_gemm_128x256x64_s4_c2_kmajor`.
+    /// A name that says the configuration: `phaser_gemm_128x256x64_s4_c2_g8_kmajor`, with
+    /// `_k4` after the group for 4 slices of split-K.
     pub fn kernel_name(&self) -> String {
+        let split = if self.split_k == 1 { String::new() } else { format!("_k{}", self.split_k) };
         format!(
-            "phaser_gemm_{}x{}x{BLOCK_K}_s{}_c{}_g{}_{}",
+            "phaser_gemm_{}x{}x{BLOCK_K}_s{}_c{}_g{}{split}_{}",
             self.block_m(),
             self.block_n,
             self.stages,
@@ -149,6 +159,9 @@ impl GemmConfig {
         }
         if !(2..=8).contains(&self.stages) {
             return Some(format!("{} stages: 2..=8", self.stages));
+        }
+        if self.split_k == 0 {
+            return Some("split_k = 0: at least 1 slice of K (1: no split)".into());
         }
         if ![1, 2].contains(&self.cluster_m) || self.group_m == 0 {
             return Some(format!("cluster_m = {} (1 or 2), group_m = {} (>= 1)", self.cluster_m, self.group_m));
@@ -244,6 +257,12 @@ fn ceil_div(k: &mut KernelBuilder, x: Value, d: u32) -> Value {
     k.div(x, Value::u32(d))
 }
 
+/// Why the builder GEMM does not implement `cfg` (valid by [`GemmConfig::problem`]), if it
+/// does not: it has no split-K (the DSL GEMM's, `gemm::dsl`).
+pub fn builder_unsupported(cfg: &GemmConfig) -> Option<String> {
+    (cfg.split_k != 1).then(|| format!("split_k = {}: the builder GEMM has no split-K (the DSL GEMM has)", cfg.split_k))
+}
+
 /// The kernel for `cfg`. Parameters: tensor maps of A (`{K, M}`, box `{64, block_m}`), B
 /// (K-major `{K, N}`, box `{64, block_n / cluster_m}`; N-major `{N, K}`, box `{64, 64}`) and
 /// C (`{N, M}`, box `{64, 64}`), all 128-byte swizzled, then `m`, `n`, `k`.
@@ -251,6 +270,9 @@ pub fn gemm_kernel(cfg: &GemmConfig) -> phaser::codegen::Result<Kernel> {
     let cfg = *cfg;
     let mut k = KernelBuilder::new(cfg.kernel_name(), Target::Sm90a);
     if let Some(p) = cfg.problem() {
+        k.error(format!("GEMM configuration: {p}"));
+    }
+    if let Some(p) = builder_unsupported(&cfg) {
         k.error(format!("GEMM configuration: {p}"));
     }
     let tmap_a = k.param_tensor_map("a", 2);
@@ -511,7 +533,7 @@ pub fn sweep_configs(b_layout: BLayout) -> Vec<GemmConfig> {
     for (block_n, wg_m) in [(256, 64), (128, 128), (128, 64)] {
         for stages in 3..=6 {
             for cluster_m in [1, 2] {
-                let c = GemmConfig { block_n, wg_m, consumers: 2, stages, cluster_m, b_layout, group_m: 8 };
+                let c = GemmConfig { block_n, wg_m, consumers: 2, stages, cluster_m, b_layout, group_m: 8, split_k: 1 };
                 if c.problem().is_none() {
                     v.push(c);
                 }
@@ -701,6 +723,40 @@ pub fn launch(
     dev.launch(kernel, launch_config(cfg, &s, dev.sm_count()?), &args(&maps, &s))
 }
 
+/// A GEMM of one configuration as the launches that compute C: the builder's kernel, or the
+/// DSL's (with split-K, its GEMM and the reduction).
+#[derive(Clone, Debug)]
+pub enum GemmKernels {
+    Builder(Kernel),
+    Dsl(dsl::DslKernels),
+}
+
+impl GemmKernels {
+    /// The kernels of `cfg` in the builder GEMM or the DSL GEMM.
+    pub fn new(cfg: &GemmConfig, dsl: bool) -> phaser::codegen::Result<GemmKernels> {
+        Ok(if dsl { GemmKernels::Dsl(dsl::kernels(cfg)?) } else { GemmKernels::Builder(gemm_kernel(cfg)?) })
+    }
+    /// The GEMM's name (the DSL's kernel, or the builder's).
+    pub fn name(&self) -> &str {
+        match self {
+            GemmKernels::Builder(k) => k.name(),
+            GemmKernels::Dsl(d) => d.gemm.name(),
+        }
+    }
+    /// Compute C of `bufs` (`cfg` is the builder kernel's configuration; the DSL's carries its
+    /// own), through [`phaser::Device::launch`]: complete when it returns. The DSL's split-K
+    /// workspace is allocated for the call.
+    pub fn run(&self, dev: &phaser::Device, cfg: &GemmConfig, bufs: &mut GemmBuffers) -> phaser::runtime::Result<()> {
+        match self {
+            GemmKernels::Builder(k) => launch(dev, k, cfg, bufs).map(drop),
+            GemmKernels::Dsl(d) => {
+                let mut ws = dsl::workspace(dev, &d.cfg, &bufs.shape)?;
+                dsl::launch(dev, d, bufs, &mut ws).map(drop)
+            }
+        }
+    }
+}
+
 /// The GEMM kernel's arguments: the three tensor maps (A, B, C), then M, N and K.
 pub fn args<'a>(maps: &'a [phaser::TensorMap; 3], s: &GemmShape) -> [phaser::Arg<'a>; 6] {
     [
@@ -791,7 +847,7 @@ pub fn perf_shapes() -> Vec<GemmShape> {
 pub fn check_against_cublas(
     dev: &phaser::Device,
     blas: &crate::cublas::CublasLt,
-    kernel: &Kernel,
+    kernel: &GemmKernels,
     cfg: &GemmConfig,
     shape: GemmShape,
     seed: u64,
@@ -802,7 +858,7 @@ pub fn check_against_cublas(
     let b = random_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
     let mut bufs = GemmBuffers::new(dev, shape, cfg.b_layout, &a, &b)?;
     dev.fill(&mut bufs.c, POISON)?;
-    launch(dev, kernel, cfg, &bufs)?;
+    kernel.run(dev, cfg, &mut bufs)?;
     let ours = dev.download(&bufs.c)?;
     let mut reference = dev.alloc::<half::bf16>(shape.m as usize * shape.n as usize)?;
     dev.fill(&mut reference, POISON)?;

@@ -3,11 +3,16 @@
 //! bandwidth that grows with the SMs kept busy) and keeps the cheapest. The choice comes with
 //! the numbers that made it, so it can be printed and explained.
 //!
-//! The candidates are the configurations both GEMMs (builder and DSL) implement for the
-//! layout: two consumer warpgroups, tiles 128 x {128, 256} and 256 x {64, 128}, 2- or
-//! 1-CTA clusters (ties go to the multicast one), as many stages as shared memory holds (at most [`MAX_STAGES`]). Every
-//! candidate is assembled by `examples/tests/gemm_ptxas.rs` and run in the simulator by
-//! `examples/tests/sim_gemm_dsl.rs`, so whatever `choose` returns has been built and checked.
+//! The candidates are the configurations the builder GEMM implements for the layout and whose
+//! epilogue the DSL GEMM shares (the DSL GEMM runs them too, but N-major B with a cluster):
+//! two consumer warpgroups, tiles 128 x {128, 256} and 256 x {64, 128}, 2- or 1-CTA clusters
+//! (ties go to the multicast one), as many stages as shared memory holds (at most
+//! [`MAX_STAGES`]); and where the DSL GEMM implements it (either layout; N-major B without a
+//! cluster), split-K into [`SPLITS`] slices of K (also with 128 x 64 tiles, which only
+//! split-K's epilogue allows), which pays for its f32 workspace (written, then read by the
+//! reduction: `2 * 4 * M * N * split` bytes of DRAM) and the reduction's launch. Every candidate is assembled by `examples/tests/gemm_ptxas.rs` and run
+//! in the simulator by `examples/tests/sim_gemm_dsl.rs`, so whatever `choose` returns has been
+//! built and checked.
 
 use crate::gemm::{BLayout, GemmConfig, GemmShape, BLOCK_K};
 use std::fmt;
@@ -18,6 +23,11 @@ pub const MAX_STAGES: u32 = 6;
 /// the sustained clock) and DRAM bandwidth (4.8 TB/s) once every SM streams.
 const FLOPS_PER_SM: f64 = 7.5e12;
 const DRAM_BYTES_PER_S: f64 = 4.8e12;
+/// Slices of K the chooser tries (1: no split-K).
+pub const SPLITS: [u32; 4] = [1, 2, 4, 8];
+/// What split-K's second launch costs besides its DRAM traffic: a launch on the stream after
+/// the GEMM (its ramp-up and the GEMM's drain), in microseconds.
+const REDUCE_LAUNCH_US: f64 = 3.0;
 /// Relative mainloop efficiency of a tile shape: smaller N per wgmma issues more instructions
 /// and re-reads A more often per flop (64-wide B tiles run at about 3/4 of the 256-wide rate).
 fn tile_efficiency(block_m: u32, block_n: u32) -> f64 {
@@ -33,17 +43,22 @@ fn tile_efficiency(block_m: u32, block_n: u32) -> f64 {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GemmChoice {
     pub config: GemmConfig,
-    /// CTA tiles of the shape, and waves of them over the SMs.
+    /// CTA tiles of the shape, and waves of its work units (a tile's K slice) over the SMs.
     pub tiles: u64,
     pub waves: u64,
-    /// The model's time, in microseconds: compute and DRAM terms (the larger one is the estimate).
+    /// The model's time, in microseconds: compute and DRAM terms of the GEMM (the larger one
+    /// counts), and split-K's reduction launch after it (0 without split-K).
     pub compute_us: f64,
     pub memory_us: f64,
+    pub reduce_us: f64,
+    /// SMs (CTA slots) the tiles would keep busy without split-K.
+    pub unsplit_busy: u64,
+    pub sm_count: u32,
 }
 
 impl GemmChoice {
     pub fn estimate_us(&self) -> f64 {
-        self.compute_us.max(self.memory_us)
+        self.compute_us.max(self.memory_us) + self.reduce_us
     }
 }
 
@@ -52,40 +67,71 @@ impl fmt::Display for GemmChoice {
         let c = &self.config;
         write!(
             f,
-            "{} ({}x{} tiles, {} stages, cluster {}): {} tiles in {} wave(s), model {:.1} us compute / {:.1} us DRAM",
+            "{} ({}x{} tiles, {} stages, cluster {}, split-K {}): ",
             c.kernel_name(),
             c.block_m(),
             c.block_n,
             c.stages,
             c.cluster_m,
-            self.tiles,
-            self.waves,
-            self.compute_us,
-            self.memory_us
-        )
+            c.split_k
+        )?;
+        if c.split_k > 1 {
+            write!(f, "{} tiles x {} K slices = {} work units", self.tiles, c.split_k, self.tiles * c.split_k as u64)?;
+        } else {
+            write!(f, "{} tiles", self.tiles)?;
+        }
+        write!(
+            f,
+            " in {} wave(s), model {:.1} us compute / {:.1} us DRAM + {:.1} us reduction; ",
+            self.waves, self.compute_us, self.memory_us, self.reduce_us
+        )?;
+        if c.split_k > 1 {
+            write!(
+                f,
+                "split-K {} because {} tiles alone keep {} of {} SMs busy",
+                c.split_k, self.tiles, self.unsplit_busy, self.sm_count
+            )
+        } else {
+            write!(f, "no split-K ({} of {} SMs busy)", self.unsplit_busy, self.sm_count)
+        }
     }
 }
 
-/// Every configuration [`GemmConfig::choose`] picks from, for `b_layout`.
+/// Every configuration [`GemmConfig::choose`] picks from, for `b_layout`: without split-K
+/// first (both GEMMs), then each split of [`SPLITS`] the DSL GEMM implements.
 pub fn choice_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
     let mut v = Vec::new();
-    for (block_n, wg_m) in [(256, 64), (128, 128), (128, 64), (64, 128)] {
-        for cluster_m in [2, 1] {
-            let base = GemmConfig { block_n, wg_m, consumers: 2, stages: 2, cluster_m, b_layout, group_m: 8 };
-            let deepest =
-                (2..=MAX_STAGES).rev().map(|stages| GemmConfig { stages, ..base }).find(|c| c.problem().is_none());
-            v.extend(deepest);
+    for split_k in SPLITS {
+        for (block_n, wg_m) in [(256, 64), (128, 128), (128, 64), (64, 128), (64, 64)] {
+            for cluster_m in [2, 1] {
+                let base = GemmConfig { block_n, wg_m, consumers: 2, stages: 2, cluster_m, b_layout, group_m: 8, split_k };
+                let deepest =
+                    (2..=MAX_STAGES).rev().map(|stages| GemmConfig { stages, ..base }).find(|c| c.problem().is_none());
+                // Without split-K, what both GEMMs implement (they share the epilogue, whose
+                // rule the DSL GEMM states, for either layout); with it, what the DSL GEMM does.
+                let implemented = |c: &GemmConfig| {
+                    if split_k == 1 {
+                        let as_kmajor = GemmConfig { b_layout: BLayout::KMajor, ..*c };
+                        crate::gemm::builder_unsupported(c).is_none() && crate::gemm::dsl::unsupported(&as_kmajor).is_none()
+                    } else {
+                        crate::gemm::dsl::unsupported(c).is_none()
+                    }
+                };
+                v.extend(deepest.filter(implemented));
+            }
         }
     }
     v
 }
 
 impl GemmConfig {
-    /// The candidate the model finds fastest for `shape` on `sm_count` SMs (ties go to the
-    /// earlier, larger tile).
+    /// The candidate the model finds fastest for `shape` on `sm_count` SMs among those that
+    /// can run it (a split needs a K block per slice; ties go to the earlier: no or fewer
+    /// slices, the larger tile).
     pub fn choose(shape: &GemmShape, b_layout: BLayout, sm_count: u32) -> GemmChoice {
         choice_candidates(b_layout)
             .into_iter()
+            .filter(|c| can_run(c, shape))
             .map(|c| score(c, shape, sm_count))
             .fold(None, |best: Option<GemmChoice>, c| match best {
                 Some(b) if b.estimate_us() <= c.estimate_us() * 1.0001 => Some(b),
@@ -95,23 +141,49 @@ impl GemmConfig {
     }
 }
 
+/// Whether candidate `c` can run `shape`: a split needs a K block per slice.
+pub fn can_run(c: &GemmConfig, shape: &GemmShape) -> bool {
+    c.split_k == 1 || crate::gemm::dsl::shape_problem(c, shape).is_none()
+}
+
 /// The model's numbers for `config` at `shape`.
 pub fn score(config: GemmConfig, shape: &GemmShape, sm_count: u32) -> GemmChoice {
     let (m, n, k) = (shape.m as u64, shape.n as u64, shape.k as u64);
     let (bm, bn, cm) = (config.block_m() as u64, config.block_n as u64, config.cluster_m as u64);
     // Clusters walk cluster-tiles; a cluster row past M still occupies its CTA.
+    let split = config.split_k.max(1) as u64;
     let cluster_tiles = m.div_ceil(bm * cm) * n.div_ceil(bn);
+    let units = cluster_tiles * split;
     let slots = (sm_count as u64 / cm).max(1);
-    let waves = cluster_tiles.div_ceil(slots);
-    let k_padded = k.div_ceil(BLOCK_K as u64) * BLOCK_K as u64;
-    let tile_flops = 2.0 * (bm * bn * k_padded) as f64;
+    let waves = units.div_ceil(slots);
+    // The slowest unit: the last slice, which also takes the remainder of the K blocks.
+    let k_blocks = k.div_ceil(BLOCK_K as u64);
+    let unit_blocks = k_blocks - (split - 1) * (k_blocks / split).min(k_blocks);
+    let tile_flops = 2.0 * (bm * bn * unit_blocks * BLOCK_K as u64) as f64;
     let compute_us = waves as f64 * tile_flops / (FLOPS_PER_SM * tile_efficiency(bm as u32, bn as u32)) * 1e6;
-    // DRAM: A once per tile column it meets in L2 is approximated by A and B read once, plus C;
-    // the bandwidth a kernel reaches grows with the SMs it keeps loading.
-    let active = (cluster_tiles.min(slots) * cm) as f64 / sm_count as f64;
-    let bytes = 2.0 * (m * k + n * k + m * n) as f64;
+    // DRAM: A once per tile column it meets in L2 is approximated by A and B read once, plus C
+    // (bf16) or, with split-K, the f32 partials written; the bandwidth a kernel reaches grows
+    // with the SMs it keeps loading.
+    let active = (units.min(slots) * cm) as f64 / sm_count as f64;
+    let out_bytes = if split > 1 { 4 * m * n * split } else { 2 * m * n };
+    let bytes = (2 * (m * k + n * k) + out_bytes) as f64;
     let memory_us = bytes / (DRAM_BYTES_PER_S * active.min(1.0)) * 1e6;
-    GemmChoice { config, tiles: cluster_tiles * cm, waves, compute_us, memory_us }
+    // Split-K's reduction reads the partials back and writes C, at the full bandwidth.
+    let reduce_us = if split > 1 {
+        REDUCE_LAUNCH_US + (4 * m * n * split + 2 * m * n) as f64 / DRAM_BYTES_PER_S * 1e6
+    } else {
+        0.0
+    };
+    GemmChoice {
+        config,
+        tiles: cluster_tiles * cm,
+        waves,
+        compute_us,
+        memory_us,
+        reduce_us,
+        unsplit_busy: cluster_tiles.min(slots) * cm,
+        sm_count,
+    }
 }
 
 /// The shapes of issue 23 §2 the shape sweep times: decode and prefill M against N, K in
@@ -150,9 +222,80 @@ mod tests {
         assert!(c.tiles >= 64, "{c}: at least 64 CTAs busy");
     }
 
+    #[test]
+    fn decode_shapes_split_k_and_say_why() {
+        // M = 64, N = K = 4096: 32 tiles of 128 x 128 keep 32 of 132 SMs busy; the stream of
+        // B is the bound, and split-K puts every SM on it.
+        let c = GemmConfig::choose(&GemmShape::new(64, 4096, 4096), BLayout::KMajor, 132);
+        assert!(c.config.split_k > 1, "{c}");
+        assert!(c.tiles * c.config.split_k as u64 > 64, "{c}");
+        let text = c.to_string();
+        assert!(
+            text.contains(&format!(
+                "split-K {} because {} tiles alone keep {} of 132 SMs busy",
+                c.config.split_k, c.tiles, c.unsplit_busy
+            )),
+            "{text}"
+        );
+        // Large squares fill the GPU without it.
+        let big = GemmConfig::choose(&GemmShape::new(4096, 4096, 4096), BLayout::KMajor, 132);
+        assert_eq!(big.config.split_k, 1, "{big}");
+        assert!(big.to_string().ends_with(&format!("; no split-K ({} of 132 SMs busy)", big.unsplit_busy)), "{big}");
+        // 128 x 64 tiles only under split-K (the staging epilogue needs two sub-tiles).
+        for layout in [BLayout::KMajor, BLayout::NMajor] {
+            let narrow: Vec<GemmConfig> =
+                choice_candidates(layout).into_iter().filter(|c| c.block_m() == 128 && c.block_n == 64).collect();
+            assert!(!narrow.is_empty() && narrow.iter().all(|c| c.split_k > 1), "{layout:?}: {narrow:?}");
+        }
+        // N-major B splits K too, in the DSL GEMM, which reads it without a cluster.
+        let nmajor = GemmConfig::choose(&GemmShape::new(64, 4096, 4096), BLayout::NMajor, 132);
+        assert!(nmajor.config.split_k > 1 && nmajor.config.cluster_m == 1, "{nmajor}");
+        let split_nmajor: Vec<GemmConfig> =
+            choice_candidates(BLayout::NMajor).into_iter().filter(|c| c.split_k > 1).collect();
+        assert!(!split_nmajor.is_empty() && split_nmajor.iter().all(|c| c.cluster_m == 1), "{split_nmajor:?}");
+    }
+
+    #[test]
+    fn the_workspace_and_the_reduction_are_paid_for() {
+        let shape = GemmShape::new(64, 4096, 4096);
+        let base = GemmConfig { split_k: 1, stages: 4, ..GemmConfig::new(BLayout::KMajor) };
+        let one = score(base, &shape, 132);
+        let four = score(GemmConfig { split_k: 4, ..base }, &shape, 132);
+        assert_eq!(one.reduce_us, 0.0);
+        // Partials of 4 x 64 x 4096 f32 and C read back, plus the launch.
+        let want = REDUCE_LAUNCH_US + (4.0 * 64.0 * 4096.0 * 4.0 + 2.0 * 64.0 * 4096.0) / DRAM_BYTES_PER_S * 1e6;
+        assert!((four.reduce_us - want).abs() < 1e-9, "{four}");
+        // A quarter of K per unit: the compute term shrinks 4x at the same number of waves.
+        assert_eq!((one.waves, four.waves), (1, 1));
+        assert!((four.compute_us * 4.0 - one.compute_us).abs() < 1e-9 * one.compute_us, "{one} / {four}");
+    }
+
     proptest! {
-        /// Whatever the shape, the choice is a valid candidate, the DSL GEMM implements it for
-        /// K-major B, and no candidate has a smaller model time.
+        /// Whatever the shape, the choice can be launched: the DSL GEMM (split-K, either
+        /// layout) or both GEMMs run its configuration, a split leaves a K block to every
+        /// slice, and the grid it launches is within the SMs.
+        #[test]
+        fn the_choice_is_always_launchable(
+            m in 1u32..20000, n8 in 1u32..2000, k8 in 1u32..2000, sms in 1u32..200, nmajor: bool,
+        ) {
+            let layout = if nmajor { BLayout::NMajor } else { BLayout::KMajor };
+            let shape = GemmShape::new(m, n8 * 8, k8 * 8);
+            let c = GemmConfig::choose(&shape, layout, sms);
+            if c.config.split_k > 1 {
+                prop_assert_eq!(crate::gemm::dsl::shape_problem(&c.config, &shape), None);
+                prop_assert!(crate::gemm::dsl::kernels(&c.config).is_ok(), "{}", c);
+            } else {
+                prop_assert_eq!(crate::gemm::builder_unsupported(&c.config), None);
+            }
+            let grid = crate::gemm::dsl::tiles(&c.config).grid(shape.m, shape.n, sms);
+            prop_assert!(grid >= 1 && grid <= sms.max(c.config.cluster_m), "grid {} on {} SMs", grid, sms);
+        }
+    }
+
+    proptest! {
+        /// Whatever the shape, the choice is a valid candidate, the DSL GEMM implements it
+        /// (N-major B with a cluster: the builder GEMM does), and no candidate has a smaller
+        /// model time.
         #[test]
         fn the_choice_is_a_valid_candidate_with_the_least_model_time(
             m in 1u32..20000, n8 in 1u32..2000, k8 in 1u32..2000, sms in 1u32..200, nmajor: bool,
@@ -162,13 +305,21 @@ mod tests {
             let c = GemmConfig::choose(&shape, layout, sms);
             prop_assert!(c.config.problem().is_none());
             prop_assert!(choice_candidates(layout).contains(&c.config));
-            if !nmajor {
-                prop_assert!(crate::gemm::dsl::unsupported(&c.config).is_none());
+            if !nmajor || c.config.cluster_m == 1 {
+                prop_assert!(crate::gemm::dsl::unsupported(&c.config).is_none(), "{}", c);
+            } else {
+                prop_assert!(crate::gemm::builder_unsupported(&c.config).is_none(), "{}", c);
             }
+            // Every candidate that can run the shape scores no better (a split of more slices
+            // than K has blocks cannot run it).
             for other in choice_candidates(layout) {
+                if other.split_k > 1 && crate::gemm::dsl::shape_problem(&other, &shape).is_some() {
+                    continue;
+                }
                 prop_assert!(c.estimate_us() <= score(other, &shape, sms).estimate_us() * 1.0001, "{c} vs {other:?}");
             }
             prop_assert!(c.waves >= 1 && c.tiles >= 1);
+            prop_assert!(c.reduce_us == 0.0 || c.config.split_k > 1);
         }
     }
 }

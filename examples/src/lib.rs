@@ -10,6 +10,7 @@ pub mod gallery;
 pub mod gemm;
 pub mod gemm_bugs;
 pub mod gemm_choice;
+pub mod gemm_choice_cache;
 pub mod gemm_sm100;
 pub mod mutate;
 pub mod pingpong;

@@ -15,6 +15,8 @@ fn all_configs() -> Vec<GemmConfig> {
         v.extend(sweep_configs(layout));
         v.extend(phaser_examples::gemm_choice::choice_candidates(layout));
     }
+    // Split-K is the DSL GEMM's (`split_k_kernels_assemble_without_spills`).
+    v.retain(|c| gemm::builder_unsupported(c).is_none());
     v.sort_by_key(|c| c.kernel_name());
     v.dedup();
     v
@@ -220,19 +222,38 @@ fn count(insts: &[&str], op: &str) -> usize {
     insts.iter().filter(|i| opcode(i) == op).count()
 }
 
-/// Every configuration the DSL GEMM implements (K-major B, two consumer warpgroups).
+/// Every configuration the DSL GEMM implements (two consumer warpgroups; N-major B without a
+/// cluster).
 fn dsl_configs() -> Vec<GemmConfig> {
-    let mut v = vec![GemmConfig::new(BLayout::KMajor)];
-    v.extend(sweep_configs(BLayout::KMajor));
-    v.extend(phaser_examples::gemm_choice::choice_candidates(BLayout::KMajor));
-    v.retain(|c| gemm::dsl::unsupported(c).is_none());
+    let mut v = Vec::new();
+    for layout in [BLayout::KMajor, BLayout::NMajor] {
+        v.push(GemmConfig::new(layout));
+        v.extend(sweep_configs(layout));
+        v.extend(phaser_examples::gemm_choice::choice_candidates(layout));
+    }
+    // Without split-K: compared with the builder GEMM's (split-K has its own test below).
+    v.retain(|c| gemm::dsl::unsupported(c).is_none() && c.split_k == 1);
     v.sort_by_key(|c| c.kernel_name());
     v.dedup();
     v
 }
 
-/// The DSL GEMM assembles for sm_90a with zero spill bytes in every configuration, its PTX
-/// carries the DSL's Rust lines, and (at 4 stages) its SASS is the builder
+/// imm-trans-b of each `wgmma.mma_async` of `ptx` (the last immediate after the
+/// accumulator), in program order: 1 where B is MN-major.
+fn trans_b(ptx: &str) -> Vec<String> {
+    ptx_text::find_all(ptx, "wgmma.mma_async.*")
+        .iter()
+        .map(|inst| {
+            let ops = &inst.operands;
+            let after = ops.iter().rposition(|o| o.starts_with('{')).expect("the accumulator list") + 1;
+            ops[after..].iter().rfind(|o| !o.starts_with('%')).expect("imm-trans-b").to_string()
+        })
+        .collect()
+}
+
+/// The DSL GEMM assembles for sm_90a with zero spill bytes in every configuration (either B
+/// layout), its PTX carries the DSL's Rust lines, its wgmmas transpose B exactly where B is
+/// N-major (as the builder GEMM's do), and (at 4 stages) its SASS is the builder
 /// GEMM's where it matters: the same HGMMAs (2 copies of the K block x 4 k16 steps x m64 slabs), and in the
 /// mainloop the same HGMMA / WARPGROUP (arrive, depbar) / SYNCS (mbarrier) instructions with
 /// at most a few more uniform-datapath instructions (each m64 slab's A descriptor is built from
@@ -243,6 +264,8 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
     let dir = tempfile::tempdir().unwrap();
     let configs = dsl_configs();
     assert!(configs.len() >= 10, "{} configurations", configs.len());
+    let n_major = configs.iter().filter(|c| c.b_layout == BLayout::NMajor).count();
+    assert!(n_major >= 4, "{n_major} N-major configurations");
     for cfg in configs {
         let name = cfg.kernel_name();
         let k = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -258,6 +281,13 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
                 && ptx_text::has(&ptx, "setmaxnreg.inc.sync.aligned.u32 232")
         );
         assert_eq!(k.declared_dynamic_bytes(), cfg.dynamic_smem_bytes(), "{name}: the builder's shared memory");
+        let builder = gemm_kernel(&cfg).unwrap();
+        let builder_ptx = emit_kernel(&builder).unwrap();
+        let trans = if cfg.b_layout == BLayout::NMajor { "1" } else { "0" };
+        let ours_trans = trans_b(&ptx);
+        assert_eq!(ours_trans.len(), 2 * 4 * (cfg.wg_m / 64) as usize, "{name}: wgmmas in the PTX");
+        assert!(ours_trans.iter().all(|t| t == trans), "{name}: imm-trans-b {ours_trans:?}, want {trans}");
+        assert_eq!(ours_trans, trans_b(&builder_ptx), "{name}: the builder's imm-trans-b");
         let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("dsl_{name}"));
         assert_eq!(spill_bytes(&verbose), (0, 0), "{name} spills:\n{verbose}");
         assert!(!verbose.contains("C7508"), "setmaxnreg ignored (no register cap):\n{verbose}");
@@ -268,13 +298,16 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
         if cfg.stages != 4 {
             continue;
         }
-        let builder = gemm_kernel(&cfg).unwrap();
-        let (_, builder_cubin) = assemble_verbose(dir.path(), &ptxas, &emit_kernel(&builder).unwrap(), &name);
+        let (_, builder_cubin) = assemble_verbose(dir.path(), &ptxas, &builder_ptx, &name);
         let (ours, theirs) = (sass(&cuobjdump, &cubin), sass(&cuobjdump, &builder_cubin));
         let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
         let hgmma = |s: &[(u32, String)]| count_with_modifiers(s, &shape);
         assert_eq!(hgmma(&ours), 2 * 4 * (cfg.wg_m / 64) as usize, "{name}");
         assert_eq!(hgmma(&ours), hgmma(&theirs), "{name}");
+        // The transposed B in the SASS too, on every HGMMA of both GEMMs.
+        let tnsp = |s: &[(u32, String)]| s.iter().filter(|(_, i)| i.contains("HGMMA") && i.contains("tnspB")).count();
+        let want_tnsp = if cfg.b_layout == BLayout::NMajor { hgmma(&ours) } else { 0 };
+        assert_eq!((tnsp(&ours), tnsp(&theirs)), (want_tnsp, want_tnsp), "{name}: HGMMAs with tnspB");
         let (ours_loop, theirs_loop) = (mainloop(&ours), mainloop(&theirs));
         for op in ["HGMMA", "WARPGROUP", "SYNCS", "BAR", "LDS", "STS"] {
             assert_eq!(count(&ours_loop, op), count(&theirs_loop, op), "{name}: {op} in the mainloop");
@@ -326,4 +359,51 @@ fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
         let listing = || insts.iter().map(|(_, i)| i.as_str()).collect::<Vec<_>>().join("\n");
         assert_eq!(qgmma, sites, "{}:\n{}", k.name(), listing());
     }
+}
+
+/// Split-K's kernels assemble for sm_90a with zero spill bytes: the DSL GEMM with 2, 4 and 8
+/// slices (K-major, with and without a cluster; N-major without, its HGMMAs with tnspB) issues
+/// the same HGMMAs as without split-K and
+/// stores its f32 partials with `st.global.v2.f32` from the fragment (one per register pair
+/// of every m64 slab; no TMA store, no `stmatrix`, and no staging tiles in its shared memory),
+/// and the reduction kernel assembles.
+#[test]
+fn split_k_kernels_assemble_without_spills() {
+    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    let n_major = GemmConfig { b_layout: BLayout::NMajor, ..gemm::dsl::config(false) };
+    for base in [gemm::dsl::config(true), gemm::dsl::config(false), n_major] {
+        for split_k in [2, 4, 8] {
+            let cfg = GemmConfig { split_k, ..base };
+            let name = cfg.kernel_name();
+            let kernels = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+            // No staging tiles: the stages are all of its shared memory.
+            let stages_bytes = cfg.stages * cfg.stage_bytes();
+            assert_eq!(kernels.gemm.declared_dynamic_bytes(), stages_bytes, "{name}: shared memory");
+            assert_eq!(cfg.dynamic_smem_bytes(), stages_bytes, "{name}: the launch's shared memory");
+            let ptx = emit_kernel(&kernels.gemm).unwrap();
+            let stores = ptx_text::count(&ptx, "st.global.v2.f32");
+            assert_eq!(stores, (cfg.wg_m / 64 * cfg.block_n / 4) as usize, "{name}: partial stores");
+            assert_eq!(ptx_text::count(&ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16"), 0, "{name}");
+            assert_eq!(ptx_text::count(&ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), 0, "{name}");
+            let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("dsl_{name}"));
+            assert_eq!(spill_bytes(&verbose), (0, 0), "{name} spills:\n{verbose}");
+            let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
+            assert!(serialized.is_empty(), "{name}: ptxas serialized the wgmmas: {serialized:#?}");
+            let insts = sass(&cuobjdump, &cubin);
+            let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
+            let hgmmas = 2 * 4 * (cfg.wg_m / 64) as usize;
+            assert_eq!(count_with_modifiers(&insts, &shape), hgmmas, "{name}");
+            let tnsp = insts.iter().filter(|(_, i)| i.contains("HGMMA") && i.contains("tnspB")).count();
+            assert_eq!(tnsp, if cfg.b_layout == BLayout::NMajor { hgmmas } else { 0 }, "{name}: HGMMAs with tnspB");
+            let reduce = kernels.reduce.as_ref().expect("a reduction");
+            let reduce_ptx = emit_kernel(reduce).unwrap();
+            let (verbose, _) = assemble_verbose(dir.path(), &ptxas, &reduce_ptx, &format!("reduce_{name}"));
+            assert_eq!(spill_bytes(&verbose), (0, 0), "reduce {name} spills:\n{verbose}");
+            assert_eq!(ptx_text::count(&reduce_ptx, "cvt.rn.bf16.f32"), 2, "reduce {name}: one rounding per element of the pair");
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 9);
 }

@@ -2,8 +2,8 @@
 //! (tile-aligned, ragged in every dimension, smaller than a tile, one row, large), for both
 //! B layouts, the default (2-CTA cluster, B multicast) and the cluster-free configuration.
 //! Inputs are random bf16 with a fresh seed (printed); C is poisoned with NaN before each run.
-//! The DSL-written GEMM (examples/src/gallery/gemm_dsl.rs) is checked the same way, and against
-//! the builder GEMM bit for bit (the same wgmma sequence accumulates in the same order).
+//! The DSL-written GEMM (examples/src/gallery/gemm_dsl.rs) is checked the same way (N-major B
+//! without a cluster, split-K too), and against the builder GEMM bit for bit (the same wgmma sequence accumulates in the same order).
 //! Needs cuBLAS on the loader path (.ci/gpu-run.sh sets it).
 
 use phaser::Device;
@@ -25,7 +25,7 @@ fn gemm_matches_cublas_and_the_cpu() {
         let configs =
             [default, GemmConfig { cluster_m: 1, ..default }, GemmConfig { block_n: 128, wg_m: 128, ..default }];
         for cfg in configs {
-            let kernel = gemm_kernel(&cfg).unwrap();
+            let kernel = GemmKernels::Builder(gemm_kernel(&cfg).unwrap());
             for (i, shape) in check_shapes().into_iter().enumerate() {
                 // The largest shapes once per layout (the default configuration).
                 if shape.flops() > 1e11 && cfg != default {
@@ -63,13 +63,25 @@ fn dsl_gemm_matches_cublas_and_the_cpu() {
     let seed = phaser_examples::gallery::fresh_seed();
     eprintln!("seed {seed}");
     let default = gemm::dsl::config(true);
-    let configs = [default, GemmConfig { cluster_m: 1, ..default }, gemm::dsl::config(false)];
+    // Split-K into 2, 3 and 4 slices too (f32 partials, then the reduction launch).
+    let splits = [2, 3, 4].map(|split_k| GemmConfig { split_k, ..gemm::dsl::config(split_k != 3) });
+    // N-major B (no cluster): the default tiles, the 256 x 128 ones, and split-K into 2.
+    let n_major = [
+        GemmConfig { cluster_m: 1, ..GemmConfig::new(BLayout::NMajor) },
+        GemmConfig { b_layout: BLayout::NMajor, ..gemm::dsl::config(false) },
+        GemmConfig { b_layout: BLayout::NMajor, split_k: 2, ..gemm::dsl::config(false) },
+    ];
+    let configs = [default, GemmConfig { cluster_m: 1, ..default }, gemm::dsl::config(false)]
+        .into_iter()
+        .chain(splits)
+        .chain(n_major);
     let (mut failures, mut checked) = (Vec::new(), 0);
     for cfg in configs {
-        let kernel = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{e}"));
+        let kernel = GemmKernels::new(&cfg, true).unwrap_or_else(|e| panic!("{e}"));
         for (i, shape) in check_shapes().into_iter().enumerate() {
-            // The largest shapes once (the default configuration).
-            if shape.flops() > 1e11 && cfg != default {
+            // The largest shapes once (the default configuration); a split into more slices
+            // than K has blocks is refused (`sim_gemm_dsl.rs` checks the message).
+            if (shape.flops() > 1e11 && cfg != default) || gemm::dsl::shape_problem(&cfg, &shape).is_some() {
                 continue;
             }
             let (vs_blas, vs_cpu) = check_against_cublas(&dev, &blas, &kernel, &cfg, shape, seed + i as u64)
@@ -107,16 +119,20 @@ fn dsl_gemm_is_bit_identical_to_the_builder_gemm() {
     let seed = phaser_examples::gallery::fresh_seed();
     eprintln!("seed {seed}");
     let mut differing = Vec::new();
-    for cfg in [gemm::dsl::config(true), gemm::dsl::config(false)] {
-        let kernels = [gemm_kernel(&cfg).unwrap(), gemm::dsl::kernel(&cfg).unwrap()];
+    let n_major = [
+        GemmConfig { cluster_m: 1, ..GemmConfig::new(BLayout::NMajor) },
+        GemmConfig { b_layout: BLayout::NMajor, ..gemm::dsl::config(false) },
+    ];
+    for cfg in [gemm::dsl::config(true), gemm::dsl::config(false)].into_iter().chain(n_major) {
+        let kernels = [GemmKernels::new(&cfg, false).unwrap(), GemmKernels::new(&cfg, true).unwrap()];
         for (i, shape) in check_shapes().into_iter().enumerate() {
             let a = random_bf16(shape.m as usize * shape.k as usize, seed + i as u64);
             let b = random_bf16(b_len(&shape), (seed + i as u64) ^ 0x9e37_79b9);
-            let mut bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
+            let mut bufs = GemmBuffers::new(&dev, shape, cfg.b_layout, &a, &b).unwrap();
             let mut c = Vec::new();
             for k in &kernels {
                 dev.fill(&mut bufs.c, POISON).unwrap();
-                launch(&dev, k, &cfg, &bufs).unwrap_or_else(|e| panic!("{shape} {}: {e}", k.name()));
+                k.run(&dev, &cfg, &mut bufs).unwrap_or_else(|e| panic!("{shape} {}: {e}", k.name()));
                 c.push(dev.download(&bufs.c).unwrap());
             }
             let poisoned = c[1].iter().filter(|x| x.to_bits() == POISON.to_bits()).count();

@@ -10,6 +10,7 @@ use phaser::codegen::Kernel;
 use phaser::runtime::sim::{Category, Finding, SimConfig, Strategy};
 use phaser::runtime::RuntimeError;
 use phaser::Device;
+use phaser_examples::gemm::dsl::DslKernels;
 use phaser_examples::gemm::{self, *};
 use phaser_examples::gemm_bugs;
 
@@ -27,21 +28,28 @@ struct Run {
     result: Result<Vec<Finding>, Vec<Finding>>,
 }
 
+/// The DSL GEMM `kernel` of `cfg` alone (no split-K), at [`SHAPE`].
 fn simulate(kernel: &Kernel, cfg: &GemmConfig, sc: SimConfig) -> Run {
-    simulate_at(kernel, cfg, sc, SHAPE)
+    let kernels = DslKernels { cfg: *cfg, gemm: kernel.clone(), reduce: None };
+    simulate_at(&kernels, sc, SHAPE)
 }
 
-fn simulate_at(kernel: &Kernel, cfg: &GemmConfig, sc: SimConfig, shape: GemmShape) -> Run {
+/// Every launch of `kernels` (with split-K, the GEMM and the reduction) on a B of the
+/// configuration's layout, C and the split-K workspace poisoned first; the findings of all
+/// of them.
+fn simulate_at(kernels: &DslKernels, sc: SimConfig, shape: GemmShape) -> Run {
     let seed = sc.seed;
     let dev = Device::sim(sc);
     let a = random_bf16((shape.m * shape.k) as usize, seed);
     let b = random_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
-    let mut bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
+    let mut bufs = GemmBuffers::new(&dev, shape, kernels.cfg.b_layout, &a, &b).unwrap();
     dev.fill(&mut bufs.c, POISON).unwrap();
-    let result = match launch(&dev, kernel, cfg, &bufs) {
-        Ok(r) => Ok(r.sim.map(|s| s.findings).unwrap_or_default()),
+    let mut ws = gemm::dsl::workspace(&dev, &kernels.cfg, &shape).unwrap();
+    dev.fill(&mut ws, f32::NAN).unwrap();
+    let result = match gemm::dsl::launch(&dev, kernels, &mut bufs, &mut ws) {
+        Ok(reports) => Ok(reports.into_iter().flat_map(|r| r.sim.map(|s| s.findings).unwrap_or_default()).collect()),
         Err(RuntimeError::Simulation(r)) => Err(r.findings),
-        Err(e) => panic!("{}: {e}", kernel.name()),
+        Err(e) => panic!("{}: {e}", kernels.gemm.name()),
     };
     Run { c: dev.download(&bufs.c).unwrap(), a, b, result }
 }
@@ -84,26 +92,44 @@ fn dsl_gemm_256_cubed_matches_the_cpu_reference_with_no_findings() {
     }
 }
 
-/// Every configuration `GemmConfig::choose` can pick (tiles 128 x {128, 256} and
-/// 256 x {64, 128}, 1- and 2-CTA clusters) is exact against the CPU reference with no findings
-/// at a decode shape (M = 1) and a shape ragged in every dimension, both smaller than a tile.
+/// Every configuration `GemmConfig::choose` can pick that the DSL GEMM implements (tiles
+/// 128 x {128, 256} and 256 x {64, 128}, 1- and 2-CTA clusters, and split-K into 2, 4 and 8
+/// slices, also with 128 x 64 tiles; for K-major B, and for N-major B those without a
+/// cluster) is exact against the CPU reference with no findings at a decode shape
+/// (M = 1) and a shape ragged in every dimension, both smaller than a tile, where it can run
+/// them (K of 4 and 3 blocks), and with 8 slices at K = 520 (9 blocks).
 #[test]
 fn every_chosen_configuration_matches_the_cpu_reference_at_m1_and_ragged_shapes() {
     let candidates = phaser_examples::gemm_choice::choice_candidates(BLayout::KMajor);
     assert!(candidates.iter().any(|c| c.block_n == 64) && candidates.iter().any(|c| c.cluster_m == 2));
+    assert!([2, 4, 8].iter().all(|&s| candidates.iter().any(|c| c.split_k == s)));
+    let n_major: Vec<GemmConfig> = phaser_examples::gemm_choice::choice_candidates(BLayout::NMajor)
+        .into_iter()
+        .filter(|c| gemm::dsl::unsupported(c).is_none())
+        .collect();
+    assert!([1, 2, 4, 8].iter().all(|&s| n_major.iter().any(|c| c.split_k == s)), "{n_major:?}");
+    let candidates = candidates.into_iter().chain(n_major);
+    let shapes = [GemmShape::new(1, 136, 200), GemmShape::new(130, 72, 136), GemmShape::new(1, 136, 520)];
     for cfg in candidates {
-        let k = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
-        for (i, shape) in [GemmShape::new(1, 136, 200), GemmShape::new(130, 72, 136)].into_iter().enumerate() {
+        let k = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
+        let runnable: Vec<GemmShape> = shapes
+            .iter()
+            .copied()
+            .filter(|s| gemm::dsl::shape_problem(&cfg, s).is_none())
+            .take(if cfg.split_k == 1 { 2 } else { 1 })
+            .collect();
+        assert!(!runnable.is_empty(), "{}: no shape to run", cfg.kernel_name());
+        for (i, shape) in runnable.into_iter().enumerate() {
             let sc = SimConfig::default().with_seed(20 + i as u64).with_strategy(Strategy::Random);
             let t0 = std::time::Instant::now();
-            let run = simulate_at(&k, &cfg, sc, shape);
+            let run = simulate_at(&k, sc, shape);
             let name = format!("{} at {shape}", cfg.kernel_name());
             eprintln!("{name} simulated in {:?}", t0.elapsed());
             let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
             assert!(findings.is_empty(), "{name}: {}", describe(&findings));
             let (m, n) = (shape.m as usize, shape.n as usize);
             let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
-            let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
+            let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, cfg.b_layout, i, j));
             assert_eq!(cmp.compared, m * n);
             assert!(cmp.passed(), "{name}: {cmp:?}");
         }
@@ -126,9 +152,9 @@ fn early_release_is_reported_at_the_dsl_release_line() {
     assert!(loc.file.ends_with("examples/src/gallery/gemm_dsl.rs") && loc.line == release, "{f}");
     assert!(f.message.contains("released") && f.message.contains("wgmma.wait_group"), "{f}");
     // The wgmma whose operand was released is named by its DSL line too (the first K block's
-    // or the mainloop's, whichever read the stage).
-    let first = dsl_line("K block 0 overwrites", "T.ptx.wgmma.mma_async(");
-    let mainloop = dsl_line("for _kb in 1..k_blocks", "T.ptx.wgmma.mma_async(");
+    // or the mainloop's, whichever read the stage: the K-major B's).
+    let first = dsl_line("K block 0 of the slice overwrites", "b_ring[s], kk, kk > 0, \"k\");");
+    let mainloop = dsl_line("for _kb in kb0 + 1..kb1", "b_ring[s], kk, true, \"k\");");
     let named = |line: u32| f.message.contains(&format!("gemm_dsl.rs:{line}:"));
     assert!(named(first) || named(mainloop), "{f}");
     eprintln!("{f}");
@@ -150,4 +176,190 @@ fn missing_wait_group_is_reported_at_the_dsl_accumulator_read() {
     assert!(loc.file.ends_with("examples/src/gallery/gemm_dsl.rs") && loc.line == read, "{f}");
     assert!(f.message.contains("wgmma.wait_group"), "{f}");
     eprintln!("{f}");
+}
+
+/// Split-K: K in 2, 3 and 4 slices (each a contiguous range of K blocks, the last with the
+/// remainder), f32 partials stored from the wgmma fragments into `[SPLIT, M, N]`, then the
+/// reduction launch: every element of C matches the CPU reference with no findings, at shapes
+/// uneven in K (K blocks not a multiple of the split, a partial last block) and in M and N
+/// (partial tiles), with a 2-CTA cluster and without.
+#[test]
+fn split_k_matches_the_cpu_reference_at_uneven_shapes_with_no_findings() {
+    // (split, cluster, shape): K = 328 is 6 blocks (the last partial; 3 + 3, 2 + 2 + 2,
+    // 1 + 1 + 1 + 3), K = 200 is 4 blocks (2 + 2, 1 + 1 + 2), K = 456 is 8 (2 x 4).
+    let runs = [
+        (2, true, GemmShape::new(200, 136, 328)),
+        (3, false, GemmShape::new(130, 200, 328)),
+        (4, true, GemmShape::new(72, 264, 328)),
+        (3, true, GemmShape::new(1, 72, 200)),
+        (4, false, GemmShape::new(257, 64, 456)),
+    ];
+    for (i, (split_k, cluster, shape)) in runs.into_iter().enumerate() {
+        let cfg = GemmConfig { split_k, stages: 2, ..gemm::dsl::config(cluster) };
+        let kernels = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
+        assert!(kernels.reduce.is_some(), "split-K has a reduction launch");
+        let sc = SimConfig::default().with_seed(40 + i as u64).with_strategy(Strategy::Random);
+        let t0 = std::time::Instant::now();
+        let run = simulate_at(&kernels, sc, shape);
+        let name = format!("{} at {shape}", cfg.kernel_name());
+        eprintln!("{name} simulated in {:?}", t0.elapsed());
+        let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+        assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+        let (m, n) = (shape.m as usize, shape.n as usize);
+        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+        let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
+        assert_eq!(cmp.compared, m * n);
+        assert!(cmp.passed(), "{name}: {cmp:?}");
+        let big = run.c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
+        assert!(big > m * n / 4, "{name}: {big} of {} elements above 1", m * n);
+    }
+}
+
+/// N-major B (stored K x N, each stage's 64 x BN tile loaded as 64-column boxes through
+/// `b_kn`, the wgmmas with transposed B), without a cluster: with and without split-K, at
+/// shapes ragged in M, N and K (partial tiles, a partial last K block, uneven slices), every
+/// element of C matches the CPU reference with no findings.
+#[test]
+fn n_major_b_matches_the_cpu_reference_at_uneven_shapes_with_no_findings() {
+    // (split, wg_m, block_n, shape): K = 328 is 6 blocks (3 + 3), K = 200 is 4 (2 + 2) and
+    // K = 136 is 3 (1 + 2).
+    let runs = [
+        (1, 128, 128, GemmShape::new(200, 136, 328)),
+        (1, 64, 256, GemmShape::new(130, 264, 200)),
+        (2, 64, 128, GemmShape::new(130, 200, 328)),
+        (2, 128, 64, GemmShape::new(1, 72, 136)),
+    ];
+    for (i, (split_k, wg_m, block_n, shape)) in runs.into_iter().enumerate() {
+        let cfg = GemmConfig {
+            split_k,
+            wg_m,
+            block_n,
+            stages: 2,
+            b_layout: BLayout::NMajor,
+            ..gemm::dsl::config(false)
+        };
+        assert_eq!(gemm::dsl::unsupported(&cfg), None, "{}", cfg.kernel_name());
+        let kernels = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
+        let sc = SimConfig::default().with_seed(60 + i as u64).with_strategy(Strategy::Random);
+        let t0 = std::time::Instant::now();
+        let run = simulate_at(&kernels, sc, shape);
+        let name = format!("{} at {shape}", cfg.kernel_name());
+        eprintln!("{name} simulated in {:?}", t0.elapsed());
+        let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+        assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+        let (m, n) = (shape.m as usize, shape.n as usize);
+        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+        let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::NMajor, i, j));
+        assert_eq!(cmp.compared, m * n);
+        assert!(cmp.passed(), "{name}: {cmp:?}");
+        let big = run.c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
+        assert!(big > m * n / 4, "{name}: {big} of {} elements above 1", m * n);
+    }
+}
+
+/// N-major B with a cluster is refused, naming why, when the kernel is built and by the
+/// configuration check the chooser and the benchmark ask.
+#[test]
+fn n_major_b_with_a_cluster_is_refused_naming_why() {
+    let cfg = GemmConfig { b_layout: BLayout::NMajor, ..gemm::dsl::config(true) };
+    let why = "N-major B with a 2-CTA cluster: the multicast needs a column-block view of the 64 x 256 B tile, \
+               which the DSL has not; use cluster 1";
+    assert_eq!(gemm::dsl::unsupported(&cfg).as_deref(), Some(why));
+    let e = gemm::dsl::kernel(&cfg).expect_err("refused").to_string();
+    assert!(e.contains(&format!("GEMM configuration {}: {why}", cfg.kernel_name())), "{e}");
+    let e = gemm::dsl::tiles(&cfg).kernel().expect_err("the kernel's own refusal").to_string();
+    assert!(e.contains(why), "{e}");
+}
+
+/// A kernel built for N-major B with a cluster past the host's refusal does not build: its
+/// multicast of the 64 x BN tile's share does not match the K-major map's box (an error, not
+/// a C computed through the wrong map).
+#[test]
+fn n_major_b_with_a_cluster_past_the_refusal_does_not_build() {
+    let t = gemm::dsl::tiles(&gemm::dsl::config(true));
+    let e = phaser_examples::gallery::gemm_dsl::gemm_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m, 1, 1)
+        .expect_err("no N-major multicast")
+        .to_string();
+    assert!(e.contains("TMA multicast load: the tile does not match tensor map `b`"), "{e}");
+}
+
+/// The slices are summed in slice order, whatever the schedule: two runs of one split-K
+/// GEMM under different schedulers give the same C bit for bit.
+#[test]
+fn split_k_is_deterministic_across_schedules() {
+    let cfg = GemmConfig { split_k: 3, stages: 2, ..gemm::dsl::config(false) };
+    let kernels = gemm::dsl::kernels(&cfg).unwrap();
+    let shape = GemmShape::new(130, 136, 264);
+    let runs: Vec<Run> = [(Strategy::Random, 7), (Strategy::Adversarial, 7)]
+        .into_iter()
+        .map(|(strategy, seed)| simulate_at(&kernels, SimConfig::default().with_seed(seed).with_strategy(strategy), shape))
+        .collect();
+    for r in &runs {
+        assert!(r.result.as_ref().is_ok_and(|f| f.is_empty()), "{:?}", r.result.as_ref().map(|f| describe(f)));
+    }
+    let differ = runs[0].c.iter().zip(&runs[1].c).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
+    assert_eq!(differ, 0, "{differ} elements differ between the schedules");
+    assert!(runs[0].c.iter().all(|x| !x.is_nan()), "every element written");
+}
+
+/// More slices than K blocks, and 0 slices, are refused with both numbers named: on the host
+/// before any launch, and (0) when the kernel is built.
+#[test]
+fn split_k_refuses_more_slices_than_k_blocks_and_zero_slices() {
+    let cfg = GemmConfig { split_k: 4, stages: 2, ..gemm::dsl::config(false) };
+    // K = 136 is 3 blocks of 64.
+    let shape = GemmShape::new(64, 64, 136);
+    let why = gemm::dsl::shape_problem(&cfg, &shape).expect("4 slices of 3 K blocks");
+    assert_eq!(
+        why,
+        "split-K into 4 slices, but K = 136 is 3 block(s) of 64: at most one slice per K block",
+        "the message names the split and the K blocks"
+    );
+    let dev = Device::sim(SimConfig::default());
+    let a = random_bf16((shape.m * shape.k) as usize, 1);
+    let b = random_bf16(b_len(&shape), 2);
+    let mut bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
+    let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape).unwrap();
+    let kernels = gemm::dsl::kernels(&cfg).unwrap();
+    match gemm::dsl::launch(&dev, &kernels, &mut bufs, &mut ws) {
+        Err(RuntimeError::BadLaunch { problem, .. }) => assert_eq!(problem, format!("64x64x136: {why}")),
+        other => panic!("expected a refused launch, got {:?}", other.map(|_| ())),
+    }
+    // 3 slices of the same K are fine.
+    assert_eq!(gemm::dsl::shape_problem(&GemmConfig { split_k: 3, ..cfg }, &shape), None);
+
+    let zero = GemmConfig { split_k: 0, ..cfg };
+    assert_eq!(zero.problem().as_deref(), Some("split_k = 0: at least 1 slice of K (1: no split)"));
+    let e = gemm::dsl::kernel(&zero).expect_err("0 slices is a build error").to_string();
+    assert!(e.contains("split_k = 0: at least 1 slice of K"), "{e}");
+    let e = gemm::dsl::tiles(&zero).kernel().expect_err("the kernel's own refusal").to_string();
+    assert!(e.contains("split-K into 0 slices: at least 1"), "{e}");
+    // The builder GEMM has no split-K.
+    let e = gemm_kernel(&GemmConfig { split_k: 2, ..cfg }).expect_err("no split-K in the builder GEMM").to_string();
+    assert!(e.contains("split_k = 2: the builder GEMM has no split-K"), "{e}");
+}
+
+/// A split-K launch that skips the host's refusal (more slices than K blocks) traps at the
+/// kernel's guard instead of waiting forever for a stage no producer fills.
+#[test]
+fn split_k_past_the_k_blocks_traps_instead_of_hanging() {
+    let cfg = GemmConfig { split_k: 4, stages: 2, ..gemm::dsl::config(false) };
+    let shape = GemmShape::new(64, 64, 136); // 3 K blocks
+    let dev = Device::sim(SimConfig::default());
+    let a = random_bf16((shape.m * shape.k) as usize, 1);
+    let b = random_bf16(b_len(&shape), 2);
+    let bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
+    let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape).unwrap();
+    let kernels = gemm::dsl::kernels(&cfg).unwrap();
+    let maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs).unwrap();
+    let lc = gemm::dsl::launch_config(&cfg, &shape, dev.sm_count().unwrap());
+    match dev.launch(&kernels.gemm, lc, &gemm::dsl::args(&maps, &shape, &mut ws)) {
+        Err(RuntimeError::Simulation(r)) => {
+            assert!(r.findings.iter().any(|f| f.category == Category::Trap), "{}", describe(&r.findings));
+            let f = r.findings.iter().find(|f| f.category == Category::Trap).unwrap();
+            let guard = dsl_line("if k_blocks < SPLIT {", "T.ptx.trap();");
+            assert_eq!(f.loc.map(|l| l.line), Some(guard), "{f}");
+        }
+        other => panic!("expected the guard's trap, got {:?}", other.map(|_| ())),
+    }
 }

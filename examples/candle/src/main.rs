@@ -129,6 +129,9 @@ impl CustomOp2 for PhaserGemm {
         let map_b = dev
             .tensor_map_cuda(&b, &[k64, n64], &[BLOCK_K, cfg.block_n / cfg.cluster_m], sw)
             .map_err(phaser_err)?;
+        // The N-major B's map, which the kernel takes and, for this K-major B, never reads:
+        // any map of its box will do.
+        let map_b_kn = dev.tensor_map_cuda(&b, &[k64, n64], &[gemm_dsl::EPI, BLOCK_K], sw).map_err(phaser_err)?;
         // Zero-copy: the kernel reads candle's own memory, at the tensor's offset.
         let stream = sa.device.cuda_stream();
         let (a_addr, _) = a.device_ptr(&stream);
@@ -139,13 +142,20 @@ impl CustomOp2 for PhaserGemm {
             let map_c = dev.tensor_map_cuda_mut(&mut c, &[n64, m64], &[gemm_dsl::EPI, gemm_dsl::EPI], sw).map_err(phaser_err)?;
             let kernel = gemm::dsl::kernel(cfg).map_err(|e| candle_core::Error::Msg(e.to_string()))?;
             let launch = gemm::launch_config(cfg, &shape, dev.sm_count().map_err(phaser_err)?);
+            // The kernel's split-K workspace, which it never touches without split-K.
+            if cfg.split_k != 1 {
+                candle_core::bail!("phaser-gemm-dsl: split-K is not wired into this op (split_k = {})", cfg.split_k);
+            }
+            let mut ws = dev.alloc::<f32>(1).map_err(phaser_err)?;
             let args = [
                 Arg::TensorMap(&map_a),
                 Arg::TensorMap(&map_b),
+                Arg::TensorMap(&map_b_kn),
                 Arg::TensorMap(&map_c),
                 Arg::scalar(shape.m),
                 Arg::scalar(shape.n),
                 Arg::scalar(shape.k),
+                Arg::buffer_mut(&mut ws),
             ];
             dev.launch(&kernel, launch, &args).map_err(phaser_err)?;
         }

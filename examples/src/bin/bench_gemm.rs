@@ -12,6 +12,7 @@
 //! bench_gemm --print-choices      # no GPU: the configuration chosen per §2 shape, and why
 //! bench_gemm --emit-ptx DIR        # no GPU: write the PTX of the default and sweep configs
 //! bench_gemm --profile --shapes 8192x8192x8192   # for ncu: 3 + 3 warm launches, then one each
+//! bench_gemm --perf --impl dsl --b kmajor --split-k 4 --block-n 128 --shapes 64x4096x4096
 //! ```
 //!
 //! Performance: every row (perf and sweep alike) times the Phaser GEMMs (builder and DSL, as
@@ -72,11 +73,8 @@ impl Impl {
             Impl::Dsl => "DSL",
         }
     }
-    fn kernel(self, cfg: &GemmConfig) -> phaser::codegen::Result<phaser::Kernel> {
-        match self {
-            Impl::Builder => gemm_kernel(cfg),
-            Impl::Dsl => gemm::dsl::kernel(cfg),
-        }
+    fn kernels(self, cfg: &GemmConfig) -> phaser::codegen::Result<GemmKernels> {
+        GemmKernels::new(cfg, self == Impl::Dsl)
     }
 }
 
@@ -109,8 +107,8 @@ struct Args {
     /// B layouts to run.
     #[arg(long, value_enum, default_value_t = Layouts::Both)]
     b: Layouts,
-    /// The Phaser GEMMs to run: the builder version, the DSL version (K-major B), or both in
-    /// the same rows.
+    /// The Phaser GEMMs to run: the builder version, the DSL version (N-major B without a
+    /// cluster), or both in the same rows.
     #[arg(long = "impl", value_enum, default_value_t = Impls::Both)]
     impls: Impls,
     /// Timed batches per side per measurement (the median is reported).
@@ -138,6 +136,9 @@ struct Args {
     cluster: Option<u32>,
     #[arg(long)]
     group_m: Option<u32>,
+    /// Split-K slices for the default configuration (the DSL GEMM only: `--impl dsl`).
+    #[arg(long)]
+    split_k: Option<u32>,
     /// Write the PTX of the default and sweep configurations to DIR and exit (no GPU needed).
     #[arg(long)]
     emit_ptx: Option<PathBuf>,
@@ -154,13 +155,13 @@ impl Args {
     /// The implementations to run for `cfg` (the DSL GEMM only where it implements it).
     fn impls_for(&self, cfg: &GemmConfig) -> Vec<Impl> {
         let dsl = gemm::dsl::unsupported(cfg).is_none();
-        match self.impls {
-            Impls::Builder => vec![Impl::Builder],
-            Impls::Dsl if dsl => vec![Impl::Dsl],
-            Impls::Dsl => vec![],
-            Impls::Both if dsl => vec![Impl::Builder, Impl::Dsl],
-            Impls::Both => vec![Impl::Builder],
-        }
+        let builder = gemm::builder_unsupported(cfg).is_none();
+        let wanted = match self.impls {
+            Impls::Builder => vec![(Impl::Builder, builder)],
+            Impls::Dsl => vec![(Impl::Dsl, dsl)],
+            Impls::Both => vec![(Impl::Builder, builder), (Impl::Dsl, dsl)],
+        };
+        wanted.into_iter().filter(|&(_, implements)| implements).map(|(imp, _)| imp).collect()
     }
     /// The shapes of --shape-sweep and --print-choices.
     fn sweep_shapes(&self) -> Vec<GemmShape> {
@@ -172,24 +173,30 @@ impl Args {
     }
     fn config(&self, layout: BLayout) -> GemmConfig {
         let mut c = GemmConfig::new(layout);
+        // The DSL GEMM alone reads an N-major B without a cluster (`Tiles::layout_problem`):
+        // its default there, unless --cluster says otherwise (then refused, naming why).
+        if self.impls == Impls::Dsl && layout == BLayout::NMajor {
+            c.cluster_m = 1;
+        }
         c.block_n = self.block_n.unwrap_or(c.block_n);
         c.wg_m = self.wg_m.unwrap_or(c.wg_m);
         c.stages = self.stages.unwrap_or(c.stages);
         c.cluster_m = self.cluster.unwrap_or(c.cluster_m);
         c.group_m = self.group_m.unwrap_or(c.group_m);
+        c.split_k = self.split_k.unwrap_or(c.split_k);
         c
     }
 }
 
 /// Kernels built once per configuration and implementation (the runtime loads each once).
 struct Kernels {
-    built: HashMap<(GemmConfig, Impl), phaser::Kernel>,
+    built: HashMap<(GemmConfig, Impl), GemmKernels>,
 }
 
 impl Kernels {
-    fn get(&mut self, cfg: &GemmConfig, imp: Impl) -> BenchResult<&phaser::Kernel> {
+    fn get(&mut self, cfg: &GemmConfig, imp: Impl) -> BenchResult<&GemmKernels> {
         if let std::collections::hash_map::Entry::Vacant(slot) = self.built.entry((*cfg, imp)) {
-            slot.insert(imp.kernel(cfg)?);
+            slot.insert(imp.kernels(cfg)?);
         }
         Ok(&self.built[&(*cfg, imp)])
     }
@@ -326,8 +333,9 @@ fn perf_one(
     let impls = args.impls_for(cfg);
     if impls.is_empty() {
         return Err(BenchError(format!(
-            "{}: no Phaser GEMM to time (the DSL GEMM reads a K-major B)",
-            cfg.kernel_name()
+            "{}: no Phaser GEMM to time ({})",
+            cfg.kernel_name(),
+            gemm::dsl::unsupported(cfg).or_else(|| gemm::builder_unsupported(cfg)).unwrap_or_default()
         )));
     }
     for &imp in &impls {
@@ -339,20 +347,45 @@ fn perf_one(
     let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
     let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
     let on = cuda_stream(stream)?;
-    let ks: Vec<&phaser::Kernel> = impls.iter().map(|&imp| &kernels.built[&(*cfg, imp)]).collect();
-    let mut ours: Vec<Box<QueueOne<'_, '_>>> = ks
-        .iter()
-        .map(|&k| {
-            let maps = &maps;
-            Box::new(move || Ok(Some(stream.launch(k, launch, gemm_args(maps, &shape))?))) as Box<QueueOne<'_, '_>>
-        })
-        .collect();
-    let mut theirs = || blas.run(on, &plan, pa, pb, pc).map(|()| None);
-    let mut sides: Vec<&mut QueueOne<'_, '_>> = ours.iter_mut().map(|f| &mut **f as _).collect();
-    sides.push(&mut theirs);
-    let t = timing::interleaved_on(stream, &method(args), per_batch(&shape), &mut sides)?;
-    drop(sides);
-    drop(ours);
+    let ks: Vec<&GemmKernels> = impls.iter().map(|&imp| &kernels.built[&(*cfg, imp)]).collect();
+    // The DSL GEMM runs as a graph of its launches (the GEMM, and split-K's reduction).
+    let mut ws = gemm::dsl::workspace(dev, cfg, &shape)?;
+    let dsl_maps = gemm::dsl::tensor_maps(dev, cfg, &bufs)?;
+    let mut graph = match ks.iter().find_map(|k| match k {
+        GemmKernels::Dsl(d) => Some(d),
+        GemmKernels::Builder(_) => None,
+    }) {
+        Some(d) => Some(gemm::dsl::graph(stream, d, &dsl_maps, &shape, &mut ws, &mut bufs.c)?),
+        None => None,
+    };
+    let t = {
+        let mut dsl_graph = graph.as_mut();
+        let mut ours: Vec<Box<QueueOne<'_, '_>>> = Vec::new();
+        for &k in &ks {
+            ours.push(match k {
+                GemmKernels::Builder(k) => {
+                    let maps = &maps;
+                    Box::new(move || Ok(Some(stream.launch(k, launch, gemm_args(maps, &shape))?)))
+                }
+                GemmKernels::Dsl(_) => {
+                    let g = dsl_graph.take().expect("one DSL side");
+                    Box::new(move || {
+                        g.replay()?;
+                        Ok(None)
+                    })
+                }
+            });
+        }
+        let mut theirs = || blas.run(on, &plan, pa, pb, pc).map(|()| None);
+        let mut sides: Vec<&mut QueueOne<'_, '_>> = ours.iter_mut().map(|f| &mut **f as _).collect();
+        sides.push(&mut theirs);
+        timing::interleaved_on(stream, &method(args), per_batch(&shape), &mut sides)?
+    };
+    if let Some(g) = &graph {
+        // A fault in a replay names the starved wait here.
+        g.synchronize()?;
+    }
+    drop(graph);
     // Verify each timed kernel: poison, one more run, compare with cuBLAS's C.
     timing::time_on(stream, || blas.run(on, &plan, pa, pb, pc).map(|()| None))?;
     let theirs = dev.download(reference)?;
@@ -367,7 +400,7 @@ fn perf_one(
     let mut sides = Vec::new();
     for (i, (&imp, k)) in impls.iter().zip(&ks).enumerate() {
         dev.fill(&mut bufs.c, POISON)?;
-        stream.launch(*k, launch, gemm_args(&maps, &shape))?.wait()?;
+        k.run(dev, cfg, bufs)?;
         let c = dev.download(&bufs.c)?;
         let check = compare(&c, &shape, positions.iter().copied(), |i, j| theirs[i * n + j].to_f64());
         sides.push(Side { imp, tflops: tflops(&shape, t.sides[i].median), check });
@@ -409,8 +442,21 @@ fn profile(args: &Args, shape: GemmShape, seed: u64) -> BenchResult<()> {
     let launch = launch_config(&cfg, &shape, dev.sm_count()?);
     let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
     let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
+    let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape)?;
+    let dsl_maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs)?;
+    let mut graph = match k {
+        GemmKernels::Dsl(d) => Some(gemm::dsl::graph(&stream, d, &dsl_maps, &shape, &mut ws, &mut bufs.c)?),
+        GemmKernels::Builder(_) => None,
+    };
     for round in ["warm-up", "warm-up", "warm-up", "profiled"] {
-        let t_ours = timing::time_on(&stream, || Ok(Some(stream.launch(k, launch, gemm_args(&maps, &shape))?)))?;
+        let t_ours = timing::time_on(&stream, || match (k, graph.as_mut()) {
+            (_, Some(g)) => {
+                g.replay()?;
+                Ok(None)
+            }
+            (GemmKernels::Builder(k), None) => Ok(Some(stream.launch(k, launch, gemm_args(&maps, &shape))?)),
+            (GemmKernels::Dsl(_), None) => Err(BenchError("the DSL GEMM runs as its graph".into())),
+        })?;
         let t_blas = timing::time_on(&stream, || blas.run(on, &plan, pa, pb, pc).map(|()| None))?;
         println!(
             "profile {shape} kmajor ({round}): {} {} {:.1} TFLOP/s, cuBLAS {:.1} TFLOP/s",
@@ -450,13 +496,13 @@ fn main() {
         for layout in [BLayout::KMajor, BLayout::NMajor] {
             for cfg in std::iter::once(args.config(layout)).chain(sweep_configs(layout)).chain(gemm_choice::choice_candidates(layout)) {
                 for imp in args.impls_for(&cfg) {
-                    let k = imp.kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
-                    let ptx = phaser::codegen::emit_kernel(&k).expect("emit");
+                    let built = imp.kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
                     // The DSL kernel has one entry name for every configuration.
-                    let file = match imp {
-                        Impl::Builder => format!("{}.ptx", k.name()),
-                        Impl::Dsl => format!("gemm_dsl_{}.ptx", cfg.kernel_name()),
+                    let (k, file) = match &built {
+                        GemmKernels::Builder(k) => (k, format!("{}.ptx", k.name())),
+                        GemmKernels::Dsl(d) => (&d.gemm, format!("gemm_dsl_{}.ptx", cfg.kernel_name())),
                     };
+                    let ptx = phaser::codegen::emit_kernel(k).expect("emit");
                     std::fs::write(dir.join(file), ptx).expect("write PTX");
                 }
             }
@@ -529,6 +575,12 @@ fn run(args: &Args) -> BenchResult<bool> {
                 // The cluster-free variant on the smaller shapes too (the non-multicast path).
                 for cfg in cfgs.iter().take(if shape.flops() < 2e10 { 2 } else { 1 }) {
                     for imp in args.impls_for(cfg) {
+                        // A split of more slices than the shape's K blocks is refused (named).
+                        if let Some(why) = gemm::dsl::shape_problem(cfg, &shape).filter(|_| imp == Impl::Dsl) {
+                            lines.push(format!("| check {shape} {} {} {} | SKIP | {why} |", layout.name(), imp.name(), cfg.kernel_name()));
+                            println!("{}", lines.last().unwrap());
+                            continue;
+                        }
                         let k = kernels.get(cfg, imp)?;
                         let (vs_blas, vs_cpu) = check_against_cublas(&dev, &blas, k, cfg, shape, seed + i as u64)?;
                         let pass = vs_blas.passed() && vs_cpu.passed();
@@ -640,7 +692,13 @@ fn run(args: &Args) -> BenchResult<bool> {
     // Checks in one line, failures listed (the per-check lines are above).
     let failed: Vec<&String> = lines.iter().filter(|l| l.contains("| FAIL |")).collect();
     if !lines.is_empty() {
-        println!("| checks | {}/{} PASS | worst {} |", lines.len() - failed.len(), lines.len(), worst_line(&lines));
+        let skipped = lines.iter().filter(|l| l.contains("| SKIP |")).count();
+        println!(
+            "| checks | {}/{} PASS ({skipped} skipped) | worst {} |",
+            lines.len() - failed.len() - skipped,
+            lines.len() - skipped,
+            worst_line(&lines)
+        );
     }
     for l in failed {
         println!("{l}");

@@ -1,5 +1,6 @@
 //! The warp-specialized, persistent Hopper bf16 GEMM of `examples/src/gemm.rs`, written only
-//! in the DSL: `C (M x N, bf16) = A (M x K, row-major) * B (N x K, K-major)`, f32 accumulation.
+//! in the DSL: `C (M x N, bf16) = A (M x K, row-major) * B (N x K, K-major; or K x N,
+//! N-major)`, f32 accumulation.
 //!
 //! The structure is the builder version's, statement for statement:
 //! - 384 threads: warpgroup 0 produces, warpgroups 1 and 2 consume; `setmaxnreg` moves
@@ -17,8 +18,16 @@
 //! - Persistent CTAs walk the tiles in grouped order (`GROUP_M` cluster-tile rows at a time).
 //! - `CLUSTER = 2`: two CTAs of vertically adjacent tiles form a cluster; each loads its A tile
 //!   and half of the shared B tile, multicast into both; consumers release both CTAs' stages.
+//! - `B_MN = 1` (N-major B, stored K x N, without a cluster): B comes through the second map
+//!   `b_kn`, a stage's B is one 64 x BN tile (BN / 64 column blocks, one box each) and the
+//!   wgmmas read it MN-major (transposed B). The kernel takes both B maps; the host passes, for
+//!   the one not read, any map of its box.
 //! - Ragged shapes: TMA zero-fills loads past the edges and clips stores; K and N must be
 //!   multiples of 8 (16-byte row strides), refused by the tensor maps (`Device::tensor_map`).
+//! - `SPLIT > 1` (split-K, for shapes whose tiles leave SMs idle): the walk's work unit is a
+//!   tile's slice of K (`split_unit`); each slice's f32 accumulator goes from the D fragment
+//!   straight to the workspace `ws` (`[SPLIT, m, n]`), and `gemm_splitk_reduce`, launched
+//!   after it, sums the slices in slice order into C. Without split-K `ws` is never touched.
 //!
 //! The host side uses only the public `phaser` API (and `half`): `examples/user-crate` compiles
 //! this file unchanged. The builder GEMM (`examples/src/gemm.rs`) is interchangeable with this
@@ -67,19 +76,37 @@ pub fn tile_origin(
     origin[1] = in_group / rows * bn;
 }
 
+/// Split-K's work unit `t` of `tiles * split` (slice-major, so the CTAs running together
+/// walk one slice's tiles in the grouped order): `unit[0]` its tile, `unit[1]..unit[2]` its
+/// contiguous range of K blocks (each slice `k_blocks / split`, the last also the remainder),
+/// `unit[3]` its slice.
+#[phaser::device]
+fn split_unit(mut unit: Registers<u32, 1>, t: u32, tiles: u32, k_blocks: u32, split: u32) {
+    let slice = t / tiles;
+    let per_slice = k_blocks / split;
+    unit[0] = t % tiles;
+    unit[1] = slice * per_slice;
+    unit[2] = if slice == split - 1 { k_blocks } else { slice * per_slice + per_slice };
+    unit[3] = slice;
+}
+
 #[phaser::kernel(target = "sm_90a")]
 pub fn gemm_dsl(
     #[tma(box = [CONSUMERS * WG_M, BLOCK_K], swizzle = "128B", dims = [m, k])] a: TensorMap<bf16, 2>,
     #[tma(box = [BN / CLUSTER, BLOCK_K], swizzle = "128B", dims = [n, k])] b: TensorMap<bf16, 2>,
+    #[tma(box = [BLOCK_K, EPI], swizzle = "128B", dims = [k, n], major = "mn")] b_kn: TensorMap<bf16, 2>,
     #[tma(box = [EPI, EPI], swizzle = "128B", dims = [m, n])] c: TensorMap<bf16, 2>,
     m: u32,
     n: u32,
     k: u32,
+    ws: &mut [f32],
     #[comptime] BN: u32,
     #[comptime] WG_M: u32,
     #[comptime] STAGES: u32,
     #[comptime] CLUSTER: u32,
     #[comptime] GROUP_M: u32,
+    #[comptime] SPLIT: u32,
+    #[comptime] B_MN: u32,
 ) {
     T.require_block(THREADS, 1, 1);
     T.max_registers(ENTRY_REGS);
@@ -96,21 +123,33 @@ pub fn gemm_dsl(
     // A stage: the A tile as one 64-row slab per m64 wgmma, the B tile as one slice per CTA
     // of the cluster (what that CTA loads and multicasts); each is, as a whole, one TMA box.
     let a_ring = T.alloc_shared::<bf16>([STAGES, bm / 64, 64, BLOCK_K], "128B");
-    let b_ring = T.alloc_shared::<bf16>([STAGES, CLUSTER, BN / CLUSTER, BLOCK_K], "128B");
-    // Two staging tiles per consumer warpgroup for the epilogue.
-    let c_tiles = T.alloc_shared::<bf16>([CONSUMERS, 2, EPI, EPI], "128B");
+    // N-major B (`B_MN = 1`, no cluster: the host refuses one): each stage is one 64 x BN
+    // tile of `BN / 64` column blocks, one `b_kn` box each (`b_ring[s][0]`).
+    let b_rows = if B_MN == 1 { BLOCK_K } else { BN / CLUSTER };
+    let b_cols = if B_MN == 1 { BN } else { BLOCK_K };
+    let b_ring = T.alloc_shared::<bf16>([STAGES, CLUSTER, b_rows, b_cols], "128B");
     let stage_bytes = a_ring[0].bytes() + b_ring[0].bytes();
     T.pipeline.init(pipe);
 
-    // The tile walk every role repeats: persistent, one cluster per step.
+    // The walk every role repeats: persistent, one cluster per step, over `SPLIT` work units
+    // (K slices) per cluster tile.
     let tiles_n = (n + BN - 1) / BN;
     let cluster_rows = (m + bm * CLUSTER - 1) / (bm * CLUSTER);
-    let total = tiles_n * cluster_rows;
+    let tiles = tiles_n * cluster_rows;
+    let total = tiles * SPLIT;
     let first = T.block_idx() / CLUSTER;
     let step = T.grid_dim() / CLUSTER;
     let rank = if CLUSTER > 1 { T.cluster_cta_rank() } else { 0 };
     let k_blocks = (k + BLOCK_K - 1) / BLOCK_K;
+    if SPLIT > 1 {
+        // A slice without a K block would wait for a stage no producer fills (a hang): the
+        // host refuses such a launch (`Tiles::split_problem`); a launch that skips it traps.
+        if k_blocks < SPLIT {
+            T.ptx.trap();
+        }
+    }
     let mut origin = T.registers::<u32>([2]);
+    let mut unit = T.registers::<u32>([4]);
 
     let wg = T.warpgroup_idx();
     if wg == 0 {
@@ -121,10 +160,19 @@ pub fn gemm_dsl(
                 let st = T.pipeline.producer_state(pipe);
                 let mut t = first;
                 while t < total {
-                    tile_origin(origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+                    let mut tile = t;
+                    let mut kb0 = 0;
+                    let mut kb1 = k_blocks;
+                    if SPLIT > 1 {
+                        split_unit(unit, t, tiles, k_blocks, SPLIT);
+                        tile = unit[0];
+                        kb0 = unit[1];
+                        kb1 = unit[2];
+                    }
+                    tile_origin(origin, tile, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
                     let m0 = origin[0];
                     let n0 = origin[1];
-                    for kb in 0..k_blocks {
+                    for kb in kb0..kb1 {
                         let k0 = kb * BLOCK_K;
                         T.pipeline.producer_acquire(pipe, st);
                         // Every byte that lands in this CTA's stage: A, and all of B (the
@@ -136,6 +184,8 @@ pub fn gemm_dsl(
                             let slice = BN / CLUSTER;
                             let mask = (1 << CLUSTER) - 1;
                             T.tma.load_multicast(b_ring[s][rank], b, [n = n0 + rank * slice, k = k0], full, mask);
+                        } else if B_MN == 1 {
+                            T.tma.load(b_ring[s][0], b_kn, [k = k0, n = n0], full);
                         } else {
                             T.tma.load(b_ring[s][0], b, [n = n0, k = k0], full);
                         }
@@ -165,10 +215,20 @@ pub fn gemm_dsl(
         let release = T.pipeline.consumer_state(pipe);
         let mut t = first;
         while t < total {
-            tile_origin(origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+            let mut tile = t;
+            let mut kb0 = 0;
+            let mut kb1 = k_blocks;
+            if SPLIT > 1 {
+                split_unit(unit, t, tiles, k_blocks, SPLIT);
+                tile = unit[0];
+                kb0 = unit[1];
+                kb1 = unit[2];
+            }
+            tile_origin(origin, tile, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
             let m0 = origin[0];
             let n0 = origin[1];
-            // K block 0 overwrites the accumulators (scale-d = false on its first k-step).
+            // K block 0 of the slice overwrites the accumulators (scale-d = false on its first
+            // k-step).
             T.pipeline.consumer_wait(pipe, read);
             let s = T.pipeline.stage(read);
             T.ptx.wgmma.fence();
@@ -176,12 +236,16 @@ pub fn gemm_dsl(
             for kk in 0..BLOCK_K / 16 {
                 #[unroll]
                 for j in 0..slabs {
-                    T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, kk > 0);
+                    if B_MN == 1 {
+                        T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s][0], kk, kk > 0, "mn");
+                    } else {
+                        T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, kk > 0, "k");
+                    }
                 }
             }
             T.ptx.wgmma.commit_group();
             T.pipeline.advance(read);
-            for _kb in 1..k_blocks {
+            for _kb in kb0 + 1..kb1 {
                 T.pipeline.consumer_wait(pipe, read);
                 let s = T.pipeline.stage(read);
                 T.ptx.wgmma.fence();
@@ -189,7 +253,11 @@ pub fn gemm_dsl(
                 for kk in 0..BLOCK_K / 16 {
                     #[unroll]
                     for j in 0..slabs {
-                        T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, true);
+                        if B_MN == 1 {
+                            T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s][0], kk, true, "mn");
+                        } else {
+                            T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, true, "k");
+                        }
                     }
                 }
                 T.ptx.wgmma.commit_group();
@@ -207,36 +275,58 @@ pub fn gemm_dsl(
             }
             T.pipeline.advance(release);
 
-            // Epilogue: 64 x 64 sub-tiles through the two staging tiles, alternately.
-            #[unroll]
-            for j in 0..slabs {
+            if SPLIT > 1 {
+                // Split-K: this slice's f32 partial sums, stored from the D fragment straight
+                // into its slice of the workspace `[SPLIT, m, n]` (two columns per `st.v2`;
+                // N is even), clipped at the edges; `gemm_splitk_reduce` sums the slices.
+                let base = unit[3] * m * n;
                 #[unroll]
-                for sub in 0..BN / EPI {
-                    let staging = c_tiles[cw][(j * (BN / EPI) + sub) % 2];
-                    // The store issued from this tile two sub-tiles ago must have read it.
-                    if leader {
-                        T.ptx.cp_async.bulk.wait_group_read(1);
-                    }
-                    T.ptx.bar.sync(bar_id, 128);
+                for j in 0..slabs {
+                    let row0 = m0 + cw * WG_M + 64 * j;
                     #[unroll]
-                    for q in 0..EPI / 16 {
-                        // Registers 4g..4g+7 hold columns 8g..8g+15 of the thread's rows
-                        // (PTX ISA: wgmma D fragment), in stmatrix's matrix order.
-                        let g = (sub * EPI + q * 16) / 8;
-                        T.ptx.stmatrix.x4(
-                            T.tile_addr(staging, [st_row, q * 16 + st_col]),
-                            T.pack.bf16x2(acc[j][4 * g], acc[j][4 * g + 1]),
-                            T.pack.bf16x2(acc[j][4 * g + 2], acc[j][4 * g + 3]),
-                            T.pack.bf16x2(acc[j][4 * g + 4], acc[j][4 * g + 5]),
-                            T.pack.bf16x2(acc[j][4 * g + 6], acc[j][4 * g + 7]),
-                        );
+                    for p in 0..BN / 4 {
+                        let row = row0 + T.fragment.row(acc[j], 2 * p);
+                        let col = n0 + T.fragment.col(acc[j], 2 * p);
+                        if row < m && col < n {
+                            T.st.v2(ws, base + row * n + col, acc[j][2 * p], acc[j][2 * p + 1]);
+                        }
                     }
-                    // Generic-proxy writes before the async-proxy (TMA) read.
-                    T.ptx.fence.proxy_async("shared::cta");
-                    T.ptx.bar.sync(bar_id, 128);
-                    if leader {
-                        T.tma.store(c, [m = m0 + cw * WG_M + 64 * j, n = n0 + sub * EPI], staging);
-                        T.ptx.cp_async.bulk.commit_group();
+                }
+            } else {
+                // Two staging tiles per consumer warpgroup, after the stages (allocated where
+                // the epilogue that uses them is: split-K, which bypasses them, has none).
+                let c_tiles = T.alloc_shared::<bf16>([CONSUMERS, 2, EPI, EPI], "128B");
+                // Epilogue: 64 x 64 sub-tiles through the two staging tiles, alternately.
+                #[unroll]
+                for j in 0..slabs {
+                    #[unroll]
+                    for sub in 0..BN / EPI {
+                        let staging = c_tiles[cw][(j * (BN / EPI) + sub) % 2];
+                        // The store issued from this tile two sub-tiles ago must have read it.
+                        if leader {
+                            T.ptx.cp_async.bulk.wait_group_read(1);
+                        }
+                        T.ptx.bar.sync(bar_id, 128);
+                        #[unroll]
+                        for q in 0..EPI / 16 {
+                            // Registers 4g..4g+7 hold columns 8g..8g+15 of the thread's rows
+                            // (PTX ISA: wgmma D fragment), in stmatrix's matrix order.
+                            let g = (sub * EPI + q * 16) / 8;
+                            T.ptx.stmatrix.x4(
+                                T.tile_addr(staging, [st_row, q * 16 + st_col]),
+                                T.pack.bf16x2(acc[j][4 * g], acc[j][4 * g + 1]),
+                                T.pack.bf16x2(acc[j][4 * g + 2], acc[j][4 * g + 3]),
+                                T.pack.bf16x2(acc[j][4 * g + 4], acc[j][4 * g + 5]),
+                                T.pack.bf16x2(acc[j][4 * g + 6], acc[j][4 * g + 7]),
+                            );
+                        }
+                        // Generic-proxy writes before the async-proxy (TMA) read.
+                        T.ptx.fence.proxy_async("shared::cta");
+                        T.ptx.bar.sync(bar_id, 128);
+                        if leader {
+                            T.tma.store(c, [m = m0 + cw * WG_M + 64 * j, n = n0 + sub * EPI], staging);
+                            T.ptx.cp_async.bulk.commit_group();
+                        }
                     }
                 }
             }
@@ -249,12 +339,46 @@ pub fn gemm_dsl(
     }
 }
 
+/// Split-K's second launch: C = the sum of the `SPLIT` f32 partials `ws[s][i]` (`i` of the
+/// `mn` elements of C), added in slice order whatever the schedule (the result does not depend
+/// on which slice finished first), rounded once to bf16. A grid-stride loop over pairs of
+/// elements (`mn` is even: N is a multiple of 8), one `ld.v2` per slice.
+#[phaser::kernel(target = "sm_90a")]
+pub fn gemm_splitk_reduce(ws: &[f32], c: &mut [bf16], mn: u32, #[comptime] SPLIT: u32) {
+    T.require_block(REDUCE_THREADS, 1, 1);
+    if mn % 2 == 1 {
+        // The last pair would read past the workspace.
+        T.ptx.trap();
+    }
+    let stride = 2 * T.grid_dim() * REDUCE_THREADS;
+    let mut i = 2 * (T.block_idx() * REDUCE_THREADS + T.thread_idx());
+    while i < mn {
+        let first = T.ld.v2(ws, i);
+        let mut lo = first[0];
+        let mut hi = first[1];
+        for s in 1..SPLIT {
+            let v = T.ld.v2(ws, s * mn + i);
+            lo += v[0];
+            hi += v[1];
+        }
+        c[i] = lo as bf16;
+        c[i + 1] = hi as bf16;
+        i += stride;
+    }
+}
+
+/// Threads per block of [`gemm_splitk_reduce`].
+pub const REDUCE_THREADS: u32 = 256;
+
 /// K per pipeline stage (one 128-byte swizzled row of bf16): the builder GEMM's too.
 pub const BLOCK_K: u32 = 64;
 
 /// The kernel's `#[comptime]` configuration: N of the CTA tile (and of every wgmma), rows per
 /// consumer warpgroup (64 or 128: one or two m64 slabs), pipeline stages, CTAs per cluster
-/// along M (1, or 2 with B multicast) and the raster's group height in cluster-tile rows.
+/// along M (1, or 2 with B multicast), the raster's group height in cluster-tile rows, and
+/// split-K's slices of K (1: none; more: f32 partials into a workspace, then
+/// [`gemm_splitk_reduce`]), and whether B is N-major (stored `K x N`, read through `b_kn`;
+/// without a cluster) or K-major (`N x K`, through `b`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tiles {
     pub block_n: u32,
@@ -262,6 +386,8 @@ pub struct Tiles {
     pub stages: u32,
     pub cluster: u32,
     pub group_m: u32,
+    pub split: u32,
+    pub b_n_major: bool,
 }
 
 impl Tiles {
@@ -269,7 +395,7 @@ impl Tiles {
     /// with B multicast) and the cluster-free one with 256 x 128 tiles (two m64 slabs per
     /// warpgroup).
     pub fn gallery(cluster: bool) -> Tiles {
-        let default = Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8 };
+        let default = Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8, split: 1, b_n_major: false };
         if cluster {
             default
         } else {
@@ -280,18 +406,90 @@ impl Tiles {
     pub fn block_m(&self) -> u32 {
         CONSUMERS * self.wg_m
     }
-    /// The kernel for this configuration (built once per configuration and cached).
+    /// The kernel for this configuration (built once per configuration and cached); 0 slices
+    /// of K is a build error that says so.
     pub fn kernel(&self) -> phaser::codegen::Result<Kernel> {
-        gemm_dsl::kernel_for(self.block_n, self.wg_m, self.stages, self.cluster, self.group_m)
+        if self.split == 0 {
+            return refused("gemm_dsl", "split-K into 0 slices: at least 1 (1: no split)".into());
+        }
+        if let Some(why) = self.layout_problem() {
+            return refused("gemm_dsl", why);
+        }
+        let b_mn = self.b_n_major as u32;
+        gemm_dsl::kernel_for(self.block_n, self.wg_m, self.stages, self.cluster, self.group_m, self.split, b_mn)
+    }
+    /// Why this configuration cannot read its B, if it cannot: an N-major B tile is one
+    /// `64 x BN` tile of 64-column boxes, and a cluster's multicast would need each CTA's
+    /// share of those column blocks as a tile of its own, which the DSL has no view for.
+    pub fn layout_problem(&self) -> Option<String> {
+        (self.b_n_major && self.cluster > 1).then(|| {
+            format!(
+                "N-major B with a {}-CTA cluster: the multicast needs a column-block view of the 64 x {} B tile, \
+                 which the DSL has not; use cluster 1",
+                self.cluster, self.block_n
+            )
+        })
+    }
+    /// Split-K's reduction kernel (for `split` > 1).
+    pub fn reduce_kernel(&self) -> phaser::codegen::Result<Kernel> {
+        if self.split < 2 {
+            return refused("gemm_splitk_reduce", format!("split-K into {} slice(s): nothing to reduce", self.split));
+        }
+        gemm_splitk_reduce::kernel_for(self.split)
+    }
+    /// Why this configuration cannot run an `m x n x k` GEMM, if it cannot: every slice needs
+    /// at least one K block, and the workspace's `split * m * n` elements are indexed in u32.
+    pub fn split_problem(&self, m: u32, n: u32, k: u32) -> Option<String> {
+        let k_blocks = k.div_ceil(BLOCK_K);
+        if self.split == 0 {
+            return Some("split-K into 0 slices: at least 1 (1: no split)".into());
+        }
+        if self.split > k_blocks {
+            return Some(format!(
+                "split-K into {} slices, but K = {k} is {k_blocks} block(s) of {BLOCK_K}: at most one slice per K block",
+                self.split
+            ));
+        }
+        let elements = self.workspace_len(m, n) as u64;
+        if self.split > 1 && elements > u32::MAX as u64 {
+            return Some(format!(
+                "split-K into {} slices of a {m} x {n} C: a workspace of {elements} f32s, over the 2^32 a u32 index reaches",
+                self.split
+            ));
+        }
+        None
+    }
+    /// Elements of the f32 workspace `[split, m, n]` (1 without split-K: the kernel takes the
+    /// argument but never touches it).
+    pub fn workspace_len(&self, m: u32, n: u32) -> usize {
+        if self.split > 1 {
+            self.split as usize * m as usize * n as usize
+        } else {
+            1
+        }
     }
     /// The persistent grid for an `m x n` C on `sms` SMs: one CTA per SM (whole clusters), at
-    /// most one per tile.
+    /// most one per work unit (a tile's K slice).
     pub fn grid(&self, m: u32, n: u32, sms: u32) -> u32 {
         let rows = m.div_ceil(self.block_m() * self.cluster) as u64;
         let cols = n.div_ceil(self.block_n) as u64;
-        let clusters = (rows * cols).min((sms / self.cluster).max(1) as u64) as u32;
+        let units = rows * cols * self.split.max(1) as u64;
+        let clusters = units.min((sms / self.cluster).max(1) as u64) as u32;
         clusters.max(1) * self.cluster
     }
+    /// The reduction's grid for an `m x n` C: enough blocks for two elements per thread, at
+    /// most 8 per SM (the rest loop).
+    pub fn reduce_grid(&self, m: u32, n: u32, sms: u32) -> u32 {
+        let blocks = (m as u64 * n as u64).div_ceil(2 * REDUCE_THREADS as u64);
+        blocks.clamp(1, 8 * sms.max(1) as u64) as u32
+    }
+}
+
+/// A kernel build error naming `name` and `why`.
+fn refused(name: &str, why: String) -> phaser::codegen::Result<Kernel> {
+    let mut k = phaser::codegen::builder::KernelBuilder::new(name, phaser::Target::Sm90a);
+    k.error(why);
+    k.finish()
 }
 
 pub fn examples() -> Vec<Example> {
@@ -302,17 +500,31 @@ pub fn examples() -> Vec<Example> {
                     consumer warpgroups, stmatrix + TMA-store epilogue, persistent grouped raster, 2-CTA cluster \
                     with B multicast",
             kernels: |_| Ok(vec![Tiles::gallery(true).kernel()?]),
-            setup: |dev, size, seed| setup(dev, size, seed, true),
+            setup: |dev, size, seed| setup(dev, size, seed, Tiles::gallery(true)),
             check,
         },
         Example {
             name: "gemm_dsl_1cta",
             about: "the DSL GEMM without a cluster: 256 x 128 tiles, two m64 wgmma slabs per consumer warpgroup",
             kernels: |_| Ok(vec![Tiles::gallery(false).kernel()?]),
-            setup: |dev, size, seed| setup(dev, size, seed, false),
+            setup: |dev, size, seed| setup(dev, size, seed, Tiles::gallery(false)),
+            check,
+        },
+        Example {
+            name: "gemm_dsl_splitk",
+            about: "the DSL GEMM with split-K: 3 slices of K per 128 x 128 tile, f32 partials stored from the \
+                    wgmma fragments into a workspace, then a second launch sums them in slice order into bf16 C",
+            kernels: |_| Ok(vec![splitk_tiles().kernel()?, splitk_tiles().reduce_kernel()?]),
+            setup: |dev, size, seed| setup(dev, size, seed, splitk_tiles()),
             check,
         },
     ]
+}
+
+/// The split-K example's configuration: 128 x 128 tiles without a cluster, K in 3 slices
+/// (uneven at the small size: 4 K blocks; one each at the quick size: 3).
+fn splitk_tiles() -> Tiles {
+    Tiles { block_n: 128, wg_m: 64, cluster: 1, split: 3, ..Tiles::gallery(true) }
 }
 
 /// What the check needs: the shape (`m x n x k`), the inputs and C.
@@ -323,6 +535,9 @@ pub struct Host {
     pub a: Vec<bf16>,
     pub b: Vec<bf16>,
     pub c: BufferId<bf16>,
+    /// With split-K: the workspace of f32 partials (the first launch's output) and the
+    /// configuration that sliced K.
+    pub partials: Option<(BufferId<f32>, Tiles)>,
     /// Check every element (small sizes), or the corners and 4096 random positions.
     pub every_element: bool,
 }
@@ -336,8 +551,7 @@ fn ternary(n: usize, seed: u64) -> Vec<bf16> {
     random_u32(n, seed).into_iter().map(|x| bf16::from_f32((x % 3) as f32 - 1.0)).collect()
 }
 
-pub fn setup(dev: &Device, size: Size, seed: u64, cluster: bool) -> Result<Problem, RuntimeError> {
-    let tiles = Tiles::gallery(cluster);
+pub fn setup(dev: &Device, size: Size, seed: u64, tiles: Tiles) -> Result<Problem, RuntimeError> {
     let (bm, cm) = (tiles.block_m(), tiles.cluster);
     // Small: one CTA (cluster) walks two tiles of four K blocks, so the stage ring wraps and
     // the epilogue's staging tiles are reused. Quick: ragged in every dimension (a partial
@@ -376,27 +590,62 @@ pub fn setup_tiles(
     let sw = Swizzle::B128;
     let ma = p.tensor_map(dev, ga, &[k64, m64], &[BLOCK_K, bm], sw)?;
     let mb = p.tensor_map(dev, gb, &[k64, n64], &[BLOCK_K, tiles.block_n / cm], sw)?;
+    // The N-major B's map, which this K-major B's kernel takes and never reads: any map of
+    // its box will do.
+    let mb_kn = p.tensor_map(dev, gb, &[k64, n64], &[EPI, BLOCK_K], sw)?;
     let mc = p.tensor_map(dev, gc, &[n64, m64], &[EPI, EPI], sw)?;
     // The dynamic shared memory is the kernel's own declaration.
     let launch = phaser::LaunchConfig::linear(grid, THREADS);
-    let args = [ma.into(), mb.into(), mc.into(), m.into(), n.into(), k.into()];
-    p.launch(tiles.kernel()?, launch, args, [gc.into()]);
-    p.set_host(Host { m, n, k, a, b, c: gc, every_element });
+    if let Some(why) = tiles.split_problem(m, n, k) {
+        return Err(RuntimeError::BadLaunch { kernel: "gemm_dsl".into(), problem: format!("{m}x{n}x{k}: {why}") });
+    }
+    let partials = if tiles.split > 1 {
+        // The partials (poisoned: a slice's element left unwritten fails the check), then the
+        // reduction into C, on the same stream after it.
+        let ws = p.output(dev, tiles.workspace_len(m, n), f32::NAN)?;
+        let args = [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into()];
+        p.launch(tiles.kernel()?, launch, args, [ws.into()]);
+        let reduce = phaser::LaunchConfig::linear(tiles.reduce_grid(m, n, dev.sm_count()?), REDUCE_THREADS);
+        p.launch(tiles.reduce_kernel()?, reduce, [ws.into(), gc.into(), (m * n).into()], [gc.into()]);
+        Some((ws, tiles))
+    } else {
+        // The kernel never touches its workspace without split-K.
+        let ws = p.input(dev, &[0.0f32])?;
+        let args = [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into()];
+        p.launch(tiles.kernel()?, launch, args, [gc.into()]);
+        None
+    };
+    p.set_host(Host { m, n, k, a, b, c: gc, partials, every_element });
     Ok(p)
 }
 
 /// The exact product of row `i` of A and row `j` of B (K-major), rounded to bf16.
 fn exact(h: &Host, i: usize, j: usize) -> bf16 {
+    bf16::from_f32(dot(h, i, j, 0..h.k as usize))
+}
+
+/// The sum of `A[i][kk] * B[j][kk]` over `range` (exact: the inputs are ternary).
+fn dot(h: &Host, i: usize, j: usize, range: std::ops::Range<usize>) -> f32 {
     let k = h.k as usize;
-    let sum: f32 = (0..k).map(|kk| h.a[i * k + kk].to_f32() * h.b[j * k + kk].to_f32()).sum();
-    bf16::from_f32(sum)
+    range.map(|kk| h.a[i * k + kk].to_f32() * h.b[j * k + kk].to_f32()).sum()
+}
+
+/// The columns of K that slice `s` of `split` sums: its K blocks `k_blocks / split` from
+/// `s * (k_blocks / split)`, the last slice also the remainder (the kernel's `split_unit`),
+/// clipped at K.
+fn slice_columns(k: u32, split: u32, s: u32) -> std::ops::Range<usize> {
+    let k_blocks = k.div_ceil(BLOCK_K);
+    let per = k_blocks / split;
+    let end = if s == split - 1 { k_blocks } else { (s + 1) * per };
+    (s * per * BLOCK_K) as usize..(end * BLOCK_K).min(k) as usize
 }
 
 /// Every element (small sizes) or the corners, edges and 4096 random positions (the full
 /// size) equal the exact product bit for bit.
 pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
     let h: &Host = p.host();
-    let got = outputs.get(0, h.c);
+    // C is the last launch's output (the reduction's, with split-K).
+    let got = outputs.get(outputs.launches.len() - 1, h.c);
     let (m, n) = (h.m as usize, h.n as usize);
     let shape = format!("{}x{}x{}", h.m, h.n, h.k);
     let positions: Vec<(usize, usize)> = if h.every_element {
@@ -407,6 +656,30 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
         v.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
         v
     };
+    // With split-K, each slice's partial at the same positions is exact too: the slicing of K,
+    // not only the total, is what the kernel computed.
+    if let Some((ws, tiles)) = h.partials {
+        let partials = outputs.get(0, ws);
+        for s in 0..tiles.split {
+            let at = |i: usize, j: usize| s as usize * m * n + i * n + j;
+            let cols = slice_columns(h.k, tiles.split, s);
+            // By value: a slice of zero products is +0 on the GPU, -0 in Rust's `sum` (NaN,
+            // the poison, equals nothing).
+            let wrong = positions.iter().find(|&&(i, j)| partials[at(i, j)] != dot(h, i, j, cols.clone()));
+            if let Some(&(i, j)) = wrong {
+                return Outcome::new(
+                    false,
+                    format!(
+                        "{shape} (seed {}): slice {s} of {} (K columns {cols:?}): partial[{i}][{j}] = {}, want {}",
+                        p.seed,
+                        tiles.split,
+                        partials[at(i, j)],
+                        dot(h, i, j, cols.clone())
+                    ),
+                );
+            }
+        }
+    }
     let bad: Vec<(usize, usize)> =
         positions.iter().copied().filter(|&(i, j)| got[i * n + j].to_bits() != exact(h, i, j).to_bits()).collect();
     match bad.first() {

@@ -374,14 +374,27 @@ pub enum Scaling {
 /// multicast. Per-tensor: the bf16 GEMM's 128 x 256 tiles, 4 stages (48 KiB each).
 pub fn tiles(scaling: Scaling) -> Tiles {
     match scaling {
-        Scaling::Blockwise => Tiles { block_n: 128, wg_m: 64, stages: 5, cluster: 2, group_m: 8 },
-        Scaling::PerTensor => Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8 },
+        Scaling::Blockwise => Tiles { block_n: 128, wg_m: 64, stages: 5, cluster: 2, group_m: 8, split: 1, b_n_major: false },
+        Scaling::PerTensor => Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8, split: 1, b_n_major: false },
     }
 }
 
 /// The kernel of `scaling` for `t` (the blockwise kernel has one m64 slab per warpgroup and
 /// N = 128 per tile: `t.wg_m` and `t.block_n` must be 64 and 128, else a build error).
 pub fn kernel(scaling: Scaling, t: &Tiles) -> phaser::codegen::Result<Kernel> {
+    // The bf16 GEMM's split-K and N-major B are not the FP8 kernels' (FP8 wgmma reads K-major
+    // B only).
+    if t.split != 1 || t.b_n_major {
+        return Err(phaser::codegen::CodegenError::new(
+            "gemm_fp8_dsl",
+            None,
+            format!(
+                "gemm_fp8_dsl: no split-K and no N-major B (FP8 wgmma reads K-major B only), not split {} and {} B",
+                t.split,
+                if t.b_n_major { "N-major" } else { "K-major" }
+            ),
+        ));
+    }
     match scaling {
         Scaling::Blockwise => {
             if t.wg_m != 64 || t.block_n != SCALE_BLOCK {

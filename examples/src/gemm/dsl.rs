@@ -2,23 +2,24 @@
 //! (`gallery::gemm_dsl`, whose own host side knows only its [`Tiles`]): the benchmarks, the
 //! GPU tests and the candle op run either kernel from one configuration.
 
-use super::{BLayout, GemmConfig};
-use crate::gallery::gemm_dsl::{Tiles, CONSUMERS, EPI};
-use phaser::Kernel;
+use super::{BLayout, GemmBuffers, GemmConfig, GemmShape};
+use crate::gallery::gemm_dsl::{Tiles, BLOCK_K, CONSUMERS, EPI, REDUCE_THREADS};
+use phaser::{Arg, Buffer, Device, Kernel, LaunchConfig, TensorMap};
 
-/// Why the DSL GEMM does not implement `cfg`, if it does not: it is written for K-major B and
-/// two consumer warpgroups (every other choice of [`GemmConfig`] it takes as `#[comptime]`).
+/// Why the DSL GEMM does not implement `cfg`, if it does not: it is written for two consumer
+/// warpgroups, and reads an N-major B only without a cluster ([`Tiles::layout_problem`]);
+/// every other choice of [`GemmConfig`] it takes as `#[comptime]`.
 pub fn unsupported(cfg: &GemmConfig) -> Option<String> {
-    if cfg.b_layout != BLayout::KMajor {
-        return Some("the DSL GEMM reads a K-major B (N x K); the N-major GEMM is the builder's".into());
+    if let Some(why) = tiles(cfg).layout_problem() {
+        return Some(why);
     }
     if cfg.consumers != CONSUMERS {
         return Some(format!("the DSL GEMM has {CONSUMERS} consumer warpgroups, not {}", cfg.consumers));
     }
     // The epilogue alternates its two staging tiles within a tile and waits for the store
     // before last: with one sub-tile per warpgroup, the next tile's would overwrite the one
-    // still being stored (the simulator reports the race).
-    if (cfg.wg_m / 64) * (cfg.block_n / EPI) < 2 {
+    // still being stored (the simulator reports the race). Split-K's partials bypass them.
+    if cfg.split_k == 1 && (cfg.wg_m / 64) * (cfg.block_n / EPI) < 2 {
         return Some(format!(
             "wg_m = {} with block_n = {}: one {EPI} x {EPI} epilogue sub-tile per warpgroup; the DSL GEMM needs two",
             cfg.wg_m, cfg.block_n
@@ -29,7 +30,15 @@ pub fn unsupported(cfg: &GemmConfig) -> Option<String> {
 
 /// The DSL kernel's configuration of `cfg` (which [`unsupported`] accepts).
 pub fn tiles(cfg: &GemmConfig) -> Tiles {
-    Tiles { block_n: cfg.block_n, wg_m: cfg.wg_m, stages: cfg.stages, cluster: cfg.cluster_m, group_m: cfg.group_m }
+    Tiles {
+        block_n: cfg.block_n,
+        wg_m: cfg.wg_m,
+        stages: cfg.stages,
+        cluster: cfg.cluster_m,
+        group_m: cfg.group_m,
+        split: cfg.split_k,
+        b_n_major: cfg.b_layout == BLayout::NMajor,
+    }
 }
 
 /// The DSL GEMM for `cfg` (built once per configuration and cached); a configuration it does
@@ -53,6 +62,129 @@ pub fn config(cluster: bool) -> GemmConfig {
         stages: t.stages,
         cluster_m: t.cluster,
         group_m: t.group_m,
+        split_k: t.split,
         ..GemmConfig::new(BLayout::KMajor)
     }
+}
+
+/// The DSL GEMM's launches for one configuration: the GEMM and, with split-K, the reduction
+/// of its slices into C.
+#[derive(Clone, Debug)]
+pub struct DslKernels {
+    pub cfg: GemmConfig,
+    pub gemm: Kernel,
+    pub reduce: Option<Kernel>,
+}
+
+/// The kernels of `cfg` (see [`kernel`]).
+pub fn kernels(cfg: &GemmConfig) -> phaser::codegen::Result<DslKernels> {
+    let gemm = kernel(cfg)?;
+    let reduce = if cfg.split_k > 1 { Some(tiles(cfg).reduce_kernel()?) } else { None };
+    Ok(DslKernels { cfg: *cfg, gemm, reduce })
+}
+
+/// Why `cfg` cannot run `shape` in the DSL GEMM (the configuration itself, or a split of K
+/// into more slices than it has blocks), if it cannot.
+pub fn shape_problem(cfg: &GemmConfig, shape: &GemmShape) -> Option<String> {
+    unsupported(cfg).or_else(|| tiles(cfg).split_problem(shape.m, shape.n, shape.k))
+}
+
+/// Split-K's f32 workspace `[split, m, n]` for `cfg` at `shape` (one element without split-K,
+/// which the GEMM takes but never touches).
+pub fn workspace(dev: &Device, cfg: &GemmConfig, shape: &GemmShape) -> phaser::runtime::Result<Buffer<f32>> {
+    dev.alloc::<f32>(tiles(cfg).workspace_len(shape.m, shape.n))
+}
+
+/// The DSL GEMM's four tensor maps: A, B as a K-major `b` (box `{64, block_n / cluster}`), B
+/// as an N-major `b_kn` (box `{64, 64}`), C. The kernel takes both B maps and reads the one
+/// of `cfg`'s layout (the builder GEMM's, [`GemmBuffers::tensor_maps`]); the other is any map
+/// of its box over the same B, never read.
+pub fn tensor_maps(dev: &Device, cfg: &GemmConfig, bufs: &GemmBuffers) -> phaser::runtime::Result<[TensorMap; 4]> {
+    let [a, b, c] = bufs.tensor_maps(dev, cfg)?;
+    let (n, k) = (bufs.shape.n as u64, bufs.shape.k as u64);
+    let sw = phaser::Swizzle::B128;
+    let [b_nk, b_kn] = match cfg.b_layout {
+        BLayout::KMajor => [b, dev.tensor_map(&bufs.b, &[k, n], &[EPI, BLOCK_K], sw)?],
+        BLayout::NMajor => [dev.tensor_map(&bufs.b, &[n, k], &[BLOCK_K, cfg.block_n / cfg.cluster_m], sw)?, b],
+    };
+    Ok([a, b_nk, b_kn, c])
+}
+
+/// The GEMM's arguments: the maps of [`tensor_maps`], M, N and K, then the workspace.
+pub fn args<'a>(maps: &'a [TensorMap; 4], s: &GemmShape, ws: &'a mut Buffer<f32>) -> [Arg<'a>; 8] {
+    let [a, b, b_kn, c] = maps.each_ref().map(Arg::TensorMap);
+    [a, b, b_kn, c, Arg::scalar(s.m), Arg::scalar(s.n), Arg::scalar(s.k), Arg::buffer_mut(ws)]
+}
+
+/// The GEMM's launch shape for `cfg` at `shape`: the persistent grid over its work units.
+pub fn launch_config(cfg: &GemmConfig, shape: &GemmShape, sm_count: u32) -> LaunchConfig {
+    LaunchConfig::linear(tiles(cfg).grid(shape.m, shape.n, sm_count), cfg.threads())
+        .with_dynamic_shared(cfg.dynamic_smem_bytes())
+}
+
+/// The reduction's launch shape and arguments: the workspace read, C written.
+pub fn reduce_launch<'a>(
+    cfg: &GemmConfig,
+    shape: &GemmShape,
+    sm_count: u32,
+    ws: &'a Buffer<f32>,
+    c: &'a mut Buffer<half::bf16>,
+) -> (LaunchConfig, [Arg<'a>; 3]) {
+    let grid = tiles(cfg).reduce_grid(shape.m, shape.n, sm_count);
+    (LaunchConfig::linear(grid, REDUCE_THREADS), [Arg::buffer(ws), Arg::buffer_mut(c), Arg::scalar(shape.m * shape.n)])
+}
+
+/// Run the DSL GEMM on the buffers through [`Device::launch`]: the GEMM, then (split-K) the
+/// reduction, the second after the first (a device launch is complete when it returns). A
+/// shape the configuration cannot run is refused first, naming why.
+pub fn launch(
+    dev: &Device,
+    kernels: &DslKernels,
+    bufs: &mut GemmBuffers,
+    ws: &mut Buffer<f32>,
+) -> phaser::runtime::Result<Vec<phaser::runtime::LaunchReport>> {
+    let (cfg, s) = (&kernels.cfg, bufs.shape);
+    if let Some(why) = shape_problem(cfg, &s) {
+        return Err(phaser::runtime::RuntimeError::BadLaunch { kernel: kernels.gemm.name().into(), problem: format!("{s}: {why}") });
+    }
+    let sms = dev.sm_count()?;
+    let maps = tensor_maps(dev, cfg, bufs)?;
+    let mut reports = vec![dev.launch(&kernels.gemm, launch_config(cfg, &s, sms), &args(&maps, &s, ws))?];
+    if let Some(reduce) = &kernels.reduce {
+        let (lc, rargs) = reduce_launch(cfg, &s, sms, ws, &mut bufs.c);
+        reports.push(dev.launch(reduce, lc, &rargs)?);
+    }
+    Ok(reports)
+}
+
+/// The DSL GEMM's launches captured into a graph on `stream` (GPU only), for back-to-back
+/// replays: the GEMM, then (split-K) the reduction, in stream order. A graph and not
+/// `Stream::launch` per run: each launch's guard holds the workspace (and the reduction's C)
+/// exclusively until it is done, so runs could not be queued back to back through guards;
+/// the graph holds those borrows once, for its life.
+pub fn graph<'a>(
+    stream: &'a phaser::Stream<'a>,
+    kernels: &DslKernels,
+    maps: &'a [TensorMap; 4],
+    shape: &GemmShape,
+    ws: &'a mut Buffer<f32>,
+    c: &'a mut Buffer<half::bf16>,
+) -> phaser::runtime::Result<phaser::Graph<'a>> {
+    use phaser::runtime::GraphArg;
+    let (cfg, s) = (&kernels.cfg, *shape);
+    if let Some(why) = shape_problem(cfg, &s) {
+        return Err(phaser::runtime::RuntimeError::BadLaunch { kernel: kernels.gemm.name().into(), problem: format!("{s}: {why}") });
+    }
+    let sms = stream.device().sm_count()?;
+    let mut g = stream.graph()?;
+    let w = g.bind_mut(ws)?;
+    let [a, b, b_kn, c_map] = maps.each_ref().map(GraphArg::from);
+    let args: [GraphArg; 8] = [a, b, b_kn, c_map, s.m.into(), s.n.into(), s.k.into(), w.into()];
+    g.launch(&kernels.gemm, launch_config(cfg, &s, sms), args)?;
+    if let Some(reduce) = &kernels.reduce {
+        let c = g.bind_mut(c)?;
+        let lc = LaunchConfig::linear(tiles(cfg).reduce_grid(s.m, s.n, sms), REDUCE_THREADS);
+        g.launch(reduce, lc, [w.into(), c.into(), (s.m * s.n).into()])?;
+    }
+    g.build()
 }

@@ -24,7 +24,7 @@ pub use device::CudaDevice;
 pub(crate) use launch::{slot as launch_slot, slots as launch_slots, Submitted};
 pub use jit::{JitOptions, LoadPath, LoadStats};
 pub use module_cache::{declares_record, ModuleCache, PtxKeyed};
-pub use policy::LaunchPolicy;
+pub use policy::{user_cache_dir, LaunchPolicy};
 
 use crate::error::RuntimeError;
 

@@ -80,10 +80,7 @@ impl LaunchPolicy {
         let cubin_cache = match var("PHASER_CUBIN_CACHE") {
             Some(v) if v == "off" || v == "0" => None,
             Some(dir) => Some(PathBuf::from(dir)),
-            None => var("XDG_CACHE_HOME")
-                .map(PathBuf::from)
-                .or_else(|| var("HOME").map(|h| Path::new(&h).join(".cache")))
-                .map(|base| base.join("phaser").join("cubin")),
+            None => user_cache_dir(var).map(|base| base.join("cubin")),
         };
         let prebuilt_dir = var("PHASER_CUBIN_DIR").map(PathBuf::from);
         Ok(LaunchPolicy { watchdog, wait_loop, jit: JitOptions { line_info, cubin_cache, prebuilt_dir } })
@@ -93,6 +90,14 @@ impl LaunchPolicy {
     pub fn emit_options(&self, watchdog: Watchdog) -> EmitOptions {
         emit_options(watchdog, self.wait_loop)
     }
+}
+
+/// Phaser's directory in the user's cache, with the variables `var` gives (unset or empty:
+/// unset): `$XDG_CACHE_HOME/phaser`, else `$HOME/.cache/phaser`; `None` without either.
+pub fn user_cache_dir(var: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let var = |name: &str| var(name).filter(|v| !v.is_empty());
+    let base = var("XDG_CACHE_HOME").map(PathBuf::from).or_else(|| var("HOME").map(|h| Path::new(&h).join(".cache")));
+    base.map(|b| b.join("phaser"))
 }
 
 /// The printer's options for a wait watchdog and a wait layout (the rest: the defaults).
@@ -176,6 +181,18 @@ mod tests {
         assert_eq!(cache(&[("HOME", "/h"), ("PHASER_CUBIN_CACHE", "/c")]), Some(PathBuf::from("/c")));
         assert_eq!(cache(&[("HOME", "/h"), ("PHASER_CUBIN_CACHE", "off")]), None);
         assert_eq!(policy(&[("PHASER_CUBIN_DIR", "/p")]).unwrap().jit.prebuilt_dir, Some(PathBuf::from("/p")));
+    }
+
+    #[test]
+    fn the_user_cache_dir_is_xdg_then_home() {
+        let dir = |vars: &[(&str, &str)]| {
+            let vars: Vec<(String, OsString)> = vars.iter().map(|(k, v)| (k.to_string(), OsString::from(v))).collect();
+            user_cache_dir(|name| vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()))
+        };
+        assert_eq!(dir(&[("HOME", "/h")]), Some(PathBuf::from("/h/.cache/phaser")));
+        assert_eq!(dir(&[("HOME", "/h"), ("XDG_CACHE_HOME", "/x")]), Some(PathBuf::from("/x/phaser")));
+        assert_eq!(dir(&[("HOME", "/h"), ("XDG_CACHE_HOME", "")]), Some(PathBuf::from("/h/.cache/phaser")));
+        assert_eq!(dir(&[]), None);
     }
 
     #[cfg(unix)]
