@@ -16,6 +16,7 @@ pub mod event;
 pub mod graph;
 pub mod group;
 pub mod launch;
+#[cfg(feature = "nccl")]
 pub mod nccl;
 pub mod peer;
 pub mod report;

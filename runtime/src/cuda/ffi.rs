@@ -32,14 +32,14 @@ pub(crate) fn libcuda_present() -> bool {
 }
 
 /// Whether the dynamic loader finds NCCL (cudarc panics on first use when it is missing).
-#[cfg(feature = "dynamic-loading")]
+#[cfg(all(feature = "nccl", feature = "dynamic-loading"))]
 pub(crate) fn libnccl_present() -> bool {
     // SAFETY: only asks the dynamic loader whether the library loads; no NCCL call is made.
     unsafe { cudarc::nccl::sys::is_culib_present() }
 }
 
 /// With the libraries linked, the program would not have started without NCCL.
-#[cfg(not(feature = "dynamic-loading"))]
+#[cfg(all(feature = "nccl", not(feature = "dynamic-loading")))]
 pub(crate) fn libnccl_present() -> bool {
     true
 }

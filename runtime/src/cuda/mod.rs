@@ -16,7 +16,9 @@ pub mod tensor_map;
 mod timer;
 
 pub(crate) use buffer_arg::CudaBuf;
-pub(crate) use ffi::{libnccl_present, Slot};
+#[cfg(feature = "nccl")]
+pub(crate) use ffi::libnccl_present;
+pub(crate) use ffi::Slot;
 pub(crate) use launch_function::LaunchFunction;
 pub(crate) use launch_queue::LaunchQueue;
 pub use buffer_arg::{CudaBufferArg, CudaBufferArgMut};
