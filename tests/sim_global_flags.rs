@@ -322,7 +322,12 @@ fn a_global_flag_orders_shared_memory_between_warps_of_a_cta() {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(24))]
+    // Fixed draws (the RNG's seed): CI runs the same 24 schedules every time.
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: 24,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed_2026_1203),
+        ..proptest::prelude::ProptestConfig::default()
+    })]
 
     /// Under any seed and scheduler the phased protocol is clean and hands every tile over,
     /// and the reused flag is a global race at one of the two data accesses (which one
