@@ -331,33 +331,49 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
     }
 }
 
-/// The FP8 DSL GEMMs (both scalings, the gallery's configurations) assemble for sm_90a with no
-/// spills, their k32 e4m3 wgmmas unserialized, as QGMMAs: one site of 4 k-steps (blockwise:
-/// a fresh fragment per K block) or two of 4 per slab (per-tensor: the first K block and the rest).
+/// The FP8 DSL GEMMs (both scalings, the gallery's configurations; blockwise with one and with
+/// two accumulator fragments in flight) assemble for sm_90a with no spills, their k32 e4m3
+/// wgmmas unserialized, as QGMMAs: blockwise one site of 4 k-steps (a fresh fragment per K
+/// block) or, two fragments, three (block 0 before the loop, then one per fragment in the
+/// loop's two-block turn); per-tensor two of 4 per slab (the first K block and the rest).
+/// With two fragments the promotion of one waits with `wait_group 1` (the other's block still
+/// running) and reads the other fragment's registers than the wgmmas in flight write.
 #[test]
 fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
-    use phaser_examples::gallery::gemm_fp8_dsl::{kernel, tiles, Scaling};
+    use phaser_examples::gallery::gemm_fp8_dsl::{kernel_with_frags, tiles, Scaling};
     let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
     let dir = tempfile::tempdir().unwrap();
-    for scaling in [Scaling::Blockwise, Scaling::PerTensor] {
+    for (scaling, frags) in [(Scaling::Blockwise, 1), (Scaling::Blockwise, 2), (Scaling::PerTensor, 1)] {
         let t = tiles(scaling);
-        let k = kernel(scaling, &t).unwrap_or_else(|e| panic!("{scaling:?}: {e}"));
+        let k = kernel_with_frags(scaling, &t, frags).unwrap_or_else(|e| panic!("{scaling:?}: {e}"));
+        let what = format!("{} ({scaling:?}, {frags} fragment(s))", k.name());
         let ptx = emit_kernel(&k).unwrap();
         let mnemonic = format!("wgmma.mma_async.sync.aligned.m64n{}k32.f32.e4m3.e4m3", t.block_n);
         let sites = match scaling {
-            Scaling::Blockwise => 4,
+            Scaling::Blockwise => 4 * (2 * frags as usize - 1),
             Scaling::PerTensor => 2 * 4 * (t.wg_m / 64) as usize,
         };
         let in_ptx = ptx.lines().filter(|l| l.trim_start().starts_with(&mnemonic)).count();
-        assert_eq!(in_ptx, sites, "{scaling:?}:\n{ptx}");
-        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, k.name());
-        assert_eq!(spill_bytes(&verbose), (0, 0), "{} spills:\n{verbose}", k.name());
+        assert_eq!(in_ptx, sites, "{what}:\n{ptx}");
+        let waits_one = ptx_text::count(&ptx, "wgmma.wait_group.sync.aligned 1");
+        assert_eq!(waits_one, if scaling == Scaling::Blockwise { 2 * (frags as usize - 1) } else { 1 }, "{what}");
+        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("{}_{frags}", k.name()));
+        assert_eq!(spill_bytes(&verbose), (0, 0), "{what} spills:\n{verbose}");
         let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
-        assert!(serialized.is_empty(), "{}: ptxas serialized the wgmmas: {serialized:#?}", k.name());
+        assert!(serialized.is_empty(), "{what}: ptxas serialized the wgmmas: {serialized:#?}");
         let insts = sass(&cuobjdump, &cubin);
         let qgmma = insts.iter().filter(|(_, i)| opcode(i) == "QGMMA").count();
         let listing = || insts.iter().map(|(_, i)| i.as_str()).collect::<Vec<_>>().join("\n");
-        assert_eq!(qgmma, sites, "{}:\n{}", k.name(), listing());
+        assert_eq!(qgmma, sites, "{what}:\n{}", listing());
+        // Each fragment is its own registers: the QGMMAs' accumulators name `frags` distinct
+        // first registers (one per fragment), so one can be promoted while the other is written.
+        let accumulators: std::collections::BTreeSet<&str> = insts
+            .iter()
+            .filter(|(_, i)| opcode(i) == "QGMMA")
+            .filter_map(|(_, i)| i.split_whitespace().nth(1).map(|r| r.trim_end_matches(',')))
+            .collect();
+        let want = if scaling == Scaling::Blockwise { frags as usize } else { (t.wg_m / 64) as usize };
+        assert_eq!(accumulators.len(), want, "{what}: QGMMA accumulators {accumulators:?}");
     }
 }
 

@@ -28,10 +28,11 @@ fn model(q: &Quantized, i: usize, j: usize) -> bf16 {
     bf16::from_f32(sum)
 }
 
-/// The gallery's problem at `size` (exact inputs: ternary elements, power-of-two scales).
-fn simulate(scaling: Scaling, size: Size, seed: u64) {
+/// The gallery's problem at `size` (exact inputs: ternary elements, power-of-two scales), the
+/// blockwise kernel with `frags` fragments in flight.
+fn simulate(scaling: Scaling, size: Size, seed: u64, frags: u32) {
     let dev = Device::sim(SimConfig::default().with_seed(seed));
-    let p = fp8::setup(&dev, size, seed, scaling).unwrap_or_else(|e| panic!("{e}"));
+    let p = fp8::setup_with_frags(&dev, size, seed, scaling, frags).unwrap_or_else(|e| panic!("{e}"));
     simulate_problem_of(&dev, p, scaling, size, seed);
 }
 
@@ -64,31 +65,87 @@ fn simulate_problem_of(dev: &Device, mut p: phaser::problem::Problem, scaling: S
 
 #[test]
 fn blockwise_small_is_the_model_with_no_findings() {
-    simulate(Scaling::Blockwise, Size::Small, 3);
+    simulate(Scaling::Blockwise, Size::Small, 3, 1);
 }
 
 #[test]
 fn blockwise_ragged_is_the_model_with_no_findings() {
-    simulate(Scaling::Blockwise, Size::Quick, 4);
+    simulate(Scaling::Blockwise, Size::Quick, 4, 1);
 }
 
 /// Random inputs quantized per block (RNE, satfinite): real rounding in every product.
 #[test]
 fn blockwise_random_quantized_is_the_model_with_no_findings() {
+    blockwise_random(1);
+}
+
+fn blockwise_random(frags: u32) {
     let dev = Device::sim(SimConfig::default().with_seed(7));
     let q = Quantized::random(328, 200, 512, Scaling::Blockwise, 7);
-    let p = fp8::problem(&dev, q, 4, true, 7).unwrap_or_else(|e| panic!("{e}"));
+    let kernel = fp8::kernel_with_frags(Scaling::Blockwise, &fp8::tiles(Scaling::Blockwise), frags).unwrap();
+    let p = fp8::problem_with(&dev, q, 4, true, 7, kernel).unwrap_or_else(|e| panic!("{e}"));
     simulate_problem_of(&dev, p, Scaling::Blockwise, Size::Quick, 7);
 }
 
+/// Two fragments in flight (block kb + 1 issued before block kb is promoted): the same C, bit
+/// for bit, with no findings, at the small size (two K blocks a tile: the loop's one turn, both
+/// fragments), the ragged one (four a tile: the stage ring wraps under the trailing release
+/// state) and with random inputs.
 #[test]
-fn per_tensor_small_is_the_model_with_no_findings() {
-    simulate(Scaling::PerTensor, Size::Small, 5);
+fn blockwise_two_fragments_small_is_the_model_with_no_findings() {
+    simulate(Scaling::Blockwise, Size::Small, 3, 2);
 }
 
 #[test]
-fn per_tensor_ragged_is_the_model_with_no_findings() {
-    simulate(Scaling::PerTensor, Size::Quick, 6);
+fn blockwise_two_fragments_ragged_is_the_model_with_no_findings() {
+    simulate(Scaling::Blockwise, Size::Quick, 4, 2);
+}
+
+#[test]
+fn blockwise_two_fragments_random_quantized_is_the_model_with_no_findings() {
+    blockwise_random(2);
+}
+
+/// An odd count of K blocks (three): the loop's last turn promotes fragment 0 alone, its
+/// fragment-1 half skipped.
+#[test]
+fn blockwise_two_fragments_odd_k_blocks_is_the_model_with_no_findings() {
+    let dev = Device::sim(SimConfig::default().with_seed(11));
+    let q = Quantized::random(256, 128, 384, Scaling::Blockwise, 11);
+    let kernel = fp8::kernel_with_frags(Scaling::Blockwise, &fp8::tiles(Scaling::Blockwise), 2).unwrap();
+    let p = fp8::problem_with(&dev, q, 2, true, 11, kernel).unwrap_or_else(|e| panic!("{e}"));
+    simulate_problem_of(&dev, p, Scaling::Blockwise, Size::Quick, 11);
+}
+
+/// The mutant that promotes block kb before waiting for its wgmmas (the loop's first
+/// `wait_group(1)` moved below the scale-add, to just before the stage's release): the
+/// checker names the scale-add reading the fragment the wgmma still writes.
+#[test]
+fn promoting_before_the_wait_is_a_wgmma_register_race() {
+    use phaser::runtime::sim::Category;
+    use phaser_examples::mutate::ops::{REMOTE_ARRIVE, WGMMA_WAIT};
+    use phaser_examples::mutate::{at, make_mutant, Mutant};
+    let good = fp8::kernel_with_frags(Scaling::Blockwise, &fp8::tiles(Scaling::Blockwise), 2).unwrap();
+    // The `if leader { release }` of the loop's first half (the release arrives on both CTAs'
+    // `empty`: two arrivals per release, two releases in the unrolled turn).
+    let release = at(REMOTE_ARRIVE, "T.pipeline.consumer_release(pipe, rel);").nth(0, 4).parent();
+    let mutant = Mutant {
+        subject: "gemm_fp8_dsl",
+        site: at(WGMMA_WAIT, "T.ptx.wgmma.wait_group(1);").nth(0, 2),
+        mutator: Box::new(phaser_examples::mutate::mutator::Move { to: release, after: false }),
+        expect: Category::WgmmaRegisterRace,
+        race: None,
+    };
+    let (bad, _) = make_mutant(&mutant, &good).unwrap_or_else(|e| panic!("{e}"));
+    let seed = 3;
+    let dev = Device::sim(SimConfig::default().with_seed(seed));
+    let q = Quantized::exact(256, 128, 256, Scaling::Blockwise, seed);
+    let mut p = fp8::problem_with(&dev, q, 2, true, seed, bad).unwrap_or_else(|e| panic!("{e}"));
+    let categories: Vec<Category> = match simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)) {
+        Ok(reports) => reports.iter().flat_map(|r| r.findings.iter().map(|f| f.category)).collect(),
+        Err(e) => e.findings().map(|f| f.iter().map(|f| f.category).collect()).unwrap_or_else(|| panic!("{e}")),
+    };
+    assert!(categories.contains(&Category::WgmmaRegisterRace), "the mutant's findings: {categories:?}");
 }
 
 /// A scale applied to the wrong row would pass a check that ignores them: the tolerance is

@@ -49,6 +49,7 @@ pub fn gemm_fp8_dsl(
     #[comptime] STAGES: u32,
     #[comptime] CLUSTER: u32,
     #[comptime] GROUP_M: u32,
+    #[comptime] FRAGS: u32,
 ) {
     T.require_block(THREADS, 1, 1);
     T.max_registers(ENTRY_REGS);
@@ -114,12 +115,15 @@ pub fn gemm_fp8_dsl(
         let lane = tid & 31;
         let st_row = (tid >> 5) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
         let st_col = (lane >> 4) * 8;
-        // The tensor core's fragment of one K block, and the promoted f32 accumulator.
-        let mut acc = T.registers::<f32>([BN / 2]);
+        // The tensor core's fragments (one per K block in flight), and the promoted f32
+        // accumulator.
+        let mut acc = T.registers::<f32>([FRAGS, BN / 2]);
         let mut sum = T.registers::<f32>([BN / 2]);
         // This thread's first row in the warpgroup's 64 (the second is 8 below).
-        let frag_row = T.fragment.row(acc, 0);
+        let frag_row = T.fragment.row(acc[0], 0);
         let read = T.pipeline.consumer_state(pipe);
+        // FRAGS = 2: the stage being promoted, one behind `read` (the stage issued last).
+        let rel = if FRAGS == 2 { T.pipeline.consumer_state(pipe) } else { read };
         let mut t = first;
         while t < total {
             tile_origin(origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
@@ -133,28 +137,84 @@ pub fn gemm_fp8_dsl(
             for i in 0..BN / 2 {
                 sum[i] = 0.0;
             }
-            for kb in 0..k_blocks {
+            if FRAGS == 1 {
+                for kb in 0..k_blocks {
+                    T.pipeline.consumer_wait(pipe, read);
+                    let s = T.pipeline.stage(read);
+                    T.ptx.wgmma.fence();
+                    #[unroll]
+                    for kk in 0..BLOCK_K / 32 {
+                        T.ptx.wgmma.mma_async(acc[0], a_ring[s][cw], b_ring[s], kk, kk > 0);
+                    }
+                    T.ptx.wgmma.commit_group();
+                    // The K block's scales load while the wgmmas run.
+                    let sb = T.ld.nc(sfb, b_scales + kb);
+                    let s0 = T.ld.nc(sfa, kb * m + row0) * sb;
+                    let s1 = T.ld.nc(sfa, kb * m + row1) * sb;
+                    T.ptx.wgmma.wait_group(0);
+                    // The stage's wgmmas retired: it can be refilled while this block is promoted.
+                    if leader {
+                        T.pipeline.consumer_release(pipe, read);
+                    }
+                    T.pipeline.advance(read);
+                    #[unroll]
+                    for i in 0..BN / 2 {
+                        sum[i] = acc[0][i].mul_add(T.fragment.of_row(acc[0], i, s0, s1), sum[i]);
+                    }
+                }
+            } else {
+                // Two fragments in flight: block kb + 1's wgmmas are issued into the other
+                // fragment before block kb is promoted, so the tensor core has a K block
+                // queued while this warpgroup waits for block kb and scale-adds it. Block 0
+                // goes into fragment 0; the loop takes two blocks a turn, so each
+                // fragment's index is known when the kernel is built.
                 T.pipeline.consumer_wait(pipe, read);
                 let s = T.pipeline.stage(read);
                 T.ptx.wgmma.fence();
                 #[unroll]
                 for kk in 0..BLOCK_K / 32 {
-                    T.ptx.wgmma.mma_async(acc, a_ring[s][cw], b_ring[s], kk, kk > 0);
+                    T.ptx.wgmma.mma_async(acc[0], a_ring[s][cw], b_ring[s], kk, kk > 0);
                 }
                 T.ptx.wgmma.commit_group();
-                // The K block's scales load while the wgmmas run.
-                let sb = T.ld.nc(sfb, b_scales + kb);
-                let s0 = T.ld.nc(sfa, kb * m + row0) * sb;
-                let s1 = T.ld.nc(sfa, kb * m + row1) * sb;
-                T.ptx.wgmma.wait_group(0);
-                // The stage's wgmmas retired: it can be refilled while this block is promoted.
-                if leader {
-                    T.pipeline.consumer_release(pipe, read);
-                }
                 T.pipeline.advance(read);
-                #[unroll]
-                for i in 0..BN / 2 {
-                    sum[i] = acc[i].mul_add(T.fragment.of_row(acc, i, s0, s1), sum[i]);
+                let mut kb = 0;
+                while kb < k_blocks {
+                    #[unroll]
+                    for f in 0..2 {
+                        let blk = kb + f;
+                        if blk < k_blocks {
+                            let sb = T.ld.nc(sfb, b_scales + blk);
+                            let s0 = T.ld.nc(sfa, blk * m + row0) * sb;
+                            let s1 = T.ld.nc(sfa, blk * m + row1) * sb;
+                            if blk + 1 < k_blocks {
+                                T.pipeline.consumer_wait(pipe, read);
+                                let s = T.pipeline.stage(read);
+                                T.ptx.wgmma.fence();
+                                #[unroll]
+                                for kk in 0..BLOCK_K / 32 {
+                                    T.ptx.wgmma.mma_async(acc[1 - f], a_ring[s][cw], b_ring[s], kk, kk > 0);
+                                }
+                                T.ptx.wgmma.commit_group();
+                                T.pipeline.advance(read);
+                            }
+                            // Block blk retired (only block blk + 1 may still run) ...
+                            T.ptx.wgmma.wait_group(1);
+                            if blk + 1 >= k_blocks {
+                                // ... and, the last block, nothing runs behind it.
+                                T.ptx.wgmma.wait_group(0);
+                            }
+                            #[unroll]
+                            for i in 0..BN / 2 {
+                                sum[i] = acc[f][i].mul_add(T.fragment.of_row(acc[f], i, s0, s1), sum[i]);
+                            }
+                            // Block blk's stage is free once its wgmmas retired.
+                            if leader {
+                                T.pipeline.consumer_release(pipe, rel);
+                            }
+                            T.pipeline.advance(rel);
+                        }
+                    }
+                    kb += 2;
                 }
             }
 
@@ -379,9 +439,31 @@ pub fn tiles(scaling: Scaling) -> Tiles {
     }
 }
 
-/// The kernel of `scaling` for `t` (the blockwise kernel has one m64 slab per warpgroup and
-/// N = 128 per tile: `t.wg_m` and `t.block_n` must be 64 and 128, else a build error).
+/// The blockwise kernel's fragments in flight, the gallery's choice: 1 (each K block waited
+/// for, then promoted) until the H200 run confirms 2 is faster (`bench_gemm_fp8` times both).
+pub const FRAGS: u32 = 1;
+
+/// The kernel of `scaling` for `t`, blockwise with the gallery's [`FRAGS`].
 pub fn kernel(scaling: Scaling, t: &Tiles) -> phaser::codegen::Result<Kernel> {
+    kernel_with_frags(scaling, t, FRAGS)
+}
+
+/// The kernel of `scaling` for `t` (the blockwise kernel has one m64 slab per warpgroup and
+/// N = 128 per tile: `t.wg_m` and `t.block_n` must be 64 and 128, else a build error) with
+/// `frags` accumulator fragments in flight: blockwise 1 or 2 (2: K block kb + 1 is issued
+/// before block kb is promoted); per-tensor has one accumulator over all of K, so 1.
+pub fn kernel_with_frags(scaling: Scaling, t: &Tiles, frags: u32) -> phaser::codegen::Result<Kernel> {
+    let most = match scaling {
+        Scaling::Blockwise => 2,
+        Scaling::PerTensor => 1,
+    };
+    if frags == 0 || frags > most {
+        return Err(phaser::codegen::CodegenError::new(
+            "gemm_fp8_dsl",
+            None,
+            format!("gemm_fp8_dsl: {scaling:?} takes 1 to {most} accumulator fragments in flight, not {frags}"),
+        ));
+    }
     // The bf16 GEMM's split-K and N-major B are not the FP8 kernels' (FP8 wgmma reads K-major
     // B only).
     if t.split != 1 || t.b_n_major {
@@ -408,7 +490,7 @@ pub fn kernel(scaling: Scaling, t: &Tiles) -> phaser::codegen::Result<Kernel> {
                     ),
                 ));
             }
-            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m)
+            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m, frags)
         }
         Scaling::PerTensor => gemm_fp8_tensor_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m),
     }
@@ -589,6 +671,21 @@ pub struct Host {
 const POISON: bf16 = bf16::from_bits(0xFFFF);
 
 pub fn setup(dev: &Device, size: Size, seed: u64, scaling: Scaling) -> Result<Problem, RuntimeError> {
+    let frags = match scaling {
+        Scaling::Blockwise => FRAGS,
+        Scaling::PerTensor => 1,
+    };
+    setup_with_frags(dev, size, seed, scaling, frags)
+}
+
+/// [`setup`] with `frags` fragments in flight ([`kernel_with_frags`]).
+pub fn setup_with_frags(
+    dev: &Device,
+    size: Size,
+    seed: u64,
+    scaling: Scaling,
+    frags: u32,
+) -> Result<Problem, RuntimeError> {
     let t = tiles(scaling);
     let (bm, cm) = (t.block_m(), t.cluster);
     // Small: one cluster walks two tiles of two K blocks (the ring wraps). Quick: ragged in M
@@ -604,11 +701,26 @@ pub fn setup(dev: &Device, size: Size, seed: u64, scaling: Scaling) -> Result<Pr
         Size::Full => Quantized::random(m, n, k, scaling, seed),
         _ => Quantized::exact(m, n, k, scaling, seed),
     };
-    problem(dev, q, grid, size != Size::Full, seed)
+    let kernel = kernel_with_frags(scaling, &t, frags)?;
+    problem_with(dev, q, grid, size != Size::Full, seed, kernel)
 }
 
-/// The launch of `q`'s GEMM on `grid` CTAs.
+/// The launch of `q`'s GEMM on `grid` CTAs (the gallery's kernel).
 pub fn problem(dev: &Device, q: Quantized, grid: u32, every_element: bool, seed: u64) -> Result<Problem, RuntimeError> {
+    let kernel = kernel(q.scaling, &tiles(q.scaling))?;
+    problem_with(dev, q, grid, every_element, seed, kernel)
+}
+
+/// [`problem`] launching `kernel`: one of [`kernel_with_frags`]'s for `q.scaling` and the
+/// gallery's tiles (another fragment count, or a mutant of one).
+pub fn problem_with(
+    dev: &Device,
+    q: Quantized,
+    grid: u32,
+    every_element: bool,
+    seed: u64,
+    kernel: Kernel,
+) -> Result<Problem, RuntimeError> {
     let t = tiles(q.scaling);
     let (m, n, k) = (q.m, q.n, q.k);
     if k % BLOCK_K != 0 {
@@ -624,7 +736,6 @@ pub fn problem(dev: &Device, q: Quantized, grid: u32, every_element: bool, seed:
     let mb = p.tensor_map(dev, gb, &[k64, n64], &[BLOCK_K, t.block_n / t.cluster], sw)?;
     let mc = p.tensor_map(dev, gc, &[n64, m64], &[EPI, EPI], sw)?;
     let launch = phaser::LaunchConfig::linear(grid, THREADS);
-    let kernel = kernel(q.scaling, &t)?;
     match q.scaling {
         Scaling::Blockwise => {
             let sfa = p.input(dev, &q.sfa)?;
