@@ -216,6 +216,10 @@ pub fn gemm_fp8_dsl(
                     }
                     kb += 2;
                 }
+                // Every group retired already (the last block waited with 0), but ptxas does
+                // not know the paths that skip it (`blk < k_blocks` false) are never taken and
+                // would inject a wait of its own (C7517): this one says so and costs nothing.
+                T.ptx.wgmma.wait_group(0);
             }
 
             #[unroll]
