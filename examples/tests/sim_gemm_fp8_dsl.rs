@@ -146,6 +146,17 @@ fn promoting_before_the_wait_is_a_wgmma_register_race() {
         Err(e) => e.findings().map(|f| f.iter().map(|f| f.category).collect()).unwrap_or_else(|| panic!("{e}")),
     };
     assert!(categories.contains(&Category::WgmmaRegisterRace), "the mutant's findings: {categories:?}");
+    eprintln!("promote before the wait: {categories:?}");
+}
+
+#[test]
+fn per_tensor_small_is_the_model_with_no_findings() {
+    simulate(Scaling::PerTensor, Size::Small, 5, 1);
+}
+
+#[test]
+fn per_tensor_ragged_is_the_model_with_no_findings() {
+    simulate(Scaling::PerTensor, Size::Quick, 6, 1);
 }
 
 /// A scale applied to the wrong row would pass a check that ignores them: the tolerance is
@@ -171,4 +182,13 @@ fn k_not_a_multiple_of_128_is_refused() {
     let q = Quantized { k: 192, ..q };
     let e = fp8::problem(&dev, q, 2, true, 1).err().expect("refused");
     assert!(e.to_string().contains("K = 192 is not a multiple of 128"), "{e}");
+}
+
+#[test]
+fn fragment_counts_other_than_the_kernels_are_refused() {
+    for (scaling, frags, most) in [(Scaling::Blockwise, 0, 2), (Scaling::Blockwise, 3, 2), (Scaling::PerTensor, 2, 1)] {
+        let e = fp8::kernel_with_frags(scaling, &fp8::tiles(scaling), frags).err().expect("refused");
+        let want = format!("{scaling:?} takes 1 to {most} accumulator fragments in flight, not {frags}");
+        assert!(e.to_string().contains(&want), "{e}");
+    }
 }
