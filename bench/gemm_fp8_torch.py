@@ -11,7 +11,8 @@ Per shape (a folder DIR/MxNxK/ with meta.json):
   sm_90 and its C agrees with that product (else the row says why not).
 Tolerance: |C_phaser - C_torch| <= 2^-7 |C_torch| + 2^-9 sqrt(K0 / 128) (|A| |B|^T)[i, j]
 (dequantized; K0 the K the tensor core accumulates unpromoted: 128 blockwise, K per-tensor),
-over every element. Per-tensor, torch runs with use_fast_accum=True (all of K in the tensor
+over every element. Blockwise, both of bench_gemm_fp8's kernels (FRAGS 1 and 2, the latter
+`blockwise_frags2`) are compared and put against the one cuBLASLt time. Per-tensor, torch runs with use_fast_accum=True (all of K in the tensor
 core, as Phaser's kernel); its default (promoted) is timed and printed too. Prints one table; exit 1 if a comparison fails, 0 if torch or the dump
 is missing (it says so).
 
@@ -95,6 +96,8 @@ def main():
         flops = 2.0 * m * n * k
         for name in ("per_tensor", "blockwise"):
             f = lambda suffix: os.path.join(d, f"{name}_{suffix}")
+            if not os.path.isfile(f("a.e4m3")):
+                continue  # bench_gemm_fp8 --scalings left this one out
             a = load(f("a.e4m3"), torch.float8_e4m3fn, (m, k))
             b = load(f("b.e4m3"), torch.float8_e4m3fn, (n, k))
             c = load(f("c.bf16"), torch.bfloat16, (m, n))
@@ -138,15 +141,21 @@ def main():
                 except Exception as e:  # noqa: BLE001 - any refusal means "not on this torch"
                     print(f"{shape} blockwise: torch._scaled_mm refuses blockwise scales here "
                           f"({type(e).__name__}: {str(e)[:160]})")
-            worst, bad = compare(c, reference, magnitude, k if name == "per_tensor" else 128)
-            failed |= bad > 0
-            ours = meta.get(f"{name}_tflops")
-            ratio = f"{ours / theirs_tflops:.3f}" if ours and theirs_tflops != "-" else "-"
-            theirs_s = f"{theirs_tflops:.1f}" if theirs_tflops != "-" else "-"
-            ours_s = f"{ours:.1f}" if ours else "-"
-            print(f"| {shape} | {name} | {theirs_s} | {ours_s} | {ratio} | {worst:.3f}, {bad} of {m * n} "
-                  f"{'PASS' if bad == 0 else 'FAIL'} |")
-            del a, b, c, a_deq, b_deq, magnitude, reference
+            # Blockwise: FRAGS = 1 (`blockwise_c.bf16`) and, where bench_gemm_fp8 ran it,
+            # FRAGS = 2 (`blockwise_frags2_c.bf16`), each against the same reference and peer.
+            variants = [(name, c)]
+            if name == "blockwise" and os.path.isfile(f("frags2_c.bf16")):
+                variants.append((f"{name}_frags2", load(f("frags2_c.bf16"), torch.bfloat16, (m, n))))
+            for variant, ours_c in variants:
+                worst, bad = compare(ours_c, reference, magnitude, k if name == "per_tensor" else 128)
+                failed |= bad > 0
+                ours = meta.get(f"{variant}_tflops")
+                ratio = f"{ours / theirs_tflops:.3f}" if ours and theirs_tflops != "-" else "-"
+                theirs_s = f"{theirs_tflops:.1f}" if theirs_tflops != "-" else "-"
+                ours_s = f"{ours:.1f}" if ours else "-"
+                print(f"| {shape} | {variant} | {theirs_s} | {ours_s} | {ratio} | {worst:.3f}, {bad} of {m * n} "
+                      f"{'PASS' if bad == 0 else 'FAIL'} |")
+            del a, b, c, a_deq, b_deq, magnitude, reference, variants
             torch.cuda.empty_cache()
     sys.exit(1 if failed else 0)
 

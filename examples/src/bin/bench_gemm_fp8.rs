@@ -6,7 +6,12 @@
 //! ```text
 //! bench_gemm_fp8                                  # issue 23's shapes, both scalings
 //! bench_gemm_fp8 --shapes 4096x4096x4096 --dump DIR
+//! bench_gemm_fp8 --shapes 4096x4096x4096 --scalings blockwise --frags 2 --warmup-ms 0 --runs 1
 //! ```
+//!
+//! Blockwise runs once per `--frags` (accumulator fragments in flight, `kernel_with_frags`:
+//! 1 waits for each K block before promoting it, 2 issues the next block first), so one device
+//! run gives both against cuBLASLt; the last form is what `bench/gemm_fp8_ncu.sh` profiles.
 //!
 //! Timing: `timing::interleaved_on` on one Phaser stream (`--warmup-ms` of sustained load,
 //! then `--runs` batches of ~20 ms of back-to-back launches between the stream's events; the
@@ -21,7 +26,7 @@ use clap::Parser;
 use half::bf16;
 use phaser::{Arg, Device, LaunchConfig, F8E4M3};
 use phaser_examples::gallery::gemm_dsl::{EPI, THREADS};
-use phaser_examples::gallery::gemm_fp8_dsl::{kernel, tiles, Quantized, Scaling, BLOCK_K};
+use phaser_examples::gallery::gemm_fp8_dsl::{kernel_with_frags, tiles, Quantized, Scaling, BLOCK_K};
 use phaser_examples::timing::{self, BenchError, BenchResult};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -43,6 +48,27 @@ struct Args {
     /// Write each shape's inputs and Cs here for bench/gemm_fp8_torch.py.
     #[arg(long)]
     dump: Option<PathBuf>,
+    /// Scalings to run, comma-separated: `per_tensor`, `blockwise`.
+    #[arg(long, default_value = "per_tensor,blockwise")]
+    scalings: String,
+    /// The blockwise kernel's accumulator fragments in flight, comma-separated (each timed).
+    #[arg(long, default_value = "1,2")]
+    frags: String,
+}
+
+fn parse_scaling(s: &str) -> BenchResult<Scaling> {
+    match s.trim() {
+        "per_tensor" => Ok(Scaling::PerTensor),
+        "blockwise" => Ok(Scaling::Blockwise),
+        other => Err(BenchError(format!("--scalings: `{other}` is not `per_tensor` or `blockwise`"))),
+    }
+}
+
+fn parse_frags(s: &str) -> BenchResult<u32> {
+    match s.trim().parse::<u32>() {
+        Ok(f @ 1..=2) => Ok(f),
+        _ => Err(BenchError(format!("--frags: `{s}` is not 1 or 2 (fragments in flight)"))),
+    }
 }
 
 fn parse_shape(s: &str) -> BenchResult<(u32, u32, u32)> {
@@ -66,10 +92,10 @@ struct Row {
     c: Vec<bf16>,
 }
 
-fn run(dev: &Device, stream: &phaser::Stream<'_>, args: &Args, q: &Quantized) -> BenchResult<Row> {
+fn run(dev: &Device, stream: &phaser::Stream<'_>, args: &Args, q: &Quantized, frags: u32) -> BenchResult<Row> {
     let t = tiles(q.scaling);
     let (m, n, k) = (q.m, q.n, q.k);
-    let kern = kernel(q.scaling, &t)?;
+    let kern = kernel_with_frags(q.scaling, &t, frags)?;
     let a = dev.upload(&q.a)?;
     let b = dev.upload(&q.b)?;
     let mut c = dev.alloc::<bf16>((m as usize) * (n as usize))?;
@@ -129,6 +155,8 @@ fn main() {
     let args = Args::parse();
     let result = (|| -> BenchResult<bool> {
         let shapes: Vec<(u32, u32, u32)> = args.shapes.split(',').map(parse_shape).collect::<BenchResult<_>>()?;
+        let scalings: Vec<Scaling> = args.scalings.split(',').map(parse_scaling).collect::<BenchResult<_>>()?;
+        let frag_counts: Vec<u32> = args.frags.split(',').map(parse_frags).collect::<BenchResult<_>>()?;
         let dev = Device::cuda(0)?;
         let stream = dev.stream()?;
         let mut ok = true;
@@ -142,22 +170,12 @@ fn main() {
             let shape = format!("{m}x{n}x{k}");
             let dir = args.dump.as_ref().map(|d| d.join(&shape));
             let mut meta = vec![format!("\"m\": {m}, \"n\": {n}, \"k\": {k}")];
-            for scaling in [Scaling::PerTensor, Scaling::Blockwise] {
+            for &scaling in &scalings {
                 let q = Quantized::random(m, n, k, scaling, args.seed);
-                let row = run(&dev, &stream, &args, &q)?;
-                let name = match scaling {
-                    Scaling::PerTensor => "per_tensor",
-                    Scaling::Blockwise => "blockwise",
+                let (name, variants) = match scaling {
+                    Scaling::PerTensor => ("per_tensor", vec![1]),
+                    Scaling::Blockwise => ("blockwise", frag_counts.clone()),
                 };
-                ok &= row.bad == 0;
-                println!(
-                    "| {shape} | {name} | {:.1} | {:.3} | {} of {} {} |",
-                    row.tflops,
-                    row.worst,
-                    row.checked - row.bad,
-                    row.checked,
-                    if row.bad == 0 { "PASS" } else { "FAIL" }
-                );
                 if let Some(dir) = &dir {
                     std::fs::create_dir_all(dir).map_err(|e| BenchError(format!("{}: {e}", dir.display())))?;
                     let write = |file: String, bytes: Vec<u8>| {
@@ -167,8 +185,25 @@ fn main() {
                     write(format!("{name}_b.e4m3"), bytes_of_e4m3(&q.b))?;
                     write(format!("{name}_sfa.f32"), bytes_of_f32(&q.sfa))?;
                     write(format!("{name}_sfb.f32"), bytes_of_f32(&q.sfb))?;
-                    write(format!("{name}_c.bf16"), bytes_of_bf16(&row.c))?;
-                    meta.push(format!("\"{name}_tflops\": {:.3}", row.tflops));
+                }
+                for &frags in &variants {
+                    let row = run(&dev, &stream, &args, &q, frags)?;
+                    // FRAGS = 1 keeps the names run 20 used; FRAGS = 2's C and time carry `_frags2`.
+                    let variant = if frags == 1 { name.to_string() } else { format!("{name}_frags{frags}") };
+                    ok &= row.bad == 0;
+                    println!(
+                        "| {shape} | {variant} | {:.1} | {:.3} | {} of {} {} |",
+                        row.tflops,
+                        row.worst,
+                        row.checked - row.bad,
+                        row.checked,
+                        if row.bad == 0 { "PASS" } else { "FAIL" }
+                    );
+                    if let Some(dir) = &dir {
+                        std::fs::write(dir.join(format!("{variant}_c.bf16")), bytes_of_bf16(&row.c))
+                            .map_err(|e| BenchError(format!("{variant}_c.bf16: {e}")))?;
+                        meta.push(format!("\"{variant}_tflops\": {:.3}", row.tflops));
+                    }
                 }
             }
             if let Some(dir) = &dir {
