@@ -174,6 +174,8 @@ fi
 # words per warp: the two counters must be 0), measured on the real kernel.
 if [ "${NCU:-0}" = 1 ]; then
   step gemm_ncu env NCU_OUT="$LOGS" bash bench/gemm_ncu.sh ./bin/bench_gemm 8192x8192x8192
+  # The blockwise FP8 GEMM at base clocks, FRAGS 1 and 2 (bench/gemm_fp8.md).
+  step gemm_fp8_ncu env NCU_OUT="$LOGS" bash bench/gemm_fp8_ncu.sh ./bin/bench_gemm_fp8 4096x4096x4096
   NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes.sum.per_second,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
   step ncu_stream_axpb ncu --clock-control none --metrics "$NCU_METRICS" -k regex:stream_ ./bin/bench_stream --runs 1 --warmup 0 --sweep --stages 3,4,8
   step ncu_stream_triton ncu --clock-control none --target-processes all --metrics "$NCU_METRICS" -k 'regex:axpb_kernel|copy|elementwise' python3 bench/stream_triton.py --runs 1 --warmup 0
@@ -230,7 +232,7 @@ highlights() {
     echo "--- $f"
     grep -E '^\|' "$LOGS/$f.log"
   done
-  for f in bench_pingpong gemm_torch_triton gemm_ncu; do
+  for f in bench_pingpong gemm_torch_triton gemm_ncu gemm_fp8_ncu; do
     [ -f "$LOGS/$f.log" ] || continue
     echo "--- $f"
     awk '/====================/{s=1} s' "$LOGS/$f.log" | grep -E '^\|' | head -32
