@@ -11,7 +11,10 @@
 //!   into a separate f32 register accumulator, so precision does not collapse over long K. The
 //!   scales take their own path: each consumer thread loads its two rows' A scales and the
 //!   tile's B scale through the read-only cache while the wgmmas run. N of the tile is 128, so
-//!   one B scale covers the whole tile per K block.
+//!   one B scale covers the whole tile per K block. `#[comptime] FRAGS`: 1 waits for each K
+//!   block's wgmmas (`wait_group 0`) before promoting it; 2 keeps two fragments in flight
+//!   (block kb + 1 issued into the other before block kb is promoted, `wait_group 1`), so the
+//!   tensor core is not idle while the warpgroup scale-adds.
 //! - `gemm_fp8_tensor_dsl`: per-tensor scaling (what `torch._scaled_mm` does): one accumulator
 //!   over all of K, multiplied once by `scale = scale_a * scale_b` in the epilogue.
 //!
