@@ -214,7 +214,7 @@ fn simulator_tensor_core_agrees_with_the_gpu() {
     }
 }
 
-/// The FP8 DSL GEMMs (blockwise and per-tensor) on the GPU: the gallery's three sizes and a
+/// The FP8 DSL GEMMs (blockwise with FRAGS 1 and 2, and per-tensor) on the GPU: the gallery's three sizes and a
 /// ragged 1000 x 1040 x 1024 on the whole GPU, each within the stated tolerance
 /// (`Quantized::tolerance`) of the f64 product of the dequantized inputs.
 #[test]
@@ -226,22 +226,25 @@ fn gemm_fp8_dsl_matches_the_dequantized_f64_product() {
     let seed = phaser_examples::gallery::fresh_seed();
     eprintln!("seed {seed}");
     let mut failures = Vec::new();
-    for scaling in [Scaling::Blockwise, Scaling::PerTensor] {
+    // Blockwise with one and with two accumulator fragments in flight.
+    for (scaling, frags) in [(Scaling::Blockwise, 1), (Scaling::Blockwise, 2), (Scaling::PerTensor, 1)] {
         let sms = dev.sm_count().unwrap();
         let ragged = |dev: &Device| {
             let q = Quantized::random(1000, 1040, 1024, scaling, seed);
-            fp8::problem(dev, q, tiles(scaling).grid(1000, 1040, sms), false, seed)
+            let kernel = fp8::kernel_with_frags(scaling, &tiles(scaling), frags).unwrap();
+            fp8::problem_with(dev, q, tiles(scaling).grid(1000, 1040, sms), false, seed, kernel)
         };
         let mut problems = vec![("ragged".to_string(), ragged(&dev).unwrap())];
         for size in [Size::Small, Size::Quick, Size::Full] {
-            problems.push((format!("{size:?}"), fp8::setup(&dev, size, seed, scaling).unwrap()));
+            problems.push((format!("{size:?}"), fp8::setup_with_frags(&dev, size, seed, scaling, frags).unwrap()));
         }
         for (what, mut p) in problems {
-            let outputs = run_problem(&dev, &mut p).unwrap_or_else(|e| panic!("{scaling:?} {what}: {e}"));
+            let what = format!("{scaling:?} FRAGS={frags} {what}");
+            let outputs = run_problem(&dev, &mut p).unwrap_or_else(|e| panic!("{what}: {e}"));
             let outcome = fp8::check(&p, &outputs);
-            eprintln!("{scaling:?} {what}: {}", outcome.detail);
+            eprintln!("{what}: {}", outcome.detail);
             if !outcome.passed {
-                failures.push(format!("{scaling:?} {what}: {}", outcome.detail));
+                failures.push(format!("{what}: {}", outcome.detail));
             }
         }
     }
