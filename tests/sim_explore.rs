@@ -251,3 +251,59 @@ fn an_exhaustive_device_fails_a_launch_with_the_counterexample() {
     assert!(r.exploration.as_ref().is_some_and(|e| e.complete()), "{r}");
     assert!(r.text().contains("complete for these bounds"), "{r}");
 }
+
+/// Warp 0 waits at named barrier 1 (`bar.sync 1, 64`); warp 1 signals it (`bar.arrive 1, 64`)
+/// and then signals once more, on barrier 1 again where it meant barrier 2 (`fixed`): vllm
+/// #26026's shape, a surplus arrival running ahead. Whether it hangs depends on which warp
+/// completes round 0: if warp 1's two arrivals fill it, warp 0's `bar.sync` lands in round 1,
+/// which nobody else joins (deadlock); if warp 0 arrives between them, round 0 is warp 0 and
+/// warp 1's first arrival, and the surplus one is left in round 1 harmlessly. The reduction
+/// that lets a round's counting arrivals commute must still explore who completes the round.
+fn surplus_arrival(fixed: bool) -> Kernel {
+    let mut k = KernelBuilder::new(if fixed { "surplus_arrival_fixed" } else { "surplus_arrival" }, Target::Sm90a);
+    k.require_block(64, 1, 1);
+    let tid = k.thread_idx(Dim::X);
+    let warp = k.div(tid, Value::u32(32));
+    let consumer = k.eq(warp, Value::u32(0));
+    k.if_else(
+        consumer,
+        |k| {
+            k.bar_sync(Value::u32(1), Some(Value::u32(64)));
+        },
+        |k| {
+            k.bar_arrive(Value::u32(1), Value::u32(64));
+            k.bar_arrive(Value::u32(if fixed { 2 } else { 1 }), Value::u32(64));
+        },
+    );
+    k.finish().unwrap()
+}
+
+#[test]
+fn who_completes_a_named_round_is_explored_a_surplus_arrival_is_found() {
+    let k = surplus_arrival(false);
+    let sampled = |s: Strategy, seed: u64| {
+        let d = device(SimConfig { trace: false, ..SimConfig::default().with_strategy(s).with_seed(seed) });
+        d.simulate(&k, LaunchConfig::linear(1, 64), &[]).unwrap().has_errors()
+    };
+    // The round-robin schedule runs warp 0 first: its arrival is in round 0, no hang.
+    assert!(!sampled(Strategy::RoundRobin, 0), "round-robin runs the order that does not hang");
+    let hits = (0..100).filter(|&s| sampled(Strategy::Random, s)).count();
+    println!("random: {hits} of 100 seeds hang");
+    let d = device(SimConfig::default());
+    let e = d.explore(&k, LaunchConfig::linear(1, 64), &[]).unwrap();
+    println!("{}", e.summary());
+    let c = e.counterexample.as_ref().unwrap_or_else(|| panic!("no counterexample:\n{e}"));
+    let f = c.findings.iter().find(|f| f.category == Category::Deadlock).unwrap_or_else(|| panic!("{e}"));
+    assert!(f.message.contains("bar.sync 1"), "the hang names the barrier: {f}");
+    assert!(e.executions >= 2, "the first execution (warp 0 first) does not hang: {e}");
+    // Its schedule replays the hang.
+    let replay = device(SimConfig { schedule: c.schedule.clone(), ..SimConfig::default() });
+    let r = replay.simulate(&k, LaunchConfig::linear(1, 64), &[]).unwrap();
+    assert!(r.findings.iter().any(|g| g.category == Category::Deadlock), "{r}");
+
+    let fixed = surplus_arrival(true);
+    let e = d.explore(&fixed, LaunchConfig::linear(1, 64), &[]).unwrap();
+    println!("{e}");
+    assert!(e.complete() && e.counterexample.is_none(), "{e}");
+    assert!(e.executions <= 4, "the fixed kernel's orders are few: {e}");
+}

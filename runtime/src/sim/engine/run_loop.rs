@@ -6,6 +6,7 @@ use crate::error::Result;
 use crate::report::trace::TraceKind;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
+use crate::sim::engine::step_round::NamedTouch;
 use crate::sim::engine::warp::{lanes, WaitFor, WaitTarget};
 
 /// How a round left the cluster.
@@ -297,12 +298,15 @@ impl<C: Checker> Engine<'_, C> {
             }
             self.tcgen05_cta_exited(c);
         }
+        // Exits count toward the whole-CTA rounds (`bar.sync id` without a thread count); a
+        // round with a count does not change.
         for id in 0..16 {
-            if self.exec.ctas[c].named[id].arrived > 0 {
-                let generation = self.exec.ctas[c].named[id].generation;
+            let nb = &self.exec.ctas[c].named[id];
+            if nb.arrived > 0 && nb.expected.is_none() {
+                let generation = nb.generation;
                 self.check_named(c, id);
                 let completed = self.exec.ctas[c].named[id].generation != generation;
-                self.touch_named(c, id as u8, true, completed);
+                self.touch_named(NamedTouch { cta: c, id: id as u8, round: generation, counts_exits: true, completed });
             }
         }
         if self.exec.cluster_barrier.arrived > 0 {

@@ -37,9 +37,8 @@ pub(crate) struct StepRecord {
     pub changed: Vec<(usize, u32)>,
     /// The step completed the cluster barrier (else its arrivals and exits only counted).
     pub cluster_completed: bool,
-    /// Named barriers arrived on (or an exit may complete), `(cta, id, reads the exit count,
-    /// completed the round)`.
-    pub named: Vec<(usize, u8, bool, bool)>,
+    /// Named-barrier rounds arrived on (or an exit counted toward), one per lane.
+    pub named: Vec<NamedTouch>,
     /// Tensor-core registers were touched: dependent with everything.
     pub opaque: bool,
     /// Lanes exited (they count toward the CTA's named barriers and the cluster barrier).
@@ -49,6 +48,19 @@ pub(crate) struct StepRecord {
     pub cta_ended: bool,
     /// The async ops the step issued.
     pub spawned: Vec<Actor>,
+}
+
+/// One lane's arrival (or exit) counted toward a round of a named barrier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NamedTouch {
+    pub cta: usize,
+    pub id: u8,
+    /// The round (the barrier's generation) the arrival counted toward.
+    pub round: u64,
+    /// The round waits for the whole CTA, so exited threads count toward it.
+    pub counts_exits: bool,
+    /// The arrival completed the round (else it only counted).
+    pub completed: bool,
 }
 
 /// The step mode's state of a cluster.
@@ -102,13 +114,12 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
-    /// Record that the running step arrived on named barrier `id` of CTA `cta` (or exited while
-    /// it had arrivals pending); `counts_exits`: the barrier's round waits for the whole CTA;
-    /// `completed`: the arrival completed the round (else it only counted).
+    /// Record that the running step arrived on a round of a named barrier (or exited while a
+    /// whole-CTA round had arrivals pending).
     #[inline]
-    pub fn touch_named(&mut self, cta: usize, id: u8, counts_exits: bool, completed: bool) {
+    pub fn touch_named(&mut self, touch: NamedTouch) {
         if let Some(s) = &mut self.step {
-            s.named.push((cta, id, counts_exits, completed));
+            s.named.push(touch);
         }
     }
 
@@ -255,16 +266,20 @@ impl<C: Checker> Engine<'_, C> {
             fp.read(Object::Registers { cta });
             fp.add(cluster.0, cluster.1);
         }
-        // An arrival that completes a round writes the barrier (what its waiters read); one
-        // that only counts reads its count, as mbarrier arrivals do (`Object::NamedCount`).
-        for &(c, id, counts_exits, _) in &record.named {
-            let completed = record.named.iter().any(|&(c2, id2, _, done)| (c2, id2) == (c, id) && done);
-            if completed {
-                fp.write(Object::Named { cta: c, id: Some(id) });
-            } else {
-                fp.read(Object::NamedCount { cta: c, id });
+        // An arrival that leaves its round pending reads the round's count, so those commute
+        // (`Object::NamedCount`); completing writes it (another arrival would have completed
+        // it), the next round's count (an arrival that would otherwise land in it) and the
+        // round's release (what its waiters' wakes read). Exited threads count toward
+        // whole-CTA rounds, and toward every later round at once: an arrival on such a round
+        // writes the exit count the exits read.
+        for t in &record.named {
+            let (c, id) = (t.cta, t.id);
+            fp.add(Object::NamedCount { cta: c, id, round: t.round }, t.completed);
+            if t.completed {
+                fp.write(Object::NamedCount { cta: c, id, round: t.round + 1 });
+                fp.write(Object::NamedRelease { cta: c, id, round: t.round });
             }
-            if counts_exits {
+            if t.counts_exits {
                 fp.write(Object::ExitCount { cta: c });
             }
         }
@@ -342,7 +357,7 @@ impl<C: Checker> Engine<'_, C> {
         }
         match e.sync {
             // The ids arrived on are written above (none resolved: an id out of range, every one).
-            Some(SyncEffect::CtaBarrier { .. }) if record.named.is_empty() => fp.write(Object::Named { cta, id: None }),
+            Some(SyncEffect::CtaBarrier { .. }) if record.named.is_empty() => fp.write(Object::AllNamed { cta }),
             Some(SyncEffect::CtaBarrier { .. }) => {}
             Some(SyncEffect::ClusterBarrier { .. }) => fp.add(cluster.0, cluster.1),
             // Waiting on groups retires them (a write the completions, which only read the
@@ -408,7 +423,7 @@ impl<C: Checker> Engine<'_, C> {
         let cta = self.exec.warps[wi].cta;
         match self.exec.warps[wi].wait[l] {
             WaitFor::Mbarrier { cta, off, .. } => Some(Object::Shared { cta: cta as usize, off, len: 8 }),
-            WaitFor::NamedBarrier { id, .. } => Some(Object::Named { cta, id: Some(id) }),
+            WaitFor::NamedBarrier { id, generation, .. } => Some(Object::NamedRelease { cta, id, round: generation }),
             WaitFor::ClusterBarrier { .. } => Some(Object::Cluster),
             // Waking retires the groups: a write (see `warp_step`).
             WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } | WaitFor::WgmmaGroups { .. } => {

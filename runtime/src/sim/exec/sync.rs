@@ -5,6 +5,7 @@ use crate::report::finding::Category;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::{Engine, RepeatArrival};
 use crate::sim::engine::memory::{cluster_shared_addr, SHARED_OFFSET_MASK};
+use crate::sim::engine::step_round::NamedTouch;
 use crate::sim::engine::warp::{lanes, RoundKind, WaitFor};
 use phaser_codegen::arch::limits::NAMED_BARRIERS;
 use phaser_codegen::ir::*;
@@ -162,6 +163,6 @@ impl<C: Checker> Engine<'_, C> {
         }
         self.check_named(c, id);
         let completed = self.exec.ctas[c].named[id].generation != generation;
-        self.touch_named(c, id as u8, counts_exits, completed);
+        self.touch_named(NamedTouch { cta: c, id: id as u8, round: generation, counts_exits, completed });
     }
 }
