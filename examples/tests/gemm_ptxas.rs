@@ -374,6 +374,9 @@ fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
             .collect();
         let want = if scaling == Scaling::Blockwise { frags as usize } else { (t.wg_m / 64) as usize };
         assert_eq!(accumulators.len(), want, "{what}: QGMMA accumulators {accumulators:?}");
+        // ptxas kept the waits as written: a promotion waits for all but the newest group.
+        let depbar_one = insts.iter().filter(|(_, i)| i.starts_with("WARPGROUP.DEPBAR.LE gsb0, 0x1")).count();
+        assert_eq!(depbar_one, waits_one, "{what}: WARPGROUP.DEPBAR.LE 1 in the SASS:\n{}", listing());
     }
 }
 

@@ -5,7 +5,10 @@
 //! stated tolerance of the f64 product of the dequantized inputs. Shapes: the gallery's small
 //! one (one cluster, two tiles) and its ragged one (M and N not multiples of the tiles, four K
 //! blocks a tile so the stage ring wraps), with the gallery's exact inputs and, blockwise, with
-//! random inputs quantized per block.
+//! random inputs quantized per block. Blockwise runs with one and with two accumulator
+//! fragments in flight (`kernel_with_frags`: the same model, bit for bit), and the two-fragment
+//! kernel's mutant that promotes a block before waiting for its wgmmas is caught as a
+//! `wgmma-register-race` (its clean twin is `blockwise_two_fragments_small_...`: the same problem).
 
 use half::bf16;
 use phaser::problem::{simulate_problem, Size};
