@@ -350,12 +350,13 @@ fn perf_one(
     let ks: Vec<&GemmKernels> = impls.iter().map(|&imp| &kernels.built[&(*cfg, imp)]).collect();
     // The DSL GEMM runs as a graph of its launches (the GEMM, and split-K's reduction).
     let mut ws = gemm::dsl::workspace(dev, cfg, &shape)?;
+    let mut flags = gemm::dsl::flags(dev, cfg, &shape)?;
     let dsl_maps = gemm::dsl::tensor_maps(dev, cfg, &bufs)?;
     let mut graph = match ks.iter().find_map(|k| match k {
         GemmKernels::Dsl(d) => Some(d),
         GemmKernels::Builder(_) => None,
     }) {
-        Some(d) => Some(gemm::dsl::graph(stream, d, &dsl_maps, &shape, &mut ws, &mut bufs.c)?),
+        Some(d) => Some(gemm::dsl::graph(stream, d, &dsl_maps, &shape, &mut ws, &mut flags, &mut bufs.c)?),
         None => None,
     };
     let t = {
@@ -443,9 +444,10 @@ fn profile(args: &Args, shape: GemmShape, seed: u64) -> BenchResult<()> {
     let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
     let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
     let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape)?;
+    let mut flags = gemm::dsl::flags(&dev, &cfg, &shape)?;
     let dsl_maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs)?;
     let mut graph = match k {
-        GemmKernels::Dsl(d) => Some(gemm::dsl::graph(&stream, d, &dsl_maps, &shape, &mut ws, &mut bufs.c)?),
+        GemmKernels::Dsl(d) => Some(gemm::dsl::graph(&stream, d, &dsl_maps, &shape, &mut ws, &mut flags, &mut bufs.c)?),
         GemmKernels::Builder(_) => None,
     };
     for round in ["warm-up", "warm-up", "warm-up", "profiled"] {
