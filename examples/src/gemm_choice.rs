@@ -221,6 +221,20 @@ pub fn score(config: GemmConfig, shape: &GemmShape, sm_count: u32) -> GemmChoice
     }
 }
 
+/// The decode shapes `bench_gemm --decode-variants` autotunes: M in {1, 16, 64, 128, 256}
+/// against N, K in {4096, 8192}.
+pub fn decode_shapes() -> Vec<GemmShape> {
+    let mut v = Vec::new();
+    for m in [1, 16, 64, 128, 256] {
+        for n in [4096, 8192] {
+            for k in [4096, 8192] {
+                v.push(GemmShape::new(m, n, k));
+            }
+        }
+    }
+    v
+}
+
 /// The shapes of issue 23 §2 the shape sweep times: decode and prefill M against N, K in
 /// {4096, 8192}, and DeepSeek's 7168 x 2112 x 7168 projection (both ways round).
 pub fn issue_shapes() -> Vec<GemmShape> {
