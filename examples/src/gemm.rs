@@ -97,7 +97,7 @@ pub enum SplitReduce {
     /// (`gemm_splitk_reduce`) sums them in slice order.
     #[default]
     TwoLaunch,
-    /// One launch: slices 0..S-1 write their partials and signal a flag per tile; the last
+    /// One launch: every slice but the last writes its partials and signals a flag per tile; the last
     /// slice's CTA waits for them and sums in slice order into C (serial fix-up).
     InKernel,
 }

@@ -158,7 +158,7 @@ struct Args {
     decode_variants: bool,
     /// --decode-variants: seconds of candidates in all (split evenly over the shapes; the
     /// candidates past a shape's share are listed as not timed).
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, default_value_t = 190)]
     decode_budget_s: u64,
     /// The choice cache's directory (default: the user's, `gemm_choice_cache::ChoiceCache::user`).
     #[arg(long)]
@@ -876,17 +876,35 @@ fn decode_variants(
     let device = dev.describe();
     let layout = BLayout::KMajor;
     let started = std::time::Instant::now();
+    let candidates = |shape: &GemmShape| {
+        let model = GemmConfig::choose(shape, layout, sms);
+        let mut v = vec![model.config];
+        v.extend(
+            gemm_choice::decode_candidates(layout)
+                .into_iter()
+                .filter(|c| *c != model.config && gemm_choice::can_run(c, shape)),
+        );
+        (model, v)
+    };
+    // Every kernel built and loaded (the driver's JIT) once before any shape's share starts,
+    // by one launch at a small shape (16 K blocks: every split runs it).
+    let mut all: Vec<GemmConfig> = shapes.iter().flat_map(|s| candidates(s).1).collect();
+    all.sort_by_key(|c| c.kernel_name());
+    all.dedup();
+    let warm = GemmShape::new(64, 256, 1024);
+    let (bufs, _) = inputs_for(dev, inputs, warm, layout, seed)?;
+    for cfg in &all {
+        let ran = kernels.get(cfg, Impl::Dsl).and_then(|k| k.run(dev, cfg, bufs).map_err(BenchError::from));
+        if let Err(e) = ran {
+            println!("decode: {} does not run at {warm}: {e}", cfg.kernel_name());
+        }
+    }
+    println!("decode: {} configurations built and loaded in {:.1} s", all.len(), started.elapsed().as_secs_f64());
     let mut rows = Vec::new();
     for shape in shapes {
         let t0 = std::time::Instant::now();
-        let model = GemmConfig::choose(&shape, layout, sms);
+        let (model, cands) = candidates(&shape);
         println!("decode {shape}: the model chose {model}");
-        let mut cands = vec![model.config];
-        cands.extend(
-            gemm_choice::decode_candidates(layout)
-                .into_iter()
-                .filter(|c| *c != model.config && gemm_choice::can_run(c, &shape)),
-        );
         let mut not_timed = Vec::new();
         let first = rows.len();
         for cfg in cands {

@@ -298,7 +298,7 @@ pub fn gemm_dsl(
                         }
                     }
                 } else {
-                    // In-kernel fix-up: slices 0..SPLIT-1 store their partials as above and
+                    // In-kernel fix-up: every slice but the last stores its partials as above and
                     // signal this warpgroup's flag of (slice, tile); the last slice waits for
                     // them (units of smaller index, so every CTA reaches them first: no
                     // cycle), sums `ws[0] + .. + ws[SPLIT-2] + acc` in slice order (the
