@@ -616,7 +616,21 @@ pub fn examples() -> Vec<Example> {
             setup: |dev, size, seed| setup(dev, size, seed, splitk_tiles()),
             check,
         },
+        Example {
+            name: "gemm_dsl_splitk_fixup",
+            about: "the DSL GEMM with split-K reduced in the kernel: 3 slices of K per 128 x 128 tile; every slice \
+                    but the last stores its f32 partials and signals a flag, the last waits for them, sums in \
+                    slice order and writes C (one launch; the flags are left 0)",
+            kernels: |_| Ok(vec![fixup_tiles().kernel()?]),
+            setup: |dev, size, seed| setup(dev, size, seed, fixup_tiles()),
+            check,
+        },
     ]
+}
+
+/// The in-kernel fix-up example's configuration: the split-K example's, reduced in the kernel.
+fn fixup_tiles() -> Tiles {
+    Tiles { fixup: true, ..splitk_tiles() }
 }
 
 /// The split-K example's configuration: 128 x 128 tiles without a cluster, K in 3 slices
