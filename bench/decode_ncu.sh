@@ -20,48 +20,9 @@
 # Usage: bash bench/decode_ncu.sh [path/to/bench_gemm] [shape]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-BENCH=${1:-./bin/bench_gemm}
-SHAPE=${2:-64x4096x4096}
-OUTDIR=${NCU_OUT:-./logs}
-mkdir -p "$OUTDIR"
-NCU=${NCU_BIN:-$(command -v ncu || true)}
-for c in /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
-  [ -z "$NCU" ] && [ -x "$c" ] && NCU=$c
-done
-[ -n "$NCU" ] || { echo "decode_ncu: ncu (Nsight Compute) not found: install it or set NCU_BIN" >&2; exit 1; }
-echo "ncu: $NCU ($("$NCU" --version | tail -1))"
-
-CONFIG=${DECODE_CONFIG:-}
-if [ -z "$CONFIG" ]; then
-  CACHE=${CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/phaser/gemm_choice}
-  ENTRY=$(ls -t "$CACHE"/*/"${SHAPE}_kmajor.txt" 2>/dev/null | head -1)
-  if [ -n "$ENTRY" ]; then
-    CONFIG=$(head -1 "$ENTRY")
-    echo "decode_ncu: the measured choice $CONFIG (from $ENTRY)"
-  fi
-fi
-if [ -z "$CONFIG" ]; then
-  CONFIG=$("$BENCH" --print-choices --b kmajor --shapes "$SHAPE" | sed -n 's/^choose [^:]*: \([^ ]*\) .*/\1/p' | head -1)
-  echo "decode_ncu: no measured choice for $SHAPE; the model's $CONFIG"
-fi
-[ -n "$CONFIG" ] || { echo "decode_ncu: no configuration to profile" >&2; exit 1; }
-
-REP="$OUTDIR/decode_ncu"
-rm -f "$REP.ncu-rep"
-# The DSL GEMM's entry is gemm_dsl (and split-K's second launch gemm_splitk_reduce); cuBLAS's
-# are nvjet_* / sm90_xmma_* / cutlass* (and its own split-K reductions).
-FILTER='regex:gemm|nvjet|xmma|cutlass|splitK|reduce|gemv'
-"$NCU" --clock-control base --kernel-name "$FILTER" \
-  --section SpeedOfLight --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy --section WarpStateStats \
-  --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__cycles_elapsed.avg.per_second,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__registers_per_thread \
-  --export "$REP" --force-overwrite \
-  "$BENCH" --profile --impl dsl --b kmajor --config-name "$CONFIG" --shapes "$SHAPE" > "$OUTDIR/decode_ncu_run.txt" 2>&1
-echo "profile pass: rc=$? (program and ncu output in $OUTDIR/decode_ncu_run.txt)"
-grep '^profile' "$OUTDIR/decode_ncu_run.txt"
-"$NCU" -i "$REP.ncu-rep" --page details > "$OUTDIR/decode_ncu_details.txt" 2>&1
-"$NCU" -i "$REP.ncu-rep" --page raw --csv > "$OUTDIR/decode_ncu_raw.csv" 2>&1
-echo "details in $OUTDIR/decode_ncu_details.txt, raw metrics in $OUTDIR/decode_ncu_raw.csv"
-python3 - "$OUTDIR/decode_ncu_raw.csv" "$SHAPE" "$CONFIG" <<'PY'
+# The summary table from ncu's raw CSV: summarize CSV SHAPE CONFIG.
+summarize() {
+python3 - "$1" "$2" "$3" <<'PY'
 import csv, io, sys
 text, shape, config = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
 start = text.find('"ID"')
@@ -135,3 +96,69 @@ for s in names:
 print(f"one GEMM at base clocks: DSL {total[True]:.2f} us (its launches summed), cuBLAS {total[False]:.2f} us; "
       f"B is {b_bytes / 1e6:.1f} MB")
 PY
+}
+
+# `bash bench/decode_ncu.sh selftest`: the summary of a CSV in ncu's raw form (a program line
+# before the header, a units row, a warm-up and a profiled instance of the DSL kernel, one
+# of cuBLAS's, durations in ns): the last instance of each name counts, units are converted.
+if [ "${1:-}" = selftest ]; then
+  csv=$(mktemp)
+  cat > "$csv" <<'CSV'
+profile 64x4096x4096 kmajor (profiled): DSL phaser_gemm_x 100.0 TFLOP/s
+"ID","Process ID","Kernel Name","gpu__time_duration.sum","dram__bytes_read.sum","dram__throughput.avg.pct_of_peak_sustained_elapsed","sm__cycles_elapsed.avg.per_second","launch__grid_size","launch__registers_per_thread","sm__warps_active.avg.pct_of_peak_sustained_active","smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio","smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio"
+"","","","nsecond","Mbyte","%","cycle/nsecond","","register/thread","%","inst","inst"
+"0","1","gemm_dsl","30000","40.0","30.0","1.59","128","168","12.0","3.5","1.2"
+"1","1","nvjet_tst_64x8_64x16","10,200","33.6","80.5","1.59","132","168","20.0","5.5","0.2"
+"2","1","gemm_dsl","21000","33.6","40.1","1.59","128","168","12.0","3.5","1.2"
+CSV
+  out=$(summarize "$csv" 64x4096x4096 phaser_gemm_x); rm -f "$csv"
+  echo "$out"
+  ok=1
+  grep -q '^| DSL gemm_dsl | 21.00 | 40.1 | 33.6 | 1.60 | 1.60 | 128 | 168 | 12.0 | 1590 | long_scoreboard 3.50, barrier 1.20 |$' <<<"$out" || ok=0
+  grep -q '^| cuBLAS nvjet_tst_64x8_64x16 | 10.20 | 80.5 | 33.6 | 3.29 | 3.29 | 132 |' <<<"$out" || ok=0
+  grep -q '^one GEMM at base clocks: DSL 21.00 us (its launches summed), cuBLAS 10.20 us' <<<"$out" || ok=0
+  [ $ok = 1 ] && echo "selftest: as expected" || { echo "selftest: FAILED"; exit 1; }
+  exit 0
+fi
+BENCH=${1:-./bin/bench_gemm}
+SHAPE=${2:-64x4096x4096}
+OUTDIR=${NCU_OUT:-./logs}
+mkdir -p "$OUTDIR"
+NCU=${NCU_BIN:-$(command -v ncu || true)}
+for c in /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
+  [ -z "$NCU" ] && [ -x "$c" ] && NCU=$c
+done
+[ -n "$NCU" ] || { echo "decode_ncu: ncu (Nsight Compute) not found: install it or set NCU_BIN" >&2; exit 1; }
+echo "ncu: $NCU ($("$NCU" --version | tail -1))"
+
+CONFIG=${DECODE_CONFIG:-}
+if [ -z "$CONFIG" ]; then
+  CACHE=${CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/phaser/gemm_choice}
+  ENTRY=$(ls -t "$CACHE"/*/"${SHAPE}_kmajor.txt" 2>/dev/null | head -1)
+  if [ -n "$ENTRY" ]; then
+    CONFIG=$(head -1 "$ENTRY")
+    echo "decode_ncu: the measured choice $CONFIG (from $ENTRY)"
+  fi
+fi
+if [ -z "$CONFIG" ]; then
+  CONFIG=$("$BENCH" --print-choices --b kmajor --shapes "$SHAPE" | sed -n 's/^choose [^:]*: \([^ ]*\) .*/\1/p' | head -1)
+  echo "decode_ncu: no measured choice for $SHAPE; the model's $CONFIG"
+fi
+[ -n "$CONFIG" ] || { echo "decode_ncu: no configuration to profile" >&2; exit 1; }
+
+REP="$OUTDIR/decode_ncu"
+rm -f "$REP.ncu-rep"
+# The DSL GEMM's entry is gemm_dsl (and split-K's second launch gemm_splitk_reduce); cuBLAS's
+# are nvjet_* / sm90_xmma_* / cutlass* (and its own split-K reductions).
+FILTER='regex:gemm|nvjet|xmma|cutlass|splitK|reduce|gemv'
+"$NCU" --clock-control base --kernel-name "$FILTER" \
+  --section SpeedOfLight --section MemoryWorkloadAnalysis --section LaunchStats --section Occupancy --section WarpStateStats \
+  --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__cycles_elapsed.avg.per_second,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__registers_per_thread \
+  --export "$REP" --force-overwrite \
+  "$BENCH" --profile --impl dsl --b kmajor --config-name "$CONFIG" --shapes "$SHAPE" > "$OUTDIR/decode_ncu_run.txt" 2>&1
+echo "profile pass: rc=$? (program and ncu output in $OUTDIR/decode_ncu_run.txt)"
+grep '^profile' "$OUTDIR/decode_ncu_run.txt"
+"$NCU" -i "$REP.ncu-rep" --page details > "$OUTDIR/decode_ncu_details.txt" 2>&1
+"$NCU" -i "$REP.ncu-rep" --page raw --csv > "$OUTDIR/decode_ncu_raw.csv" 2>&1
+echo "details in $OUTDIR/decode_ncu_details.txt, raw metrics in $OUTDIR/decode_ncu_raw.csv"
+summarize "$OUTDIR/decode_ncu_raw.csv" "$SHAPE" "$CONFIG"
