@@ -871,19 +871,22 @@ fn decode_variants(
     let sms = dev.sm_count()?;
     let dargs = Args { impls: Impls::Dsl, runs: args.runs.min(5), warmup_ms: args.warmup_ms.min(50), ..args.clone() };
     let shapes = if args.shapes.is_empty() { gemm_choice::decode_shapes() } else { args.shapes.clone() };
-    let share = Duration::from_secs(args.decode_budget_s) / shapes.len().max(1) as u32;
     let cache = args.cache_dir.clone().map(ChoiceCache::new).or_else(ChoiceCache::user);
     let device = dev.describe();
     let layout = BLayout::KMajor;
     let started = std::time::Instant::now();
     let candidates = |shape: &GemmShape| {
         let model = GemmConfig::choose(shape, layout, sms);
+        let mut rest: Vec<GemmChoice> = gemm_choice::decode_candidates(layout)
+            .into_iter()
+            .filter(|c| *c != model.config && gemm_choice::can_run(c, shape))
+            .map(|c| gemm_choice::score(c, shape, sms))
+            .collect();
+        // The model's order (its fastest first): what a shape's share leaves out is what
+        // the model expects least of.
+        rest.sort_by(|a, b| a.estimate_us().total_cmp(&b.estimate_us()));
         let mut v = vec![model.config];
-        v.extend(
-            gemm_choice::decode_candidates(layout)
-                .into_iter()
-                .filter(|c| *c != model.config && gemm_choice::can_run(c, shape)),
-        );
+        v.extend(rest.into_iter().map(|c| c.config));
         (model, v)
     };
     // Every kernel built and loaded (the driver's JIT) once before any shape's share starts,
@@ -901,7 +904,13 @@ fn decode_variants(
     }
     println!("decode: {} configurations built and loaded in {:.1} s", all.len(), started.elapsed().as_secs_f64());
     let mut rows = Vec::new();
-    for shape in shapes {
+    let budget = Duration::from_secs(args.decode_budget_s);
+    let timing_started = std::time::Instant::now();
+    let count = shapes.len();
+    for (i, shape) in shapes.into_iter().enumerate() {
+        // This shape's share: what is left of the budget over the shapes left (a shape that
+        // finishes early leaves its rest to the next).
+        let share = budget.saturating_sub(timing_started.elapsed()) / (count - i) as u32;
         let t0 = std::time::Instant::now();
         let (model, cands) = candidates(&shape);
         println!("decode {shape}: the model chose {model}");
