@@ -168,6 +168,17 @@ fi
 if [ "${GEMM_SHAPES:-0}" = 1 ]; then
   step gemm_shapes ./bin/bench_gemm --shape-sweep
 fi
+# DECODE=1: the decode autotune (bench/gemm.md, "Decode shapes"): every decode candidate of
+# the DSL GEMM (tile x stages x split x reduce) at M in {1, 16, 64, 128, 256} x N, K in {4096,
+# 8192}, interleaved with cuBLAS, the best per shape recorded in a choice cache under $LOGS
+# (<= 4 minutes); then ncu at base clocks on 64x4096x4096 for the recorded best and cuBLAS
+# (<= 2 minutes); then the shape sweep of those shapes taking the recorded choices.
+if [ "${DECODE:-0}" = 1 ]; then
+  step gemm_decode ./bin/bench_gemm --decode-variants --cache-dir "$LOGS/gemm_choice"
+  step gemm_decode_ncu env NCU_OUT="$LOGS" CACHE_DIR="$LOGS/gemm_choice" bash bench/decode_ncu.sh ./bin/bench_gemm 64x4096x4096
+  step gemm_decode_measured ./bin/bench_gemm --shape-sweep --b kmajor --impl dsl --cache-dir "$LOGS/gemm_choice" \
+    --shapes 1x4096x4096,1x8192x8192,16x4096x4096,64x4096x4096,64x4096x8192,64x8192x8192,128x8192x4096,128x8192x8192,256x4096x4096,256x4096x8192
+fi
 # NCU=1: Nsight Compute's DRAM throughput of the streaming kernels: every stream_axpb and
 # stream_ldg variant of bench_stream --sweep, then the Triton kernel and torch's copy, one launch each (bench/stream.md);
 # and the shared-memory bank conflicts of the row reduction (its consumers read 32 consecutive

@@ -86,12 +86,36 @@ pub struct GemmConfig {
     /// Slices of K (split-K; 1: none): the DSL GEMM's, whose slices write f32 partials that a
     /// second launch sums (`gemm::dsl`); the builder GEMM has none.
     pub split_k: u32,
+    /// How split-K's slices reach C (ignored without split-K).
+    pub reduce: SplitReduce,
+}
+
+/// How the DSL GEMM's split-K slices are summed into C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum SplitReduce {
+    /// Every slice writes its f32 partials to the workspace; a second launch
+    /// (`gemm_splitk_reduce`) sums them in slice order.
+    #[default]
+    TwoLaunch,
+    /// One launch: every slice but the last writes its partials and signals a flag per tile; the last
+    /// slice's CTA waits for them and sums in slice order into C (serial fix-up).
+    InKernel,
 }
 
 impl GemmConfig {
     /// The default: 128 x 256 x 64 tiles, two consumer warpgroups, 4 stages, 2-CTA clusters.
     pub fn new(b_layout: BLayout) -> GemmConfig {
-        GemmConfig { block_n: 256, wg_m: 64, consumers: 2, stages: 4, cluster_m: 2, b_layout, group_m: 8, split_k: 1 }
+        GemmConfig {
+            block_n: 256,
+            wg_m: 64,
+            consumers: 2,
+            stages: 4,
+            cluster_m: 2,
+            b_layout,
+            group_m: 8,
+            split_k: 1,
+            reduce: SplitReduce::TwoLaunch,
+        }
     }
     pub fn block_m(&self) -> u32 {
         self.wg_m * self.consumers
@@ -136,9 +160,13 @@ impl GemmConfig {
         WarpgroupRoles::rebalanced(1, self.consumers)
     }
     /// A name that says the configuration: `phaser_gemm_128x256x64_s4_c2_g8_kmajor`, with
-    /// `_k4` after the group for 4 slices of split-K.
+    /// `_k4` after the group for 4 slices of split-K (`_k4f`: reduced in the kernel).
     pub fn kernel_name(&self) -> String {
-        let split = if self.split_k == 1 { String::new() } else { format!("_k{}", self.split_k) };
+        let split = match (self.split_k, self.reduce) {
+            (1, _) => String::new(),
+            (s, SplitReduce::TwoLaunch) => format!("_k{s}"),
+            (s, SplitReduce::InKernel) => format!("_k{s}f"),
+        };
         format!(
             "phaser_gemm_{}x{}x{BLOCK_K}_s{}_c{}_g{}{split}_{}",
             self.block_m(),
@@ -533,7 +561,7 @@ pub fn sweep_configs(b_layout: BLayout) -> Vec<GemmConfig> {
     for (block_n, wg_m) in [(256, 64), (128, 128), (128, 64)] {
         for stages in 3..=6 {
             for cluster_m in [1, 2] {
-                let c = GemmConfig { block_n, wg_m, consumers: 2, stages, cluster_m, b_layout, group_m: 8, split_k: 1 };
+                let c = GemmConfig { block_n, wg_m, stages, cluster_m, ..GemmConfig::new(b_layout) };
                 if c.problem().is_none() {
                     v.push(c);
                 }
@@ -751,7 +779,8 @@ impl GemmKernels {
             GemmKernels::Builder(k) => launch(dev, k, cfg, bufs).map(drop),
             GemmKernels::Dsl(d) => {
                 let mut ws = dsl::workspace(dev, &d.cfg, &bufs.shape)?;
-                dsl::launch(dev, d, bufs, &mut ws).map(drop)
+                let mut flags = dsl::flags(dev, &d.cfg, &bufs.shape)?;
+                dsl::launch(dev, d, bufs, &mut ws, &mut flags).map(drop)
             }
         }
     }

@@ -14,7 +14,7 @@
 //! in the simulator by `examples/tests/sim_gemm_dsl.rs`, so whatever `choose` returns has been
 //! built and checked.
 
-use crate::gemm::{BLayout, GemmConfig, GemmShape, BLOCK_K};
+use crate::gemm::{BLayout, GemmConfig, GemmShape, SplitReduce, BLOCK_K};
 use std::fmt;
 
 /// The deepest pipeline a candidate gets: deeper rings did not help in the stage sweeps.
@@ -67,13 +67,14 @@ impl fmt::Display for GemmChoice {
         let c = &self.config;
         write!(
             f,
-            "{} ({}x{} tiles, {} stages, cluster {}, split-K {}): ",
+            "{} ({}x{} tiles, {} stages, cluster {}, split-K {}{}): ",
             c.kernel_name(),
             c.block_m(),
             c.block_n,
             c.stages,
             c.cluster_m,
-            c.split_k
+            c.split_k,
+            if c.split_k > 1 && c.reduce == SplitReduce::InKernel { " reduced in the kernel" } else { "" }
         )?;
         if c.split_k > 1 {
             write!(f, "{} tiles x {} K slices = {} work units", self.tiles, c.split_k, self.tiles * c.split_k as u64)?;
@@ -104,7 +105,7 @@ pub fn choice_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
     for split_k in SPLITS {
         for (block_n, wg_m) in [(256, 64), (128, 128), (128, 64), (64, 128), (64, 64)] {
             for cluster_m in [2, 1] {
-                let base = GemmConfig { block_n, wg_m, consumers: 2, stages: 2, cluster_m, b_layout, group_m: 8, split_k };
+                let base = GemmConfig { block_n, wg_m, stages: 2, cluster_m, split_k, ..GemmConfig::new(b_layout) };
                 let deepest =
                     (2..=MAX_STAGES).rev().map(|stages| GemmConfig { stages, ..base }).find(|c| c.problem().is_none());
                 // Without split-K, what both GEMMs implement (they share the epilogue, whose
@@ -118,6 +119,38 @@ pub fn choice_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
                     }
                 };
                 v.extend(deepest.filter(implemented));
+            }
+        }
+    }
+    v
+}
+
+/// Slices of K the decode autotune (`bench_gemm --decode-variants`) tries.
+pub const DECODE_SPLITS: [u32; 5] = [1, 2, 4, 8, 16];
+/// The deepest ring the decode candidates get (what [`GemmConfig::problem`] allows): a
+/// decode GEMM streams B, and more stages are more bytes in flight per SM.
+pub const DECODE_MAX_STAGES: u32 = 8;
+
+/// The configurations the decode autotune measures, for `b_layout` (with
+/// [`choice_candidates`], what [`ChoiceCache`](crate::gemm_choice_cache::ChoiceCache) accepts
+/// as a recorded choice): the DSL GEMM without a cluster, 128-row tiles (two consumer
+/// warpgroups of one m64 slab) with N in {64, 128, 256}, the deepest ring shared memory holds
+/// (at most [`DECODE_MAX_STAGES`]), split-K into [`DECODE_SPLITS`] slices, each split both
+/// ways of reducing ([`SplitReduce`]). A split of more slices than a shape's K blocks is
+/// left out per shape ([`can_run`]).
+pub fn decode_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
+    let mut v = Vec::new();
+    for block_n in [64, 128, 256] {
+        for split_k in DECODE_SPLITS {
+            let reduces: &[SplitReduce] =
+                if split_k == 1 { &[SplitReduce::TwoLaunch] } else { &[SplitReduce::TwoLaunch, SplitReduce::InKernel] };
+            for &reduce in reduces {
+                let base = GemmConfig { block_n, wg_m: 64, cluster_m: 1, split_k, reduce, ..GemmConfig::new(b_layout) };
+                let deepest = (2..=DECODE_MAX_STAGES)
+                    .rev()
+                    .map(|stages| GemmConfig { stages, ..base })
+                    .find(|c| c.problem().is_none() && crate::gemm::dsl::unsupported(c).is_none());
+                v.extend(deepest);
             }
         }
     }
@@ -169,10 +202,12 @@ pub fn score(config: GemmConfig, shape: &GemmShape, sm_count: u32) -> GemmChoice
     let bytes = (2 * (m * k + n * k) + out_bytes) as f64;
     let memory_us = bytes / (DRAM_BYTES_PER_S * active.min(1.0)) * 1e6;
     // Split-K's reduction reads the partials back and writes C, at the full bandwidth.
-    let reduce_us = if split > 1 {
-        REDUCE_LAUNCH_US + (4 * m * n * split + 2 * m * n) as f64 / DRAM_BYTES_PER_S * 1e6
-    } else {
-        0.0
+    // In the kernel (the fix-up) there is no second launch: the last slice reads the other
+    // slices' partials back, after its own mainloop.
+    let reduce_us = match (split, config.reduce) {
+        (1, _) => 0.0,
+        (_, SplitReduce::TwoLaunch) => REDUCE_LAUNCH_US + (4 * m * n * split + 2 * m * n) as f64 / DRAM_BYTES_PER_S * 1e6,
+        (_, SplitReduce::InKernel) => (4 * m * n * (split - 1)) as f64 / DRAM_BYTES_PER_S * 1e6,
     };
     GemmChoice {
         config,
@@ -184,6 +219,20 @@ pub fn score(config: GemmConfig, shape: &GemmShape, sm_count: u32) -> GemmChoice
         unsplit_busy: cluster_tiles.min(slots) * cm,
         sm_count,
     }
+}
+
+/// The decode shapes `bench_gemm --decode-variants` autotunes: M in {1, 16, 64, 128, 256}
+/// against N, K in {4096, 8192}.
+pub fn decode_shapes() -> Vec<GemmShape> {
+    let mut v = Vec::new();
+    for m in [1, 16, 64, 128, 256] {
+        for n in [4096, 8192] {
+            for k in [4096, 8192] {
+                v.push(GemmShape::new(m, n, k));
+            }
+        }
+    }
+    v
 }
 
 /// The shapes of issue 23 §2 the shape sweep times: decode and prefill M against N, K in

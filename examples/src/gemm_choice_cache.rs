@@ -3,11 +3,11 @@
 //! chosen configuration's kernel name. What [`ChoiceCache::record`] writes (the model's
 //! choice, or one a measurement found faster) is what [`ChoiceCache::choose`] returns for that
 //! device and shape. An entry counts only if it names a current candidate
-//! (`gemm_choice::choice_candidates`) that can run the shape: a stale name, a corrupt or
+//! (`gemm_choice::choice_candidates` or the measured `decode_candidates`) that can run the shape: a stale name, a corrupt or
 //! unreadable file is the model's choice again, rewritten.
 
 use crate::gemm::{BLayout, GemmConfig, GemmShape};
-use crate::gemm_choice::{can_run, choice_candidates, score, GemmChoice};
+use crate::gemm_choice::{can_run, choice_candidates, decode_candidates, score, GemmChoice};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -41,7 +41,8 @@ impl ChoiceCache {
     pub fn lookup(&self, device: &str, sm_count: u32, shape: &GemmShape, layout: BLayout) -> Option<GemmChoice> {
         let text = std::fs::read_to_string(self.path(device, shape, layout)).ok()?;
         let name = text.trim();
-        let config = choice_candidates(layout).into_iter().find(|c| c.kernel_name() == name)?;
+        let config =
+            choice_candidates(layout).into_iter().chain(decode_candidates(layout)).find(|c| c.kernel_name() == name)?;
         can_run(&config, shape).then(|| score(config, shape, sm_count))
     }
     /// Record `config` as the choice for `device` at `shape` (written whole, then renamed
@@ -127,6 +128,23 @@ mod tests {
             assert_eq!(cache.choose(H200, 132, &shape, BLayout::KMajor).0, model, "{entry:?}");
             assert_eq!(std::fs::read_to_string(&path).unwrap().trim(), model.config.kernel_name(), "rewritten");
         }
+    }
+
+    /// A measured decode choice (split-K reduced in the kernel, a depth the model never picks)
+    /// is what a lookup returns once recorded.
+    #[test]
+    fn a_recorded_decode_candidate_is_looked_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ChoiceCache::new(dir.path());
+        let shape = GemmShape::new(64, 4096, 4096);
+        let fix = decode_candidates(BLayout::KMajor)
+            .into_iter()
+            .find(|c| c.reduce == crate::gemm::SplitReduce::InKernel && c.split_k == 4 && c.block_n == 64)
+            .unwrap();
+        assert!(!choice_candidates(BLayout::KMajor).contains(&fix), "not a model candidate");
+        cache.record(H200, &shape, BLayout::KMajor, &fix).unwrap();
+        assert_eq!(std::fs::read_to_string(cache.path(H200, &shape, BLayout::KMajor)).unwrap().trim(), fix.kernel_name());
+        assert_eq!(cache.lookup(H200, 132, &shape, BLayout::KMajor).map(|c| c.config), Some(fix));
     }
 
     #[test]

@@ -17,3 +17,14 @@ fn lineinfo_matcher_accepts_the_tools_forms_only() {
     let counts: Vec<u32> = summary.split(' ').filter_map(|w| w.parse().ok()).collect();
     assert!(counts.len() == 2 && counts[0] == counts[1] && counts[0] >= 19, "{text}");
 }
+
+/// `bench/decode_ncu.sh`'s summary of ncu's raw CSV: the last instance of each kernel name,
+/// durations converted to us, DRAM bytes and B's bandwidth, the top stall reasons.
+#[test]
+fn decode_ncu_summary_reads_the_raw_csv() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/decode_ncu.sh");
+    let out = Command::new("bash").arg(&script).arg("selftest").output().expect("running bash");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(text.lines().last(), Some("selftest: as expected"), "{text}");
+}

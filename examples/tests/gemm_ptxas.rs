@@ -426,3 +426,35 @@ fn split_k_kernels_assemble_without_spills() {
     }
     assert_eq!(checked, 9);
 }
+
+/// Every decode candidate (`gemm_choice::decode_candidates`: 128 x {64, 128, 256} tiles, the
+/// deepest ring that fits, split-K into 1..16 slices, reduced by a second launch or in the
+/// kernel) assembles for sm_90a with zero spill bytes and unserialized wgmmas, with the
+/// HGMMAs of its tile. The in-kernel fix-up's kernels release-store and acquire-load their
+/// flags (`st.release.gpu` / `ld.acquire.gpu`), write C with `st.global.b16` and have no
+/// reduction launch; the others have no flag access at all.
+#[test]
+fn decode_candidates_assemble_without_spills() {
+    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
+    let dir = tempfile::tempdir().unwrap();
+    let cands = phaser_examples::gemm_choice::decode_candidates(BLayout::KMajor);
+    assert!(cands.iter().any(|c| c.split_k == 16 && c.reduce == SplitReduce::InKernel && c.block_n == 64));
+    assert!(cands.iter().any(|c| c.stages == 8), "a ring deeper than the model's 6: {cands:?}");
+    for cfg in &cands {
+        let name = cfg.kernel_name();
+        let kernels = gemm::dsl::kernels(cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let fixup = cfg.split_k > 1 && cfg.reduce == SplitReduce::InKernel;
+        assert_eq!(kernels.reduce.is_some(), cfg.split_k > 1 && !fixup, "{name}: the reduction launch");
+        let ptx = emit_kernel(&kernels.gemm).unwrap();
+        let releases = ptx_text::count(&ptx, "st.release.gpu.global.u32");
+        let acquires = ptx_text::count(&ptx, "ld.acquire.gpu.global.u32");
+        assert_eq!((releases > 0, acquires > 0), (fixup, fixup), "{name}: flag accesses {releases} / {acquires}");
+        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("decode_{name}"));
+        assert_eq!(spill_bytes(&verbose), (0, 0), "{name} spills:\n{verbose}");
+        let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
+        assert!(serialized.is_empty(), "{name}: ptxas serialized the wgmmas: {serialized:#?}");
+        let insts = sass(&cuobjdump, &cubin);
+        let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
+        assert_eq!(count_with_modifiers(&insts, &shape), 2 * 4 * (cfg.wg_m / 64) as usize, "{name}");
+    }
+}

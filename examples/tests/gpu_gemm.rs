@@ -65,6 +65,8 @@ fn dsl_gemm_matches_cublas_and_the_cpu() {
     let default = gemm::dsl::config(true);
     // Split-K into 2, 3 and 4 slices too (f32 partials, then the reduction launch).
     let splits = [2, 3, 4].map(|split_k| GemmConfig { split_k, ..gemm::dsl::config(split_k != 3) });
+    // And reduced in the kernel (one launch: flags between the CTAs of a tile's slices).
+    let fixups = splits.map(|c| GemmConfig { reduce: SplitReduce::InKernel, ..c });
     // N-major B (no cluster): the default tiles, the 256 x 128 ones, and split-K into 2.
     let n_major = [
         GemmConfig { cluster_m: 1, ..GemmConfig::new(BLayout::NMajor) },
@@ -74,6 +76,7 @@ fn dsl_gemm_matches_cublas_and_the_cpu() {
     let configs = [default, GemmConfig { cluster_m: 1, ..default }, gemm::dsl::config(false)]
         .into_iter()
         .chain(splits)
+        .chain(fixups)
         .chain(n_major);
     let (mut failures, mut checked) = (Vec::new(), 0);
     for cfg in configs {

@@ -26,6 +26,8 @@ struct Run {
     a: Vec<half::bf16>,
     b: Vec<half::bf16>,
     result: Result<Vec<Finding>, Vec<Finding>>,
+    /// The in-kernel fix-up's flags after the launch (every launch leaves them 0).
+    flags: Vec<u32>,
 }
 
 /// The DSL GEMM `kernel` of `cfg` alone (no split-K), at [`SHAPE`].
@@ -46,12 +48,14 @@ fn simulate_at(kernels: &DslKernels, sc: SimConfig, shape: GemmShape) -> Run {
     dev.fill(&mut bufs.c, POISON).unwrap();
     let mut ws = gemm::dsl::workspace(&dev, &kernels.cfg, &shape).unwrap();
     dev.fill(&mut ws, f32::NAN).unwrap();
-    let result = match gemm::dsl::launch(&dev, kernels, &mut bufs, &mut ws) {
+    let mut flags = gemm::dsl::flags(&dev, &kernels.cfg, &shape).unwrap();
+    let result = match gemm::dsl::launch(&dev, kernels, &mut bufs, &mut ws, &mut flags) {
         Ok(reports) => Ok(reports.into_iter().flat_map(|r| r.sim.map(|s| s.findings).unwrap_or_default()).collect()),
         Err(RuntimeError::Simulation(r)) => Err(r.findings),
         Err(e) => panic!("{}: {e}", kernels.gemm.name()),
     };
-    Run { c: dev.download(&bufs.c).unwrap(), a, b, result }
+    let flags = dev.download(&flags).unwrap();
+    Run { c: dev.download(&bufs.c).unwrap(), a, b, result, flags }
 }
 
 fn describe(findings: &[Finding]) -> String {
@@ -277,7 +281,7 @@ fn n_major_b_with_a_cluster_is_refused_naming_why() {
 #[test]
 fn n_major_b_with_a_cluster_past_the_refusal_does_not_build() {
     let t = gemm::dsl::tiles(&gemm::dsl::config(true));
-    let e = phaser_examples::gallery::gemm_dsl::gemm_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m, 1, 1)
+    let e = phaser_examples::gallery::gemm_dsl::gemm_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m, 1, 1, 0)
         .expect_err("no N-major multicast")
         .to_string();
     assert!(e.contains("TMA multicast load: the tile does not match tensor map `b`"), "{e}");
@@ -320,8 +324,9 @@ fn split_k_refuses_more_slices_than_k_blocks_and_zero_slices() {
     let b = random_bf16(b_len(&shape), 2);
     let mut bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
     let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape).unwrap();
+    let mut flags = gemm::dsl::flags(&dev, &cfg, &shape).unwrap();
     let kernels = gemm::dsl::kernels(&cfg).unwrap();
-    match gemm::dsl::launch(&dev, &kernels, &mut bufs, &mut ws) {
+    match gemm::dsl::launch(&dev, &kernels, &mut bufs, &mut ws, &mut flags) {
         Err(RuntimeError::BadLaunch { problem, .. }) => assert_eq!(problem, format!("64x64x136: {why}")),
         other => panic!("expected a refused launch, got {:?}", other.map(|_| ())),
     }
@@ -348,12 +353,13 @@ fn split_k_past_the_k_blocks_traps_instead_of_hanging() {
     let dev = Device::sim(SimConfig::default());
     let a = random_bf16((shape.m * shape.k) as usize, 1);
     let b = random_bf16(b_len(&shape), 2);
-    let bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
+    let mut bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
     let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape).unwrap();
+    let mut flags = gemm::dsl::flags(&dev, &cfg, &shape).unwrap();
     let kernels = gemm::dsl::kernels(&cfg).unwrap();
     let maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs).unwrap();
     let lc = gemm::dsl::launch_config(&cfg, &shape, dev.sm_count().unwrap());
-    match dev.launch(&kernels.gemm, lc, &gemm::dsl::args(&maps, &shape, &mut ws)) {
+    match dev.launch(&kernels.gemm, lc, &gemm::dsl::args(&maps, &shape, &mut ws, &mut flags, &mut bufs.c)) {
         Err(RuntimeError::Simulation(r)) => {
             assert!(r.findings.iter().any(|f| f.category == Category::Trap), "{}", describe(&r.findings));
             let f = r.findings.iter().find(|f| f.category == Category::Trap).unwrap();
@@ -361,5 +367,93 @@ fn split_k_past_the_k_blocks_traps_instead_of_hanging() {
             assert_eq!(f.loc.map(|l| l.line), Some(guard), "{f}");
         }
         other => panic!("expected the guard's trap, got {:?}", other.map(|_| ())),
+    }
+}
+
+/// The in-kernel fix-up (`SplitReduce::InKernel`: one launch, the last slice's CTA waits on
+/// flags and sums the partials in slice order) at splits 2, 3 and 4 on shapes uneven in M, N
+/// and K, with and without a cluster, over one CTA (the fix-up after its own slices) and over
+/// several (the flags between CTAs): zero findings, and C bit for bit the two-launch path's
+/// (a differential test), which matches the CPU reference; the flags are 0 again after.
+#[test]
+fn in_kernel_fixup_is_bit_identical_to_the_two_launch_reduction_with_no_findings() {
+    let runs = [
+        (2, true, GemmShape::new(200, 136, 328)),
+        (3, false, GemmShape::new(130, 200, 328)),
+        (4, true, GemmShape::new(72, 264, 328)),
+        (4, false, GemmShape::new(1, 72, 456)),
+    ];
+    for (i, (split_k, cluster, shape)) in runs.into_iter().enumerate() {
+        let two = GemmConfig { split_k, stages: 2, ..gemm::dsl::config(cluster) };
+        let fix = GemmConfig { reduce: SplitReduce::InKernel, ..two };
+        assert_ne!(two.kernel_name(), fix.kernel_name());
+        let kernels = gemm::dsl::kernels(&fix).unwrap_or_else(|e| panic!("{}: {e}", fix.kernel_name()));
+        assert!(kernels.reduce.is_none(), "the fix-up is one launch");
+        let sc = SimConfig::default().with_seed(80 + i as u64).with_strategy(Strategy::Random);
+        let name = format!("{} at {shape}", fix.kernel_name());
+        let run = simulate_at(&kernels, sc.clone(), shape);
+        let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+        assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+        assert!(run.flags.len() > 1 && run.flags.iter().all(|&f| f == 0), "{name}: flags left {:?}", run.flags);
+        let base = simulate_at(&gemm::dsl::kernels(&two).unwrap(), sc, shape);
+        assert!(base.result.as_ref().is_ok_and(|f| f.is_empty()), "{}", two.kernel_name());
+        let differ = run.c.iter().zip(&base.c).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
+        assert_eq!(differ, 0, "{name}: {differ} elements differ from the two-launch reduction");
+        let (m, n) = (shape.m as usize, shape.n as usize);
+        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+        let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
+        assert!(cmp.passed(), "{name}: {cmp:?}");
+    }
+}
+
+/// The fix-up over several CTAs (a grid of one CTA per work unit, as on the GPU), under the
+/// adversarial schedule: the flags order the partials between CTAs (zero findings of the
+/// global-order checker) and C equals the two-launch path's bit for bit.
+#[test]
+fn in_kernel_fixup_across_ctas_under_the_adversarial_schedule() {
+    let two = GemmConfig { split_k: 3, stages: 2, ..gemm::dsl::config(false) };
+    let fix = GemmConfig { reduce: SplitReduce::InKernel, ..two };
+    let shape = GemmShape::new(130, 136, 264);
+    let sc = SimConfig::default().with_seed(9).with_strategy(Strategy::Adversarial);
+    let run = simulate_at(&gemm::dsl::kernels(&fix).unwrap(), sc.clone(), shape);
+    let findings = run.result.unwrap_or_else(|f| panic!("{}", describe(&f)));
+    assert!(findings.is_empty(), "{}", describe(&findings));
+    assert!(run.flags.iter().all(|&f| f == 0), "{:?}", run.flags);
+    let base = simulate_at(&gemm::dsl::kernels(&two).unwrap(), sc, shape);
+    let differ = run.c.iter().zip(&base.c).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
+    assert_eq!(differ, 0);
+    assert!(run.c.iter().all(|x| !x.is_nan()), "every element written");
+}
+
+/// Every tile shape and ring depth of the decode candidates (`gemm_choice::decode_candidates`)
+/// once, at its largest split (16 slices, reduced in the kernel, where the shape's 17 K blocks
+/// allow it), at a decode shape ragged in N and K (M = 16, two tile columns, a partial last K
+/// block): zero findings and C exact against the CPU reference.
+#[test]
+fn every_decode_tile_shape_and_depth_matches_the_cpu_reference() {
+    use std::collections::BTreeMap;
+    let mut by_shape: BTreeMap<(u32, u32), GemmConfig> = BTreeMap::new();
+    for c in phaser_examples::gemm_choice::decode_candidates(BLayout::KMajor) {
+        let slot = by_shape.entry((c.block_n, c.stages)).or_insert(c);
+        if (c.split_k, c.reduce == SplitReduce::InKernel) > (slot.split_k, slot.reduce == SplitReduce::InKernel) {
+            *slot = c;
+        }
+    }
+    assert!(by_shape.len() >= 3, "{by_shape:?}");
+    for (i, cfg) in by_shape.values().enumerate() {
+        let shape = GemmShape::new(16, cfg.block_n + 8, 16 * 64 + 8);
+        let name = format!("{} at {shape}", cfg.kernel_name());
+        let kernels = gemm::dsl::kernels(cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let sc = SimConfig::default().with_seed(100 + i as u64).with_strategy(Strategy::Random);
+        let t0 = std::time::Instant::now();
+        let run = simulate_at(&kernels, sc, shape);
+        eprintln!("{name} simulated in {:?}", t0.elapsed());
+        let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+        assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+        let (m, n) = (shape.m as usize, shape.n as usize);
+        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+        let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
+        assert_eq!(cmp.compared, m * n);
+        assert!(cmp.passed(), "{name}: {cmp:?}");
     }
 }

@@ -147,6 +147,9 @@ impl CustomOp2 for PhaserGemm {
                 candle_core::bail!("phaser-gemm-dsl: split-K is not wired into this op (split_k = {})", cfg.split_k);
             }
             let mut ws = dev.alloc::<f32>(1).map_err(phaser_err)?;
+            // Split-K's fix-up flags and C as a buffer: untouched without split-K too.
+            let mut flags = dev.alloc::<u32>(1).map_err(phaser_err)?;
+            let mut c_out = dev.alloc::<half::bf16>(1).map_err(phaser_err)?;
             let args = [
                 Arg::TensorMap(&map_a),
                 Arg::TensorMap(&map_b),
@@ -156,6 +159,8 @@ impl CustomOp2 for PhaserGemm {
                 Arg::scalar(shape.n),
                 Arg::scalar(shape.k),
                 Arg::buffer_mut(&mut ws),
+                Arg::buffer_mut(&mut flags),
+                Arg::buffer_mut(&mut c_out),
             ];
             dev.launch(&kernel, launch, &args).map_err(phaser_err)?;
         }

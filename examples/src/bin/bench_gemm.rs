@@ -13,6 +13,8 @@
 //! bench_gemm --emit-ptx DIR        # no GPU: write the PTX of the default and sweep configs
 //! bench_gemm --profile --shapes 8192x8192x8192   # for ncu: 3 + 3 warm launches, then one each
 //! bench_gemm --perf --impl dsl --b kmajor --split-k 4 --block-n 128 --shapes 64x4096x4096
+//! bench_gemm --decode-variants    # decode shapes: every decode candidate timed, the best cached
+//! bench_gemm --profile --impl dsl --config-name phaser_gemm_128x64x64_s8_c1_g8_k4f_kmajor --shapes 64x4096x4096
 //! ```
 //!
 //! Performance: every row (perf and sweep alike) times the Phaser GEMMs (builder and DSL, as
@@ -39,6 +41,7 @@ use phaser_examples::cublas::CublasLt;
 use phaser_examples::gemm::args as gemm_args;
 use phaser_examples::gemm::{self, *};
 use phaser_examples::gemm_choice::{self, GemmChoice};
+use phaser_examples::gemm_choice_cache::ChoiceCache;
 use phaser_examples::timing::{self, BenchError, BenchResult, Queued};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -78,7 +81,7 @@ impl Impl {
     }
 }
 
-#[derive(Parser, Debug)]
+#[derive(Parser, Debug, Clone)]
 #[command(about = "Phaser's warp-specialized bf16 GEMM against cuBLASLt")]
 struct Args {
     /// Run the correctness check (default: check and perf).
@@ -139,6 +142,27 @@ struct Args {
     /// Split-K slices for the default configuration (the DSL GEMM only: `--impl dsl`).
     #[arg(long)]
     split_k: Option<u32>,
+    /// Split-K reduced in the kernel (one launch, `SplitReduce::InKernel`) for the default
+    /// configuration, instead of the second launch.
+    #[arg(long)]
+    in_kernel_reduce: bool,
+    /// The configuration by its kernel name (a model, sweep or decode candidate), for
+    /// --profile and --perf instead of the default one.
+    #[arg(long)]
+    config_name: Option<String>,
+    /// Time every decode candidate (`gemm_choice::decode_candidates`, K-major, the DSL GEMM)
+    /// at each decode shape (M in {1, 16, 64, 128, 256} x N, K in {4096, 8192}; or --shapes),
+    /// interleaved with cuBLAS, each C checked against cuBLAS's; the fastest that passes is
+    /// recorded in the choice cache (where: printed).
+    #[arg(long)]
+    decode_variants: bool,
+    /// --decode-variants: seconds of candidates in all (split evenly over the shapes; the
+    /// candidates past a shape's share are listed as not timed).
+    #[arg(long, default_value_t = 190)]
+    decode_budget_s: u64,
+    /// The choice cache's directory (default: the user's, `gemm_choice_cache::ChoiceCache::user`).
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
     /// Write the PTX of the default and sweep configurations to DIR and exit (no GPU needed).
     #[arg(long)]
     emit_ptx: Option<PathBuf>,
@@ -172,6 +196,19 @@ impl Args {
         }
     }
     fn config(&self, layout: BLayout) -> GemmConfig {
+        if let Some(name) = &self.config_name {
+            let all = gemm_choice::choice_candidates(layout)
+                .into_iter()
+                .chain(gemm_choice::decode_candidates(layout))
+                .chain(sweep_configs(layout));
+            match all.into_iter().find(|c| c.kernel_name() == *name) {
+                Some(c) => return c,
+                None => {
+                    eprintln!("bench_gemm: --config-name {name}: no candidate configuration of that name");
+                    std::process::exit(2);
+                }
+            }
+        }
         let mut c = GemmConfig::new(layout);
         // The DSL GEMM alone reads an N-major B without a cluster (`Tiles::layout_problem`):
         // its default there, unless --cluster says otherwise (then refused, naming why).
@@ -184,6 +221,9 @@ impl Args {
         c.cluster_m = self.cluster.unwrap_or(c.cluster_m);
         c.group_m = self.group_m.unwrap_or(c.group_m);
         c.split_k = self.split_k.unwrap_or(c.split_k);
+        if self.in_kernel_reduce {
+            c.reduce = SplitReduce::InKernel;
+        }
         c
     }
 }
@@ -350,12 +390,13 @@ fn perf_one(
     let ks: Vec<&GemmKernels> = impls.iter().map(|&imp| &kernels.built[&(*cfg, imp)]).collect();
     // The DSL GEMM runs as a graph of its launches (the GEMM, and split-K's reduction).
     let mut ws = gemm::dsl::workspace(dev, cfg, &shape)?;
+    let mut flags = gemm::dsl::flags(dev, cfg, &shape)?;
     let dsl_maps = gemm::dsl::tensor_maps(dev, cfg, &bufs)?;
     let mut graph = match ks.iter().find_map(|k| match k {
         GemmKernels::Dsl(d) => Some(d),
         GemmKernels::Builder(_) => None,
     }) {
-        Some(d) => Some(gemm::dsl::graph(stream, d, &dsl_maps, &shape, &mut ws, &mut bufs.c)?),
+        Some(d) => Some(gemm::dsl::graph(stream, d, &dsl_maps, &shape, &mut ws, &mut flags, &mut bufs.c)?),
         None => None,
     };
     let t = {
@@ -443,9 +484,10 @@ fn profile(args: &Args, shape: GemmShape, seed: u64) -> BenchResult<()> {
     let plan = blas.plan(shape.m as u64, shape.n as u64, shape.k as u64, cfg.b_layout)?;
     let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
     let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape)?;
+    let mut flags = gemm::dsl::flags(&dev, &cfg, &shape)?;
     let dsl_maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs)?;
     let mut graph = match k {
-        GemmKernels::Dsl(d) => Some(gemm::dsl::graph(&stream, d, &dsl_maps, &shape, &mut ws, &mut bufs.c)?),
+        GemmKernels::Dsl(d) => Some(gemm::dsl::graph(&stream, d, &dsl_maps, &shape, &mut ws, &mut flags, &mut bufs.c)?),
         GemmKernels::Builder(_) => None,
     };
     for round in ["warm-up", "warm-up", "warm-up", "profiled"] {
@@ -549,7 +591,7 @@ fn run(args: &Args) -> BenchResult<bool> {
     }
     let stream = dev.stream()?;
     let mut kernels = Kernels { built: HashMap::new() };
-    let (do_check, do_perf) = match (args.check, args.perf, args.sweep || args.shape_sweep) {
+    let (do_check, do_perf) = match (args.check, args.perf, args.sweep || args.shape_sweep || args.decode_variants) {
         (false, false, false) => (true, true),
         (c, p, _) => (c, p),
     };
@@ -657,13 +699,21 @@ fn run(args: &Args) -> BenchResult<bool> {
         }
     }
 
+    let decode = if args.decode_variants { decode_variants(&dev, &stream, &mut kernels, &blas, seed, args, &mut inputs)? } else { Vec::new() };
+    ok &= decode.iter().all(|r| r.row.passed());
+
     let mut chosen: Vec<(GemmChoice, PerfRow)> = Vec::new();
     if args.shape_sweep {
         let sms = dev.sm_count()?;
+        // A measured choice (`--decode-variants` recorded it) over the model's.
+        let cache = args.cache_dir.clone().map(ChoiceCache::new).or_else(ChoiceCache::user);
+        let device = dev.describe();
         for layout in args.layouts() {
             for shape in args.sweep_shapes() {
-                let choice = GemmConfig::choose(&shape, layout, sms);
-                println!("shape-sweep {shape} {}: chose {choice}", layout.name());
+                let measured = cache.as_ref().and_then(|c| c.lookup(&device, sms, &shape, layout));
+                let how = if measured.is_some() { "measured (choice cache)" } else { "model" };
+                let choice = measured.unwrap_or_else(|| GemmConfig::choose(&shape, layout, sms));
+                println!("shape-sweep {shape} {}: chose ({how}) {choice}", layout.name());
                 match perf_one(&dev, &stream, &mut kernels, &blas, &choice.config, shape, seed, args, &mut inputs, false)
                 {
                     Ok(r) => {
@@ -776,6 +826,208 @@ fn run(args: &Args) -> BenchResult<bool> {
         let below = chosen.iter().filter(|(_, r)| r.best_ratio() < 0.99).count();
         println!("shape-sweep: worst best-of-Phaser/cuBLAS {worst:.3}; {below} of {} rows below 0.99x", chosen.len());
     }
+    if !decode.is_empty() {
+        print_decode(&decode);
+    }
     println!("gemm: {}", if ok { "all checks passed" } else { "SOME CHECKS FAILED" });
     Ok(ok)
+}
+
+/// One timed decode candidate.
+struct DecodeRow {
+    row: PerfRow,
+    /// Work units (tiles x K slices) over the grid's CTAs.
+    units: u64,
+    grid: u32,
+}
+
+impl DecodeRow {
+    fn dsl(&self) -> &Side {
+        self.row.side(Impl::Dsl).expect("the decode rows run the DSL GEMM")
+    }
+    /// Microseconds per GEMM (the median launch).
+    fn us(&self, tflops: f64) -> f64 {
+        self.row.shape.flops() / (tflops * 1e12) * 1e6
+    }
+    /// B's bytes over the time: the bandwidth a decode GEMM is bound by.
+    fn b_tb_per_s(&self, tflops: f64) -> f64 {
+        2.0 * self.row.shape.n as f64 * self.row.shape.k as f64 / (self.us(tflops) * 1e-6) / 1e12
+    }
+}
+
+/// `--decode-variants`: at each decode shape, the model's choice and every decode candidate
+/// that can run it, each timed interleaved with cuBLAS (the DSL GEMM alone, `--runs` at most 5
+/// and `--warmup-ms` at most 50: ~0.3 s a candidate) and checked against cuBLAS's C (4096
+/// samples); the fastest that passes is recorded in the choice cache.
+fn decode_variants(
+    dev: &Device,
+    stream: &Stream,
+    kernels: &mut Kernels,
+    blas: &CublasLt,
+    seed: u64,
+    args: &Args,
+    inputs: &mut Inputs,
+) -> BenchResult<Vec<DecodeRow>> {
+    let sms = dev.sm_count()?;
+    let dargs = Args { impls: Impls::Dsl, runs: args.runs.min(5), warmup_ms: args.warmup_ms.min(50), ..args.clone() };
+    let shapes = if args.shapes.is_empty() { gemm_choice::decode_shapes() } else { args.shapes.clone() };
+    let cache = args.cache_dir.clone().map(ChoiceCache::new).or_else(ChoiceCache::user);
+    let device = dev.describe();
+    let layout = BLayout::KMajor;
+    let started = std::time::Instant::now();
+    let candidates = |shape: &GemmShape| {
+        let model = GemmConfig::choose(shape, layout, sms);
+        let mut rest: Vec<GemmChoice> = gemm_choice::decode_candidates(layout)
+            .into_iter()
+            .filter(|c| *c != model.config && gemm_choice::can_run(c, shape))
+            .map(|c| gemm_choice::score(c, shape, sms))
+            .collect();
+        // The model's order (its fastest first): what a shape's share leaves out is what
+        // the model expects least of.
+        rest.sort_by(|a, b| a.estimate_us().total_cmp(&b.estimate_us()));
+        let mut v = vec![model.config];
+        v.extend(rest.into_iter().map(|c| c.config));
+        (model, v)
+    };
+    // Every kernel built and loaded (the driver's JIT) once before any shape's share starts,
+    // by one launch at a small shape (16 K blocks: every split runs it).
+    let mut all: Vec<GemmConfig> = shapes.iter().flat_map(|s| candidates(s).1).collect();
+    all.sort_by_key(|c| c.kernel_name());
+    all.dedup();
+    let warm = GemmShape::new(64, 256, 1024);
+    let (bufs, _) = inputs_for(dev, inputs, warm, layout, seed)?;
+    for cfg in &all {
+        let ran = kernels.get(cfg, Impl::Dsl).and_then(|k| k.run(dev, cfg, bufs).map_err(BenchError::from));
+        if let Err(e) = ran {
+            println!("decode: {} does not run at {warm}: {e}", cfg.kernel_name());
+        }
+    }
+    println!("decode: {} configurations built and loaded in {:.1} s", all.len(), started.elapsed().as_secs_f64());
+    let mut rows = Vec::new();
+    let budget = Duration::from_secs(args.decode_budget_s);
+    let timing_started = std::time::Instant::now();
+    let count = shapes.len();
+    for (i, shape) in shapes.into_iter().enumerate() {
+        // This shape's share: what is left of the budget over the shapes left (a shape that
+        // finishes early leaves its rest to the next).
+        let share = budget.saturating_sub(timing_started.elapsed()) / (count - i) as u32;
+        let t0 = std::time::Instant::now();
+        let (model, cands) = candidates(&shape);
+        println!("decode {shape}: the model chose {model}");
+        let mut not_timed = Vec::new();
+        let first = rows.len();
+        for cfg in cands {
+            if t0.elapsed() > share {
+                not_timed.push(cfg.kernel_name());
+                continue;
+            }
+            if gemm::dsl::shape_problem(&cfg, &shape).is_some() {
+                continue;
+            }
+            match perf_one(dev, stream, kernels, blas, &cfg, shape, seed, &dargs, inputs, false) {
+                Ok(row) => {
+                    let t = gemm::dsl::tiles(&cfg);
+                    let units = gemm_choice::score(cfg, &shape, sms).tiles * cfg.split_k as u64;
+                    let r = DecodeRow { row, units, grid: t.grid(shape.m, shape.n, sms) };
+                    let d = r.dsl();
+                    println!(
+                        "decode {shape} {}: {:.1} us, {:.1} TFLOP/s ({:.3}x cuBLAS {:.1} TFLOP/s = {:.1} us), B at {:.2} TB/s (cuBLAS {:.2}); C vs cuBLAS {} [{}]",
+                        cfg.kernel_name(),
+                        r.us(d.tflops),
+                        d.tflops,
+                        d.tflops / r.row.cublas,
+                        r.row.cublas,
+                        r.us(r.row.cublas),
+                        r.b_tb_per_s(d.tflops),
+                        r.b_tb_per_s(r.row.cublas),
+                        describe(&d.check),
+                        r.row.clocks()
+                    );
+                    rows.push(r);
+                }
+                Err(e) => println!("decode {shape} {}: error {e}", cfg.kernel_name()),
+            }
+        }
+        if !not_timed.is_empty() {
+            println!("decode {shape}: past its {share:?} share, not timed: {}", not_timed.join(", "));
+        }
+        let best = rows[first..]
+            .iter()
+            .filter(|r| r.dsl().check.passed())
+            .max_by(|a, b| (a.dsl().tflops / a.row.cublas).total_cmp(&(b.dsl().tflops / b.row.cublas)));
+        match best {
+            Some(b) => {
+                let name = b.row.config.kernel_name();
+                println!("decode {shape}: best {name} at {:.3}x cuBLAS", b.dsl().tflops / b.row.cublas);
+                match &cache {
+                    Some(c) => match c.record(&device, &shape, layout, &b.row.config) {
+                        Ok(()) => println!("decode {shape}: recorded {name} in {}", c.path(&device, &shape, layout).display()),
+                        Err(e) => println!("decode {shape}: could not record in {}: {e}", c.dir().display()),
+                    },
+                    None => println!("decode {shape}: no choice cache (neither --cache-dir, XDG_CACHE_HOME nor HOME)"),
+                }
+            }
+            None => println!("decode {shape}: no candidate passed its check; nothing recorded"),
+        }
+    }
+    println!("decode-variants: {} candidates in {:.1} s", rows.len(), started.elapsed().as_secs_f64());
+    Ok(rows)
+}
+
+/// The decode table (every candidate, the shape's best marked) and the best per shape.
+fn print_decode(rows: &[DecodeRow]) {
+    let ratio = |r: &DecodeRow| r.dsl().tflops / r.row.cublas;
+    let best_of = |shape: GemmShape| {
+        rows.iter().filter(|r| r.row.shape == shape && r.dsl().check.passed()).map(ratio).fold(0.0, f64::max)
+    };
+    println!(
+        "| shape | config | reduce | units / CTAs | DSL us | cuBLAS us | DSL TFLOP/s | cuBLAS TFLOP/s (same row) | \
+         DSL/cuBLAS | DSL B TB/s | cuBLAS B TB/s | SM MHz | C vs cuBLAS | best |"
+    );
+    for r in rows {
+        let (c, d) = (&r.row.config, r.dsl());
+        let reduce = match (c.split_k, c.reduce) {
+            (1, _) => "-",
+            (_, SplitReduce::TwoLaunch) => "two launches",
+            (_, SplitReduce::InKernel) => "in kernel",
+        };
+        println!(
+            "| {} | {} | {reduce} | {} / {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.3} | {:.2} | {:.2} | {} | {} | {} |",
+            r.row.shape,
+            c.kernel_name(),
+            r.units,
+            r.grid,
+            r.us(d.tflops),
+            r.us(r.row.cublas),
+            d.tflops,
+            r.row.cublas,
+            ratio(r),
+            r.b_tb_per_s(d.tflops),
+            r.b_tb_per_s(r.row.cublas),
+            r.row.mhz(),
+            r.row.checks(),
+            if d.check.passed() && ratio(r) == best_of(r.row.shape) { "best" } else { "" }
+        );
+    }
+    println!("| shape | best config | DSL us | cuBLAS us | DSL/cuBLAS |");
+    let mut shapes: Vec<GemmShape> = rows.iter().map(|r| r.row.shape).collect();
+    shapes.dedup();
+    let mut worst = f64::INFINITY;
+    for shape in shapes {
+        let best = rows
+            .iter()
+            .filter(|r| r.row.shape == shape && r.dsl().check.passed())
+            .max_by(|a, b| ratio(a).total_cmp(&ratio(b)));
+        if let Some(b) = best {
+            worst = worst.min(ratio(b));
+            println!(
+                "| {shape} | {} | {:.1} | {:.1} | {:.3} |",
+                b.row.config.kernel_name(),
+                b.us(b.dsl().tflops),
+                b.us(b.row.cublas),
+                ratio(b)
+            );
+        }
+    }
+    println!("decode-variants: worst best-of-shape DSL/cuBLAS {worst:.3}");
 }

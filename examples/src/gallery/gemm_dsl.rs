@@ -100,6 +100,8 @@ pub fn gemm_dsl(
     n: u32,
     k: u32,
     ws: &mut [f32],
+    flags: &mut [u32],
+    c_out: &mut [bf16],
     #[comptime] BN: u32,
     #[comptime] WG_M: u32,
     #[comptime] STAGES: u32,
@@ -107,6 +109,7 @@ pub fn gemm_dsl(
     #[comptime] GROUP_M: u32,
     #[comptime] SPLIT: u32,
     #[comptime] B_MN: u32,
+    #[comptime] FIXUP: u32,
 ) {
     T.require_block(THREADS, 1, 1);
     T.max_registers(ENTRY_REGS);
@@ -276,19 +279,89 @@ pub fn gemm_dsl(
             T.pipeline.advance(release);
 
             if SPLIT > 1 {
-                // Split-K: this slice's f32 partial sums, stored from the D fragment straight
-                // into its slice of the workspace `[SPLIT, m, n]` (two columns per `st.v2`;
-                // N is even), clipped at the edges; `gemm_splitk_reduce` sums the slices.
-                let base = unit[3] * m * n;
-                #[unroll]
-                for j in 0..slabs {
-                    let row0 = m0 + cw * WG_M + 64 * j;
+                if FIXUP == 0 {
+                    // Split-K: this slice's f32 partial sums, stored from the D fragment
+                    // straight into its slice of the workspace `[SPLIT, m, n]` (two columns
+                    // per `st.v2`; N is even), clipped at the edges; `gemm_splitk_reduce`
+                    // sums the slices.
+                    let base = unit[3] * m * n;
                     #[unroll]
-                    for p in 0..BN / 4 {
-                        let row = row0 + T.fragment.row(acc[j], 2 * p);
-                        let col = n0 + T.fragment.col(acc[j], 2 * p);
-                        if row < m && col < n {
-                            T.st.v2(ws, base + row * n + col, acc[j][2 * p], acc[j][2 * p + 1]);
+                    for j in 0..slabs {
+                        let row0 = m0 + cw * WG_M + 64 * j;
+                        #[unroll]
+                        for p in 0..BN / 4 {
+                            let row = row0 + T.fragment.row(acc[j], 2 * p);
+                            let col = n0 + T.fragment.col(acc[j], 2 * p);
+                            if row < m && col < n {
+                                T.st.v2(ws, base + row * n + col, acc[j][2 * p], acc[j][2 * p + 1]);
+                            }
+                        }
+                    }
+                } else {
+                    // In-kernel fix-up: every slice but the last stores its partials as above and
+                    // signal this warpgroup's flag of (slice, tile); the last slice waits for
+                    // them (units of smaller index, so every CTA reaches them first: no
+                    // cycle), sums `ws[0] + .. + ws[SPLIT-2] + acc` in slice order (the
+                    // reduction kernel's order: bit-identical to it) into C, and resets the
+                    // flags to 0 for the next launch (a graph replay).
+                    let slice = unit[3];
+                    // One flag per (slice, CTA tile, warpgroup): a cluster's CTAs share
+                    // the cluster tile `tile` and differ in `rank`.
+                    let own = (tile * CLUSTER + rank) * CONSUMERS + cw;
+                    let per_slice = tiles * CLUSTER * CONSUMERS;
+                    if slice < SPLIT - 1 {
+                        let base = slice * m * n;
+                        #[unroll]
+                        for j in 0..slabs {
+                            let row0 = m0 + cw * WG_M + 64 * j;
+                            #[unroll]
+                            for p in 0..BN / 4 {
+                                let row = row0 + T.fragment.row(acc[j], 2 * p);
+                                let col = n0 + T.fragment.col(acc[j], 2 * p);
+                                if row < m && col < n {
+                                    T.st.v2(ws, base + row * n + col, acc[j][2 * p], acc[j][2 * p + 1]);
+                                }
+                            }
+                        }
+                        // Every thread's partials before the leader's release.
+                        T.ptx.bar.sync(bar_id, 128);
+                        if leader {
+                            T.flag.signal(flags, slice * per_slice + own, 1);
+                        }
+                    } else {
+                        for s in 0..SPLIT - 1 {
+                            T.flag.wait(flags, s * per_slice + own, 1);
+                        }
+                        #[unroll]
+                        for j in 0..slabs {
+                            let row0 = m0 + cw * WG_M + 64 * j;
+                            #[unroll]
+                            for p in 0..BN / 4 {
+                                let row = row0 + T.fragment.row(acc[j], 2 * p);
+                                let col = n0 + T.fragment.col(acc[j], 2 * p);
+                                if row < m && col < n {
+                                    let at = row * n + col;
+                                    let first = T.ld.v2(ws, at);
+                                    let mut lo = first[0];
+                                    let mut hi = first[1];
+                                    for s in 1..SPLIT - 1 {
+                                        let v = T.ld.v2(ws, s * m * n + at);
+                                        lo += v[0];
+                                        hi += v[1];
+                                    }
+                                    lo += acc[j][2 * p];
+                                    hi += acc[j][2 * p + 1];
+                                    c_out[at] = lo as bf16;
+                                    c_out[at + 1] = hi as bf16;
+                                }
+                            }
+                        }
+                        // Every thread has waited before the flags go back to 0.
+                        T.ptx.bar.sync(bar_id, 128);
+                        if leader {
+                            for s in 0..SPLIT - 1 {
+                                flags[s * per_slice + own] = 0;
+                            }
                         }
                     }
                 }
@@ -388,6 +461,10 @@ pub struct Tiles {
     pub group_m: u32,
     pub split: u32,
     pub b_n_major: bool,
+    /// Split-K reduced in the kernel (`#[comptime] FIXUP`: the last slice's CTA waits on
+    /// flags and sums the partials into C, one launch) instead of by [`gemm_splitk_reduce`].
+    /// Ignored without split-K.
+    pub fixup: bool,
 }
 
 impl Tiles {
@@ -395,7 +472,8 @@ impl Tiles {
     /// with B multicast) and the cluster-free one with 256 x 128 tiles (two m64 slabs per
     /// warpgroup).
     pub fn gallery(cluster: bool) -> Tiles {
-        let default = Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8, split: 1, b_n_major: false };
+        let default =
+            Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8, split: 1, b_n_major: false, fixup: false };
         if cluster {
             default
         } else {
@@ -416,7 +494,24 @@ impl Tiles {
             return refused("gemm_dsl", why);
         }
         let b_mn = self.b_n_major as u32;
-        gemm_dsl::kernel_for(self.block_n, self.wg_m, self.stages, self.cluster, self.group_m, self.split, b_mn)
+        // Without split-K there is nothing to fix up: the one kernel of that configuration.
+        let fixup = (self.fixup && self.split > 1) as u32;
+        gemm_dsl::kernel_for(self.block_n, self.wg_m, self.stages, self.cluster, self.group_m, self.split, b_mn, fixup)
+    }
+    /// Whether the kernel reduces split-K's slices itself (one launch, no [`gemm_splitk_reduce`]).
+    pub fn reduces_in_kernel(&self) -> bool {
+        self.fixup && self.split > 1
+    }
+    /// Elements of the fix-up's flags (one per slice but the last, CTA tile and consumer
+    /// warpgroup; 1 when the kernel has no fix-up, which never touches them). They must be 0
+    /// before the first launch; every launch leaves them 0 again.
+    pub fn flags_len(&self, m: u32, n: u32) -> usize {
+        if !self.reduces_in_kernel() {
+            return 1;
+        }
+        let rows = m.div_ceil(self.block_m() * self.cluster) as usize * self.cluster as usize;
+        let cols = n.div_ceil(self.block_n) as usize;
+        (self.split as usize - 1) * rows * cols * CONSUMERS as usize
     }
     /// Why this configuration cannot read its B, if it cannot: an N-major B tile is one
     /// `64 x BN` tile of 64-column boxes, and a cluster's multicast would need each CTA's
@@ -434,6 +529,9 @@ impl Tiles {
     pub fn reduce_kernel(&self) -> phaser::codegen::Result<Kernel> {
         if self.split < 2 {
             return refused("gemm_splitk_reduce", format!("split-K into {} slice(s): nothing to reduce", self.split));
+        }
+        if self.fixup {
+            return refused("gemm_splitk_reduce", format!("split-K into {} slices reduced in the kernel (fixup)", self.split));
         }
         gemm_splitk_reduce::kernel_for(self.split)
     }
@@ -518,7 +616,21 @@ pub fn examples() -> Vec<Example> {
             setup: |dev, size, seed| setup(dev, size, seed, splitk_tiles()),
             check,
         },
+        Example {
+            name: "gemm_dsl_splitk_fixup",
+            about: "the DSL GEMM with split-K reduced in the kernel: 3 slices of K per 128 x 128 tile; every slice \
+                    but the last stores its f32 partials and signals a flag, the last waits for them, sums in \
+                    slice order and writes C (one launch; the flags are left 0)",
+            kernels: |_| Ok(vec![fixup_tiles().kernel()?]),
+            setup: |dev, size, seed| setup(dev, size, seed, fixup_tiles()),
+            check,
+        },
     ]
+}
+
+/// The in-kernel fix-up example's configuration: the split-K example's, reduced in the kernel.
+fn fixup_tiles() -> Tiles {
+    Tiles { fixup: true, ..splitk_tiles() }
 }
 
 /// The split-K example's configuration: 128 x 128 tiles without a cluster, K in 3 slices
@@ -538,6 +650,8 @@ pub struct Host {
     /// With split-K: the workspace of f32 partials (the first launch's output) and the
     /// configuration that sliced K.
     pub partials: Option<(BufferId<f32>, Tiles)>,
+    /// With the in-kernel fix-up: its flags, which the launch must leave 0.
+    pub flags: Option<BufferId<u32>>,
     /// Check every element (small sizes), or the corners and 4096 random positions.
     pub every_element: bool,
 }
@@ -599,23 +713,38 @@ pub fn setup_tiles(
     if let Some(why) = tiles.split_problem(m, n, k) {
         return Err(RuntimeError::BadLaunch { kernel: "gemm_dsl".into(), problem: format!("{m}x{n}x{k}: {why}") });
     }
-    let partials = if tiles.split > 1 {
+    let mut fixup_flags = None;
+    let partials = if tiles.reduces_in_kernel() {
+        // One launch: the partials of every slice but the last (poisoned, as below), the
+        // flags (0 before the launch, and the kernel leaves them 0), and C written directly.
+        let ws = p.output(dev, tiles.workspace_len(m, n), f32::NAN)?;
+        let flags = p.output(dev, tiles.flags_len(m, n), 0u32)?;
+        let args =
+            [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into(), flags.into(), gc.into()];
+        p.launch(tiles.kernel()?, launch, args, [ws.into(), flags.into(), gc.into()]);
+        fixup_flags = Some(flags);
+        Some((ws, tiles))
+    } else if tiles.split > 1 {
         // The partials (poisoned: a slice's element left unwritten fails the check), then the
         // reduction into C, on the same stream after it.
         let ws = p.output(dev, tiles.workspace_len(m, n), f32::NAN)?;
-        let args = [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into()];
+        let (flags, c_out) = (p.input(dev, &[0u32])?, p.input(dev, &[POISON])?);
+        let args =
+            [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into(), flags.into(), c_out.into()];
         p.launch(tiles.kernel()?, launch, args, [ws.into()]);
         let reduce = phaser::LaunchConfig::linear(tiles.reduce_grid(m, n, dev.sm_count()?), REDUCE_THREADS);
         p.launch(tiles.reduce_kernel()?, reduce, [ws.into(), gc.into(), (m * n).into()], [gc.into()]);
         Some((ws, tiles))
     } else {
-        // The kernel never touches its workspace without split-K.
+        // The kernel never touches its workspace, flags or `c_out` without split-K.
         let ws = p.input(dev, &[0.0f32])?;
-        let args = [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into()];
+        let (flags, c_out) = (p.input(dev, &[0u32])?, p.input(dev, &[POISON])?);
+        let args =
+            [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into(), flags.into(), c_out.into()];
         p.launch(tiles.kernel()?, launch, args, [gc.into()]);
         None
     };
-    p.set_host(Host { m, n, k, a, b, c: gc, partials, every_element });
+    p.set_host(Host { m, n, k, a, b, c: gc, partials, flags: fixup_flags, every_element });
     Ok(p)
 }
 
@@ -660,7 +789,9 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
     // not only the total, is what the kernel computed.
     if let Some((ws, tiles)) = h.partials {
         let partials = outputs.get(0, ws);
-        for s in 0..tiles.split {
+        // The fix-up's last slice sums straight into C: only the others are in the workspace.
+        let stored = if tiles.reduces_in_kernel() { tiles.split - 1 } else { tiles.split };
+        for s in 0..stored {
             let at = |i: usize, j: usize| s as usize * m * n + i * n + j;
             let cols = slice_columns(h.k, tiles.split, s);
             // By value: a slice of zero products is +0 on the GPU, -0 in Rust's `sum` (NaN,
@@ -678,6 +809,13 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
                     ),
                 );
             }
+        }
+    }
+    if let Some(flags) = h.flags {
+        let left: Vec<(usize, u32)> =
+            outputs.get(0, flags).iter().copied().enumerate().filter(|&(_, f)| f != 0).take(4).collect();
+        if !left.is_empty() {
+            return Outcome::new(false, format!("{shape} (seed {}): fix-up flags left set (index, value): {left:?}", p.seed));
         }
     }
     let bad: Vec<(usize, usize)> =

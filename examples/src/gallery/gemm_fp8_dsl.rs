@@ -441,8 +441,8 @@ pub enum Scaling {
 /// multicast. Per-tensor: the bf16 GEMM's 128 x 256 tiles, 4 stages (48 KiB each).
 pub fn tiles(scaling: Scaling) -> Tiles {
     match scaling {
-        Scaling::Blockwise => Tiles { block_n: 128, wg_m: 64, stages: 5, cluster: 2, group_m: 8, split: 1, b_n_major: false },
-        Scaling::PerTensor => Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8, split: 1, b_n_major: false },
+        Scaling::Blockwise => Tiles { block_n: 128, wg_m: 64, stages: 5, cluster: 2, group_m: 8, split: 1, b_n_major: false, fixup: false },
+        Scaling::PerTensor => Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8, split: 1, b_n_major: false, fixup: false },
     }
 }
 

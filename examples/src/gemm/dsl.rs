@@ -2,7 +2,7 @@
 //! (`gallery::gemm_dsl`, whose own host side knows only its [`Tiles`]): the benchmarks, the
 //! GPU tests and the candle op run either kernel from one configuration.
 
-use super::{BLayout, GemmBuffers, GemmConfig, GemmShape};
+use super::{BLayout, GemmBuffers, GemmConfig, GemmShape, SplitReduce};
 use crate::gallery::gemm_dsl::{Tiles, BLOCK_K, CONSUMERS, EPI, REDUCE_THREADS};
 use phaser::{Arg, Buffer, Device, Kernel, LaunchConfig, TensorMap};
 
@@ -38,6 +38,7 @@ pub fn tiles(cfg: &GemmConfig) -> Tiles {
         group_m: cfg.group_m,
         split: cfg.split_k,
         b_n_major: cfg.b_layout == BLayout::NMajor,
+        fixup: cfg.reduce == SplitReduce::InKernel,
     }
 }
 
@@ -79,7 +80,7 @@ pub struct DslKernels {
 /// The kernels of `cfg` (see [`kernel`]).
 pub fn kernels(cfg: &GemmConfig) -> phaser::codegen::Result<DslKernels> {
     let gemm = kernel(cfg)?;
-    let reduce = if cfg.split_k > 1 { Some(tiles(cfg).reduce_kernel()?) } else { None };
+    let reduce = if cfg.split_k > 1 && !tiles(cfg).reduces_in_kernel() { Some(tiles(cfg).reduce_kernel()?) } else { None };
     Ok(DslKernels { cfg: *cfg, gemm, reduce })
 }
 
@@ -93,6 +94,15 @@ pub fn shape_problem(cfg: &GemmConfig, shape: &GemmShape) -> Option<String> {
 /// which the GEMM takes but never touches).
 pub fn workspace(dev: &Device, cfg: &GemmConfig, shape: &GemmShape) -> phaser::runtime::Result<Buffer<f32>> {
     dev.alloc::<f32>(tiles(cfg).workspace_len(shape.m, shape.n))
+}
+
+/// The in-kernel fix-up's flags for `cfg` at `shape`, zeroed (one element without it, which
+/// the GEMM takes but never touches). Every launch leaves them 0, so one allocation serves
+/// any number of launches and graph replays, in stream order (two launches running at once
+/// on one flags buffer would race).
+pub fn flags(dev: &Device, cfg: &GemmConfig, shape: &GemmShape) -> phaser::runtime::Result<Buffer<u32>> {
+    let len = tiles(cfg).flags_len(shape.m, shape.n);
+    dev.upload(&vec![0u32; len])
 }
 
 /// The DSL GEMM's four tensor maps: A, B as a K-major `b` (box `{64, block_n / cluster}`), B
@@ -110,10 +120,18 @@ pub fn tensor_maps(dev: &Device, cfg: &GemmConfig, bufs: &GemmBuffers) -> phaser
     Ok([a, b_nk, b_kn, c])
 }
 
-/// The GEMM's arguments: the maps of [`tensor_maps`], M, N and K, then the workspace.
-pub fn args<'a>(maps: &'a [TensorMap; 4], s: &GemmShape, ws: &'a mut Buffer<f32>) -> [Arg<'a>; 8] {
-    let [a, b, b_kn, c] = maps.each_ref().map(Arg::TensorMap);
-    [a, b, b_kn, c, Arg::scalar(s.m), Arg::scalar(s.n), Arg::scalar(s.k), Arg::buffer_mut(ws)]
+/// The GEMM's arguments: the maps of [`tensor_maps`], M, N and K, the workspace, the
+/// fix-up's flags and C as a buffer (which only the in-kernel fix-up writes through).
+pub fn args<'a>(
+    maps: &'a [TensorMap; 4],
+    s: &GemmShape,
+    ws: &'a mut Buffer<f32>,
+    flags: &'a mut Buffer<u32>,
+    c: &'a mut Buffer<half::bf16>,
+) -> [Arg<'a>; 10] {
+    let [a, b, b_kn, cm] = maps.each_ref().map(Arg::TensorMap);
+    let (ws, flags, c) = (Arg::buffer_mut(ws), Arg::buffer_mut(flags), Arg::buffer_mut(c));
+    [a, b, b_kn, cm, Arg::scalar(s.m), Arg::scalar(s.n), Arg::scalar(s.k), ws, flags, c]
 }
 
 /// The GEMM's launch shape for `cfg` at `shape`: the persistent grid over its work units.
@@ -142,6 +160,7 @@ pub fn launch(
     kernels: &DslKernels,
     bufs: &mut GemmBuffers,
     ws: &mut Buffer<f32>,
+    flags: &mut Buffer<u32>,
 ) -> phaser::runtime::Result<Vec<phaser::runtime::LaunchReport>> {
     let (cfg, s) = (&kernels.cfg, bufs.shape);
     if let Some(why) = shape_problem(cfg, &s) {
@@ -149,7 +168,8 @@ pub fn launch(
     }
     let sms = dev.sm_count()?;
     let maps = tensor_maps(dev, cfg, bufs)?;
-    let mut reports = vec![dev.launch(&kernels.gemm, launch_config(cfg, &s, sms), &args(&maps, &s, ws))?];
+    let gemm = dev.launch(&kernels.gemm, launch_config(cfg, &s, sms), &args(&maps, &s, ws, flags, &mut bufs.c))?;
+    let mut reports = vec![gemm];
     if let Some(reduce) = &kernels.reduce {
         let (lc, rargs) = reduce_launch(cfg, &s, sms, ws, &mut bufs.c);
         reports.push(dev.launch(reduce, lc, &rargs)?);
@@ -168,6 +188,7 @@ pub fn graph<'a>(
     maps: &'a [TensorMap; 4],
     shape: &GemmShape,
     ws: &'a mut Buffer<f32>,
+    flags: &'a mut Buffer<u32>,
     c: &'a mut Buffer<half::bf16>,
 ) -> phaser::runtime::Result<phaser::Graph<'a>> {
     use phaser::runtime::GraphArg;
@@ -178,11 +199,12 @@ pub fn graph<'a>(
     let sms = stream.device().sm_count()?;
     let mut g = stream.graph()?;
     let w = g.bind_mut(ws)?;
+    let f = g.bind_mut(flags)?;
+    let c = g.bind_mut(c)?;
     let [a, b, b_kn, c_map] = maps.each_ref().map(GraphArg::from);
-    let args: [GraphArg; 8] = [a, b, b_kn, c_map, s.m.into(), s.n.into(), s.k.into(), w.into()];
+    let args: [GraphArg; 10] = [a, b, b_kn, c_map, s.m.into(), s.n.into(), s.k.into(), w.into(), f.into(), c.into()];
     g.launch(&kernels.gemm, launch_config(cfg, &s, sms), args)?;
     if let Some(reduce) = &kernels.reduce {
-        let c = g.bind_mut(c)?;
         let lc = LaunchConfig::linear(tiles(cfg).reduce_grid(s.m, s.n, sms), REDUCE_THREADS);
         g.launch(reduce, lc, [w.into(), c.into(), (s.m * s.n).into()])?;
     }
