@@ -4,7 +4,7 @@
 //! for a flag a kernel on another sets, with findings that name the device, CTA and line.
 
 use phaser::runtime::sim::{Category, SimConfig, SimReport};
-use phaser::{launch_group, simulate_group, Arg, Device, DeviceId, GroupLaunch, LaunchConfig, RuntimeError};
+use phaser::{launch_group, simulate_group, Arg, Device, DeviceId, GroupLaunch, LaunchConfig, RuntimeError, Swizzle};
 
 mod multi_kernels;
 
@@ -314,4 +314,165 @@ fn a_tma_load_issued_before_the_flag_wait_is_a_global_race() {
     };
     assert_eq!((loc.file, loc.line), own, "{f}");
     assert!(f.message.contains(&other), "names the other access ({other}): {f}");
+}
+
+/// A consumer on device 1 copies a tile of device 0's memory into shared memory (`tma`: with
+/// a TMA load through a tensor map over the peer mapping, else a bulk copy from the mapped
+/// buffer) while the producer on device 0 writes the tile and raises its flag (both in device
+/// 0's memory): `order` 1 waits for the flag and fences the async proxy before the copy, 0
+/// issues the copy before the wait. The reports (consumer's first) and what the consumer
+/// copied out.
+fn peer_copy(tma: bool, order: u32) -> (Vec<SimReport>, Vec<u32>) {
+    let (a, b) = two();
+    b.enable_peer_access(&a).unwrap();
+    let tile = a.alloc::<u32>(N as usize).unwrap();
+    let flag = a.alloc::<u32>(1).unwrap();
+    let mut out = b.alloc::<u32>(N as usize).unwrap();
+    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
+    let kp = produce::kernel_for(1).unwrap();
+    let cfg = LaunchConfig::linear(1, N);
+    let (tile_view, flag_view) = (tile.peer(&b).unwrap(), flag.peer(&b).unwrap());
+    let map;
+    let (kc, tile_arg) = if tma {
+        map = b.tensor_map_peer(&tile_view, &[N as u64, 1], &[N, 1], Swizzle::None).unwrap();
+        (consume_tma::kernel_for(order).unwrap(), Arg::TensorMap(&map))
+    } else {
+        (bulk_consume::kernel_for(order).unwrap(), Arg::from(&tile_view))
+    };
+    let reports = simulate_group(vec![
+        GroupLaunch::new(&sb, &kc, cfg, [tile_arg, Arg::from(&flag_view), Arg::buffer_mut(&mut out)]),
+        GroupLaunch::new(&sa, &kp, cfg, [Arg::buffer(&tile), Arg::buffer(&flag)]),
+    ])
+    .unwrap();
+    let got = b.download(&out).unwrap();
+    (reports, got)
+}
+
+#[test]
+fn a_bulk_copy_of_a_peers_tile_after_its_flag_reads_the_peers_bytes() {
+    let (reports, got) = peer_copy(false, 1);
+    for r in &reports {
+        assert!(r.findings.is_empty(), "{}", r.text());
+    }
+    assert_eq!(got, want(), "the copy read device 0's tile, bit for bit");
+}
+
+#[test]
+fn a_tma_load_through_a_map_over_a_peer_mapping_reads_the_peers_bytes() {
+    let (reports, got) = peer_copy(true, 1);
+    for r in &reports {
+        assert!(r.findings.is_empty(), "{}", r.text());
+    }
+    assert_eq!(got, want(), "the TMA load read device 0's tile, bit for bit");
+}
+
+/// The copy issued before the wait: one global race between the copy's read on device 1 and
+/// the producer's write on device 0, found at whichever of the two the schedule made later,
+/// naming the other's device, CTA and line.
+fn copy_before_wait_races(tma: bool, copy_marker: &str) {
+    let (reports, _) = peer_copy(tma, 0);
+    let races: Vec<_> =
+        reports.iter().flat_map(|r| &r.findings).filter(|f| f.category == Category::GlobalRace).collect();
+    assert_eq!(races.len(), 1, "{}\n{}", reports[0].text(), reports[1].text());
+    let f = races[0];
+    let (copy, write) = (line_of(copy_marker), line_of("marker: the producer's tile"));
+    let loc = f.loc.expect("a line");
+    assert_eq!(loc.file, FILE, "{f}");
+    let (device, other, other_device) = match loc.line {
+        l if l == copy => (DeviceId(1), write, 0),
+        l if l == write => (DeviceId(0), copy, 1),
+        _ => panic!("the finding is at the copy or at the producer's write: {f}"),
+    };
+    assert_eq!((f.device, f.cta), (Some(device), [0, 0, 0]), "{f}");
+    let (other_cta, other_at) = (format!("CTA (0, 0, 0) on device {other_device}"), format!("{FILE}:{other}"));
+    assert!(f.message.contains(&other_cta), "names the other CTA and device: {f}");
+    assert!(f.message.contains(&other_at), "names the other access's line {other_at}: {f}");
+}
+
+#[test]
+fn a_bulk_copy_of_a_peers_tile_issued_before_its_flag_is_a_race() {
+    copy_before_wait_races(false, "marker: the bulk copy");
+}
+
+#[test]
+fn a_tma_load_of_a_peers_tile_issued_before_its_flag_is_a_race() {
+    copy_before_wait_races(true, "marker: the early TMA load");
+}
+
+#[test]
+fn a_tensor_map_over_another_devices_memory_needs_a_peer_mapping_for_this_device() {
+    let devs = Device::sim_system(3, SimConfig::default());
+    let (a, b, c) = (&devs[0], &devs[1], &devs[2]);
+    let theirs = b.alloc::<u32>(N as usize).unwrap();
+    // Another device's plain buffer: refused, naming both devices.
+    let e = a.tensor_map(&theirs, &[N as u64, 1], &[N, 1], Swizzle::None).unwrap_err();
+    assert!(
+        matches!(e, RuntimeError::WrongDevice { param: None, buffer_on: DeviceId(1), used_on: DeviceId(0), mapped_for: None }),
+        "{e}"
+    );
+    // A view mapped for device 0 does not make a map for device 2.
+    a.enable_peer_access(b).unwrap();
+    c.enable_peer_access(b).unwrap();
+    let view = theirs.peer(a).unwrap();
+    let e = c.tensor_map_peer(&view, &[N as u64, 1], &[N, 1], Swizzle::None).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RuntimeError::WrongDevice { buffer_on: DeviceId(1), used_on: DeviceId(2), mapped_for: Some(DeviceId(0)), .. }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("its peer mapping was made for device 0"), "{e}");
+    // Through the view for device 0: the map's base is the buffer's, and it must fit it.
+    let map = a.tensor_map_peer(&view, &[N as u64, 1], &[N, 1], Swizzle::None).unwrap();
+    assert!(map.buffer_alive());
+    let e = a.tensor_map_peer(&view, &[N as u64, 2], &[N, 1], Swizzle::None).unwrap_err();
+    assert!(e.to_string().contains("the buffer holds 128"), "{e}");
+    // The map is device 0's: a launch on device 2 refuses it.
+    let mut out = c.alloc::<u32>(N as usize).unwrap();
+    let flag = c.alloc::<u32>(1).unwrap();
+    let k = consume_tma::kernel_for(1).unwrap();
+    let e = c
+        .launch(&k, LaunchConfig::linear(1, N), &[Arg::TensorMap(&map), Arg::buffer(&flag), Arg::buffer_mut(&mut out)])
+        .unwrap_err();
+    assert!(matches!(e, RuntimeError::ForeignTensorMap { .. }), "{e}");
+}
+
+/// `gpu_multi.rs`'s one-GPU test in the simulator: on one device CTA 1 writes the tile and
+/// signals, CTA 0 waits, fences the async proxy and bulk-copies it; clean, the bytes arrive.
+#[test]
+fn a_bulk_copy_of_a_tile_after_its_flag_between_two_ctas_of_one_device() {
+    for seed in 0..8 {
+        let dev = Device::sim(SimConfig { seed, ..config() });
+        let mut tile = dev.alloc::<u32>(N as usize).unwrap();
+        let mut flag = dev.alloc::<u32>(1).unwrap();
+        let mut out = dev.alloc::<u32>(N as usize).unwrap();
+        let args = [Arg::buffer_mut(&mut tile), Arg::buffer_mut(&mut flag), Arg::buffer_mut(&mut out)];
+        let r = dev.simulate(&bulk_handoff::kernel().unwrap(), LaunchConfig::linear(2, N), &args).unwrap();
+        assert!(r.findings.is_empty(), "seed {seed}: {}", r.text());
+        assert_eq!(dev.download(&out).unwrap(), want(), "seed {seed}");
+    }
+}
+
+/// The driver's peer copy (`Device::copy_from_peer`, `bench_peer_copy`'s baseline) in the
+/// simulator: the peer's bytes, through a view made for this device only.
+#[test]
+fn a_peer_copy_reads_the_peers_buffer_through_a_mapping_for_this_device() {
+    let devs = Device::sim_system(3, SimConfig::default());
+    let (a, b, c) = (&devs[0], &devs[1], &devs[2]);
+    let theirs = a.upload(&want()).unwrap();
+    b.enable_peer_access(a).unwrap();
+    c.enable_peer_access(a).unwrap();
+    let mut mine = b.alloc::<u32>(N as usize).unwrap();
+    let view = theirs.peer(b).unwrap();
+    assert_eq!(b.copy_from_peer(&view, &mut mine).unwrap(), None, "the simulator reports no time");
+    assert_eq!(b.download(&mine).unwrap(), want());
+    let mut on_c = c.alloc::<u32>(N as usize).unwrap();
+    let e = c.copy_from_peer(&view, &mut on_c).unwrap_err();
+    assert!(matches!(e, RuntimeError::WrongDevice { used_on: DeviceId(2), mapped_for: Some(DeviceId(1)), .. }), "{e}");
+    let mut short = b.alloc::<u32>(N as usize - 1).unwrap();
+    assert!(matches!(b.copy_from_peer(&view, &mut short).unwrap_err(), RuntimeError::SizeMismatch { .. }));
+    // The destination must be this device's.
+    let e = b.copy_from_peer(&view, &mut on_c).unwrap_err();
+    assert!(matches!(e, RuntimeError::WrongDevice { buffer_on: DeviceId(2), used_on: DeviceId(1), .. }), "{e}");
 }
