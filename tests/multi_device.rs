@@ -407,7 +407,10 @@ fn a_tensor_map_over_another_devices_memory_needs_a_peer_mapping_for_this_device
     // Another device's plain buffer: refused, naming both devices.
     let e = a.tensor_map(&theirs, &[N as u64, 1], &[N, 1], Swizzle::None).unwrap_err();
     assert!(
-        matches!(e, RuntimeError::WrongDevice { param: None, buffer_on: DeviceId(1), used_on: DeviceId(0), mapped_for: None }),
+        matches!(
+            e,
+            RuntimeError::WrongDevice { param: None, buffer_on: DeviceId(1), used_on: DeviceId(0), mapped_for: None }
+        ),
         "{e}"
     );
     // A view mapped for device 0 does not make a map for device 2.
@@ -418,7 +421,12 @@ fn a_tensor_map_over_another_devices_memory_needs_a_peer_mapping_for_this_device
     assert!(
         matches!(
             e,
-            RuntimeError::WrongDevice { buffer_on: DeviceId(1), used_on: DeviceId(2), mapped_for: Some(DeviceId(0)), .. }
+            RuntimeError::WrongDevice {
+                buffer_on: DeviceId(1),
+                used_on: DeviceId(2),
+                mapped_for: Some(DeviceId(0)),
+                ..
+            }
         ),
         "{e}"
     );
