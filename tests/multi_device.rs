@@ -484,3 +484,51 @@ fn a_peer_copy_reads_the_peers_buffer_through_a_mapping_for_this_device() {
     let e = b.copy_from_peer(&view, &mut on_c).unwrap_err();
     assert!(matches!(e, RuntimeError::WrongDevice { buffer_on: DeviceId(2), used_on: DeviceId(1), .. }), "{e}");
 }
+
+/// Write-after-write across devices: the producer on device 0 writes device 1's tile
+/// through a peer mapping and raises flag 0; `overwrite` on device 1 writes the same tile,
+/// after waiting for flag 0 (`wait` 1) or not. The reports and the tile.
+fn two_writers(wait: u32) -> (Vec<SimReport>, Vec<u32>) {
+    let (a, b) = two();
+    a.enable_peer_access(&b).unwrap();
+    let tile = b.alloc::<u32>(N as usize).unwrap();
+    let flag = b.alloc::<u32>(2).unwrap();
+    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
+    let (kp, ko) = (produce::kernel_for(1).unwrap(), overwrite::kernel_for(wait).unwrap());
+    let cfg = LaunchConfig::linear(1, N);
+    let reports = {
+        let (tile_view, flag_view) = (tile.peer(&a).unwrap(), flag.peer(&a).unwrap());
+        simulate_group(vec![
+            GroupLaunch::new(&sb, &ko, cfg, [Arg::buffer(&tile), Arg::buffer(&flag)]),
+            GroupLaunch::new(&sa, &kp, cfg, [Arg::from(&tile_view), Arg::from(&flag_view)]),
+        ])
+        .unwrap()
+    };
+    let got = b.download(&tile).unwrap();
+    (reports, got)
+}
+
+#[test]
+fn two_devices_writing_one_tile_unordered_is_a_write_after_write_race_and_a_flag_orders_them() {
+    let (reports, got) = two_writers(1);
+    for r in &reports {
+        assert!(r.findings.is_empty(), "{}", r.text());
+    }
+    assert_eq!(got, (7..7 + N).collect::<Vec<u32>>(), "the second writer's tile stays");
+    let (reports, _) = two_writers(0);
+    let races: Vec<_> =
+        reports.iter().flat_map(|r| &r.findings).filter(|f| f.category == Category::GlobalRace).collect();
+    assert_eq!(races.len(), 1, "{}\n{}", reports[0].text(), reports[1].text());
+    let f = races[0];
+    let (first, second) = (line_of("marker: the producer's tile"), line_of("marker: the second writer's tile"));
+    let loc = f.loc.expect("a line");
+    let (device, other, other_device) = match loc.line {
+        l if l == first => (DeviceId(0), second, 1),
+        l if l == second => (DeviceId(1), first, 0),
+        _ => panic!("the finding is at one of the two writes: {f}"),
+    };
+    assert_eq!((f.device, f.cta), (Some(device), [0, 0, 0]), "{f}");
+    let other_at = format!("CTA (0, 0, 0) on device {other_device} also wrote at {FILE}:{other}");
+    assert!(f.message.contains(&other_at), "names the other write ({other_at}): {f}");
+    assert!(f.message.contains("write-after-write"), "{f}");
+}

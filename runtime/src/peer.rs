@@ -236,7 +236,10 @@ impl Device {
                 d.write(t, &bytes)?;
                 Ok(None)
             }
-            _ => Err(RuntimeError::BackendMismatch { buffer: src.buffer.storage.as_arg().backend(), device: self.backend() }),
+            _ => Err(RuntimeError::BackendMismatch {
+                buffer: src.buffer.storage.as_arg().backend(),
+                device: self.backend(),
+            }),
         }
     }
 

@@ -147,3 +147,20 @@ pub fn bulk_handoff(tile: &mut [u32], flag: &mut [u32], out: &mut [u32]) {
         out[tid] = stage[tid];
     }
 }
+
+/// Writes the tile (this device's buffer, or a peer's through its mapping), then raises
+/// `flag[1]` (system scope). `WAIT` 1: first waits for `flag[0]` (what [`produce`] raises
+/// after writing the same tile: the two writes ordered), 0: does not (write-after-write).
+#[phaser::kernel(target = "sm_90a")]
+pub fn overwrite(tile: &mut [u32], flag: &mut [u32], #[comptime] WAIT: u32) {
+    T.require_block(32, 1, 1);
+    let tid = T.thread_idx();
+    if WAIT == 1 {
+        T.flag.wait(flag, 0, 1, "sys");
+    }
+    tile[tid] = tid + 7; // marker: the second writer's tile
+    T.cuda.cta_sync();
+    if tid == 0 {
+        T.flag.signal(flag, 1, 1, "sys");
+    }
+}

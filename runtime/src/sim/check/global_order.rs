@@ -32,7 +32,8 @@
 //! and flags; the infinite-loop report's "no live thread stores to it" must then look at
 //! every device's warps.
 //!
-//! The async proxy's reads of global memory (TMA tensor loads, bulk global→shared copies) are
+//! The async proxy's reads of global memory (TMA tensor loads, bulk global→shared copies), and
+//! Ampere's `cp.async` (its read is as asynchronous, `exec/memory.rs`), are
 //! weak reads at their issue, with the issuing CTA's clock (`exec/tma.rs`): the copy may read
 //! any time after it, so a peer's write must be acquired before the issue.
 //!

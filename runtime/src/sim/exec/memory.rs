@@ -289,6 +289,9 @@ impl<C: Checker> Engine<'_, C> {
                         self.fault(own, t, pc, format!("cp.async source of {bytes} bytes at {ds} is out of bounds"));
                         return;
                     }
+                    // Its read of global memory, as the async proxy's copies read theirs: at the
+                    // issue, with the issuing CTA's clock.
+                    self.order_global_async_read(t, pc, &[(s, *bytes)]);
                     let g = &mut self.async_ops.groups[t as usize].cp_async;
                     let group = g.committed.len();
                     g.open += 1;
