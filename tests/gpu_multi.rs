@@ -9,7 +9,7 @@ mod multi_kernels;
 
 use multi_kernels::*;
 use phaser::runtime::nccl::{run_ranks, ReduceOp};
-use phaser::{launch_group, Arg, Device, DeviceId, GroupLaunch, LaunchConfig, RuntimeError};
+use phaser::{launch_group, Arg, Device, DeviceId, GroupLaunch, LaunchConfig, RuntimeError, Swizzle};
 
 fn gpu(i: usize) -> Device {
     Device::cuda(i).unwrap_or_else(|e| panic!("needs CUDA GPU {i}: {e}"))
@@ -137,4 +137,65 @@ fn two_gpus_a_two_rank_all_reduce_and_all_gather() {
         assert_eq!(sum, &vec![3.0f32; 256]);
         assert_eq!(both, &gathered);
     }
+}
+
+/// Two CTAs of one launch on one GPU: CTA 1 writes the tile and signals (`st.release.gpu`);
+/// CTA 0 waits (`ld.acquire.gpu`), `fence.proxy.async.global`, then bulk-copies the tile
+/// (`cp.async.bulk` global→shared) and writes it out: the bytes CTA 1 wrote.
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn a_bulk_copy_of_a_tile_after_its_flag_on_one_gpu() {
+    let dev = gpu(0);
+    let k = bulk_handoff::kernel().unwrap();
+    for round in 0..20 {
+        let mut tile = dev.alloc::<u32>(N as usize).unwrap();
+        let mut flag = dev.alloc::<u32>(1).unwrap();
+        let mut out = dev.alloc::<u32>(N as usize).unwrap();
+        let args = [Arg::buffer_mut(&mut tile), Arg::buffer_mut(&mut flag), Arg::buffer_mut(&mut out)];
+        dev.launch(&k, LaunchConfig::linear(2, N), &args).unwrap();
+        assert_eq!(dev.download(&out).unwrap(), want(), "round {round}");
+    }
+}
+
+/// The producer on GPU 0 writes a tile of its own memory and raises its own flag
+/// (`st.release.sys`); the consumer on GPU 1 waits for the flag and reads the tile through
+/// peer mappings: `tma` with a TMA load through a tensor map over the mapping
+/// (`Device::tensor_map_peer`), else a bulk copy from the mapped buffer.
+fn two_gpus_peer_copy(tma: bool) {
+    let (a, b) = two_gpus();
+    b.enable_peer_access(&a).unwrap();
+    let tile = a.alloc::<u32>(N as usize).unwrap();
+    let flag = a.alloc::<u32>(1).unwrap();
+    let mut out = b.alloc::<u32>(N as usize).unwrap();
+    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
+    let kp = produce::kernel_for(1).unwrap();
+    let cfg = LaunchConfig::linear(1, N);
+    {
+        let (tile_view, flag_view) = (tile.peer(&b).unwrap(), flag.peer(&b).unwrap());
+        let map;
+        let (kc, tile_arg) = if tma {
+            map = b.tensor_map_peer(&tile_view, &[N as u64, 1], &[N, 1], Swizzle::None).unwrap();
+            (consume_tma::kernel_for(1).unwrap(), Arg::TensorMap(&map))
+        } else {
+            (bulk_consume::kernel_for(1).unwrap(), Arg::from(&tile_view))
+        };
+        launch_group(vec![
+            GroupLaunch::new(&sb, &kc, cfg, [tile_arg, Arg::from(&flag_view), Arg::buffer_mut(&mut out)]),
+            GroupLaunch::new(&sa, &kp, cfg, [Arg::buffer(&tile), Arg::buffer(&flag)]),
+        ])
+        .unwrap();
+    }
+    assert_eq!(b.download(&out).unwrap(), want());
+}
+
+#[test]
+#[ignore = "needs two GPUs: run by .ci/gpu-bundle on a machine with two"]
+fn two_gpus_peer_bulk_copy() {
+    two_gpus_peer_copy(false);
+}
+
+#[test]
+#[ignore = "needs two GPUs: run by .ci/gpu-bundle on a machine with two"]
+fn two_gpus_peer_tma() {
+    two_gpus_peer_copy(true);
 }

@@ -4,7 +4,7 @@
 //! for a flag a kernel on another sets, with findings that name the device, CTA and line.
 
 use phaser::runtime::sim::{Category, SimConfig, SimReport};
-use phaser::{launch_group, simulate_group, Arg, Device, DeviceId, GroupLaunch, LaunchConfig, RuntimeError};
+use phaser::{launch_group, simulate_group, Arg, Device, DeviceId, GroupLaunch, LaunchConfig, RuntimeError, Swizzle};
 
 mod multi_kernels;
 
@@ -259,4 +259,276 @@ fn a_relaxed_flag_store_across_devices_is_found() {
 #[test]
 fn a_release_at_gpu_scope_does_not_reach_another_device() {
     unpublished(3);
+}
+
+/// The producer on device 0 fills device 1's tile and raises its flag (a release at `.sys`);
+/// the consumer on device 1 reads the tile through TMA, ordered by its `ORDER`.
+fn tma_protocol(order: u32) -> (Vec<SimReport>, Vec<u32>) {
+    let (a, b) = two();
+    a.enable_peer_access(&b).unwrap();
+    let tile = b.alloc::<u32>(N as usize).unwrap();
+    let flag = b.alloc::<u32>(1).unwrap();
+    let mut out = b.alloc::<u32>(N as usize).unwrap();
+    let map = b.tensor_map(&tile, &[N as u64, 1], &[N, 1], phaser::runtime::Swizzle::None).unwrap();
+    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
+    let (kp, kc) = (produce::kernel_for(1).unwrap(), consume_tma::kernel_for(order).unwrap());
+    let cfg = LaunchConfig::linear(1, N);
+    let (tile_view, flag_view) = (tile.peer(&a).unwrap(), flag.peer(&a).unwrap());
+    let reports = simulate_group(vec![
+        GroupLaunch::new(&sb, &kc, cfg, [Arg::from(&map), Arg::buffer(&flag), Arg::buffer_mut(&mut out)]),
+        GroupLaunch::new(&sa, &kp, cfg, [Arg::from(&tile_view), Arg::from(&flag_view)]),
+    ])
+    .unwrap();
+    let got = b.download(&out).unwrap();
+    (reports, got)
+}
+
+#[test]
+fn a_tma_load_after_the_flag_wait_and_the_proxy_fence_is_clean() {
+    let (reports, got) = tma_protocol(1);
+    for r in &reports {
+        assert!(r.findings.is_empty(), "{}", r.text());
+    }
+    assert_eq!(got, want());
+}
+
+/// The async proxy's read is a read of global memory at its issue: a TMA load issued before
+/// the wait that acquires the producer's tile races with the producer's stores. Whichever of
+/// the two comes second reports it (under this seed the producer's store, over the load's
+/// read), naming its own device, CTA and line and the other's.
+#[test]
+fn a_tma_load_issued_before_the_flag_wait_is_a_global_race() {
+    let (reports, _) = tma_protocol(0);
+    let (tma, producer) = (line_of("marker: the early TMA load"), line_of("marker: the producer's tile"));
+    let races: Vec<_> =
+        reports.iter().flat_map(|r| r.findings.iter()).filter(|f| f.category == Category::GlobalRace).collect();
+    assert_eq!(races.len(), 1, "one race: {}\n{}", reports[0].text(), reports[1].text());
+    let f = races[0];
+    assert_eq!(f.cta, [0, 0, 0], "{f}");
+    let loc = f.loc.expect("a line");
+    let (own, other) = if f.device == Some(DeviceId(0)) {
+        ((FILE, producer), format!("CTA (0, 0, 0) on device 1 read at {FILE}:{tma}:"))
+    } else {
+        assert_eq!(f.device, Some(DeviceId(1)), "{f}");
+        ((FILE, tma), format!("CTA (0, 0, 0) on device 0 wrote at {FILE}:{producer}:"))
+    };
+    assert_eq!((loc.file, loc.line), own, "{f}");
+    assert!(f.message.contains(&other), "names the other access ({other}): {f}");
+}
+
+/// A consumer on device 1 copies a tile of device 0's memory into shared memory (`tma`: with
+/// a TMA load through a tensor map over the peer mapping, else a bulk copy from the mapped
+/// buffer) while the producer on device 0 writes the tile and raises its flag (both in device
+/// 0's memory): `order` 1 waits for the flag and fences the async proxy before the copy, 0
+/// issues the copy before the wait. The reports (consumer's first) and what the consumer
+/// copied out.
+fn peer_copy(tma: bool, order: u32) -> (Vec<SimReport>, Vec<u32>) {
+    let (a, b) = two();
+    b.enable_peer_access(&a).unwrap();
+    let tile = a.alloc::<u32>(N as usize).unwrap();
+    let flag = a.alloc::<u32>(1).unwrap();
+    let mut out = b.alloc::<u32>(N as usize).unwrap();
+    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
+    let kp = produce::kernel_for(1).unwrap();
+    let cfg = LaunchConfig::linear(1, N);
+    let (tile_view, flag_view) = (tile.peer(&b).unwrap(), flag.peer(&b).unwrap());
+    let map;
+    let (kc, tile_arg) = if tma {
+        map = b.tensor_map_peer(&tile_view, &[N as u64, 1], &[N, 1], Swizzle::None).unwrap();
+        (consume_tma::kernel_for(order).unwrap(), Arg::TensorMap(&map))
+    } else {
+        (bulk_consume::kernel_for(order).unwrap(), Arg::from(&tile_view))
+    };
+    let reports = simulate_group(vec![
+        GroupLaunch::new(&sb, &kc, cfg, [tile_arg, Arg::from(&flag_view), Arg::buffer_mut(&mut out)]),
+        GroupLaunch::new(&sa, &kp, cfg, [Arg::buffer(&tile), Arg::buffer(&flag)]),
+    ])
+    .unwrap();
+    let got = b.download(&out).unwrap();
+    (reports, got)
+}
+
+#[test]
+fn a_bulk_copy_of_a_peers_tile_after_its_flag_reads_the_peers_bytes() {
+    let (reports, got) = peer_copy(false, 1);
+    for r in &reports {
+        assert!(r.findings.is_empty(), "{}", r.text());
+    }
+    assert_eq!(got, want(), "the copy read device 0's tile, bit for bit");
+}
+
+#[test]
+fn a_tma_load_through_a_map_over_a_peer_mapping_reads_the_peers_bytes() {
+    let (reports, got) = peer_copy(true, 1);
+    for r in &reports {
+        assert!(r.findings.is_empty(), "{}", r.text());
+    }
+    assert_eq!(got, want(), "the TMA load read device 0's tile, bit for bit");
+}
+
+/// The copy issued before the wait: one global race between the copy's read on device 1 and
+/// the producer's write on device 0, found at whichever of the two the schedule made later,
+/// naming the other's device, CTA and line.
+fn copy_before_wait_races(tma: bool, copy_marker: &str) {
+    let (reports, _) = peer_copy(tma, 0);
+    let races: Vec<_> =
+        reports.iter().flat_map(|r| &r.findings).filter(|f| f.category == Category::GlobalRace).collect();
+    assert_eq!(races.len(), 1, "{}\n{}", reports[0].text(), reports[1].text());
+    let f = races[0];
+    let (copy, write) = (line_of(copy_marker), line_of("marker: the producer's tile"));
+    let loc = f.loc.expect("a line");
+    assert_eq!(loc.file, FILE, "{f}");
+    let (device, other, other_device) = match loc.line {
+        l if l == copy => (DeviceId(1), write, 0),
+        l if l == write => (DeviceId(0), copy, 1),
+        _ => panic!("the finding is at the copy or at the producer's write: {f}"),
+    };
+    assert_eq!((f.device, f.cta), (Some(device), [0, 0, 0]), "{f}");
+    let (other_cta, other_at) = (format!("CTA (0, 0, 0) on device {other_device}"), format!("{FILE}:{other}"));
+    assert!(f.message.contains(&other_cta), "names the other CTA and device: {f}");
+    assert!(f.message.contains(&other_at), "names the other access's line {other_at}: {f}");
+}
+
+#[test]
+fn a_bulk_copy_of_a_peers_tile_issued_before_its_flag_is_a_race() {
+    copy_before_wait_races(false, "marker: the bulk copy");
+}
+
+#[test]
+fn a_tma_load_of_a_peers_tile_issued_before_its_flag_is_a_race() {
+    copy_before_wait_races(true, "marker: the early TMA load");
+}
+
+#[test]
+fn a_tensor_map_over_another_devices_memory_needs_a_peer_mapping_for_this_device() {
+    let devs = Device::sim_system(3, SimConfig::default());
+    let (a, b, c) = (&devs[0], &devs[1], &devs[2]);
+    let theirs = b.alloc::<u32>(N as usize).unwrap();
+    // Another device's plain buffer: refused, naming both devices.
+    let e = a.tensor_map(&theirs, &[N as u64, 1], &[N, 1], Swizzle::None).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RuntimeError::WrongDevice { param: None, buffer_on: DeviceId(1), used_on: DeviceId(0), mapped_for: None }
+        ),
+        "{e}"
+    );
+    // A view mapped for device 0 does not make a map for device 2.
+    a.enable_peer_access(b).unwrap();
+    c.enable_peer_access(b).unwrap();
+    let view = theirs.peer(a).unwrap();
+    let e = c.tensor_map_peer(&view, &[N as u64, 1], &[N, 1], Swizzle::None).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            RuntimeError::WrongDevice {
+                buffer_on: DeviceId(1),
+                used_on: DeviceId(2),
+                mapped_for: Some(DeviceId(0)),
+                ..
+            }
+        ),
+        "{e}"
+    );
+    assert!(e.to_string().contains("its peer mapping was made for device 0"), "{e}");
+    // Through the view for device 0: the map's base is the buffer's, and it must fit it.
+    let map = a.tensor_map_peer(&view, &[N as u64, 1], &[N, 1], Swizzle::None).unwrap();
+    assert!(map.buffer_alive());
+    let e = a.tensor_map_peer(&view, &[N as u64, 2], &[N, 1], Swizzle::None).unwrap_err();
+    assert!(e.to_string().contains("the buffer holds 128"), "{e}");
+    // The map is device 0's: a launch on device 2 refuses it.
+    let mut out = c.alloc::<u32>(N as usize).unwrap();
+    let flag = c.alloc::<u32>(1).unwrap();
+    let k = consume_tma::kernel_for(1).unwrap();
+    let e = c
+        .launch(&k, LaunchConfig::linear(1, N), &[Arg::TensorMap(&map), Arg::buffer(&flag), Arg::buffer_mut(&mut out)])
+        .unwrap_err();
+    assert!(matches!(e, RuntimeError::ForeignTensorMap { .. }), "{e}");
+}
+
+/// `gpu_multi.rs`'s one-GPU test in the simulator: on one device CTA 1 writes the tile and
+/// signals, CTA 0 waits, fences the async proxy and bulk-copies it; clean, the bytes arrive.
+#[test]
+fn a_bulk_copy_of_a_tile_after_its_flag_between_two_ctas_of_one_device() {
+    for seed in 0..8 {
+        let dev = Device::sim(SimConfig { seed, ..config() });
+        let mut tile = dev.alloc::<u32>(N as usize).unwrap();
+        let mut flag = dev.alloc::<u32>(1).unwrap();
+        let mut out = dev.alloc::<u32>(N as usize).unwrap();
+        let args = [Arg::buffer_mut(&mut tile), Arg::buffer_mut(&mut flag), Arg::buffer_mut(&mut out)];
+        let r = dev.simulate(&bulk_handoff::kernel().unwrap(), LaunchConfig::linear(2, N), &args).unwrap();
+        assert!(r.findings.is_empty(), "seed {seed}: {}", r.text());
+        assert_eq!(dev.download(&out).unwrap(), want(), "seed {seed}");
+    }
+}
+
+/// The driver's peer copy (`Device::copy_from_peer`, `bench_peer_copy`'s baseline) in the
+/// simulator: the peer's bytes, through a view made for this device only.
+#[test]
+fn a_peer_copy_reads_the_peers_buffer_through_a_mapping_for_this_device() {
+    let devs = Device::sim_system(3, SimConfig::default());
+    let (a, b, c) = (&devs[0], &devs[1], &devs[2]);
+    let theirs = a.upload(&want()).unwrap();
+    b.enable_peer_access(a).unwrap();
+    c.enable_peer_access(a).unwrap();
+    let mut mine = b.alloc::<u32>(N as usize).unwrap();
+    let view = theirs.peer(b).unwrap();
+    assert_eq!(b.copy_from_peer(&view, &mut mine).unwrap(), None, "the simulator reports no time");
+    assert_eq!(b.download(&mine).unwrap(), want());
+    let mut on_c = c.alloc::<u32>(N as usize).unwrap();
+    let e = c.copy_from_peer(&view, &mut on_c).unwrap_err();
+    assert!(matches!(e, RuntimeError::WrongDevice { used_on: DeviceId(2), mapped_for: Some(DeviceId(1)), .. }), "{e}");
+    let mut short = b.alloc::<u32>(N as usize - 1).unwrap();
+    assert!(matches!(b.copy_from_peer(&view, &mut short).unwrap_err(), RuntimeError::SizeMismatch { .. }));
+    // The destination must be this device's.
+    let e = b.copy_from_peer(&view, &mut on_c).unwrap_err();
+    assert!(matches!(e, RuntimeError::WrongDevice { buffer_on: DeviceId(2), used_on: DeviceId(1), .. }), "{e}");
+}
+
+/// Write-after-write across devices: the producer on device 0 writes device 1's tile
+/// through a peer mapping and raises flag 0; `overwrite` on device 1 writes the same tile,
+/// after waiting for flag 0 (`wait` 1) or not. The reports and the tile.
+fn two_writers(wait: u32) -> (Vec<SimReport>, Vec<u32>) {
+    let (a, b) = two();
+    a.enable_peer_access(&b).unwrap();
+    let tile = b.alloc::<u32>(N as usize).unwrap();
+    let flag = b.alloc::<u32>(2).unwrap();
+    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
+    let (kp, ko) = (produce::kernel_for(1).unwrap(), overwrite::kernel_for(wait).unwrap());
+    let cfg = LaunchConfig::linear(1, N);
+    let reports = {
+        let (tile_view, flag_view) = (tile.peer(&a).unwrap(), flag.peer(&a).unwrap());
+        simulate_group(vec![
+            GroupLaunch::new(&sb, &ko, cfg, [Arg::buffer(&tile), Arg::buffer(&flag)]),
+            GroupLaunch::new(&sa, &kp, cfg, [Arg::from(&tile_view), Arg::from(&flag_view)]),
+        ])
+        .unwrap()
+    };
+    let got = b.download(&tile).unwrap();
+    (reports, got)
+}
+
+#[test]
+fn two_devices_writing_one_tile_unordered_is_a_write_after_write_race_and_a_flag_orders_them() {
+    let (reports, got) = two_writers(1);
+    for r in &reports {
+        assert!(r.findings.is_empty(), "{}", r.text());
+    }
+    assert_eq!(got, (7..7 + N).collect::<Vec<u32>>(), "the second writer's tile stays");
+    let (reports, _) = two_writers(0);
+    let races: Vec<_> =
+        reports.iter().flat_map(|r| &r.findings).filter(|f| f.category == Category::GlobalRace).collect();
+    assert_eq!(races.len(), 1, "{}\n{}", reports[0].text(), reports[1].text());
+    let f = races[0];
+    let (first, second) = (line_of("marker: the producer's tile"), line_of("marker: the second writer's tile"));
+    let loc = f.loc.expect("a line");
+    let (device, other, other_device) = match loc.line {
+        l if l == first => (DeviceId(0), second, 1),
+        l if l == second => (DeviceId(1), first, 0),
+        _ => panic!("the finding is at one of the two writes: {f}"),
+    };
+    assert_eq!((f.device, f.cta), (Some(device), [0, 0, 0]), "{f}");
+    let other_at = format!("CTA (0, 0, 0) on device {other_device} also wrote at {FILE}:{other}");
+    assert!(f.message.contains(&other_at), "names the other write ({other_at}): {f}");
+    assert!(f.message.contains("write-after-write"), "{f}");
 }

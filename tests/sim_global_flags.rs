@@ -168,6 +168,56 @@ fn in_cluster_cta_scope(data: &mut [u32], flags: &mut [u32], out: &mut [u32]) {
     }
 }
 
+/// Both CTAs write the same tile of `data`; `ordered`: CTA 1 first waits for CTA 0's flag
+/// (the twin), else nothing orders the two writes (write-after-write).
+#[phaser::kernel(target = "sm_90a")]
+fn both_write(data: &mut [u32], flags: &mut [u32], out: &mut [u32], ordered: u32) {
+    T.require_block(32, 1, 1);
+    let tid = T.thread_idx();
+    if T.block_idx() == 0 {
+        data[tid] = tid + 1000; // G-WRITE0
+        T.cuda.cta_sync();
+        if tid == 0 {
+            T.flag.signal(flags, 0, 1);
+        }
+    } else {
+        if ordered != 0 {
+            T.flag.wait(flags, 0, 1);
+            T.cuda.cta_sync();
+        }
+        data[tid] = tid + 2000; // G-WRITE1
+    }
+    out[T.block_idx() * 32 + tid] = tid;
+}
+
+/// CTA 1 writes the tile and signals; each lane of CTA 0 copies its word of the tile into
+/// shared memory with Ampere's `cp.async` and writes it out. `ordered`: the copy after the
+/// flag wait (the twin), else issued before it (its read may see the tile unwritten).
+#[phaser::kernel(target = "sm_90a")]
+fn cp_async_handoff(data: &mut [u32], flags: &mut [u32], out: &mut [u32], ordered: u32) {
+    T.require_block(32, 1, 1);
+    let tile = T.alloc_shared::<u32>([32]);
+    let tid = T.thread_idx();
+    if T.block_idx() == 1 {
+        data[tid] = tid * 3 + 1; // H-DATA
+        T.cuda.cta_sync();
+        if tid == 0 {
+            T.flag.signal(flags, 0, 1);
+        }
+    } else {
+        if ordered != 0 {
+            T.flag.wait(flags, 0, 1);
+        }
+        T.ptx.cp_async(T.shared_elem_addr(tile, tid), T.global_elem_addr(data, tid), 4); // H-COPY
+        T.ptx.cp_async.commit_group();
+        if ordered == 0 {
+            T.flag.wait(flags, 0, 1);
+        }
+        T.ptx.cp_async.wait_group(0);
+        out[tid] = tile[tid];
+    }
+}
+
 /// Run `k` on two CTAs (two clusters) with the protocol's buffers: the report and `out`.
 fn run(s: phaser::runtime::sim::Strategy, k: &phaser::Kernel, scalar: Option<u32>) -> (SimReport, Vec<u32>) {
     let dev = common::dev(s, 7);
@@ -278,6 +328,62 @@ fn within_a_cluster_a_cluster_scope_flag_orders_the_tile_and_a_cta_scope_one_doe
         let (rep, _) = run(s, &in_cluster_cta_scope::kernel().unwrap(), None);
         let msg = race_at(&rep, "E-READ", 0, "E-DATA");
         assert!(msg.contains("with a scope that does not include both CTAs"), "{msg}");
+    }
+}
+
+#[test]
+fn two_unordered_writes_of_one_tile_are_a_race_and_a_flag_between_them_orders_them() {
+    for s in STRATEGIES {
+        let k = both_write::kernel().unwrap();
+        let dev = common::dev(s, 7);
+        let launch = |ordered: u32| {
+            let (data, flags, out) =
+                (dev.alloc::<u32>(64).unwrap(), dev.alloc::<u32>(2).unwrap(), dev.alloc::<u32>(64).unwrap());
+            let args = [Arg::buffer(&data), Arg::buffer(&flags), Arg::buffer(&out), Arg::scalar(ordered)];
+            (dev.simulate(&k, LaunchConfig::linear(2, 32), &args).unwrap(), dev.download(&data).unwrap())
+        };
+        let (rep, data) = launch(1);
+        common::clean(&rep);
+        assert_eq!(data[..32], (2000..2032).collect::<Vec<u32>>()[..], "CTA 1 writes last: {s:?}");
+        let (rep, _) = launch(0);
+        let races: Vec<_> = rep.findings.iter().filter(|f| f.category == Category::GlobalRace).collect();
+        assert_eq!(races.len(), 1, "one finding for the pair of lines:\n{}", rep.text());
+        let f = races[0];
+        // The later of the two writes reports it, whichever the schedule made later; it names
+        // the other CTA's line.
+        let (w0, w1) = (SRC.line_of("G-WRITE0"), SRC.line_of("G-WRITE1"));
+        let (own, other, cta) = match f.loc.map(|l| l.line) {
+            Some(l) if l == w0 => (w0, w1, 0),
+            Some(l) if l == w1 => (w1, w0, 1),
+            _ => panic!("the finding is at one of the writes: {f}"),
+        };
+        assert_eq!((f.cta, f.loc.unwrap().line), ([cta, 0, 0], own), "{f}");
+        let other_line = format!("{}:{}", SRC.file, other);
+        assert!(f.message.contains(&format!("CTA ({}, 0, 0) also wrote at {other_line}", 1 - cta)), "{f}");
+        assert!(f.message.contains("write-after-write"), "{f}");
+    }
+}
+
+#[test]
+fn a_cp_async_read_before_the_flag_wait_is_a_race_and_after_it_is_clean() {
+    for s in STRATEGIES {
+        let (rep, out) = run(s, &cp_async_handoff::kernel().unwrap(), Some(1));
+        common::clean(&rep);
+        assert_eq!(out[..32], (0..32).map(|t| t * 3 + 1).collect::<Vec<_>>()[..], "{s:?}");
+        let (rep, _) = run(s, &cp_async_handoff::kernel().unwrap(), Some(0));
+        let races: Vec<_> = rep.findings.iter().filter(|f| f.category == Category::GlobalRace).collect();
+        assert_eq!(races.len(), 1, "{}", rep.text());
+        let f = races[0];
+        // At the copy (it read what CTA 1 wrote) or at the write (over what the copy read).
+        let (copy, write) = (SRC.line_of("H-COPY"), SRC.line_of("H-DATA"));
+        let (cta, other) = match f.loc.map(|l| l.line) {
+            Some(l) if l == copy => (0, write),
+            Some(l) if l == write => (1, copy),
+            _ => panic!("the finding is at the copy or the write: {f}"),
+        };
+        assert_eq!(f.cta, [cta, 0, 0], "{f}");
+        let other_line = format!("{}:{}", SRC.file, other);
+        assert!(f.message.contains(&other_line), "names the other access's line {other_line}: {f}");
     }
 }
 

@@ -294,7 +294,9 @@ impl Device {
         self.tensor_map_from_desc(buf, desc)
     }
 
-    fn tensor_map_from_desc<T: Elem>(&self, buf: &Buffer<T>, desc: TensorMapDesc) -> Result<TensorMap> {
+    /// The map of `desc` over `buf` (whose address `desc.base` is, on this device or through
+    /// a peer mapping for it): validated, held to the buffer's size, encoded on the GPU.
+    pub(crate) fn tensor_map_from_desc<T: Elem>(&self, buf: &Buffer<T>, desc: TensorMapDesc) -> Result<TensorMap> {
         desc.validate()?;
         if desc.extent_bytes() > buf.bytes() as u128 {
             return Err(RuntimeError::TensorMap(format!(

@@ -178,6 +178,71 @@ impl Device {
         }
     }
 
+    /// A tensor map over a peer's buffer for TMA loads by kernels on this device: `view` (a
+    /// [`PeerView`] made for this device) viewed as [`Device::tensor_map`] views a buffer of
+    /// its own, at the address the mapping gives. The only way to a map over another
+    /// device's memory: [`Device::tensor_map`] refuses another device's buffer
+    /// (`WrongDevice`), and so does this a view mapped for another device.
+    pub fn tensor_map_peer<T: Elem>(
+        &self,
+        view: &PeerView<'_, T>,
+        dims: &[u64],
+        box_dims: &[u32],
+        swizzle: crate::Swizzle,
+    ) -> Result<crate::TensorMap> {
+        if view.grant.to != self.key() {
+            return Err(RuntimeError::WrongDevice {
+                param: None,
+                buffer_on: view.buffer_on(),
+                used_on: self.id(),
+                mapped_for: Some(view.grant.to_id),
+            });
+        }
+        let desc = crate::tensor_map::TensorMapDesc::dense(T::TYPE, view.grant.addr, dims, box_dims, swizzle);
+        self.tensor_map_from_desc(view.buffer, desc)
+    }
+
+    /// Copy a peer's buffer (`src`, a [`PeerView`] made for this device) into `dst` (this
+    /// device's, same length), on this device's stream: on the GPU the driver's peer copy
+    /// (cudarc's `memcpy_dtod` between contexts, `cuMemcpyPeerAsync`), timed with events as
+    /// [`Device::copy`] times a local copy (the baseline of `bench_peer_copy`); the simulator
+    /// copies the bytes and reports no time.
+    pub fn copy_from_peer<T: Elem>(
+        &self,
+        src: &PeerView<'_, T>,
+        dst: &mut Buffer<T>,
+    ) -> Result<Option<std::time::Duration>> {
+        if src.grant.to != self.key() {
+            return Err(RuntimeError::WrongDevice {
+                param: None,
+                buffer_on: src.buffer_on(),
+                used_on: self.id(),
+                mapped_for: Some(src.grant.to_id),
+            });
+        }
+        if src.buffer.len() != dst.len() {
+            return Err(RuntimeError::SizeMismatch {
+                what: "copying a peer's buffer into one of this device",
+                expected: dst.len(),
+                found: src.buffer.len(),
+            });
+        }
+        self.buffer_addr(dst)?;
+        let len = dst.len();
+        match (self, &src.buffer.storage, &mut dst.storage) {
+            (Device::Cuda(d), Storage::Cuda(s), Storage::Cuda(t)) => Ok(Some(d.copy_timed(s, t, len)?)),
+            (Device::Sim(d), Storage::Sim(s), Storage::Sim(t)) => {
+                let bytes = d.read_in_system(s);
+                d.write(t, &bytes)?;
+                Ok(None)
+            }
+            _ => Err(RuntimeError::BackendMismatch {
+                buffer: src.buffer.storage.as_arg().backend(),
+                device: self.backend(),
+            }),
+        }
+    }
+
     /// Whether kernels on this device were given access to the memory of device `to`.
     fn peer_enabled(&self, to: DeviceId) -> bool {
         match self {

@@ -183,6 +183,15 @@ impl SimDevice {
         }
     }
 
+    /// The bytes of `b`, a buffer of any device of this one's system (the devices share one
+    /// memory: what a peer copy reads); empty for another system's.
+    pub(crate) fn read_in_system(&self, b: &SimBuffer) -> Vec<u8> {
+        if !self.same_system(b) {
+            return Vec::new();
+        }
+        self.mem().slice(b.addr, b.len).map(|s| s.to_vec()).unwrap_or_default()
+    }
+
     /// The bytes of `b` (empty for a buffer of another device).
     pub fn read(&self, b: &SimBuffer) -> Vec<u8> {
         if !self.owns(b) {

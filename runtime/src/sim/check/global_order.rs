@@ -7,7 +7,8 @@
 //! then `fence.acq_rel` an acquire; both sides' scopes must include the other CTA (`.cta`
 //! never does, `.cluster` within a cluster, `.gpu`/`.sys` on one device). A weak (plain) read
 //! of global bytes another CTA wrote with no such edge, or a weak write of bytes another CTA
-//! read with none, is a finding naming both CTAs, both lines and what is missing.
+//! read or wrote with none (write-after-write: which value stays depends on the schedule), is
+//! a finding naming both CTAs, both lines and what is missing.
 //!
 //! The unit is the CTA: a release by any thread publishes every earlier global write of its
 //! CTA (the order inside a CTA, `bar.sync` and the like, is taken as given: a flag signalled
@@ -30,6 +31,11 @@
 //! addresses made canonical (a peer mapping's address as its owner's) before they key cells
 //! and flags; the infinite-loop report's "no live thread stores to it" must then look at
 //! every device's warps.
+//!
+//! The async proxy's reads of global memory (TMA tensor loads, bulk global→shared copies), and
+//! Ampere's `cp.async` (its read is as asynchronous, `exec/memory.rs`), are
+//! weak reads at their issue, with the issuing CTA's clock (`exec/tma.rs`): the copy may read
+//! any time after it, so a peer's write must be acquired before the issue.
 //!
 //! Cost: nothing unless the kernel has strong global loads or stores (`ld.acquire`,
 //! `st.release`, `.relaxed` with a scope: [`uses_flags`]); the checker follows atomics and
@@ -160,9 +166,9 @@ pub(crate) struct Conflict {
     pub rank: usize,
     pub pc: u32,
     pub addr: u64,
-    /// Whether the later access is a read (of data written earlier) or a write (over data
-    /// read earlier).
-    pub later_reads: bool,
+    /// What the later access is and what it meets: a read of data written earlier, a write
+    /// over data read earlier, or a write over data written earlier.
+    pub kind: ConflictKind,
     /// The other access: `%ctaid`, its index in the [`CtaSpace`] (which launch it is of: its
     /// pc is that launch's) and pc.
     pub other: [u32; 3],
@@ -172,6 +178,14 @@ pub(crate) struct Conflict {
     pub own: [u32; 3],
     /// Why no edge exists, as the checker knows it (the flag the reader read, if any).
     why: Why,
+}
+
+/// The two accesses of a [`Conflict`], the later first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ConflictKind {
+    ReadAfterWrite,
+    WriteAfterRead,
+    WriteAfterWrite,
 }
 
 #[derive(Clone, Debug)]
@@ -379,7 +393,8 @@ impl GlobalOrderView {
         let why = self.ctas[rank].flag_reads.get(&writer).map_or(Why::NoFlag, |f| Why::Flag(*f));
         let own = self.ctas[rank].ctaid;
         let other = self.space.ctaid(writer);
-        Some(Conflict { rank, pc, addr, later_reads: true, other, other_g: writer, other_pc: wpc, own, why })
+        let kind = ConflictKind::ReadAfterWrite;
+        Some(Conflict { rank, pc, addr, kind, other, other_g: writer, other_pc: wpc, own, why })
     }
 
     /// A weak write of `[addr, addr + len)` by CTA `rank` at `pc`.
@@ -394,7 +409,17 @@ impl GlobalOrderView {
                 if delta.is_none_or(|c| c.write.is_none()) {
                     reads.extend(self.base().cells.get(&b).map(|c| c.reads.clone()).unwrap_or_default());
                 }
-                found = reads.into_iter().find(|r| r.cta != me && clock[r.cta as usize] < r.tick);
+                let unordered_read = reads.into_iter().find(|r| r.cta != me && clock[r.cta as usize] < r.tick);
+                found = unordered_read.map(|r| (ConflictKind::WriteAfterRead, r.cta, r.pc)).or_else(|| {
+                    // Write-after-write: the last write is another CTA's and this CTA acquired
+                    // nothing it released after it.
+                    let w = self.last_write(b)?;
+                    (w.cta != me && clock[w.cta as usize] < w.tick).then_some((
+                        ConflictKind::WriteAfterWrite,
+                        w.cta,
+                        w.pc,
+                    ))
+                });
             }
             let tick = clock[me as usize];
             self.cells.insert(
@@ -402,12 +427,18 @@ impl GlobalOrderView {
                 Cell { write: Some(Write { cta: me, tick, pc, clock: Arc::clone(&clock), epoch }), reads: Vec::new() },
             );
         }
-        let r = found?;
-        if !self.first_report(pc, r.pc) {
+        let (kind, them, their_pc) = found?;
+        if !self.first_report(pc, their_pc) {
             return None;
         }
-        let (own, other) = (self.ctas[rank].ctaid, self.space.ctaid(r.cta));
-        Some(Conflict { rank, pc, addr, later_reads: false, other, other_g: r.cta, other_pc: r.pc, own, why: Why::NoSignalBack })
+        let (own, other) = (self.ctas[rank].ctaid, self.space.ctaid(them));
+        let why = match kind {
+            ConflictKind::WriteAfterWrite => {
+                self.ctas[rank].flag_reads.get(&them).map_or(Why::NoFlag, |f| Why::Flag(*f))
+            }
+            _ => Why::NoSignalBack,
+        };
+        Some(Conflict { rank, pc, addr, kind, other, other_g: them, other_pc: their_pc, own, why })
     }
 
     /// What a store with `sem` by CTA `rank` publishes (its release part): the CTA's clock
@@ -443,8 +474,10 @@ impl GlobalOrderView {
         if f.by == me {
             return;
         }
-        let (same_cta, same_cluster, same_device) = (false, self.same_cluster(me, f.by), self.space.same_device(me, f.by));
-        let in_scope = reaches(f.scope, same_cta, same_cluster, same_device) && reaches(scope, same_cta, same_cluster, same_device);
+        let (same_cta, same_cluster, same_device) =
+            (false, self.same_cluster(me, f.by), self.space.same_device(me, f.by));
+        let in_scope = reaches(f.scope, same_cta, same_cluster, same_device)
+            && reaches(scope, same_cta, same_cluster, same_device);
         let c = &mut self.ctas[rank];
         let acquire = matches!(sem, AtomSem::Acquire | AtomSem::AcqRel);
         if let (true, Some(p)) = (in_scope, &f.published) {
@@ -557,23 +590,35 @@ impl GlobalOrder {
             let cell = self.cells.entry(b).or_default();
             match d.write {
                 Some(w) => {
-                    let racing = cell
+                    let racing_read = cell
                         .reads
                         .iter()
-                        .find(|r| r.epoch == epoch && r.cta != w.cta && w.clock[r.cta as usize] < r.tick);
-                    if let Some(r) = racing {
-                        if view.reported.insert((w.pc, r.pc)) {
+                        .find(|r| r.epoch == epoch && r.cta != w.cta && w.clock[r.cta as usize] < r.tick)
+                        .map(|r| (ConflictKind::WriteAfterRead, r.cta, r.pc, Why::NoSignalBack));
+                    // Another cluster of this epoch wrote the bytes, committed before this one:
+                    // unordered unless this write's CTA acquired a release after it.
+                    let racing_write = || {
+                        let p = cell.write.as_ref().filter(|p| p.epoch == epoch)?;
+                        (p.cta != w.cta && w.clock[p.cta as usize] < p.tick).then_some((
+                            ConflictKind::WriteAfterWrite,
+                            p.cta,
+                            p.pc,
+                            Why::NoFlag,
+                        ))
+                    };
+                    if let Some((kind, them, their_pc, why)) = racing_read.or_else(racing_write) {
+                        if view.reported.insert((w.pc, their_pc)) {
                             let rank = view.ctas.iter().position(|c| c.grid == w.cta).unwrap_or(0);
                             found.push(Conflict {
                                 rank,
                                 pc: w.pc,
                                 addr: b,
-                                later_reads: false,
-                                other: view.space.ctaid(r.cta),
-                                other_g: r.cta,
-                                other_pc: r.pc,
+                                kind,
+                                other: view.space.ctaid(them),
+                                other_g: them,
+                                other_pc: their_pc,
                                 own: view.space.ctaid(w.cta),
-                                why: Why::NoSignalBack,
+                                why,
                             });
                         }
                     }
@@ -591,7 +636,7 @@ impl GlobalOrder {
                                         rank,
                                         pc: r.pc,
                                         addr: b,
-                                        later_reads: true,
+                                        kind: ConflictKind::ReadAfterWrite,
                                         other: view.space.ctaid(w.cta),
                                         other_g: w.cta,
                                         other_pc: w.pc,
@@ -621,8 +666,8 @@ impl GlobalOrder {
                 let (same_cluster, acquire) =
                     (view.same_cluster(by, f.by), matches!(a.sem, AtomSem::Acquire | AtomSem::AcqRel));
                 let same_device = view.space.same_device(by, f.by);
-                let in_scope =
-                    reaches(f.scope, false, same_cluster, same_device) && reaches(a.scope, false, same_cluster, same_device);
+                let in_scope = reaches(f.scope, false, same_cluster, same_device)
+                    && reaches(a.scope, false, same_cluster, same_device);
                 if let (true, true, Some(p), false) = (in_scope, acquire, &f.published, f.by == by) {
                     join(&mut view.ctas[a.rank].now, p);
                 }
@@ -657,20 +702,18 @@ impl Conflict {
             format!("CTA ({}, {}, {}){on}", c[0], c[1], c[2])
         };
         let (own, other) = (cta(self.own, mine.device), cta(self.other, theirs.device));
-        let head = if self.later_reads {
-            format!(
-                "{own} reads global {}{} that {other} wrote{}, with nothing ordering the write before the read",
-                describe(self.addr),
-                at(self.pc),
-                at_other(self.other_pc)
-            )
-        } else {
-            format!(
-                "{own} overwrites global {}{} that {other} read{}, with nothing ordering the read before the write",
-                describe(self.addr),
-                at(self.pc),
-                at_other(self.other_pc)
-            )
+        let (addr, here, there) = (describe(self.addr), at(self.pc), at_other(self.other_pc));
+        let head = match self.kind {
+            ConflictKind::ReadAfterWrite => format!(
+                "{own} reads global {addr}{here} that {other} wrote{there}, with nothing ordering the write before the read"
+            ),
+            ConflictKind::WriteAfterRead => format!(
+                "{own} overwrites global {addr}{here} that {other} read{there}, with nothing ordering the read before the write"
+            ),
+            ConflictKind::WriteAfterWrite => format!(
+                "{own} writes global {addr}{here} that {other} also wrote{there}, with nothing ordering the two writes \
+                 (write-after-write: which value the bytes keep depends on the schedule)"
+            ),
         };
         let why = match &self.why {
             Why::Flag(f) => {
@@ -816,6 +859,54 @@ mod tests {
             Vec::new()
         });
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].later_reads && found[0].own == [1, 0, 0] && found[0].other == [0, 0, 0]);
+        assert!(
+            found[0].kind == ConflictKind::ReadAfterWrite && found[0].own == [1, 0, 0] && found[0].other == [0, 0, 0]
+        );
+    }
+
+    #[test]
+    fn two_writes_of_one_byte_by_different_ctas_need_an_edge_between_them() {
+        // In one epoch, two clusters: found at the second cluster's commit.
+        let (o, mut a, mut b) = two();
+        let mut o = Arc::new(o);
+        let found = epoch(&mut o, &mut [&mut a, &mut b], |v| {
+            assert!(v[0].data_write(0, 0x100, 4, 1).is_none());
+            assert!(v[1].data_write(0, 0x102, 4, 2).is_none(), "the views do not see each other");
+            Vec::new()
+        });
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(
+            (found[0].kind, found[0].own, found[0].other, found[0].pc),
+            (ConflictKind::WriteAfterWrite, [1, 0, 0], [0, 0, 0], 2)
+        );
+        // Across epochs: found at the write.
+        let (o, mut a, mut b) = two();
+        let mut o = Arc::new(o);
+        assert!(
+            epoch(&mut o, &mut [&mut a, &mut b], |v| v[0].data_write(0, 0x100, 4, 1).into_iter().collect()).is_empty()
+        );
+        let found = epoch(&mut o, &mut [&mut a, &mut b], |v| v[1].data_write(0, 0x100, 1, 2).into_iter().collect());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!((found[0].kind, found[0].other_pc), (ConflictKind::WriteAfterWrite, 1));
+        // A release by the first writer acquired by the second orders them.
+        let (o, mut a, mut b) = two();
+        let mut o = Arc::new(o);
+        let first = epoch(&mut o, &mut [&mut a, &mut b], |v| {
+            let w = v[0].data_write(0, 0x100, 4, 1);
+            v[0].flag_store(0, 0x200, AtomSem::Release, MemScope::Gpu, 2);
+            w.into_iter().collect()
+        });
+        let second = epoch(&mut o, &mut [&mut a, &mut b], |v| {
+            v[1].flag_load(0, 0x200, AtomSem::Acquire, MemScope::Gpu, 3);
+            v[1].data_write(0, 0x100, 4, 4).into_iter().collect()
+        });
+        assert!(first.is_empty() && second.is_empty(), "{first:?} {second:?}");
+        // The same CTA writing twice is ordered by program order.
+        let (o, mut a, mut b) = two();
+        let mut o = Arc::new(o);
+        let found = epoch(&mut o, &mut [&mut a, &mut b], |v| {
+            v[0].data_write(0, 0x100, 4, 1).into_iter().chain(v[0].data_write(0, 0x100, 4, 2)).collect()
+        });
+        assert!(found.is_empty(), "{found:?}");
     }
 }
