@@ -260,3 +260,58 @@ fn a_relaxed_flag_store_across_devices_is_found() {
 fn a_release_at_gpu_scope_does_not_reach_another_device() {
     unpublished(3);
 }
+
+/// The producer on device 0 fills device 1's tile and raises its flag (a release at `.sys`);
+/// the consumer on device 1 reads the tile through TMA, ordered by its `ORDER`.
+fn tma_protocol(order: u32) -> (Vec<SimReport>, Vec<u32>) {
+    let (a, b) = two();
+    a.enable_peer_access(&b).unwrap();
+    let tile = b.alloc::<u32>(N as usize).unwrap();
+    let flag = b.alloc::<u32>(1).unwrap();
+    let mut out = b.alloc::<u32>(N as usize).unwrap();
+    let map = b.tensor_map(&tile, &[N as u64, 1], &[N, 1], phaser::runtime::Swizzle::None).unwrap();
+    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
+    let (kp, kc) = (produce::kernel_for(1).unwrap(), consume_tma::kernel_for(order).unwrap());
+    let cfg = LaunchConfig::linear(1, N);
+    let (tile_view, flag_view) = (tile.peer(&a).unwrap(), flag.peer(&a).unwrap());
+    let reports = simulate_group(vec![
+        GroupLaunch::new(&sb, &kc, cfg, [Arg::from(&map), Arg::buffer(&flag), Arg::buffer_mut(&mut out)]),
+        GroupLaunch::new(&sa, &kp, cfg, [Arg::from(&tile_view), Arg::from(&flag_view)]),
+    ])
+    .unwrap();
+    let got = b.download(&out).unwrap();
+    (reports, got)
+}
+
+#[test]
+fn a_tma_load_after_the_flag_wait_and_the_proxy_fence_is_clean() {
+    let (reports, got) = tma_protocol(1);
+    for r in &reports {
+        assert!(r.findings.is_empty(), "{}", r.text());
+    }
+    assert_eq!(got, want());
+}
+
+/// The async proxy's read is a read of global memory at its issue: a TMA load issued before
+/// the wait that acquires the producer's tile races with the producer's stores. Whichever of
+/// the two comes second reports it (under this seed the producer's store, over the load's
+/// read), naming its own device, CTA and line and the other's.
+#[test]
+fn a_tma_load_issued_before_the_flag_wait_is_a_global_race() {
+    let (reports, _) = tma_protocol(0);
+    let (tma, producer) = (line_of("marker: the early TMA load"), line_of("marker: the producer's tile"));
+    let races: Vec<_> =
+        reports.iter().flat_map(|r| r.findings.iter()).filter(|f| f.category == Category::GlobalRace).collect();
+    assert_eq!(races.len(), 1, "one race: {}\n{}", reports[0].text(), reports[1].text());
+    let f = races[0];
+    assert_eq!(f.cta, [0, 0, 0], "{f}");
+    let loc = f.loc.expect("a line");
+    let (own, other) = if f.device == Some(DeviceId(0)) {
+        ((FILE, producer), format!("CTA (0, 0, 0) on device 1 read at {FILE}:{tma}:"))
+    } else {
+        assert_eq!(f.device, Some(DeviceId(1)), "{f}");
+        ((FILE, tma), format!("CTA (0, 0, 0) on device 0 wrote at {FILE}:{producer}:"))
+    };
+    assert_eq!((loc.file, loc.line), own, "{f}");
+    assert!(f.message.contains(&other), "names the other access ({other}): {f}");
+}

@@ -49,3 +49,39 @@ pub fn consume(tile: &[u32], flag: &[u32], out: &mut [u32]) {
 pub fn want() -> Vec<u32> {
     (0..N).map(|i| i * 3 + 1).collect()
 }
+
+/// Waits for its flag, then reads the tile through TMA (the async proxy) and copies it out.
+/// `ORDER` 1: the wait, then `fence.proxy.async.global` (the producer's generic stores made
+/// visible to the async proxy), then the TMA load (correct); 0: the TMA load issued before the
+/// wait, which orders nothing before it.
+#[phaser::kernel(target = "sm_90a")]
+pub fn consume_tma(
+    #[tma(box = [1, N])] tile: TensorMap<u32, 2>,
+    flag: &[u32],
+    out: &mut [u32],
+    #[comptime] ORDER: u32,
+) {
+    T.require_block(32, 1, 1);
+    let staged = T.alloc_shared::<u32>([1, N]);
+    let bars = T.alloc_barriers(1);
+    let bar = bars.ptr_to([0]);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        T.ptx.mbarrier.init(bar, 1);
+        T.ptx.fence.mbarrier_init();
+        if ORDER == 0 {
+            T.ptx.mbarrier.arrive.expect_tx(bar, staged.bytes());
+            T.tma.load(staged, tile, [0, 0], bar); // marker: the early TMA load
+            T.flag.wait(flag, 0, 1, "sys");
+        }
+        if ORDER == 1 {
+            T.flag.wait(flag, 0, 1, "sys");
+            T.ptx.fence.proxy_async("global");
+            T.ptx.mbarrier.arrive.expect_tx(bar, staged.bytes());
+            T.tma.load(staged, tile, [0, 0], bar);
+        }
+    }
+    T.cuda.cta_sync();
+    T.ptx.mbarrier.try_wait(bar, 0);
+    out[tid] = staged[0][tid];
+}

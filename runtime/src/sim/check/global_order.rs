@@ -31,6 +31,10 @@
 //! and flags; the infinite-loop report's "no live thread stores to it" must then look at
 //! every device's warps.
 //!
+//! The async proxy's reads of global memory (TMA tensor loads, bulk global→shared copies) are
+//! weak reads at their issue, with the issuing CTA's clock (`exec/tma.rs`): the copy may read
+//! any time after it, so a peer's write must be acquired before the issue.
+//!
 //! Cost: nothing unless the kernel has strong global loads or stores (`ld.acquire`,
 //! `st.release`, `.relaxed` with a scope: [`uses_flags`]); the checker follows atomics and
 //! fences only in such kernels.

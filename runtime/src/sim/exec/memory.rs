@@ -99,6 +99,16 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
+    /// An async-proxy read of global memory (a TMA tensor load, a bulk global→shared copy)
+    /// issued by cluster thread `t` at `pc`: a weak read of each of `runs` (`(addr, len)`) in
+    /// the global order, at the issuing thread's clock (the copy may read any time after its
+    /// issue, so what orders a peer's write before it must be acquired before the issue).
+    pub(crate) fn order_global_async_read(&mut self, t: u32, pc: u32, runs: &[(u64, u32)]) {
+        for &(addr, len) in runs {
+            self.order_global(t, pc, addr, len, false, Access::Weak);
+        }
+    }
+
     /// Warp `wi` wrote (`write`) or observably read `bytes` at global `addr`: while it is
     /// watched (`check/progress.rs`) its footprint records it, and a write is counted as
     /// watched. Called after the access, which counted the write in `GlobalView::writes`.

@@ -1,7 +1,8 @@
 //! TMA and bulk-copy issue: tensor and bulk loads (multicast), stores, bulk groups.
 
 use crate::report::finding::Category;
-use crate::sim::agents::async_op::{pieces, AsyncKind, LoadDst, LoadSrc, StoreDst};
+use crate::sim::agents::async_op::{for_box, pieces, AsyncKind, LoadDst, LoadSrc, StoreDst};
+use crate::tensor_map::TensorMapDesc;
 use crate::sim::check::{Checker, SharedRange};
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{cluster_shared_addr, param_index, SHARED_OFFSET_MASK};
@@ -161,6 +162,10 @@ impl<C: Checker> Engine<'_, C> {
                         vec![LoadDst { cta: dd.0, off: dd.1, bar: bb.1 }]
                     }
                 };
+                if self.global_order.is_some() {
+                    let runs = box_runs(self.cx.tmaps[map].as_ref().expect("tensor map"), &cs);
+                    self.order_global_async_read(t, pc, &runs);
+                }
                 self.issue_load_footprint(t, pc, dsts, LoadSrc::Tensor { map, coords: cs }, bytes, footprint);
             }
             TmaOp::LoadBulk { dst, src, bytes, bar } => {
@@ -176,6 +181,7 @@ impl<C: Checker> Engine<'_, C> {
                 }
                 let Some(dd) = self.smem_addr(wi, l, true, d, n, pc) else { return };
                 let Some(bb) = self.bar_addr(wi, l, bar, true, pc) else { return };
+                self.order_global_async_read(t, pc, &[(s, n)]);
                 self.issue_load(t, pc, vec![LoadDst { cta: dd.0, off: dd.1, bar: bb.1 }], LoadSrc::Bulk(s), n);
             }
             TmaOp::LoadBulkMulticast { dst, src, bytes, bar, cta_mask } => {
@@ -192,6 +198,7 @@ impl<C: Checker> Engine<'_, C> {
                 let b = self.val(wi, l, bar) & 0xFFFF_FFFF;
                 let copy = Multicast { what: "bulk multicast", mask, dst: d, bar: b, bytes: n };
                 let Some(dsts) = self.multicast_dsts(wi, l, pc, copy) else { return };
+                self.order_global_async_read(t, pc, &[(s, n)]);
                 self.issue_load(t, pc, dsts, LoadSrc::Bulk(s), n);
             }
             TmaOp::CopyBulkCluster { dst, src, bytes, bar } => {
@@ -345,4 +352,19 @@ impl<C: Checker> Engine<'_, C> {
         g.open += 1;
         self.push_op(t, pc, AsyncKind::Store { cta: c, off, dst, bytes, group });
     }
+}
+
+/// The global bytes a tensor box at `coords` reads, as runs of contiguous addresses (the
+/// elements inside the tensor; TMA zero-fills the rest without reading).
+fn box_runs(desc: &TensorMapDesc, coords: &[i32]) -> Vec<(u64, u32)> {
+    let es = desc.dtype.size();
+    let mut runs: Vec<(u64, u32)> = Vec::new();
+    for_box(desc, coords, |_, a| {
+        let Some(a) = a else { return };
+        match runs.last_mut() {
+            Some((start, len)) if *start + *len as u64 == a => *len += es,
+            _ => runs.push((a, es)),
+        }
+    });
+    runs
 }
