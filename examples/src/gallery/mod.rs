@@ -8,6 +8,7 @@ pub mod cluster_reduce;
 pub mod cp_async_mbarrier;
 pub mod dsl_pipeline;
 pub mod dsl_seeds;
+pub mod gemm_allgather_dsl;
 pub mod gemm_dsl;
 pub mod gemm_fp8_dsl;
 pub mod pipeline_async_dsl;
