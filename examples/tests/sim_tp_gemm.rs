@@ -82,6 +82,18 @@ fn four_ranks_gather_and_multiply_clean_and_exact() {
     clean(4);
 }
 
+/// Two ranks on one device (what `gpu_tp_gemm`'s one-GPU test runs): the pushes write the
+/// other rank's buffers directly, no peer mapping; clean and exact.
+#[test]
+fn two_ranks_on_one_device_clean_and_exact() {
+    let dev = system(1).pop().unwrap();
+    let tp = TpGemm::new(vec![&dev, &dev], tiles(), shape(2), 7).unwrap();
+    let reports = tp.simulate(&TpKernels::new(tiles()).unwrap(), 1, None).unwrap();
+    assert_eq!(reports.len(), 4);
+    assert_clean(&reports);
+    tp.check().unwrap().unwrap();
+}
+
 /// A GEMM's TMA load of a peer's m-block after a flag its pusher stored relaxed: the read of
 /// the pushed rows is a race, reported on the reading rank at the A load, naming the push's
 /// store and the relaxed store of the flag.
@@ -127,7 +139,8 @@ fn never_satisfied(reports: &[SimReport], devices: &[DeviceId]) {
     let hangs = findings(reports, Category::InfiniteLoop);
     assert!(!hangs.is_empty(), "{}", text(reports));
     for d in devices {
-        let f = hangs.iter().find(|f| f.device == Some(*d)).unwrap_or_else(|| panic!("device {d:?}: {}", text(reports)));
+        let f =
+            hangs.iter().find(|f| f.device == Some(*d)).unwrap_or_else(|| panic!("device {d:?}: {}", text(reports)));
         let loc = f.loc.expect("a line");
         assert_eq!((loc.file, loc.line), (FILE, line_of("marker: the gather wait")), "{f}");
         assert!(f.to_string().contains("gemm_allgather_dsl"), "{f}");

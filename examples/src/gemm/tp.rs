@@ -118,7 +118,12 @@ fn ternary(n: usize, seed: u64) -> Vec<bf16> {
 impl<'d> TpGemm<'d> {
     /// Buffers and tensor maps of every rank for an `m x n x k` GEMM with ternary inputs from
     /// `seed`; peer access enabled between distinct devices.
-    pub fn new(devs: Vec<&'d Device>, tiles: TpTiles, (m, n, k): (u32, u32, u32), seed: u64) -> Result<Self, RuntimeError> {
+    pub fn new(
+        devs: Vec<&'d Device>,
+        tiles: TpTiles,
+        (m, n, k): (u32, u32, u32),
+        seed: u64,
+    ) -> Result<Self, RuntimeError> {
         if let Some(problem) = tiles.shape_problem(devs.len(), m, n, k) {
             return Err(RuntimeError::BadLaunch { kernel: "gemm_allgather_dsl".into(), problem });
         }
@@ -234,7 +239,12 @@ impl<'d> TpGemm<'d> {
 
     /// One step in the simulator: every launch's report (GEMMs first, in rank order, then the
     /// pushes, pusher-major).
-    pub fn simulate(&self, kernels: &TpKernels, epoch: u32, skip_push_of: Option<usize>) -> phaser::runtime::Result<Vec<SimReport>> {
+    pub fn simulate(
+        &self,
+        kernels: &TpKernels,
+        epoch: u32,
+        skip_push_of: Option<usize>,
+    ) -> phaser::runtime::Result<Vec<SimReport>> {
         self.with_group(kernels, epoch, skip_push_of, simulate_group)
     }
 
@@ -259,13 +269,20 @@ impl<'d> TpGemm<'d> {
         for (r, rank) in self.ranks.iter().enumerate() {
             let full = self.devs[r].download(&rank.a_full)?;
             if let Some(i) = (0..m * k).find(|&i| full[i].to_bits() != self.a[i].to_bits()) {
-                return Ok(Err(format!("rank {r}: gathered A[{}][{}] = {}, want {}", i / k, i % k, full[i], self.a[i])));
+                return Ok(Err(format!(
+                    "rank {r}: gathered A[{}][{}] = {}, want {}",
+                    i / k,
+                    i % k,
+                    full[i],
+                    self.a[i]
+                )));
             }
             let got = self.devs[r].download(&rank.c)?;
             let b = &self.bs[r];
             for i in 0..m {
                 for j in 0..n {
-                    let want = bf16::from_f32((0..k).map(|kk| self.a[i * k + kk].to_f32() * b[j * k + kk].to_f32()).sum());
+                    let want =
+                        bf16::from_f32((0..k).map(|kk| self.a[i * k + kk].to_f32() * b[j * k + kk].to_f32()).sum());
                     if got[i * n + j].to_bits() != want.to_bits() {
                         return Ok(Err(format!(
                             "rank {r} ({m}x{n}x{k}): C[{i}][{j}] = {}, want {want}",
