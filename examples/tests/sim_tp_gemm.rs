@@ -187,3 +187,19 @@ fn a_slice_of_part_of_an_m_block_is_refused() {
     let e = TpGemm::new(devs.iter().collect(), tiles(), (3 * 128, 128, 128), 7).err().expect("refused");
     assert!(e.to_string().contains("M = 384 is not a multiple of 2 ranks x 128 rows"), "{e}");
 }
+
+/// Both kernels assemble for sm_90a (what the GPU JITs) without spills.
+#[test]
+fn both_kernels_assemble_without_spills() {
+    let ptxas = phaser::codegen::ptxas::require();
+    let dir = tempfile::tempdir().unwrap();
+    let k = TpKernels::new(tiles()).unwrap();
+    for kernel in [&k.push, &k.gemm] {
+        let ptx = phaser::codegen::emit_kernel(kernel).unwrap();
+        let cubin = dir.path().join(format!("{}.cubin", kernel.name()));
+        let text = phaser::codegen::ptxas::assemble_to(&ptxas, &ptx, "sm_90a", &["-v"], &cubin)
+            .unwrap_or_else(|e| panic!("ptxas rejected {}:\n{e}", kernel.name()));
+        let spills = text.lines().find(|l| l.contains("bytes spill stores")).expect("ptxas -v reports spills");
+        assert!(spills.contains(" 0 bytes spill stores, 0 bytes spill loads"), "{}: {spills}", kernel.name());
+    }
+}
