@@ -210,3 +210,8 @@ pub fn gemm_allgather_dsl(
         }
     }
 }
+
+/// The gallery's example (two ranks on one device): `gemm/tp.rs`.
+pub fn examples() -> Vec<phaser::problem::Example> {
+    crate::gemm::tp::gallery::examples()
+}

@@ -65,6 +65,7 @@ pub fn examples() -> Vec<Example> {
     v.extend(row_reduce::examples());
     v.extend(cluster_reduce::examples());
     v.extend(gemm_dsl::examples());
+    v.extend(gemm_allgather_dsl::examples());
     v.extend(gemm_fp8_dsl::examples());
     v.extend(attention_dsl::examples());
     v.extend(gemm_sm100::examples());

@@ -105,6 +105,9 @@ pub struct TpGemm<'d> {
     pub bs: Vec<Vec<bf16>>,
     pub ranks: Vec<Rank>,
     pub gemm_grid: u32,
+    /// The streams of a step, made once: each rank's GEMM's (rank order), then each push's
+    /// (pusher-major, peers in rank order).
+    streams: Vec<phaser::Stream<'d>>,
 }
 
 /// Gathered rows not pushed yet, and C before the GEMM: NaN, which no product of the inputs is.
@@ -161,7 +164,16 @@ impl<'d> TpGemm<'d> {
         }
         let sms = devs[0].sm_count()?;
         let gemm_grid = tiles.gemm_grid(m, n, sms);
-        Ok(TpGemm { devs, tiles, m, n, k, a, bs, ranks, gemm_grid })
+        let mut streams = Vec::with_capacity(r_count * r_count);
+        for d in &devs {
+            streams.push(d.stream()?);
+        }
+        for d in &devs {
+            for _ in 1..r_count {
+                streams.push(d.stream()?);
+            }
+        }
+        Ok(TpGemm { devs, tiles, m, n, k, a, bs, ranks, gemm_grid, streams })
     }
 
     /// Rows of A each rank owns.
@@ -180,12 +192,16 @@ impl<'d> TpGemm<'d> {
     ) -> phaser::runtime::Result<R> {
         let n_ranks = self.ranks.len();
         let rows = self.rows();
-        let pairs: Vec<(usize, usize)> =
-            (0..n_ranks).flat_map(|r| (0..n_ranks).filter(move |&p| p != r).map(move |p| (r, p))).collect();
-        let pairs: Vec<(usize, usize)> = pairs.into_iter().filter(|&(r, _)| Some(r) != skip_push_of).collect();
+        // Each push with its stream's index.
+        let pairs: Vec<(usize, usize, usize)> = (0..n_ranks)
+            .flat_map(|r| (0..n_ranks).filter(move |&p| p != r).map(move |p| (r, p)))
+            .enumerate()
+            .map(|(i, (r, p))| (r, p, n_ranks + i))
+            .filter(|&(r, _, _)| Some(r) != skip_push_of)
+            .collect();
         // A peer on another device is reached through a peer mapping made for the pusher's.
         let mut views: Vec<Option<(PeerView<'_, bf16>, PeerView<'_, u32>)>> = Vec::with_capacity(pairs.len());
-        for &(r, p) in &pairs {
+        for &(r, p, _) in &pairs {
             let (dr, dp) = (self.devs[r], self.devs[p]);
             views.push(if dr.id() == dp.id() {
                 None
@@ -193,14 +209,8 @@ impl<'d> TpGemm<'d> {
                 Some((self.ranks[p].a_full.peer(dr)?, self.ranks[p].flags.peer(dr)?))
             });
         }
-        let mut streams = Vec::with_capacity(n_ranks + pairs.len());
-        for d in &self.devs {
-            streams.push(d.stream()?);
-        }
-        for &(r, _) in &pairs {
-            streams.push(self.devs[r].stream()?);
-        }
-        let mut group = Vec::with_capacity(streams.len());
+        let streams = &self.streams;
+        let mut group = Vec::with_capacity(n_ranks + pairs.len());
         let gemm_cfg = LaunchConfig::linear(self.gemm_grid, THREADS);
         for (r, rank) in self.ranks.iter().enumerate() {
             let own_lo = r as u32 * rows;
@@ -219,7 +229,7 @@ impl<'d> TpGemm<'d> {
             group.push(GroupLaunch::new(&streams[r], &kernels.gemm, gemm_cfg, args));
         }
         let push_cfg = LaunchConfig::linear(rows / self.tiles.block_m(), PUSH_THREADS);
-        for (i, &(r, p)) in pairs.iter().enumerate() {
+        for (i, &(r, p, stream)) in pairs.iter().enumerate() {
             let (dst, flags) = match &views[i] {
                 Some((a, f)) => (Arg::from(a), Arg::from(f)),
                 None => (Arg::buffer(&self.ranks[p].a_full), Arg::buffer(&self.ranks[p].flags)),
@@ -232,7 +242,7 @@ impl<'d> TpGemm<'d> {
                 Arg::from(r as u32 * rows),
                 Arg::from(epoch),
             ];
-            group.push(GroupLaunch::new(&streams[n_ranks + i], &kernels.push, push_cfg, args));
+            group.push(GroupLaunch::new(&streams[stream], &kernels.push, push_cfg, args));
         }
         run(group)
     }
@@ -293,5 +303,135 @@ impl<'d> TpGemm<'d> {
             }
         }
         Ok(Ok(()))
+    }
+}
+
+/// The gallery's example (`gemm_allgather_dsl`): two ranks on one device in the gallery's
+/// harness (a `Problem`: launches one after the other on one stream). One push launch gathers
+/// every m-block (both ranks' slices, `own_lo` 0) and raises every flag to epoch 1; then each
+/// rank's GEMM, its own rows first, waits on the other rank's flags (already raised: the
+/// waits pass, the acquire and proxy fence run) and reads the gathered A. The overlap needs
+/// the launch group of [`TpGemm`]; this checks both kernels' results against the CPU product.
+pub mod gallery {
+    use super::*;
+    use phaser::problem::{BufferId, Example, Outcome, Outputs, Problem, Size};
+
+    pub fn examples() -> Vec<Example> {
+        vec![Example {
+            name: "gemm_allgather_dsl",
+            about: "tensor-parallel GEMM with its all-gather fused (two ranks on one device here, launched in \
+                    order): a push kernel copies A's m-blocks and raises a flag per m-block (st.release.sys, \
+                    the epoch); each rank's GEMM waits on the other rank's m-blocks' flags (ld.acquire.sys), \
+                    fence.proxy.async.global, then TMA-loads them; own m-blocks first",
+            kernels: |_| {
+                let t = TpTiles::gallery();
+                Ok(vec![t.push_kernel()?, t.gemm_kernel()?])
+            },
+            setup,
+            check,
+        }]
+    }
+
+    struct Host {
+        shape: (u32, u32, u32),
+        gathered: BufferId<bf16>,
+        flags: BufferId<u32>,
+        a: Vec<bf16>,
+        bs: Vec<Vec<bf16>>,
+        cs: Vec<BufferId<bf16>>,
+    }
+
+    fn setup(dev: &Device, size: Size, seed: u64) -> Result<Problem, RuntimeError> {
+        let tiles = TpTiles::gallery();
+        let bm = tiles.block_m();
+        let (m, n, k) = match size {
+            Size::Small => (2 * bm, tiles.block_n, 2 * BLOCK_K),
+            // Ragged in N and K (a partial column tile, a partial K block: TMA zero-fills, clips).
+            Size::Quick => (4 * bm, 200, 136),
+            Size::Full => (4096, 4096, 4096),
+        };
+        let ranks = 2;
+        if let Some(problem) = tiles.shape_problem(ranks, m, n, k) {
+            return Err(RuntimeError::BadLaunch { kernel: "gemm_allgather_dsl".into(), problem });
+        }
+        let (mu, nu, ku) = (m as usize, n as usize, k as usize);
+        let a = ternary(mu * ku, seed);
+        let bs: Vec<Vec<bf16>> = (0..ranks).map(|r| ternary(nu * ku, seed ^ (0x5bd1_e995 + r as u64))).collect();
+        let mut p = Problem::new(seed);
+        let src = p.input(dev, &a)?;
+        let gathered = p.output(dev, mu * ku, POISON)?;
+        let flags = p.output(dev, (m / bm) as usize, 0u32)?;
+        let push = phaser::LaunchConfig::linear(m / bm, PUSH_THREADS);
+        let args = [src.into(), gathered.into(), flags.into(), k.into(), 0u32.into(), 1u32.into()];
+        p.launch(tiles.push_kernel()?, push, args, [gathered.into(), flags.into()]);
+        let (m64, n64, k64) = (m as u64, n as u64, k as u64);
+        let ma = p.tensor_map(dev, gathered, &[k64, m64], &[BLOCK_K, bm], Swizzle::B128)?;
+        let rows = m / ranks as u32;
+        let grid = tiles.gemm_grid(m, n, dev.sm_count()?);
+        let mut cs = Vec::new();
+        for (r, b) in bs.iter().enumerate() {
+            let gb = p.input(dev, b)?;
+            let gc = p.output(dev, mu * nu, POISON)?;
+            let mb = p.tensor_map(dev, gb, &[k64, n64], &[BLOCK_K, tiles.block_n], Swizzle::B128)?;
+            let mc = p.tensor_map(dev, gc, &[n64, m64], &[EPI, EPI], Swizzle::B128)?;
+            let own_lo = r as u32 * rows;
+            let args = [
+                ma.into(),
+                mb.into(),
+                mc.into(),
+                m.into(),
+                n.into(),
+                k.into(),
+                flags.into(),
+                1u32.into(),
+                own_lo.into(),
+                (own_lo + rows).into(),
+            ];
+            p.launch(tiles.gemm_kernel()?, phaser::LaunchConfig::linear(grid, THREADS), args, [gc.into()]);
+            cs.push(gc);
+        }
+        p.set_host(Host { shape: (m, n, k), gathered, flags, a, bs, cs });
+        Ok(p)
+    }
+
+    /// Every rank's C equals the exact product bit for bit (every element at the small sizes;
+    /// the corners and 4096 random positions at the full one).
+    fn check(p: &Problem, outputs: &Outputs) -> Outcome {
+        let h: &Host = p.host();
+        let (m, n, k) = (h.shape.0 as usize, h.shape.1 as usize, h.shape.2 as usize);
+        let positions: Vec<(usize, usize)> = if m * n <= 1 << 20 {
+            (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
+        } else {
+            let r = random_u32(2 * 4096, p.seed);
+            let mut v = vec![(0, 0), (m - 1, n - 1)];
+            v.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
+            v
+        };
+        // Launch 0: the gathered A is A, every flag the epoch.
+        let gathered = outputs.get(0, h.gathered);
+        if let Some(i) = (0..m * k).find(|&i| gathered[i].to_bits() != h.a[i].to_bits()) {
+            return Outcome::new(false, format!("gathered A[{}][{}] = {}, want {}", i / k, i % k, gathered[i], h.a[i]));
+        }
+        let flags = outputs.get(0, h.flags);
+        if let Some(b) = flags.iter().position(|&f| f != 1) {
+            return Outcome::new(false, format!("the flag of m-block {b} is {}, want the epoch 1", flags[b]));
+        }
+        for (r, &c) in h.cs.iter().enumerate() {
+            // Launch 0 pushes; rank r's GEMM is launch r + 1.
+            let got = outputs.get(r + 1, c);
+            let b = &h.bs[r];
+            for &(i, j) in &positions {
+                let want = bf16::from_f32((0..k).map(|kk| h.a[i * k + kk].to_f32() * b[j * k + kk].to_f32()).sum());
+                if got[i * n + j].to_bits() != want.to_bits() {
+                    let msg = format!(
+                        "{m}x{n}x{k} rank {r} (seed {}): C[{i}][{j}] = {}, want {want}",
+                        p.seed,
+                        got[i * n + j]
+                    );
+                    return Outcome::new(false, msg);
+                }
+            }
+        }
+        Outcome::new(true, format!("{m}x{n}x{k}, 2 ranks: {} elements of each C exact", positions.len()))
     }
 }
