@@ -2,7 +2,7 @@
 //! owning an M-slice of A (`M / R` rows); every rank computes `C = A_full * B` with its own B.
 //!
 //! - [`allgather_push`]: a rank pushes its A slice into a peer's gathered A (`a_full`, a peer
-//!   mapping), one CTA per m-block, then raises that peer's flag of the m-block at `.sys`
+//!   mapping; 8-byte vector stores), one CTA per m-block, then raises that peer's flag of the m-block at `.sys`
 //!   scope with the launch's epoch (`T.flag.signal`: a release). Flags are never reset: each
 //!   launch signals a larger epoch, so a flag left from the last launch never satisfies this
 //!   one's wait. One launch per destination peer.
@@ -39,8 +39,10 @@ pub fn allgather_push(
     let block = T.block_idx();
     let from = block * BM * k;
     let to = own_lo * k + from;
-    for e in (T.thread_idx()..BM * k).step_by(PUSH_THREADS) {
-        dst[to + e] = src[from + e]; // marker: the push's store
+    // Four elements (8 bytes) per access: `k` is a multiple of 8, so every offset is aligned.
+    for e in (T.thread_idx() * 4..BM * k).step_by(PUSH_THREADS * 4) {
+        let v = T.ld.v4(src, from + e);
+        T.st.v4(dst, to + e, v[0], v[1], v[2], v[3]); // marker: the push's store
     }
     // Every thread's stores before thread 0's release (the release publishes the CTA's).
     T.cuda.cta_sync();
