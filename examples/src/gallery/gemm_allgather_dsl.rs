@@ -2,8 +2,9 @@
 //! owning an M-slice of A (`M / R` rows); every rank computes `C = A_full * B` with its own B.
 //!
 //! - [`allgather_push`]: a rank pushes its A slice into a peer's gathered A (`a_full`, a peer
-//!   mapping; 8-byte vector stores), one CTA per m-block, then raises that peer's flag of the m-block at `.sys`
-//!   scope with the launch's epoch (`T.flag.signal`: a release). Flags are never reset: each
+//!   mapping; 8-byte vector stores), one CTA per m-block, then raises that peer's flag of the
+//!   m-block at `.sys` scope with the launch's epoch (`T.flag.signal`: a release). Flags are
+//!   never reset: each
 //!   launch signals a larger epoch, so a flag left from the last launch never satisfies this
 //!   one's wait. One launch per destination peer.
 //! - [`gemm_allgather_dsl`]: `gemm_dsl`'s warp-specialized persistent GEMM (one CTA per
