@@ -39,6 +39,7 @@ use phaser::codegen::{Kernel, Target};
 pub use crate::gallery::gemm_dsl::BLOCK_K;
 
 pub mod dsl;
+pub mod tp;
 /// Bytes of a bf16 element.
 const BF16: u32 = 2;
 /// Largest shared memory a block may use on sm_90a (the target's limit in `arch::limits`).

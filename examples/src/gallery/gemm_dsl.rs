@@ -44,9 +44,9 @@ pub const CONSUMERS: u32 = 2;
 pub const THREADS: u32 = 128 * (1 + CONSUMERS);
 /// Registers per thread at entry, at one block per SM (`.maxnreg`), and after `setmaxnreg`:
 /// the producer gives what the consumers take.
-const ENTRY_REGS: u32 = 65536 / THREADS / 8 * 8;
-const PRODUCER_REGS: u32 = 40;
-const CONSUMER_REGS: u32 = (65536 - 128 * PRODUCER_REGS) / (128 * CONSUMERS) / 8 * 8;
+pub const ENTRY_REGS: u32 = 65536 / THREADS / 8 * 8;
+pub const PRODUCER_REGS: u32 = 40;
+pub const CONSUMER_REGS: u32 = (65536 - 128 * PRODUCER_REGS) / (128 * CONSUMERS) / 8 * 8;
 /// Rows and columns of an epilogue staging tile (one TMA store box).
 pub const EPI: u32 = 64;
 

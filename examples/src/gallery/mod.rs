@@ -8,6 +8,7 @@ pub mod cluster_reduce;
 pub mod cp_async_mbarrier;
 pub mod dsl_pipeline;
 pub mod dsl_seeds;
+pub mod gemm_allgather_dsl;
 pub mod gemm_dsl;
 pub mod gemm_fp8_dsl;
 pub mod pipeline_async_dsl;
@@ -64,6 +65,7 @@ pub fn examples() -> Vec<Example> {
     v.extend(row_reduce::examples());
     v.extend(cluster_reduce::examples());
     v.extend(gemm_dsl::examples());
+    v.extend(gemm_allgather_dsl::examples());
     v.extend(gemm_fp8_dsl::examples());
     v.extend(attention_dsl::examples());
     v.extend(gemm_sm100::examples());

@@ -101,6 +101,7 @@ pub fn sites(k: &phaser::codegen::Kernel) -> Vec<String> {
         WGMMA_COMMIT,
         WGMMA_WAIT,
         PACK_HALF2,
+        FLAG_STORE,
         LD_SHARED,
         ST_SHARED,
         XOR,

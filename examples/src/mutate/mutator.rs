@@ -194,6 +194,20 @@ impl Mutator for Replace {
     }
 }
 
+/// A release store (a flag's signal) made relaxed at the same scope: it publishes nothing.
+pub fn release_to_relaxed(i: &Inst) -> Option<Inst> {
+    match i {
+        Inst::Memory(MemoryOp::St { access: Access::Strong(o), .. }) if o.sem == AtomSem::Release => {
+            let mut out = i.clone();
+            if let Inst::Memory(MemoryOp::St { access: Access::Strong(o), .. }) = &mut out {
+                o.sem = AtomSem::Relaxed;
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
 /// Move the statement to just before (or after) another statement of the same block: a
 /// release hoisted above the reads it should follow, a read sunk below the release. The move
 /// must not cross a statement that shares a register with it (it would read a value not

@@ -84,6 +84,12 @@ pub mod ops {
     );
     op!(CP_ASYNC_COMMIT, "cp.async.commit_group", StmtKind::Inst(Inst::Memory(MemoryOp::CpAsyncCommitGroup)));
     op!(CP_ASYNC_WAIT, "cp.async.wait_group", StmtKind::Inst(Inst::Memory(MemoryOp::CpAsyncWaitGroup { .. })));
+    op!(
+        /// A strong global store (`st.release`/`.relaxed` with a scope: a flag's signal).
+        FLAG_STORE,
+        "st.release/.relaxed.global (flag store)",
+        StmtKind::Inst(Inst::Memory(MemoryOp::St { space: Space::Global, access: Access::Strong(_), .. }))
+    );
     op!(LD_SHARED, "ld.shared", StmtKind::Inst(Inst::Memory(MemoryOp::Ld { space: Space::Shared, .. })));
     op!(ST_SHARED, "st.shared", StmtKind::Inst(Inst::Memory(MemoryOp::St { space: Space::Shared, .. })));
     op!(
