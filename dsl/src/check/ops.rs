@@ -760,6 +760,7 @@ fn ret_type(spec: &OpDef, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, a
     match spec.ret {
         Ret::Unit => Ty::Unit,
         Ret::Bool => Ty::Bool,
+        Ret::U16 => Ty::Scalar(Scalar::U16),
         Ret::U32 => Ty::Scalar(Scalar::U32),
         Ret::U64 => Ty::Scalar(Scalar::U64),
         Ret::State => Ty::State,
