@@ -77,9 +77,10 @@ impl Checker<'_> {
                 scalar_args.push(a);
             }
         }
-        // All `Scalar` arguments of one op share one type (`T.min(a, b)`, `T.select(c, a, b)`).
+        // All `Scalar` arguments of one op share one type (`T.min(a, b)`, `T.select(c, a, b)`);
+        // an argument already refused has said what is wrong (no mismatch on top of it).
         let mut scalar_ty = None;
-        for w in scalar_args.windows(2) {
+        for w in scalar_args.windows(2).filter(|_| !arg_error) {
             let t = self.unify(w[0], w[1], &format!("the arguments of `T.{path}`"), e.sp);
             scalar_ty = Some(t);
         }
