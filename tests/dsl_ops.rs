@@ -693,3 +693,74 @@ fn float_math_builds_assembles_and_runs_as_the_evaluator_says() {
         }
     }
 }
+
+/// `T.pack.e4m3x2(lo, hi)` and `T.pack.e5m2x2(lo, hi)`: two f32s to a packed FP8 pair (a
+/// `u16`, `lo` in the low byte: the lower address of an FP8 buffer once stored).
+#[phaser::kernel(target = "sm_90a")]
+fn fp8_pairs(x: &[f32], e4: &mut [u16], e5: &mut [u16]) {
+    let i = T.thread_idx();
+    e4[i] = T.pack.e4m3x2(x[2 * i], x[2 * i + 1]);
+    e5[i] = T.pack.e5m2x2(x[2 * i], x[2 * i + 1]);
+}
+
+/// The simulator's packed FP8 pairs of `xs` (two per thread) against the host's `float8`
+/// conversion, byte by byte.
+fn fp8_pairs_match_float8(xs: &[f32]) -> Result<(), String> {
+    let threads = xs.len() / 2;
+    let k = fp8_pairs::kernel().unwrap();
+    let dev = phaser::Device::sim(phaser::runtime::sim::SimConfig::default());
+    let x = dev.upload(xs).unwrap();
+    let (e4, e5) = (dev.upload(&vec![0u16; threads]).unwrap(), dev.upload(&vec![0u16; threads]).unwrap());
+    let args = [phaser::Arg::buffer(&x), phaser::Arg::buffer(&e4), phaser::Arg::buffer(&e5)];
+    let rep = dev.simulate(&k, phaser::LaunchConfig::linear(1, threads as u32), &args).unwrap();
+    if !rep.findings.is_empty() {
+        return Err(rep.text());
+    }
+    let (e4, e5) = (dev.download(&e4).unwrap(), dev.download(&e5).unwrap());
+    for i in 0..threads {
+        let (lo, hi) = (xs[2 * i], xs[2 * i + 1]);
+        let want4 = phaser::F8E4M3::from_f32(lo).to_bits() as u16 | (phaser::F8E4M3::from_f32(hi).to_bits() as u16) << 8;
+        let want5 = phaser::F8E5M2::from_f32(lo).to_bits() as u16 | (phaser::F8E5M2::from_f32(hi).to_bits() as u16) << 8;
+        let (lb, hb) = (lo.to_bits(), hi.to_bits());
+        if e4[i] != want4 {
+            return Err(format!("e4m3x2 of ({lo}, {hi}) = ({lb:#010x}, {hb:#010x}): {:#06x}, float8 {want4:#06x}", e4[i]));
+        }
+        if e5[i] != want5 {
+            return Err(format!("e5m2x2 of ({lo}, {hi}) = ({lb:#010x}, {hb:#010x}): {:#06x}, float8 {want5:#06x}", e5[i]));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn fp8_pairs_assemble_and_convert_as_float8_in_the_simulator_at_the_edges() {
+    let ptx = fp8_pairs::ptx().unwrap_or_else(|e| panic!("{e}"));
+    let ptxas = phaser::codegen::ptxas::require();
+    if let Err(msg) = phaser::codegen::ptxas::assemble(&ptxas, &ptx, "sm_90a") {
+        panic!("ptxas:\n{msg}\n{ptx}");
+    }
+    for inst in ["cvt.rn.satfinite.e4m3x2.f32", "cvt.rn.satfinite.e5m2x2.f32"] {
+        assert!(ptx_text::has(&ptx, inst), "{inst} missing:\n{ptx}");
+    }
+    // Ties (e4m3: 1.0625 between 1 and 1.125; 0.5 * 2^-9 between 0 and the smallest
+    // subnormal), the saturation points (464 and 61440 tie to the largest finite values,
+    // above them saturate), infinities, NaNs of both signs, zeros, f32 subnormals.
+    let edges = [
+        1.0625f32, 1.1875, -1.0625, 2f32.powi(-10), 3.0 * 2f32.powi(-10), 448.0, 464.0, 465.0, 57344.0, 61440.0,
+        61441.0, 1e30, f32::MAX, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN,
+        f32::from_bits(0x7FA0_0000), 0.0, -0.0, f32::MIN_POSITIVE / 4.0, -1e-40, 0.3, -2.75e-3, 1000.0, -7e4,
+    ];
+    fp8_pairs_match_float8(&edges).unwrap();
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(32))]
+    /// Any f32 bit patterns: the simulator's `T.pack.{e4m3x2,e5m2x2}` is `float8`'s.
+    #[test]
+    fn fp8_pairs_of_any_f32_bits_convert_as_float8_in_the_simulator(
+        bits in proptest::collection::vec(proptest::prelude::any::<u32>(), 128)
+    ) {
+        let xs: Vec<f32> = bits.into_iter().map(f32::from_bits).collect();
+        fp8_pairs_match_float8(&xs).map_err(proptest::test_runner::TestCaseError::fail)?;
+    }
+}

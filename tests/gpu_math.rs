@@ -13,7 +13,7 @@
 
 use phaser::codegen::builder::KernelBuilder;
 use phaser::codegen::eval::{
-    approx_bound, cvt, cvt_rounded, float_bin_fn, half_approx_bound, math_fn, math_half2_fn, ulp_error,
+    approx_bound, cvt, cvt_rounded, f32_to_fp8, float_bin_fn, half_approx_bound, math_fn, math_half2_fn, ulp_error,
 };
 use phaser::codegen::ir::{Dim, FloatBinOp, MathFn, Rounding, Type, Value};
 use phaser::codegen::Target;
@@ -384,4 +384,110 @@ fn the_simulator_computes_the_model() {
         let v = k.math(MathFn::Ex2Approx, Value::Imm { bits: x as u64, ty: Type::F32 });
         assert_eq!(v, Value::Imm { bits: model(FORMS[0], x, 0) as u64, ty: Type::F32 });
     }
+}
+
+/// The FP8 packs (`cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32`): thread `i` packs `xs[2i]` (low
+/// byte) and `xs[2i + 1]` into `out[slot * n + i]`, one slot per format.
+const FP8_TYPES: [Type; 2] = [Type::E4M3, Type::E5M2];
+
+fn fp8_kernel(n: u32) -> phaser::codegen::Kernel {
+    let mut k = KernelBuilder::new("gpu_math_fp8", Target::Sm90a);
+    let xs = k.param_global("xs", Type::F32, false);
+    let out = k.param_global("out", Type::U16, true);
+    let tid = k.thread_idx(Dim::X);
+    let bid = k.block_idx(Dim::X);
+    let base = k.mul(bid, Value::u32(256));
+    let i = k.add(base, tid);
+    let inside = k.lt(i, Value::u32(n));
+    k.if_then(inside, |k| {
+        let lo_at = k.mul(i, Value::u32(2));
+        let hi_at = k.add(lo_at, Value::u32(1));
+        let (lo, hi) = (k.ld_global(xs, lo_at), k.ld_global(xs, hi_at));
+        for (slot, &to) in FP8_TYPES.iter().enumerate() {
+            let packed = k.pack_fp8x2_u16(lo, hi, to);
+            let off = k.add(i, Value::u32(slot as u32 * n));
+            k.st_global(out, off, packed);
+        }
+    });
+    k.finish().unwrap_or_else(|e| panic!("the FP8 pack kernel builds: {e}"))
+}
+
+/// f32 inputs for the FP8 packs: the edges and random bits of `inputs`, then (with `sweep`)
+/// every upper 16 bits with lower halves below, at and above the half-way points (every FP8
+/// rounding position, the saturation points, NaN payloads).
+fn fp8_inputs(sweep: bool) -> Vec<u32> {
+    let mut v = inputs(2048);
+    if sweep {
+        v.extend((0..=0xFFFFu32).flat_map(|u| [0, 0x7FFF, 0x8000, 0x8001].map(|l| u << 16 | l)));
+    }
+    if v.len() % 2 == 1 {
+        v.push(0x3F80_0000);
+    }
+    v
+}
+
+/// Per format: how many bytes differ from the model (`eval::f32_to_fp8`, which the runtime's
+/// tests hold to the host's `float8`), NaN inputs counted apart, and the first differences.
+fn measure_fp8(dev: &Device, xs: &[u32]) -> Vec<(usize, usize, Vec<String>)> {
+    let n = xs.len() / 2;
+    let k = fp8_kernel(n as u32);
+    let fx: Vec<f32> = xs.iter().map(|&b| f32::from_bits(b)).collect();
+    let xb = dev.upload(&fx).expect("upload");
+    let ob = dev.upload(&vec![0u16; n * FP8_TYPES.len()]).expect("upload");
+    dev.launch(&k, LaunchConfig::linear(n.div_ceil(256) as u32, 256), &[Arg::buffer(&xb), Arg::buffer(&ob)])
+        .unwrap_or_else(|e| panic!("the FP8 pack kernel runs: {e}"));
+    let got = dev.download(&ob).expect("download");
+    FP8_TYPES
+        .iter()
+        .enumerate()
+        .map(|(slot, &to)| {
+            let (mut differ, mut nan_differ, mut bad) = (0, 0, Vec::new());
+            for i in 0..n {
+                let g = got[slot * n + i];
+                for (byte, x) in [xs[2 * i], xs[2 * i + 1]].into_iter().enumerate() {
+                    let (gb, want) = ((g >> (8 * byte)) as u8, f32_to_fp8(x, to));
+                    if gb != want {
+                        if f32::from_bits(x).is_nan() {
+                            nan_differ += 1;
+                        } else {
+                            differ += 1;
+                        }
+                        if bad.len() < 20 {
+                            bad.push(format!("{to} of {x:#010x} ({}): got {gb:#04x}, the model says {want:#04x}", f32::from_bits(x)));
+                        }
+                    }
+                }
+            }
+            (differ, nan_differ, bad)
+        })
+        .collect()
+}
+
+fn report_fp8(dev: &Device, name: &str, sweep: bool) -> Vec<String> {
+    let xs = fp8_inputs(sweep);
+    let mut all = Vec::new();
+    for (&to, (differ, nan_differ, bad)) in FP8_TYPES.iter().zip(measure_fp8(dev, &xs)) {
+        println!(
+            "{name}: cvt.rn.satfinite.{to}x2.f32 over {} f32s: {differ} non-NaN and {nan_differ} NaN bytes differ from the model",
+            xs.len()
+        );
+        all.extend(bad);
+    }
+    all
+}
+
+/// The GPU's FP8 packs are the model's (and so `float8`'s) byte for byte, NaNs included.
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn the_gpu_fp8_packs_are_the_model_byte_for_byte() {
+    let gpu = Device::cuda(0).expect("needs a CUDA GPU");
+    let bad = report_fp8(&gpu, "GPU", true);
+    assert!(bad.is_empty(), "FP8 packs differ from the model:\n{}", bad.join("\n"));
+}
+
+/// The simulator runs the model itself (the edges and random bits; the sweep is the GPU's).
+#[test]
+fn the_simulator_packs_fp8_as_the_model() {
+    let bad = report_fp8(&Device::sim(SimConfig::fast()), "simulator", false);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

@@ -105,6 +105,7 @@ pub fn from_bytes<T: Elem>(bytes: &[u8]) -> Vec<T> {
 mod fp8_tests {
     use super::*;
     use phaser_codegen::eval::exec::fp8_value;
+    use phaser_codegen::eval::f32_to_fp8;
     use proptest::prelude::*;
 
     /// The evaluator's nearest finite FP8 value to `x` (a finite f32) among the codes of `x`'s
@@ -197,8 +198,41 @@ mod fp8_tests {
         }
     }
 
+    /// The device conversion's model (`eval::f32_to_fp8`, what the simulator runs for
+    /// `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32`) and the host's `float8` agree on the byte, NaNs
+    /// and their signs included.
+    fn model_matches_host(ty: Type, bits: u32) -> Result<(), String> {
+        let (model, host) = (f32_to_fp8(bits, ty), encode(ty, f32::from_bits(bits)));
+        if model == host {
+            Ok(())
+        } else {
+            Err(format!("{ty} of {bits:#010x} ({}): model {model:#04x}, float8 {host:#04x}", f32::from_bits(bits)))
+        }
+    }
+
+    /// Every f32 by its upper 16 bits (sign, exponent, the mantissa's top 7: every FP8
+    /// rounding position of both formats, normal and subnormal, and the NaN payload bits
+    /// E5M2 keeps), each with lower halves below, at and above the half-way points.
+    #[test]
+    fn the_device_conversion_model_is_float8s_on_every_upper_half() {
+        for ty in [Type::E4M3, Type::E5M2] {
+            for upper in 0..=0xFFFFu32 {
+                for lower in [0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF] {
+                    model_matches_host(ty, upper << 16 | lower).unwrap();
+                }
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4096))]
+        /// Any f32 bit pattern (NaNs and infinities too): the device model's byte is float8's.
+        #[test]
+        fn any_f32_converts_on_the_device_model_as_float8_does(bits in any::<u32>()) {
+            model_matches_host(Type::E4M3, bits).map_err(TestCaseError::fail)?;
+            model_matches_host(Type::E5M2, bits).map_err(TestCaseError::fail)?;
+        }
+
         /// Any finite f32 rounds to the evaluator's nearest value (ties to even, satfinite).
         #[test]
         fn any_finite_f32_rounds_to_the_nearest_fp8(bits in any::<u32>(), e5m2 in any::<bool>()) {

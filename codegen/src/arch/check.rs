@@ -645,6 +645,17 @@ fn fragment_problems(op: &FragmentOp, out: &mut Vec<String>) {
                 out.push(format!("packing converts two f32 values, found {} and {}", hi.ty(), lo.ty()));
             }
         }
+        FragmentOp::PackFp8x2 { dst, hi, lo, to } => {
+            if !to.is_fp8() {
+                out.push(format!("packing to {to}x2 with satfinite: only e4m3x2 and e5m2x2 exist"));
+            }
+            if dst.ty.size() != 2 || dst.ty.is_float() {
+                out.push(format!("a packed FP8 pair goes into a b16 register, not {}", dst.ty));
+            }
+            if hi.ty() != Type::F32 || lo.ty() != Type::F32 {
+                out.push(format!("packing to FP8 converts two f32 values, found {} and {}", hi.ty(), lo.ty()));
+            }
+        }
         FragmentOp::StMatrix { addr, regs, .. } => {
             if ![1, 2, 4].contains(&regs.len()) {
                 out.push(format!("stmatrix stores 1, 2 or 4 matrices (.x1/.x2/.x4), not {}", regs.len()));

@@ -290,6 +290,8 @@ pub fn requirement(inst: &Inst) -> Requirement {
         },
         Inst::Fragment(op) => match op {
             FragmentOp::PackHalf2 { .. } => Requirement::new("`cvt.rn.{bf16x2,f16x2}.f32`", 7, 0, 80),
+            // ptxas: PTX 8.1 on sm_89, 7.8 from sm_90; one version per op, so the larger.
+            FragmentOp::PackFp8x2 { .. } => Requirement::new("`cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32`", 8, 1, 89),
             FragmentOp::UnpackHalf2 { .. } => base,
             FragmentOp::StMatrix { .. } => Requirement::new("`stmatrix`", 7, 8, 90),
             FragmentOp::LdMatrix { .. } => Requirement::new("`ldmatrix`", 6, 5, 75),

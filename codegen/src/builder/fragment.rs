@@ -162,6 +162,26 @@ impl KernelBuilder {
         Value::Reg(dst)
     }
 
+    /// `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32`: round `lo` and `hi` to `to` (e4m3 or e5m2;
+    /// nearest even, saturating to the largest finite value, NaN stays NaN) and pack them in
+    /// one `b16`, `lo` in the low byte.
+    #[track_caller]
+    pub fn pack_fp8x2(&mut self, lo: Value, hi: Value, to: Type) -> Value {
+        let dst = self.new_reg(Type::B16);
+        self.push(FragmentOp::PackFp8x2 { dst, hi, lo, to });
+        Value::Reg(dst)
+    }
+
+    /// [`KernelBuilder::pack_fp8x2`] as a `u16` (the DSL's type of a packed FP8 pair: two
+    /// bytes of an FP8 buffer).
+    #[track_caller]
+    pub fn pack_fp8x2_u16(&mut self, lo: Value, hi: Value, to: Type) -> Value {
+        let packed = self.pack_fp8x2(lo, hi, to);
+        let dst = self.new_reg(Type::U16);
+        self.push(ArithOp::Mov { dst, src: packed });
+        Value::Reg(dst)
+    }
+
     /// `stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared::cta.b16 [addr], {regs}`: the warp
     /// stores `regs.len()` 8x8 matrices of 16-bit elements; `addr` is this thread's row
     /// address (threads `8i..8i+7` address the rows of matrix `i`), 16-byte aligned.

@@ -62,6 +62,9 @@ pub fn fragment(op: &FragmentOp, cx: &InstCtx) -> Vec<String> {
         FragmentOp::PackHalf2 { dst, hi, lo, to } => {
             vec![format!("cvt.rn.{to}x2.f32 {}, {}, {};", reg(*dst), value(hi), value(lo))]
         }
+        FragmentOp::PackFp8x2 { dst, hi, lo, to } => {
+            vec![format!("cvt.rn.satfinite.{to}x2.f32 {}, {}, {};", reg(*dst), value(hi), value(lo))]
+        }
         FragmentOp::UnpackHalf2 { lo, hi, src, from } => {
             if *from == Type::BF16 {
                 // A bf16 is the high half of the f32 with the same value: shift, no rounding.

@@ -478,6 +478,39 @@ fn cvt_nearest(n: Num, st: Type, dt: Type, v: u64) -> u64 {
     }
 }
 
+/// `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32` of one f32 (`bits`) to an FP8 code (`to` is
+/// [`Type::E4M3`] or [`Type::E5M2`]): the nearest value, ties to the even code; finite values
+/// beyond the largest, and infinities, saturate to it; a NaN becomes the format's NaN with the
+/// input's sign (E5M2 keeps the NaN's top two payload bits, as CUDA's `__nv_cvt_float_to_fp8`
+/// does). It rounds at the format's quantum, a method of its own: the host's `float8`
+/// conversion (CUDA's bit-level one) is held to it over f32 bit patterns.
+pub fn f32_to_fp8(bits: u32, to: Type) -> u8 {
+    // Mantissa bits, the smallest normal exponent (the bias is 1 minus it), the largest finite value.
+    let (mant_bits, min_exp, max_finite): (i32, i32, f64) = match to {
+        Type::E4M3 => (3, -6, 448.0),
+        _ => (2, -14, 57344.0),
+    };
+    let sign = ((bits >> 31) as u8) << 7;
+    let x = f32::from_bits(bits & 0x7FFF_FFFF) as f64;
+    if x.is_nan() {
+        return sign | if to == Type::E4M3 { 0x7F } else { 0x7E | ((bits >> 21) & 3) as u8 };
+    }
+    // floor(log2 v) of a positive finite f64 (every f32 is a normal f64).
+    let binade = |v: f64| ((v.to_bits() >> 52) as i32) - 1023;
+    let floor_exp = if x == 0.0 || x.is_infinite() { min_exp } else { binade(x).max(min_exp) };
+    let quantum = 2f64.powi(floor_exp - mant_bits);
+    let r = if x.is_infinite() { max_finite } else { ((x / quantum).round_ties_even() * quantum).min(max_finite) };
+    let code = if r < 2f64.powi(min_exp) {
+        // Zero or subnormal: a count of the smallest quantum.
+        (r / 2f64.powi(min_exp - mant_bits)) as u8
+    } else {
+        let e = binade(r);
+        let m = ((r / 2f64.powi(e) - 1.0) * 2f64.powi(mant_bits)) as i32;
+        (((e + 1 - min_exp) << mant_bits) | m) as u8
+    };
+    sign | code
+}
+
 /// The value of an OCP FP8 element (`ty` is [`Type::E4M3`] or [`Type::E5M2`]; every other
 /// type reads as NaN). E4M3 (`e4m3fn`): bias 7, no infinities, S.1111.111 is NaN; E5M2: the
 /// upper byte of an IEEE f16. Every FP8 value is exact in f32.

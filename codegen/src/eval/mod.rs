@@ -10,7 +10,7 @@ pub mod exec;
 pub mod fold;
 pub mod math;
 
-pub use exec::{bin_fn, cmp_fn, cvt, cvt_rounded, mad_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
+pub use exec::{bin_fn, cmp_fn, cvt, cvt_rounded, f32_to_fp8, mad_fn, un_fn, BinFn, CmpFn, MadFn, UnFn};
 pub use math::{
     approx_bound, float_bin_fn, half_approx_bound, math_fn, math_half2_fn, ulp_error, AbsBound, ApproxBound,
     HalfApproxBound,

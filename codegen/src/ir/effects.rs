@@ -300,7 +300,7 @@ impl Inst {
             Inst::Tcgen05(op) => tcgen05(op),
             Inst::Wgmma(op) => wgmma(op),
             Inst::Fragment(op) => match op {
-                FragmentOp::PackHalf2 { .. } | FragmentOp::UnpackHalf2 { .. } => none,
+                FragmentOp::PackHalf2 { .. } | FragmentOp::PackFp8x2 { .. } | FragmentOp::UnpackHalf2 { .. } => none,
                 FragmentOp::StMatrix { .. } => none.writes(&[Shared]),
                 FragmentOp::LdMatrix { .. } => Effects::reads(&[Shared]),
             },

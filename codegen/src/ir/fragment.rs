@@ -15,6 +15,10 @@ pub enum FragmentOp {
     /// `cvt.rn.{bf16x2,f16x2}.f32 dst, hi, lo`: round two f32s to a 16-bit pair in one `b32`,
     /// `lo` in the low half (the lower address once stored).
     PackHalf2 { dst: Reg, hi: Value, lo: Value, to: Type },
+    /// `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32 dst, hi, lo`: round two f32s to FP8 (nearest
+    /// even; beyond the largest finite value, and infinities, saturate to it; NaN stays NaN)
+    /// and pack them in one `b16`, `lo` in the low byte (the lower address once stored).
+    PackFp8x2 { dst: Reg, hi: Value, lo: Value, to: Type },
     /// The inverse: the two halves of a `b32` holding a bf16 or f16 pair, as f32s (exact).
     UnpackHalf2 { lo: Reg, hi: Reg, src: Value, from: Type },
     /// `stmatrix.sync.aligned.m8n8.x{1,2,4}{.trans}.shared::cta.b16 [addr], {regs}`: each of
@@ -31,6 +35,7 @@ impl FragmentOp {
         let t = |trans: bool| if trans { ".trans" } else { "" };
         match self {
             FragmentOp::PackHalf2 { to, .. } => format!("cvt.rn.{to}x2.f32"),
+            FragmentOp::PackFp8x2 { to, .. } => format!("cvt.rn.satfinite.{to}x2.f32"),
             FragmentOp::UnpackHalf2 { from, .. } => format!("unpack {from}x2"),
             FragmentOp::StMatrix { regs, trans, .. } => format!("stmatrix.m8n8.x{}{}", regs.len(), t(*trans)),
             FragmentOp::LdMatrix { dsts, trans, .. } => format!("ldmatrix.m8n8.x{}{}", dsts.len(), t(*trans)),

@@ -45,6 +45,7 @@ impl Inst {
             },
             Inst::Fragment(op) => match op {
                 FragmentOp::PackHalf2 { .. } => ("Fragment::PackHalf2", "cvt"),
+                FragmentOp::PackFp8x2 { .. } => ("Fragment::PackFp8x2", "cvt"),
                 // Moves of the halves (and `cvt` from f16).
                 FragmentOp::UnpackHalf2 { .. } => ("Fragment::UnpackHalf2", "mov"),
                 FragmentOp::StMatrix { .. } => ("Fragment::StMatrix", "stmatrix"),

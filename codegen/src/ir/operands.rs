@@ -402,7 +402,9 @@ fn wgmma_defs(op: &WgmmaOp, f: &mut dyn FnMut(Reg)) {
 
 fn fragment_uses(op: &FragmentOp, f: &mut dyn FnMut(&Value)) {
     match op {
-        FragmentOp::PackHalf2 { dst: _, hi, lo, to: _ } => [hi, lo].into_iter().for_each(f),
+        FragmentOp::PackHalf2 { dst: _, hi, lo, to: _ } | FragmentOp::PackFp8x2 { dst: _, hi, lo, to: _ } => {
+            [hi, lo].into_iter().for_each(f)
+        }
         FragmentOp::UnpackHalf2 { src, .. } => f(src),
         FragmentOp::StMatrix { addr, regs, trans: _ } => std::iter::once(addr).chain(regs).for_each(f),
         FragmentOp::LdMatrix { addr, .. } => f(addr),
@@ -411,7 +413,7 @@ fn fragment_uses(op: &FragmentOp, f: &mut dyn FnMut(&Value)) {
 
 fn fragment_defs(op: &FragmentOp, f: &mut dyn FnMut(Reg)) {
     match op {
-        FragmentOp::PackHalf2 { dst, .. } => f(*dst),
+        FragmentOp::PackHalf2 { dst, .. } | FragmentOp::PackFp8x2 { dst, .. } => f(*dst),
         FragmentOp::UnpackHalf2 { lo, hi, .. } => [*lo, *hi].into_iter().for_each(f),
         FragmentOp::LdMatrix { dsts, .. } => dsts.iter().copied().for_each(f),
         FragmentOp::StMatrix { .. } => {}

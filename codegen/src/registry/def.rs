@@ -175,6 +175,7 @@ impl Kind {
 pub enum Ret {
     Unit,
     Bool,
+    U16,
     U32,
     U64,
     State,
@@ -212,6 +213,7 @@ impl Ret {
         match self {
             Ret::Unit => "—".into(),
             Ret::Bool => "bool".into(),
+            Ret::U16 => "u16".into(),
             Ret::U32 => "u32".into(),
             Ret::U64 => "u64".into(),
             Ret::State => "State".into(),

@@ -120,6 +120,10 @@ ops! {
     "pack.bf16x2" ["cuda:__floats2bfloat162_rn"] (lo: Scalar, hi: Scalar) as F32 -> U32 = |k, call| k.pack_half2_u32(lo, hi, Type::BF16);
     /// two f32s rounded to f16 and packed in a u32, `lo` in the low half (`cvt.rn.f16x2.f32`)
     "pack.f16x2" ["cuda:__floats2half2_rn"] (lo: Scalar, hi: Scalar) as F32 -> U32 = |k, call| k.pack_half2_u32(lo, hi, Type::F16);
+    /// two f32s rounded to e4m3 (nearest even, saturating to ±448, NaN stays NaN) and packed in a u16, `lo` in the low byte (`cvt.rn.satfinite.e4m3x2.f32`)
+    "pack.e4m3x2" (lo: F32, hi: F32) -> U16 = |k, call| k.pack_fp8x2_u16(lo, hi, Type::E4M3);
+    /// two f32s rounded to e5m2 (nearest even, saturating to ±57344, NaN stays NaN) and packed in a u16, `lo` in the low byte (`cvt.rn.satfinite.e5m2x2.f32`)
+    "pack.e5m2x2" (lo: F32, hi: F32) -> U16 = |k, call| k.pack_fp8x2_u16(lo, hi, Type::E5M2);
     /// the two bf16 halves of a u32 as f32s, `[lo, hi]` (exact)
     "unpack.bf16x2" (packed: U32) -> Vec(Type::F32, 2) = |k, call| k.unpack_half2(packed, Type::BF16);
     /// the two f16 halves of a u32 as f32s, `[lo, hi]` (exact)

@@ -77,9 +77,10 @@ impl Checker<'_> {
                 scalar_args.push(a);
             }
         }
-        // All `Scalar` arguments of one op share one type (`T.min(a, b)`, `T.select(c, a, b)`).
+        // All `Scalar` arguments of one op share one type (`T.min(a, b)`, `T.select(c, a, b)`);
+        // an argument already refused has said what is wrong (no mismatch on top of it).
         let mut scalar_ty = None;
-        for w in scalar_args.windows(2) {
+        for w in scalar_args.windows(2).filter(|_| !arg_error) {
             let t = self.unify(w[0], w[1], &format!("the arguments of `T.{path}`"), e.sp);
             scalar_ty = Some(t);
         }
@@ -760,6 +761,7 @@ fn ret_type(spec: &OpDef, turbofish: Option<(Scalar, Sp)>, scalar: Option<Ty>, a
     match spec.ret {
         Ret::Unit => Ty::Unit,
         Ret::Bool => Ty::Bool,
+        Ret::U16 => Ty::Scalar(Scalar::U16),
         Ret::U32 => Ty::Scalar(Scalar::U32),
         Ret::U64 => Ty::Scalar(Scalar::U64),
         Ret::State => Ty::State,

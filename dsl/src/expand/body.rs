@@ -826,6 +826,7 @@ fn ret_handle(ret: Ret, ty: Ty) -> TokenStream {
             quote!([__p::Value; #n])
         }
         Ret::Bool
+        | Ret::U16
         | Ret::U32
         | Ret::U64
         | Ret::F32

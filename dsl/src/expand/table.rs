@@ -558,6 +558,7 @@ fn ret_kind(ret: Ret, ty: Ty) -> Option<Kind> {
         Ret::Barrier => Kind::Barrier,
         Ret::Barriers => Kind::Barriers,
         Ret::Bool
+        | Ret::U16
         | Ret::U32
         | Ret::U64
         | Ret::F32

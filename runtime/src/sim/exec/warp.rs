@@ -6,6 +6,7 @@
 use crate::report::finding::Category;
 use crate::sim::check::Checker;
 use crate::sim::engine::arith::cvt;
+use phaser_codegen::eval::f32_to_fp8;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::program::Op;
 use crate::sim::engine::warp::{lanes, LaneInputs, RoundKind, WarpSyncRound};
@@ -36,6 +37,11 @@ impl<C: Checker> Engine<'_, C> {
                 FragmentOp::PackHalf2 { dst, hi, lo, to } => {
                     let (h, lo) = (self.val(wi, l, hi), self.val(wi, l, lo));
                     let packed = cvt(lo, Type::F32, *to) | cvt(h, Type::F32, *to) << 16;
+                    self.set(wi, l, *dst, packed);
+                }
+                FragmentOp::PackFp8x2 { dst, hi, lo, to } => {
+                    let (h, lo) = (self.val(wi, l, hi) as u32, self.val(wi, l, lo) as u32);
+                    let packed = f32_to_fp8(lo, *to) as u64 | (f32_to_fp8(h, *to) as u64) << 8;
                     self.set(wi, l, *dst, packed);
                 }
                 FragmentOp::UnpackHalf2 { lo, hi, src, from } => {
@@ -198,7 +204,7 @@ impl<C: Checker> Engine<'_, C> {
                 self.matrix_rows(wi, round, regs.len(), Some(&data));
             }
             // Only the ops above run as warp collectives (`exec_warp`, `exec_fragment`).
-            Inst::Fragment(FragmentOp::PackHalf2 { .. } | FragmentOp::UnpackHalf2 { .. })
+            Inst::Fragment(FragmentOp::PackHalf2 { .. } | FragmentOp::PackFp8x2 { .. } | FragmentOp::UnpackHalf2 { .. })
             | Inst::Arith(_)
             | Inst::ReadSpecial { .. }
             | Inst::Memory(_)
