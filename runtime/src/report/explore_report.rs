@@ -24,12 +24,12 @@ pub enum BoundHit {
     Memory { bytes: u64 },
 }
 
-/// How many times one `for` loop of the kernel ran, per role: the warps that ran it the same
+/// How many times one loop of the kernel (`for`, `while`) ran, per role: the warps that ran it the same
 /// number of times (the most any explored execution ran; an inner loop's count is summed over
 /// its enclosing loops' iterations).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoopTrips {
-    /// The loop's `for` line.
+    /// The loop's line.
     pub loc: Option<SourceLoc>,
     /// `(warps, iterations)`, warps ascending, roles in the order of their first warp.
     pub roles: Vec<(Vec<u32>, u32)>,
@@ -43,7 +43,7 @@ pub struct ExploreReport {
     pub threads_per_cta: u32,
     /// The stages of each pipeline the kernel declares (`T.pipeline.*`: its name, `S`).
     pub stages: Vec<(String, u32)>,
-    /// The trip counts of the kernel's `for` loops per role, as the executions ran them.
+    /// The trip counts of the kernel's loops per role, as the executions ran them.
     pub iterations: Vec<LoopTrips>,
     /// Executions run from the launch (each a different interleaving, up to equivalence).
     pub executions: u64,
@@ -110,7 +110,7 @@ impl ExploreReport {
             false => self.stages.iter().map(|(name, s)| format!("pipeline `{name}` {s}")).collect::<Vec<_>>().join(", "),
         };
         let loops = match self.iterations.is_empty() {
-            true => "no `for` loop ran".to_owned(),
+            true => "no loop ran".to_owned(),
             false => self
                 .iterations
                 .iter()
