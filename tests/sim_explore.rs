@@ -46,6 +46,7 @@ fn torn_rounds(fixed: bool) -> Kernel {
     });
     k.cta_sync();
     k.if_then(is0, |k| {
+        // producer-loop
         k.for_range(Value::u32(0), Value::u32(ROUNDS), |k, r| {
             let ar = k.barrier_at(a, r);
             k.mbarrier_arrive(ar);
@@ -58,6 +59,7 @@ fn torn_rounds(fixed: bool) -> Kernel {
     let is32 = k.eq(tid, Value::u32(32));
     k.if_then(is32, |k| {
         let torn = k.var(Value::u32(0));
+        // consumer-loop
         k.for_range(Value::u32(0), Value::u32(ROUNDS), |k, r| {
             let ar = k.barrier_at(a, r);
             k.mbarrier_wait(ar, Value::u32(0));
@@ -152,6 +154,23 @@ fn the_fixed_kernel_is_explored_completely() {
     assert!(e.executions >= 1 << ROUNDS, "{e}");
     assert!(e.executions < 1000, "{e}");
     assert!(e.text().contains("complete for these bounds"), "{e}");
+}
+
+/// The report states the instance's bounds: no pipeline here, and each role's trip count of
+/// its loop (warp 0 publishes `ROUNDS` rounds, warp 1 consumes them).
+#[test]
+fn the_report_states_iterations_per_role_and_stages() {
+    let k = torn_rounds(true);
+    let d = device(SimConfig::default());
+    let (cfg, out) = launch_torn(&d, &k);
+    let e = d.explore(&k, cfg, &[Arg::buffer(&out)]).unwrap();
+    let (p, c) = (line_of("producer-loop"), line_of("consumer-loop"));
+    let expected = format!(
+        "stages: none declared (no `T.pipeline`)\niterations per role (the most any execution ran): {FILE}:{p} (warp 0: \
+         {ROUNDS}); {FILE}:{c} (warp 1: {ROUNDS})\n"
+    );
+    assert_eq!(e.instance_text(), expected);
+    assert!(e.summary().contains(&expected), "{e}");
 }
 
 #[test]

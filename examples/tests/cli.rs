@@ -106,6 +106,10 @@ fn check_exhaustive_explores_each_launch_and_says_what_it_covered() {
     let bounds = "(bounds: 100000 executions, 100000 steps per execution, 1073741824 bytes of exploration state)";
     let complete = format!(" states, complete {bounds}");
     assert!(line.contains("`fe_pipeline` explored: ") && line.ends_with(&complete), "{line}");
+    // The instance's bounds, as the report states them (`ExploreReport::instance_text`).
+    let instance = line.split("`fe_pipeline` explored: ").nth(1).and_then(|r| r.split("; ").next());
+    assert_eq!(instance, Some("stages: none declared (no `T.pipeline`)"), "{line}");
+    assert!(line.contains("; iterations per role (the most any execution ran): "), "{line}");
 }
 
 /// `--barriers-only` explores the synchronization skeleton, and the line says so, with the

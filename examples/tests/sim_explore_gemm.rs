@@ -60,6 +60,24 @@ fn the_gemm_skeleton_explores_to_its_bound_with_no_finding() {
     assert!(text.contains("(barriers only, skeleton)") && text.contains("\nskeleton: MMAs kept"), "{text}");
     assert!(text.contains("`gemm_dsl` (1 CTA(s) of 384 threads, 12 warps each)"), "{text}");
     assert!(text.contains("the execution bound (300) was reached"), "{text}");
+    // The instance's bounds: the pipeline's 2 stages; the producer's tile loop once, its K loop
+    // 3 times (K = 192: 3 blocks of 64), its tail over the S stages; each consumer warp's tile
+    // loop once and its K loop twice (the first block is peeled).
+    let at = |after: &str, needle: &str| format!("examples/src/gallery/gemm_dsl.rs:{}", dsl_line(after, needle));
+    let (producer, consumer) = ("let st = T.pipeline.producer_state(pipe);", "let release = T.pipeline.consumer_state(pipe);");
+    let blocks = SHAPE.2 / 64;
+    let expected = format!(
+        "stages: pipeline `pipe` {s}\niterations per role (the most any execution ran): {} (warp 0: 1); {} (warp 0: \
+         {blocks}); {} (warp 0: {s}); {} (warps 4-11: 1); {} (warps 4-11: {})\n",
+        at(producer, "while t < total {"),
+        at(producer, "for kb in kb0..kb1 {"),
+        at(producer, "T.pipeline.producer_tail(pipe, st);"),
+        at(consumer, "while t < total {"),
+        at(consumer, "for _kb in kb0 + 1..kb1 {"),
+        blocks - 1,
+        s = TILES.stages,
+    );
+    assert_eq!(r.instance_text(), expected);
     let dev = Device::sim(SimConfig { echo_printf: false, ..SimConfig::default() });
     let mut p = gemm_dsl::setup_tiles(&dev, TILES, SHAPE, 1, 7, true).unwrap();
     let out = run_problem(&dev, &mut p).unwrap();

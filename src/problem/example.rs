@@ -94,8 +94,10 @@ pub fn run(e: &Example, dev: &Device, size: Size, seed: u64) -> Result<Run, Runt
     for x in out.launches.iter().filter_map(|l| l.sim.as_ref()?.exploration.as_ref()) {
         let verdict = if x.complete() { "complete" } else { "NOT complete (bound reached)" };
         let mode = if x.mode().is_empty() { String::new() } else { format!(" ({})", x.mode()) };
+        // The instance's bounds besides the launch shape: stages and iterations per role.
+        let instance = x.instance_text().trim_end().replace('\n', "; ");
         outcome.detail.push_str(&format!(
-            "; `{}` explored{mode}: {} executions, {} states, {verdict} (bounds: {})",
+            "; `{}` explored{mode}: {instance}; {} executions, {} states, {verdict} (bounds: {})",
             x.kernel,
             x.executions,
             x.states,

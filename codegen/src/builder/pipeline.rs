@@ -128,6 +128,23 @@ impl PipelineConfig {
     }
 }
 
+/// The names a pipeline `name` gives its barrier arrays: `{name}_full`, `{name}_empty`.
+const FULL: &str = "_full";
+const EMPTY: &str = "_empty";
+
+/// The pipelines kernel `k` declares and their stages `S`: each pair of barrier arrays a
+/// [`Pipeline::new`] allocated (`{name}_full[S]` beside `{name}_empty[S]`), in allocation order.
+pub fn pipeline_stages(k: &Kernel) -> Vec<(String, u32)> {
+    let barriers = || k.shared().iter().filter(|a| a.kind == SharedKind::Barriers);
+    barriers()
+        .filter_map(|full| {
+            let name = full.name.strip_suffix(FULL)?;
+            let empty = format!("{name}{EMPTY}");
+            barriers().any(|e| e.name == empty && e.len == full.len).then(|| (name.to_owned(), full.len))
+        })
+        .collect()
+}
+
 /// A pipeline's barriers in shared memory.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Pipeline {
@@ -331,8 +348,8 @@ impl Pipeline {
         if cfg.empty_count() as i128 > MAX_ARRIVALS || cfg.full_count() as i128 > MAX_ARRIVALS {
             k.error(format!("pipeline `{name}`: an arrival count exceeds the mbarrier limit of {MAX_ARRIVALS}"));
         }
-        let full = k.alloc_barriers(&format!("{name}_full"), cfg.stages.max(1));
-        let empty = k.alloc_barriers(&format!("{name}_empty"), cfg.stages.max(1));
+        let full = k.alloc_barriers(&format!("{name}{FULL}"), cfg.stages.max(1));
+        let empty = k.alloc_barriers(&format!("{name}{EMPTY}"), cfg.stages.max(1));
         Pipeline { full, empty, cfg, cluster_sync: ClusterSync::default(), release_to: ReleaseTo::EveryCta }
     }
 

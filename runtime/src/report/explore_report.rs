@@ -3,6 +3,7 @@
 //! the first counterexample, a `SimReport` whose `schedule` replays it.
 
 use super::sim_report::SimReport;
+use phaser_codegen::SourceLoc;
 use std::fmt;
 use std::time::Duration;
 
@@ -23,13 +24,27 @@ pub enum BoundHit {
     Memory { bytes: u64 },
 }
 
+/// How many times one loop of the kernel (`for`, `while`) ran, per role: the warps that ran it the same
+/// number of times (the most any explored execution ran; an inner loop's count is summed over
+/// its enclosing loops' iterations).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopTrips {
+    /// The loop's line.
+    pub loc: Option<SourceLoc>,
+    /// `(warps, iterations)`, warps ascending, roles in the order of their first warp.
+    pub roles: Vec<(Vec<u32>, u32)>,
+}
+
 #[derive(Clone, Debug)]
 pub struct ExploreReport {
     pub kernel: String,
-    /// The instance explored: its CTAs (one cluster) and threads per CTA. Iterations per role
-    /// and stages are the kernel's arguments and `#[comptime]` values, which the caller states.
+    /// The instance explored: its CTAs (one cluster) and threads per CTA.
     pub ctas: u32,
     pub threads_per_cta: u32,
+    /// The stages of each pipeline the kernel declares (`T.pipeline.*`: its name, `S`).
+    pub stages: Vec<(String, u32)>,
+    /// The trip counts of the kernel's loops per role, as the executions ran them.
+    pub iterations: Vec<LoopTrips>,
     /// Executions run from the launch (each a different interleaving, up to equivalence).
     pub executions: u64,
     /// States explored: the steps of every execution past its replayed prefix.
@@ -87,6 +102,32 @@ impl ExploreReport {
         )
     }
 
+    /// The instance's bounds besides CTAs and threads: each pipeline's stages and each loop's
+    /// iterations per role (two lines).
+    pub fn instance_text(&self) -> String {
+        let stages = match self.stages.is_empty() {
+            true => "none declared (no `T.pipeline`)".to_owned(),
+            false => self.stages.iter().map(|(name, s)| format!("pipeline `{name}` {s}")).collect::<Vec<_>>().join(", "),
+        };
+        let loops = match self.iterations.is_empty() {
+            true => "no loop ran".to_owned(),
+            false => self
+                .iterations
+                .iter()
+                .map(|t| {
+                    let at = t.loc.map_or_else(|| "a loop".to_owned(), |l| format!("{}:{}", l.file, l.line));
+                    let roles: Vec<String> =
+                        t.roles.iter().map(|(warps, n)| format!("{}: {n}", warp_list(warps))).collect();
+                    format!("{at} ({})", roles.join(", "))
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        };
+        format!("stages: {stages}
+iterations per role (the most any execution ran): {loops}
+")
+    }
+
     /// A readable multi-line report: the summary, then the counterexample's report.
     pub fn text(&self) -> String {
         let mut out = self.summary();
@@ -116,6 +157,7 @@ impl ExploreReport {
             self.wall,
             self.bounds_text()
         );
+        out.push_str(&self.instance_text());
         if let Some(r) = &self.counterexample {
             let schedule = r.schedule.as_ref().map(|s| s.to_string()).unwrap_or_default();
             out.push_str(&format!(
@@ -169,6 +211,20 @@ impl ExploreReport {
         }
         out
     }
+}
+
+/// `warps 0-3, 8` / `warp 5`.
+fn warp_list(warps: &[u32]) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &w in warps {
+        match runs.last_mut() {
+            Some((_, hi)) if *hi + 1 == w => *hi = w,
+            _ => runs.push((w, w)),
+        }
+    }
+    let text: Vec<String> =
+        runs.iter().map(|&(lo, hi)| if lo == hi { lo.to_string() } else { format!("{lo}-{hi}") }).collect();
+    format!("{} {}", if warps.len() == 1 { "warp" } else { "warps" }, text.join(", "))
 }
 
 impl fmt::Display for ExploreReport {

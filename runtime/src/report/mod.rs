@@ -12,7 +12,7 @@ pub mod sim_report;
 pub mod strategy;
 pub mod trace;
 
-pub use explore_report::{BoundHit, ExploreBounds, ExploreReport};
+pub use explore_report::{BoundHit, ExploreBounds, ExploreReport, LoopTrips};
 pub use finding::{BarrierRef, Category, Finding, LoopIteration, Severity};
 pub use print::PrintRecord;
 pub use probe::{ProbeRecord, ProbeValue};

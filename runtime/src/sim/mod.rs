@@ -38,7 +38,7 @@ pub use engine::{memory, scheduler};
 pub use output::printf;
 pub use sync::barrier;
 
-pub use crate::report::{Actor, BoundHit, ExploreBounds, ExploreReport, Schedule, ScheduleParseError};
+pub use crate::report::{Actor, BoundHit, ExploreBounds, ExploreReport, LoopTrips, Schedule, ScheduleParseError};
 pub use crate::report::{
     BarrierRef, Category, CutShort, DroppedFindings, Finding, LoopIteration, PrintRecord, ProbeRecord, ProbeValue,
     Severity, SimReport, Stats, Trace, TraceEvent, TraceKind,

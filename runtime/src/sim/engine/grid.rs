@@ -256,6 +256,9 @@ fn run_on<C: Checker>(cxs: &[LaunchCtx], memory: &mut Arc<GlobalMemory>, outs: &
             if resident[i].finished {
                 let r = resident.remove(i);
                 let mut e = r.engine;
+                if let Some(run) = e.cx.steps {
+                    run.lock().unwrap_or_else(|p| p.into_inner()).trips = e.loop_trips();
+                }
                 // An execution the explorer ended early did not reach the kernel's end.
                 if !e.steps.cut {
                     e.finish_checks();

@@ -90,6 +90,10 @@ impl<C: Checker> Engine<'_, C> {
                             let now = self.epoch();
                             let w = &mut self.exec.warps[wi];
                             w.cycle.back_edge(&w.regs, &prog.observable, &w.pc, w.runnable, w.blocked, now);
+                            // Step mode: the explorer reports each loop's trip counts.
+                            if self.step.is_some() {
+                                self.steps.count_trip(wi, t, mask);
+                            }
                         }
                         continue 'regroup;
                     }

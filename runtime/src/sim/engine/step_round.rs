@@ -77,6 +77,16 @@ pub(crate) struct StepState {
     pub taken: u64,
     /// The chooser ended the execution early: the end-of-kernel checks do not apply.
     pub cut: bool,
+    /// Back edges taken per `(loop start, warp)`, per lane: each loop's trip counts.
+    pub trips: std::collections::HashMap<(u32, usize), [u32; 32]>,
+}
+
+impl StepState {
+    /// Lanes `mask` of warp `wi` took the back edge to the loop starting at `start`.
+    pub fn count_trip(&mut self, wi: usize, start: u32, mask: u32) {
+        let counts = self.trips.entry((start, wi)).or_insert([0; 32]);
+        lanes(mask).for_each(|l| counts[l] += 1);
+    }
 }
 
 impl<C: Checker> Engine<'_, C> {
@@ -121,6 +131,22 @@ impl<C: Checker> Engine<'_, C> {
         if let Some(s) = &mut self.step {
             s.named.push(touch);
         }
+    }
+
+    /// The execution's loop trip counts, `(loop's line, loop start, warp, iterations)`: a
+    /// warp's count is its lanes' most.
+    pub(crate) fn loop_trips(&self) -> Vec<(Option<phaser_codegen::SourceLoc>, u32, u32, u32)> {
+        let mut out: Vec<_> = self
+            .steps
+            .trips
+            .iter()
+            .map(|(&(start, wi), lanes)| {
+                let loc = self.cx.program.loops.iter().find(|lp| lp.start == start).and_then(|lp| lp.loc);
+                (loc, start, wi as u32, lanes.iter().copied().max().unwrap_or(0))
+            })
+            .collect();
+        out.sort_by_key(|&(_, start, wi, _)| (start, wi));
+        out
     }
 
     /// The step-schedule name of an async op `issuer` issues now.
@@ -223,6 +249,8 @@ impl<C: Checker> Engine<'_, C> {
             match o {
                 _ if woken & (1 << l) == 0 => {}
                 Some(o @ Object::AsyncOf { .. }) => fp.write(o),
+                // A named barrier's waiter goes on after every arrival of its round.
+                Some(o @ Object::NamedArrival { .. }) => fp.acquire(o),
                 Some(o) => fp.read(o),
                 None => {}
             }
@@ -266,18 +294,22 @@ impl<C: Checker> Engine<'_, C> {
             fp.read(Object::Registers { cta });
             fp.add(cluster.0, cluster.1);
         }
-        // An arrival that leaves its round pending reads the round's count, so those commute
-        // (`Object::NamedCount`); completing writes it (another arrival would have completed
-        // it), the next round's count (an arrival that would otherwise land in it) and the
-        // round's release (what its waiters' wakes read). Exited threads count toward
-        // whole-CTA rounds, and toward every later round at once: an arrival on such a round
-        // writes the exit count the exits read.
+        // A named barrier's round (`Object::NamedArrival`): an arrival writes its own arrival
+        // and reads the round before's, so a round's arrivals commute whichever completes it,
+        // and one that could land in either of two rounds is ordered with the other round's;
+        // the completing one writes the round's arrivals for the sleep sets (an actor asleep on
+        // its arrival would now land in the next round); waiters acquire them on waking.
+        // Exited threads count toward whole-CTA rounds, and toward every later round at once:
+        // an arrival on such a round writes the exit count the exits read.
+        let me = wi as u32;
         for t in &record.named {
-            let (c, id) = (t.cta, t.id);
-            fp.add(Object::NamedCount { cta: c, id, round: t.round }, t.completed);
+            let (c, id, round) = (t.cta, t.id, t.round);
+            if let Some(before) = round.checked_sub(1) {
+                fp.read(Object::NamedArrival { cta: c, id, round: before, warp: None });
+            }
+            fp.write(Object::NamedArrival { cta: c, id, round, warp: Some(me) });
             if t.completed {
-                fp.write(Object::NamedCount { cta: c, id, round: t.round + 1 });
-                fp.write(Object::NamedRelease { cta: c, id, round: t.round });
+                fp.sleep_write(Object::NamedArrival { cta: c, id, round, warp: None });
             }
             if t.counts_exits {
                 fp.write(Object::ExitCount { cta: c });
@@ -423,7 +455,9 @@ impl<C: Checker> Engine<'_, C> {
         let cta = self.exec.warps[wi].cta;
         match self.exec.warps[wi].wait[l] {
             WaitFor::Mbarrier { cta, off, .. } => Some(Object::Shared { cta: cta as usize, off, len: 8 }),
-            WaitFor::NamedBarrier { id, generation, .. } => Some(Object::NamedRelease { cta, id, round: generation }),
+            WaitFor::NamedBarrier { id, generation, .. } => {
+                Some(Object::NamedArrival { cta, id, round: generation, warp: None })
+            }
             WaitFor::ClusterBarrier { .. } => Some(Object::Cluster),
             // Waking retires the groups: a write (see `warp_step`).
             WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } | WaitFor::WgmmaGroups { .. } => {

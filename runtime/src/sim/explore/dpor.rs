@@ -89,13 +89,16 @@ impl Dpor {
             let mut clock = base;
             let mut race = None;
             for i in (0..j).rev() {
-                if actor_of[i] == pi || !self.nodes[i].footprint.dependent(&self.nodes[j].footprint) {
+                let (a, b) = (&self.nodes[i].footprint, &self.nodes[j].footprint);
+                if actor_of[i] == pi || !a.orders(b) {
                     continue;
                 }
+                // Ordered without a race: `j` acquires what `i` wrote (it could not run first).
+                let racy = a.dependent(b);
                 // Not ordered by the steps between (their clocks are joined in `clock`): a race,
                 // unless step `i` is what enabled `p` (it could not run before `i`, and since
                 // `i` ran it could: the order is causal, and the race to look for is earlier).
-                if race.is_none() && !before(&clock, actor_of[i], i) && !self.enabled_by(i, p) {
+                if race.is_none() && racy && !before(&clock, actor_of[i], i) && !self.enabled_by(i, p) {
                     race = Some(i);
                 }
                 join(&mut clock, &clocks[i]);

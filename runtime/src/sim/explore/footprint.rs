@@ -20,18 +20,16 @@ pub(crate) enum Object {
     GlobalRange { addr: u64, len: u64 },
     /// Every named barrier of CTA `cta`, every round (a `bar.sync` whose id was not resolved).
     AllNamed { cta: usize },
-    /// The arrival count of round `round` of named barrier `id` of CTA `cta`. An arrival that
-    /// leaves the round pending *reads* it, so those commute with each other (the count only
-    /// rises; in either order neither completes the round). The completing arrival *writes* it
-    /// and the next round's count: in another order another arrival completes the round, and
-    /// an arrival that landed in the next round may land in this one (a surplus arrival: a
-    /// `bar.arrive` running ahead), so which arrival completes the round is explored
-    /// (bench/exhaustive.md says why it cannot be left out).
-    NamedCount { cta: usize, id: u8, round: u64 },
-    /// The release of round `round` of named barrier `id` of CTA `cta`: the completing arrival
-    /// writes it, the wake of each of the round's waiters reads it (a waiter of an earlier
-    /// round does not: it was let go already, whatever completes later).
-    NamedRelease { cta: usize, id: u8, round: u64 },
+    /// The arrival of warp `warp` (`None`: of every warp) in round `round` of named barrier `id`
+    /// of CTA `cta`. An arrival writes its own and reads every arrival of the round before;
+    /// the wake of a round's waiter *acquires* every arrival of its round (`Footprint::
+    /// acquires`); the arrival that completes the round writes every arrival of it for the
+    /// sleep sets only (`Footprint::sleep_writes`). So the arrivals of one round commute with
+    /// each other, whichever completes it (the count is symmetric: bench/exhaustive.md), an
+    /// arrival that may land in either of two rounds (a surplus `bar.arrive` running ahead) is
+    /// dependent with the other round's arrivals, and an actor whose arrival was explored
+    /// already wakes from its sleep set when a round it would have joined completes.
+    NamedArrival { cta: usize, id: u8, round: u64, warp: Option<u32> },
     /// CTA `cta`'s count of exited threads, which a named barrier waiting for the whole CTA
     /// counts: exits *read* it (they only count up, so they commute with each other), an
     /// arrival on such a barrier writes it (an exit also writes each barrier with arrivals
@@ -82,11 +80,10 @@ impl Object {
                 x < y.saturating_add(m) && y < x.saturating_add(n)
             }
             (Global | GlobalRange { .. }, Global | GlobalRange { .. }) => true,
-            (AllNamed { cta: a }, AllNamed { cta: b } | NamedCount { cta: b, .. } | NamedRelease { cta: b, .. })
-            | (NamedCount { cta: b, .. } | NamedRelease { cta: b, .. }, AllNamed { cta: a }) => a == b,
-            (NamedCount { cta: a, id: x, round: r }, NamedCount { cta: b, id: y, round: q })
-            | (NamedRelease { cta: a, id: x, round: r }, NamedRelease { cta: b, id: y, round: q }) => {
-                (a, x, r) == (b, y, q)
+            (AllNamed { cta: a }, AllNamed { cta: b } | NamedArrival { cta: b, .. })
+            | (NamedArrival { cta: b, .. }, AllNamed { cta: a }) => a == b,
+            (NamedArrival { cta: a, id: x, round: r, warp: v }, NamedArrival { cta: b, id: y, round: q, warp: u }) => {
+                (a, x, r) == (b, y, q) && (v.is_none() || u.is_none() || v == u)
             }
             (ExitCount { cta: a }, ExitCount { cta: b })
             | (Ended { cta: a }, Ended { cta: b })
@@ -98,8 +95,7 @@ impl Object {
                 Global
                 | GlobalRange { .. }
                 | AllNamed { .. }
-                | NamedCount { .. }
-                | NamedRelease { .. }
+                | NamedArrival { .. }
                 | ExitCount { .. }
                 | Ended { .. }
                 | Cluster
@@ -117,6 +113,14 @@ impl Object {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Footprint {
     pub accesses: Vec<(Object, bool)>,
+    /// Objects read only to be ordered after the steps that wrote them, which must have run
+    /// before this step could (a wake after every arrival of its round): they join the
+    /// happens-before of DPOR's clocks but never make a race.
+    pub acquires: Vec<Object>,
+    /// Objects written as far as sleep sets are concerned: a sleeping actor whose next step
+    /// touches one wakes (this step changed what that step would do), though the two steps
+    /// are no race (a round's completing arrival and its other arrivals).
+    pub sleep_writes: Vec<Object>,
 }
 
 impl Footprint {
@@ -148,8 +152,19 @@ impl Footprint {
         }
     }
 
-    /// Whether the two steps may not commute: a common object, written by at least one (or
-    /// `Everything`, however it was touched).
+    pub fn acquire(&mut self, o: Object) {
+        if !self.acquires.contains(&o) {
+            self.acquires.push(o);
+        }
+    }
+    pub fn sleep_write(&mut self, o: Object) {
+        if !self.sleep_writes.contains(&o) {
+            self.sleep_writes.push(o);
+        }
+    }
+
+    /// Whether the two steps may not commute, a race when they are not ordered: a common
+    /// object, written by at least one (or `Everything`, however it was touched).
     pub fn dependent(&self, other: &Footprint) -> bool {
         let conflict = |a: &Object, wa: bool, b: &Object, wb: bool| {
             (wa || wb || *a == Object::Everything || *b == Object::Everything) && a.overlaps(b)
@@ -157,9 +172,30 @@ impl Footprint {
         self.accesses.iter().any(|(a, wa)| other.accesses.iter().any(|(b, wb)| conflict(a, *wa, b, *wb)))
     }
 
+    /// Whether one step is ordered after the other in DPOR's happens-before: dependent, or
+    /// one acquires what the other wrote.
+    pub fn orders(&self, other: &Footprint) -> bool {
+        let acquired = |x: &Footprint, y: &Footprint| {
+            x.acquires.iter().any(|a| y.accesses.iter().any(|(b, w)| (*w || *b == Object::Everything) && a.overlaps(b)))
+        };
+        self.dependent(other) || acquired(self, other) || acquired(other, self)
+    }
+
+    /// Whether a sleeping actor's next step (one of the two) must wake when the other runs:
+    /// ordered with it, or one's sleep-only writes touch what the other touched.
+    pub fn wakes(&self, other: &Footprint) -> bool {
+        let touched = |x: &Footprint, y: &Footprint| {
+            x.sleep_writes.iter().any(|a| {
+                y.accesses.iter().map(|(b, _)| b).chain(&y.acquires).chain(&y.sleep_writes).any(|b| a.overlaps(b))
+            })
+        };
+        self.orders(other) || touched(self, other) || touched(other, self)
+    }
+
     /// Approximate heap bytes (the explorer's memory bound counts them).
     pub fn bytes(&self) -> usize {
         self.accesses.capacity() * std::mem::size_of::<(Object, bool)>()
+            + (self.acquires.capacity() + self.sleep_writes.capacity()) * std::mem::size_of::<Object>()
     }
 }
 
@@ -168,7 +204,7 @@ mod tests {
     use super::*;
 
     fn fp(accesses: &[(Object, bool)]) -> Footprint {
-        Footprint { accesses: accesses.to_vec() }
+        Footprint { accesses: accesses.to_vec(), ..Footprint::default() }
     }
 
     #[test]
@@ -186,8 +222,8 @@ mod tests {
         assert!(!fp(&[(lo, true)]).dependent(&fp(&[(hi, true)])), "disjoint global bytes");
         assert!(fp(&[(Object::Global, false)]).dependent(&fp(&[(hi, true)])), "an untracked access");
         assert!(!fp(&[(Object::Everything, true)]).dependent(&Footprint::default()), "a step that touched nothing");
-        let (bar1, bar2) =
-            (Object::NamedRelease { cta: 0, id: 1, round: 0 }, Object::NamedRelease { cta: 0, id: 2, round: 0 });
+        let arrival = |id, round, warp| Object::NamedArrival { cta: 0, id, round, warp };
+        let (bar1, bar2) = (arrival(1, 0, Some(0)), arrival(2, 0, Some(0)));
         assert!(!fp(&[(bar1, true)]).dependent(&fp(&[(bar2, true)])), "different named barriers");
         assert!(fp(&[(Object::AllNamed { cta: 0 }, true)]).dependent(&fp(&[(bar2, false)])), "every id");
         let (count, word) = (Object::Arrivals { cta: 0, off: 8 }, Object::Shared { cta: 0, off: 8, len: 8 });
@@ -209,22 +245,35 @@ mod tests {
         assert!(!exit.dependent(&exit), "exits only count up: they commute");
         assert!(exit.dependent(&fp(&[(Object::ExitCount { cta: 0 }, true)])), "an arrival that counts exits");
         assert!(exit.dependent(&fp(&[(Object::Registers { cta: 0 }, true)])), "a setmaxnreg");
-        // A named barrier's round: an arrival that only counts reads its count; the completing
-        // one writes it, the next round's count and the round's release.
-        let count = |round| Object::NamedCount { cta: 0, id: 2, round };
-        let release = |round| Object::NamedRelease { cta: 0, id: 2, round };
-        let counting = fp(&[(count(5), false)]);
-        let completing = fp(&[(count(5), true), (count(6), true), (release(5), true)]);
-        assert!(!counting.dependent(&counting), "arrivals of one round that only count");
-        assert!(counting.dependent(&completing), "an arrival and the one that completes its round");
-        assert!(completing.dependent(&fp(&[(count(6), false)])), "the completion and an arrival of the next round");
-        assert!(completing.dependent(&fp(&[(release(5), false)])), "the completion and its round's waiter");
-        assert!(!completing.dependent(&fp(&[(release(4), false)])), "a waiter of the round before");
-        assert!(!completing.dependent(&fp(&[(count(7), false)])), "an arrival two rounds later");
-        assert!(!counting.dependent(&fp(&[(release(5), false)])), "an arrival and a waiter");
-        assert!(counting.dependent(&fp(&[(Object::AllNamed { cta: 0 }, true)])), "every id");
-        let other = Object::NamedCount { cta: 0, id: 3, round: 6 };
-        assert!(!completing.dependent(&fp(&[(other, true)])), "another barrier");
-        assert!(!completing.dependent(&fp(&[(Object::NamedCount { cta: 1, id: 2, round: 6 }, true)])), "another CTA");
+        // A named barrier's rounds: an arrival writes its own, reads the round before's; the
+        // completing one writes the round's arrivals for sleep sets only; a wake acquires them.
+        let arrive = |warp: u32, round: u64, completes: bool| {
+            let mut f = Footprint::default();
+            if round > 0 {
+                f.read(arrival(2, round - 1, None));
+            }
+            f.write(arrival(2, round, Some(warp)));
+            if completes {
+                f.sleep_write(arrival(2, round, None));
+            }
+            f
+        };
+        let wake = |round| {
+            let mut f = Footprint::default();
+            f.acquire(arrival(2, round, None));
+            f
+        };
+        let (a, b, c) = (arrive(0, 5, false), arrive(1, 5, false), arrive(2, 5, true));
+        assert!(!a.dependent(&b) && !a.orders(&b) && !a.wakes(&b), "arrivals of one round commute");
+        assert!(!a.dependent(&c) && !a.orders(&c), "an arrival and the one that completes its round: no race");
+        assert!(a.wakes(&c) && c.wakes(&a), "but a sleeping arrival of the round wakes when it completes");
+        assert!(arrive(3, 6, false).dependent(&a), "arrivals of consecutive rounds (a surplus arrival)");
+        assert!(!arrive(3, 7, false).dependent(&a), "two rounds apart");
+        assert!(!wake(5).dependent(&a) && wake(5).orders(&a) && wake(5).orders(&c), "a wake follows its round");
+        assert!(!wake(4).orders(&a), "a waiter of the round before");
+        assert!(!wake(5).orders(&wake(5)), "two waiters");
+        assert!(a.dependent(&fp(&[(Object::AllNamed { cta: 0 }, true)])), "every id");
+        let other_cta = Object::NamedArrival { cta: 1, id: 2, round: 5, warp: None };
+        assert!(!c.wakes(&fp(&[(other_cta, true)])), "another CTA");
     }
 }

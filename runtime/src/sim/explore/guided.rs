@@ -40,6 +40,8 @@ pub(crate) struct Run {
     pub max_depth: u64,
     pub steps: Vec<Recorded>,
     pub cut: Option<Cut>,
+    /// The execution's loop trip counts (`Engine::loop_trips`), set when it finished.
+    pub trips: Vec<(Option<phaser_codegen::SourceLoc>, u32, u32, u32)>,
     sleep: Vec<(Actor, Footprint)>,
 }
 
@@ -113,7 +115,7 @@ impl StepChooser for Guided {
         if r.use_sleep && k + 1 >= r.prefix.len() {
             let mut sleep = if k + 1 == r.prefix.len() { r.branch_sleep.clone() } else { std::mem::take(&mut r.sleep) };
             // An actor stays asleep while what runs is independent of its next step.
-            sleep.retain(|(a, f)| *a != chosen && !f.dependent(&footprint));
+            sleep.retain(|(a, f)| *a != chosen && !f.wakes(&footprint));
             r.sleep = sleep;
         }
         let step = &mut r.steps[k];

@@ -17,7 +17,7 @@ pub(crate) mod guided;
 
 use crate::error::{Result, RuntimeError};
 use crate::launch::LaunchConfig;
-use crate::report::{BoundHit, ExploreBounds, ExploreReport, Schedule};
+use crate::report::{BoundHit, ExploreBounds, ExploreReport, LoopTrips, Schedule};
 use crate::sim::{SimArg, SimConfig, SimDevice};
 use guided::{Cut, Run};
 use phaser_codegen::{InvalidSetting, Kernel};
@@ -72,6 +72,8 @@ impl SimDevice {
             kernel: k.name().to_owned(),
             ctas: cfg.grid.iter().product(),
             threads_per_cta: cfg.block.iter().product(),
+            stages: phaser_codegen::builder::pipeline::pipeline_stages(k),
+            iterations: Vec::new(),
             executions: 0,
             states: 0,
             sleep_blocked: 0,
@@ -84,6 +86,9 @@ impl SimDevice {
             skeleton: sc.skeleton,
             wall: Default::default(),
         };
+        // Per `(loop start, warp)`: its line and the most iterations any execution ran.
+        let mut trips: std::collections::BTreeMap<(u32, u32), (Option<phaser_codegen::SourceLoc>, u32)> =
+            Default::default();
         let mut tree = dpor::Dpor::default();
         let mut branch = dpor::Branch { prefix: Vec::new(), sleep: Vec::new() };
         loop {
@@ -97,6 +102,10 @@ impl SimDevice {
             let r = self.simulate_steps(k, cfg, args, &quiet, Some(&run))?;
             report.executions += 1;
             let run = std::mem::take(&mut *run.lock().unwrap_or_else(|p| p.into_inner()));
+            for &(loc, start, warp, n) in &run.trips {
+                let e = trips.entry((start, warp)).or_insert((loc, 0));
+                e.1 = e.1.max(n);
+            }
             match run.cut {
                 Some(Cut::SleepBlocked) => report.sleep_blocked += 1,
                 Some(Cut::Depth) => report.depth_cut += 1,
@@ -122,9 +131,26 @@ impl SimDevice {
                 None => break,
             }
         }
+        report.iterations = loop_roles(&trips);
         report.wall = t0.elapsed();
         Ok(report)
     }
+}
+
+/// Each loop's warps grouped by their trip count (a role: the warps that ran it as often).
+fn loop_roles(trips: &std::collections::BTreeMap<(u32, u32), (Option<phaser_codegen::SourceLoc>, u32)>) -> Vec<LoopTrips> {
+    let mut out: Vec<(u32, LoopTrips)> = Vec::new();
+    for (&(start, warp), &(loc, n)) in trips {
+        if out.last().is_none_or(|(s, _)| *s != start) {
+            out.push((start, LoopTrips { loc, roles: Vec::new() }));
+        }
+        let roles = &mut out.last_mut().expect("pushed above").1.roles;
+        match roles.iter_mut().find(|(_, m)| *m == n) {
+            Some((warps, _)) => warps.push(warp),
+            None => roles.push((vec![warp], n)),
+        }
+    }
+    out.into_iter().map(|(_, t)| t).collect()
 }
 
 impl SimDevice {
