@@ -780,6 +780,18 @@ pub fn setup_with_frags(
     scaling: Scaling,
     frags: u32,
 ) -> Result<Problem, RuntimeError> {
+    setup_with(dev, size, seed, scaling, frags, Scales::Global)
+}
+
+/// [`setup_with_frags`] with the scales read from `scales` ([`kernel_with`]).
+pub fn setup_with(
+    dev: &Device,
+    size: Size,
+    seed: u64,
+    scaling: Scaling,
+    frags: u32,
+    scales: Scales,
+) -> Result<Problem, RuntimeError> {
     let t = tiles(scaling);
     let (bm, cm) = (t.block_m(), t.cluster);
     // Small: one cluster walks two tiles of two K blocks (the ring wraps). Quick: ragged in M
@@ -795,7 +807,7 @@ pub fn setup_with_frags(
         Size::Full => Quantized::random(m, n, k, scaling, seed),
         _ => Quantized::exact(m, n, k, scaling, seed),
     };
-    let kernel = kernel_with_frags(scaling, &t, frags)?;
+    let kernel = kernel_with(scaling, &t, frags, scales)?;
     problem_with(dev, q, grid, size != Size::Full, seed, kernel)
 }
 
