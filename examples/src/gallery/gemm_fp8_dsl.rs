@@ -14,7 +14,10 @@
 //!   one B scale covers the whole tile per K block. `#[comptime] FRAGS`: 1 waits for each K
 //!   block's wgmmas (`wait_group 0`) before promoting it; 2 keeps two fragments in flight
 //!   (block kb + 1 issued into the other before block kb is promoted, `wait_group 1`), so the
-//!   tensor core is not idle while the warpgroup scale-adds.
+//!   tensor core is not idle while the warpgroup scale-adds. `#[comptime] SCALES_SMEM` = 1
+//!   ([`Scales::Shared`], one fragment): the producer brings each stage's scales with it (A's
+//!   by TMA over `sfa`, in the stage's bytes; B's by a store before its arrival) and the
+//!   consumers read them from shared memory, DeepGEMM's way: no global load on their path.
 //! - `gemm_fp8_tensor_dsl`: per-tensor scaling (what `torch._scaled_mm` does): one accumulator
 //!   over all of K, multiplied once by `scale = scale_a * scale_b` in the epilogue.
 //!
