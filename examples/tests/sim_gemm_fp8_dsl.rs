@@ -258,3 +258,16 @@ fn fragment_counts_other_than_the_kernels_are_refused() {
         assert!(e.to_string().contains(&want), "{e}");
     }
 }
+
+/// Shared-memory scales are the blockwise kernel's with one fragment: other combinations are
+/// refused with a message naming them.
+#[test]
+fn shared_scales_other_than_blockwise_one_fragment_are_refused() {
+    for (scaling, frags) in [(Scaling::Blockwise, 2), (Scaling::PerTensor, 1)] {
+        let e = fp8::kernel_with(scaling, &fp8::tiles(scaling), frags, Scales::Shared).err().expect("refused");
+        let want =
+            format!("shared-memory scales are the blockwise kernel's with 1 fragment, not {scaling:?} with {frags}");
+        assert!(e.to_string().contains(&want), "{e}");
+    }
+    assert!(fp8::kernel_with(Scaling::Blockwise, &fp8::tiles(Scaling::Blockwise), 1, Scales::Shared).is_ok());
+}

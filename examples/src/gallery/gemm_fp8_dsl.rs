@@ -576,7 +576,8 @@ pub fn kernel_with(scaling: Scaling, t: &Tiles, frags: u32, scales: Scales) -> p
                     ),
                 ));
             }
-            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m, frags, (scales == Scales::Shared) as u32)
+            let smem = (scales == Scales::Shared) as u32;
+            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m, frags, smem)
         }
         Scaling::PerTensor => gemm_fp8_tensor_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m),
     }
