@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Nsight Compute on the blockwise FP8 GEMM (bench/gemm_fp8.md, issue 23 §1): does the tensor
 # core idle while each consumer warpgroup waits for its K block and promotes it? One 4096^3
-# launch of gemm_fp8_dsl per fragment count (FRAGS 1: wait_group 0, then promote; FRAGS 2: the
-# next block issued before the promotion), at ncu's base clocks (--clock-control base: the two
+# launch of gemm_fp8_dsl per variant (FRAGS 1: wait_group 0, then promote; FRAGS 2: the next
+# block issued before the promotion; both reading their scales from global memory; and
+# smem_scales: FRAGS 1 with the scales brought into shared memory by the producer), at ncu's base clocks (--clock-control base: the two
 # variants compared at one fixed clock, not at whatever the power cap allows), each after 2
 # unprofiled launches (the JIT and the first touch of the inputs), in its own process.
 # Metrics (those this ncu knows): the tensor pipe's active cycles (the gmma pipe, Hopper's
 # wgmma, and the hmma one as ncu names it elsewhere), issue-stall reasons per issued
-# instruction, duration, SM clock, registers per thread. Printed as one table, FRAGS 1 next to
-# FRAGS 2; the CSVs stay in $NCU_OUT (default ./logs). Runs from the GPU bundle's root (./bin,
+# instruction, duration, SM clock, registers per thread. Printed as one table, FRAGS 1, FRAGS 2
+# and smem_scales side by side; the CSVs stay in $NCU_OUT (default ./logs). Runs from the GPU bundle's root (./bin,
 # ./bench), no cargo; about a minute.
 # Usage: bash bench/gemm_fp8_ncu.sh [path/to/bench_gemm_fp8] [shape]   (defaults: ./bin/bench_gemm_fp8, 4096x4096x4096)
 set -uo pipefail
@@ -48,17 +49,19 @@ for m in "${WANT[@]}"; do
 done
 LIST=$(IFS=,; echo "${METRICS[*]}")
 rc=0
-for f in 1 2; do
+# name, then bench_gemm_fp8's --frags and --scales for it
+for v in "frags1 1 global" "frags2 2 global" "smem_scales 1 shared"; do
+  read -r name f scales <<<"$v"
   # A few launches only: no sustained warm-up, one timed batch (its launches run unprofiled).
   timeout 150 "$NCU" --clock-control base --kernel-name gemm_fp8_dsl --launch-skip 2 --launch-count 1 \
     --metrics "$LIST" --csv --page raw \
-    "$BENCH" --shapes "$SHAPE" --scalings blockwise --frags "$f" --warmup-ms 0 --runs 1 \
-    > "$OUTDIR/ncu_fp8_frags$f.csv" 2> "$OUTDIR/ncu_fp8_frags$f.err"
+    "$BENCH" --shapes "$SHAPE" --scalings blockwise --frags "$f" --scales "$scales" --warmup-ms 0 --runs 1 \
+    > "$OUTDIR/ncu_fp8_$name.csv" 2> "$OUTDIR/ncu_fp8_$name.err"
   r=$?
-  echo "FRAGS=$f: rc=$r (CSV in $OUTDIR/ncu_fp8_frags$f.csv)"
+  echo "$name: rc=$r (CSV in $OUTDIR/ncu_fp8_$name.csv)"
   [ $r -ne 0 ] && rc=$r
 done
-python3 - "$OUTDIR/ncu_fp8_frags1.csv" "$OUTDIR/ncu_fp8_frags2.csv" <<'PY' || rc=1
+python3 - "$OUTDIR/ncu_fp8_frags1.csv" "$OUTDIR/ncu_fp8_frags2.csv" "$OUTDIR/ncu_fp8_smem_scales.csv" <<'PY' || rc=1
 import csv, io, sys
 cols = []
 for path in sys.argv[1:]:
@@ -75,10 +78,10 @@ for path in sys.argv[1:]:
     units_of = dict(zip(header, units))
 print()
 print("==================== ncu summary (--clock-control base, gemm_fp8_dsl blockwise) ====================")
-print("| metric | unit | FRAGS=1 | FRAGS=2 |")
-print("| --- | --- | --- | --- |")
+print("| metric | unit | FRAGS=1 | FRAGS=2 | smem_scales (FRAGS=1) |")
+print("| --- | --- | --- | --- | --- |")
 for h in cols[0]:
     if "__" in h:
-        print(f"| {h} | {units_of.get(h, '')} | {cols[0].get(h, '-')} | {cols[1].get(h, '-')} |")
+        print(f"| {h} | {units_of.get(h, '')} | {cols[0].get(h, '-')} | {cols[1].get(h, '-')} | {cols[2].get(h, '-')} |")
 PY
 exit $rc

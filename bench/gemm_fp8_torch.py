@@ -11,8 +11,8 @@ Per shape (a folder DIR/MxNxK/ with meta.json):
   sm_90 and its C agrees with that product (else the row says why not).
 Tolerance: |C_phaser - C_torch| <= 2^-7 |C_torch| + 2^-9 sqrt(K0 / 128) (|A| |B|^T)[i, j]
 (dequantized; K0 the K the tensor core accumulates unpromoted: 128 blockwise, K per-tensor),
-over every element. Blockwise, both of bench_gemm_fp8's kernels (FRAGS 1 and 2, the latter
-`blockwise_frags2`) are compared and put against the one cuBLASLt time. Per-tensor, torch runs with use_fast_accum=True (all of K in the tensor
+over every element. Blockwise, each of bench_gemm_fp8's kernels (FRAGS 1, FRAGS 2 as
+`blockwise_frags2`, the scales through shared memory as `blockwise_smem_scales`) is compared and put against the one cuBLASLt time. Per-tensor, torch runs with use_fast_accum=True (all of K in the tensor
 core, as Phaser's kernel); its default (promoted) is timed and printed too. Prints one table; exit 1 if a comparison fails, 0 if torch or the dump
 is missing (it says so).
 
@@ -109,7 +109,8 @@ def main():
                 a_deq = a.float() * sa
                 b_deq = b.float() * sb
             else:
-                sfa = load(f("sfa.f32"), torch.float32, (kb, m))
+                # `[K / 128][M rounded up to 4]` (gemm_fp8_dsl::sfa_stride: TMA's 16-byte strides).
+                sfa = load(f("sfa.f32"), torch.float32, (kb, (m + 3) // 4 * 4))[:, :m]
                 sfb = load(f("sfb.f32"), torch.float32, ((n + 127) // 128, kb))
                 a_deq = a.float() * sfa.t().repeat_interleave(128, dim=1)
                 b_deq = b.float() * sfb.repeat_interleave(128, dim=0)[:n].repeat_interleave(128, dim=1)
@@ -142,11 +143,13 @@ def main():
                 except Exception as e:  # noqa: BLE001 - any refusal means "not on this torch"
                     print(f"{shape} blockwise: torch._scaled_mm refuses blockwise scales here "
                           f"({type(e).__name__}: {str(e)[:160]})")
-            # Blockwise: FRAGS = 1 (`blockwise_c.bf16`) and, where bench_gemm_fp8 ran it,
-            # FRAGS = 2 (`blockwise_frags2_c.bf16`), each against the same reference and peer.
+            # Blockwise: FRAGS = 1 (`blockwise_c.bf16`) and, where bench_gemm_fp8 ran them,
+            # FRAGS = 2 (`blockwise_frags2_c.bf16`) and the scales through shared memory
+            # (`blockwise_smem_scales_c.bf16`), each against the same reference and peer.
             variants = [(name, c)] if c is not None else []
-            if name == "blockwise" and os.path.isfile(f("frags2_c.bf16")):
-                variants.append((f"{name}_frags2", load(f("frags2_c.bf16"), torch.bfloat16, (m, n))))
+            for other in ("frags2", "smem_scales"):
+                if name == "blockwise" and os.path.isfile(f(f"{other}_c.bf16")):
+                    variants.append((f"{name}_{other}", load(f(f"{other}_c.bf16"), torch.bfloat16, (m, n))))
             for variant, ours_c in variants:
                 worst, bad = compare(ours_c, reference, magnitude, k if name == "per_tensor" else 128)
                 failed |= bad > 0

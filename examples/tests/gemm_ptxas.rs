@@ -340,14 +340,31 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
 /// running) and reads the other fragment's registers than the wgmmas in flight write.
 #[test]
 fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
-    use phaser_examples::gallery::gemm_fp8_dsl::{kernel_with_frags, tiles, Scaling};
+    use phaser_examples::gallery::gemm_fp8_dsl::{kernel_with, tiles, Scales, Scaling};
     let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
     let dir = tempfile::tempdir().unwrap();
-    for (scaling, frags) in [(Scaling::Blockwise, 1), (Scaling::Blockwise, 2), (Scaling::PerTensor, 1)] {
+    let variants = [
+        (Scaling::Blockwise, 1, Scales::Global),
+        (Scaling::Blockwise, 2, Scales::Global),
+        (Scaling::Blockwise, 1, Scales::Shared),
+        (Scaling::PerTensor, 1, Scales::Global),
+    ];
+    for (scaling, frags, scales) in variants {
         let t = tiles(scaling);
-        let k = kernel_with_frags(scaling, &t, frags).unwrap_or_else(|e| panic!("{scaling:?}: {e}"));
-        let what = format!("{} ({scaling:?}, {frags} fragment(s))", k.name());
+        let k = kernel_with(scaling, &t, frags, scales).unwrap_or_else(|e| panic!("{scaling:?}: {e}"));
+        let what = format!("{} ({scaling:?}, {frags} fragment(s), {scales:?} scales)", k.name());
         let ptx = emit_kernel(&k).unwrap();
+        // Shared scales: the consumers read them with `ld.shared` only (two A, one B per K
+        // block), never from global memory; the producer loads the B scale and TMAs A's.
+        let scale_loads_global = ptx_text::count(&ptx, "ld.global.nc.f32");
+        match (scaling, scales) {
+            (Scaling::Blockwise, Scales::Shared) => {
+                assert_eq!(scale_loads_global, 1, "{what}: only the producer's B-scale load is global:\n{ptx}");
+                assert_eq!(ptx_text::count(&ptx, "ld.shared.f32"), 3, "{what}:\n{ptx}");
+            }
+            (Scaling::Blockwise, Scales::Global) => assert_eq!(scale_loads_global, 3 * frags as usize, "{what}"),
+            (Scaling::PerTensor, _) => assert_eq!(scale_loads_global, 0, "{what}"),
+        }
         let mnemonic = format!("wgmma.mma_async.sync.aligned.m64n{}k32.f32.e4m3.e4m3", t.block_n);
         let sites = match scaling {
             Scaling::Blockwise => 4 * (2 * frags as usize - 1),
@@ -357,7 +374,7 @@ fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
         assert_eq!(in_ptx, sites, "{what}:\n{ptx}");
         let waits_one = ptx_text::count(&ptx, "wgmma.wait_group.sync.aligned 1");
         assert_eq!(waits_one, if scaling == Scaling::Blockwise { 2 * (frags as usize - 1) } else { 1 }, "{what}");
-        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("{}_{frags}", k.name()));
+        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("{}_{frags}_{scales:?}", k.name()));
         assert_eq!(spill_bytes(&verbose), (0, 0), "{what} spills:\n{verbose}");
         let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
         assert!(serialized.is_empty(), "{what}: ptxas serialized the wgmmas: {serialized:#?}");

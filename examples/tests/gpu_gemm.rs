@@ -217,32 +217,39 @@ fn simulator_tensor_core_agrees_with_the_gpu() {
     }
 }
 
-/// The FP8 DSL GEMMs (blockwise with FRAGS 1 and 2, and per-tensor) on the GPU: the gallery's three sizes and a
+/// The FP8 DSL GEMMs (blockwise with FRAGS 1 and 2, blockwise with its scales through shared
+/// memory, and per-tensor) on the GPU: the gallery's three sizes and a
 /// ragged 1000 x 1040 x 1024 on the whole GPU, each within the stated tolerance
 /// (`Quantized::tolerance`) of the f64 product of the dequantized inputs.
 #[test]
 #[ignore = "needs a GPU: run by .ci/gpu-bundle"]
 fn gemm_fp8_dsl_matches_the_dequantized_f64_product() {
     use phaser::problem::{run_problem, Size};
-    use phaser_examples::gallery::gemm_fp8_dsl::{self as fp8, tiles, Quantized, Scaling};
+    use phaser_examples::gallery::gemm_fp8_dsl::{self as fp8, tiles, Quantized, Scales, Scaling};
     let dev = Device::cuda(0).expect("needs a CUDA GPU");
     let seed = phaser_examples::gallery::fresh_seed();
     eprintln!("seed {seed}");
     let mut failures = Vec::new();
-    // Blockwise with one and with two accumulator fragments in flight.
-    for (scaling, frags) in [(Scaling::Blockwise, 1), (Scaling::Blockwise, 2), (Scaling::PerTensor, 1)] {
+    // Blockwise with one and with two accumulator fragments in flight, and with shared scales.
+    let variants = [
+        (Scaling::Blockwise, 1, Scales::Global),
+        (Scaling::Blockwise, 2, Scales::Global),
+        (Scaling::Blockwise, 1, Scales::Shared),
+        (Scaling::PerTensor, 1, Scales::Global),
+    ];
+    for (scaling, frags, scales) in variants {
         let sms = dev.sm_count().unwrap();
         let ragged = |dev: &Device| {
             let q = Quantized::random(1000, 1040, 1024, scaling, seed);
-            let kernel = fp8::kernel_with_frags(scaling, &tiles(scaling), frags).unwrap();
+            let kernel = fp8::kernel_with(scaling, &tiles(scaling), frags, scales).unwrap();
             fp8::problem_with(dev, q, tiles(scaling).grid(1000, 1040, sms), false, seed, kernel)
         };
         let mut problems = vec![("ragged".to_string(), ragged(&dev).unwrap())];
         for size in [Size::Small, Size::Quick, Size::Full] {
-            problems.push((format!("{size:?}"), fp8::setup_with_frags(&dev, size, seed, scaling, frags).unwrap()));
+            problems.push((format!("{size:?}"), fp8::setup_with(&dev, size, seed, scaling, frags, scales).unwrap()));
         }
         for (what, mut p) in problems {
-            let what = format!("{scaling:?} FRAGS={frags} {what}");
+            let what = format!("{scaling:?} FRAGS={frags} {scales:?} scales {what}");
             let outputs = run_problem(&dev, &mut p).unwrap_or_else(|e| panic!("{what}: {e}"));
             let outcome = fp8::check(&p, &outputs);
             eprintln!("{what}: {}", outcome.detail);

@@ -14,7 +14,7 @@ use half::bf16;
 use phaser::problem::{simulate_problem, Size};
 use phaser::runtime::sim::SimConfig;
 use phaser::Device;
-use phaser_examples::gallery::gemm_fp8_dsl::{self as fp8, Host, Quantized, Scaling, BLOCK_K};
+use phaser_examples::gallery::gemm_fp8_dsl::{self as fp8, Host, Quantized, Scales, Scaling, BLOCK_K};
 
 /// C[i][j] as the simulator computes it.
 fn model(q: &Quantized, i: usize, j: usize) -> bf16 {
@@ -120,6 +120,68 @@ fn blockwise_two_fragments_odd_k_blocks_is_the_model_with_no_findings() {
     simulate_problem_of(&dev, p, Scaling::Blockwise, Size::Quick, 11);
 }
 
+/// The scales through shared memory (`Scales::Shared`: the producer TMAs each stage's A scales
+/// and stores its B scale; the consumers read them after the stage's full wait and each warp
+/// releases the stage): the same model, bit for bit, with no findings. `m` = 330 is not a
+/// multiple of 4: `sfa`'s padded rows (its TMA map's 16-byte stride) are exercised, and the
+/// last tile's rows past M read zero-filled scales (their C is clipped).
+fn shared_scales(q: Quantized, grid: u32, seed: u64) {
+    let dev = Device::sim(SimConfig::default().with_seed(seed));
+    let t = fp8::tiles(Scaling::Blockwise);
+    let kernel = fp8::kernel_with(Scaling::Blockwise, &t, 1, Scales::Shared).unwrap_or_else(|e| panic!("{e}"));
+    let p = fp8::problem_with(&dev, q, grid, true, seed, kernel).unwrap_or_else(|e| panic!("{e}"));
+    simulate_problem_of(&dev, p, Scaling::Blockwise, Size::Quick, seed);
+}
+
+#[test]
+fn shared_scales_small_is_the_model_with_no_findings() {
+    shared_scales(Quantized::exact(512, 128, 256, Scaling::Blockwise, 3), 2, 3);
+}
+
+/// Eight K blocks a tile: the five-stage ring wraps, so stages (scales included) are refilled
+/// after their release.
+#[test]
+fn shared_scales_ragged_is_the_model_with_no_findings() {
+    shared_scales(Quantized::exact(330, 200, 1024, Scaling::Blockwise, 4), 4, 4);
+}
+
+#[test]
+fn shared_scales_random_quantized_is_the_model_with_no_findings() {
+    shared_scales(Quantized::random(328, 200, 512, Scaling::Blockwise, 7), 4, 7);
+}
+
+/// The mutant whose warps read an A scale after releasing the stage (the `ld.shared` of `a1`
+/// moved below the release): the producer's refill of that stage (its scales' TMA) is not
+/// ordered after the read, and the checker names it an `async-write-race`. Eight K blocks a tile: the ring wraps.
+#[test]
+fn reading_a_scale_after_the_release_is_a_finding() {
+    use phaser::runtime::sim::Category;
+    use phaser_examples::mutate::ops::{LD_SHARED, REMOTE_ARRIVE};
+    use phaser_examples::mutate::{at, make_mutant, Mutant};
+    let t = fp8::tiles(Scaling::Blockwise);
+    let good = fp8::kernel_with(Scaling::Blockwise, &t, 1, Scales::Shared).unwrap();
+    // The warp's release: lane 0's arrivals on both CTAs' `empty`, in its `if`.
+    let release = at(REMOTE_ARRIVE, "T.pipeline.consumer_release(pipe, read);").nth(0, 2).parent();
+    let mutant = Mutant {
+        subject: "gemm_fp8_dsl",
+        site: at(LD_SHARED, "let a1 = sfa_ring[s][0][cw * 64 + frag_row + 8];"),
+        mutator: Box::new(phaser_examples::mutate::mutator::Move { to: release, after: true }),
+        expect: Category::AsyncWriteRace,
+        race: None,
+    };
+    let (bad, _) = make_mutant(&mutant, &good).unwrap_or_else(|e| panic!("{e}"));
+    let seed = 5;
+    let dev = Device::sim(SimConfig::default().with_seed(seed));
+    let q = Quantized::exact(256, 128, 1024, Scaling::Blockwise, seed);
+    let mut p = fp8::problem_with(&dev, q, 2, true, seed, bad).unwrap_or_else(|e| panic!("{e}"));
+    let categories: Vec<Category> = match simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)) {
+        Ok(reports) => reports.iter().flat_map(|r| r.findings.iter().map(|f| f.category)).collect(),
+        Err(e) => e.findings().map(|f| f.iter().map(|f| f.category).collect()).unwrap_or_else(|| panic!("{e}")),
+    };
+    assert!(categories.contains(&Category::AsyncWriteRace), "the mutant's findings: {categories:?}");
+    eprintln!("read a scale after the release: {categories:?}");
+}
+
 /// The mutant that promotes block kb before waiting for its wgmmas (the loop's first
 /// `wait_group(1)` moved below the scale-add, to just before the stage's release): the
 /// checker names the scale-add reading the fragment the wgmma still writes.
@@ -170,6 +232,7 @@ fn a_wrong_row_scale_is_outside_the_tolerance() {
     let mut swapped = Quantized { sfa: q.sfa.clone(), a: q.a.clone(), b: q.b.clone(), sfb: q.sfb.clone(), ..q };
     assert!(!q.exact);
     let m = swapped.m as usize;
+    let m = fp8::sfa_stride(m as u32);
     for kb in 0..2 {
         swapped.sfa.swap(kb * m, kb * m + 1);
     }
@@ -194,4 +257,17 @@ fn fragment_counts_other_than_the_kernels_are_refused() {
         let want = format!("{scaling:?} takes 1 to {most} accumulator fragments in flight, not {frags}");
         assert!(e.to_string().contains(&want), "{e}");
     }
+}
+
+/// Shared-memory scales are the blockwise kernel's with one fragment: other combinations are
+/// refused with a message naming them.
+#[test]
+fn shared_scales_other_than_blockwise_one_fragment_are_refused() {
+    for (scaling, frags) in [(Scaling::Blockwise, 2), (Scaling::PerTensor, 1)] {
+        let e = fp8::kernel_with(scaling, &fp8::tiles(scaling), frags, Scales::Shared).err().expect("refused");
+        let want =
+            format!("shared-memory scales are the blockwise kernel's with 1 fragment, not {scaling:?} with {frags}");
+        assert!(e.to_string().contains(&want), "{e}");
+    }
+    assert!(fp8::kernel_with(Scaling::Blockwise, &fp8::tiles(Scaling::Blockwise), 1, Scales::Shared).is_ok());
 }

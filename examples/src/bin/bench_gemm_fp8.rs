@@ -6,12 +6,15 @@
 //! ```text
 //! bench_gemm_fp8                                  # issue 23's shapes, both scalings
 //! bench_gemm_fp8 --shapes 4096x4096x4096 --dump DIR
-//! bench_gemm_fp8 --shapes 4096x4096x4096 --scalings blockwise --frags 2 --warmup-ms 0 --runs 1
+//! bench_gemm_fp8 --shapes 4096x4096x4096 --scalings blockwise --frags 2 --scales global --warmup-ms 0 --runs 1
 //! ```
 //!
-//! Blockwise runs once per `--frags` (accumulator fragments in flight, `kernel_with_frags`:
-//! 1 waits for each K block before promoting it, 2 issues the next block first), so one device
-//! run gives both against cuBLASLt; the last form is what `bench/gemm_fp8_ncu.sh` profiles.
+//! Blockwise runs once per `--frags` with global scales (accumulator fragments in flight,
+//! `kernel_with`: 1 waits for each K block before promoting it, 2 issues the next block first;
+//! rows `blockwise`, `blockwise_frags2`) and, with `--scales` naming `shared`, once with its
+//! scales through shared memory (`Scales::Shared`, 1 fragment; row `blockwise_smem_scales`), so
+//! one device run puts them all against cuBLASLt; the last form is what `bench/gemm_fp8_ncu.sh`
+//! profiles.
 //!
 //! Timing: `timing::interleaved_on` on one Phaser stream (`--warmup-ms` of sustained load,
 //! then `--runs` batches of ~20 ms of back-to-back launches between the stream's events; the
@@ -26,7 +29,7 @@ use clap::Parser;
 use half::bf16;
 use phaser::{Arg, Device, LaunchConfig, F8E4M3};
 use phaser_examples::gallery::gemm_dsl::{EPI, THREADS};
-use phaser_examples::gallery::gemm_fp8_dsl::{kernel_with_frags, tiles, Quantized, Scaling, BLOCK_K};
+use phaser_examples::gallery::gemm_fp8_dsl::{kernel_with, sfa_dims, tiles, Quantized, Scales, Scaling, BLOCK_K};
 use phaser_examples::timing::{self, BenchError, BenchResult};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -54,6 +57,18 @@ struct Args {
     /// The blockwise kernel's accumulator fragments in flight, comma-separated (each timed).
     #[arg(long, default_value = "1,2")]
     frags: String,
+    /// Where the blockwise kernel reads its scales, comma-separated: `global` (once per
+    /// `--frags`), `shared` (once, 1 fragment).
+    #[arg(long, default_value = "global,shared")]
+    scales: String,
+}
+
+fn parse_scales(s: &str) -> BenchResult<Scales> {
+    match s.trim() {
+        "global" => Ok(Scales::Global),
+        "shared" => Ok(Scales::Shared),
+        other => Err(BenchError(format!("--scales: `{other}` is not `global` or `shared`"))),
+    }
 }
 
 fn parse_scaling(s: &str) -> BenchResult<Scaling> {
@@ -92,10 +107,17 @@ struct Row {
     c: Vec<bf16>,
 }
 
-fn run(dev: &Device, stream: &phaser::Stream<'_>, args: &Args, q: &Quantized, frags: u32) -> BenchResult<Row> {
+fn run(
+    dev: &Device,
+    stream: &phaser::Stream<'_>,
+    args: &Args,
+    q: &Quantized,
+    frags: u32,
+    scales: Scales,
+) -> BenchResult<Row> {
     let t = tiles(q.scaling);
     let (m, n, k) = (q.m, q.n, q.k);
-    let kern = kernel_with_frags(q.scaling, &t, frags)?;
+    let kern = kernel_with(q.scaling, &t, frags, scales)?;
     let a = dev.upload(&q.a)?;
     let b = dev.upload(&q.b)?;
     let mut c = dev.alloc::<bf16>((m as usize) * (n as usize))?;
@@ -106,11 +128,19 @@ fn run(dev: &Device, stream: &phaser::Stream<'_>, args: &Args, q: &Quantized, fr
     let ma = dev.tensor_map(&a, &[k64, m64], &[BLOCK_K, t.block_m()], sw)?;
     let mb = dev.tensor_map(&b, &[k64, n64], &[BLOCK_K, t.block_n / t.cluster], sw)?;
     let mc = dev.tensor_map(&c, &[n64, m64], &[EPI, EPI], sw)?;
+    // Blockwise: the A scales' map (a stage's K block of the tile's rows), both variants' argument.
+    let msfa = match q.scaling {
+        Scaling::Blockwise => Some(dev.tensor_map(&sfa, &sfa_dims(q), &[t.block_m(), 1], phaser::Swizzle::None)?),
+        Scaling::PerTensor => None,
+    };
     let launch = LaunchConfig::linear(t.grid(m, n, dev.sm_count()?), THREADS);
     let kernel_args = || -> Vec<Arg<'_>> {
         let mut v = vec![Arg::TensorMap(&ma), Arg::TensorMap(&mb), Arg::TensorMap(&mc)];
         match q.scaling {
-            Scaling::Blockwise => v.extend([Arg::buffer(&sfa), Arg::buffer(&sfb)]),
+            Scaling::Blockwise => {
+                v.extend(msfa.as_ref().map(Arg::TensorMap));
+                v.extend([Arg::buffer(&sfa), Arg::buffer(&sfb)]);
+            }
             Scaling::PerTensor => v.push(Arg::scalar(q.sfa[0] * q.sfb[0])),
         }
         v.extend([Arg::scalar(m), Arg::scalar(n), Arg::scalar(k)]);
@@ -157,6 +187,7 @@ fn main() {
         let shapes: Vec<(u32, u32, u32)> = args.shapes.split(',').map(parse_shape).collect::<BenchResult<_>>()?;
         let scalings: Vec<Scaling> = args.scalings.split(',').map(parse_scaling).collect::<BenchResult<_>>()?;
         let frag_counts: Vec<u32> = args.frags.split(',').map(parse_frags).collect::<BenchResult<_>>()?;
+        let scale_paths: Vec<Scales> = args.scales.split(',').map(parse_scales).collect::<BenchResult<_>>()?;
         let dev = Device::cuda(0)?;
         let stream = dev.stream()?;
         let mut ok = true;
@@ -173,8 +204,17 @@ fn main() {
             for &scaling in &scalings {
                 let q = Quantized::random(m, n, k, scaling, args.seed);
                 let (name, variants) = match scaling {
-                    Scaling::PerTensor => ("per_tensor", vec![1]),
-                    Scaling::Blockwise => ("blockwise", frag_counts.clone()),
+                    Scaling::PerTensor => ("per_tensor", vec![(1, Scales::Global)]),
+                    Scaling::Blockwise => {
+                        let mut v = Vec::new();
+                        if scale_paths.contains(&Scales::Global) {
+                            v.extend(frag_counts.iter().map(|&f| (f, Scales::Global)));
+                        }
+                        if scale_paths.contains(&Scales::Shared) {
+                            v.push((1, Scales::Shared));
+                        }
+                        ("blockwise", v)
+                    }
                 };
                 if let Some(dir) = &dir {
                     std::fs::create_dir_all(dir).map_err(|e| BenchError(format!("{}: {e}", dir.display())))?;
@@ -186,10 +226,15 @@ fn main() {
                     write(format!("{name}_sfa.f32"), bytes_of_f32(&q.sfa))?;
                     write(format!("{name}_sfb.f32"), bytes_of_f32(&q.sfb))?;
                 }
-                for &frags in &variants {
-                    let row = run(&dev, &stream, &args, &q, frags)?;
-                    // FRAGS = 1 keeps the names run 20 used; FRAGS = 2's C and time carry `_frags2`.
-                    let variant = if frags == 1 { name.to_string() } else { format!("{name}_frags{frags}") };
+                for &(frags, scales) in &variants {
+                    let row = run(&dev, &stream, &args, &q, frags, scales)?;
+                    // FRAGS = 1 keeps the names run 20 used; FRAGS = 2's C and time carry
+                    // `_frags2`, shared scales' `_smem_scales` (bench/gemm_fp8_torch.py's names).
+                    let variant = match (frags, scales) {
+                        (_, Scales::Shared) => format!("{name}_smem_scales"),
+                        (1, Scales::Global) => name.to_string(),
+                        _ => format!("{name}_frags{frags}"),
+                    };
                     ok &= row.bad == 0;
                     println!(
                         "| {shape} | {variant} | {:.1} | {:.3} | {} of {} {} |",

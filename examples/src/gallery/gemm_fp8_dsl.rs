@@ -4,7 +4,7 @@
 //! `C (M x N, bf16) = dequant(A (M x K, e4m3, K-major)) * dequant(B (N x K, e4m3, K-major))^T`.
 //!
 //! - `gemm_fp8_dsl`: DeepGEMM's fine-grained scaling. A has an f32 scale per row and 128-wide
-//!   K block (`sfa`, `[K / 128][M]`: a K block's scales are contiguous), B one per 128 x 128
+//!   K block (`sfa`, `[K / 128][M rounded up to 4]`: a K block's scales are contiguous), B one per 128 x 128
 //!   block (`sfb`, `[ceil(N / 128)][K / 128]`). Promotion as DeepGEMM does: each 128-K block
 //!   (one pipeline stage, four k32 wgmmas) is accumulated by the tensor core into a fresh f32
 //!   fragment, which is then scale-added (`a_scale[row] * b_scale`, one `fma.rn` per element)
@@ -14,7 +14,10 @@
 //!   one B scale covers the whole tile per K block. `#[comptime] FRAGS`: 1 waits for each K
 //!   block's wgmmas (`wait_group 0`) before promoting it; 2 keeps two fragments in flight
 //!   (block kb + 1 issued into the other before block kb is promoted, `wait_group 1`), so the
-//!   tensor core is not idle while the warpgroup scale-adds.
+//!   tensor core is not idle while the warpgroup scale-adds. `#[comptime] SCALES_SMEM` = 1
+//!   ([`Scales::Shared`], one fragment): the producer brings each stage's scales with it (A's
+//!   by TMA over `sfa`, in the stage's bytes; B's by a store before its arrival) and the
+//!   consumers read them from shared memory, DeepGEMM's way: no global load on their path.
 //! - `gemm_fp8_tensor_dsl`: per-tensor scaling (what `torch._scaled_mm` does): one accumulator
 //!   over all of K, multiplied once by `scale = scale_a * scale_b` in the epilogue.
 //!
@@ -43,6 +46,7 @@ pub fn gemm_fp8_dsl(
     #[tma(box = [CONSUMERS * 64, BLOCK_K], swizzle = "128B", dims = [m, k])] a: TensorMap<e4m3, 2>,
     #[tma(box = [BN / CLUSTER, BLOCK_K], swizzle = "128B", dims = [n, k])] b: TensorMap<e4m3, 2>,
     #[tma(box = [EPI, EPI], swizzle = "128B", dims = [m, n])] c: TensorMap<bf16, 2>,
+    #[tma(box = [1, CONSUMERS * 64], dims = [kb, row])] sfa_map: TensorMap<f32, 2>,
     sfa: &[f32],
     sfb: &[f32],
     m: u32,
@@ -53,6 +57,7 @@ pub fn gemm_fp8_dsl(
     #[comptime] CLUSTER: u32,
     #[comptime] GROUP_M: u32,
     #[comptime] FRAGS: u32,
+    #[comptime] SCALES_SMEM: u32,
 ) {
     T.require_block(THREADS, 1, 1);
     T.max_registers(ENTRY_REGS);
@@ -62,11 +67,23 @@ pub fn gemm_fp8_dsl(
     // One m64 slab per consumer warpgroup: the fresh fragment and the promoted accumulator
     // are 2 x BN / 2 registers.
     let bm = CONSUMERS * 64;
-    let pipe = T.pipeline.new_cluster_threads(STAGES, CONSUMERS, CLUSTER, "cta");
+    // SCALES_SMEM: every consumer thread reads its stage's scales from shared memory, so each
+    // warp releases the stage after its own reads (one arrival per warp, DeepGEMM's); global
+    // scales: one leader per warpgroup, after its `wgmma.wait_group`.
+    let pipe = if SCALES_SMEM == 1 {
+        T.pipeline.new_cluster(STAGES, CONSUMERS * 4, CLUSTER, "cta")
+    } else {
+        T.pipeline.new_cluster_threads(STAGES, CONSUMERS, CLUSTER, "cta")
+    };
     let a_ring = T.alloc_shared::<e4m3>([STAGES, CONSUMERS, 64, BLOCK_K], "128B");
     let b_ring = T.alloc_shared::<e4m3>([STAGES, CLUSTER, BN / CLUSTER, BLOCK_K], "128B");
     let c_tiles = T.alloc_shared::<bf16>([CONSUMERS, 2, EPI, EPI], "128B");
+    // SCALES_SMEM: a stage's A scales (its K block's, the tile's BM rows: TMA, in the stage's
+    // bytes) and its B scale (the producer's store, before its arrival on `full`).
+    let sfa_ring = T.alloc_shared::<f32>([STAGES, 1, CONSUMERS * 64]);
+    let sfb_ring = T.alloc_shared::<f32>([STAGES]);
     let stage_bytes = a_ring[0].bytes() + b_ring[0].bytes();
+    let scale_bytes = sfa_ring[0].bytes();
     T.pipeline.init(pipe);
 
     let tiles_n = (n + BN - 1) / BN;
@@ -76,6 +93,8 @@ pub fn gemm_fp8_dsl(
     let step = T.grid_dim() / CLUSTER;
     let rank = if CLUSTER > 1 { T.cluster_cta_rank() } else { 0 };
     let k_blocks = k / BLOCK_K;
+    // `sfa`'s row stride: M rounded up to 4 (TMA's 16-byte global strides; `sfa_stride`).
+    let sfa_row = (m + 3) / 4 * 4;
     let mut origin = T.registers::<u32>([2]);
 
     let wg = T.warpgroup_idx();
@@ -89,12 +108,22 @@ pub fn gemm_fp8_dsl(
                     tile_origin(origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
                     let m0 = origin[0];
                     let n0 = origin[1];
+                    let b_scales = n0 / SCALE_BLOCK * k_blocks;
                     for kb in 0..k_blocks {
                         let k0 = kb * BLOCK_K;
+                        // The B scale's load is issued before the wait for the stage to empty,
+                        // so its latency hides under the wait rather than delaying the refill.
+                        let sb = if SCALES_SMEM == 1 { T.ld.nc(sfb, b_scales + kb) } else { 0.0 };
                         T.pipeline.producer_acquire(pipe, st);
-                        let full = T.pipeline.producer_commit(pipe, st, stage_bytes);
                         let s = T.pipeline.stage(st);
+                        if SCALES_SMEM == 1 {
+                            sfb_ring[s] = sb;
+                        }
+                        let full = T.pipeline.producer_commit(pipe, st, stage_bytes + SCALES_SMEM * scale_bytes);
                         T.tma.load(a_ring[s], a, [m = m0, k = k0], full);
+                        if SCALES_SMEM == 1 {
+                            T.tma.load(sfa_ring[s], sfa_map, [kb = kb, row = m0], full);
+                        }
                         if CLUSTER > 1 {
                             let slice = BN / CLUSTER;
                             let mask = (1 << CLUSTER) - 1;
@@ -140,7 +169,34 @@ pub fn gemm_fp8_dsl(
             for i in 0..BN / 2 {
                 sum[i] = 0.0;
             }
-            if FRAGS == 1 {
+            if SCALES_SMEM == 1 {
+                for kb in 0..k_blocks {
+                    T.pipeline.consumer_wait(pipe, read);
+                    let s = T.pipeline.stage(read);
+                    // The stage's scales, read before its wgmmas are issued (their latency
+                    // hides under the issue); the warp's release below follows the reads.
+                    let sb = sfb_ring[s];
+                    let a0 = sfa_ring[s][0][cw * 64 + frag_row];
+                    let a1 = sfa_ring[s][0][cw * 64 + frag_row + 8];
+                    T.ptx.wgmma.fence();
+                    #[unroll]
+                    for kk in 0..BLOCK_K / 32 {
+                        T.ptx.wgmma.mma_async(acc[0], a_ring[s][cw], b_ring[s], kk, kk > 0);
+                    }
+                    T.ptx.wgmma.commit_group();
+                    T.ptx.wgmma.wait_group(0);
+                    // The stage's wgmmas retired and this warp read its scales: one arrival
+                    // per warp (the pipeline elects lane 0).
+                    T.pipeline.consumer_release(pipe, read);
+                    T.pipeline.advance(read);
+                    let s0 = a0 * sb;
+                    let s1 = a1 * sb;
+                    #[unroll]
+                    for i in 0..BN / 2 {
+                        sum[i] = acc[0][i].mul_add(T.fragment.of_row(acc[0], i, s0, s1), sum[i]);
+                    }
+                }
+            } else if FRAGS == 1 {
                 for kb in 0..k_blocks {
                     T.pipeline.consumer_wait(pipe, read);
                     let s = T.pipeline.stage(read);
@@ -152,8 +208,8 @@ pub fn gemm_fp8_dsl(
                     T.ptx.wgmma.commit_group();
                     // The K block's scales load while the wgmmas run.
                     let sb = T.ld.nc(sfb, b_scales + kb);
-                    let s0 = T.ld.nc(sfa, kb * m + row0) * sb;
-                    let s1 = T.ld.nc(sfa, kb * m + row1) * sb;
+                    let s0 = T.ld.nc(sfa, kb * sfa_row + row0) * sb;
+                    let s1 = T.ld.nc(sfa, kb * sfa_row + row1) * sb;
                     T.ptx.wgmma.wait_group(0);
                     // The stage's wgmmas retired: it can be refilled while this block is promoted.
                     if leader {
@@ -187,8 +243,8 @@ pub fn gemm_fp8_dsl(
                         let blk = kb + f;
                         if blk < k_blocks {
                             let sb = T.ld.nc(sfb, b_scales + blk);
-                            let s0 = T.ld.nc(sfa, blk * m + row0) * sb;
-                            let s1 = T.ld.nc(sfa, blk * m + row1) * sb;
+                            let s0 = T.ld.nc(sfa, blk * sfa_row + row0) * sb;
+                            let s1 = T.ld.nc(sfa, blk * sfa_row + row1) * sb;
                             if blk + 1 < k_blocks {
                                 T.pipeline.consumer_wait(pipe, read);
                                 let s = T.pipeline.stage(read);
@@ -460,6 +516,29 @@ pub fn kernel(scaling: Scaling, t: &Tiles) -> phaser::codegen::Result<Kernel> {
 /// `frags` accumulator fragments in flight: blockwise 1 or 2 (2: K block kb + 1 is issued
 /// before block kb is promoted); per-tensor has one accumulator over all of K, so 1.
 pub fn kernel_with_frags(scaling: Scaling, t: &Tiles, frags: u32) -> phaser::codegen::Result<Kernel> {
+    kernel_with(scaling, t, frags, Scales::Global)
+}
+
+/// Where the blockwise kernel's consumers read their scales from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scales {
+    /// `ld.global.nc` every K block, by each consumer thread (the gallery's).
+    Global,
+    /// Shared memory, brought in with each stage by the producer (A's by TMA, counted in the
+    /// stage's bytes; B's one value by a store before its arrival), read after the stage's
+    /// full wait; each consumer warp releases the stage (DeepGEMM's). One fragment only.
+    Shared,
+}
+
+/// [`kernel_with_frags`] with the scales read from `scales`.
+pub fn kernel_with(scaling: Scaling, t: &Tiles, frags: u32, scales: Scales) -> phaser::codegen::Result<Kernel> {
+    if scales == Scales::Shared && (scaling != Scaling::Blockwise || frags != 1) {
+        return Err(phaser::codegen::CodegenError::new(
+            "gemm_fp8_dsl",
+            None,
+            format!("gemm_fp8_dsl: shared-memory scales are the blockwise kernel's with 1 fragment, not {scaling:?} with {frags}"),
+        ));
+    }
     let most = match scaling {
         Scaling::Blockwise => 2,
         Scaling::PerTensor => 1,
@@ -497,7 +576,8 @@ pub fn kernel_with_frags(scaling: Scaling, t: &Tiles, frags: u32) -> phaser::cod
                     ),
                 ));
             }
-            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m, frags)
+            let smem = (scales == Scales::Shared) as u32;
+            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m, frags, smem)
         }
         Scaling::PerTensor => gemm_fp8_tensor_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m),
     }
@@ -523,7 +603,7 @@ pub fn examples() -> Vec<Example> {
     ]
 }
 
-/// Quantized inputs: the e4m3 elements and their scales (`sfa` `[K / 128][M]`, `sfb`
+/// Quantized inputs: the e4m3 elements and their scales (`sfa` `[K / 128][sfa_stride(M)]`, `sfb`
 /// `[ceil(N / 128)][K / 128]`; per-tensor: one each).
 pub struct Quantized {
     pub m: u32,
@@ -536,6 +616,12 @@ pub struct Quantized {
     pub sfb: Vec<f32>,
     /// Made by [`Quantized::exact`]: C must be the f64 product rounded to bf16, bit for bit.
     pub exact: bool,
+}
+
+/// `sfa`'s row stride (`[K / 128][sfa_stride(M)]`): M rounded up to 4, so each K block's row
+/// starts 16-byte aligned (TMA's global strides); the kernel computes the same.
+pub fn sfa_stride(m: u32) -> usize {
+    (m as usize).div_ceil(4) * 4
 }
 
 /// The scale that maps `amax` onto e4m3's largest value (448), DeepGEMM's and torch's recipe.
@@ -568,11 +654,12 @@ impl Quantized {
         let amax = |v: &mut dyn Iterator<Item = f32>| v.fold(0f32, |m, x| m.max(x.abs()));
         let (sfa, sfb) = match scaling {
             Scaling::Blockwise => {
-                let mut sfa = vec![0f32; kbs * mu];
+                let mp = sfa_stride(m);
+                let mut sfa = vec![0f32; kbs * mp];
                 for kb in 0..kbs {
                     for r in 0..mu {
                         let row = &xa[r * ku + kb * BLOCK_K as usize..][..BLOCK_K as usize];
-                        sfa[kb * mu + r] = scale_of(amax(&mut row.iter().copied()));
+                        sfa[kb * mp + r] = scale_of(amax(&mut row.iter().copied()));
                     }
                 }
                 let mut sfb = vec![0f32; nbs * kbs];
@@ -608,9 +695,10 @@ impl Quantized {
             phaser::problem::random_u32(len, seed).into_iter().map(|x| F8E4M3::from_f32((x % 3) as f32 - 1.0)).collect()
         };
         let pow2 = |e: usize, span: usize| 2f32.powi((e % (2 * span + 1)) as i32 - span as i32);
+        let mp = sfa_stride(m);
         let (sfa, sfb) = match scaling {
             Scaling::Blockwise => (
-                (0..kbs * mu).map(|i| pow2((i % mu) * 7 + (i / mu) * 3, 2)).collect(),
+                (0..kbs * mp).map(|i| pow2((i % mp) * 7 + (i / mp) * 3, 2)).collect(),
                 (0..nbs * kbs).map(|i| pow2(i / kbs + i % kbs, 1)).collect(),
             ),
             Scaling::PerTensor => (vec![0.25], vec![2.0]),
@@ -622,7 +710,7 @@ impl Quantized {
     /// The scale of A's element (row `r`, column `kk`).
     pub fn a_scale(&self, r: usize, kk: usize) -> f32 {
         match self.scaling {
-            Scaling::Blockwise => self.sfa[kk / BLOCK_K as usize * self.m as usize + r],
+            Scaling::Blockwise => self.sfa[kk / BLOCK_K as usize * sfa_stride(self.m) + r],
             Scaling::PerTensor => self.sfa[0],
         }
     }
@@ -668,6 +756,12 @@ impl Quantized {
     }
 }
 
+/// The blockwise `sfa` map's dimensions, innermost first: the padded rows, the K blocks (its
+/// box is a stage's: `[BM, 1]`).
+pub fn sfa_dims(q: &Quantized) -> [u64; 2] {
+    [sfa_stride(q.m) as u64, (q.k / BLOCK_K) as u64]
+}
+
 /// What the check needs: the quantized inputs and C.
 pub struct Host {
     pub q: Quantized,
@@ -693,6 +787,18 @@ pub fn setup_with_frags(
     scaling: Scaling,
     frags: u32,
 ) -> Result<Problem, RuntimeError> {
+    setup_with(dev, size, seed, scaling, frags, Scales::Global)
+}
+
+/// [`setup_with_frags`] with the scales read from `scales` ([`kernel_with`]).
+pub fn setup_with(
+    dev: &Device,
+    size: Size,
+    seed: u64,
+    scaling: Scaling,
+    frags: u32,
+    scales: Scales,
+) -> Result<Problem, RuntimeError> {
     let t = tiles(scaling);
     let (bm, cm) = (t.block_m(), t.cluster);
     // Small: one cluster walks two tiles of two K blocks (the ring wraps). Quick: ragged in M
@@ -708,7 +814,7 @@ pub fn setup_with_frags(
         Size::Full => Quantized::random(m, n, k, scaling, seed),
         _ => Quantized::exact(m, n, k, scaling, seed),
     };
-    let kernel = kernel_with_frags(scaling, &t, frags)?;
+    let kernel = kernel_with(scaling, &t, frags, scales)?;
     problem_with(dev, q, grid, size != Size::Full, seed, kernel)
 }
 
@@ -747,7 +853,9 @@ pub fn problem_with(
         Scaling::Blockwise => {
             let sfa = p.input(dev, &q.sfa)?;
             let sfb = p.input(dev, &q.sfb)?;
-            let args = [ma.into(), mb.into(), mc.into(), sfa.into(), sfb.into(), m.into(), n.into(), k.into()];
+            let msfa = p.tensor_map(dev, sfa, &sfa_dims(&q), &[t.block_m(), 1], Swizzle::None)?;
+            let args =
+                [ma.into(), mb.into(), mc.into(), msfa.into(), sfa.into(), sfb.into(), m.into(), n.into(), k.into()];
             p.launch(kernel, launch, args, [gc.into()]);
         }
         Scaling::PerTensor => {
