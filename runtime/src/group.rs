@@ -2,8 +2,9 @@
 //! devices needs (a kernel on one device waits for a flag a kernel on another sets), since a
 //! launch that waits for its kernel before the next is queued would deadlock it.
 //!
-//! On the GPU each launch is queued on its stream ([`Stream::launch`], the same checks and
-//! borrows) before any is waited for. In the simulator the devices must be of one system
+//! On the GPU every member's module is loaded first (loading one waits for the device's
+//! running kernels), then each launch is queued on its stream ([`Stream::launch`], the same
+//! checks and borrows) before any is waited for. In the simulator the devices must be of one system
 //! (`Device::sim_system`): their clusters run in one epoch loop (`sim::engine::grid`), and each
 //! report's findings name their device.
 
@@ -57,6 +58,10 @@ pub fn launch_group(launches: Vec<GroupLaunch<'_>>) -> Result<Vec<LaunchReport>>
             Ok(reports.into_iter().map(|r| LaunchReport { elapsed: None, sim: Some(r) }).collect())
         }
         GroupBackend::Cuda => {
+            // Every module is loaded before the first launch is queued (`Stream::preload`).
+            for l in &launches {
+                l.stream.preload(l.kernel, l.cfg, &l.args)?;
+            }
             let mut guards = Vec::with_capacity(launches.len());
             for l in launches {
                 guards.push(l.stream.launch_in_group(l.kernel, l.cfg, l.args)?);

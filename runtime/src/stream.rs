@@ -110,6 +110,21 @@ impl<'d> Stream<'d> {
         self.launch_with(kernel, cfg, args, false)
     }
 
+    /// Load `kernel`'s module for a launch of `cfg` with `args` (and set its function's
+    /// attributes) without launching it: [`crate::launch_group`] loads every member before
+    /// the first is queued, because loading a module waits for the device's running kernels,
+    /// so a member that waits for a later one would hold that one's load back forever (seen on
+    /// the H200: the waiting GEMM's watchdog trapped). The simulator loads nothing.
+    pub(crate) fn preload(&self, kernel: &Kernel, cfg: LaunchConfig, args: &[Arg<'_>]) -> Result<()> {
+        let dev = self.device;
+        let (cfg, layout) = dev.checked(kernel, cfg, args)?;
+        if let Device::Cuda(d) = dev {
+            dev.check_target(kernel)?;
+            d.prepare(kernel, &cfg, &layout)?;
+        }
+        Ok(())
+    }
+
     fn launch_with<'a>(
         &'a self,
         kernel: impl StreamKernel<'a>,
