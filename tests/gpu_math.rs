@@ -476,7 +476,7 @@ fn report_fp8(dev: &Device, name: &str, sweep: bool) -> Vec<String> {
     all
 }
 
-/// The GPU's FP8 packs are the model's (and so `float8`'s) byte for byte, NaNs included.
+/// The GPU's FP8 packs are the model's byte for byte (`float8`'s for every non-NaN; 0x7F for every NaN).
 #[test]
 #[ignore = "needs a GPU: run by .ci/gpu-bundle"]
 fn the_gpu_fp8_packs_are_the_model_byte_for_byte() {

@@ -480,10 +480,11 @@ fn cvt_nearest(n: Num, st: Type, dt: Type, v: u64) -> u64 {
 
 /// `cvt.rn.satfinite.{e4m3x2,e5m2x2}.f32` of one f32 (`bits`) to an FP8 code (`to` is
 /// [`Type::E4M3`] or [`Type::E5M2`]): the nearest value, ties to the even code; finite values
-/// beyond the largest, and infinities, saturate to it; a NaN becomes the format's NaN with the
-/// input's sign (E5M2 keeps the NaN's top two payload bits, as CUDA's `__nv_cvt_float_to_fp8`
-/// does). It rounds at the format's quantum, a method of its own: the host's `float8`
-/// conversion (CUDA's bit-level one) is held to it over f32 bit patterns.
+/// beyond the largest, and infinities, saturate to it; every NaN becomes 0x7F, whatever its
+/// sign and payload, in both formats (the H200's `cvt`, measured in `tests/gpu_math.rs`, GPU run
+/// 21: CUDA's host `__nv_cvt_float_to_fp8`, and so the `float8` crate, keep the sign and E5M2 two
+/// payload bits instead). It rounds at the format's quantum, a method of its own: the host's
+/// `float8` conversion (CUDA's bit-level one) is held to it over the non-NaN f32 bit patterns.
 pub fn f32_to_fp8(bits: u32, to: Type) -> u8 {
     // Mantissa bits, the smallest normal exponent (the bias is 1 minus it), the largest finite value.
     let (mant_bits, min_exp, max_finite): (i32, i32, f64) = match to {
@@ -493,7 +494,7 @@ pub fn f32_to_fp8(bits: u32, to: Type) -> u8 {
     let sign = ((bits >> 31) as u8) << 7;
     let x = f32::from_bits(bits & 0x7FFF_FFFF) as f64;
     if x.is_nan() {
-        return sign | if to == Type::E4M3 { 0x7F } else { 0x7E | ((bits >> 21) & 3) as u8 };
+        return 0x7F;
     }
     // floor(log2 v) of a positive finite f64 (every f32 is a normal f64).
     let binade = |v: f64| ((v.to_bits() >> 52) as i32) - 1023;
