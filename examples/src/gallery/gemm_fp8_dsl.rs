@@ -503,12 +503,26 @@ pub fn tiles(scaling: Scaling) -> Tiles {
 }
 
 /// The blockwise kernel's fragments in flight, the gallery's choice: 1 (each K block waited
-/// for, then promoted) until the H200 run confirms 2 is faster (`bench_gemm_fp8` times both).
+/// for, then promoted). Two are slower on the H200 (run 21: 0.77x against 0.90x of cuBLASLt at
+/// 4096³; `bench/gemm_fp8.md`).
 pub const FRAGS: u32 = 1;
 
-/// The kernel of `scaling` for `t`, blockwise with the gallery's [`FRAGS`].
+/// Where the gallery's blockwise kernel reads its scales: shared memory, brought with each
+/// stage (run 21: 0.98x / 0.97x of cuBLASLt at 4096³ / 8192³, against 0.90x / 0.82x from
+/// global memory; `bench/gemm_fp8.md`). The per-tensor kernel has no per-block scales.
+pub const SCALES: Scales = Scales::Shared;
+
+/// The gallery's scale path for `scaling` ([`SCALES`] blockwise).
+fn gallery_scales(scaling: Scaling) -> Scales {
+    match scaling {
+        Scaling::Blockwise => SCALES,
+        Scaling::PerTensor => Scales::Global,
+    }
+}
+
+/// The kernel of `scaling` for `t`, blockwise with the gallery's [`FRAGS`] and [`SCALES`].
 pub fn kernel(scaling: Scaling, t: &Tiles) -> phaser::codegen::Result<Kernel> {
-    kernel_with_frags(scaling, t, FRAGS)
+    kernel_with(scaling, t, FRAGS, gallery_scales(scaling))
 }
 
 /// The kernel of `scaling` for `t` (the blockwise kernel has one m64 slab per warpgroup and
@@ -522,7 +536,8 @@ pub fn kernel_with_frags(scaling: Scaling, t: &Tiles, frags: u32) -> phaser::cod
 /// Where the blockwise kernel's consumers read their scales from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Scales {
-    /// `ld.global.nc` every K block, by each consumer thread (the gallery's).
+    /// `ld.global.nc` every K block, by each consumer thread (the per-tensor kernel's; the
+    /// blockwise kernel's before run 21).
     Global,
     /// Shared memory, brought in with each stage by the producer (A's by TMA, counted in the
     /// stage's bytes; B's one value by a store before its arrival), read after the stage's
@@ -776,7 +791,7 @@ pub fn setup(dev: &Device, size: Size, seed: u64, scaling: Scaling) -> Result<Pr
         Scaling::Blockwise => FRAGS,
         Scaling::PerTensor => 1,
     };
-    setup_with_frags(dev, size, seed, scaling, frags)
+    setup_with(dev, size, seed, scaling, frags, gallery_scales(scaling))
 }
 
 /// [`setup`] with `frags` fragments in flight ([`kernel_with_frags`]).
