@@ -171,7 +171,7 @@ fi
 # DECODE=1: the decode autotune (bench/gemm.md, "Decode shapes"): every decode candidate of
 # the DSL GEMM (tile x stages x split x reduce) at M in {1, 16, 64, 128, 256} x N, K in {4096,
 # 8192}, interleaved with cuBLAS, the best per shape recorded in a choice cache under $LOGS
-# (<= 4 minutes); then ncu at base clocks on 64x4096x4096 for the recorded best and cuBLAS
+# (<= 5 minutes); then ncu at base clocks on 64x4096x4096 for the recorded best and cuBLAS
 # (<= 2 minutes); then the shape sweep of those shapes taking the recorded choices.
 if [ "${DECODE:-0}" = 1 ]; then
   step gemm_decode ./bin/bench_gemm --decode-variants --cache-dir "$LOGS/gemm_choice"

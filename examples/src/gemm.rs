@@ -101,6 +101,10 @@ pub enum SplitReduce {
     /// One launch: every slice but the last writes its partials and signals a flag per tile; the last
     /// slice's CTA waits for them and sums in slice order into C (serial fix-up).
     InKernel,
+    /// One launch: every slice writes its partials and signals; all slices of a tile wait for
+    /// all its flags and each sums its 1/split share in slice order into C. Every work unit
+    /// must be resident at once (`gemm::dsl::launch_problem` refuses more than one wave).
+    EverySlice,
 }
 
 impl GemmConfig {
@@ -161,12 +165,14 @@ impl GemmConfig {
         WarpgroupRoles::rebalanced(1, self.consumers)
     }
     /// A name that says the configuration: `phaser_gemm_128x256x64_s4_c2_g8_kmajor`, with
-    /// `_k4` after the group for 4 slices of split-K (`_k4f`: reduced in the kernel).
+    /// `_k4` after the group for 4 slices of split-K (`_k4f`: reduced in the kernel by the last
+    /// slice; `_k4e`: by every slice).
     pub fn kernel_name(&self) -> String {
         let split = match (self.split_k, self.reduce) {
             (1, _) => String::new(),
             (s, SplitReduce::TwoLaunch) => format!("_k{s}"),
             (s, SplitReduce::InKernel) => format!("_k{s}f"),
+            (s, SplitReduce::EverySlice) => format!("_k{s}e"),
         };
         format!(
             "phaser_gemm_{}x{}x{BLOCK_K}_s{}_c{}_g{}{split}_{}",

@@ -28,6 +28,9 @@ pub const SPLITS: [u32; 4] = [1, 2, 4, 8];
 /// What split-K's second launch costs besides its DRAM traffic: a launch on the stream after
 /// the GEMM (its ramp-up and the GEMM's drain), in microseconds.
 const REDUCE_LAUNCH_US: f64 = 3.0;
+/// What the reduction by every slice costs besides its DRAM traffic: a flag's release seen by
+/// the other slices' acquire spins (a round trip through L2), in microseconds.
+const FLAG_ROUND_TRIP_US: f64 = 1.0;
 /// Relative mainloop efficiency of a tile shape: smaller N per wgmma issues more instructions
 /// and re-reads A more often per flop (64-wide B tiles run at about 3/4 of the 256-wide rate).
 fn tile_efficiency(block_m: u32, block_n: u32) -> f64 {
@@ -74,7 +77,11 @@ impl fmt::Display for GemmChoice {
             c.stages,
             c.cluster_m,
             c.split_k,
-            if c.split_k > 1 && c.reduce == SplitReduce::InKernel { " reduced in the kernel" } else { "" }
+            match (c.split_k, c.reduce) {
+                (1, _) | (_, SplitReduce::TwoLaunch) => "",
+                (_, SplitReduce::InKernel) => " reduced in the kernel",
+                (_, SplitReduce::EverySlice) => " reduced by every slice",
+            }
         )?;
         if c.split_k > 1 {
             write!(f, "{} tiles x {} K slices = {} work units", self.tiles, c.split_k, self.tiles * c.split_k as u64)?;
@@ -134,23 +141,31 @@ pub const DECODE_MAX_STAGES: u32 = 8;
 /// The configurations the decode autotune measures, for `b_layout` (with
 /// [`choice_candidates`], what [`ChoiceCache`](crate::gemm_choice_cache::ChoiceCache) accepts
 /// as a recorded choice): the DSL GEMM without a cluster, 128-row tiles (two consumer
-/// warpgroups of one m64 slab) with N in {64, 128, 256}, the deepest ring shared memory holds
-/// (at most [`DECODE_MAX_STAGES`]), split-K into [`DECODE_SPLITS`] slices, each split both
-/// ways of reducing ([`SplitReduce`]). A split of more slices than a shape's K blocks is
-/// left out per shape ([`can_run`]).
+/// warpgroups of one m64 slab) and 64-row tiles (one consumer warpgroup: no zero-filled half
+/// at M <= 64, and more B stages in the same shared memory) with N in {64, 128, 256}, the
+/// deepest ring shared memory holds (at most [`DECODE_MAX_STAGES`]), split-K into
+/// [`DECODE_SPLITS`] slices, each split every way of reducing ([`SplitReduce`]). A split of
+/// more slices than a shape's K blocks, or a reduction by every slice over more than one
+/// wave, is left out per shape ([`can_run`]).
 pub fn decode_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
     let mut v = Vec::new();
-    for block_n in [64, 128, 256] {
-        for split_k in DECODE_SPLITS {
-            let reduces: &[SplitReduce] =
-                if split_k == 1 { &[SplitReduce::TwoLaunch] } else { &[SplitReduce::TwoLaunch, SplitReduce::InKernel] };
-            for &reduce in reduces {
-                let base = GemmConfig { block_n, wg_m: 64, cluster_m: 1, split_k, reduce, ..GemmConfig::new(b_layout) };
-                let deepest = (2..=DECODE_MAX_STAGES)
-                    .rev()
-                    .map(|stages| GemmConfig { stages, ..base })
-                    .find(|c| c.problem().is_none() && crate::gemm::dsl::unsupported(c).is_none());
-                v.extend(deepest);
+    for consumers in [2, 1] {
+        for block_n in [64, 128, 256] {
+            for split_k in DECODE_SPLITS {
+                let reduces: &[SplitReduce] = if split_k == 1 {
+                    &[SplitReduce::TwoLaunch]
+                } else {
+                    &[SplitReduce::TwoLaunch, SplitReduce::InKernel, SplitReduce::EverySlice]
+                };
+                for &reduce in reduces {
+                    let base =
+                        GemmConfig { block_n, wg_m: 64, consumers, cluster_m: 1, split_k, reduce, ..GemmConfig::new(b_layout) };
+                    let deepest = (2..=DECODE_MAX_STAGES)
+                        .rev()
+                        .map(|stages| GemmConfig { stages, ..base })
+                        .find(|c| c.problem().is_none() && crate::gemm::dsl::unsupported(c).is_none());
+                    v.extend(deepest);
+                }
             }
         }
     }
@@ -164,7 +179,7 @@ impl GemmConfig {
     pub fn choose(shape: &GemmShape, b_layout: BLayout, sm_count: u32) -> GemmChoice {
         choice_candidates(b_layout)
             .into_iter()
-            .filter(|c| can_run(c, shape))
+            .filter(|c| can_run(c, shape, sm_count))
             .map(|c| score(c, shape, sm_count))
             .fold(None, |best: Option<GemmChoice>, c| match best {
                 Some(b) if b.estimate_us() <= c.estimate_us() * 1.0001 => Some(b),
@@ -174,9 +189,10 @@ impl GemmConfig {
     }
 }
 
-/// Whether candidate `c` can run `shape`: a split needs a K block per slice.
-pub fn can_run(c: &GemmConfig, shape: &GemmShape) -> bool {
-    c.split_k == 1 || crate::gemm::dsl::shape_problem(c, shape).is_none()
+/// Whether candidate `c` can run `shape` on `sm_count` SMs: a split needs a K block per
+/// slice, and a reduction by every slice one wave (`gemm::dsl::launch_problem`).
+pub fn can_run(c: &GemmConfig, shape: &GemmShape, sm_count: u32) -> bool {
+    c.split_k == 1 || crate::gemm::dsl::launch_problem(c, shape, sm_count).is_none()
 }
 
 /// The model's numbers for `config` at `shape`.
@@ -204,10 +220,15 @@ pub fn score(config: GemmConfig, shape: &GemmShape, sm_count: u32) -> GemmChoice
     // Split-K's reduction reads the partials back and writes C, at the full bandwidth.
     // In the kernel (the fix-up) there is no second launch: the last slice reads the other
     // slices' partials back, after its own mainloop.
+    // Reduced by every slice: each reads its share of every slice's partials back and writes
+    // its share of C, all units at once (one wave), after a flag's round trip.
     let reduce_us = match (split, config.reduce) {
         (1, _) => 0.0,
         (_, SplitReduce::TwoLaunch) => REDUCE_LAUNCH_US + (4 * m * n * split + 2 * m * n) as f64 / DRAM_BYTES_PER_S * 1e6,
         (_, SplitReduce::InKernel) => (4 * m * n * (split - 1)) as f64 / DRAM_BYTES_PER_S * 1e6,
+        (_, SplitReduce::EverySlice) => {
+            FLAG_ROUND_TRIP_US + (4 * m * n * split + 2 * m * n) as f64 / (DRAM_BYTES_PER_S * active.min(1.0)) * 1e6
+        }
     };
     GemmChoice {
         config,

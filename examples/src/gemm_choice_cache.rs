@@ -43,7 +43,7 @@ impl ChoiceCache {
         let name = text.trim();
         let config =
             choice_candidates(layout).into_iter().chain(decode_candidates(layout)).find(|c| c.kernel_name() == name)?;
-        can_run(&config, shape).then(|| score(config, shape, sm_count))
+        can_run(&config, shape, sm_count).then(|| score(config, shape, sm_count))
     }
     /// Record `config` as the choice for `device` at `shape` (written whole, then renamed
     /// into place: a concurrent reader sees the old entry or the new one).

@@ -14,7 +14,7 @@ use phaser_examples::gemm_bugs;
 
 /// One tile of 128 x 64 (each consumer warpgroup one m64 slab, one 64 x 64 epilogue sub-tile),
 /// 2 stages, K = 192: three K blocks, so the ring wraps and the mainloop's release runs.
-const TILES: gemm_dsl::Tiles = gemm_dsl::Tiles { block_n: 64, wg_m: 64, stages: 2, cluster: 1, group_m: 1, split: 1, b_n_major: false, fixup: false };
+const TILES: gemm_dsl::Tiles = gemm_dsl::Tiles { block_n: 64, wg_m: 64, stages: 2, cluster: 1, group_m: 1, split: 1, b_n_major: false, reduce: gemm_dsl::Reduce::SecondLaunch, consumers: gemm_dsl::CONSUMERS };
 const SHAPE: (u32, u32, u32) = (128, 64, 192);
 
 fn skeleton(max_executions: u64) -> SimConfig {

@@ -158,7 +158,7 @@ struct Args {
     decode_variants: bool,
     /// --decode-variants: seconds of candidates in all (split evenly over the shapes; the
     /// candidates past a shape's share are listed as not timed).
-    #[arg(long, default_value_t = 190)]
+    #[arg(long, default_value_t = 240)]
     decode_budget_s: u64,
     /// The choice cache's directory (default: the user's, `gemm_choice_cache::ChoiceCache::user`).
     #[arg(long)]
@@ -879,7 +879,7 @@ fn decode_variants(
         let model = GemmConfig::choose(shape, layout, sms);
         let mut rest: Vec<GemmChoice> = gemm_choice::decode_candidates(layout)
             .into_iter()
-            .filter(|c| *c != model.config && gemm_choice::can_run(c, shape))
+            .filter(|c| *c != model.config && gemm_choice::can_run(c, shape, sms))
             .map(|c| gemm_choice::score(c, shape, sms))
             .collect();
         // The model's order (its fastest first): what a shape's share leaves out is what
@@ -921,7 +921,7 @@ fn decode_variants(
                 not_timed.push(cfg.kernel_name());
                 continue;
             }
-            if gemm::dsl::shape_problem(&cfg, &shape).is_some() {
+            if gemm::dsl::launch_problem(&cfg, &shape, sms).is_some() {
                 continue;
             }
             match perf_one(dev, stream, kernels, blas, &cfg, shape, seed, &dargs, inputs, false) {
@@ -990,6 +990,7 @@ fn print_decode(rows: &[DecodeRow]) {
             (1, _) => "-",
             (_, SplitReduce::TwoLaunch) => "two launches",
             (_, SplitReduce::InKernel) => "in kernel",
+            (_, SplitReduce::EverySlice) => "every slice",
         };
         println!(
             "| {} | {} | {reduce} | {} / {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.3} | {:.2} | {:.2} | {} | {} | {} |",

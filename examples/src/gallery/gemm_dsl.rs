@@ -4,7 +4,9 @@
 //!
 //! The structure is the builder version's, statement for statement:
 //! - 384 threads: warpgroup 0 produces, warpgroups 1 and 2 consume; `setmaxnreg` moves
-//!   registers from the producer (40) to the consumers (232).
+//!   registers from the producer (40) to the consumers (232). `CONSUMER_WGS = 1`: 256
+//!   threads, one consumer warpgroup (256 registers), a 64-row tile for decode shapes
+//!   (M <= 64: no zero-filled half, and more B stages in the same shared memory).
 //! - One elected thread of the producer walks the CTA's tiles and, per 64-wide K block,
 //!   acquires a stage of an S-stage `T.pipeline` (no hand-kept parity), registers the stage's
 //!   bytes and issues the TMA loads of A (`BM x 64`) and B (`BN x 64`), 128-byte swizzled.
@@ -28,6 +30,9 @@
 //!   tile's slice of K (`split_unit`); each slice's f32 accumulator goes from the D fragment
 //!   straight to the workspace `ws` (`[SPLIT, m, n]`), and `gemm_splitk_reduce`, launched
 //!   after it, sums the slices in slice order into C. Without split-K `ws` is never touched.
+//!   `FIXUP = 1`: the last slice waits on flags and sums in the kernel. `FIXUP = 2`: every
+//!   slice stores and signals, all slices of a tile wait for all its flags, and each sums
+//!   1/SPLIT of the tile into C (one launch, one wave: no slice reduces alone).
 //!
 //! The host side uses only the public `phaser` API (and `half`): `examples/user-crate` compiles
 //! this file unchanged. The builder GEMM (`examples/src/gemm.rs`) is interchangeable with this
@@ -38,15 +43,47 @@ use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem, 
 use phaser::runtime::{Device, RuntimeError, Swizzle};
 use phaser::Kernel;
 
-/// Consumer warpgroups (the producer is one more).
+/// Consumer warpgroups of the default configuration (the producer is one more); the kernel
+/// takes its own count as `#[comptime] CONSUMER_WGS` (1: a 64-row tile for decode shapes).
 pub const CONSUMERS: u32 = 2;
-/// Threads of the block: one producer and `CONSUMERS` consumer warpgroups.
-pub const THREADS: u32 = 128 * (1 + CONSUMERS);
-/// Registers per thread at entry, at one block per SM (`.maxnreg`), and after `setmaxnreg`:
-/// the producer gives what the consumers take.
-pub const ENTRY_REGS: u32 = 65536 / THREADS / 8 * 8;
+/// Threads of the default configuration's block: one producer and `CONSUMERS` consumer
+/// warpgroups ([`threads`]).
+pub const THREADS: u32 = threads(CONSUMERS);
+/// Registers per thread at entry of the default configuration ([`entry_regs`]) and its
+/// consumers' after `setmaxnreg` ([`consumer_regs`]).
+pub const ENTRY_REGS: u32 = entry_regs(CONSUMERS);
 pub const PRODUCER_REGS: u32 = 40;
-pub const CONSUMER_REGS: u32 = (65536 - 128 * PRODUCER_REGS) / (128 * CONSUMERS) / 8 * 8;
+pub const CONSUMER_REGS: u32 = consumer_regs(CONSUMERS);
+/// The same with one consumer warpgroup (256 threads: the 64-row tile of decode shapes).
+pub const ENTRY_REGS_1WG: u32 = entry_regs(1);
+pub const CONSUMER_REGS_1WG: u32 = consumer_regs(1);
+
+/// Threads of the block with `consumers` consumer warpgroups and one producer.
+pub const fn threads(consumers: u32) -> u32 {
+    128 * (1 + consumers)
+}
+
+/// Registers per thread at entry (`.maxnreg`), at one block per SM: the register file's
+/// share, at most 255 per thread (rounded down to the 8 `setmaxnreg` counts in).
+pub const fn entry_regs(consumers: u32) -> u32 {
+    let share = 65536 / threads(consumers) / 8 * 8;
+    if share > 248 {
+        248
+    } else {
+        share
+    }
+}
+
+/// Registers per consumer thread after `setmaxnreg`: what the producer gives up (it keeps
+/// [`PRODUCER_REGS`]), at most `setmaxnreg`'s 256.
+pub const fn consumer_regs(consumers: u32) -> u32 {
+    let share = (65536 - 128 * PRODUCER_REGS) / (128 * consumers) / 8 * 8;
+    if share > 256 {
+        256
+    } else {
+        share
+    }
+}
 /// Rows and columns of an epilogue staging tile (one TMA store box).
 pub const EPI: u32 = 64;
 
@@ -92,7 +129,7 @@ fn split_unit(mut unit: Registers<u32, 1>, t: u32, tiles: u32, k_blocks: u32, sp
 
 #[phaser::kernel(target = "sm_90a")]
 pub fn gemm_dsl(
-    #[tma(box = [CONSUMERS * WG_M, BLOCK_K], swizzle = "128B", dims = [m, k])] a: TensorMap<bf16, 2>,
+    #[tma(box = [CONSUMER_WGS * WG_M, BLOCK_K], swizzle = "128B", dims = [m, k])] a: TensorMap<bf16, 2>,
     #[tma(box = [BN / CLUSTER, BLOCK_K], swizzle = "128B", dims = [n, k])] b: TensorMap<bf16, 2>,
     #[tma(box = [BLOCK_K, EPI], swizzle = "128B", dims = [k, n], major = "mn")] b_kn: TensorMap<bf16, 2>,
     #[tma(box = [EPI, EPI], swizzle = "128B", dims = [m, n])] c: TensorMap<bf16, 2>,
@@ -110,19 +147,24 @@ pub fn gemm_dsl(
     #[comptime] SPLIT: u32,
     #[comptime] B_MN: u32,
     #[comptime] FIXUP: u32,
+    #[comptime] CONSUMER_WGS: u32,
 ) {
-    T.require_block(THREADS, 1, 1);
-    T.max_registers(ENTRY_REGS);
+    T.require_block(128 * (1 + CONSUMER_WGS), 1, 1);
+    if CONSUMER_WGS == 1 {
+        T.max_registers(ENTRY_REGS_1WG);
+    } else {
+        T.max_registers(ENTRY_REGS);
+    }
     if CLUSTER > 1 {
         T.cluster_dims(CLUSTER, 1, 1);
     }
-    let bm = CONSUMERS * WG_M;
+    let bm = CONSUMER_WGS * WG_M;
     // m64 slabs per consumer warpgroup: each is one wgmma per k-step and one accumulator.
     let slabs = WG_M / 64;
     // Full/empty barriers per stage: one producer thread fills; one thread per consumer
     // warpgroup releases, in every CTA its producer multicasts into. A release follows
     // `wgmma.wait_group`, so the stage's reads are done: CUTLASS's CTA-scope hand-back.
-    let pipe = T.pipeline.new_cluster_threads(STAGES, CONSUMERS, CLUSTER, "cta");
+    let pipe = T.pipeline.new_cluster_threads(STAGES, CONSUMER_WGS, CLUSTER, "cta");
     // A stage: the A tile as one 64-row slab per m64 wgmma, the B tile as one slice per CTA
     // of the cluster (what that CTA loads and multicasts); each is, as a whole, one TMA box.
     let a_ring = T.alloc_shared::<bf16>([STAGES, bm / 64, 64, BLOCK_K], "128B");
@@ -149,6 +191,13 @@ pub fn gemm_dsl(
         // host refuses such a launch (`Tiles::split_problem`); a launch that skips it traps.
         if k_blocks < SPLIT {
             T.ptx.trap();
+        }
+        // Slices that reduce shares wait for each other: a cluster with two work units would
+        // wait on the one it has not started (a hang; `Tiles::wave_problem`).
+        if FIXUP == 2 {
+            if total > step {
+                T.ptx.trap();
+            }
         }
     }
     let mut origin = T.registers::<u32>([2]);
@@ -200,7 +249,11 @@ pub fn gemm_dsl(
             }
         }
     } else {
-        T.ptx.setmaxnreg.inc(CONSUMER_REGS);
+        if CONSUMER_WGS == 1 {
+            T.ptx.setmaxnreg.inc(CONSUMER_REGS_1WG);
+        } else {
+            T.ptx.setmaxnreg.inc(CONSUMER_REGS);
+        }
         let cw = wg - 1;
         let tid = T.thread_idx() & 127;
         let leader = tid == 0;
@@ -297,7 +350,7 @@ pub fn gemm_dsl(
                             }
                         }
                     }
-                } else {
+                } else if FIXUP == 1 {
                     // In-kernel fix-up: every slice but the last stores its partials as above and
                     // signal this warpgroup's flag of (slice, tile); the last slice waits for
                     // them (units of smaller index, so every CTA reaches them first: no
@@ -307,8 +360,8 @@ pub fn gemm_dsl(
                     let slice = unit[3];
                     // One flag per (slice, CTA tile, warpgroup): a cluster's CTAs share
                     // the cluster tile `tile` and differ in `rank`.
-                    let own = (tile * CLUSTER + rank) * CONSUMERS + cw;
-                    let per_slice = tiles * CLUSTER * CONSUMERS;
+                    let own = (tile * CLUSTER + rank) * CONSUMER_WGS + cw;
+                    let per_slice = tiles * CLUSTER * CONSUMER_WGS;
                     if slice < SPLIT - 1 {
                         let base = slice * m * n;
                         #[unroll]
@@ -364,11 +417,79 @@ pub fn gemm_dsl(
                             }
                         }
                     }
+                } else {
+                    // Every slice reduces a share (`FIXUP = 2`): each slice stores its
+                    // partials and signals its flag; all slices of the tile wait for all its
+                    // flags, then each sums `ws[0] + .. + ws[SPLIT-1]` (slice order: the
+                    // reduction kernel's, bit for bit) over its 1/SPLIT of the warpgroup's
+                    // valid rows x columns into C. No slice reduces alone, and there is no
+                    // second launch. The waits need every slice of the tile resident at once:
+                    // the kernel traps on more work units than clusters (below) and the host
+                    // refuses more units than SMs (`Tiles::wave_problem`).
+                    let slice = unit[3];
+                    // One group of SPLIT flags per (CTA tile, warpgroup), in two banks
+                    // (`[2, groups, SPLIT]`): a launch signals one bank and clears the other,
+                    // which the launch before signalled and whose waits all ended with it, so
+                    // no flag is cleared while a slice may still wait on it and relaunches
+                    // (graph replays) need no host reset. The bank alternates per launch: a
+                    // set flag of bank 0 says the launch before used bank 0.
+                    let group = (tile * CLUSTER + rank) * CONSUMER_WGS + cw;
+                    let bank_len = tiles * CLUSTER * CONSUMER_WGS * SPLIT;
+                    let own = group * SPLIT + slice;
+                    let bank = if flags[own] == 1 { 1 } else { 0 };
+                    let mine = bank * bank_len + group * SPLIT;
+                    let base = slice * m * n;
+                    #[unroll]
+                    for j in 0..slabs {
+                        let row0 = m0 + cw * WG_M + 64 * j;
+                        #[unroll]
+                        for p in 0..BN / 4 {
+                            let row = row0 + T.fragment.row(acc[j], 2 * p);
+                            let col = n0 + T.fragment.col(acc[j], 2 * p);
+                            if row < m && col < n {
+                                T.st.v2(ws, base + row * n + col, acc[j][2 * p], acc[j][2 * p + 1]);
+                            }
+                        }
+                    }
+                    // Every thread's partials (and its read of the bank) before the leader's
+                    // release.
+                    T.ptx.bar.sync(bar_id, 128);
+                    if leader {
+                        T.flag.signal(flags, mine + slice, 1);
+                        flags[(1 - bank) * bank_len + own] = 0;
+                    }
+                    for s in 0..SPLIT {
+                        T.flag.wait(flags, mine + s, 1);
+                    }
+                    // This slice's share: pairs of columns of the valid rows, numbered row by
+                    // row, `[slice * pairs / SPLIT, (slice + 1) * pairs / SPLIT)`, so even one
+                    // row (M = 1) spreads over every slice.
+                    let row0 = m0 + cw * WG_M;
+                    if row0 < m {
+                        let row_pairs = (n - n0).min(BN) / 2;
+                        let pairs = (m - row0).min(WG_M) * row_pairs;
+                        let end = (slice + 1) * pairs / SPLIT;
+                        let mut i = slice * pairs / SPLIT + tid;
+                        while i < end {
+                            let at = (row0 + i / row_pairs) * n + n0 + 2 * (i % row_pairs);
+                            let first = T.ld.v2(ws, at);
+                            let mut lo = first[0];
+                            let mut hi = first[1];
+                            for s in 1..SPLIT {
+                                let v = T.ld.v2(ws, s * m * n + at);
+                                lo += v[0];
+                                hi += v[1];
+                            }
+                            c_out[at] = lo as bf16;
+                            c_out[at + 1] = hi as bf16;
+                            i += 128;
+                        }
+                    }
                 }
             } else {
                 // Two staging tiles per consumer warpgroup, after the stages (allocated where
                 // the epilogue that uses them is: split-K, which bypasses them, has none).
-                let c_tiles = T.alloc_shared::<bf16>([CONSUMERS, 2, EPI, EPI], "128B");
+                let c_tiles = T.alloc_shared::<bf16>([CONSUMER_WGS, 2, EPI, EPI], "128B");
                 // Epilogue: 64 x 64 sub-tiles through the two staging tiles, alternately.
                 #[unroll]
                 for j in 0..slabs {
@@ -451,7 +572,8 @@ pub const BLOCK_K: u32 = 64;
 /// along M (1, or 2 with B multicast), the raster's group height in cluster-tile rows, and
 /// split-K's slices of K (1: none; more: f32 partials into a workspace, then
 /// [`gemm_splitk_reduce`]), and whether B is N-major (stored `K x N`, read through `b_kn`;
-/// without a cluster) or K-major (`N x K`, through `b`).
+/// without a cluster) or K-major (`N x K`, through `b`), how split-K's slices are summed, and
+/// the consumer warpgroups (the tile is `consumers * wg_m` rows).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tiles {
     pub block_n: u32,
@@ -461,10 +583,34 @@ pub struct Tiles {
     pub group_m: u32,
     pub split: u32,
     pub b_n_major: bool,
-    /// Split-K reduced in the kernel (`#[comptime] FIXUP`: the last slice's CTA waits on
-    /// flags and sums the partials into C, one launch) instead of by [`gemm_splitk_reduce`].
-    /// Ignored without split-K.
-    pub fixup: bool,
+    /// How split-K's slices reach C (`#[comptime] FIXUP`); ignored without split-K.
+    pub reduce: Reduce,
+    /// Consumer warpgroups, 1 or 2 (`#[comptime] CONSUMER_WGS`; 1: 256 threads, a 64-row tile
+    /// for decode shapes, with [`CONSUMER_REGS_1WG`] registers per consumer thread).
+    pub consumers: u32,
+}
+
+/// How the DSL GEMM's split-K slices are summed into C (`#[comptime] FIXUP` 0, 1, 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reduce {
+    /// Every slice stores its f32 partials; a second launch, [`gemm_splitk_reduce`], sums them.
+    SecondLaunch,
+    /// In-kernel fix-up: the last slice's CTA waits on flags and sums the partials into C.
+    LastSlice,
+    /// Every slice stores its partials and signals; all slices of a tile wait for all its flags
+    /// and each sums 1/split of the tile into C (one launch, in one wave: [`Tiles::wave_problem`]).
+    EverySlice,
+}
+
+impl Reduce {
+    /// The kernel's `#[comptime] FIXUP` value.
+    pub fn fixup_code(self) -> u32 {
+        match self {
+            Reduce::SecondLaunch => 0,
+            Reduce::LastSlice => 1,
+            Reduce::EverySlice => 2,
+        }
+    }
 }
 
 impl Tiles {
@@ -473,7 +619,17 @@ impl Tiles {
     /// warpgroup).
     pub fn gallery(cluster: bool) -> Tiles {
         let default =
-            Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8, split: 1, b_n_major: false, fixup: false };
+            Tiles {
+            block_n: 256,
+            wg_m: 64,
+            stages: 4,
+            cluster: 2,
+            group_m: 8,
+            split: 1,
+            b_n_major: false,
+            reduce: Reduce::SecondLaunch,
+            consumers: CONSUMERS,
+        };
         if cluster {
             default
         } else {
@@ -482,7 +638,7 @@ impl Tiles {
     }
     /// Rows of the CTA tile.
     pub fn block_m(&self) -> u32 {
-        CONSUMERS * self.wg_m
+        self.consumers * self.wg_m
     }
     /// The kernel for this configuration (built once per configuration and cached); 0 slices
     /// of K is a build error that says so.
@@ -493,25 +649,68 @@ impl Tiles {
         if let Some(why) = self.layout_problem() {
             return refused("gemm_dsl", why);
         }
+        if ![1, 2].contains(&self.consumers) {
+            return refused("gemm_dsl", format!("{} consumer warpgroups: 1 or 2", self.consumers));
+        }
         let b_mn = self.b_n_major as u32;
         // Without split-K there is nothing to fix up: the one kernel of that configuration.
-        let fixup = (self.fixup && self.split > 1) as u32;
-        gemm_dsl::kernel_for(self.block_n, self.wg_m, self.stages, self.cluster, self.group_m, self.split, b_mn, fixup)
+        let fixup = if self.split > 1 { self.reduce.fixup_code() } else { 0 };
+        gemm_dsl::kernel_for(
+            self.block_n,
+            self.wg_m,
+            self.stages,
+            self.cluster,
+            self.group_m,
+            self.split,
+            b_mn,
+            fixup,
+            self.consumers,
+        )
     }
     /// Whether the kernel reduces split-K's slices itself (one launch, no [`gemm_splitk_reduce`]).
     pub fn reduces_in_kernel(&self) -> bool {
-        self.fixup && self.split > 1
+        self.reduce != Reduce::SecondLaunch && self.split > 1
     }
-    /// Elements of the fix-up's flags (one per slice but the last, CTA tile and consumer
-    /// warpgroup; 1 when the kernel has no fix-up, which never touches them). They must be 0
-    /// before the first launch; every launch leaves them 0 again.
+    /// The reduction split-K actually runs: [`Reduce::SecondLaunch`] without split-K too
+    /// (nothing to reduce: the kernel writes C through its epilogue).
+    pub fn split_reduce(&self) -> Option<Reduce> {
+        (self.split > 1).then_some(self.reduce)
+    }
+    /// Elements of the in-kernel reductions' flags (1 when the kernel has none, which never
+    /// touches it); they must be 0 before the first launch. The fix-up
+    /// ([`Reduce::LastSlice`]): one per slice but the last, CTA tile and consumer warpgroup,
+    /// left 0 by every launch. [`Reduce::EverySlice`]: two banks of one per slice, CTA tile and
+    /// consumer warpgroup; a launch sets one bank and clears the other, so the buffer serves
+    /// any number of launches in stream order.
     pub fn flags_len(&self, m: u32, n: u32) -> usize {
-        if !self.reduces_in_kernel() {
-            return 1;
-        }
         let rows = m.div_ceil(self.block_m() * self.cluster) as usize * self.cluster as usize;
-        let cols = n.div_ceil(self.block_n) as usize;
-        (self.split as usize - 1) * rows * cols * CONSUMERS as usize
+        let groups = rows * n.div_ceil(self.block_n) as usize * self.consumers as usize;
+        match self.split_reduce() {
+            None | Some(Reduce::SecondLaunch) => 1,
+            Some(Reduce::LastSlice) => (self.split as usize - 1) * groups,
+            Some(Reduce::EverySlice) => 2 * self.split as usize * groups,
+        }
+    }
+    /// Work units (a cluster tile's K slice) of an `m x n` C.
+    pub fn units(&self, m: u32, n: u32) -> u64 {
+        let rows = m.div_ceil(self.block_m() * self.cluster) as u64;
+        rows * n.div_ceil(self.block_n) as u64 * self.split.max(1) as u64
+    }
+    /// Why this configuration cannot run an `m x n` C on `sms` SMs, if it cannot: with
+    /// [`Reduce::EverySlice`] every slice of a tile waits for all the others, so every work
+    /// unit must have its own cluster, resident at once: at most one unit per cluster of
+    /// `sms` SMs (one CTA per SM; a grid over more would hang, and the kernel traps on a
+    /// launch with fewer clusters than units). Other kernels holding SMs only delay it.
+    pub fn wave_problem(&self, m: u32, n: u32, sms: u32) -> Option<String> {
+        let units = self.units(m, n);
+        let clusters = (sms / self.cluster).max(1) as u64;
+        (self.split_reduce() == Some(Reduce::EverySlice) && units > clusters).then(|| {
+            format!(
+                "split-K into {} slices reduced by every slice: {units} work units of a {m} x {n} C must all be resident                  at once (each waits for its tile's other slices), but {sms} SMs hold {clusters} {}; use fewer slices                  or wider tiles",
+                self.split,
+                if self.cluster > 1 { "clusters" } else { "CTAs" }
+            )
+        })
     }
     /// Why this configuration cannot read its B, if it cannot: an N-major B tile is one
     /// `64 x BN` tile of 64-column boxes, and a cluster's multicast would need each CTA's
@@ -530,8 +729,8 @@ impl Tiles {
         if self.split < 2 {
             return refused("gemm_splitk_reduce", format!("split-K into {} slice(s): nothing to reduce", self.split));
         }
-        if self.fixup {
-            return refused("gemm_splitk_reduce", format!("split-K into {} slices reduced in the kernel (fixup)", self.split));
+        if self.reduce != Reduce::SecondLaunch {
+            return refused("gemm_splitk_reduce", format!("split-K into {} slices reduced in the kernel ({:?})", self.split, self.reduce));
         }
         gemm_splitk_reduce::kernel_for(self.split)
     }
@@ -569,9 +768,7 @@ impl Tiles {
     /// The persistent grid for an `m x n` C on `sms` SMs: one CTA per SM (whole clusters), at
     /// most one per work unit (a tile's K slice).
     pub fn grid(&self, m: u32, n: u32, sms: u32) -> u32 {
-        let rows = m.div_ceil(self.block_m() * self.cluster) as u64;
-        let cols = n.div_ceil(self.block_n) as u64;
-        let units = rows * cols * self.split.max(1) as u64;
+        let units = self.units(m, n);
         let clusters = units.min((sms / self.cluster).max(1) as u64) as u32;
         clusters.max(1) * self.cluster
     }
@@ -625,12 +822,28 @@ pub fn examples() -> Vec<Example> {
             setup: |dev, size, seed| setup(dev, size, seed, fixup_tiles()),
             check,
         },
+        Example {
+            name: "gemm_dsl_splitk_every",
+            about: "the DSL GEMM for decode shapes: 64 x 128 tiles (one consumer warpgroup, 256 threads), 3 slices \
+                    of K; every slice stores its f32 partials and signals a flag, all slices of a tile wait for \
+                    all its flags and each sums its third of the tile in slice order into C (one launch, one \
+                    wave; launched twice, on both banks of the flags)",
+            kernels: |_| Ok(vec![every_slice_tiles().kernel()?]),
+            setup: |dev, size, seed| setup(dev, size, seed, every_slice_tiles()),
+            check,
+        },
     ]
+}
+
+/// The decode example's configuration: 64 x 128 tiles (one consumer warpgroup), K in 3 slices,
+/// reduced by every slice.
+fn every_slice_tiles() -> Tiles {
+    Tiles { consumers: 1, reduce: Reduce::EverySlice, ..splitk_tiles() }
 }
 
 /// The in-kernel fix-up example's configuration: the split-K example's, reduced in the kernel.
 fn fixup_tiles() -> Tiles {
-    Tiles { fixup: true, ..splitk_tiles() }
+    Tiles { reduce: Reduce::LastSlice, ..splitk_tiles() }
 }
 
 /// The split-K example's configuration: 128 x 128 tiles without a cluster, K in 3 slices
@@ -650,7 +863,8 @@ pub struct Host {
     /// With split-K: the workspace of f32 partials (the first launch's output) and the
     /// configuration that sliced K.
     pub partials: Option<(BufferId<f32>, Tiles)>,
-    /// With the in-kernel fix-up: its flags, which the launch must leave 0.
+    /// With an in-kernel reduction: its flags, as the first launch left them (the fix-up: 0;
+    /// every slice's: bank 0 set, bank 1 clear).
     pub flags: Option<BufferId<u32>>,
     /// Check every element (small sizes), or the corners and 4096 random positions.
     pub every_element: bool,
@@ -672,11 +886,16 @@ pub fn setup(dev: &Device, size: Size, seed: u64, tiles: Tiles) -> Result<Proble
     // cluster row, a partial tile column, a partial K block) over two CTAs (clusters). Full: a
     // real GEMM (2048^3), persistent over the GPU. K and N are multiples of 8 (the tensor
     // maps' 16-byte row strides).
+    // A reduction by every slice runs in one wave: a CTA (cluster) per work unit, and at the
+    // full size a decode shape (64 x 4096 x 4096) whose units fit on the GPU.
+    let every_slice = tiles.split_reduce() == Some(Reduce::EverySlice);
     let (shape, grid) = match size {
         Size::Small => ((2 * bm * cm, tiles.block_n, 256), cm),
         Size::Quick => ((bm * cm + 72, 200, 136), 2 * cm),
+        Size::Full if every_slice => ((64, 4096, 4096), tiles.grid(64, 4096, dev.sm_count()?)),
         Size::Full => ((2048, 2048, 2048), tiles.grid(2048, 2048, dev.sm_count()?)),
     };
+    let grid = if every_slice && size != Size::Full { tiles.units(shape.0, shape.1) as u32 * cm } else { grid };
     setup_tiles(dev, tiles, shape, grid, seed, size != Size::Full)
 }
 
@@ -709,19 +928,27 @@ pub fn setup_tiles(
     let mb_kn = p.tensor_map(dev, gb, &[k64, n64], &[EPI, BLOCK_K], sw)?;
     let mc = p.tensor_map(dev, gc, &[n64, m64], &[EPI, EPI], sw)?;
     // The dynamic shared memory is the kernel's own declaration.
-    let launch = phaser::LaunchConfig::linear(grid, THREADS);
-    if let Some(why) = tiles.split_problem(m, n, k) {
+    let launch = phaser::LaunchConfig::linear(grid, threads(tiles.consumers));
+    let why = tiles.split_problem(m, n, k).or_else(|| tiles.wave_problem(m, n, grid));
+    if let Some(why) = why {
         return Err(RuntimeError::BadLaunch { kernel: "gemm_dsl".into(), problem: format!("{m}x{n}x{k}: {why}") });
     }
     let mut fixup_flags = None;
     let partials = if tiles.reduces_in_kernel() {
-        // One launch: the partials of every slice but the last (poisoned, as below), the
-        // flags (0 before the launch, and the kernel leaves them 0), and C written directly.
+        // One launch: the partials (of every slice but the last for the fix-up; poisoned, as
+        // below), the flags (0 before the launch), and C written directly.
         let ws = p.output(dev, tiles.workspace_len(m, n), f32::NAN)?;
         let flags = p.output(dev, tiles.flags_len(m, n), 0u32)?;
         let args =
             [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into(), flags.into(), gc.into()];
         p.launch(tiles.kernel()?, launch, args, [ws.into(), flags.into(), gc.into()]);
+        if tiles.split_reduce() == Some(Reduce::EverySlice) {
+            // Launched again on the flags the first launch left (not an output of this one, so
+            // not reset): it signals the other bank and clears the first. C is poisoned again.
+            let args =
+                [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into(), flags.into(), gc.into()];
+            p.launch(tiles.kernel()?, launch, args, [ws.into(), gc.into()]);
+        }
         fixup_flags = Some(flags);
         Some((ws, tiles))
     } else if tiles.split > 1 {
@@ -773,24 +1000,25 @@ fn slice_columns(k: u32, split: u32, s: u32) -> std::ops::Range<usize> {
 /// size) equal the exact product bit for bit.
 pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
     let h: &Host = p.host();
-    // C is the last launch's output (the reduction's, with split-K).
-    let got = outputs.get(outputs.launches.len() - 1, h.c);
+    // C is the last launch's output (the reduction's, with split-K); every slice's reduction
+    // runs twice (on both banks of its flags), and each launch's C is checked.
+    let last = outputs.launches.len() - 1;
+    let every_slice = h.partials.is_some_and(|(_, t)| t.split_reduce() == Some(Reduce::EverySlice));
+    if every_slice && last > 0 {
+        let first = check_c(p, outputs.get(0, h.c), "launch 1 of 2: ");
+        if !first.passed {
+            return first;
+        }
+    }
     let (m, n) = (h.m as usize, h.n as usize);
     let shape = format!("{}x{}x{}", h.m, h.n, h.k);
-    let positions: Vec<(usize, usize)> = if h.every_element {
-        (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
-    } else {
-        let mut v = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
-        let r = random_u32(2 * 4096, p.seed);
-        v.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
-        v
-    };
+    let positions = positions(p);
     // With split-K, each slice's partial at the same positions is exact too: the slicing of K,
     // not only the total, is what the kernel computed.
     if let Some((ws, tiles)) = h.partials {
         let partials = outputs.get(0, ws);
         // The fix-up's last slice sums straight into C: only the others are in the workspace.
-        let stored = if tiles.reduces_in_kernel() { tiles.split - 1 } else { tiles.split };
+        let stored = if tiles.split_reduce() == Some(Reduce::LastSlice) { tiles.split - 1 } else { tiles.split };
         for s in 0..stored {
             let at = |i: usize, j: usize| s as usize * m * n + i * n + j;
             let cols = slice_columns(h.k, tiles.split, s);
@@ -812,12 +1040,39 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
         }
     }
     if let Some(flags) = h.flags {
+        // The fix-up leaves every flag 0; every slice's reduction, after its first launch,
+        // bank 0 set (1) and bank 1 clear.
+        let bank_len = outputs.get(0, flags).len() / 2;
+        let want = |i: usize| u32::from(every_slice && i < bank_len);
         let left: Vec<(usize, u32)> =
-            outputs.get(0, flags).iter().copied().enumerate().filter(|&(_, f)| f != 0).take(4).collect();
+            outputs.get(0, flags).iter().copied().enumerate().filter(|&(i, f)| f != want(i)).take(4).collect();
         if !left.is_empty() {
-            return Outcome::new(false, format!("{shape} (seed {}): fix-up flags left set (index, value): {left:?}", p.seed));
+            return Outcome::new(false, format!("{shape} (seed {}): flags left wrong (index, value): {left:?}", p.seed));
         }
     }
+    check_c(p, outputs.get(last, h.c), "")
+}
+
+/// Every element (small sizes) or the corners, edges and 4096 random positions (the full size).
+fn positions(p: &Problem) -> Vec<(usize, usize)> {
+    let h: &Host = p.host();
+    let (m, n) = (h.m as usize, h.n as usize);
+    if h.every_element {
+        (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
+    } else {
+        let mut v = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+        let r = random_u32(2 * 4096, p.seed);
+        v.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
+        v
+    }
+}
+
+/// C (`got`) equals the exact product bit for bit at [`positions`]; `what` prefixes the report.
+fn check_c(p: &Problem, got: &[bf16], what: &str) -> Outcome {
+    let h: &Host = p.host();
+    let n = h.n as usize;
+    let shape = format!("{what}{}x{}x{}", h.m, h.n, h.k);
+    let positions = positions(p);
     let bad: Vec<(usize, usize)> =
         positions.iter().copied().filter(|&(i, j)| got[i * n + j].to_bits() != exact(h, i, j).to_bits()).collect();
     match bad.first() {

@@ -24,7 +24,7 @@
 //! K must be a multiple of 128 (a scale block per stage) and N of 16 (C's 16-byte rows); TMA
 //! zero-fills loads past M and N and clips the stores.
 
-use super::gemm_dsl::{tile_origin, Tiles, CONSUMERS, EPI, THREADS};
+use super::gemm_dsl::{tile_origin, Reduce, Tiles, CONSUMERS, EPI, THREADS};
 use half::bf16;
 use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::{Device, RuntimeError, Swizzle};
@@ -497,8 +497,8 @@ pub enum Scaling {
 /// multicast. Per-tensor: the bf16 GEMM's 128 x 256 tiles, 4 stages (48 KiB each).
 pub fn tiles(scaling: Scaling) -> Tiles {
     match scaling {
-        Scaling::Blockwise => Tiles { block_n: 128, wg_m: 64, stages: 5, cluster: 2, group_m: 8, split: 1, b_n_major: false, fixup: false },
-        Scaling::PerTensor => Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8, split: 1, b_n_major: false, fixup: false },
+        Scaling::Blockwise => Tiles { block_n: 128, wg_m: 64, stages: 5, cluster: 2, group_m: 8, split: 1, b_n_major: false, reduce: Reduce::SecondLaunch, consumers: CONSUMERS },
+        Scaling::PerTensor => Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8, split: 1, b_n_major: false, reduce: Reduce::SecondLaunch, consumers: CONSUMERS },
     }
 }
 

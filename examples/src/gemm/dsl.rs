@@ -3,18 +3,15 @@
 //! GPU tests and the candle op run either kernel from one configuration.
 
 use super::{BLayout, GemmBuffers, GemmConfig, GemmShape, SplitReduce};
-use crate::gallery::gemm_dsl::{Tiles, BLOCK_K, CONSUMERS, EPI, REDUCE_THREADS};
+use crate::gallery::gemm_dsl::{Reduce, Tiles, BLOCK_K, EPI, REDUCE_THREADS};
 use phaser::{Arg, Buffer, Device, Kernel, LaunchConfig, TensorMap};
 
-/// Why the DSL GEMM does not implement `cfg`, if it does not: it is written for two consumer
-/// warpgroups, and reads an N-major B only without a cluster ([`Tiles::layout_problem`]);
-/// every other choice of [`GemmConfig`] it takes as `#[comptime]`.
+/// Why the DSL GEMM does not implement `cfg`, if it does not: it reads an N-major B only
+/// without a cluster ([`Tiles::layout_problem`]); every other choice of [`GemmConfig`] (one or
+/// two consumer warpgroups included) it takes as `#[comptime]`.
 pub fn unsupported(cfg: &GemmConfig) -> Option<String> {
     if let Some(why) = tiles(cfg).layout_problem() {
         return Some(why);
-    }
-    if cfg.consumers != CONSUMERS {
-        return Some(format!("the DSL GEMM has {CONSUMERS} consumer warpgroups, not {}", cfg.consumers));
     }
     // The epilogue alternates its two staging tiles within a tile and waits for the store
     // before last: with one sub-tile per warpgroup, the next tile's would overwrite the one
@@ -38,7 +35,12 @@ pub fn tiles(cfg: &GemmConfig) -> Tiles {
         group_m: cfg.group_m,
         split: cfg.split_k,
         b_n_major: cfg.b_layout == BLayout::NMajor,
-        fixup: cfg.reduce == SplitReduce::InKernel,
+        reduce: match cfg.reduce {
+            SplitReduce::TwoLaunch => Reduce::SecondLaunch,
+            SplitReduce::InKernel => Reduce::LastSlice,
+            SplitReduce::EverySlice => Reduce::EverySlice,
+        },
+        consumers: cfg.consumers,
     }
 }
 
@@ -59,7 +61,7 @@ pub fn config(cluster: bool) -> GemmConfig {
     GemmConfig {
         block_n: t.block_n,
         wg_m: t.wg_m,
-        consumers: CONSUMERS,
+        consumers: t.consumers,
         stages: t.stages,
         cluster_m: t.cluster,
         group_m: t.group_m,
@@ -85,9 +87,16 @@ pub fn kernels(cfg: &GemmConfig) -> phaser::codegen::Result<DslKernels> {
 }
 
 /// Why `cfg` cannot run `shape` in the DSL GEMM (the configuration itself, or a split of K
-/// into more slices than it has blocks), if it cannot.
+/// into more slices than it has blocks), if it cannot, on any GPU.
 pub fn shape_problem(cfg: &GemmConfig, shape: &GemmShape) -> Option<String> {
     unsupported(cfg).or_else(|| tiles(cfg).split_problem(shape.m, shape.n, shape.k))
+}
+
+/// Why `cfg` cannot run `shape` on a GPU of `sm_count` SMs: [`shape_problem`], or a
+/// reduction by every slice whose work units do not fit in one wave
+/// ([`Tiles::wave_problem`]: its slices wait for each other).
+pub fn launch_problem(cfg: &GemmConfig, shape: &GemmShape, sm_count: u32) -> Option<String> {
+    shape_problem(cfg, shape).or_else(|| tiles(cfg).wave_problem(shape.m, shape.n, sm_count))
 }
 
 /// Split-K's f32 workspace `[split, m, n]` for `cfg` at `shape` (one element without split-K,
@@ -96,8 +105,9 @@ pub fn workspace(dev: &Device, cfg: &GemmConfig, shape: &GemmShape) -> phaser::r
     dev.alloc::<f32>(tiles(cfg).workspace_len(shape.m, shape.n))
 }
 
-/// The in-kernel fix-up's flags for `cfg` at `shape`, zeroed (one element without it, which
-/// the GEMM takes but never touches). Every launch leaves them 0, so one allocation serves
+/// The in-kernel reductions' flags for `cfg` at `shape`, zeroed (one element without one,
+/// which the GEMM takes but never touches). The fix-up's launches leave them 0, every slice's
+/// reduction alternates their two banks ([`Tiles::flags_len`]), so one allocation serves
 /// any number of launches and graph replays, in stream order (two launches running at once
 /// on one flags buffer would race).
 pub fn flags(dev: &Device, cfg: &GemmConfig, shape: &GemmShape) -> phaser::runtime::Result<Buffer<u32>> {
@@ -163,10 +173,10 @@ pub fn launch(
     flags: &mut Buffer<u32>,
 ) -> phaser::runtime::Result<Vec<phaser::runtime::LaunchReport>> {
     let (cfg, s) = (&kernels.cfg, bufs.shape);
-    if let Some(why) = shape_problem(cfg, &s) {
+    let sms = dev.sm_count()?;
+    if let Some(why) = launch_problem(cfg, &s, sms) {
         return Err(phaser::runtime::RuntimeError::BadLaunch { kernel: kernels.gemm.name().into(), problem: format!("{s}: {why}") });
     }
-    let sms = dev.sm_count()?;
     let maps = tensor_maps(dev, cfg, bufs)?;
     let gemm = dev.launch(&kernels.gemm, launch_config(cfg, &s, sms), &args(&maps, &s, ws, flags, &mut bufs.c))?;
     let mut reports = vec![gemm];
@@ -193,10 +203,10 @@ pub fn graph<'a>(
 ) -> phaser::runtime::Result<phaser::Graph<'a>> {
     use phaser::runtime::GraphArg;
     let (cfg, s) = (&kernels.cfg, *shape);
-    if let Some(why) = shape_problem(cfg, &s) {
+    let sms = stream.device().sm_count()?;
+    if let Some(why) = launch_problem(cfg, &s, sms) {
         return Err(phaser::runtime::RuntimeError::BadLaunch { kernel: kernels.gemm.name().into(), problem: format!("{s}: {why}") });
     }
-    let sms = stream.device().sm_count()?;
     let mut g = stream.graph()?;
     let w = g.bind_mut(ws)?;
     let f = g.bind_mut(flags)?;
