@@ -444,28 +444,36 @@ fn split_k_kernels_assemble_without_spills() {
     assert_eq!(checked, 9);
 }
 
-/// Every decode candidate (`gemm_choice::decode_candidates`: 128 x {64, 128, 256} tiles, the
-/// deepest ring that fits, split-K into 1..16 slices, reduced by a second launch or in the
-/// kernel) assembles for sm_90a with zero spill bytes and unserialized wgmmas, with the
-/// HGMMAs of its tile. The in-kernel fix-up's kernels release-store and acquire-load their
-/// flags (`st.release.gpu` / `ld.acquire.gpu`), write C with `st.global.b16` and have no
-/// reduction launch; the others have no flag access at all.
+/// Every decode candidate (`gemm_choice::decode_candidates`: {128, 64} x {64, 128, 256} tiles,
+/// the deepest ring that fits, split-K into 1..16 slices, reduced by a second launch, in the
+/// kernel by the last slice or by every slice) assembles for sm_90a with zero spill bytes and
+/// unserialized wgmmas, with the HGMMAs of its tile. The in-kernel reductions' kernels
+/// release-store and acquire-load their flags (`st.release.gpu` / `ld.acquire.gpu`) and have
+/// no reduction launch; the others have no flag access at all. The 64-row tile's kernels are
+/// 256 threads (`.reqntid`) with `.maxnreg 248`.
 #[test]
 fn decode_candidates_assemble_without_spills() {
     let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
     let dir = tempfile::tempdir().unwrap();
     let cands = phaser_examples::gemm_choice::decode_candidates(BLayout::KMajor);
     assert!(cands.iter().any(|c| c.split_k == 16 && c.reduce == SplitReduce::InKernel && c.block_n == 64));
+    for reduce in [SplitReduce::InKernel, SplitReduce::EverySlice] {
+        let one_wg = |c: &&GemmConfig| c.consumers == 1 && c.block_n == 256 && c.split_k == 8 && c.reduce == reduce;
+        assert!(cands.iter().any(|c| one_wg(&c)), "a 64 x 256 tile, 8 slices, {reduce:?}: {cands:?}");
+    }
     assert!(cands.iter().any(|c| c.stages == 8), "a ring deeper than the model's 6: {cands:?}");
     for cfg in &cands {
         let name = cfg.kernel_name();
         let kernels = gemm::dsl::kernels(cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let fixup = cfg.split_k > 1 && cfg.reduce == SplitReduce::InKernel;
+        let fixup = cfg.split_k > 1 && cfg.reduce != SplitReduce::TwoLaunch;
         assert_eq!(kernels.reduce.is_some(), cfg.split_k > 1 && !fixup, "{name}: the reduction launch");
         let ptx = emit_kernel(&kernels.gemm).unwrap();
         let releases = ptx_text::count(&ptx, "st.release.gpu.global.u32");
         let acquires = ptx_text::count(&ptx, "ld.acquire.gpu.global.u32");
         assert_eq!((releases > 0, acquires > 0), (fixup, fixup), "{name}: flag accesses {releases} / {acquires}");
+        let threads = if cfg.consumers == 1 { ".reqntid 256, 1, 1" } else { ".reqntid 384, 1, 1" };
+        let maxnreg = if cfg.consumers == 1 { ".maxnreg 248" } else { ".maxnreg 168" };
+        assert!(ptx.contains(threads) && ptx.contains(maxnreg), "{name}: {threads}, {maxnreg}");
         let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("decode_{name}"));
         assert_eq!(spill_bytes(&verbose), (0, 0), "{name} spills:\n{verbose}");
         let serialized = ptxas::wgmma_serialization(&verbose, &ptx);

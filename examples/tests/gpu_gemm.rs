@@ -67,6 +67,13 @@ fn dsl_gemm_matches_cublas_and_the_cpu() {
     let splits = [2, 3, 4].map(|split_k| GemmConfig { split_k, ..gemm::dsl::config(split_k != 3) });
     // And reduced in the kernel (one launch: flags between the CTAs of a tile's slices).
     let fixups = splits.map(|c| GemmConfig { reduce: SplitReduce::InKernel, ..c });
+    // Reduced by every slice (one launch, one wave), on the 64-row tile (one consumer
+    // warpgroup) and the 128-row one; and the 64-row tile without split-K.
+    let decode = [
+        GemmConfig { consumers: 1, block_n: 256, cluster_m: 1, stages: 5, split_k: 4, reduce: SplitReduce::EverySlice, ..default },
+        GemmConfig { cluster_m: 1, split_k: 3, reduce: SplitReduce::EverySlice, ..default },
+        GemmConfig { consumers: 1, block_n: 256, cluster_m: 1, stages: 5, ..default },
+    ];
     // N-major B (no cluster): the default tiles, the 256 x 128 ones, and split-K into 2.
     let n_major = [
         GemmConfig { cluster_m: 1, ..GemmConfig::new(BLayout::NMajor) },
@@ -77,6 +84,7 @@ fn dsl_gemm_matches_cublas_and_the_cpu() {
         .into_iter()
         .chain(splits)
         .chain(fixups)
+        .chain(decode)
         .chain(n_major);
     let (mut failures, mut checked) = (Vec::new(), 0);
     for cfg in configs {
@@ -84,7 +92,9 @@ fn dsl_gemm_matches_cublas_and_the_cpu() {
         for (i, shape) in check_shapes().into_iter().enumerate() {
             // The largest shapes once (the default configuration); a split into more slices
             // than K has blocks is refused (`sim_gemm_dsl.rs` checks the message).
-            if (shape.flops() > 1e11 && cfg != default) || gemm::dsl::shape_problem(&cfg, &shape).is_some() {
+            // A reduction by every slice over more than one wave is refused (`sim_gemm_decode.rs`).
+            let sms = dev.sm_count().unwrap();
+            if (shape.flops() > 1e11 && cfg != default) || gemm::dsl::launch_problem(&cfg, &shape, sms).is_some() {
                 continue;
             }
             let (vs_blas, vs_cpu) = check_against_cublas(&dev, &blas, &kernel, &cfg, shape, seed + i as u64)
@@ -259,4 +269,71 @@ fn gemm_fp8_dsl_matches_the_dequantized_f64_product() {
         }
     }
     assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
+}
+
+/// Split-K reduced by every slice (one launch: all slices of a tile wait for all its flags,
+/// then each sums its share in slice order) against the two-launch reduction of the same
+/// tiles, at decode shapes (M = 1, 16, 33, 64): C identical bit for bit, launched 3 times on
+/// one flags buffer (the banks alternate), C poisoned before each; the first run also against
+/// cuBLAS and the CPU. A differential test: the two sum the same partials in the same order.
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn dsl_every_slice_reduction_is_bit_identical_to_the_two_launch_reduction() {
+    let dev = Device::cuda(0).expect("needs a CUDA GPU");
+    let blas = CublasLt::new(timing::cuda(&dev).unwrap()).unwrap_or_else(|e| panic!("{e}"));
+    let sms = dev.sm_count().unwrap();
+    let seed = phaser_examples::gallery::fresh_seed();
+    eprintln!("seed {seed}");
+    let base = GemmConfig { cluster_m: 1, ..GemmConfig::new(BLayout::KMajor) };
+    let configs = [
+        GemmConfig { consumers: 1, block_n: 256, stages: 5, split_k: 4, ..base },
+        GemmConfig { consumers: 1, block_n: 256, stages: 5, split_k: 8, ..base },
+        GemmConfig { consumers: 1, block_n: 128, stages: 8, split_k: 8, ..base },
+        GemmConfig { block_n: 256, stages: 4, split_k: 4, ..base },
+    ];
+    let shapes = [(1, 4096, 4096), (16, 4096, 4096), (33, 4096, 8192), (64, 4096, 4096), (64, 8192, 8192), (64, 2048, 1000)]
+        .map(|(m, n, k)| GemmShape::new(m, n, k));
+    let (mut failures, mut checked) = (Vec::new(), 0);
+    for two in configs {
+        let every = GemmConfig { reduce: SplitReduce::EverySlice, ..two };
+        let (k_two, k_every) = (gemm::dsl::kernels(&two).unwrap(), gemm::dsl::kernels(&every).unwrap());
+        assert!(k_every.reduce.is_none() && k_two.reduce.is_some());
+        for (i, shape) in shapes.iter().copied().enumerate() {
+            if let Some(why) = gemm::dsl::launch_problem(&every, &shape, sms) {
+                eprintln!("{shape} {}: refused ({why})", every.kernel_name());
+                continue;
+            }
+            let s = seed + i as u64;
+            let a = random_bf16(shape.m as usize * shape.k as usize, s);
+            let b = random_bf16(b_len(&shape), s ^ 0x9e37_79b9);
+            let mut bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &a, &b).unwrap();
+            let mut ws = gemm::dsl::workspace(&dev, &two, &shape).unwrap();
+            let mut flags = gemm::dsl::flags(&dev, &two, &shape).unwrap();
+            dev.fill(&mut bufs.c, POISON).unwrap();
+            gemm::dsl::launch(&dev, &k_two, &mut bufs, &mut ws, &mut flags).unwrap_or_else(|e| panic!("{shape} {}: {e}", two.kernel_name()));
+            let want = dev.download(&bufs.c).unwrap();
+            let mut ws = gemm::dsl::workspace(&dev, &every, &shape).unwrap();
+            let mut flags = gemm::dsl::flags(&dev, &every, &shape).unwrap();
+            for run in 0..3 {
+                dev.fill(&mut bufs.c, POISON).unwrap();
+                gemm::dsl::launch(&dev, &k_every, &mut bufs, &mut ws, &mut flags)
+                    .unwrap_or_else(|e| panic!("{shape} {} run {run}: {e}", every.kernel_name()));
+                let got = dev.download(&bufs.c).unwrap();
+                let differ = got.iter().zip(&want).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
+                checked += 1;
+                eprintln!("{shape} {} run {run}: {differ} of {} elements differ from {}", every.kernel_name(), got.len(), two.kernel_name());
+                if differ > 0 {
+                    failures.push(format!("{shape} {} run {run}: {differ} elements differ", every.kernel_name()));
+                }
+            }
+            let kernel = GemmKernels::new(&every, true).unwrap();
+            let (vs_blas, vs_cpu) = check_against_cublas(&dev, &blas, &kernel, &every, shape, s)
+                .unwrap_or_else(|e| panic!("{shape} {}: {e}", every.kernel_name()));
+            if !(vs_blas.passed() && vs_cpu.passed()) {
+                failures.push(format!("{shape} {}: vs cuBLAS {:.3}, vs CPU {:.3}", every.kernel_name(), vs_blas.worst, vs_cpu.worst));
+            }
+        }
+    }
+    assert!(checked >= 30, "{checked} checks");
+    assert!(failures.is_empty(), "seed {seed}: {} of {checked} failed:\n{}", failures.len(), failures.join("\n"));
 }

@@ -425,21 +425,28 @@ fn in_kernel_fixup_across_ctas_under_the_adversarial_schedule() {
     assert!(run.c.iter().all(|x| !x.is_nan()), "every element written");
 }
 
-/// Every tile shape and ring depth of the decode candidates (`gemm_choice::decode_candidates`)
-/// once, at its largest split (16 slices, reduced in the kernel, where the shape's 17 K blocks
-/// allow it), at a decode shape ragged in N and K (M = 16, two tile columns, a partial last K
-/// block): zero findings and C exact against the CPU reference.
+/// Every tile shape (both tile heights) and ring depth of the decode candidates
+/// (`gemm_choice::decode_candidates`) once at its largest split (16 slices, reduced in the
+/// kernel by the last slice, where the shape's 17 K blocks allow it) and once reduced by every
+/// slice (2 slices: 2 tile columns x 2 slices fill the simulator's 4 SMs, one wave), at a
+/// decode shape ragged in N and K (M = 16, two tile columns, a partial last K block): zero
+/// findings and C exact against the CPU reference.
 #[test]
 fn every_decode_tile_shape_and_depth_matches_the_cpu_reference() {
     use std::collections::BTreeMap;
-    let mut by_shape: BTreeMap<(u32, u32), GemmConfig> = BTreeMap::new();
+    let mut by_shape: BTreeMap<(u32, u32, u32, bool), GemmConfig> = BTreeMap::new();
     for c in phaser_examples::gemm_choice::decode_candidates(BLayout::KMajor) {
-        let slot = by_shape.entry((c.block_n, c.stages)).or_insert(c);
+        let every = c.reduce == SplitReduce::EverySlice;
+        if every && c.split_k != 2 {
+            continue;
+        }
+        let slot = by_shape.entry((c.block_m(), c.block_n, c.stages, every)).or_insert(c);
         if (c.split_k, c.reduce == SplitReduce::InKernel) > (slot.split_k, slot.reduce == SplitReduce::InKernel) {
             *slot = c;
         }
     }
-    assert!(by_shape.len() >= 3, "{by_shape:?}");
+    assert!(by_shape.len() >= 12, "{by_shape:?}");
+    assert!(by_shape.keys().any(|k| k.0 == 64) && by_shape.keys().any(|k| k.3), "{by_shape:?}");
     for (i, cfg) in by_shape.values().enumerate() {
         let shape = GemmShape::new(16, cfg.block_n + 8, 16 * 64 + 8);
         let name = format!("{} at {shape}", cfg.kernel_name());
