@@ -166,3 +166,33 @@ fn every_slice_reduction_refuses_more_than_one_wave_and_traps_past_it() {
         other => panic!("expected the guard's trap, got {:?}", other.map(|_| ())),
     }
 }
+
+/// The test can fail: with the slice's signal made relaxed (it publishes nothing), the
+/// global-order checker reports a race at the share's read of another slice's partials.
+#[test]
+fn a_relaxed_signal_is_a_global_race_at_the_share_read() {
+    use phaser_examples::mutate::mutator::{release_to_relaxed, Replace};
+    use phaser_examples::mutate::{at, make_mutant, ops, Mutant};
+    let t = tiles(1, 64, 4, Reduce::EverySlice);
+    let m = Mutant {
+        subject: "gemm_dsl",
+        site: at(ops::FLAG_STORE, "T.flag.signal(flags, mine + slice, 1);"),
+        mutator: Box::new(Replace("release -> relaxed", release_to_relaxed)),
+        expect: Category::GlobalRace,
+        race: None,
+    };
+    let (mutant, _) = make_mutant(&m, &t.kernel().unwrap()).unwrap();
+    let sc = SimConfig::default().with_seed(4).with_strategy(Strategy::Random);
+    let dev = Device::sim(sc.clone());
+    let shape = (16, 64, 4 * 64);
+    let p = gemm_dsl::setup_tiles(&dev, t, shape, t.units(16, 64) as u32, 5, true).unwrap();
+    let mut p = p.with_kernel(0, mutant).only_launch(0);
+    let report = phaser_examples::gallery::simulate_problem(&dev, &mut p, &sc).unwrap().remove(0);
+    let race = report.findings.iter().find(|f| f.category == Category::GlobalRace);
+    let f = race.unwrap_or_else(|| panic!("no global race: {:?}", report.findings));
+    let src = include_str!("../src/gallery/gemm_dsl.rs");
+    let lines: Vec<&str> = src.lines().collect();
+    let share = lines.iter().position(|l| l.contains("while i < end {")).expect("the share's loop");
+    let read = share + lines[share..].iter().position(|l| l.contains("T.ld.v2(ws, at)")).unwrap() + 1;
+    assert_eq!(f.loc.map(|l| l.line), Some(read as u32), "{f}");
+}
