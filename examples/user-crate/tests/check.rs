@@ -29,11 +29,11 @@ fn the_gallery_examples_copied_here_pass_phaser_check() {
     let out = cli(&["check", "--only", "_dsl"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "exit {:?}\n{text}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
-    for name in ["gemm_dsl", "gemm_dsl_1cta", "gemm_dsl_splitk", "gemm_dsl_splitk_fixup", "attention_dsl", "attention_dsl_causal"] {
+    for name in ["gemm_dsl", "gemm_dsl_1cta", "gemm_dsl_splitk", "gemm_dsl_splitk_fixup", "gemm_dsl_splitk_every", "attention_dsl", "attention_dsl_causal"] {
         assert!(text.lines().any(|l| l.starts_with("PASS ") && l.split_whitespace().nth(1) == Some(name)), "{name}: {text}");
     }
     assert!(text.contains("elements exact") && text.contains("0 elements outside tolerance"), "{text}");
-    assert!(text.contains("6 passed, 0 failed, 0 skipped"), "{text}");
+    assert!(text.contains("7 passed, 0 failed, 0 skipped"), "{text}");
 }
 
 #[test]
