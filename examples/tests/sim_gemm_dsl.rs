@@ -281,7 +281,7 @@ fn n_major_b_with_a_cluster_is_refused_naming_why() {
 #[test]
 fn n_major_b_with_a_cluster_past_the_refusal_does_not_build() {
     let t = gemm::dsl::tiles(&gemm::dsl::config(true));
-    let e = phaser_examples::gallery::gemm_dsl::gemm_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m, 1, 1, 0)
+    let e = phaser_examples::gallery::gemm_dsl::gemm_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m, 1, 1, 0, t.consumers)
         .expect_err("no N-major multicast")
         .to_string();
     assert!(e.contains("TMA multicast load: the tile does not match tensor map `b`"), "{e}");
