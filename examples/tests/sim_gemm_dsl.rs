@@ -97,7 +97,7 @@ fn dsl_gemm_256_cubed_matches_the_cpu_reference_with_no_findings() {
 }
 
 /// Every configuration `GemmConfig::choose` can pick that the DSL GEMM implements (tiles
-/// 128 x {128, 256} and 256 x {64, 128}, 1- and 2-CTA clusters, and split-K into 2, 4 and 8
+/// 128 x {128, 192, 256} and 256 x {64, 128}, 1- and 2-CTA clusters, and split-K into 2, 4 and 8
 /// slices, also with 128 x 64 tiles; for K-major B, and for N-major B those without a
 /// cluster) is exact against the CPU reference with no findings at a decode shape
 /// (M = 1) and a shape ragged in every dimension, both smaller than a tile, where it can run
