@@ -152,9 +152,14 @@ fn missing_wait_group_is_reported_at_the_accumulator_read() {
 fn tiles_192_wide_are_exact_at_ragged_shapes_with_no_findings() {
     let shape = GemmShape::new(328, 392, 136);
     let ternary = |len: usize, seed: u64| -> Vec<half::bf16> {
-        random_bf16(len, seed).into_iter().map(|x| half::bf16::from_f32((x.to_f32() * 1.5).round().clamp(-1.0, 1.0))).collect()
+        random_bf16(len, seed)
+            .into_iter()
+            .map(|x| half::bf16::from_f32((x.to_f32() * 1.5).round().clamp(-1.0, 1.0)))
+            .collect()
     };
-    for (i, (layout, cluster_m)) in [(BLayout::KMajor, 2), (BLayout::KMajor, 1), (BLayout::NMajor, 1)].into_iter().enumerate() {
+    for (i, (layout, cluster_m)) in
+        [(BLayout::KMajor, 2), (BLayout::KMajor, 1), (BLayout::NMajor, 1)].into_iter().enumerate()
+    {
         let cfg = GemmConfig { block_n: 192, stages: 2, cluster_m, ..GemmConfig::new(layout) };
         assert_eq!(cfg.problem(), None, "{}", cfg.kernel_name());
         let k = gemm_kernel(&cfg).unwrap();
@@ -177,7 +182,9 @@ fn tiles_192_wide_are_exact_at_ragged_shapes_with_no_findings() {
         let (m, n) = (shape.m as usize, shape.n as usize);
         let wrong = (0..m)
             .flat_map(|i| (0..n).map(move |j| (i, j)))
-            .filter(|&(i, j)| c[i * n + j].to_bits() != half::bf16::from_f64(reference_at(&a, &b, &shape, layout, i, j)).to_bits())
+            .filter(|&(i, j)| {
+                c[i * n + j].to_bits() != half::bf16::from_f64(reference_at(&a, &b, &shape, layout, i, j)).to_bits()
+            })
             .count();
         assert_eq!(wrong, 0, "{name}: {wrong} of {} elements wrong", m * n);
         let big = c.iter().filter(|x| x.to_f32().abs() > 1.0).count();

@@ -461,7 +461,10 @@ fn every_decode_tile_shape_and_depth_matches_the_cpu_reference() {
 /// Elements of {-1, 0, 1}: every partial sum is a small integer, exact in f32 in any order,
 /// so C is the exact product rounded once to bf16 and can be compared bit for bit.
 fn ternary_bf16(len: usize, seed: u64) -> Vec<half::bf16> {
-    random_bf16(len, seed).into_iter().map(|x| half::bf16::from_f32((x.to_f32() * 1.5).round().clamp(-1.0, 1.0))).collect()
+    random_bf16(len, seed)
+        .into_iter()
+        .map(|x| half::bf16::from_f32((x.to_f32() * 1.5).round().clamp(-1.0, 1.0)))
+        .collect()
 }
 
 /// 128 x 192 tiles (N = 2112 is 11 tiles of 192, 8.25 of 256: `gemm_choice`), three 64 x 64
