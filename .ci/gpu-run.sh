@@ -167,6 +167,11 @@ fi
 # 7168 x 2112 x 7168), each with the configuration GemmConfig::choose prints, against cuBLAS.
 if [ "${GEMM_SHAPES:-0}" = 1 ]; then
   step gemm_shapes ./bin/bench_gemm --shape-sweep
+  # Wave quantization (bench/gemm.md, "Tile widths"): DeepSeek's shapes at today's 128 x 256
+  # tiles and at the 128 x 192 the chooser now takes (N = 2112 is 11 tiles of 192), each row
+  # interleaved with cuBLAS; 4096^3 (where 128 x 256 stays the choice) as the control.
+  step gemm_tile_widths ./bin/bench_gemm --perf --shapes 7168x2112x7168,2112x7168x7168,4096x4096x4096 \
+    --config-name phaser_gemm_128x256x64_s4_c2_g8_kmajor,phaser_gemm_128x192x64_s4_c2_g8_kmajor,phaser_gemm_128x192x64_s4_c1_g8_kmajor,phaser_gemm_128x256x64_s4_c2_g8_nmajor,phaser_gemm_128x256x64_s4_c1_g8_nmajor,phaser_gemm_128x192x64_s4_c1_g8_nmajor
 fi
 # DECODE=1: the decode autotune (bench/gemm.md, "Decode shapes"): every decode candidate of
 # the DSL GEMM (tile x stages x split x reduce) at M in {1, 16, 64, 128, 256} x N, K in {4096,
@@ -230,7 +235,7 @@ fi
 # The numbers the notes need, from the logs above (compact).
 highlights() {
   local f
-  for f in bench_gemm gemm_sweep gemm_sweep_nmajor gemm_nmajor_dsl gemm_nmajor_dsl_splitk gemm_shapes; do
+  for f in bench_gemm gemm_sweep gemm_sweep_nmajor gemm_nmajor_dsl gemm_nmajor_dsl_splitk gemm_shapes gemm_tile_widths; do
     [ -f "$LOGS/$f.log" ] || continue
     echo "--- $f"
     grep -E '^timing|^\| checks' "$LOGS/$f.log"

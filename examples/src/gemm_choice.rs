@@ -3,9 +3,14 @@
 //! bandwidth that grows with the SMs kept busy) and keeps the cheapest. The choice comes with
 //! the numbers that made it, so it can be printed and explained.
 //!
+//! The compute term is a model of wave quantization and tile waste: the useful MMA work
+//! (`2 M N K`) over what the SMs could do in the whole waves the work units take
+//! ([`GemmChoice::efficiency`]), at each tile's own rate. N = 2112 (DeepSeek's projection) is
+//! 8.25 tiles of 256 columns but 11 of 192: 0.87 of the SMs' MMA work useful against 0.93.
+//!
 //! The candidates are the configurations the builder GEMM implements for the layout and whose
 //! epilogue the DSL GEMM shares (the DSL GEMM runs them too, but N-major B with a cluster):
-//! two consumer warpgroups, tiles 128 x {128, 256} and 256 x {64, 128}, 2- or 1-CTA clusters
+//! two consumer warpgroups, tiles 128 x {128, 192, 256} and 256 x {64, 128}, 2- or 1-CTA clusters
 //! (ties go to the multicast one), as many stages as shared memory holds (at most
 //! [`MAX_STAGES`]); and where the DSL GEMM implements it (either layout; N-major B without a
 //! cluster), split-K into [`SPLITS`] slices of K (also with 128 x 64 tiles, which only
@@ -36,6 +41,9 @@ const FLAG_ROUND_TRIP_US: f64 = 1.0;
 fn tile_efficiency(block_m: u32, block_n: u32) -> f64 {
     match (block_m, block_n) {
         (128, 256) | (256, 128) => 1.0,
+        // Between them: the per-flop overhead `1 + c / N` that puts N = 128 at 0.9 of N = 256
+        // (c = 32) puts N = 192 at 0.96. A guess like the others, until measured.
+        (128, 192) => 0.96,
         (128, 128) => 0.9,
         (256, 64) => 0.85,
         _ => 0.75,
@@ -49,6 +57,11 @@ pub struct GemmChoice {
     /// CTA tiles of the shape, and waves of its work units (a tile's K slice) over the SMs.
     pub tiles: u64,
     pub waves: u64,
+    /// Wave quantization and tile waste: the shape's useful MMA work over what the GPU's SMs
+    /// could do in `waves` whole waves of work units (each the tile's full `BM x BN` and the
+    /// slowest slice's K blocks), i.e. useful / (tiles x tile work) x (fractional waves /
+    /// whole waves) at the clusters it uses, idle SMs of an odd count included.
+    pub efficiency: f64,
     /// The model's time, in microseconds: compute and DRAM terms of the GEMM (the larger one
     /// counts), and split-K's reduction launch after it (0 without split-K).
     pub compute_us: f64,
@@ -90,8 +103,8 @@ impl fmt::Display for GemmChoice {
         }
         write!(
             f,
-            " in {} wave(s), model {:.1} us compute / {:.1} us DRAM + {:.1} us reduction; ",
-            self.waves, self.compute_us, self.memory_us, self.reduce_us
+            " in {} wave(s), {:.3} of the MMA work useful (waves x tile waste), model {:.1} us compute / {:.1} us DRAM + {:.1} us reduction; ",
+            self.waves, self.efficiency, self.compute_us, self.memory_us, self.reduce_us
         )?;
         if c.split_k > 1 {
             write!(
@@ -110,7 +123,7 @@ impl fmt::Display for GemmChoice {
 pub fn choice_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
     let mut v = Vec::new();
     for split_k in SPLITS {
-        for (block_n, wg_m) in [(256, 64), (128, 128), (128, 64), (64, 128), (64, 64)] {
+        for (block_n, wg_m) in [(256, 64), (192, 64), (128, 128), (128, 64), (64, 128), (64, 64)] {
             for cluster_m in [2, 1] {
                 let base = GemmConfig { block_n, wg_m, stages: 2, cluster_m, split_k, ..GemmConfig::new(b_layout) };
                 let deepest =
@@ -208,8 +221,16 @@ pub fn score(config: GemmConfig, shape: &GemmShape, sm_count: u32) -> GemmChoice
     // The slowest unit: the last slice, which also takes the remainder of the K blocks.
     let k_blocks = k.div_ceil(BLOCK_K as u64);
     let unit_blocks = k_blocks - (split - 1) * (k_blocks / split).min(k_blocks);
-    let tile_flops = 2.0 * (bm * bn * unit_blocks * BLOCK_K as u64) as f64;
-    let compute_us = waves as f64 * tile_flops / (FLOPS_PER_SM * tile_efficiency(bm as u32, bn as u32)) * 1e6;
+    // What the SMs could do in those waves against what the shape needs: a unit of a cluster
+    // occupies the whole tile for the slowest slice's K blocks in every wave (on fewer SMs
+    // than a cluster has CTAs, its CTAs are counted as SMs).
+    let unit_work = (bm * bn * unit_blocks * BLOCK_K as u64) as f64;
+    let sms = (sm_count as u64).max(slots * cm) as f64;
+    let efficiency = (m * n * k) as f64 / (waves as f64 * sms * unit_work);
+    // Time: the useful flops at every SM's rate, the tile's own rate, and that efficiency
+    // (= waves x the slowest unit's flops at the tile's rate).
+    let rate = FLOPS_PER_SM * sms * tile_efficiency(bm as u32, bn as u32);
+    let compute_us = shape.flops() / (rate * efficiency) * 1e6;
     // DRAM: A once per tile column it meets in L2 is approximated by A and B read once, plus C
     // (bf16) or, with split-K, the f32 partials written; the bandwidth a kernel reaches grows
     // with the SMs it keeps loading.
@@ -234,6 +255,7 @@ pub fn score(config: GemmConfig, shape: &GemmShape, sm_count: u32) -> GemmChoice
         config,
         tiles: cluster_tiles * cm,
         waves,
+        efficiency,
         compute_us,
         memory_us,
         reduce_us,
@@ -281,6 +303,40 @@ mod tests {
     fn large_square_shapes_keep_the_default_tile() {
         let c = GemmConfig::choose(&GemmShape::new(8192, 8192, 8192), BLayout::KMajor, 132);
         assert_eq!((c.config.block_m(), c.config.block_n), (128, 256), "{c}");
+    }
+
+    /// The candidate without split-K of `block_n` x `wg_m` tiles and `cluster_m` CTAs.
+    fn candidate(layout: BLayout, block_n: u32, cluster_m: u32) -> GemmConfig {
+        choice_candidates(layout)
+            .into_iter()
+            .find(|c| c.split_k == 1 && c.block_n == block_n && c.wg_m == 64 && c.cluster_m == cluster_m)
+            .unwrap_or_else(|| panic!("a {block_n}-wide candidate with cluster {cluster_m}"))
+    }
+
+    #[test]
+    fn wave_quantization_and_tile_waste_pick_a_width_that_divides_n() {
+        // DeepSeek's 7168 x 2112 x 7168: 128 x 256 tiles are 56 x 9 = 504 (the last column
+        // 64 wide of 256) in 3.82 waves of 132 SMs, so 4: 15138816 / (4 x 132 x 128 x 256)
+        // of the MMA work is useful. 128 x 192 tiles are 56 x 11 = 616, no waste, in 4.67
+        // waves, so 5: 15138816 / (5 x 132 x 128 x 192).
+        let shape = GemmShape::new(7168, 2112, 7168);
+        for layout in [BLayout::KMajor, BLayout::NMajor] {
+            let c = GemmConfig::choose(&shape, layout, 132);
+            assert_eq!(shape.n % c.config.block_n, 0, "{c}: no partial column of tiles");
+            assert_eq!((c.config.block_n, c.tiles, c.waves), (192, 616, 5), "{c}");
+            assert!((c.efficiency - 15138816.0 / (5.0 * 132.0 * 128.0 * 192.0)).abs() < 1e-12, "{c}");
+            let wide = score(candidate(layout, 256, if layout == BLayout::KMajor { 2 } else { 1 }), &shape, 132);
+            assert_eq!((wide.tiles, wide.waves), (504, 4), "{wide}");
+            assert!((wide.efficiency - 15138816.0 / (4.0 * 132.0 * 128.0 * 256.0)).abs() < 1e-12, "{wide}");
+            assert!(c.estimate_us() < wide.estimate_us(), "{c} vs {wide}");
+            assert!(c.to_string().contains("5 wave(s), 0.933 of the MMA work useful (waves x tile waste)"), "{c}");
+        }
+        // At 4096^3 N is 16 tiles of 256 but 21.3 of 192: today's 128 x 256 tiles stay.
+        let square = GemmShape::new(4096, 4096, 4096);
+        let c = GemmConfig::choose(&square, BLayout::KMajor, 132);
+        assert_eq!(c.config, candidate(BLayout::KMajor, 256, 2), "{c}");
+        let narrow = score(candidate(BLayout::KMajor, 192, 2), &square, 132);
+        assert!(narrow.efficiency < c.efficiency, "{narrow} vs {c}");
     }
 
     #[test]
@@ -389,6 +445,7 @@ mod tests {
                 prop_assert!(c.estimate_us() <= score(other, &shape, sms).estimate_us() * 1.0001, "{c} vs {other:?}");
             }
             prop_assert!(c.waves >= 1 && c.tiles >= 1);
+            prop_assert!(c.efficiency > 0.0 && c.efficiency <= 1.0 + 1e-12, "{}", c);
             prop_assert!(c.reduce_us == 0.0 || c.config.split_k > 1);
         }
     }

@@ -97,7 +97,7 @@ fn dsl_gemm_256_cubed_matches_the_cpu_reference_with_no_findings() {
 }
 
 /// Every configuration `GemmConfig::choose` can pick that the DSL GEMM implements (tiles
-/// 128 x {128, 256} and 256 x {64, 128}, 1- and 2-CTA clusters, and split-K into 2, 4 and 8
+/// 128 x {128, 192, 256} and 256 x {64, 128}, 1- and 2-CTA clusters, and split-K into 2, 4 and 8
 /// slices, also with 128 x 64 tiles; for K-major B, and for N-major B those without a
 /// cluster) is exact against the CPU reference with no findings at a decode shape
 /// (M = 1) and a shape ragged in every dimension, both smaller than a tile, where it can run
@@ -462,5 +462,64 @@ fn every_decode_tile_shape_and_depth_matches_the_cpu_reference() {
         let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
         assert_eq!(cmp.compared, m * n);
         assert!(cmp.passed(), "{name}: {cmp:?}");
+    }
+}
+
+/// Elements of {-1, 0, 1}: every partial sum is a small integer, exact in f32 in any order,
+/// so C is the exact product rounded once to bf16 and can be compared bit for bit.
+fn ternary_bf16(len: usize, seed: u64) -> Vec<half::bf16> {
+    random_bf16(len, seed)
+        .into_iter()
+        .map(|x| half::bf16::from_f32((x.to_f32() * 1.5).round().clamp(-1.0, 1.0)))
+        .collect()
+}
+
+/// 128 x 192 tiles (N = 2112 is 11 tiles of 192, 8.25 of 256: `gemm_choice`), three 64 x 64
+/// epilogue sub-tiles per warpgroup, an odd number, so consecutive tiles of a CTA start on
+/// the staging tile the previous tile's last store read: with a 2-CTA cluster (B multicast
+/// in 96-row halves), without, and N-major B, each on grids that make every CTA walk several
+/// tiles of a shape ragged in M, N (a last column of tiles 8 wide) and K (a partial last
+/// block), C equals the exact product bit for bit with no findings.
+#[test]
+fn tiles_192_wide_are_exact_at_ragged_shapes_with_no_findings() {
+    let shape = GemmShape::new(328, 392, 136);
+    let runs = [(BLayout::KMajor, 2, 2), (BLayout::KMajor, 1, 2), (BLayout::NMajor, 1, 1)];
+    for (i, (layout, cluster_m, grid)) in runs.into_iter().enumerate() {
+        let cfg = GemmConfig { block_n: 192, wg_m: 64, stages: 2, cluster_m, ..GemmConfig::new(layout) };
+        assert_eq!(gemm::dsl::unsupported(&cfg), None, "{}", cfg.kernel_name());
+        let name = format!("{} at {shape} on {grid} CTAs", cfg.kernel_name());
+        let kernel = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let seed = 60 + i as u64;
+        let dev = Device::sim(SimConfig::default().with_seed(seed).with_strategy(Strategy::Random));
+        let a = ternary_bf16((shape.m * shape.k) as usize, seed);
+        let b = ternary_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
+        let mut bufs = GemmBuffers::new(&dev, shape, layout, &a, &b).unwrap();
+        dev.fill(&mut bufs.c, POISON).unwrap();
+        let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape).unwrap();
+        let mut flags = gemm::dsl::flags(&dev, &cfg, &shape).unwrap();
+        let maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs).unwrap();
+        let lc = phaser::LaunchConfig::linear(grid, cfg.threads()).with_dynamic_shared(cfg.dynamic_smem_bytes());
+        let t0 = std::time::Instant::now();
+        let report = match dev.launch(&kernel, lc, &gemm::dsl::args(&maps, &shape, &mut ws, &mut flags, &mut bufs.c)) {
+            Ok(r) => r,
+            Err(RuntimeError::Simulation(r)) => panic!("{name}:\n{}", describe(&r.findings)),
+            Err(e) => panic!("{name}: {e}"),
+        };
+        eprintln!("{name} simulated in {:?}", t0.elapsed());
+        let findings = report.sim.map(|s| s.findings).unwrap_or_default();
+        assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+        let c = dev.download(&bufs.c).unwrap();
+        let (m, n) = (shape.m as usize, shape.n as usize);
+        let wrong: Vec<(usize, usize)> = (0..m)
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .filter(|&(i, j)| {
+                let want = half::bf16::from_f64(reference_at(&a, &b, &shape, layout, i, j));
+                c[i * n + j].to_bits() != want.to_bits()
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{name}: {} of {} elements wrong, first at {:?}", wrong.len(), m * n, wrong.first());
+        // Not vacuous: sums of 136 ternary products are mostly not 0, +-1.
+        let big = c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
+        assert!(big > m * n / 2, "{name}: {big} of {} elements above 1", m * n);
     }
 }

@@ -147,9 +147,11 @@ struct Args {
     #[arg(long)]
     in_kernel_reduce: bool,
     /// The configuration by its kernel name (a model, sweep or decode candidate), for
-    /// --profile and --perf instead of the default one.
-    #[arg(long)]
-    config_name: Option<String>,
+    /// --profile and --perf instead of the default one; a comma-separated list times each
+    /// (those of a --b layout, by the name's `_kmajor`/`_nmajor`) in its own perf row
+    /// interleaved with cuBLAS (--profile and --check take the first).
+    #[arg(long, value_delimiter = ',')]
+    config_name: Vec<String>,
     /// Time every decode candidate (`gemm_choice::decode_candidates`, K-major, the DSL GEMM)
     /// at each decode shape (M in {1, 16, 64, 128, 256} x N, K in {4096, 8192}; or --shapes),
     /// interleaved with cuBLAS, each C checked against cuBLAS's; the fastest that passes is
@@ -195,19 +197,33 @@ impl Args {
             self.shapes.clone()
         }
     }
-    fn config(&self, layout: BLayout) -> GemmConfig {
-        if let Some(name) = &self.config_name {
-            let all = gemm_choice::choice_candidates(layout)
-                .into_iter()
-                .chain(gemm_choice::decode_candidates(layout))
-                .chain(sweep_configs(layout));
-            match all.into_iter().find(|c| c.kernel_name() == *name) {
-                Some(c) => return c,
-                None => {
-                    eprintln!("bench_gemm: --config-name {name}: no candidate configuration of that name");
-                    std::process::exit(2);
-                }
+    /// The configuration of --config-name `name` for `layout`.
+    fn named_config(name: &str, layout: BLayout) -> GemmConfig {
+        let all = gemm_choice::choice_candidates(layout)
+            .into_iter()
+            .chain(gemm_choice::decode_candidates(layout))
+            .chain(sweep_configs(layout));
+        match all.into_iter().find(|c| c.kernel_name() == *name) {
+            Some(c) => c,
+            None => {
+                let layout = layout.name();
+                eprintln!("bench_gemm: --config-name {name}: no {layout} candidate configuration of that name");
+                std::process::exit(2);
             }
+        }
+    }
+    /// The configurations --perf times for `layout`: every --config-name of that layout
+    /// (none if only other layouts' are named), else the default one.
+    fn perf_configs(&self, layout: BLayout) -> Vec<GemmConfig> {
+        if self.config_name.is_empty() {
+            return vec![self.config(layout)];
+        }
+        let suffix = format!("_{}", layout.name());
+        self.config_name.iter().filter(|n| n.ends_with(&suffix)).map(|n| Self::named_config(n, layout)).collect()
+    }
+    fn config(&self, layout: BLayout) -> GemmConfig {
+        if let Some(name) = self.config_name.first() {
+            return Self::named_config(name, layout);
         }
         let mut c = GemmConfig::new(layout);
         // The DSL GEMM alone reads an N-major B without a cluster (`Tiles::layout_problem`):
@@ -649,23 +665,24 @@ fn run(args: &Args) -> BenchResult<bool> {
         let shapes = if args.shapes.is_empty() { perf_shapes() } else { args.shapes.clone() };
         for layout in args.layouts() {
             for &shape in &shapes {
-                let cfg = args.config(layout);
-                if args.impls_for(&cfg).is_empty() {
-                    continue;
+                for cfg in args.perf_configs(layout) {
+                    if args.impls_for(&cfg).is_empty() {
+                        continue;
+                    }
+                    let r = perf_one(&dev, &stream, &mut kernels, &blas, &cfg, shape, seed, args, &mut inputs, true)?;
+                    ok &= r.passed();
+                    let checks: Vec<String> =
+                        r.ours.iter().map(|s| format!("{} {}", s.imp.name(), describe(&s.check))).collect();
+                    println!(
+                        "perf {shape} {}: {}, cuBLAS {:.1} TFLOP/s [{}]; C vs cuBLAS: {}",
+                        layout.name(),
+                        r.describe_sides(),
+                        r.cublas,
+                        r.clocks(),
+                        checks.join("; ")
+                    );
+                    rows.push(r);
                 }
-                let r = perf_one(&dev, &stream, &mut kernels, &blas, &cfg, shape, seed, args, &mut inputs, true)?;
-                ok &= r.passed();
-                let checks: Vec<String> =
-                    r.ours.iter().map(|s| format!("{} {}", s.imp.name(), describe(&s.check))).collect();
-                println!(
-                    "perf {shape} {}: {}, cuBLAS {:.1} TFLOP/s [{}]; C vs cuBLAS: {}",
-                    layout.name(),
-                    r.describe_sides(),
-                    r.cublas,
-                    r.clocks(),
-                    checks.join("; ")
-                );
-                rows.push(r);
             }
         }
     }
@@ -801,17 +818,18 @@ fn run(args: &Args) -> BenchResult<bool> {
     }
     if !chosen.is_empty() {
         println!(
-            "| shape | B | chosen config | tiles / waves | builder TFLOP/s | DSL TFLOP/s | cuBLAS TFLOP/s (same row) | \
-             builder/cuBLAS | DSL/cuBLAS | SM MHz | W | C vs cuBLAS |"
+            "| shape | B | chosen config | tiles / waves | model: MMA work useful | builder TFLOP/s | DSL TFLOP/s | \
+             cuBLAS TFLOP/s (same row) | builder/cuBLAS | DSL/cuBLAS | SM MHz | W | C vs cuBLAS |"
         );
         for (choice, r) in &chosen {
             println!(
-                "| {} | {} | {} | {} / {} | {} | {} | {:.1} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {} / {} | {:.3} | {} | {} | {:.1} | {} | {} | {} | {} | {} |",
                 r.shape,
                 r.layout.name(),
                 r.config.kernel_name(),
                 choice.tiles,
                 choice.waves,
+                choice.efficiency,
                 r.tflops(Impl::Builder),
                 r.tflops(Impl::Dsl),
                 r.cublas,

@@ -497,8 +497,15 @@ pub fn gemm_dsl(
                     for sub in 0..BN / EPI {
                         let staging = c_tiles[cw][(j * (BN / EPI) + sub) % 2];
                         // The store issued from this tile two sub-tiles ago must have read it.
+                        // With an odd number of sub-tiles per tile (BN = 192), the previous
+                        // tile's last store, the latest, used this tile: wait for every store
+                        // (issued before this tile's mainloop, so long done).
                         if leader {
-                            T.ptx.cp_async.bulk.wait_group_read(1);
+                            if j == 0 && sub == 0 && (slabs * (BN / EPI)) % 2 == 1 {
+                                T.ptx.cp_async.bulk.wait_group_read(0);
+                            } else {
+                                T.ptx.cp_async.bulk.wait_group_read(1);
+                            }
                         }
                         T.ptx.bar.sync(bar_id, 128);
                         #[unroll]
