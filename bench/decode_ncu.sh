@@ -19,13 +19,10 @@
 # reasons of each kernel side by side.
 # Usage: bash bench/decode_ncu.sh [path/to/bench_gemm] [shape]
 set -uo pipefail
-cd "$(dirname "$0")/.."
-source bench/ncu_table.sh
+source "$(dirname "$0")/ncu_table.sh" || exit 1
 BENCH=${1:-./bin/bench_gemm}
 SHAPE=${2:-64x4096x4096}
-OUTDIR=${NCU_OUT:-./logs}
-mkdir -p "$OUTDIR"
-ncu_find decode_ncu || exit 1
+ncu_setup decode_ncu || exit 1
 
 CONFIG=${DECODE_CONFIG:-}
 if [ -z "$CONFIG" ]; then

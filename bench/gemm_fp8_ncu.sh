@@ -13,13 +13,10 @@
 # ./bench), no cargo; about a minute.
 # Usage: bash bench/gemm_fp8_ncu.sh [path/to/bench_gemm_fp8] [shape]   (defaults: ./bin/bench_gemm_fp8, 4096x4096x4096)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-source bench/ncu_table.sh
+source "$(dirname "$0")/ncu_table.sh" || exit 1
 BENCH=${1:-./bin/bench_gemm_fp8}
 SHAPE=${2:-4096x4096x4096}
-OUTDIR=${NCU_OUT:-./logs}
-mkdir -p "$OUTDIR"
-ncu_find gemm_fp8_ncu || exit 1
+ncu_setup gemm_fp8_ncu || exit 1
 
 WANT=(
   sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active

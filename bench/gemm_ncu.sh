@@ -12,13 +12,10 @@
 #      Phaser next to cuBLAS.
 # Usage: bash bench/gemm_ncu.sh [path/to/bench_gemm] [shape]   (defaults: ./bin/bench_gemm, 8192x8192x8192)
 set -uo pipefail
-cd "$(dirname "$0")/.."
-source bench/ncu_table.sh
+source "$(dirname "$0")/ncu_table.sh" || exit 1
 BENCH=${1:-./bin/bench_gemm}
 SHAPE=${2:-8192x8192x8192}
-OUTDIR=${NCU_OUT:-./logs}
-mkdir -p "$OUTDIR"
-ncu_find gemm_ncu || exit 1
+ncu_setup gemm_ncu || exit 1
 # Our kernel is phaser_gemm_*, cuBLAS's are sm90_xmma_gemm_* / nvjet_* / cutlass*: skip the 3 + 3
 # warm-up launches, profile the next two (one of each).
 FILTER='regex:phaser_gemm|gemm|nvjet|xmma|cutlass'

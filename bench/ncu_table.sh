@@ -2,11 +2,15 @@
 # and bench/decode_ncu.sh: finding ncu, the stall reasons they ask for, the metrics this ncu
 # knows, and the tables printed from ncu's raw CSV (bench/ncu_table.py; checked on saved CSVs in
 # bench/testdata/ncu/ by examples/tests/bench_scripts.rs, no GPU needed).
+# Sourcing it moves to the root the scripts run from (the repository's or the GPU bundle's).
 NCU_TABLE_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$NCU_TABLE_DIR/.." || return 1
 
-# ncu_find WHO: sets NCU (NCU_BIN, else PATH, else the usual install places) and prints its
-# version; fails, naming WHO, where there is none.
-ncu_find() {
+# ncu_setup WHO: makes OUTDIR ($NCU_OUT, default ./logs), sets NCU (NCU_BIN, else PATH, else
+# the usual install places) and prints its version; fails, naming WHO, where there is none.
+ncu_setup() {
+  OUTDIR=${NCU_OUT:-./logs}
+  mkdir -p "$OUTDIR"
   NCU=${NCU_BIN:-$(command -v ncu || true)}
   local c
   for c in /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
