@@ -25,11 +25,7 @@ WANT=(
   sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active
   sm__throughput.avg.pct_of_peak_sustained_elapsed
   dram__throughput.avg.pct_of_peak_sustained_elapsed
-  sm__cycles_elapsed.avg.per_second
-  gpu__time_duration.sum
-  launch__registers_per_thread
-  launch__grid_size
-  "${NCU_STALLS[@]}"
+  "${NCU_COMMON[@]}"
 )
 ncu_known_metrics "${WANT[@]}"
 rc=0

@@ -36,11 +36,7 @@ WANT=(
   dram__bytes.sum.per_second
   lts__t_bytes.sum.per_second
   sm__warps_active.avg.pct_of_peak_sustained_active
-  sm__cycles_elapsed.avg.per_second
-  gpu__time_duration.sum
-  launch__registers_per_thread
-  launch__grid_size
-  "${NCU_STALLS[@]}"
+  "${NCU_COMMON[@]}"
 )
 ncu_known_metrics "${WANT[@]}"
 "$NCU" "${COMMON[@]}" --metrics "$LIST" --csv --page raw "${RUN[@]}" > "$OUTDIR/ncu_metrics.csv" 2> "$OUTDIR/ncu_metrics.err"

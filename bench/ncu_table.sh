@@ -20,11 +20,12 @@ ncu_setup() {
   echo "ncu: $NCU ($("$NCU" --version | tail -1))"
 }
 
-# The issue-stall reasons (cycles per issued instruction) the tables show.
-NCU_STALLS=()
+# What every table shows of a launch: the SM clock, the duration, registers per thread, the
+# grid, and the issue-stall reasons (cycles per issued instruction).
+NCU_COMMON=(sm__cycles_elapsed.avg.per_second gpu__time_duration.sum launch__registers_per_thread launch__grid_size)
 for r in barrier long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle membar sleeping \
          dispatch_stall lg_throttle no_instruction branch_resolving selected not_selected misc; do
-  NCU_STALLS+=("smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio")
+  NCU_COMMON+=("smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio")
 done
 
 # ncu_known_metrics METRIC...: sets LIST to those this ncu knows (names differ between

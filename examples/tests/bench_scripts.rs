@@ -74,20 +74,34 @@ fn ncu_tables_from_saved_csvs_are_the_saved_tables() {
 }
 
 /// Each ncu script end to end with a stand-in ncu (`bench/testdata/ncu/fake_ncu.sh`, which
-/// prints the saved CSVs): it finds ncu, notes the metric the stand-in lacks, and ends with
-/// the saved table.
+/// prints the saved CSVs): it finds ncu, notes the metric the stand-in lacks, asks for every
+/// metric its saved CSV holds (and not the one the stand-in lacks), and ends with the saved
+/// table.
 #[test]
 fn ncu_scripts_end_with_their_tables_given_ncus_csv() {
     let d = ncu_testdata();
     let logs = tempfile::tempdir().unwrap();
     let fake = d.join("fake_ncu.sh");
-    let envs = [("NCU_BIN", fake.as_path()), ("NCU_OUT", logs.path())];
-    for (script, shape, expected) in [
-        ("bench/gemm_ncu.sh", "8192x8192x8192", "gemm_metrics.expected"),
-        ("bench/gemm_fp8_ncu.sh", "4096x4096x4096", "fp8.expected"),
-        ("bench/decode_ncu.sh", "64x4096x4096", "decode_raw.expected"),
+    for (script, shape, expected, csv) in [
+        ("bench/gemm_ncu.sh", "8192x8192x8192", "gemm_metrics.expected", "gemm_metrics.csv"),
+        ("bench/gemm_fp8_ncu.sh", "4096x4096x4096", "fp8.expected", "fp8_frags1.csv"),
+        ("bench/decode_ncu.sh", "64x4096x4096", "decode_raw.expected", "decode_raw.csv"),
     ] {
+        let asked = logs.path().join(format!("{}.calls", &script[6..]));
+        let envs = [("NCU_BIN", fake.as_path()), ("NCU_OUT", logs.path()), ("FAKE_NCU_LOG", asked.as_path())];
         let got = bash("DECODE_CONFIG=phaser_gemm_x bash \"$@\"", &[script, "./bin/none", shape], &envs);
+        let calls = std::fs::read_to_string(&asked).unwrap();
+        let metrics: Vec<&str> =
+            calls.split_whitespace().skip_while(|w| *w != "--metrics").nth(1).unwrap_or_default().split(',').collect();
+        let saved = std::fs::read_to_string(d.join(csv)).unwrap();
+        let header = saved.lines().find(|l| l.starts_with("\"ID\"")).unwrap();
+        for m in header.split(',').map(|h| h.trim_matches('"')).filter(|h| h.contains("__")) {
+            // Those the stall-reason metrics of decode's sections bring without asking.
+            if !m.contains("issue_stalled") || script != "bench/decode_ncu.sh" {
+                assert!(metrics.contains(&m), "{script} asks for {m}: {metrics:?}");
+            }
+        }
+        assert!(!metrics.iter().any(|m| m.starts_with("sm__pipe_tensor_op_hmma")), "{script}: {metrics:?}");
         let want = std::fs::read_to_string(d.join(expected)).unwrap();
         assert!(got.starts_with(&format!("ncu: {}", fake.display())), "{script}: {got}");
         assert!(got.ends_with(&want), "{script} ends with {expected}: {got}");

@@ -4,6 +4,8 @@
 # (examples/tests/bench_scripts.rs). It runs no program.
 here=$(cd "$(dirname "$0")" && pwd)
 args=" $* "
+# What it was asked, one call a line, where the test wants to read it.
+[ -n "${FAKE_NCU_LOG:-}" ] && echo "$*" >> "$FAKE_NCU_LOG"
 case "$args" in
   *" --version "*) echo "NVIDIA (R) Nsight Compute Command Line Profiler (stand-in)" ;;
   # Every metric a script asks for, but the hmma pipe's (the scripts note what is missing).
