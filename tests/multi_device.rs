@@ -210,8 +210,8 @@ fn a_group_launch_returns_each_devices_report_or_the_error() {
     assert_eq!((f.category, f.device), (Category::InfiniteLoop, Some(DeviceId(1))), "{e}");
     // Without the peer mapping the producer's launch is refused before anything runs.
     let (sa, cfg) = (a.stream().unwrap(), LaunchConfig::linear(1, N));
-    let e = launch_group(vec![GroupLaunch::new(&sa, &kp, cfg, [Arg::buffer(&h.tile), Arg::buffer(&h.flag)])])
-        .unwrap_err();
+    let e =
+        launch_group(vec![GroupLaunch::new(&sa, &kp, cfg, [Arg::buffer(&h.tile), Arg::buffer(&h.flag)])]).unwrap_err();
     assert!(matches!(e, RuntimeError::WrongDevice { buffer_on: DeviceId(1), used_on: DeviceId(0), .. }), "{e}");
     // Devices of two systems do not launch together.
     let stranger = Device::sim(SimConfig::default());

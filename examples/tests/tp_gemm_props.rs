@@ -35,7 +35,8 @@ fn shapes_hold(t: &TpTiles, ranks: usize, (m, n, k): (u32, u32, u32), sms: u32) 
 
 /// Tiles the kernels mostly take (so that shapes, not tiles, decide), now and then [`tiles`].
 fn usable_tiles() -> impl Strategy<Value = TpTiles> {
-    let usable = (1u32..=4, 1u32..=2, 1u32..=6).prop_map(|(n, m, stages)| TpTiles { block_n: 64 * n, wg_m: 64 * m, stages });
+    let usable =
+        (1u32..=4, 1u32..=2, 1u32..=6).prop_map(|(n, m, stages)| TpTiles { block_n: 64 * n, wg_m: 64 * m, stages });
     prop_oneof![3 => usable, 1 => tiles()]
 }
 

@@ -108,7 +108,8 @@ impl<C: Checker> Engine<'_, C> {
     pub(crate) fn order_global_async_read(&mut self, t: u32, pc: u32, runs: &[(u64, u32)], proxy: Proxy) {
         let own = (t / self.exec.threads_per_cta) as usize;
         let Some(go) = self.global_order.as_mut() else { return };
-        let found: Vec<Conflict> = runs.iter().filter_map(|&(addr, len)| go.data_read(own, addr, len, pc, proxy)).collect();
+        let found: Vec<Conflict> =
+            runs.iter().filter_map(|&(addr, len)| go.data_read(own, addr, len, pc, proxy)).collect();
         let base = self.global.base_handle();
         for c in found {
             self.report_global_conflict(c, Some(t), &|a| base.describe(a));
