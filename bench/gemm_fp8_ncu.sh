@@ -13,17 +13,10 @@
 # ./bench), no cargo; about a minute.
 # Usage: bash bench/gemm_fp8_ncu.sh [path/to/bench_gemm_fp8] [shape]   (defaults: ./bin/bench_gemm_fp8, 4096x4096x4096)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/ncu_table.sh" || exit 1
 BENCH=${1:-./bin/bench_gemm_fp8}
 SHAPE=${2:-4096x4096x4096}
-OUTDIR=${NCU_OUT:-./logs}
-mkdir -p "$OUTDIR"
-NCU=${NCU_BIN:-$(command -v ncu || true)}
-for c in /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
-  [ -z "$NCU" ] && [ -x "$c" ] && NCU=$c
-done
-[ -n "$NCU" ] || { echo "gemm_fp8_ncu: ncu (Nsight Compute) not found: install it or set NCU_BIN" >&2; exit 1; }
-echo "ncu: $NCU ($("$NCU" --version | tail -1))"
+ncu_setup gemm_fp8_ncu || exit 1
 
 WANT=(
   sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active
@@ -32,22 +25,9 @@ WANT=(
   sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active
   sm__throughput.avg.pct_of_peak_sustained_elapsed
   dram__throughput.avg.pct_of_peak_sustained_elapsed
-  sm__cycles_elapsed.avg.per_second
-  gpu__time_duration.sum
-  launch__registers_per_thread
-  launch__grid_size
+  "${NCU_COMMON[@]}"
 )
-for r in barrier long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle membar sleeping \
-         dispatch_stall lg_throttle no_instruction branch_resolving selected not_selected misc; do
-  WANT+=("smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio")
-done
-KNOWN=$("$NCU" --query-metrics 2>/dev/null | awk '{print $1}')
-METRICS=()
-for m in "${WANT[@]}"; do
-  base=${m%%.*}
-  grep -qx "$base" <<<"$KNOWN" && METRICS+=("$m") || echo "note: this ncu has no metric $base"
-done
-LIST=$(IFS=,; echo "${METRICS[*]}")
+ncu_known_metrics "${WANT[@]}"
 rc=0
 # name, then bench_gemm_fp8's --frags and --scales for it
 for v in "frags1 1 global" "frags2 2 global" "smem_scales 1 shared"; do
@@ -61,27 +41,5 @@ for v in "frags1 1 global" "frags2 2 global" "smem_scales 1 shared"; do
   echo "$name: rc=$r (CSV in $OUTDIR/ncu_fp8_$name.csv)"
   [ $r -ne 0 ] && rc=$r
 done
-python3 - "$OUTDIR/ncu_fp8_frags1.csv" "$OUTDIR/ncu_fp8_frags2.csv" "$OUTDIR/ncu_fp8_smem_scales.csv" <<'PY' || rc=1
-import csv, io, sys
-cols = []
-for path in sys.argv[1:]:
-    text = open(path).read()
-    # The CSV starts at its header line ("ID","Process ID",...); the program's output precedes it.
-    start = text.find('"ID"')
-    if start < 0:
-        sys.exit(f"gemm_fp8_ncu: no CSV from ncu in {path} (see the .err next to it)")
-    rows = list(csv.reader(io.StringIO(text[start:])))
-    header, units, data = rows[0], rows[1], [r for r in rows[2:] if len(r) == len(rows[0])]
-    if len(data) != 1:
-        sys.exit(f"gemm_fp8_ncu: expected 1 profiled launch in {path}, got {len(data)}")
-    cols.append(dict(zip(header, data[0])))
-    units_of = dict(zip(header, units))
-print()
-print("==================== ncu summary (--clock-control base, gemm_fp8_dsl blockwise) ====================")
-print("| metric | unit | FRAGS=1 | FRAGS=2 | smem_scales (FRAGS=1) |")
-print("| --- | --- | --- | --- | --- |")
-for h in cols[0]:
-    if "__" in h:
-        print(f"| {h} | {units_of.get(h, '')} | {cols[0].get(h, '-')} | {cols[1].get(h, '-')} | {cols[2].get(h, '-')} |")
-PY
+ncu_table fp8 "$OUTDIR/ncu_fp8_frags1.csv" "$OUTDIR/ncu_fp8_frags2.csv" "$OUTDIR/ncu_fp8_smem_scales.csv" || rc=1
 exit $rc

@@ -12,17 +12,10 @@
 #      Phaser next to cuBLAS.
 # Usage: bash bench/gemm_ncu.sh [path/to/bench_gemm] [shape]   (defaults: ./bin/bench_gemm, 8192x8192x8192)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/ncu_table.sh" || exit 1
 BENCH=${1:-./bin/bench_gemm}
 SHAPE=${2:-8192x8192x8192}
-OUTDIR=${NCU_OUT:-./logs}
-mkdir -p "$OUTDIR"
-NCU=${NCU_BIN:-$(command -v ncu || true)}
-for c in /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu; do
-  [ -z "$NCU" ] && [ -x "$c" ] && NCU=$c
-done
-[ -n "$NCU" ] || { echo "gemm_ncu: ncu (Nsight Compute) not found: install it or set NCU_BIN" >&2; exit 1; }
-echo "ncu: $NCU ($("$NCU" --version | tail -1))"
+ncu_setup gemm_ncu || exit 1
 # Our kernel is phaser_gemm_*, cuBLAS's are sm90_xmma_gemm_* / nvjet_* / cutlass*: skip the 3 + 3
 # warm-up launches, profile the next two (one of each).
 FILTER='regex:phaser_gemm|gemm|nvjet|xmma|cutlass'
@@ -43,45 +36,9 @@ WANT=(
   dram__bytes.sum.per_second
   lts__t_bytes.sum.per_second
   sm__warps_active.avg.pct_of_peak_sustained_active
-  sm__cycles_elapsed.avg.per_second
-  gpu__time_duration.sum
-  launch__registers_per_thread
-  launch__grid_size
+  "${NCU_COMMON[@]}"
 )
-for r in barrier long_scoreboard short_scoreboard wait math_pipe_throttle mio_throttle membar sleeping \
-         dispatch_stall lg_throttle no_instruction branch_resolving selected not_selected misc; do
-  WANT+=("smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio")
-done
-KNOWN=$("$NCU" --query-metrics 2>/dev/null | awk '{print $1}')
-METRICS=()
-for m in "${WANT[@]}"; do
-  base=${m%%.*}
-  grep -qx "$base" <<<"$KNOWN" && METRICS+=("$m") || echo "note: this ncu has no metric $base"
-done
-LIST=$(IFS=,; echo "${METRICS[*]}")
+ncu_known_metrics "${WANT[@]}"
 "$NCU" "${COMMON[@]}" --metrics "$LIST" --csv --page raw "${RUN[@]}" > "$OUTDIR/ncu_metrics.csv" 2> "$OUTDIR/ncu_metrics.err"
 echo "metrics pass: rc=$? (CSV in $OUTDIR/ncu_metrics.csv)"
-python3 - "$OUTDIR/ncu_metrics.csv" <<'PY'
-import csv, io, sys
-text = open(sys.argv[1]).read()
-# The CSV starts at the header line ("ID","Process ID",...); the program's own output precedes it.
-start = text.find('"ID"')
-if start < 0:
-    print("gemm_ncu: no CSV from ncu (see ncu_metrics.err)")
-    sys.exit(1)
-rows = list(csv.reader(io.StringIO(text[start:])))
-header, units, data = rows[0], rows[1], rows[2:]
-name_col = header.index("Kernel Name")
-kernels = [(r[name_col], r) for r in data if len(r) == len(header)]
-if len(kernels) < 2:
-    print(f"gemm_ncu: expected 2 profiled kernels, got {len(kernels)}")
-def short(n):
-    return ("Phaser " if n.startswith("phaser") else "cuBLAS ") + n[:40]
-print()
-print("==================== ncu summary (--clock-control none) ====================")
-print("| metric | unit | " + " | ".join(short(n) for n, _ in kernels) + " |")
-for i, h in enumerate(header):
-    if "__" not in h:
-        continue
-    print(f"| {h} | {units[i]} | " + " | ".join(r[i] for _, r in kernels) + " |")
-PY
+ncu_table gemm "$OUTDIR/ncu_metrics.csv"

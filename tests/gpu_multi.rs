@@ -9,7 +9,7 @@ mod multi_kernels;
 
 use multi_kernels::*;
 use phaser::runtime::nccl::{run_ranks, ReduceOp};
-use phaser::{launch_group, Arg, Device, DeviceId, GroupLaunch, LaunchConfig, RuntimeError, Swizzle};
+use phaser::{launch_group, Arg, Device, DeviceId, LaunchConfig, RuntimeError};
 
 fn gpu(i: usize) -> Device {
     Device::cuda(i).unwrap_or_else(|e| panic!("needs CUDA GPU {i}: {e}"))
@@ -98,22 +98,10 @@ fn two_gpus_peer_access_and_a_kernel_writing_a_peers_buffer() {
 #[ignore = "needs two GPUs: run by .ci/gpu-bundle on a machine with two"]
 fn two_gpus_a_consumer_waits_for_a_producer_on_the_other_gpu() {
     let (a, b) = two_gpus();
-    a.enable_peer_access(&b).unwrap();
-    let tile = b.alloc::<u32>(N as usize).unwrap();
-    let flag = b.alloc::<u32>(1).unwrap();
-    let mut out = b.alloc::<u32>(N as usize).unwrap();
-    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
+    let mut h = Handoff::new(&a, &b, TileOn::Consumer);
     let (kp, kc) = (produce::kernel_for(1).unwrap(), consume::kernel().unwrap());
-    let cfg = LaunchConfig::linear(1, N);
-    {
-        let (tile_view, flag_view) = (tile.peer(&a).unwrap(), flag.peer(&a).unwrap());
-        launch_group(vec![
-            GroupLaunch::new(&sb, &kc, cfg, [Arg::buffer(&tile), Arg::buffer(&flag), Arg::buffer_mut(&mut out)]),
-            GroupLaunch::new(&sa, &kp, cfg, [Arg::from(&tile_view), Arg::from(&flag_view)]),
-        ])
-        .unwrap();
-    }
-    assert_eq!(b.download(&out).unwrap(), want());
+    h.run(&kp, &kc, TileArg::Buffer, launch_group).unwrap();
+    assert_eq!(h.out(), want());
 }
 
 /// Rank `r` sends `r + 1` everywhere: the sum is 3 on both, the gather both parts in order.
@@ -163,29 +151,15 @@ fn a_bulk_copy_of_a_tile_after_its_flag_on_one_gpu() {
 /// (`Device::tensor_map_peer`), else a bulk copy from the mapped buffer.
 fn two_gpus_peer_copy(tma: bool) {
     let (a, b) = two_gpus();
-    b.enable_peer_access(&a).unwrap();
-    let tile = a.alloc::<u32>(N as usize).unwrap();
-    let flag = a.alloc::<u32>(1).unwrap();
-    let mut out = b.alloc::<u32>(N as usize).unwrap();
-    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
+    let mut h = Handoff::new(&a, &b, TileOn::Producer);
     let kp = produce::kernel_for(1).unwrap();
-    let cfg = LaunchConfig::linear(1, N);
-    {
-        let (tile_view, flag_view) = (tile.peer(&b).unwrap(), flag.peer(&b).unwrap());
-        let map;
-        let (kc, tile_arg) = if tma {
-            map = b.tensor_map_peer(&tile_view, &[N as u64, 1], &[N, 1], Swizzle::None).unwrap();
-            (consume_tma::kernel_for(1).unwrap(), Arg::TensorMap(&map))
-        } else {
-            (bulk_consume::kernel_for(1).unwrap(), Arg::from(&tile_view))
-        };
-        launch_group(vec![
-            GroupLaunch::new(&sb, &kc, cfg, [tile_arg, Arg::from(&flag_view), Arg::buffer_mut(&mut out)]),
-            GroupLaunch::new(&sa, &kp, cfg, [Arg::buffer(&tile), Arg::buffer(&flag)]),
-        ])
-        .unwrap();
-    }
-    assert_eq!(b.download(&out).unwrap(), want());
+    let (kc, tile_arg) = if tma {
+        (consume_tma::kernel_for(1).unwrap(), TileArg::TensorMap)
+    } else {
+        (bulk_consume::kernel_for(1).unwrap(), TileArg::Buffer)
+    };
+    h.run(&kp, &kc, tile_arg, launch_group).unwrap();
+    assert_eq!(h.out(), want());
 }
 
 #[test]

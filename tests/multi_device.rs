@@ -3,8 +3,10 @@
 //! of several devices in flight together (`launch_group`), where a kernel on one device waits
 //! for a flag a kernel on another sets, with findings that name the device, CTA and line.
 
-use phaser::runtime::sim::{Category, SimConfig, SimReport};
-use phaser::{launch_group, simulate_group, Arg, Device, DeviceId, GroupLaunch, LaunchConfig, RuntimeError, Swizzle};
+use phaser::runtime::sim::{Category, Finding, SimConfig, SimReport};
+use phaser::{
+    launch_group, simulate_group, Arg, Device, DeviceId, GroupLaunch, Kernel, LaunchConfig, RuntimeError, Swizzle,
+};
 
 mod multi_kernels;
 
@@ -30,6 +32,30 @@ fn two() -> (Device, Device) {
     let mut devs = Device::sim_system(2, config());
     let b = devs.pop().unwrap();
     (devs.pop().unwrap(), b)
+}
+
+/// `produce` with `signal` on device 0 and the consumer `kc` on device 1 (its tile as
+/// `tile_arg`), the tile and flag where `on` says, simulated together: the reports (the
+/// consumer's first: it may wait for a producer that has not started yet) and what the
+/// consumer wrote out.
+fn handoff(on: TileOn, signal: u32, kc: &Kernel, tile_arg: TileArg) -> (Vec<SimReport>, Vec<u32>) {
+    let (a, b) = two();
+    let mut h = Handoff::new(&a, &b, on);
+    let reports = h.run(&produce::kernel_for(signal).unwrap(), kc, tile_arg, simulate_group).unwrap();
+    (reports, h.out())
+}
+
+/// No finding in any report, and the consumer wrote `want` out (`what`: how it read it).
+fn assert_clean((reports, got): (Vec<SimReport>, Vec<u32>), want: &[u32], what: &str) {
+    for r in &reports {
+        assert!(r.findings.is_empty(), "{what}: {}", r.text());
+    }
+    assert_eq!(got, want, "{what}");
+}
+
+/// The global races of all the reports.
+fn global_races(reports: &[SimReport]) -> Vec<&Finding> {
+    reports.iter().flat_map(|r| &r.findings).filter(|f| f.category == Category::GlobalRace).collect()
 }
 
 #[test]
@@ -131,32 +157,12 @@ fn a_peer_mapping_needs_peer_access_and_is_for_one_device() {
 /// The buffers both kernels use are passed shared: the group holds every borrow until all its
 /// launches are done.
 fn flag_protocol(signal: u32) -> (Vec<SimReport>, Vec<u32>) {
-    let (a, b) = two();
-    a.enable_peer_access(&b).unwrap();
-    let tile = b.alloc::<u32>(N as usize).unwrap();
-    let flag = b.alloc::<u32>(1).unwrap();
-    let mut out = b.alloc::<u32>(N as usize).unwrap();
-    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
-    let (kp, kc) = (produce::kernel_for(signal).unwrap(), consume::kernel().unwrap());
-    let cfg = LaunchConfig::linear(1, N);
-    let (tile_view, flag_view) = (tile.peer(&a).unwrap(), flag.peer(&a).unwrap());
-    // The consumer first: it waits for a producer that has not started yet.
-    let reports = simulate_group(vec![
-        GroupLaunch::new(&sb, &kc, cfg, [Arg::buffer(&tile), Arg::buffer(&flag), Arg::buffer_mut(&mut out)]),
-        GroupLaunch::new(&sa, &kp, cfg, [Arg::from(&tile_view), Arg::from(&flag_view)]),
-    ])
-    .unwrap();
-    let got = b.download(&out).unwrap();
-    (reports, got)
+    handoff(TileOn::Consumer, signal, &consume::kernel().unwrap(), TileArg::Buffer)
 }
 
 #[test]
 fn a_consumer_on_one_device_waits_for_a_producer_on_another() {
-    let (reports, got) = flag_protocol(1);
-    for r in &reports {
-        assert!(r.findings.is_empty(), "{}", r.text());
-    }
-    assert_eq!(got, want());
+    assert_clean(flag_protocol(1), &want(), "the consumer's plain loads");
 }
 
 #[test]
@@ -192,35 +198,20 @@ fn the_consumer_alone_never_finishes() {
 #[test]
 fn a_group_launch_returns_each_devices_report_or_the_error() {
     let (a, b) = two();
-    a.enable_peer_access(&b).unwrap();
-    let tile = b.alloc::<u32>(N as usize).unwrap();
-    let flag = b.alloc::<u32>(1).unwrap();
-    let mut out = b.alloc::<u32>(N as usize).unwrap();
-    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
-    let cfg = LaunchConfig::linear(1, N);
     let (kc, kp, kq) = (consume::kernel().unwrap(), produce::kernel_for(1).unwrap(), produce::kernel_for(0).unwrap());
-    {
-        let (tile_view, flag_view) = (tile.peer(&a).unwrap(), flag.peer(&a).unwrap());
-        let reports = launch_group(vec![
-            GroupLaunch::new(&sb, &kc, cfg, [Arg::buffer(&tile), Arg::buffer(&flag), Arg::buffer_mut(&mut out)]),
-            GroupLaunch::new(&sa, &kp, cfg, [Arg::from(&tile_view), Arg::from(&flag_view)]),
-        ])
-        .unwrap();
-        assert_eq!(reports.len(), 2);
-        assert!(reports.iter().all(|r| r.sim.as_ref().is_some_and(|s| s.findings.is_empty())));
-    }
-    assert_eq!(b.download(&out).unwrap(), want());
-    let flag = b.alloc::<u32>(1).unwrap();
-    let (tile_view, flag_view) = (tile.peer(&a).unwrap(), flag.peer(&a).unwrap());
-    let e = launch_group(vec![
-        GroupLaunch::new(&sb, &kc, cfg, [Arg::buffer(&tile), Arg::buffer(&flag), Arg::buffer_mut(&mut out)]),
-        GroupLaunch::new(&sa, &kq, cfg, [Arg::from(&tile_view), Arg::from(&flag_view)]),
-    ])
-    .unwrap_err();
+    let mut h = Handoff::new(&a, &b, TileOn::Consumer);
+    let reports = h.run(&kp, &kc, TileArg::Buffer, launch_group).unwrap();
+    assert_eq!(reports.len(), 2);
+    assert!(reports.iter().all(|r| r.sim.as_ref().is_some_and(|s| s.findings.is_empty())));
+    assert_eq!(h.out(), want());
+    // A producer that never signals: the consumer's device reports it (a fresh flag).
+    let e = Handoff::new(&a, &b, TileOn::Consumer).run(&kq, &kc, TileArg::Buffer, launch_group).unwrap_err();
     let f = e.findings().and_then(|f| f.first()).unwrap_or_else(|| panic!("{e}"));
     assert_eq!((f.category, f.device), (Category::InfiniteLoop, Some(DeviceId(1))), "{e}");
     // Without the peer mapping the producer's launch is refused before anything runs.
-    let e = launch_group(vec![GroupLaunch::new(&sa, &kp, cfg, [Arg::buffer(&tile), Arg::buffer(&flag)])]).unwrap_err();
+    let (sa, cfg) = (a.stream().unwrap(), LaunchConfig::linear(1, N));
+    let e =
+        launch_group(vec![GroupLaunch::new(&sa, &kp, cfg, [Arg::buffer(&h.tile), Arg::buffer(&h.flag)])]).unwrap_err();
     assert!(matches!(e, RuntimeError::WrongDevice { buffer_on: DeviceId(1), used_on: DeviceId(0), .. }), "{e}");
     // Devices of two systems do not launch together.
     let stranger = Device::sim(SimConfig::default());
@@ -264,32 +255,12 @@ fn a_release_at_gpu_scope_does_not_reach_another_device() {
 /// The producer on device 0 fills device 1's tile and raises its flag (a release at `.sys`);
 /// the consumer on device 1 reads the tile through TMA, ordered by its `ORDER`.
 fn tma_protocol(order: u32) -> (Vec<SimReport>, Vec<u32>) {
-    let (a, b) = two();
-    a.enable_peer_access(&b).unwrap();
-    let tile = b.alloc::<u32>(N as usize).unwrap();
-    let flag = b.alloc::<u32>(1).unwrap();
-    let mut out = b.alloc::<u32>(N as usize).unwrap();
-    let map = b.tensor_map(&tile, &[N as u64, 1], &[N, 1], phaser::runtime::Swizzle::None).unwrap();
-    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
-    let (kp, kc) = (produce::kernel_for(1).unwrap(), consume_tma::kernel_for(order).unwrap());
-    let cfg = LaunchConfig::linear(1, N);
-    let (tile_view, flag_view) = (tile.peer(&a).unwrap(), flag.peer(&a).unwrap());
-    let reports = simulate_group(vec![
-        GroupLaunch::new(&sb, &kc, cfg, [Arg::from(&map), Arg::buffer(&flag), Arg::buffer_mut(&mut out)]),
-        GroupLaunch::new(&sa, &kp, cfg, [Arg::from(&tile_view), Arg::from(&flag_view)]),
-    ])
-    .unwrap();
-    let got = b.download(&out).unwrap();
-    (reports, got)
+    handoff(TileOn::Consumer, 1, &consume_tma::kernel_for(order).unwrap(), TileArg::TensorMap)
 }
 
 #[test]
 fn a_tma_load_after_the_flag_wait_and_the_proxy_fence_is_clean() {
-    let (reports, got) = tma_protocol(1);
-    for r in &reports {
-        assert!(r.findings.is_empty(), "{}", r.text());
-    }
-    assert_eq!(got, want());
+    assert_clean(tma_protocol(1), &want(), "the TMA load");
 }
 
 /// The async proxy's read is a read of global memory at its issue: a TMA load issued before
@@ -300,8 +271,7 @@ fn a_tma_load_after_the_flag_wait_and_the_proxy_fence_is_clean() {
 fn a_tma_load_issued_before_the_flag_wait_is_a_global_race() {
     let (reports, _) = tma_protocol(0);
     let (tma, producer) = (line_of("marker: the early TMA load"), line_of("marker: the producer's tile"));
-    let races: Vec<_> =
-        reports.iter().flat_map(|r| r.findings.iter()).filter(|f| f.category == Category::GlobalRace).collect();
+    let races = global_races(&reports);
     assert_eq!(races.len(), 1, "one race: {}\n{}", reports[0].text(), reports[1].text());
     let f = races[0];
     assert_eq!(f.cta, [0, 0, 0], "{f}");
@@ -323,47 +293,21 @@ fn a_tma_load_issued_before_the_flag_wait_is_a_global_race() {
 /// issues the copy before the wait. The reports (consumer's first) and what the consumer
 /// copied out.
 fn peer_copy(tma: bool, order: u32) -> (Vec<SimReport>, Vec<u32>) {
-    let (a, b) = two();
-    b.enable_peer_access(&a).unwrap();
-    let tile = a.alloc::<u32>(N as usize).unwrap();
-    let flag = a.alloc::<u32>(1).unwrap();
-    let mut out = b.alloc::<u32>(N as usize).unwrap();
-    let (sa, sb) = (a.stream().unwrap(), b.stream().unwrap());
-    let kp = produce::kernel_for(1).unwrap();
-    let cfg = LaunchConfig::linear(1, N);
-    let (tile_view, flag_view) = (tile.peer(&b).unwrap(), flag.peer(&b).unwrap());
-    let map;
-    let (kc, tile_arg) = if tma {
-        map = b.tensor_map_peer(&tile_view, &[N as u64, 1], &[N, 1], Swizzle::None).unwrap();
-        (consume_tma::kernel_for(order).unwrap(), Arg::TensorMap(&map))
+    if tma {
+        handoff(TileOn::Producer, 1, &consume_tma::kernel_for(order).unwrap(), TileArg::TensorMap)
     } else {
-        (bulk_consume::kernel_for(order).unwrap(), Arg::from(&tile_view))
-    };
-    let reports = simulate_group(vec![
-        GroupLaunch::new(&sb, &kc, cfg, [tile_arg, Arg::from(&flag_view), Arg::buffer_mut(&mut out)]),
-        GroupLaunch::new(&sa, &kp, cfg, [Arg::buffer(&tile), Arg::buffer(&flag)]),
-    ])
-    .unwrap();
-    let got = b.download(&out).unwrap();
-    (reports, got)
+        handoff(TileOn::Producer, 1, &bulk_consume::kernel_for(order).unwrap(), TileArg::Buffer)
+    }
 }
 
 #[test]
 fn a_bulk_copy_of_a_peers_tile_after_its_flag_reads_the_peers_bytes() {
-    let (reports, got) = peer_copy(false, 1);
-    for r in &reports {
-        assert!(r.findings.is_empty(), "{}", r.text());
-    }
-    assert_eq!(got, want(), "the copy read device 0's tile, bit for bit");
+    assert_clean(peer_copy(false, 1), &want(), "the bulk copy of device 0's tile, bit for bit");
 }
 
 #[test]
 fn a_tma_load_through_a_map_over_a_peer_mapping_reads_the_peers_bytes() {
-    let (reports, got) = peer_copy(true, 1);
-    for r in &reports {
-        assert!(r.findings.is_empty(), "{}", r.text());
-    }
-    assert_eq!(got, want(), "the TMA load read device 0's tile, bit for bit");
+    assert_clean(peer_copy(true, 1), &want(), "the TMA load of device 0's tile, bit for bit");
 }
 
 /// The copy issued before the wait: one global race between the copy's read on device 1 and
@@ -371,8 +315,7 @@ fn a_tma_load_through_a_map_over_a_peer_mapping_reads_the_peers_bytes() {
 /// naming the other's device, CTA and line.
 fn copy_before_wait_races(tma: bool, copy_marker: &str) {
     let (reports, _) = peer_copy(tma, 0);
-    let races: Vec<_> =
-        reports.iter().flat_map(|r| &r.findings).filter(|f| f.category == Category::GlobalRace).collect();
+    let races = global_races(&reports);
     assert_eq!(races.len(), 1, "{}\n{}", reports[0].text(), reports[1].text());
     let f = races[0];
     let (copy, write) = (line_of(copy_marker), line_of("marker: the producer's tile"));
@@ -397,6 +340,41 @@ fn a_bulk_copy_of_a_peers_tile_issued_before_its_flag_is_a_race() {
 #[test]
 fn a_tma_load_of_a_peers_tile_issued_before_its_flag_is_a_race() {
     copy_before_wait_races(true, "marker: the early TMA load");
+}
+
+/// The copy issued after the flag's acquire but with no `fence.proxy.async.global` (`ORDER`
+/// 2): the acquire orders the generic proxy only, so the async proxy's read is a global race,
+/// found at the copy's line on the consumer's device, naming the producer's write, the flag's
+/// acquire, the rule and the fix. The fenced twin (`ORDER` 1) is clean: the tests above.
+fn copy_without_proxy_fence(tma: bool, copy_marker: &str) {
+    let (reports, _) = peer_copy(tma, 2);
+    let races = global_races(&reports);
+    assert_eq!(races.len(), 1, "{}\n{}", reports[0].text(), reports[1].text());
+    let f = races[0];
+    assert_eq!((f.device, f.cta), (Some(DeviceId(1)), [0, 0, 0]), "{f}");
+    let loc = f.loc.expect("a line");
+    assert_eq!((loc.file, loc.line), (FILE, line_of(copy_marker)), "{f}");
+    let producer = format!("CTA (0, 0, 0) on device 0 wrote at {FILE}:{}", line_of("marker: the producer's tile"));
+    assert!(f.message.contains(&producer), "names the producer's write ({producer}): {f}");
+    for part in [
+        "(the async proxy)",
+        "ordered before it only for the generic proxy",
+        "missing `fence.proxy.async.global` between the acquire at",
+        "PTX's memory model orders the async proxy's reads after a generic-proxy acquire only through a proxy fence",
+        "put `T.ptx.fence.proxy_async(\"global\")` after the flag wait, before the TMA load or bulk copy",
+    ] {
+        assert!(f.message.contains(part), "says {part:?}: {f}");
+    }
+}
+
+#[test]
+fn a_bulk_copy_after_the_flag_wait_without_the_proxy_fence_is_a_race() {
+    copy_without_proxy_fence(false, "marker: the bulk copy");
+}
+
+#[test]
+fn a_tma_load_after_the_flag_wait_without_the_proxy_fence_is_a_race() {
+    copy_without_proxy_fence(true, "marker: the unfenced TMA load");
 }
 
 #[test]
@@ -510,14 +488,9 @@ fn two_writers(wait: u32) -> (Vec<SimReport>, Vec<u32>) {
 
 #[test]
 fn two_devices_writing_one_tile_unordered_is_a_write_after_write_race_and_a_flag_orders_them() {
-    let (reports, got) = two_writers(1);
-    for r in &reports {
-        assert!(r.findings.is_empty(), "{}", r.text());
-    }
-    assert_eq!(got, (7..7 + N).collect::<Vec<u32>>(), "the second writer's tile stays");
+    assert_clean(two_writers(1), &(7..7 + N).collect::<Vec<u32>>(), "the second writer's tile stays");
     let (reports, _) = two_writers(0);
-    let races: Vec<_> =
-        reports.iter().flat_map(|r| &r.findings).filter(|f| f.category == Category::GlobalRace).collect();
+    let races = global_races(&reports);
     assert_eq!(races.len(), 1, "{}\n{}", reports[0].text(), reports[1].text());
     let f = races[0];
     let (first, second) = (line_of("marker: the producer's tile"), line_of("marker: the second writer's tile"));

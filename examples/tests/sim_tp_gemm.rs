@@ -115,6 +115,35 @@ fn a_relaxed_flag_store_is_a_race_at_the_tma_load() {
     assert!(f.message.contains(&signal), "names the flag's store: {f}");
 }
 
+/// The GEMM's `fence.proxy.async.global` after the gather wait deleted: the flag's acquire
+/// orders the generic proxy only, so the TMA load of the pushed rows is a race, reported at
+/// the A load with the rule and the fix (its twin: every clean test here).
+#[test]
+fn a_gather_without_the_proxy_fence_is_a_race_at_the_tma_load() {
+    let devs = system(2);
+    let tp = TpGemm::new(devs.iter().collect(), tiles(), shape(2), 7).unwrap();
+    let k = TpKernels::new(tiles()).unwrap();
+    let m = Mutant {
+        subject: "gemm_allgather_dsl",
+        site: at(ops::FENCE_PROXY_ASYNC, "T.ptx.fence.proxy_async(\"global\")"),
+        mutator: Box::new(Delete),
+        expect: Category::GlobalRace,
+        race: None,
+    };
+    let (gemm, _) = make_mutant(&m, &k.gemm).unwrap();
+    let reports = tp.simulate(&TpKernels { push: k.push, gemm }, 1, None).unwrap();
+    let races = findings(&reports, Category::GlobalRace);
+    let f = races.first().unwrap_or_else(|| panic!("{}", text(&reports)));
+    let loc = f.loc.expect("a line");
+    assert_eq!((loc.file, loc.line), (FILE, line_of("marker: the A load")), "{f}");
+    let store = format!("{FILE}:{}", line_of("marker: the push's store"));
+    assert!(f.message.contains(&format!("wrote at {store}")), "names the push's store: {f}");
+    let wait = format!("the acquire at {FILE}:{}", line_of("marker: the gather wait"));
+    assert!(f.message.contains(&wait), "names the gather wait: {f}");
+    assert!(f.message.contains("missing `fence.proxy.async.global`"), "{f}");
+    assert!(f.message.contains("put `T.ptx.fence.proxy_async(\"global\")` after the flag wait"), "{f}");
+}
+
 /// The signal deleted: the peer's GEMM waits on a flag nobody will raise, reported at the
 /// wait on the waiting device (its first CTA at least).
 #[test]

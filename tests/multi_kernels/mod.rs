@@ -2,6 +2,9 @@
 //! tests (`tests/multi_device.rs`, which name their lines) and the GPU's (`tests/gpu_multi.rs`).
 #![allow(dead_code)] // each test binary uses some of them
 
+mod host;
+pub use host::*;
+
 pub const N: u32 = 32;
 
 /// `out[tid] = tid * 3 + 1`.
@@ -53,7 +56,8 @@ pub fn want() -> Vec<u32> {
 /// Waits for its flag, then reads the tile through TMA (the async proxy) and copies it out.
 /// `ORDER` 1: the wait, then `fence.proxy.async.global` (the producer's generic stores made
 /// visible to the async proxy), then the TMA load (correct); 0: the TMA load issued before the
-/// wait, which orders nothing before it.
+/// wait, which orders nothing before it; 2: the wait, then the TMA load with no proxy fence (the
+/// acquire orders the generic proxy only).
 #[phaser::kernel(target = "sm_90a")]
 pub fn consume_tma(#[tma(box = [1, N])] tile: TensorMap<u32, 2>, flag: &[u32], out: &mut [u32], #[comptime] ORDER: u32) {
     T.require_block(32, 1, 1);
@@ -75,6 +79,11 @@ pub fn consume_tma(#[tma(box = [1, N])] tile: TensorMap<u32, 2>, flag: &[u32], o
             T.ptx.mbarrier.arrive.expect_tx(bar, staged.bytes());
             T.tma.load(staged, tile, [0, 0], bar);
         }
+        if ORDER == 2 {
+            T.flag.wait(flag, 0, 1, "sys");
+            T.ptx.mbarrier.arrive.expect_tx(bar, staged.bytes());
+            T.tma.load(staged, tile, [0, 0], bar); // marker: the unfenced TMA load
+        }
     }
     T.cuda.cta_sync();
     T.ptx.mbarrier.try_wait(bar, 0);
@@ -88,7 +97,8 @@ pub const TILE_BYTES: u32 = N * 4;
 /// device) into shared memory and writes it out. `ORDER` 1: thread 0 waits for the flag
 /// (acquire, system scope), then `fence.proxy.async.global` (the generic proxy's acquire
 /// made visible to the async proxy), then copies (correct); 0: the copy is issued before
-/// the wait (the bug: the copy may read the tile before it was written).
+/// the wait (the bug: the copy may read the tile before it was written); 2: waits, then copies
+/// with no proxy fence (the bug: the acquire orders the generic proxy only).
 #[phaser::kernel(target = "sm_90a")]
 pub fn bulk_consume(tile: &[u32], flag: &[u32], out: &mut [u32], #[comptime] ORDER: u32) {
     T.require_block(32, 1, 1);
@@ -104,6 +114,9 @@ pub fn bulk_consume(tile: &[u32], flag: &[u32], out: &mut [u32], #[comptime] ORD
         if ORDER == 1 {
             T.flag.wait(flag, 0, 1, "sys");
             T.ptx.fence.proxy_async("global");
+        }
+        if ORDER == 2 {
+            T.flag.wait(flag, 0, 1, "sys");
         }
         T.ptx.mbarrier.arrive.expect_tx(full.ptr_to([0]), TILE_BYTES);
         // marker: the bulk copy

@@ -38,6 +38,39 @@ impl TpTiles {
     pub fn block_m(&self) -> u32 {
         CONSUMERS * self.wg_m
     }
+    /// Why these tiles cannot run, if they cannot: each consumer warpgroup's rows are whole
+    /// wgmma slabs, the m-block is one TMA box, N of the tile is whole epilogue sub-tiles
+    /// within wgmma's largest N, the stages' rings fit shared memory (checked cheaply before
+    /// the kernels are built: a huge count would build a huge kernel), and both kernels build.
+    pub fn problem(&self) -> Option<String> {
+        use phaser::codegen::arch::{limits::TMA_MAX_BOX_DIM, wgmma};
+        let TpTiles { block_n, wg_m, stages } = *self;
+        let max_wg_m = TMA_MAX_BOX_DIM / CONSUMERS;
+        if wg_m == 0 || !wg_m.is_multiple_of(wgmma::M) || wg_m > max_wg_m {
+            return Some(format!(
+                "wg_m = {wg_m} must be a positive multiple of wgmma's {} rows, at most {max_wg_m} (the m-block of \
+                 {CONSUMERS} warpgroups is one TMA box of at most {TMA_MAX_BOX_DIM} rows)",
+                wgmma::M
+            ));
+        }
+        if block_n == 0 || !block_n.is_multiple_of(EPI) || block_n > wgmma::MAX_N {
+            return Some(format!(
+                "block_n = {block_n} must be a positive multiple of the epilogue's {EPI} columns, at most wgmma's \
+                 largest N ({})",
+                wgmma::MAX_N
+            ));
+        }
+        let smem = u64::from(phaser::Target::Sm90a.limits().max_shared_per_block);
+        let stage_bytes = u64::from(self.block_m() + block_n) * u64::from(BLOCK_K) * 2;
+        if stages == 0 || u64::from(stages) * stage_bytes > smem {
+            return Some(format!(
+                "stages = {stages}: at least one, and the rings ({stage_bytes} bytes a stage) must fit the {smem} \
+                 bytes of shared memory"
+            ));
+        }
+        let built = self.push_kernel().and_then(|_| self.gemm_kernel());
+        built.err().map(|e| format!("the kernels of {self:?} do not build: {e}"))
+    }
     pub fn push_kernel(&self) -> phaser::codegen::Result<Kernel> {
         allgather_push::kernel_for(self.block_m())
     }
@@ -47,22 +80,39 @@ impl TpTiles {
     /// The GEMM's persistent grid on `sms` SMs: at most one CTA per tile, and an eighth of the
     /// SMs (at least one) left to the pushes, so both kernels are resident at once.
     pub fn gemm_grid(&self, m: u32, n: u32, sms: u32) -> u32 {
-        let tiles = (m / self.block_m()) * n.div_ceil(self.block_n);
+        // In u64: the tile count of a large shape overflows u32 (the grid never does: SMs bound it).
+        let tiles = u64::from(m / self.block_m()) * u64::from(n.div_ceil(self.block_n));
         let free = (sms / 8).max(1);
-        tiles.min(sms.saturating_sub(free)).max(1)
+        tiles.min(u64::from(sms.saturating_sub(free))).max(1) as u32
     }
     /// Why `ranks` ranks cannot run an `m x n x k` GEMM, if they cannot: each rank's slice is
     /// whole m-blocks (the unit of a push and a flag), and the tensor maps need 16-byte rows.
+    /// The tiles' own problem first ([`TpTiles::problem`]); every product of the shape is
+    /// checked (a rank count whose m-blocks overflow M's u32, a buffer larger than an
+    /// allocation may be) and named.
     pub fn shape_problem(&self, ranks: usize, m: u32, n: u32, k: u32) -> Option<String> {
+        if let Some(p) = self.problem() {
+            return Some(p);
+        }
         let bm = self.block_m();
         if ranks == 0 {
             return Some("no ranks".into());
         }
-        if m == 0 || !m.is_multiple_of(ranks as u32 * bm) {
+        let Some(rank_rows) = u32::try_from(ranks).ok().and_then(|r| r.checked_mul(bm)) else {
+            return Some(format!("{ranks} ranks x {bm} rows overflows M's u32: no M has whole m-blocks per rank"));
+        };
+        if m == 0 || !m.is_multiple_of(rank_rows) {
             return Some(format!("M = {m} is not a multiple of {ranks} ranks x {bm} rows (whole m-blocks per rank)"));
         }
         if n == 0 || k == 0 || !n.is_multiple_of(8) || !k.is_multiple_of(8) {
             return Some(format!("N = {n} and K = {k} must be positive multiples of 8 (16-byte rows)"));
+        }
+        // Each buffer's bytes (bf16) must fit one allocation (Rust's and the driver's: isize).
+        for (what, rows, cols) in [("A", m, k), ("B", n, k), ("C", m, n)] {
+            let bytes = u128::from(rows) * u128::from(cols) * 2;
+            if bytes > isize::MAX as u128 {
+                return Some(format!("{what} ({rows} x {cols} bf16) is {bytes} bytes, more than one allocation holds"));
+            }
         }
         None
     }
@@ -265,7 +315,7 @@ impl<'d> TpGemm<'d> {
 
     /// Poison every C again (before a step whose output is checked).
     pub fn poison_c(&mut self) -> phaser::runtime::Result<()> {
-        let len = (self.m * self.n) as usize;
+        let len = self.m as usize * self.n as usize;
         for (r, rank) in self.ranks.iter_mut().enumerate() {
             self.devs[r].write(&mut rank.c, &vec![POISON; len])?;
         }

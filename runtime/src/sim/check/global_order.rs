@@ -34,8 +34,12 @@
 //!
 //! The async proxy's reads of global memory (TMA tensor loads, bulk global→shared copies), and
 //! Ampere's `cp.async` (its read is as asynchronous, `exec/memory.rs`), are
-//! weak reads at their issue, with the issuing CTA's clock (`exec/tma.rs`): the copy may read
-//! any time after it, so a peer's write must be acquired before the issue.
+//! weak reads at their issue (`exec/tma.rs`): the copy may read any time after it, so a peer's
+//! write must be acquired before the issue. `cp.async` is the generic proxy's and reads with
+//! the CTA's clock; the async proxy reads with the clock of the CTA's last
+//! `fence.proxy.async.global` (or `fence.proxy.async`, [`GlobalOrderView::proxy_fence`]): a
+//! flag's acquire is the generic proxy's, and PTX's memory model orders the async proxy's
+//! later reads after it only through that fence ([`Proxy`]).
 //!
 //! Cost: nothing unless the kernel has strong global loads or stores (`ld.acquire`,
 //! `st.release`, `.relaxed` with a scope: [`uses_flags`]); the checker follows atomics and
@@ -48,6 +52,15 @@ use std::sync::Arc;
 
 /// A CTA's vector clock over the CTAs of the grid (grid-linear index).
 type Clock = Arc<Vec<u32>>;
+
+/// Which proxy a weak global read is made through: the clock it is ordered by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Proxy {
+    /// Loads and `cp.async`: the CTA's clock.
+    Generic,
+    /// TMA loads and bulk copies: the clock at the CTA's last `fence.proxy.async.global`.
+    Async,
+}
 
 /// Whether the kernel's instructions include a strong global load or store: the checker runs.
 pub(crate) fn uses_flags(slow: &[Inst]) -> bool {
@@ -149,6 +162,9 @@ struct CtaOrder {
     pending: Option<Clock>,
     /// Per storing CTA, the last flag read from it.
     flag_reads: HashMap<u32, FlagRead>,
+    /// `now` at the last `fence.proxy.async.global` (or `fence.proxy.async`): what the async
+    /// proxy's reads are ordered after.
+    async_seen: Clock,
 }
 
 /// The committed state (between epochs).
@@ -196,6 +212,9 @@ enum Why {
     NoFlag,
     /// A write over a read of another CTA that never signalled the writer after it.
     NoSignalBack,
+    /// An async-proxy read of data the reader acquired (through this flag, if one is known) in
+    /// the generic proxy, with no `fence.proxy.async.global` between the acquire and the read.
+    NoProxyFence(Option<FlagRead>),
 }
 
 /// A global atomic deferred to the epoch's end, and what it synchronizes.
@@ -323,6 +342,7 @@ impl GlobalOrderView {
                 fenced: None,
                 pending: None,
                 flag_reads: HashMap::new(),
+                async_seen: start(grid_index(ctaid, grid)),
             })
             .collect();
         GlobalOrderView {
@@ -371,26 +391,37 @@ impl GlobalOrderView {
         self.reported.insert((pc, other_pc))
     }
 
-    /// A weak read of `[addr, addr + len)` by CTA `rank` at `pc`.
-    pub fn data_read(&mut self, rank: usize, addr: u64, len: u32, pc: u32) -> Option<Conflict> {
+    /// A weak read of `[addr, addr + len)` by CTA `rank` at `pc` through `proxy`.
+    pub fn data_read(&mut self, rank: usize, addr: u64, len: u32, pc: u32, proxy: Proxy) -> Option<Conflict> {
         let (me, epoch) = (self.ctas[rank].grid, self.epoch());
         let tick = self.ctas[rank].now[me as usize];
+        let seen = match proxy {
+            Proxy::Generic => Arc::clone(&self.ctas[rank].now),
+            Proxy::Async => Arc::clone(&self.ctas[rank].async_seen),
+        };
         let mut found = None;
         for b in addr..addr + len as u64 {
             if found.is_none() {
                 if let Some(w) = self.last_write(b) {
-                    if w.cta != me && self.ctas[rank].now[w.cta as usize] < w.tick {
-                        found = Some((w.cta, w.pc));
+                    if w.cta != me && seen[w.cta as usize] < w.tick {
+                        // Ordered for the generic proxy: only the proxy fence is missing.
+                        let generic_ordered = self.ctas[rank].now[w.cta as usize] >= w.tick;
+                        found = Some((w.cta, w.pc, generic_ordered));
                     }
                 }
             }
             self.cells.entry(b).or_default().add_read(Read { cta: me, tick, pc, epoch });
         }
-        let (writer, wpc) = found?;
+        let (writer, wpc, generic_ordered) = found?;
         if !self.first_report(pc, wpc) {
             return None;
         }
-        let why = self.ctas[rank].flag_reads.get(&writer).map_or(Why::NoFlag, |f| Why::Flag(*f));
+        let flag = self.ctas[rank].flag_reads.get(&writer).copied();
+        let why = match (generic_ordered, flag) {
+            (true, f) => Why::NoProxyFence(f),
+            (false, Some(f)) => Why::Flag(f),
+            (false, None) => Why::NoFlag,
+        };
         let own = self.ctas[rank].ctaid;
         let other = self.space.ctaid(writer);
         let kind = ConflictKind::ReadAfterWrite;
@@ -518,6 +549,13 @@ impl GlobalOrderView {
         }
         c.fenced = Some((Arc::clone(&c.now), scope));
         Arc::make_mut(&mut c.now)[c.grid as usize] += 1;
+    }
+
+    /// `fence.proxy.async.global` (or `fence.proxy.async`) by CTA `rank`: the async proxy's
+    /// later reads are ordered after everything the CTA acquired so far.
+    pub fn proxy_fence(&mut self, rank: usize) {
+        let c = &mut self.ctas[rank];
+        c.async_seen = Arc::clone(&c.now);
     }
 
     /// A global atomic by CTA `rank` (`reads`: it returns the old value). `deferred`: it runs at
@@ -704,6 +742,10 @@ impl Conflict {
         let (own, other) = (cta(self.own, mine.device), cta(self.other, theirs.device));
         let (addr, here, there) = (describe(self.addr), at(self.pc), at_other(self.other_pc));
         let head = match self.kind {
+            ConflictKind::ReadAfterWrite if matches!(self.why, Why::NoProxyFence(_)) => format!(
+                "{own}'s TMA load or bulk copy (the async proxy) reads global {addr}{here} that {other} wrote{there}, \
+                 ordered before it only for the generic proxy"
+            ),
             ConflictKind::ReadAfterWrite => format!(
                 "{own} reads global {addr}{here} that {other} wrote{there}, with nothing ordering the write before the read"
             ),
@@ -755,6 +797,17 @@ impl Conflict {
                 "{own} read no flag {other} released after the write (a release store, or `fence.acq_rel` then a \
                  relaxed store, read by an acquire load)"
             ),
+            Why::NoProxyFence(flag) => {
+                let acquired = flag
+                    .map(|f| format!(" the acquire{} of the flag {}", at(f.load_pc), describe(f.addr)))
+                    .unwrap_or_else(|| " the acquire".to_string());
+                format!(
+                    "missing `fence.proxy.async.global` between{acquired} and the copy: the acquire is the generic \
+                     proxy's, and PTX's memory model orders the async proxy's reads after a generic-proxy acquire \
+                     only through a proxy fence (put `T.ptx.fence.proxy_async(\"global\")` after the flag wait, \
+                     before the TMA load or bulk copy)"
+                )
+            }
             Why::NoSignalBack => format!(
                 "{other} signalled nothing after its read that {own} acquired before the write (a flag reused \
                  without a new value lets the reader read before the writer's next round; or the buffer needs a \
@@ -817,9 +870,62 @@ mod tests {
         });
         found.extend(epoch(&mut o, &mut [&mut a, &mut b], |v| {
             v[1].flag_load(0, 0x200, load, MemScope::Gpu, 3);
-            v[1].data_read(0, 0x100, 4, 4).into_iter().collect()
+            v[1].data_read(0, 0x100, 4, 4, Proxy::Generic).into_iter().collect()
         }));
         found
+    }
+
+    /// Where CTA 1's `fence.proxy.async.global` stands around its acquire of CTA 0's flag.
+    #[derive(Clone, Copy)]
+    enum ProxyFence {
+        None,
+        BeforeAcquire,
+        AfterAcquire,
+    }
+
+    /// `handoff`'s release and acquire, with CTA 1 reading the data through `proxy`.
+    fn proxy_handoff(proxy: Proxy, fence: ProxyFence) -> Vec<Conflict> {
+        let (o, mut a, mut b) = two();
+        let mut o = Arc::new(o);
+        let mut found = epoch(&mut o, &mut [&mut a, &mut b], |v| {
+            let w = v[0].data_write(0, 0x100, 4, 1);
+            v[0].flag_store(0, 0x200, AtomSem::Release, MemScope::Gpu, 2);
+            w.into_iter().collect()
+        });
+        found.extend(epoch(&mut o, &mut [&mut a, &mut b], |v| {
+            if let ProxyFence::BeforeAcquire = fence {
+                v[1].proxy_fence(0);
+            }
+            v[1].flag_load(0, 0x200, AtomSem::Acquire, MemScope::Gpu, 3);
+            if let ProxyFence::AfterAcquire = fence {
+                v[1].proxy_fence(0);
+            }
+            v[1].data_read(0, 0x100, 4, 4, proxy).into_iter().collect()
+        }));
+        found
+    }
+
+    /// The async proxy's read is ordered after a generic-proxy acquire only by a proxy fence
+    /// between the two; the generic proxy's read needs none.
+    #[test]
+    fn an_async_proxy_read_after_an_acquire_needs_a_proxy_fence_between_them() {
+        assert!(proxy_handoff(Proxy::Async, ProxyFence::AfterAcquire).is_empty());
+        assert!(proxy_handoff(Proxy::Generic, ProxyFence::None).is_empty());
+        for fence in [ProxyFence::None, ProxyFence::BeforeAcquire] {
+            let c = proxy_handoff(Proxy::Async, fence);
+            assert_eq!(c.len(), 1, "{c:?}");
+            assert!(matches!(c[0].why, Why::NoProxyFence(Some(FlagRead { addr: 0x200, load_pc: 3, .. }))), "{c:?}");
+            assert_eq!((c[0].kind, c[0].pc, c[0].other_pc), (ConflictKind::ReadAfterWrite, 4, 1));
+        }
+        // Nothing acquired: the missing acquire is named, not the fence.
+        let (o, mut a, mut b) = two();
+        let mut o = Arc::new(o);
+        epoch(&mut o, &mut [&mut a, &mut b], |v| v[0].data_write(0, 0x100, 4, 1).into_iter().collect());
+        let c = epoch(&mut o, &mut [&mut a, &mut b], |v| {
+            v[1].proxy_fence(0);
+            v[1].data_read(0, 0x100, 4, 4, Proxy::Async).into_iter().collect()
+        });
+        assert!(c.len() == 1 && matches!(c[0].why, Why::NoFlag), "{c:?}");
     }
 
     /// A group's CTAs: launch after launch, each named by its own grid; clusters never span
@@ -855,7 +961,7 @@ mod tests {
         let mut o = Arc::new(o);
         let found = epoch(&mut o, &mut [&mut a, &mut b], |v| {
             assert!(v[0].data_write(0, 0x100, 4, 1).is_none());
-            assert!(v[1].data_read(0, 0x100, 4, 2).is_none(), "it reads the value before the write");
+            assert!(v[1].data_read(0, 0x100, 4, 2, Proxy::Generic).is_none(), "it reads the value before the write");
             Vec::new()
         });
         assert_eq!(found.len(), 1, "{found:?}");

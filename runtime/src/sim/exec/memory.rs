@@ -2,7 +2,7 @@
 
 use crate::report::finding::Category;
 use crate::sim::agents::async_op::AsyncKind;
-use crate::sim::check::global_order::Conflict;
+use crate::sim::check::global_order::{Conflict, Proxy};
 use crate::sim::check::progress::GlobalAccess;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
@@ -81,7 +81,7 @@ impl<C: Checker> Engine<'_, C> {
             Access::Strong(o) => Some(o),
         };
         let c = match (order, write) {
-            (None, false) => go.data_read(own, addr, size, pc),
+            (None, false) => go.data_read(own, addr, size, pc, Proxy::Generic),
             (None, true) => go.data_write(own, addr, size, pc),
             (Some(o), false) => {
                 go.flag_load(own, addr, o.sem, o.scope, pc);
@@ -103,9 +103,16 @@ impl<C: Checker> Engine<'_, C> {
     /// issued by cluster thread `t` at `pc`: a weak read of each of `runs` (`(addr, len)`) in
     /// the global order, at the issuing thread's clock (the copy may read any time after its
     /// issue, so what orders a peer's write before it must be acquired before the issue).
-    pub(crate) fn order_global_async_read(&mut self, t: u32, pc: u32, runs: &[(u64, u32)]) {
-        for &(addr, len) in runs {
-            self.order_global(t, pc, addr, len, false, Access::Weak);
+    /// `proxy`: `Async` for TMA and bulk copies (ordered by the CTA's last
+    /// `fence.proxy.async.global`), `Generic` for `cp.async`.
+    pub(crate) fn order_global_async_read(&mut self, t: u32, pc: u32, runs: &[(u64, u32)], proxy: Proxy) {
+        let own = (t / self.exec.threads_per_cta) as usize;
+        let Some(go) = self.global_order.as_mut() else { return };
+        let found: Vec<Conflict> =
+            runs.iter().filter_map(|&(addr, len)| go.data_read(own, addr, len, pc, proxy)).collect();
+        let base = self.global.base_handle();
+        for c in found {
+            self.report_global_conflict(c, Some(t), &|a| base.describe(a));
         }
     }
 
@@ -291,7 +298,7 @@ impl<C: Checker> Engine<'_, C> {
                     }
                     // Its read of global memory, as the async proxy's copies read theirs: at the
                     // issue, with the issuing CTA's clock.
-                    self.order_global_async_read(t, pc, &[(s, *bytes)]);
+                    self.order_global_async_read(t, pc, &[(s, *bytes)], Proxy::Generic);
                     let g = &mut self.async_ops.groups[t as usize].cp_async;
                     let group = g.committed.len();
                     g.open += 1;

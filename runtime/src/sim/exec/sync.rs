@@ -76,7 +76,13 @@ impl<C: Checker> Engine<'_, C> {
                     }
                 }
                 SyncOp::SetMaxNReg { inc, count } => self.set_max_nreg(wi, l, *inc, *count, pc),
-                SyncOp::FenceProxyAsync { .. } => self.checker.on_fence_proxy_async(t),
+                SyncOp::FenceProxyAsync { space } => {
+                    self.checker.on_fence_proxy_async(t);
+                    // Global memory's part: the async proxy's later reads see what the CTA acquired.
+                    if let (ProxySpace::All | ProxySpace::Global, Some(go)) = (space, self.global_order.as_mut()) {
+                        go.proxy_fence(c);
+                    }
+                }
                 // `.sync`: every lane of the member mask (the whole warp) waits for the others,
                 // then exactly one of them is the leader (even if the lanes came in groups).
                 SyncOp::ElectSync { pred } => {

@@ -3,6 +3,7 @@
 use crate::report::finding::Category;
 use crate::sim::agents::async_op::{for_box, pieces, AsyncKind, LoadDst, LoadSrc, StoreDst};
 use crate::tensor_map::TensorMapDesc;
+use crate::sim::check::global_order::Proxy;
 use crate::sim::check::{Checker, SharedRange};
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{cluster_shared_addr, param_index, SHARED_OFFSET_MASK};
@@ -164,7 +165,7 @@ impl<C: Checker> Engine<'_, C> {
                 };
                 if self.global_order.is_some() {
                     let runs = box_runs(self.cx.tmaps[map].as_ref().expect("tensor map"), &cs);
-                    self.order_global_async_read(t, pc, &runs);
+                    self.order_global_async_read(t, pc, &runs, Proxy::Async);
                 }
                 self.issue_load_footprint(t, pc, dsts, LoadSrc::Tensor { map, coords: cs }, bytes, footprint);
             }
@@ -181,7 +182,7 @@ impl<C: Checker> Engine<'_, C> {
                 }
                 let Some(dd) = self.smem_addr(wi, l, true, d, n, pc) else { return };
                 let Some(bb) = self.bar_addr(wi, l, bar, true, pc) else { return };
-                self.order_global_async_read(t, pc, &[(s, n)]);
+                self.order_global_async_read(t, pc, &[(s, n)], Proxy::Async);
                 self.issue_load(t, pc, vec![LoadDst { cta: dd.0, off: dd.1, bar: bb.1 }], LoadSrc::Bulk(s), n);
             }
             TmaOp::LoadBulkMulticast { dst, src, bytes, bar, cta_mask } => {
@@ -198,7 +199,7 @@ impl<C: Checker> Engine<'_, C> {
                 let b = self.val(wi, l, bar) & 0xFFFF_FFFF;
                 let copy = Multicast { what: "bulk multicast", mask, dst: d, bar: b, bytes: n };
                 let Some(dsts) = self.multicast_dsts(wi, l, pc, copy) else { return };
-                self.order_global_async_read(t, pc, &[(s, n)]);
+                self.order_global_async_read(t, pc, &[(s, n)], Proxy::Async);
                 self.issue_load(t, pc, dsts, LoadSrc::Bulk(s), n);
             }
             TmaOp::CopyBulkCluster { dst, src, bytes, bar } => {
