@@ -364,3 +364,14 @@ fn e4m3_out_per_tensor_is_refused() {
     let e = fp8::kernel_out(Scaling::PerTensor, &t, 1, Scales::Global, Output::E4m3).err().expect("refused");
     assert!(e.to_string().contains("the e4m3 output is the blockwise kernel's, not PerTensor's"), "{e}");
 }
+
+/// e4m3 C's rows are N bytes: an N that is not a multiple of 16 is refused, naming it.
+#[test]
+fn e4m3_out_n_not_a_multiple_of_16_is_refused() {
+    let dev = Device::sim(SimConfig::default());
+    let t = fp8::tiles(Scaling::Blockwise);
+    let kernel = fp8::kernel_out(Scaling::Blockwise, &t, 1, Scales::Shared, Output::E4m3).unwrap();
+    let q = Quantized::exact(128, 200, 256, Scaling::Blockwise, 1);
+    let e = fp8::problem_out(&dev, q, 2, true, 1, kernel, Output::E4m3).err().expect("refused");
+    assert!(e.to_string().contains("N = 200 is not a multiple of 16"), "{e}");
+}

@@ -943,7 +943,15 @@ const POISON: bf16 = bf16::from_bits(0xFFFF);
 
 /// The blockwise kernel with the gallery's fragments and scales, storing `output`, at `size`.
 pub fn setup_out(dev: &Device, size: Size, seed: u64, output: Output) -> Result<Problem, RuntimeError> {
-    let (q, grid) = gallery_shape(dev, size, seed, Scaling::Blockwise)?;
+    let (dims, grid) = gallery_dims(dev, size, Scaling::Blockwise)?;
+    // The quick size's own shape: e4m3 C's rows are N bytes, which TMA wants in multiples of
+    // 16 (208, not 200); ragged in M and N, one tile per cluster of six K blocks (the ring
+    // wraps), so the longer epilogue stays within the simulator's quick budget.
+    let dims = match size {
+        Size::Quick => (200, 208, 768),
+        _ => dims,
+    };
+    let q = gallery_inputs(size, dims, Scaling::Blockwise, seed);
     let kernel = kernel_out(Scaling::Blockwise, &tiles(Scaling::Blockwise), FRAGS, SCALES, output)?;
     problem_out(dev, q, grid, size != Size::Full, seed, kernel, output)
 }
@@ -976,13 +984,14 @@ pub fn setup_with(
     frags: u32,
     scales: Scales,
 ) -> Result<Problem, RuntimeError> {
-    let (q, grid) = gallery_shape(dev, size, seed, scaling)?;
+    let (dims, grid) = gallery_dims(dev, size, scaling)?;
+    let q = gallery_inputs(size, dims, scaling, seed);
     let kernel = kernel_with(scaling, &tiles(scaling), frags, scales)?;
     problem_with(dev, q, grid, size != Size::Full, seed, kernel)
 }
 
-/// The gallery's inputs at `size` and the grid they run on.
-fn gallery_shape(dev: &Device, size: Size, seed: u64, scaling: Scaling) -> Result<(Quantized, u32), RuntimeError> {
+/// The gallery's shape at `size` and the grid it runs on.
+fn gallery_dims(dev: &Device, size: Size, scaling: Scaling) -> Result<((u32, u32, u32), u32), RuntimeError> {
     let t = tiles(scaling);
     let (bm, cm) = (t.block_m(), t.cluster);
     // Small: one cluster walks two tiles of two K blocks (the ring wraps). Quick: ragged in M
@@ -992,13 +1001,16 @@ fn gallery_shape(dev: &Device, size: Size, seed: u64, scaling: Scaling) -> Resul
         Size::Quick => ((bm * cm + 72, t.block_n + 72, 512), 2 * cm),
         Size::Full => ((2048, 2048, 2048), t.grid(2048, 2048, dev.sm_count()?)),
     };
-    // Small and quick sizes (the simulator's, and the corrupted-bit check) multiply exact
-    // inputs; the full size quantizes random ones and is held to the tolerance.
-    let q = match size {
+    Ok(((m, n, k), grid))
+}
+
+/// The gallery's inputs: small and quick sizes (the simulator's, and the corrupted-bit check)
+/// multiply exact inputs; the full size quantizes random ones and is held to the tolerance.
+fn gallery_inputs(size: Size, (m, n, k): (u32, u32, u32), scaling: Scaling, seed: u64) -> Quantized {
+    match size {
         Size::Full => Quantized::random(m, n, k, scaling, seed),
         _ => Quantized::exact(m, n, k, scaling, seed),
-    };
-    Ok((q, grid))
+    }
 }
 
 /// The launch of `q`'s GEMM on `grid` CTAs (the gallery's kernel).
@@ -1036,6 +1048,11 @@ pub fn problem_out(
     let (m, n, k) = (q.m, q.n, q.k);
     if k % BLOCK_K != 0 {
         return Err(RuntimeError::Config(format!("gemm_fp8_dsl: K = {k} is not a multiple of {BLOCK_K}")));
+    }
+    if output == Output::E4m3 && n % 16 != 0 {
+        return Err(RuntimeError::Config(format!(
+            "gemm_fp8_dsl: N = {n} is not a multiple of 16 (e4m3 C's rows of N bytes: TMA's 16-byte strides)"
+        )));
     }
     let mut p = Problem::new(seed);
     let ga = p.input(dev, &q.a)?;
