@@ -18,10 +18,17 @@
 //!   ([`Scales::Shared`], one fragment): the producer brings each stage's scales with it (A's
 //!   by TMA over `sfa`, in the stage's bytes; B's by a store before its arrival) and the
 //!   consumers read them from shared memory, DeepGEMM's way: no global load on their path.
+//!   `#[comptime] OUT_E4M3` = 1 ([`Output::E4m3`], the gallery's `gemm_fp8_e4m3_out_dsl`):
+//!   the epilogue quantizes C for the next FP8 GEMM instead of rounding it to bf16: per row and
+//!   128-column block (the tile's columns) the amax of the f32 accumulator (in-thread, then
+//!   `T.fragment.quad_max` over the quad holding the row), its f32 scale `max(amax, 2^-64) /
+//!   448` into `sfc` in the A scales' layout, and e4m3 bytes `C * (448 / max(amax, 2^-64))`
+//!   (RNE, satfinite) staged in shared memory and TMA-stored as packed pairs.
 //! - `gemm_fp8_tensor_dsl`: per-tensor scaling (what `torch._scaled_mm` does): one accumulator
 //!   over all of K, multiplied once by `scale = scale_a * scale_b` in the epilogue.
 //!
-//! K must be a multiple of 128 (a scale block per stage) and N of 16 (C's 16-byte rows); TMA
+//! K must be a multiple of 128 (a scale block per stage) and N of 16 (C's 16-byte rows, e4m3's
+//! too); TMA
 //! zero-fills loads past M and N and clips the stores.
 
 use super::gemm_dsl::{tile_origin, Tiles, CONSUMERS, EPI, THREADS};
