@@ -12,16 +12,20 @@
 //! Blockwise runs once per `--frags` with global scales (accumulator fragments in flight,
 //! `kernel_with`: 1 waits for each K block before promoting it, 2 issues the next block first;
 //! rows `blockwise`, `blockwise_frags2`) and, with `--scales` naming `shared`, once with its
-//! scales through shared memory (`Scales::Shared`, 1 fragment; row `blockwise_smem_scales`), so
-//! one device run puts them all against cuBLASLt; the last form is what `bench/gemm_fp8_ncu.sh`
+//! scales through shared memory (`Scales::Shared`, 1 fragment; row `blockwise_smem_scales`) and,
+//! with `--outputs` naming `e4m3`, that kernel with its output quantized to e4m3
+//! (`Output::E4m3`; row `blockwise_e4m3_out`), so one device run puts them all against
+//! cuBLASLt (bf16 C); the `--frags 2 --scales global` form is what `bench/gemm_fp8_ncu.sh`
 //! profiles.
 //!
-//! Timing: `timing::interleaved_on` on one Phaser stream (`--warmup-ms` of sustained load,
-//! then `--runs` batches of ~20 ms of back-to-back launches between the stream's events; the
+//! Timing: `timing::interleaved_on` on one Phaser stream, every variant of a shape and scaling
+//! one side of one measurement (interleaved batches; `--warmup-ms` of sustained load, then
+//! `--runs` batches of ~20 ms of back-to-back launches between the stream's events; the
 //! median batch, per launch); TFLOP/s = 2MNK / time. Check: after timing C is poisoned,
 //! recomputed, and 4096 random elements (and the corners) are compared with the f64 product of
 //! the dequantized inputs within `Quantized::tolerance` (2^-8 |ref| + 2^-9 sqrt(K0 / 128) sum |a b|,
-//! K0 the K accumulated unpromoted: 128 blockwise, K per-tensor). With
+//! K0 the K accumulated unpromoted: 128 blockwise, K per-tensor); the e4m3 output's bytes times
+//! their scales within `Quantized::tolerance_e4m3`. With
 //! `--dump DIR`, each shape's inputs, scales and both Cs are written under `DIR/MxNxK/`
 //! (`meta.json` names the files) for the torch script. Exit status 1 if a check fails.
 
