@@ -9,6 +9,9 @@
 //! fragments in flight (`kernel_with_frags`: the same model, bit for bit), and the two-fragment
 //! kernel's mutant that promotes a block before waiting for its wgmmas is caught as a
 //! `wgmma-register-race` (its clean twin is `blockwise_two_fragments_small_...`: the same problem).
+//! The fused e4m3 output (`Output::E4m3`): bytes and scales the host's quantization of the
+//! model's f32 C bit for bit with zero findings (ragged, random and exact inputs, both scale
+//! paths, a zero row), and the output fed to the next GEMM as its A and `sfa`.
 
 use half::bf16;
 use phaser::problem::{simulate_problem, Size};
@@ -374,4 +377,53 @@ fn e4m3_out_n_not_a_multiple_of_16_is_refused() {
     let q = Quantized::exact(128, 200, 256, Scaling::Blockwise, 1);
     let e = fp8::problem_out(&dev, q, 2, true, 1, kernel, Output::E4m3).err().expect("refused");
     assert!(e.to_string().contains("N = 200 is not a multiple of 16"), "{e}");
+}
+
+/// The e4m3 output is the next FP8 GEMM's A as it is: its bytes as `a` and its scales as `sfa`
+/// (the same layout, read by `Quantized::a_scale`), times random B, in the simulator: zero
+/// findings, C within the tolerance of the f64 product of those inputs, and each element of
+/// that dequantized A within `tolerance_e4m3` of the first GEMM's f64 product.
+#[test]
+fn e4m3_out_feeds_the_next_gemm() {
+    let seed = 16;
+    let dev = Device::sim(SimConfig::default().with_seed(seed));
+    let t = fp8::tiles(Scaling::Blockwise);
+    let first = Quantized::random(200, 256, 256, Scaling::Blockwise, seed);
+    let kernel = fp8::kernel_out(Scaling::Blockwise, &t, 1, Scales::Shared, Output::E4m3).unwrap();
+    let mut p = fp8::problem_out(&dev, first, 2, true, seed, kernel, Output::E4m3).unwrap();
+    let reports = simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)).unwrap();
+    assert!(reports.iter().all(|r| r.findings.is_empty()));
+    let h: &Host = p.host();
+    let a = fp8::e4m3_of_pairs(&p.download(&dev, h.c).unwrap());
+    let sfa = p.download(&dev, h.sfc).unwrap();
+    let b = Quantized::random(128, 192, 256, Scaling::Blockwise, seed + 1);
+    let next = Quantized { m: 200, n: 192, k: 256, a, sfa, b: b.b, sfb: b.sfb, ..b };
+    for i in 0..200 {
+        for kk in 0..256 {
+            let (want, magnitude) = h.q.reference(i, kk);
+            let scale = next.a_scale(i, kk) as f64;
+            let got = next.a[i * 256 + kk].to_f32() as f64 * scale;
+            let tol = h.q.tolerance_e4m3(want, magnitude, scale);
+            assert!((got - want).abs() <= tol, "A[{i}][{kk}] = {got}, the first GEMM's f64 {want} (tolerance {tol})");
+        }
+    }
+    let kernel = fp8::kernel(Scaling::Blockwise, &t).unwrap();
+    let mut p2 = fp8::problem_with(&dev, next, 2, true, seed, kernel).unwrap();
+    let reports = simulate_problem(&dev, &mut p2, &SimConfig::default().with_seed(seed)).unwrap();
+    assert!(reports.iter().all(|r| r.findings.is_empty()));
+    let h2: &Host = p2.host();
+    let c = p2.download(&dev, h2.c).unwrap();
+    let (mut worst, mut big) = (0f64, 0);
+    for i in 0..200 {
+        for j in 0..192 {
+            let (want, magnitude) = h2.q.reference(i, j);
+            let err = (c[i * 192 + j].to_f64() - want).abs();
+            let tol = h2.q.tolerance(want, magnitude);
+            assert!(err <= tol, "C2[{i}][{j}] = {}, f64 {want} (tolerance {tol})", c[i * 192 + j]);
+            worst = worst.max(err / tol);
+            big += (want.abs() > 1.0) as usize;
+        }
+    }
+    assert!(big > 0, "not vacuous");
+    eprintln!("e4m3 out into the next GEMM: worst error {worst:.3} of the tolerance");
 }
