@@ -12,7 +12,9 @@ Per shape (a folder DIR/MxNxK/ with meta.json):
 Tolerance: |C_phaser - C_torch| <= 2^-7 |C_torch| + 2^-9 sqrt(K0 / 128) (|A| |B|^T)[i, j]
 (dequantized; K0 the K the tensor core accumulates unpromoted: 128 blockwise, K per-tensor),
 over every element. Blockwise, each of bench_gemm_fp8's kernels (FRAGS 1, FRAGS 2 as
-`blockwise_frags2`, the scales through shared memory as `blockwise_smem_scales`) is compared and put against the one cuBLASLt time. Per-tensor, torch runs with use_fast_accum=True (all of K in the tensor
+`blockwise_frags2`, the scales through shared memory as `blockwise_smem_scales`) is compared and put against the one cuBLASLt time;
+the fused e4m3 output (`blockwise_e4m3_out`: e4m3 bytes and a scale per row and 128 columns)
+is dequantized and held to e4m3's tolerance (compare_e4m3), its time put against cuBLASLt's bf16 C. Per-tensor, torch runs with use_fast_accum=True (all of K in the tensor
 core, as Phaser's kernel); its default (promoted) is timed and printed too. Prints one table; exit 1 if a comparison fails, 0 if torch or the dump
 is missing (it says so).
 
@@ -75,6 +77,18 @@ def compare(ours, theirs, magnitude, unpromoted_k=128):
     worst = ratio.max().item()
     bad = int((ratio > 1).sum().item())
     return worst, bad
+
+
+def compare_e4m3(ours, scales, reference, magnitude):
+    """The e4m3 output (bytes M x N, scales per row and 128-column block) dequantized against the
+    f32 product: gemm_fp8_dsl's Quantized::tolerance_e4m3, 2^-4 (|ref| + acc) + acc + 2^-10 s,
+    acc = 2^-9 (|A| |B|^T)[i, j] (one K block unpromoted)."""
+    s = scales.t().repeat_interleave(128, dim=1)[:, : ours.shape[1]]
+    got = ours.float() * s
+    acc = magnitude * 2.0**-9
+    tol = (reference.abs() + acc) * 2.0**-4 * (1 + 2.0**-20) + acc + s * 2.0**-10
+    ratio = ((got - reference).abs() / tol).nan_to_num(nan=float("inf"))
+    return ratio.max().item(), int((ratio > 1).sum().item())
 
 
 def main():
@@ -159,6 +173,21 @@ def main():
                 ours_s = f"{ours:.1f}" if ours else "-"
                 print(f"| {shape} | {variant} | {theirs_s} | {ours_s} | {ratio} | {worst:.3f}, {bad} of {m * n} "
                       f"{'PASS' if bad == 0 else 'FAIL'} |")
+            # The fused e4m3 output (`blockwise_e4m3_out_c.e4m3`, `_sfc.f32`: `[ceil(N / 128)][M
+            # rounded up to 4]`) against the f32 product, and its time against cuBLASLt's bf16 C.
+            if name == "blockwise" and os.path.isfile(f("e4m3_out_c.e4m3")):
+                variant = f"{name}_e4m3_out"
+                ours_c = load(f("e4m3_out_c.e4m3"), torch.float8_e4m3fn, (m, n))
+                sfc = load(f("e4m3_out_sfc.f32"), torch.float32, ((n + 127) // 128, (m + 3) // 4 * 4))[:, :m]
+                worst, bad = compare_e4m3(ours_c, sfc, (a_deq @ b_deq.t()), magnitude)
+                failed |= bad > 0
+                ours = meta.get(f"{variant}_tflops")
+                ratio = f"{ours / theirs_tflops:.3f}" if ours and theirs_tflops != "-" else "-"
+                theirs_s = f"{theirs_tflops:.1f}" if theirs_tflops != "-" else "-"
+                ours_s = f"{ours:.1f}" if ours else "-"
+                print(f"| {shape} | {variant} (e4m3 C vs cuBLASLt's bf16 C) | {theirs_s} | {ours_s} | {ratio} | "
+                      f"{worst:.3f}, {bad} of {m * n} {'PASS' if bad == 0 else 'FAIL'} |")
+                del ours_c, sfc
             del a, b, c, a_deq, b_deq, magnitude, reference, variants
             torch.cuda.empty_cache()
     sys.exit(1 if failed else 0)

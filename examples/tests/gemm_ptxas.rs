@@ -340,20 +340,32 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
 /// running) and reads the other fragment's registers than the wgmmas in flight write.
 #[test]
 fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
-    use phaser_examples::gallery::gemm_fp8_dsl::{kernel_with, tiles, Scales, Scaling};
+    use phaser_examples::gallery::gemm_fp8_dsl::{kernel_out, tiles, Output, Scales, Scaling};
     let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
     let dir = tempfile::tempdir().unwrap();
     let variants = [
-        (Scaling::Blockwise, 1, Scales::Global),
-        (Scaling::Blockwise, 2, Scales::Global),
-        (Scaling::Blockwise, 1, Scales::Shared),
-        (Scaling::PerTensor, 1, Scales::Global),
+        (Scaling::Blockwise, 1, Scales::Global, Output::Bf16),
+        (Scaling::Blockwise, 2, Scales::Global, Output::Bf16),
+        (Scaling::Blockwise, 1, Scales::Shared, Output::Bf16),
+        (Scaling::Blockwise, 1, Scales::Shared, Output::E4m3),
+        (Scaling::PerTensor, 1, Scales::Global, Output::Bf16),
     ];
-    for (scaling, frags, scales) in variants {
+    for (scaling, frags, scales, output) in variants {
         let t = tiles(scaling);
-        let k = kernel_with(scaling, &t, frags, scales).unwrap_or_else(|e| panic!("{scaling:?}: {e}"));
-        let what = format!("{} ({scaling:?}, {frags} fragment(s), {scales:?} scales)", k.name());
+        let k = kernel_out(scaling, &t, frags, scales, output).unwrap_or_else(|e| panic!("{scaling:?}: {e}"));
+        let what = format!("{} ({scaling:?}, {frags} fragment(s), {scales:?} scales, {output:?} C)", k.name());
         let ptx = emit_kernel(&k).unwrap();
+        // The e4m3 output: one `cvt` per packed pair (64 per thread of a 64 x 128 slab: 32)
+        // stored to shared memory by `st.shared.u16`, no stmatrix; bf16: a stmatrix.x4 per 16 columns.
+        let cvts = ptx_text::count(&ptx, "cvt.rn.satfinite.e4m3x2.f32");
+        let stmatrix = ptx.lines().filter(|l| l.trim_start().starts_with("stmatrix.")).count();
+        match output {
+            Output::E4m3 => {
+                assert_eq!((cvts, stmatrix), (32, 0), "{what}: e4m3 pairs and stmatrix:\n{ptx}");
+                assert_eq!(ptx_text::count(&ptx, "st.shared.u16"), 32, "{what}:\n{ptx}");
+            }
+            Output::Bf16 => assert_eq!((cvts, stmatrix), (0, (t.block_n / 16 * (t.wg_m / 64)) as usize), "{what}"),
+        }
         // Shared scales: the consumers read them with `ld.shared` only (two A, one B per K
         // block), never from global memory; the producer loads the B scale and TMAs A's.
         let scale_loads_global = ptx_text::count(&ptx, "ld.global.nc.f32");
@@ -374,7 +386,7 @@ fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
         assert_eq!(in_ptx, sites, "{what}:\n{ptx}");
         let waits_one = ptx_text::count(&ptx, "wgmma.wait_group.sync.aligned 1");
         assert_eq!(waits_one, if scaling == Scaling::Blockwise { 2 * (frags as usize - 1) } else { 1 }, "{what}");
-        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("{}_{frags}_{scales:?}", k.name()));
+        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("{}_{frags}_{scales:?}_{output:?}", k.name()));
         assert_eq!(spill_bytes(&verbose), (0, 0), "{what} spills:\n{verbose}");
         let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
         assert!(serialized.is_empty(), "{what}: ptxas serialized the wgmmas: {serialized:#?}");

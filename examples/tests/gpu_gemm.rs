@@ -271,6 +271,7 @@ fn gemm_fp8_dsl_matches_the_dequantized_f64_product() {
     assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
 }
 
+<<<<<<< HEAD
 /// Split-K reduced by every slice (one launch: all slices of a tile wait for all its flags,
 /// then each sums its share in slice order) against the two-launch reduction of the same
 /// tiles, at decode shapes (M = 1, 16, 33, 64): C identical bit for bit, launched 3 times on
@@ -336,4 +337,85 @@ fn dsl_every_slice_reduction_is_bit_identical_to_the_two_launch_reduction() {
     }
     assert!(checked >= 30, "{checked} checks");
     assert!(failures.is_empty(), "seed {seed}: {} of {checked} failed:\n{}", failures.len(), failures.join("\n"));
+=======
+/// The blockwise FP8 GEMM with its output quantized to e4m3 (`Output::E4m3`) on the GPU. Exact
+/// inputs (ternary elements, power-of-two scales: the f32 C is exact on both backends), ragged
+/// 330 x 208 x 1024 and the gallery's small and quick sizes: every e4m3 byte and every scale
+/// the simulator's, bit for bit (a differential run: amax, quad shuffles, `div.rn`, the
+/// satfinite pack and the TMA store of packed pairs on the hardware), and the host's model.
+/// Random inputs (ragged 1000 x 1040 x 1024 on the whole GPU, the gallery's full 2048^3):
+/// each byte times its scale within `Quantized::tolerance_e4m3` of the f64 product.
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn gemm_fp8_e4m3_out_matches_the_simulator_and_the_f64_product() {
+    use phaser::problem::{run_problem, simulate_problem, Problem, Size};
+    use phaser::runtime::sim::SimConfig;
+    use phaser_examples::gallery::gemm_fp8_dsl::{self as fp8, tiles, Host, Output, Quantized, Scaling};
+    let gpu = Device::cuda(0).expect("needs a CUDA GPU");
+    let seed = phaser_examples::gallery::fresh_seed();
+    eprintln!("seed {seed}");
+    let t = tiles(Scaling::Blockwise);
+    let kernel = || fp8::kernel_out(Scaling::Blockwise, &t, fp8::FRAGS, fp8::SCALES, Output::E4m3).unwrap();
+    let mut failures = Vec::new();
+    // Differential: the same problem on both backends.
+    type Make<'a> = Box<dyn Fn(&Device) -> Problem + 'a>;
+    let exact: Vec<(&str, Make<'_>)> = vec![
+        (
+            "ragged 330x208x1024",
+            Box::new(|dev: &Device| {
+                let q = Quantized::exact(330, 208, 1024, Scaling::Blockwise, seed);
+                fp8::problem_out(dev, q, 4, true, seed, kernel(), Output::E4m3).unwrap()
+            }),
+        ),
+        ("small", Box::new(|dev: &Device| fp8::setup_out(dev, Size::Small, seed, Output::E4m3).unwrap())),
+        ("quick", Box::new(|dev: &Device| fp8::setup_out(dev, Size::Quick, seed, Output::E4m3).unwrap())),
+    ];
+    for (what, make) in &exact {
+        let mut on_gpu = make(&gpu);
+        let outputs = run_problem(&gpu, &mut on_gpu).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let outcome = fp8::check(&on_gpu, &outputs);
+        eprintln!("{what} on the GPU: {}", outcome.detail);
+        if !outcome.passed {
+            failures.push(format!("{what}: {}", outcome.detail));
+        }
+        let h: &Host = on_gpu.host();
+        let (gpu_c, gpu_s) = (outputs.get(0, h.c).to_vec(), outputs.get(0, h.sfc).to_vec());
+        let sim = Device::sim(SimConfig::default().with_seed(seed));
+        let mut in_sim = make(&sim);
+        let reports = simulate_problem(&sim, &mut in_sim, &SimConfig::default().with_seed(seed))
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(reports.iter().all(|r| r.findings.is_empty()), "{what}: the simulator's findings");
+        let hs: &Host = in_sim.host();
+        let (sim_c, sim_s) = (in_sim.download(&sim, hs.c).unwrap(), in_sim.download(&sim, hs.sfc).unwrap());
+        let bytes = |c: &[half::bf16]| fp8::e4m3_of_pairs(c).iter().map(|b| b.to_bits()).collect::<Vec<u8>>();
+        let (gb, sb) = (bytes(&gpu_c), bytes(&sim_c));
+        let same_bytes = gb.iter().zip(&sb).filter(|(g, s)| g == s).count();
+        let same_scales = gpu_s.iter().zip(&sim_s).filter(|(g, s)| g.to_bits() == s.to_bits()).count();
+        eprintln!(
+            "{what}: simulator vs GPU: {same_bytes} of {} bytes, {same_scales} of {} scales bit-identical",
+            gb.len(),
+            gpu_s.len()
+        );
+        if same_bytes != gb.len() || same_scales != gpu_s.len() {
+            failures.push(format!("{what}: the GPU's bytes or scales differ from the simulator's"));
+        }
+    }
+    // Random inputs against the f64 product.
+    let sms = gpu.sm_count().unwrap();
+    let q = Quantized::random(1000, 1040, 1024, Scaling::Blockwise, seed);
+    let mut problems = vec![(
+        "random ragged 1000x1040x1024",
+        fp8::problem_out(&gpu, q, t.grid(1000, 1040, sms), false, seed, kernel(), Output::E4m3).unwrap(),
+    )];
+    problems.push(("full", fp8::setup_out(&gpu, Size::Full, seed, Output::E4m3).unwrap()));
+    for (what, mut p) in problems {
+        let outputs = run_problem(&gpu, &mut p).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let outcome = fp8::check(&p, &outputs);
+        eprintln!("{what}: {}", outcome.detail);
+        if !outcome.passed {
+            failures.push(format!("{what}: {}", outcome.detail));
+        }
+    }
+    assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
+>>>>>>> fp8out
 }

@@ -9,15 +9,25 @@
 //! fragments in flight (`kernel_with_frags`: the same model, bit for bit), and the two-fragment
 //! kernel's mutant that promotes a block before waiting for its wgmmas is caught as a
 //! `wgmma-register-race` (its clean twin is `blockwise_two_fragments_small_...`: the same problem).
+//! The fused e4m3 output (`Output::E4m3`): bytes and scales the host's quantization of the
+//! model's f32 C bit for bit with zero findings (ragged, random and exact inputs, both scale
+//! paths, a zero row), and the output fed to the next GEMM as its A and `sfa`.
 
 use half::bf16;
 use phaser::problem::{simulate_problem, Size};
 use phaser::runtime::sim::SimConfig;
 use phaser::Device;
-use phaser_examples::gallery::gemm_fp8_dsl::{self as fp8, Host, Quantized, Scales, Scaling, BLOCK_K};
+use phaser_examples::gallery::gemm_fp8_dsl::{
+    self as fp8, Host, Output, Quantized, Scales, Scaling, BLOCK_K, SCALE_BLOCK,
+};
 
 /// C[i][j] as the simulator computes it.
 fn model(q: &Quantized, i: usize, j: usize) -> bf16 {
+    bf16::from_f32(model_f32(q, i, j))
+}
+
+/// C[i][j] in f32 as the simulator computes it, before the epilogue rounds it.
+fn model_f32(q: &Quantized, i: usize, j: usize) -> f32 {
     let k = q.k as usize;
     let product = |kk: usize| (q.a[i * k + kk].to_f32() as f64 * q.b[j * k + kk].to_f32() as f64) as f32;
     let sum = match q.scaling {
@@ -28,7 +38,7 @@ fn model(q: &Quantized, i: usize, j: usize) -> bf16 {
         }),
         Scaling::PerTensor => (0..k).fold(0f32, |s, kk| s + product(kk)) * (q.sfa[0] * q.sfb[0]),
     };
-    bf16::from_f32(sum)
+    sum
 }
 
 /// The gallery's problem at `size` (exact inputs: ternary elements, power-of-two scales), the
@@ -326,4 +336,149 @@ mod sfa_layout {
             }
         }
     }
+
+/// The fused e4m3 output (`Output::E4m3`) in the simulator, under the checker: zero findings,
+/// every byte and every scale the host's quantization (`quantize_output`: amax per row and
+/// 128-column block, `448 / max(amax, floor)`, RNE satfinite) of the simulator's own f32 C
+/// ([`model_f32`]), bit for bit, and each byte times its scale within `tolerance_e4m3` of the
+/// f64 product. Ragged (M = 330: `sfa_stride`'s padding; N = 208: a partial column block, C's rows 16-byte multiples).
+fn e4m3_out(q: Quantized, grid: u32, seed: u64, scales: Scales) {
+    let dev = Device::sim(SimConfig::default().with_seed(seed));
+    let t = fp8::tiles(Scaling::Blockwise);
+    let kernel = fp8::kernel_out(Scaling::Blockwise, &t, 1, scales, Output::E4m3).unwrap_or_else(|e| panic!("{e}"));
+    let mut p = fp8::problem_out(&dev, q, grid, true, seed, kernel, Output::E4m3).unwrap_or_else(|e| panic!("{e}"));
+    let reports =
+        simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)).unwrap_or_else(|e| panic!("{e}"));
+    for r in &reports {
+        assert!(r.findings.is_empty(), "e4m3 out: {:#?}", r.findings);
+    }
+    let h: &Host = p.host();
+    let (m, n, mp) = (h.q.m as usize, h.q.n as usize, fp8::sfa_stride(h.q.m));
+    let bytes = fp8::e4m3_of_pairs(&p.download(&dev, h.c).unwrap());
+    let scales = p.download(&dev, h.sfc).unwrap();
+    let c: Vec<f32> = (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).map(|(i, j)| model_f32(&h.q, i, j)).collect();
+    let (want, want_scales) = fp8::quantize_output(&c, h.q.m, h.q.n);
+    let blocks = n.div_ceil(SCALE_BLOCK as usize);
+    for nb in 0..blocks {
+        for i in 0..m {
+            let (got, want) = (scales[nb * mp + i], want_scales[nb * mp + i]);
+            assert_eq!(got.to_bits(), want.to_bits(), "the scale of row {i}, block {nb}: {got}, model {want}");
+        }
+    }
+    let (mut worst, mut saturated) = (0f64, 0);
+    for i in 0..m {
+        for j in 0..n {
+            let (got, model) = (bytes[i * n + j], want[i * n + j]);
+            assert_eq!(got.to_bits(), model.to_bits(), "C[{i}][{j}] = {got}, model {model} (f32 {})", c[i * n + j]);
+            let scale = scales[j / SCALE_BLOCK as usize * mp + i] as f64;
+            let (exact, magnitude) = h.q.reference(i, j);
+            let tol = h.q.tolerance_e4m3(exact, magnitude, scale);
+            let err = (got.to_f32() as f64 * scale - exact).abs();
+            assert!(err <= tol, "C[{i}][{j}] = {got} x {scale}, f64 {exact} (tolerance {tol})");
+            worst = worst.max(err / tol);
+            saturated += (got.to_f32().abs() == fp8::E4M3_MAX) as usize;
+        }
+    }
+    // Not vacuous: every row block's amax maps onto 448, so each has a byte of 448.
+    assert!(saturated >= m * blocks, "{saturated} bytes of magnitude 448, fewer than the {} row blocks", m * blocks);
+    eprintln!("e4m3 out {m}x{n}x{}: bytes and scales the model's, worst error {worst:.3} of the tolerance", h.q.k);
+}
+
+#[test]
+fn e4m3_out_ragged_random_is_the_model_with_no_findings() {
+    e4m3_out(Quantized::random(330, 208, 512, Scaling::Blockwise, 12), 4, 12, Scales::Shared);
+}
+
+#[test]
+fn e4m3_out_ragged_exact_is_the_model_with_no_findings() {
+    e4m3_out(Quantized::exact(330, 208, 1024, Scaling::Blockwise, 13), 4, 13, Scales::Shared);
+}
+
+/// The epilogue is the mainloop's: with scales from global memory as well.
+#[test]
+fn e4m3_out_global_scales_is_the_model_with_no_findings() {
+    e4m3_out(Quantized::random(200, 256, 256, Scaling::Blockwise, 14), 2, 14, Scales::Global);
+}
+
+/// A row whose C is all zeros (A's row zero): its scale is the floor's, its bytes zero.
+#[test]
+fn e4m3_out_zero_rows_get_the_floor_scale() {
+    let mut q = Quantized::random(128, 128, 256, Scaling::Blockwise, 15);
+    let k = q.k as usize;
+    for x in &mut q.a[5 * k..6 * k] {
+        *x = phaser::F8E4M3::from_f32(0.0);
+    }
+    let (bytes, scales) = fp8::quantize_output(&vec![0f32; 128], 1, 128);
+    assert!(bytes.iter().all(|b| b.to_f32() == 0.0));
+    assert_eq!(scales[0], fp8::AMAX_FLOOR / fp8::E4M3_MAX);
+    assert!(scales[0].is_normal());
+    e4m3_out(q, 2, 15, Scales::Shared);
+}
+
+/// The e4m3 output is the blockwise kernel's: per-tensor is refused, naming it.
+#[test]
+fn e4m3_out_per_tensor_is_refused() {
+    let t = fp8::tiles(Scaling::PerTensor);
+    let e = fp8::kernel_out(Scaling::PerTensor, &t, 1, Scales::Global, Output::E4m3).err().expect("refused");
+    assert!(e.to_string().contains("the e4m3 output is the blockwise kernel's, not PerTensor's"), "{e}");
+}
+
+/// e4m3 C's rows are N bytes: an N that is not a multiple of 16 is refused, naming it.
+#[test]
+fn e4m3_out_n_not_a_multiple_of_16_is_refused() {
+    let dev = Device::sim(SimConfig::default());
+    let t = fp8::tiles(Scaling::Blockwise);
+    let kernel = fp8::kernel_out(Scaling::Blockwise, &t, 1, Scales::Shared, Output::E4m3).unwrap();
+    let q = Quantized::exact(128, 200, 256, Scaling::Blockwise, 1);
+    let e = fp8::problem_out(&dev, q, 2, true, 1, kernel, Output::E4m3).err().expect("refused");
+    assert!(e.to_string().contains("N = 200 is not a multiple of 16"), "{e}");
+}
+
+/// The e4m3 output is the next FP8 GEMM's A as it is: its bytes as `a` and its scales as `sfa`
+/// (the same layout, read by `Quantized::a_scale`), times random B, in the simulator: zero
+/// findings, C within the tolerance of the f64 product of those inputs, and each element of
+/// that dequantized A within `tolerance_e4m3` of the first GEMM's f64 product.
+#[test]
+fn e4m3_out_feeds_the_next_gemm() {
+    let seed = 16;
+    let dev = Device::sim(SimConfig::default().with_seed(seed));
+    let t = fp8::tiles(Scaling::Blockwise);
+    let first = Quantized::random(200, 256, 256, Scaling::Blockwise, seed);
+    let kernel = fp8::kernel_out(Scaling::Blockwise, &t, 1, Scales::Shared, Output::E4m3).unwrap();
+    let mut p = fp8::problem_out(&dev, first, 2, true, seed, kernel, Output::E4m3).unwrap();
+    let reports = simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)).unwrap();
+    assert!(reports.iter().all(|r| r.findings.is_empty()));
+    let h: &Host = p.host();
+    let a = fp8::e4m3_of_pairs(&p.download(&dev, h.c).unwrap());
+    let sfa = p.download(&dev, h.sfc).unwrap();
+    let b = Quantized::random(128, 192, 256, Scaling::Blockwise, seed + 1);
+    let next = Quantized { m: 200, n: 192, k: 256, a, sfa, b: b.b, sfb: b.sfb, ..b };
+    for i in 0..200 {
+        for kk in 0..256 {
+            let (want, magnitude) = h.q.reference(i, kk);
+            let scale = next.a_scale(i, kk) as f64;
+            let got = next.a[i * 256 + kk].to_f32() as f64 * scale;
+            let tol = h.q.tolerance_e4m3(want, magnitude, scale);
+            assert!((got - want).abs() <= tol, "A[{i}][{kk}] = {got}, the first GEMM's f64 {want} (tolerance {tol})");
+        }
+    }
+    let kernel = fp8::kernel(Scaling::Blockwise, &t).unwrap();
+    let mut p2 = fp8::problem_with(&dev, next, 2, true, seed, kernel).unwrap();
+    let reports = simulate_problem(&dev, &mut p2, &SimConfig::default().with_seed(seed)).unwrap();
+    assert!(reports.iter().all(|r| r.findings.is_empty()));
+    let h2: &Host = p2.host();
+    let c = p2.download(&dev, h2.c).unwrap();
+    let (mut worst, mut big) = (0f64, 0);
+    for i in 0..200 {
+        for j in 0..192 {
+            let (want, magnitude) = h2.q.reference(i, j);
+            let err = (c[i * 192 + j].to_f64() - want).abs();
+            let tol = h2.q.tolerance(want, magnitude);
+            assert!(err <= tol, "C2[{i}][{j}] = {}, f64 {want} (tolerance {tol})", c[i * 192 + j]);
+            worst = worst.max(err / tol);
+            big += (want.abs() > 1.0) as usize;
+        }
+    }
+    assert!(big > 0, "not vacuous");
+    eprintln!("e4m3 out into the next GEMM: worst error {worst:.3} of the tolerance");
 }

@@ -12,16 +12,20 @@
 //! Blockwise runs once per `--frags` with global scales (accumulator fragments in flight,
 //! `kernel_with`: 1 waits for each K block before promoting it, 2 issues the next block first;
 //! rows `blockwise`, `blockwise_frags2`) and, with `--scales` naming `shared`, once with its
-//! scales through shared memory (`Scales::Shared`, 1 fragment; row `blockwise_smem_scales`), so
-//! one device run puts them all against cuBLASLt; the last form is what `bench/gemm_fp8_ncu.sh`
+//! scales through shared memory (`Scales::Shared`, 1 fragment; row `blockwise_smem_scales`) and,
+//! with `--outputs` naming `e4m3`, that kernel with its output quantized to e4m3
+//! (`Output::E4m3`; row `blockwise_e4m3_out`), so one device run puts them all against
+//! cuBLASLt (bf16 C); the `--frags 2 --scales global` form is what `bench/gemm_fp8_ncu.sh`
 //! profiles.
 //!
-//! Timing: `timing::interleaved_on` on one Phaser stream (`--warmup-ms` of sustained load,
-//! then `--runs` batches of ~20 ms of back-to-back launches between the stream's events; the
+//! Timing: `timing::interleaved_on` on one Phaser stream, every variant of a shape and scaling
+//! one side of one measurement (interleaved batches; `--warmup-ms` of sustained load, then
+//! `--runs` batches of ~20 ms of back-to-back launches between the stream's events; the
 //! median batch, per launch); TFLOP/s = 2MNK / time. Check: after timing C is poisoned,
 //! recomputed, and 4096 random elements (and the corners) are compared with the f64 product of
 //! the dequantized inputs within `Quantized::tolerance` (2^-8 |ref| + 2^-9 sqrt(K0 / 128) sum |a b|,
-//! K0 the K accumulated unpromoted: 128 blockwise, K per-tensor). With
+//! K0 the K accumulated unpromoted: 128 blockwise, K per-tensor); the e4m3 output's bytes times
+//! their scales within `Quantized::tolerance_e4m3`. With
 //! `--dump DIR`, each shape's inputs, scales and both Cs are written under `DIR/MxNxK/`
 //! (`meta.json` names the files) for the torch script. Exit status 1 if a check fails.
 
@@ -29,7 +33,9 @@ use clap::Parser;
 use half::bf16;
 use phaser::{Arg, Device, LaunchConfig, F8E4M3};
 use phaser_examples::gallery::gemm_dsl::{EPI, THREADS};
-use phaser_examples::gallery::gemm_fp8_dsl::{kernel_with, sfa_dims, tiles, Quantized, Scales, Scaling, BLOCK_K};
+use phaser_examples::gallery::gemm_fp8_dsl::{
+    e4m3_of_pairs, kernel_out, sfa_dims, sfa_stride, tiles, Output, Quantized, Scales, Scaling, BLOCK_K, SCALE_BLOCK,
+};
 use phaser_examples::timing::{self, BenchError, BenchResult};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -61,6 +67,18 @@ struct Args {
     /// `--frags`), `shared` (once, 1 fragment).
     #[arg(long, default_value = "global,shared")]
     scales: String,
+    /// What the blockwise kernel with shared scales stores, comma-separated: `bf16`, `e4m3`
+    /// (the fused output quantization, `Output::E4m3`; row `blockwise_e4m3_out`).
+    #[arg(long, default_value = "bf16,e4m3")]
+    outputs: String,
+}
+
+fn parse_output(s: &str) -> BenchResult<Output> {
+    match s.trim() {
+        "bf16" => Ok(Output::Bf16),
+        "e4m3" => Ok(Output::E4m3),
+        other => Err(BenchError(format!("--outputs: `{other}` is not `bf16` or `e4m3`"))),
+    }
 }
 
 fn parse_scales(s: &str) -> BenchResult<Scales> {
@@ -98,75 +116,148 @@ fn parse_shape(s: &str) -> BenchResult<(u32, u32, u32)> {
     }
 }
 
-/// One timed kernel: TFLOP/s, its check and its C.
+/// One kernel's launch, its buffers and maps: prepared before any is timed, so every variant
+/// of a shape runs in one interleaved measurement.
+struct Prepared {
+    name: String,
+    output: Output,
+    kern: phaser::Kernel,
+    /// The inputs the maps point into, kept alive with them.
+    _a: phaser::Buffer<F8E4M3>,
+    _b: phaser::Buffer<F8E4M3>,
+    /// bf16 C, or [`Output::E4m3`]'s packed pairs of e4m3 bytes (`[M][N / 2]`).
+    c: phaser::Buffer<bf16>,
+    sfa: phaser::Buffer<f32>,
+    sfb: phaser::Buffer<f32>,
+    /// [`Output::E4m3`]'s scales (`[ceil(N / 128)][sfa_stride(M)]`); bf16: one unused element.
+    sfc: phaser::Buffer<f32>,
+    maps: Vec<phaser::TensorMap>,
+    launch: LaunchConfig,
+}
+
+impl Prepared {
+    fn new(dev: &Device, q: &Quantized, name: String, frags: u32, scales: Scales, output: Output) -> BenchResult<Self> {
+        let t = tiles(q.scaling);
+        let (m, n, k) = (q.m, q.n, q.k);
+        let kern = kernel_out(q.scaling, &t, frags, scales, output)?;
+        let a = dev.upload(&q.a)?;
+        let b = dev.upload(&q.b)?;
+        let (m64, n64, k64) = (m as u64, n as u64, k as u64);
+        let c_cols = match output {
+            Output::Bf16 => n64,
+            Output::E4m3 => n64 / 2,
+        };
+        let c = dev.alloc::<bf16>(m as usize * c_cols as usize)?;
+        let sfc = match output {
+            Output::Bf16 => dev.alloc::<f32>(1)?,
+            Output::E4m3 => dev.alloc::<f32>(n.div_ceil(SCALE_BLOCK) as usize * sfa_stride(m))?,
+        };
+        let sfa = dev.upload(&q.sfa)?;
+        let sfb = dev.upload(&q.sfb)?;
+        let sw = phaser::Swizzle::B128;
+        let mut maps = vec![
+            dev.tensor_map(&a, &[k64, m64], &[BLOCK_K, t.block_m()], sw)?,
+            dev.tensor_map(&b, &[k64, n64], &[BLOCK_K, t.block_n / t.cluster], sw)?,
+            dev.tensor_map(&c, &[c_cols, m64], &[EPI, EPI], sw)?,
+        ];
+        // Blockwise: the A scales' map (a stage's K block of the tile's rows), every variant's argument.
+        if q.scaling == Scaling::Blockwise {
+            maps.push(dev.tensor_map(&sfa, &sfa_dims(q), &[t.block_m(), 1], phaser::Swizzle::None)?);
+        }
+        let launch = LaunchConfig::linear(t.grid(m, n, dev.sm_count()?), THREADS);
+        Ok(Prepared { name, output, kern, _a: a, _b: b, c, sfa, sfb, sfc, maps, launch })
+    }
+
+    fn args(&self, q: &Quantized) -> Vec<Arg<'_>> {
+        let mut v: Vec<Arg<'_>> = self.maps[..3].iter().map(Arg::TensorMap).collect();
+        match q.scaling {
+            Scaling::Blockwise => {
+                v.push(Arg::TensorMap(&self.maps[3]));
+                v.extend([Arg::buffer(&self.sfa), Arg::buffer(&self.sfb), Arg::buffer(&self.sfc)]);
+            }
+            Scaling::PerTensor => v.push(Arg::scalar(q.sfa[0] * q.sfb[0])),
+        }
+        v.extend([Arg::scalar(q.m), Arg::scalar(q.n), Arg::scalar(q.k)]);
+        v
+    }
+}
+
+/// One timed kernel: TFLOP/s, its check and its C (bf16, or e4m3 bytes and their scales).
 struct Row {
     tflops: f64,
     worst: f64,
     bad: usize,
     checked: usize,
     c: Vec<bf16>,
+    sfc: Vec<f32>,
 }
 
+/// `variants` timed in one interleaved measurement, one side each.
+fn time_together<'a>(
+    stream: &'a phaser::Stream<'_>,
+    method: &timing::Method,
+    per_batch: usize,
+    q: &'a Quantized,
+    variants: &'a [Prepared],
+) -> BenchResult<timing::Interleaved> {
+    type Side<'s, 'a> = dyn FnMut() -> BenchResult<timing::Queued<'a>> + 's;
+    let mut sides: Vec<Box<Side<'a, 'a>>> = variants
+        .iter()
+        .map(|v| Box::new(move || Ok(Some(stream.launch(&v.kern, v.launch, v.args(q))?))) as Box<Side<'a, 'a>>)
+        .collect();
+    let mut refs: Vec<&mut dyn FnMut() -> BenchResult<timing::Queued<'a>>> =
+        sides.iter_mut().map(|s| &mut **s as &mut dyn FnMut() -> BenchResult<timing::Queued<'a>>).collect();
+    timing::interleaved_on(stream, method, per_batch, &mut refs)
+}
+
+/// Time `variants` of `q`'s shape together (`timing::interleaved_on`, one side each), then
+/// check each one's C.
 fn run(
     dev: &Device,
     stream: &phaser::Stream<'_>,
     args: &Args,
     q: &Quantized,
-    frags: u32,
-    scales: Scales,
-) -> BenchResult<Row> {
-    let t = tiles(q.scaling);
+    variants: &mut [Prepared],
+) -> BenchResult<Vec<Row>> {
     let (m, n, k) = (q.m, q.n, q.k);
-    let kern = kernel_with(q.scaling, &t, frags, scales)?;
-    let a = dev.upload(&q.a)?;
-    let b = dev.upload(&q.b)?;
-    let mut c = dev.alloc::<bf16>((m as usize) * (n as usize))?;
-    let sfa = dev.upload(&q.sfa)?;
-    let sfb = dev.upload(&q.sfb)?;
-    let sw = phaser::Swizzle::B128;
-    let (m64, n64, k64) = (m as u64, n as u64, k as u64);
-    let ma = dev.tensor_map(&a, &[k64, m64], &[BLOCK_K, t.block_m()], sw)?;
-    let mb = dev.tensor_map(&b, &[k64, n64], &[BLOCK_K, t.block_n / t.cluster], sw)?;
-    let mc = dev.tensor_map(&c, &[n64, m64], &[EPI, EPI], sw)?;
-    // Blockwise: the A scales' map (a stage's K block of the tile's rows), both variants' argument.
-    let msfa = match q.scaling {
-        Scaling::Blockwise => Some(dev.tensor_map(&sfa, &sfa_dims(q), &[t.block_m(), 1], phaser::Swizzle::None)?),
-        Scaling::PerTensor => None,
-    };
-    let launch = LaunchConfig::linear(t.grid(m, n, dev.sm_count()?), THREADS);
-    let kernel_args = || -> Vec<Arg<'_>> {
-        let mut v = vec![Arg::TensorMap(&ma), Arg::TensorMap(&mb), Arg::TensorMap(&mc)];
-        match q.scaling {
-            Scaling::Blockwise => {
-                v.extend(msfa.as_ref().map(Arg::TensorMap));
-                v.extend([Arg::buffer(&sfa), Arg::buffer(&sfb)]);
-            }
-            Scaling::PerTensor => v.push(Arg::scalar(q.sfa[0] * q.sfb[0])),
-        }
-        v.extend([Arg::scalar(m), Arg::scalar(n), Arg::scalar(k)]);
-        v
-    };
     let flops = 2.0 * m as f64 * n as f64 * k as f64;
     let per_batch = ((2.0e-2 * 1.0e15 / flops).ceil() as usize).clamp(1, 500);
     let method = timing::Method { warmup: Duration::from_millis(args.warmup_ms), runs: args.runs };
-    let mut side = || Ok(Some(stream.launch(&kern, launch, kernel_args())?));
-    let timed = timing::interleaved_on(stream, &method, per_batch, &mut [&mut side])?;
-    dev.fill(&mut c, bf16::from_bits(0xFFFF))?;
-    stream.launch(&kern, launch, kernel_args())?.wait()?;
-    let got = dev.download(&c)?;
+    let timed = time_together(stream, &method, per_batch, q, variants)?;
     let (mu, nu) = (m as usize, n as usize);
     let mut positions = vec![(0, 0), (0, nu - 1), (mu - 1, 0), (mu - 1, nu - 1)];
     positions.extend(
         phaser::problem::random_u32(2 * 4096, args.seed).chunks(2).map(|r| (r[0] as usize % mu, r[1] as usize % nu)),
     );
-    let (mut worst, mut bad) = (0f64, 0);
-    for &(i, j) in &positions {
-        let (want, magnitude) = q.reference(i, j);
-        let err = (got[i * nu + j].to_f64() - want).abs() / q.tolerance(want, magnitude);
-        worst = worst.max(err);
-        bad += (err.is_nan() || err > 1.0) as usize;
+    let mut rows = Vec::new();
+    for (v, time) in variants.iter_mut().zip(&timed.sides) {
+        dev.fill(&mut v.c, bf16::from_bits(0xFFFF))?;
+        dev.fill(&mut v.sfc, f32::NAN)?;
+        stream.launch(&v.kern, v.launch, v.args(q))?.wait()?;
+        let got = dev.download(&v.c)?;
+        let sfc = dev.download(&v.sfc)?;
+        let bytes = match v.output {
+            Output::E4m3 => e4m3_of_pairs(&got),
+            Output::Bf16 => Vec::new(),
+        };
+        let (mut worst, mut bad) = (0f64, 0);
+        for &(i, j) in &positions {
+            let (want, magnitude) = q.reference(i, j);
+            let err = match v.output {
+                Output::Bf16 => (got[i * nu + j].to_f64() - want).abs() / q.tolerance(want, magnitude),
+                Output::E4m3 => {
+                    let scale = sfc[j / SCALE_BLOCK as usize * sfa_stride(m) + i] as f64;
+                    let c = bytes[i * nu + j].to_f32() as f64 * scale;
+                    (c - want).abs() / q.tolerance_e4m3(want, magnitude, scale)
+                }
+            };
+            worst = worst.max(err);
+            bad += (err.is_nan() || err > 1.0) as usize;
+        }
+        let tflops = flops / time.median.as_secs_f64() / 1e12;
+        rows.push(Row { tflops, worst, bad, checked: positions.len(), c: got, sfc });
     }
-    Ok(Row { tflops: flops / timed.sides[0].median.as_secs_f64() / 1e12, worst, bad, checked: positions.len(), c: got })
+    Ok(rows)
 }
 
 fn bytes_of_bf16(v: &[bf16]) -> Vec<u8> {
@@ -188,6 +279,7 @@ fn main() {
         let scalings: Vec<Scaling> = args.scalings.split(',').map(parse_scaling).collect::<BenchResult<_>>()?;
         let frag_counts: Vec<u32> = args.frags.split(',').map(parse_frags).collect::<BenchResult<_>>()?;
         let scale_paths: Vec<Scales> = args.scales.split(',').map(parse_scales).collect::<BenchResult<_>>()?;
+        let outputs: Vec<Output> = args.outputs.split(',').map(parse_output).collect::<BenchResult<_>>()?;
         let dev = Device::cuda(0)?;
         let stream = dev.stream()?;
         let mut ok = true;
@@ -204,14 +296,14 @@ fn main() {
             for &scaling in &scalings {
                 let q = Quantized::random(m, n, k, scaling, args.seed);
                 let (name, variants) = match scaling {
-                    Scaling::PerTensor => ("per_tensor", vec![(1, Scales::Global)]),
+                    Scaling::PerTensor => ("per_tensor", vec![(1, Scales::Global, Output::Bf16)]),
                     Scaling::Blockwise => {
                         let mut v = Vec::new();
                         if scale_paths.contains(&Scales::Global) {
-                            v.extend(frag_counts.iter().map(|&f| (f, Scales::Global)));
+                            v.extend(frag_counts.iter().map(|&f| (f, Scales::Global, Output::Bf16)));
                         }
                         if scale_paths.contains(&Scales::Shared) {
-                            v.push((1, Scales::Shared));
+                            v.extend(outputs.iter().map(|&o| (1, Scales::Shared, o)));
                         }
                         ("blockwise", v)
                     }
@@ -226,15 +318,24 @@ fn main() {
                     write(format!("{name}_sfa.f32"), bytes_of_f32(&q.sfa))?;
                     write(format!("{name}_sfb.f32"), bytes_of_f32(&q.sfb))?;
                 }
-                for &(frags, scales) in &variants {
-                    let row = run(&dev, &stream, &args, &q, frags, scales)?;
-                    // FRAGS = 1 keeps the names run 20 used; FRAGS = 2's C and time carry
-                    // `_frags2`, shared scales' `_smem_scales` (bench/gemm_fp8_torch.py's names).
-                    let variant = match (frags, scales) {
-                        (_, Scales::Shared) => format!("{name}_smem_scales"),
-                        (1, Scales::Global) => name.to_string(),
-                        _ => format!("{name}_frags{frags}"),
-                    };
+                // FRAGS = 1 keeps the names run 20 used; FRAGS = 2's C and time carry
+                // `_frags2`, shared scales' `_smem_scales`, the e4m3 output's `_e4m3_out`
+                // (bench/gemm_fp8_torch.py's names).
+                let mut prepared = variants
+                    .iter()
+                    .map(|&(frags, scales, output)| {
+                        let variant = match (frags, scales, output) {
+                            (_, Scales::Shared, Output::E4m3) => format!("{name}_e4m3_out"),
+                            (_, Scales::Shared, Output::Bf16) => format!("{name}_smem_scales"),
+                            (1, Scales::Global, _) => name.to_string(),
+                            _ => format!("{name}_frags{frags}"),
+                        };
+                        Prepared::new(&dev, &q, variant, frags, scales, output)
+                    })
+                    .collect::<BenchResult<Vec<_>>>()?;
+                let rows = run(&dev, &stream, &args, &q, &mut prepared)?;
+                for (v, row) in prepared.iter().zip(rows) {
+                    let variant = &v.name;
                     ok &= row.bad == 0;
                     println!(
                         "| {shape} | {variant} | {:.1} | {:.3} | {} of {} {} |",
@@ -245,8 +346,16 @@ fn main() {
                         if row.bad == 0 { "PASS" } else { "FAIL" }
                     );
                     if let Some(dir) = &dir {
-                        std::fs::write(dir.join(format!("{variant}_c.bf16")), bytes_of_bf16(&row.c))
-                            .map_err(|e| BenchError(format!("{variant}_c.bf16: {e}")))?;
+                        let write = |file: String, bytes: Vec<u8>| {
+                            std::fs::write(dir.join(&file), bytes).map_err(|e| BenchError(format!("{file}: {e}")))
+                        };
+                        match v.output {
+                            Output::Bf16 => write(format!("{variant}_c.bf16"), bytes_of_bf16(&row.c))?,
+                            Output::E4m3 => {
+                                write(format!("{variant}_c.e4m3"), bytes_of_e4m3(&e4m3_of_pairs(&row.c)))?;
+                                write(format!("{variant}_sfc.f32"), bytes_of_f32(&row.sfc))?;
+                            }
+                        }
                         meta.push(format!("\"{variant}_tflops\": {:.3}", row.tflops));
                     }
                 }

@@ -18,10 +18,17 @@
 //!   ([`Scales::Shared`], one fragment): the producer brings each stage's scales with it (A's
 //!   by TMA over `sfa`, in the stage's bytes; B's by a store before its arrival) and the
 //!   consumers read them from shared memory, DeepGEMM's way: no global load on their path.
+//!   `#[comptime] OUT_E4M3` = 1 ([`Output::E4m3`], the gallery's `gemm_fp8_e4m3_out_dsl`):
+//!   the epilogue quantizes C for the next FP8 GEMM instead of rounding it to bf16: per row and
+//!   128-column block (the tile's columns) the amax of the f32 accumulator (in-thread, then
+//!   `T.fragment.quad_max` over the quad holding the row), its f32 scale `max(amax, 2^-64) /
+//!   448` into `sfc` in the A scales' layout, and e4m3 bytes `C * (448 / max(amax, 2^-64))`
+//!   (RNE, satfinite) staged in shared memory and TMA-stored as packed pairs.
 //! - `gemm_fp8_tensor_dsl`: per-tensor scaling (what `torch._scaled_mm` does): one accumulator
 //!   over all of K, multiplied once by `scale = scale_a * scale_b` in the epilogue.
 //!
-//! K must be a multiple of 128 (a scale block per stage) and N of 16 (C's 16-byte rows); TMA
+//! K must be a multiple of 128 (a scale block per stage) and N of 16 (C's 16-byte rows, e4m3's
+//! too); TMA
 //! zero-fills loads past M and N and clips the stores.
 
 use super::gemm_dsl::{tile_origin, Reduce, Tiles, CONSUMERS, EPI, THREADS};
@@ -49,6 +56,7 @@ pub fn gemm_fp8_dsl(
     #[tma(box = [1, CONSUMERS * 64], dims = [kb, row])] sfa_map: TensorMap<f32, 2>,
     sfa: &[f32],
     sfb: &[f32],
+    sfc: &mut [f32],
     m: u32,
     n: u32,
     k: u32,
@@ -58,6 +66,7 @@ pub fn gemm_fp8_dsl(
     #[comptime] GROUP_M: u32,
     #[comptime] FRAGS: u32,
     #[comptime] SCALES_SMEM: u32,
+    #[comptime] OUT_E4M3: u32,
 ) {
     T.require_block(THREADS, 1, 1);
     T.max_registers(ENTRY_REGS);
@@ -281,29 +290,82 @@ pub fn gemm_fp8_dsl(
                 T.ptx.wgmma.wait_group(0);
             }
 
-            #[unroll]
-            for sub in 0..BN / EPI {
-                let staging = c_tiles[cw][sub % 2];
+            if OUT_E4M3 == 1 {
+                // [`Output::E4m3`]: the tile's 128 columns are one column block of C's scales.
+                // Each of this thread's two rows: amax over its 32 values, then over the quad
+                // that holds the row; `inv = 448 / max(amax, floor)`, the stored scale
+                // `max(amax, floor) / 448`.
+                let mut amax0 = 0.0;
+                let mut amax1 = 0.0;
+                #[unroll]
+                for i in 0..BN / 2 {
+                    let x = sum[i].abs();
+                    amax0 = T.fragment.of_row(sum, i, amax0.max(x), amax0);
+                    amax1 = T.fragment.of_row(sum, i, amax1, amax1.max(x));
+                }
+                let a0 = T.fragment.quad_max(amax0).max(AMAX_FLOOR);
+                let a1 = T.fragment.quad_max(amax1).max(AMAX_FLOOR);
+                let inv0 = E4M3_MAX / a0;
+                let inv1 = E4M3_MAX / a1;
+                // One staging tile holds the warpgroup's 64 x 128 bytes (64 x 64 packed pairs);
+                // the previous tile's store must have read it.
+                let staging = c_tiles[cw][0];
                 if leader {
-                    T.ptx.cp_async.bulk.wait_group_read(1);
+                    T.ptx.cp_async.bulk.wait_group_read(0);
                 }
                 T.ptx.bar.sync(bar_id, 128);
                 #[unroll]
-                for q in 0..EPI / 16 {
-                    let g = (sub * EPI + q * 16) / 8;
-                    T.ptx.stmatrix.x4(
-                        T.tile_addr(staging, [st_row, q * 16 + st_col]),
-                        T.pack.bf16x2(sum[4 * g], sum[4 * g + 1]),
-                        T.pack.bf16x2(sum[4 * g + 2], sum[4 * g + 3]),
-                        T.pack.bf16x2(sum[4 * g + 4], sum[4 * g + 5]),
-                        T.pack.bf16x2(sum[4 * g + 6], sum[4 * g + 7]),
-                    );
+                for p in 0..BN / 4 {
+                    // Registers 2p, 2p + 1: adjacent columns of one row, one packed pair.
+                    let i = 2 * p;
+                    let inv = T.fragment.of_row(sum, i, inv0, inv1);
+                    let pair = T.pack.e4m3x2(sum[i] * inv, sum[i + 1] * inv);
+                    let at = T.tile_addr(staging, [T.fragment.row(sum, i), T.fragment.col(sum, i) / 2]);
+                    T.ptx.st.shared(at, pair);
+                }
+                // The scales, `sfa`'s layout (`[ceil(N / 128)][sfa_stride(M)]`), by the thread
+                // holding column 0 of the rows; rows past M have none.
+                if T.fragment.col(sum, 0) == 0 {
+                    let scales = n0 / SCALE_BLOCK * sfa_row;
+                    let r0 = m0 + cw * 64 + frag_row;
+                    if r0 < m {
+                        sfc[scales + r0] = a0 / E4M3_MAX;
+                    }
+                    if r0 + 8 < m {
+                        sfc[scales + r0 + 8] = a1 / E4M3_MAX;
+                    }
                 }
                 T.ptx.fence.proxy_async("shared::cta");
                 T.ptx.bar.sync(bar_id, 128);
                 if leader {
-                    T.tma.store(c, [m = m0 + cw * 64, n = n0 + sub * EPI], staging);
+                    T.tma.store(c, [m = m0 + cw * 64, n = n0 / 2], staging);
                     T.ptx.cp_async.bulk.commit_group();
+                }
+            } else {
+                #[unroll]
+                for sub in 0..BN / EPI {
+                    let staging = c_tiles[cw][sub % 2];
+                    if leader {
+                        T.ptx.cp_async.bulk.wait_group_read(1);
+                    }
+                    T.ptx.bar.sync(bar_id, 128);
+                    #[unroll]
+                    for q in 0..EPI / 16 {
+                        let g = (sub * EPI + q * 16) / 8;
+                        T.ptx.stmatrix.x4(
+                            T.tile_addr(staging, [st_row, q * 16 + st_col]),
+                            T.pack.bf16x2(sum[4 * g], sum[4 * g + 1]),
+                            T.pack.bf16x2(sum[4 * g + 2], sum[4 * g + 3]),
+                            T.pack.bf16x2(sum[4 * g + 4], sum[4 * g + 5]),
+                            T.pack.bf16x2(sum[4 * g + 6], sum[4 * g + 7]),
+                        );
+                    }
+                    T.ptx.fence.proxy_async("shared::cta");
+                    T.ptx.bar.sync(bar_id, 128);
+                    if leader {
+                        T.tma.store(c, [m = m0 + cw * 64, n = n0 + sub * EPI], staging);
+                        T.ptx.cp_async.bulk.commit_group();
+                    }
                 }
             }
             t += step;
@@ -547,6 +609,46 @@ pub enum Scales {
 
 /// [`kernel_with_frags`] with the scales read from `scales`.
 pub fn kernel_with(scaling: Scaling, t: &Tiles, frags: u32, scales: Scales) -> phaser::codegen::Result<Kernel> {
+    kernel_out(scaling, t, frags, scales, Output::Bf16)
+}
+
+/// What the blockwise kernel's epilogue stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Output {
+    /// C in bf16 (round to nearest even), through stmatrix and a TMA store.
+    Bf16,
+    /// C quantized for the next FP8 GEMM (DeepGEMM's and transformer-engine's fused output
+    /// quantization): per row and 128-column block, `amax` of the f32 values, `a = max(amax,
+    /// AMAX_FLOOR)`, the f32 scale `s = a / 448` (one `div.rn`) in `sfc`, laid out as the A
+    /// scales (`[ceil(N / 128)][sfa_stride(M)]`), and e4m3 `C * (448 / a)` (the f32 reciprocal
+    /// by one `div.rn`, the product rounded to f32, then `cvt.rn.satfinite`: nearest even,
+    /// clamped to ±448): `C / s` up to two f32 roundings. One byte per element through shared
+    /// memory and a TMA store whose map views each packed pair as one 16-bit element
+    /// ([`problem_out`]). A block of zeros gets the floor's scale and zero bytes. Blockwise only.
+    E4m3,
+}
+
+/// e4m3's largest finite value: the quantized output's scale maps a row block's amax onto it.
+pub const E4M3_MAX: f32 = 448.0;
+/// The least amax an output scale is made from (2^-64), so a block of zeros has a finite,
+/// nonzero scale (2^-64 / 448, a normal f32) and its reciprocal stays finite.
+pub const AMAX_FLOOR: f32 = 5.421_010_862_427_522e-20;
+
+/// [`kernel_with`] storing `output`: [`Output::E4m3`] is the blockwise kernel's.
+pub fn kernel_out(
+    scaling: Scaling,
+    t: &Tiles,
+    frags: u32,
+    scales: Scales,
+    output: Output,
+) -> phaser::codegen::Result<Kernel> {
+    if output == Output::E4m3 && scaling != Scaling::Blockwise {
+        return Err(phaser::codegen::CodegenError::new(
+            "gemm_fp8_dsl",
+            None,
+            format!("gemm_fp8_dsl: the e4m3 output is the blockwise kernel's, not {scaling:?}'s"),
+        ));
+    }
     if scales == Scales::Shared && (scaling != Scaling::Blockwise || frags != 1) {
         return Err(phaser::codegen::CodegenError::new(
             "gemm_fp8_dsl",
@@ -592,7 +694,8 @@ pub fn kernel_with(scaling: Scaling, t: &Tiles, frags: u32, scales: Scales) -> p
                 ));
             }
             let smem = (scales == Scales::Shared) as u32;
-            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m, frags, smem)
+            let e4m3 = (output == Output::E4m3) as u32;
+            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m, frags, smem, e4m3)
         }
         Scaling::PerTensor => gemm_fp8_tensor_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m),
     }
@@ -606,6 +709,17 @@ pub fn examples() -> Vec<Example> {
                     into an f32 register accumulator), bf16 C; the bf16 DSL GEMM's structure",
             kernels: |_| Ok(vec![kernel(Scaling::Blockwise, &tiles(Scaling::Blockwise))?]),
             setup: |dev, size, seed| setup(dev, size, seed, Scaling::Blockwise),
+            check,
+        },
+        Example {
+            name: "gemm_fp8_e4m3_out_dsl",
+            about: "the blockwise e4m3 GEMM with its output quantized in the epilogue for the next FP8 GEMM: \
+                    e4m3 C and an f32 scale per row and 128-column block (amax / 448, the A scales' layout)",
+            kernels: |_| {
+                let t = tiles(Scaling::Blockwise);
+                Ok(vec![kernel_out(Scaling::Blockwise, &t, FRAGS, SCALES, Output::E4m3)?])
+            },
+            setup: |dev, size, seed| setup_out(dev, size, seed, Output::E4m3),
             check,
         },
         Example {
@@ -761,6 +875,17 @@ impl Quantized {
         }
     }
 
+    /// The tolerance of [`Output::E4m3`]'s C[i][j] (its byte times its block's scale `scale`)
+    /// against [`Quantized::reference`]: the accumulation's part of [`Quantized::tolerance`]
+    /// (`acc`), then e4m3's half-ulp after scaling: 2^-4 of the value (three mantissa bits;
+    /// the two f32 roundings of the scaling add 2^-20 of that), or half the subnormal step,
+    /// 2^-10 `scale`, near zero.
+    pub fn tolerance_e4m3(&self, reference: f64, magnitude: f64, scale: f64) -> f64 {
+        let blocks = (self.unpromoted_k() as f64 / BLOCK_K as f64).max(1.0);
+        let acc = magnitude * 2f64.powi(-9) * blocks.sqrt();
+        (reference.abs() + acc) * 2f64.powi(-4) * (1.0 + 2f64.powi(-20)) + acc + scale * 2f64.powi(-10)
+    }
+
     /// The tolerance of C[i][j] against [`Quantized::reference`]: bf16's rounding (2^-8 of the
     /// value) plus 2^-9 of the terms' magnitude sum per 128 of K the tensor core accumulates
     /// unpromoted, growing as its square root (its FP8 accumulation keeps about 14 bits, not
@@ -780,11 +905,63 @@ pub fn sfa_dims(q: &Quantized) -> [u64; 2] {
 /// What the check needs: the quantized inputs and C.
 pub struct Host {
     pub q: Quantized,
+    /// C: bf16 elements, or ([`Output::E4m3`]) its e4m3 bytes in pairs, each pair one 16-bit
+    /// element (the lower column in the low byte), `[M][N / 2]`.
     pub c: BufferId<bf16>,
+    pub output: Output,
+    /// [`Output::E4m3`]'s scales, `[ceil(N / 128)][sfa_stride(M)]`; bf16: a one-element
+    /// argument the kernel does not write.
+    pub sfc: BufferId<f32>,
     pub every_element: bool,
 }
 
+/// The e4m3 output's quantization of one row block (up to 128 f32 values of C), as the kernel
+/// does it ([`Output::E4m3`]): its bytes and its scale.
+pub fn quantize_block(values: &[f32]) -> (Vec<F8E4M3>, f32) {
+    let a = values.iter().fold(0f32, |m, x| m.max(x.abs())).max(AMAX_FLOOR);
+    let inv = E4M3_MAX / a;
+    (values.iter().map(|&x| F8E4M3::from_f32(x * inv)).collect(), a / E4M3_MAX)
+}
+
+/// C (`[M][N]` f32) quantized as [`Output::E4m3`]: the bytes `[M][N]` and the scales
+/// `[ceil(N / 128)][sfa_stride(M)]` (padding rows 0).
+pub fn quantize_output(c: &[f32], m: u32, n: u32) -> (Vec<F8E4M3>, Vec<f32>) {
+    let (mu, nu, mp) = (m as usize, n as usize, sfa_stride(m));
+    let blocks = nu.div_ceil(SCALE_BLOCK as usize);
+    let (mut bytes, mut scales) = (vec![F8E4M3::from_bits(0); mu * nu], vec![0f32; blocks * mp]);
+    for i in 0..mu {
+        for nb in 0..blocks {
+            let cols = nb * SCALE_BLOCK as usize..((nb + 1) * SCALE_BLOCK as usize).min(nu);
+            let (q, s) = quantize_block(&c[i * nu + cols.start..i * nu + cols.end]);
+            bytes[i * nu + cols.start..i * nu + cols.end].copy_from_slice(&q);
+            scales[nb * mp + i] = s;
+        }
+    }
+    (bytes, scales)
+}
+
+/// The e4m3 bytes of C from its packed pairs (`[M][N / 2]` 16-bit elements, the lower column in
+/// the low byte), `[M][N]`.
+pub fn e4m3_of_pairs(pairs: &[bf16]) -> Vec<F8E4M3> {
+    pairs.iter().flat_map(|p| p.to_bits().to_le_bytes()).map(F8E4M3::from_bits).collect()
+}
+
 const POISON: bf16 = bf16::from_bits(0xFFFF);
+
+/// The blockwise kernel with the gallery's fragments and scales, storing `output`, at `size`.
+pub fn setup_out(dev: &Device, size: Size, seed: u64, output: Output) -> Result<Problem, RuntimeError> {
+    let (dims, grid) = gallery_dims(dev, size, Scaling::Blockwise)?;
+    // The quick size's own shape: e4m3 C's rows are N bytes, which TMA wants in multiples of
+    // 16 (208, not 200); ragged in M and N, one tile per cluster of six K blocks (the ring
+    // wraps), so the longer epilogue stays within the simulator's quick budget.
+    let dims = match size {
+        Size::Quick => (200, 208, 768),
+        _ => dims,
+    };
+    let q = gallery_inputs(size, dims, Scaling::Blockwise, seed);
+    let kernel = kernel_out(Scaling::Blockwise, &tiles(Scaling::Blockwise), FRAGS, SCALES, output)?;
+    problem_out(dev, q, grid, size != Size::Full, seed, kernel, output)
+}
 
 pub fn setup(dev: &Device, size: Size, seed: u64, scaling: Scaling) -> Result<Problem, RuntimeError> {
     let frags = match scaling {
@@ -814,6 +991,14 @@ pub fn setup_with(
     frags: u32,
     scales: Scales,
 ) -> Result<Problem, RuntimeError> {
+    let (dims, grid) = gallery_dims(dev, size, scaling)?;
+    let q = gallery_inputs(size, dims, scaling, seed);
+    let kernel = kernel_with(scaling, &tiles(scaling), frags, scales)?;
+    problem_with(dev, q, grid, size != Size::Full, seed, kernel)
+}
+
+/// The gallery's shape at `size` and the grid it runs on.
+fn gallery_dims(dev: &Device, size: Size, scaling: Scaling) -> Result<((u32, u32, u32), u32), RuntimeError> {
     let t = tiles(scaling);
     let (bm, cm) = (t.block_m(), t.cluster);
     // Small: one cluster walks two tiles of two K blocks (the ring wraps). Quick: ragged in M
@@ -823,14 +1008,16 @@ pub fn setup_with(
         Size::Quick => ((bm * cm + 72, t.block_n + 72, 512), 2 * cm),
         Size::Full => ((2048, 2048, 2048), t.grid(2048, 2048, dev.sm_count()?)),
     };
-    // Small and quick sizes (the simulator's, and the corrupted-bit check) multiply exact
-    // inputs; the full size quantizes random ones and is held to the tolerance.
-    let q = match size {
+    Ok(((m, n, k), grid))
+}
+
+/// The gallery's inputs: small and quick sizes (the simulator's, and the corrupted-bit check)
+/// multiply exact inputs; the full size quantizes random ones and is held to the tolerance.
+fn gallery_inputs(size: Size, (m, n, k): (u32, u32, u32), scaling: Scaling, seed: u64) -> Quantized {
+    match size {
         Size::Full => Quantized::random(m, n, k, scaling, seed),
         _ => Quantized::exact(m, n, k, scaling, seed),
-    };
-    let kernel = kernel_with(scaling, &t, frags, scales)?;
-    problem_with(dev, q, grid, size != Size::Full, seed, kernel)
+    }
 }
 
 /// The launch of `q`'s GEMM on `grid` CTAs (the gallery's kernel).
@@ -849,29 +1036,71 @@ pub fn problem_with(
     seed: u64,
     kernel: Kernel,
 ) -> Result<Problem, RuntimeError> {
+    problem_out(dev, q, grid, every_element, seed, kernel, Output::Bf16)
+}
+
+/// [`problem_with`] for a kernel storing `output` ([`kernel_out`]'s). [`Output::E4m3`]'s C is
+/// `M x N / 2` 16-bit elements (each a packed pair of e4m3 bytes; the map's box `[EPI, EPI]`
+/// is 64 rows of 128 bytes, one warpgroup's tile) and its scales `sfc` an output too.
+pub fn problem_out(
+    dev: &Device,
+    q: Quantized,
+    grid: u32,
+    every_element: bool,
+    seed: u64,
+    kernel: Kernel,
+    output: Output,
+) -> Result<Problem, RuntimeError> {
     let t = tiles(q.scaling);
     let (m, n, k) = (q.m, q.n, q.k);
     if k % BLOCK_K != 0 {
         return Err(RuntimeError::Config(format!("gemm_fp8_dsl: K = {k} is not a multiple of {BLOCK_K}")));
     }
+    if output == Output::E4m3 && n % 16 != 0 {
+        return Err(RuntimeError::Config(format!(
+            "gemm_fp8_dsl: N = {n} is not a multiple of 16 (e4m3 C's rows of N bytes: TMA's 16-byte strides)"
+        )));
+    }
     let mut p = Problem::new(seed);
     let ga = p.input(dev, &q.a)?;
     let gb = p.input(dev, &q.b)?;
-    let gc = p.output(dev, (m * n) as usize, POISON)?;
     let (m64, n64, k64) = (m as u64, n as u64, k as u64);
+    // C's columns in the map's 16-bit elements.
+    let c_cols = match output {
+        Output::Bf16 => n64,
+        Output::E4m3 => n64 / 2,
+    };
+    let gc = p.output(dev, m as usize * c_cols as usize, POISON)?;
+    let sfc = match output {
+        Output::Bf16 => p.input(dev, &[0f32])?,
+        Output::E4m3 => p.output(dev, n.div_ceil(SCALE_BLOCK) as usize * sfa_stride(m), f32::NAN)?,
+    };
     let sw = Swizzle::B128;
     let ma = p.tensor_map(dev, ga, &[k64, m64], &[BLOCK_K, t.block_m()], sw)?;
     let mb = p.tensor_map(dev, gb, &[k64, n64], &[BLOCK_K, t.block_n / t.cluster], sw)?;
-    let mc = p.tensor_map(dev, gc, &[n64, m64], &[EPI, EPI], sw)?;
+    let mc = p.tensor_map(dev, gc, &[c_cols, m64], &[EPI, EPI], sw)?;
     let launch = phaser::LaunchConfig::linear(grid, THREADS);
     match q.scaling {
         Scaling::Blockwise => {
             let sfa = p.input(dev, &q.sfa)?;
             let sfb = p.input(dev, &q.sfb)?;
             let msfa = p.tensor_map(dev, sfa, &sfa_dims(&q), &[t.block_m(), 1], Swizzle::None)?;
-            let args =
-                [ma.into(), mb.into(), mc.into(), msfa.into(), sfa.into(), sfb.into(), m.into(), n.into(), k.into()];
-            p.launch(kernel, launch, args, [gc.into()]);
+            let args = [
+                ma.into(),
+                mb.into(),
+                mc.into(),
+                msfa.into(),
+                sfa.into(),
+                sfb.into(),
+                sfc.into(),
+                m.into(),
+                n.into(),
+                k.into(),
+            ];
+            match output {
+                Output::Bf16 => p.launch(kernel, launch, args, [gc.into()]),
+                Output::E4m3 => p.launch(kernel, launch, args, [gc.into(), sfc.into()]),
+            };
         }
         Scaling::PerTensor => {
             let scale = q.sfa[0] * q.sfb[0];
@@ -879,7 +1108,7 @@ pub fn problem_with(
             p.launch(kernel, launch, args, [gc.into()]);
         }
     }
-    p.set_host(Host { q, c: gc, every_element });
+    p.set_host(Host { q, c: gc, output, sfc, every_element });
     Ok(p)
 }
 
@@ -888,6 +1117,9 @@ pub fn problem_with(
 /// [`Quantized::tolerance`] for random ones.
 pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
     let h: &Host = p.host();
+    if h.output == Output::E4m3 {
+        return check_e4m3(p, outputs);
+    }
     let got = outputs.get(0, h.c);
     let (m, n) = (h.q.m as usize, h.q.n as usize);
     let shape = format!("{}x{}x{}", h.q.m, h.q.n, h.q.k);
@@ -932,6 +1164,92 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
                 bad.len(),
                 positions.len(),
                 got[i * n + j]
+            ),
+        ),
+    }
+}
+
+/// [`check`] of [`Output::E4m3`]: exact inputs (small sizes, every element) demand every byte
+/// and every scale of [`quantize_output`] of the f64 product (exact in f32 there); random ones
+/// (the corners and 4096 random positions) each byte times its scale within
+/// [`Quantized::tolerance_e4m3`] of the f64 product.
+fn check_e4m3(p: &Problem, outputs: &Outputs) -> Outcome {
+    let h: &Host = p.host();
+    let (m, n, mp) = (h.q.m as usize, h.q.n as usize, sfa_stride(h.q.m));
+    let bytes = e4m3_of_pairs(outputs.get(0, h.c));
+    let scales = outputs.get(0, h.sfc);
+    let shape = format!("{}x{}x{} e4m3 out", h.q.m, h.q.n, h.q.k);
+    if h.every_element {
+        let reference: Vec<f32> =
+            (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).map(|(i, j)| h.q.reference(i, j).0 as f32).collect();
+        let (want, want_scales) = quantize_output(&reference, h.q.m, h.q.n);
+        let blocks = n.div_ceil(SCALE_BLOCK as usize);
+        let bad_scale = (0..blocks)
+            .flat_map(|nb| (0..m).map(move |i| (nb, i)))
+            .find(|&(nb, i)| scales[nb * mp + i].to_bits() != want_scales[nb * mp + i].to_bits());
+        if let Some((nb, i)) = bad_scale {
+            return Outcome::new(
+                false,
+                format!(
+                    "{shape} (seed {}): the scale of row {i}, column block {nb} is {}, want {}",
+                    p.seed,
+                    scales[nb * mp + i],
+                    want_scales[nb * mp + i]
+                ),
+            );
+        }
+        let bad = (0..m * n).filter(|&x| bytes[x].to_bits() != want[x].to_bits()).count();
+        return match (0..m * n).find(|&x| bytes[x].to_bits() != want[x].to_bits()) {
+            None => Outcome::new(
+                true,
+                format!("{shape} (seed {}): {} bytes and {} scales exact", p.seed, m * n, blocks * m),
+            ),
+            Some(x) => Outcome::new(
+                false,
+                format!(
+                    "{shape} (seed {}): {bad} of {} bytes differ; C[{}][{}] = {:#04x}, want {:#04x}",
+                    p.seed,
+                    m * n,
+                    x / n,
+                    x % n,
+                    bytes[x].to_bits(),
+                    want[x].to_bits()
+                ),
+            ),
+        };
+    }
+    let mut positions = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+    let r = phaser::problem::random_u32(2 * 4096, p.seed);
+    positions.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
+    let mut worst = 0f64;
+    let mut bad = Vec::new();
+    for &(i, j) in &positions {
+        let (want, magnitude) = h.q.reference(i, j);
+        let scale = scales[j / SCALE_BLOCK as usize * mp + i] as f64;
+        let got = bytes[i * n + j].to_f32() as f64 * scale;
+        let tol = h.q.tolerance_e4m3(want, magnitude, scale);
+        let err = (got - want).abs();
+        worst = worst.max(err / tol);
+        if err.is_nan() || err > tol {
+            bad.push((i, j, got, want));
+        }
+    }
+    match bad.first() {
+        None => Outcome::new(
+            true,
+            format!(
+                "{shape} (seed {}): {} elements within tolerance (worst {worst:.3} of it)",
+                p.seed,
+                positions.len()
+            ),
+        ),
+        Some(&(i, j, got, want)) => Outcome::new(
+            false,
+            format!(
+                "{shape} (seed {}): {} of {} outside tolerance; C[{i}][{j}] = {got} (byte times scale), want {want}",
+                p.seed,
+                bad.len(),
+                positions.len()
             ),
         ),
     }
