@@ -147,6 +147,26 @@ mod tests {
         assert_eq!(cache.lookup(H200, 132, &shape, BLayout::KMajor).map(|c| c.config), Some(fix));
     }
 
+    /// A recorded reduction by every slice on the 64-row tile is looked up where its work units
+    /// fit in one wave, and is the model's choice rewritten on a GPU too small for them (its
+    /// slices would wait for each other forever).
+    #[test]
+    fn a_recorded_every_slice_choice_needs_one_wave() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = ChoiceCache::new(dir.path());
+        let shape = GemmShape::new(64, 4096, 4096);
+        let every = decode_candidates(BLayout::KMajor)
+            .into_iter()
+            .find(|c| c.reduce == crate::gemm::SplitReduce::EverySlice && c.split_k == 8 && c.block_n == 256 && c.consumers == 1)
+            .unwrap();
+        assert_eq!(every.block_m(), 64);
+        cache.record(H200, &shape, BLayout::KMajor, &every).unwrap();
+        // 16 tiles x 8 slices = 128 units: one wave on 132 SMs, not on 100.
+        assert_eq!(cache.lookup(H200, 132, &shape, BLayout::KMajor).map(|c| c.config), Some(every));
+        assert_eq!(cache.lookup(H200, 100, &shape, BLayout::KMajor), None);
+        assert_eq!(cache.choose(H200, 100, &shape, BLayout::KMajor).0, GemmConfig::choose(&shape, BLayout::KMajor, 100));
+    }
+
     #[test]
     fn any_device_name_stays_one_directory_inside_the_cache() {
         let dir = tempfile::tempdir().unwrap();

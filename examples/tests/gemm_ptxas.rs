@@ -456,24 +456,39 @@ fn split_k_kernels_assemble_without_spills() {
     assert_eq!(checked, 9);
 }
 
-/// Every decode candidate (`gemm_choice::decode_candidates`: {128, 64} x {64, 128, 256} tiles,
-/// the deepest ring that fits, split-K into 1..16 slices, reduced by a second launch, in the
-/// kernel by the last slice or by every slice) assembles for sm_90a with zero spill bytes and
-/// unserialized wgmmas, with the HGMMAs of its tile. The in-kernel reductions' kernels
+/// Every decode candidate (`gemm_choice::decode_candidates`) of the 128-row tile (two consumer
+/// warpgroups; {64, 128, 256} columns, the deepest ring that fits, split-K into 1..16 slices,
+/// reduced by a second launch, in the kernel by the last slice or by every slice) assembles for
+/// sm_90a with zero spill bytes and unserialized wgmmas, with the HGMMAs of its tile (the
+/// 64-row tile's: the next test, run beside it). The in-kernel reductions' kernels
 /// release-store and acquire-load their flags (`st.release.gpu` / `ld.acquire.gpu`) and have
-/// no reduction launch; the others have no flag access at all. The 64-row tile's kernels are
-/// 256 threads (`.reqntid`) with `.maxnreg 248`.
+/// no reduction launch; the others have no flag access at all.
 #[test]
 fn decode_candidates_assemble_without_spills() {
-    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
-    let dir = tempfile::tempdir().unwrap();
     let cands = phaser_examples::gemm_choice::decode_candidates(BLayout::KMajor);
     assert!(cands.iter().any(|c| c.split_k == 16 && c.reduce == SplitReduce::InKernel && c.block_n == 64));
+    assert!(cands.iter().any(|c| c.stages == 8), "a ring deeper than the model's 6: {cands:?}");
+    assemble_decode_candidates(cands.into_iter().filter(|c| c.consumers == 2).collect());
+}
+
+/// The same for the 64-row tile's decode candidates (one consumer warpgroup): 256 threads
+/// (`.reqntid`) with `.maxnreg 248`, both in-kernel reductions among them.
+#[test]
+fn decode_candidates_of_the_64_row_tile_assemble_without_spills() {
+    let cands: Vec<GemmConfig> =
+        phaser_examples::gemm_choice::decode_candidates(BLayout::KMajor).into_iter().filter(|c| c.consumers == 1).collect();
     for reduce in [SplitReduce::InKernel, SplitReduce::EverySlice] {
-        let one_wg = |c: &&GemmConfig| c.consumers == 1 && c.block_n == 256 && c.split_k == 8 && c.reduce == reduce;
+        let one_wg = |c: &&GemmConfig| c.block_n == 256 && c.split_k == 8 && c.reduce == reduce;
         assert!(cands.iter().any(|c| one_wg(&c)), "a 64 x 256 tile, 8 slices, {reduce:?}: {cands:?}");
     }
-    assert!(cands.iter().any(|c| c.stages == 8), "a ring deeper than the model's 6: {cands:?}");
+    assemble_decode_candidates(cands);
+}
+
+/// Assemble each of `cands` and check it (the two tests above).
+fn assemble_decode_candidates(cands: Vec<GemmConfig>) {
+    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
+    let dir = tempfile::tempdir().unwrap();
+    assert!(!cands.is_empty());
     for cfg in &cands {
         let name = cfg.kernel_name();
         let kernels = gemm::dsl::kernels(cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
