@@ -107,7 +107,8 @@ impl TpTiles {
         if n == 0 || k == 0 || !n.is_multiple_of(8) || !k.is_multiple_of(8) {
             return Some(format!("N = {n} and K = {k} must be positive multiples of 8 (16-byte rows)"));
         }
-        // Each buffer's bytes (bf16) must fit one allocation (Rust's and the driver's: isize).
+        // Each buffer's bytes (bf16) must fit one Rust allocation (isize): the host keeps A, each B
+        // and a C of the same sizes.
         for (what, rows, cols) in [("A", m, k), ("B", n, k), ("C", m, n)] {
             let bytes = u128::from(rows) * u128::from(cols) * 2;
             if bytes > isize::MAX as u128 {
