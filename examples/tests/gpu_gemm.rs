@@ -271,7 +271,6 @@ fn gemm_fp8_dsl_matches_the_dequantized_f64_product() {
     assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
 }
 
-<<<<<<< HEAD
 /// Split-K reduced by every slice (one launch: all slices of a tile wait for all its flags,
 /// then each sums its share in slice order) against the two-launch reduction of the same
 /// tiles, at decode shapes (M = 1, 16, 33, 64): C identical bit for bit, launched 3 times on
@@ -337,7 +336,8 @@ fn dsl_every_slice_reduction_is_bit_identical_to_the_two_launch_reduction() {
     }
     assert!(checked >= 30, "{checked} checks");
     assert!(failures.is_empty(), "seed {seed}: {} of {checked} failed:\n{}", failures.len(), failures.join("\n"));
-=======
+}
+
 /// The blockwise FP8 GEMM with its output quantized to e4m3 (`Output::E4m3`) on the GPU. Exact
 /// inputs (ternary elements, power-of-two scales: the f32 C is exact on both backends), ragged
 /// 330 x 208 x 1024 and the gallery's small and quick sizes: every e4m3 byte and every scale
@@ -417,5 +417,4 @@ fn gemm_fp8_e4m3_out_matches_the_simulator_and_the_f64_product() {
         }
     }
     assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
->>>>>>> fp8out
 }
