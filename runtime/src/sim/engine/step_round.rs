@@ -48,6 +48,8 @@ pub(crate) struct StepRecord {
     pub cta_ended: bool,
     /// The async ops the step issued.
     pub spawned: Vec<Actor>,
+    /// An async op's step: what kind of op (the explorer's race counts name it).
+    pub agent_kind: &'static str,
 }
 
 /// One lane's arrival (or exit) counted toward a round of a named barrier.
@@ -230,7 +232,13 @@ impl<C: Checker> Engine<'_, C> {
             Actor::Agent { .. } => self.agent_step(actor)?,
         };
         let record = self.step.take().unwrap_or_default();
-        self.sched.stepper().expect("the step mode has a step chooser").done(footprint, record.spawned);
+        let kind = match (actor, record.slow) {
+            (Actor::Agent { .. }, _) => record.agent_kind,
+            (Actor::Warp(_), Some((slow, _))) => self.cx.program.slow[slow as usize].variant_name(),
+            (Actor::Warp(_), None) if record.exited => "exit",
+            (Actor::Warp(_), None) => "wake or local",
+        };
+        self.sched.stepper().expect("the step mode has a step chooser").done(footprint, record.spawned, kind);
         Ok(RoundEnd::Running)
     }
 
@@ -558,9 +566,20 @@ impl<C: Checker> Engine<'_, C> {
         if !barriers_only {
             data.accesses.into_iter().for_each(|(o, w)| fp.add(o, w));
         }
+        let agent_kind = match &op.kind {
+            AsyncKind::Load { pieces, .. } if pieces.len() > 1 => "load piece",
+            AsyncKind::Load { .. } => "load's last piece",
+            AsyncKind::CpAsync { .. } => "cp.async",
+            AsyncKind::Store { .. } => "store",
+            AsyncKind::Commit { .. } => "tcgen05.commit",
+            AsyncKind::CpAsyncArrive { .. } => "cp.async.mbarrier.arrive",
+            AsyncKind::Tcgen05(_) => "tcgen05 work",
+            AsyncKind::Wgmma { .. } => "wgmma completion",
+        };
         self.complete_next_piece(i)?;
         self.steps.progress += 1;
         let record = self.step.as_mut().expect("a step is running");
+        record.agent_kind = agent_kind;
         let touched = std::mem::take(&mut record.shared);
         let counted = |c: usize, off: u32| record.arrivals.contains(&(c, off)) && !record.changed.contains(&(c, off));
         // Bytes that left the phase pending only count (`complete_tx_on`); the rest writes.

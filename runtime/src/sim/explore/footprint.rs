@@ -61,7 +61,7 @@ pub(crate) enum Object {
 }
 
 impl Object {
-    fn overlaps(&self, other: &Object) -> bool {
+    pub(crate) fn overlaps(&self, other: &Object) -> bool {
         use Object::*;
         match (*self, *other) {
             (Everything, _) | (_, Everything) => true,
