@@ -98,7 +98,13 @@ fn conflict_object(a: &Footprint, b: &Footprint) -> String {
     match hit {
         Some(Object::NamedArrival { cta, id, .. }) => format!("NamedArrival {{ cta: {cta}, id: {id} }}"),
         Some(o) => format!("{o:?}"),
-        None => "?".into(),
+        // The end of a CTA (`Footprint::end_writes`).
+        None => {
+            let end = |x: &Footprint, y: &Footprint| {
+                x.end_writes.iter().find(|e| y.accesses.iter().any(|(o, _)| e.overlaps(o))).copied()
+            };
+            end(a, b).or_else(|| end(b, a)).map_or("?".into(), |o| format!("the CTA's end: {o:?}"))
+        }
     }
 }
 
