@@ -79,7 +79,9 @@ impl RaceCounts {
     pub fn table(&self) -> String {
         let mut rows: Vec<_> = self.by_key.iter().collect();
         rows.sort_by_key(|(_, c)| std::cmp::Reverse((c[1], c[0])));
-        let mut out = String::from("races | new backtrack points | of those, every enabled actor | earlier step | later step | object\n");
+        let mut out = String::from(
+            "races | new backtrack points | of those, every enabled actor | earlier step | later step | object\n",
+        );
         for ((a, b, o), c) in rows {
             out += &format!("{} | {} | {} | {a} | {b} | {o}\n", c[0], c[1], c[2]);
         }

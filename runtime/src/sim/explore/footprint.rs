@@ -199,15 +199,14 @@ impl Footprint {
         let ends = |x: &Footprint, y: &Footprint| {
             !x.end_writes.is_empty()
                 && y.warp_cta != x.warp_cta
-                && x.end_writes.iter().any(|a| {
-                    y.accesses.iter().map(|(b, _)| b).chain(&y.end_writes).any(|b| a.overlaps(b))
-                })
+                && x.end_writes
+                    .iter()
+                    .any(|a| y.accesses.iter().map(|(b, _)| b).chain(&y.end_writes).any(|b| a.overlaps(b)))
         };
         self.accesses.iter().any(|(a, wa)| other.accesses.iter().any(|(b, wb)| conflict(a, *wa, b, *wb)))
             || ends(self, other)
             || ends(other, self)
     }
-
 
     /// Whether one step is ordered after the other in DPOR's happens-before: dependent, or
     /// one acquires what the other wrote.

@@ -149,7 +149,9 @@ impl SimDevice {
 }
 
 /// Each loop's warps grouped by their trip count (a role: the warps that ran it as often).
-fn loop_roles(trips: &std::collections::BTreeMap<(u32, u32), (Option<phaser_codegen::SourceLoc>, u32)>) -> Vec<LoopTrips> {
+fn loop_roles(
+    trips: &std::collections::BTreeMap<(u32, u32), (Option<phaser_codegen::SourceLoc>, u32)>,
+) -> Vec<LoopTrips> {
     let mut out: Vec<(u32, LoopTrips)> = Vec::new();
     for (&(start, warp), &(loc, n)) in trips {
         if out.last().is_none_or(|(s, _)| *s != start) {
