@@ -36,6 +36,7 @@ pub(crate) trait StepChooser {
     /// explorer has seen everything after this point, or a bound was reached); `Err` names a
     /// step of a replayed schedule that cannot run.
     fn next(&mut self, enabled: &[Actor]) -> Result<Option<Actor>, String>;
-    /// What the step just run touched, and the async agents it started.
-    fn done(&mut self, footprint: Footprint, spawned: Vec<Actor>);
+    /// What the step just run touched, the async agents it started, and what kind of step it
+    /// was (`Mbarrier::Arrive`, `load piece`: the explorer's race counts name it).
+    fn done(&mut self, footprint: Footprint, spawned: Vec<Actor>, kind: &'static str);
 }

@@ -48,6 +48,10 @@ pub(crate) struct StepRecord {
     pub cta_ended: bool,
     /// The async ops the step issued.
     pub spawned: Vec<Actor>,
+    /// An async op's step: what kind of op (the explorer's race counts name it).
+    pub agent_kind: &'static str,
+    /// Wgmmas `(warp, id)` whose results a `wgmma.wait_group` retired.
+    pub wgmma_retired: Vec<(usize, u32)>,
 }
 
 /// One lane's arrival (or exit) counted toward a round of a named barrier.
@@ -113,6 +117,14 @@ impl<C: Checker> Engine<'_, C> {
     pub fn touch_changed(&mut self, cta: usize, off: u32) {
         if let Some(s) = &mut self.step {
             s.changed.push((cta, off));
+        }
+    }
+
+    /// Record that the running step retired wgmma `mma` of warp `wi` (`Object::WgmmaDone`).
+    #[inline]
+    pub fn touch_wgmma_retired(&mut self, wi: usize, mma: u32) {
+        if let Some(s) = &mut self.step {
+            s.wgmma_retired.push((wi, mma));
         }
     }
 
@@ -230,13 +242,19 @@ impl<C: Checker> Engine<'_, C> {
             Actor::Agent { .. } => self.agent_step(actor)?,
         };
         let record = self.step.take().unwrap_or_default();
-        self.sched.stepper().expect("the step mode has a step chooser").done(footprint, record.spawned);
+        let kind = match (actor, record.slow) {
+            (Actor::Agent { .. }, _) => record.agent_kind,
+            (Actor::Warp(_), Some((slow, _))) => self.cx.program.slow[slow as usize].variant_name(),
+            (Actor::Warp(_), None) if record.exited => "exit",
+            (Actor::Warp(_), None) => "wake or local",
+        };
+        self.sched.stepper().expect("the step mode has a step chooser").done(footprint, record.spawned, kind);
         Ok(RoundEnd::Running)
     }
 
     /// Warp `wi` wakes what it can and runs up to one observable instruction.
     fn warp_step(&mut self, wi: usize) -> Result<Footprint> {
-        let mut fp = Footprint::default();
+        let mut fp = Footprint { warp_cta: Some(self.exec.warps[wi].cta), ..Footprint::default() };
         let cta = self.exec.warps[wi].cta;
         let blocked = self.exec.warps[wi].blocked;
         let waits: Vec<(usize, Option<Object>)> = lanes(blocked).map(|l| (l, self.wait_object(wi, l))).collect();
@@ -273,6 +291,10 @@ impl<C: Checker> Engine<'_, C> {
         }
         let record = self.step.as_ref().expect("a step is running");
         let barriers_only = self.cx.config.explore_barriers_only;
+        // The wgmmas a `wait_group` retired (at its instruction or when its lanes woke).
+        for &(w, mma) in &record.wgmma_retired {
+            fp.write(Object::WgmmaDone { warp: w, mma });
+        }
         // Wgmma registers in flight: anything, except in barriers-only mode, where what the
         // access is checked against (the warp's pending wgmmas) is the warp's own state: only
         // its own issues and `wait_group`s change it, and a completion only fills the results
@@ -290,6 +312,7 @@ impl<C: Checker> Engine<'_, C> {
         // that counts exits, a `setmaxnreg`). The last exit ends the CTA (below): whichever
         // warp exits last, the CTA ends in the same state.
         if record.exited {
+            fp.write(Object::Exited { cta, warp: Some(wi as u32) });
             fp.read(Object::ExitCount { cta });
             fp.read(Object::Registers { cta });
             fp.add(cluster.0, cluster.1);
@@ -315,12 +338,13 @@ impl<C: Checker> Engine<'_, C> {
                 fp.write(Object::ExitCount { cta: c });
             }
         }
+        // Whichever warp exits last ends the CTA: its other warps' steps all ran before
+        // (`Footprint::end_writes`).
         if record.cta_ended {
-            fp.write(Object::Ended { cta });
-            fp.write(Object::AllShared { cta });
-            fp.write(Object::Tensor { cta });
+            fp.acquire(Object::Exited { cta, warp: None });
+            fp.end_writes.extend([Object::Ended { cta }, Object::AllShared { cta }, Object::Tensor { cta }]);
             let warps = (0..self.exec.warps.len()).filter(|&w| self.exec.warps[w].cta == cta);
-            warps.for_each(|w| fp.write(Object::AsyncOf { warp: w }));
+            fp.end_writes.extend(warps.map(|w| Object::AsyncOf { warp: w }));
         }
         let Some((slow, mask)) = record.slow else { return Ok(fp) };
         let inst = &self.cx.program.slow[slow as usize];
@@ -394,6 +418,8 @@ impl<C: Checker> Engine<'_, C> {
             Some(SyncEffect::ClusterBarrier { .. }) => fp.add(cluster.0, cluster.1),
             // Waiting on groups retires them (a write the completions, which only read the
             // groups, are ordered with); committing commutes with every completion.
+            // A wgmma wait: the results it retired (above).
+            Some(SyncEffect::Group { action: GroupAction::Wait { .. }, .. }) if matches!(inst, Inst::Wgmma(_)) => {}
             Some(SyncEffect::Group { action: GroupAction::Wait { .. }, .. } | SyncEffect::TensorMemoryWait { .. }) => {
                 fp.write(Object::AsyncOf { warp: wi })
             }
@@ -460,9 +486,9 @@ impl<C: Checker> Engine<'_, C> {
             }
             WaitFor::ClusterBarrier { .. } => Some(Object::Cluster),
             // Waking retires the groups: a write (see `warp_step`).
-            WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } | WaitFor::WgmmaGroups { .. } => {
-                Some(Object::AsyncOf { warp: wi })
-            }
+            WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } => Some(Object::AsyncOf { warp: wi }),
+            // Waking retires the results it waited for (`Object::WgmmaDone`, recorded there).
+            WaitFor::WgmmaGroups { .. } => None,
             WaitFor::RegisterPool { .. } => Some(Object::Registers { cta }),
             WaitFor::GlobalAtomic { .. } => Some(Object::Global),
             // Released by the warp's own lanes.
@@ -543,12 +569,16 @@ impl<C: Checker> Engine<'_, C> {
                 fp.write(Object::AsyncOf { warp: issuer_warp });
             }
             // The tensor cores: descriptors, tensor memory, warpgroup order.
-            // Barriers-only mode: a wgmma completing fills the results of its warpgroup's four
-            // warps (what their `wait_group`s read); tcgen05 work, the issuing warp's async work
-            // and the tensor memory (a commit's arrival is on its barrier's bytes, below).
-            AsyncKind::Wgmma { .. } if barriers_only => {
-                (issuer_warp..issuer_warp + 4).for_each(|w| fp.write(Object::AsyncOf { warp: w }))
+            // Barriers-only mode: a wgmma completing fills its result for each of its warpgroup's
+            // four warps (what the `wait_group` that retires it writes), after the warpgroup's
+            // earlier wgmmas; a completion in an ended CTA is a finding.
+            AsyncKind::Wgmma { mma, .. } if barriers_only => {
+                (issuer_warp..issuer_warp + 4).for_each(|w| fp.write(Object::WgmmaDone { warp: w, mma: mma.id }));
+                fp.write(Object::WgmmaChain { warp: issuer_warp });
+                fp.read(Object::Ended { cta: self.exec.warps[issuer_warp].cta });
             }
+            // Barriers-only mode, tcgen05 work: the issuing warp's async work and the tensor
+            // memory (a commit's arrival is on its barrier's bytes, below).
             AsyncKind::Commit { .. } | AsyncKind::Tcgen05(_) if barriers_only => {
                 fp.write(Object::AsyncOf { warp: issuer_warp });
                 (0..self.exec.ctas.len()).for_each(|c| fp.write(Object::Tensor { cta: c }));
@@ -558,9 +588,20 @@ impl<C: Checker> Engine<'_, C> {
         if !barriers_only {
             data.accesses.into_iter().for_each(|(o, w)| fp.add(o, w));
         }
+        let agent_kind = match &op.kind {
+            AsyncKind::Load { pieces, .. } if pieces.len() > 1 => "load piece",
+            AsyncKind::Load { .. } => "load's last piece",
+            AsyncKind::CpAsync { .. } => "cp.async",
+            AsyncKind::Store { .. } => "store",
+            AsyncKind::Commit { .. } => "tcgen05.commit",
+            AsyncKind::CpAsyncArrive { .. } => "cp.async.mbarrier.arrive",
+            AsyncKind::Tcgen05(_) => "tcgen05 work",
+            AsyncKind::Wgmma { .. } => "wgmma completion",
+        };
         self.complete_next_piece(i)?;
         self.steps.progress += 1;
         let record = self.step.as_mut().expect("a step is running");
+        record.agent_kind = agent_kind;
         let touched = std::mem::take(&mut record.shared);
         let counted = |c: usize, off: u32| record.arrivals.contains(&(c, off)) && !record.changed.contains(&(c, off));
         // Bytes that left the phase pending only count (`complete_tx_on`); the rest writes.

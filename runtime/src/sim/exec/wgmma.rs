@@ -153,6 +153,7 @@ impl<C: Checker> Engine<'_, C> {
         let retired: Vec<MmaId> = self.async_ops.wgmma.warps[wi].groups.drain(..old).flatten().collect();
         let base = self.cluster_thread(wi, 0);
         for id in retired {
+            self.touch_wgmma_retired(wi, id);
             let w = &mut self.async_ops.wgmma.warps[wi];
             let result = w.results.remove(&id).expect("completed");
             let Some(p) = w.pending.iter().position(|p| p.id == id) else { continue };

@@ -7,7 +7,7 @@
 //! (explored there already, independent of what ran since) are not tried again.
 
 use crate::report::schedule::Actor;
-use crate::sim::explore::footprint::Footprint;
+use crate::sim::explore::footprint::{Footprint, Object};
 use crate::sim::explore::guided::Recorded;
 use std::collections::{BTreeSet, HashMap};
 
@@ -23,6 +23,8 @@ pub(crate) struct Node {
     pub backtrack: BTreeSet<Actor>,
     /// Actors tried from this state, with their step's footprint.
     pub done: Vec<(Actor, Footprint)>,
+    /// What kind of step `chosen` took (`Recorded::kind`).
+    pub kind: &'static str,
 }
 
 impl Node {
@@ -35,6 +37,7 @@ impl Node {
             footprint: r.footprint,
             spawned: r.spawned,
             sleep: r.sleep,
+            kind: r.kind,
         }
     }
 }
@@ -48,6 +51,63 @@ pub(crate) struct Branch {
 #[derive(Debug, Default)]
 pub(crate) struct Dpor {
     pub nodes: Vec<Node>,
+    /// When counting (`PHASER_EXPLORE_RACES`): the races found, by what they were.
+    pub races: Option<RaceCounts>,
+}
+
+/// A race's key: the earlier step's kind, the later step's kind, the object they conflict on
+/// (a named barrier's round left out, so the rounds of one barrier count together).
+pub(crate) type RaceKey = (&'static str, &'static str, String);
+
+/// Per kind of race: how often it was found, how many backtrack points it added that were
+/// new (an actor not tried there yet: what makes executions), and how many of those fell back
+/// to every enabled actor (the later step's actor could not run at the earlier state).
+#[derive(Debug, Default)]
+pub(crate) struct RaceCounts {
+    pub by_key: std::collections::BTreeMap<RaceKey, [u64; 3]>,
+}
+
+impl RaceCounts {
+    fn count(&mut self, key: RaceKey, new: bool, fallback: bool) {
+        let c = self.by_key.entry(key).or_default();
+        c[0] += 1;
+        c[1] += new as u64;
+        c[2] += (new && fallback) as u64;
+    }
+
+    /// The counts as a table, most new backtrack points first.
+    pub fn table(&self) -> String {
+        let mut rows: Vec<_> = self.by_key.iter().collect();
+        rows.sort_by_key(|(_, c)| std::cmp::Reverse((c[1], c[0])));
+        let mut out = String::from(
+            "races | new backtrack points | of those, every enabled actor | earlier step | later step | object\n",
+        );
+        for ((a, b, o), c) in rows {
+            out += &format!("{} | {} | {} | {a} | {b} | {o}\n", c[0], c[1], c[2]);
+        }
+        out
+    }
+}
+
+/// The object two footprints conflict on, for the race counts.
+fn conflict_object(a: &Footprint, b: &Footprint) -> String {
+    let hit = a.accesses.iter().find_map(|(x, wx)| {
+        b.accesses.iter().find_map(|(y, wy)| {
+            let c = (*wx || *wy || *x == Object::Everything || *y == Object::Everything) && x.overlaps(y);
+            c.then_some(if *wx { *x } else { *y })
+        })
+    });
+    match hit {
+        Some(Object::NamedArrival { cta, id, .. }) => format!("NamedArrival {{ cta: {cta}, id: {id} }}"),
+        Some(o) => format!("{o:?}"),
+        // The end of a CTA (`Footprint::end_writes`).
+        None => {
+            let end = |x: &Footprint, y: &Footprint| {
+                x.end_writes.iter().find(|e| y.accesses.iter().any(|(o, _)| e.overlaps(o))).copied()
+            };
+            end(a, b).or_else(|| end(b, a)).map_or("?".into(), |o| format!("the CTA's end: {o:?}"))
+        }
+    }
 }
 
 impl Dpor {
@@ -64,6 +124,7 @@ impl Dpor {
                 node.chosen = r.chosen;
                 node.footprint = r.footprint.clone();
                 node.spawned = r.spawned;
+                node.kind = r.kind;
                 node.done.push((r.chosen, r.footprint));
             }
         }
@@ -108,11 +169,21 @@ impl Dpor {
             }
             clock[pi] = j as u32 + 1;
             if let Some(i) = race {
+                let key = self.races.is_some().then(|| {
+                    let (a, b) = (&self.nodes[i], &self.nodes[j]);
+                    (a.kind, b.kind, conflict_object(&a.footprint, &b.footprint))
+                });
                 let node = &mut self.nodes[i];
-                if node.enabled.contains(&p) {
-                    node.backtrack.insert(p);
-                } else {
+                let before = node.backtrack.len();
+                let fallback = !node.enabled.contains(&p);
+                if fallback {
                     node.backtrack.extend(node.enabled.iter().copied());
+                } else {
+                    node.backtrack.insert(p);
+                }
+                let new = node.backtrack.len() > before;
+                if let (Some(counts), Some(key)) = (&mut self.races, key) {
+                    counts.count(key, new, fallback);
                 }
             }
             for &a in &self.nodes[j].spawned {

@@ -35,6 +35,10 @@ pub(crate) enum Object {
     /// arrival on such a barrier writes it (an exit also writes each barrier with arrivals
     /// pending: it may complete it).
     ExitCount { cta: usize },
+    /// Warp `warp`'s exit (`None`: every warp's) from CTA `cta`: each exit writes its own, so
+    /// exits stay independent, and the exit that ends the CTA *acquires* them all (it ends it
+    /// only after every other warp exited), which orders what those warps did before it.
+    Exited { cta: usize, warp: Option<u32> },
     /// Whether CTA `cta` has ended (a copy landing in an ended CTA is a finding).
     Ended { cta: usize },
     /// The cluster barrier (its generation: what its waiters read, what completing it writes).
@@ -51,8 +55,16 @@ pub(crate) enum Object {
     Arrivals { cta: usize, off: u32 },
     /// Tensor memory and the tcgen05 state of CTA `cta`.
     Tensor { cta: usize },
-    /// The async work of warp `warp`: its groups, its wgmmas, its ops in flight.
+    /// The async work of warp `warp`: its groups, its ops in flight (its wgmmas: `WgmmaDone`).
     AsyncOf { warp: usize },
+    /// Warp `warp`'s copy of the result of wgmma `mma`: the wgmma's completion writes it (for
+    /// each warp of its warpgroup), the `wgmma.wait_group` that retires it writes it. A wait
+    /// retires exactly the groups older than its `N` newest, so a completion of a newer group
+    /// commutes with it (bench/exhaustive.md, run 5).
+    WgmmaDone { warp: usize, mma: u32 },
+    /// The completion order of the wgmmas of the warpgroup whose first warp is `warp` (they
+    /// complete in issue order): every completion writes it.
+    WgmmaChain { warp: usize },
     /// CTA `cta`'s register pool (`setmaxnreg` writes it; exits, which only free registers,
     /// and the waits of a `setmaxnreg` read it).
     Registers { cta: usize },
@@ -61,7 +73,7 @@ pub(crate) enum Object {
 }
 
 impl Object {
-    fn overlaps(&self, other: &Object) -> bool {
+    pub(crate) fn overlaps(&self, other: &Object) -> bool {
         use Object::*;
         match (*self, *other) {
             (Everything, _) | (_, Everything) => true,
@@ -85,11 +97,16 @@ impl Object {
             (NamedArrival { cta: a, id: x, round: r, warp: v }, NamedArrival { cta: b, id: y, round: q, warp: u }) => {
                 (a, x, r) == (b, y, q) && (v.is_none() || u.is_none() || v == u)
             }
+            (Exited { cta: a, warp: v }, Exited { cta: b, warp: u }) => {
+                a == b && (v.is_none() || u.is_none() || v == u)
+            }
             (ExitCount { cta: a }, ExitCount { cta: b })
             | (Ended { cta: a }, Ended { cta: b })
             | (Tensor { cta: a }, Tensor { cta: b })
             | (Registers { cta: a }, Registers { cta: b })
-            | (AsyncOf { warp: a }, AsyncOf { warp: b }) => a == b,
+            | (AsyncOf { warp: a }, AsyncOf { warp: b })
+            | (WgmmaChain { warp: a }, WgmmaChain { warp: b }) => a == b,
+            (WgmmaDone { warp: a, mma: x }, WgmmaDone { warp: b, mma: y }) => (a, x) == (b, y),
             (Shared { .. } | AllShared { .. } | Arrivals { .. }, _)
             | (
                 Global
@@ -97,11 +114,14 @@ impl Object {
                 | AllNamed { .. }
                 | NamedArrival { .. }
                 | ExitCount { .. }
+                | Exited { .. }
                 | Ended { .. }
                 | Cluster
                 | ClusterCount
                 | Tensor { .. }
                 | AsyncOf { .. }
+                | WgmmaDone { .. }
+                | WgmmaChain { .. }
                 | Registers { .. },
                 _,
             ) => false,
@@ -121,6 +141,13 @@ pub(crate) struct Footprint {
     /// touches one wakes (this step changed what that step would do), though the two steps
     /// are no race (a round's completing arrival and its other arrivals).
     pub sleep_writes: Vec<Object>,
+    /// The CTA of the warp whose step this is (`None`: an async op's step).
+    pub warp_cta: Option<usize>,
+    /// What ending the CTA (its last threads exiting) wrote: dependent with the steps of every
+    /// actor but the CTA's own warps. Those all ran before it in every execution (it is the
+    /// last exit), and in an order where this warp's exit runs earlier it is not the ending
+    /// one: it then touches only what every exit touches, which `accesses` keeps.
+    pub end_writes: Vec<Object>,
 }
 
 impl Footprint {
@@ -169,7 +196,16 @@ impl Footprint {
         let conflict = |a: &Object, wa: bool, b: &Object, wb: bool| {
             (wa || wb || *a == Object::Everything || *b == Object::Everything) && a.overlaps(b)
         };
+        let ends = |x: &Footprint, y: &Footprint| {
+            !x.end_writes.is_empty()
+                && y.warp_cta != x.warp_cta
+                && x.end_writes
+                    .iter()
+                    .any(|a| y.accesses.iter().map(|(b, _)| b).chain(&y.end_writes).any(|b| a.overlaps(b)))
+        };
         self.accesses.iter().any(|(a, wa)| other.accesses.iter().any(|(b, wb)| conflict(a, *wa, b, *wb)))
+            || ends(self, other)
+            || ends(other, self)
     }
 
     /// Whether one step is ordered after the other in DPOR's happens-before: dependent, or
@@ -195,7 +231,8 @@ impl Footprint {
     /// Approximate heap bytes (the explorer's memory bound counts them).
     pub fn bytes(&self) -> usize {
         self.accesses.capacity() * std::mem::size_of::<(Object, bool)>()
-            + (self.acquires.capacity() + self.sleep_writes.capacity()) * std::mem::size_of::<Object>()
+            + (self.acquires.capacity() + self.sleep_writes.capacity() + self.end_writes.capacity())
+                * std::mem::size_of::<Object>()
     }
 }
 
@@ -275,5 +312,26 @@ mod tests {
         assert!(a.dependent(&fp(&[(Object::AllNamed { cta: 0 }, true)])), "every id");
         let other_cta = Object::NamedArrival { cta: 1, id: 2, round: 5, warp: None };
         assert!(!c.wakes(&fp(&[(other_cta, true)])), "another CTA");
+        // The end of CTA 0: dependent with a copy landing and with a warp of another CTA,
+        // not with a warp of its own (they all ran before it); it acquires every exit.
+        let end = Footprint {
+            warp_cta: Some(0),
+            end_writes: vec![Object::Ended { cta: 0 }, Object::AllShared { cta: 0 }],
+            acquires: vec![Object::Exited { cta: 0, warp: None }],
+            ..fp(&[(Object::Exited { cta: 0, warp: Some(3) }, true)])
+        };
+        let piece = fp(&[(Object::Ended { cta: 0 }, false)]);
+        assert!(end.dependent(&piece) && piece.dependent(&end), "a copy landing after the end");
+        let own = Footprint { warp_cta: Some(0), ..fp(&[(Object::Shared { cta: 0, off: 8, len: 8 }, false)]) };
+        assert!(!end.dependent(&own), "a warp of the CTA");
+        let remote = Footprint { warp_cta: Some(1), ..fp(&[(Object::Shared { cta: 0, off: 8, len: 8 }, false)]) };
+        assert!(end.dependent(&remote), "a warp of another CTA reaching into it");
+        let exit = Footprint { warp_cta: Some(0), ..fp(&[(Object::Exited { cta: 0, warp: Some(5) }, true)]) };
+        assert!(!end.dependent(&exit) && end.orders(&exit), "another warp's exit: ordered before the end, no race");
+        let exit2 = Footprint { warp_cta: Some(0), ..fp(&[(Object::Exited { cta: 0, warp: Some(6) }, true)]) };
+        assert!(!exit.dependent(&exit2), "two warps' exits commute");
+        // A wgmma's result: its completion and the wait that retires it; a newer one commutes.
+        let done = |mma| fp(&[(Object::WgmmaDone { warp: 4, mma }, true)]);
+        assert!(done(12).dependent(&done(12)) && !done(12).dependent(&done(13)));
     }
 }

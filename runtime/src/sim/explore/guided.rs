@@ -17,6 +17,8 @@ pub(crate) struct Recorded {
     pub spawned: Vec<Actor>,
     /// The sleep set on entering the step's state (beyond the prefix; empty within it).
     pub sleep: Vec<(Actor, Footprint)>,
+    /// What kind of step it was (`StepChooser::done`).
+    pub kind: &'static str,
 }
 
 /// Why a run ended before its kernel did.
@@ -104,11 +106,12 @@ impl StepChooser for Guided {
             footprint: Footprint::default(),
             spawned: vec![],
             sleep,
+            kind: "",
         });
         Ok(Some(chosen))
     }
 
-    fn done(&mut self, footprint: Footprint, spawned: Vec<Actor>) {
+    fn done(&mut self, footprint: Footprint, spawned: Vec<Actor>, kind: &'static str) {
         let mut r = self.run();
         let k = r.steps.len() - 1;
         let chosen = r.steps[k].chosen;
@@ -121,6 +124,7 @@ impl StepChooser for Guided {
         let step = &mut r.steps[k];
         step.footprint = footprint;
         step.spawned = spawned;
+        step.kind = kind;
     }
 }
 

@@ -34,6 +34,10 @@ pub const FIXED_CHOICES: &[&str] = &[
     "%clock and %globaltimer count the steps taken, so they differ between interleavings without being explored",
 ];
 
+/// Set (to anything), an exploration prints to stderr the races DPOR found, by the kinds of
+/// the two steps and the object they conflict on, with the backtrack points each added.
+pub const RACE_COUNTS_VAR: &str = "PHASER_EXPLORE_RACES";
+
 /// Step mode drives one cluster: a launch of more is refused, with the setting named.
 pub(crate) fn one_cluster(setting: &'static str, k: &Kernel, cfg: &LaunchConfig) -> Result<()> {
     let cd = k.bounds().cluster.unwrap_or([1, 1, 1]);
@@ -90,6 +94,10 @@ impl SimDevice {
         let mut trips: std::collections::BTreeMap<(u32, u32), (Option<phaser_codegen::SourceLoc>, u32)> =
             Default::default();
         let mut tree = dpor::Dpor::default();
+        // A diagnostic: which dependencies make the executions (bench/exhaustive.md, run 5).
+        if std::env::var_os(RACE_COUNTS_VAR).is_some() {
+            tree.races = Some(Default::default());
+        }
         let mut branch = dpor::Branch { prefix: Vec::new(), sleep: Vec::new() };
         loop {
             if report.executions >= bounds.max_executions {
@@ -133,12 +141,17 @@ impl SimDevice {
         }
         report.iterations = loop_roles(&trips);
         report.wall = t0.elapsed();
+        if let Some(counts) = &tree.races {
+            eprintln!("{RACE_COUNTS_VAR}: `{}`, {} executions\n{}", report.kernel, report.executions, counts.table());
+        }
         Ok(report)
     }
 }
 
 /// Each loop's warps grouped by their trip count (a role: the warps that ran it as often).
-fn loop_roles(trips: &std::collections::BTreeMap<(u32, u32), (Option<phaser_codegen::SourceLoc>, u32)>) -> Vec<LoopTrips> {
+fn loop_roles(
+    trips: &std::collections::BTreeMap<(u32, u32), (Option<phaser_codegen::SourceLoc>, u32)>,
+) -> Vec<LoopTrips> {
     let mut out: Vec<(u32, LoopTrips)> = Vec::new();
     for (&(start, warp), &(loc, n)) in trips {
         if out.last().is_none_or(|(s, _)| *s != start) {
