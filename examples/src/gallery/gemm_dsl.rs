@@ -944,10 +944,11 @@ pub fn setup_tiles(
         p.launch(tiles.kernel()?, launch, args, [ws.into(), flags.into(), gc.into()]);
         if tiles.split_reduce() == Some(Reduce::EverySlice) {
             // Launched again on the flags the first launch left (not an output of this one, so
-            // not reset): it signals the other bank and clears the first. C is poisoned again.
+            // not reset): it signals the other bank and clears the first. C is poisoned again
+            // and checked; the partials are the first launch's (checked there).
             let args =
                 [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into(), flags.into(), gc.into()];
-            p.launch(tiles.kernel()?, launch, args, [ws.into(), gc.into()]);
+            p.launch(tiles.kernel()?, launch, args, [gc.into()]);
         }
         fixup_flags = Some(flags);
         Some((ws, tiles))
