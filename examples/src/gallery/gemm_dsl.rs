@@ -893,11 +893,13 @@ pub fn setup(dev: &Device, size: Size, seed: u64, tiles: Tiles) -> Result<Proble
     // cluster row, a partial tile column, a partial K block) over two CTAs (clusters). Full: a
     // real GEMM (2048^3), persistent over the GPU. K and N are multiples of 8 (the tensor
     // maps' 16-byte row strides).
-    // A reduction by every slice runs in one wave: a CTA (cluster) per work unit, and at the
-    // full size a decode shape (64 x 4096 x 4096) whose units fit on the GPU.
+    // A reduction by every slice runs in one wave: a CTA (cluster) per work unit, at decode
+    // shapes past the small one (quick: M = 33, one tile row, within the quick budget of a
+    // spinning wait; full: 64 x 4096 x 4096, whose units fit on the GPU).
     let every_slice = tiles.split_reduce() == Some(Reduce::EverySlice);
     let (shape, grid) = match size {
         Size::Small => ((2 * bm * cm, tiles.block_n, 256), cm),
+        Size::Quick if every_slice => ((33, 200, 136), cm),
         Size::Quick => ((bm * cm + 72, 200, 136), 2 * cm),
         Size::Full if every_slice => ((64, 4096, 4096), tiles.grid(64, 4096, dev.sm_count()?)),
         Size::Full => ((2048, 2048, 2048), tiles.grid(2048, 2048, dev.sm_count()?)),
@@ -951,10 +953,11 @@ pub fn setup_tiles(
         p.launch(tiles.kernel()?, launch, args, [ws.into(), flags.into(), gc.into()]);
         if tiles.split_reduce() == Some(Reduce::EverySlice) {
             // Launched again on the flags the first launch left (not an output of this one, so
-            // not reset): it signals the other bank and clears the first. C is poisoned again.
+            // not reset): it signals the other bank and clears the first. C is poisoned again
+            // and checked; the partials are the first launch's (checked there).
             let args =
                 [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into(), flags.into(), gc.into()];
-            p.launch(tiles.kernel()?, launch, args, [ws.into(), gc.into()]);
+            p.launch(tiles.kernel()?, launch, args, [gc.into()]);
         }
         fixup_flags = Some(flags);
         Some((ws, tiles))
