@@ -326,3 +326,130 @@ fn who_completes_a_named_round_is_explored_a_surplus_arrival_is_found() {
     assert!(e.complete() && e.counterexample.is_none(), "{e}");
     assert!(e.executions <= 4, "the fixed kernel's orders are few: {e}");
 }
+
+/// The mbarrier form of `surplus_arrival`: `bar` expects two arrivals a phase. Thread 0
+/// arrives once and waits for the phase its arrival's state token names; thread 32 arrives
+/// twice, on `bar` again where it meant `spare` (`fixed`). Whether it hangs depends on which
+/// arrival completes phase 0: if thread 32's two arrivals fill it, thread 0's arrival lands in
+/// phase 1, which nobody else joins, and its token's wait never returns; if thread 0 arrives
+/// between them, the surplus arrival is left in phase 1 harmlessly. A reduction that lets a
+/// phase's counting arrivals commute must still explore who completes the phase.
+fn surplus_mbarrier_arrival(fixed: bool) -> Kernel {
+    let name = if fixed { "surplus_mbarrier_arrival_fixed" } else { "surplus_mbarrier_arrival" };
+    let mut k = KernelBuilder::new(name, Target::Sm90a);
+    k.require_block(64, 1, 1);
+    let bars = k.alloc_barriers("bars", 2);
+    let tid = k.thread_idx(Dim::X);
+    let is0 = k.eq(tid, Value::u32(0));
+    k.if_then(is0, |k| {
+        let bar = k.barrier_at(bars, Value::u32(0));
+        k.mbarrier_init(bar, Value::u32(2));
+        let spare = k.barrier_at(bars, Value::u32(1));
+        k.mbarrier_init(spare, Value::u32(1));
+    });
+    k.cta_sync();
+    k.if_then(is0, |k| {
+        let bar = k.barrier_at(bars, Value::u32(0));
+        let token = k.mbarrier_arrive(bar);
+        k.mbarrier_wait_state(bar, token);
+    });
+    let is32 = k.eq(tid, Value::u32(32));
+    k.if_then(is32, |k| {
+        let bar = k.barrier_at(bars, Value::u32(0));
+        k.mbarrier_arrive_discard(bar);
+        let second = k.barrier_at(bars, Value::u32(if fixed { 1 } else { 0 }));
+        k.mbarrier_arrive_discard(second);
+    });
+    k.finish().unwrap()
+}
+
+#[test]
+fn who_completes_an_mbarrier_phase_is_explored_a_surplus_arrival_is_found() {
+    let k = surplus_mbarrier_arrival(false);
+    let sampled = |s: Strategy, seed: u64| {
+        let d = device(SimConfig { trace: false, ..SimConfig::default().with_strategy(s).with_seed(seed) });
+        d.simulate(&k, LaunchConfig::linear(1, 64), &[]).unwrap().has_errors()
+    };
+    // The round-robin schedule runs warp 0 first: its arrival is in phase 0, no hang.
+    assert!(!sampled(Strategy::RoundRobin, 0), "round-robin runs the order that does not hang");
+    let hits = (0..100).filter(|&s| sampled(Strategy::Random, s)).count();
+    println!("random: {hits} of 100 seeds hang");
+    let d = device(SimConfig::default());
+    let e = d.explore(&k, LaunchConfig::linear(1, 64), &[]).unwrap();
+    println!("{}", e.summary());
+    let c = e.counterexample.as_ref().unwrap_or_else(|| panic!("no counterexample:\n{e}"));
+    let f = c.findings.iter().find(|f| f.category == Category::Deadlock).unwrap_or_else(|| panic!("{e}"));
+    assert!(e.executions >= 2, "the first execution (warp 0 first) does not hang: {e}");
+    // Its schedule replays the hang.
+    let replay = device(SimConfig { schedule: c.schedule.clone(), ..SimConfig::default() });
+    let r = replay.simulate(&k, LaunchConfig::linear(1, 64), &[]).unwrap();
+    assert!(r.findings.iter().any(|g| g.category == Category::Deadlock), "{f}\n{r}");
+
+    let fixed = surplus_mbarrier_arrival(true);
+    let e = d.explore(&fixed, LaunchConfig::linear(1, 64), &[]).unwrap();
+    println!("{e}");
+    assert!(e.complete() && e.counterexample.is_none(), "{e}");
+}
+
+/// `bar` expects three arrivals a phase and gets two, neither completing it: thread 0's, then
+/// thread 32's, which indexes `out` (2 entries) with its token's pending count. Arriving
+/// second it reads 1; arriving first, 2: past the end (`fixed`: an `out` of 3). Arrivals that
+/// leave a phase pending commute only when nothing reads their token's count, which depends
+/// on the order (`Program::tokens_read`).
+fn pending_count_order(fixed: bool) -> Kernel {
+    let name = if fixed { "pending_count_order_fixed" } else { "pending_count_order" };
+    let mut k = KernelBuilder::new(name, Target::Sm90a);
+    let out = k.param_global("out", Type::U32, true);
+    k.require_block(64, 1, 1);
+    let bars = k.alloc_barriers("bars", 1);
+    let tid = k.thread_idx(Dim::X);
+    let is0 = k.eq(tid, Value::u32(0));
+    k.if_then(is0, |k| {
+        let bar = k.barrier_at(bars, Value::u32(0));
+        k.mbarrier_init(bar, Value::u32(3));
+    });
+    k.cta_sync();
+    k.if_then(is0, |k| {
+        let bar = k.barrier_at(bars, Value::u32(0));
+        k.mbarrier_arrive_discard(bar);
+    });
+    let is32 = k.eq(tid, Value::u32(32));
+    k.if_then(is32, |k| {
+        let bar = k.barrier_at(bars, Value::u32(0));
+        let token = k.mbarrier_arrive(bar);
+        let pending = k.mbarrier_pending_count(token);
+        k.st_global(out, pending, Value::u32(1));
+    });
+    k.finish().unwrap()
+}
+
+#[test]
+fn an_arrival_whose_pending_count_is_read_keeps_its_order_an_overrun_is_found() {
+    let k = pending_count_order(false);
+    let run = |s: Strategy, seed: u64| {
+        let d = device(SimConfig { trace: false, ..SimConfig::default().with_strategy(s).with_seed(seed) });
+        let out = d.alloc::<u32>(2).unwrap();
+        let r = d.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]).unwrap();
+        r.findings.iter().any(|f| f.category == Category::OutOfBounds)
+    };
+    // The round-robin schedule runs warp 0 first: thread 32 arrives second, in bounds.
+    assert!(!run(Strategy::RoundRobin, 0), "round-robin runs the order that stays in bounds");
+    let hits = (0..100).filter(|&s| run(Strategy::Random, s)).count();
+    println!("random: {hits} of 100 seeds overrun");
+    let d = device(SimConfig::default());
+    let out = d.alloc::<u32>(2).unwrap();
+    let e = d.explore(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]).unwrap();
+    println!("{}", e.summary());
+    let c = e.counterexample.as_ref().unwrap_or_else(|| panic!("no counterexample:\n{e}"));
+    assert!(c.findings.iter().any(|f| f.category == Category::OutOfBounds), "{e}");
+    let replay = device(SimConfig { schedule: c.schedule.clone(), ..SimConfig::default() });
+    let out = replay.alloc::<u32>(2).unwrap();
+    let r = replay.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]).unwrap();
+    assert!(r.findings.iter().any(|g| g.category == Category::OutOfBounds), "{r}");
+
+    let fixed = pending_count_order(true);
+    let out = d.alloc::<u32>(3).unwrap();
+    let e = d.explore(&fixed, LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]).unwrap();
+    println!("{e}");
+    assert!(e.complete() && e.counterexample.is_none(), "{e}");
+}

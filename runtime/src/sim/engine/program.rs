@@ -112,6 +112,48 @@ pub struct Program {
     /// The kernel has strong global loads or stores: the global order is checked
     /// (`check/global_order.rs`).
     pub flag_protocol: bool,
+    /// Per register: an arrive's state token that something reads beyond its phase (a
+    /// `pending_count`, arithmetic, a store). The token's low half is the count pending after
+    /// the arrival, which depends on the arrivals' order: such an arrival does not commute
+    /// with the phase's other arrivals (`Engine::arrival_token_read`).
+    pub tokens_read: Vec<bool>,
+}
+
+/// The registers of [`Program::tokens_read`]: every state register of an arrive that an
+/// instruction reads other than as the phase a wait or a probe waits for (those read only the
+/// phase half, which every arrival of the phase agrees on).
+fn tokens_read(body: &[Stmt]) -> Vec<bool> {
+    let mut tokens = Vec::new();
+    walk_insts(body, &mut |i, _| {
+        if let Inst::Mbarrier(MbarrierOp::Arrive { state: Some(r), .. }) = i {
+            tokens.push(r.id);
+        }
+    });
+    let mut read = Vec::new();
+    walk_insts(body, &mut |i, _| {
+        let phase_only = matches!(
+            i,
+            Inst::Mbarrier(
+                MbarrierOp::Wait { on: WaitOn::State(_), .. }
+                    | MbarrierOp::TestWait { on: WaitOn::State(_), .. }
+                    | MbarrierOp::TryWait { on: WaitOn::State(_), .. }
+            )
+        );
+        if phase_only {
+            return;
+        }
+        i.for_each_use(|v| {
+            if let Value::Reg(r) = v {
+                if tokens.contains(&r.id) {
+                    if read.len() <= r.id as usize {
+                        read.resize(r.id as usize + 1, false);
+                    }
+                    read[r.id as usize] = true;
+                }
+            }
+        });
+    });
+    read
 }
 
 struct Lowering {
@@ -144,6 +186,7 @@ impl Program {
         let effects = l.slow.iter().map(visible_effect).collect();
         let observable = crate::sim::check::progress::observable_registers(k.body());
         let flag_protocol = crate::sim::check::global_order::uses_flags(&l.slow);
+        let tokens_read = tokens_read(k.body());
         Program {
             ops: l.ops,
             locs: l.locs,
@@ -154,6 +197,7 @@ impl Program {
             tensor: l.tensor,
             observable,
             flag_protocol,
+            tokens_read,
         }
     }
 

@@ -77,6 +77,7 @@ impl<C: Checker> Engine<'_, C> {
         }
         let pending = self.exec.ctas[cta].barriers.get(self.cx.layout, off).map_or(0, |b| b.pending) as u64;
         let token = self.arrive_on(cta, off, total, *drop, Actor::Warp { base, lanes: mask }, pc);
+        self.arrival_token_read(*state, cta, off);
         if let Some(s) = state {
             let phase = token & !0xFFFF_FFFF;
             for (i, l) in lanes(mask).enumerate() {
@@ -85,6 +86,16 @@ impl<C: Checker> Engine<'_, C> {
             }
         }
         true
+    }
+
+    /// An arrival whose state token is read beyond its phase (`Program::tokens_read`) changed
+    /// what its thread observes depending on which arrivals came before it (the token's
+    /// pending count): it is not a counting arrival that commutes with the others
+    /// (`Object::Arrivals`), whatever it left pending.
+    fn arrival_token_read(&mut self, state: Option<Reg>, cta: usize, off: u32) {
+        if state.is_some_and(|r| self.cx.program.tokens_read.get(r.id as usize).copied().unwrap_or(false)) {
+            self.touch_changed(cta, off);
+        }
     }
 
     /// A blocking wait of several lanes on one barrier for one target, decided once.
@@ -161,6 +172,7 @@ impl<C: Checker> Engine<'_, C> {
                     let key = self.barrier_key(c, off);
                     self.checker.on_thread_release(t, key, pc, true);
                     let token = self.arrive_on(c, off, n, *drop, Actor::Thread(t), pc);
+                    self.arrival_token_read(*state, c, off);
                     if let Some(s) = state {
                         self.set(wi, l, *s, token);
                     }
