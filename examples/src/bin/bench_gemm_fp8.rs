@@ -18,8 +18,9 @@
 //! cuBLASLt (bf16 C); the `--frags 2 --scales global` form is what `bench/gemm_fp8_ncu.sh`
 //! profiles.
 //!
-//! Timing: `timing::interleaved_on` on one Phaser stream, every variant of a shape and scaling
-//! one side of one measurement (interleaved batches; `--warmup-ms` of sustained load, then
+//! Timing: `timing::interleaved_on` on one Phaser stream, each variant a graph replayed and timed
+//! alone, as cuBLASLt is (`--together`: every variant of a shape one side of one interleaved
+//! measurement, to compare the variants with each other; `--warmup-ms` of sustained load, then
 //! `--runs` batches of ~20 ms of back-to-back launches between the stream's events; the
 //! median batch, per launch); TFLOP/s = 2MNK / time. Check: after timing C is poisoned,
 //! recomputed, and 4096 random elements (and the corners) are compared with the f64 product of
@@ -72,6 +73,12 @@ struct Args {
     /// (the fused output quantization, `Output::E4m3`; row `blockwise_e4m3_out`).
     #[arg(long, default_value = "bf16,e4m3")]
     outputs: String,
+    /// Time a shape's variants as the sides of one interleaved measurement (they see the same
+    /// conditions: compare them with each other). By default each is timed alone, as
+    /// `gemm_fp8_torch.py` times cuBLASLt: under the power cap a kernel interleaved with slower
+    /// ones runs at a higher clock (run 22b against 22c: +3-6%), so only alone is a fair ratio.
+    #[arg(long)]
+    together: bool,
 }
 
 fn parse_output(s: &str) -> BenchResult<Output> {
@@ -117,8 +124,8 @@ fn parse_shape(s: &str) -> BenchResult<(u32, u32, u32)> {
     }
 }
 
-/// One kernel's launch, its buffers and maps: prepared before any is timed, so every variant
-/// of a shape runs in one interleaved measurement.
+/// One kernel's launch, its buffers and maps: prepared before any is timed (so every variant
+/// of a shape can run in one interleaved measurement, `--together`).
 struct Prepared {
     name: String,
     output: Output,
@@ -195,14 +202,15 @@ struct Row {
     sfc: Vec<f32>,
 }
 
-/// `variants` timed in one interleaved measurement, one side each.
-fn time_together<'a>(
+/// `variants` timed as the sides of one interleaved measurement (`together`), or each alone.
+fn time_variants<'a>(
     stream: &'a phaser::Stream<'_>,
     method: &timing::Method,
     per_batch: usize,
     q: &'a Quantized,
     variants: &'a mut [Prepared],
-) -> BenchResult<timing::Interleaved> {
+    together: bool,
+) -> BenchResult<Vec<timing::SideTime>> {
     // One graph per variant, replayed: the kernel writes `sfc` (`&mut [f32]`), and a stream
     // launch's guard holds a written buffer exclusively until the kernel is done, so back-to-back
     // launches writing one buffer cannot be queued through guards; a graph holds that borrow
@@ -235,7 +243,15 @@ fn time_together<'a>(
         .collect();
     let mut refs: Vec<&mut dyn FnMut() -> BenchResult<timing::Queued<'a>>> =
         sides.iter_mut().map(|s| &mut **s as &mut dyn FnMut() -> BenchResult<timing::Queued<'a>>).collect();
-    let timed = timing::interleaved_on(stream, method, per_batch, &mut refs)?;
+    let timed = if together {
+        timing::interleaved_on(stream, method, per_batch, &mut refs)?.sides
+    } else {
+        let mut alone = Vec::with_capacity(refs.len());
+        for side in refs.iter_mut() {
+            alone.extend(timing::interleaved_on(stream, method, per_batch, &mut [&mut **side])?.sides);
+        }
+        alone
+    };
     drop(refs);
     drop(sides);
     // A fault in a replay names the starved wait here (the watchdog's record, decoded).
@@ -258,14 +274,14 @@ fn run(
     let flops = 2.0 * m as f64 * n as f64 * k as f64;
     let per_batch = ((2.0e-2 * 1.0e15 / flops).ceil() as usize).clamp(1, 500);
     let method = timing::Method { warmup: Duration::from_millis(args.warmup_ms), runs: args.runs };
-    let timed = time_together(stream, &method, per_batch, q, variants)?;
+    let timed = time_variants(stream, &method, per_batch, q, variants, args.together)?;
     let (mu, nu) = (m as usize, n as usize);
     let mut positions = vec![(0, 0), (0, nu - 1), (mu - 1, 0), (mu - 1, nu - 1)];
     positions.extend(
         phaser::problem::random_u32(2 * 4096, args.seed).chunks(2).map(|r| (r[0] as usize % mu, r[1] as usize % nu)),
     );
     let mut rows = Vec::new();
-    for (v, time) in variants.iter_mut().zip(&timed.sides) {
+    for (v, time) in variants.iter_mut().zip(&timed) {
         dev.fill(&mut v.c, bf16::from_bits(0xFFFF))?;
         dev.fill(&mut v.sfc, f32::NAN)?;
         v.launch_once(stream, q)?;
