@@ -658,16 +658,3 @@ mod tests {
         }
     }
 }
-#[cfg(test)]
-mod scratch {
-    use super::*;
-    #[test]
-    fn scratch_print() {
-        for (m, n, k) in [(128, 4096, 4096), (1, 4096, 8192), (64, 8192, 4096)] {
-            let shape = GemmShape::new(m, n, k);
-            let mut v: Vec<GemmChoice> = choice_candidates(BLayout::KMajor).into_iter().chain(decode_candidates(BLayout::KMajor)).filter(|c| can_run(c, &shape, 132)).map(|c| score(c, &shape, 132)).collect();
-            v.sort_by(|a, b| a.estimate_us().total_cmp(&b.estimate_us()));
-            for c in v.iter().take(8) { println!("{shape} {:.2} {} c{:.1} m{:.1} r{:.1}", c.estimate_us(), c.config.kernel_name(), c.compute_us, c.memory_us, c.reduce_us); }
-        }
-    }
-}
