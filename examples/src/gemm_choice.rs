@@ -1,6 +1,8 @@
 //! Which [`GemmConfig`] runs a given GEMM shape: a heuristic that scores every candidate tile
 //! shape with a two-term model (compute in waves of tiles over the SMs, and DRAM traffic at a
-//! bandwidth that grows with the SMs kept busy) and keeps the cheapest. The choice comes with
+//! bandwidth that grows with the SMs kept busy and is bounded by the bytes their rings keep in
+//! flight, Little's law) and keeps the cheapest, among [`choice_candidates`] and the decode
+//! autotune's [`decode_candidates`] (64-row tiles, deeper rings, each way of reducing). The choice comes with
 //! the numbers that made it, so it can be printed and explained.
 //!
 //! The compute term is a model of wave quantization and tile waste: the useful MMA work
@@ -507,8 +509,13 @@ mod tests {
 
     #[test]
     fn large_square_shapes_keep_the_default_tile() {
-        let c = GemmConfig::choose(&GemmShape::new(8192, 8192, 8192), BLayout::KMajor, 132);
-        assert_eq!((c.config.block_m(), c.config.block_n), (128, 256), "{c}");
+        // 128 x 256 tiles, 2-CTA clusters, no split: the decode terms (the rings' bytes in
+        // flight, the fix-up) leave a shape that fills the GPU alone.
+        for size in [4096, 8192] {
+            let c = GemmConfig::choose(&GemmShape::new(size, size, size), BLayout::KMajor, 132);
+            assert_eq!(c.config, candidate(BLayout::KMajor, 256, 2), "{c}");
+            assert_eq!((c.config.block_m(), c.config.block_n, c.config.split_k), (128, 256, 1), "{c}");
+        }
     }
 
     /// The candidate without split-K of `block_n` x `wg_m` tiles and `cluster_m` CTAs.
