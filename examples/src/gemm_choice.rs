@@ -216,9 +216,12 @@ impl GemmConfig {
     /// can run it (a split needs a K block per slice; ties go to the earlier: no or fewer
     /// slices, the larger tile).
     pub fn choose(shape: &GemmShape, b_layout: BLayout, sm_count: u32) -> GemmChoice {
+        // The decode candidates of K-major B only: those the decode autotune measures and
+        // `gemm_ptxas` / `sim_gemm_dsl` assemble and simulate.
+        let decode = if b_layout == BLayout::KMajor { decode_candidates(b_layout) } else { Vec::new() };
         choice_candidates(b_layout)
             .into_iter()
-            .chain(decode_candidates(b_layout))
+            .chain(decode)
             .filter(|c| can_run(c, shape, sm_count))
             .map(|c| score(c, shape, sm_count))
             .fold(None, |best: Option<GemmChoice>, c| match best {
