@@ -211,17 +211,24 @@ pub fn decode_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
     v
 }
 
+/// What [`GemmConfig::choose`] scores for `b_layout`: [`choice_candidates`], and for K-major B
+/// the [`decode_candidates`] too (those the decode autotune measures and `gemm_ptxas` /
+/// `sim_gemm_dsl` assemble and simulate).
+pub fn model_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
+    let mut v = choice_candidates(b_layout);
+    if b_layout == BLayout::KMajor {
+        v.extend(decode_candidates(b_layout));
+    }
+    v
+}
+
 impl GemmConfig {
     /// The candidate the model finds fastest for `shape` on `sm_count` SMs among those that
     /// can run it (a split needs a K block per slice; ties go to the earlier: no or fewer
     /// slices, the larger tile).
     pub fn choose(shape: &GemmShape, b_layout: BLayout, sm_count: u32) -> GemmChoice {
-        // The decode candidates of K-major B only: those the decode autotune measures and
-        // `gemm_ptxas` / `sim_gemm_dsl` assemble and simulate.
-        let decode = if b_layout == BLayout::KMajor { decode_candidates(b_layout) } else { Vec::new() };
-        choice_candidates(b_layout)
+        model_candidates(b_layout)
             .into_iter()
-            .chain(decode)
             .filter(|c| can_run(c, shape, sm_count))
             .map(|c| score(c, shape, sm_count))
             .fold(None, |best: Option<GemmChoice>, c| match best {
@@ -647,7 +654,7 @@ mod tests {
             let shape = GemmShape::new(m, n8 * 8, k8 * 8);
             let c = GemmConfig::choose(&shape, layout, sms);
             prop_assert!(c.config.problem().is_none());
-            let candidates: Vec<GemmConfig> = choice_candidates(layout).into_iter().chain(decode_candidates(layout)).collect();
+            let candidates = model_candidates(layout);
             prop_assert!(candidates.contains(&c.config));
             if !nmajor || c.config.cluster_m == 1 {
                 prop_assert!(crate::gemm::dsl::unsupported(&c.config).is_none(), "{}", c);
