@@ -295,7 +295,7 @@ pub fn score(config: GemmConfig, shape: &GemmShape, sm_count: u32) -> GemmChoice
         }
         // The last slice takes the other slices' partials one by one, each after its flag's
         // round trip, at the fix-up's own bandwidth (run 22a: over the two-launch reduction, 7
-        // slices of M = 1 cost about 9 us, 1 slice of 128 x 4096 about 7 us).
+        // slices of M = 1 cost about 10 us, 1 slice of 128 x 4096 about 7 us).
         (_, SplitReduce::InKernel) => {
             (split - 1) as f64 * FLAG_ROUND_TRIP_US + (4 * m * n * (split - 1)) as f64 / FIXUP_BYTES_PER_S * 1e6
         }
