@@ -11,7 +11,9 @@
 //! `nvidia-cuda-cuobjdump`, installs it there). Every tool runs through [`run_tool`], which
 //! checks its exit status: a tool that failed is never read as an empty answer.
 
+mod batch;
 mod serialization;
+pub use batch::{assemble_each, Assembled};
 pub use serialization::{wgmma_serialization, WgmmaSerialization};
 
 use std::ffi::OsString;

@@ -6,7 +6,6 @@
 use phaser::codegen::{emit_kernel, ptx_text, ptxas};
 use phaser::Device;
 use phaser_examples::gemm::{self, *};
-use std::path::{Path, PathBuf};
 
 fn all_configs() -> Vec<GemmConfig> {
     let mut v = Vec::new();
@@ -22,12 +21,15 @@ fn all_configs() -> Vec<GemmConfig> {
     v
 }
 
-/// `ptxas -v` output and the cubin it wrote into `dir` (the calling test's own directory).
-fn assemble_verbose(dir: &Path, ptxas: &Path, ptx: &str, name: &str) -> (String, PathBuf) {
-    let cubin = dir.join(format!("{name}.cubin"));
-    let text = ptxas::assemble_to(ptxas, ptx, "sm_90a", &["-v"], &cubin)
-        .unwrap_or_else(|e| panic!("ptxas rejected {name}:\n{e}"));
-    (text, cubin)
+/// `ptxas -v`'s messages and the SASS instructions of each PTX module, in order: assembled
+/// together (`ptxas::assemble_each`: one ptxas and one cuobjdump run for all the modules of
+/// one header, since cuobjdump costs about 0.8 s per cubin), each as if alone.
+fn assemble_all(ptxs: &[String]) -> Vec<(String, Vec<(u32, String)>)> {
+    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
+    let dir = tempfile::tempdir().unwrap();
+    let refs: Vec<&str> = ptxs.iter().map(String::as_str).collect();
+    let assembled = ptxas::assemble_each(&ptxas, &cuobjdump, "sm_90a", dir.path(), &refs).unwrap_or_else(|e| panic!("{e}"));
+    assembled.into_iter().map(|a| { let insts = instructions(&a.sass); (a.messages, insts) }).collect()
 }
 
 /// `N bytes spill stores, M bytes spill loads` of ptxas -v.
@@ -41,8 +43,7 @@ fn spill_bytes(verbose: &str) -> (u64, u64) {
 
 #[test]
 fn every_config_assembles_without_spills_and_uses_hgmma() {
-    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
-    let dir = tempfile::tempdir().unwrap();
+    let mut kernels = Vec::new();
     for cfg in all_configs() {
         let k = gemm_kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
         let ptx = emit_kernel(&k).unwrap();
@@ -51,22 +52,25 @@ fn every_config_assembles_without_spills_and_uses_hgmma() {
         assert!(
             ptx_text::has(&ptx, "setmaxnreg.dec.sync.aligned.u32 40") && ptx_text::has_directive(&ptx, ".maxnreg 168")
         );
-        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, k.name());
-        assert_eq!(spill_bytes(&verbose), (0, 0), "{} spills:\n{verbose}", k.name());
+        kernels.push((cfg, ptx));
+    }
+    let ptxs: Vec<String> = kernels.iter().map(|(_, p)| p.clone()).collect();
+    for ((cfg, ptx), (verbose, insts)) in kernels.iter().zip(assemble_all(&ptxs)) {
+        let name = cfg.kernel_name();
+        assert_eq!(spill_bytes(&verbose), (0, 0), "{name} spills:\n{verbose}");
         assert!(!verbose.contains("C7508"), "setmaxnreg ignored (no register cap):\n{verbose}");
-        let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
-        assert!(serialized.is_empty(), "{}: ptxas serialized the wgmmas: {serialized:#?}", k.name());
-        let insts = sass(&cuobjdump, &cubin);
+        let serialized = ptxas::wgmma_serialization(&verbose, ptx);
+        assert!(serialized.is_empty(), "{name}: ptxas serialized the wgmmas: {serialized:#?}");
         let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
         // Two copies of the K block (the peeled first one and the loop), 4 k16 steps each,
         // per m64 slice of the warpgroup.
         let want = 2 * 4 * (cfg.wg_m / 64) as usize;
         let listing = || insts.iter().map(|(_, i)| i.as_str()).collect::<Vec<_>>().join("\n");
-        assert_eq!(count_with_modifiers(&insts, &shape), want, "{}:\n{}", k.name(), listing());
+        assert_eq!(count_with_modifiers(&insts, &shape), want, "{name}:\n{}", listing());
         // The shared window's base is read once, not per loop iteration.
-        assert_eq!(insts.iter().filter(|(_, i)| i.contains("SR_CgaCtaId")).count(), 1, "{}", k.name());
+        assert_eq!(insts.iter().filter(|(_, i)| i.contains("SR_CgaCtaId")).count(), 1, "{name}");
         // No GPU-scope fence on the hot path: only the barrier-init fence of a cluster.
-        assert_eq!(count_with_modifiers(&insts, "MEMBAR.ALL.GPU"), (cfg.cluster_m > 1) as usize, "{}", k.name());
+        assert_eq!(count_with_modifiers(&insts, "MEMBAR.ALL.GPU"), (cfg.cluster_m > 1) as usize, "{name}");
     }
 }
 
@@ -164,9 +168,9 @@ fn comparison_fails_on_poison_and_error() {
 
 // ---- the DSL GEMM (examples/src/gallery/gemm_dsl.rs) against the builder's ----------------
 
-/// The SASS of a cubin, one `(address, instruction)` per line (no encodings, no NOPs).
-fn sass(cuobjdump: &Path, cubin: &Path) -> Vec<(u32, String)> {
-    let listing = ptxas::sass(cuobjdump, cubin).unwrap_or_else(|e| panic!("{e}"));
+/// The instructions of a SASS listing, one `(address, instruction)` per line (no encodings,
+/// no NOPs).
+fn instructions(listing: &str) -> Vec<(u32, String)> {
     let insts: Vec<(u32, String)> = listing
         .lines()
         .filter_map(|l| {
@@ -178,7 +182,7 @@ fn sass(cuobjdump: &Path, cubin: &Path) -> Vec<(u32, String)> {
             (!inst.is_empty() && !inst.starts_with("NOP")).then(|| (addr, inst.to_string()))
         })
         .collect();
-    assert!(!insts.is_empty(), "no SASS instructions in {}:\n{listing}", cubin.display());
+    assert!(!insts.is_empty(), "no SASS instructions in:\n{listing}");
     insts
 }
 
@@ -260,12 +264,13 @@ fn trans_b(ptx: &str) -> Vec<String> {
 /// its own sub-tile, where the builder adds the slab's offset to one descriptor).
 #[test]
 fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
-    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
-    let dir = tempfile::tempdir().unwrap();
     let configs = dsl_configs();
     assert!(configs.len() >= 10, "{} configurations", configs.len());
     let n_major = configs.iter().filter(|c| c.b_layout == BLayout::NMajor).count();
     assert!(n_major >= 4, "{n_major} N-major configurations");
+    // Every DSL kernel, and the builder's beside it at 4 stages (the SASS comparison at one
+    // depth per tile shape and cluster size: the depth only changes the ring's size).
+    let (mut ptxs, mut kernels) = (Vec::new(), Vec::new());
     for cfg in configs {
         let name = cfg.kernel_name();
         let k = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -288,27 +293,32 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
         assert_eq!(ours_trans.len(), 2 * 4 * (cfg.wg_m / 64) as usize, "{name}: wgmmas in the PTX");
         assert!(ours_trans.iter().all(|t| t == trans), "{name}: imm-trans-b {ours_trans:?}, want {trans}");
         assert_eq!(ours_trans, trans_b(&builder_ptx), "{name}: the builder's imm-trans-b");
-        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("dsl_{name}"));
-        assert_eq!(spill_bytes(&verbose), (0, 0), "{name} spills:\n{verbose}");
+        let builder_at = (cfg.stages == 4).then(|| {
+            ptxs.push(builder_ptx);
+            ptxs.len() - 1
+        });
+        ptxs.push(ptx);
+        kernels.push((cfg, ptxs.len() - 1, builder_at));
+    }
+    let assembled = assemble_all(&ptxs);
+    for (cfg, at, builder_at) in kernels {
+        let name = cfg.kernel_name();
+        let (verbose, ours) = &assembled[at];
+        assert_eq!(spill_bytes(verbose), (0, 0), "{name} spills:\n{verbose}");
         assert!(!verbose.contains("C7508"), "setmaxnreg ignored (no register cap):\n{verbose}");
-        let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
+        let serialized = ptxas::wgmma_serialization(verbose, &ptxs[at]);
         assert!(serialized.is_empty(), "{name}: ptxas serialized the wgmmas: {serialized:#?}");
-        // The SASS comparison at one depth per tile shape and cluster size (the depth only
-        // changes the ring's size).
-        if cfg.stages != 4 {
-            continue;
-        }
-        let (_, builder_cubin) = assemble_verbose(dir.path(), &ptxas, &builder_ptx, &name);
-        let (ours, theirs) = (sass(&cuobjdump, &cubin), sass(&cuobjdump, &builder_cubin));
+        let Some(builder_at) = builder_at else { continue };
+        let theirs = &assembled[builder_at].1;
         let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
         let hgmma = |s: &[(u32, String)]| count_with_modifiers(s, &shape);
-        assert_eq!(hgmma(&ours), 2 * 4 * (cfg.wg_m / 64) as usize, "{name}");
-        assert_eq!(hgmma(&ours), hgmma(&theirs), "{name}");
+        assert_eq!(hgmma(ours), 2 * 4 * (cfg.wg_m / 64) as usize, "{name}");
+        assert_eq!(hgmma(ours), hgmma(theirs), "{name}");
         // The transposed B in the SASS too, on every HGMMA of both GEMMs.
         let tnsp = |s: &[(u32, String)]| s.iter().filter(|(_, i)| i.contains("HGMMA") && i.contains("tnspB")).count();
-        let want_tnsp = if cfg.b_layout == BLayout::NMajor { hgmma(&ours) } else { 0 };
-        assert_eq!((tnsp(&ours), tnsp(&theirs)), (want_tnsp, want_tnsp), "{name}: HGMMAs with tnspB");
-        let (ours_loop, theirs_loop) = (mainloop(&ours), mainloop(&theirs));
+        let want_tnsp = if cfg.b_layout == BLayout::NMajor { hgmma(ours) } else { 0 };
+        assert_eq!((tnsp(ours), tnsp(theirs)), (want_tnsp, want_tnsp), "{name}: HGMMAs with tnspB");
+        let (ours_loop, theirs_loop) = (mainloop(ours), mainloop(theirs));
         for op in ["HGMMA", "WARPGROUP", "SYNCS", "BAR", "LDS", "STS"] {
             assert_eq!(count(&ours_loop, op), count(&theirs_loop, op), "{name}: {op} in the mainloop");
         }
@@ -341,8 +351,6 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
 #[test]
 fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
     use phaser_examples::gallery::gemm_fp8_dsl::{kernel_out, tiles, Output, Scales, Scaling};
-    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
-    let dir = tempfile::tempdir().unwrap();
     let variants = [
         (Scaling::Blockwise, 1, Scales::Global, Output::Bf16),
         (Scaling::Blockwise, 2, Scales::Global, Output::Bf16),
@@ -350,11 +358,17 @@ fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
         (Scaling::Blockwise, 1, Scales::Shared, Output::E4m3),
         (Scaling::PerTensor, 1, Scales::Global, Output::Bf16),
     ];
-    for (scaling, frags, scales, output) in variants {
+    let ptxs: Vec<String> = variants
+        .iter()
+        .map(|&(scaling, frags, scales, output)| {
+            let k = kernel_out(scaling, &tiles(scaling), frags, scales, output).unwrap_or_else(|e| panic!("{scaling:?}: {e}"));
+            emit_kernel(&k).unwrap()
+        })
+        .collect();
+    for ((scaling, frags, scales, output), (ptx, (verbose, insts))) in variants.into_iter().zip(ptxs.iter().zip(assemble_all(&ptxs))) {
         let t = tiles(scaling);
-        let k = kernel_out(scaling, &t, frags, scales, output).unwrap_or_else(|e| panic!("{scaling:?}: {e}"));
-        let what = format!("{} ({scaling:?}, {frags} fragment(s), {scales:?} scales, {output:?} C)", k.name());
-        let ptx = emit_kernel(&k).unwrap();
+        let what = format!("{scaling:?}, {frags} fragment(s), {scales:?} scales, {output:?} C");
+        let ptx = ptx.as_str();
         // The e4m3 output: one `cvt` per packed pair (64 per thread of a 64 x 128 slab: 32)
         // stored to shared memory by `st.shared.u16`, no stmatrix; bf16: a stmatrix.x4 per 16 columns.
         let cvts = ptx_text::count(&ptx, "cvt.rn.satfinite.e4m3x2.f32");
@@ -386,11 +400,9 @@ fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
         assert_eq!(in_ptx, sites, "{what}:\n{ptx}");
         let waits_one = ptx_text::count(&ptx, "wgmma.wait_group.sync.aligned 1");
         assert_eq!(waits_one, if scaling == Scaling::Blockwise { 2 * (frags as usize - 1) } else { 1 }, "{what}");
-        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("{}_{frags}_{scales:?}_{output:?}", k.name()));
         assert_eq!(spill_bytes(&verbose), (0, 0), "{what} spills:\n{verbose}");
-        let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
+        let serialized = ptxas::wgmma_serialization(&verbose, ptx);
         assert!(serialized.is_empty(), "{what}: ptxas serialized the wgmmas: {serialized:#?}");
-        let insts = sass(&cuobjdump, &cubin);
         let qgmma = insts.iter().filter(|(_, i)| opcode(i) == "QGMMA").count();
         let listing = || insts.iter().map(|(_, i)| i.as_str()).collect::<Vec<_>>().join("\n");
         assert_eq!(qgmma, sites, "{what}:\n{}", listing());
@@ -417,10 +429,8 @@ fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
 /// and the reduction kernel assembles.
 #[test]
 fn split_k_kernels_assemble_without_spills() {
-    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
-    let dir = tempfile::tempdir().unwrap();
-    let mut checked = 0;
     let n_major = GemmConfig { b_layout: BLayout::NMajor, ..gemm::dsl::config(false) };
+    let (mut ptxs, mut configs) = (Vec::new(), Vec::new());
     for base in [gemm::dsl::config(true), gemm::dsl::config(false), n_major] {
         for split_k in [2, 4, 8] {
             let cfg = GemmConfig { split_k, ..base };
@@ -435,34 +445,40 @@ fn split_k_kernels_assemble_without_spills() {
             assert_eq!(stores, (cfg.wg_m / 64 * cfg.block_n / 4) as usize, "{name}: partial stores");
             assert_eq!(ptx_text::count(&ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16"), 0, "{name}");
             assert_eq!(ptx_text::count(&ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), 0, "{name}");
-            let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("dsl_{name}"));
-            assert_eq!(spill_bytes(&verbose), (0, 0), "{name} spills:\n{verbose}");
-            let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
-            assert!(serialized.is_empty(), "{name}: ptxas serialized the wgmmas: {serialized:#?}");
-            let insts = sass(&cuobjdump, &cubin);
-            let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
-            let hgmmas = 2 * 4 * (cfg.wg_m / 64) as usize;
-            assert_eq!(count_with_modifiers(&insts, &shape), hgmmas, "{name}");
-            let tnsp = insts.iter().filter(|(_, i)| i.contains("HGMMA") && i.contains("tnspB")).count();
-            assert_eq!(tnsp, if cfg.b_layout == BLayout::NMajor { hgmmas } else { 0 }, "{name}: HGMMAs with tnspB");
             let reduce = kernels.reduce.as_ref().expect("a reduction");
             let reduce_ptx = emit_kernel(reduce).unwrap();
-            let (verbose, _) = assemble_verbose(dir.path(), &ptxas, &reduce_ptx, &format!("reduce_{name}"));
-            assert_eq!(spill_bytes(&verbose), (0, 0), "reduce {name} spills:\n{verbose}");
             assert_eq!(ptx_text::count(&reduce_ptx, "cvt.rn.bf16.f32"), 2, "reduce {name}: one rounding per element of the pair");
-            checked += 1;
+            ptxs.push(ptx);
+            ptxs.push(reduce_ptx);
+            configs.push(cfg);
         }
     }
-    assert_eq!(checked, 9);
+    assert_eq!(configs.len(), 9);
+    let assembled = assemble_all(&ptxs);
+    for (c, cfg) in configs.iter().enumerate() {
+        let name = cfg.kernel_name();
+        let ((verbose, insts), (reduce_verbose, _)) = (&assembled[2 * c], &assembled[2 * c + 1]);
+        assert_eq!(spill_bytes(verbose), (0, 0), "{name} spills:\n{verbose}");
+        let serialized = ptxas::wgmma_serialization(verbose, &ptxs[2 * c]);
+        assert!(serialized.is_empty(), "{name}: ptxas serialized the wgmmas: {serialized:#?}");
+        let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
+        let hgmmas = 2 * 4 * (cfg.wg_m / 64) as usize;
+        assert_eq!(count_with_modifiers(insts, &shape), hgmmas, "{name}");
+        let tnsp = insts.iter().filter(|(_, i)| i.contains("HGMMA") && i.contains("tnspB")).count();
+        assert_eq!(tnsp, if cfg.b_layout == BLayout::NMajor { hgmmas } else { 0 }, "{name}: HGMMAs with tnspB");
+        assert_eq!(spill_bytes(reduce_verbose), (0, 0), "reduce {name} spills:\n{reduce_verbose}");
+    }
 }
 
 /// Every decode candidate (`gemm_choice::decode_candidates`) of the 128-row tile (two consumer
 /// warpgroups; {64, 128, 256} columns, the deepest ring that fits, split-K into 1..16 slices,
 /// reduced by a second launch, in the kernel by the last slice or by every slice) assembles for
 /// sm_90a with zero spill bytes and unserialized wgmmas, with the HGMMAs of its tile (the
-/// 64-row tile's: the next test, run beside it). The in-kernel reductions' kernels
-/// release-store and acquire-load their flags (`st.release.gpu` / `ld.acquire.gpu`) and have
-/// no reduction launch; the others have no flag access at all.
+/// 64-row tile's: the next test, run beside it); the candidates that differ only in their
+/// split count are one program to ptxas, held so in their PTX, and one of them is assembled.
+/// The in-kernel reductions' kernels release-store and acquire-load their flags
+/// (`st.release.gpu` / `ld.acquire.gpu`) and have no reduction launch; the others have no
+/// flag access at all.
 #[test]
 fn decode_candidates_assemble_without_spills() {
     let cands = phaser_examples::gemm_choice::decode_candidates(BLayout::KMajor);
@@ -484,11 +500,17 @@ fn decode_candidates_of_the_64_row_tile_assemble_without_spills() {
     assemble_decode_candidates(cands);
 }
 
-/// Assemble each of `cands` and check it (the two tests above).
+/// Assemble each of `cands` and check it (the two tests above). The split count enters a
+/// kernel only as integer immediates (its slice arithmetic), so of the candidates that differ
+/// only in it, one is assembled (the first) and each other's PTX is held to differ from that
+/// one's in integer literals and comments alone: ptxas sees the same program.
 fn assemble_decode_candidates(cands: Vec<GemmConfig>) {
-    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
-    let dir = tempfile::tempdir().unwrap();
     assert!(!cands.is_empty());
+    let mut ptxs: Vec<String> = Vec::new();
+    let mut assembled_cfgs: Vec<GemmConfig> = Vec::new();
+    let same_but_split = |a: &GemmConfig, b: &GemmConfig| {
+        a.split_k > 1 && b.split_k > 1 && GemmConfig { split_k: b.split_k, ..*a } == *b
+    };
     for cfg in &cands {
         let name = cfg.kernel_name();
         let kernels = gemm::dsl::kernels(cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -501,12 +523,55 @@ fn assemble_decode_candidates(cands: Vec<GemmConfig>) {
         let threads = if cfg.consumers == 1 { ".reqntid 256, 1, 1" } else { ".reqntid 384, 1, 1" };
         let maxnreg = if cfg.consumers == 1 { ".maxnreg 248" } else { ".maxnreg 168" };
         assert!(ptx.contains(threads) && ptx.contains(maxnreg), "{name}: {threads}, {maxnreg}");
-        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("decode_{name}"));
+        match assembled_cfgs.iter().position(|a| same_but_split(a, cfg)) {
+            Some(at) => {
+                let differ = differs_beyond_integer_literals(&ptxs[at], &ptx);
+                assert!(differ.is_none(), "{name} against {}: {differ:?}", assembled_cfgs[at].kernel_name());
+            }
+            None => {
+                ptxs.push(ptx);
+                assembled_cfgs.push(*cfg);
+            }
+        }
+    }
+    assert!(assembled_cfgs.len() < cands.len(), "no candidate differs from another only in its split");
+    for ((cfg, ptx), (verbose, insts)) in assembled_cfgs.iter().zip(&ptxs).zip(assemble_all(&ptxs)) {
+        let name = cfg.kernel_name();
         assert_eq!(spill_bytes(&verbose), (0, 0), "{name} spills:\n{verbose}");
-        let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
+        let serialized = ptxas::wgmma_serialization(&verbose, ptx);
         assert!(serialized.is_empty(), "{name}: ptxas serialized the wgmmas: {serialized:#?}");
-        let insts = sass(&cuobjdump, &cubin);
         let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
         assert_eq!(count_with_modifiers(&insts, &shape), 2 * 4 * (cfg.wg_m / 64) as usize, "{name}");
     }
+}
+
+/// The first pair of lines of `a` and `b` that differ in more than integer literals (comment
+/// lines aside), or a different line count; `None` when they are the same program but for
+/// immediates.
+fn differs_beyond_integer_literals(a: &str, b: &str) -> Option<String> {
+    let code = |s: &str| -> Vec<String> {
+        s.lines().map(str::trim).filter(|l| !l.starts_with("//")).map(str::to_string).collect()
+    };
+    let (a, b) = (code(a), code(b));
+    if a.len() != b.len() {
+        return Some(format!("{} lines against {}", a.len(), b.len()));
+    }
+    let tokens = |l: &str| -> Vec<String> {
+        l.split(|c: char| c.is_whitespace() || ",;[]{}()+".contains(c)).filter(|t| !t.is_empty()).map(str::to_string).collect()
+    };
+    let literal = |t: &str| t.parse::<i64>().is_ok();
+    a.iter().zip(&b).find_map(|(x, y)| {
+        let (tx, ty) = (tokens(x), tokens(y));
+        let same = tx.len() == ty.len() && tx.iter().zip(&ty).all(|(p, q)| p == q || (literal(p) && literal(q)));
+        (!same).then(|| format!("`{x}` against `{y}`"))
+    })
+}
+
+#[test]
+fn ptx_that_differs_in_a_register_or_an_opcode_is_not_the_same_program() {
+    let base = "// kernel a\n\tmul.lo.u32 %r53, %r52, 16;\n\tdiv.u32 %r83, %r58, 16;\n";
+    assert_eq!(differs_beyond_integer_literals(base, &base.replace("16", "2").replace("kernel a", "kernel b")), None);
+    assert!(differs_beyond_integer_literals(base, &base.replace("%r52", "%r51")).is_some());
+    assert!(differs_beyond_integer_literals(base, &base.replace("div.u32", "rem.u32")).is_some());
+    assert!(differs_beyond_integer_literals(base, &format!("{base}\tret;\n")).is_some());
 }

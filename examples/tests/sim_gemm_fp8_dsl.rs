@@ -251,6 +251,20 @@ fn a_wrong_row_scale_is_outside_the_tolerance() {
     assert!((wrong - right).abs() > q.tolerance(right, magnitude), "{right} vs {wrong}");
 }
 
+/// The checks' batched reference (A and B dequantized once) is `reference` bit for bit, per
+/// element, for both scalings and ragged shapes.
+#[test]
+fn the_batched_reference_is_the_reference_bit_for_bit() {
+    for (scaling, seed) in [(Scaling::Blockwise, 3), (Scaling::PerTensor, 4)] {
+        let q = Quantized::random(13, 136, 384, scaling, seed);
+        let positions: Vec<(usize, usize)> = (0..13).flat_map(|i| (0..136).map(move |j| (i, j))).collect();
+        for (&(i, j), &(v, mag)) in positions.iter().zip(&q.references(&positions)) {
+            let (want, want_mag) = q.reference(i, j);
+            assert_eq!((v.to_bits(), mag.to_bits()), (want.to_bits(), want_mag.to_bits()), "{scaling:?} C[{i}][{j}]");
+        }
+    }
+}
+
 #[test]
 fn k_not_a_multiple_of_128_is_refused() {
     let dev = Device::sim(SimConfig::default());

@@ -27,7 +27,9 @@ use crate::runtime::{
 use crate::runtime::elem::{F8E4M3, F8E5M2};
 use crate::Kernel;
 use std::any::Any;
+use std::cell::RefCell;
 use std::marker::PhantomData;
+use std::rc::Rc;
 use std::time::Duration;
 
 type Result<T> = std::result::Result<T, RuntimeError>;
@@ -243,12 +245,21 @@ pub struct Problem {
     maps: Vec<TensorMap>,
     /// What the example's check needs besides the outputs (host inputs, shapes).
     host: Box<dyn Any>,
+    /// What [`Problem::expected`] computed, by type: a check's reference, once per problem.
+    expected: RefCell<Vec<Rc<dyn Any>>>,
 }
 
 impl Problem {
     /// An empty problem whose inputs were drawn from `seed`.
     pub fn new(seed: u64) -> Problem {
-        Problem { seed, launches: Vec::new(), buffers: Vec::new(), maps: Vec::new(), host: Box::new(()) }
+        Problem {
+            seed,
+            launches: Vec::new(),
+            buffers: Vec::new(),
+            maps: Vec::new(),
+            host: Box::new(()),
+            expected: RefCell::new(Vec::new()),
+        }
     }
 
     /// Upload an input.
@@ -305,6 +316,7 @@ impl Problem {
     /// Keep what the check needs (read back with [`Problem::host`]).
     pub fn set_host<H: Any>(&mut self, host: H) {
         self.host = Box::new(host);
+        self.expected.get_mut().clear();
     }
 
     /// The host data `setup` kept; a wrong type is a bug in the example.
@@ -312,6 +324,20 @@ impl Problem {
         self.host
             .downcast_ref()
             .unwrap_or_else(|| panic!("the problem's host data is not a {}", std::any::type_name::<H>()))
+    }
+
+    /// What a check compares the outputs with, computed by `reference` the first time a check
+    /// asks for a `T` and kept for the problem's life. A check runs more than once on one
+    /// problem (the suite reruns it on every output with a bit flipped, to show it can fail),
+    /// and an f64 reference GEMM costs far more than the comparison. `T` names the value: one
+    /// `T` per problem, so give each kind of reference its own type.
+    pub fn expected<T: Any>(&self, reference: impl FnOnce() -> T) -> Rc<T> {
+        let found = self.expected.borrow().iter().find_map(|v| v.clone().downcast::<T>().ok());
+        found.unwrap_or_else(|| {
+            let v = Rc::new(reference());
+            self.expected.borrow_mut().push(v.clone());
+            v
+        })
     }
 
     /// The device buffer `id` names.

@@ -985,15 +985,24 @@ pub fn setup_tiles(
     Ok(p)
 }
 
-/// The exact product of row `i` of A and row `j` of B (K-major), rounded to bf16.
-fn exact(h: &Host, i: usize, j: usize) -> bf16 {
-    bf16::from_f32(dot(h, i, j, 0..h.k as usize))
+/// A and B (K-major) in f32, converted once for the reference's dot products.
+struct Operands {
+    k: usize,
+    a: Vec<f32>,
+    b: Vec<f32>,
 }
 
-/// The sum of `A[i][kk] * B[j][kk]` over `range` (exact: the inputs are ternary).
-fn dot(h: &Host, i: usize, j: usize, range: std::ops::Range<usize>) -> f32 {
-    let k = h.k as usize;
-    range.map(|kk| h.a[i * k + kk].to_f32() * h.b[j * k + kk].to_f32()).sum()
+impl Operands {
+    fn of(h: &Host) -> Operands {
+        let f32s = |x: &[bf16]| x.iter().map(|v| v.to_f32()).collect();
+        Operands { k: h.k as usize, a: f32s(&h.a), b: f32s(&h.b) }
+    }
+
+    /// The sum of `A[i][kk] * B[j][kk]` over `range` (exact: the inputs are ternary).
+    fn dot(&self, i: usize, j: usize, range: std::ops::Range<usize>) -> f32 {
+        let (a, b) = (&self.a[i * self.k..], &self.b[j * self.k..]);
+        range.map(|kk| a[kk] * b[kk]).sum()
+    }
 }
 
 /// The columns of K that slice `s` of `split` sums: its K blocks `k_blocks / split` from
@@ -1022,28 +1031,25 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
     }
     let (m, n) = (h.m as usize, h.n as usize);
     let shape = format!("{}x{}x{}", h.m, h.n, h.k);
-    let positions = positions(p);
+    let expected = expected(p);
     // With split-K, each slice's partial at the same positions is exact too: the slicing of K,
     // not only the total, is what the kernel computed.
     if let Some((ws, tiles)) = h.partials {
         let partials = outputs.get(0, ws);
-        // The fix-up's last slice sums straight into C: only the others are in the workspace.
-        let stored = if tiles.split_reduce() == Some(Reduce::LastSlice) { tiles.split - 1 } else { tiles.split };
-        for s in 0..stored {
-            let at = |i: usize, j: usize| s as usize * m * n + i * n + j;
-            let cols = slice_columns(h.k, tiles.split, s);
+        for (s, want) in expected.partials.iter().enumerate() {
+            let at = |i: usize, j: usize| s * m * n + i * n + j;
             // By value: a slice of zero products is +0 on the GPU, -0 in Rust's `sum` (NaN,
             // the poison, equals nothing).
-            let wrong = positions.iter().find(|&&(i, j)| partials[at(i, j)] != dot(h, i, j, cols.clone()));
-            if let Some(&(i, j)) = wrong {
+            let wrong = expected.positions.iter().zip(want).find(|&(&(i, j), &w)| partials[at(i, j)] != w);
+            if let Some((&(i, j), w)) = wrong {
                 return Outcome::new(
                     false,
                     format!(
-                        "{shape} (seed {}): slice {s} of {} (K columns {cols:?}): partial[{i}][{j}] = {}, want {}",
+                        "{shape} (seed {}): slice {s} of {} (K columns {:?}): partial[{i}][{j}] = {}, want {w}",
                         p.seed,
                         tiles.split,
+                        slice_columns(h.k, tiles.split, s as u32),
                         partials[at(i, j)],
-                        dot(h, i, j, cols.clone())
                     ),
                 );
             }
@@ -1063,18 +1069,46 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
     check_c(p, outputs.get(last, h.c), "")
 }
 
-/// Every element (small sizes) or the corners, edges and 4096 random positions (the full size).
-fn positions(p: &Problem) -> Vec<(usize, usize)> {
-    let h: &Host = p.host();
-    let (m, n) = (h.m as usize, h.n as usize);
-    if h.every_element {
-        (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
-    } else {
-        let mut v = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
-        let r = random_u32(2 * 4096, p.seed);
-        v.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
-        v
-    }
+/// What [`check`] compares, computed once per problem ([`Problem::expected`]; the reference
+/// products are most of a check's time, and the suite reruns a check per corrupted output):
+/// the positions (every element at small sizes, else the corners and 4096 random ones), the
+/// exact C there, and with split-K each stored slice's exact partial there (the fix-up's last
+/// slice sums straight into C: only the others are in the workspace).
+struct Expected {
+    positions: Vec<(usize, usize)>,
+    c: Vec<bf16>,
+    partials: Vec<Vec<f32>>,
+}
+
+fn expected(p: &Problem) -> std::rc::Rc<Expected> {
+    p.expected(|| {
+        let h: &Host = p.host();
+        let (m, n) = (h.m as usize, h.n as usize);
+        let positions: Vec<(usize, usize)> = if h.every_element {
+            (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
+        } else {
+            let mut v = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+            let r = random_u32(2 * 4096, p.seed);
+            v.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
+            v
+        };
+        let ops = Operands::of(h);
+        // The exact product of row `i` of A and row `j` of B, rounded to bf16.
+        let c = positions.iter().map(|&(i, j)| bf16::from_f32(ops.dot(i, j, 0..ops.k))).collect();
+        let stored = match h.partials {
+            None => 0,
+            Some((_, t)) if t.split_reduce() == Some(Reduce::LastSlice) => t.split - 1,
+            Some((_, t)) => t.split,
+        };
+        let split = h.partials.map_or(1, |(_, t)| t.split);
+        let partials = (0..stored)
+            .map(|s| {
+                let cols = slice_columns(h.k, split, s);
+                positions.iter().map(|&(i, j)| ops.dot(i, j, cols.clone())).collect()
+            })
+            .collect();
+        Expected { positions, c, partials }
+    })
 }
 
 /// C (`got`) equals the exact product bit for bit at [`positions`]; `what` prefixes the report.
@@ -1082,20 +1116,24 @@ fn check_c(p: &Problem, got: &[bf16], what: &str) -> Outcome {
     let h: &Host = p.host();
     let n = h.n as usize;
     let shape = format!("{what}{}x{}x{}", h.m, h.n, h.k);
-    let positions = positions(p);
-    let bad: Vec<(usize, usize)> =
-        positions.iter().copied().filter(|&(i, j)| got[i * n + j].to_bits() != exact(h, i, j).to_bits()).collect();
+    let expected = expected(p);
+    let positions = &expected.positions;
+    let bad: Vec<(usize, usize, bf16)> = positions
+        .iter()
+        .zip(&expected.c)
+        .filter(|&(&(i, j), want)| got[i * n + j].to_bits() != want.to_bits())
+        .map(|(&(i, j), &want)| (i, j, want))
+        .collect();
     match bad.first() {
         None => Outcome::new(true, format!("{shape} (seed {}): {} elements exact", p.seed, positions.len())),
-        Some(&(i, j)) => Outcome::new(
+        Some(&(i, j, want)) => Outcome::new(
             false,
             format!(
-                "{shape} (seed {}): {} of {} wrong; C[{i}][{j}] = {}, want {}",
+                "{shape} (seed {}): {} of {} wrong; C[{i}][{j}] = {}, want {want}",
                 p.seed,
                 bad.len(),
                 positions.len(),
                 got[i * n + j],
-                exact(h, i, j)
             ),
         ),
     }

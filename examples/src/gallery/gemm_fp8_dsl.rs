@@ -732,6 +732,10 @@ pub fn examples() -> Vec<Example> {
     ]
 }
 
+/// Elements of A and B together that [`Quantized::references`] dequantizes at once (32 MB of
+/// f64).
+const DEQUANTIZED_MAX: usize = 1 << 22;
+
 /// Quantized inputs: the e4m3 elements and their scales (`sfa` `[K / 128][sfa_stride(M)]`, `sfb`
 /// `[ceil(N / 128)][K / 128]`; per-tensor: one each).
 pub struct Quantized {
@@ -864,6 +868,29 @@ impl Quantized {
             let b = self.b[j * k + kk].to_f32() as f64 * self.b_scale(j, kk) as f64;
             (s + a * b, mag + (a * b).abs())
         })
+    }
+
+    /// [`Quantized::reference`] at each of `positions`, the same sums in the same order (so
+    /// bit for bit the same), with A and B dequantized once rather than per product: a check's
+    /// reference at the gallery's sizes. Past [`DEQUANTIZED_MAX`] elements (the full size's
+    /// sampled check) it is `reference` per position, in bounded memory.
+    pub fn references(&self, positions: &[(usize, usize)]) -> Vec<(f64, f64)> {
+        let k = self.k as usize;
+        if (self.m as usize + self.n as usize) * k > DEQUANTIZED_MAX {
+            return positions.iter().map(|&(i, j)| self.reference(i, j)).collect();
+        }
+        let dequantize = |rows: usize, x: &[F8E4M3], scale: &dyn Fn(usize, usize) -> f32| -> Vec<f64> {
+            (0..rows * k).map(|e| x[e].to_f32() as f64 * scale(e / k, e % k) as f64).collect()
+        };
+        let a = dequantize(self.m as usize, &self.a, &|r, kk| self.a_scale(r, kk));
+        let b = dequantize(self.n as usize, &self.b, &|j, kk| self.b_scale(j, kk));
+        positions
+            .iter()
+            .map(|&(i, j)| {
+                let (ai, bj) = (&a[i * k..(i + 1) * k], &b[j * k..(j + 1) * k]);
+                ai.iter().zip(bj).fold((0.0, 0.0), |(s, mag), (&a, &b)| (s + a * b, mag + (a * b).abs()))
+            })
+            .collect()
     }
 
     /// The K the tensor core accumulates before an f32 promotion: one scale block (blockwise),
@@ -1112,6 +1139,32 @@ pub fn problem_out(
     Ok(p)
 }
 
+/// The f64 product of the dequantized inputs ([`Quantized::reference`]: value and magnitude
+/// sum) at the positions the checks compare: every element in row-major order (small sizes),
+/// or the corners and 4096 random positions. Computed once per problem
+/// ([`Problem::expected`]): it is most of a check's time.
+struct Reference {
+    positions: Vec<(usize, usize)>,
+    products: Vec<(f64, f64)>,
+}
+
+fn reference(p: &Problem) -> std::rc::Rc<Reference> {
+    p.expected(|| {
+        let h: &Host = p.host();
+        let (m, n) = (h.q.m as usize, h.q.n as usize);
+        let positions: Vec<(usize, usize)> = if h.every_element {
+            (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
+        } else {
+            let mut v = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
+            let r = phaser::problem::random_u32(2 * 4096, p.seed);
+            v.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
+            v
+        };
+        let products = h.q.references(&positions);
+        Reference { positions, products }
+    })
+}
+
 /// Every element (small sizes) or the corners and 4096 random positions against the f64
 /// product of the dequantized inputs: rounded to bf16 bit for bit for exact inputs, within
 /// [`Quantized::tolerance`] for random ones.
@@ -1121,20 +1174,13 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
         return check_e4m3(p, outputs);
     }
     let got = outputs.get(0, h.c);
-    let (m, n) = (h.q.m as usize, h.q.n as usize);
+    let n = h.q.n as usize;
     let shape = format!("{}x{}x{}", h.q.m, h.q.n, h.q.k);
-    let positions: Vec<(usize, usize)> = if h.every_element {
-        (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
-    } else {
-        let mut v = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
-        let r = phaser::problem::random_u32(2 * 4096, p.seed);
-        v.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
-        v
-    };
+    let reference = reference(p);
+    let positions = &reference.positions;
     let mut worst = 0f64;
     let mut bad = Vec::new();
-    for &(i, j) in &positions {
-        let (want, magnitude) = h.q.reference(i, j);
+    for (&(i, j), &(want, magnitude)) in positions.iter().zip(&reference.products) {
         let c = got[i * n + j];
         let err = (c.to_f64() - want).abs();
         let tol = h.q.tolerance(want, magnitude);
@@ -1180,9 +1226,8 @@ fn check_e4m3(p: &Problem, outputs: &Outputs) -> Outcome {
     let scales = outputs.get(0, h.sfc);
     let shape = format!("{}x{}x{} e4m3 out", h.q.m, h.q.n, h.q.k);
     if h.every_element {
-        let reference: Vec<f32> =
-            (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).map(|(i, j)| h.q.reference(i, j).0 as f32).collect();
-        let (want, want_scales) = quantize_output(&reference, h.q.m, h.q.n);
+        let products: Vec<f32> = reference(p).products.iter().map(|&(v, _)| v as f32).collect();
+        let (want, want_scales) = quantize_output(&products, h.q.m, h.q.n);
         let blocks = n.div_ceil(SCALE_BLOCK as usize);
         let bad_scale = (0..blocks)
             .flat_map(|nb| (0..m).map(move |i| (nb, i)))
@@ -1218,13 +1263,11 @@ fn check_e4m3(p: &Problem, outputs: &Outputs) -> Outcome {
             ),
         };
     }
-    let mut positions = vec![(0, 0), (0, n - 1), (m - 1, 0), (m - 1, n - 1)];
-    let r = phaser::problem::random_u32(2 * 4096, p.seed);
-    positions.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
+    let reference = reference(p);
+    let positions = &reference.positions;
     let mut worst = 0f64;
     let mut bad = Vec::new();
-    for &(i, j) in &positions {
-        let (want, magnitude) = h.q.reference(i, j);
+    for (&(i, j), &(want, magnitude)) in positions.iter().zip(&reference.products) {
         let scale = scales[j / SCALE_BLOCK as usize * mp + i] as f64;
         let got = bytes[i * n + j].to_f32() as f64 * scale;
         let tol = h.q.tolerance_e4m3(want, magnitude, scale);

@@ -445,19 +445,46 @@ pub mod gallery {
         Ok(p)
     }
 
+    /// What [`check`] compares, computed once per problem ([`Problem::expected`]: the suite
+    /// reruns a check per corrupted output, and the products are most of its time): the
+    /// positions (every element at the small sizes; the corners and 4096 random positions at
+    /// the full one) and every rank's exact C there.
+    struct Expected {
+        positions: Vec<(usize, usize)>,
+        c: Vec<Vec<bf16>>,
+    }
+
+    fn expected(p: &Problem) -> std::rc::Rc<Expected> {
+        p.expected(|| {
+            let h: &Host = p.host();
+            let (m, n, k) = (h.shape.0 as usize, h.shape.1 as usize, h.shape.2 as usize);
+            let positions: Vec<(usize, usize)> = if m * n <= 1 << 20 {
+                (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
+            } else {
+                let r = random_u32(2 * 4096, p.seed);
+                let mut v = vec![(0, 0), (m - 1, n - 1)];
+                v.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
+                v
+            };
+            let c = h
+                .bs
+                .iter()
+                .map(|b| {
+                    let dot = |i: usize, j: usize| (0..k).map(|kk| h.a[i * k + kk].to_f32() * b[j * k + kk].to_f32()).sum();
+                    positions.iter().map(|&(i, j)| bf16::from_f32(dot(i, j))).collect()
+                })
+                .collect();
+            Expected { positions, c }
+        })
+    }
+
     /// Every rank's C equals the exact product bit for bit (every element at the small sizes;
     /// the corners and 4096 random positions at the full one).
     fn check(p: &Problem, outputs: &Outputs) -> Outcome {
         let h: &Host = p.host();
         let (m, n, k) = (h.shape.0 as usize, h.shape.1 as usize, h.shape.2 as usize);
-        let positions: Vec<(usize, usize)> = if m * n <= 1 << 20 {
-            (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
-        } else {
-            let r = random_u32(2 * 4096, p.seed);
-            let mut v = vec![(0, 0), (m - 1, n - 1)];
-            v.extend(r.chunks(2).map(|c| (c[0] as usize % m, c[1] as usize % n)));
-            v
-        };
+        let expected = expected(p);
+        let positions = &expected.positions;
         // Launch 0: the gathered A is A, every flag the epoch.
         let gathered = outputs.get(0, h.gathered);
         if let Some(i) = (0..m * k).find(|&i| gathered[i].to_bits() != h.a[i].to_bits()) {
@@ -470,9 +497,7 @@ pub mod gallery {
         for (r, &c) in h.cs.iter().enumerate() {
             // Launch 0 pushes; rank r's GEMM is launch r + 1.
             let got = outputs.get(r + 1, c);
-            let b = &h.bs[r];
-            for &(i, j) in &positions {
-                let want = bf16::from_f32((0..k).map(|kk| h.a[i * k + kk].to_f32() * b[j * k + kk].to_f32()).sum());
+            for (&(i, j), &want) in positions.iter().zip(&expected.c[r]) {
                 if got[i * n + j].to_bits() != want.to_bits() {
                     let msg = format!(
                         "{m}x{n}x{k} rank {r} (seed {}): C[{i}][{j}] = {}, want {want}",
