@@ -993,6 +993,8 @@ pub struct Host {
     /// [`Output::E4m3`]'s scales, `[ceil(N / 128)][sfa_stride(M)]`; bf16: a one-element
     /// argument the kernel does not write.
     pub sfc: BufferId<f32>,
+    /// Split-K's f32 partials `[split, M, N]` (the first launch's output), and the slices.
+    pub partials: Option<(BufferId<f32>, u32)>,
     pub every_element: bool,
 }
 
@@ -1182,6 +1184,7 @@ pub fn problem_tiles(
     let mb = p.tensor_map(dev, gb, &[k64, n64], &[BLOCK_K, t.block_n / t.cluster], sw)?;
     let mc = p.tensor_map(dev, gc, &[c_cols, m64], &[EPI, EPI], sw)?;
     let launch = phaser::LaunchConfig::linear(grid, THREADS);
+    let mut partials = None;
     match q.scaling {
         Scaling::Blockwise => {
             let sfa = p.input(dev, &q.sfa)?;
@@ -1204,6 +1207,7 @@ pub fn problem_tiles(
             ];
             match output {
                 _ if t.split > 1 => {
+                    partials = Some((ws, t.split));
                     p.launch(kernel, launch, args, [ws.into()]);
                     let reduce = phaser::LaunchConfig::linear(t.reduce_grid(m, n, dev.sm_count()?), REDUCE_THREADS);
                     p.launch(t.reduce_kernel()?, reduce, [ws.into(), gc.into(), (m * n).into()], [gc.into()]);
@@ -1222,7 +1226,7 @@ pub fn problem_tiles(
             p.launch(kernel, launch, args, [gc.into()]);
         }
     }
-    p.set_host(Host { q, c: gc, output, sfc, every_element });
+    p.set_host(Host { q, c: gc, output, sfc, partials, every_element });
     Ok(p)
 }
 
