@@ -526,12 +526,12 @@ mod sfa_layout {
 /// (`model_split_f32`) bit for bit and within the tolerance of the f64 product, and the
 /// gallery's check passing. Returns C and how many elements of the split model's f32 C differ
 /// from the unsplit one's (`model_f32`).
-fn split_k(q: Quantized, split: u32, frags: u32, scales: Scales, grid: u32, seed: u64) -> (Vec<bf16>, usize) {
+fn split_k(q: Quantized, t: Tiles, frags: u32, scales: Scales, grid: u32, seed: u64) -> (Vec<bf16>, usize) {
     let dev = Device::sim(SimConfig::default().with_seed(seed));
-    let t = Tiles { split, ..fp8::tiles(Scaling::Blockwise) };
+    let split = t.split;
     let kernel = fp8::kernel_with(Scaling::Blockwise, &t, frags, scales).unwrap_or_else(|e| panic!("{e}"));
     let mut p = fp8::problem_tiles(&dev, q, grid, true, seed, kernel, Output::Bf16, &t).unwrap_or_else(|e| panic!("{e}"));
-    let what = format!("split {split}, {frags} fragment(s), {scales:?} scales");
+    let what = format!("split {split}, cluster {}, {frags} fragment(s), {scales:?} scales", t.cluster);
     let outputs = run_problem(&dev, &mut p).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(outputs.launches.len(), 2, "{what}: the GEMM and the reduction");
     for l in &outputs.launches {
@@ -573,18 +573,25 @@ fn split_k(q: Quantized, split: u32, frags: u32, scales: Scales, grid: u32, seed
     (c, unsplit_differs)
 }
 
+/// The gallery's blockwise tiles split into `split` slices of K.
+fn split_tiles(split: u32) -> Tiles {
+    Tiles { split, ..fp8::tiles(Scaling::Blockwise) }
+}
+
 /// M = 1 (decode), five K blocks in three slices (1, 1, 3: uneven), the gallery's shared
-/// scales; one cluster walks the three units, so the ring runs on across slices.
+/// scales, without a cluster (a 128-row tile per CTA); two CTAs walk the three units, so the
+/// ring runs on across slices.
 #[test]
 fn split_k_m1_random_is_the_split_model_with_no_findings() {
-    split_k(Quantized::random(1, 128, 640, Scaling::Blockwise, 21), 3, 1, Scales::Shared, 2, 21);
+    let t = Tiles { cluster: 1, ..split_tiles(3) };
+    split_k(Quantized::random(1, 128, 640, Scaling::Blockwise, 21), t, 1, Scales::Shared, 2, 21);
 }
 
 /// M = 16, N = 200 (a partial tile column), two slices of 2 and 3 K blocks with two fragments
 /// in flight (the three-block slice ends on the loop's half turn), global scales.
 #[test]
 fn split_k_m16_two_fragments_is_the_split_model_with_no_findings() {
-    split_k(Quantized::random(16, 200, 640, Scaling::Blockwise, 22), 2, 2, Scales::Global, 4, 22);
+    split_k(Quantized::random(16, 200, 640, Scaling::Blockwise, 22), split_tiles(2), 2, Scales::Global, 4, 22);
 }
 
 /// M = 64, four slices of five K blocks (1, 1, 1, 2), one fragment, global scales; two
@@ -594,7 +601,8 @@ fn split_k_m16_two_fragments_is_the_split_model_with_no_findings() {
 /// the split model's f32 C differs from the unsplit one (the partials' check tells them apart).
 #[test]
 fn split_k_m64_random_is_the_split_model_not_the_unsplit_one() {
-    let (_, differs) = split_k(Quantized::random(64, 128, 640, Scaling::Blockwise, 23), 4, 1, Scales::Global, 4, 23);
+    let (_, differs) =
+        split_k(Quantized::random(64, 128, 640, Scaling::Blockwise, 23), split_tiles(4), 1, Scales::Global, 4, 23);
     assert!(differs > 0, "random inputs: the split and unsplit models agree everywhere in f32");
 }
 
@@ -603,7 +611,7 @@ fn split_k_m64_random_is_the_split_model_not_the_unsplit_one() {
 #[test]
 fn split_k_exact_is_the_unsplit_c_bit_for_bit() {
     let q = || Quantized::exact(64, 128, 640, Scaling::Blockwise, 24);
-    let (split, differs) = split_k(q(), 3, 1, Scales::Shared, 2, 24);
+    let (split, differs) = split_k(q(), split_tiles(3), 1, Scales::Shared, 2, 24);
     assert_eq!(differs, 0);
     let dev = Device::sim(SimConfig::default().with_seed(24));
     let kernel = fp8::kernel(Scaling::Blockwise, &fp8::tiles(Scaling::Blockwise)).unwrap();
@@ -622,7 +630,7 @@ fn split_k_exact_is_the_unsplit_c_bit_for_bit() {
 fn split_k_refusals_name_the_problem() {
     use phaser_examples::gallery::gemm_dsl::Reduce;
     let dev = Device::sim(SimConfig::default());
-    let split = |s: u32| Tiles { split: s, ..fp8::tiles(Scaling::Blockwise) };
+    let split = split_tiles;
     let t = split(3);
     let kernel = fp8::kernel_with(Scaling::Blockwise, &t, 1, Scales::Shared).unwrap();
     let q = Quantized::random(64, 128, 256, Scaling::Blockwise, 1);

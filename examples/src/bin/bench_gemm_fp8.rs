@@ -7,6 +7,8 @@
 //! bench_gemm_fp8                                  # issue 23's shapes, both scalings
 //! bench_gemm_fp8 --shapes 4096x4096x4096 --dump DIR
 //! bench_gemm_fp8 --shapes 4096x4096x4096 --scalings blockwise --frags 2 --scales global --warmup-ms 0 --runs 1
+//! bench_gemm_fp8 --shapes 64x8192x8192,128x8192x8192 --frags 1 --scales shared --outputs bf16 \
+//!     --splits 1,2,4 --split-clusters 1,2 --dump DIR    # split-K at small M
 //! ```
 //!
 //! Blockwise runs once per `--frags` with global scales (accumulator fragments in flight,
@@ -14,8 +16,10 @@
 //! rows `blockwise`, `blockwise_frags2`) and, with `--scales` naming `shared`, once with its
 //! scales through shared memory (`Scales::Shared`, 1 fragment; row `blockwise_smem_scales`) and,
 //! with `--outputs` naming `e4m3`, that kernel with its output quantized to e4m3
-//! (`Output::E4m3`; row `blockwise_e4m3_out`), so one device run puts them all against
-//! cuBLASLt (bf16 C); the `--frags 2 --scales global` form is what `bench/gemm_fp8_ncu.sh`
+//! (`Output::E4m3`; row `blockwise_e4m3_out`), and, with `--splits` / `--split-clusters`,
+//! the shared-scales bf16 kernel with split-K (f32 partials, then `gemm_splitk_reduce`, both
+//! launches in the timed graph; rows `blockwise_smem_scales_split{S}`, `_c1` without a
+//! cluster), so one device run puts them all against cuBLASLt (bf16 C); the `--frags 2 --scales global` form is what `bench/gemm_fp8_ncu.sh`
 //! profiles.
 //!
 //! Timing: `timing::interleaved_on` on one Phaser stream, each variant a graph replayed and timed
@@ -80,6 +84,11 @@ struct Args {
     /// in the timed graph). A split over a shape's K blocks (K / 128) is refused, naming it.
     #[arg(long, default_value = "1")]
     splits: String,
+    /// CTAs per cluster of those split variants, comma-separated (each timed with every
+    /// `--splits`): 2 (the gallery's, B multicast; rows as above) or 1 (a 128-row tile per CTA,
+    /// so M = 64 wastes half a tile, not three quarters; rows with `_c1`).
+    #[arg(long, default_value = "2")]
+    split_clusters: String,
     /// Time a shape's variants as the sides of one interleaved measurement (they see the same
     /// conditions: compare them with each other). By default each is timed alone, as
     /// `gemm_fp8_torch.py` times cuBLASLt: under the power cap a kernel interleaved with slower
@@ -116,6 +125,13 @@ fn parse_split(s: &str) -> BenchResult<u32> {
     match s.trim().parse::<u32>() {
         Ok(f) if f >= 1 => Ok(f),
         _ => Err(BenchError(format!("--splits: `{s}` is not a slice count of at least 1"))),
+    }
+}
+
+fn parse_cluster(s: &str) -> BenchResult<u32> {
+    match s.trim().parse::<u32>() {
+        Ok(c @ 1..=2) => Ok(c),
+        _ => Err(BenchError(format!("--split-clusters: `{s}` is not 1 or 2 (CTAs per cluster)"))),
     }
 }
 
@@ -166,9 +182,9 @@ impl Prepared {
         dev: &Device,
         q: &Quantized,
         name: String,
-        (frags, scales, output, split): (u32, Scales, Output, u32),
+        (frags, scales, output, split, cluster): (u32, Scales, Output, u32, u32),
     ) -> BenchResult<Self> {
-        let t = Tiles { split, ..tiles(q.scaling) };
+        let t = Tiles { split, cluster, ..tiles(q.scaling) };
         let (m, n, k) = (q.m, q.n, q.k);
         if let Some(why) = split_problem(&t, m, n, k) {
             return Err(BenchError(format!("{m}x{n}x{k} {name}: {why}")));
@@ -384,6 +400,8 @@ fn main() {
         let scale_paths: Vec<Scales> = args.scales.split(',').map(parse_scales).collect::<BenchResult<_>>()?;
         let outputs: Vec<Output> = args.outputs.split(',').map(parse_output).collect::<BenchResult<_>>()?;
         let splits: Vec<u32> = args.splits.split(',').map(parse_split).collect::<BenchResult<_>>()?;
+        let split_clusters: Vec<u32> =
+            args.split_clusters.split(',').map(parse_cluster).collect::<BenchResult<_>>()?;
         let dev = Device::cuda(0)?;
         let stream = dev.stream()?;
         let mut ok = true;
@@ -400,18 +418,22 @@ fn main() {
             for &scaling in &scalings {
                 let q = Quantized::random(m, n, k, scaling, args.seed);
                 let (name, variants) = match scaling {
-                    Scaling::PerTensor => ("per_tensor", vec![(1, Scales::Global, Output::Bf16, 1)]),
+                    Scaling::PerTensor => ("per_tensor", vec![(1, Scales::Global, Output::Bf16, 1, 2)]),
                     Scaling::Blockwise => {
                         let mut v = Vec::new();
                         if scale_paths.contains(&Scales::Global) {
-                            v.extend(frag_counts.iter().map(|&f| (f, Scales::Global, Output::Bf16, 1)));
+                            v.extend(frag_counts.iter().map(|&f| (f, Scales::Global, Output::Bf16, 1, 2)));
                         }
                         if scale_paths.contains(&Scales::Shared) {
-                            // bf16 C once per split (1: no split), then the e4m3 output.
+                            // bf16 C once per split (1: no split) and cluster, then the e4m3 output.
                             for &o in &outputs {
                                 match o {
-                                    Output::Bf16 => v.extend(splits.iter().map(|&s| (1, Scales::Shared, o, s))),
-                                    Output::E4m3 => v.push((1, Scales::Shared, o, 1)),
+                                    Output::Bf16 => {
+                                        for &c in &split_clusters {
+                                            v.extend(splits.iter().map(|&s| (1, Scales::Shared, o, s, c)));
+                                        }
+                                    }
+                                    Output::E4m3 => v.push((1, Scales::Shared, o, 1, 2)),
                                 }
                             }
                         }
@@ -433,15 +455,18 @@ fn main() {
                 // (bench/gemm_fp8_torch.py's names).
                 let mut prepared = variants
                     .iter()
-                    .map(|&(frags, scales, output, split)| {
+                    .map(|&(frags, scales, output, split, cluster)| {
+                        let c1 = if cluster == 1 { "_c1" } else { "" };
                         let variant = match (frags, scales, output) {
                             (_, Scales::Shared, Output::E4m3) => format!("{name}_e4m3_out"),
-                            (_, Scales::Shared, Output::Bf16) if split > 1 => format!("{name}_smem_scales_split{split}"),
+                            (_, Scales::Shared, Output::Bf16) if split > 1 || cluster == 1 => {
+                                format!("{name}_smem_scales_split{split}{c1}")
+                            }
                             (_, Scales::Shared, Output::Bf16) => format!("{name}_smem_scales"),
                             (1, Scales::Global, _) => name.to_string(),
                             _ => format!("{name}_frags{frags}"),
                         };
-                        Prepared::new(&dev, &q, variant, (frags, scales, output, split))
+                        Prepared::new(&dev, &q, variant, (frags, scales, output, split, cluster))
                     })
                     .collect::<BenchResult<Vec<_>>>()?;
                 let rows = run(&dev, &stream, &args, &q, &mut prepared)?;

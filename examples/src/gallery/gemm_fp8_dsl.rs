@@ -24,6 +24,14 @@
 //!   `T.fragment.quad_max` over the quad holding the row), its f32 scale `max(amax, 2^-64) /
 //!   448` into `sfc` in the A scales' layout, and e4m3 bytes `C * (448 / max(amax, 2^-64))`
 //!   (RNE, satfinite) staged in shared memory and TMA-stored as packed pairs.
+//!   `#[comptime] SPLIT` > 1 (`Tiles::split`, small M: more work units than tiles): the bf16
+//!   GEMM's split-K (`gemm_dsl::split_unit`): each work unit is a cluster tile's slice of whole
+//!   K blocks, promoted block by block with their own scales from a zero accumulator, so a
+//!   slice's partial is the promoted f32 sum of its blocks; the partials go from the
+//!   registers to the workspace `ws` (`[SPLIT, m, n]`, `gemm_dsl::store_partial_pair`) and
+//!   `gemm_splitk_reduce`, launched after, sums them in slice order into bf16 C. Not with the
+//!   e4m3 output (its scales need the reduced C's amax) nor the in-kernel reductions
+//!   ([`split_refusal`]).
 //! - `gemm_fp8_tensor_dsl`: per-tensor scaling (what `torch._scaled_mm` does): one accumulator
 //!   over all of K, multiplied once by `scale = scale_a * scale_b` in the epilogue.
 //!
