@@ -127,6 +127,37 @@ pub fn split_unit(mut unit: Registers<u32, 1>, t: u32, tiles: u32, k_blocks: u32
     unit[3] = slice;
 }
 
+/// Work unit `t` of the walk of `tiles_n * cluster_rows` cluster tiles in `split` K slices:
+/// `unit[0]` its cluster tile, `unit[1]..unit[2]` its K blocks, `unit[3]` its slice
+/// ([`split_unit`]; `split` 1: tile `t`, every K block, slice 0), and the tile's first row and
+/// column in `origin` ([`tile_origin`]). Every role of every split-K GEMM walks this way
+/// (`gemm_dsl`, `gemm_fp8_dsl`).
+#[phaser::device]
+pub fn work_unit(
+    mut unit: Registers<u32, 1>,
+    mut origin: Registers<u32, 1>,
+    t: u32,
+    tiles_n: u32,
+    cluster_rows: u32,
+    rank: u32,
+    group_m: u32,
+    cluster: u32,
+    bm: u32,
+    bn: u32,
+    k_blocks: u32,
+    split: u32,
+) {
+    if split > 1 {
+        split_unit(unit, t, tiles_n * cluster_rows, k_blocks, split);
+    } else {
+        unit[0] = t;
+        unit[1] = 0;
+        unit[2] = k_blocks;
+        unit[3] = 0;
+    }
+    tile_origin(origin, unit[0], tiles_n, cluster_rows, rank, group_m, cluster, bm, bn);
+}
+
 /// Split-K: one pair of a slice's f32 partials (columns `col`, `col + 1` of `row`, adjacent
 /// registers of the D fragment) into the workspace slice starting at `base` (`[m, n]`),
 /// nothing past the edges (N is even: a pair is whole or absent). Every split-K GEMM's
@@ -238,16 +269,9 @@ pub fn gemm_dsl(
                 let st = T.pipeline.producer_state(pipe);
                 let mut t = first;
                 while t < total {
-                    let mut tile = t;
-                    let mut kb0 = 0;
-                    let mut kb1 = k_blocks;
-                    if SPLIT > 1 {
-                        split_unit(unit, t, tiles, k_blocks, SPLIT);
-                        tile = unit[0];
-                        kb0 = unit[1];
-                        kb1 = unit[2];
-                    }
-                    tile_origin(origin, tile, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+                    work_unit(unit, origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN, k_blocks, SPLIT);
+                    let kb0 = unit[1];
+                    let kb1 = unit[2];
                     let m0 = origin[0];
                     let n0 = origin[1];
                     for kb in kb0..kb1 {
@@ -299,16 +323,10 @@ pub fn gemm_dsl(
         let release = T.pipeline.consumer_state(pipe);
         let mut t = first;
         while t < total {
-            let mut tile = t;
-            let mut kb0 = 0;
-            let mut kb1 = k_blocks;
-            if SPLIT > 1 {
-                split_unit(unit, t, tiles, k_blocks, SPLIT);
-                tile = unit[0];
-                kb0 = unit[1];
-                kb1 = unit[2];
-            }
-            tile_origin(origin, tile, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+            work_unit(unit, origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN, k_blocks, SPLIT);
+            let tile = unit[0];
+            let kb0 = unit[1];
+            let kb1 = unit[2];
             let m0 = origin[0];
             let n0 = origin[1];
             // K block 0 of the slice overwrites the accumulators (scale-d = false on its first

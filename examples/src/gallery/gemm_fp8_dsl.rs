@@ -25,7 +25,7 @@
 //!   448` into `sfc` in the A scales' layout, and e4m3 bytes `C * (448 / max(amax, 2^-64))`
 //!   (RNE, satfinite) staged in shared memory and TMA-stored as packed pairs.
 //!   `#[comptime] SPLIT` > 1 (`Tiles::split`, small M: more work units than tiles): the bf16
-//!   GEMM's split-K (`gemm_dsl::split_unit`): each work unit is a cluster tile's slice of whole
+//!   GEMM's split-K walk (`gemm_dsl::work_unit`): each work unit is a cluster tile's slice of whole
 //!   K blocks, promoted block by block with their own scales from a zero accumulator, so a
 //!   slice's partial is the promoted f32 sum of its blocks; the partials go from the
 //!   registers to the workspace `ws` (`[SPLIT, m, n]`, `gemm_dsl::store_partial_pair`) and
@@ -39,7 +39,9 @@
 //! too); TMA
 //! zero-fills loads past M and N and clips the stores.
 
-use super::gemm_dsl::{split_unit, store_partial_pair, tile_origin, Reduce, Tiles, CONSUMERS, EPI, REDUCE_THREADS, THREADS};
+use super::gemm_dsl::{
+    store_partial_pair, tile_origin, work_unit, Reduce, Tiles, CONSUMERS, EPI, REDUCE_THREADS, THREADS,
+};
 use half::bf16;
 use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::{Device, RuntimeError, Swizzle};
@@ -135,16 +137,9 @@ pub fn gemm_fp8_dsl(
                 let st = T.pipeline.producer_state(pipe);
                 let mut t = first;
                 while t < total {
-                    let mut tile = t;
-                    let mut kb0 = 0;
-                    let mut kb1 = k_blocks;
-                    if SPLIT > 1 {
-                        split_unit(unit, t, tiles, k_blocks, SPLIT);
-                        tile = unit[0];
-                        kb0 = unit[1];
-                        kb1 = unit[2];
-                    }
-                    tile_origin(origin, tile, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+                    work_unit(unit, origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN, k_blocks, SPLIT);
+                    let kb0 = unit[1];
+                    let kb1 = unit[2];
                     let m0 = origin[0];
                     let n0 = origin[1];
                     let b_scales = n0 / SCALE_BLOCK * k_blocks;
@@ -197,16 +192,9 @@ pub fn gemm_fp8_dsl(
         let rel = if FRAGS == 2 { T.pipeline.consumer_state(pipe) } else { read };
         let mut t = first;
         while t < total {
-            let mut tile = t;
-            let mut kb0 = 0;
-            let mut kb1 = k_blocks;
-            if SPLIT > 1 {
-                split_unit(unit, t, tiles, k_blocks, SPLIT);
-                tile = unit[0];
-                kb0 = unit[1];
-                kb1 = unit[2];
-            }
-            tile_origin(origin, tile, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+            work_unit(unit, origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN, k_blocks, SPLIT);
+            let kb0 = unit[1];
+            let kb1 = unit[2];
             let m0 = origin[0];
             let n0 = origin[1];
             // Rows past M read the last row's scales (their C is clipped by the store).
