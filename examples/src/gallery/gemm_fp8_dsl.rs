@@ -1134,7 +1134,9 @@ pub fn problem_out(
     problem_tiles(dev, q, grid, every_element, seed, kernel, output, &t)
 }
 
-/// [`problem_out`] for a kernel built for `t` (the gallery's [`tiles`] but for its split-K):
+/// [`problem_out`] for a kernel built for `t` (the gallery's [`tiles`] but for its split-K; by
+/// [`kernel_out`] of `t`, or a mutant of one: the workspace is sized by `t.split`, which the
+/// launch cannot read off the kernel):
 /// with `t.split > 1` the kernel's f32 partials (poisoned before it: an element a slice
 /// leaves unwritten fails the check) and then [`gemm_splitk_reduce`](super::gemm_dsl::gemm_splitk_reduce)
 /// into C, on the same stream after it.
