@@ -148,6 +148,13 @@ done
 step bench_gemm_fp8 ./bin/bench_gemm_fp8 --dump "$LOGS/fp8"
 step gemm_fp8_torch python3 bench/gemm_fp8_torch.py "$LOGS/fp8"
 rm -rf "$LOGS/fp8"
+# Split-K of the blockwise FP8 GEMM at small M (issue 23, bench/gemm_fp8.md): the shared-scales
+# kernel with 1-4 slices, with and without a cluster, each alone against cuBLASLt FP8 (blockwise
+# and per-tensor) on the same inputs; every C checked (f64 in the bench, torch's in the script).
+step bench_gemm_fp8_splitk ./bin/bench_gemm_fp8 --shapes 64x8192x8192,128x8192x8192 --frags 1 \
+  --scales shared --outputs bf16 --splits 1,2,3,4 --split-clusters 1,2 --dump "$LOGS/fp8split"
+step gemm_fp8_torch_splitk python3 bench/gemm_fp8_torch.py "$LOGS/fp8split"
+rm -rf "$LOGS/fp8split"
 # What the faster wait buys the streaming kernel: bench_stream again with the runtime's kernels
 # printed in the other wait layouts (PHASER_WAIT_LOOP; the bench_stream step above is the
 # default, first-try), at the depths that matter.
@@ -243,7 +250,7 @@ highlights() {
     awk -F'|' '/^\| shape \| B \|/{p=1} /^\| sweep shape/{p=0; s=1; print; next}
                p && /^\|/{print} s && /^\|/{n[$2]++; if (n[$2] <= 3) print}' "$LOGS/$f.log"
   done
-  for f in bench_gemm_fp8 gemm_fp8_torch; do
+  for f in bench_gemm_fp8 gemm_fp8_torch bench_gemm_fp8_splitk gemm_fp8_torch_splitk; do
     [ -f "$LOGS/$f.log" ] || continue
     echo "--- $f"
     grep -E '^\|' "$LOGS/$f.log"

@@ -12,7 +12,8 @@ Per shape (a folder DIR/MxNxK/ with meta.json):
 Tolerance: |C_phaser - C_torch| <= 2^-7 |C_torch| + 2^-9 sqrt(K0 / 128) (|A| |B|^T)[i, j]
 (dequantized; K0 the K the tensor core accumulates unpromoted: 128 blockwise, K per-tensor),
 over every element. Blockwise, each of bench_gemm_fp8's kernels (FRAGS 1, FRAGS 2 as
-`blockwise_frags2`, the scales through shared memory as `blockwise_smem_scales`) is compared and put against the one cuBLASLt time;
+`blockwise_frags2`, the scales through shared memory as `blockwise_smem_scales`, with split-K as
+`blockwise_smem_scales_split{S}[_c1]`) is compared and put against the one cuBLASLt time;
 the fused e4m3 output (`blockwise_e4m3_out`: e4m3 bytes and a scale per row and 128 columns)
 is dequantized and held to e4m3's tolerance (compare_e4m3), its time put against cuBLASLt's bf16 C. Per-tensor, torch runs with use_fast_accum=True (all of K in the tensor
 core, as Phaser's kernel); its default (promoted) is timed and printed too. Prints one table; exit 1 if a comparison fails, 0 if torch or the dump
@@ -161,7 +162,10 @@ def main():
             # FRAGS = 2 (`blockwise_frags2_c.bf16`) and the scales through shared memory
             # (`blockwise_smem_scales_c.bf16`), each against the same reference and peer.
             variants = [(name, c)] if c is not None else []
-            for other in ("frags2", "smem_scales"):
+            # Split-K (`blockwise_smem_scales_split{S}[_c1]_c.bf16`, bench_gemm_fp8 --splits).
+            splits = sorted(x[len(f"{name}_"):-len("_c.bf16")] for x in os.listdir(d)
+                            if x.startswith(f"{name}_smem_scales_split") and x.endswith("_c.bf16"))
+            for other in ["frags2", "smem_scales"] + splits:
                 if name == "blockwise" and os.path.isfile(f(f"{other}_c.bf16")):
                     variants.append((f"{name}_{other}", load(f(f"{other}_c.bf16"), torch.bfloat16, (m, n))))
             for variant, ours_c in variants:

@@ -421,6 +421,33 @@ fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
     }
 }
 
+/// The FP8 blockwise GEMM's split-K (3 slices; one fragment with global and shared scales, two
+/// fragments with global) assembles for sm_90a with no spills and its QGMMAs unserialized, as
+/// many as without split-K, and stores its promoted f32 partials with `st.global.v2.f32` (one
+/// per register pair of the 64 x 128 slab: 32), no stmatrix and no TMA store of C.
+#[test]
+fn fp8_split_k_kernels_assemble_without_spills() {
+    use phaser_examples::gallery::gemm_dsl::Tiles;
+    use phaser_examples::gallery::gemm_fp8_dsl::{kernel_with, tiles, Scales, Scaling};
+    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
+    let dir = tempfile::tempdir().unwrap();
+    let t = Tiles { split: 3, ..tiles(Scaling::Blockwise) };
+    for (frags, scales) in [(1, Scales::Global), (1, Scales::Shared), (2, Scales::Global)] {
+        let k = kernel_with(Scaling::Blockwise, &t, frags, scales).unwrap_or_else(|e| panic!("{e}"));
+        let what = format!("{} split 3 ({frags} fragment(s), {scales:?} scales)", k.name());
+        let ptx = emit_kernel(&k).unwrap();
+        assert_eq!(ptx_text::count(&ptx, "st.global.v2.f32"), (t.block_n / 4) as usize, "{what}: partial stores");
+        assert_eq!(ptx.lines().filter(|l| l.trim_start().starts_with("stmatrix.")).count(), 0, "{what}");
+        assert_eq!(ptx_text::count(&ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), 0, "{what}");
+        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("fp8_split_{frags}_{scales:?}"));
+        assert_eq!(spill_bytes(&verbose), (0, 0), "{what} spills:\n{verbose}");
+        let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
+        assert!(serialized.is_empty(), "{what}: ptxas serialized the wgmmas: {serialized:#?}");
+        let qgmma = sass(&cuobjdump, &cubin).iter().filter(|(_, i)| opcode(i) == "QGMMA").count();
+        assert_eq!(qgmma, 4 * (2 * frags as usize - 1), "{what}: QGMMAs");
+    }
+}
+
 /// Split-K's kernels assemble for sm_90a with zero spill bytes: the DSL GEMM with 2, 4 and 8
 /// slices (K-major, with and without a cluster; N-major without, its HGMMAs with tnspB) issues
 /// the same HGMMAs as without split-K and

@@ -192,9 +192,13 @@ fn a_relaxed_signal_is_a_global_race_at_the_share_read() {
     let f = race.unwrap_or_else(|| panic!("no global race: {:?}", report.findings));
     let src = include_str!("../src/gallery/gemm_dsl.rs");
     let lines: Vec<&str> = src.lines().collect();
+    // The share's sum (`while i < end`, through `sum_partial_pairs`, which the finding names:
+    // an inlined device function's statements carry its own lines) at its read of another
+    // slice's partial (CTA 0 is slice 0: its own comes first, unraced).
     let share = lines.iter().position(|l| l.contains("while i < end {")).expect("the share's loop");
-    // The read of another slice's partial (CTA 0 is slice 0: its own comes first, unraced).
-    let read = share + lines[share..].iter().position(|l| l.contains("T.ld.v2(ws, s * m * n + at)")).unwrap() + 1;
+    assert!(lines[share..].iter().any(|l| l.contains("sum_partial_pairs(pair, ws, at, m * n, SPLIT);")), "the share's sum");
+    let sum = lines.iter().position(|l| l.contains("pub fn sum_partial_pairs(")).expect("the slices' sum");
+    let read = sum + lines[sum..].iter().position(|l| l.contains("T.ld.v2(ws, s * mn + at)")).unwrap() + 1;
     assert_eq!(f.loc.map(|l| l.line), Some(read as u32), "{f}");
     assert!(f.message.contains("with a relaxed store and no `fence.acq_rel` before it"), "{f}");
 }

@@ -17,6 +17,8 @@ use half::bf16;
 use phaser::problem::{simulate_problem, Size};
 use phaser::runtime::sim::SimConfig;
 use phaser::Device;
+use phaser::problem::run_problem;
+use phaser_examples::gallery::gemm_dsl::Tiles;
 use phaser_examples::gallery::gemm_fp8_dsl::{
     self as fp8, Host, Output, Quantized, Scales, Scaling, BLOCK_K, SCALE_BLOCK,
 };
@@ -29,16 +31,40 @@ fn model(q: &Quantized, i: usize, j: usize) -> bf16 {
 /// C[i][j] in f32 as the simulator computes it, before the epilogue rounds it.
 fn model_f32(q: &Quantized, i: usize, j: usize) -> f32 {
     let k = q.k as usize;
-    let product = |kk: usize| (q.a[i * k + kk].to_f32() as f64 * q.b[j * k + kk].to_f32() as f64) as f32;
-    let sum = match q.scaling {
-        Scaling::Blockwise => (0..k / BLOCK_K as usize).fold(0f32, |sum, kb| {
-            let block = (0..BLOCK_K as usize).fold(0f32, |s, x| s + product(kb * BLOCK_K as usize + x));
-            let kk = kb * BLOCK_K as usize;
-            block.mul_add(q.a_scale(i, kk) * q.b_scale(j, kk), sum)
-        }),
-        Scaling::PerTensor => (0..k).fold(0f32, |s, kk| s + product(kk)) * (q.sfa[0] * q.sfb[0]),
-    };
-    sum
+    match q.scaling {
+        Scaling::Blockwise => promoted(q, i, j, 0..k / BLOCK_K as usize),
+        Scaling::PerTensor => (0..k).fold(0f32, |s, kk| s + product(q, i, j, kk)) * (q.sfa[0] * q.sfb[0]),
+    }
+}
+
+/// The product of A[i][kk] and B[j][kk], exact in f64 and rounded to f32 (the tensor core's).
+fn product(q: &Quantized, i: usize, j: usize, kk: usize) -> f32 {
+    let k = q.k as usize;
+    (q.a[i * k + kk].to_f32() as f64 * q.b[j * k + kk].to_f32() as f64) as f32
+}
+
+/// The blockwise promotion over K blocks `blocks` from a zero accumulator: each 128-K block's
+/// f32 sum in K order, scale-added by one fma.
+fn promoted(q: &Quantized, i: usize, j: usize, blocks: std::ops::Range<usize>) -> f32 {
+    let bk = BLOCK_K as usize;
+    blocks.fold(0f32, |sum, kb| {
+        let block = (0..bk).fold(0f32, |s, x| s + product(q, i, j, kb * bk + x));
+        block.mul_add(q.a_scale(i, kb * bk) * q.b_scale(j, kb * bk), sum)
+    })
+}
+
+/// Split-K's partial of slice `s` of `split` in f32 as the simulator computes it: the slice's
+/// K blocks (the kernel's `split_unit`: `blocks / split` each, the last also the remainder)
+/// promoted from zero.
+fn model_partial(q: &Quantized, i: usize, j: usize, split: usize, s: usize) -> f32 {
+    let blocks = q.k as usize / BLOCK_K as usize;
+    let per = blocks / split;
+    promoted(q, i, j, s * per..if s == split - 1 { blocks } else { (s + 1) * per })
+}
+
+/// Split-K's C[i][j] in f32: the slices' partials added in slice order (`gemm_splitk_reduce`).
+fn model_split_f32(q: &Quantized, i: usize, j: usize, split: usize) -> f32 {
+    (1..split).fold(model_partial(q, i, j, split, 0), |sum, s| sum + model_partial(q, i, j, split, s))
 }
 
 /// The gallery's problem at `size` (exact inputs: ternary elements, power-of-two scales), the
@@ -505,5 +531,138 @@ mod sfa_layout {
                 simulate_problem_of(&dev, p, Scaling::Blockwise, Size::Quick, seed);
             }
         }
+    }
+}
+
+/// Split-K of the blockwise kernel (`split` slices of K, `Tiles::split`) on `grid` CTAs: zero
+/// findings in both launches (the GEMM's partials, then `gemm_splitk_reduce`), every slice's
+/// f32 partial its model's (`model_partial`), every element of C the split model
+/// (`model_split_f32`) bit for bit and within the tolerance of the f64 product, and the
+/// gallery's check passing. Returns C and how many elements of the split model's f32 C differ
+/// from the unsplit one's (`model_f32`).
+fn split_k(q: Quantized, t: Tiles, frags: u32, scales: Scales, grid: u32, seed: u64) -> (Vec<bf16>, usize) {
+    let dev = Device::sim(SimConfig::default().with_seed(seed));
+    let split = t.split;
+    let kernel = fp8::kernel_with(Scaling::Blockwise, &t, frags, scales).unwrap_or_else(|e| panic!("{e}"));
+    let mut p = fp8::problem_tiles(&dev, q, grid, true, seed, kernel, Output::Bf16, &t).unwrap_or_else(|e| panic!("{e}"));
+    let what = format!("split {split}, cluster {}, {frags} fragment(s), {scales:?} scales", t.cluster);
+    let outputs = run_problem(&dev, &mut p).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert_eq!(outputs.launches.len(), 2, "{what}: the GEMM and the reduction");
+    for l in &outputs.launches {
+        let r = l.sim.as_ref().expect("a simulator report");
+        assert!(r.findings.is_empty(), "{what}: {}", r.text());
+    }
+    let h: &Host = p.host();
+    let c = outputs.get(1, h.c).to_vec();
+    let (m, n) = (h.q.m as usize, h.q.n as usize);
+    let (ws, slices) = h.partials.expect("split-K's partials");
+    assert_eq!(slices, split);
+    let ws = outputs.get(0, ws);
+    let mut unsplit_differs = 0;
+    for i in 0..m {
+        for j in 0..n {
+            for s in 0..split as usize {
+                // By value: the poison (NaN) equals nothing.
+                let (got, want) = (ws[s * m * n + i * n + j], model_partial(&h.q, i, j, split as usize, s));
+                assert!(got == want, "{what}: slice {s}'s partial[{i}][{j}] = {got}, model {want}");
+            }
+            let f32_sum = model_split_f32(&h.q, i, j, split as usize);
+            unsplit_differs += (f32_sum.to_bits() != model_f32(&h.q, i, j).to_bits()) as usize;
+            let got = c[i * n + j];
+            let want = bf16::from_f32(f32_sum);
+            assert_eq!(got.to_bits(), want.to_bits(), "{what}: C[{i}][{j}] = {got}, split model {want}");
+            let (exact, magnitude) = h.q.reference(i, j);
+            let tol = h.q.tolerance(exact, magnitude);
+            assert!((got.to_f64() - exact).abs() <= tol, "{what}: C[{i}][{j}] = {got}, f64 {exact} (tolerance {tol})");
+        }
+    }
+    let o = fp8::check(&p, &outputs);
+    assert!(o.passed, "{what}: {}", o.detail);
+    let bf16_differs = (0..m * n).filter(|&x| c[x].to_bits() != model(&h.q, x / n, x % n).to_bits()).count();
+    eprintln!(
+        "{what} {m}x{n}x{}: of {} elements, {unsplit_differs} differ from the unsplit model in f32, {bf16_differs} in bf16",
+        h.q.k,
+        m * n
+    );
+    (c, unsplit_differs)
+}
+
+/// The gallery's blockwise tiles split into `split` slices of K.
+fn split_tiles(split: u32) -> Tiles {
+    Tiles { split, ..fp8::tiles(Scaling::Blockwise) }
+}
+
+/// M = 1 (decode), five K blocks in three slices (1, 1, 3: uneven), the gallery's shared
+/// scales, without a cluster (a 128-row tile per CTA); two CTAs walk the three units, so the
+/// ring runs on across slices.
+#[test]
+fn split_k_m1_random_is_the_split_model_with_no_findings() {
+    let t = Tiles { cluster: 1, ..split_tiles(3) };
+    split_k(Quantized::random(1, 128, 640, Scaling::Blockwise, 21), t, 1, Scales::Shared, 2, 21);
+}
+
+/// M = 16, N = 200 (a partial tile column), two slices of 2 and 3 K blocks with two fragments
+/// in flight (the three-block slice ends on the loop's half turn), global scales.
+#[test]
+fn split_k_m16_two_fragments_is_the_split_model_with_no_findings() {
+    split_k(Quantized::random(16, 200, 640, Scaling::Blockwise, 22), split_tiles(2), 2, Scales::Global, 4, 22);
+}
+
+/// M = 64, four slices of five K blocks (1, 1, 1, 2), one fragment, global scales; two
+/// clusters of two units each. Random inputs: the slices' f32 partials are rounded apart and
+/// summed in another order than one promoted accumulator, so C is not the unsplit kernel's
+/// bit for bit in f32 (most often still in bf16); it is the split model's, and the test says
+/// the split model's f32 C differs from the unsplit one (the partials' check tells them apart).
+#[test]
+fn split_k_m64_random_is_the_split_model_not_the_unsplit_one() {
+    let (_, differs) =
+        split_k(Quantized::random(64, 128, 640, Scaling::Blockwise, 23), split_tiles(4), 1, Scales::Global, 4, 23);
+    assert!(differs > 0, "random inputs: the split and unsplit models agree everywhere in f32");
+}
+
+/// Exact inputs (ternary elements, power-of-two scales: every partial and sum exact in f32):
+/// split-K's C is the unsplit kernel's bit for bit, and both the f64 product rounded once.
+#[test]
+fn split_k_exact_is_the_unsplit_c_bit_for_bit() {
+    let q = || Quantized::exact(64, 128, 640, Scaling::Blockwise, 24);
+    let (split, differs) = split_k(q(), split_tiles(3), 1, Scales::Shared, 2, 24);
+    assert_eq!(differs, 0);
+    let dev = Device::sim(SimConfig::default().with_seed(24));
+    let kernel = fp8::kernel(Scaling::Blockwise, &fp8::tiles(Scaling::Blockwise)).unwrap();
+    let mut p = fp8::problem_with(&dev, q(), 2, true, 24, kernel).unwrap();
+    simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(24)).unwrap();
+    let h: &Host = p.host();
+    let unsplit = p.download(&dev, h.c).unwrap();
+    let same = split.iter().zip(&unsplit).all(|(a, b)| a.to_bits() == b.to_bits());
+    assert!(same, "split 3 and split 1 differ on exact inputs");
+}
+
+/// What split-K refuses, each naming why: more slices than K blocks (at the launch), 0 slices,
+/// the e4m3 output (its scales need the reduced C's amax), the per-tensor kernel, and the
+/// bf16 GEMM's in-kernel reductions.
+#[test]
+fn split_k_refusals_name_the_problem() {
+    use phaser_examples::gallery::gemm_dsl::Reduce;
+    let dev = Device::sim(SimConfig::default());
+    let split = split_tiles;
+    let t = split(3);
+    let kernel = fp8::kernel_with(Scaling::Blockwise, &t, 1, Scales::Shared).unwrap();
+    let q = Quantized::random(64, 128, 256, Scaling::Blockwise, 1);
+    let e = fp8::problem_tiles(&dev, q, 2, true, 1, kernel, Output::Bf16, &t).err().expect("refused");
+    let want = "64x128x256: split-K into 3 slices, but K = 256 is 2 block(s) of 128: at most one slice per K block";
+    assert!(e.to_string().contains(want), "{e}");
+    let refusal = |scaling: Scaling, t: Tiles, frags: u32, scales: Scales, output: Output| {
+        let tiles = Tiles { block_n: fp8::tiles(scaling).block_n, ..t };
+        fp8::kernel_out(scaling, &tiles, frags, scales, output).err().expect("refused").to_string()
+    };
+    let e = refusal(Scaling::Blockwise, split(0), 1, Scales::Shared, Output::Bf16);
+    assert!(e.contains("split-K into 0 slices"), "{e}");
+    let e = refusal(Scaling::Blockwise, split(2), 1, Scales::Shared, Output::E4m3);
+    assert!(e.contains("with the e4m3 output: its scales need the amax of the reduced C"), "{e}");
+    let e = refusal(Scaling::PerTensor, split(2), 1, Scales::Global, Output::Bf16);
+    assert!(e.contains("split-K (into 2) is the blockwise kernel's, not PerTensor's"), "{e}");
+    for reduce in [Reduce::LastSlice, Reduce::EverySlice] {
+        let e = refusal(Scaling::Blockwise, Tiles { reduce, ..split(2) }, 1, Scales::Shared, Output::Bf16);
+        assert!(e.contains(&format!("reduced by {reduce:?}: the FP8 GEMM reduces its slices in a second launch")), "{e}");
     }
 }

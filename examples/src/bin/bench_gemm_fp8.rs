@@ -7,6 +7,8 @@
 //! bench_gemm_fp8                                  # issue 23's shapes, both scalings
 //! bench_gemm_fp8 --shapes 4096x4096x4096 --dump DIR
 //! bench_gemm_fp8 --shapes 4096x4096x4096 --scalings blockwise --frags 2 --scales global --warmup-ms 0 --runs 1
+//! bench_gemm_fp8 --shapes 64x8192x8192,128x8192x8192 --frags 1 --scales shared --outputs bf16 \
+//!     --splits 1,2,4 --split-clusters 1,2 --dump DIR    # split-K at small M
 //! ```
 //!
 //! Blockwise runs once per `--frags` with global scales (accumulator fragments in flight,
@@ -14,8 +16,10 @@
 //! rows `blockwise`, `blockwise_frags2`) and, with `--scales` naming `shared`, once with its
 //! scales through shared memory (`Scales::Shared`, 1 fragment; row `blockwise_smem_scales`) and,
 //! with `--outputs` naming `e4m3`, that kernel with its output quantized to e4m3
-//! (`Output::E4m3`; row `blockwise_e4m3_out`), so one device run puts them all against
-//! cuBLASLt (bf16 C); the `--frags 2 --scales global` form is what `bench/gemm_fp8_ncu.sh`
+//! (`Output::E4m3`; row `blockwise_e4m3_out`), and, with `--splits` / `--split-clusters`,
+//! the shared-scales bf16 kernel with split-K (f32 partials, then `gemm_splitk_reduce`, both
+//! launches in the timed graph; rows `blockwise_smem_scales_split{S}`, `_c1` without a
+//! cluster), so one device run puts them all against cuBLASLt (bf16 C); the `--frags 2 --scales global` form is what `bench/gemm_fp8_ncu.sh`
 //! profiles.
 //!
 //! Timing: `timing::interleaved_on` on one Phaser stream, each variant a graph replayed and timed
@@ -34,9 +38,10 @@ use clap::Parser;
 use half::bf16;
 use phaser::runtime::GraphArg;
 use phaser::{Arg, Device, LaunchConfig, F8E4M3};
-use phaser_examples::gallery::gemm_dsl::{EPI, THREADS};
+use phaser_examples::gallery::gemm_dsl::{Tiles, EPI, REDUCE_THREADS, THREADS};
 use phaser_examples::gallery::gemm_fp8_dsl::{
-    e4m3_of_pairs, kernel_out, sfa_dims, sfa_stride, tiles, Output, Quantized, Scales, Scaling, BLOCK_K, SCALE_BLOCK,
+    e4m3_of_pairs, kernel_out, sfa_dims, sfa_stride, split_problem, tiles, Output, Quantized, Scales, Scaling, BLOCK_K,
+    SCALE_BLOCK,
 };
 use phaser_examples::timing::{self, BenchError, BenchResult};
 use std::path::PathBuf;
@@ -73,6 +78,17 @@ struct Args {
     /// (the fused output quantization, `Output::E4m3`; row `blockwise_e4m3_out`).
     #[arg(long, default_value = "bf16,e4m3")]
     outputs: String,
+    /// Split-K slices of the blockwise kernel with shared scales and bf16 C, comma-separated
+    /// (each timed; 1: no split, row `blockwise_smem_scales`; S > 1: row
+    /// `blockwise_smem_scales_split{S}`, f32 partials then `gemm_splitk_reduce`, both launches
+    /// in the timed graph). A split over a shape's K blocks (K / 128) is refused, naming it.
+    #[arg(long, default_value = "1")]
+    splits: String,
+    /// CTAs per cluster of those split variants, comma-separated (each timed with every
+    /// `--splits`): 2 (the gallery's, B multicast; rows as above) or 1 (a 128-row tile per CTA,
+    /// so M = 64 wastes half a tile, not three quarters; rows with `_c1`).
+    #[arg(long, default_value = "2")]
+    split_clusters: String,
     /// Time a shape's variants as the sides of one interleaved measurement (they see the same
     /// conditions: compare them with each other). By default each is timed alone, as
     /// `gemm_fp8_torch.py` times cuBLASLt: under the power cap a kernel interleaved with slower
@@ -102,6 +118,20 @@ fn parse_scaling(s: &str) -> BenchResult<Scaling> {
         "per_tensor" => Ok(Scaling::PerTensor),
         "blockwise" => Ok(Scaling::Blockwise),
         other => Err(BenchError(format!("--scalings: `{other}` is not `per_tensor` or `blockwise`"))),
+    }
+}
+
+fn parse_split(s: &str) -> BenchResult<u32> {
+    match s.trim().parse::<u32>() {
+        Ok(f) if f >= 1 => Ok(f),
+        _ => Err(BenchError(format!("--splits: `{s}` is not a slice count of at least 1"))),
+    }
+}
+
+fn parse_cluster(s: &str) -> BenchResult<u32> {
+    match s.trim().parse::<u32>() {
+        Ok(c @ 1..=2) => Ok(c),
+        _ => Err(BenchError(format!("--split-clusters: `{s}` is not 1 or 2 (CTAs per cluster)"))),
     }
 }
 
@@ -139,15 +169,34 @@ struct Prepared {
     sfb: phaser::Buffer<f32>,
     /// [`Output::E4m3`]'s scales (`[ceil(N / 128)][sfa_stride(M)]`); bf16: one unused element.
     sfc: phaser::Buffer<f32>,
+    /// Split-K's f32 partials `[split, M, N]` (one unused element without split-K).
+    ws: phaser::Buffer<f32>,
+    /// Split-K's second launch (`gemm_splitk_reduce`) and its launch shape.
+    reduce: Option<(phaser::Kernel, LaunchConfig)>,
     maps: Vec<phaser::TensorMap>,
     launch: LaunchConfig,
 }
 
 impl Prepared {
-    fn new(dev: &Device, q: &Quantized, name: String, frags: u32, scales: Scales, output: Output) -> BenchResult<Self> {
-        let t = tiles(q.scaling);
+    fn new(
+        dev: &Device,
+        q: &Quantized,
+        name: String,
+        (frags, scales, output, split, cluster): (u32, Scales, Output, u32, u32),
+    ) -> BenchResult<Self> {
+        let t = Tiles { split, cluster, ..tiles(q.scaling) };
         let (m, n, k) = (q.m, q.n, q.k);
+        if let Some(why) = split_problem(&t, m, n, k) {
+            return Err(BenchError(format!("{m}x{n}x{k} {name}: {why}")));
+        }
         let kern = kernel_out(q.scaling, &t, frags, scales, output)?;
+        let sms = dev.sm_count()?;
+        let reduce = if split > 1 {
+            Some((t.reduce_kernel()?, LaunchConfig::linear(t.reduce_grid(m, n, sms), REDUCE_THREADS)))
+        } else {
+            None
+        };
+        let ws = dev.alloc::<f32>(t.workspace_len(m, n))?;
         let a = dev.upload(&q.a)?;
         let b = dev.upload(&q.b)?;
         let (m64, n64, k64) = (m as u64, n as u64, k as u64);
@@ -172,8 +221,8 @@ impl Prepared {
         if q.scaling == Scaling::Blockwise {
             maps.push(dev.tensor_map(&sfa, &sfa_dims(q), &[t.block_m(), 1], phaser::Swizzle::None)?);
         }
-        let launch = LaunchConfig::linear(t.grid(m, n, dev.sm_count()?), THREADS);
-        Ok(Prepared { name, output, kern, _a: a, _b: b, c, sfa, sfb, sfc, maps, launch })
+        let launch = LaunchConfig::linear(t.grid(m, n, sms), THREADS);
+        Ok(Prepared { name, output, kern, _a: a, _b: b, c, sfa, sfb, sfc, ws, reduce, maps, launch })
     }
 
     /// The check's launch: `sfc` is written (`&mut [f32]`), so it is bound exclusively.
@@ -182,12 +231,21 @@ impl Prepared {
         match q.scaling {
             Scaling::Blockwise => {
                 v.push(Arg::TensorMap(&self.maps[3]));
-                v.extend([Arg::buffer(&self.sfa), Arg::buffer(&self.sfb), Arg::buffer_mut(&mut self.sfc)]);
+                v.extend([
+                    Arg::buffer(&self.sfa),
+                    Arg::buffer(&self.sfb),
+                    Arg::buffer_mut(&mut self.sfc),
+                    Arg::buffer_mut(&mut self.ws),
+                ]);
             }
             Scaling::PerTensor => v.push(Arg::scalar(q.sfa[0] * q.sfb[0])),
         }
         v.extend([Arg::scalar(q.m), Arg::scalar(q.n), Arg::scalar(q.k)]);
         stream.launch(&self.kern, self.launch, v)?.wait()?;
+        if let Some((reduce, lc)) = &self.reduce {
+            let args = [Arg::buffer(&self.ws), Arg::buffer_mut(&mut self.c), Arg::scalar(q.m * q.n)];
+            stream.launch(reduce, *lc, args)?.wait()?;
+        }
         Ok(())
     }
 }
@@ -223,12 +281,22 @@ fn time_variants<'a>(
             Scaling::Blockwise => {
                 args.push((&v.maps[3]).into());
                 let (sfa, sfb, sfc) = (g.bind(&v.sfa)?, g.bind(&v.sfb)?, g.bind_mut(&mut v.sfc)?);
-                args.extend([sfa.into(), sfb.into(), sfc.into()]);
+                let ws = g.bind_mut(&mut v.ws)?;
+                args.extend([sfa.into(), sfb.into(), sfc.into(), ws.into()]);
+                args.extend([q.m.into(), q.n.into(), q.k.into()]);
+                g.launch(&v.kern, v.launch, args)?;
+                // Split-K: the reduction of the partials into C, after the GEMM in the graph.
+                if let Some((reduce, lc)) = &v.reduce {
+                    let c = g.bind_mut(&mut v.c)?;
+                    g.launch(reduce, *lc, [ws.into(), c.into(), (q.m * q.n).into()])?;
+                }
             }
-            Scaling::PerTensor => args.push((q.sfa[0] * q.sfb[0]).into()),
+            Scaling::PerTensor => {
+                args.push((q.sfa[0] * q.sfb[0]).into());
+                args.extend([q.m.into(), q.n.into(), q.k.into()]);
+                g.launch(&v.kern, v.launch, args)?;
+            }
         }
-        args.extend([q.m.into(), q.n.into(), q.k.into()]);
-        g.launch(&v.kern, v.launch, args)?;
         graphs.push(g.build()?);
     }
     type Side<'s, 'a> = dyn FnMut() -> BenchResult<timing::Queued<'a>> + 's;
@@ -331,6 +399,9 @@ fn main() {
         let frag_counts: Vec<u32> = args.frags.split(',').map(parse_frags).collect::<BenchResult<_>>()?;
         let scale_paths: Vec<Scales> = args.scales.split(',').map(parse_scales).collect::<BenchResult<_>>()?;
         let outputs: Vec<Output> = args.outputs.split(',').map(parse_output).collect::<BenchResult<_>>()?;
+        let splits: Vec<u32> = args.splits.split(',').map(parse_split).collect::<BenchResult<_>>()?;
+        let split_clusters: Vec<u32> =
+            args.split_clusters.split(',').map(parse_cluster).collect::<BenchResult<_>>()?;
         let dev = Device::cuda(0)?;
         let stream = dev.stream()?;
         let mut ok = true;
@@ -347,14 +418,24 @@ fn main() {
             for &scaling in &scalings {
                 let q = Quantized::random(m, n, k, scaling, args.seed);
                 let (name, variants) = match scaling {
-                    Scaling::PerTensor => ("per_tensor", vec![(1, Scales::Global, Output::Bf16)]),
+                    Scaling::PerTensor => ("per_tensor", vec![(1, Scales::Global, Output::Bf16, 1, 2)]),
                     Scaling::Blockwise => {
                         let mut v = Vec::new();
                         if scale_paths.contains(&Scales::Global) {
-                            v.extend(frag_counts.iter().map(|&f| (f, Scales::Global, Output::Bf16)));
+                            v.extend(frag_counts.iter().map(|&f| (f, Scales::Global, Output::Bf16, 1, 2)));
                         }
                         if scale_paths.contains(&Scales::Shared) {
-                            v.extend(outputs.iter().map(|&o| (1, Scales::Shared, o)));
+                            // bf16 C once per split (1: no split) and cluster, then the e4m3 output.
+                            for &o in &outputs {
+                                match o {
+                                    Output::Bf16 => {
+                                        for &c in &split_clusters {
+                                            v.extend(splits.iter().map(|&s| (1, Scales::Shared, o, s, c)));
+                                        }
+                                    }
+                                    Output::E4m3 => v.push((1, Scales::Shared, o, 1, 2)),
+                                }
+                            }
                         }
                         ("blockwise", v)
                     }
@@ -374,14 +455,18 @@ fn main() {
                 // (bench/gemm_fp8_torch.py's names).
                 let mut prepared = variants
                     .iter()
-                    .map(|&(frags, scales, output)| {
+                    .map(|&(frags, scales, output, split, cluster)| {
+                        let c1 = if cluster == 1 { "_c1" } else { "" };
                         let variant = match (frags, scales, output) {
                             (_, Scales::Shared, Output::E4m3) => format!("{name}_e4m3_out"),
+                            (_, Scales::Shared, Output::Bf16) if split > 1 || cluster == 1 => {
+                                format!("{name}_smem_scales_split{split}{c1}")
+                            }
                             (_, Scales::Shared, Output::Bf16) => format!("{name}_smem_scales"),
                             (1, Scales::Global, _) => name.to_string(),
                             _ => format!("{name}_frags{frags}"),
                         };
-                        Prepared::new(&dev, &q, variant, frags, scales, output)
+                        Prepared::new(&dev, &q, variant, (frags, scales, output, split, cluster))
                     })
                     .collect::<BenchResult<Vec<_>>>()?;
                 let rows = run(&dev, &stream, &args, &q, &mut prepared)?;

@@ -118,13 +118,70 @@ pub fn tile_origin(
 /// contiguous range of K blocks (each slice `k_blocks / split`, the last also the remainder),
 /// `unit[3]` its slice.
 #[phaser::device]
-fn split_unit(mut unit: Registers<u32, 1>, t: u32, tiles: u32, k_blocks: u32, split: u32) {
+pub fn split_unit(mut unit: Registers<u32, 1>, t: u32, tiles: u32, k_blocks: u32, split: u32) {
     let slice = t / tiles;
     let per_slice = k_blocks / split;
     unit[0] = t % tiles;
     unit[1] = slice * per_slice;
     unit[2] = if slice == split - 1 { k_blocks } else { slice * per_slice + per_slice };
     unit[3] = slice;
+}
+
+/// Work unit `t` of the walk of `tiles_n * cluster_rows` cluster tiles in `split` K slices:
+/// `unit[0]` its cluster tile, `unit[1]..unit[2]` its K blocks, `unit[3]` its slice
+/// ([`split_unit`]; `split` 1: tile `t`, every K block, slice 0), and the tile's first row and
+/// column in `origin` ([`tile_origin`]). Every role of every split-K GEMM walks this way
+/// (`gemm_dsl`, `gemm_fp8_dsl`).
+#[phaser::device]
+pub fn work_unit(
+    mut unit: Registers<u32, 1>,
+    mut origin: Registers<u32, 1>,
+    t: u32,
+    tiles_n: u32,
+    cluster_rows: u32,
+    rank: u32,
+    group_m: u32,
+    cluster: u32,
+    bm: u32,
+    bn: u32,
+    k_blocks: u32,
+    split: u32,
+) {
+    if split > 1 {
+        split_unit(unit, t, tiles_n * cluster_rows, k_blocks, split);
+    } else {
+        unit[0] = t;
+        unit[1] = 0;
+        unit[2] = k_blocks;
+        unit[3] = 0;
+    }
+    tile_origin(origin, unit[0], tiles_n, cluster_rows, rank, group_m, cluster, bm, bn);
+}
+
+/// Split-K: one pair of a slice's f32 partials (columns `col`, `col + 1` of `row`, adjacent
+/// registers of the D fragment) into the workspace slice starting at `base` (`[m, n]`),
+/// nothing past the edges (N is even: a pair is whole or absent). Every split-K GEMM's
+/// partial store (`gemm_dsl`, `gemm_fp8_dsl`).
+#[phaser::device]
+pub fn store_partial_pair(ws: &mut [f32], base: u32, row: u32, col: u32, m: u32, n: u32, lo: f32, hi: f32) {
+    if row < m && col < n {
+        T.st.v2(ws, base + row * n + col, lo, hi);
+    }
+}
+
+/// Split-K: the sum of the first `slices` slices' partial pairs at element `at` (of each
+/// slice's `mn`) into `pair[0]`, `pair[1]`, added in slice order whatever the schedule: every
+/// reduction (`gemm_splitk_reduce`, the in-kernel ones) sums this way, so they agree bit for bit.
+#[phaser::device]
+pub fn sum_partial_pairs(mut pair: Registers<f32, 1>, ws: &[f32], at: u32, mn: u32, slices: u32) {
+    let first = T.ld.v2(ws, at);
+    pair[0] = first[0];
+    pair[1] = first[1];
+    for s in 1..slices {
+        let v = T.ld.v2(ws, s * mn + at);
+        pair[0] += v[0];
+        pair[1] += v[1];
+    }
 }
 
 #[phaser::kernel(target = "sm_90a")]
@@ -212,16 +269,9 @@ pub fn gemm_dsl(
                 let st = T.pipeline.producer_state(pipe);
                 let mut t = first;
                 while t < total {
-                    let mut tile = t;
-                    let mut kb0 = 0;
-                    let mut kb1 = k_blocks;
-                    if SPLIT > 1 {
-                        split_unit(unit, t, tiles, k_blocks, SPLIT);
-                        tile = unit[0];
-                        kb0 = unit[1];
-                        kb1 = unit[2];
-                    }
-                    tile_origin(origin, tile, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+                    work_unit(unit, origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN, k_blocks, SPLIT);
+                    let kb0 = unit[1];
+                    let kb1 = unit[2];
                     let m0 = origin[0];
                     let n0 = origin[1];
                     for kb in kb0..kb1 {
@@ -267,20 +317,16 @@ pub fn gemm_dsl(
         let st_row = (tid >> 5) * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
         let st_col = (lane >> 4) * 8;
         let mut acc = T.registers::<f32>([slabs, BN / 2]);
+        // An in-kernel reduction's sum of one pair of columns over the slices.
+        let mut pair = T.registers::<f32>([2]);
         let read = T.pipeline.consumer_state(pipe);
         let release = T.pipeline.consumer_state(pipe);
         let mut t = first;
         while t < total {
-            let mut tile = t;
-            let mut kb0 = 0;
-            let mut kb1 = k_blocks;
-            if SPLIT > 1 {
-                split_unit(unit, t, tiles, k_blocks, SPLIT);
-                tile = unit[0];
-                kb0 = unit[1];
-                kb1 = unit[2];
-            }
-            tile_origin(origin, tile, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+            work_unit(unit, origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN, k_blocks, SPLIT);
+            let tile = unit[0];
+            let kb0 = unit[1];
+            let kb1 = unit[2];
             let m0 = origin[0];
             let n0 = origin[1];
             // K block 0 of the slice overwrites the accumulators (scale-d = false on its first
@@ -332,12 +378,12 @@ pub fn gemm_dsl(
             T.pipeline.advance(release);
 
             if SPLIT > 1 {
-                if FIXUP == 0 {
-                    // Split-K: this slice's f32 partial sums, stored from the D fragment
-                    // straight into its slice of the workspace `[SPLIT, m, n]` (two columns
-                    // per `st.v2`; N is even), clipped at the edges; `gemm_splitk_reduce`
-                    // sums the slices.
-                    let base = unit[3] * m * n;
+                let slice = unit[3];
+                // This slice's f32 partial sums, from the D fragment straight into its slice of
+                // the workspace `[SPLIT, m, n]` (`store_partial_pair`, clipped at the edges):
+                // every slice's but, with the fix-up, the last one's, which sums into C.
+                if FIXUP != 1 || slice < SPLIT - 1 {
+                    let base = slice * m * n;
                     #[unroll]
                     for j in 0..slabs {
                         let row0 = m0 + cw * WG_M + 64 * j;
@@ -345,37 +391,23 @@ pub fn gemm_dsl(
                         for p in 0..BN / 4 {
                             let row = row0 + T.fragment.row(acc[j], 2 * p);
                             let col = n0 + T.fragment.col(acc[j], 2 * p);
-                            if row < m && col < n {
-                                T.st.v2(ws, base + row * n + col, acc[j][2 * p], acc[j][2 * p + 1]);
-                            }
+                            store_partial_pair(ws, base, row, col, m, n, acc[j][2 * p], acc[j][2 * p + 1]);
                         }
                     }
-                } else if FIXUP == 1 {
-                    // In-kernel fix-up: every slice but the last stores its partials as above and
-                    // signal this warpgroup's flag of (slice, tile); the last slice waits for
-                    // them (units of smaller index, so every CTA reaches them first: no
-                    // cycle), sums `ws[0] + .. + ws[SPLIT-2] + acc` in slice order (the
-                    // reduction kernel's order: bit-identical to it) into C, and resets the
-                    // flags to 0 for the next launch (a graph replay).
-                    let slice = unit[3];
+                }
+                // `FIXUP = 0`: `gemm_splitk_reduce` sums the slices, in a second launch.
+                if FIXUP == 1 {
+                    // In-kernel fix-up: every slice but the last signals this warpgroup's flag
+                    // of (slice, tile) after its partials; the last slice waits for them (units
+                    // of smaller index, so every CTA reaches them first: no cycle), sums
+                    // `ws[0] + .. + ws[SPLIT-2] + acc` in slice order (the reduction kernel's
+                    // order: bit-identical to it) into C, and resets the flags to 0 for the
+                    // next launch (a graph replay).
                     // One flag per (slice, CTA tile, warpgroup): a cluster's CTAs share
                     // the cluster tile `tile` and differ in `rank`.
                     let own = (tile * CLUSTER + rank) * CONSUMER_WGS + cw;
                     let per_slice = tiles * CLUSTER * CONSUMER_WGS;
                     if slice < SPLIT - 1 {
-                        let base = slice * m * n;
-                        #[unroll]
-                        for j in 0..slabs {
-                            let row0 = m0 + cw * WG_M + 64 * j;
-                            #[unroll]
-                            for p in 0..BN / 4 {
-                                let row = row0 + T.fragment.row(acc[j], 2 * p);
-                                let col = n0 + T.fragment.col(acc[j], 2 * p);
-                                if row < m && col < n {
-                                    T.st.v2(ws, base + row * n + col, acc[j][2 * p], acc[j][2 * p + 1]);
-                                }
-                            }
-                        }
                         // Every thread's partials before the leader's release.
                         T.ptx.bar.sync(bar_id, 128);
                         if leader {
@@ -394,18 +426,9 @@ pub fn gemm_dsl(
                                 let col = n0 + T.fragment.col(acc[j], 2 * p);
                                 if row < m && col < n {
                                     let at = row * n + col;
-                                    let first = T.ld.v2(ws, at);
-                                    let mut lo = first[0];
-                                    let mut hi = first[1];
-                                    for s in 1..SPLIT - 1 {
-                                        let v = T.ld.v2(ws, s * m * n + at);
-                                        lo += v[0];
-                                        hi += v[1];
-                                    }
-                                    lo += acc[j][2 * p];
-                                    hi += acc[j][2 * p + 1];
-                                    c_out[at] = lo as bf16;
-                                    c_out[at + 1] = hi as bf16;
+                                    sum_partial_pairs(pair, ws, at, m * n, SPLIT - 1);
+                                    c_out[at] = (pair[0] + acc[j][2 * p]) as bf16;
+                                    c_out[at + 1] = (pair[1] + acc[j][2 * p + 1]) as bf16;
                                 }
                             }
                         }
@@ -417,16 +440,15 @@ pub fn gemm_dsl(
                             }
                         }
                     }
-                } else {
-                    // Every slice reduces a share (`FIXUP = 2`): each slice stores its
-                    // partials and signals its flag; all slices of the tile wait for all its
-                    // flags, then each sums `ws[0] + .. + ws[SPLIT-1]` (slice order: the
-                    // reduction kernel's, bit for bit) over its 1/SPLIT of the warpgroup's
-                    // valid rows x columns into C. No slice reduces alone, and there is no
-                    // second launch. The waits need every slice of the tile resident at once:
-                    // the kernel traps on more work units than clusters (below) and the host
-                    // refuses more units than SMs (`Tiles::wave_problem`).
-                    let slice = unit[3];
+                } else if FIXUP == 2 {
+                    // Every slice reduces a share: each slice signals its flag after its
+                    // partials; all slices of the tile wait for all its flags, then each sums
+                    // `ws[0] + .. + ws[SPLIT-1]` (slice order: the reduction kernel's, bit for
+                    // bit) over its 1/SPLIT of the warpgroup's valid rows x columns into C. No
+                    // slice reduces alone, and there is no second launch. The waits need every
+                    // slice of the tile resident at once: the kernel traps on more work units
+                    // than clusters (above) and the host refuses more units than SMs
+                    // (`Tiles::wave_problem`).
                     // One group of SPLIT flags per (CTA tile, warpgroup), in two banks
                     // (`[2, groups, SPLIT]`): a launch signals one bank and clears the other,
                     // which the launch before signalled and whose waits all ended with it, so
@@ -438,19 +460,6 @@ pub fn gemm_dsl(
                     let own = group * SPLIT + slice;
                     let bank = if flags[own] == 1 { 1 } else { 0 };
                     let mine = bank * bank_len + group * SPLIT;
-                    let base = slice * m * n;
-                    #[unroll]
-                    for j in 0..slabs {
-                        let row0 = m0 + cw * WG_M + 64 * j;
-                        #[unroll]
-                        for p in 0..BN / 4 {
-                            let row = row0 + T.fragment.row(acc[j], 2 * p);
-                            let col = n0 + T.fragment.col(acc[j], 2 * p);
-                            if row < m && col < n {
-                                T.st.v2(ws, base + row * n + col, acc[j][2 * p], acc[j][2 * p + 1]);
-                            }
-                        }
-                    }
                     // Every thread's partials (and its read of the bank) before the leader's
                     // release.
                     T.ptx.bar.sync(bar_id, 128);
@@ -472,16 +481,9 @@ pub fn gemm_dsl(
                         let mut i = slice * pairs / SPLIT + tid;
                         while i < end {
                             let at = (row0 + i / row_pairs) * n + n0 + 2 * (i % row_pairs);
-                            let first = T.ld.v2(ws, at);
-                            let mut lo = first[0];
-                            let mut hi = first[1];
-                            for s in 1..SPLIT {
-                                let v = T.ld.v2(ws, s * m * n + at);
-                                lo += v[0];
-                                hi += v[1];
-                            }
-                            c_out[at] = lo as bf16;
-                            c_out[at + 1] = hi as bf16;
+                            sum_partial_pairs(pair, ws, at, m * n, SPLIT);
+                            c_out[at] = pair[0] as bf16;
+                            c_out[at + 1] = pair[1] as bf16;
                             i += 128;
                         }
                     }
@@ -553,17 +555,11 @@ pub fn gemm_splitk_reduce(ws: &[f32], c: &mut [bf16], mn: u32, #[comptime] SPLIT
     }
     let stride = 2 * T.grid_dim() * REDUCE_THREADS;
     let mut i = 2 * (T.block_idx() * REDUCE_THREADS + T.thread_idx());
+    let mut pair = T.registers::<f32>([2]);
     while i < mn {
-        let first = T.ld.v2(ws, i);
-        let mut lo = first[0];
-        let mut hi = first[1];
-        for s in 1..SPLIT {
-            let v = T.ld.v2(ws, s * mn + i);
-            lo += v[0];
-            hi += v[1];
-        }
-        c[i] = lo as bf16;
-        c[i + 1] = hi as bf16;
+        sum_partial_pairs(pair, ws, i, mn, SPLIT);
+        c[i] = pair[0] as bf16;
+        c[i + 1] = pair[1] as bf16;
         i += stride;
     }
 }
@@ -744,13 +740,17 @@ impl Tiles {
     /// Why this configuration cannot run an `m x n x k` GEMM, if it cannot: every slice needs
     /// at least one K block, and the workspace's `split * m * n` elements are indexed in u32.
     pub fn split_problem(&self, m: u32, n: u32, k: u32) -> Option<String> {
-        let k_blocks = k.div_ceil(BLOCK_K);
+        self.split_problem_blocks(m, n, k, BLOCK_K)
+    }
+    /// [`Tiles::split_problem`] of a GEMM whose stages take `block_k` of K (the FP8 GEMM's 128).
+    pub fn split_problem_blocks(&self, m: u32, n: u32, k: u32, block_k: u32) -> Option<String> {
+        let k_blocks = k.div_ceil(block_k);
         if self.split == 0 {
             return Some("split-K into 0 slices: at least 1 (1: no split)".into());
         }
         if self.split > k_blocks {
             return Some(format!(
-                "split-K into {} slices, but K = {k} is {k_blocks} block(s) of {BLOCK_K}: at most one slice per K block",
+                "split-K into {} slices, but K = {k} is {k_blocks} block(s) of {block_k}: at most one slice per K block",
                 self.split
             ));
         }

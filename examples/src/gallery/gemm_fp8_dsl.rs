@@ -24,6 +24,14 @@
 //!   `T.fragment.quad_max` over the quad holding the row), its f32 scale `max(amax, 2^-64) /
 //!   448` into `sfc` in the A scales' layout, and e4m3 bytes `C * (448 / max(amax, 2^-64))`
 //!   (RNE, satfinite) staged in shared memory and TMA-stored as packed pairs.
+//!   `#[comptime] SPLIT` > 1 (`Tiles::split`, small M: more work units than tiles): the bf16
+//!   GEMM's split-K walk (`gemm_dsl::work_unit`): each work unit is a cluster tile's slice of whole
+//!   K blocks, promoted block by block with their own scales from a zero accumulator, so a
+//!   slice's partial is the promoted f32 sum of its blocks; the partials go from the
+//!   registers to the workspace `ws` (`[SPLIT, m, n]`, `gemm_dsl::store_partial_pair`) and
+//!   `gemm_splitk_reduce`, launched after, sums them in slice order into bf16 C. Not with the
+//!   e4m3 output (its scales need the reduced C's amax) nor the in-kernel reductions
+//!   ([`split_refusal`]).
 //! - `gemm_fp8_tensor_dsl`: per-tensor scaling (what `torch._scaled_mm` does): one accumulator
 //!   over all of K, multiplied once by `scale = scale_a * scale_b` in the epilogue.
 //!
@@ -31,7 +39,9 @@
 //! too); TMA
 //! zero-fills loads past M and N and clips the stores.
 
-use super::gemm_dsl::{tile_origin, Reduce, Tiles, CONSUMERS, EPI, THREADS};
+use super::gemm_dsl::{
+    store_partial_pair, tile_origin, work_unit, Reduce, Tiles, CONSUMERS, EPI, REDUCE_THREADS, THREADS,
+};
 use half::bf16;
 use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::{Device, RuntimeError, Swizzle};
@@ -57,6 +67,7 @@ pub fn gemm_fp8_dsl(
     sfa: &[f32],
     sfb: &[f32],
     sfc: &mut [f32],
+    ws: &mut [f32],
     m: u32,
     n: u32,
     k: u32,
@@ -67,6 +78,7 @@ pub fn gemm_fp8_dsl(
     #[comptime] FRAGS: u32,
     #[comptime] SCALES_SMEM: u32,
     #[comptime] OUT_E4M3: u32,
+    #[comptime] SPLIT: u32,
 ) {
     T.require_block(THREADS, 1, 1);
     T.max_registers(ENTRY_REGS);
@@ -95,16 +107,27 @@ pub fn gemm_fp8_dsl(
     let scale_bytes = sfa_ring[0].bytes();
     T.pipeline.init(pipe);
 
+    // The walk every role repeats: persistent, one cluster per step, over `SPLIT` work units
+    // (K slices of whole K blocks, `split_unit`) per cluster tile.
     let tiles_n = (n + BN - 1) / BN;
     let cluster_rows = (m + bm * CLUSTER - 1) / (bm * CLUSTER);
-    let total = tiles_n * cluster_rows;
+    let tiles = tiles_n * cluster_rows;
+    let total = tiles * SPLIT;
     let first = T.block_idx() / CLUSTER;
     let step = T.grid_dim() / CLUSTER;
     let rank = if CLUSTER > 1 { T.cluster_cta_rank() } else { 0 };
     let k_blocks = k / BLOCK_K;
+    // A slice without a K block would wait for a stage no producer fills (a hang): the host
+    // refuses such a launch (`split_problem`); a launch that skips it traps.
+    if SPLIT > 1 {
+        if k_blocks < SPLIT {
+            T.ptx.trap();
+        }
+    }
     // `sfa`'s row stride: M rounded up to 4 (TMA's 16-byte global strides; `sfa_stride`).
     let sfa_row = (m + 3) / 4 * 4;
     let mut origin = T.registers::<u32>([2]);
+    let mut unit = T.registers::<u32>([4]);
 
     let wg = T.warpgroup_idx();
     if wg == 0 {
@@ -114,11 +137,13 @@ pub fn gemm_fp8_dsl(
                 let st = T.pipeline.producer_state(pipe);
                 let mut t = first;
                 while t < total {
-                    tile_origin(origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+                    work_unit(unit, origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN, k_blocks, SPLIT);
+                    let kb0 = unit[1];
+                    let kb1 = unit[2];
                     let m0 = origin[0];
                     let n0 = origin[1];
                     let b_scales = n0 / SCALE_BLOCK * k_blocks;
-                    for kb in 0..k_blocks {
+                    for kb in kb0..kb1 {
                         let k0 = kb * BLOCK_K;
                         // The B scale's load is issued before the wait for the stage to empty,
                         // so its latency hides under the wait rather than delaying the refill.
@@ -167,7 +192,9 @@ pub fn gemm_fp8_dsl(
         let rel = if FRAGS == 2 { T.pipeline.consumer_state(pipe) } else { read };
         let mut t = first;
         while t < total {
-            tile_origin(origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN);
+            work_unit(unit, origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN, k_blocks, SPLIT);
+            let kb0 = unit[1];
+            let kb1 = unit[2];
             let m0 = origin[0];
             let n0 = origin[1];
             // Rows past M read the last row's scales (their C is clipped by the store).
@@ -178,8 +205,10 @@ pub fn gemm_fp8_dsl(
             for i in 0..BN / 2 {
                 sum[i] = 0.0;
             }
+            // Each K block of the unit (a slice's with split-K) promoted with its own scales: a
+            // slice's partial is the promoted f32 sum of its blocks.
             if SCALES_SMEM == 1 {
-                for kb in 0..k_blocks {
+                for kb in kb0..kb1 {
                     T.pipeline.consumer_wait(pipe, read);
                     let s = T.pipeline.stage(read);
                     // The stage's scales, read before its wgmmas are issued (their latency
@@ -206,7 +235,7 @@ pub fn gemm_fp8_dsl(
                     }
                 }
             } else if FRAGS == 1 {
-                for kb in 0..k_blocks {
+                for kb in kb0..kb1 {
                     T.pipeline.consumer_wait(pipe, read);
                     let s = T.pipeline.stage(read);
                     T.ptx.wgmma.fence();
@@ -245,16 +274,16 @@ pub fn gemm_fp8_dsl(
                 }
                 T.ptx.wgmma.commit_group();
                 T.pipeline.advance(read);
-                let mut kb = 0;
-                while kb < k_blocks {
+                let mut kb = kb0;
+                while kb < kb1 {
                     #[unroll]
                     for f in 0..2 {
                         let blk = kb + f;
-                        if blk < k_blocks {
+                        if blk < kb1 {
                             let sb = T.ld.nc(sfb, b_scales + blk);
                             let s0 = T.ld.nc(sfa, blk * sfa_row + row0) * sb;
                             let s1 = T.ld.nc(sfa, blk * sfa_row + row1) * sb;
-                            if blk + 1 < k_blocks {
+                            if blk + 1 < kb1 {
                                 T.pipeline.consumer_wait(pipe, read);
                                 let s = T.pipeline.stage(read);
                                 T.ptx.wgmma.fence();
@@ -267,7 +296,7 @@ pub fn gemm_fp8_dsl(
                             }
                             // Block blk retired (only block blk + 1 may still run) ...
                             T.ptx.wgmma.wait_group(1);
-                            if blk + 1 >= k_blocks {
+                            if blk + 1 >= kb1 {
                                 // ... and, the last block, nothing runs behind it.
                                 T.ptx.wgmma.wait_group(0);
                             }
@@ -285,12 +314,24 @@ pub fn gemm_fp8_dsl(
                     kb += 2;
                 }
                 // Every group retired already (the last block waited with 0), but ptxas does
-                // not know the paths that skip it (`blk < k_blocks` false) are never taken and
+                // not know the paths that skip it (`blk < kb1` false) are never taken and
                 // would inject a wait of its own (C7517): this one says so and costs nothing.
                 T.ptx.wgmma.wait_group(0);
             }
 
-            if OUT_E4M3 == 1 {
+            if SPLIT > 1 {
+                // Split-K: this slice's promoted f32 sums into its slice of the workspace
+                // `[SPLIT, m, n]` (the bf16 GEMM's store: `store_partial_pair`);
+                // `gemm_splitk_reduce` sums the slices in slice order into C.
+                let base = unit[3] * m * n;
+                let row0 = m0 + cw * 64;
+                #[unroll]
+                for p in 0..BN / 4 {
+                    let row = row0 + T.fragment.row(sum, 2 * p);
+                    let col = n0 + T.fragment.col(sum, 2 * p);
+                    store_partial_pair(ws, base, row, col, m, n, sum[2 * p], sum[2 * p + 1]);
+                }
+            } else if OUT_E4M3 == 1 {
                 // [`Output::E4m3`]: the tile's 128 columns are one column block of C's scales.
                 // Each of this thread's two rows: amax over its 32 values, then over the quad
                 // that holds the row; `inv = 448 / max(amax, floor)`, the stored scale
@@ -667,18 +708,16 @@ pub fn kernel_out(
             format!("gemm_fp8_dsl: {scaling:?} takes 1 to {most} accumulator fragments in flight, not {frags}"),
         ));
     }
-    // The bf16 GEMM's split-K and N-major B are not the FP8 kernels' (FP8 wgmma reads K-major
-    // B only).
-    if t.split != 1 || t.b_n_major {
+    // N-major B is not the FP8 kernels' (FP8 wgmma reads K-major B only).
+    if t.b_n_major {
         return Err(phaser::codegen::CodegenError::new(
             "gemm_fp8_dsl",
             None,
-            format!(
-                "gemm_fp8_dsl: no split-K and no N-major B (FP8 wgmma reads K-major B only), not split {} and {} B",
-                t.split,
-                if t.b_n_major { "N-major" } else { "K-major" }
-            ),
+            "gemm_fp8_dsl: no N-major B (FP8 wgmma reads K-major B only)".to_string(),
         ));
+    }
+    if let Some(why) = split_refusal(scaling, t, output) {
+        return Err(phaser::codegen::CodegenError::new("gemm_fp8_dsl", None, format!("gemm_fp8_dsl: {why}")));
     }
     match scaling {
         Scaling::Blockwise => {
@@ -695,10 +734,48 @@ pub fn kernel_out(
             }
             let smem = (scales == Scales::Shared) as u32;
             let e4m3 = (output == Output::E4m3) as u32;
-            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m, frags, smem, e4m3)
+            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m, frags, smem, e4m3, t.split.max(1))
         }
         Scaling::PerTensor => gemm_fp8_tensor_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m),
     }
+}
+
+/// Why the FP8 kernel of `scaling` cannot split K as `t` says, if it cannot. Split-K is the
+/// blockwise kernel's, into bf16 C, reduced by [`gemm_splitk_reduce`](super::gemm_dsl::gemm_splitk_reduce)
+/// in a second launch: the per-tensor kernel has no slices of promotion to cut, the e4m3
+/// output needs each row block's amax of the reduced C (which no slice has), and the bf16
+/// GEMM's in-kernel reductions are not built into this kernel.
+pub fn split_refusal(scaling: Scaling, t: &Tiles, output: Output) -> Option<String> {
+    if t.split == 0 {
+        return Some("split-K into 0 slices: at least 1 (1: no split)".into());
+    }
+    if t.split == 1 {
+        return None;
+    }
+    if scaling != Scaling::Blockwise {
+        return Some(format!("split-K (into {}) is the blockwise kernel's, not {scaling:?}'s", t.split));
+    }
+    if output == Output::E4m3 {
+        return Some(format!(
+            "split-K (into {}) with the e4m3 output: its scales need the amax of the reduced C, which no slice has; \
+             split into bf16 C, or quantize without split-K",
+            t.split
+        ));
+    }
+    if t.reduce != Reduce::SecondLaunch {
+        return Some(format!(
+            "split-K (into {}) reduced by {:?}: the FP8 GEMM reduces its slices in a second launch \
+             (Reduce::SecondLaunch, gemm_splitk_reduce) only",
+            t.split, t.reduce
+        ));
+    }
+    None
+}
+
+/// Why `t` cannot split an `m x n x k` FP8 GEMM, if it cannot: at most one slice per K block of
+/// [`BLOCK_K`], the workspace indexed in u32 (the bf16 GEMM's rules, [`Tiles::split_problem_blocks`]).
+pub fn split_problem(t: &Tiles, m: u32, n: u32, k: u32) -> Option<String> {
+    t.split_problem_blocks(m, n, k, BLOCK_K)
 }
 
 pub fn examples() -> Vec<Example> {
@@ -939,6 +1016,8 @@ pub struct Host {
     /// [`Output::E4m3`]'s scales, `[ceil(N / 128)][sfa_stride(M)]`; bf16: a one-element
     /// argument the kernel does not write.
     pub sfc: BufferId<f32>,
+    /// Split-K's f32 partials `[split, M, N]` (the first launch's output), and the slices.
+    pub partials: Option<(BufferId<f32>, u32)>,
     pub every_element: bool,
 }
 
@@ -1079,9 +1158,32 @@ pub fn problem_out(
     output: Output,
 ) -> Result<Problem, RuntimeError> {
     let t = tiles(q.scaling);
+    problem_tiles(dev, q, grid, every_element, seed, kernel, output, &t)
+}
+
+/// [`problem_out`] for a kernel built for `t` (the gallery's [`tiles`] but for its split-K; by
+/// [`kernel_out`] of `t`, or a mutant of one: the workspace is sized by `t.split`, which the
+/// launch cannot read off the kernel):
+/// with `t.split > 1` the kernel's f32 partials (poisoned before it: an element a slice
+/// leaves unwritten fails the check) and then [`gemm_splitk_reduce`](super::gemm_dsl::gemm_splitk_reduce)
+/// into C, on the same stream after it.
+#[allow(clippy::too_many_arguments)]
+pub fn problem_tiles(
+    dev: &Device,
+    q: Quantized,
+    grid: u32,
+    every_element: bool,
+    seed: u64,
+    kernel: Kernel,
+    output: Output,
+    t: &Tiles,
+) -> Result<Problem, RuntimeError> {
     let (m, n, k) = (q.m, q.n, q.k);
     if k % BLOCK_K != 0 {
         return Err(RuntimeError::Config(format!("gemm_fp8_dsl: K = {k} is not a multiple of {BLOCK_K}")));
+    }
+    if let Some(why) = split_refusal(q.scaling, t, output).or_else(|| split_problem(t, m, n, k)) {
+        return Err(RuntimeError::BadLaunch { kernel: "gemm_fp8_dsl".into(), problem: format!("{m}x{n}x{k}: {why}") });
     }
     if output == Output::E4m3 && n % 16 != 0 {
         return Err(RuntimeError::Config(format!(
@@ -1107,11 +1209,14 @@ pub fn problem_out(
     let mb = p.tensor_map(dev, gb, &[k64, n64], &[BLOCK_K, t.block_n / t.cluster], sw)?;
     let mc = p.tensor_map(dev, gc, &[c_cols, m64], &[EPI, EPI], sw)?;
     let launch = phaser::LaunchConfig::linear(grid, THREADS);
+    let mut partials = None;
     match q.scaling {
         Scaling::Blockwise => {
             let sfa = p.input(dev, &q.sfa)?;
             let sfb = p.input(dev, &q.sfb)?;
             let msfa = p.tensor_map(dev, sfa, &sfa_dims(&q), &[t.block_m(), 1], Swizzle::None)?;
+            // The split-K workspace `[split, m, n]`: one element the kernel never touches without it.
+            let ws = if t.split > 1 { p.output(dev, t.workspace_len(m, n), f32::NAN)? } else { p.input(dev, &[0f32])? };
             let args = [
                 ma.into(),
                 mb.into(),
@@ -1120,14 +1225,25 @@ pub fn problem_out(
                 sfa.into(),
                 sfb.into(),
                 sfc.into(),
+                ws.into(),
                 m.into(),
                 n.into(),
                 k.into(),
             ];
             match output {
-                Output::Bf16 => p.launch(kernel, launch, args, [gc.into()]),
-                Output::E4m3 => p.launch(kernel, launch, args, [gc.into(), sfc.into()]),
-            };
+                _ if t.split > 1 => {
+                    partials = Some((ws, t.split));
+                    p.launch(kernel, launch, args, [ws.into()]);
+                    let reduce = phaser::LaunchConfig::linear(t.reduce_grid(m, n, dev.sm_count()?), REDUCE_THREADS);
+                    p.launch(t.reduce_kernel()?, reduce, [ws.into(), gc.into(), (m * n).into()], [gc.into()]);
+                }
+                Output::Bf16 => {
+                    p.launch(kernel, launch, args, [gc.into()]);
+                }
+                Output::E4m3 => {
+                    p.launch(kernel, launch, args, [gc.into(), sfc.into()]);
+                }
+            }
         }
         Scaling::PerTensor => {
             let scale = q.sfa[0] * q.sfb[0];
@@ -1135,7 +1251,7 @@ pub fn problem_out(
             p.launch(kernel, launch, args, [gc.into()]);
         }
     }
-    p.set_host(Host { q, c: gc, output, sfc, every_element });
+    p.set_host(Host { q, c: gc, output, sfc, partials, every_element });
     Ok(p)
 }
 
@@ -1173,7 +1289,8 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
     if h.output == Output::E4m3 {
         return check_e4m3(p, outputs);
     }
-    let got = outputs.get(0, h.c);
+    // C is the last launch's output (split-K's reduction's).
+    let got = outputs.get(outputs.launches.len() - 1, h.c);
     let n = h.q.n as usize;
     let shape = format!("{}x{}x{}", h.q.m, h.q.n, h.q.k);
     let reference = reference(p);
