@@ -223,6 +223,16 @@ pub fn decode_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
     v
 }
 
+/// The configuration of kernel name `name` for `b_layout` among the model's, the decode
+/// autotune's and the sweep's candidates (what `bench_gemm --config-name` takes).
+pub fn named_config(name: &str, b_layout: BLayout) -> Option<GemmConfig> {
+    choice_candidates(b_layout)
+        .into_iter()
+        .chain(decode_candidates(b_layout))
+        .chain(crate::gemm::sweep_configs(b_layout))
+        .find(|c| c.kernel_name() == name)
+}
+
 /// What [`GemmConfig::choose`] scores for `b_layout`: [`choice_candidates`], and for K-major B
 /// the [`decode_candidates`] too (those the decode autotune measures and `gemm_ptxas` /
 /// `sim_gemm_dsl` assemble and simulate).
@@ -616,6 +626,21 @@ mod tests {
         let k_major = GemmConfig::choose(&shape, BLayout::KMajor, 132);
         assert_eq!((k_major.config.block_m(), k_major.config.block_n, k_major.efficiency), (64, 256, 1.0), "{k_major}");
         assert!(k_major.estimate_us() < tile_192(BLayout::KMajor).estimate_us(), "{k_major}");
+    }
+
+    #[test]
+    fn every_config_name_of_the_gpu_run_names_a_candidate() {
+        // A name `bench_gemm --config-name` does not know ends the GPU step with exit 2.
+        let script = include_str!("../../.ci/gpu-run.sh");
+        let names: Vec<&str> = script
+            .split(|c: char| c.is_whitespace() || c == ',' || c == '\\')
+            .filter(|w| w.starts_with("phaser_gemm_"))
+            .collect();
+        assert!(names.len() >= 16 && names.iter().any(|n| n.starts_with("phaser_gemm_192x")), "{names:?}");
+        for name in names {
+            let layout = if name.ends_with("_nmajor") { BLayout::NMajor } else { BLayout::KMajor };
+            assert!(named_config(name, layout).is_some(), "{name}: no {layout:?} candidate of that name");
+        }
     }
 
     #[test]
