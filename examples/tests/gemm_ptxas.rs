@@ -6,7 +6,9 @@
 use phaser::codegen::{emit_kernel, ptx_text, ptxas};
 use phaser::Device;
 use phaser_examples::gemm::{self, *};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 fn all_configs() -> Vec<GemmConfig> {
     let mut v = Vec::new();
@@ -30,6 +32,23 @@ fn assemble_verbose(dir: &Path, ptxas: &Path, ptx: &str, name: &str) -> (String,
     (text, cubin)
 }
 
+/// `ptxas -v`'s output for `ptx` and the cubin's SASS ([`sass`]), assembled once per PTX text in
+/// this test binary: the builder GEMM's kernels are assembled by
+/// `every_config_assembles_without_spills_and_uses_hgmma` and again as the DSL test's reference,
+/// whichever comes first (the two run in parallel threads).
+fn assembled_once(ptxas: &Path, cuobjdump: &Path, ptx: &str, name: &str) -> Arc<(String, Vec<(u32, String)>)> {
+    static DONE: OnceLock<Mutex<HashMap<String, Arc<(String, Vec<(u32, String)>)>>>> = OnceLock::new();
+    let done = DONE.get_or_init(Default::default);
+    if let Some(hit) = done.lock().unwrap().get(ptx) {
+        return hit.clone();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (verbose, cubin) = assemble_verbose(dir.path(), ptxas, ptx, name);
+    let out = Arc::new((verbose, sass(cuobjdump, &cubin)));
+    done.lock().unwrap().insert(ptx.to_string(), out.clone());
+    out
+}
+
 /// `N bytes spill stores, M bytes spill loads` of ptxas -v.
 fn spill_bytes(verbose: &str) -> (u64, u64) {
     let line = verbose.lines().find(|l| l.contains("bytes spill stores")).expect("ptxas -v reports spills");
@@ -42,7 +61,6 @@ fn spill_bytes(verbose: &str) -> (u64, u64) {
 #[test]
 fn every_config_assembles_without_spills_and_uses_hgmma() {
     let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
-    let dir = tempfile::tempdir().unwrap();
     for cfg in all_configs() {
         let k = gemm_kernel(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
         let ptx = emit_kernel(&k).unwrap();
@@ -51,22 +69,22 @@ fn every_config_assembles_without_spills_and_uses_hgmma() {
         assert!(
             ptx_text::has(&ptx, "setmaxnreg.dec.sync.aligned.u32 40") && ptx_text::has_directive(&ptx, ".maxnreg 168")
         );
-        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, k.name());
-        assert_eq!(spill_bytes(&verbose), (0, 0), "{} spills:\n{verbose}", k.name());
+        let assembled = assembled_once(&ptxas, &cuobjdump, &ptx, k.name());
+        let (verbose, insts) = (&assembled.0, &assembled.1);
+        assert_eq!(spill_bytes(verbose), (0, 0), "{} spills:\n{verbose}", k.name());
         assert!(!verbose.contains("C7508"), "setmaxnreg ignored (no register cap):\n{verbose}");
-        let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
+        let serialized = ptxas::wgmma_serialization(verbose, &ptx);
         assert!(serialized.is_empty(), "{}: ptxas serialized the wgmmas: {serialized:#?}", k.name());
-        let insts = sass(&cuobjdump, &cubin);
         let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
         // Two copies of the K block (the peeled first one and the loop), 4 k16 steps each,
         // per m64 slice of the warpgroup.
         let want = 2 * 4 * (cfg.wg_m / 64) as usize;
         let listing = || insts.iter().map(|(_, i)| i.as_str()).collect::<Vec<_>>().join("\n");
-        assert_eq!(count_with_modifiers(&insts, &shape), want, "{}:\n{}", k.name(), listing());
+        assert_eq!(count_with_modifiers(insts, &shape), want, "{}:\n{}", k.name(), listing());
         // The shared window's base is read once, not per loop iteration.
         assert_eq!(insts.iter().filter(|(_, i)| i.contains("SR_CgaCtaId")).count(), 1, "{}", k.name());
         // No GPU-scope fence on the hot path: only the barrier-init fence of a cluster.
-        assert_eq!(count_with_modifiers(&insts, "MEMBAR.ALL.GPU"), (cfg.cluster_m > 1) as usize, "{}", k.name());
+        assert_eq!(count_with_modifiers(insts, "MEMBAR.ALL.GPU"), (cfg.cluster_m > 1) as usize, "{}", k.name());
     }
 }
 
@@ -299,8 +317,8 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
         if cfg.stages != 4 {
             continue;
         }
-        let (_, builder_cubin) = assemble_verbose(dir.path(), &ptxas, &builder_ptx, &name);
-        let (ours, theirs) = (sass(&cuobjdump, &cubin), sass(&cuobjdump, &builder_cubin));
+        let builder_assembled = assembled_once(&ptxas, &cuobjdump, &builder_ptx, &name);
+        let (ours, theirs) = (sass(&cuobjdump, &cubin), builder_assembled.1.clone());
         let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
         let hgmma = |s: &[(u32, String)]| count_with_modifiers(s, &shape);
         assert_eq!(hgmma(&ours), 2 * 4 * (cfg.wg_m / 64) as usize, "{name}");
