@@ -57,9 +57,10 @@ const RING_TURNAROUND_US: f64 = 6.0;
 fn tile_efficiency(block_m: u32, block_n: u32) -> f64 {
     match (block_m, block_n) {
         (128, 256) | (256, 128) => 1.0,
-        // Three consumer warpgroups of one m64 slab: 192 x 192 has a larger tile and wider
-        // wgmmas than 128 x 256's per loaded byte; 192 x 128 the area and perimeter of
-        // 128 x 192. Guesses, until measured (bench/gemm.md, issue 23).
+        // Three consumer warpgroups of one m64 slab: 192 x 192 loads 384 rows and columns
+        // per K block for 36864 outputs (128 x 256: for 32768), with N = 192 wgmmas; 192 x 128
+        // has the area and perimeter of 128 x 192. Guesses, until measured (bench/gemm.md,
+        // "192-row tiles").
         (192, 192) => 1.0,
         (192, 128) => 0.96,
         // Between them: the per-flop overhead `1 + c / N` that puts N = 128 at 0.9 of N = 256

@@ -767,9 +767,10 @@ impl Tiles {
         self.wg_m / 64 * self.block_n / 2
     }
     /// Why the consumers' registers cannot hold this configuration's accumulators, if they
-    /// cannot: ptxas allocates every thread of the kernel within the entry cap
-    /// ([`entry_regs`], `.maxnreg`), not the consumers' larger `setmaxnreg` count, and needs
-    /// [`NON_ACCUMULATOR_REGS`] besides the accumulator.
+    /// cannot: ptxas allocates the kernel within the entry cap ([`entry_regs`], `.maxnreg`),
+    /// not the consumers' larger `setmaxnreg` count (at three warpgroups it refuses 192 x 256
+    /// naming 128 registers, not 152), and needs [`NON_ACCUMULATOR_REGS`] besides the
+    /// accumulator.
     pub fn register_problem(&self) -> Option<String> {
         let (acc, cap) = (self.accumulator_regs(), entry_regs(self.consumers));
         (acc + NON_ACCUMULATOR_REGS > cap).then(|| {
