@@ -608,7 +608,10 @@ mod tests {
             assert_eq!(crate::gemm::dsl::unsupported(&c.config), None, "{c}");
             let text = c.to_string();
             assert!(text.starts_with("phaser_gemm_192x128x64_s4_c1_g8_"), "{text}");
-            assert!(text.contains("(192x128 tiles, 4 stages, cluster 1, split-K 1): 616 tiles in 5 wave(s), 0.933"), "{text}");
+            assert!(
+                text.contains("(192x128 tiles, 4 stages, cluster 1, split-K 1): 616 tiles in 5 wave(s), 0.933"),
+                "{text}"
+            );
             for cluster in [2, 1] {
                 let wide = score(candidate(layout, 256, cluster), &shape, 132);
                 assert!((wide.efficiency - 15138816.0 / (4.0 * 132.0 * 128.0 * 256.0)).abs() < 1e-12, "{wide}");
@@ -619,7 +622,10 @@ mod tests {
         // same 0.96) tie with it in the model, and the tie keeps the two-warpgroup tile (run
         // 22a: 1.005x cuBLAS there).
         let n_major = GemmConfig::choose(&shape, BLayout::NMajor, 132);
-        assert_eq!((n_major.config.block_m(), n_major.config.block_n, n_major.tiles, n_major.waves), (128, 192, 646, 5));
+        assert_eq!(
+            (n_major.config.block_m(), n_major.config.block_n, n_major.tiles, n_major.waves),
+            (128, 192, 646, 5)
+        );
         assert_eq!(n_major.estimate_us(), tile_192(BLayout::NMajor).estimate_us(), "{n_major}");
         // K-major B: the decode candidates' 64 x 256 tile (one consumer warpgroup; 33 rows of
         // 64, no waste, at 64 x 256's 0.96) scores ahead of both. None of the three is measured

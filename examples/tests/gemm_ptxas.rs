@@ -32,12 +32,15 @@ fn assemble_verbose(dir: &Path, ptxas: &Path, ptx: &str, name: &str) -> (String,
     (text, cubin)
 }
 
+/// `ptxas -v`'s output and the cubin's SASS ([`sass`]).
+type Assembled = (String, Vec<(u32, String)>);
+
 /// `ptxas -v`'s output for `ptx` and the cubin's SASS ([`sass`]), assembled once per PTX text in
 /// this test binary: the builder GEMM's kernels are assembled by
 /// `every_config_assembles_without_spills_and_uses_hgmma` and again as the DSL test's reference,
 /// whichever comes first (the two run in parallel threads).
-fn assembled_once(ptxas: &Path, cuobjdump: &Path, ptx: &str, name: &str) -> Arc<(String, Vec<(u32, String)>)> {
-    static DONE: OnceLock<Mutex<HashMap<String, Arc<(String, Vec<(u32, String)>)>>>> = OnceLock::new();
+fn assembled_once(ptxas: &Path, cuobjdump: &Path, ptx: &str, name: &str) -> Arc<Assembled> {
+    static DONE: OnceLock<Mutex<HashMap<String, Arc<Assembled>>>> = OnceLock::new();
     let done = DONE.get_or_init(Default::default);
     if let Some(hit) = done.lock().unwrap().get(ptx) {
         return hit.clone();
@@ -549,15 +552,29 @@ fn the_192_row_tile_assembles_within_128_registers() {
         .map(|c| (c.kernel_name(), gemm::dsl::tiles(&c)))
         .collect();
     assert_eq!(tiles.len(), 6, "192 x {{128, 192}}: K-major c1, c2, N-major c1: {tiles:?}");
-    let split = Tiles { block_n: 128, wg_m: 64, stages: 3, cluster: 1, group_m: 8, split: 3, b_n_major: false, reduce: Reduce::LastSlice, consumers: 3 };
+    let split = Tiles {
+        block_n: 128,
+        wg_m: 64,
+        stages: 3,
+        cluster: 1,
+        group_m: 8,
+        split: 3,
+        b_n_major: false,
+        reduce: Reduce::LastSlice,
+        consumers: 3,
+    };
     tiles.push(("192x128 k3f".into(), split));
     tiles.push(("192x128 k3e".into(), Tiles { reduce: Reduce::EverySlice, ..split }));
     for (name, t) in &tiles {
         let k = t.kernel().unwrap_or_else(|e| panic!("{name}: {e}"));
         let ptx = emit_kernel(&k).unwrap();
-        assert!(ptx_text::has_directive(&ptx, ".maxnreg 128") && ptx_text::has_directive(&ptx, ".reqntid 512, 1, 1"), "{name}");
         assert!(
-            ptx_text::has(&ptx, "setmaxnreg.dec.sync.aligned.u32 40") && ptx_text::has(&ptx, "setmaxnreg.inc.sync.aligned.u32 152"),
+            ptx_text::has_directive(&ptx, ".maxnreg 128") && ptx_text::has_directive(&ptx, ".reqntid 512, 1, 1"),
+            "{name}"
+        );
+        assert!(
+            ptx_text::has(&ptx, "setmaxnreg.dec.sync.aligned.u32 40")
+                && ptx_text::has(&ptx, "setmaxnreg.inc.sync.aligned.u32 152"),
             "{name}"
         );
         let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("wgs3_{}", name.replace(' ', "_")));

@@ -534,7 +534,12 @@ fn tiles_192_wide_are_exact_at_ragged_shapes_with_no_findings() {
 #[test]
 fn tiles_192_high_are_exact_at_ragged_shapes_with_no_findings() {
     let shape = GemmShape::new(328, 264, 136);
-    let runs = [(BLayout::KMajor, 128, 2, 2), (BLayout::KMajor, 192, 1, 2), (BLayout::NMajor, 128, 1, 2), (BLayout::NMajor, 192, 1, 1)];
+    let runs = [
+        (BLayout::KMajor, 128, 2, 2),
+        (BLayout::KMajor, 192, 1, 2),
+        (BLayout::NMajor, 128, 1, 2),
+        (BLayout::NMajor, 192, 1, 1),
+    ];
     for (i, (layout, block_n, cluster_m, grid)) in runs.into_iter().enumerate() {
         let cfg = GemmConfig { block_n, wg_m: 64, consumers: 3, stages: 2, cluster_m, ..GemmConfig::new(layout) };
         assert_eq!(gemm::dsl::unsupported(&cfg), None, "{}", cfg.kernel_name());
@@ -580,10 +585,21 @@ fn tiles_192_high_are_exact_at_ragged_shapes_with_no_findings() {
 /// thread of 512 threads), and a third warpgroup of two m64 slabs (a 384-row A box).
 #[test]
 fn tiles_192_high_refuse_what_does_not_fit() {
-    let wide = GemmConfig { block_n: 256, wg_m: 64, consumers: 3, stages: 3, cluster_m: 1, ..GemmConfig::new(BLayout::KMajor) };
+    let wide = GemmConfig {
+        block_n: 256,
+        wg_m: 64,
+        consumers: 3,
+        stages: 3,
+        cluster_m: 1,
+        ..GemmConfig::new(BLayout::KMajor)
+    };
     assert_eq!(wide.problem(), None, "valid as a configuration");
     let why = gemm::dsl::unsupported(&wide).expect("192 x 256 refused");
-    assert!(why.contains("192 x 256 tiles with 3 consumer warpgroups: 128 accumulator registers") && why.contains("over the 128"), "{why}");
+    assert!(
+        why.contains("192 x 256 tiles with 3 consumer warpgroups: 128 accumulator registers")
+            && why.contains("over the 128"),
+        "{why}"
+    );
     let e = gemm::dsl::kernel(&wide).unwrap_err().to_string();
     assert!(e.contains("128 accumulator registers"), "{e}");
     let tall = GemmConfig { block_n: 64, wg_m: 128, ..wide };
