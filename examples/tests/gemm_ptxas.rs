@@ -226,8 +226,8 @@ fn count(insts: &[&str], op: &str) -> usize {
     insts.iter().filter(|i| opcode(i) == op).count()
 }
 
-/// Every configuration the DSL GEMM implements (two consumer warpgroups; N-major B without a
-/// cluster).
+/// Every configuration both GEMMs implement that the DSL GEMM does (two consumer warpgroups
+/// or one, no split-K; N-major B without a cluster).
 fn dsl_configs() -> Vec<GemmConfig> {
     let mut v = Vec::new();
     for layout in [BLayout::KMajor, BLayout::NMajor] {
@@ -235,8 +235,9 @@ fn dsl_configs() -> Vec<GemmConfig> {
         v.extend(sweep_configs(layout));
         v.extend(phaser_examples::gemm_choice::choice_candidates(layout));
     }
-    // Without split-K: compared with the builder GEMM's (split-K has its own test below).
-    v.retain(|c| gemm::dsl::unsupported(c).is_none() && c.split_k == 1);
+    // Without split-K and the 192-row tile: compared with the builder GEMM's (split-K and the
+    // 192-row tile have their own tests below).
+    v.retain(|c| gemm::dsl::unsupported(c).is_none() && gemm::builder_unsupported(c).is_none());
     v.sort_by_key(|c| c.kernel_name());
     v.dedup();
     v
@@ -429,21 +430,24 @@ fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
 fn fp8_split_k_kernels_assemble_without_spills() {
     use phaser_examples::gallery::gemm_dsl::Tiles;
     use phaser_examples::gallery::gemm_fp8_dsl::{kernel_with, tiles, Scales, Scaling};
-    let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
-    let dir = tempfile::tempdir().unwrap();
     let t = Tiles { split: 3, ..tiles(Scaling::Blockwise) };
-    for (frags, scales) in [(1, Scales::Global), (1, Scales::Shared), (2, Scales::Global)] {
+    let variants = [(1, Scales::Global), (1, Scales::Shared), (2, Scales::Global)];
+    let mut ptxs = Vec::new();
+    for (frags, scales) in variants {
         let k = kernel_with(Scaling::Blockwise, &t, frags, scales).unwrap_or_else(|e| panic!("{e}"));
         let what = format!("{} split 3 ({frags} fragment(s), {scales:?} scales)", k.name());
         let ptx = emit_kernel(&k).unwrap();
         assert_eq!(ptx_text::count(&ptx, "st.global.v2.f32"), (t.block_n / 4) as usize, "{what}: partial stores");
         assert_eq!(ptx.lines().filter(|l| l.trim_start().starts_with("stmatrix.")).count(), 0, "{what}");
         assert_eq!(ptx_text::count(&ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), 0, "{what}");
-        let (verbose, cubin) = assemble_verbose(dir.path(), &ptxas, &ptx, &format!("fp8_split_{frags}_{scales:?}"));
+        ptxs.push(ptx);
+    }
+    for (((frags, scales), ptx), (verbose, insts)) in variants.into_iter().zip(&ptxs).zip(assemble_all(&ptxs)) {
+        let what = format!("split 3 ({frags} fragment(s), {scales:?} scales)");
         assert_eq!(spill_bytes(&verbose), (0, 0), "{what} spills:\n{verbose}");
-        let serialized = ptxas::wgmma_serialization(&verbose, &ptx);
+        let serialized = ptxas::wgmma_serialization(&verbose, ptx);
         assert!(serialized.is_empty(), "{what}: ptxas serialized the wgmmas: {serialized:#?}");
-        let qgmma = sass(&cuobjdump, &cubin).iter().filter(|(_, i)| opcode(i) == "QGMMA").count();
+        let qgmma = insts.iter().filter(|(_, i)| opcode(i) == "QGMMA").count();
         assert_eq!(qgmma, 4 * (2 * frags as usize - 1), "{what}: QGMMAs");
     }
 }
@@ -601,4 +605,66 @@ fn ptx_that_differs_in_a_register_or_an_opcode_is_not_the_same_program() {
     assert!(differs_beyond_integer_literals(base, &base.replace("%r52", "%r51")).is_some());
     assert!(differs_beyond_integer_literals(base, &base.replace("div.u32", "rem.u32")).is_some());
     assert!(differs_beyond_integer_literals(base, &format!("{base}\tret;\n")).is_some());
+}
+
+/// The 192-row tile (three consumer warpgroups): the chooser's candidates (192 x {128, 192},
+/// K-major with and without a cluster, N-major without) and split-K reduced in the kernel
+/// both ways assemble for sm_90a with 512 threads (`.reqntid`), `.maxnreg 128`, the
+/// producer's 40 and the consumers' 152 registers (`setmaxnreg`), zero spill bytes, their
+/// wgmmas unserialized, one HGMMA per k16 step and copy of the K block. Past the host's
+/// refusal (`Tiles::register_problem`), 192 x 256 does not assemble at all: ptxas asks for 154
+/// registers, the refusal's numbers (128 accumulator + 32 over 128).
+#[test]
+fn the_192_row_tile_assembles_within_128_registers() {
+    use phaser_examples::gallery::gemm_dsl::{self, Reduce, Tiles};
+    let mut tiles: Vec<(String, Tiles)> = [BLayout::KMajor, BLayout::NMajor]
+        .into_iter()
+        .flat_map(phaser_examples::gemm_choice::choice_candidates)
+        .filter(|c| c.consumers == 3)
+        .map(|c| (c.kernel_name(), gemm::dsl::tiles(&c)))
+        .collect();
+    assert_eq!(tiles.len(), 6, "192 x {{128, 192}}: K-major c1, c2, N-major c1: {tiles:?}");
+    let split = Tiles {
+        block_n: 128,
+        wg_m: 64,
+        stages: 3,
+        cluster: 1,
+        group_m: 8,
+        split: 3,
+        b_n_major: false,
+        reduce: Reduce::LastSlice,
+        consumers: 3,
+    };
+    tiles.push(("192x128 k3f".into(), split));
+    tiles.push(("192x128 k3e".into(), Tiles { reduce: Reduce::EverySlice, ..split }));
+    let mut ptxs = Vec::new();
+    for (name, t) in &tiles {
+        let k = t.kernel().unwrap_or_else(|e| panic!("{name}: {e}"));
+        let ptx = emit_kernel(&k).unwrap();
+        assert!(
+            ptx_text::has_directive(&ptx, ".maxnreg 128") && ptx_text::has_directive(&ptx, ".reqntid 512, 1, 1"),
+            "{name}"
+        );
+        assert!(
+            ptx_text::has(&ptx, "setmaxnreg.dec.sync.aligned.u32 40")
+                && ptx_text::has(&ptx, "setmaxnreg.inc.sync.aligned.u32 152"),
+            "{name}"
+        );
+        ptxs.push(ptx);
+    }
+    for (((name, t), ptx), (verbose, insts)) in tiles.iter().zip(&ptxs).zip(assemble_all(&ptxs)) {
+        assert_eq!(spill_bytes(&verbose), (0, 0), "{name} spills:\n{verbose}");
+        let serialized = ptxas::wgmma_serialization(&verbose, ptx);
+        assert!(serialized.is_empty(), "{name}: ptxas serialized the wgmmas: {serialized:#?}");
+        assert_eq!(count_with_modifiers(&insts, &format!("HGMMA.64x{}x16.F32.BF16", t.block_n)), 2 * 4, "{name}");
+    }
+    // The refused tile, built past the refusal.
+    let wide = Tiles { block_n: 256, split: 1, reduce: Reduce::SecondLaunch, ..split };
+    let why = wide.register_problem().expect("refused");
+    assert!(why.contains("128 accumulator registers per consumer thread + 32 for the rest, over the 128"), "{why}");
+    let k = gemm_dsl::gemm_dsl::kernel_for(256, 64, 3, 1, 8, 1, 0, 0, 3).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let e = ptxas::assemble_to(&ptxas::require(), &emit_kernel(&k).unwrap(), "sm_90a", &["-v"], &dir.path().join("wide.cubin"))
+        .expect_err("192 x 256 does not fit 128 registers");
+    assert!(e.to_string().contains("C7602") && e.to_string().contains("154"), "{e}");
 }

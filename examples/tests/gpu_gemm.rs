@@ -80,12 +80,22 @@ fn dsl_gemm_matches_cublas_and_the_cpu() {
         GemmConfig { b_layout: BLayout::NMajor, ..gemm::dsl::config(false) },
         GemmConfig { b_layout: BLayout::NMajor, split_k: 2, ..gemm::dsl::config(false) },
     ];
+    // The 192-row tile (three consumer warpgroups, 512 threads): 192 x 128 in 2-CTA clusters,
+    // 192 x 192 without, N-major B, and split-K into 3 reduced in the kernel.
+    let rows_192 = GemmConfig { consumers: 3, block_n: 128, stages: 4, ..default };
+    let rows_192 = [
+        rows_192,
+        GemmConfig { block_n: 192, stages: 3, cluster_m: 1, ..rows_192 },
+        GemmConfig { cluster_m: 1, b_layout: BLayout::NMajor, ..rows_192 },
+        GemmConfig { cluster_m: 1, split_k: 3, reduce: SplitReduce::InKernel, ..rows_192 },
+    ];
     let configs = [default, GemmConfig { cluster_m: 1, ..default }, gemm::dsl::config(false)]
         .into_iter()
         .chain(splits)
         .chain(fixups)
         .chain(decode)
-        .chain(n_major);
+        .chain(n_major)
+        .chain(rows_192);
     let (mut failures, mut checked) = (Vec::new(), 0);
     for cfg in configs {
         let kernel = GemmKernels::new(&cfg, true).unwrap_or_else(|e| panic!("{e}"));

@@ -1,6 +1,7 @@
 //! The DSL GEMM's decode configurations in the simulator (issue 23 §2): the 64-row tile (one
 //! consumer warpgroup, `#[comptime] CONSUMER_WGS = 1`) and split-K reduced by every slice
-//! (`FIXUP = 2`, `Reduce::EverySlice`), at decode shapes with a ragged M (1, 16, 33, 64).
+//! (`FIXUP = 2`, `Reduce::EverySlice`), at decode shapes with a ragged M (1, 16, 33, 64); and
+//! the 192-row tile's (`CONSUMER_WGS = 3`) split-K, every way of reducing.
 //! C is checked bit for bit against the exact product (ternary inputs: every partial sum is an
 //! exact small integer, so C is the product rounded once) by the gallery's check, which also
 //! checks every slice's partials and the flags' banks; every launch has zero findings (the
@@ -76,6 +77,25 @@ fn every_slice_reduction_is_exact_at_decode_shapes_and_relaunches() {
         let sc = SimConfig::default().with_seed(40 + i as u64).with_strategy(Strategy::Random);
         let (_, out) = run_checked(t, shape, grid, sc);
         assert_eq!(out.launches.len(), 2, "two launches of the one kernel");
+    }
+}
+
+/// The 192-row tile (three consumer warpgroups): split-K into 3 slices reduced each way (a
+/// second launch; the last slice's fix-up; every slice, relaunched on the other bank) at M =
+/// 200 (a second row of tiles with 8 valid rows: two of its warpgroups have none, and still
+/// signal and wait on their flags), N over two tile columns (the last 8 wide), K uneven over the slices: every flag of
+/// (slice, tile, warpgroup) indexed by the three warpgroups, each slice's partials and C exact.
+#[test]
+fn the_192_row_tile_reduces_split_k_exactly_every_way() {
+    let reduces = [Reduce::SecondLaunch, Reduce::LastSlice, Reduce::EverySlice];
+    for (i, reduce) in reduces.into_iter().enumerate() {
+        let t = tiles(3, 128, 3, reduce);
+        let shape = (200, 136, 9 * 64 + 8);
+        let grid = t.units(shape.0, shape.1) as u32;
+        assert_eq!(grid, 2 * 2 * 3, "2 tile rows x 2 columns x 3 slices");
+        let sc = SimConfig::default().with_seed(50 + i as u64).with_strategy(Strategy::Random);
+        let (_, out) = run_checked(t, shape, grid, sc);
+        assert_eq!(out.launches.len(), if reduce == Reduce::LastSlice { 1 } else { 2 }, "{reduce:?}");
     }
 }
 

@@ -523,3 +523,87 @@ fn tiles_192_wide_are_exact_at_ragged_shapes_with_no_findings() {
         assert!(big > m * n / 2, "{name}: {big} of {} elements above 1", m * n);
     }
 }
+
+/// The 192-row tile (three consumer warpgroups, 512 threads): 192 x 128 and 192 x 192 tiles
+/// with a 2-CTA cluster (B multicast in halves, a 384-row cluster tile) and without, and with
+/// N-major B, at a shape ragged in M (328: one full row of tiles and one of 136 rows, where the
+/// third warpgroup has 8 valid rows of 64), N (a last column of tiles 8 or 72 wide) and K (a
+/// partial last block), on grids where every CTA walks several tiles (the epilogue's staging
+/// tiles reused, 3 sub-tiles per warpgroup at 192): C equals the exact product bit for bit
+/// with no findings.
+#[test]
+fn tiles_192_high_are_exact_at_ragged_shapes_with_no_findings() {
+    let shape = GemmShape::new(328, 264, 136);
+    let runs = [
+        (BLayout::KMajor, 128, 2, 2),
+        (BLayout::KMajor, 192, 1, 2),
+        (BLayout::NMajor, 128, 1, 2),
+        (BLayout::NMajor, 192, 1, 1),
+    ];
+    for (i, (layout, block_n, cluster_m, grid)) in runs.into_iter().enumerate() {
+        let cfg = GemmConfig { block_n, wg_m: 64, consumers: 3, stages: 2, cluster_m, ..GemmConfig::new(layout) };
+        assert_eq!(gemm::dsl::unsupported(&cfg), None, "{}", cfg.kernel_name());
+        assert_eq!((cfg.block_m(), cfg.threads()), (192, 512), "{}", cfg.kernel_name());
+        let name = format!("{} at {shape} on {grid} CTAs", cfg.kernel_name());
+        let kernel = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let seed = 70 + i as u64;
+        let dev = Device::sim(SimConfig::default().with_seed(seed).with_strategy(Strategy::Random));
+        let a = ternary_bf16((shape.m * shape.k) as usize, seed);
+        let b = ternary_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
+        let mut bufs = GemmBuffers::new(&dev, shape, layout, &a, &b).unwrap();
+        dev.fill(&mut bufs.c, POISON).unwrap();
+        let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape).unwrap();
+        let mut flags = gemm::dsl::flags(&dev, &cfg, &shape).unwrap();
+        let maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs).unwrap();
+        let lc = phaser::LaunchConfig::linear(grid, cfg.threads()).with_dynamic_shared(cfg.dynamic_smem_bytes());
+        let t0 = std::time::Instant::now();
+        let report = match dev.launch(&kernel, lc, &gemm::dsl::args(&maps, &shape, &mut ws, &mut flags, &mut bufs.c)) {
+            Ok(r) => r,
+            Err(RuntimeError::Simulation(r)) => panic!("{name}:\n{}", describe(&r.findings)),
+            Err(e) => panic!("{name}: {e}"),
+        };
+        eprintln!("{name} simulated in {:?}", t0.elapsed());
+        let findings = report.sim.map(|s| s.findings).unwrap_or_default();
+        assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+        let c = dev.download(&bufs.c).unwrap();
+        let (m, n) = (shape.m as usize, shape.n as usize);
+        let wrong: Vec<(usize, usize)> = (0..m)
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .filter(|&(i, j)| {
+                let want = half::bf16::from_f64(reference_at(&a, &b, &shape, layout, i, j));
+                c[i * n + j].to_bits() != want.to_bits()
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{name}: {} of {} elements wrong, first at {:?}", wrong.len(), m * n, wrong.first());
+        let big = c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
+        assert!(big > m * n / 2, "{name}: {big} of {} elements above 1", m * n);
+    }
+}
+
+/// A tile whose accumulators do not fit the registers is refused on the host, naming the
+/// numbers: 192 x 256 (128 accumulator registers of a consumer thread, 32 more needed, 128 a
+/// thread of 512 threads), and a third warpgroup of two m64 slabs (a 384-row A box).
+#[test]
+fn tiles_192_high_refuse_what_does_not_fit() {
+    let wide = GemmConfig {
+        block_n: 256,
+        wg_m: 64,
+        consumers: 3,
+        stages: 3,
+        cluster_m: 1,
+        ..GemmConfig::new(BLayout::KMajor)
+    };
+    assert_eq!(wide.problem(), None, "valid as a configuration");
+    let why = gemm::dsl::unsupported(&wide).expect("192 x 256 refused");
+    assert!(
+        why.contains("192 x 256 tiles with 3 consumer warpgroups: 128 accumulator registers")
+            && why.contains("over the 128"),
+        "{why}"
+    );
+    let e = gemm::dsl::kernel(&wide).unwrap_err().to_string();
+    assert!(e.contains("128 accumulator registers"), "{e}");
+    let tall = GemmConfig { block_n: 64, wg_m: 128, ..wide };
+    let why = gemm::dsl::unsupported(&tall).expect("384 rows refused");
+    assert!(why.contains("a 384-row A tile, one TMA box of at most 256 rows"), "{why}");
+    assert!(gemm::builder_unsupported(&GemmConfig { block_n: 128, ..wide }).unwrap().contains("the DSL GEMM's only"));
+}

@@ -199,11 +199,7 @@ impl Args {
     }
     /// The configuration of --config-name `name` for `layout`.
     fn named_config(name: &str, layout: BLayout) -> GemmConfig {
-        let all = gemm_choice::choice_candidates(layout)
-            .into_iter()
-            .chain(gemm_choice::decode_candidates(layout))
-            .chain(sweep_configs(layout));
-        match all.into_iter().find(|c| c.kernel_name() == *name) {
+        match gemm_choice::named_config(name, layout) {
             Some(c) => c,
             None => {
                 let layout = layout.name();

@@ -7,6 +7,8 @@
 //!   registers from the producer (40) to the consumers (232). `CONSUMER_WGS = 1`: 256
 //!   threads, one consumer warpgroup (256 registers), a 64-row tile for decode shapes
 //!   (M <= 64: no zero-filled half, and more B stages in the same shared memory).
+//!   `CONSUMER_WGS = 3`: 512 threads, a 192-row tile (M = 2112 is 11 of them, 16.5 of 128),
+//!   128 registers at entry and 152 per consumer; N at most 192 (`Tiles::register_problem`).
 //! - One elected thread of the producer walks the CTA's tiles and, per 64-wide K block,
 //!   acquires a stage of an S-stage `T.pipeline` (no hand-kept parity), registers the stage's
 //!   bytes and issues the TMA loads of A (`BM x 64`) and B (`BN x 64`), 128-byte swizzled.
@@ -44,7 +46,8 @@ use phaser::runtime::{Device, RuntimeError, Swizzle};
 use phaser::Kernel;
 
 /// Consumer warpgroups of the default configuration (the producer is one more); the kernel
-/// takes its own count as `#[comptime] CONSUMER_WGS` (1: a 64-row tile for decode shapes).
+/// takes its own count as `#[comptime] CONSUMER_WGS` (1: a 64-row tile for decode shapes; 3:
+/// a 192-row tile).
 pub const CONSUMERS: u32 = 2;
 /// Threads of the default configuration's block: one producer and `CONSUMERS` consumer
 /// warpgroups ([`threads`]).
@@ -57,6 +60,10 @@ pub const CONSUMER_REGS: u32 = consumer_regs(CONSUMERS);
 /// The same with one consumer warpgroup (256 threads: the 64-row tile of decode shapes).
 pub const ENTRY_REGS_1WG: u32 = entry_regs(1);
 pub const CONSUMER_REGS_1WG: u32 = consumer_regs(1);
+/// The same with three consumer warpgroups (512 threads: the 192-row tile, 128 registers at
+/// entry, 152 per consumer thread).
+pub const ENTRY_REGS_3WG: u32 = entry_regs(3);
+pub const CONSUMER_REGS_3WG: u32 = consumer_regs(3);
 
 /// Threads of the block with `consumers` consumer warpgroups and one producer.
 pub const fn threads(consumers: u32) -> u32 {
@@ -84,6 +91,11 @@ pub const fn consumer_regs(consumers: u32) -> u32 {
         share
     }
 }
+/// Registers a consumer thread needs besides its accumulator (addresses, the walk's and the
+/// pipeline's state, the epilogue's packed pairs; [`Tiles::register_problem`]). Measured with
+/// ptxas at three consumer warpgroups (128 registers a thread): 192 x 192 tiles (96
+/// accumulator registers) assemble with no spills, 192 x 256 (128) need 154 (ptxas C7602).
+pub const NON_ACCUMULATOR_REGS: u32 = 32;
 /// Rows and columns of an epilogue staging tile (one TMA store box).
 pub const EPI: u32 = 64;
 
@@ -209,6 +221,8 @@ pub fn gemm_dsl(
     T.require_block(128 * (1 + CONSUMER_WGS), 1, 1);
     if CONSUMER_WGS == 1 {
         T.max_registers(ENTRY_REGS_1WG);
+    } else if CONSUMER_WGS == 3 {
+        T.max_registers(ENTRY_REGS_3WG);
     } else {
         T.max_registers(ENTRY_REGS);
     }
@@ -301,6 +315,8 @@ pub fn gemm_dsl(
     } else {
         if CONSUMER_WGS == 1 {
             T.ptx.setmaxnreg.inc(CONSUMER_REGS_1WG);
+        } else if CONSUMER_WGS == 3 {
+            T.ptx.setmaxnreg.inc(CONSUMER_REGS_3WG);
         } else {
             T.ptx.setmaxnreg.inc(CONSUMER_REGS);
         }
@@ -588,8 +604,9 @@ pub struct Tiles {
     pub b_n_major: bool,
     /// How split-K's slices reach C (`#[comptime] FIXUP`); ignored without split-K.
     pub reduce: Reduce,
-    /// Consumer warpgroups, 1 or 2 (`#[comptime] CONSUMER_WGS`; 1: 256 threads, a 64-row tile
-    /// for decode shapes, with [`CONSUMER_REGS_1WG`] registers per consumer thread).
+    /// Consumer warpgroups, 1, 2 or 3 (`#[comptime] CONSUMER_WGS`; 1: 256 threads, a 64-row
+    /// tile for decode shapes, with [`CONSUMER_REGS_1WG`] registers per consumer thread; 3: 512
+    /// threads, a 192-row tile, 128 registers a thread at entry: [`Tiles::register_problem`]).
     pub consumers: u32,
 }
 
@@ -652,8 +669,11 @@ impl Tiles {
         if let Some(why) = self.layout_problem() {
             return refused("gemm_dsl", why);
         }
-        if ![1, 2].contains(&self.consumers) {
-            return refused("gemm_dsl", format!("{} consumer warpgroups: 1 or 2", self.consumers));
+        if ![1, 2, 3].contains(&self.consumers) {
+            return refused("gemm_dsl", format!("{} consumer warpgroups: 1, 2 or 3", self.consumers));
+        }
+        if let Some(why) = self.register_problem() {
+            return refused("gemm_dsl", why);
         }
         let b_mn = self.b_n_major as u32;
         // Without split-K there is nothing to fix up: the one kernel of that configuration.
@@ -715,15 +735,49 @@ impl Tiles {
             )
         })
     }
-    /// Why this configuration cannot read its B, if it cannot: an N-major B tile is one
-    /// `64 x BN` tile of 64-column boxes, and a cluster's multicast would need each CTA's
-    /// share of those column blocks as a tile of its own, which the DSL has no view for.
+    /// Why this configuration cannot load its tiles, if it cannot: the A tile (`block_m` rows)
+    /// is one TMA box, and an N-major B tile is one `64 x BN` tile of 64-column boxes, and a
+    /// cluster's multicast would need each CTA's share of those column blocks as a tile of its
+    /// own, which the DSL has no view for.
     pub fn layout_problem(&self) -> Option<String> {
+        let box_rows = phaser::codegen::arch::limits::TMA_MAX_BOX_DIM;
+        if self.block_m() > box_rows {
+            return Some(format!(
+                "{} consumer warpgroups of {} rows: a {}-row A tile, one TMA box of at most {box_rows} rows",
+                self.consumers,
+                self.wg_m,
+                self.block_m()
+            ));
+        }
         (self.b_n_major && self.cluster > 1).then(|| {
             format!(
                 "N-major B with a {}-CTA cluster: the multicast needs a column-block view of the 64 x {} B tile, \
                  which the DSL has not; use cluster 1",
                 self.cluster, self.block_n
+            )
+        })
+    }
+    /// The f32 accumulator registers of a consumer thread: `wg_m / 64` m64 slabs of
+    /// `block_n / 2` each.
+    pub fn accumulator_regs(&self) -> u32 {
+        self.wg_m / 64 * self.block_n / 2
+    }
+    /// Why the consumers' registers cannot hold this configuration's accumulators, if they
+    /// cannot: ptxas allocates the kernel within the entry cap ([`entry_regs`], `.maxnreg`),
+    /// not the consumers' larger `setmaxnreg` count (at three warpgroups it refuses 192 x 256
+    /// naming 128 registers, not 152), and needs [`NON_ACCUMULATOR_REGS`] besides the
+    /// accumulator.
+    pub fn register_problem(&self) -> Option<String> {
+        let (acc, cap) = (self.accumulator_regs(), entry_regs(self.consumers));
+        (acc + NON_ACCUMULATOR_REGS > cap).then(|| {
+            format!(
+                "{} x {} tiles with {} consumer warpgroups: {acc} accumulator registers per consumer thread + \
+                 {NON_ACCUMULATOR_REGS} for the rest, over the {cap} that ptxas allocates a thread of a {}-thread \
+                 block; use narrower tiles or fewer consumer warpgroups",
+                self.block_m(),
+                self.block_n,
+                self.consumers,
+                threads(self.consumers)
             )
         })
     }

@@ -7,10 +7,11 @@ use crate::gallery::gemm_dsl::{Reduce, Tiles, BLOCK_K, EPI, REDUCE_THREADS};
 use phaser::{Arg, Buffer, Device, Kernel, LaunchConfig, TensorMap};
 
 /// Why the DSL GEMM does not implement `cfg`, if it does not: it reads an N-major B only
-/// without a cluster ([`Tiles::layout_problem`]); every other choice of [`GemmConfig`] (one or
-/// two consumer warpgroups included) it takes as `#[comptime]`.
+/// without a cluster and an A tile of one TMA box ([`Tiles::layout_problem`]), and its
+/// accumulators must fit the registers ([`Tiles::register_problem`]); every other choice of
+/// [`GemmConfig`] (one, two or three consumer warpgroups included) it takes as `#[comptime]`.
 pub fn unsupported(cfg: &GemmConfig) -> Option<String> {
-    if let Some(why) = tiles(cfg).layout_problem() {
+    if let Some(why) = tiles(cfg).layout_problem().or_else(|| tiles(cfg).register_problem()) {
         return Some(why);
     }
     // The epilogue alternates its two staging tiles within a tile and waits for the store
