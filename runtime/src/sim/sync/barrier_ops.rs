@@ -311,26 +311,30 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
-    /// Thread `t` issues a copy completing on `(cta, off)` right after its own arrival
-    /// completed the barrier's previous phase with no bytes registered, and nothing has happened
-    /// in the current phase yet: that arrival was meant to register this copy's bytes (a plain
-    /// arrive where `arrive.expect_tx` belongs), so the phase completed before its data was even
-    /// requested, and the copy's bytes land in the next phase.
+    /// Thread `t` issues a copy completing on `(cta, off)` after it arrived in the barrier's
+    /// previous phase, which completed with no bytes registered, and nothing has happened in the
+    /// current phase yet: that arrival was meant to register this copy's bytes (a plain arrive
+    /// where `arrive.expect_tx` belongs), so the phase completed before its data was even
+    /// requested, and the copy's bytes land in the next phase. Whether `t`'s arrival was the
+    /// phase's last does not matter (the phase completed before the copy either way), so the
+    /// check does not depend on the order of the phase's arrivals (`Barrier::arrivers`), which
+    /// the explorer does not permute (bench/exhaustive.md, run 7).
     pub fn check_copy_after_bare_arrival(&mut self, t: u32, cta: usize, off: u32, pc: u32) {
         let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off).filter(|b| b.usable()) else { return };
         let untouched = b.received == 0 && b.tx == 0 && b.tx_sites.is_empty();
         let bare = b.completed_tx_sites.is_empty();
-        let Some(last) = b.last.back() else { return };
-        if b.phase == 0 || !untouched || !bare || last.actor != Actor::Thread(t) || last.phase + 1 != b.phase {
+        if b.phase == 0 || !untouched || !bare || !b.arrived_in_completed_phase(t) {
             return;
         }
         let completed = b.phase - 1;
-        let at = last.loc.map(|l| format!(" at {l}")).unwrap_or_default();
+        // The line of `t`'s arrival, if the deadlock log still holds it.
+        let mine = |a: &&Arrival| a.phase == completed && a.count > 0 && a.actor.includes(t);
+        let at = b.last.iter().rev().find(mine).and_then(|a| a.loc).map(|l| format!(" at {l}")).unwrap_or_default();
         let msg = format!(
-            "thread {}'s arrival{at} completed phase {completed} with no bytes registered, and the thread then issues \
-             a copy completing on the barrier: the arrival was meant to register the copy's bytes (`arrive.expect_tx`, \
-             not a plain arrive). Phase {completed}'s waiters are released before the data is even requested, and \
-             the copy's bytes land in phase {} instead",
+            "thread {} arrived{at} in phase {completed}, which completed with no bytes registered, and the thread then \
+             issues a copy completing on the barrier: the arrival was meant to register the copy's bytes \
+             (`arrive.expect_tx`, not a plain arrive). Phase {completed}'s waiters are released before the data is \
+             even requested, and the copy's bytes land in phase {} instead",
             t % self.exec.threads_per_cta,
             b.phase
         );
