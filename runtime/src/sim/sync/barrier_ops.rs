@@ -217,8 +217,10 @@ impl<C: Checker> Engine<'_, C> {
         let (pending, tx, expected, phase) = (bar.pending, bar.tx, bar.expected, bar.phase);
         let o = bar.arrive(count, drop, actor, loc, tick);
         self.time.effects += 1;
-        if !o.completed && !o.overflow && !drop && pending > count as i64 {
-            self.touch_arrival(cta, off);
+        // A plain arrival counts the phase down (`Object::MbarArrival`), whether or not it
+        // completes it; an overflow or a drop changes more than the count.
+        if !o.overflow && !drop && count > 0 {
+            self.touch_count_down(cta, off, phase, o.completed);
         } else {
             self.touch_changed(cta, off);
         }
@@ -288,15 +290,19 @@ impl<C: Checker> Engine<'_, C> {
         let loc = self.loc(pc);
         let tick = self.time.tick;
         let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
+        let phase = bar.phase;
         let (over, done) = bar.complete_tx(bytes, actor, pc, loc, tick);
+        let tx_after = if done { 0 } else { bar.tx };
         self.time.effects += 1;
-        // Bytes that leave the phase pending only count down, as arrivals that leave arrivals
-        // pending do (`Object::Arrivals`): in the other order neither completes it either (a
-        // piece that would pass through 0 is split there and completes, `split_at_tx_zero`).
-        if over || done {
-            self.touch_changed(cta, off);
+        // Bytes that leave the tx-count at 0 or above only count the phase down, as a plain
+        // arrival does (`Object::MbarArrival`): the tx-count then falls toward 0 in every order
+        // of the phase's steps, so which of them completes it does not matter. Bytes that pass
+        // it below 0 (bytes before their `expect_tx`, or more than the phase expects) complete
+        // it in one order and not in another: they write it.
+        if !over && bytes > 0 && tx_after >= 0 {
+            self.touch_count_down(cta, off, phase, done);
         } else {
-            self.touch_arrival(cta, off);
+            self.touch_changed(cta, off);
         }
         let t = match actor {
             Actor::Thread(t) | Actor::Agent { issuer: t, .. } => t,
@@ -385,10 +391,11 @@ impl<C: Checker> Engine<'_, C> {
 
     /// Lanes `lanes` of warp `wi` passed a wait on `(cta, off)` for `target`.
     pub fn wait_passed_warp(&mut self, wi: usize, lanes: u32, cta: usize, off: u32, target: WaitTarget, pc: u32) {
+        let Some(observed) = self.observed_by_wait(cta, off, target) else { return };
+        self.touch_observed(cta, off, observed);
         if !C::ENABLED {
             return;
         }
-        let Some(observed) = self.observed_by_wait(cta, off, target) else { return };
         let key = self.barrier_key(cta, off);
         let base = self.cluster_thread(wi, 0);
         self.check_skipped_phases_warp(wi, lanes, BarrierWait { cta, off, target }, Some(observed), pc);
@@ -560,10 +567,11 @@ impl<C: Checker> Engine<'_, C> {
     /// Thread `t`'s wait on `(cta, off)` passed: acquire the observed phase and check the thread
     /// does not consume a phase it already consumed (stale parity, ABA).
     pub fn wait_passed(&mut self, t: u32, cta: usize, off: u32, target: WaitTarget, stale_check: bool, pc: u32) {
+        let Some(observed) = self.observed_by_wait(cta, off, target) else { return };
+        self.touch_observed(cta, off, observed);
         if !C::ENABLED {
             return;
         }
-        let Some(observed) = self.observed_by_wait(cta, off, target) else { return };
         let key = self.barrier_key(cta, off);
         if stale_check {
             self.check_skipped_phases(t, cta, off, target, Some(observed), pc);
