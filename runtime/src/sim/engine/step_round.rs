@@ -34,6 +34,8 @@ pub(crate) struct StepRecord {
     /// tx-count below 0, an arrival whose token's count is read): those write the barrier.
     pub count_downs: Vec<CountDown>,
     pub changed: Vec<(usize, u32)>,
+    /// Mbarriers a copy was issued on (what the issue read of them, `CopyIssue`).
+    pub copy_issues: Vec<CopyIssue>,
     /// Mbarriers a wait or probe passed on, with the completed phase it observed (`-1`: the
     /// phase before phase 0): it reads `Object::MbarPhase` and acquires that phase's arrivals.
     pub observed: Vec<(usize, u32, i64)>,
@@ -65,6 +67,20 @@ pub(crate) struct CountDown {
     pub phase: u64,
     /// The step completed the phase.
     pub completed: bool,
+}
+
+/// A copy issued on the mbarrier at `(cta, off)` in phase `phase`. The issue changes nothing
+/// of the barrier: it reads its phase (the bare-arrival check looks at the completed phase,
+/// and a phase completing with the copy in flight is a finding), and, only where that check
+/// may fire (`Barrier::completed_bare_with_arrival_of`), whether the current phase is still
+/// untouched, i.e. its count-down steps (`reads_count`). So a copy's issue commutes with the
+/// pieces of the other copies of its phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CopyIssue {
+    pub cta: usize,
+    pub off: u32,
+    pub phase: u64,
+    pub reads_count: bool,
 }
 
 /// One lane's arrival (or exit) counted toward a round of a named barrier.
@@ -122,6 +138,14 @@ impl<C: Checker> Engine<'_, C> {
     pub fn touch_count_down(&mut self, cta: usize, off: u32, phase: u64, completed: bool) {
         if let Some(s) = &mut self.step {
             s.count_downs.push(CountDown { cta, off, phase, completed });
+        }
+    }
+
+    /// Record that the running step issued a copy completing on an mbarrier.
+    #[inline]
+    pub fn touch_copy_issue(&mut self, issue: CopyIssue) {
+        if let Some(s) = &mut self.step {
+            s.copy_issues.push(issue);
         }
     }
 
@@ -413,6 +437,9 @@ impl<C: Checker> Engine<'_, C> {
                 fp.read(Object::MbarPhase { cta: c, off });
                 continue;
             }
+            if len == 8 && issued_copy_only(record, c, off) {
+                continue;
+            }
             if !data_orders && !self.is_mbarrier(c, off, len) {
                 continue;
             }
@@ -666,7 +693,14 @@ fn counted_down_only(record: &StepRecord, cta: usize, off: u32) -> bool {
     record.count_downs.iter().any(|d| (d.cta, d.off) == (cta, off)) && !record.changed.contains(&(cta, off))
 }
 
-/// The mbarrier phases the step (of `me`) counted down or observed (`Object::MbarArrival`): a
+/// Whether the step touched mbarrier `(cta, off)` only by issuing copies on it.
+fn issued_copy_only(record: &StepRecord, cta: usize, off: u32) -> bool {
+    record.copy_issues.iter().any(|i| (i.cta, i.off) == (cta, off))
+        && !record.changed.contains(&(cta, off))
+        && !record.count_downs.iter().any(|d| (d.cta, d.off) == (cta, off))
+}
+
+/// The mbarrier phases the step (of `me`) counted down, issued copies on, or observed (`Object::MbarArrival`): a
 /// count-down step writes its own arrival and reads the phase before's, so a phase's steps
 /// commute whichever completes it, and one that could land in either of two phases is ordered
 /// with the other phase's; the completing one writes the phase (what waits and probes read)
@@ -683,6 +717,12 @@ fn count_down_footprint(fp: &mut Footprint, record: &StepRecord, me: Actor) {
         if d.completed {
             fp.write(Object::MbarPhase { cta, off });
             fp.sleep_write(Object::MbarArrival { cta, off, phase, who: None });
+        }
+    }
+    for i in record.copy_issues.iter().filter(|i| issued_copy_only(record, i.cta, i.off)) {
+        fp.read(Object::MbarPhase { cta: i.cta, off: i.off });
+        if i.reads_count {
+            fp.read(Object::MbarArrival { cta: i.cta, off: i.off, phase: i.phase, who: None });
         }
     }
     for &(cta, off, observed) in &record.observed {

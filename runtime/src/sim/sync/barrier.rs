@@ -241,6 +241,13 @@ impl Barrier {
         self.completed_arrivers.iter().any(|a| a.includes(t))
     }
 
+    /// Whether a copy thread `t` issues on this barrier now may be the bare-arrival bug
+    /// (`check_copy_after_bare_arrival`), as far as the completed phase decides: `t` arrived
+    /// in it and it completed with no bytes. The rest is whether the current phase is untouched.
+    pub fn completed_bare_with_arrival_of(&self, t: u32) -> bool {
+        self.phase > 0 && self.completed_tx_sites.is_empty() && self.arrived_in_completed_phase(t)
+    }
+
     /// Whether a wait on `parity` is satisfied now.
     #[inline]
     pub fn parity_done(&self, parity: u64) -> bool {

@@ -7,6 +7,7 @@ use crate::report::trace::{TraceEvent, TraceKind};
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{CLUSTER_SHIFT, SHARED_OFFSET_MASK};
+use crate::sim::engine::step_round::CopyIssue;
 use crate::sim::engine::warp::WaitTarget;
 use crate::sim::sync::barrier::{Actor, Arrival};
 use phaser_codegen::ir::Value;
@@ -328,8 +329,11 @@ impl<C: Checker> Engine<'_, C> {
     pub fn check_copy_after_bare_arrival(&mut self, t: u32, cta: usize, off: u32, pc: u32) {
         let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off).filter(|b| b.usable()) else { return };
         let untouched = b.received == 0 && b.tx == 0 && b.tx_sites.is_empty();
-        let bare = b.completed_tx_sites.is_empty();
-        if b.phase == 0 || !untouched || !bare || !b.arrived_in_completed_phase(t) {
+        let suspect = b.completed_bare_with_arrival_of(t);
+        let phase = b.phase;
+        self.touch_copy_issue(CopyIssue { cta, off, phase, reads_count: suspect });
+        let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        if !untouched || !suspect {
             return;
         }
         let completed = b.phase - 1;
