@@ -391,6 +391,53 @@ fn who_completes_an_mbarrier_phase_is_explored_a_surplus_arrival_is_found() {
     assert!(e.complete() && e.counterexample.is_none(), "{e}");
 }
 
+/// `bar` expects two arrivals a phase: thread 0 stores `data[0]` and arrives, thread 32 arrives,
+/// waits for the phase and reads `data[0]`. Which of the two arrivals completes the phase does
+/// not matter (they commute), and the reader's wait is ordered after *both* arrivals, whichever
+/// completed it (its wake acquires the phase's arrivals, `Object::MbarArrival`): so the store
+/// and the read are ordered, and no order of `bar`'s steps is left to explore.
+fn publish_through_a_phase() -> Kernel {
+    let mut k = KernelBuilder::new("publish_through_a_phase", Target::Sm90a);
+    let out = k.param_global("out", Type::U32, true);
+    k.require_block(64, 1, 1);
+    let bars = k.alloc_barriers("bars", 1);
+    let data = k.alloc_shared("data", Type::U32, 1);
+    let tid = k.thread_idx(Dim::X);
+    let is0 = k.eq(tid, Value::u32(0));
+    k.if_then(is0, |k| {
+        let bar = k.barrier_at(bars, Value::u32(0));
+        k.mbarrier_init(bar, Value::u32(2));
+    });
+    k.cta_sync();
+    k.if_then(is0, |k| {
+        k.st_shared(data, Value::u32(0), Value::u32(7));
+        let bar = k.barrier_at(bars, Value::u32(0));
+        k.mbarrier_arrive_discard(bar);
+    });
+    let is32 = k.eq(tid, Value::u32(32));
+    k.if_then(is32, |k| {
+        let bar = k.barrier_at(bars, Value::u32(0));
+        k.mbarrier_arrive_discard(bar);
+        k.mbarrier_wait(bar, Value::u32(0));
+        let v = k.ld_shared(data, Value::u32(0));
+        k.st_global(out, Value::u32(0), v);
+    });
+    k.finish().unwrap()
+}
+
+#[test]
+fn a_waiter_follows_every_arrival_of_the_phase_it_observed() {
+    let d = device(SimConfig::default());
+    let out = d.alloc::<u32>(1).unwrap();
+    let e = d.explore(&publish_through_a_phase(), LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]).unwrap();
+    println!("{e}");
+    assert!(e.complete() && e.counterexample.is_none(), "{e}");
+    // Two executions: the `cta_sync`'s two warps (which arrives last counts the exits, run 4)
+    // and nothing of `bar`. Measured: without the wake's acquire, the store and the read look
+    // unordered when thread 32's arrival completes the phase, and the explorer runs 4.
+    assert_eq!(e.executions, 2, "the two arrivals commute and the read follows both: {e}");
+}
+
 /// `bar` expects three arrivals a phase and gets two, neither completing it: thread 0's, then
 /// thread 32's, which indexes `out` (2 entries) with its token's pending count. Arriving
 /// second it reads 1; arriving first, 2: past the end (`fixed`: an `out` of 3). Arrivals that

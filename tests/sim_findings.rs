@@ -271,6 +271,74 @@ fn an_over_counted_expect_tx_is_a_tx_imbalance_beside_the_deadlock() {
     }
 }
 
+// A copy issued after a plain arrive whose phase completed with no bytes, where the copying
+// thread's arrival is *not* the phase's last: thread 0 arrives first, thread 32 completes the
+// phase, and thread 0 then issues the copy. The phase completed before the copy was requested
+// whichever arrived last, so it is the same bug as when thread 0 arrives last. The check before
+// run 7 of bench/exhaustive.md asked whether the copying thread's arrival was the last one
+// (`Barrier::last`'s newest entry): measured on this kernel it reported nothing (the copy then
+// shows only as a race with the reads of the tile).
+
+#[phaser::kernel(target = "sm_90a")]
+fn copy_after_an_earlier_bare_arrival(src: &[u32], out: &mut [u32], #[comptime] REGISTER: u32) {
+    T.require_block(64, 1, 1);
+    let bars = T.alloc_barriers(3);
+    let tile = T.alloc_shared::<u32>([256]);
+    let tid = T.thread_idx();
+    if tid == 0 {
+        T.ptx.mbarrier.init(bars.ptr_to([0]), 2);
+        T.ptx.mbarrier.init(bars.ptr_to([1]), 1);
+        T.ptx.mbarrier.init(bars.ptr_to([2]), 1);
+        T.ptx.fence.mbarrier_init();
+    }
+    T.cuda.cta_sync();
+    if tid == 0 {
+        if REGISTER == 1 {
+            T.ptx.mbarrier.arrive.expect_tx(bars.ptr_to([0]), 1024);
+        } else {
+            T.ptx.mbarrier.arrive(bars.ptr_to([0])); // FIRST-ARRIVAL
+        }
+        // Thread 32 arrives only after thread 0 did, and thread 0 copies only after that.
+        T.ptx.mbarrier.arrive(bars.ptr_to([1]));
+        T.ptx.mbarrier.try_wait(bars.ptr_to([2]), 0);
+        T.ptx.cp_async.bulk.g2s(T.shared_addr(tile), T.global_elem_addr(src, 0), 1024, bars.ptr_to([0])); // LATE-COPY
+    }
+    if tid == 32 {
+        T.ptx.mbarrier.try_wait(bars.ptr_to([1]), 0);
+        T.ptx.mbarrier.arrive(bars.ptr_to([0]));
+        T.ptx.mbarrier.arrive(bars.ptr_to([2]));
+    }
+    T.ptx.mbarrier.try_wait(bars.ptr_to([0]), 0);
+    for i in 0..4 {
+        out[i * 64 + tid] = tile[i * 64 + tid];
+    }
+}
+
+fn run_late_copy(register: u32, s: Strategy, seed: u64) -> (SimReport, Vec<u32>) {
+    let k = copy_after_an_earlier_bare_arrival::kernel_for(register).unwrap();
+    let d = dev(s, seed);
+    let src = d.upload(&(0..256).map(|i| i * 3 + 2).collect::<Vec<u32>>()).unwrap();
+    let out = d.alloc::<u32>(256).unwrap();
+    let rep = d.simulate(&k, LaunchConfig::linear(1, 64), &[Arg::buffer(&src), Arg::buffer(&out)]).unwrap();
+    (rep, d.download(&out).unwrap())
+}
+
+#[test]
+fn a_copy_after_a_bare_arrival_that_was_not_the_phases_last_is_reported() {
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let (rep, _) = run_late_copy(0, s, i as u64);
+        let f = finding_at(&rep, Category::EarlyPhaseCompletion, "LATE-COPY");
+        let arrival = format!("{FILE}:{}:", line_of("FIRST-ARRIVAL"));
+        assert!(f.message.contains(&arrival), "the arrival's line is named: {}", f.message);
+        assert!(f.message.contains("thread 0 arrived") && f.message.contains("phase 0"), "{}", f.message);
+        assert_eq!(f.phase, Some(0), "{}", rep.text());
+        // Its twin registers the bytes with that arrival: clean, the tile copied.
+        let (rep, out) = run_late_copy(1, s, i as u64);
+        clean(&rep);
+        assert_eq!(out, (0..256).map(|i| i * 3 + 2).collect::<Vec<u32>>());
+    }
+}
+
 #[test]
 fn the_exact_byte_count_is_clean() {
     for (i, s) in STRATEGIES.into_iter().enumerate() {

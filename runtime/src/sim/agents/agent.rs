@@ -82,6 +82,9 @@ impl<C: Checker> Engine<'_, C> {
         if let AsyncKind::Load { pieces, .. } = &mut self.async_ops.in_flight[i].kind {
             pieces.insert(0, (start + tx as u32, len - tx as u32));
         }
+        // The cut depends on the barrier's pending count (had an arrival come later, the
+        // piece would pass the tx-count below 0 whole): the head is no plain count-down step.
+        self.touch_changed(d.cta, d.bar);
         (start, tx as u32)
     }
 

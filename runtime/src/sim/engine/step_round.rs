@@ -16,7 +16,7 @@ use crate::sim::engine::run_loop::RoundEnd;
 use crate::sim::engine::warp::{lanes, WaitFor};
 use crate::sim::explore::footprint::{Footprint, Object};
 use crate::tensor_map::Swizzle;
-use phaser_codegen::ir::{BarrierAction, GroupAction, Inst, MemSpace, MemoryOp, SideEffect, SyncEffect};
+use phaser_codegen::ir::{BarrierAction, GroupAction, Inst, MbarrierOp, MemSpace, MemoryOp, SideEffect, SyncEffect};
 
 /// Warp-instructions one step may run without an instruction other actors observe (a loop
 /// of arithmetic is cut into steps of this size; the grid's progress check still sees it).
@@ -29,12 +29,16 @@ pub(crate) struct StepRecord {
     pub shared: Vec<(usize, u32, u32)>,
     /// The slow-path instruction the warp ran (an index into `Program::slow`) and its lanes.
     pub slow: Option<(u32, u32)>,
-    /// Mbarriers `(cta, off)` the step arrived on leaving arrivals pending, and those it
-    /// changed otherwise (`changed`: the tx-count, a completed phase, an overflow, a drop). A
-    /// barrier only counted, never changed, commutes with other counting and with waits (see
-    /// `Object::Arrivals`).
-    pub arrivals: Vec<(usize, u32)>,
+    /// The plain count-down steps on mbarriers (`Object::MbarArrival`), and the mbarriers the
+    /// step changed otherwise (`changed`: raised the tx-count, overflowed, dropped, passed the
+    /// tx-count below 0, an arrival whose token's count is read): those write the barrier.
+    pub count_downs: Vec<CountDown>,
     pub changed: Vec<(usize, u32)>,
+    /// Mbarriers a copy was issued on (what the issue read of them, `CopyIssue`).
+    pub copy_issues: Vec<CopyIssue>,
+    /// Mbarriers a wait or probe passed on, with the completed phase it observed (`-1`: the
+    /// phase before phase 0): it reads `Object::MbarPhase` and acquires that phase's arrivals.
+    pub observed: Vec<(usize, u32, i64)>,
     /// The step completed the cluster barrier (else its arrivals and exits only counted).
     pub cluster_completed: bool,
     /// Named-barrier rounds arrived on (or an exit counted toward), one per lane.
@@ -52,6 +56,31 @@ pub(crate) struct StepRecord {
     pub agent_kind: &'static str,
     /// Wgmmas `(warp, id)` whose results a `wgmma.wait_group` retired.
     pub wgmma_retired: Vec<(usize, u32)>,
+}
+
+/// A plain count-down step on the mbarrier at `(cta, off)` in phase `phase` (see
+/// `Object::MbarArrival`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CountDown {
+    pub cta: usize,
+    pub off: u32,
+    pub phase: u64,
+    /// The step completed the phase.
+    pub completed: bool,
+}
+
+/// A copy issued on the mbarrier at `(cta, off)` in phase `phase`. The issue changes nothing
+/// of the barrier: it reads its phase (the bare-arrival check looks at the completed phase,
+/// and a phase completing with the copy in flight is a finding), and, only where that check
+/// may fire (`Barrier::completed_bare_with_arrival_of`), whether the current phase is still
+/// untouched, i.e. its count-down steps (`reads_count`). So a copy's issue commutes with the
+/// pieces of the other copies of its phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CopyIssue {
+    pub cta: usize,
+    pub off: u32,
+    pub phase: u64,
+    pub reads_count: bool,
 }
 
 /// One lane's arrival (or exit) counted toward a round of a named barrier.
@@ -103,11 +132,29 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
-    /// Record that the running step arrived on mbarrier `(cta, off)` and left arrivals pending.
+    /// Record that the running step counted mbarrier `(cta, off)` down in phase `phase`, a
+    /// plain arrival or piece (`Object::MbarArrival`), and whether that completed the phase.
     #[inline]
-    pub fn touch_arrival(&mut self, cta: usize, off: u32) {
+    pub fn touch_count_down(&mut self, cta: usize, off: u32, phase: u64, completed: bool) {
         if let Some(s) = &mut self.step {
-            s.arrivals.push((cta, off));
+            s.count_downs.push(CountDown { cta, off, phase, completed });
+        }
+    }
+
+    /// Record that the running step issued a copy completing on an mbarrier.
+    #[inline]
+    pub fn touch_copy_issue(&mut self, issue: CopyIssue) {
+        if let Some(s) = &mut self.step {
+            s.copy_issues.push(issue);
+        }
+    }
+
+    /// Record that a wait or probe of the running step passed on mbarrier `(cta, off)`,
+    /// observing completed phase `observed`.
+    #[inline]
+    pub fn touch_observed(&mut self, cta: usize, off: u32, observed: i64) {
+        if let Some(s) = &mut self.step {
+            s.observed.push((cta, off, observed));
         }
     }
 
@@ -338,6 +385,8 @@ impl<C: Checker> Engine<'_, C> {
                 fp.write(Object::ExitCount { cta: c });
             }
         }
+        // An mbarrier's phase: the same rule (`Object::MbarArrival`).
+        count_down_footprint(&mut fp, record, Actor::Warp(me));
         // Whichever warp exits last ends the CTA: its other warps' steps all ran before
         // (`Footprint::end_writes`).
         if record.cta_ended {
@@ -369,15 +418,26 @@ impl<C: Checker> Engine<'_, C> {
         }
         // A step that changes what others observe writes the bytes it resolved; else it reads.
         let writes = !e.writes.is_empty() || e.launch.is_some() || e.sync.is_some_and(|s| s.signals());
-        let counted = |c: usize, off: u32| record.arrivals.contains(&(c, off)) && !record.changed.contains(&(c, off));
         // Barriers-only mode leaves plain data to the race checker; atomics and volatile
         // accesses synchronize, so their bytes stay.
         let data_orders = !barriers_only
             || matches!(inst, Inst::Memory(MemoryOp::Atom { .. }))
             || e.side == Some(SideEffect::Volatile);
+        // A wait or probe reads the barrier's phase (and acquires the phase it observed, in
+        // `count_down_footprint`), not its count.
+        let polls = matches!(
+            inst,
+            Inst::Mbarrier(MbarrierOp::Wait { .. } | MbarrierOp::TestWait { .. } | MbarrierOp::TryWait { .. })
+        );
         for &(c, off, len) in &record.shared {
-            if len == 8 && counted(c, off) {
-                fp.read(Object::Arrivals { cta: c, off });
+            if len == 8 && counted_down_only(record, c, off) {
+                continue;
+            }
+            if len == 8 && polls && !record.changed.contains(&(c, off)) && self.is_mbarrier(c, off, len) {
+                fp.read(Object::MbarPhase { cta: c, off });
+                continue;
+            }
+            if len == 8 && issued_copy_only(record, c, off) {
                 continue;
             }
             if !data_orders && !self.is_mbarrier(c, off, len) {
@@ -480,7 +540,8 @@ impl<C: Checker> Engine<'_, C> {
     fn wait_object(&self, wi: usize, l: usize) -> Option<Object> {
         let cta = self.exec.warps[wi].cta;
         match self.exec.warps[wi].wait[l] {
-            WaitFor::Mbarrier { cta, off, .. } => Some(Object::Shared { cta: cta as usize, off, len: 8 }),
+            // The wake's acquire of the phase it observed is recorded by `touch_observed`.
+            WaitFor::Mbarrier { cta, off, .. } => Some(Object::MbarPhase { cta: cta as usize, off }),
             WaitFor::NamedBarrier { id, generation, .. } => {
                 Some(Object::NamedArrival { cta, id, round: generation, warp: None })
             }
@@ -603,14 +664,12 @@ impl<C: Checker> Engine<'_, C> {
         let record = self.step.as_mut().expect("a step is running");
         record.agent_kind = agent_kind;
         let touched = std::mem::take(&mut record.shared);
-        let counted = |c: usize, off: u32| record.arrivals.contains(&(c, off)) && !record.changed.contains(&(c, off));
-        // Bytes that left the phase pending only count (`complete_tx_on`); the rest writes.
-        let mut reads = Vec::new();
+        let record = self.step.as_ref().expect("a step is running");
+        // A plain piece only counts its barrier down (`complete_tx_on`); the rest writes.
+        count_down_footprint(&mut fp, record, actor);
         let mut writes = Vec::new();
         for &(c, off, len) in &touched {
-            if len == 8 && counted(c, off) {
-                reads.push(Object::Arrivals { cta: c, off });
-            } else {
+            if !(len == 8 && counted_down_only(record, c, off)) {
                 writes.push((c, off, len));
             }
         }
@@ -620,12 +679,56 @@ impl<C: Checker> Engine<'_, C> {
                 writes.push((c, off, 8));
             }
         }
-        reads.into_iter().for_each(|o| fp.read(o));
         for (c, off, len) in writes {
             if !barriers_only || self.is_mbarrier(c, off, len) || bars.contains(&(c, off)) {
                 fp.write(Object::Shared { cta: c, off, len });
             }
         }
         Ok(fp)
+    }
+}
+
+/// Whether the step touched mbarrier `(cta, off)` only by plain count-down steps.
+fn counted_down_only(record: &StepRecord, cta: usize, off: u32) -> bool {
+    record.count_downs.iter().any(|d| (d.cta, d.off) == (cta, off)) && !record.changed.contains(&(cta, off))
+}
+
+/// Whether the step touched mbarrier `(cta, off)` only by issuing copies on it.
+fn issued_copy_only(record: &StepRecord, cta: usize, off: u32) -> bool {
+    record.copy_issues.iter().any(|i| (i.cta, i.off) == (cta, off))
+        && !record.changed.contains(&(cta, off))
+        && !record.count_downs.iter().any(|d| (d.cta, d.off) == (cta, off))
+}
+
+/// The mbarrier phases the step (of `me`) counted down, issued copies on, or observed (`Object::MbarArrival`): a
+/// count-down step writes its own arrival and reads the phase before's, so a phase's steps
+/// commute whichever completes it, and one that could land in either of two phases is ordered
+/// with the other phase's; the completing one writes the phase (what waits and probes read)
+/// and the phase's arrivals for the sleep sets (an actor asleep on its count-down would now
+/// land in the next phase); a wait that passed reads the phase and acquires the arrivals of
+/// the phase it observed.
+fn count_down_footprint(fp: &mut Footprint, record: &StepRecord, me: Actor) {
+    for d in record.count_downs.iter().filter(|d| counted_down_only(record, d.cta, d.off)) {
+        let (cta, off, phase) = (d.cta, d.off, d.phase);
+        if let Some(before) = phase.checked_sub(1) {
+            fp.read(Object::MbarArrival { cta, off, phase: before, who: None });
+        }
+        fp.write(Object::MbarArrival { cta, off, phase, who: Some(me) });
+        if d.completed {
+            fp.write(Object::MbarPhase { cta, off });
+            fp.sleep_write(Object::MbarArrival { cta, off, phase, who: None });
+        }
+    }
+    for i in record.copy_issues.iter().filter(|i| issued_copy_only(record, i.cta, i.off)) {
+        fp.read(Object::MbarPhase { cta: i.cta, off: i.off });
+        if i.reads_count {
+            fp.read(Object::MbarArrival { cta: i.cta, off: i.off, phase: i.phase, who: None });
+        }
+    }
+    for &(cta, off, observed) in &record.observed {
+        fp.read(Object::MbarPhase { cta, off });
+        if let Ok(phase) = u64::try_from(observed) {
+            fp.acquire(Object::MbarArrival { cta, off, phase, who: None });
+        }
     }
 }

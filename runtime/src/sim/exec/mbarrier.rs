@@ -90,8 +90,8 @@ impl<C: Checker> Engine<'_, C> {
 
     /// An arrival whose state token is read beyond its phase (`Program::tokens_read`) changed
     /// what its thread observes depending on which arrivals came before it (the token's
-    /// pending count): it is not a counting arrival that commutes with the others
-    /// (`Object::Arrivals`), whatever it left pending.
+    /// pending count): it is not a plain count-down step that commutes with the phase's
+    /// others (`Object::MbarArrival`).
     fn arrival_token_read(&mut self, state: Option<Reg>, cta: usize, off: u32) {
         if state.is_some_and(|r| self.cx.program.tokens_read.get(r.id as usize).copied().unwrap_or(false)) {
             self.touch_changed(cta, off);

@@ -99,6 +99,7 @@ fn conflict_object(a: &Footprint, b: &Footprint) -> String {
     });
     match hit {
         Some(Object::NamedArrival { cta, id, .. }) => format!("NamedArrival {{ cta: {cta}, id: {id} }}"),
+        Some(Object::MbarArrival { cta, off, .. }) => format!("MbarArrival {{ cta: {cta}, off: {off} }}"),
         Some(o) => format!("{o:?}"),
         // The end of a CTA (`Footprint::end_writes`).
         None => {

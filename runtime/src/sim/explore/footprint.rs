@@ -7,6 +7,8 @@
 //! everything else the engine does not track precisely is one object per kind, and a step the
 //! engine cannot describe touches `Everything`.
 
+use crate::report::schedule::Actor;
+
 /// Something a step reads or writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Object {
@@ -47,12 +49,24 @@ pub(crate) enum Object {
     /// *read* of it: such steps commute (had they run in the other order, neither would have
     /// completed it either, since the count only grows); it overlaps `Cluster`.
     ClusterCount,
-    /// The pending-arrival count of the mbarrier at `(cta, off)`, *read* by a plain arrival
-    /// that leaves arrivals pending (no tx-count change): such arrivals commute with each other
-    /// (the count only falls, so in the other order neither completes the phase either) and
-    /// with waits, which read the phase. It overlaps the barrier's 8 shared bytes, which
-    /// completing arrivals, tx operations and inits write.
-    Arrivals { cta: usize, off: u32 },
+    /// The count-down step (an arrival, a copy's piece, a thread's `complete_tx`) that actor
+    /// `who` (`None`: every actor) made in phase `phase` of the mbarrier at `(cta, off)`. Run
+    /// 4's named-barrier rule applied to a phase: a count-down step writes its own and reads
+    /// every one of the phase before; the step that completes the phase writes every one of it
+    /// for the sleep sets only (`Footprint::sleep_writes`) and writes `MbarPhase`; a wait that
+    /// observed the phase *acquires* them all. So the count-down steps of one phase commute,
+    /// whichever completes it (the phase's state after all of them is the same:
+    /// bench/exhaustive.md, run 7), and a step that may land in either of two phases (a
+    /// surplus arrival) is dependent with the other phase's steps. Only *plain* steps count
+    /// down this way: an arrival with no overflow and no drop whose token's count nothing
+    /// reads, a piece that leaves the tx-count at 0 or above and was not cut at 0
+    /// (`split_at_tx_zero`); every other step on the barrier writes its 8 bytes, which overlap
+    /// every phase's arrivals and `MbarPhase`.
+    MbarArrival { cta: usize, off: u32, phase: u64, who: Option<Actor> },
+    /// The phase number of the mbarrier at `(cta, off)`: what its waits and probes read, what
+    /// the step completing a phase writes (the phase's other count-down steps do not touch it).
+    /// Inside the barrier's 8 bytes.
+    MbarPhase { cta: usize, off: u32 },
     /// Tensor memory and the tcgen05 state of CTA `cta`.
     Tensor { cta: usize },
     /// The async work of warp `warp`: its groups, its ops in flight (its wgmmas: `WgmmaDone`).
@@ -81,12 +95,17 @@ impl Object {
                 a == b && x < y.saturating_add(m) && y < x.saturating_add(n)
             }
             (Shared { cta: a, .. } | AllShared { cta: a }, Shared { cta: b, .. } | AllShared { cta: b }) => a == b,
-            (Arrivals { cta: a, off: x }, Arrivals { cta: b, off: y }) => a == b && x == y,
-            (Arrivals { cta: a, off: x }, Shared { cta: b, off: y, len: m })
-            | (Shared { cta: b, off: y, len: m }, Arrivals { cta: a, off: x }) => {
+            (
+                MbarArrival { cta: a, off: x, phase: p, who: v },
+                MbarArrival { cta: b, off: y, phase: q, who: u },
+            ) => (a, x, p) == (b, y, q) && (v.is_none() || u.is_none() || v == u),
+            (MbarPhase { cta: a, off: x }, MbarPhase { cta: b, off: y }) => (a, x) == (b, y),
+            (MbarArrival { cta: a, off: x, .. } | MbarPhase { cta: a, off: x }, Shared { cta: b, off: y, len: m })
+            | (Shared { cta: b, off: y, len: m }, MbarArrival { cta: a, off: x, .. } | MbarPhase { cta: a, off: x }) => {
                 a == b && y <= x && x < y.saturating_add(m)
             }
-            (Arrivals { cta: a, .. }, AllShared { cta: b }) | (AllShared { cta: b }, Arrivals { cta: a, .. }) => a == b,
+            (MbarArrival { cta: a, .. } | MbarPhase { cta: a, .. }, AllShared { cta: b })
+            | (AllShared { cta: b }, MbarArrival { cta: a, .. } | MbarPhase { cta: a, .. }) => a == b,
             (Cluster | ClusterCount, Cluster | ClusterCount) => true,
             (GlobalRange { addr: x, len: n }, GlobalRange { addr: y, len: m }) => {
                 x < y.saturating_add(m) && y < x.saturating_add(n)
@@ -107,7 +126,7 @@ impl Object {
             | (AsyncOf { warp: a }, AsyncOf { warp: b })
             | (WgmmaChain { warp: a }, WgmmaChain { warp: b }) => a == b,
             (WgmmaDone { warp: a, mma: x }, WgmmaDone { warp: b, mma: y }) => (a, x) == (b, y),
-            (Shared { .. } | AllShared { .. } | Arrivals { .. }, _)
+            (Shared { .. } | AllShared { .. } | MbarArrival { .. } | MbarPhase { .. }, _)
             | (
                 Global
                 | GlobalRange { .. }
@@ -263,10 +282,32 @@ mod tests {
         let (bar1, bar2) = (arrival(1, 0, Some(0)), arrival(2, 0, Some(0)));
         assert!(!fp(&[(bar1, true)]).dependent(&fp(&[(bar2, true)])), "different named barriers");
         assert!(fp(&[(Object::AllNamed { cta: 0 }, true)]).dependent(&fp(&[(bar2, false)])), "every id");
-        let (count, word) = (Object::Arrivals { cta: 0, off: 8 }, Object::Shared { cta: 0, off: 8, len: 8 });
-        assert!(!fp(&[(count, false)]).dependent(&fp(&[(count, false)])), "arrivals that leave some pending");
-        assert!(!fp(&[(count, false)]).dependent(&fp(&[(word, false)])), "such an arrival and a wait");
-        assert!(fp(&[(count, false)]).dependent(&fp(&[(word, true)])), "such an arrival and the completing one");
+        // An mbarrier's phases: the same rule as a named barrier's rounds, and the barrier's
+        // bytes (what a non-plain step writes) hold every phase's arrivals and its phase.
+        let mbar = |phase, who| Object::MbarArrival { cta: 0, off: 8, phase, who };
+        let (w0, w1) = (Some(Actor::Warp(0)), Some(Actor::Warp(1)));
+        let (word, phase) = (Object::Shared { cta: 0, off: 8, len: 8 }, Object::MbarPhase { cta: 0, off: 8 });
+        let count = |p: u64, who, completes: bool| {
+            let mut f = Footprint::default();
+            if p > 0 {
+                f.read(mbar(p - 1, None));
+            }
+            f.write(mbar(p, who));
+            if completes {
+                f.write(phase);
+                f.sleep_write(mbar(p, None));
+            }
+            f
+        };
+        let (a, c) = (count(3, w0, false), count(3, w1, true));
+        assert!(!a.dependent(&c) && !a.orders(&c) && a.wakes(&c), "one phase's count-down steps commute");
+        assert!(count(4, w1, false).dependent(&a), "a step of the next phase (a surplus arrival)");
+        let probe = fp(&[(phase, false)]);
+        assert!(!probe.dependent(&a) && probe.dependent(&c), "a probe sees only the completion");
+        assert!(fp(&[(word, true)]).dependent(&a) && fp(&[(word, true)]).dependent(&probe), "an expect_tx");
+        assert!(!fp(&[(Object::Shared { cta: 0, off: 16, len: 8 }, true)]).dependent(&c), "another barrier");
+        let wake = Footprint { acquires: vec![mbar(3, None)], ..probe.clone() };
+        assert!(wake.orders(&a) && !wake.dependent(&a), "a waiter of the phase follows all its steps");
         assert!(!fp(&[(Object::ClusterCount, false)]).dependent(&fp(&[(Object::ClusterCount, false)])));
         assert!(fp(&[(Object::ClusterCount, false)]).dependent(&fp(&[(Object::Cluster, true)])));
         let mut lanes = Footprint::default();

@@ -24,6 +24,18 @@ pub enum Actor {
     Agent { kind: &'static str, issuer: u32 },
 }
 
+impl Actor {
+    /// Whether thread `t` is this actor, or one of its lanes (an agent acts for its issuer,
+    /// but is not the issuer's own arrival).
+    pub fn includes(&self, t: u32) -> bool {
+        match *self {
+            Actor::Thread(u) => u == t,
+            Actor::Warp { base, lanes } => t >= base && t - base < 32 && lanes & (1 << (t - base)) != 0,
+            Actor::Agent { .. } => false,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Arrival {
     pub actor: Actor,
@@ -68,6 +80,13 @@ pub struct Barrier {
     /// The initializing thread's loop counters at the init (end-of-kernel findings name it).
     pub init_counters: Vec<u64>,
     pub last: VecDeque<Arrival>,
+    /// Who arrived in the current phase, and in the last completed one (each actor once):
+    /// what the bare-arrival check asks (`check_copy_after_bare_arrival`), whichever of them
+    /// arrived last. Bounded by the phase's expected count: only arrivals that fit in what the
+    /// phase still expects are kept (each takes at least one), and an arrival beyond it is an
+    /// overflow, reported on its own.
+    pub arrivers: Vec<Actor>,
+    pub completed_arrivers: Vec<Actor>,
     /// tx bytes of the current phase per instruction, and of the last completed phase.
     pub tx_sites: Vec<TxSite>,
     pub completed_tx_sites: Vec<TxSite>,
@@ -158,6 +177,9 @@ impl Barrier {
         self.ever_arrived += count as u64;
         self.remember(Arrival { actor, count, tx: 0, phase, loc, tick });
         let overflow = (count as i64) > self.pending;
+        if count > 0 && !overflow && !self.arrivers.contains(&actor) {
+            self.arrivers.push(actor);
+        }
         self.pending = (self.pending - count as i64).max(0);
         self.received += count;
         if drop {
@@ -209,8 +231,21 @@ impl Barrier {
         self.pending = self.expected as i64;
         self.received = 0;
         self.completed_tx_sites = std::mem::take(&mut self.tx_sites);
+        self.completed_arrivers = std::mem::take(&mut self.arrivers);
         self.observed <<= 1;
         true
+    }
+
+    /// Whether thread `t` arrived in the last completed phase (alone or with lanes of its warp).
+    pub fn arrived_in_completed_phase(&self, t: u32) -> bool {
+        self.completed_arrivers.iter().any(|a| a.includes(t))
+    }
+
+    /// Whether a copy thread `t` issues on this barrier now may be the bare-arrival bug
+    /// (`check_copy_after_bare_arrival`), as far as the completed phase decides: `t` arrived
+    /// in it and it completed with no bytes. The rest is whether the current phase is untouched.
+    pub fn completed_bare_with_arrival_of(&self, t: u32) -> bool {
+        self.phase > 0 && self.completed_tx_sites.is_empty() && self.arrived_in_completed_phase(t)
     }
 
     /// Whether a wait on `parity` is satisfied now.

@@ -7,6 +7,7 @@ use crate::report::trace::{TraceEvent, TraceKind};
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{CLUSTER_SHIFT, SHARED_OFFSET_MASK};
+use crate::sim::engine::step_round::CopyIssue;
 use crate::sim::engine::warp::WaitTarget;
 use crate::sim::sync::barrier::{Actor, Arrival};
 use phaser_codegen::ir::Value;
@@ -217,8 +218,10 @@ impl<C: Checker> Engine<'_, C> {
         let (pending, tx, expected, phase) = (bar.pending, bar.tx, bar.expected, bar.phase);
         let o = bar.arrive(count, drop, actor, loc, tick);
         self.time.effects += 1;
-        if !o.completed && !o.overflow && !drop && pending > count as i64 {
-            self.touch_arrival(cta, off);
+        // A plain arrival counts the phase down (`Object::MbarArrival`), whether or not it
+        // completes it; an overflow or a drop changes more than the count.
+        if !o.overflow && !drop && count > 0 {
+            self.touch_count_down(cta, off, phase, o.completed);
         } else {
             self.touch_changed(cta, off);
         }
@@ -288,15 +291,19 @@ impl<C: Checker> Engine<'_, C> {
         let loc = self.loc(pc);
         let tick = self.time.tick;
         let bar = self.exec.ctas[cta].barriers.get_mut(self.cx.layout, off).expect("checked barrier");
+        let phase = bar.phase;
         let (over, done) = bar.complete_tx(bytes, actor, pc, loc, tick);
+        let tx_after = if done { 0 } else { bar.tx };
         self.time.effects += 1;
-        // Bytes that leave the phase pending only count down, as arrivals that leave arrivals
-        // pending do (`Object::Arrivals`): in the other order neither completes it either (a
-        // piece that would pass through 0 is split there and completes, `split_at_tx_zero`).
-        if over || done {
-            self.touch_changed(cta, off);
+        // Bytes that leave the tx-count at 0 or above only count the phase down, as a plain
+        // arrival does (`Object::MbarArrival`): the tx-count then falls toward 0 in every order
+        // of the phase's steps, so which of them completes it does not matter. Bytes that pass
+        // it below 0 (bytes before their `expect_tx`, or more than the phase expects) complete
+        // it in one order and not in another: they write it.
+        if !over && bytes > 0 && tx_after >= 0 {
+            self.touch_count_down(cta, off, phase, done);
         } else {
-            self.touch_arrival(cta, off);
+            self.touch_changed(cta, off);
         }
         let t = match actor {
             Actor::Thread(t) | Actor::Agent { issuer: t, .. } => t,
@@ -311,26 +318,33 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
-    /// Thread `t` issues a copy completing on `(cta, off)` right after its own arrival
-    /// completed the barrier's previous phase with no bytes registered, and nothing has happened
-    /// in the current phase yet: that arrival was meant to register this copy's bytes (a plain
-    /// arrive where `arrive.expect_tx` belongs), so the phase completed before its data was even
-    /// requested, and the copy's bytes land in the next phase.
+    /// Thread `t` issues a copy completing on `(cta, off)` after it arrived in the barrier's
+    /// previous phase, which completed with no bytes registered, and nothing has happened in the
+    /// current phase yet: that arrival was meant to register this copy's bytes (a plain arrive
+    /// where `arrive.expect_tx` belongs), so the phase completed before its data was even
+    /// requested, and the copy's bytes land in the next phase. Whether `t`'s arrival was the
+    /// phase's last does not matter (the phase completed before the copy either way), so the
+    /// check does not depend on the order of the phase's arrivals (`Barrier::arrivers`), which
+    /// the explorer does not permute (bench/exhaustive.md, run 7).
     pub fn check_copy_after_bare_arrival(&mut self, t: u32, cta: usize, off: u32, pc: u32) {
         let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off).filter(|b| b.usable()) else { return };
         let untouched = b.received == 0 && b.tx == 0 && b.tx_sites.is_empty();
-        let bare = b.completed_tx_sites.is_empty();
-        let Some(last) = b.last.back() else { return };
-        if b.phase == 0 || !untouched || !bare || last.actor != Actor::Thread(t) || last.phase + 1 != b.phase {
+        let suspect = b.completed_bare_with_arrival_of(t);
+        let phase = b.phase;
+        self.touch_copy_issue(CopyIssue { cta, off, phase, reads_count: suspect });
+        let Some(b) = self.exec.ctas[cta].barriers.get(self.cx.layout, off) else { return };
+        if !untouched || !suspect {
             return;
         }
         let completed = b.phase - 1;
-        let at = last.loc.map(|l| format!(" at {l}")).unwrap_or_default();
+        // The line of `t`'s arrival, if the deadlock log still holds it.
+        let mine = |a: &&Arrival| a.phase == completed && a.count > 0 && a.actor.includes(t);
+        let at = b.last.iter().rev().find(mine).and_then(|a| a.loc).map(|l| format!(" at {l}")).unwrap_or_default();
         let msg = format!(
-            "thread {}'s arrival{at} completed phase {completed} with no bytes registered, and the thread then issues \
-             a copy completing on the barrier: the arrival was meant to register the copy's bytes (`arrive.expect_tx`, \
-             not a plain arrive). Phase {completed}'s waiters are released before the data is even requested, and \
-             the copy's bytes land in phase {} instead",
+            "thread {} arrived{at} in phase {completed}, which completed with no bytes registered, and the thread then \
+             issues a copy completing on the barrier: the arrival was meant to register the copy's bytes \
+             (`arrive.expect_tx`, not a plain arrive). Phase {completed}'s waiters are released before the data is \
+             even requested, and the copy's bytes land in phase {} instead",
             t % self.exec.threads_per_cta,
             b.phase
         );
@@ -381,10 +395,11 @@ impl<C: Checker> Engine<'_, C> {
 
     /// Lanes `lanes` of warp `wi` passed a wait on `(cta, off)` for `target`.
     pub fn wait_passed_warp(&mut self, wi: usize, lanes: u32, cta: usize, off: u32, target: WaitTarget, pc: u32) {
+        let Some(observed) = self.observed_by_wait(cta, off, target) else { return };
+        self.touch_observed(cta, off, observed);
         if !C::ENABLED {
             return;
         }
-        let Some(observed) = self.observed_by_wait(cta, off, target) else { return };
         let key = self.barrier_key(cta, off);
         let base = self.cluster_thread(wi, 0);
         self.check_skipped_phases_warp(wi, lanes, BarrierWait { cta, off, target }, Some(observed), pc);
@@ -556,10 +571,11 @@ impl<C: Checker> Engine<'_, C> {
     /// Thread `t`'s wait on `(cta, off)` passed: acquire the observed phase and check the thread
     /// does not consume a phase it already consumed (stale parity, ABA).
     pub fn wait_passed(&mut self, t: u32, cta: usize, off: u32, target: WaitTarget, stale_check: bool, pc: u32) {
+        let Some(observed) = self.observed_by_wait(cta, off, target) else { return };
+        self.touch_observed(cta, off, observed);
         if !C::ENABLED {
             return;
         }
-        let Some(observed) = self.observed_by_wait(cta, off, target) else { return };
         let key = self.barrier_key(cta, off);
         if stale_check {
             self.check_skipped_phases(t, cta, off, target, Some(observed), pc);
