@@ -487,40 +487,7 @@ fn tiles_192_wide_are_exact_at_ragged_shapes_with_no_findings() {
     for (i, (layout, cluster_m, grid)) in runs.into_iter().enumerate() {
         let cfg = GemmConfig { block_n: 192, wg_m: 64, stages: 2, cluster_m, ..GemmConfig::new(layout) };
         assert_eq!(gemm::dsl::unsupported(&cfg), None, "{}", cfg.kernel_name());
-        let name = format!("{} at {shape} on {grid} CTAs", cfg.kernel_name());
-        let kernel = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let seed = 60 + i as u64;
-        let dev = Device::sim(SimConfig::default().with_seed(seed).with_strategy(Strategy::Random));
-        let a = ternary_bf16((shape.m * shape.k) as usize, seed);
-        let b = ternary_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
-        let mut bufs = GemmBuffers::new(&dev, shape, layout, &a, &b).unwrap();
-        dev.fill(&mut bufs.c, POISON).unwrap();
-        let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape).unwrap();
-        let mut flags = gemm::dsl::flags(&dev, &cfg, &shape).unwrap();
-        let maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs).unwrap();
-        let lc = phaser::LaunchConfig::linear(grid, cfg.threads()).with_dynamic_shared(cfg.dynamic_smem_bytes());
-        let t0 = std::time::Instant::now();
-        let report = match dev.launch(&kernel, lc, &gemm::dsl::args(&maps, &shape, &mut ws, &mut flags, &mut bufs.c)) {
-            Ok(r) => r,
-            Err(RuntimeError::Simulation(r)) => panic!("{name}:\n{}", describe(&r.findings)),
-            Err(e) => panic!("{name}: {e}"),
-        };
-        eprintln!("{name} simulated in {:?}", t0.elapsed());
-        let findings = report.sim.map(|s| s.findings).unwrap_or_default();
-        assert!(findings.is_empty(), "{name}: {}", describe(&findings));
-        let c = dev.download(&bufs.c).unwrap();
-        let (m, n) = (shape.m as usize, shape.n as usize);
-        let wrong: Vec<(usize, usize)> = (0..m)
-            .flat_map(|i| (0..n).map(move |j| (i, j)))
-            .filter(|&(i, j)| {
-                let want = half::bf16::from_f64(reference_at(&a, &b, &shape, layout, i, j));
-                c[i * n + j].to_bits() != want.to_bits()
-            })
-            .collect();
-        assert!(wrong.is_empty(), "{name}: {} of {} elements wrong, first at {:?}", wrong.len(), m * n, wrong.first());
-        // Not vacuous: sums of 136 ternary products are mostly not 0, +-1.
-        let big = c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
-        assert!(big > m * n / 2, "{name}: {big} of {} elements above 1", m * n);
+        launch_exact_with_no_findings(&cfg, shape, grid, 60 + i as u64);
     }
 }
 
@@ -544,39 +511,7 @@ fn tiles_192_high_are_exact_at_ragged_shapes_with_no_findings() {
         let cfg = GemmConfig { block_n, wg_m: 64, consumers: 3, stages: 2, cluster_m, ..GemmConfig::new(layout) };
         assert_eq!(gemm::dsl::unsupported(&cfg), None, "{}", cfg.kernel_name());
         assert_eq!((cfg.block_m(), cfg.threads()), (192, 512), "{}", cfg.kernel_name());
-        let name = format!("{} at {shape} on {grid} CTAs", cfg.kernel_name());
-        let kernel = gemm::dsl::kernel(&cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let seed = 70 + i as u64;
-        let dev = Device::sim(SimConfig::default().with_seed(seed).with_strategy(Strategy::Random));
-        let a = ternary_bf16((shape.m * shape.k) as usize, seed);
-        let b = ternary_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
-        let mut bufs = GemmBuffers::new(&dev, shape, layout, &a, &b).unwrap();
-        dev.fill(&mut bufs.c, POISON).unwrap();
-        let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape).unwrap();
-        let mut flags = gemm::dsl::flags(&dev, &cfg, &shape).unwrap();
-        let maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs).unwrap();
-        let lc = phaser::LaunchConfig::linear(grid, cfg.threads()).with_dynamic_shared(cfg.dynamic_smem_bytes());
-        let t0 = std::time::Instant::now();
-        let report = match dev.launch(&kernel, lc, &gemm::dsl::args(&maps, &shape, &mut ws, &mut flags, &mut bufs.c)) {
-            Ok(r) => r,
-            Err(RuntimeError::Simulation(r)) => panic!("{name}:\n{}", describe(&r.findings)),
-            Err(e) => panic!("{name}: {e}"),
-        };
-        eprintln!("{name} simulated in {:?}", t0.elapsed());
-        let findings = report.sim.map(|s| s.findings).unwrap_or_default();
-        assert!(findings.is_empty(), "{name}: {}", describe(&findings));
-        let c = dev.download(&bufs.c).unwrap();
-        let (m, n) = (shape.m as usize, shape.n as usize);
-        let wrong: Vec<(usize, usize)> = (0..m)
-            .flat_map(|i| (0..n).map(move |j| (i, j)))
-            .filter(|&(i, j)| {
-                let want = half::bf16::from_f64(reference_at(&a, &b, &shape, layout, i, j));
-                c[i * n + j].to_bits() != want.to_bits()
-            })
-            .collect();
-        assert!(wrong.is_empty(), "{name}: {} of {} elements wrong, first at {:?}", wrong.len(), m * n, wrong.first());
-        let big = c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
-        assert!(big > m * n / 2, "{name}: {big} of {} elements above 1", m * n);
+        launch_exact_with_no_findings(&cfg, shape, grid, 70 + i as u64);
     }
 }
 
@@ -606,4 +541,43 @@ fn tiles_192_high_refuse_what_does_not_fit() {
     let why = gemm::dsl::unsupported(&tall).expect("384 rows refused");
     assert!(why.contains("a 384-row A tile, one TMA box of at most 256 rows"), "{why}");
     assert!(gemm::builder_unsupported(&GemmConfig { block_n: 128, ..wide }).unwrap().contains("the DSL GEMM's only"));
+}
+
+/// `cfg`'s DSL kernel on `grid` CTAs at `shape` in the simulator (random schedule from
+/// `seed`, ternary inputs from it): no findings, C the exact product bit for bit, and not
+/// vacuously (sums of ternary products are mostly not 0, +-1).
+fn launch_exact_with_no_findings(cfg: &GemmConfig, shape: GemmShape, grid: u32, seed: u64) {
+    let layout = cfg.b_layout;
+    let name = format!("{} at {shape} on {grid} CTAs", cfg.kernel_name());
+    let kernel = gemm::dsl::kernel(cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let dev = Device::sim(SimConfig::default().with_seed(seed).with_strategy(Strategy::Random));
+    let a = ternary_bf16((shape.m * shape.k) as usize, seed);
+    let b = ternary_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
+    let mut bufs = GemmBuffers::new(&dev, shape, layout, &a, &b).unwrap();
+    dev.fill(&mut bufs.c, POISON).unwrap();
+    let mut ws = gemm::dsl::workspace(&dev, cfg, &shape).unwrap();
+    let mut flags = gemm::dsl::flags(&dev, cfg, &shape).unwrap();
+    let maps = gemm::dsl::tensor_maps(&dev, cfg, &bufs).unwrap();
+    let lc = phaser::LaunchConfig::linear(grid, cfg.threads()).with_dynamic_shared(cfg.dynamic_smem_bytes());
+    let t0 = std::time::Instant::now();
+    let report = match dev.launch(&kernel, lc, &gemm::dsl::args(&maps, &shape, &mut ws, &mut flags, &mut bufs.c)) {
+        Ok(r) => r,
+        Err(RuntimeError::Simulation(r)) => panic!("{name}:\n{}", describe(&r.findings)),
+        Err(e) => panic!("{name}: {e}"),
+    };
+    eprintln!("{name} simulated in {:?}", t0.elapsed());
+    let findings = report.sim.map(|s| s.findings).unwrap_or_default();
+    assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+    let c = dev.download(&bufs.c).unwrap();
+    let (m, n) = (shape.m as usize, shape.n as usize);
+    let wrong: Vec<(usize, usize)> = (0..m)
+        .flat_map(|i| (0..n).map(move |j| (i, j)))
+        .filter(|&(i, j)| {
+            let want = half::bf16::from_f64(reference_at(&a, &b, &shape, layout, i, j));
+            c[i * n + j].to_bits() != want.to_bits()
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{name}: {} of {} elements wrong, first at {:?}", wrong.len(), m * n, wrong.first());
+    let big = c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
+    assert!(big > m * n / 2, "{name}: {big} of {} elements above 1", m * n);
 }
