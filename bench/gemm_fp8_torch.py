@@ -162,10 +162,11 @@ def main():
             # FRAGS = 2 (`blockwise_frags2_c.bf16`) and the scales through shared memory
             # (`blockwise_smem_scales_c.bf16`), each against the same reference and peer.
             variants = [(name, c)] if c is not None else []
-            # Split-K (`blockwise_smem_scales_split{S}[_c1]_c.bf16`, bench_gemm_fp8 --splits).
-            splits = sorted(x[len(f"{name}_"):-len("_c.bf16")] for x in os.listdir(d)
-                            if x.startswith(f"{name}_smem_scales_split") and x.endswith("_c.bf16"))
-            for other in ["frags2", "smem_scales"] + splits:
+            # And every other bf16 C bench_gemm_fp8 wrote (split-K: `blockwise_smem_scales_split{S}[_c1]`,
+            # --splits; the issue order: `_turns`, --issue).
+            others = sorted(x[len(f"{name}_"):-len("_c.bf16")] for x in os.listdir(d)
+                            if x.startswith(f"{name}_") and x.endswith("_c.bf16") and x != f"{name}_c.bf16")
+            for other in others:
                 if name == "blockwise" and os.path.isfile(f(f"{other}_c.bf16")):
                     variants.append((f"{name}_{other}", load(f(f"{other}_c.bf16"), torch.bfloat16, (m, n))))
             for variant, ours_c in variants:

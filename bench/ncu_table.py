@@ -4,13 +4,13 @@ decode_ncu.sh), from ncu's raw CSV (`--csv --page raw`: the program's own output
 line "ID","Process ID",..., a units row, one row per profiled launch).
 
 Usage: ncu_table.py gemm CSV                      Phaser next to cuBLAS, every metric column
-       ncu_table.py fp8 FRAGS1 FRAGS2 SMEM_SCALES the blockwise FP8 GEMM's three variants
+       ncu_table.py fp8 CSV...                   the blockwise FP8 GEMM's variants, a column each
        ncu_table.py decode CSV SHAPE CONFIG       one decode shape, DSL next to cuBLAS
 
 Checked on saved CSVs (bench/testdata/ncu/) against the tables they print by
 examples/tests/bench_scripts.rs.
 """
-import csv, io, sys
+import csv, io, os, sys
 
 
 def raw(path, who, see):
@@ -54,13 +54,22 @@ def fp8(paths):
             sys.exit(1)
         cols.append(dict(zip(header, data[0])))
         units_of = dict(zip(header, units))
+    # A column per CSV, named by its file (`[ncu_]fp8_<variant>.csv`).
+    labels = []
+    for path in paths:
+        stem = os.path.basename(path).removesuffix(".csv").removeprefix("ncu_").removeprefix("fp8_")
+        labels.append(FP8_LABELS.get(stem, stem))
     print()
     print("==================== ncu summary (--clock-control base, gemm_fp8_dsl blockwise) ====================")
-    print("| metric | unit | FRAGS=1 | FRAGS=2 | smem_scales (FRAGS=1) |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| metric | unit | " + " | ".join(labels) + " |")
+    print("| --- | --- | " + " | ".join("---" for _ in labels) + " |")
     for h in cols[0]:
         if "__" in h:
-            print(f"| {h} | {units_of.get(h, '')} | {cols[0].get(h, '-')} | {cols[1].get(h, '-')} | {cols[2].get(h, '-')} |")
+            print(f"| {h} | {units_of.get(h, '')} | " + " | ".join(c.get(h, "-") for c in cols) + " |")
+
+
+# The fp8 table's column names of bench/gemm_fp8_ncu.sh's variants (others: the variant's own).
+FP8_LABELS = {"frags1": "FRAGS=1", "frags2": "FRAGS=2", "smem_scales": "smem_scales (FRAGS=1)"}
 
 
 # Units to the table's: durations to us, bytes to bytes, clocks to MHz.
@@ -138,13 +147,13 @@ def decode(path, shape, config):
           f"B is {b_bytes / 1e6:.1f} MB")
 
 
-USAGE = "usage: ncu_table.py gemm CSV | fp8 FRAGS1 FRAGS2 SMEM_SCALES | decode CSV SHAPE CONFIG"
+USAGE = "usage: ncu_table.py gemm CSV | fp8 CSV [CSV...] | decode CSV SHAPE CONFIG"
 
 if __name__ == "__main__":
     kind, args = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else (None, [])
     if kind == "gemm" and len(args) == 1:
         gemm(args[0])
-    elif kind == "fp8" and len(args) == 3:
+    elif kind == "fp8" and len(args) >= 1:
         fp8(args)
     elif kind == "decode" and len(args) == 3:
         decode(*args)

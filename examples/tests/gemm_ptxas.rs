@@ -351,25 +351,35 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
 /// running) and reads the other fragment's registers than the wgmmas in flight write.
 #[test]
 fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
-    use phaser_examples::gallery::gemm_fp8_dsl::{kernel_out, tiles, Output, Scales, Scaling};
+    use phaser_examples::gallery::gemm_fp8_dsl::{kernel_issue, tiles, Issue, Output, Scales, Scaling};
     let variants = [
-        (Scaling::Blockwise, 1, Scales::Global, Output::Bf16),
-        (Scaling::Blockwise, 2, Scales::Global, Output::Bf16),
-        (Scaling::Blockwise, 1, Scales::Shared, Output::Bf16),
-        (Scaling::Blockwise, 1, Scales::Shared, Output::E4m3),
-        (Scaling::PerTensor, 1, Scales::Global, Output::Bf16),
+        (Scaling::Blockwise, 1, Scales::Global, Output::Bf16, Issue::Together),
+        (Scaling::Blockwise, 2, Scales::Global, Output::Bf16, Issue::Together),
+        (Scaling::Blockwise, 1, Scales::Shared, Output::Bf16, Issue::Together),
+        (Scaling::Blockwise, 1, Scales::Shared, Output::E4m3, Issue::Together),
+        (Scaling::PerTensor, 1, Scales::Global, Output::Bf16, Issue::Together),
+        (Scaling::Blockwise, 1, Scales::Global, Output::Bf16, Issue::Turns),
+        (Scaling::Blockwise, 1, Scales::Shared, Output::Bf16, Issue::Turns),
     ];
     let ptxs: Vec<String> = variants
         .iter()
-        .map(|&(scaling, frags, scales, output)| {
-            let k = kernel_out(scaling, &tiles(scaling), frags, scales, output).unwrap_or_else(|e| panic!("{scaling:?}: {e}"));
+        .map(|&(scaling, frags, scales, output, issue)| {
+            let k = kernel_issue(scaling, &tiles(scaling), frags, scales, output, issue)
+                .unwrap_or_else(|e| panic!("{scaling:?}: {e}"));
             emit_kernel(&k).unwrap()
         })
         .collect();
-    for ((scaling, frags, scales, output), (ptx, (verbose, insts))) in variants.into_iter().zip(ptxs.iter().zip(assemble_all(&ptxs))) {
+    for ((scaling, frags, scales, output, issue), (ptx, (verbose, insts))) in
+        variants.into_iter().zip(ptxs.iter().zip(assemble_all(&ptxs)))
+    {
         let t = tiles(scaling);
-        let what = format!("{scaling:?}, {frags} fragment(s), {scales:?} scales, {output:?} C");
+        let what = format!("{scaling:?}, {frags} fragment(s), {scales:?} scales, {output:?} C, {issue:?}");
         let ptx = ptx.as_str();
+        // Turns: the grant and the hand-off arrive on the other's barrier, the turn and the
+        // last untaken turn sync on one's own, each over both warpgroups (256 threads).
+        let turn_ops = |op: &str| ptx.lines().filter(|l| l.trim_start().starts_with(op) && l.contains(", 256;")).count();
+        let turns = if issue == Issue::Turns { 2 } else { 0 };
+        assert_eq!((turn_ops("bar.arrive"), turn_ops("bar.sync")), (turns, turns), "{what}:\n{ptx}");
         // The e4m3 output: one `cvt` per packed pair (64 per thread of a 64 x 128 slab: 32)
         // stored to shared memory by `st.shared.u16`, no stmatrix; bf16: a stmatrix.x4 per 16 columns.
         let cvts = ptx_text::count(&ptx, "cvt.rn.satfinite.e4m3x2.f32");

@@ -245,31 +245,35 @@ fn simulator_tensor_core_agrees_with_the_gpu() {
 #[ignore = "needs a GPU: run by .ci/gpu-bundle"]
 fn gemm_fp8_dsl_matches_the_dequantized_f64_product() {
     use phaser::problem::{run_problem, Size};
-    use phaser_examples::gallery::gemm_fp8_dsl::{self as fp8, tiles, Quantized, Scales, Scaling};
+    use phaser_examples::gallery::gemm_fp8_dsl::{self as fp8, tiles, Issue, Output, Quantized, Scales, Scaling};
     let dev = Device::cuda(0).expect("needs a CUDA GPU");
     let seed = phaser_examples::gallery::fresh_seed();
     eprintln!("seed {seed}");
     let mut failures = Vec::new();
-    // Blockwise with one and with two accumulator fragments in flight, and with shared scales.
+    // Blockwise with one and with two accumulator fragments in flight, with shared scales, and
+    // with the warpgroups issuing in turns.
     let variants = [
-        (Scaling::Blockwise, 1, Scales::Global),
-        (Scaling::Blockwise, 2, Scales::Global),
-        (Scaling::Blockwise, 1, Scales::Shared),
-        (Scaling::PerTensor, 1, Scales::Global),
+        (Scaling::Blockwise, 1, Scales::Global, Issue::Together),
+        (Scaling::Blockwise, 2, Scales::Global, Issue::Together),
+        (Scaling::Blockwise, 1, Scales::Shared, Issue::Together),
+        (Scaling::Blockwise, 1, Scales::Shared, Issue::Turns),
+        (Scaling::Blockwise, 1, Scales::Global, Issue::Turns),
+        (Scaling::PerTensor, 1, Scales::Global, Issue::Together),
     ];
-    for (scaling, frags, scales) in variants {
+    for (scaling, frags, scales, issue) in variants {
         let sms = dev.sm_count().unwrap();
         let ragged = |dev: &Device| {
             let q = Quantized::random(1000, 1040, 1024, scaling, seed);
-            let kernel = fp8::kernel_with(scaling, &tiles(scaling), frags, scales).unwrap();
+            let kernel = fp8::kernel_issue(scaling, &tiles(scaling), frags, scales, Output::Bf16, issue).unwrap();
             fp8::problem_with(dev, q, tiles(scaling).grid(1000, 1040, sms), false, seed, kernel)
         };
         let mut problems = vec![("ragged".to_string(), ragged(&dev).unwrap())];
         for size in [Size::Small, Size::Quick, Size::Full] {
-            problems.push((format!("{size:?}"), fp8::setup_with(&dev, size, seed, scaling, frags, scales).unwrap()));
+            let p = fp8::setup_issue(&dev, size, seed, scaling, frags, scales, issue).unwrap();
+            problems.push((format!("{size:?}"), p));
         }
         for (what, mut p) in problems {
-            let what = format!("{scaling:?} FRAGS={frags} {scales:?} scales {what}");
+            let what = format!("{scaling:?} FRAGS={frags} {scales:?} scales {issue:?} {what}");
             let outputs = run_problem(&dev, &mut p).unwrap_or_else(|e| panic!("{what}: {e}"));
             let outcome = fp8::check(&p, &outputs);
             eprintln!("{what}: {}", outcome.detail);

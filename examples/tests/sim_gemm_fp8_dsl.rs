@@ -20,7 +20,7 @@ use phaser::Device;
 use phaser::problem::run_problem;
 use phaser_examples::gallery::gemm_dsl::Tiles;
 use phaser_examples::gallery::gemm_fp8_dsl::{
-    self as fp8, Host, Output, Quantized, Scales, Scaling, BLOCK_K, SCALE_BLOCK,
+    self as fp8, Host, Issue, Output, Quantized, Scales, Scaling, BLOCK_K, SCALE_BLOCK,
 };
 
 /// C[i][j] as the simulator computes it.
@@ -184,6 +184,68 @@ fn shared_scales_ragged_is_the_model_with_no_findings() {
 #[test]
 fn shared_scales_random_quantized_is_the_model_with_no_findings() {
     shared_scales(Quantized::random(328, 200, 512, Scaling::Blockwise, 7), 4, 7);
+}
+
+/// The warpgroups issuing their K blocks in turn (`Issue::Turns`, named barriers 3 and 4),
+/// with both scale paths: C is the model bit for bit with zero findings, on a ragged shape
+/// whose CTAs walk two tiles each (the turns carry across tiles) and on one with a cluster
+/// that has no tile (its warpgroups only take the first turn and its consumption).
+#[test]
+fn issuing_in_turns_is_the_model_with_no_findings() {
+    let t = fp8::tiles(Scaling::Blockwise);
+    for scales in [Scales::Shared, Scales::Global] {
+        for (m, n, k, seed) in [(330, 200, 1024, 4), (100, 128, 256, 5)] {
+            let dev = Device::sim(SimConfig::default().with_seed(seed));
+            let kernel = fp8::kernel_issue(Scaling::Blockwise, &t, 1, scales, Output::Bf16, Issue::Turns)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let q = Quantized::exact(m, n, k, Scaling::Blockwise, seed);
+            let p = fp8::problem_with(&dev, q, 4, true, seed, kernel).unwrap_or_else(|e| panic!("{e}"));
+            simulate_problem_of(&dev, p, Scaling::Blockwise, Size::Quick, seed);
+        }
+    }
+}
+
+/// Without the second warpgroup's first arrival each warpgroup waits for its turn forever:
+/// the checker names the deadlock.
+#[test]
+fn turns_without_the_first_grant_are_a_deadlock() {
+    use phaser::runtime::sim::Category;
+    use phaser_examples::mutate::ops::BAR_ARRIVE;
+    use phaser_examples::mutate::{at, make_mutant, Mutant};
+    let t = fp8::tiles(Scaling::Blockwise);
+    let good = fp8::kernel_issue(Scaling::Blockwise, &t, 1, Scales::Shared, Output::Bf16, Issue::Turns).unwrap();
+    let mutant = Mutant {
+        subject: "gemm_fp8_dsl",
+        // The first of the two: the grant before the walk (the second hands over each turn).
+        site: at(BAR_ARRIVE, "T.ptx.bar.arrive(their_turn, 256);").nth(0, 2),
+        mutator: Box::new(phaser_examples::mutate::mutator::Delete),
+        expect: Category::Deadlock,
+        race: None,
+    };
+    let (bad, _) = make_mutant(&mutant, &good).unwrap_or_else(|e| panic!("{e}"));
+    let seed = 6;
+    let dev = Device::sim(SimConfig::default().with_seed(seed));
+    let q = Quantized::exact(256, 128, 256, Scaling::Blockwise, seed);
+    let mut p = fp8::problem_with(&dev, q, 2, true, seed, bad).unwrap_or_else(|e| panic!("{e}"));
+    let categories: Vec<Category> = match simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)) {
+        Ok(reports) => reports.iter().flat_map(|r| r.findings.iter().map(|f| f.category)).collect(),
+        Err(e) => e.findings().map(|f| f.iter().map(|f| f.category).collect()).unwrap_or_else(|| panic!("{e}")),
+    };
+    assert!(categories.contains(&Category::Deadlock), "the mutant's findings: {categories:?}");
+}
+
+/// Turns are the 1-fragment blockwise kernel's: two fragments and the per-tensor kernel are
+/// refused, naming it.
+#[test]
+fn turns_with_two_fragments_or_per_tensor_are_refused() {
+    for (scaling, frags) in [(Scaling::Blockwise, 2), (Scaling::PerTensor, 1)] {
+        let e = fp8::kernel_issue(scaling, &fp8::tiles(scaling), frags, Scales::Global, Output::Bf16, Issue::Turns)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains("issuing in turns is the blockwise kernel's with 1 fragment"), "{e}");
+        assert!(e.contains(&format!("{scaling:?} with {frags}")), "{e}");
+    }
 }
 
 /// The mutant whose warps read an A scale after releasing the stage (the `ld.shared` of `a1`

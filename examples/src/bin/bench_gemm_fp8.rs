@@ -40,8 +40,8 @@ use phaser::runtime::GraphArg;
 use phaser::{Arg, Device, LaunchConfig, F8E4M3};
 use phaser_examples::gallery::gemm_dsl::{Tiles, EPI, REDUCE_THREADS, THREADS};
 use phaser_examples::gallery::gemm_fp8_dsl::{
-    e4m3_of_pairs, kernel_out, sfa_dims, sfa_stride, split_problem, tiles, Output, Quantized, Scales, Scaling, BLOCK_K,
-    SCALE_BLOCK,
+    e4m3_of_pairs, kernel_issue, sfa_dims, sfa_stride, split_problem, tiles, Issue, Output, Quantized, Scales, Scaling,
+    BLOCK_K, SCALE_BLOCK,
 };
 use phaser_examples::timing::{self, BenchError, BenchResult};
 use std::path::PathBuf;
@@ -89,6 +89,11 @@ struct Args {
     /// so M = 64 wastes half a tile, not three quarters; rows with `_c1`).
     #[arg(long, default_value = "2")]
     split_clusters: String,
+    /// The order the blockwise kernel's consumer warpgroups issue their K blocks in,
+    /// comma-separated: `together` (the gallery's), `turns` (`Issue::Turns`: each 1-fragment
+    /// variant once more, in turns; rows with `_turns`).
+    #[arg(long, default_value = "together")]
+    issue: String,
     /// Time a shape's variants as the sides of one interleaved measurement (they see the same
     /// conditions: compare them with each other). By default each is timed alone, as
     /// `gemm_fp8_torch.py` times cuBLASLt: under the power cap a kernel interleaved with slower
@@ -110,6 +115,14 @@ fn parse_scales(s: &str) -> BenchResult<Scales> {
         "global" => Ok(Scales::Global),
         "shared" => Ok(Scales::Shared),
         other => Err(BenchError(format!("--scales: `{other}` is not `global` or `shared`"))),
+    }
+}
+
+fn parse_issue(s: &str) -> BenchResult<Issue> {
+    match s.trim() {
+        "together" => Ok(Issue::Together),
+        "turns" => Ok(Issue::Turns),
+        other => Err(BenchError(format!("--issue: `{other}` is not `together` or `turns`"))),
     }
 }
 
@@ -154,6 +167,9 @@ fn parse_shape(s: &str) -> BenchResult<(u32, u32, u32)> {
     }
 }
 
+/// A variant: fragments, scale path, output, split-K slices, CTAs per cluster, issue order.
+type Variant = (u32, Scales, Output, u32, u32, Issue);
+
 /// One kernel's launch, its buffers and maps: prepared before any is timed (so every variant
 /// of a shape can run in one interleaved measurement, `--together`).
 struct Prepared {
@@ -182,14 +198,14 @@ impl Prepared {
         dev: &Device,
         q: &Quantized,
         name: String,
-        (frags, scales, output, split, cluster): (u32, Scales, Output, u32, u32),
+        (frags, scales, output, split, cluster, issue): Variant,
     ) -> BenchResult<Self> {
         let t = Tiles { split, cluster, ..tiles(q.scaling) };
         let (m, n, k) = (q.m, q.n, q.k);
         if let Some(why) = split_problem(&t, m, n, k) {
             return Err(BenchError(format!("{m}x{n}x{k} {name}: {why}")));
         }
-        let kern = kernel_out(q.scaling, &t, frags, scales, output)?;
+        let kern = kernel_issue(q.scaling, &t, frags, scales, output, issue)?;
         let sms = dev.sm_count()?;
         let reduce = if split > 1 {
             Some((t.reduce_kernel()?, LaunchConfig::linear(t.reduce_grid(m, n, sms), REDUCE_THREADS)))
@@ -402,6 +418,7 @@ fn main() {
         let splits: Vec<u32> = args.splits.split(',').map(parse_split).collect::<BenchResult<_>>()?;
         let split_clusters: Vec<u32> =
             args.split_clusters.split(',').map(parse_cluster).collect::<BenchResult<_>>()?;
+        let issues: Vec<Issue> = args.issue.split(',').map(parse_issue).collect::<BenchResult<_>>()?;
         let dev = Device::cuda(0)?;
         let stream = dev.stream()?;
         let mut ok = true;
@@ -418,9 +435,9 @@ fn main() {
             for &scaling in &scalings {
                 let q = Quantized::random(m, n, k, scaling, args.seed);
                 let (name, variants) = match scaling {
-                    Scaling::PerTensor => ("per_tensor", vec![(1, Scales::Global, Output::Bf16, 1, 2)]),
+                    Scaling::PerTensor => ("per_tensor", vec![(1, Scales::Global, Output::Bf16, 1, 2, Issue::Together)]),
                     Scaling::Blockwise => {
-                        let mut v = Vec::new();
+                        let mut v: Vec<(u32, Scales, Output, u32, u32)> = Vec::new();
                         if scale_paths.contains(&Scales::Global) {
                             v.extend(frag_counts.iter().map(|&f| (f, Scales::Global, Output::Bf16, 1, 2)));
                         }
@@ -437,6 +454,15 @@ fn main() {
                                 }
                             }
                         }
+                        // Each issue order of every 1-fragment variant (two fragments issue together).
+                        let v = v
+                            .into_iter()
+                            .flat_map(|(f, s, o, sp, c)| {
+                                let orders: Vec<Issue> =
+                                    if f == 1 { issues.clone() } else { vec![Issue::Together] };
+                                orders.into_iter().map(move |i| (f, s, o, sp, c, i))
+                            })
+                            .collect();
                         ("blockwise", v)
                     }
                 };
@@ -455,8 +481,9 @@ fn main() {
                 // (bench/gemm_fp8_torch.py's names).
                 let mut prepared = variants
                     .iter()
-                    .map(|&(frags, scales, output, split, cluster)| {
+                    .map(|&(frags, scales, output, split, cluster, issue)| {
                         let c1 = if cluster == 1 { "_c1" } else { "" };
+                        let turns = if issue == Issue::Turns { "_turns" } else { "" };
                         let variant = match (frags, scales, output) {
                             (_, Scales::Shared, Output::E4m3) => format!("{name}_e4m3_out"),
                             (_, Scales::Shared, Output::Bf16) if split > 1 || cluster == 1 => {
@@ -466,7 +493,8 @@ fn main() {
                             (1, Scales::Global, _) => name.to_string(),
                             _ => format!("{name}_frags{frags}"),
                         };
-                        Prepared::new(&dev, &q, variant, (frags, scales, output, split, cluster))
+                        let variant = format!("{variant}{turns}");
+                        Prepared::new(&dev, &q, variant, (frags, scales, output, split, cluster, issue))
                     })
                     .collect::<BenchResult<Vec<_>>>()?;
                 let rows = run(&dev, &stream, &args, &q, &mut prepared)?;

@@ -79,6 +79,7 @@ pub fn gemm_fp8_dsl(
     #[comptime] SCALES_SMEM: u32,
     #[comptime] OUT_E4M3: u32,
     #[comptime] SPLIT: u32,
+    #[comptime] TURNS: u32,
 ) {
     T.require_block(THREADS, 1, 1);
     T.max_registers(ENTRY_REGS);
@@ -187,6 +188,17 @@ pub fn gemm_fp8_dsl(
         let mut sum = T.registers::<f32>([BN / 2]);
         // This thread's first row in the warpgroup's 64 (the second is 8 below).
         let frag_row = T.fragment.row(acc[0], 0);
+        // TURNS ([`Issue::Turns`]): the warpgroups issue their K blocks in turn (named barrier
+        // 3 + w is warpgroup w's turn: its 128 threads wait there for the other's 128
+        // arrivals), so the tensor core runs one's block while the other promotes its own.
+        // The second gives the first its first turn.
+        let my_turn = 3 + cw;
+        let their_turn = 4 - cw;
+        if TURNS == 1 {
+            if cw == 1 {
+                T.ptx.bar.arrive(their_turn, 256);
+            }
+        }
         let read = T.pipeline.consumer_state(pipe);
         // FRAGS = 2: the stage being promoted, one behind `read` (the stage issued last).
         let rel = if FRAGS == 2 { T.pipeline.consumer_state(pipe) } else { read };
@@ -216,12 +228,18 @@ pub fn gemm_fp8_dsl(
                     let sb = sfb_ring[s];
                     let a0 = sfa_ring[s][0][cw * 64 + frag_row];
                     let a1 = sfa_ring[s][0][cw * 64 + frag_row + 8];
+                    if TURNS == 1 {
+                        T.ptx.bar.sync(my_turn, 256);
+                    }
                     T.ptx.wgmma.fence();
                     #[unroll]
                     for kk in 0..BLOCK_K / 32 {
                         T.ptx.wgmma.mma_async(acc[0], a_ring[s][cw], b_ring[s], kk, kk > 0);
                     }
                     T.ptx.wgmma.commit_group();
+                    if TURNS == 1 {
+                        T.ptx.bar.arrive(their_turn, 256);
+                    }
                     T.ptx.wgmma.wait_group(0);
                     // The stage's wgmmas retired and this warp read its scales: one arrival
                     // per warp (the pipeline elects lane 0).
@@ -238,12 +256,18 @@ pub fn gemm_fp8_dsl(
                 for kb in kb0..kb1 {
                     T.pipeline.consumer_wait(pipe, read);
                     let s = T.pipeline.stage(read);
+                    if TURNS == 1 {
+                        T.ptx.bar.sync(my_turn, 256);
+                    }
                     T.ptx.wgmma.fence();
                     #[unroll]
                     for kk in 0..BLOCK_K / 32 {
                         T.ptx.wgmma.mma_async(acc[0], a_ring[s][cw], b_ring[s], kk, kk > 0);
                     }
                     T.ptx.wgmma.commit_group();
+                    if TURNS == 1 {
+                        T.ptx.bar.arrive(their_turn, 256);
+                    }
                     // The K block's scales load while the wgmmas run.
                     let sb = T.ld.nc(sfb, b_scales + kb);
                     let s0 = T.ld.nc(sfa, kb * sfa_row + row0) * sb;
@@ -410,6 +434,13 @@ pub fn gemm_fp8_dsl(
                 }
             }
             t += step;
+        }
+        if TURNS == 1 {
+            // The second warpgroup's last arrival gives the first a turn it does not take:
+            // consumed, so no named barrier is left half arrived.
+            if cw == 0 {
+                T.ptx.bar.sync(my_turn, 256);
+            }
         }
         if leader {
             T.ptx.cp_async.bulk.wait_group(0);
@@ -675,6 +706,19 @@ pub const E4M3_MAX: f32 = 448.0;
 /// nonzero scale (2^-64 / 448, a normal f32) and its reciprocal stays finite.
 pub const AMAX_FLOOR: f32 = 5.421_010_862_427_522e-20;
 
+/// The order the blockwise kernel's two consumer warpgroups issue their K blocks' wgmmas in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Issue {
+    /// Each as soon as its stage is full: the two issue at once, their blocks finish together
+    /// and both promote while the tensor core has nothing queued (run 21c: the tensor pipe 75%
+    /// busy).
+    Together,
+    /// In turn, through two named barriers (FlashAttention-3's ping-pong, per K block): one
+    /// warpgroup's block is queued behind the other's, so it runs while the other promotes.
+    /// One fragment only (two fragments are another way to the same overlap).
+    Turns,
+}
+
 /// [`kernel_with`] storing `output`: [`Output::E4m3`] is the blockwise kernel's.
 pub fn kernel_out(
     scaling: Scaling,
@@ -683,6 +727,25 @@ pub fn kernel_out(
     scales: Scales,
     output: Output,
 ) -> phaser::codegen::Result<Kernel> {
+    kernel_issue(scaling, t, frags, scales, output, Issue::Together)
+}
+
+/// [`kernel_out`] with the consumers issuing their K blocks in `issue`'s order.
+pub fn kernel_issue(
+    scaling: Scaling,
+    t: &Tiles,
+    frags: u32,
+    scales: Scales,
+    output: Output,
+    issue: Issue,
+) -> phaser::codegen::Result<Kernel> {
+    if issue == Issue::Turns && (scaling != Scaling::Blockwise || frags != 1) {
+        return Err(phaser::codegen::CodegenError::new(
+            "gemm_fp8_dsl",
+            None,
+            format!("gemm_fp8_dsl: issuing in turns is the blockwise kernel's with 1 fragment, not {scaling:?} with {frags}"),
+        ));
+    }
     if output == Output::E4m3 && scaling != Scaling::Blockwise {
         return Err(phaser::codegen::CodegenError::new(
             "gemm_fp8_dsl",
@@ -734,7 +797,8 @@ pub fn kernel_out(
             }
             let smem = (scales == Scales::Shared) as u32;
             let e4m3 = (output == Output::E4m3) as u32;
-            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m, frags, smem, e4m3, t.split.max(1))
+            let turns = (issue == Issue::Turns) as u32;
+            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m, frags, smem, e4m3, t.split.max(1), turns)
         }
         Scaling::PerTensor => gemm_fp8_tensor_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m),
     }
@@ -1097,9 +1161,22 @@ pub fn setup_with(
     frags: u32,
     scales: Scales,
 ) -> Result<Problem, RuntimeError> {
+    setup_issue(dev, size, seed, scaling, frags, scales, Issue::Together)
+}
+
+/// [`setup_with`] with the consumers issuing their K blocks in `issue`'s order ([`kernel_issue`]).
+pub fn setup_issue(
+    dev: &Device,
+    size: Size,
+    seed: u64,
+    scaling: Scaling,
+    frags: u32,
+    scales: Scales,
+    issue: Issue,
+) -> Result<Problem, RuntimeError> {
     let (dims, grid) = gallery_dims(dev, size, scaling)?;
     let q = gallery_inputs(size, dims, scaling, seed);
-    let kernel = kernel_with(scaling, &tiles(scaling), frags, scales)?;
+    let kernel = kernel_issue(scaling, &tiles(scaling), frags, scales, Output::Bf16, issue)?;
     problem_with(dev, q, grid, size != Size::Full, seed, kernel)
 }
 
