@@ -32,6 +32,10 @@
 //!   `gemm_splitk_reduce`, launched after, sums them in slice order into bf16 C. Not with the
 //!   e4m3 output (its scales need the reduced C's amax) nor the in-kernel reductions
 //!   ([`split_refusal`]).
+//!   `#[comptime] TURNS` = 1 ([`Issue::Turns`], FRAGS 1): the two consumer warpgroups issue
+//!   their K blocks in turn through named barriers 3 and 4, so one's block is queued behind
+//!   the other's. Measured slower than issuing together on an H100 (run 23c,
+//!   `bench/gemm_fp8.md`): the gallery issues together.
 //! - `gemm_fp8_tensor_dsl`: per-tensor scaling (what `torch._scaled_mm` does): one accumulator
 //!   over all of K, multiplied once by `scale = scale_a * scale_b` in the epilogue.
 //!
