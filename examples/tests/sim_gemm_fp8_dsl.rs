@@ -186,6 +186,23 @@ fn shared_scales_random_quantized_is_the_model_with_no_findings() {
     shared_scales(Quantized::random(328, 200, 512, Scaling::Blockwise, 7), 4, 7);
 }
 
+/// The categories of the findings of `mutant` of `good` simulated on `q` over one 2-CTA
+/// cluster with `seed`: those of a run that ends, or those of the error that stopped it.
+fn mutant_categories(
+    mutant: &phaser_examples::mutate::Mutant,
+    good: &phaser::Kernel,
+    q: Quantized,
+    seed: u64,
+) -> Vec<phaser::runtime::sim::Category> {
+    let (bad, _) = phaser_examples::mutate::make_mutant(mutant, good).unwrap_or_else(|e| panic!("{e}"));
+    let dev = Device::sim(SimConfig::default().with_seed(seed));
+    let mut p = fp8::problem_with(&dev, q, 2, true, seed, bad).unwrap_or_else(|e| panic!("{e}"));
+    match simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)) {
+        Ok(reports) => reports.iter().flat_map(|r| r.findings.iter().map(|f| f.category)).collect(),
+        Err(e) => e.findings().map(|f| f.iter().map(|f| f.category).collect()).unwrap_or_else(|| panic!("{e}")),
+    }
+}
+
 /// The warpgroups issuing their K blocks in turn (`Issue::Turns`, named barriers 3 and 4),
 /// with both scale paths: C is the model bit for bit with zero findings, on a ragged shape
 /// whose CTAs walk two tiles each (the turns carry across tiles) and on one with a cluster
@@ -211,7 +228,7 @@ fn issuing_in_turns_is_the_model_with_no_findings() {
 fn turns_without_the_first_grant_are_a_deadlock() {
     use phaser::runtime::sim::Category;
     use phaser_examples::mutate::ops::BAR_ARRIVE;
-    use phaser_examples::mutate::{at, make_mutant, Mutant};
+    use phaser_examples::mutate::{at, Mutant};
     let t = fp8::tiles(Scaling::Blockwise);
     let good = fp8::kernel_issue(Scaling::Blockwise, &t, 1, Scales::Shared, Output::Bf16, Issue::Turns).unwrap();
     let mutant = Mutant {
@@ -222,15 +239,7 @@ fn turns_without_the_first_grant_are_a_deadlock() {
         expect: Category::Deadlock,
         race: None,
     };
-    let (bad, _) = make_mutant(&mutant, &good).unwrap_or_else(|e| panic!("{e}"));
-    let seed = 6;
-    let dev = Device::sim(SimConfig::default().with_seed(seed));
-    let q = Quantized::exact(256, 128, 256, Scaling::Blockwise, seed);
-    let mut p = fp8::problem_with(&dev, q, 2, true, seed, bad).unwrap_or_else(|e| panic!("{e}"));
-    let categories: Vec<Category> = match simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)) {
-        Ok(reports) => reports.iter().flat_map(|r| r.findings.iter().map(|f| f.category)).collect(),
-        Err(e) => e.findings().map(|f| f.iter().map(|f| f.category).collect()).unwrap_or_else(|| panic!("{e}")),
-    };
+    let categories = mutant_categories(&mutant, &good, Quantized::exact(256, 128, 256, Scaling::Blockwise, 6), 6);
     assert!(categories.contains(&Category::Deadlock), "the mutant's findings: {categories:?}");
 }
 
@@ -255,7 +264,7 @@ fn turns_with_two_fragments_or_per_tensor_are_refused() {
 fn reading_a_scale_after_the_release_is_a_finding() {
     use phaser::runtime::sim::Category;
     use phaser_examples::mutate::ops::{LD_SHARED, REMOTE_ARRIVE};
-    use phaser_examples::mutate::{at, make_mutant, Mutant};
+    use phaser_examples::mutate::{at, Mutant};
     let t = fp8::tiles(Scaling::Blockwise);
     let good = fp8::kernel_with(Scaling::Blockwise, &t, 1, Scales::Shared).unwrap();
     // The warp's release: lane 0's arrivals on both CTAs' `empty`, in its `if`.
@@ -267,15 +276,7 @@ fn reading_a_scale_after_the_release_is_a_finding() {
         expect: Category::AsyncWriteRace,
         race: None,
     };
-    let (bad, _) = make_mutant(&mutant, &good).unwrap_or_else(|e| panic!("{e}"));
-    let seed = 5;
-    let dev = Device::sim(SimConfig::default().with_seed(seed));
-    let q = Quantized::exact(256, 128, 1024, Scaling::Blockwise, seed);
-    let mut p = fp8::problem_with(&dev, q, 2, true, seed, bad).unwrap_or_else(|e| panic!("{e}"));
-    let categories: Vec<Category> = match simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)) {
-        Ok(reports) => reports.iter().flat_map(|r| r.findings.iter().map(|f| f.category)).collect(),
-        Err(e) => e.findings().map(|f| f.iter().map(|f| f.category).collect()).unwrap_or_else(|| panic!("{e}")),
-    };
+    let categories = mutant_categories(&mutant, &good, Quantized::exact(256, 128, 1024, Scaling::Blockwise, 5), 5);
     assert!(categories.contains(&Category::AsyncWriteRace), "the mutant's findings: {categories:?}");
     eprintln!("read a scale after the release: {categories:?}");
 }
@@ -287,7 +288,7 @@ fn reading_a_scale_after_the_release_is_a_finding() {
 fn promoting_before_the_wait_is_a_wgmma_register_race() {
     use phaser::runtime::sim::Category;
     use phaser_examples::mutate::ops::{REMOTE_ARRIVE, WGMMA_WAIT};
-    use phaser_examples::mutate::{at, make_mutant, Mutant};
+    use phaser_examples::mutate::{at, Mutant};
     let good = fp8::kernel_with_frags(Scaling::Blockwise, &fp8::tiles(Scaling::Blockwise), 2).unwrap();
     // The `if leader { release }` of the loop's first half (the release arrives on both CTAs'
     // `empty`: two arrivals per release, two releases in the unrolled turn).
@@ -299,15 +300,7 @@ fn promoting_before_the_wait_is_a_wgmma_register_race() {
         expect: Category::WgmmaRegisterRace,
         race: None,
     };
-    let (bad, _) = make_mutant(&mutant, &good).unwrap_or_else(|e| panic!("{e}"));
-    let seed = 3;
-    let dev = Device::sim(SimConfig::default().with_seed(seed));
-    let q = Quantized::exact(256, 128, 256, Scaling::Blockwise, seed);
-    let mut p = fp8::problem_with(&dev, q, 2, true, seed, bad).unwrap_or_else(|e| panic!("{e}"));
-    let categories: Vec<Category> = match simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)) {
-        Ok(reports) => reports.iter().flat_map(|r| r.findings.iter().map(|f| f.category)).collect(),
-        Err(e) => e.findings().map(|f| f.iter().map(|f| f.category).collect()).unwrap_or_else(|| panic!("{e}")),
-    };
+    let categories = mutant_categories(&mutant, &good, Quantized::exact(256, 128, 256, Scaling::Blockwise, 3), 3);
     assert!(categories.contains(&Category::WgmmaRegisterRace), "the mutant's findings: {categories:?}");
     eprintln!("promote before the wait: {categories:?}");
 }
