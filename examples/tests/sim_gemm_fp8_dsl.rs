@@ -315,6 +315,29 @@ fn per_tensor_ragged_is_the_model_with_no_findings() {
     simulate(Scaling::PerTensor, Size::Quick, 6, 1);
 }
 
+/// The configuration `tiles_for` chooses at M ≤ 128 (no cluster: one 128-row tile per CTA,
+/// B loaded whole, no multicast) on both scalings, M = 64 and a ragged 100: the model bit for
+/// bit with no findings, over two CTAs walking three tile columns, and the fused e4m3 output. Above one block row it keeps
+/// the 2-CTA cluster the other tests run.
+#[test]
+fn the_small_m_choice_without_a_cluster_is_the_model_with_no_findings() {
+    for (scaling, m, seed) in [(Scaling::Blockwise, 64, 31), (Scaling::Blockwise, 100, 32), (Scaling::PerTensor, 64, 33)] {
+        let (t, why) = fp8::tiles_for(scaling, m);
+        assert_eq!(t.cluster, 1, "{scaling:?} M = {m}: {why}");
+        let n = if scaling == Scaling::Blockwise { 384 } else { 768 };
+        let dev = Device::sim(SimConfig::default().with_seed(seed));
+        let kernel = fp8::kernel(scaling, &t).unwrap_or_else(|e| panic!("{e}"));
+        let q = Quantized::exact(m, n, 512, scaling, seed);
+        let p = fp8::problem_tiles(&dev, q, 2, true, seed, kernel, Output::Bf16, &t).unwrap_or_else(|e| panic!("{e}"));
+        simulate_problem_of(&dev, p, scaling, Size::Quick, seed);
+    }
+    // The fused e4m3 output without a cluster.
+    e4m3_out_tiles(Quantized::random(64, 256, 256, Scaling::Blockwise, 34), 2, 34, Scales::Shared, fp8::tiles_for(Scaling::Blockwise, 64).0);
+    for scaling in [Scaling::Blockwise, Scaling::PerTensor] {
+        assert_eq!(fp8::tiles_for(scaling, 129).0, fp8::tiles(scaling), "{scaling:?}: two block rows keep the cluster");
+    }
+}
+
 /// A scale applied to the wrong row would pass a check that ignores them: the tolerance is
 /// tight enough to see a row's scale swapped for its neighbour's.
 #[test]
@@ -383,10 +406,15 @@ fn shared_scales_other_than_blockwise_one_fragment_are_refused() {
 /// ([`model_f32`]), bit for bit, and each byte times its scale within `tolerance_e4m3` of the
 /// f64 product. Ragged (M = 330: `sfa_stride`'s padding; N = 208: a partial column block, C's rows 16-byte multiples).
 fn e4m3_out(q: Quantized, grid: u32, seed: u64, scales: Scales) {
+    e4m3_out_tiles(q, grid, seed, scales, fp8::tiles(Scaling::Blockwise));
+}
+
+/// [`e4m3_out`] with the tiles `t`.
+fn e4m3_out_tiles(q: Quantized, grid: u32, seed: u64, scales: Scales, t: Tiles) {
     let dev = Device::sim(SimConfig::default().with_seed(seed));
-    let t = fp8::tiles(Scaling::Blockwise);
     let kernel = fp8::kernel_out(Scaling::Blockwise, &t, 1, scales, Output::E4m3).unwrap_or_else(|e| panic!("{e}"));
-    let mut p = fp8::problem_out(&dev, q, grid, true, seed, kernel, Output::E4m3).unwrap_or_else(|e| panic!("{e}"));
+    let mut p =
+        fp8::problem_tiles(&dev, q, grid, true, seed, kernel, Output::E4m3, &t).unwrap_or_else(|e| panic!("{e}"));
     let reports =
         simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)).unwrap_or_else(|e| panic!("{e}"));
     for r in &reports {

@@ -18,9 +18,12 @@
 //! with `--outputs` naming `e4m3`, that kernel with its output quantized to e4m3
 //! (`Output::E4m3`; row `blockwise_e4m3_out`), and, with `--splits` / `--split-clusters`,
 //! the shared-scales bf16 kernel with split-K (f32 partials, then `gemm_splitk_reduce`, both
-//! launches in the timed graph; rows `blockwise_smem_scales_split{S}`, `_c1` without a
-//! cluster), so one device run puts them all against cuBLASLt (bf16 C); the `--frags 2 --scales global` form is what `bench/gemm_fp8_ncu.sh`
+//! launches in the timed graph; rows `blockwise_smem_scales_split{S}`), so one device run puts them all against cuBLASLt (bf16 C); the `--frags 2 --scales global` form is what `bench/gemm_fp8_ncu.sh`
 //! profiles.
+//!
+//! Each shape runs the configuration `gemm_fp8_dsl::tiles_for` chooses for its M (printed as
+//! `choice:` lines): the gallery's 2-CTA cluster, or none where M fits one block row. A row's
+//! name ends in `_c1` when it ran without a cluster.
 //!
 //! Timing: `timing::interleaved_on` on one Phaser stream, each variant a graph replayed and timed
 //! alone, as cuBLASLt is (`--together`: every variant of a shape one side of one interleaved
@@ -40,7 +43,7 @@ use phaser::runtime::GraphArg;
 use phaser::{Arg, Device, LaunchConfig, F8E4M3};
 use phaser_examples::gallery::gemm_dsl::{Tiles, EPI, REDUCE_THREADS, THREADS};
 use phaser_examples::gallery::gemm_fp8_dsl::{
-    e4m3_of_pairs, kernel_issue, sfa_dims, sfa_stride, split_problem, tiles, Issue, Output, Quantized, Scales, Scaling,
+    e4m3_of_pairs, kernel_issue, sfa_dims, sfa_stride, split_problem, tiles, tiles_for, Issue, Output, Quantized, Scales, Scaling,
     BLOCK_K, SCALE_BLOCK,
 };
 use phaser_examples::timing::{self, BenchError, BenchResult};
@@ -85,9 +88,10 @@ struct Args {
     #[arg(long, default_value = "1")]
     splits: String,
     /// CTAs per cluster of those split variants, comma-separated (each timed with every
-    /// `--splits`): 2 (the gallery's, B multicast; rows as above) or 1 (a 128-row tile per CTA,
-    /// so M = 64 wastes half a tile, not three quarters; rows with `_c1`).
-    #[arg(long, default_value = "2")]
+    /// `--splits`): `auto` (the shape's choice, `gemm_fp8_dsl::tiles_for`, which every other
+    /// variant runs: 2 with B multicast, or 1 where M fits one block row), 2, or 1 (a 128-row
+    /// tile per CTA; rows with `_c1`).
+    #[arg(long, default_value = "auto")]
     split_clusters: String,
     /// The order the blockwise kernel's consumer warpgroups issue their K blocks in,
     /// comma-separated: `together` (the gallery's), `turns` (`Issue::Turns`: each 1-fragment
@@ -141,10 +145,14 @@ fn parse_split(s: &str) -> BenchResult<u32> {
     }
 }
 
-fn parse_cluster(s: &str) -> BenchResult<u32> {
-    match s.trim().parse::<u32>() {
-        Ok(c @ 1..=2) => Ok(c),
-        _ => Err(BenchError(format!("--split-clusters: `{s}` is not 1 or 2 (CTAs per cluster)"))),
+/// `None`: the shape's choice (`auto`).
+fn parse_cluster(s: &str) -> BenchResult<Option<u32>> {
+    match s.trim() {
+        "auto" => Ok(None),
+        c => match c.parse::<u32>() {
+            Ok(c @ 1..=2) => Ok(Some(c)),
+            _ => Err(BenchError(format!("--split-clusters: `{s}` is not `auto`, 1 or 2 (CTAs per cluster)"))),
+        },
     }
 }
 
@@ -416,7 +424,7 @@ fn main() {
         let scale_paths: Vec<Scales> = args.scales.split(',').map(parse_scales).collect::<BenchResult<_>>()?;
         let outputs: Vec<Output> = args.outputs.split(',').map(parse_output).collect::<BenchResult<_>>()?;
         let splits: Vec<u32> = args.splits.split(',').map(parse_split).collect::<BenchResult<_>>()?;
-        let split_clusters: Vec<u32> =
+        let split_clusters: Vec<Option<u32>> =
             args.split_clusters.split(',').map(parse_cluster).collect::<BenchResult<_>>()?;
         let issues: Vec<Issue> = args.issue.split(',').map(parse_issue).collect::<BenchResult<_>>()?;
         let dev = Device::cuda(0)?;
@@ -426,6 +434,13 @@ fn main() {
             "method: {}",
             timing::Method { warmup: Duration::from_millis(args.warmup_ms), runs: args.runs }.describe("~20 ms")
         );
+        // Each shape's configuration, and why (the variants below run it unless they name another).
+        for &(m, n, k) in &shapes {
+            for &scaling in &scalings {
+                let (t, why) = tiles_for(scaling, m);
+                println!("choice: {m}x{n}x{k} {scaling:?}: {}x{} tiles, cluster {} ({why})", t.block_m(), t.block_n, t.cluster);
+            }
+        }
         println!("| shape | scaling | Phaser TFLOP/s | worst error / tolerance | checks |");
         println!("| --- | --- | --- | --- | --- |");
         for &(m, n, k) in &shapes {
@@ -434,12 +449,13 @@ fn main() {
             let mut meta = vec![format!("\"m\": {m}, \"n\": {n}, \"k\": {k}")];
             for &scaling in &scalings {
                 let q = Quantized::random(m, n, k, scaling, args.seed);
+                let chosen = tiles_for(scaling, m).0.cluster;
                 let (name, variants) = match scaling {
-                    Scaling::PerTensor => ("per_tensor", vec![(1, Scales::Global, Output::Bf16, 1, 2, Issue::Together)]),
+                    Scaling::PerTensor => ("per_tensor", vec![(1, Scales::Global, Output::Bf16, 1, chosen, Issue::Together)]),
                     Scaling::Blockwise => {
                         let mut v: Vec<(u32, Scales, Output, u32, u32)> = Vec::new();
                         if scale_paths.contains(&Scales::Global) {
-                            v.extend(frag_counts.iter().map(|&f| (f, Scales::Global, Output::Bf16, 1, 2)));
+                            v.extend(frag_counts.iter().map(|&f| (f, Scales::Global, Output::Bf16, 1, chosen)));
                         }
                         if scale_paths.contains(&Scales::Shared) {
                             // bf16 C once per split (1: no split) and cluster, then the e4m3 output.
@@ -447,10 +463,11 @@ fn main() {
                                 match o {
                                     Output::Bf16 => {
                                         for &c in &split_clusters {
+                                            let c = c.unwrap_or(chosen);
                                             v.extend(splits.iter().map(|&s| (1, Scales::Shared, o, s, c)));
                                         }
                                     }
-                                    Output::E4m3 => v.push((1, Scales::Shared, o, 1, 2)),
+                                    Output::E4m3 => v.push((1, Scales::Shared, o, 1, chosen)),
                                 }
                             }
                         }
@@ -485,13 +502,13 @@ fn main() {
                         let c1 = if cluster == 1 { "_c1" } else { "" };
                         let turns = if issue == Issue::Turns { "_turns" } else { "" };
                         let variant = match (frags, scales, output) {
-                            (_, Scales::Shared, Output::E4m3) => format!("{name}_e4m3_out"),
+                            (_, Scales::Shared, Output::E4m3) => format!("{name}_e4m3_out{c1}"),
                             (_, Scales::Shared, Output::Bf16) if split > 1 || cluster == 1 => {
                                 format!("{name}_smem_scales_split{split}{c1}")
                             }
                             (_, Scales::Shared, Output::Bf16) => format!("{name}_smem_scales"),
-                            (1, Scales::Global, _) => name.to_string(),
-                            _ => format!("{name}_frags{frags}"),
+                            (1, Scales::Global, _) => format!("{name}{c1}"),
+                            _ => format!("{name}_frags{frags}{c1}"),
                         };
                         let variant = format!("{variant}{turns}");
                         Prepared::new(&dev, &q, variant, (frags, scales, output, split, cluster, issue))

@@ -640,6 +640,21 @@ pub fn tiles(scaling: Scaling) -> Tiles {
     }
 }
 
+/// The configuration of `scaling` for M rows, and why: [`tiles`], without a cluster where
+/// M fits one block row. A cluster pairs two block rows of M (its CTAs share B by multicast),
+/// so at M ≤ `block_m` its second CTA's rows are all past M: it multiplies the TMA's zero fill
+/// while its peer waits on the releases they share. Run 23a (H100, bench/gemm_fp8.md): at
+/// 64 and 128 x 8192 x 8192 blockwise, 0.913x and 0.945x cuBLASLt without a cluster against
+/// 0.79x with one.
+pub fn tiles_for(scaling: Scaling, m: u32) -> (Tiles, &'static str) {
+    let t = tiles(scaling);
+    if m <= t.block_m() {
+        (Tiles { cluster: 1, ..t }, "no cluster: M fits one block row, a 2-CTA cluster's second CTA would hold no rows")
+    } else {
+        (t, "2-CTA cluster along M, B multicast: M spans more than one block row")
+    }
+}
+
 /// The blockwise kernel's fragments in flight, the gallery's choice: 1 (each K block waited
 /// for, then promoted). Two are slower on the H200 (run 21: 0.77x against 0.90x of cuBLASLt at
 /// 4096³; `bench/gemm_fp8.md`).
