@@ -181,10 +181,14 @@ if [ "${GEMM_SHAPES:-0}" = 1 ]; then
     --config-name phaser_gemm_128x256x64_s4_c2_g8_kmajor,phaser_gemm_128x192x64_s4_c2_g8_kmajor,phaser_gemm_128x192x64_s4_c1_g8_kmajor,phaser_gemm_128x256x64_s4_c2_g8_nmajor,phaser_gemm_128x256x64_s4_c1_g8_nmajor,phaser_gemm_128x192x64_s4_c1_g8_nmajor
   # The 192-row tile (three consumer warpgroups, the DSL GEMM's; bench/gemm.md, "192-row
   # tiles"): M = 2112 is 11 rows of 192 (cuBLAS's tile there), 16.5 of 128. Against the
-  # 128-row tiles run 22a timed, and the 64 x 256 tile the model picks for K-major B; 7168 x
-  # 2112 x 7168 as the transposed control.
+  # 128-row tiles run 22a timed, and the 64 x 256 tile the model picked for K-major B before
+  # run 23a (now 192 x 128 c1 for both layouts); 7168 x 2112 x 7168 as the transposed control.
   step gemm_tile_rows ./bin/bench_gemm --perf --impl dsl --shapes 2112x7168x7168,7168x2112x7168 \
     --config-name phaser_gemm_192x128x64_s4_c1_g8_kmajor,phaser_gemm_192x128x64_s4_c2_g8_kmajor,phaser_gemm_192x192x64_s3_c1_g8_kmajor,phaser_gemm_192x192x64_s3_c2_g8_kmajor,phaser_gemm_128x256x64_s4_c2_g8_kmajor,phaser_gemm_128x192x64_s4_c1_g8_kmajor,phaser_gemm_64x256x64_s5_c1_g8_kmajor,phaser_gemm_192x128x64_s4_c1_g8_nmajor,phaser_gemm_192x192x64_s3_c1_g8_nmajor,phaser_gemm_128x192x64_s4_c1_g8_nmajor,phaser_gemm_128x256x64_s4_c1_g8_nmajor
+  # The shapes whose choice moved with run 23a's rates (64 x 256 at 0.83, gemm_choice.rs
+  # `tile_efficiency`): the old pick against the new one.
+  step gemm_choice_moved ./bin/bench_gemm --perf --impl dsl --shapes 256x8192x4096,512x4096x4096,512x4096x8192 \
+    --config-name phaser_gemm_64x256x64_s5_c1_g8_kmajor,phaser_gemm_128x128x64_s6_c1_g8_kmajor,phaser_gemm_128x128x64_s6_c2_g8_kmajor
 fi
 # DECODE=1: the decode autotune (bench/gemm.md, "Decode shapes"): every decode candidate of
 # the DSL GEMM (tile x stages x split x reduce) at M in {1, 16, 64, 128, 256} x N, K in {4096,
@@ -248,7 +252,7 @@ fi
 # The numbers the notes need, from the logs above (compact).
 highlights() {
   local f
-  for f in bench_gemm gemm_sweep gemm_sweep_nmajor gemm_nmajor_dsl gemm_nmajor_dsl_splitk gemm_shapes gemm_tile_widths gemm_tile_rows; do
+  for f in bench_gemm gemm_sweep gemm_sweep_nmajor gemm_nmajor_dsl gemm_nmajor_dsl_splitk gemm_shapes gemm_tile_widths gemm_tile_rows gemm_choice_moved; do
     [ -f "$LOGS/$f.log" ] || continue
     echo "--- $f"
     grep -E '^timing|^\| checks' "$LOGS/$f.log"
