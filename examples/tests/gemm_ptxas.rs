@@ -450,8 +450,12 @@ fn fp8_split_k_kernels_assemble_without_spills() {
         assert_eq!(ptx_text::count(&ptx, "st.global.v2.f32"), (t.block_n / 4) as usize, "{what}: partial stores");
         assert_eq!(ptx.lines().filter(|l| l.trim_start().starts_with("stmatrix.")).count(), 0, "{what}");
         assert_eq!(ptx_text::count(&ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), 0, "{what}");
+        // The reduction, `gemm_splitk_reduce`, is its programmatic dependent.
+        assert_eq!(ptx_text::count(&ptx, "griddepcontrol.launch_dependents;"), 1, "{what}");
         ptxs.push(ptx);
     }
+    let unsplit = kernel_with(Scaling::Blockwise, &tiles(Scaling::Blockwise), 1, Scales::Shared).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ptx_text::count(&emit_kernel(&unsplit).unwrap(), "griddepcontrol.launch_dependents;"), 0, "no split, no dependent");
     for (((frags, scales), ptx), (verbose, insts)) in variants.into_iter().zip(&ptxs).zip(assemble_all(&ptxs)) {
         let what = format!("split 3 ({frags} fragment(s), {scales:?} scales)");
         assert_eq!(spill_bytes(&verbose), (0, 0), "{what} spills:\n{verbose}");
@@ -467,7 +471,8 @@ fn fp8_split_k_kernels_assemble_without_spills() {
 /// the same HGMMAs as without split-K and
 /// stores its f32 partials with `st.global.v2.f32` from the fragment (one per register pair
 /// of every m64 slab; no TMA store, no `stmatrix`, and no staging tiles in its shared memory),
-/// and the reduction kernel assembles.
+/// and the reduction kernel assembles; the GEMM releases the reduction, its programmatic
+/// dependent, and the reduction waits for the GEMM's memory before its first global read.
 #[test]
 fn split_k_kernels_assemble_without_spills() {
     let n_major = GemmConfig { b_layout: BLayout::NMajor, ..gemm::dsl::config(false) };
@@ -489,6 +494,12 @@ fn split_k_kernels_assemble_without_spills() {
             let reduce = kernels.reduce.as_ref().expect("a reduction");
             let reduce_ptx = emit_kernel(reduce).unwrap();
             assert_eq!(ptx_text::count(&reduce_ptx, "cvt.rn.bf16.f32"), 2, "reduce {name}: one rounding per element of the pair");
+            // The reduction is the GEMM's programmatic dependent (`ReduceLaunch`): the GEMM
+            // releases it once, and it waits for the GEMM's memory before its first global read.
+            assert_eq!(ptx_text::count(&ptx, "griddepcontrol.launch_dependents;"), 1, "{name}");
+            assert_eq!(ptx_text::count(&reduce_ptx, "griddepcontrol.wait;"), 1, "reduce {name}");
+            let (wait, first_read) = (reduce_ptx.find("griddepcontrol.wait;"), reduce_ptx.find("ld.global"));
+            assert!(wait.is_some() && first_read.is_some() && wait < first_read, "reduce {name}: the wait after a read:\n{reduce_ptx}");
             ptxs.push(ptx);
             ptxs.push(reduce_ptx);
             configs.push(cfg);
@@ -561,6 +572,9 @@ fn assemble_decode_candidates(cands: Vec<GemmConfig>) {
         let releases = ptx_text::count(&ptx, "st.release.gpu.global.u32");
         let acquires = ptx_text::count(&ptx, "ld.acquire.gpu.global.u32");
         assert_eq!((releases > 0, acquires > 0), (fixup, fixup), "{name}: flag accesses {releases} / {acquires}");
+        // Only a GEMM followed by the reduction's launch releases a programmatic dependent.
+        let dependents = ptx_text::count(&ptx, "griddepcontrol.launch_dependents;");
+        assert_eq!(dependents, usize::from(kernels.reduce.is_some()), "{name}: launch_dependents");
         let threads = if cfg.consumers == 1 { ".reqntid 256, 1, 1" } else { ".reqntid 384, 1, 1" };
         let maxnreg = if cfg.consumers == 1 { ".maxnreg 248" } else { ".maxnreg 168" };
         assert!(ptx.contains(threads) && ptx.contains(maxnreg), "{name}: {threads}, {maxnreg}");

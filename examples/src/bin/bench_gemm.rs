@@ -168,6 +168,26 @@ struct Args {
     /// Write the PTX of the default and sweep configurations to DIR and exit (no GPU needed).
     #[arg(long)]
     emit_ptx: Option<PathBuf>,
+    /// How the DSL GEMM's split-K reduction follows the GEMM in its timed graph:
+    /// `programmatic` (a programmatic dependent launch, the default) or `plain` (after the
+    /// GEMM ends), to measure what the former saves (`gemm_dsl::ReduceLaunch`).
+    #[arg(long, value_enum, default_value_t = ReduceLaunchArg::Programmatic)]
+    reduce_launch: ReduceLaunchArg,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ReduceLaunchArg {
+    Programmatic,
+    Plain,
+}
+
+impl ReduceLaunchArg {
+    fn how(self) -> gemm::dsl::ReduceLaunch {
+        match self {
+            ReduceLaunchArg::Programmatic => gemm::dsl::ReduceLaunch::Programmatic,
+            ReduceLaunchArg::Plain => gemm::dsl::ReduceLaunch::Plain,
+        }
+    }
 }
 
 impl Args {
@@ -408,7 +428,16 @@ fn perf_one(
         GemmKernels::Dsl(d) => Some(d),
         GemmKernels::Builder(_) => None,
     }) {
-        Some(d) => Some(gemm::dsl::graph(stream, d, &dsl_maps, &shape, &mut ws, &mut flags, &mut bufs.c)?),
+        Some(d) => Some(gemm::dsl::graph_with(
+            stream,
+            d,
+            &dsl_maps,
+            &shape,
+            &mut ws,
+            &mut flags,
+            &mut bufs.c,
+            args.reduce_launch.how(),
+        )?),
         None => None,
     };
     let t = {
@@ -499,7 +528,16 @@ fn profile(args: &Args, shape: GemmShape, seed: u64) -> BenchResult<()> {
     let mut flags = gemm::dsl::flags(&dev, &cfg, &shape)?;
     let dsl_maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs)?;
     let mut graph = match k {
-        GemmKernels::Dsl(d) => Some(gemm::dsl::graph(&stream, d, &dsl_maps, &shape, &mut ws, &mut flags, &mut bufs.c)?),
+        GemmKernels::Dsl(d) => Some(gemm::dsl::graph_with(
+            &stream,
+            d,
+            &dsl_maps,
+            &shape,
+            &mut ws,
+            &mut flags,
+            &mut bufs.c,
+            args.reduce_launch.how(),
+        )?),
         GemmKernels::Builder(_) => None,
     };
     for round in ["warm-up", "warm-up", "warm-up", "profiled"] {

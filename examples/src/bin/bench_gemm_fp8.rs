@@ -41,7 +41,7 @@ use clap::Parser;
 use half::bf16;
 use phaser::runtime::GraphArg;
 use phaser::{Arg, Device, LaunchConfig, F8E4M3};
-use phaser_examples::gallery::gemm_dsl::{Tiles, EPI, REDUCE_THREADS, THREADS};
+use phaser_examples::gallery::gemm_dsl::{ReduceLaunch, Tiles, EPI, THREADS};
 use phaser_examples::gallery::gemm_fp8_dsl::{
     e4m3_of_pairs, kernel_issue, sfa_dims, sfa_stride, split_problem, tiles, tiles_for, Issue, Output, Quantized, Scales, Scaling,
     BLOCK_K, SCALE_BLOCK,
@@ -216,7 +216,7 @@ impl Prepared {
         let kern = kernel_issue(q.scaling, &t, frags, scales, output, issue)?;
         let sms = dev.sm_count()?;
         let reduce = if split > 1 {
-            Some((t.reduce_kernel()?, LaunchConfig::linear(t.reduce_grid(m, n, sms), REDUCE_THREADS)))
+            Some((t.reduce_kernel()?, t.reduce_launch(m, n, sms, ReduceLaunch::Programmatic)))
         } else {
             None
         };

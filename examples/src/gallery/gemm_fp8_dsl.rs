@@ -44,7 +44,7 @@
 //! zero-fills loads past M and N and clips the stores.
 
 use super::gemm_dsl::{
-    store_partial_pair, tile_origin, work_unit, Reduce, Tiles, CONSUMERS, EPI, REDUCE_THREADS, THREADS,
+    store_partial_pair, tile_origin, work_unit, Reduce, ReduceLaunch, Tiles, CONSUMERS, EPI, THREADS,
 };
 use half::bf16;
 use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
@@ -89,6 +89,11 @@ pub fn gemm_fp8_dsl(
     T.max_registers(ENTRY_REGS);
     if CLUSTER > 1 {
         T.cluster_dims(CLUSTER, 1, 1);
+    }
+    if SPLIT > 1 {
+        // `gemm_splitk_reduce` is this grid's programmatic dependent (the bf16 GEMM's rule:
+        // `gemm_dsl`; it waits for this grid's memory before reading a partial).
+        T.ptx.griddepcontrol.launch_dependents();
     }
     // One m64 slab per consumer warpgroup: the fresh fragment and the promoted accumulator
     // are 2 x BN / 2 registers.
@@ -1321,7 +1326,7 @@ pub fn problem_tiles(
                 _ if t.split > 1 => {
                     partials = Some((ws, t.split));
                     p.launch(kernel, launch, args, [ws.into()]);
-                    let reduce = phaser::LaunchConfig::linear(t.reduce_grid(m, n, dev.sm_count()?), REDUCE_THREADS);
+                    let reduce = t.reduce_launch(m, n, dev.sm_count()?, ReduceLaunch::Programmatic);
                     p.launch(t.reduce_kernel()?, reduce, [ws.into(), gc.into(), (m * n).into()], [gc.into()]);
                 }
                 Output::Bf16 => {

@@ -3,7 +3,8 @@
 //! GPU tests and the candle op run either kernel from one configuration.
 
 use super::{BLayout, GemmBuffers, GemmConfig, GemmShape, SplitReduce};
-use crate::gallery::gemm_dsl::{Reduce, Tiles, BLOCK_K, EPI, REDUCE_THREADS};
+pub use crate::gallery::gemm_dsl::ReduceLaunch;
+use crate::gallery::gemm_dsl::{Reduce, Tiles, BLOCK_K, EPI};
 use phaser::{Arg, Buffer, Device, Kernel, LaunchConfig, TensorMap};
 
 /// Why the DSL GEMM does not implement `cfg`, if it does not: it reads an N-major B only
@@ -159,8 +160,8 @@ pub fn reduce_launch<'a>(
     ws: &'a Buffer<f32>,
     c: &'a mut Buffer<half::bf16>,
 ) -> (LaunchConfig, [Arg<'a>; 3]) {
-    let grid = tiles(cfg).reduce_grid(shape.m, shape.n, sm_count);
-    (LaunchConfig::linear(grid, REDUCE_THREADS), [Arg::buffer(ws), Arg::buffer_mut(c), Arg::scalar(shape.m * shape.n)])
+    let lc = tiles(cfg).reduce_launch(shape.m, shape.n, sm_count, ReduceLaunch::Programmatic);
+    (lc, [Arg::buffer(ws), Arg::buffer_mut(c), Arg::scalar(shape.m * shape.n)])
 }
 
 /// Run the DSL GEMM on the buffers through [`Device::launch`]: the GEMM, then (split-K) the
@@ -202,6 +203,21 @@ pub fn graph<'a>(
     flags: &'a mut Buffer<u32>,
     c: &'a mut Buffer<half::bf16>,
 ) -> phaser::runtime::Result<phaser::Graph<'a>> {
+    graph_with(stream, kernels, maps, shape, ws, flags, c, ReduceLaunch::Programmatic)
+}
+
+/// [`graph`] with split-K's reduction launched `how` (`bench_gemm --reduce-launch`).
+#[allow(clippy::too_many_arguments)]
+pub fn graph_with<'a>(
+    stream: &'a phaser::Stream<'a>,
+    kernels: &DslKernels,
+    maps: &'a [TensorMap; 4],
+    shape: &GemmShape,
+    ws: &'a mut Buffer<f32>,
+    flags: &'a mut Buffer<u32>,
+    c: &'a mut Buffer<half::bf16>,
+    how: ReduceLaunch,
+) -> phaser::runtime::Result<phaser::Graph<'a>> {
     use phaser::runtime::GraphArg;
     let (cfg, s) = (&kernels.cfg, *shape);
     let sms = stream.device().sm_count()?;
@@ -216,8 +232,7 @@ pub fn graph<'a>(
     let args: [GraphArg; 10] = [a, b, b_kn, c_map, s.m.into(), s.n.into(), s.k.into(), w.into(), f.into(), c.into()];
     g.launch(&kernels.gemm, launch_config(cfg, &s, sms), args)?;
     if let Some(reduce) = &kernels.reduce {
-        let lc = LaunchConfig::linear(tiles(cfg).reduce_grid(s.m, s.n, sms), REDUCE_THREADS);
-        g.launch(reduce, lc, [w.into(), c.into(), (s.m * s.n).into()])?;
+        g.launch(reduce, tiles(cfg).reduce_launch(s.m, s.n, sms, how), [w.into(), c.into(), (s.m * s.n).into()])?;
     }
     g.build()
 }
