@@ -351,29 +351,43 @@ fn dsl_gemm_assembles_without_spills_and_issues_the_builders_hgmmas() {
 /// running) and reads the other fragment's registers than the wgmmas in flight write.
 #[test]
 fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
-    use phaser_examples::gallery::gemm_fp8_dsl::{kernel_issue, tiles, Issue, Output, Scales, Scaling};
+    use phaser_examples::gallery::gemm_fp8_dsl::{kernel_release, tiles, Issue, Output, Release, Scales, Scaling};
+    let (warp, wg) = (Release::PerWarp, Release::PerWarpgroup);
+    let mut warpgroup_syncs = Vec::new();
     let variants = [
-        (Scaling::Blockwise, 1, Scales::Global, Output::Bf16, Issue::Together),
-        (Scaling::Blockwise, 2, Scales::Global, Output::Bf16, Issue::Together),
-        (Scaling::Blockwise, 1, Scales::Shared, Output::Bf16, Issue::Together),
-        (Scaling::Blockwise, 1, Scales::Shared, Output::E4m3, Issue::Together),
-        (Scaling::PerTensor, 1, Scales::Global, Output::Bf16, Issue::Together),
-        (Scaling::Blockwise, 1, Scales::Global, Output::Bf16, Issue::Turns),
-        (Scaling::Blockwise, 1, Scales::Shared, Output::Bf16, Issue::Turns),
+        (Scaling::Blockwise, 1, Scales::Global, Output::Bf16, Issue::Together, warp),
+        (Scaling::Blockwise, 2, Scales::Global, Output::Bf16, Issue::Together, warp),
+        (Scaling::Blockwise, 1, Scales::Shared, Output::Bf16, Issue::Together, warp),
+        (Scaling::Blockwise, 1, Scales::Shared, Output::E4m3, Issue::Together, warp),
+        (Scaling::PerTensor, 1, Scales::Global, Output::Bf16, Issue::Together, warp),
+        (Scaling::Blockwise, 1, Scales::Global, Output::Bf16, Issue::Turns, warp),
+        (Scaling::Blockwise, 1, Scales::Shared, Output::Bf16, Issue::Turns, warp),
+        (Scaling::Blockwise, 1, Scales::Shared, Output::Bf16, Issue::Together, wg),
     ];
     let ptxs: Vec<String> = variants
         .iter()
-        .map(|&(scaling, frags, scales, output, issue)| {
-            let k = kernel_issue(scaling, &tiles(scaling), frags, scales, output, issue)
+        .map(|&(scaling, frags, scales, output, issue, release)| {
+            let k = kernel_release(scaling, &tiles(scaling), frags, scales, output, issue, release)
                 .unwrap_or_else(|e| panic!("{scaling:?}: {e}"));
             emit_kernel(&k).unwrap()
         })
         .collect();
-    for ((scaling, frags, scales, output, issue), (ptx, (verbose, insts))) in
+    for ((scaling, frags, scales, output, issue, release), (ptx, (verbose, insts))) in
         variants.into_iter().zip(ptxs.iter().zip(assemble_all(&ptxs)))
     {
         let t = tiles(scaling);
-        let what = format!("{scaling:?}, {frags} fragment(s), {scales:?} scales, {output:?} C, {issue:?}");
+        let what = format!("{scaling:?}, {frags} fragment(s), {scales:?} scales, {output:?} C, {issue:?}, {release:?}");
+        // Shared scales release per warp (`bar.warp.sync` before lane 0's arrivals) or per
+        // warpgroup (one `bar.sync` of its 128 threads before one thread's).
+        let ptx_lines = |op: &str| ptx.lines().filter(|l| l.trim_start().starts_with(op)).count();
+        if scales == Scales::Shared {
+            let warp_syncs = ptx_lines("bar.warp.sync");
+            assert_eq!(warp_syncs > 0, release == warp, "{what}: bar.warp.sync {warp_syncs}:\n{ptx}");
+            if (output, issue) == (Output::Bf16, Issue::Together) {
+                let wg_syncs = ptx.lines().filter(|l| l.trim_start().starts_with("bar.sync") && l.contains(", 128;")).count();
+                warpgroup_syncs.push((release, wg_syncs));
+            }
+        }
         let ptx = ptx.as_str();
         // Turns: the grant and the hand-off arrive on the other's barrier, the turn and the
         // last untaken turn sync on one's own, each over both warpgroups (256 threads).
@@ -430,6 +444,9 @@ fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
         let depbar_one = insts.iter().filter(|(_, i)| i.starts_with("WARPGROUP.DEPBAR.LE gsb0, 0x1")).count();
         assert_eq!(depbar_one, waits_one, "{what}: WARPGROUP.DEPBAR.LE 1 in the SASS:\n{}", listing());
     }
+    // The release per warpgroup is one 128-thread `bar.sync` more than the epilogue's.
+    assert_eq!(warpgroup_syncs.len(), 2, "{warpgroup_syncs:?}");
+    assert_eq!(warpgroup_syncs[1].1, warpgroup_syncs[0].1 + 1, "{warpgroup_syncs:?}");
 }
 
 /// The FP8 blockwise GEMM's split-K (3 slices; one fragment with global and shared scales, two

@@ -20,7 +20,7 @@ use phaser::Device;
 use phaser::problem::run_problem;
 use phaser_examples::gallery::gemm_dsl::Tiles;
 use phaser_examples::gallery::gemm_fp8_dsl::{
-    self as fp8, Host, Issue, Output, Quantized, Scales, Scaling, BLOCK_K, SCALE_BLOCK,
+    self as fp8, Host, Issue, Output, Quantized, Release, Scales, Scaling, BLOCK_K, SCALE_BLOCK,
 };
 
 /// C[i][j] as the simulator computes it.
@@ -255,6 +255,51 @@ fn turns_with_two_fragments_or_per_tensor_are_refused() {
         assert!(e.contains("issuing in turns is the blockwise kernel's with 1 fragment"), "{e}");
         assert!(e.contains(&format!("{scaling:?} with {frags}")), "{e}");
     }
+}
+
+/// One release per warpgroup after a `bar.sync` of its 128 threads (`Release::PerWarpgroup`,
+/// shared scales): C is the model bit for bit with zero findings on a ragged shape whose CTAs
+/// walk two tiles (eight K blocks: the ring wraps), one with a cluster that has no tile, and
+/// split into three slices.
+#[test]
+fn releasing_per_warpgroup_is_the_model_with_no_findings() {
+    for (m, n, k, split, seed) in [(330, 200, 1024, 1, 41), (100, 128, 256, 1, 42), (200, 256, 640, 3, 43)] {
+        let t = Tiles { split, ..fp8::tiles(Scaling::Blockwise) };
+        let dev = Device::sim(SimConfig::default().with_seed(seed));
+        let kernel = fp8::kernel_release(Scaling::Blockwise, &t, 1, Scales::Shared, Output::Bf16, Issue::Together, Release::PerWarpgroup)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let q = Quantized::exact(m, n, k, Scaling::Blockwise, seed);
+        let p = fp8::problem_tiles(&dev, q, 4, true, seed, kernel, Output::Bf16, &t).unwrap_or_else(|e| panic!("{e}"));
+        simulate_problem_of(&dev, p, Scaling::Blockwise, Size::Quick, seed);
+    }
+    let e = fp8::kernel_release(Scaling::Blockwise, &fp8::tiles(Scaling::Blockwise), 1, Scales::Global, Output::Bf16, Issue::Together, Release::PerWarpgroup)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("a release per warpgroup is the blockwise kernel's with shared scales") && e.contains("Global"), "{e}");
+}
+
+/// Without the warpgroup's `bar.sync` its leader releases the stage after its own warp's
+/// scale reads only: the producer's refill of the stage's scales is not ordered after the
+/// other warps' reads, and the checker names it an `async-write-race`.
+#[test]
+fn a_release_per_warpgroup_without_its_barrier_is_a_finding() {
+    use phaser::runtime::sim::Category;
+    use phaser_examples::mutate::ops::BAR_SYNC;
+    use phaser_examples::mutate::{at, Mutant};
+    let t = fp8::tiles(Scaling::Blockwise);
+    let good =
+        fp8::kernel_release(Scaling::Blockwise, &t, 1, Scales::Shared, Output::Bf16, Issue::Together, Release::PerWarpgroup)
+            .unwrap();
+    let mutant = Mutant {
+        subject: "gemm_fp8_dsl",
+        site: at(BAR_SYNC, "T.ptx.bar.sync(bar_id, 128);").nth(0, 5),
+        mutator: Box::new(phaser_examples::mutate::mutator::Delete),
+        expect: Category::AsyncWriteRace,
+        race: None,
+    };
+    let categories = mutant_categories(&mutant, &good, Quantized::exact(256, 128, 1024, Scaling::Blockwise, 5), 5);
+    assert!(categories.contains(&Category::AsyncWriteRace), "the mutant's findings: {categories:?}");
 }
 
 /// The mutant whose warps read an A scale after releasing the stage (the `ld.shared` of `a1`

@@ -21,6 +21,9 @@
 //! launches in the timed graph; rows `blockwise_smem_scales_split{S}`), so one device run puts them all against cuBLASLt (bf16 C); the `--frags 2 --scales global` form is what `bench/gemm_fp8_ncu.sh`
 //! profiles.
 //!
+//! With `--release warpgroup`, the shared-scales bf16 kernel once more releasing each stage
+//! once per warpgroup after a 128-thread `bar.sync` (`Release::PerWarpgroup`; rows `_wgrel`).
+//!
 //! Each shape runs the configuration `gemm_fp8_dsl::tiles_for` chooses for its M (printed as
 //! `choice:` lines): the gallery's 2-CTA cluster, or none where M fits one block row. A row's
 //! name ends in `_c1` when it ran without a cluster.
@@ -43,7 +46,7 @@ use phaser::runtime::GraphArg;
 use phaser::{Arg, Device, LaunchConfig, F8E4M3};
 use phaser_examples::gallery::gemm_dsl::{ReduceLaunch, Tiles, EPI, THREADS};
 use phaser_examples::gallery::gemm_fp8_dsl::{
-    e4m3_of_pairs, kernel_issue, sfa_dims, sfa_stride, split_problem, tiles, tiles_for, Issue, Output, Quantized, Scales, Scaling,
+    e4m3_of_pairs, kernel_release, sfa_dims, sfa_stride, split_problem, tiles, tiles_for, Issue, Output, Quantized, Release, Scales, Scaling,
     BLOCK_K, SCALE_BLOCK,
 };
 use phaser_examples::timing::{self, BenchError, BenchResult};
@@ -98,6 +101,12 @@ struct Args {
     /// variant once more, in turns; rows with `_turns`).
     #[arg(long, default_value = "together")]
     issue: String,
+    /// How the blockwise kernel with shared scales hands each stage back, comma-separated:
+    /// `warp` (the gallery's: each consumer warp after its own scale reads), `warpgroup`
+    /// (`Release::PerWarpgroup`: one thread per warpgroup after a 128-thread `bar.sync`; each
+    /// shared-scales bf16 variant without split once more, rows with `_wgrel`).
+    #[arg(long, default_value = "warp")]
+    release: String,
     /// Time a shape's variants as the sides of one interleaved measurement (they see the same
     /// conditions: compare them with each other). By default each is timed alone, as
     /// `gemm_fp8_torch.py` times cuBLASLt: under the power cap a kernel interleaved with slower
@@ -127,6 +136,14 @@ fn parse_issue(s: &str) -> BenchResult<Issue> {
         "together" => Ok(Issue::Together),
         "turns" => Ok(Issue::Turns),
         other => Err(BenchError(format!("--issue: `{other}` is not `together` or `turns`"))),
+    }
+}
+
+fn parse_release(s: &str) -> BenchResult<Release> {
+    match s.trim() {
+        "warp" => Ok(Release::PerWarp),
+        "warpgroup" => Ok(Release::PerWarpgroup),
+        other => Err(BenchError(format!("--release: `{other}` is not `warp` or `warpgroup`"))),
     }
 }
 
@@ -176,7 +193,7 @@ fn parse_shape(s: &str) -> BenchResult<(u32, u32, u32)> {
 }
 
 /// A variant: fragments, scale path, output, split-K slices, CTAs per cluster, issue order.
-type Variant = (u32, Scales, Output, u32, u32, Issue);
+type Variant = (u32, Scales, Output, u32, u32, Issue, Release);
 
 /// One kernel's launch, its buffers and maps: prepared before any is timed (so every variant
 /// of a shape can run in one interleaved measurement, `--together`).
@@ -206,14 +223,14 @@ impl Prepared {
         dev: &Device,
         q: &Quantized,
         name: String,
-        (frags, scales, output, split, cluster, issue): Variant,
+        (frags, scales, output, split, cluster, issue, release): Variant,
     ) -> BenchResult<Self> {
         let t = Tiles { split, cluster, ..tiles(q.scaling) };
         let (m, n, k) = (q.m, q.n, q.k);
         if let Some(why) = split_problem(&t, m, n, k) {
             return Err(BenchError(format!("{m}x{n}x{k} {name}: {why}")));
         }
-        let kern = kernel_issue(q.scaling, &t, frags, scales, output, issue)?;
+        let kern = kernel_release(q.scaling, &t, frags, scales, output, issue, release)?;
         let sms = dev.sm_count()?;
         let reduce = if split > 1 {
             Some((t.reduce_kernel()?, t.reduce_launch(m, n, sms, ReduceLaunch::Programmatic)))
@@ -427,6 +444,7 @@ fn main() {
         let split_clusters: Vec<Option<u32>> =
             args.split_clusters.split(',').map(parse_cluster).collect::<BenchResult<_>>()?;
         let issues: Vec<Issue> = args.issue.split(',').map(parse_issue).collect::<BenchResult<_>>()?;
+        let releases: Vec<Release> = args.release.split(',').map(parse_release).collect::<BenchResult<_>>()?;
         let dev = Device::cuda(0)?;
         let stream = dev.stream()?;
         let mut ok = true;
@@ -451,7 +469,9 @@ fn main() {
                 let q = Quantized::random(m, n, k, scaling, args.seed);
                 let chosen = tiles_for(scaling, m).0.cluster;
                 let (name, variants) = match scaling {
-                    Scaling::PerTensor => ("per_tensor", vec![(1, Scales::Global, Output::Bf16, 1, chosen, Issue::Together)]),
+                    Scaling::PerTensor => {
+                        ("per_tensor", vec![(1, Scales::Global, Output::Bf16, 1, chosen, Issue::Together, Release::PerWarp)])
+                    }
                     Scaling::Blockwise => {
                         let mut v: Vec<(u32, Scales, Output, u32, u32)> = Vec::new();
                         if scale_paths.contains(&Scales::Global) {
@@ -471,13 +491,20 @@ fn main() {
                                 }
                             }
                         }
-                        // Each issue order of every 1-fragment variant (two fragments issue together).
+                        // Each issue order of every 1-fragment variant (two fragments issue
+                        // together), each release of the shared-scales bf16 ones issued
+                        // together without split (the others release per warpgroup already).
                         let v = v
                             .into_iter()
                             .flat_map(|(f, s, o, sp, c)| {
                                 let orders: Vec<Issue> =
                                     if f == 1 { issues.clone() } else { vec![Issue::Together] };
                                 orders.into_iter().map(move |i| (f, s, o, sp, c, i))
+                            })
+                            .flat_map(|(f, s, o, sp, c, i)| {
+                                let wg = (s, o, sp, i) == (Scales::Shared, Output::Bf16, 1, Issue::Together);
+                                let how: Vec<Release> = if wg { releases.clone() } else { vec![Release::PerWarp] };
+                                how.into_iter().map(move |r| (f, s, o, sp, c, i, r))
                             })
                             .collect();
                         ("blockwise", v)
@@ -498,9 +525,10 @@ fn main() {
                 // (bench/gemm_fp8_torch.py's names).
                 let mut prepared = variants
                     .iter()
-                    .map(|&(frags, scales, output, split, cluster, issue)| {
+                    .map(|&(frags, scales, output, split, cluster, issue, release)| {
                         let c1 = if cluster == 1 { "_c1" } else { "" };
                         let turns = if issue == Issue::Turns { "_turns" } else { "" };
+                        let wgrel = if release == Release::PerWarpgroup { "_wgrel" } else { "" };
                         let variant = match (frags, scales, output) {
                             (_, Scales::Shared, Output::E4m3) => format!("{name}_e4m3_out{c1}"),
                             (_, Scales::Shared, Output::Bf16) if split > 1 || cluster == 1 => {
@@ -510,8 +538,8 @@ fn main() {
                             (1, Scales::Global, _) => format!("{name}{c1}"),
                             _ => format!("{name}_frags{frags}{c1}"),
                         };
-                        let variant = format!("{variant}{turns}");
-                        Prepared::new(&dev, &q, variant, (frags, scales, output, split, cluster, issue))
+                        let variant = format!("{variant}{turns}{wgrel}");
+                        Prepared::new(&dev, &q, variant, (frags, scales, output, split, cluster, issue, release))
                     })
                     .collect::<BenchResult<Vec<_>>>()?;
                 let rows = run(&dev, &stream, &args, &q, &mut prepared)?;

@@ -36,6 +36,9 @@
 //!   their K blocks in turn through named barriers 3 and 4, so one's block is queued behind
 //!   the other's. Measured slower than issuing together on an H100 (run 23c,
 //!   `bench/gemm_fp8.md`): the gallery issues together.
+//!   `#[comptime] RELEASE_WG` = 1 ([`Release::PerWarpgroup`], shared scales): each warpgroup
+//!   hands a stage back once, its leader after a `bar.sync` of its 128 threads (named barrier
+//!   1 + w), instead of once per warp; a quarter of the remote arrivals.
 //! - `gemm_fp8_tensor_dsl`: per-tensor scaling (what `torch._scaled_mm` does): one accumulator
 //!   over all of K, multiplied once by `scale = scale_a * scale_b` in the epilogue.
 //!
@@ -84,6 +87,7 @@ pub fn gemm_fp8_dsl(
     #[comptime] OUT_E4M3: u32,
     #[comptime] SPLIT: u32,
     #[comptime] TURNS: u32,
+    #[comptime] RELEASE_WG: u32,
 ) {
     T.require_block(THREADS, 1, 1);
     T.max_registers(ENTRY_REGS);
@@ -99,9 +103,10 @@ pub fn gemm_fp8_dsl(
     // are 2 x BN / 2 registers.
     let bm = CONSUMERS * 64;
     // SCALES_SMEM: every consumer thread reads its stage's scales from shared memory, so each
-    // warp releases the stage after its own reads (one arrival per warp, DeepGEMM's); global
-    // scales: one leader per warpgroup, after its `wgmma.wait_group`.
-    let pipe = if SCALES_SMEM == 1 {
+    // warp releases the stage after its own reads (one arrival per warp, DeepGEMM's), or with
+    // RELEASE_WG ([`Release::PerWarpgroup`]) one leader per warpgroup after a `bar.sync` of its
+    // 128 threads; global scales: one leader per warpgroup, after its `wgmma.wait_group`.
+    let pipe = if SCALES_SMEM == 1 && RELEASE_WG == 0 {
         T.pipeline.new_cluster(STAGES, CONSUMERS * 4, CLUSTER, "cta")
     } else {
         T.pipeline.new_cluster_threads(STAGES, CONSUMERS, CLUSTER, "cta")
@@ -250,9 +255,18 @@ pub fn gemm_fp8_dsl(
                         T.ptx.bar.arrive(their_turn, 256);
                     }
                     T.ptx.wgmma.wait_group(0);
-                    // The stage's wgmmas retired and this warp read its scales: one arrival
-                    // per warp (the pipeline elects lane 0).
-                    T.pipeline.consumer_release(pipe, read);
+                    if RELEASE_WG == 1 {
+                        // Every thread of the warpgroup read its scales (the barrier orders
+                        // those reads before the leader's release): one arrival per warpgroup.
+                        T.ptx.bar.sync(bar_id, 128);
+                        if leader {
+                            T.pipeline.consumer_release(pipe, read);
+                        }
+                    } else {
+                        // The stage's wgmmas retired and this warp read its scales: one
+                        // arrival per warp (the pipeline elects lane 0).
+                        T.pipeline.consumer_release(pipe, read);
+                    }
                     T.pipeline.advance(read);
                     let s0 = a0 * sb;
                     let s1 = a1 * sb;
@@ -765,6 +779,43 @@ pub fn kernel_issue(
     output: Output,
     issue: Issue,
 ) -> phaser::codegen::Result<Kernel> {
+    kernel_release(scaling, t, frags, scales, output, issue, Release::PerWarp)
+}
+
+/// How the blockwise kernel with shared scales hands a stage back after its K block: the
+/// stage's scales are read by every consumer thread, so the release must follow all of them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Release {
+    /// Each consumer warp after its own reads (`bar.warp.sync`, lane 0 arrives: DeepGEMM's):
+    /// 4 arrivals per warpgroup, in every CTA of the cluster.
+    #[default]
+    PerWarp,
+    /// One thread per warpgroup after a `bar.sync` of its 128 threads (named barrier 1 + w,
+    /// the epilogue's): a quarter of the arrivals, one CTA barrier more per K block.
+    PerWarpgroup,
+}
+
+/// [`kernel_issue`] releasing each stage as `release` says ([`Release::PerWarpgroup`]: the
+/// blockwise kernel with shared scales only).
+pub fn kernel_release(
+    scaling: Scaling,
+    t: &Tiles,
+    frags: u32,
+    scales: Scales,
+    output: Output,
+    issue: Issue,
+    release: Release,
+) -> phaser::codegen::Result<Kernel> {
+    if release == Release::PerWarpgroup && (scaling != Scaling::Blockwise || scales != Scales::Shared) {
+        return Err(phaser::codegen::CodegenError::new(
+            "gemm_fp8_dsl",
+            None,
+            format!(
+                "gemm_fp8_dsl: a release per warpgroup is the blockwise kernel's with shared scales (the others \
+                 release per warpgroup already), not {scaling:?} with {scales:?} scales"
+            ),
+        ));
+    }
     if issue == Issue::Turns && (scaling != Scaling::Blockwise || frags != 1) {
         return Err(phaser::codegen::CodegenError::new(
             "gemm_fp8_dsl",
@@ -824,7 +875,19 @@ pub fn kernel_issue(
             let smem = (scales == Scales::Shared) as u32;
             let e4m3 = (output == Output::E4m3) as u32;
             let turns = (issue == Issue::Turns) as u32;
-            gemm_fp8_dsl::kernel_for(t.block_n, t.stages, t.cluster, t.group_m, frags, smem, e4m3, t.split.max(1), turns)
+            let release_wg = (release == Release::PerWarpgroup) as u32;
+            gemm_fp8_dsl::kernel_for(
+                t.block_n,
+                t.stages,
+                t.cluster,
+                t.group_m,
+                frags,
+                smem,
+                e4m3,
+                t.split.max(1),
+                turns,
+                release_wg,
+            )
         }
         Scaling::PerTensor => gemm_fp8_tensor_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m),
     }
