@@ -4,7 +4,8 @@
 # launch of gemm_fp8_dsl per variant (FRAGS 1: wait_group 0, then promote; FRAGS 2: the next
 # block issued before the promotion; both reading their scales from global memory; and
 # smem_scales: FRAGS 1 with the scales brought into shared memory by the producer; and
-# smem_scales_turns: that kernel with its warpgroups issuing in turns, `--issue turns`), at ncu's base clocks (--clock-control base: the two
+# smem_scales_turns: that kernel with its warpgroups issuing in turns, `--issue turns`; and
+# smem_scales_wgrel: it releasing each stage once per warpgroup, `--release warpgroup`), at ncu's base clocks (--clock-control base: the two
 # variants compared at one fixed clock, not at whatever the power cap allows), each after 2
 # unprofiled launches (the JIT and the first touch of the inputs), in its own process.
 # Metrics (those this ncu knows): the tensor pipe's active cycles (the gmma pipe, Hopper's
@@ -30,18 +31,19 @@ WANT=(
 )
 ncu_known_metrics "${WANT[@]}"
 rc=0
-# name, then bench_gemm_fp8's --frags, --scales and --issue for it
-for v in "frags1 1 global together" "frags2 2 global together" "smem_scales 1 shared together" "smem_scales_turns 1 shared turns"; do
-  read -r name f scales issue <<<"$v"
+# name, then bench_gemm_fp8's --frags, --scales, --issue and --release for it
+for v in "frags1 1 global together warp" "frags2 2 global together warp" "smem_scales 1 shared together warp" \
+  "smem_scales_turns 1 shared turns warp" "smem_scales_wgrel 1 shared together warpgroup"; do
+  read -r name f scales issue release <<<"$v"
   # A few launches only: no sustained warm-up, one timed batch (its launches run unprofiled).
   timeout 150 "$NCU" --clock-control base --kernel-name gemm_fp8_dsl --launch-skip 2 --launch-count 1 \
     --metrics "$LIST" --csv --page raw \
-    "$BENCH" --shapes "$SHAPE" --scalings blockwise --frags "$f" --scales "$scales" --issue "$issue" --outputs bf16 --warmup-ms 0 --runs 1 \
+    "$BENCH" --shapes "$SHAPE" --scalings blockwise --frags "$f" --scales "$scales" --issue "$issue" --release "$release" --outputs bf16 --warmup-ms 0 --runs 1 \
     > "$OUTDIR/ncu_fp8_$name.csv" 2> "$OUTDIR/ncu_fp8_$name.err"
   r=$?
   echo "$name: rc=$r (CSV in $OUTDIR/ncu_fp8_$name.csv)"
   [ $r -ne 0 ] && rc=$r
 done
 ncu_table fp8 "$OUTDIR/ncu_fp8_frags1.csv" "$OUTDIR/ncu_fp8_frags2.csv" "$OUTDIR/ncu_fp8_smem_scales.csv" \
-  "$OUTDIR/ncu_fp8_smem_scales_turns.csv" || rc=1
+  "$OUTDIR/ncu_fp8_smem_scales_turns.csv" "$OUTDIR/ncu_fp8_smem_scales_wgrel.csv" || rc=1
 exit $rc

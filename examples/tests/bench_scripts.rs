@@ -84,8 +84,9 @@ fn ncu_scripts_end_with_their_tables_given_ncus_csv() {
     let fake = d.join("fake_ncu.sh");
     for (script, shape, expected, csv) in [
         ("bench/gemm_ncu.sh", "8192x8192x8192", "gemm_metrics.expected", "gemm_metrics.csv"),
-        // Four variants: the saved three and `smem_scales_turns` (`--issue turns`, its own CSV).
-        ("bench/gemm_fp8_ncu.sh", "4096x4096x4096", "fp8_turns.expected", "fp8_frags1.csv"),
+        // Five variants: the saved three, `smem_scales_turns` (`--issue turns`) and
+        // `smem_scales_wgrel` (`--release warpgroup`), each its own CSV.
+        ("bench/gemm_fp8_ncu.sh", "4096x4096x4096", "fp8_variants.expected", "fp8_frags1.csv"),
         ("bench/decode_ncu.sh", "64x4096x4096", "decode_raw.expected", "decode_raw.csv"),
     ] {
         let asked = logs.path().join(format!("{}.calls", &script[6..]));

@@ -25,6 +25,7 @@ case "$args" in
   *" --frags 1 --scales global "*) cat "$here/fp8_frags1.csv" ;;
   *" --frags 2 --scales global "*) cat "$here/fp8_frags2.csv" ;;
   *" --frags 1 --scales shared --issue turns "*) cat "$here/fp8_smem_scales_turns.csv" ;;
+  *" --frags 1 --scales shared --issue together --release warpgroup "*) cat "$here/fp8_smem_scales_wgrel.csv" ;;
   *" --frags 1 --scales shared "*) cat "$here/fp8_smem_scales.csv" ;;
   *" --csv "*) cat "$here/gemm_metrics.csv" ;;
   *) echo "sections (stand-in)" ;;
