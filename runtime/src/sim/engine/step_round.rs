@@ -56,6 +56,23 @@ pub(crate) struct StepRecord {
     pub agent_kind: &'static str,
     /// Wgmmas `(warp, id)` whose results a `wgmma.wait_group` retired.
     pub wgmma_retired: Vec<(usize, u32)>,
+    /// What a `setmaxnreg` did to the CTA's register pool (`None`: no `setmaxnreg`, or the
+    /// pool is not modelled).
+    pub register_pool: Option<PoolStep>,
+}
+
+/// What a `setmaxnreg` step did to its CTA's register pool (`Object::RegisterTake`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PoolStep {
+    /// A `.dec` to at most what the warp held: it only frees registers.
+    Freed,
+    /// The warp's count rose or stayed: an `.inc` that fit, or a `.dec` above what the warp
+    /// held (not checked against the pool).
+    Took,
+    /// An `.inc` that did not fit: its lanes wait (their wake is the take).
+    Blocked,
+    /// An `.inc` to fewer registers than the warp held, or lanes that did different things.
+    Other,
 }
 
 /// A plain count-down step on the mbarrier at `(cta, off)` in phase `phase` (see
@@ -138,6 +155,17 @@ impl<C: Checker> Engine<'_, C> {
     pub fn touch_count_down(&mut self, cta: usize, off: u32, phase: u64, completed: bool) {
         if let Some(s) = &mut self.step {
             s.count_downs.push(CountDown { cta, off, phase, completed });
+        }
+    }
+
+    /// Record what a `setmaxnreg` lane of the running step did to its CTA's register pool.
+    #[inline]
+    pub fn touch_register_pool(&mut self, step: PoolStep) {
+        if let Some(s) = &mut self.step {
+            s.register_pool = Some(match s.register_pool {
+                Some(before) if before != step => PoolStep::Other,
+                Some(_) | None => step,
+            });
         }
     }
 
@@ -316,6 +344,13 @@ impl<C: Checker> Engine<'_, C> {
                 Some(o @ Object::AsyncOf { .. }) => fp.write(o),
                 // A named barrier's waiter goes on after every arrival of its round.
                 Some(o @ Object::NamedArrival { .. }) => fp.acquire(o),
+                // A `setmaxnreg.inc` that fits on waking is a take, decided on every take (one
+                // that ran first may have taken the room).
+                Some(o @ Object::RegisterTake { cta, .. }) => {
+                    fp.write(o);
+                    fp.read(Object::RegisterTake { cta, warp: None });
+                    fp.read(Object::Registers { cta });
+                }
                 Some(o) => fp.read(o),
                 None => {}
             }
@@ -497,9 +532,12 @@ impl<C: Checker> Engine<'_, C> {
         match e.side {
             Some(SideEffect::Trap | SideEffect::Opaque) => fp.write(Object::Everything),
             Some(SideEffect::TensorAllocation) => (0..ctas).for_each(|c| fp.write(Object::Tensor { cta: c })),
-            Some(SideEffect::Scheduling) => fp.write(Object::Registers { cta }),
+            // `setmaxnreg`: what it did to the pool (below); a sleep changes nothing another
+            // actor observes.
+            Some(SideEffect::Scheduling) => {}
             Some(SideEffect::Volatile | SideEffect::Print | SideEffect::Probe) | None => {}
         }
+        register_pool_footprint(&mut fp, record.register_pool, cta, me);
         // Wgmma and tcgen05 read shared memory through descriptors, which are not resolved by
         // `smem_addr`: dependent with everything.
         // Barriers-only mode: their operands are data (the race checker's). A wgmma's fence,
@@ -550,7 +588,7 @@ impl<C: Checker> Engine<'_, C> {
             WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } => Some(Object::AsyncOf { warp: wi }),
             // Waking retires the results it waited for (`Object::WgmmaDone`, recorded there).
             WaitFor::WgmmaGroups { .. } => None,
-            WaitFor::RegisterPool { .. } => Some(Object::Registers { cta }),
+            WaitFor::RegisterPool { .. } => Some(Object::RegisterTake { cta, warp: Some(wi as u32) }),
             WaitFor::GlobalAtomic { .. } => Some(Object::Global),
             // Released by the warp's own lanes.
             WaitFor::Nothing | WaitFor::WarpSync { .. } | WaitFor::WgmmaConverge { .. } => None,
@@ -685,6 +723,31 @@ impl<C: Checker> Engine<'_, C> {
             }
         }
         Ok(fp)
+    }
+}
+
+/// A `setmaxnreg`'s register pool (`Object::RegisterTake`; bench/exhaustive.md, run 8). Frees
+/// only raise the room every `.inc` checks, so they commute with each other and with takes (a
+/// take that needed the free would block before it, and its wake after the free is the same
+/// take); two takes that both fit commute (they fit together); an `.inc` that did not fit
+/// reads every take (in the other order it might fit). What else writes the pool and every take.
+fn register_pool_footprint(fp: &mut Footprint, step: Option<PoolStep>, cta: usize, me: u32) {
+    let pool = Object::Registers { cta };
+    match step {
+        Some(PoolStep::Freed) => fp.read(pool),
+        Some(PoolStep::Took) => {
+            fp.read(pool);
+            fp.write(Object::RegisterTake { cta, warp: Some(me) });
+        }
+        Some(PoolStep::Blocked) => {
+            fp.read(pool);
+            fp.read(Object::RegisterTake { cta, warp: None });
+        }
+        Some(PoolStep::Other) => {
+            fp.write(pool);
+            fp.write(Object::RegisterTake { cta, warp: None });
+        }
+        None => {}
     }
 }
 

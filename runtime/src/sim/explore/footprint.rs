@@ -79,9 +79,17 @@ pub(crate) enum Object {
     /// The completion order of the wgmmas of the warpgroup whose first warp is `warp` (they
     /// complete in issue order): every completion writes it.
     WgmmaChain { warp: usize },
-    /// CTA `cta`'s register pool (`setmaxnreg` writes it; exits, which only free registers,
-    /// and the waits of a `setmaxnreg` read it).
+    /// CTA `cta`'s register pool. Every step on it reads it (an exit, a `setmaxnreg`), so steps
+    /// that only free registers (an exit, a `setmaxnreg.dec` to at most what the warp holds)
+    /// commute with each other and with takes (`RegisterTake`); a `setmaxnreg` the rule does
+    /// not describe writes it and every take. bench/exhaustive.md, run 8.
     Registers { cta: usize },
+    /// Warp `warp`'s take (`None`: every warp's) from CTA `cta`'s register pool: a
+    /// `setmaxnreg` that raised (or kept) the warp's count and fit, at once or on waking, writes
+    /// its own. Two takes that both fit commute (whichever runs first, the other fits too:
+    /// together they fit); an `.inc` that blocked, and a blocked one's wake, read every take
+    /// (in the other order it might have fit, and the take that went first might not).
+    RegisterTake { cta: usize, warp: Option<u32> },
     /// Anything: dependent with every step that touches something.
     Everything,
 }
@@ -116,7 +124,8 @@ impl Object {
             (NamedArrival { cta: a, id: x, round: r, warp: v }, NamedArrival { cta: b, id: y, round: q, warp: u }) => {
                 (a, x, r) == (b, y, q) && (v.is_none() || u.is_none() || v == u)
             }
-            (Exited { cta: a, warp: v }, Exited { cta: b, warp: u }) => {
+            (Exited { cta: a, warp: v }, Exited { cta: b, warp: u })
+            | (RegisterTake { cta: a, warp: v }, RegisterTake { cta: b, warp: u }) => {
                 a == b && (v.is_none() || u.is_none() || v == u)
             }
             (ExitCount { cta: a }, ExitCount { cta: b })
@@ -141,7 +150,8 @@ impl Object {
                 | AsyncOf { .. }
                 | WgmmaDone { .. }
                 | WgmmaChain { .. }
-                | Registers { .. },
+                | Registers { .. }
+                | RegisterTake { .. },
                 _,
             ) => false,
         }
