@@ -389,13 +389,12 @@ impl<C: Checker> Engine<'_, C> {
         // is what its waiters read.
         let cluster = if record.cluster_completed { (Object::Cluster, true) } else { (Object::ClusterCount, false) };
         // Exits only count up (the CTA's exited threads, the registers exited warps free for
-        // `setmaxnreg`): like arrivals that leave a phase pending, they commute with each other
-        // and *read* the counts; what decides on them writes them (an arrival on a barrier
-        // that counts exits, a `setmaxnreg`). The last exit ends the CTA (below): whichever
-        // warp exits last, the CTA ends in the same state.
+        // `setmaxnreg`): each writes its own exit, which what decides on the exits reads (an
+        // arrival on a barrier that counts exits), and reads the register pool, which only
+        // frees commute on. The last exit ends the CTA (below): whichever warp exits last, the
+        // CTA ends in the same state.
         if record.exited {
             fp.write(Object::Exited { cta, warp: Some(wi as u32) });
-            fp.read(Object::ExitCount { cta });
             fp.read(Object::Registers { cta });
             fp.add(cluster.0, cluster.1);
         }
@@ -405,7 +404,8 @@ impl<C: Checker> Engine<'_, C> {
         // the completing one writes the round's arrivals for the sleep sets (an actor asleep on
         // its arrival would now land in the next round); waiters acquire them on waking.
         // Exited threads count toward whole-CTA rounds, and toward every later round at once:
-        // an arrival on such a round writes the exit count the exits read.
+        // an arrival on such a round reads every exit (so it is ordered with each exit, and its
+        // round's other arrivals still commute with it).
         let me = wi as u32;
         for t in &record.named {
             let (c, id, round) = (t.cta, t.id, t.round);
@@ -417,7 +417,7 @@ impl<C: Checker> Engine<'_, C> {
                 fp.sleep_write(Object::NamedArrival { cta: c, id, round, warp: None });
             }
             if t.counts_exits {
-                fp.write(Object::ExitCount { cta: c });
+                fp.read(Object::Exited { cta: c, warp: None });
             }
         }
         // An mbarrier's phase: the same rule (`Object::MbarArrival`).

@@ -32,13 +32,11 @@ pub(crate) enum Object {
     /// dependent with the other round's arrivals, and an actor whose arrival was explored
     /// already wakes from its sleep set when a round it would have joined completes.
     NamedArrival { cta: usize, id: u8, round: u64, warp: Option<u32> },
-    /// CTA `cta`'s count of exited threads, which a named barrier waiting for the whole CTA
-    /// counts: exits *read* it (they only count up, so they commute with each other), an
-    /// arrival on such a barrier writes it (an exit also writes each barrier with arrivals
-    /// pending: it may complete it).
-    ExitCount { cta: usize },
     /// Warp `warp`'s exit (`None`: every warp's) from CTA `cta`: each exit writes its own, so
-    /// exits stay independent, and the exit that ends the CTA *acquires* them all (it ends it
+    /// exits stay independent; an arrival on a named barrier waiting for the whole CTA (which
+    /// counts exited threads) reads them all, so it is ordered with every exit but not with
+    /// its round's other arrivals (an exit also writes each such round with arrivals pending:
+    /// it may complete it); and the exit that ends the CTA *acquires* them all (it ends it
     /// only after every other warp exited), which orders what those warps did before it.
     Exited { cta: usize, warp: Option<u32> },
     /// Whether CTA `cta` has ended (a copy landing in an ended CTA is a finding).
@@ -128,8 +126,7 @@ impl Object {
             | (RegisterTake { cta: a, warp: v }, RegisterTake { cta: b, warp: u }) => {
                 a == b && (v.is_none() || u.is_none() || v == u)
             }
-            (ExitCount { cta: a }, ExitCount { cta: b })
-            | (Ended { cta: a }, Ended { cta: b })
+            (Ended { cta: a }, Ended { cta: b })
             | (Tensor { cta: a }, Tensor { cta: b })
             | (Registers { cta: a }, Registers { cta: b })
             | (AsyncOf { warp: a }, AsyncOf { warp: b })
@@ -141,7 +138,6 @@ impl Object {
                 | GlobalRange { .. }
                 | AllNamed { .. }
                 | NamedArrival { .. }
-                | ExitCount { .. }
                 | Exited { .. }
                 | Ended { .. }
                 | Cluster
@@ -328,11 +324,19 @@ mod tests {
             (Object::Shared { cta: 0, off: 1152, len: 4 }, true),
         ];
         assert_eq!(lanes.accesses, joined, "a warp's run of reads is one range; a write beside it stays apart");
-        assert!(!fp(&[(Object::ExitCount { cta: 0 }, true)]).dependent(&fp(&[(Object::Ended { cta: 0 }, false)])));
-        let exit = fp(&[(Object::ExitCount { cta: 0 }, false), (Object::Registers { cta: 0 }, false)]);
-        assert!(!exit.dependent(&exit), "exits only count up: they commute");
-        assert!(exit.dependent(&fp(&[(Object::ExitCount { cta: 0 }, true)])), "an arrival that counts exits");
-        assert!(exit.dependent(&fp(&[(Object::Registers { cta: 0 }, true)])), "a setmaxnreg");
+        let exit = |w| fp(&[(Object::Exited { cta: 0, warp: Some(w) }, true), (Object::Registers { cta: 0 }, false)]);
+        assert!(!exit(1).dependent(&exit(2)), "exits only count up: they commute");
+        let counting = |w| {
+            fp(&[(Object::NamedArrival { cta: 0, id: 0, round: 0, warp: Some(w) }, true), (Object::Exited { cta: 0, warp: None }, false)])
+        };
+        assert!(exit(1).dependent(&counting(2)), "an arrival that counts exits");
+        assert!(!counting(1).dependent(&counting(2)), "two arrivals that count exits, of one round");
+        assert!(!exit(1).dependent(&fp(&[(Object::Registers { cta: 0 }, false)])), "a setmaxnreg that frees");
+        assert!(exit(1).dependent(&fp(&[(Object::Registers { cta: 0 }, true)])), "a setmaxnreg the rule does not describe");
+        let take = |w| fp(&[(Object::Registers { cta: 0 }, false), (Object::RegisterTake { cta: 0, warp: Some(w) }, true)]);
+        let blocked = fp(&[(Object::Registers { cta: 0 }, false), (Object::RegisterTake { cta: 0, warp: None }, false)]);
+        assert!(!take(1).dependent(&take(2)) && !take(1).dependent(&exit(2)), "takes that fit commute, with frees too");
+        assert!(take(1).dependent(&blocked), "an inc that blocked, with a take");
         // A named barrier's rounds: an arrival writes its own, reads the round before's; the
         // completing one writes the round's arrivals for sleep sets only; a wake acquires them.
         let arrive = |warp: u32, round: u64, completes: bool| {
