@@ -56,6 +56,8 @@ pub(crate) struct StepRecord {
     pub agent_kind: &'static str,
     /// Wgmmas `(warp, id)` whose results a `wgmma.wait_group` retired.
     pub wgmma_retired: Vec<(usize, u32)>,
+    /// Warp parts `(warp, seq)` of `wgmma.mma_async`s issued (`Object::WgmmaPart`).
+    pub wgmma_parts: Vec<(usize, u64)>,
     /// What a `setmaxnreg` did to the CTA's register pool (`None`: no `setmaxnreg`, or the
     /// pool is not modelled).
     pub register_pool: Option<PoolStep>,
@@ -200,6 +202,14 @@ impl<C: Checker> Engine<'_, C> {
     pub fn touch_wgmma_retired(&mut self, wi: usize, mma: u32) {
         if let Some(s) = &mut self.step {
             s.wgmma_retired.push((wi, mma));
+        }
+    }
+
+    /// Record that warp `wi` issued its part of its `seq`-th `wgmma.mma_async`.
+    #[inline]
+    pub fn touch_wgmma_part(&mut self, wi: usize, seq: u64) {
+        if let Some(s) = &mut self.step {
+            s.wgmma_parts.push((wi, seq));
         }
     }
 
@@ -373,9 +383,14 @@ impl<C: Checker> Engine<'_, C> {
         }
         let record = self.step.as_ref().expect("a step is running");
         let barriers_only = self.cx.config.explore_barriers_only;
-        // The wgmmas a `wait_group` retired (at its instruction or when its lanes woke).
+        // The wgmmas a `wait_group` retired (at its instruction or when its lanes woke): it
+        // retires only completed wgmmas, so it follows each completion (`Object::WgmmaDone`).
         for &(w, mma) in &record.wgmma_retired {
-            fp.write(Object::WgmmaDone { warp: w, mma });
+            fp.acquire(Object::WgmmaDone { warp: w, mma });
+        }
+        // The warp's parts of wgmmas it issued, which their completions acquire.
+        for &(w, seq) in &record.wgmma_parts {
+            fp.write(Object::WgmmaPart { warp: w, seq });
         }
         // Wgmma registers in flight: anything, except in barriers-only mode, where what the
         // access is checked against (the warp's pending wgmmas) is the warp's own state: only
@@ -669,11 +684,16 @@ impl<C: Checker> Engine<'_, C> {
             }
             // The tensor cores: descriptors, tensor memory, warpgroup order.
             // Barriers-only mode: a wgmma completing fills its result for each of its warpgroup's
-            // four warps (what the `wait_group` that retires it writes), after the warpgroup's
+            // four warps (what the `wait_group` that retires it acquires), after the warpgroup's
             // earlier wgmmas; a completion in an ended CTA is a finding.
             AsyncKind::Wgmma { mma, .. } if barriers_only => {
                 (issuer_warp..issuer_warp + 4).for_each(|w| fp.write(Object::WgmmaDone { warp: w, mma: mma.id }));
-                fp.write(Object::WgmmaChain { warp: issuer_warp });
+                // After the warpgroup's four parts and its wgmma before (`Object::WgmmaChain`).
+                (issuer_warp..issuer_warp + 4).for_each(|w| fp.acquire(Object::WgmmaPart { warp: w, seq: mma.seq }));
+                fp.write(Object::WgmmaChain { warp: issuer_warp, seq: mma.seq });
+                if let Some(before) = mma.seq.checked_sub(1) {
+                    fp.acquire(Object::WgmmaChain { warp: issuer_warp, seq: before });
+                }
                 fp.read(Object::Ended { cta: self.exec.warps[issuer_warp].cta });
             }
             // Barriers-only mode, tcgen05 work: the issuing warp's async work and the tensor

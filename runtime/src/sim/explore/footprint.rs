@@ -70,13 +70,23 @@ pub(crate) enum Object {
     /// The async work of warp `warp`: its groups, its ops in flight (its wgmmas: `WgmmaDone`).
     AsyncOf { warp: usize },
     /// Warp `warp`'s copy of the result of wgmma `mma`: the wgmma's completion writes it (for
-    /// each warp of its warpgroup), the `wgmma.wait_group` that retires it writes it. A wait
+    /// each warp of its warpgroup), the `wgmma.wait_group` that retires it *acquires* it. A wait
     /// retires exactly the groups older than its `N` newest, so a completion of a newer group
-    /// commutes with it (bench/exhaustive.md, run 5).
+    /// commutes with it (bench/exhaustive.md, run 5); and it retires only completed ones, so it
+    /// runs after the completions it retires in every order: run before one, it blocks, and
+    /// its wake after the completion retires the same groups (run 8), so the two make no race.
     WgmmaDone { warp: usize, mma: u32 },
-    /// The completion order of the wgmmas of the warpgroup whose first warp is `warp` (they
-    /// complete in issue order): every completion writes it.
-    WgmmaChain { warp: usize },
+    /// The completion of the `seq`-th wgmma of the warpgroup whose first warp is `warp`: it
+    /// writes its own and *acquires* the one before's. A warpgroup's wgmmas complete in issue
+    /// order (one is not ready while an earlier one is in flight), so two completions of one
+    /// warpgroup run in that order in every execution: ordered, never a race (run 8).
+    WgmmaChain { warp: usize, seq: u64 },
+    /// Warp `warp`'s part of its `seq`-th `wgmma.mma_async` (each warp of the warpgroup
+    /// issues one; the wgmma goes in flight with the fourth): the issue writes it, the
+    /// wgmma's completion *acquires* its four warps' parts, since it runs after all of them.
+    /// Nothing else touches it: it orders what each warp did before its part ahead of the
+    /// completion (and of the `wait_group`s that retire it), never a race.
+    WgmmaPart { warp: usize, seq: u64 },
     /// CTA `cta`'s register pool. Every step on it reads it (an exit, a `setmaxnreg`), so steps
     /// that only free registers (an exit, a `setmaxnreg.dec` to at most what the warp holds)
     /// commute with each other and with takes (`RegisterTake`); a `setmaxnreg` the rule does
@@ -130,7 +140,9 @@ impl Object {
             | (Tensor { cta: a }, Tensor { cta: b })
             | (Registers { cta: a }, Registers { cta: b })
             | (AsyncOf { warp: a }, AsyncOf { warp: b })
-            | (WgmmaChain { warp: a }, WgmmaChain { warp: b }) => a == b,
+            => a == b,
+            (WgmmaChain { warp: a, seq: x }, WgmmaChain { warp: b, seq: y })
+            | (WgmmaPart { warp: a, seq: x }, WgmmaPart { warp: b, seq: y }) => (a, x) == (b, y),
             (WgmmaDone { warp: a, mma: x }, WgmmaDone { warp: b, mma: y }) => (a, x) == (b, y),
             (Shared { .. } | AllShared { .. } | MbarArrival { .. } | MbarPhase { .. }, _)
             | (
@@ -146,6 +158,7 @@ impl Object {
                 | AsyncOf { .. }
                 | WgmmaDone { .. }
                 | WgmmaChain { .. }
+                | WgmmaPart { .. }
                 | Registers { .. }
                 | RegisterTake { .. },
                 _,
@@ -388,5 +401,8 @@ mod tests {
         // A wgmma's result: its completion and the wait that retires it; a newer one commutes.
         let done = |mma| fp(&[(Object::WgmmaDone { warp: 4, mma }, true)]);
         assert!(done(12).dependent(&done(12)) && !done(12).dependent(&done(13)));
+        let retire = Footprint { acquires: vec![Object::WgmmaDone { warp: 4, mma: 12 }], ..Footprint::default() };
+        assert!(!retire.dependent(&done(12)) && retire.orders(&done(12)), "the wait follows the completion it retires");
+        assert!(!retire.orders(&done(13)), "a newer group's completion");
     }
 }
