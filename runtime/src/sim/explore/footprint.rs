@@ -139,8 +139,7 @@ impl Object {
             (Ended { cta: a }, Ended { cta: b })
             | (Tensor { cta: a }, Tensor { cta: b })
             | (Registers { cta: a }, Registers { cta: b })
-            | (AsyncOf { warp: a }, AsyncOf { warp: b })
-            => a == b,
+            | (AsyncOf { warp: a }, AsyncOf { warp: b }) => a == b,
             (WgmmaChain { warp: a, seq: x }, WgmmaChain { warp: b, seq: y })
             | (WgmmaPart { warp: a, seq: x }, WgmmaPart { warp: b, seq: y }) => (a, x) == (b, y),
             (WgmmaDone { warp: a, mma: x }, WgmmaDone { warp: b, mma: y }) => (a, x) == (b, y),
@@ -340,14 +339,18 @@ mod tests {
         let exit = |w| fp(&[(Object::Exited { cta: 0, warp: Some(w) }, true), (Object::Registers { cta: 0 }, false)]);
         assert!(!exit(1).dependent(&exit(2)), "exits only count up: they commute");
         let counting = |w| {
-            fp(&[(Object::NamedArrival { cta: 0, id: 0, round: 0, warp: Some(w) }, true), (Object::Exited { cta: 0, warp: None }, false)])
+            fp(&[
+                (Object::NamedArrival { cta: 0, id: 0, round: 0, warp: Some(w) }, true),
+                (Object::Exited { cta: 0, warp: None }, false),
+            ])
         };
         assert!(exit(1).dependent(&counting(2)), "an arrival that counts exits");
         assert!(!counting(1).dependent(&counting(2)), "two arrivals that count exits, of one round");
         assert!(!exit(1).dependent(&fp(&[(Object::Registers { cta: 0 }, false)])), "a setmaxnreg that frees");
-        assert!(exit(1).dependent(&fp(&[(Object::Registers { cta: 0 }, true)])), "a setmaxnreg the rule does not describe");
-        let take = |w| fp(&[(Object::Registers { cta: 0 }, false), (Object::RegisterTake { cta: 0, warp: Some(w) }, true)]);
-        let blocked = fp(&[(Object::Registers { cta: 0 }, false), (Object::RegisterTake { cta: 0, warp: None }, false)]);
+        let pool = Object::Registers { cta: 0 };
+        assert!(exit(1).dependent(&fp(&[(pool, true)])), "a setmaxnreg the rule does not describe");
+        let take = |w| fp(&[(pool, false), (Object::RegisterTake { cta: 0, warp: Some(w) }, true)]);
+        let blocked = fp(&[(pool, false), (Object::RegisterTake { cta: 0, warp: None }, false)]);
         assert!(!take(1).dependent(&take(2)) && !take(1).dependent(&exit(2)), "takes that fit commute, with frees too");
         assert!(take(1).dependent(&blocked), "an inc that blocked, with a take");
         // A named barrier's rounds: an arrival writes its own, reads the round before's; the
