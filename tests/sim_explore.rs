@@ -391,6 +391,98 @@ fn who_completes_an_mbarrier_phase_is_explored_a_surplus_arrival_is_found() {
     assert!(e.complete() && e.counterexample.is_none(), "{e}");
 }
 
+/// Two warps share a register pool of 2 x 64 registers per thread (`.maxnreg 64`). Each gives
+/// 32 back (`setmaxnreg.dec 32`), then takes 96 (`setmaxnreg.inc 96`), which fits only while the
+/// other holds 32: the second warp's inc waits until the first exits. Warp `1 - a` arrives on
+/// `bar` after its inc and exits; warp `a` waits on `bar` after its own inc. If `a`'s inc takes
+/// the room first, the other's inc waits for `a` to exit and `a` waits for its arrival: a hang.
+/// Which warp takes first depends on the order of the two incs (and of the one that blocked's
+/// wake against the other's inc). The fixed kernel has `a` wait before its inc.
+fn register_pool_race(a: u32, fixed: bool) -> Kernel {
+    let name = if fixed { "register_pool_race_fixed" } else { "register_pool_race" };
+    let mut k = KernelBuilder::new(name, Target::Sm90a);
+    k.require_block(64, 1, 1);
+    k.max_registers(64);
+    let bars = k.alloc_barriers("bars", 1);
+    let tid = k.thread_idx(Dim::X);
+    let is0 = k.eq(tid, Value::u32(0));
+    k.if_then(is0, |k| {
+        let bar = k.barrier_at(bars, Value::u32(0));
+        k.mbarrier_init(bar, Value::u32(1));
+    });
+    k.cta_sync();
+    k.setmaxnreg(false, 32);
+    let warp = k.warp_idx();
+    let is_a = k.eq(warp, Value::u32(a));
+    k.if_else(
+        is_a,
+        |k| {
+            let bar = k.barrier_at(bars, Value::u32(0));
+            if fixed {
+                k.mbarrier_wait(bar, Value::u32(0));
+            }
+            k.setmaxnreg(true, 96);
+            if !fixed {
+                k.mbarrier_wait(bar, Value::u32(0));
+            }
+        },
+        |k| {
+            // OTHER-INC
+            k.setmaxnreg(true, 96);
+            let leader = k.eq(tid, Value::u32((1 - a) * 32));
+            k.if_then(leader, |k| {
+                let bar = k.barrier_at(bars, Value::u32(0));
+                k.mbarrier_arrive_discard(bar);
+            });
+        },
+    );
+    k.finish().unwrap()
+}
+
+/// Which warp's `setmaxnreg.inc` takes the pool's room first is explored (an `.inc` that
+/// blocked reads every take, and so does a blocked one's wake), whichever warp's order the
+/// first execution runs: the hang is found at the other warp's `setmaxnreg.inc`, and its
+/// schedule replays it; the fixed kernel explores completely.
+#[test]
+fn which_warp_takes_the_register_pool_first_is_explored_a_hang_is_found() {
+    let line = line_of("OTHER-INC");
+    let launch = LaunchConfig::linear(1, 64);
+    let d = device(SimConfig::default());
+    for a in [0, 1] {
+        let e = d.explore(&register_pool_race(a, false), launch, &[]).unwrap();
+        println!("warp {a} waits: {}", e.summary().lines().next().unwrap_or_default());
+        let c = e.counterexample.as_ref().unwrap_or_else(|| panic!("warp {a}: no counterexample:\n{e}"));
+        let at_inc = |f: &phaser::runtime::sim::Finding| {
+            f.category == Category::Deadlock && f.message.contains("waits at `setmaxnreg.inc` for 96 registers")
+        };
+        let f = c.findings.iter().find(|f| at_inc(f)).unwrap_or_else(|| panic!("warp {a}: {e}"));
+        assert_eq!(f.loc.map(|l| (l.file.ends_with(FILE), l.line)), Some((true, line)), "{f}");
+        let replay = device(SimConfig { schedule: c.schedule.clone(), ..SimConfig::default() });
+        let r = replay.simulate(&register_pool_race(a, false), launch, &[]).unwrap();
+        assert!(r.findings.iter().any(at_inc), "warp {a}: the schedule replays the hang\n{r}");
+        let e = d.explore(&register_pool_race(a, true), launch, &[]).unwrap();
+        println!("warp {a} waits first (fixed): {}", e.summary().lines().next().unwrap_or_default());
+        assert!(e.complete() && e.counterexample.is_none(), "{e}");
+    }
+}
+
+/// Four warps each give registers back (`setmaxnreg.dec 32` of `.maxnreg 64`) and take them
+/// again (`setmaxnreg.inc 64`, which fits whatever the others hold): frees commute with each
+/// other and with takes, and takes that fit commute, so one execution is every order.
+#[test]
+fn register_pool_frees_and_takes_that_fit_commute() {
+    let mut k = KernelBuilder::new("register_pool_commute", Target::Sm90a);
+    k.require_block(128, 1, 1);
+    k.max_registers(64);
+    k.setmaxnreg(false, 32);
+    k.setmaxnreg(true, 64);
+    let k = k.finish().unwrap();
+    let e = device(SimConfig::default()).explore(&k, LaunchConfig::linear(1, 128), &[]).unwrap();
+    println!("{}", e.summary().lines().next().unwrap_or_default());
+    assert!(e.complete() && e.counterexample.is_none(), "{e}");
+    assert_eq!(e.executions, 1, "{e}");
+}
+
 /// `bar` expects two arrivals a phase: thread 0 stores `data[0]` and arrives, thread 32 arrives,
 /// waits for the phase and reads `data[0]`. Which of the two arrivals completes the phase does
 /// not matter (they commute), and the reader's wait is ordered after *both* arrivals, whichever
@@ -432,10 +524,11 @@ fn a_waiter_follows_every_arrival_of_the_phase_it_observed() {
     let e = d.explore(&publish_through_a_phase(), LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]).unwrap();
     println!("{e}");
     assert!(e.complete() && e.counterexample.is_none(), "{e}");
-    // Two executions: the `cta_sync`'s two warps (which arrives last counts the exits, run 4)
-    // and nothing of `bar`. Measured: without the wake's acquire, the store and the read look
-    // unordered when thread 32's arrival completes the phase, and the explorer runs 4.
-    assert_eq!(e.executions, 2, "the two arrivals commute and the read follows both: {e}");
+    // One execution: the `cta_sync`'s two arrivals commute (run 8: until then each wrote the
+    // CTA's exit count, and the explorer ran 2), and nothing of `bar` is left. Measured (run 7):
+    // without the wake's acquire, the store and the read look unordered when thread 32's
+    // arrival completes the phase, and the explorer ran 4.
+    assert_eq!(e.executions, 1, "the two arrivals commute and the read follows both: {e}");
 }
 
 /// `bar` expects three arrivals a phase and gets two, neither completing it: thread 0's, then

@@ -56,6 +56,25 @@ pub(crate) struct StepRecord {
     pub agent_kind: &'static str,
     /// Wgmmas `(warp, id)` whose results a `wgmma.wait_group` retired.
     pub wgmma_retired: Vec<(usize, u32)>,
+    /// Warp parts `(warp, seq)` of `wgmma.mma_async`s issued (`Object::WgmmaPart`).
+    pub wgmma_parts: Vec<(usize, u64)>,
+    /// What a `setmaxnreg` did to the CTA's register pool (`None`: no `setmaxnreg`, or the
+    /// pool is not modelled).
+    pub register_pool: Option<PoolStep>,
+}
+
+/// What a `setmaxnreg` step did to its CTA's register pool (`Object::RegisterTake`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PoolStep {
+    /// A `.dec` to at most what the warp held: it only frees registers.
+    Freed,
+    /// The warp's count rose or stayed: an `.inc` that fit, or a `.dec` above what the warp
+    /// held (not checked against the pool).
+    Took,
+    /// An `.inc` that did not fit: its lanes wait (their wake is the take).
+    Blocked,
+    /// An `.inc` to fewer registers than the warp held, or lanes that did different things.
+    Other,
 }
 
 /// A plain count-down step on the mbarrier at `(cta, off)` in phase `phase` (see
@@ -141,6 +160,17 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
+    /// Record what a `setmaxnreg` lane of the running step did to its CTA's register pool.
+    #[inline]
+    pub fn touch_register_pool(&mut self, step: PoolStep) {
+        if let Some(s) = &mut self.step {
+            s.register_pool = Some(match s.register_pool {
+                Some(before) if before != step => PoolStep::Other,
+                Some(_) | None => step,
+            });
+        }
+    }
+
     /// Record that the running step issued a copy completing on an mbarrier.
     #[inline]
     pub fn touch_copy_issue(&mut self, issue: CopyIssue) {
@@ -172,6 +202,14 @@ impl<C: Checker> Engine<'_, C> {
     pub fn touch_wgmma_retired(&mut self, wi: usize, mma: u32) {
         if let Some(s) = &mut self.step {
             s.wgmma_retired.push((wi, mma));
+        }
+    }
+
+    /// Record that warp `wi` issued its part of its `seq`-th `wgmma.mma_async`.
+    #[inline]
+    pub fn touch_wgmma_part(&mut self, wi: usize, seq: u64) {
+        if let Some(s) = &mut self.step {
+            s.wgmma_parts.push((wi, seq));
         }
     }
 
@@ -316,6 +354,13 @@ impl<C: Checker> Engine<'_, C> {
                 Some(o @ Object::AsyncOf { .. }) => fp.write(o),
                 // A named barrier's waiter goes on after every arrival of its round.
                 Some(o @ Object::NamedArrival { .. }) => fp.acquire(o),
+                // A `setmaxnreg.inc` that fits on waking is a take, decided on every take (one
+                // that ran first may have taken the room).
+                Some(o @ Object::RegisterTake { cta, .. }) => {
+                    fp.write(o);
+                    fp.read(Object::RegisterTake { cta, warp: None });
+                    fp.read(Object::Registers { cta });
+                }
                 Some(o) => fp.read(o),
                 None => {}
             }
@@ -338,9 +383,14 @@ impl<C: Checker> Engine<'_, C> {
         }
         let record = self.step.as_ref().expect("a step is running");
         let barriers_only = self.cx.config.explore_barriers_only;
-        // The wgmmas a `wait_group` retired (at its instruction or when its lanes woke).
+        // The wgmmas a `wait_group` retired (at its instruction or when its lanes woke): it
+        // retires only completed wgmmas, so it follows each completion (`Object::WgmmaDone`).
         for &(w, mma) in &record.wgmma_retired {
-            fp.write(Object::WgmmaDone { warp: w, mma });
+            fp.acquire(Object::WgmmaDone { warp: w, mma });
+        }
+        // The warp's parts of wgmmas it issued, which their completions acquire.
+        for &(w, seq) in &record.wgmma_parts {
+            fp.write(Object::WgmmaPart { warp: w, seq });
         }
         // Wgmma registers in flight: anything, except in barriers-only mode, where what the
         // access is checked against (the warp's pending wgmmas) is the warp's own state: only
@@ -354,13 +404,12 @@ impl<C: Checker> Engine<'_, C> {
         // is what its waiters read.
         let cluster = if record.cluster_completed { (Object::Cluster, true) } else { (Object::ClusterCount, false) };
         // Exits only count up (the CTA's exited threads, the registers exited warps free for
-        // `setmaxnreg`): like arrivals that leave a phase pending, they commute with each other
-        // and *read* the counts; what decides on them writes them (an arrival on a barrier
-        // that counts exits, a `setmaxnreg`). The last exit ends the CTA (below): whichever
-        // warp exits last, the CTA ends in the same state.
+        // `setmaxnreg`): each writes its own exit, which what decides on the exits reads (an
+        // arrival on a barrier that counts exits), and reads the register pool, which only
+        // frees commute on. The last exit ends the CTA (below): whichever warp exits last, the
+        // CTA ends in the same state.
         if record.exited {
             fp.write(Object::Exited { cta, warp: Some(wi as u32) });
-            fp.read(Object::ExitCount { cta });
             fp.read(Object::Registers { cta });
             fp.add(cluster.0, cluster.1);
         }
@@ -370,7 +419,8 @@ impl<C: Checker> Engine<'_, C> {
         // the completing one writes the round's arrivals for the sleep sets (an actor asleep on
         // its arrival would now land in the next round); waiters acquire them on waking.
         // Exited threads count toward whole-CTA rounds, and toward every later round at once:
-        // an arrival on such a round writes the exit count the exits read.
+        // an arrival on such a round reads every exit (so it is ordered with each exit, and its
+        // round's other arrivals still commute with it).
         let me = wi as u32;
         for t in &record.named {
             let (c, id, round) = (t.cta, t.id, t.round);
@@ -382,7 +432,7 @@ impl<C: Checker> Engine<'_, C> {
                 fp.sleep_write(Object::NamedArrival { cta: c, id, round, warp: None });
             }
             if t.counts_exits {
-                fp.write(Object::ExitCount { cta: c });
+                fp.read(Object::Exited { cta: c, warp: None });
             }
         }
         // An mbarrier's phase: the same rule (`Object::MbarArrival`).
@@ -497,9 +547,12 @@ impl<C: Checker> Engine<'_, C> {
         match e.side {
             Some(SideEffect::Trap | SideEffect::Opaque) => fp.write(Object::Everything),
             Some(SideEffect::TensorAllocation) => (0..ctas).for_each(|c| fp.write(Object::Tensor { cta: c })),
-            Some(SideEffect::Scheduling) => fp.write(Object::Registers { cta }),
+            // `setmaxnreg`: what it did to the pool (below); a sleep changes nothing another
+            // actor observes.
+            Some(SideEffect::Scheduling) => {}
             Some(SideEffect::Volatile | SideEffect::Print | SideEffect::Probe) | None => {}
         }
+        register_pool_footprint(&mut fp, record.register_pool, cta, me);
         // Wgmma and tcgen05 read shared memory through descriptors, which are not resolved by
         // `smem_addr`: dependent with everything.
         // Barriers-only mode: their operands are data (the race checker's). A wgmma's fence,
@@ -550,7 +603,7 @@ impl<C: Checker> Engine<'_, C> {
             WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } => Some(Object::AsyncOf { warp: wi }),
             // Waking retires the results it waited for (`Object::WgmmaDone`, recorded there).
             WaitFor::WgmmaGroups { .. } => None,
-            WaitFor::RegisterPool { .. } => Some(Object::Registers { cta }),
+            WaitFor::RegisterPool { .. } => Some(Object::RegisterTake { cta, warp: Some(wi as u32) }),
             WaitFor::GlobalAtomic { .. } => Some(Object::Global),
             // Released by the warp's own lanes.
             WaitFor::Nothing | WaitFor::WarpSync { .. } | WaitFor::WgmmaConverge { .. } => None,
@@ -631,11 +684,16 @@ impl<C: Checker> Engine<'_, C> {
             }
             // The tensor cores: descriptors, tensor memory, warpgroup order.
             // Barriers-only mode: a wgmma completing fills its result for each of its warpgroup's
-            // four warps (what the `wait_group` that retires it writes), after the warpgroup's
+            // four warps (what the `wait_group` that retires it acquires), after the warpgroup's
             // earlier wgmmas; a completion in an ended CTA is a finding.
             AsyncKind::Wgmma { mma, .. } if barriers_only => {
                 (issuer_warp..issuer_warp + 4).for_each(|w| fp.write(Object::WgmmaDone { warp: w, mma: mma.id }));
-                fp.write(Object::WgmmaChain { warp: issuer_warp });
+                // After the warpgroup's four parts and its wgmma before (`Object::WgmmaChain`).
+                (issuer_warp..issuer_warp + 4).for_each(|w| fp.acquire(Object::WgmmaPart { warp: w, seq: mma.seq }));
+                fp.write(Object::WgmmaChain { warp: issuer_warp, seq: mma.seq });
+                if let Some(before) = mma.seq.checked_sub(1) {
+                    fp.acquire(Object::WgmmaChain { warp: issuer_warp, seq: before });
+                }
                 fp.read(Object::Ended { cta: self.exec.warps[issuer_warp].cta });
             }
             // Barriers-only mode, tcgen05 work: the issuing warp's async work and the tensor
@@ -685,6 +743,31 @@ impl<C: Checker> Engine<'_, C> {
             }
         }
         Ok(fp)
+    }
+}
+
+/// A `setmaxnreg`'s register pool (`Object::RegisterTake`; bench/exhaustive.md, run 8). Frees
+/// only raise the room every `.inc` checks, so they commute with each other and with takes (a
+/// take that needed the free would block before it, and its wake after the free is the same
+/// take); two takes that both fit commute (they fit together); an `.inc` that did not fit
+/// reads every take (in the other order it might fit). What else writes the pool and every take.
+fn register_pool_footprint(fp: &mut Footprint, step: Option<PoolStep>, cta: usize, me: u32) {
+    let pool = Object::Registers { cta };
+    match step {
+        Some(PoolStep::Freed) => fp.read(pool),
+        Some(PoolStep::Took) => {
+            fp.read(pool);
+            fp.write(Object::RegisterTake { cta, warp: Some(me) });
+        }
+        Some(PoolStep::Blocked) => {
+            fp.read(pool);
+            fp.read(Object::RegisterTake { cta, warp: None });
+        }
+        Some(PoolStep::Other) => {
+            fp.write(pool);
+            fp.write(Object::RegisterTake { cta, warp: None });
+        }
+        None => {}
     }
 }
 

@@ -5,7 +5,7 @@ use crate::report::finding::Category;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::{Engine, RepeatArrival};
 use crate::sim::engine::memory::{cluster_shared_addr, SHARED_OFFSET_MASK};
-use crate::sim::engine::step_round::NamedTouch;
+use crate::sim::engine::step_round::{NamedTouch, PoolStep};
 use crate::sim::engine::warp::{lanes, RoundKind, WaitFor};
 use phaser_codegen::arch::limits::NAMED_BARRIERS;
 use phaser_codegen::ir::*;
@@ -25,10 +25,21 @@ impl<C: Checker> Engine<'_, C> {
     /// hold waits until other warps release registers; if none ever does, the GPU hangs there
     /// (a deadlock at this line). Not modelled without a `.maxnreg`.
     fn set_max_nreg(&mut self, wi: usize, l: usize, inc: bool, count: u32, pc: u32) {
-        if self.exec.warps[wi].regs_per_thread == 0 {
+        let held = self.exec.warps[wi].regs_per_thread;
+        if held == 0 {
             return;
         }
-        if !inc || self.register_pool_free(wi) >= count as u64 {
+        let fits = !inc || self.register_pool_free(wi) >= count as u64;
+        // What the explorer needs to know of it (`PoolStep`): whether it only freed, took, or blocked.
+        let step = match (inc, fits) {
+            (false, _) if count <= held => PoolStep::Freed,
+            (false, _) => PoolStep::Took,
+            (true, _) if count < held || count == 0 => PoolStep::Other,
+            (true, true) => PoolStep::Took,
+            (true, false) => PoolStep::Blocked,
+        };
+        self.touch_register_pool(step);
+        if fits {
             self.exec.warps[wi].regs_per_thread = count;
         } else {
             self.block_lane(wi, l, WaitFor::RegisterPool { count, pc });

@@ -276,7 +276,9 @@ impl<C: Checker> Engine<'_, C> {
         let issue = &mut self.async_ops.wgmma.warpgroups[pos.wg].partial[idx];
         issue.parts[pos.rank] = Some(part);
         issue.arrived |= 1 << pos.rank;
-        if issue.arrived == 0b1111 {
+        let launches = issue.arrived == 0b1111;
+        self.touch_wgmma_part(wi, seq);
+        if launches {
             let issue = self.async_ops.wgmma.warpgroups[pos.wg].partial.remove(idx);
             self.launch_mma(pos, issue, m);
         }

@@ -32,13 +32,11 @@ pub(crate) enum Object {
     /// dependent with the other round's arrivals, and an actor whose arrival was explored
     /// already wakes from its sleep set when a round it would have joined completes.
     NamedArrival { cta: usize, id: u8, round: u64, warp: Option<u32> },
-    /// CTA `cta`'s count of exited threads, which a named barrier waiting for the whole CTA
-    /// counts: exits *read* it (they only count up, so they commute with each other), an
-    /// arrival on such a barrier writes it (an exit also writes each barrier with arrivals
-    /// pending: it may complete it).
-    ExitCount { cta: usize },
     /// Warp `warp`'s exit (`None`: every warp's) from CTA `cta`: each exit writes its own, so
-    /// exits stay independent, and the exit that ends the CTA *acquires* them all (it ends it
+    /// exits stay independent; an arrival on a named barrier waiting for the whole CTA (which
+    /// counts exited threads) reads them all, so it is ordered with every exit but not with
+    /// its round's other arrivals (an exit also writes each such round with arrivals pending:
+    /// it may complete it); and the exit that ends the CTA *acquires* them all (it ends it
     /// only after every other warp exited), which orders what those warps did before it.
     Exited { cta: usize, warp: Option<u32> },
     /// Whether CTA `cta` has ended (a copy landing in an ended CTA is a finding).
@@ -72,16 +70,34 @@ pub(crate) enum Object {
     /// The async work of warp `warp`: its groups, its ops in flight (its wgmmas: `WgmmaDone`).
     AsyncOf { warp: usize },
     /// Warp `warp`'s copy of the result of wgmma `mma`: the wgmma's completion writes it (for
-    /// each warp of its warpgroup), the `wgmma.wait_group` that retires it writes it. A wait
+    /// each warp of its warpgroup), the `wgmma.wait_group` that retires it *acquires* it. A wait
     /// retires exactly the groups older than its `N` newest, so a completion of a newer group
-    /// commutes with it (bench/exhaustive.md, run 5).
+    /// commutes with it (bench/exhaustive.md, run 5); and it retires only completed ones, so it
+    /// runs after the completions it retires in every order: run before one, it blocks, and
+    /// its wake after the completion retires the same groups (run 8), so the two make no race.
     WgmmaDone { warp: usize, mma: u32 },
-    /// The completion order of the wgmmas of the warpgroup whose first warp is `warp` (they
-    /// complete in issue order): every completion writes it.
-    WgmmaChain { warp: usize },
-    /// CTA `cta`'s register pool (`setmaxnreg` writes it; exits, which only free registers,
-    /// and the waits of a `setmaxnreg` read it).
+    /// The completion of the `seq`-th wgmma of the warpgroup whose first warp is `warp`: it
+    /// writes its own and *acquires* the one before's. A warpgroup's wgmmas complete in issue
+    /// order (one is not ready while an earlier one is in flight), so two completions of one
+    /// warpgroup run in that order in every execution: ordered, never a race (run 8).
+    WgmmaChain { warp: usize, seq: u64 },
+    /// Warp `warp`'s part of its `seq`-th `wgmma.mma_async` (each warp of the warpgroup
+    /// issues one; the wgmma goes in flight with the fourth): the issue writes it, the
+    /// wgmma's completion *acquires* its four warps' parts, since it runs after all of them.
+    /// Nothing else touches it: it orders what each warp did before its part ahead of the
+    /// completion (and of the `wait_group`s that retire it), never a race.
+    WgmmaPart { warp: usize, seq: u64 },
+    /// CTA `cta`'s register pool. Every step on it reads it (an exit, a `setmaxnreg`), so steps
+    /// that only free registers (an exit, a `setmaxnreg.dec` to at most what the warp holds)
+    /// commute with each other and with takes (`RegisterTake`); a `setmaxnreg` the rule does
+    /// not describe writes it and every take. bench/exhaustive.md, run 8.
     Registers { cta: usize },
+    /// Warp `warp`'s take (`None`: every warp's) from CTA `cta`'s register pool: a
+    /// `setmaxnreg` that raised (or kept) the warp's count and fit, at once or on waking, writes
+    /// its own. Two takes that both fit commute (whichever runs first, the other fits too:
+    /// together they fit); an `.inc` that blocked, and a blocked one's wake, read every take
+    /// (in the other order it might have fit, and the take that went first might not).
+    RegisterTake { cta: usize, warp: Option<u32> },
     /// Anything: dependent with every step that touches something.
     Everything,
 }
@@ -116,15 +132,16 @@ impl Object {
             (NamedArrival { cta: a, id: x, round: r, warp: v }, NamedArrival { cta: b, id: y, round: q, warp: u }) => {
                 (a, x, r) == (b, y, q) && (v.is_none() || u.is_none() || v == u)
             }
-            (Exited { cta: a, warp: v }, Exited { cta: b, warp: u }) => {
+            (Exited { cta: a, warp: v }, Exited { cta: b, warp: u })
+            | (RegisterTake { cta: a, warp: v }, RegisterTake { cta: b, warp: u }) => {
                 a == b && (v.is_none() || u.is_none() || v == u)
             }
-            (ExitCount { cta: a }, ExitCount { cta: b })
-            | (Ended { cta: a }, Ended { cta: b })
+            (Ended { cta: a }, Ended { cta: b })
             | (Tensor { cta: a }, Tensor { cta: b })
             | (Registers { cta: a }, Registers { cta: b })
-            | (AsyncOf { warp: a }, AsyncOf { warp: b })
-            | (WgmmaChain { warp: a }, WgmmaChain { warp: b }) => a == b,
+            | (AsyncOf { warp: a }, AsyncOf { warp: b }) => a == b,
+            (WgmmaChain { warp: a, seq: x }, WgmmaChain { warp: b, seq: y })
+            | (WgmmaPart { warp: a, seq: x }, WgmmaPart { warp: b, seq: y }) => (a, x) == (b, y),
             (WgmmaDone { warp: a, mma: x }, WgmmaDone { warp: b, mma: y }) => (a, x) == (b, y),
             (Shared { .. } | AllShared { .. } | MbarArrival { .. } | MbarPhase { .. }, _)
             | (
@@ -132,7 +149,6 @@ impl Object {
                 | GlobalRange { .. }
                 | AllNamed { .. }
                 | NamedArrival { .. }
-                | ExitCount { .. }
                 | Exited { .. }
                 | Ended { .. }
                 | Cluster
@@ -141,7 +157,9 @@ impl Object {
                 | AsyncOf { .. }
                 | WgmmaDone { .. }
                 | WgmmaChain { .. }
-                | Registers { .. },
+                | WgmmaPart { .. }
+                | Registers { .. }
+                | RegisterTake { .. },
                 _,
             ) => false,
         }
@@ -318,11 +336,23 @@ mod tests {
             (Object::Shared { cta: 0, off: 1152, len: 4 }, true),
         ];
         assert_eq!(lanes.accesses, joined, "a warp's run of reads is one range; a write beside it stays apart");
-        assert!(!fp(&[(Object::ExitCount { cta: 0 }, true)]).dependent(&fp(&[(Object::Ended { cta: 0 }, false)])));
-        let exit = fp(&[(Object::ExitCount { cta: 0 }, false), (Object::Registers { cta: 0 }, false)]);
-        assert!(!exit.dependent(&exit), "exits only count up: they commute");
-        assert!(exit.dependent(&fp(&[(Object::ExitCount { cta: 0 }, true)])), "an arrival that counts exits");
-        assert!(exit.dependent(&fp(&[(Object::Registers { cta: 0 }, true)])), "a setmaxnreg");
+        let exit = |w| fp(&[(Object::Exited { cta: 0, warp: Some(w) }, true), (Object::Registers { cta: 0 }, false)]);
+        assert!(!exit(1).dependent(&exit(2)), "exits only count up: they commute");
+        let counting = |w| {
+            fp(&[
+                (Object::NamedArrival { cta: 0, id: 0, round: 0, warp: Some(w) }, true),
+                (Object::Exited { cta: 0, warp: None }, false),
+            ])
+        };
+        assert!(exit(1).dependent(&counting(2)), "an arrival that counts exits");
+        assert!(!counting(1).dependent(&counting(2)), "two arrivals that count exits, of one round");
+        assert!(!exit(1).dependent(&fp(&[(Object::Registers { cta: 0 }, false)])), "a setmaxnreg that frees");
+        let pool = Object::Registers { cta: 0 };
+        assert!(exit(1).dependent(&fp(&[(pool, true)])), "a setmaxnreg the rule does not describe");
+        let take = |w| fp(&[(pool, false), (Object::RegisterTake { cta: 0, warp: Some(w) }, true)]);
+        let blocked = fp(&[(pool, false), (Object::RegisterTake { cta: 0, warp: None }, false)]);
+        assert!(!take(1).dependent(&take(2)) && !take(1).dependent(&exit(2)), "takes that fit commute, with frees too");
+        assert!(take(1).dependent(&blocked), "an inc that blocked, with a take");
         // A named barrier's rounds: an arrival writes its own, reads the round before's; the
         // completing one writes the round's arrivals for sleep sets only; a wake acquires them.
         let arrive = |warp: u32, round: u64, completes: bool| {
@@ -374,5 +404,8 @@ mod tests {
         // A wgmma's result: its completion and the wait that retires it; a newer one commutes.
         let done = |mma| fp(&[(Object::WgmmaDone { warp: 4, mma }, true)]);
         assert!(done(12).dependent(&done(12)) && !done(12).dependent(&done(13)));
+        let retire = Footprint { acquires: vec![Object::WgmmaDone { warp: 4, mma: 12 }], ..Footprint::default() };
+        assert!(!retire.dependent(&done(12)) && retire.orders(&done(12)), "the wait follows the completion it retires");
+        assert!(!retire.orders(&done(13)), "a newer group's completion");
     }
 }
