@@ -233,7 +233,7 @@ impl Prepared {
         let kern = kernel_release(q.scaling, &t, frags, scales, output, issue, release)?;
         let sms = dev.sm_count()?;
         let reduce = if split > 1 {
-            Some((t.reduce_kernel()?, t.reduce_launch(m, n, sms, ReduceLaunch::Programmatic)))
+            Some((t.reduce_kernel()?, t.reduce_launch(m, n, sms, ReduceLaunch::default())))
         } else {
             None
         };

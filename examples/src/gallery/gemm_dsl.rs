@@ -230,10 +230,10 @@ pub fn gemm_dsl(
         T.cluster_dims(CLUSTER, 1, 1);
     }
     if SPLIT > 1 && FIXUP == 0 {
-        // `gemm_splitk_reduce` is launched as this grid's programmatic dependent
-        // (`dsl::ReduceLaunch`): it may start once every CTA here got this far, so its
-        // launch overlaps this grid's tail; its `griddepcontrol.wait` still waits for this
-        // grid's completion and memory before it reads a partial.
+        // Where `gemm_splitk_reduce` is launched as this grid's programmatic dependent
+        // (`ReduceLaunch::Programmatic`, not the default) it may start once every CTA here got
+        // this far; its `griddepcontrol.wait` still waits for this grid's completion and
+        // memory before it reads a partial. A plain launch makes this a no-op.
         T.ptx.griddepcontrol.launch_dependents();
     }
     let bm = CONSUMER_WGS * WG_M;
@@ -572,9 +572,9 @@ pub fn gemm_dsl(
 #[phaser::kernel(target = "sm_90a")]
 pub fn gemm_splitk_reduce(ws: &[f32], c: &mut [bf16], mn: u32, #[comptime] SPLIT: u32) {
     T.require_block(REDUCE_THREADS, 1, 1);
-    // Launched as the GEMM's programmatic dependent, this grid may start before the GEMM
-    // ends: wait for its completion and memory before the first read of `ws` (without the
-    // launch attribute the wait returns at once).
+    // Launched as the GEMM's programmatic dependent (`ReduceLaunch::Programmatic`), this grid
+    // may start before the GEMM ends: wait for its completion and memory before the first
+    // read of `ws` (launched plainly, the default, the wait returns at once).
     T.ptx.griddepcontrol.wait();
     if mn % 2 == 1 {
         // The last pair would read past the workspace.
@@ -850,8 +850,8 @@ impl Tiles {
         let blocks = (m as u64 * n as u64).div_ceil(2 * REDUCE_THREADS as u64);
         blocks.clamp(1, 8 * sms.max(1) as u64) as u32
     }
-    /// The reduction's launch for an `m x n` C after the GEMM's: [`Self::reduce_grid`], as
-    /// the GEMM's programmatic dependent unless `how` is [`ReduceLaunch::Plain`].
+    /// The reduction's launch for an `m x n` C after the GEMM's: [`Self::reduce_grid`],
+    /// launched `how` ([`ReduceLaunch`]).
     pub fn reduce_launch(&self, m: u32, n: u32, sms: u32, how: ReduceLaunch) -> phaser::LaunchConfig {
         let lc = phaser::LaunchConfig::linear(self.reduce_grid(m, n, sms), REDUCE_THREADS);
         match how {
@@ -862,16 +862,17 @@ impl Tiles {
 }
 
 /// How split-K's second launch, [`gemm_splitk_reduce`], follows the GEMM on its stream.
-/// `Programmatic` (the default): a programmatic dependent launch, which the GEMM releases at
-/// its start (`griddepcontrol.launch_dependents`), so the reduction's launch latency overlaps
-/// the GEMM's tail and its `griddepcontrol.wait` returns when the GEMM's memory is complete
-/// (cuBLAS's split-K reduction does the same); `Plain`: after the GEMM ends, for comparison
-/// (`bench_gemm --reduce-launch plain`). The simulator runs launches in order: both are the
-/// same there.
+/// `Plain` (the default): after the GEMM ends. `Programmatic`: a programmatic dependent
+/// launch, which the GEMM releases at its start (`griddepcontrol.launch_dependents`), so the
+/// reduction's launch overlaps the GEMM's tail; its `griddepcontrol.wait` returns when the
+/// GEMM's memory is complete. Measured slower on an H100 (run 24, bench/gemm.md: 4% and 12%
+/// at 64 x 4096 x 4096, 8% at 16 x 4096 x 4096 with 64 x 256 tiles in 8 slices, 1% faster at
+/// M = 1), so it is the one to compare (`bench_gemm --reduce-launch programmatic`), not the
+/// default. The simulator runs launches in order: both are the same there.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReduceLaunch {
-    #[default]
     Programmatic,
+    #[default]
     Plain,
 }
 
@@ -1057,7 +1058,7 @@ pub fn setup_tiles(
         let args =
             [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into(), flags.into(), c_out.into()];
         p.launch(tiles.kernel()?, launch, args, [ws.into()]);
-        let reduce = tiles.reduce_launch(m, n, dev.sm_count()?, ReduceLaunch::Programmatic);
+        let reduce = tiles.reduce_launch(m, n, dev.sm_count()?, ReduceLaunch::default());
         p.launch(tiles.reduce_kernel()?, reduce, [ws.into(), gc.into(), (m * n).into()], [gc.into()]);
         Some((ws, tiles))
     } else {

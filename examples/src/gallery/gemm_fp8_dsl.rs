@@ -95,8 +95,8 @@ pub fn gemm_fp8_dsl(
         T.cluster_dims(CLUSTER, 1, 1);
     }
     if SPLIT > 1 {
-        // `gemm_splitk_reduce` is this grid's programmatic dependent (the bf16 GEMM's rule:
-        // `gemm_dsl`; it waits for this grid's memory before reading a partial).
+        // Where `gemm_splitk_reduce` is launched as this grid's programmatic dependent (the
+        // bf16 GEMM's rule, `gemm_dsl::ReduceLaunch`; a no-op for the default plain launch).
         T.ptx.griddepcontrol.launch_dependents();
     }
     // One m64 slab per consumer warpgroup: the fresh fragment and the promoted accumulator
@@ -1389,7 +1389,7 @@ pub fn problem_tiles(
                 _ if t.split > 1 => {
                     partials = Some((ws, t.split));
                     p.launch(kernel, launch, args, [ws.into()]);
-                    let reduce = t.reduce_launch(m, n, dev.sm_count()?, ReduceLaunch::Programmatic);
+                    let reduce = t.reduce_launch(m, n, dev.sm_count()?, ReduceLaunch::default());
                     p.launch(t.reduce_kernel()?, reduce, [ws.into(), gc.into(), (m * n).into()], [gc.into()]);
                 }
                 Output::Bf16 => {

@@ -160,7 +160,7 @@ pub fn reduce_launch<'a>(
     ws: &'a Buffer<f32>,
     c: &'a mut Buffer<half::bf16>,
 ) -> (LaunchConfig, [Arg<'a>; 3]) {
-    let lc = tiles(cfg).reduce_launch(shape.m, shape.n, sm_count, ReduceLaunch::Programmatic);
+    let lc = tiles(cfg).reduce_launch(shape.m, shape.n, sm_count, ReduceLaunch::default());
     (lc, [Arg::buffer(ws), Arg::buffer_mut(c), Arg::scalar(shape.m * shape.n)])
 }
 
@@ -203,7 +203,7 @@ pub fn graph<'a>(
     flags: &'a mut Buffer<u32>,
     c: &'a mut Buffer<half::bf16>,
 ) -> phaser::runtime::Result<phaser::Graph<'a>> {
-    graph_with(stream, kernels, maps, shape, ws, flags, c, ReduceLaunch::Programmatic)
+    graph_with(stream, kernels, maps, shape, ws, flags, c, ReduceLaunch::default())
 }
 
 /// [`graph`] with split-K's reduction launched `how` (`bench_gemm --reduce-launch`).
