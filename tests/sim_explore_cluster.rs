@@ -292,7 +292,6 @@ fn who_completes_a_cluster_barrier_round_is_explored_a_surplus_arrival_is_found(
     let e = d.explore(&fixed, cluster(), &[]).unwrap();
     println!("{e}");
     assert!(e.complete() && e.counterexample.is_none(), "{e}");
-    // The rounds' arrivals commute, whichever CTA completes each round: few orders are left
-    // (measured: 3, the CTAs' exits against the other's arrivals; run 9).
-    assert!(e.executions <= 4, "{e}");
+    // The rounds' arrivals commute, whichever CTA completes each round (measured: 1, run 9).
+    assert!(e.executions <= 2, "{e}");
 }
