@@ -593,3 +593,35 @@ fn an_arrival_whose_pending_count_is_read_keeps_its_order_an_overrun_is_found() 
     println!("{e}");
     assert!(e.complete() && e.counterexample.is_none(), "{e}");
 }
+
+/// Warps 0 and 1 each store their warp number into `out` without synchronizing: at `[warp * 32
+/// + lane]` (disjoint bytes), or all at `[0]` (`overlap`: the last store wins). Weak global
+/// stores touch only their bytes (bench/exhaustive.md, run 9): disjoint ones commute, one
+/// execution; stores to the same bytes are explored in both orders.
+fn global_stores(overlap: bool) -> Kernel {
+    let mut k = KernelBuilder::new(if overlap { "overlapping_stores" } else { "disjoint_stores" }, Target::Sm90a);
+    let out = k.param_global("out", Type::U32, true);
+    k.require_block(64, 1, 1);
+    let tid = k.thread_idx(Dim::X);
+    let warp = k.div(tid, Value::u32(32));
+    let at = if overlap { Value::u32(0) } else { tid };
+    for round in 0..3 {
+        let at = k.add(at, Value::u32(if overlap { 0 } else { 64 * round }));
+        k.st_global(out, at, warp);
+    }
+    k.finish().unwrap()
+}
+
+#[test]
+fn weak_global_stores_to_disjoint_bytes_commute_to_the_same_bytes_they_do_not() {
+    let d = device(SimConfig::default());
+    let out = d.alloc::<u32>(3 * 64).unwrap();
+    let e = d.explore(&global_stores(false), LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]).unwrap();
+    println!("{}", e.summary());
+    assert!(e.complete() && e.counterexample.is_none(), "{e}");
+    assert_eq!(e.executions, 1, "disjoint stores commute: {e}");
+    let e = d.explore(&global_stores(true), LaunchConfig::linear(1, 64), &[Arg::buffer(&out)]).unwrap();
+    println!("{}", e.summary());
+    assert!(e.complete(), "{e}");
+    assert!(e.executions >= 2, "which warp stores last is explored: {e}");
+}

@@ -218,3 +218,80 @@ fn the_fixed_cluster_kernel_is_explored_completely() {
     assert_eq!(d.download(&l.sum).unwrap(), vec![want]);
     assert_eq!(d.download(&l.early).unwrap().iter().sum::<u32>(), 1);
 }
+
+/// The cluster-barrier form of `tests/sim_explore.rs::surplus_arrival`: one warp per CTA; CTA 1
+/// initializes `go` and both meet at a cluster barrier (round 0). Then CTA 0 arrives and waits
+/// at the cluster barrier (round 1) and releases CTA 1 with a remote arrival on its `go`; CTA 1
+/// arrives on the cluster barrier *twice* (the second where it meant to wait, `fixed`) and waits
+/// on `go`. If CTA 0 arrives first, round 1 is both CTAs' first arrivals and CTA 1's second is
+/// left in round 2 harmlessly; if CTA 1's two arrivals come first they fill round 1, CTA 0's
+/// arrival lands in round 2, which CTA 1 (waiting on `go`, not exited) never joins: a hang. A
+/// reduction that lets a round's arrivals commute must still explore who completes the round.
+fn surplus_cluster_arrival(fixed: bool) -> Kernel {
+    let name = if fixed { "surplus_cluster_arrival_fixed" } else { "surplus_cluster_arrival" };
+    let mut k = KernelBuilder::new(name, Target::Sm90a);
+    k.require_block(32, 1, 1);
+    k.cluster(2, 1, 1);
+    let go = k.alloc_barriers("go", 1);
+    let lane = k.thread_idx(Dim::X);
+    let lane0 = k.eq(lane, Value::u32(0));
+    let rank = k.cluster_cta_rank();
+    k.if_then(lane0, |k| {
+        let bar = k.barrier_at(go, Value::u32(0));
+        k.mbarrier_init(bar, Value::u32(1));
+        k.fence_mbarrier_init();
+    });
+    k.cluster_sync();
+    let first = k.eq(rank, Value::u32(0));
+    k.if_else(
+        first,
+        |k| {
+            k.cluster_sync();
+            k.if_then(lane0, |k| {
+                let bar = k.barrier_at(go, Value::u32(0));
+                k.mbarrier_arrive_on_cta(bar, Value::u32(1), None);
+            });
+        },
+        |k| {
+            k.cluster_arrive();
+            if fixed {
+                k.cluster_wait();
+            } else {
+                k.cluster_arrive();
+            }
+            let bar = k.barrier_at(go, Value::u32(0));
+            k.mbarrier_wait(bar, Value::u32(0));
+        },
+    );
+    k.finish().unwrap()
+}
+
+#[test]
+fn who_completes_a_cluster_barrier_round_is_explored_a_surplus_arrival_is_found() {
+    let k = surplus_cluster_arrival(false);
+    let sampled = |s: Strategy, seed: u64| {
+        let d = device(SimConfig { trace: false, ..SimConfig::default().with_strategy(s).with_seed(seed) });
+        d.simulate(&k, cluster(), &[]).unwrap().has_errors()
+    };
+    // The round-robin schedule runs CTA 0's warp first: its arrival is in round 1, no hang.
+    assert!(!sampled(Strategy::RoundRobin, 0), "round-robin runs the order that does not hang");
+    let hits = (0..100).filter(|&s| sampled(Strategy::Random, s)).count();
+    println!("random: {hits} of 100 seeds hang");
+    let d = device(SimConfig::default());
+    let e = d.explore(&k, cluster(), &[]).unwrap();
+    println!("{}", e.summary());
+    let c = e.counterexample.as_ref().unwrap_or_else(|| panic!("no counterexample:\n{e}"));
+    assert!(c.findings.iter().any(|f| f.category == Category::Deadlock), "{e}");
+    assert!(e.executions >= 2, "the first execution (CTA 0 first) does not hang: {e}");
+    // Its schedule replays the hang.
+    let replay = device(SimConfig { schedule: c.schedule.clone(), ..SimConfig::default() });
+    let r = replay.simulate(&k, cluster(), &[]).unwrap();
+    assert!(r.findings.iter().any(|g| g.category == Category::Deadlock), "{r}");
+
+    let fixed = surplus_cluster_arrival(true);
+    let e = d.explore(&fixed, cluster(), &[]).unwrap();
+    println!("{e}");
+    assert!(e.complete() && e.counterexample.is_none(), "{e}");
+    // The rounds' arrivals commute, whichever CTA completes each round (measured: 1, run 9).
+    assert!(e.executions <= 2, "{e}");
+}

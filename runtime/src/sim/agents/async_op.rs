@@ -91,6 +91,27 @@ pub fn swizzle(a: u32, s: Swizzle) -> u32 {
     s.apply(a)
 }
 
+/// The global bytes `(addr, len)` spanning every in-bounds element of the box at `coords`
+/// (`None`: none is in bounds): each dimension's term of an element's address grows with its
+/// coordinate, so the lowest and highest addresses are the sums of each dimension's lowest and
+/// highest in-bounds terms. Covers every address `for_box` visits.
+#[allow(clippy::needless_range_loop)] // dimension `d` indexes four arrays
+pub fn box_global_span(desc: &TensorMapDesc, coords: &[i32]) -> Option<(u64, u64)> {
+    let es = desc.dtype.size() as u64;
+    let (mut lo, mut hi) = (desc.base, desc.base);
+    for d in 0..desc.rank() {
+        let first = (coords[d] as i64).max(0);
+        let last = (coords[d] as i64 + desc.box_dims[d] as i64).min(desc.dims[d] as i64) - 1;
+        if last < first {
+            return None;
+        }
+        let stride = if d == 0 { es } else { desc.strides[d - 1] };
+        lo = lo.saturating_add((first as u64).saturating_mul(stride));
+        hi = hi.saturating_add((last as u64).saturating_mul(stride));
+    }
+    Some((lo, hi.saturating_add(es) - lo))
+}
+
 /// Visit every element of the box at `coords`: `f(box byte offset, global address or None
 /// when out of bounds)`.
 #[allow(clippy::needless_range_loop)] // dimension `d` indexes four arrays
@@ -160,5 +181,15 @@ mod tests {
         let mut seen = Vec::new();
         for_box(&desc, &[2, 1], |o, a| seen.push((o, a)));
         assert_eq!(seen, vec![(0, Some(1000 + 12 + 8)), (4, None), (8, None), (12, None)]);
+        assert_eq!(box_global_span(&desc, &[2, 1]), Some((1000 + 12 + 8, 4)), "the one element in bounds");
+        assert_eq!(box_global_span(&desc, &[3, 0]), None, "no element in bounds");
+        // Every element `for_box` reads lies in the span, and the span's ends are elements.
+        for coords in [[0, 0], [1, 0], [-1, 1], [2, -1], [0, 1]] {
+            let mut addrs = Vec::new();
+            for_box(&desc, &coords, |_, a| addrs.extend(a));
+            let span = box_global_span(&desc, &coords);
+            let (lo, hi) = (addrs.iter().min().copied(), addrs.iter().max().map(|a| a + 4));
+            assert_eq!(span.map(|(a, n)| (a, a + n)), lo.zip(hi), "{coords:?}");
+        }
     }
 }

@@ -106,7 +106,9 @@ pub(crate) struct HappensBefore {
     /// Named barriers (`cta * 16 + id`): released clocks of the current round.
     named: Vec<Vec<u32>>,
     cluster_acc: Vec<u32>,
-    cluster_done: Vec<u32>,
+    /// Per round of the cluster barrier: what its arrivals released (its waiters acquire the
+    /// round they waited for, whatever rounds completed since).
+    cluster_done: Vec<Vec<u32>>,
     /// Open `bar.warp.sync` rounds per warp: mask and released clock.
     warp_sync: HashMap<(usize, u32), Vec<u32>>,
     /// What release atomics published, per location (`on_atomic_sync`).
@@ -591,14 +593,20 @@ impl Checker for HappensBefore {
         }
     }
 
-    fn on_cluster_complete(&mut self) {
-        self.cluster_done = std::mem::take(&mut self.cluster_acc);
+    fn on_cluster_complete(&mut self, round: u64) {
+        let round = round as usize;
+        if self.cluster_done.len() <= round {
+            self.cluster_done.resize(round + 1, Vec::new());
+        }
+        self.cluster_done[round] = std::mem::take(&mut self.cluster_acc);
     }
 
-    fn on_cluster_wait_passed(&mut self, t: u32) {
-        let done = std::mem::take(&mut self.cluster_done);
+    fn on_cluster_wait_passed(&mut self, t: u32, round: u64) {
+        let done = self.cluster_done.get_mut(round as usize).map(std::mem::take).unwrap_or_default();
         self.clocks.acquire(t, &done);
-        self.cluster_done = done;
+        if let Some(slot) = self.cluster_done.get_mut(round as usize) {
+            *slot = done;
+        }
     }
 
     fn on_warp_sync_arrive(&mut self, t: u32, warp: usize, mask: u32) {

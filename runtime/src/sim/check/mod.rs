@@ -173,8 +173,10 @@ pub(crate) trait Checker: Sized + Send {
     /// Named barrier `id` of `cta` completed; `waiters` acquire what every arrival released.
     fn on_named_complete(&mut self, cta: usize, id: usize, waiters: &[u32]) {}
     fn on_cluster_arrive(&mut self, t: u32, relaxed: bool) {}
-    fn on_cluster_complete(&mut self) {}
-    fn on_cluster_wait_passed(&mut self, t: u32) {}
+    /// Round `round` of the cluster barrier completed.
+    fn on_cluster_complete(&mut self, round: u64) {}
+    /// Thread `t` passed its wait for round `round` of the cluster barrier.
+    fn on_cluster_wait_passed(&mut self, t: u32, round: u64) {}
     /// Lane `t` of warp `warp` arrives at `bar.warp.sync mask`.
     fn on_warp_sync_arrive(&mut self, t: u32, warp: usize, mask: u32) {}
     /// The `bar.warp.sync mask` round of `warp` completed for `threads`.

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::report::trace::TraceKind;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
-use crate::sim::engine::step_round::NamedTouch;
+use crate::sim::engine::step_round::{ClusterTouch, NamedTouch};
 use crate::sim::engine::warp::{lanes, WaitFor, WaitTarget};
 
 /// How a round left the cluster.
@@ -156,10 +156,10 @@ impl<C: Checker> Engine<'_, C> {
                 | WaitFor::WarpSync { .. }
                 | WaitFor::GlobalAtomic { .. }
                 | WaitFor::WgmmaConverge { .. } => self.wait_done(wi, l),
-                WaitFor::ClusterBarrier { .. } => {
+                WaitFor::ClusterBarrier { generation, .. } => {
                     let ok = self.wait_done(wi, l);
                     if ok {
-                        self.checker.on_cluster_wait_passed(t);
+                        self.checker.on_cluster_wait_passed(t, generation);
                     }
                     ok
                 }
@@ -310,7 +310,9 @@ impl<C: Checker> Engine<'_, C> {
             }
         }
         if self.exec.cluster_barrier.arrived > 0 {
-            self.check_cluster_barrier();
+            let round = self.exec.cluster_barrier.generation;
+            let completed = self.check_cluster_barrier();
+            self.touch_cluster(ClusterTouch { round, arrival: false, completed });
         }
     }
 
@@ -344,18 +346,21 @@ impl<C: Checker> Engine<'_, C> {
         self.time.effects += 1;
     }
 
-    pub fn check_cluster_barrier(&mut self) {
+    /// Complete the cluster barrier's round if every thread arrived or exited; whether it did.
+    pub fn check_cluster_barrier(&mut self) -> bool {
         let exited: u32 = self.exec.ctas.iter().map(|c| c.exited).sum();
         let cb = &mut self.exec.cluster_barrier;
-        if cb.arrived + exited >= self.exec.threads as u32 {
-            cb.generation += 1;
-            cb.arrived = 0;
-            self.touch_cluster_completion();
-            self.checker.on_cluster_complete();
-            if let Some(go) = self.global_order.as_mut() {
-                go.cluster_barrier();
-            }
-            self.time.effects += 1;
+        if cb.arrived + exited < self.exec.threads as u32 {
+            return false;
         }
+        let round = cb.generation;
+        cb.generation += 1;
+        cb.arrived = 0;
+        self.checker.on_cluster_complete(round);
+        if let Some(go) = self.global_order.as_mut() {
+            go.cluster_barrier();
+        }
+        self.time.effects += 1;
+        true
     }
 }

@@ -9,14 +9,16 @@
 
 use crate::error::{Result, RuntimeError};
 use crate::report::schedule::Actor;
-use crate::sim::agents::async_op::{AsyncKind, LoadSrc, StoreDst};
+use crate::sim::agents::async_op::{box_global_span, AsyncKind, LoadSrc, StoreDst};
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::run_loop::RoundEnd;
 use crate::sim::engine::warp::{lanes, WaitFor};
 use crate::sim::explore::footprint::{Footprint, Object};
 use crate::tensor_map::Swizzle;
-use phaser_codegen::ir::{BarrierAction, GroupAction, Inst, MbarrierOp, MemSpace, MemoryOp, SideEffect, SyncEffect};
+use phaser_codegen::ir::{
+    Access, BarrierAction, GroupAction, Inst, MbarrierOp, MemSpace, MemoryOp, SideEffect, Space, SyncEffect,
+};
 
 /// Warp-instructions one step may run without an instruction other actors observe (a loop
 /// of arithmetic is cut into steps of this size; the grid's progress check still sees it).
@@ -39,8 +41,14 @@ pub(crate) struct StepRecord {
     /// Mbarriers a wait or probe passed on, with the completed phase it observed (`-1`: the
     /// phase before phase 0): it reads `Object::MbarPhase` and acquires that phase's arrivals.
     pub observed: Vec<(usize, u32, i64)>,
-    /// The step completed the cluster barrier (else its arrivals and exits only counted).
-    pub cluster_completed: bool,
+    /// Arrivals (one per lane) and exits counted toward rounds of the cluster barrier.
+    pub cluster: Vec<ClusterTouch>,
+    /// A `barrier.cluster.wait` of a thread that had not arrived: it waits for the current
+    /// round, so it read the barrier's generation (every `Object::ClusterRound`).
+    pub cluster_generation_read: bool,
+    /// Global bytes `(addr, len)` of the step's thread accesses (`ld`, `st` and their vector
+    /// forms): a weak access touches only these (`Object::GlobalRange`).
+    pub global: Vec<(u64, u32)>,
     /// Named-barrier rounds arrived on (or an exit counted toward), one per lane.
     pub named: Vec<NamedTouch>,
     /// Tensor-core registers were touched: dependent with everything.
@@ -61,6 +69,10 @@ pub(crate) struct StepRecord {
     /// What a `setmaxnreg` did to the CTA's register pool (`None`: no `setmaxnreg`, or the
     /// pool is not modelled).
     pub register_pool: Option<PoolStep>,
+    /// The warp's step woke lanes while others could run, or lanes waiting on different
+    /// things: some of its work could have run earlier, so none of its acquires is
+    /// `Footprint::after`.
+    pub mixed_wake: bool,
 }
 
 /// What a `setmaxnreg` step did to its CTA's register pool (`Object::RegisterTake`).
@@ -112,6 +124,17 @@ pub(crate) struct NamedTouch {
     /// The round waits for the whole CTA, so exited threads count toward it.
     pub counts_exits: bool,
     /// The arrival completed the round (else it only counted).
+    pub completed: bool,
+}
+
+/// A lane's arrival, or a warp's exit while arrivals were pending, counted toward round
+/// `round` of the cluster barrier (`Object::ClusterArrival`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ClusterTouch {
+    pub round: u64,
+    /// An arrival (else an exit): an arrival reads every exit, which counts toward its round.
+    pub arrival: bool,
+    /// It completed the round (else it only counted).
     pub completed: bool,
 }
 
@@ -213,11 +236,27 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
-    /// Record that the running step completed the cluster barrier.
+    /// Record that the running step counted toward a round of the cluster barrier.
     #[inline]
-    pub fn touch_cluster_completion(&mut self) {
+    pub fn touch_cluster(&mut self, touch: ClusterTouch) {
         if let Some(s) = &mut self.step {
-            s.cluster_completed = true;
+            s.cluster.push(touch);
+        }
+    }
+
+    /// Record that a `barrier.cluster.wait` of the running step read the barrier's generation.
+    #[inline]
+    pub fn touch_cluster_generation(&mut self) {
+        if let Some(s) = &mut self.step {
+            s.cluster_generation_read = true;
+        }
+    }
+
+    /// Record that a thread access of the running step touched global bytes `[addr, addr + len)`.
+    #[inline]
+    pub fn touch_global(&mut self, addr: u64, len: u32) {
+        if let Some(s) = &mut self.step {
+            s.global.push((addr, len));
         }
     }
 
@@ -327,6 +366,10 @@ impl<C: Checker> Engine<'_, C> {
             Actor::Agent { .. } => self.agent_step(actor)?,
         };
         let record = self.step.take().unwrap_or_default();
+        let mut footprint = footprint;
+        if record.mixed_wake {
+            footprint.after.clear();
+        }
         let kind = match (actor, record.slow) {
             (Actor::Agent { .. }, _) => record.agent_kind,
             (Actor::Warp(_), Some((slow, _))) => self.cx.program.slow[slow as usize].variant_name(),
@@ -341,19 +384,33 @@ impl<C: Checker> Engine<'_, C> {
     fn warp_step(&mut self, wi: usize) -> Result<Footprint> {
         let mut fp = Footprint { warp_cta: Some(self.exec.warps[wi].cta), ..Footprint::default() };
         let cta = self.exec.warps[wi].cta;
-        let blocked = self.exec.warps[wi].blocked;
+        let (blocked, runnable) = (self.exec.warps[wi].blocked, self.exec.warps[wi].runnable);
         let waits: Vec<(usize, Option<Object>)> = lanes(blocked).map(|l| (l, self.wait_object(wi, l))).collect();
+        let waiting_for: Vec<WaitFor> = lanes(blocked).map(|l| self.exec.warps[wi].wait[l]).collect();
         self.wake(wi);
         // What a woken lane's wait read orders the step after the step it waited for. A lane
         // that stays blocked is not recorded: whether it wakes in this step of its warp or in
         // the next is the order of the warp's lane groups, fixed (`explore::FIXED_CHOICES`).
         let woken = blocked & !self.exec.warps[wi].blocked;
+        // Its acquires are `Footprint::after` only if nothing of the step could have run before
+        // what woke it: no lane was runnable, and every woken lane waited on the same thing.
+        let mut woken_waits = lanes(blocked).zip(&waiting_for).filter(|(l, _)| woken & (1 << l) != 0).map(|(_, w)| w);
+        let one_cause = woken_waits.next().is_none_or(|first| woken_waits.all(|o| o == first));
+        if woken != 0 && (runnable != 0 || !one_cause) {
+            self.step.as_mut().expect("a step is running").mixed_wake = true;
+        }
         for (l, o) in waits {
             match o {
                 _ if woken & (1 << l) == 0 => {}
                 Some(o @ Object::AsyncOf { .. }) => fp.write(o),
                 // A named barrier's waiter goes on after every arrival of its round.
-                Some(o @ Object::NamedArrival { .. }) => fp.acquire(o),
+                Some(o @ Object::NamedArrival { .. }) => fp.acquire_after(o),
+                // A cluster barrier's waiter read its round's completion, and goes on after
+                // every arrival of the round.
+                Some(o @ Object::ClusterArrival { round, .. }) => {
+                    fp.read(Object::ClusterRound { round: Some(round) });
+                    fp.acquire_after(o);
+                }
                 // A `setmaxnreg.inc` that fits on waking is a take, decided on every take (one
                 // that ran first may have taken the room).
                 Some(o @ Object::RegisterTake { cta, .. }) => {
@@ -386,7 +443,7 @@ impl<C: Checker> Engine<'_, C> {
         // The wgmmas a `wait_group` retired (at its instruction or when its lanes woke): it
         // retires only completed wgmmas, so it follows each completion (`Object::WgmmaDone`).
         for &(w, mma) in &record.wgmma_retired {
-            fp.acquire(Object::WgmmaDone { warp: w, mma });
+            fp.acquire_after(Object::WgmmaDone { warp: w, mma });
         }
         // The warp's parts of wgmmas it issued, which their completions acquire.
         for &(w, seq) in &record.wgmma_parts {
@@ -400,9 +457,6 @@ impl<C: Checker> Engine<'_, C> {
             fp.write(Object::Everything);
             return Ok(fp);
         }
-        // Counting toward the cluster barrier commutes with other counting; completing it
-        // is what its waiters read.
-        let cluster = if record.cluster_completed { (Object::Cluster, true) } else { (Object::ClusterCount, false) };
         // Exits only count up (the CTA's exited threads, the registers exited warps free for
         // `setmaxnreg`): each writes its own exit, which what decides on the exits reads (an
         // arrival on a barrier that counts exits), and reads the register pool, which only
@@ -411,7 +465,6 @@ impl<C: Checker> Engine<'_, C> {
         if record.exited {
             fp.write(Object::Exited { cta, warp: Some(wi as u32) });
             fp.read(Object::Registers { cta });
-            fp.add(cluster.0, cluster.1);
         }
         // A named barrier's round (`Object::NamedArrival`): an arrival writes its own arrival
         // and reads the round before's, so a round's arrivals commute whichever completes it,
@@ -436,11 +489,34 @@ impl<C: Checker> Engine<'_, C> {
             }
         }
         // An mbarrier's phase: the same rule (`Object::MbarArrival`).
-        count_down_footprint(&mut fp, record, Actor::Warp(me));
+        // A `test_wait` that saw a phase complete could have run before it (its observations
+        // are acquires only, not `Footprint::after`).
+        let probed = record.slow.is_some_and(|(slow, _)| {
+            matches!(self.cx.program.slow[slow as usize], Inst::Mbarrier(MbarrierOp::TestWait { .. }))
+        });
+        count_down_footprint(&mut fp, record, Actor::Warp(me), probed);
+        // The cluster barrier's round: the same rule (`Object::ClusterArrival`). Exited
+        // threads count toward every round after their exit, so an arrival reads every exit.
+        for t in &record.cluster {
+            if let Some(before) = t.round.checked_sub(1) {
+                fp.read(Object::ClusterArrival { round: before, warp: None });
+            }
+            fp.write(Object::ClusterArrival { round: t.round, warp: Some(me) });
+            if t.completed {
+                fp.write(Object::ClusterRound { round: Some(t.round) });
+                fp.sleep_write(Object::ClusterArrival { round: t.round, warp: None });
+            }
+            if t.arrival {
+                (0..self.exec.ctas.len()).for_each(|c| fp.read(Object::Exited { cta: c, warp: None }));
+            }
+        }
+        if record.cluster_generation_read {
+            fp.read(Object::ClusterRound { round: None });
+        }
         // Whichever warp exits last ends the CTA: its other warps' steps all ran before
         // (`Footprint::end_writes`).
         if record.cta_ended {
-            fp.acquire(Object::Exited { cta, warp: None });
+            fp.acquire_after(Object::Exited { cta, warp: None });
             fp.end_writes.extend([Object::Ended { cta }, Object::AllShared { cta }, Object::Tensor { cta }]);
             let warps = (0..self.exec.warps.len()).filter(|&w| self.exec.warps[w].cta == cta);
             fp.end_writes.extend(warps.map(|w| Object::AsyncOf { warp: w }));
@@ -506,6 +582,10 @@ impl<C: Checker> Engine<'_, C> {
         for (spaces, write) in thread_spaces {
             for s in spaces.iter() {
                 let objects: Vec<Object> = match s {
+                    // A weak access touches only its bytes (bench/exhaustive.md, run 9).
+                    MemSpace::Global if data_orders && weak_global_access(inst) => {
+                        record.global.iter().map(|&(addr, len)| Object::GlobalRange { addr, len: len as u64 }).collect()
+                    }
                     MemSpace::Global if data_orders => vec![Object::Global],
                     MemSpace::Global => vec![],
                     // Addresses resolved by `smem_addr` are in `record.shared`.
@@ -525,7 +605,8 @@ impl<C: Checker> Engine<'_, C> {
             // The ids arrived on are written above (none resolved: an id out of range, every one).
             Some(SyncEffect::CtaBarrier { .. }) if record.named.is_empty() => fp.write(Object::AllNamed { cta }),
             Some(SyncEffect::CtaBarrier { .. }) => {}
-            Some(SyncEffect::ClusterBarrier { .. }) => fp.add(cluster.0, cluster.1),
+            // Its arrivals and a wait's read of the generation (above).
+            Some(SyncEffect::ClusterBarrier { .. }) => {}
             // Waiting on groups retires them (a write the completions, which only read the
             // groups, are ordered with); committing commutes with every completion.
             // A wgmma wait: the results it retired (above).
@@ -598,7 +679,10 @@ impl<C: Checker> Engine<'_, C> {
             WaitFor::NamedBarrier { id, generation, .. } => {
                 Some(Object::NamedArrival { cta, id, round: generation, warp: None })
             }
-            WaitFor::ClusterBarrier { .. } => Some(Object::Cluster),
+            // The wake also reads its round's completion (`Object::ClusterRound`, in `warp_step`).
+            WaitFor::ClusterBarrier { generation, .. } => {
+                Some(Object::ClusterArrival { round: generation, warp: None })
+            }
             // Waking retires the groups: a write (see `warp_step`).
             WaitFor::CpAsyncGroups { .. } | WaitFor::BulkGroups { .. } => Some(Object::AsyncOf { warp: wi }),
             // Waking retires the results it waited for (`Object::WgmmaDone`, recorded there).
@@ -607,6 +691,16 @@ impl<C: Checker> Engine<'_, C> {
             WaitFor::GlobalAtomic { .. } => Some(Object::Global),
             // Released by the warp's own lanes.
             WaitFor::Nothing | WaitFor::WarpSync { .. } | WaitFor::WgmmaConverge { .. } => None,
+        }
+    }
+
+    /// The global bytes a tensor box of map `map` at `coords` reads or writes: the span of its
+    /// in-bounds elements (TMA touches no other), or nothing when none is in bounds.
+    fn tensor_box_global(&self, map: usize, coords: &[i32]) -> Object {
+        let Some(desc) = self.cx.tmaps[map].as_ref() else { return Object::Global };
+        match box_global_span(desc, coords) {
+            Some((addr, len)) => Object::GlobalRange { addr, len },
+            None => Object::GlobalRange { addr: desc.base, len: 0 },
         }
     }
 
@@ -652,7 +746,7 @@ impl<C: Checker> Engine<'_, C> {
                 }
                 match src {
                     LoadSrc::Bulk(addr) => data.read(Object::GlobalRange { addr: *addr, len: *bytes as u64 }),
-                    LoadSrc::Tensor { .. } => data.read(Object::Global),
+                    LoadSrc::Tensor { map, coords } => data.read(self.tensor_box_global(*map, coords)),
                     LoadSrc::Shared { cta, off } => data.read(Object::Shared { cta: *cta, off: *off, len: *bytes }),
                 }
             }
@@ -669,11 +763,11 @@ impl<C: Checker> Engine<'_, C> {
                         data.write(Object::GlobalRange { addr: *addr, len: *bytes as u64 });
                     }
                     // A tensor box may be swizzled within its 1024-byte-aligned tiles.
-                    StoreDst::Tensor { .. } => {
+                    StoreDst::Tensor { map, coords } => {
                         let lo = off & !1023;
                         let hi = (off + bytes).next_multiple_of(1024);
                         data.read(Object::Shared { cta: *cta, off: lo, len: hi - lo });
-                        data.write(Object::Global);
+                        data.write(self.tensor_box_global(*map, coords));
                     }
                 }
                 fp.read(Object::AsyncOf { warp: issuer_warp });
@@ -689,10 +783,11 @@ impl<C: Checker> Engine<'_, C> {
             AsyncKind::Wgmma { mma, .. } if barriers_only => {
                 (issuer_warp..issuer_warp + 4).for_each(|w| fp.write(Object::WgmmaDone { warp: w, mma: mma.id }));
                 // After the warpgroup's four parts and its wgmma before (`Object::WgmmaChain`).
-                (issuer_warp..issuer_warp + 4).for_each(|w| fp.acquire(Object::WgmmaPart { warp: w, seq: mma.seq }));
+                (issuer_warp..issuer_warp + 4)
+                    .for_each(|w| fp.acquire_after(Object::WgmmaPart { warp: w, seq: mma.seq }));
                 fp.write(Object::WgmmaChain { warp: issuer_warp, seq: mma.seq });
                 if let Some(before) = mma.seq.checked_sub(1) {
-                    fp.acquire(Object::WgmmaChain { warp: issuer_warp, seq: before });
+                    fp.acquire_after(Object::WgmmaChain { warp: issuer_warp, seq: before });
                 }
                 fp.read(Object::Ended { cta: self.exec.warps[issuer_warp].cta });
             }
@@ -724,7 +819,7 @@ impl<C: Checker> Engine<'_, C> {
         let touched = std::mem::take(&mut record.shared);
         let record = self.step.as_ref().expect("a step is running");
         // A plain piece only counts its barrier down (`complete_tx_on`); the rest writes.
-        count_down_footprint(&mut fp, record, actor);
+        count_down_footprint(&mut fp, record, actor, false);
         let mut writes = Vec::new();
         for &(c, off, len) in &touched {
             if !(len == 8 && counted_down_only(record, c, off)) {
@@ -771,6 +866,41 @@ fn register_pool_footprint(fp: &mut Footprint, step: Option<PoolStep>, cta: usiz
     }
 }
 
+/// Whether `inst` is a weak thread access of global memory (`ld`, `st`, their vector forms),
+/// whose bytes the engine records (`touch_global`). Strong accesses (flags) and atomics order
+/// other memory through the global order's clocks: they stay `Object::Global`.
+fn weak_global_access(inst: &Inst) -> bool {
+    match inst {
+        Inst::Memory(MemoryOp::Ld { space, access, .. } | MemoryOp::St { space, access, .. }) => {
+            *space == Space::Global && *access == Access::Weak
+        }
+        Inst::Memory(MemoryOp::LdVec { space, .. } | MemoryOp::StVec { space, .. }) => *space == Space::Global,
+        Inst::Memory(
+            MemoryOp::SharedAddr { .. }
+            | MemoryOp::DynSharedAddr { .. }
+            | MemoryOp::ParamAddr { .. }
+            | MemoryOp::CpAsync { .. }
+            | MemoryOp::CpAsyncCommitGroup
+            | MemoryOp::CpAsyncMbarrierArrive { .. }
+            | MemoryOp::CpAsyncWaitGroup { .. }
+            | MemoryOp::Atom { .. },
+        )
+        | Inst::Mbarrier(_)
+        | Inst::Sync(_)
+        | Inst::Warp(_)
+        | Inst::Fragment(_)
+        | Inst::Printf(_)
+        | Inst::Tma(_)
+        | Inst::Probe { .. }
+        | Inst::FlagSpin(_)
+        | Inst::Asm(_)
+        | Inst::Arith(_)
+        | Inst::ReadSpecial { .. }
+        | Inst::Wgmma(_)
+        | Inst::Tcgen05(_) => false,
+    }
+}
+
 /// Whether the step touched mbarrier `(cta, off)` only by plain count-down steps.
 fn counted_down_only(record: &StepRecord, cta: usize, off: u32) -> bool {
     record.count_downs.iter().any(|d| (d.cta, d.off) == (cta, off)) && !record.changed.contains(&(cta, off))
@@ -790,7 +920,7 @@ fn issued_copy_only(record: &StepRecord, cta: usize, off: u32) -> bool {
 /// and the phase's arrivals for the sleep sets (an actor asleep on its count-down would now
 /// land in the next phase); a wait that passed reads the phase and acquires the arrivals of
 /// the phase it observed.
-fn count_down_footprint(fp: &mut Footprint, record: &StepRecord, me: Actor) {
+fn count_down_footprint(fp: &mut Footprint, record: &StepRecord, me: Actor, probed: bool) {
     for d in record.count_downs.iter().filter(|d| counted_down_only(record, d.cta, d.off)) {
         let (cta, off, phase) = (d.cta, d.off, d.phase);
         if let Some(before) = phase.checked_sub(1) {
@@ -811,7 +941,12 @@ fn count_down_footprint(fp: &mut Footprint, record: &StepRecord, me: Actor) {
     for &(cta, off, observed) in &record.observed {
         fp.read(Object::MbarPhase { cta, off });
         if let Ok(phase) = u64::try_from(observed) {
-            fp.acquire(Object::MbarArrival { cta, off, phase, who: None });
+            let arrivals = Object::MbarArrival { cta, off, phase, who: None };
+            if probed {
+                fp.acquire(arrivals);
+            } else {
+                fp.acquire_after(arrivals);
+            }
         }
     }
 }

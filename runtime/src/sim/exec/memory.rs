@@ -151,6 +151,7 @@ impl<C: Checker> Engine<'_, C> {
         match space {
             Space::Global => match write {
                 Some(bytes) => {
+                    self.touch_global(a, size);
                     if !self.global.write(a, bytes) {
                         let d = self.global.describe(a);
                         self.fault(own, t, pc, format!("global vector store of {size} bytes at {d} is out of bounds"));
@@ -162,6 +163,7 @@ impl<C: Checker> Engine<'_, C> {
                 }
                 None => match self.global.read(a, size as usize) {
                     Some(v) => {
+                        self.touch_global(a, size);
                         if observed {
                             self.watch_global(wi, a, size, false);
                         }
@@ -208,6 +210,7 @@ impl<C: Checker> Engine<'_, C> {
                     let a = self.val(wi, l, addr).wrapping_add(*offset as i64 as u64);
                     let v = match space {
                         Space::Global => {
+                            self.touch_global(a, size);
                             let v = self.global.load(a, size as usize);
                             match v {
                                 Some(v) => {
@@ -255,6 +258,7 @@ impl<C: Checker> Engine<'_, C> {
                     let v = self.val(wi, l, src);
                     match space {
                         Space::Global => {
+                            self.touch_global(a, size);
                             if !self.global.store(a, size as usize, v) {
                                 let d = self.global.describe(a);
                                 self.fault(own, t, pc, format!("global store of {size} bytes at {d} is out of bounds"));

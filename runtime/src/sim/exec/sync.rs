@@ -5,7 +5,7 @@ use crate::report::finding::Category;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::{Engine, RepeatArrival};
 use crate::sim::engine::memory::{cluster_shared_addr, SHARED_OFFSET_MASK};
-use crate::sim::engine::step_round::{NamedTouch, PoolStep};
+use crate::sim::engine::step_round::{ClusterTouch, NamedTouch, PoolStep};
 use crate::sim::engine::warp::{lanes, RoundKind, WaitFor};
 use phaser_codegen::arch::limits::NAMED_BARRIERS;
 use phaser_codegen::ir::*;
@@ -116,13 +116,20 @@ impl<C: Checker> Engine<'_, C> {
                 }
                 SyncOp::ClusterArrive { relaxed } => {
                     self.checker.on_cluster_arrive(t, *relaxed);
-                    self.exec.cluster_arrival[t as usize] = Some(self.exec.cluster_barrier.generation);
+                    let round = self.exec.cluster_barrier.generation;
+                    self.exec.cluster_arrival[t as usize] = Some(round);
                     self.exec.cluster_barrier.arrived += 1;
-                    self.check_cluster_barrier();
+                    let completed = self.check_cluster_barrier();
+                    self.touch_cluster(ClusterTouch { round, arrival: true, completed });
                 }
                 SyncOp::ClusterWait => {
-                    let generation =
-                        self.exec.cluster_arrival[t as usize].take().unwrap_or(self.exec.cluster_barrier.generation);
+                    let generation = match self.exec.cluster_arrival[t as usize].take() {
+                        Some(arrived_in) => arrived_in,
+                        None => {
+                            self.touch_cluster_generation();
+                            self.exec.cluster_barrier.generation
+                        }
+                    };
                     self.block_lane(wi, l, WaitFor::ClusterBarrier { generation, pc });
                 }
                 SyncOp::WarpSync { mask } => {

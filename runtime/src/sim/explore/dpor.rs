@@ -100,6 +100,7 @@ fn conflict_object(a: &Footprint, b: &Footprint) -> String {
     match hit {
         Some(Object::NamedArrival { cta, id, .. }) => format!("NamedArrival {{ cta: {cta}, id: {id} }}"),
         Some(Object::MbarArrival { cta, off, .. }) => format!("MbarArrival {{ cta: {cta}, off: {off} }}"),
+        Some(Object::ClusterArrival { .. }) => "ClusterArrival".into(),
         Some(o) => format!("{o:?}"),
         // The end of a CTA (`Footprint::end_writes`).
         None => {
@@ -155,8 +156,9 @@ impl Dpor {
                 if actor_of[i] == pi || !a.orders(b) {
                     continue;
                 }
-                // Ordered without a race: `j` acquires what `i` wrote (it could not run first).
-                let racy = a.dependent(b);
+                // Ordered without a race: `j` acquires what `i` wrote (it could not run first),
+                // even where the two are also dependent (`Footprint::follows`).
+                let racy = a.dependent(b) && !b.follows(a);
                 // Not ordered by the steps between (their clocks are joined in `clock`): a race,
                 // unless step `i` is what enabled `p` (it could not run before `i`, and since
                 // `i` ran it could: the order is causal, and the race to look for is earlier).

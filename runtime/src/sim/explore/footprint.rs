@@ -41,12 +41,22 @@ pub(crate) enum Object {
     Exited { cta: usize, warp: Option<u32> },
     /// Whether CTA `cta` has ended (a copy landing in an ended CTA is a finding).
     Ended { cta: usize },
-    /// The cluster barrier (its generation: what its waiters read, what completing it writes).
-    Cluster,
-    /// The cluster barrier's count of arrivals and exits. Counting without completing is a
-    /// *read* of it: such steps commute (had they run in the other order, neither would have
-    /// completed it either, since the count only grows); it overlaps `Cluster`.
-    ClusterCount,
+    /// The completion of round `round` (`None`: of every round) of the cluster barrier: the
+    /// step completing a round writes it; a waiter's wake reads its round's (completions of
+    /// later rounds change nothing it does: it acquires its own round's release); a wait of a
+    /// thread that did not arrive waits for the current round, and reads every round's. The
+    /// round's other arrivals do not touch it (`ClusterArrival`).
+    ClusterRound { round: Option<u64> },
+    /// The arrival of warp `warp` (`None`: of every warp) in round `round` of the cluster
+    /// barrier (an exit with arrivals pending counts as one). Run 4's named-barrier rule: an
+    /// arrival writes its own and reads every arrival of the round before; the one completing
+    /// the round also writes `Cluster` and every arrival of the round for the sleep sets only;
+    /// a waiter's wake *acquires* every arrival of its round. So a round's arrivals commute,
+    /// whichever completes it (the round's state after all of them is the same:
+    /// bench/exhaustive.md, run 9), and an arrival that may land in either of two rounds (a
+    /// surplus arrival) is dependent with the other round's. An arrival also reads every exit
+    /// (`Exited`), which counts toward every round after it.
+    ClusterArrival { round: u64, warp: Option<u32> },
     /// The count-down step (an arrival, a copy's piece, a thread's `complete_tx`) that actor
     /// `who` (`None`: every actor) made in phase `phase` of the mbarrier at `(cta, off)`. Run
     /// 4's named-barrier rule applied to a phase: a count-down step writes its own and reads
@@ -122,7 +132,10 @@ impl Object {
             }
             (MbarArrival { cta: a, .. } | MbarPhase { cta: a, .. }, AllShared { cta: b })
             | (AllShared { cta: b }, MbarArrival { cta: a, .. } | MbarPhase { cta: a, .. }) => a == b,
-            (Cluster | ClusterCount, Cluster | ClusterCount) => true,
+            (ClusterRound { round: r }, ClusterRound { round: q }) => r.is_none() || q.is_none() || r == q,
+            (ClusterArrival { round: r, warp: v }, ClusterArrival { round: q, warp: u }) => {
+                r == q && (v.is_none() || u.is_none() || v == u)
+            }
             (GlobalRange { addr: x, len: n }, GlobalRange { addr: y, len: m }) => {
                 x < y.saturating_add(m) && y < x.saturating_add(n)
             }
@@ -151,8 +164,8 @@ impl Object {
                 | NamedArrival { .. }
                 | Exited { .. }
                 | Ended { .. }
-                | Cluster
-                | ClusterCount
+                | ClusterRound { .. }
+                | ClusterArrival { .. }
                 | Tensor { .. }
                 | AsyncOf { .. }
                 | WgmmaDone { .. }
@@ -174,6 +187,12 @@ pub(crate) struct Footprint {
     /// before this step could (a wake after every arrival of its round): they join the
     /// happens-before of DPOR's clocks but never make a race.
     pub acquires: Vec<Object>,
+    /// The acquires (a subset) whose writers this step cannot run before in *any* execution
+    /// (`Footprint::follows`): a blocking wait's pass or wake and its round's or phase's
+    /// steps, the exit ending a CTA and the CTA's other exits, a `wgmma.wait_group` and the
+    /// completions it retires. A probe (`test_wait`) that saw a phase complete acquires it but
+    /// could have run before it (and seen it pending): not here.
+    pub after: Vec<Object>,
     /// Objects written as far as sleep sets are concerned: a sleeping actor whose next step
     /// touches one wakes (this step changed what that step would do), though the two steps
     /// are no race (a round's completing arrival and its other arrivals).
@@ -210,6 +229,20 @@ impl Footprint {
                 }
             }
         }
+        // The same for global bytes (a warp's lanes storing a row).
+        if let Object::GlobalRange { addr, len } = o {
+            let end = addr.saturating_add(len);
+            for (x, w) in &mut self.accesses {
+                if let Object::GlobalRange { addr: a2, len: l2 } = x {
+                    let end2 = a2.saturating_add(*l2);
+                    if *w == write && addr <= end2 && *a2 <= end {
+                        let lo = addr.min(*a2);
+                        *x = Object::GlobalRange { addr: lo, len: end.max(end2) - lo };
+                        return;
+                    }
+                }
+            }
+        }
         match self.accesses.iter_mut().find(|(x, _)| *x == o) {
             Some((_, w)) => *w |= write,
             None => self.accesses.push((o, write)),
@@ -219,6 +252,13 @@ impl Footprint {
     pub fn acquire(&mut self, o: Object) {
         if !self.acquires.contains(&o) {
             self.acquires.push(o);
+        }
+    }
+    /// Acquire `o`, whose writers this step cannot run before in any execution.
+    pub fn acquire_after(&mut self, o: Object) {
+        self.acquire(o);
+        if !self.after.contains(&o) {
+            self.after.push(o);
         }
     }
     pub fn sleep_write(&mut self, o: Object) {
@@ -254,6 +294,22 @@ impl Footprint {
         self.dependent(other) || acquired(self, other) || acquired(other, self)
     }
 
+    /// Whether this step acquires, as one it cannot run before (`after`), an object of the
+    /// same kind that `earlier` wrote (a waiter's wake and a count-down step of the round or
+    /// phase it observed, the exit ending a CTA and another exit, a `wgmma.wait_group` and the
+    /// completion it retires): then the two are no race even where they are also dependent
+    /// (the wake's step goes on to read the bytes a copy's piece of that phase wrote). Barrier
+    /// bytes a non-plain step wrote overlap a phase's arrivals but are another kind: such a
+    /// step (an `expect_tx` of the next phase) may run after the waiter, and stays a race.
+    pub fn follows(&self, earlier: &Footprint) -> bool {
+        self.after.iter().any(|a| {
+            earlier
+                .accesses
+                .iter()
+                .any(|(b, w)| *w && std::mem::discriminant(a) == std::mem::discriminant(b) && a.overlaps(b))
+        })
+    }
+
     /// Whether a sleeping actor's next step (one of the two) must wake when the other runs:
     /// ordered with it, or one's sleep-only writes touch what the other touched.
     pub fn wakes(&self, other: &Footprint) -> bool {
@@ -268,7 +324,10 @@ impl Footprint {
     /// Approximate heap bytes (the explorer's memory bound counts them).
     pub fn bytes(&self) -> usize {
         self.accesses.capacity() * std::mem::size_of::<(Object, bool)>()
-            + (self.acquires.capacity() + self.sleep_writes.capacity() + self.end_writes.capacity())
+            + (self.acquires.capacity()
+                + self.after.capacity()
+                + self.sleep_writes.capacity()
+                + self.end_writes.capacity())
                 * std::mem::size_of::<Object>()
     }
 }
@@ -326,8 +385,40 @@ mod tests {
         assert!(!fp(&[(Object::Shared { cta: 0, off: 16, len: 8 }, true)]).dependent(&c), "another barrier");
         let wake = Footprint { acquires: vec![mbar(3, None)], ..probe.clone() };
         assert!(wake.orders(&a) && !wake.dependent(&a), "a waiter of the phase follows all its steps");
-        assert!(!fp(&[(Object::ClusterCount, false)]).dependent(&fp(&[(Object::ClusterCount, false)])));
-        assert!(fp(&[(Object::ClusterCount, false)]).dependent(&fp(&[(Object::Cluster, true)])));
+        // The cluster barrier's rounds: an arrival writes its own and reads the round before's;
+        // the completing one writes the generation (what waits read) and, for sleep sets only,
+        // the round's arrivals.
+        let cluster_arrival = |round, warp| Object::ClusterArrival { round, warp };
+        let cluster_arrive = |warp: u32, round: u64, completes: bool| {
+            let mut f = Footprint::default();
+            if round > 0 {
+                f.read(cluster_arrival(round - 1, None));
+            }
+            f.write(cluster_arrival(round, Some(warp)));
+            if completes {
+                f.write(Object::ClusterRound { round: Some(round) });
+                f.sleep_write(cluster_arrival(round, None));
+            }
+            f
+        };
+        let (a, c) = (cluster_arrive(0, 1, false), cluster_arrive(5, 1, true));
+        assert!(!a.dependent(&c) && !a.orders(&c) && a.wakes(&c), "one round's arrivals commute");
+        assert!(cluster_arrive(1, 2, false).dependent(&a), "an arrival of the next round (a surplus arrival)");
+        let completion = |round| Object::ClusterRound { round: Some(round) };
+        let mut cluster_wake = fp(&[(completion(1), false)]);
+        cluster_wake.acquire_after(cluster_arrival(1, None));
+        assert!(!cluster_wake.dependent(&a) && cluster_wake.orders(&a), "a waiter follows every arrival of its round");
+        assert!(cluster_wake.follows(&a) && cluster_wake.dependent(&c), "and reads its round's completion");
+        assert!(!cluster_wake.dependent(&cluster_arrive(3, 2, true)), "a later round's completion");
+        let probed = Footprint { acquires: vec![cluster_arrival(1, None)], ..fp(&[(completion(1), false)]) };
+        assert!(probed.orders(&a) && !probed.follows(&a), "a probe's acquire: it could have run first");
+        let next_expect_tx = fp(&[(Object::Shared { cta: 0, off: 8, len: 8 }, true)]);
+        let mut mbar_wake = fp(&[(Object::MbarPhase { cta: 0, off: 8 }, false)]);
+        mbar_wake.acquire_after(Object::MbarArrival { cta: 0, off: 8, phase: 3, who: None });
+        assert!(mbar_wake.follows(&count(3, w0, false)), "a wake follows its phase's count-down steps");
+        assert!(!mbar_wake.follows(&next_expect_tx), "not a step that wrote the barrier's bytes");
+        let unarrived_wait = fp(&[(Object::ClusterRound { round: None }, false)]);
+        assert!(unarrived_wait.dependent(&c), "a wait of a thread that did not arrive reads every round");
         let mut lanes = Footprint::default();
         (0..32).for_each(|l| lanes.read(Object::Shared { cta: 0, off: 1024 + 4 * l, len: 4 }));
         lanes.write(Object::Shared { cta: 0, off: 1152, len: 4 });
