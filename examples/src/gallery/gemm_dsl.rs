@@ -229,13 +229,6 @@ pub fn gemm_dsl(
     if CLUSTER > 1 {
         T.cluster_dims(CLUSTER, 1, 1);
     }
-    if SPLIT > 1 && FIXUP == 0 {
-        // Where `gemm_splitk_reduce` is launched as this grid's programmatic dependent
-        // (`ReduceLaunch::Programmatic`, not the default) it may start once every CTA here got
-        // this far; its `griddepcontrol.wait` still waits for this grid's completion and
-        // memory before it reads a partial. A plain launch makes this a no-op.
-        T.ptx.griddepcontrol.launch_dependents();
-    }
     let bm = CONSUMER_WGS * WG_M;
     // m64 slabs per consumer warpgroup: each is one wgmma per k-step and one accumulator.
     let slabs = WG_M / 64;
@@ -563,6 +556,15 @@ pub fn gemm_dsl(
             T.ptx.cp_async.bulk.wait_group(0);
         }
     }
+    if SPLIT > 1 && FIXUP == 0 {
+        // Where `gemm_splitk_reduce` is launched as this grid's programmatic dependent
+        // (`ReduceLaunch::Programmatic`, not the default) it may start once every CTA here got
+        // this far, its walk done; its `griddepcontrol.wait` still waits for this grid's
+        // completion and memory before it reads a partial. A plain launch (the default: run
+        // 24 measured the programmatic one slower, triggered here and at the start) makes
+        // this a no-op.
+        T.ptx.griddepcontrol.launch_dependents();
+    }
 }
 
 /// Split-K's second launch: C = the sum of the `SPLIT` f32 partials `ws[s][i]` (`i` of the
@@ -863,11 +865,11 @@ impl Tiles {
 
 /// How split-K's second launch, [`gemm_splitk_reduce`], follows the GEMM on its stream.
 /// `Plain` (the default): after the GEMM ends. `Programmatic`: a programmatic dependent
-/// launch, which the GEMM releases at its start (`griddepcontrol.launch_dependents`), so the
-/// reduction's launch overlaps the GEMM's tail; its `griddepcontrol.wait` returns when the
-/// GEMM's memory is complete. Measured slower on an H100 (run 24, bench/gemm.md: 4% and 12%
-/// at 64 x 4096 x 4096, 8% at 16 x 4096 x 4096 with 64 x 256 tiles in 8 slices, 1% faster at
-/// M = 1), so it is the one to compare (`bench_gemm --reduce-launch programmatic`), not the
+/// launch, which the GEMM releases when its walk is done (`griddepcontrol.launch_dependents`),
+/// so the reduction's launch overlaps the GEMM's tail; its `griddepcontrol.wait` returns when
+/// the GEMM's memory is complete. Measured slower on an H100 (run 24, bench/gemm.md: 4-12% at
+/// M = 16 and 64, 1-5% faster at M = 1, triggered at the GEMM's start or at its end alike),
+/// so it is the one to compare (`bench_gemm --reduce-launch programmatic`), not the
 /// default. The simulator runs launches in order: both are the same there.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReduceLaunch {
