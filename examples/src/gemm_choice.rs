@@ -145,8 +145,13 @@ impl fmt::Display for GemmChoice {
         }
         write!(
             f,
-            " in {} wave(s), {:.3} of the MMA work useful (waves x tile waste), model {:.1} us compute / {:.1} us DRAM + {:.1} us reduction; ",
-            self.waves, self.efficiency, self.compute_us, self.memory_us, self.reduce_us
+            " in {} wave(s), {:.3} of the MMA work useful (waves x tile waste), {:.3} of the tiles' area past M or N (breaks ties), model {:.1} us compute / {:.1} us DRAM + {:.1} us reduction; ",
+            self.waves,
+            self.efficiency,
+            self.tile_waste(),
+            self.compute_us,
+            self.memory_us,
+            self.reduce_us
         )?;
         if c.split_k > 1 {
             write!(
@@ -652,6 +657,8 @@ mod tests {
                 .expect("a 128 x 192 candidate");
             assert_eq!((wide.tiles, wide.waves), (646, 5), "{wide}");
             assert_eq!(wide.estimate_us(), chosen.estimate_us(), "{wide} ties {chosen}");
+            assert!(chosen.to_string().contains("0.933 of the MMA work useful (waves x tile waste), 0.000 of the tiles' area past M or N"), "{chosen}");
+            assert!(wide.to_string().contains(", 0.046 of the tiles' area past M or N"), "{wide}");
             // 16.5 rows of 128 and 37.3 columns of 192.
             assert!((wide.tile_waste() - (1.0 - 2112.0 * 7168.0 / (17.0 * 128.0 * 38.0 * 192.0))).abs() < 1e-12, "{wide}");
         }
