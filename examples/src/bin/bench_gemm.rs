@@ -428,7 +428,7 @@ fn perf_one(
         GemmKernels::Dsl(d) => Some(d),
         GemmKernels::Builder(_) => None,
     }) {
-        Some(d) => Some(gemm::dsl::graph_with(
+        Some(d) => Some(gemm::dsl::graph(
             stream,
             d,
             &dsl_maps,
@@ -528,7 +528,7 @@ fn profile(args: &Args, shape: GemmShape, seed: u64) -> BenchResult<()> {
     let mut flags = gemm::dsl::flags(&dev, &cfg, &shape)?;
     let dsl_maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs)?;
     let mut graph = match k {
-        GemmKernels::Dsl(d) => Some(gemm::dsl::graph_with(
+        GemmKernels::Dsl(d) => Some(gemm::dsl::graph(
             &stream,
             d,
             &dsl_maps,

@@ -807,70 +807,46 @@ pub fn kernel_release(
     release: Release,
 ) -> phaser::codegen::Result<Kernel> {
     if release == Release::PerWarpgroup && (scaling != Scaling::Blockwise || scales != Scales::Shared) {
-        return Err(phaser::codegen::CodegenError::new(
-            "gemm_fp8_dsl",
-            None,
-            format!(
-                "gemm_fp8_dsl: a release per warpgroup is the blockwise kernel's with shared scales (the others \
-                 release per warpgroup already), not {scaling:?} with {scales:?} scales"
-            ),
-        ));
+        return Err(refused(format!(
+            "a release per warpgroup is the blockwise kernel's with shared scales (the others release per \
+             warpgroup already), not {scaling:?} with {scales:?} scales"
+        )));
     }
     if issue == Issue::Turns && (scaling != Scaling::Blockwise || frags != 1) {
-        return Err(phaser::codegen::CodegenError::new(
-            "gemm_fp8_dsl",
-            None,
-            format!("gemm_fp8_dsl: issuing in turns is the blockwise kernel's with 1 fragment, not {scaling:?} with {frags}"),
-        ));
+        return Err(refused(format!(
+            "issuing in turns is the blockwise kernel's with 1 fragment, not {scaling:?} with {frags}"
+        )));
     }
     if output == Output::E4m3 && scaling != Scaling::Blockwise {
-        return Err(phaser::codegen::CodegenError::new(
-            "gemm_fp8_dsl",
-            None,
-            format!("gemm_fp8_dsl: the e4m3 output is the blockwise kernel's, not {scaling:?}'s"),
-        ));
+        return Err(refused(format!("the e4m3 output is the blockwise kernel's, not {scaling:?}'s")));
     }
     if scales == Scales::Shared && (scaling != Scaling::Blockwise || frags != 1) {
-        return Err(phaser::codegen::CodegenError::new(
-            "gemm_fp8_dsl",
-            None,
-            format!("gemm_fp8_dsl: shared-memory scales are the blockwise kernel's with 1 fragment, not {scaling:?} with {frags}"),
-        ));
+        return Err(refused(format!(
+            "shared-memory scales are the blockwise kernel's with 1 fragment, not {scaling:?} with {frags}"
+        )));
     }
     let most = match scaling {
         Scaling::Blockwise => 2,
         Scaling::PerTensor => 1,
     };
     if frags == 0 || frags > most {
-        return Err(phaser::codegen::CodegenError::new(
-            "gemm_fp8_dsl",
-            None,
-            format!("gemm_fp8_dsl: {scaling:?} takes 1 to {most} accumulator fragments in flight, not {frags}"),
-        ));
+        return Err(refused(format!("{scaling:?} takes 1 to {most} accumulator fragments in flight, not {frags}")));
     }
     // N-major B is not the FP8 kernels' (FP8 wgmma reads K-major B only).
     if t.b_n_major {
-        return Err(phaser::codegen::CodegenError::new(
-            "gemm_fp8_dsl",
-            None,
-            "gemm_fp8_dsl: no N-major B (FP8 wgmma reads K-major B only)".to_string(),
-        ));
+        return Err(refused("no N-major B (FP8 wgmma reads K-major B only)"));
     }
     if let Some(why) = split_refusal(scaling, t, output) {
-        return Err(phaser::codegen::CodegenError::new("gemm_fp8_dsl", None, format!("gemm_fp8_dsl: {why}")));
+        return Err(refused(why));
     }
     match scaling {
         Scaling::Blockwise => {
             if t.wg_m != 64 || t.block_n != SCALE_BLOCK {
-                return Err(phaser::codegen::CodegenError::new(
-                    "gemm_fp8_dsl",
-                    None,
-                    format!(
-                        "gemm_fp8_dsl: the blockwise kernel has 64 rows per warpgroup and N = {SCALE_BLOCK} per tile \
-                     (one B scale per tile and K block), not {} and {}",
-                        t.wg_m, t.block_n
-                    ),
-                ));
+                return Err(refused(format!(
+                    "the blockwise kernel has 64 rows per warpgroup and N = {SCALE_BLOCK} per tile (one B scale per \
+                     tile and K block), not {} and {}",
+                    t.wg_m, t.block_n
+                )));
             }
             let smem = (scales == Scales::Shared) as u32;
             let e4m3 = (output == Output::E4m3) as u32;
@@ -891,6 +867,11 @@ pub fn kernel_release(
         }
         Scaling::PerTensor => gemm_fp8_tensor_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m),
     }
+}
+
+/// The FP8 kernels' build error: `why`, named as theirs.
+fn refused(why: impl std::fmt::Display) -> phaser::codegen::CodegenError {
+    phaser::codegen::CodegenError::new("gemm_fp8_dsl", None, format!("gemm_fp8_dsl: {why}"))
 }
 
 /// Why the FP8 kernel of `scaling` cannot split K as `t` says, if it cannot. Split-K is the

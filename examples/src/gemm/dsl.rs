@@ -193,22 +193,10 @@ pub fn launch(
 /// replays: the GEMM, then (split-K) the reduction, in stream order. A graph and not
 /// `Stream::launch` per run: each launch's guard holds the workspace (and the reduction's C)
 /// exclusively until it is done, so runs could not be queued back to back through guards;
-/// the graph holds those borrows once, for its life.
-pub fn graph<'a>(
-    stream: &'a phaser::Stream<'a>,
-    kernels: &DslKernels,
-    maps: &'a [TensorMap; 4],
-    shape: &GemmShape,
-    ws: &'a mut Buffer<f32>,
-    flags: &'a mut Buffer<u32>,
-    c: &'a mut Buffer<half::bf16>,
-) -> phaser::runtime::Result<phaser::Graph<'a>> {
-    graph_with(stream, kernels, maps, shape, ws, flags, c, ReduceLaunch::default())
-}
-
-/// [`graph`] with split-K's reduction launched `how` (`bench_gemm --reduce-launch`).
+/// the graph holds those borrows once, for its life. Split-K's reduction is launched `how`
+/// (`ReduceLaunch::default()`, or `bench_gemm --reduce-launch`).
 #[allow(clippy::too_many_arguments)]
-pub fn graph_with<'a>(
+pub fn graph<'a>(
     stream: &'a phaser::Stream<'a>,
     kernels: &DslKernels,
     maps: &'a [TensorMap; 4],
