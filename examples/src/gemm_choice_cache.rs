@@ -143,7 +143,10 @@ mod tests {
             .unwrap();
         assert!(!choice_candidates(BLayout::KMajor).contains(&fix), "not a model candidate");
         cache.record(H200, &shape, BLayout::KMajor, &fix).unwrap();
-        assert_eq!(std::fs::read_to_string(cache.path(H200, &shape, BLayout::KMajor)).unwrap().trim(), fix.kernel_name());
+        assert_eq!(
+            std::fs::read_to_string(cache.path(H200, &shape, BLayout::KMajor)).unwrap().trim(),
+            fix.kernel_name()
+        );
         assert_eq!(cache.lookup(H200, 132, &shape, BLayout::KMajor).map(|c| c.config), Some(fix));
     }
 
@@ -157,14 +160,22 @@ mod tests {
         let shape = GemmShape::new(64, 4096, 4096);
         let every = decode_candidates(BLayout::KMajor)
             .into_iter()
-            .find(|c| c.reduce == crate::gemm::SplitReduce::EverySlice && c.split_k == 8 && c.block_n == 256 && c.consumers == 1)
+            .find(|c| {
+                c.reduce == crate::gemm::SplitReduce::EverySlice
+                    && c.split_k == 8
+                    && c.block_n == 256
+                    && c.consumers == 1
+            })
             .unwrap();
         assert_eq!(every.block_m(), 64);
         cache.record(H200, &shape, BLayout::KMajor, &every).unwrap();
         // 16 tiles x 8 slices = 128 units: one wave on 132 SMs, not on 100.
         assert_eq!(cache.lookup(H200, 132, &shape, BLayout::KMajor).map(|c| c.config), Some(every));
         assert_eq!(cache.lookup(H200, 100, &shape, BLayout::KMajor), None);
-        assert_eq!(cache.choose(H200, 100, &shape, BLayout::KMajor).0, GemmConfig::choose(&shape, BLayout::KMajor, 100));
+        assert_eq!(
+            cache.choose(H200, 100, &shape, BLayout::KMajor).0,
+            GemmConfig::choose(&shape, BLayout::KMajor, 100)
+        );
     }
 
     #[test]

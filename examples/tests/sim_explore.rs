@@ -176,7 +176,8 @@ fn explore_multicast(stages: u32, iterations: u32, mutant: bool, max_executions:
         assert_eq!(m.site.line, "T.pipeline.consumer_release(pipe, release);");
         k = make_mutant(&m, &k).unwrap().0;
     }
-    let sc = SimConfig { echo_printf: false, trace: false, explore_max_executions: max_executions, ..SimConfig::default() };
+    let sc =
+        SimConfig { echo_printf: false, trace: false, explore_max_executions: max_executions, ..SimConfig::default() };
     let dev = Device::sim(sc);
     let mut p = Problem::new(7);
     let out = p.output(&dev, (ROWS * COLS * WORDS) as usize, u32::MAX).unwrap();
@@ -213,13 +214,15 @@ fn explore_cluster_multicast(tiles: u32, max_executions: u64) -> ExploreReport {
     use phaser::problem::random_f32;
     use phaser::{LaunchConfig, Swizzle, Target};
     use phaser_examples::gallery::cluster_multicast::{self as cm, THREADS, TILE_COLS, TILE_ROWS};
-    let sc = SimConfig { echo_printf: false, trace: false, explore_max_executions: max_executions, ..SimConfig::default() };
+    let sc =
+        SimConfig { echo_printf: false, trace: false, explore_max_executions: max_executions, ..SimConfig::default() };
     let dev = Device::sim(sc);
     let (rows, cols, n) = (tiles * TILE_ROWS, TILE_COLS, 2);
     let x = random_f32((rows * cols) as usize, 7);
     let mut p = Problem::new(7);
     let inp = p.input(&dev, &x).unwrap();
-    let map = p.tensor_map(&dev, inp, &[cols as u64, rows as u64], &[TILE_COLS, cm::slice_rows(n)], Swizzle::None).unwrap();
+    let map =
+        p.tensor_map(&dev, inp, &[cols as u64, rows as u64], &[TILE_COLS, cm::slice_rows(n)], Swizzle::None).unwrap();
     let out = p.output(&dev, x.len() * n as usize, f32::NAN).unwrap();
     let (tiles_x, ntiles) = cm::tiling(rows, cols);
     p.launch(

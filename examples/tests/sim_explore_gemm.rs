@@ -15,7 +15,17 @@ use phaser_examples::gemm_bugs;
 
 /// One tile of 128 x 64 (each consumer warpgroup one m64 slab, one 64 x 64 epilogue sub-tile),
 /// 2 stages, K = 192: three K blocks, so the ring wraps and the mainloop's release runs.
-const TILES: gemm_dsl::Tiles = gemm_dsl::Tiles { block_n: 64, wg_m: 64, stages: 2, cluster: 1, group_m: 1, split: 1, b_n_major: false, reduce: gemm_dsl::Reduce::SecondLaunch, consumers: gemm_dsl::CONSUMERS };
+const TILES: gemm_dsl::Tiles = gemm_dsl::Tiles {
+    block_n: 64,
+    wg_m: 64,
+    stages: 2,
+    cluster: 1,
+    group_m: 1,
+    split: 1,
+    b_n_major: false,
+    reduce: gemm_dsl::Reduce::SecondLaunch,
+    consumers: gemm_dsl::CONSUMERS,
+};
 const SHAPE: (u32, u32, u32) = (128, 64, 192);
 
 fn skeleton(max_executions: u64) -> SimConfig {
@@ -70,7 +80,8 @@ fn the_gemm_skeleton_explores_completely_with_no_finding() {
     // 3 times (K = 192: 3 blocks of 64), its tail over the S stages; each consumer warp's tile
     // loop once and its K loop twice (the first block is peeled).
     let at = |after: &str, needle: &str| format!("examples/src/gallery/gemm_dsl.rs:{}", dsl_line(after, needle));
-    let (producer, consumer) = ("let st = T.pipeline.producer_state(pipe);", "let release = T.pipeline.consumer_state(pipe);");
+    let (producer, consumer) =
+        ("let st = T.pipeline.producer_state(pipe);", "let release = T.pipeline.consumer_state(pipe);");
     let blocks = SHAPE.2 / 64;
     let expected = format!(
         "stages: pipeline `pipe` {s}\niterations per role (the most any execution ran): {} (warp 0: 1); {} (warp 0: \

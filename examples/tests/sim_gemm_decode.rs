@@ -114,7 +114,15 @@ fn every_slice_reduction_across_ctas_under_the_adversarial_schedule() {
 #[test]
 fn every_slice_reduction_is_bit_identical_to_the_two_launch_reduction() {
     let shape = GemmShape::new(16, 136, 328);
-    let two = GemmConfig { block_n: 128, wg_m: 64, consumers: 1, stages: 3, cluster_m: 1, split_k: 2, ..GemmConfig::new(BLayout::KMajor) };
+    let two = GemmConfig {
+        block_n: 128,
+        wg_m: 64,
+        consumers: 1,
+        stages: 3,
+        cluster_m: 1,
+        split_k: 2,
+        ..GemmConfig::new(BLayout::KMajor)
+    };
     let every = GemmConfig { reduce: SplitReduce::EverySlice, ..two };
     assert_ne!(two.kernel_name(), every.kernel_name());
     assert!(every.kernel_name().ends_with("_k2e_kmajor"), "{}", every.kernel_name());
@@ -216,7 +224,10 @@ fn a_relaxed_signal_is_a_global_race_at_the_share_read() {
     // an inlined device function's statements carry its own lines) at its read of another
     // slice's partial (CTA 0 is slice 0: its own comes first, unraced).
     let share = lines.iter().position(|l| l.contains("while i < end {")).expect("the share's loop");
-    assert!(lines[share..].iter().any(|l| l.contains("sum_partial_pairs(pair, ws, at, m * n, SPLIT);")), "the share's sum");
+    assert!(
+        lines[share..].iter().any(|l| l.contains("sum_partial_pairs(pair, ws, at, m * n, SPLIT);")),
+        "the share's sum"
+    );
     let sum = lines.iter().position(|l| l.contains("pub fn sum_partial_pairs(")).expect("the slices' sum");
     let read = sum + lines[sum..].iter().position(|l| l.contains("T.ld.v2(ws, s * mn + at)")).unwrap() + 1;
     assert_eq!(f.loc.map(|l| l.line), Some(read as u32), "{f}");

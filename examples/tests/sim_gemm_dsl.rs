@@ -234,14 +234,8 @@ fn n_major_b_matches_the_cpu_reference_at_uneven_shapes_with_no_findings() {
         (2, 128, 64, GemmShape::new(1, 72, 136)),
     ];
     for (i, (split_k, wg_m, block_n, shape)) in runs.into_iter().enumerate() {
-        let cfg = GemmConfig {
-            split_k,
-            wg_m,
-            block_n,
-            stages: 2,
-            b_layout: BLayout::NMajor,
-            ..gemm::dsl::config(false)
-        };
+        let cfg =
+            GemmConfig { split_k, wg_m, block_n, stages: 2, b_layout: BLayout::NMajor, ..gemm::dsl::config(false) };
         assert_eq!(gemm::dsl::unsupported(&cfg), None, "{}", cfg.kernel_name());
         let kernels = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
         let sc = SimConfig::default().with_seed(60 + i as u64).with_strategy(Strategy::Random);
@@ -281,9 +275,19 @@ fn n_major_b_with_a_cluster_is_refused_naming_why() {
 #[test]
 fn n_major_b_with_a_cluster_past_the_refusal_does_not_build() {
     let t = gemm::dsl::tiles(&gemm::dsl::config(true));
-    let e = phaser_examples::gallery::gemm_dsl::gemm_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m, 1, 1, 0, t.consumers)
-        .expect_err("no N-major multicast")
-        .to_string();
+    let e = phaser_examples::gallery::gemm_dsl::gemm_dsl::kernel_for(
+        t.block_n,
+        t.wg_m,
+        t.stages,
+        t.cluster,
+        t.group_m,
+        1,
+        1,
+        0,
+        t.consumers,
+    )
+    .expect_err("no N-major multicast")
+    .to_string();
     assert!(e.contains("TMA multicast load: the tile does not match tensor map `b`"), "{e}");
 }
 
@@ -296,7 +300,9 @@ fn split_k_is_deterministic_across_schedules() {
     let shape = GemmShape::new(130, 136, 264);
     let runs: Vec<Run> = [(Strategy::Random, 7), (Strategy::Adversarial, 7)]
         .into_iter()
-        .map(|(strategy, seed)| simulate_at(&kernels, SimConfig::default().with_seed(seed).with_strategy(strategy), shape))
+        .map(|(strategy, seed)| {
+            simulate_at(&kernels, SimConfig::default().with_seed(seed).with_strategy(strategy), shape)
+        })
         .collect();
     for r in &runs {
         assert!(r.result.as_ref().is_ok_and(|f| f.is_empty()), "{:?}", r.result.as_ref().map(|f| describe(f)));
@@ -315,8 +321,7 @@ fn split_k_refuses_more_slices_than_k_blocks_and_zero_slices() {
     let shape = GemmShape::new(64, 64, 136);
     let why = gemm::dsl::shape_problem(&cfg, &shape).expect("4 slices of 3 K blocks");
     assert_eq!(
-        why,
-        "split-K into 4 slices, but K = 136 is 3 block(s) of 64: at most one slice per K block",
+        why, "split-K into 4 slices, but K = 136 is 3 block(s) of 64: at most one slice per K block",
         "the message names the split and the K blocks"
     );
     let dev = Device::sim(SimConfig::default());

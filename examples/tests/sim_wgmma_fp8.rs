@@ -130,10 +130,6 @@ fn an_mn_major_fp8_operand_is_a_build_error_naming_the_rule() {
     let e = kernel(Type::E4M3, Type::E4M3, Major::MN).unwrap_err();
     let messages: Vec<&str> = e.diagnostics.iter().map(|d| d.message.as_str()).collect();
     // One mistake, one message (no shape complaints about a layout that does not exist).
-    assert_eq!(
-        messages,
-        ["wgmma: B: MN-major (transposed) wgmma operands exist only for f16/bf16"],
-        "{e}"
-    );
+    assert_eq!(messages, ["wgmma: B: MN-major (transposed) wgmma operands exist only for f16/bf16"], "{e}");
     assert_eq!(e.diagnostics[0].loc.map(|l| l.file), Some(file!()), "{e}");
 }

@@ -28,8 +28,8 @@ use half::bf16;
 use phaser::runtime::GraphArg;
 use phaser::{Device, LaunchConfig};
 use phaser_examples::gallery::attention_dsl::{
-    add_launch, compare, kernel, narrow_block_n, random_bf16, scale_log2, wide_block_n, AttentionShape, O_ATOL,
-    O_RTOL, THREADS,
+    add_launch, compare, kernel, narrow_block_n, random_bf16, scale_log2, wide_block_n, AttentionShape, O_ATOL, O_RTOL,
+    THREADS,
 };
 use phaser_examples::gallery::{fresh_seed, run_problem, Problem};
 use phaser_examples::timing::{self, BenchError, BenchResult};

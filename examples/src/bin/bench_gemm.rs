@@ -586,7 +586,10 @@ fn main() {
     if let Some(dir) = &args.emit_ptx {
         std::fs::create_dir_all(dir).expect("create the PTX directory");
         for layout in [BLayout::KMajor, BLayout::NMajor] {
-            for cfg in std::iter::once(args.config(layout)).chain(sweep_configs(layout)).chain(gemm_choice::choice_candidates(layout)) {
+            for cfg in std::iter::once(args.config(layout))
+                .chain(sweep_configs(layout))
+                .chain(gemm_choice::choice_candidates(layout))
+            {
                 for imp in args.impls_for(&cfg) {
                     let built = imp.kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
                     // The DSL kernel has one entry name for every configuration.
@@ -669,7 +672,12 @@ fn run(args: &Args) -> BenchResult<bool> {
                     for imp in args.impls_for(cfg) {
                         // A split of more slices than the shape's K blocks is refused (named).
                         if let Some(why) = gemm::dsl::shape_problem(cfg, &shape).filter(|_| imp == Impl::Dsl) {
-                            lines.push(format!("| check {shape} {} {} {} | SKIP | {why} |", layout.name(), imp.name(), cfg.kernel_name()));
+                            lines.push(format!(
+                                "| check {shape} {} {} {} | SKIP | {why} |",
+                                layout.name(),
+                                imp.name(),
+                                cfg.kernel_name()
+                            ));
                             println!("{}", lines.last().unwrap());
                             continue;
                         }
@@ -750,7 +758,11 @@ fn run(args: &Args) -> BenchResult<bool> {
         }
     }
 
-    let decode = if args.decode_variants { decode_variants(&dev, &stream, &mut kernels, &blas, seed, args, &mut inputs)? } else { Vec::new() };
+    let decode = if args.decode_variants {
+        decode_variants(&dev, &stream, &mut kernels, &blas, seed, args, &mut inputs)?
+    } else {
+        Vec::new()
+    };
     ok &= decode.iter().all(|r| r.row.passed());
 
     let mut chosen: Vec<(GemmChoice, PerfRow)> = Vec::new();
@@ -765,8 +777,18 @@ fn run(args: &Args) -> BenchResult<bool> {
                 let how = if measured.is_some() { "measured (choice cache)" } else { "model" };
                 let choice = measured.unwrap_or_else(|| GemmConfig::choose(&shape, layout, sms));
                 println!("shape-sweep {shape} {}: chose ({how}) {choice}", layout.name());
-                match perf_one(&dev, &stream, &mut kernels, &blas, &choice.config, shape, seed, args, &mut inputs, false)
-                {
+                match perf_one(
+                    &dev,
+                    &stream,
+                    &mut kernels,
+                    &blas,
+                    &choice.config,
+                    shape,
+                    seed,
+                    args,
+                    &mut inputs,
+                    false,
+                ) {
                     Ok(r) => {
                         println!(
                             "shape-sweep {shape} {}: {}, cuBLAS {:.1} TFLOP/s [{}]",
@@ -1013,7 +1035,9 @@ fn decode_variants(
                 println!("decode {shape}: best {name} at {:.3}x cuBLAS", b.dsl().tflops / b.row.cublas);
                 match &cache {
                     Some(c) => match c.record(&device, &shape, layout, &b.row.config) {
-                        Ok(()) => println!("decode {shape}: recorded {name} in {}", c.path(&device, &shape, layout).display()),
+                        Ok(()) => {
+                            println!("decode {shape}: recorded {name} in {}", c.path(&device, &shape, layout).display())
+                        }
                         Err(e) => println!("decode {shape}: could not record in {}: {e}", c.dir().display()),
                     },
                     None => println!("decode {shape}: no choice cache (neither --cache-dir, XDG_CACHE_HOME nor HOME)"),

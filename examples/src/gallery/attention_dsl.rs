@@ -31,8 +31,8 @@
 //!   stored by one thread per row, O rounded to bf16 into the warpgroup's own Q slab
 //!   (`stmatrix`) and written by TMA stores (clipped at the sequence end).
 
-use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use half::bf16;
+use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::{Device, RuntimeError, Swizzle};
 use phaser::Kernel;
 

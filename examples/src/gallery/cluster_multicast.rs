@@ -19,10 +19,10 @@
 //! CTA `r` writes `out[r][row][col] = x[row][col] * (r + 1)`: every CTA must have received
 //! every slice of every tile its cluster processed (clusters walk tiles persistently).
 
-use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::codegen::builder::{Arrivals, KernelBuilder, Pipeline, PipelineConfig};
 use phaser::codegen::ir::{Dim, Space, Type, Value};
 use phaser::codegen::{Kernel, Result, Target};
+use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::{Device, LaunchConfig, RuntimeError, Swizzle};
 
 pub const TILE_COLS: u32 = 64;

@@ -25,10 +25,10 @@
 //! `fence.mbarrier_init`, whose job `bar.sync` does inside one CTA), so it runs on Ampere
 //! and later. CTAs walk tiles `blockIdx.x, blockIdx.x + gridDim.x, ...`.
 
-use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem, POISON_U32, Size};
 use phaser::codegen::builder::{Barrier, KernelBuilder, PipelineState};
 use phaser::codegen::ir::{Dim, Space, Type, Value};
 use phaser::codegen::{Kernel, Result, Target};
+use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem, Size, POISON_U32};
 use phaser::runtime::{Device, LaunchConfig, RuntimeError};
 
 pub const STAGES: u32 = 3;

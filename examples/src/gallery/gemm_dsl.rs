@@ -651,8 +651,7 @@ impl Tiles {
     /// with B multicast) and the cluster-free one with 256 x 128 tiles (two m64 slabs per
     /// warpgroup).
     pub fn gallery(cluster: bool) -> Tiles {
-        let default =
-            Tiles {
+        let default = Tiles {
             block_n: 256,
             wg_m: 64,
             stages: 4,
@@ -800,7 +799,10 @@ impl Tiles {
             return refused("gemm_splitk_reduce", format!("split-K into {} slice(s): nothing to reduce", self.split));
         }
         if self.reduce != Reduce::SecondLaunch {
-            return refused("gemm_splitk_reduce", format!("split-K into {} slices reduced in the kernel ({:?})", self.split, self.reduce));
+            return refused(
+                "gemm_splitk_reduce",
+                format!("split-K into {} slices reduced in the kernel ({:?})", self.split, self.reduce),
+            );
         }
         gemm_splitk_reduce::kernel_for(self.split)
     }
@@ -1039,15 +1041,35 @@ pub fn setup_tiles(
         // below), the flags (0 before the launch), and C written directly.
         let ws = p.output(dev, tiles.workspace_len(m, n), f32::NAN)?;
         let flags = p.output(dev, tiles.flags_len(m, n), 0u32)?;
-        let args =
-            [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into(), flags.into(), gc.into()];
+        let args = [
+            ma.into(),
+            mb.into(),
+            mb_kn.into(),
+            mc.into(),
+            m.into(),
+            n.into(),
+            k.into(),
+            ws.into(),
+            flags.into(),
+            gc.into(),
+        ];
         p.launch(tiles.kernel()?, launch, args, [ws.into(), flags.into(), gc.into()]);
         if tiles.split_reduce() == Some(Reduce::EverySlice) {
             // Launched again on the flags the first launch left (not an output of this one, so
             // not reset): it signals the other bank and clears the first. C is poisoned again
             // and checked; the partials are the first launch's (checked there).
-            let args =
-                [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into(), flags.into(), gc.into()];
+            let args = [
+                ma.into(),
+                mb.into(),
+                mb_kn.into(),
+                mc.into(),
+                m.into(),
+                n.into(),
+                k.into(),
+                ws.into(),
+                flags.into(),
+                gc.into(),
+            ];
             p.launch(tiles.kernel()?, launch, args, [gc.into()]);
         }
         fixup_flags = Some(flags);
@@ -1057,8 +1079,18 @@ pub fn setup_tiles(
         // reduction into C, on the same stream after it.
         let ws = p.output(dev, tiles.workspace_len(m, n), f32::NAN)?;
         let (flags, c_out) = (p.input(dev, &[0u32])?, p.input(dev, &[POISON])?);
-        let args =
-            [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into(), flags.into(), c_out.into()];
+        let args = [
+            ma.into(),
+            mb.into(),
+            mb_kn.into(),
+            mc.into(),
+            m.into(),
+            n.into(),
+            k.into(),
+            ws.into(),
+            flags.into(),
+            c_out.into(),
+        ];
         p.launch(tiles.kernel()?, launch, args, [ws.into()]);
         let reduce = tiles.reduce_launch(m, n, dev.sm_count()?, ReduceLaunch::default());
         p.launch(tiles.reduce_kernel()?, reduce, [ws.into(), gc.into(), (m * n).into()], [gc.into()]);
@@ -1067,8 +1099,18 @@ pub fn setup_tiles(
         // The kernel never touches its workspace, flags or `c_out` without split-K.
         let ws = p.input(dev, &[0.0f32])?;
         let (flags, c_out) = (p.input(dev, &[0u32])?, p.input(dev, &[POISON])?);
-        let args =
-            [ma.into(), mb.into(), mb_kn.into(), mc.into(), m.into(), n.into(), k.into(), ws.into(), flags.into(), c_out.into()];
+        let args = [
+            ma.into(),
+            mb.into(),
+            mb_kn.into(),
+            mc.into(),
+            m.into(),
+            n.into(),
+            k.into(),
+            ws.into(),
+            flags.into(),
+            c_out.into(),
+        ];
         p.launch(tiles.kernel()?, launch, args, [gc.into()]);
         None
     };
@@ -1154,7 +1196,10 @@ pub fn check(p: &Problem, outputs: &Outputs) -> Outcome {
         let left: Vec<(usize, u32)> =
             outputs.get(0, flags).iter().copied().enumerate().filter(|&(i, f)| f != want(i)).take(4).collect();
         if !left.is_empty() {
-            return Outcome::new(false, format!("{shape} (seed {}): flags left wrong (index, value): {left:?}", p.seed));
+            return Outcome::new(
+                false,
+                format!("{shape} (seed {}): flags left wrong (index, value): {left:?}", p.seed),
+            );
         }
     }
     check_c(p, outputs.get(last, h.c), "")

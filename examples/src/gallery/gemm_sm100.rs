@@ -6,10 +6,10 @@
 //! integer in [-256, 256]: exact in bf16 and in f32 whatever the accumulation order. The
 //! check compares every element bit for bit, on the simulator and on a B200 alike.
 
-use phaser::problem::{random_u32, Example, Outcome, Outputs, Problem, Size};
 use crate::gemm::GemmShape;
 use crate::gemm_sm100::{gemm_sm100_kernel, grid, launch_config, Sm100Config, BLOCK_M};
 use half::bf16;
+use phaser::problem::{random_u32, Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::{Device, RuntimeError, Swizzle};
 use phaser::Kernel;
 

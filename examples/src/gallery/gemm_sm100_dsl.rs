@@ -18,9 +18,9 @@
 //! builder loads 32 columns per instruction (`.x32`): the same columns, in more instructions.
 //! The host side (tensor maps, launch, arguments) is the builder GEMM's (`gemm_sm100`).
 
-use phaser::problem::{Example, Problem, Size};
 use crate::gemm::BLOCK_K;
 use crate::gemm_sm100::{Sm100Bug, Sm100Config, BLOCK_M, THREADS};
+use phaser::problem::{Example, Problem, Size};
 use phaser::runtime::{Device, RuntimeError};
 use phaser::Kernel;
 

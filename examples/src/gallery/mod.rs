@@ -11,12 +11,12 @@ pub mod dsl_seeds;
 pub mod gemm_allgather_dsl;
 pub mod gemm_dsl;
 pub mod gemm_fp8_dsl;
-pub mod pipeline_async_dsl;
-pub mod pipeline_multicast_dsl;
 pub mod gemm_sm100;
 pub mod gemm_sm100_dsl;
 pub mod phase_table;
 pub mod pipeline;
+pub mod pipeline_async_dsl;
+pub mod pipeline_multicast_dsl;
 pub mod row_reduce;
 pub mod seeds;
 pub mod stream_axpb;
@@ -28,8 +28,8 @@ pub mod transpose_swizzled;
 // The harness is the facade's public `phaser::problem`: an example's host side uses only
 // public API, so it can be copied into a user crate (`examples/user-crate` compiles two).
 pub use phaser::problem::{
-    explore_problem, random_f32, random_u32, run, run_problem, simulate_problem, BufferId, Example, Outcome,
-    Outputs, Problem, Run, POISON_U32,
+    explore_problem, random_f32, random_u32, run, run_problem, simulate_problem, BufferId, Example, Outcome, Outputs,
+    Problem, Run, POISON_U32,
 };
 pub use phaser::registry::Size;
 
@@ -120,4 +120,3 @@ pub fn fresh_seed() -> u64 {
     }
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
 }
-

@@ -12,10 +12,10 @@
 //! `(iteration, stage, parity waited, barrier parity after completion, phase_tma after)`, so a
 //! simulated run prints the seeds' table.
 
-use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem, POISON_U32, Size};
 use phaser::codegen::builder::KernelBuilder;
 use phaser::codegen::ir::{Dim, Type, Value};
 use phaser::codegen::{Kernel, Result, Target};
+use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem, Size, POISON_U32};
 use phaser::runtime::{Device, LaunchConfig, RuntimeError};
 
 /// u32 elements per tile (256 bytes).

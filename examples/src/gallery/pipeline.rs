@@ -10,10 +10,10 @@
 //! producers start at phase 1, consumers at phase 0; the stage index wraps at 2 and the
 //! parity flips on wrap.
 
-use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem, POISON_U32, Size};
 use phaser::codegen::builder::{BarrierArray, KernelBuilder};
 use phaser::codegen::ir::{Dim, ProxySpace, Type, Value};
 use phaser::codegen::{Kernel, Result, Target};
+use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem, Size, POISON_U32};
 use phaser::runtime::{Device, LaunchConfig, RuntimeError};
 
 pub fn fe_pipeline(target: Target) -> Result<Kernel> {

@@ -26,11 +26,11 @@
 //! default configuration ([`StreamConfig::new`]) builds exactly the flagship kernel above.
 
 use super::stream_plan::{push_plan, MapCache, Plan, PlanArg, Variant};
-use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::codegen::builder::warp_spec::entry_register_cap;
 use phaser::codegen::builder::{Arrivals, KernelBuilder, Pipeline, PipelineConfig, WarpgroupRoles};
 use phaser::codegen::ir::{Dim, MemoryOp, ProxySpace, Space, Type, Value};
 use phaser::codegen::{arch::limits::DYNAMIC_SHARED_ALIGN, arch::limits::TMA_MAX_BOX_DIM, Kernel, Result, Target};
+use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::{Device, RuntimeError};
 
 /// Tile columns (the TMA box's inner dimension): 256 f32 = 1 KiB rows.

@@ -13,8 +13,8 @@
 //! scheduler balances the tail. [`LdgConfig`] also gives a persistent grid-stride variant.
 
 use super::stream_plan::{Plan, PlanArg, Variant};
-use phaser::problem::{Example, Outcome, Outputs, Problem, Size};
 use phaser::codegen::{CodegenError, Kernel, Target};
+use phaser::problem::{Example, Outcome, Outputs, Problem, Size};
 use phaser::runtime::{Device, RuntimeError};
 
 /// Threads per CTA (4 warps, like Triton's `num_warps = 4`).

@@ -4,11 +4,11 @@
 //! `bench_stream` both turn a plan into [`Problem`] launches ([`push_plan`]), so the benchmark
 //! times exactly what the gallery checks.
 
-use phaser::problem::MapId;
 use super::stream_axpb::StreamConfig;
 use super::stream_ldg::LdgConfig;
-use phaser::problem::{BufferId, Problem};
 use phaser::codegen::Kernel;
+use phaser::problem::MapId;
+use phaser::problem::{BufferId, Problem};
 use phaser::runtime::{Device, LaunchConfig, RuntimeError, Swizzle};
 
 /// One streaming kernel of `y = a*x + b`: the TMA pipeline or the plain vector loads.

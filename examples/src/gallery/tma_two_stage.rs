@@ -15,10 +15,10 @@
 //! `[(0,0,0,1,0), (1,1,0,1,1), (2,0,1,0,1), (3,1,1,0,0)]`, later rows repeat it with period
 //! 4, and every tile copied through shared memory must equal the input.
 
-use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, POISON_U32, Size};
 use phaser::codegen::builder::KernelBuilder;
 use phaser::codegen::ir::{Dim, Type, Value};
 use phaser::codegen::{Kernel, Result, Target};
+use phaser::problem::{random_f32, BufferId, Example, Outcome, Outputs, Problem, Size, POISON_U32};
 use phaser::runtime::{Device, LaunchConfig, RuntimeError, Swizzle};
 
 /// Columns of a tile (the box's inner dimension).

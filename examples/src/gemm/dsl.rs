@@ -84,7 +84,8 @@ pub struct DslKernels {
 /// The kernels of `cfg` (see [`kernel`]).
 pub fn kernels(cfg: &GemmConfig) -> phaser::codegen::Result<DslKernels> {
     let gemm = kernel(cfg)?;
-    let reduce = if cfg.split_k > 1 && !tiles(cfg).reduces_in_kernel() { Some(tiles(cfg).reduce_kernel()?) } else { None };
+    let reduce =
+        if cfg.split_k > 1 && !tiles(cfg).reduces_in_kernel() { Some(tiles(cfg).reduce_kernel()?) } else { None };
     Ok(DslKernels { cfg: *cfg, gemm, reduce })
 }
 
@@ -177,7 +178,10 @@ pub fn launch(
     let (cfg, s) = (&kernels.cfg, bufs.shape);
     let sms = dev.sm_count()?;
     if let Some(why) = launch_problem(cfg, &s, sms) {
-        return Err(phaser::runtime::RuntimeError::BadLaunch { kernel: kernels.gemm.name().into(), problem: format!("{s}: {why}") });
+        return Err(phaser::runtime::RuntimeError::BadLaunch {
+            kernel: kernels.gemm.name().into(),
+            problem: format!("{s}: {why}"),
+        });
     }
     let maps = tensor_maps(dev, cfg, bufs)?;
     let gemm = dev.launch(&kernels.gemm, launch_config(cfg, &s, sms), &args(&maps, &s, ws, flags, &mut bufs.c))?;
@@ -210,7 +214,10 @@ pub fn graph<'a>(
     let (cfg, s) = (&kernels.cfg, *shape);
     let sms = stream.device().sm_count()?;
     if let Some(why) = launch_problem(cfg, &s, sms) {
-        return Err(phaser::runtime::RuntimeError::BadLaunch { kernel: kernels.gemm.name().into(), problem: format!("{s}: {why}") });
+        return Err(phaser::runtime::RuntimeError::BadLaunch {
+            kernel: kernels.gemm.name().into(),
+            problem: format!("{s}: {why}"),
+        });
     }
     let mut g = stream.graph()?;
     let w = g.bind_mut(ws)?;

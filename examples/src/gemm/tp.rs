@@ -470,7 +470,8 @@ pub mod gallery {
                 .bs
                 .iter()
                 .map(|b| {
-                    let dot = |i: usize, j: usize| (0..k).map(|kk| h.a[i * k + kk].to_f32() * b[j * k + kk].to_f32()).sum();
+                    let dot =
+                        |i: usize, j: usize| (0..k).map(|kk| h.a[i * k + kk].to_f32() * b[j * k + kk].to_f32()).sum();
                     positions.iter().map(|&(i, j)| bf16::from_f32(dot(i, j))).collect()
                 })
                 .collect();

@@ -383,15 +383,26 @@ pub fn mutants() -> Vec<Mutant> {
         // pipeline_async_dsl, S = 2 (`T.pipeline.new_async`): two producer threads write their
         // word of a stage and arrive on `full` (2 arrivals); one consumer reads and releases.
         m(pa, at(ARRIVE, "T.pipeline.producer_arrive(pipe, write);"), Delete, MissingArrival),
-        m(pa, at(ARRIVE, "T.pipeline.producer_arrive(pipe, write);"), Duplicate, ArrivalOverflow).race(ONE_PRODUCER_COMPLETES),
+        m(pa, at(ARRIVE, "T.pipeline.producer_arrive(pipe, write);"), Duplicate, ArrivalOverflow)
+            .race(ONE_PRODUCER_COMPLETES),
         m(pa, at(ARRIVE, "T.pipeline.consumer_release(pipe, read);"), Delete, MissingArrival),
         m(pa, at(WAIT, "T.pipeline.consumer_wait(pipe, read);"), Delete, SharedRace).race(CONSUMER_READS_AHEAD),
         m(pa, at(WAIT, "T.pipeline.producer_acquire(pipe, write);"), Delete, SharedRace).race(PRODUCER_LAPS),
         m(pa, at(INIT, "T.pipeline.init(pipe);").nth(0, 4), Offset(Role::Count, 1), MissingArrival),
-        m(pa, at(MOV_IMM, "let write = T.pipeline.producer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
+        m(
+            pa,
+            at(MOV_IMM, "let write = T.pipeline.producer_state(pipe);").nth(1, 2),
+            FlipBit(Role::Source),
+            WrongParity,
+        ),
         m(pa, at(MOV_IMM, "let read = T.pipeline.consumer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
         m(pa, at(XOR, "T.pipeline.advance(read);"), skip_flip(), StaleParity),
-        m(pa, at(ST_SHARED, "ring[T.pipeline.stage(write) * 2 + warp] = i * 2 + warp;"), after(at(ARRIVE, "T.pipeline.producer_arrive(pipe, write);")), SharedRace),
+        m(
+            pa,
+            at(ST_SHARED, "ring[T.pipeline.stage(write) * 2 + warp] = i * 2 + warp;"),
+            after(at(ARRIVE, "T.pipeline.producer_arrive(pipe, write);")),
+            SharedRace,
+        ),
         // pipeline_multicast_dsl, S = 2 (`T.pipeline.new_multicast`, a 2 x 1 cluster): each
         // stage is filled by the CTAs of its row and column and released to them. Its stages
         // carry no data (CUTLASS's test), so a deleted wait has nothing to race on: the
@@ -400,9 +411,19 @@ pub fn mutants() -> Vec<Mutant> {
             .race(NO_RELEASE_DEADLOCK),
         m(pm, at(REMOTE_ARRIVE, "T.pipeline.consumer_release(pipe, release);"), Duplicate, ArrivalOverflow),
         m(pm, at(CLUSTER_ARRIVE, "T.ptx.barrier.cluster.arrive();"), Delete, Deadlock),
-        m(pm, at(EXPECT_TX, "T.pipeline.producer_commit(pipe, st, tx_bytes);").nth(0, 2), Offset(Role::Bytes, 4), TxImbalance),
+        m(
+            pm,
+            at(EXPECT_TX, "T.pipeline.producer_commit(pipe, st, tx_bytes);").nth(0, 2),
+            Offset(Role::Bytes, 4),
+            TxImbalance,
+        ),
         m(pm, at(INIT, "T.pipeline.init(pipe);").nth(0, 4), Offset(Role::Count, 1), MissingArrival),
-        m(pm, at(MOV_IMM, "let write = T.pipeline.producer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
+        m(
+            pm,
+            at(MOV_IMM, "let write = T.pipeline.producer_state(pipe);").nth(1, 2),
+            FlipBit(Role::Source),
+            WrongParity,
+        ),
         m(pm, at(MOV_IMM, "let read = T.pipeline.consumer_state(pipe);").nth(1, 2), FlipBit(Role::Source), WrongParity),
         m(pm, at(XOR, "T.pipeline.advance(read);").nth(1, 2), skip_flip(), StaleParity),
         // dsl_pipeline_axpb, S = 2: the same protocol written with `T.pipeline.*`.
