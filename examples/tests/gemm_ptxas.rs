@@ -28,8 +28,15 @@ fn assemble_all(ptxs: &[String]) -> Vec<(String, Vec<(u32, String)>)> {
     let (ptxas, cuobjdump) = (ptxas::require(), ptxas::require_cuobjdump());
     let dir = tempfile::tempdir().unwrap();
     let refs: Vec<&str> = ptxs.iter().map(String::as_str).collect();
-    let assembled = ptxas::assemble_each(&ptxas, &cuobjdump, "sm_90a", dir.path(), &refs).unwrap_or_else(|e| panic!("{e}"));
-    assembled.into_iter().map(|a| { let insts = instructions(&a.sass); (a.messages, insts) }).collect()
+    let assembled =
+        ptxas::assemble_each(&ptxas, &cuobjdump, "sm_90a", dir.path(), &refs).unwrap_or_else(|e| panic!("{e}"));
+    assembled
+        .into_iter()
+        .map(|a| {
+            let insts = instructions(&a.sass);
+            (a.messages, insts)
+        })
+        .collect()
 }
 
 /// `N bytes spill stores, M bytes spill loads` of ptxas -v.
@@ -384,14 +391,16 @@ fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
             let warp_syncs = ptx_lines("bar.warp.sync");
             assert_eq!(warp_syncs > 0, release == warp, "{what}: bar.warp.sync {warp_syncs}:\n{ptx}");
             if (output, issue) == (Output::Bf16, Issue::Together) {
-                let wg_syncs = ptx.lines().filter(|l| l.trim_start().starts_with("bar.sync") && l.contains(", 128;")).count();
+                let wg_syncs =
+                    ptx.lines().filter(|l| l.trim_start().starts_with("bar.sync") && l.contains(", 128;")).count();
                 warpgroup_syncs.push((release, wg_syncs));
             }
         }
         let ptx = ptx.as_str();
         // Turns: the grant and the hand-off arrive on the other's barrier, the turn and the
         // last untaken turn sync on one's own, each over both warpgroups (256 threads).
-        let turn_ops = |op: &str| ptx.lines().filter(|l| l.trim_start().starts_with(op) && l.contains(", 256;")).count();
+        let turn_ops =
+            |op: &str| ptx.lines().filter(|l| l.trim_start().starts_with(op) && l.contains(", 256;")).count();
         let turns = if issue == Issue::Turns { 2 } else { 0 };
         assert_eq!((turn_ops("bar.arrive"), turn_ops("bar.sync")), (turns, turns), "{what}:\n{ptx}");
         // The e4m3 output: one `cvt` per packed pair (64 per thread of a 64 x 128 slab: 32)
@@ -449,6 +458,47 @@ fn fp8_dsl_gemms_assemble_without_spills_and_use_qgmma() {
     assert_eq!(warpgroup_syncs[1].1, warpgroup_syncs[0].1 + 1, "{warpgroup_syncs:?}");
 }
 
+/// The 192-wide blockwise tile (`blockwise_tiles(192)`, shared scales: two B scales a stage)
+/// assembles for sm_90a with no spills in the consumers' 232 registers (a 96-register fragment
+/// and a 96-register accumulator), its four k32 wgmmas a K block unserialized QGMMAs of N =
+/// 192 on one accumulator; the producer loads both B scales (two `ld.global.nc.f32`), the
+/// consumers read two A and two B scales from shared memory, and the epilogue stores 12
+/// stmatrix.x4 (three 64-column sub-tiles).
+#[test]
+fn fp8_blockwise_192_wide_assembles_without_spills() {
+    use phaser_examples::gallery::gemm_dsl::Tiles;
+    use phaser_examples::gallery::gemm_fp8_dsl::{blockwise_tiles, kernel_with, Scales, Scaling};
+    let variants = [
+        blockwise_tiles(192),
+        Tiles { cluster: 1, ..blockwise_tiles(192) },
+        Tiles { split: 3, ..blockwise_tiles(192) },
+    ];
+    let ptxs: Vec<String> = variants
+        .iter()
+        .map(|t| {
+            emit_kernel(&kernel_with(Scaling::Blockwise, t, 1, Scales::Shared).unwrap_or_else(|e| panic!("{e}")))
+                .unwrap()
+        })
+        .collect();
+    for ((t, ptx), (verbose, insts)) in variants.iter().zip(&ptxs).zip(assemble_all(&ptxs)) {
+        let what = format!("192 wide, cluster {}, split {}", t.cluster, t.split);
+        let mma = ptx
+            .lines()
+            .filter(|l| l.trim_start().starts_with("wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3"))
+            .count();
+        assert_eq!(mma, 4, "{what}:\n{ptx}");
+        assert_eq!(ptx_text::count(ptx, "ld.global.nc.f32"), 2, "{what}: the producer's two B-scale loads:\n{ptx}");
+        assert_eq!(ptx_text::count(ptx, "ld.shared.f32"), 4, "{what}:\n{ptx}");
+        let stmatrix = ptx.lines().filter(|l| l.trim_start().starts_with("stmatrix.")).count();
+        assert_eq!(stmatrix, if t.split > 1 { 0 } else { 12 }, "{what}");
+        assert_eq!(spill_bytes(&verbose), (0, 0), "{what} spills:\n{verbose}");
+        let serialized = ptxas::wgmma_serialization(&verbose, ptx);
+        assert!(serialized.is_empty(), "{what}: ptxas serialized the wgmmas: {serialized:#?}");
+        assert_eq!(insts.iter().filter(|(_, i)| opcode(i) == "QGMMA").count(), 4, "{what}");
+        eprintln!("{what}: {}", verbose.lines().filter(|l| l.contains("registers")).collect::<Vec<_>>().join(" | "));
+    }
+}
+
 /// The FP8 blockwise GEMM's split-K (3 slices; one fragment with global and shared scales, two
 /// fragments with global) assembles for sm_90a with no spills and its QGMMAs unserialized, as
 /// many as without split-K, and stores its promoted f32 partials with `st.global.v2.f32` (one
@@ -471,8 +521,13 @@ fn fp8_split_k_kernels_assemble_without_spills() {
         assert_eq!(ptx_text::count(&ptx, "griddepcontrol.launch_dependents;"), 1, "{what}");
         ptxs.push(ptx);
     }
-    let unsplit = kernel_with(Scaling::Blockwise, &tiles(Scaling::Blockwise), 1, Scales::Shared).unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(ptx_text::count(&emit_kernel(&unsplit).unwrap(), "griddepcontrol.launch_dependents;"), 0, "no split, no dependent");
+    let unsplit = kernel_with(Scaling::Blockwise, &tiles(Scaling::Blockwise), 1, Scales::Shared)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        ptx_text::count(&emit_kernel(&unsplit).unwrap(), "griddepcontrol.launch_dependents;"),
+        0,
+        "no split, no dependent"
+    );
     for (((frags, scales), ptx), (verbose, insts)) in variants.into_iter().zip(&ptxs).zip(assemble_all(&ptxs)) {
         let what = format!("split 3 ({frags} fragment(s), {scales:?} scales)");
         assert_eq!(spill_bytes(&verbose), (0, 0), "{what} spills:\n{verbose}");
@@ -510,13 +565,20 @@ fn split_k_kernels_assemble_without_spills() {
             assert_eq!(ptx_text::count(&ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), 0, "{name}");
             let reduce = kernels.reduce.as_ref().expect("a reduction");
             let reduce_ptx = emit_kernel(reduce).unwrap();
-            assert_eq!(ptx_text::count(&reduce_ptx, "cvt.rn.bf16.f32"), 2, "reduce {name}: one rounding per element of the pair");
+            assert_eq!(
+                ptx_text::count(&reduce_ptx, "cvt.rn.bf16.f32"),
+                2,
+                "reduce {name}: one rounding per element of the pair"
+            );
             // The reduction may be the GEMM's programmatic dependent (`ReduceLaunch`): the GEMM
             // releases it once, and it waits for the GEMM's memory before its first global read.
             assert_eq!(ptx_text::count(&ptx, "griddepcontrol.launch_dependents;"), 1, "{name}");
             assert_eq!(ptx_text::count(&reduce_ptx, "griddepcontrol.wait;"), 1, "reduce {name}");
             let (wait, first_read) = (reduce_ptx.find("griddepcontrol.wait;"), reduce_ptx.find("ld.global"));
-            assert!(wait.is_some() && first_read.is_some() && wait < first_read, "reduce {name}: the wait after a read:\n{reduce_ptx}");
+            assert!(
+                wait.is_some() && first_read.is_some() && wait < first_read,
+                "reduce {name}: the wait after a read:\n{reduce_ptx}"
+            );
             ptxs.push(ptx);
             ptxs.push(reduce_ptx);
             configs.push(cfg);
@@ -560,8 +622,10 @@ fn decode_candidates_assemble_without_spills() {
 /// (`.reqntid`) with `.maxnreg 248`, both in-kernel reductions among them.
 #[test]
 fn decode_candidates_of_the_64_row_tile_assemble_without_spills() {
-    let cands: Vec<GemmConfig> =
-        phaser_examples::gemm_choice::decode_candidates(BLayout::KMajor).into_iter().filter(|c| c.consumers == 1).collect();
+    let cands: Vec<GemmConfig> = phaser_examples::gemm_choice::decode_candidates(BLayout::KMajor)
+        .into_iter()
+        .filter(|c| c.consumers == 1)
+        .collect();
     for reduce in [SplitReduce::InKernel, SplitReduce::EverySlice] {
         let one_wg = |c: &&GemmConfig| c.block_n == 256 && c.split_k == 8 && c.reduce == reduce;
         assert!(cands.iter().any(|c| one_wg(&c)), "a 64 x 256 tile, 8 slices, {reduce:?}: {cands:?}");
@@ -629,7 +693,10 @@ fn differs_beyond_integer_literals(a: &str, b: &str) -> Option<String> {
         return Some(format!("{} lines against {}", a.len(), b.len()));
     }
     let tokens = |l: &str| -> Vec<String> {
-        l.split(|c: char| c.is_whitespace() || ",;[]{}()+".contains(c)).filter(|t| !t.is_empty()).map(str::to_string).collect()
+        l.split(|c: char| c.is_whitespace() || ",;[]{}()+".contains(c))
+            .filter(|t| !t.is_empty())
+            .map(str::to_string)
+            .collect()
     };
     let literal = |t: &str| t.parse::<i64>().is_ok();
     a.iter().zip(&b).find_map(|(x, y)| {
@@ -705,7 +772,13 @@ fn the_192_row_tile_assembles_within_128_registers() {
     assert!(why.contains("128 accumulator registers per consumer thread + 32 for the rest, over the 128"), "{why}");
     let k = gemm_dsl::gemm_dsl::kernel_for(256, 64, 3, 1, 8, 1, 0, 0, 3).unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let e = ptxas::assemble_to(&ptxas::require(), &emit_kernel(&k).unwrap(), "sm_90a", &["-v"], &dir.path().join("wide.cubin"))
-        .expect_err("192 x 256 does not fit 128 registers");
+    let e = ptxas::assemble_to(
+        &ptxas::require(),
+        &emit_kernel(&k).unwrap(),
+        "sm_90a",
+        &["-v"],
+        &dir.path().join("wide.cubin"),
+    )
+    .expect_err("192 x 256 does not fit 128 registers");
     assert!(e.to_string().contains("C7602") && e.to_string().contains("154"), "{e}");
 }

@@ -70,7 +70,15 @@ fn dsl_gemm_matches_cublas_and_the_cpu() {
     // Reduced by every slice (one launch, one wave), on the 64-row tile (one consumer
     // warpgroup) and the 128-row one; and the 64-row tile without split-K.
     let decode = [
-        GemmConfig { consumers: 1, block_n: 256, cluster_m: 1, stages: 5, split_k: 4, reduce: SplitReduce::EverySlice, ..default },
+        GemmConfig {
+            consumers: 1,
+            block_n: 256,
+            cluster_m: 1,
+            stages: 5,
+            split_k: 4,
+            reduce: SplitReduce::EverySlice,
+            ..default
+        },
         GemmConfig { cluster_m: 1, split_k: 3, reduce: SplitReduce::EverySlice, ..default },
         GemmConfig { consumers: 1, block_n: 256, cluster_m: 1, stages: 5, ..default },
     ];
@@ -285,6 +293,36 @@ fn gemm_fp8_dsl_matches_the_dequantized_f64_product() {
     assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
 }
 
+/// The 192-wide blockwise tile (`blockwise_tiles(192)`: two B scales a stage) on the GPU, within
+/// the stated tolerance of the f64 product of the dequantized inputs: ragged 1000 x 1040 x 1024
+/// (tiles at odd multiples of 192 split their columns at 64, the last tile's second block past
+/// N) on the whole GPU, with and without the cluster, and split into 3 slices at 64 x 1040 x 1024.
+#[test]
+#[ignore = "needs a GPU: run by .ci/gpu-bundle"]
+fn gemm_fp8_dsl_192_wide_tiles_match_the_dequantized_f64_product() {
+    use phaser_examples::gallery::gemm_dsl::Tiles;
+    use phaser_examples::gallery::gemm_fp8_dsl::{self as fp8, Output, Quantized, Scales, Scaling};
+    let dev = Device::cuda(0).expect("needs a CUDA GPU");
+    let seed = phaser_examples::gallery::fresh_seed();
+    eprintln!("seed {seed}");
+    let sms = dev.sm_count().unwrap();
+    let mut failures = Vec::new();
+    for (m, cluster, split) in [(1000, 2, 1), (1000, 1, 1), (64, 1, 3)] {
+        let t = Tiles { cluster, split, ..fp8::blockwise_tiles(192) };
+        let q = Quantized::random(m, 1040, 1024, Scaling::Blockwise, seed);
+        let kernel = fp8::kernel_with(Scaling::Blockwise, &t, 1, Scales::Shared).unwrap();
+        let mut p = fp8::problem_tiles(&dev, q, t.grid(m, 1040, sms), false, seed, kernel, Output::Bf16, &t).unwrap();
+        let what = format!("192 wide, {m}x1040x1024, cluster {cluster}, split {split}");
+        let outputs = phaser::problem::run_problem(&dev, &mut p).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let outcome = fp8::check(&p, &outputs);
+        eprintln!("{what}: {}", outcome.detail);
+        if !outcome.passed {
+            failures.push(format!("{what}: {}", outcome.detail));
+        }
+    }
+    assert!(failures.is_empty(), "seed {seed}:\n{}", failures.join("\n"));
+}
+
 /// Split-K reduced by every slice (one launch: all slices of a tile wait for all its flags,
 /// then each sums its share in slice order) against the two-launch reduction of the same
 /// tiles, at decode shapes (M = 1, 16, 33, 64): C identical bit for bit, launched 3 times on
@@ -305,8 +343,9 @@ fn dsl_every_slice_reduction_is_bit_identical_to_the_two_launch_reduction() {
         GemmConfig { consumers: 1, block_n: 128, stages: 8, split_k: 8, ..base },
         GemmConfig { block_n: 256, stages: 4, split_k: 4, ..base },
     ];
-    let shapes = [(1, 4096, 4096), (16, 4096, 4096), (33, 4096, 8192), (64, 4096, 4096), (64, 8192, 8192), (64, 2048, 1000)]
-        .map(|(m, n, k)| GemmShape::new(m, n, k));
+    let shapes =
+        [(1, 4096, 4096), (16, 4096, 4096), (33, 4096, 8192), (64, 4096, 4096), (64, 8192, 8192), (64, 2048, 1000)]
+            .map(|(m, n, k)| GemmShape::new(m, n, k));
     let (mut failures, mut checked) = (Vec::new(), 0);
     for two in configs {
         let every = GemmConfig { reduce: SplitReduce::EverySlice, ..two };
@@ -324,7 +363,8 @@ fn dsl_every_slice_reduction_is_bit_identical_to_the_two_launch_reduction() {
             let mut ws = gemm::dsl::workspace(&dev, &two, &shape).unwrap();
             let mut flags = gemm::dsl::flags(&dev, &two, &shape).unwrap();
             dev.fill(&mut bufs.c, POISON).unwrap();
-            gemm::dsl::launch(&dev, &k_two, &mut bufs, &mut ws, &mut flags).unwrap_or_else(|e| panic!("{shape} {}: {e}", two.kernel_name()));
+            gemm::dsl::launch(&dev, &k_two, &mut bufs, &mut ws, &mut flags)
+                .unwrap_or_else(|e| panic!("{shape} {}: {e}", two.kernel_name()));
             let want = dev.download(&bufs.c).unwrap();
             let mut ws = gemm::dsl::workspace(&dev, &every, &shape).unwrap();
             let mut flags = gemm::dsl::flags(&dev, &every, &shape).unwrap();
@@ -335,7 +375,12 @@ fn dsl_every_slice_reduction_is_bit_identical_to_the_two_launch_reduction() {
                 let got = dev.download(&bufs.c).unwrap();
                 let differ = got.iter().zip(&want).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
                 checked += 1;
-                eprintln!("{shape} {} run {run}: {differ} of {} elements differ from {}", every.kernel_name(), got.len(), two.kernel_name());
+                eprintln!(
+                    "{shape} {} run {run}: {differ} of {} elements differ from {}",
+                    every.kernel_name(),
+                    got.len(),
+                    two.kernel_name()
+                );
                 if differ > 0 {
                     failures.push(format!("{shape} {} run {run}: {differ} elements differ", every.kernel_name()));
                 }
@@ -344,7 +389,12 @@ fn dsl_every_slice_reduction_is_bit_identical_to_the_two_launch_reduction() {
             let (vs_blas, vs_cpu) = check_against_cublas(&dev, &blas, &kernel, &every, shape, s)
                 .unwrap_or_else(|e| panic!("{shape} {}: {e}", every.kernel_name()));
             if !(vs_blas.passed() && vs_cpu.passed()) {
-                failures.push(format!("{shape} {}: vs cuBLAS {:.3}, vs CPU {:.3}", every.kernel_name(), vs_blas.worst, vs_cpu.worst));
+                failures.push(format!(
+                    "{shape} {}: vs cuBLAS {:.3}, vs CPU {:.3}",
+                    every.kernel_name(),
+                    vs_blas.worst,
+                    vs_cpu.worst
+                ));
             }
         }
     }

@@ -14,10 +14,10 @@
 //! paths, a zero row), and the output fed to the next GEMM as its A and `sfa`.
 
 use half::bf16;
+use phaser::problem::run_problem;
 use phaser::problem::{simulate_problem, Size};
 use phaser::runtime::sim::SimConfig;
 use phaser::Device;
-use phaser::problem::run_problem;
 use phaser_examples::gallery::gemm_dsl::Tiles;
 use phaser_examples::gallery::gemm_fp8_dsl::{
     self as fp8, Host, Issue, Output, Quantized, Release, Scales, Scaling, BLOCK_K, SCALE_BLOCK,
@@ -257,6 +257,54 @@ fn turns_with_two_fragments_or_per_tensor_are_refused() {
     }
 }
 
+/// 192-wide tiles (`blockwise_tiles(192)`: two B scales a stage, four stages): C is the model bit
+/// for bit with zero findings. N = 448 puts a tile at column 192 (its columns from 64 on take
+/// the second block's scale), one at 384 (its second block past N: clamped to the last), and
+/// clips the last; random quantized inputs, so every block's scale differs and a register
+/// scaled by its neighbour's block is a wrong bit. With the 2-CTA cluster (B multicast in two
+/// 96-row halves), without one, and split into three slices (exact inputs: the slices' sums
+/// are the model's in any order). The tile's three 64-column sub-tiles (an odd count) reuse
+/// the first staging tile across tiles: CTAs walk several tiles.
+#[test]
+fn tiles_192_wide_are_the_model_with_no_findings() {
+    for (q, cluster, split, grid, seed) in [
+        (Quantized::random(330, 448, 512, Scaling::Blockwise, 51), 2, 1, 4, 51),
+        (Quantized::random(200, 448, 1024, Scaling::Blockwise, 52), 1, 1, 3, 52),
+        (Quantized::exact(100, 448, 640, Scaling::Blockwise, 53), 1, 3, 4, 53),
+    ] {
+        let t = Tiles { cluster, split, ..fp8::blockwise_tiles(192) };
+        let dev = Device::sim(SimConfig::default().with_seed(seed));
+        let kernel = fp8::kernel_with(Scaling::Blockwise, &t, 1, Scales::Shared).unwrap_or_else(|e| panic!("{e}"));
+        let p =
+            fp8::problem_tiles(&dev, q, grid, true, seed, kernel, Output::Bf16, &t).unwrap_or_else(|e| panic!("{e}"));
+        simulate_problem_of(&dev, p, Scaling::Blockwise, Size::Quick, seed);
+    }
+}
+
+/// The 192-wide tile is refused, by name, where it is not built: global scales, two fragments,
+/// the e4m3 output; and widths other than 128 and 192.
+#[test]
+fn tile_widths_the_blockwise_kernel_has_not_are_refused() {
+    let wide = fp8::blockwise_tiles(192);
+    let global = fp8::kernel_with(Scaling::Blockwise, &wide, 1, Scales::Global).err().expect("refused").to_string();
+    assert!(
+        global.contains("a tile 192 wide (two B scale blocks)") && global.contains("not Global scales"),
+        "{global}"
+    );
+    let frags = fp8::kernel_with(Scaling::Blockwise, &wide, 2, Scales::Global).err().expect("refused").to_string();
+    assert!(frags.contains("a tile 192 wide") && frags.contains("2 fragment(s)"), "{frags}");
+    let e4m3 =
+        fp8::kernel_out(Scaling::Blockwise, &wide, 1, Scales::Shared, Output::E4m3).err().expect("refused").to_string();
+    assert!(e4m3.contains("a tile 192 wide") && e4m3.contains("E4m3 C"), "{e4m3}");
+    for n in [64, 160, 256] {
+        let e = fp8::kernel_with(Scaling::Blockwise, &fp8::blockwise_tiles(n), 1, Scales::Shared)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(e.contains(&format!("N = 128 or 192 per tile, not 64 and {n}")), "{e}");
+    }
+}
+
 /// One release per warpgroup after a `bar.sync` of its 128 threads (`Release::PerWarpgroup`,
 /// shared scales): C is the model bit for bit with zero findings on a ragged shape whose CTAs
 /// walk two tiles (eight K blocks: the ring wraps), one with a cluster that has no tile, and
@@ -266,17 +314,36 @@ fn releasing_per_warpgroup_is_the_model_with_no_findings() {
     for (m, n, k, split, seed) in [(330, 200, 1024, 1, 41), (100, 128, 256, 1, 42), (200, 256, 640, 3, 43)] {
         let t = Tiles { split, ..fp8::tiles(Scaling::Blockwise) };
         let dev = Device::sim(SimConfig::default().with_seed(seed));
-        let kernel = fp8::kernel_release(Scaling::Blockwise, &t, 1, Scales::Shared, Output::Bf16, Issue::Together, Release::PerWarpgroup)
-            .unwrap_or_else(|e| panic!("{e}"));
+        let kernel = fp8::kernel_release(
+            Scaling::Blockwise,
+            &t,
+            1,
+            Scales::Shared,
+            Output::Bf16,
+            Issue::Together,
+            Release::PerWarpgroup,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let q = Quantized::exact(m, n, k, Scaling::Blockwise, seed);
         let p = fp8::problem_tiles(&dev, q, 4, true, seed, kernel, Output::Bf16, &t).unwrap_or_else(|e| panic!("{e}"));
         simulate_problem_of(&dev, p, Scaling::Blockwise, Size::Quick, seed);
     }
-    let e = fp8::kernel_release(Scaling::Blockwise, &fp8::tiles(Scaling::Blockwise), 1, Scales::Global, Output::Bf16, Issue::Together, Release::PerWarpgroup)
-        .err()
-        .expect("refused")
-        .to_string();
-    assert!(e.contains("a release per warpgroup is the blockwise kernel's with shared scales") && e.contains("Global"), "{e}");
+    let e = fp8::kernel_release(
+        Scaling::Blockwise,
+        &fp8::tiles(Scaling::Blockwise),
+        1,
+        Scales::Global,
+        Output::Bf16,
+        Issue::Together,
+        Release::PerWarpgroup,
+    )
+    .err()
+    .expect("refused")
+    .to_string();
+    assert!(
+        e.contains("a release per warpgroup is the blockwise kernel's with shared scales") && e.contains("Global"),
+        "{e}"
+    );
 }
 
 /// Without the warpgroup's `bar.sync` its leader releases the stage after its own warp's
@@ -288,9 +355,16 @@ fn a_release_per_warpgroup_without_its_barrier_is_a_finding() {
     use phaser_examples::mutate::ops::BAR_SYNC;
     use phaser_examples::mutate::{at, Mutant};
     let t = fp8::tiles(Scaling::Blockwise);
-    let good =
-        fp8::kernel_release(Scaling::Blockwise, &t, 1, Scales::Shared, Output::Bf16, Issue::Together, Release::PerWarpgroup)
-            .unwrap();
+    let good = fp8::kernel_release(
+        Scaling::Blockwise,
+        &t,
+        1,
+        Scales::Shared,
+        Output::Bf16,
+        Issue::Together,
+        Release::PerWarpgroup,
+    )
+    .unwrap();
     let mutant = Mutant {
         subject: "gemm_fp8_dsl",
         site: at(BAR_SYNC, "T.ptx.bar.sync(bar_id, 128);").nth(0, 5),
@@ -366,7 +440,9 @@ fn per_tensor_ragged_is_the_model_with_no_findings() {
 /// the 2-CTA cluster the other tests run.
 #[test]
 fn the_small_m_choice_without_a_cluster_is_the_model_with_no_findings() {
-    for (scaling, m, seed) in [(Scaling::Blockwise, 64, 31), (Scaling::Blockwise, 100, 32), (Scaling::PerTensor, 64, 33)] {
+    for (scaling, m, seed) in
+        [(Scaling::Blockwise, 64, 31), (Scaling::Blockwise, 100, 32), (Scaling::PerTensor, 64, 33)]
+    {
         let (t, why) = fp8::tiles_for(scaling, m);
         assert_eq!(t.cluster, 1, "{scaling:?} M = {m}: {why}");
         let n = if scaling == Scaling::Blockwise { 384 } else { 768 };
@@ -377,7 +453,13 @@ fn the_small_m_choice_without_a_cluster_is_the_model_with_no_findings() {
         simulate_problem_of(&dev, p, scaling, Size::Quick, seed);
     }
     // The fused e4m3 output without a cluster.
-    e4m3_out_tiles(Quantized::random(64, 256, 256, Scaling::Blockwise, 34), 2, 34, Scales::Shared, fp8::tiles_for(Scaling::Blockwise, 64).0);
+    e4m3_out_tiles(
+        Quantized::random(64, 256, 256, Scaling::Blockwise, 34),
+        2,
+        34,
+        Scales::Shared,
+        fp8::tiles_for(Scaling::Blockwise, 64).0,
+    );
     for scaling in [Scaling::Blockwise, Scaling::PerTensor] {
         assert_eq!(fp8::tiles_for(scaling, 129).0, fp8::tiles(scaling), "{scaling:?}: two block rows keep the cluster");
     }
@@ -605,7 +687,6 @@ fn e4m3_out_feeds_the_next_gemm() {
     eprintln!("e4m3 out into the next GEMM: worst error {worst:.3} of the tolerance");
 }
 
-
 /// `sfa_stride(M)`, `sfa`'s row stride: at least M, a multiple of 4 (each K block's row of f32
 /// scales starts 16-byte aligned: TMA's rule for global strides) and the least such; the host's
 /// scales (`Quantized`'s `sfa`, both constructors) and the A-scale map's dims (`sfa_dims`) are
@@ -672,7 +753,8 @@ fn split_k(q: Quantized, t: Tiles, frags: u32, scales: Scales, grid: u32, seed: 
     let dev = Device::sim(SimConfig::default().with_seed(seed));
     let split = t.split;
     let kernel = fp8::kernel_with(Scaling::Blockwise, &t, frags, scales).unwrap_or_else(|e| panic!("{e}"));
-    let mut p = fp8::problem_tiles(&dev, q, grid, true, seed, kernel, Output::Bf16, &t).unwrap_or_else(|e| panic!("{e}"));
+    let mut p =
+        fp8::problem_tiles(&dev, q, grid, true, seed, kernel, Output::Bf16, &t).unwrap_or_else(|e| panic!("{e}"));
     let what = format!("split {split}, cluster {}, {frags} fragment(s), {scales:?} scales", t.cluster);
     let outputs = run_problem(&dev, &mut p).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(outputs.launches.len(), 2, "{what}: the GEMM and the reduction");
@@ -791,6 +873,9 @@ fn split_k_refusals_name_the_problem() {
     assert!(e.contains("split-K (into 2) is the blockwise kernel's, not PerTensor's"), "{e}");
     for reduce in [Reduce::LastSlice, Reduce::EverySlice] {
         let e = refusal(Scaling::Blockwise, Tiles { reduce, ..split(2) }, 1, Scales::Shared, Output::Bf16);
-        assert!(e.contains(&format!("reduced by {reduce:?}: the FP8 GEMM reduces its slices in a second launch")), "{e}");
+        assert!(
+            e.contains(&format!("reduced by {reduce:?}: the FP8 GEMM reduces its slices in a second launch")),
+            "{e}"
+        );
     }
 }

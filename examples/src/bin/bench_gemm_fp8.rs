@@ -46,8 +46,8 @@ use phaser::runtime::GraphArg;
 use phaser::{Arg, Device, LaunchConfig, F8E4M3};
 use phaser_examples::gallery::gemm_dsl::{ReduceLaunch, Tiles, EPI, THREADS};
 use phaser_examples::gallery::gemm_fp8_dsl::{
-    e4m3_of_pairs, kernel_release, sfa_dims, sfa_stride, split_problem, tiles, tiles_for, Issue, Output, Quantized, Release, Scales, Scaling,
-    BLOCK_K, SCALE_BLOCK,
+    blockwise_tiles, e4m3_of_pairs, kernel_release, sfa_dims, sfa_stride, split_problem, tiles, tiles_for, Issue,
+    Output, Quantized, Release, Scales, Scaling, BLOCKWISE_WIDTHS, BLOCK_K, SCALE_BLOCK,
 };
 use phaser_examples::timing::{self, BenchError, BenchResult};
 use std::path::PathBuf;
@@ -107,6 +107,11 @@ struct Args {
     /// shared-scales bf16 variant without split once more, rows with `_wgrel`).
     #[arg(long, default_value = "warp")]
     release: String,
+    /// Tile widths (N of a tile) of the blockwise kernel with shared scales and bf16 C,
+    /// comma-separated: 128 (the gallery's) and 192 (`gemm_fp8_dsl::blockwise_tiles(192)`: two
+    /// B scales a stage, 4 stages; each such variant once more, rows with `_n192`).
+    #[arg(long, default_value = "128")]
+    block_n: String,
     /// Time a shape's variants as the sides of one interleaved measurement (they see the same
     /// conditions: compare them with each other). By default each is timed alone, as
     /// `gemm_fp8_torch.py` times cuBLASLt: under the power cap a kernel interleaved with slower
@@ -155,6 +160,13 @@ fn parse_scaling(s: &str) -> BenchResult<Scaling> {
     }
 }
 
+fn parse_block_n(s: &str) -> BenchResult<u32> {
+    match s.trim().parse::<u32>() {
+        Ok(n) if BLOCKWISE_WIDTHS.contains(&n) => Ok(n),
+        _ => Err(BenchError(format!("--block-n: `{s}` is not one of the blockwise tile widths {BLOCKWISE_WIDTHS:?}"))),
+    }
+}
+
 fn parse_split(s: &str) -> BenchResult<u32> {
     match s.trim().parse::<u32>() {
         Ok(f) if f >= 1 => Ok(f),
@@ -192,8 +204,9 @@ fn parse_shape(s: &str) -> BenchResult<(u32, u32, u32)> {
     }
 }
 
-/// A variant: fragments, scale path, output, split-K slices, CTAs per cluster, issue order.
-type Variant = (u32, Scales, Output, u32, u32, Issue, Release);
+/// A variant: fragments, scale path, output, split-K slices, CTAs per cluster, issue order,
+/// release, tile width.
+type Variant = (u32, Scales, Output, u32, u32, Issue, Release, u32);
 
 /// One kernel's launch, its buffers and maps: prepared before any is timed (so every variant
 /// of a shape can run in one interleaved measurement, `--together`).
@@ -223,9 +236,10 @@ impl Prepared {
         dev: &Device,
         q: &Quantized,
         name: String,
-        (frags, scales, output, split, cluster, issue, release): Variant,
+        (frags, scales, output, split, cluster, issue, release, block_n): Variant,
     ) -> BenchResult<Self> {
-        let t = Tiles { split, cluster, ..tiles(q.scaling) };
+        let base = if q.scaling == Scaling::Blockwise { blockwise_tiles(block_n) } else { tiles(q.scaling) };
+        let t = Tiles { split, cluster, ..base };
         let (m, n, k) = (q.m, q.n, q.k);
         if let Some(why) = split_problem(&t, m, n, k) {
             return Err(BenchError(format!("{m}x{n}x{k} {name}: {why}")));
@@ -445,6 +459,7 @@ fn main() {
             args.split_clusters.split(',').map(parse_cluster).collect::<BenchResult<_>>()?;
         let issues: Vec<Issue> = args.issue.split(',').map(parse_issue).collect::<BenchResult<_>>()?;
         let releases: Vec<Release> = args.release.split(',').map(parse_release).collect::<BenchResult<_>>()?;
+        let widths: Vec<u32> = args.block_n.split(',').map(parse_block_n).collect::<BenchResult<_>>()?;
         let dev = Device::cuda(0)?;
         let stream = dev.stream()?;
         let mut ok = true;
@@ -456,7 +471,12 @@ fn main() {
         for &(m, n, k) in &shapes {
             for &scaling in &scalings {
                 let (t, why) = tiles_for(scaling, m);
-                println!("choice: {m}x{n}x{k} {scaling:?}: {}x{} tiles, cluster {} ({why})", t.block_m(), t.block_n, t.cluster);
+                println!(
+                    "choice: {m}x{n}x{k} {scaling:?}: {}x{} tiles, cluster {} ({why})",
+                    t.block_m(),
+                    t.block_n,
+                    t.cluster
+                );
             }
         }
         println!("| shape | scaling | Phaser TFLOP/s | worst error / tolerance | checks |");
@@ -469,9 +489,10 @@ fn main() {
                 let q = Quantized::random(m, n, k, scaling, args.seed);
                 let chosen = tiles_for(scaling, m).0.cluster;
                 let (name, variants) = match scaling {
-                    Scaling::PerTensor => {
-                        ("per_tensor", vec![(1, Scales::Global, Output::Bf16, 1, chosen, Issue::Together, Release::PerWarp)])
-                    }
+                    Scaling::PerTensor => (
+                        "per_tensor",
+                        vec![(1, Scales::Global, Output::Bf16, 1, chosen, Issue::Together, Release::PerWarp, 256)],
+                    ),
                     Scaling::Blockwise => {
                         let mut v: Vec<(u32, Scales, Output, u32, u32)> = Vec::new();
                         if scale_paths.contains(&Scales::Global) {
@@ -497,14 +518,22 @@ fn main() {
                         let v = v
                             .into_iter()
                             .flat_map(|(f, s, o, sp, c)| {
-                                let orders: Vec<Issue> =
-                                    if f == 1 { issues.clone() } else { vec![Issue::Together] };
+                                let orders: Vec<Issue> = if f == 1 { issues.clone() } else { vec![Issue::Together] };
                                 orders.into_iter().map(move |i| (f, s, o, sp, c, i))
                             })
                             .flat_map(|(f, s, o, sp, c, i)| {
                                 let wg = (s, o, sp, i) == (Scales::Shared, Output::Bf16, 1, Issue::Together);
                                 let how: Vec<Release> = if wg { releases.clone() } else { vec![Release::PerWarp] };
                                 how.into_iter().map(move |r| (f, s, o, sp, c, i, r))
+                            })
+                            // Each width of the shared-scales bf16 variants (the others are 128 wide).
+                            .flat_map(|(f, s, o, sp, c, i, r)| {
+                                let ns: Vec<u32> = if (s, o) == (Scales::Shared, Output::Bf16) {
+                                    widths.clone()
+                                } else {
+                                    vec![SCALE_BLOCK]
+                                };
+                                ns.into_iter().map(move |bn| (f, s, o, sp, c, i, r, bn))
                             })
                             .collect();
                         ("blockwise", v)
@@ -525,7 +554,7 @@ fn main() {
                 // (bench/gemm_fp8_torch.py's names).
                 let mut prepared = variants
                     .iter()
-                    .map(|&(frags, scales, output, split, cluster, issue, release)| {
+                    .map(|&(frags, scales, output, split, cluster, issue, release, block_n)| {
                         let c1 = if cluster == 1 { "_c1" } else { "" };
                         let turns = if issue == Issue::Turns { "_turns" } else { "" };
                         let wgrel = if release == Release::PerWarpgroup { "_wgrel" } else { "" };
@@ -538,8 +567,18 @@ fn main() {
                             (1, Scales::Global, _) => format!("{name}{c1}"),
                             _ => format!("{name}_frags{frags}{c1}"),
                         };
-                        let variant = format!("{variant}{turns}{wgrel}");
-                        Prepared::new(&dev, &q, variant, (frags, scales, output, split, cluster, issue, release))
+                        let wide = if block_n != SCALE_BLOCK && scaling == Scaling::Blockwise {
+                            format!("_n{block_n}")
+                        } else {
+                            String::new()
+                        };
+                        let variant = format!("{variant}{turns}{wgrel}{wide}");
+                        Prepared::new(
+                            &dev,
+                            &q,
+                            variant,
+                            (frags, scales, output, split, cluster, issue, release, block_n),
+                        )
                     })
                     .collect::<BenchResult<Vec<_>>>()?;
                 let rows = run(&dev, &stream, &args, &q, &mut prepared)?;

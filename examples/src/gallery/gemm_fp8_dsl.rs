@@ -10,8 +10,9 @@
 //!   fragment, which is then scale-added (`a_scale[row] * b_scale`, one `fma.rn` per element)
 //!   into a separate f32 register accumulator, so precision does not collapse over long K. The
 //!   scales take their own path: each consumer thread loads its two rows' A scales and the
-//!   tile's B scale through the read-only cache while the wgmmas run. N of the tile is 128, so
-//!   one B scale covers the whole tile per K block. `#[comptime] FRAGS`: 1 waits for each K
+//!   tile's B scale through the read-only cache while the wgmmas run. N of the gallery's tile
+//!   is 128, so one B scale covers the whole tile per K block; a 192-wide tile
+//!   ([`blockwise_tiles`], shared scales) spans two scale blocks and takes two per stage. `#[comptime] FRAGS`: 1 waits for each K
 //!   block's wgmmas (`wait_group 0`) before promoting it; 2 keeps two fragments in flight
 //!   (block kb + 1 issued into the other before block kb is promoted, `wait_group 1`), so the
 //!   tensor core is not idle while the warpgroup scale-adds. `#[comptime] SCALES_SMEM` = 1
@@ -63,8 +64,8 @@ pub const BLOCK_K: u32 = 128;
 /// Rows and columns of a scale block of B (and the K width of one of A).
 pub const SCALE_BLOCK: u32 = 128;
 
-/// The blockwise kernel. `BN` must divide 128 (a tile's columns share one B scale per K
-/// block); [`kernel`] builds it only with the N = 128 it is tuned for.
+/// The blockwise kernel. `BN` is 128 (one B scale per tile and K block) or, with shared scales,
+/// one fragment and bf16 C, 192 (two: [`BLOCKWISE_WIDTHS`]); [`kernel_release`] refuses others.
 #[phaser::kernel(target = "sm_90a")]
 pub fn gemm_fp8_dsl(
     #[tma(box = [CONSUMERS * 64, BLOCK_K], swizzle = "128B", dims = [m, k])] a: TensorMap<e4m3, 2>,
@@ -117,7 +118,9 @@ pub fn gemm_fp8_dsl(
     // SCALES_SMEM: a stage's A scales (its K block's, the tile's BM rows: TMA, in the stage's
     // bytes) and its B scale (the producer's store, before its arrival on `full`).
     let sfa_ring = T.alloc_shared::<f32>([STAGES, 1, CONSUMERS * 64]);
-    let sfb_ring = T.alloc_shared::<f32>([STAGES]);
+    // B's scales of a stage: one per 128-column block the tile spans (1 at BN = 128; 2 at
+    // BN = 192, whose tiles start at a multiple of 64: columns 0..191 or 64..255 of blocks).
+    let sfb_ring = T.alloc_shared::<f32>([STAGES, (BN + SCALE_BLOCK - 1) / SCALE_BLOCK]);
     let stage_bytes = a_ring[0].bytes() + b_ring[0].bytes();
     let scale_bytes = sfa_ring[0].bytes();
     T.pipeline.init(pipe);
@@ -158,15 +161,22 @@ pub fn gemm_fp8_dsl(
                     let m0 = origin[0];
                     let n0 = origin[1];
                     let b_scales = n0 / SCALE_BLOCK * k_blocks;
+                    // A wide tile's second column block (the last block where the tile's
+                    // columns past it are all past N: their C is clipped).
+                    let b_scales1 = (n0 / SCALE_BLOCK + 1).min((n - 1) / SCALE_BLOCK) * k_blocks;
                     for kb in kb0..kb1 {
                         let k0 = kb * BLOCK_K;
-                        // The B scale's load is issued before the wait for the stage to empty,
-                        // so its latency hides under the wait rather than delaying the refill.
+                        // The B scales' loads are issued before the wait for the stage to empty,
+                        // so their latency hides under the wait rather than delaying the refill.
                         let sb = if SCALES_SMEM == 1 { T.ld.nc(sfb, b_scales + kb) } else { 0.0 };
+                        let sb1 = if SCALES_SMEM == 1 && BN > SCALE_BLOCK { T.ld.nc(sfb, b_scales1 + kb) } else { 0.0 };
                         T.pipeline.producer_acquire(pipe, st);
                         let s = T.pipeline.stage(st);
                         if SCALES_SMEM == 1 {
-                            sfb_ring[s] = sb;
+                            sfb_ring[s][0] = sb;
+                            if BN > SCALE_BLOCK {
+                                sfb_ring[s][1] = sb1;
+                            }
                         }
                         let full = T.pipeline.producer_commit(pipe, st, stage_bytes + SCALES_SMEM * scale_bytes);
                         T.tma.load(a_ring[s], a, [m = m0, k = k0], full);
@@ -239,7 +249,8 @@ pub fn gemm_fp8_dsl(
                     let s = T.pipeline.stage(read);
                     // The stage's scales, read before its wgmmas are issued (their latency
                     // hides under the issue); the warp's release below follows the reads.
-                    let sb = sfb_ring[s];
+                    let sb = sfb_ring[s][0];
+                    let sb1 = if BN > SCALE_BLOCK { sfb_ring[s][1] } else { sb };
                     let a0 = sfa_ring[s][0][cw * 64 + frag_row];
                     let a1 = sfa_ring[s][0][cw * 64 + frag_row + 8];
                     if TURNS == 1 {
@@ -270,9 +281,37 @@ pub fn gemm_fp8_dsl(
                     T.pipeline.advance(read);
                     let s0 = a0 * sb;
                     let s1 = a1 * sb;
-                    #[unroll]
-                    for i in 0..BN / 2 {
-                        sum[i] = acc[0][i].mul_add(T.fragment.of_row(acc[0], i, s0, s1), sum[i]);
+                    if BN == SCALE_BLOCK {
+                        #[unroll]
+                        for i in 0..BN / 2 {
+                            sum[i] = acc[0][i].mul_add(T.fragment.of_row(acc[0], i, s0, s1), sum[i]);
+                        }
+                    } else {
+                        // BN = 192: the tile's columns from `128 - n0 % 128` on (128 or 64; a
+                        // multiple of 8, so each 8-column group of registers `4g..4g + 3` is in
+                        // one block) take the second block's scale. The tile's start is uniform,
+                        // so the branch is, and each copy picks its scales when it is built.
+                        let t0 = a0 * sb1;
+                        let t1 = a1 * sb1;
+                        if n0 % SCALE_BLOCK == 0 {
+                            #[unroll]
+                            for i in 0..BN / 2 {
+                                if 8 * (i / 4) < SCALE_BLOCK {
+                                    sum[i] = acc[0][i].mul_add(T.fragment.of_row(acc[0], i, s0, s1), sum[i]);
+                                } else {
+                                    sum[i] = acc[0][i].mul_add(T.fragment.of_row(acc[0], i, t0, t1), sum[i]);
+                                }
+                            }
+                        } else {
+                            #[unroll]
+                            for i in 0..BN / 2 {
+                                if 8 * (i / 4) < SCALE_BLOCK / 2 {
+                                    sum[i] = acc[0][i].mul_add(T.fragment.of_row(acc[0], i, s0, s1), sum[i]);
+                                } else {
+                                    sum[i] = acc[0][i].mul_add(T.fragment.of_row(acc[0], i, t0, t1), sum[i]);
+                                }
+                            }
+                        }
                     }
                 }
             } else if FRAGS == 1 {
@@ -433,8 +472,16 @@ pub fn gemm_fp8_dsl(
                 #[unroll]
                 for sub in 0..BN / EPI {
                     let staging = c_tiles[cw][sub % 2];
+                    // The store issued two sub-tiles ago must have read this staging tile. With
+                    // an odd count a tile (BN = 192), the previous tile's last store, the
+                    // latest, used this one: wait for every store (issued before this tile's
+                    // mainloop, so long done; the bf16 GEMM's rule).
                     if leader {
-                        T.ptx.cp_async.bulk.wait_group_read(1);
+                        if sub == 0 && (BN / EPI) % 2 == 1 {
+                            T.ptx.cp_async.bulk.wait_group_read(0);
+                        } else {
+                            T.ptx.cp_async.bulk.wait_group_read(1);
+                        }
                     }
                     T.ptx.bar.sync(bar_id, 128);
                     #[unroll]
@@ -654,8 +701,28 @@ pub enum Scaling {
 /// multicast. Per-tensor: the bf16 GEMM's 128 x 256 tiles, 4 stages (48 KiB each).
 pub fn tiles(scaling: Scaling) -> Tiles {
     match scaling {
-        Scaling::Blockwise => Tiles { block_n: 128, wg_m: 64, stages: 5, cluster: 2, group_m: 8, split: 1, b_n_major: false, reduce: Reduce::SecondLaunch, consumers: CONSUMERS },
-        Scaling::PerTensor => Tiles { block_n: 256, wg_m: 64, stages: 4, cluster: 2, group_m: 8, split: 1, b_n_major: false, reduce: Reduce::SecondLaunch, consumers: CONSUMERS },
+        Scaling::Blockwise => Tiles {
+            block_n: 128,
+            wg_m: 64,
+            stages: 5,
+            cluster: 2,
+            group_m: 8,
+            split: 1,
+            b_n_major: false,
+            reduce: Reduce::SecondLaunch,
+            consumers: CONSUMERS,
+        },
+        Scaling::PerTensor => Tiles {
+            block_n: 256,
+            wg_m: 64,
+            stages: 4,
+            cluster: 2,
+            group_m: 8,
+            split: 1,
+            b_n_major: false,
+            reduce: Reduce::SecondLaunch,
+            consumers: CONSUMERS,
+        },
     }
 }
 
@@ -841,12 +908,8 @@ pub fn kernel_release(
     }
     match scaling {
         Scaling::Blockwise => {
-            if t.wg_m != 64 || t.block_n != SCALE_BLOCK {
-                return Err(refused(format!(
-                    "the blockwise kernel has 64 rows per warpgroup and N = {SCALE_BLOCK} per tile (one B scale per \
-                     tile and K block), not {} and {}",
-                    t.wg_m, t.block_n
-                )));
+            if let Some(why) = width_refusal(t, frags, scales, output) {
+                return Err(refused(why));
             }
             let smem = (scales == Scales::Shared) as u32;
             let e4m3 = (output == Output::E4m3) as u32;
@@ -867,6 +930,43 @@ pub fn kernel_release(
         }
         Scaling::PerTensor => gemm_fp8_tensor_dsl::kernel_for(t.block_n, t.wg_m, t.stages, t.cluster, t.group_m),
     }
+}
+
+/// The blockwise kernel's tile widths (N of a tile): 128, one B scale per tile and K block (the
+/// gallery's), and 192, two (the tile's columns span two 128-column scale blocks, split at
+/// column 128 or 64 by where the tile starts). 256 would not fit: the fresh fragment and the
+/// promoted accumulator alone are 2 x 128 of a consumer thread's 232 registers.
+pub const BLOCKWISE_WIDTHS: [u32; 2] = [128, 192];
+
+/// The blockwise configuration `block_n` columns wide: [`tiles`]'s, with the stages that fit
+/// shared memory at that width (a stage is `(128 + block_n) x 128` bytes, beside the
+/// epilogue's 32 KiB of staging tiles, within 227 KiB: 5 of 32 KiB at 128, 4 of 40 KiB at 192).
+/// A width outside [`BLOCKWISE_WIDTHS`] keeps 5 stages; the kernel refuses it by name.
+pub fn blockwise_tiles(block_n: u32) -> Tiles {
+    let stages = if block_n > SCALE_BLOCK { 4 } else { 5 };
+    Tiles { block_n, stages, ..tiles(Scaling::Blockwise) }
+}
+
+/// Why the blockwise kernel cannot take `t`'s tile shape with these choices, if it cannot:
+/// 64 rows per warpgroup, N in [`BLOCKWISE_WIDTHS`]; the 192-wide tile reads its two B scales
+/// from shared memory (one fragment) and stores bf16 C (the e4m3 output's scale blocks are a
+/// tile's 128 columns).
+fn width_refusal(t: &Tiles, frags: u32, scales: Scales, output: Output) -> Option<String> {
+    if t.wg_m != 64 || !BLOCKWISE_WIDTHS.contains(&t.block_n) {
+        return Some(format!(
+            "the blockwise kernel has 64 rows per warpgroup and N = 128 or 192 per tile, not {} and {} (N = 256: \
+             two 128-register accumulators do not fit a consumer thread's registers)",
+            t.wg_m, t.block_n
+        ));
+    }
+    if t.block_n > SCALE_BLOCK && (scales != Scales::Shared || frags != 1 || output != Output::Bf16) {
+        return Some(format!(
+            "a tile {} wide (two B scale blocks) is the blockwise kernel's with shared scales, 1 fragment and bf16 C, \
+             not {scales:?} scales, {frags} fragment(s) and {output:?} C",
+            t.block_n
+        ));
+    }
+    None
 }
 
 /// The FP8 kernels' build error: `why`, named as theirs.
