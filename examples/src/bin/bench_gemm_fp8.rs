@@ -24,9 +24,10 @@
 //! With `--release warpgroup`, the shared-scales bf16 kernel once more releasing each stage
 //! once per warpgroup after a 128-thread `bar.sync` (`Release::PerWarpgroup`; rows `_wgrel`).
 //!
-//! Each shape runs the configuration `gemm_fp8_dsl::tiles_for` chooses for its M (printed as
-//! `choice:` lines): the gallery's 2-CTA cluster, or none where M fits one block row. A row's
-//! name ends in `_c1` when it ran without a cluster.
+//! Each shape runs the configuration `gemm_fp8_dsl::choose` picks for it (printed as `choice:`
+//! lines): the gallery's 2-CTA cluster, or none where M fits one block row (`tiles_for`), and,
+//! blockwise into bf16 C, the tile width whose waves do the most useful work at its rate. A
+//! row's name ends in `_c1` when it ran without a cluster, `_n192` on 192-wide tiles.
 //!
 //! Timing: `timing::interleaved_on` on one Phaser stream, each variant a graph replayed and timed
 //! alone, as cuBLASLt is (`--together`: every variant of a shape one side of one interleaved
@@ -46,8 +47,8 @@ use phaser::runtime::GraphArg;
 use phaser::{Arg, Device, LaunchConfig, F8E4M3};
 use phaser_examples::gallery::gemm_dsl::{ReduceLaunch, Tiles, EPI, THREADS};
 use phaser_examples::gallery::gemm_fp8_dsl::{
-    blockwise_tiles, e4m3_of_pairs, kernel_release, sfa_dims, sfa_stride, split_problem, tiles, tiles_for, Issue,
-    Output, Quantized, Release, Scales, Scaling, BLOCKWISE_WIDTHS, BLOCK_K, SCALE_BLOCK,
+    blockwise_tiles, choose, e4m3_of_pairs, kernel_release, sfa_dims, sfa_stride, split_problem, tiles, tiles_for,
+    Issue, Output, Quantized, Release, Scales, Scaling, BLOCKWISE_WIDTHS, BLOCK_K, SCALE_BLOCK,
 };
 use phaser_examples::timing::{self, BenchError, BenchResult};
 use std::path::PathBuf;
@@ -108,9 +109,10 @@ struct Args {
     #[arg(long, default_value = "warp")]
     release: String,
     /// Tile widths (N of a tile) of the blockwise kernel with shared scales and bf16 C,
-    /// comma-separated: 128 (the gallery's) and 192 (`gemm_fp8_dsl::blockwise_tiles(192)`: two
-    /// B scales a stage, 4 stages; each such variant once more, rows with `_n192`).
-    #[arg(long, default_value = "128")]
+    /// comma-separated: `auto` (the shape's choice, `gemm_fp8_dsl::choose`, printed in its
+    /// `choice:` line), 128 (the gallery's) and 192 (`gemm_fp8_dsl::blockwise_tiles(192)`: two
+    /// B scales a stage, 4 stages). Rows of a 192-wide tile end in `_n192`.
+    #[arg(long, default_value = "auto")]
     block_n: String,
     /// Time a shape's variants as the sides of one interleaved measurement (they see the same
     /// conditions: compare them with each other). By default each is timed alone, as
@@ -160,10 +162,16 @@ fn parse_scaling(s: &str) -> BenchResult<Scaling> {
     }
 }
 
-fn parse_block_n(s: &str) -> BenchResult<u32> {
-    match s.trim().parse::<u32>() {
-        Ok(n) if BLOCKWISE_WIDTHS.contains(&n) => Ok(n),
-        _ => Err(BenchError(format!("--block-n: `{s}` is not one of the blockwise tile widths {BLOCKWISE_WIDTHS:?}"))),
+/// `None`: the shape's choice (`auto`).
+fn parse_block_n(s: &str) -> BenchResult<Option<u32>> {
+    match s.trim() {
+        "auto" => Ok(None),
+        w => match w.parse::<u32>() {
+            Ok(n) if BLOCKWISE_WIDTHS.contains(&n) => Ok(Some(n)),
+            _ => Err(BenchError(format!(
+                "--block-n: `{s}` is not `auto` or one of the blockwise tile widths {BLOCKWISE_WIDTHS:?}"
+            ))),
+        },
     }
 }
 
@@ -459,9 +467,10 @@ fn main() {
             args.split_clusters.split(',').map(parse_cluster).collect::<BenchResult<_>>()?;
         let issues: Vec<Issue> = args.issue.split(',').map(parse_issue).collect::<BenchResult<_>>()?;
         let releases: Vec<Release> = args.release.split(',').map(parse_release).collect::<BenchResult<_>>()?;
-        let widths: Vec<u32> = args.block_n.split(',').map(parse_block_n).collect::<BenchResult<_>>()?;
+        let args_widths: Vec<Option<u32>> = args.block_n.split(',').map(parse_block_n).collect::<BenchResult<_>>()?;
         let dev = Device::cuda(0)?;
         let stream = dev.stream()?;
+        let sms = dev.sm_count()?;
         let mut ok = true;
         println!(
             "method: {}",
@@ -470,7 +479,7 @@ fn main() {
         // Each shape's configuration, and why (the variants below run it unless they name another).
         for &(m, n, k) in &shapes {
             for &scaling in &scalings {
-                let (t, why) = tiles_for(scaling, m);
+                let (t, why) = choose(scaling, Output::Bf16, m, n, sms);
                 println!(
                     "choice: {m}x{n}x{k} {scaling:?}: {}x{} tiles, cluster {} ({why})",
                     t.block_m(),
@@ -488,6 +497,13 @@ fn main() {
             for &scaling in &scalings {
                 let q = Quantized::random(m, n, k, scaling, args.seed);
                 let chosen = tiles_for(scaling, m).0.cluster;
+                let width = choose(scaling, Output::Bf16, m, n, sms).0.block_n;
+                let mut widths: Vec<u32> = Vec::new();
+                for w in args_widths.iter().map(|w| w.unwrap_or(width)) {
+                    if !widths.contains(&w) {
+                        widths.push(w);
+                    }
+                }
                 let (name, variants) = match scaling {
                     Scaling::PerTensor => (
                         "per_tensor",

@@ -741,6 +741,50 @@ pub fn tiles_for(scaling: Scaling, m: u32) -> (Tiles, &'static str) {
     }
 }
 
+/// The 192-wide blockwise tile's rate over the 128-wide one's per useful flop, wave
+/// quantization aside: fewer wgmma operand bytes and stage bytes per flop. Fitted to run 25
+/// (H100, `bench/gemm_fp8.md`): at 8192³ the 192-wide tile was 1.021x and 1.048x the 128-wide
+/// one in two passes, of which the waves (0.985 of the work useful against 0.970) explain
+/// 1.015x; at 4096³ and 512x8192x8192 its waves (0.86, 0.65) lost 14% and 27%, as they predict.
+pub const WIDE_TILE_RATE: f64 = 1.02;
+
+/// The share of the SMs' MMA work in whole waves that is useful for an `m x n` C in tiles
+/// `block_m x block_n` and clusters of `cluster` CTAs along M over `sms` SMs: the tiles' waste
+/// at the edges times the last wave's idle CTA slots (a persistent grid walks the tiles in
+/// waves of `sms / cluster` cluster tiles).
+pub fn wave_efficiency(m: u32, n: u32, block_m: u32, block_n: u32, cluster: u32, sms: u32) -> f64 {
+    let rows = m.div_ceil(block_m * cluster) as u64;
+    let cols = n.div_ceil(block_n) as u64;
+    let slots = (sms / cluster).max(1) as u64;
+    let tiles = rows * cols;
+    let waves = tiles as f64 / slots as f64;
+    let edges = (m as f64 * n as f64) / ((rows * (block_m * cluster) as u64) as f64 * (cols * block_n as u64) as f64);
+    edges * waves / waves.ceil()
+}
+
+/// The configuration of `scaling` storing `output` for an `m x n` C over `sms` SMs, and why:
+/// [`tiles_for`]'s cluster, and, blockwise into bf16 C with the gallery's shared scales, the
+/// width of [`BLOCKWISE_WIDTHS`] whose [`wave_efficiency`] times its rate ([`WIDE_TILE_RATE`]
+/// for 192) is the highest (a tie keeps 128).
+pub fn choose(scaling: Scaling, output: Output, m: u32, n: u32, sms: u32) -> (Tiles, String) {
+    let (t, why) = tiles_for(scaling, m);
+    if scaling != Scaling::Blockwise || output != Output::Bf16 {
+        return (t, why.to_string());
+    }
+    let score = |w: u32| {
+        let rate = if w > SCALE_BLOCK { WIDE_TILE_RATE } else { 1.0 };
+        (wave_efficiency(m, n, t.block_m(), w, t.cluster, sms), rate)
+    };
+    let (narrow, wide) = (score(SCALE_BLOCK), score(192));
+    let pick = if wide.0 * wide.1 > narrow.0 * narrow.1 { 192 } else { SCALE_BLOCK };
+    let t = Tiles { cluster: t.cluster, ..blockwise_tiles(pick) };
+    let why = format!(
+        "{why}; {pick} wide: of the SMs' work {:.3} useful at 128 wide, {:.3} at 192 (x{WIDE_TILE_RATE} its rate)",
+        narrow.0, wide.0
+    );
+    (t, why)
+}
+
 /// The blockwise kernel's fragments in flight, the gallery's choice: 1 (each K block waited
 /// for, then promoted). Two are slower on the H200 (run 21: 0.77x against 0.90x of cuBLASLt at
 /// 4096³; `bench/gemm_fp8.md`).
