@@ -49,6 +49,10 @@ pub const MAX_SMEM_BYTES: u32 = Target::Sm90a.limits().max_shared_per_block;
 const STATIC_SMEM_BYTES: u32 = phaser::codegen::arch::DYNAMIC_SHARED_ALIGN;
 /// Rows and columns of one epilogue staging buffer (64 x 64 bf16, one TMA store box).
 const EPI_TILE: u32 = 64;
+/// The one tile width below [`EPI_TILE`] (the DSL GEMM's, K-major B): a 64 x 32 tile puts
+/// twice the CTAs of 64 x 64 on a decode GEMM's N without split-K (cuBLAS's
+/// `nvjet_sm90_tst_64x32_...` at 64 x 4096 x 4096, run 25), and stores C from the registers.
+pub const NARROW_BLOCK_N: u32 = 32;
 
 /// How B is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -147,9 +151,11 @@ impl GemmConfig {
         self.a_tile().bytes() + self.b_operand().tile.bytes()
     }
     /// Two staging buffers per consumer warpgroup; none under split-K (the DSL GEMM's partials
-    /// go from the wgmma fragment to the workspace).
+    /// go from the wgmma fragment to the workspace) or for tiles narrower than one (the DSL
+    /// GEMM's [`NARROW_BLOCK_N`]: C from the registers).
     pub fn epilogue_bytes(&self) -> u32 {
-        if self.split_k > 1 {
+        // Narrower than a staging tile: the DSL GEMM stores C from the registers.
+        if self.split_k > 1 || self.block_n < EPI_TILE {
             0
         } else {
             self.consumers * 2 * self.c_tile().bytes()
@@ -187,8 +193,13 @@ impl GemmConfig {
     }
     /// What is wrong with this configuration, if anything.
     pub fn problem(&self) -> Option<String> {
-        if !(64..=256).contains(&self.block_n) || !self.block_n.is_multiple_of(64) {
-            return Some(format!("block_n = {}: a multiple of 64 in 64..=256", self.block_n));
+        if self.block_n != NARROW_BLOCK_N && (!(64..=256).contains(&self.block_n) || !self.block_n.is_multiple_of(64)) {
+            return Some(format!("block_n = {}: {NARROW_BLOCK_N}, or a multiple of 64 in 64..=256", self.block_n));
+        }
+        if self.block_n == NARROW_BLOCK_N && self.b_layout == BLayout::NMajor {
+            return Some(format!(
+                "block_n = {NARROW_BLOCK_N} with N-major B: its tile is loaded in 64-column boxes; use K-major B"
+            ));
         }
         if ![64, 128].contains(&self.wg_m) || ![1, 2, 3].contains(&self.consumers) {
             return Some(format!("wg_m = {} and consumers = {}: 64 or 128, and 1, 2 or 3", self.wg_m, self.consumers));
@@ -296,6 +307,12 @@ fn ceil_div(k: &mut KernelBuilder, x: Value, d: u32) -> Value {
 /// Why the builder GEMM does not implement `cfg` (valid by [`GemmConfig::problem`]), if it
 /// does not: it has no split-K and no third consumer warpgroup (the DSL GEMM's, `gemm::dsl`).
 pub fn builder_unsupported(cfg: &GemmConfig) -> Option<String> {
+    if cfg.block_n < EPI_TILE {
+        return Some(format!(
+            "block_n = {}: narrower than the builder GEMM's {EPI_TILE}-column epilogue sub-tile (the DSL GEMM's only)",
+            cfg.block_n
+        ));
+    }
     if cfg.consumers == 3 {
         // Its host side and tests know one and two; the 192-row tile is the DSL GEMM's.
         return Some("3 consumer warpgroups (a 192-row tile): the DSL GEMM's only".into());

@@ -191,7 +191,7 @@ pub fn choice_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
                         crate::gemm::dsl::unsupported(c).is_none()
                     }
                 };
-                v.extend(deepest.filter(implemented));
+                v.extend(deepest.filter(implemented).filter(model_fitted));
             }
         }
     }
@@ -208,7 +208,7 @@ pub const DECODE_MAX_STAGES: u32 = 8;
 /// [`choice_candidates`], what [`ChoiceCache`](crate::gemm_choice_cache::ChoiceCache) accepts
 /// as a recorded choice): the DSL GEMM without a cluster, 128-row tiles (two consumer
 /// warpgroups of one m64 slab) and 64-row tiles (one consumer warpgroup: no zero-filled half
-/// at M <= 64, and more B stages in the same shared memory) with N in {64, 128, 256}, the
+/// at M <= 64, and more B stages in the same shared memory) with N in {32, 64, 128, 256}, the
 /// deepest ring shared memory holds (at most [`DECODE_MAX_STAGES`]), split-K into
 /// [`DECODE_SPLITS`] slices, each split every way of reducing ([`SplitReduce`]). A split of
 /// more slices than a shape's K blocks, or a reduction by every slice over more than one
@@ -216,7 +216,7 @@ pub const DECODE_MAX_STAGES: u32 = 8;
 pub fn decode_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
     let mut v = Vec::new();
     for consumers in [2, 1] {
-        for block_n in [64, 128, 256] {
+        for block_n in [crate::gemm::NARROW_BLOCK_N, 64, 128, 256] {
             for split_k in DECODE_SPLITS {
                 let reduces: &[SplitReduce] = if split_k == 1 {
                     &[SplitReduce::TwoLaunch]
@@ -261,9 +261,16 @@ pub fn named_config(name: &str, b_layout: BLayout) -> Option<GemmConfig> {
 pub fn model_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
     let mut v = choice_candidates(b_layout);
     if b_layout == BLayout::KMajor {
-        v.extend(decode_candidates(b_layout));
+        v.extend(decode_candidates(b_layout).into_iter().filter(model_fitted));
     }
     v
+}
+
+/// Whether the model's tile rates were fitted to `c`'s tile: not the narrow tiles of session 39
+/// (32 columns; one epilogue sub-tile per warpgroup without split-K: 64 x 64, 128 x 64),
+/// which the decode autotune measures (`decode_candidates`) instead.
+fn model_fitted(c: &GemmConfig) -> bool {
+    c.block_n >= 64 && (c.split_k > 1 || c.wg_m / 64 * c.block_n / 64 >= 2)
 }
 
 impl GemmConfig {

@@ -602,7 +602,7 @@ fn split_k_kernels_assemble_without_spills() {
 }
 
 /// Every decode candidate (`gemm_choice::decode_candidates`) of the 128-row tile (two consumer
-/// warpgroups; {64, 128, 256} columns, the deepest ring that fits, split-K into 1..16 slices,
+/// warpgroups; {32, 64, 128, 256} columns, the deepest ring that fits, split-K into 1..16 slices,
 /// reduced by a second launch, in the kernel by the last slice or by every slice) assembles for
 /// sm_90a with zero spill bytes and unserialized wgmmas, with the HGMMAs of its tile (the
 /// 64-row tile's: the next test, run beside it); the candidates that differ only in their
@@ -615,6 +615,12 @@ fn decode_candidates_assemble_without_spills() {
     let cands = phaser_examples::gemm_choice::decode_candidates(BLayout::KMajor);
     assert!(cands.iter().any(|c| c.split_k == 16 && c.reduce == SplitReduce::InKernel && c.block_n == 64));
     assert!(cands.iter().any(|c| c.stages == 8), "a ring deeper than the model's 6: {cands:?}");
+    // The narrow tiles without split-K: 32 columns (C from the registers) and 64 (one staging
+    // sub-tile), on both tile heights.
+    for (consumers, block_n) in [(1, 32), (2, 32), (1, 64), (2, 64)] {
+        let narrow = |c: &&GemmConfig| (c.consumers, c.block_n, c.split_k) == (consumers, block_n, 1);
+        assert!(cands.iter().any(|c| narrow(&c)), "{consumers} warpgroup(s) x {block_n} columns, no split: {cands:?}");
+    }
     assemble_decode_candidates(cands.into_iter().filter(|c| c.consumers == 2).collect());
 }
 

@@ -81,6 +81,12 @@ fn dsl_gemm_matches_cublas_and_the_cpu() {
         },
         GemmConfig { cluster_m: 1, split_k: 3, reduce: SplitReduce::EverySlice, ..default },
         GemmConfig { consumers: 1, block_n: 256, cluster_m: 1, stages: 5, ..default },
+        // The narrow tiles: 64 x 32 (C from the registers) and 64 x 64 (one staging sub-tile)
+        // without split-K, 128 x 32, and 64 x 32 split in 2.
+        GemmConfig { consumers: 1, block_n: 32, cluster_m: 1, stages: 8, ..default },
+        GemmConfig { consumers: 1, block_n: 64, cluster_m: 1, stages: 8, ..default },
+        GemmConfig { consumers: 2, block_n: 32, cluster_m: 1, stages: 8, ..default },
+        GemmConfig { consumers: 1, block_n: 32, cluster_m: 1, stages: 8, split_k: 2, ..default },
     ];
     // N-major B (no cluster): the default tiles, the 256 x 128 ones, and split-K into 2.
     let n_major = [

@@ -56,6 +56,27 @@ fn the_64_row_tile_is_exact_at_decode_shapes() {
     run_checked(tiles(1, 128, 1, Reduce::SecondLaunch), (130, 136, 136), 2, sc);
 }
 
+/// The narrow tiles of decode shapes without split-K: 32 columns (C stored from the registers,
+/// clipped at M and at N = 200's last, 8-column tile) and 64 (one staging sub-tile per
+/// warpgroup: the tile's first sub-tile waits for every store before reusing it), on one and
+/// two consumer warpgroups, CTAs walking several tiles (grid 2), M = 1, 33, 64 and 130 (two
+/// tile rows of the 64-row tile); and the 32-column tile split in 3, reduced by the second
+/// launch and by every slice. Each C exact, zero findings.
+#[test]
+fn the_narrow_tiles_are_exact_at_decode_shapes() {
+    for (i, m) in [1, 33, 64, 130].into_iter().enumerate() {
+        let shape = (m, 200, 264);
+        for (consumers, block_n) in [(1, 32), (1, 64), (2, 32), (2, 64)] {
+            let sc = SimConfig::default().with_seed(60 + i as u64).with_strategy(Strategy::Random);
+            run_checked(tiles(consumers, block_n, 1, Reduce::SecondLaunch), shape, 2, sc);
+        }
+    }
+    for reduce in [Reduce::SecondLaunch, Reduce::EverySlice] {
+        let sc = SimConfig::default().with_seed(69).with_strategy(Strategy::Random);
+        run_checked(tiles(1, 32, 3, reduce), (16, 200, 264), 21, sc);
+    }
+}
+
 /// Split-K reduced by every slice, on the 64-row tile and on the two-warpgroup 128-row tile,
 /// at 2, 3, 4 and 8 slices (K uneven over the slices), at M = 1, 16, 33 and 64 with N over
 /// one or two tile columns: one CTA per work unit, two launches on one flags buffer (the

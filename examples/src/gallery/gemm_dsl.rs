@@ -35,6 +35,10 @@
 //!   `FIXUP = 1`: the last slice waits on flags and sums in the kernel. `FIXUP = 2`: every
 //!   slice stores and signals, all slices of a tile wait for all its flags, and each sums
 //!   1/SPLIT of the tile into C (one launch, one wave: no slice reduces alone).
+//! - `BN = 32` (`gemm::NARROW_BLOCK_N`, decode shapes: twice the CTAs of BN = 64 on N without
+//!   split-K): narrower than a staging tile, so C goes from the registers to global memory.
+//!   One sub-tile per warpgroup (BN = 64 with one slab) is the odd-count rule's: the first
+//!   sub-tile of a tile waits for every store before it reuses the staging tile.
 //!
 //! The host side uses only the public `phaser` API (and `half`): `examples/user-crate` compiles
 //! this file unchanged. The builder GEMM (`examples/src/gemm.rs`) is interchangeable with this
@@ -501,6 +505,25 @@ pub fn gemm_dsl(
                             c_out[at] = pair[0] as bf16;
                             c_out[at + 1] = pair[1] as bf16;
                             i += 128;
+                        }
+                    }
+                }
+            } else if BN < EPI {
+                // A tile narrower than a staging tile (`NARROW_BLOCK_N`, decode shapes): C from
+                // the D fragment straight to global memory, a pair of adjacent columns per
+                // register pair, clipped at the edges (N is even: a pair is whole or absent).
+                // C is small where these tiles are chosen (M <= 64 rows).
+                #[unroll]
+                for j in 0..slabs {
+                    let row0 = m0 + cw * WG_M + 64 * j;
+                    #[unroll]
+                    for p in 0..BN / 4 {
+                        let row = row0 + T.fragment.row(acc[j], 2 * p);
+                        let col = n0 + T.fragment.col(acc[j], 2 * p);
+                        if row < m && col < n {
+                            let at = row * n + col;
+                            c_out[at] = acc[j][2 * p] as bf16;
+                            c_out[at + 1] = acc[j][2 * p + 1] as bf16;
                         }
                     }
                 }
@@ -1096,9 +1119,11 @@ pub fn setup_tiles(
         p.launch(tiles.reduce_kernel()?, reduce, [ws.into(), gc.into(), (m * n).into()], [gc.into()]);
         Some((ws, tiles))
     } else {
-        // The kernel never touches its workspace, flags or `c_out` without split-K.
+        // The kernel never touches its workspace or flags without split-K, nor `c_out` but
+        // in a tile narrower than the epilogue's (`BN < EPI`: C from the registers, so C itself).
         let ws = p.input(dev, &[0.0f32])?;
-        let (flags, c_out) = (p.input(dev, &[0u32])?, p.input(dev, &[POISON])?);
+        let flags = p.input(dev, &[0u32])?;
+        let c_out = if tiles.block_n < EPI { gc } else { p.input(dev, &[POISON])? };
         let args = [
             ma.into(),
             mb.into(),
