@@ -198,6 +198,11 @@ fi
 if [ "${DECODE:-0}" = 1 ]; then
   step gemm_decode ./bin/bench_gemm --decode-variants --cache-dir "$LOGS/gemm_choice"
   step gemm_decode_ncu env NCU_OUT="$LOGS" CACHE_DIR="$LOGS/gemm_choice" bash bench/decode_ncu.sh ./bin/bench_gemm 64x4096x4096
+  # The narrow tiles (bench/gemm.md, "Decode: narrow tiles"): 64 x 32 and 128 x 32 (C from the
+  # registers) and 64 x 64 without split-K, the full method, at the N = 4096 decode shapes.
+  step gemm_decode_narrow ./bin/bench_gemm --perf --impl dsl \
+    --shapes 1x4096x4096,16x4096x4096,64x4096x4096,1x4096x8192,16x4096x8192,64x4096x8192,64x8192x4096,128x4096x4096 \
+    --config-name phaser_gemm_64x32x64_s8_c1_g8_kmajor,phaser_gemm_64x64x64_s8_c1_g8_kmajor,phaser_gemm_128x32x64_s8_c1_g8_kmajor
   step gemm_decode_measured ./bin/bench_gemm --shape-sweep --b kmajor --impl dsl --cache-dir "$LOGS/gemm_choice" \
     --shapes 1x4096x4096,1x8192x8192,16x4096x4096,64x4096x4096,64x4096x8192,64x8192x8192,128x8192x4096,128x8192x8192,256x4096x4096,256x4096x8192
 fi
