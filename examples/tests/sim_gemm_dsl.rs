@@ -11,9 +11,9 @@ use phaser::runtime::sim::{Category, Finding, SimConfig, Strategy};
 use phaser::runtime::RuntimeError;
 use phaser::Device;
 use phaser_examples::gemm::dsl::{DslKernels, ReduceLaunch};
-use phaser_examples::mutate::{at, mutator::Move, ops, Mutator};
 use phaser_examples::gemm::{self, *};
 use phaser_examples::gemm_bugs;
+use phaser_examples::mutate::{at, mutator::Move, ops, Mutator};
 
 const SHAPE: GemmShape = GemmShape::new(256, 256, 256);
 
@@ -276,7 +276,10 @@ fn a_programmatic_reduction_reading_before_its_wait_is_found_at_the_read() {
         assert_eq!(f.kernel, reduce.name(), "{f}");
         assert_eq!(f.loc.map(|l| l.file), Some("examples/src/gallery/gemm_dsl.rs"), "{f}");
         let who = format!("the previous launch (`{}`) wrote buffer #", kernels.gemm.name());
-        assert!(f.message.starts_with("a global vector load of 8 bytes at buffer #") && f.message.contains(&who), "{f}");
+        assert!(
+            f.message.starts_with("a global vector load of 8 bytes at buffer #") && f.message.contains(&who),
+            "{f}"
+        );
     }
     let plain = simulate_how(&mutant, sc, shape, ReduceLaunch::Plain);
     let findings = plain.result.unwrap_or_else(|f| panic!("{}", describe(&f)));
