@@ -19,14 +19,34 @@
 //! is still reported: the ISA gives the guarantee to the waiting thread.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Bytes per line of a `ByteSet`.
 const LINE: u64 = 64;
 
+/// A line number's hash: one multiplication (every global access of every launch updates a
+/// `ByteSet`; SipHash would cost more than the access).
+#[derive(Default)]
+struct LineHasher(u64);
+
+impl Hasher for LineHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 /// A set of global bytes: one bit mask per 64-byte line.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ByteSet {
-    lines: HashMap<u64, u64>,
+    lines: HashMap<u64, u64, BuildHasherDefault<LineHasher>>,
 }
 
 /// The bits of line `line` that `[addr, end)` covers.
