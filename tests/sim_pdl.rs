@@ -78,6 +78,47 @@ fn pdl_writer(src: &mut [u32], #[comptime] EARLY: u32) {
     }
 }
 
+/// Adds 1 to `data[i]` (the primary's output) with an atomic before its wait (`EARLY = 1`) or
+/// after it.
+#[phaser::kernel(target = "sm_90a")]
+fn pdl_atomic(data: &mut [u32], #[comptime] EARLY: u32) {
+    let i = T.block_idx() * T.block_dim() + T.thread_idx();
+    if EARLY == 1 {
+        T.atomic.add(data, i, 1); // EARLY-ATOMIC
+        T.ptx.griddepcontrol.wait();
+    } else {
+        T.ptx.griddepcontrol.wait();
+        T.atomic.add(data, i, 1);
+    }
+}
+
+/// Bulk-copies this CTA's 128 elements of `data` (the primary's output) into shared memory
+/// before the issuing thread's wait (`EARLY = 1`) or after it, then writes them to `out`.
+#[phaser::kernel(target = "sm_90a")]
+fn pdl_bulk(data: &[u32], out: &mut [u32], #[comptime] EARLY: u32) {
+    T.require_block(128, 1, 1);
+    let full = T.alloc_barriers(1);
+    let stage = T.alloc_shared::<u32>([128]);
+    let tid = T.thread_idx();
+    let base = T.block_idx() * 128;
+    if tid == 0 {
+        T.ptx.mbarrier.init(full.ptr_to([0]), 1);
+        T.ptx.fence.mbarrier_init();
+    }
+    T.cuda.cta_sync();
+    if tid == 0 {
+        if EARLY == 0 {
+            T.ptx.griddepcontrol.wait();
+        }
+        T.ptx.mbarrier.arrive.expect_tx(full.ptr_to([0]), 512);
+        // marker: EARLY-BULK
+        T.ptx.cp_async.bulk.g2s(T.shared_addr(stage), T.global_elem_addr(data, base), 512, full.ptr_to([0]));
+    }
+    T.ptx.griddepcontrol.wait();
+    T.ptx.mbarrier.try_wait(full.ptr_to([0]), 0);
+    out[base + tid] = stage[tid];
+}
+
 /// `src` (0..N) and `data` (zeros) after the primary ran on them.
 fn primary(d: &Device) -> (Buffer<u32>, Buffer<u32>) {
     let src: Vec<u32> = (0..N as u32).collect();
@@ -174,4 +215,55 @@ fn a_dependent_is_checked_against_the_launch_just_before_it_only() {
     d.simulate(&writer, LaunchConfig::linear(CTAS, THREADS), &[Arg::buffer_mut(&mut src)]).unwrap();
     let out = d.upload(&[0u32; N]).unwrap();
     clean(&d.simulate(&reader, programmatic(), &[Arg::buffer(&data), Arg::buffer(&out)]).unwrap());
+}
+
+#[test]
+fn an_atomic_on_the_primarys_output_before_the_wait_is_found_at_its_line() {
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let (_src, mut data) = primary(&d);
+        let rep =
+            d.simulate(&pdl_atomic::kernel_for(1).unwrap(), programmatic(), &[Arg::buffer_mut(&mut data)]).unwrap();
+        let f = only_early_at(&rep, "EARLY-ATOMIC");
+        let b = byte_of(f);
+        let want = format!(
+            "an `atom` of 4 bytes at buffer #1 byte {b} (of 1024) before this thread's `griddepcontrol.wait`, in a \
+             programmatic dependent launch: the previous launch (`pdl_primary`) wrote buffer #1 byte {b} (of 1024)"
+        );
+        assert!(f.message.starts_with(&want), "{}", f.message);
+        let (_src, mut data) = primary(&d);
+        let late = pdl_atomic::kernel_for(0).unwrap();
+        clean(&d.simulate(&late, programmatic(), &[Arg::buffer_mut(&mut data)]).unwrap());
+        let want: Vec<u32> = (0..N as u32).map(|i| i * 7 + 2).collect();
+        assert_eq!(d.download(&data).unwrap(), want);
+    }
+}
+
+#[test]
+fn a_bulk_copy_issued_before_the_issuers_wait_is_found_at_its_issue() {
+    for (i, s) in STRATEGIES.into_iter().enumerate() {
+        let d = dev(s, i as u64);
+        let (_src, data) = primary(&d);
+        let out = d.upload(&[0u32; N]).unwrap();
+        let rep = d
+            .simulate(&pdl_bulk::kernel_for(1).unwrap(), programmatic(), &[Arg::buffer(&data), Arg::buffer(&out)])
+            .unwrap();
+        let f = only_early_at(&rep, "EARLY-BULK");
+        assert_eq!(f.thread, Some(0), "the issuing thread: {f}");
+        let b = 512 * f.cta[0];
+        let want = format!(
+            "a bulk copy's global read of 512 bytes at buffer #1 byte {b} (of 1024) before this thread's \
+             `griddepcontrol.wait`, in a programmatic dependent launch: the previous launch (`pdl_primary`) wrote \
+             buffer #1 byte {b} (of 1024)"
+        );
+        assert!(f.message.starts_with(&want), "{}", f.message);
+        assert_eq!(rep.findings.len(), CTAS as usize, "one per CTA's issue: {}", rep.text());
+        // Issued after the issuer's wait: clean, and the copy lands what the primary wrote.
+        let (_src, data) = primary(&d);
+        let out = d.upload(&[0u32; N]).unwrap();
+        let late = pdl_bulk::kernel_for(0).unwrap();
+        clean(&d.simulate(&late, programmatic(), &[Arg::buffer(&data), Arg::buffer(&out)]).unwrap());
+        let want: Vec<u32> = (0..N as u32).map(|i| i * 7 + 1).collect();
+        assert_eq!(d.download(&out).unwrap(), want);
+    }
 }
