@@ -161,7 +161,6 @@ impl SimDevice {
         })
     }
 
-    /// A copy of every buffer's bytes (an exploration restores it before each execution).
     /// The launch simulated last on this device (`check/pdl.rs`).
     pub(crate) fn previous_launch(&self) -> Option<std::sync::Arc<check::pdl::PreviousLaunch>> {
         self.previous.lock().unwrap_or_else(|p| p.into_inner()).clone()
@@ -173,8 +172,8 @@ impl SimDevice {
         *self.previous.lock().unwrap_or_else(|p| p.into_inner()) = p;
     }
 
-    /// The device's memory and its last launch's record (`check/pdl.rs`), for running one
-    /// launch again from the same state (an exploration).
+    /// A copy of every buffer's bytes and the last launch's record (`check/pdl.rs`): an
+    /// exploration restores both before each execution of its one launch.
     pub(crate) fn mem_snapshot(&self) -> MemSnapshot {
         MemSnapshot { mem: self.mem().clone(), previous: self.previous_launch() }
     }
