@@ -10,9 +10,10 @@ use phaser::codegen::Kernel;
 use phaser::runtime::sim::{Category, Finding, SimConfig, Strategy};
 use phaser::runtime::RuntimeError;
 use phaser::Device;
-use phaser_examples::gemm::dsl::DslKernels;
+use phaser_examples::gemm::dsl::{DslKernels, ReduceLaunch};
 use phaser_examples::gemm::{self, *};
 use phaser_examples::gemm_bugs;
+use phaser_examples::mutate::{at, mutator::Move, ops, Mutator};
 
 const SHAPE: GemmShape = GemmShape::new(256, 256, 256);
 
@@ -40,6 +41,11 @@ fn simulate(kernel: &Kernel, cfg: &GemmConfig, sc: SimConfig) -> Run {
 /// configuration's layout, C and the split-K workspace poisoned first; the findings of all
 /// of them.
 fn simulate_at(kernels: &DslKernels, sc: SimConfig, shape: GemmShape) -> Run {
+    simulate_how(kernels, sc, shape, ReduceLaunch::Plain)
+}
+
+/// [`simulate_at`] with split-K's reduction launched `how`.
+fn simulate_how(kernels: &DslKernels, sc: SimConfig, shape: GemmShape, how: ReduceLaunch) -> Run {
     let seed = sc.seed;
     let dev = Device::sim(sc);
     let a = random_bf16((shape.m * shape.k) as usize, seed);
@@ -49,7 +55,7 @@ fn simulate_at(kernels: &DslKernels, sc: SimConfig, shape: GemmShape) -> Run {
     let mut ws = gemm::dsl::workspace(&dev, &kernels.cfg, &shape).unwrap();
     dev.fill(&mut ws, f32::NAN).unwrap();
     let mut flags = gemm::dsl::flags(&dev, &kernels.cfg, &shape).unwrap();
-    let result = match gemm::dsl::launch(&dev, kernels, &mut bufs, &mut ws, &mut flags) {
+    let result = match gemm::dsl::launch_with(&dev, kernels, &mut bufs, &mut ws, &mut flags, how) {
         Ok(reports) => Ok(reports.into_iter().flat_map(|r| r.sim.map(|s| s.findings).unwrap_or_default()).collect()),
         Err(RuntimeError::Simulation(r)) => Err(r.findings),
         Err(e) => panic!("{}: {e}", kernels.gemm.name()),
@@ -217,6 +223,67 @@ fn split_k_matches_the_cpu_reference_at_uneven_shapes_with_no_findings() {
         let big = run.c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
         assert!(big > m * n / 4, "{name}: {big} of {} elements above 1", m * n);
     }
+}
+
+/// Split-K's reduction launched as the GEMM's programmatic dependent
+/// (`ReduceLaunch::Programmatic`, as `gemm::dsl::graph` can launch it): it waits
+/// (`griddepcontrol.wait`) before its first read of the partials, so the simulator finds no
+/// early dependent access, and C matches the reference.
+#[test]
+fn split_k_with_a_programmatic_reduction_is_clean() {
+    for (split_k, cluster, shape) in [(3, true, GemmShape::new(1, 72, 200)), (2, false, GemmShape::new(130, 64, 200))] {
+        let cfg = GemmConfig { split_k, stages: 2, ..gemm::dsl::config(cluster) };
+        let kernels = gemm::dsl::kernels(&cfg).unwrap();
+        let sc = SimConfig::default().with_seed(7).with_strategy(Strategy::Random);
+        let run = simulate_how(&kernels, sc, shape, ReduceLaunch::Programmatic);
+        let name = format!("{} at {shape}", cfg.kernel_name());
+        let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+        assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+        let (m, n) = (shape.m as usize, shape.n as usize);
+        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+        let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
+        assert!(cmp.passed(), "{name}: {cmp:?}");
+    }
+}
+
+/// The reduction with its `griddepcontrol.wait` moved after its grid-stride loop (so after
+/// its first read of the GEMM's partials): launched as the GEMM's programmatic dependent, its
+/// first read is an early dependent access at its line, naming the GEMM; launched plainly the
+/// same mutant is clean.
+#[test]
+fn a_programmatic_reduction_reading_before_its_wait_is_found_at_the_read() {
+    let (split_k, cluster, shape) = (3, true, GemmShape::new(1, 72, 200));
+    let cfg = GemmConfig { split_k, stages: 2, ..gemm::dsl::config(cluster) };
+    let kernels = gemm::dsl::kernels(&cfg).unwrap();
+    let reduce = kernels.reduce.as_ref().unwrap();
+    let (wait, _) = at(ops::GRID_DEP_WAIT, "T.ptx.griddepcontrol.wait();").resolve(reduce).unwrap();
+    let mut parts = reduce.to_parts();
+    Move { to: at(ops::LOOP, "while i < mn {"), after: true }.apply(&mut parts, wait).unwrap();
+    let mutant = DslKernels { reduce: Some(parts.finish_unchecked()), ..kernels.clone() };
+    let first = dsl_line("pub fn sum_partial_pairs", "let first = T.ld.v2(ws, at);");
+    let later = dsl_line("pub fn sum_partial_pairs", "let v = T.ld.v2(ws, s * mn + at);");
+    let sc = SimConfig::default().with_seed(7).with_strategy(Strategy::Random);
+    let findings = match simulate_how(&mutant, sc.clone(), shape, ReduceLaunch::Programmatic).result {
+        Err(f) => f,
+        Ok(f) => panic!("the mutant ran clean: {}", describe(&f)),
+    };
+    let mut lines: Vec<u32> = findings.iter().map(|f| f.loc.map_or(0, |l| l.line)).collect();
+    lines.sort();
+    lines.dedup();
+    assert_eq!(lines, [first, later], "{}", describe(&findings));
+    for f in &findings {
+        assert_eq!(f.category, Category::EarlyDependentAccess, "{}", describe(&findings));
+        assert_eq!(f.kernel, reduce.name(), "{f}");
+        assert_eq!(f.loc.map(|l| l.file), Some("examples/src/gallery/gemm_dsl.rs"), "{f}");
+        let who = format!("the previous launch (`{}`) wrote buffer #", kernels.gemm.name());
+        assert!(
+            f.message.starts_with("a global vector load of 8 bytes at buffer #") && f.message.contains(&who),
+            "{f}"
+        );
+    }
+    let plain = simulate_how(&mutant, sc, shape, ReduceLaunch::Plain);
+    let findings = plain.result.unwrap_or_else(|f| panic!("{}", describe(&f)));
+    assert!(findings.is_empty(), "{}", describe(&findings));
 }
 
 /// N-major B (stored K x N, each stage's 64 x BN tile loaded as 64-column boxes through

@@ -17,7 +17,9 @@ pub struct LaunchConfig {
     /// sm_90): this launch may start before the previous one on the stream finished, once
     /// every CTA of that one executed `griddepcontrol.launch_dependents` (or exited); its
     /// `griddepcontrol.wait` waits for the previous grid's completion and memory. The simulator
-    /// runs launches in order, so there `griddepcontrol.wait` never waits.
+    /// runs launches in order, so there `griddepcontrol.wait` never waits; instead it checks
+    /// that no thread touches global bytes the previous launch wrote (or writes bytes it read)
+    /// before that thread's `griddepcontrol.wait` (`Category::EarlyDependentAccess`).
     pub programmatic_dependent_launch: bool,
     /// This launch's wait watchdog; `None`: the kernel's own (`Kernel::watchdog`), else the
     /// device's default (on, 4 s; `PHASER_WATCHDOG=off|250ms|...` changes it). The GPU loads

@@ -895,7 +895,9 @@ impl Tiles {
 /// the GEMM's memory is complete. Measured slower on an H100 (run 24, bench/gemm.md: 4-12% at
 /// M = 16 and 64, 1-5% faster at M = 1, triggered at the GEMM's start or at its end alike),
 /// so it is the one to compare (`bench_gemm --reduce-launch programmatic`), not the
-/// default. The simulator runs launches in order: both are the same there.
+/// default. The simulator runs launches in order, but checks the programmatic one's accesses
+/// before its `griddepcontrol.wait` against what the GEMM touched (`early-dependent-access`;
+/// `gemm::dsl::launch_with`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReduceLaunch {
     Programmatic,

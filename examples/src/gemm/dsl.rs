@@ -169,6 +169,20 @@ pub fn launch(
     ws: &mut Buffer<f32>,
     flags: &mut Buffer<u32>,
 ) -> phaser::runtime::Result<Vec<phaser::runtime::LaunchReport>> {
+    launch_with(dev, kernels, bufs, ws, flags, ReduceLaunch::default())
+}
+
+/// [`launch`] with split-K's reduction launched `how`, as [`graph`] launches it: in the
+/// simulator, `ReduceLaunch::Programmatic` checks the reduction's accesses before its
+/// `griddepcontrol.wait` against what the GEMM touched (`early-dependent-access`).
+pub fn launch_with(
+    dev: &Device,
+    kernels: &DslKernels,
+    bufs: &mut GemmBuffers,
+    ws: &mut Buffer<f32>,
+    flags: &mut Buffer<u32>,
+    how: ReduceLaunch,
+) -> phaser::runtime::Result<Vec<phaser::runtime::LaunchReport>> {
     let (cfg, s) = (&kernels.cfg, bufs.shape);
     let sms = dev.sm_count()?;
     if let Some(why) = launch_problem(cfg, &s, sms) {
@@ -182,6 +196,7 @@ pub fn launch(
     let mut reports = vec![gemm];
     if let Some(reduce) = &kernels.reduce {
         let (lc, rargs) = reduce_launch(cfg, &s, sms, ws, &mut bufs.c);
+        let lc = LaunchConfig { programmatic_dependent_launch: how == ReduceLaunch::Programmatic, ..lc };
         reports.push(dev.launch(reduce, lc, &rargs)?);
     }
     Ok(reports)

@@ -90,6 +90,9 @@ pub mod ops {
         "st.release/.relaxed.global (flag store)",
         StmtKind::Inst(Inst::Memory(MemoryOp::St { space: Space::Global, access: Access::Strong(_), .. }))
     );
+    op!(
+        /// `griddepcontrol.wait`: a programmatic dependent launch waits for the launch before.
+        GRID_DEP_WAIT, "griddepcontrol.wait", StmtKind::Inst(Inst::Sync(SyncOp::GridDepWait)));
     op!(LD_SHARED, "ld.shared", StmtKind::Inst(Inst::Memory(MemoryOp::Ld { space: Space::Shared, .. })));
     op!(ST_SHARED, "st.shared", StmtKind::Inst(Inst::Memory(MemoryOp::St { space: Space::Shared, .. })));
     op!(

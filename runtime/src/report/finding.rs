@@ -74,6 +74,11 @@ pub enum Category {
     /// not be running yet (CUDA Programming Guide, distributed shared memory: "ensure that all
     /// thread blocks have started executing", e.g. with `cluster.sync()`).
     UnstartedCtaAccess,
+    /// In a programmatic dependent launch (`LaunchConfig::programmatic_dependent_launch`), a
+    /// thread accessed global bytes the previous launch wrote (or wrote bytes it read) before
+    /// the thread executed `griddepcontrol.wait`: that launch may still be running, its memory
+    /// not yet visible (`sim/check/pdl.rs`).
+    EarlyDependentAccess,
     /// Some thread loops forever: its whole state repeats and nothing else can change what it
     /// reads (found without running to `SimConfig::max_steps`).
     InfiniteLoop,
@@ -151,6 +156,7 @@ impl Category {
             Category::UninitializedSharedRead => "uninitialized-shared-read",
             Category::ExitedCtaAccess => "access-to-exited-cta",
             Category::UnstartedCtaAccess => "access-to-unstarted-cta",
+            Category::EarlyDependentAccess => "early-dependent-access",
             Category::InfiniteLoop => "infinite-loop",
             Category::WarpSync => "warp-sync",
             Category::NamedBarrier => "named-barrier",
@@ -191,6 +197,7 @@ impl Category {
             UninitializedSharedRead,
             ExitedCtaAccess,
             UnstartedCtaAccess,
+            EarlyDependentAccess,
             InfiniteLoop,
             WarpSync,
             OutOfBounds,

@@ -77,6 +77,11 @@ pub struct SimDevice {
     mem: std::sync::Arc<Mutex<GlobalMemory>>,
     /// Launches per kernel name, numbering the files of `SimConfig::trace_dir`.
     trace_counts: Mutex<std::collections::HashMap<String, u32>>,
+    /// The last launch simulated on this device and what it touched: a programmatic
+    /// dependent launch after it is checked against it (`check/pdl.rs`). The simulator has
+    /// one sequence of launches per device (its streams run in order), so the launch before
+    /// is the one simulated before.
+    previous: Mutex<Option<std::sync::Arc<check::pdl::PreviousLaunch>>>,
 }
 
 impl SimDevice {
@@ -100,6 +105,7 @@ impl SimDevice {
                 system: system.clone(),
                 mem: mem.clone(),
                 trace_counts: Mutex::default(),
+                previous: Mutex::default(),
             })
             .collect()
     }
@@ -155,13 +161,26 @@ impl SimDevice {
         })
     }
 
-    /// A copy of every buffer's bytes (an exploration restores it before each execution).
-    pub(crate) fn mem_snapshot(&self) -> GlobalMemory {
-        self.mem().clone()
+    /// The launch simulated last on this device (`check/pdl.rs`).
+    pub(crate) fn previous_launch(&self) -> Option<std::sync::Arc<check::pdl::PreviousLaunch>> {
+        self.previous.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    pub(crate) fn mem_restore(&self, snapshot: &GlobalMemory) {
-        *self.mem() = snapshot.clone();
+    /// Set what a programmatic dependent launch is checked against: a launch's own record
+    /// after it ran, or (an exploration running one launch again and again) the one before.
+    pub(crate) fn set_previous_launch(&self, p: Option<std::sync::Arc<check::pdl::PreviousLaunch>>) {
+        *self.previous.lock().unwrap_or_else(|p| p.into_inner()) = p;
+    }
+
+    /// A copy of every buffer's bytes and the last launch's record (`check/pdl.rs`): an
+    /// exploration restores both before each execution of its one launch.
+    pub(crate) fn mem_snapshot(&self) -> MemSnapshot {
+        MemSnapshot { mem: self.mem().clone(), previous: self.previous_launch() }
+    }
+
+    pub(crate) fn mem_restore(&self, snapshot: &MemSnapshot) {
+        *self.mem() = snapshot.mem.clone();
+        self.set_previous_launch(snapshot.previous.clone());
     }
 
     pub fn write(&self, b: &SimBuffer, data: &[u8]) -> Result<()> {
@@ -279,12 +298,21 @@ impl SimDevice {
         let mut out = p.collector(sc);
         let mut gmem = self.mem();
         let space = std::sync::Arc::new(CtaSpace::new([(cfg.grid, cluster_dim(k), 0, p.prog.locs.clone())]));
-        let cx = p.context(k, cfg, sc, steps, None, (space, 0));
+        let previous = self.previous_launch();
+        let mut cx = p.context(k, cfg, sc, steps, None, (space, 0));
+        if cfg.programmatic_dependent_launch {
+            cx.previous = previous.as_deref();
+        }
         if sc.race_check {
             grid::run::<HappensBefore>(&cx, &mut gmem, &mut out)?;
         } else {
             grid::run::<NoCheck>(&cx, &mut gmem, &mut out)?;
         }
+        let accesses = std::mem::take(&mut out.accesses);
+        self.set_previous_launch(Some(std::sync::Arc::new(check::pdl::PreviousLaunch {
+            kernel: k.name().to_owned(),
+            accesses,
+        })));
         out.stats.wall = t0.elapsed();
         Ok(p.report(k, sc, out, steps))
     }
@@ -338,6 +366,11 @@ impl SimDevice {
             grid::run_group::<NoCheck>(&cxs, &mut gmem, &mut outs)?;
         }
         drop(gmem);
+        // A group's launches run together: none is the launch before a later programmatic
+        // dependent (which is then not checked, `check/pdl.rs`).
+        for m in members {
+            m.device.set_previous_launch(None);
+        }
         let wall = t0.elapsed();
         Ok(members
             .iter()
@@ -349,6 +382,12 @@ impl SimDevice {
             })
             .collect())
     }
+}
+
+/// What `SimDevice::mem_snapshot` keeps: global memory and the launch before.
+pub(crate) struct MemSnapshot {
+    mem: GlobalMemory,
+    previous: Option<std::sync::Arc<check::pdl::PreviousLaunch>>,
 }
 
 /// One launch of a group (`SimDevice::simulate_group`): its device, kernel, configuration and
@@ -422,6 +461,7 @@ impl Prepared {
             device,
             cta_space,
             launch_index,
+            previous: None,
         }
     }
 

@@ -10,6 +10,7 @@ pub(crate) mod clocks;
 pub(crate) mod deadlock;
 pub(crate) mod global_order;
 pub(crate) mod hb;
+pub(crate) mod pdl;
 pub(crate) mod progress;
 pub(crate) mod shadow;
 pub(crate) mod tensor_reads;

@@ -83,6 +83,9 @@ pub struct LaunchCtx<'a> {
     /// global order's clocks index them (`check/global_order.rs`).
     pub cta_space: std::sync::Arc<crate::sim::check::global_order::CtaSpace>,
     pub launch_index: usize,
+    /// The launch before this one, where this one is its programmatic dependent: accesses
+    /// before a thread's `griddepcontrol.wait` are checked against it (`check/pdl.rs`).
+    pub previous: Option<&'a crate::sim::check::pdl::PreviousLaunch>,
 }
 
 /// Execution state: CTAs (shared memory, mbarriers, named barriers), warps (registers,
@@ -97,6 +100,8 @@ pub struct Execution {
     pub cluster_barrier: ClusterBarrier,
     /// Per thread: generation of its last `barrier.cluster.arrive`.
     pub cluster_arrival: Vec<Option<u64>>,
+    /// Per thread: it executed `griddepcontrol.wait` (`check/pdl.rs`).
+    pub grid_dep_waited: Vec<bool>,
 }
 
 /// The async agents' state: ops in flight and every thread's `cp.async`/bulk groups.
@@ -249,6 +254,7 @@ impl<'a, C: Checker> Engine<'a, C> {
                 live_threads: threads as u32,
                 cluster_barrier: ClusterBarrier::default(),
                 cluster_arrival: vec![None; threads],
+                grid_dep_waited: vec![false; threads],
             },
             async_ops: AsyncAgents {
                 in_flight: Vec::new(),

@@ -414,10 +414,11 @@ impl Lowering {
             },
             Inst::ReadSpecial { dst, sreg } => Op::Special { dst: dst.id, sreg: *sreg },
             // Nothing in the simulator: `nanosleep` is a backoff hint that must not look like
-            // progress (a polling loop with a backoff is still found stuck), and a launch's
-            // `griddepcontrol.wait` runs after the previous launch completed (launches of one
-            // device run in order), `launch_dependents` only lets the next one start early.
-            Inst::Sync(SyncOp::Nanosleep { .. } | SyncOp::GridDepWait | SyncOp::GridDepLaunchDependents) => return,
+            // progress (a polling loop with a backoff is still found stuck), and
+            // `launch_dependents` only lets the next launch start early. (`griddepcontrol.wait`
+            // never waits, launches of one device run in order, but it is kept: it marks its
+            // thread as having waited, `check/pdl.rs`.)
+            Inst::Sync(SyncOp::Nanosleep { .. } | SyncOp::GridDepLaunchDependents) => return,
             // The wait watchdog's counters of a flag wait: the simulator has no clock, and its
             // infinite-loop report names a flag nobody can signal (`check/deadlock.rs`).
             Inst::FlagSpin(_) => return,

@@ -3,6 +3,7 @@
 use crate::report::finding::Category;
 use crate::sim::agents::async_op::AsyncKind;
 use crate::sim::check::global_order::{Conflict, Proxy};
+use crate::sim::check::pdl::Touch;
 use crate::sim::check::progress::GlobalAccess;
 use crate::sim::check::Checker;
 use crate::sim::engine::cluster::Engine;
@@ -116,6 +117,40 @@ impl<C: Checker> Engine<'_, C> {
         }
     }
 
+    /// A global access (`touch`) of `runs` (`(addr, len)`) by cluster thread `t` at `pc`,
+    /// named `what`: recorded for a programmatic dependent of this launch and, where this launch
+    /// is one, checked against the previous launch's accesses until the thread executed
+    /// `griddepcontrol.wait` (`check/pdl.rs`). Async copies are checked at their issue: what
+    /// orders the copy after the previous grid is its issuing thread's wait.
+    pub(crate) fn pdl_access(&mut self, t: u32, pc: u32, runs: &[(u64, u32)], touch: Touch, what: &str) {
+        for &(a, n) in runs {
+            if touch.reads() {
+                self.out.accesses.reads.insert(a, n);
+            }
+            if touch.writes() {
+                self.out.accesses.writes.insert(a, n);
+            }
+        }
+        let Some(prev) = self.cx.previous else { return };
+        if self.exec.grid_dep_waited[t as usize] {
+            return;
+        }
+        let Some((a, n, (byte, did))) = runs.iter().find_map(|&(a, n)| prev.conflict(a, n, touch).map(|c| (a, n, c)))
+        else {
+            return;
+        };
+        let own = (t / self.exec.threads_per_cta) as usize;
+        let msg = format!(
+            "{what} of {n} bytes at {} before this thread's `griddepcontrol.wait`, in a programmatic dependent \
+             launch: the previous launch (`{}`) {did} {}, and it may still be running (only \
+             `griddepcontrol.wait` orders this thread after its completion and memory)",
+            self.global.describe(a),
+            prev.kernel,
+            self.global.describe(byte),
+        );
+        self.finding(Category::EarlyDependentAccess, own, Some(t), None, Some(pc), msg);
+    }
+
     /// Warp `wi` wrote (`write`) or observably read `bytes` at global `addr`: while it is
     /// watched (`check/progress.rs`) its footprint records it, and a write is counted as
     /// watched. Called after the access, which counted the write in `GlobalView::writes`.
@@ -159,6 +194,7 @@ impl<C: Checker> Engine<'_, C> {
                     }
                     self.watch_global(wi, a, size, true);
                     self.order_global(t, pc, a, size, true, Access::Weak);
+                    self.pdl_access(t, pc, &[(a, size)], Touch::Write, "a global vector store");
                     Some(Vec::new())
                 }
                 None => match self.global.read(a, size as usize) {
@@ -168,6 +204,7 @@ impl<C: Checker> Engine<'_, C> {
                             self.watch_global(wi, a, size, false);
                         }
                         self.order_global(t, pc, a, size, false, Access::Weak);
+                        self.pdl_access(t, pc, &[(a, size)], Touch::Read, "a global vector load");
                         Some(v)
                     }
                     None => {
@@ -218,6 +255,7 @@ impl<C: Checker> Engine<'_, C> {
                                         self.watch_global(wi, a, size, false);
                                     }
                                     self.order_global(t, pc, a, size, false, *access);
+                                    self.pdl_access(t, pc, &[(a, size)], Touch::Read, "a global load");
                                     v
                                 }
                                 None => {
@@ -266,6 +304,7 @@ impl<C: Checker> Engine<'_, C> {
                             }
                             self.watch_global(wi, a, size, true);
                             self.order_global(t, pc, a, size, true, *access);
+                            self.pdl_access(t, pc, &[(a, size)], Touch::Write, "a global store");
                         }
                         Space::Shared | Space::SharedCluster => {
                             let a = a & 0xFFFF_FFFF;
@@ -303,6 +342,7 @@ impl<C: Checker> Engine<'_, C> {
                     // Its read of global memory, as the async proxy's copies read theirs: at the
                     // issue, with the issuing CTA's clock.
                     self.order_global_async_read(t, pc, &[(s, *bytes)], Proxy::Generic);
+                    self.pdl_access(t, pc, &[(s, *bytes)], Touch::Read, "a `cp.async` read");
                     let g = &mut self.async_ops.groups[t as usize].cp_async;
                     let group = g.committed.len();
                     g.open += 1;
@@ -389,6 +429,8 @@ impl<C: Checker> Engine<'_, C> {
                                 );
                                 return;
                             };
+                            let name = if dst.is_some() { "an `atom`" } else { "a `red`" };
+                            self.pdl_access(t, pc, &[(a, size as u32)], Touch::ReadWrite, name);
                             if let Some(go) = self.global_order.as_mut() {
                                 let sem = order.sem.unwrap_or(AtomSem::Relaxed);
                                 let scope = order.scope.unwrap_or(MemScope::Gpu);

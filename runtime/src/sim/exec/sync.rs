@@ -136,8 +136,12 @@ impl<C: Checker> Engine<'_, C> {
                     let m = self.val(wi, l, mask) as u32;
                     self.collective_arrive(wi, l, m, pc, RoundKind::WarpSync, [0; 5]);
                 }
+                // The previous launch completed before this one started (launches run in
+                // order): the wait returns at once, and this thread's later global accesses
+                // are ordered after that launch (`check/pdl.rs`).
+                SyncOp::GridDepWait => self.exec.grid_dep_waited[t as usize] = true,
                 // Dropped when the program is lowered (`program.rs`): no-ops here.
-                SyncOp::Nanosleep { .. } | SyncOp::GridDepWait | SyncOp::GridDepLaunchDependents => {}
+                SyncOp::Nanosleep { .. } | SyncOp::GridDepLaunchDependents => {}
                 SyncOp::Trap => {
                     self.finding(Category::Trap, c, Some(t), None, Some(pc), "the kernel executed `trap`".into());
                     self.abort = true;

@@ -4,6 +4,7 @@ use crate::report::finding::Category;
 use crate::sim::agents::async_op::{for_box, pieces, AsyncKind, LoadDst, LoadSrc, StoreDst};
 use crate::tensor_map::TensorMapDesc;
 use crate::sim::check::global_order::Proxy;
+use crate::sim::check::pdl::Touch;
 use crate::sim::check::{Checker, SharedRange};
 use crate::sim::engine::cluster::Engine;
 use crate::sim::engine::memory::{cluster_shared_addr, param_index, SHARED_OFFSET_MASK};
@@ -163,10 +164,11 @@ impl<C: Checker> Engine<'_, C> {
                         vec![LoadDst { cta: dd.0, off: dd.1, bar: bb.1 }]
                     }
                 };
+                let runs = box_runs(self.cx.tmaps[map].as_ref().expect("tensor map"), &cs);
                 if self.global_order.is_some() {
-                    let runs = box_runs(self.cx.tmaps[map].as_ref().expect("tensor map"), &cs);
                     self.order_global_async_read(t, pc, &runs, Proxy::Async);
                 }
+                self.pdl_access(t, pc, &runs, Touch::Read, "a TMA tensor load");
                 self.issue_load_footprint(t, pc, dsts, LoadSrc::Tensor { map, coords: cs }, bytes, footprint);
             }
             TmaOp::LoadBulk { dst, src, bytes, bar } => {
@@ -183,6 +185,7 @@ impl<C: Checker> Engine<'_, C> {
                 let Some(dd) = self.smem_addr(wi, l, true, d, n, pc) else { return };
                 let Some(bb) = self.bar_addr(wi, l, bar, true, pc) else { return };
                 self.order_global_async_read(t, pc, &[(s, n)], Proxy::Async);
+                self.pdl_access(t, pc, &[(s, n)], Touch::Read, "a bulk copy's global read");
                 self.issue_load(t, pc, vec![LoadDst { cta: dd.0, off: dd.1, bar: bb.1 }], LoadSrc::Bulk(s), n);
             }
             TmaOp::LoadBulkMulticast { dst, src, bytes, bar, cta_mask } => {
@@ -200,6 +203,7 @@ impl<C: Checker> Engine<'_, C> {
                 let copy = Multicast { what: "bulk multicast", mask, dst: d, bar: b, bytes: n };
                 let Some(dsts) = self.multicast_dsts(wi, l, pc, copy) else { return };
                 self.order_global_async_read(t, pc, &[(s, n)], Proxy::Async);
+                self.pdl_access(t, pc, &[(s, n)], Touch::Read, "a multicast bulk copy's global read");
                 self.issue_load(t, pc, dsts, LoadSrc::Bulk(s), n);
             }
             TmaOp::CopyBulkCluster { dst, src, bytes, bar } => {
@@ -268,6 +272,8 @@ impl<C: Checker> Engine<'_, C> {
                     return;
                 }
                 let Some((c, off)) = self.smem_addr(wi, l, false, s, bytes, pc) else { return };
+                let runs = box_runs(self.cx.tmaps[map].as_ref().expect("tensor map"), &cs);
+                self.pdl_access(t, pc, &runs, Touch::Write, "a TMA tensor store");
                 self.issue_store(t, pc, c, off, StoreDst::Tensor { map, coords: cs }, bytes);
             }
             TmaOp::StoreBulk { dst, src, bytes } => {
@@ -285,6 +291,7 @@ impl<C: Checker> Engine<'_, C> {
                     return;
                 }
                 let Some((c, off)) = self.smem_addr(wi, l, false, s, n, pc) else { return };
+                self.pdl_access(t, pc, &[(d, n)], Touch::Write, "a bulk store");
                 self.issue_store(t, pc, c, off, StoreDst::Bulk(d), n);
             }
             TmaOp::CommitGroup => self.async_ops.groups[t as usize].bulk.commit(),

@@ -23,6 +23,9 @@ pub(crate) struct Collector {
     /// Findings about a barrier used before its initialization: `(cta, offset, finding)`,
     /// amended when an init comes later.
     pub uninitialized_uses: Vec<(usize, u32, usize)>,
+    /// The global bytes the launch read and wrote, for a programmatic dependent launch after
+    /// it (`check/pdl.rs`).
+    pub accesses: crate::sim::check::pdl::Accesses,
 }
 
 impl Collector {
@@ -74,6 +77,7 @@ impl Collector {
         let room = cfg.max_probes.saturating_sub(self.probes.len());
         self.probes.extend(other.probes.into_iter().take(room));
         self.printed.extend(other.printed);
+        self.accesses.merge(other.accesses);
         let (a, b) = (&mut self.stats, &other.stats);
         a.thread_instructions += b.thread_instructions;
         a.warp_instructions += b.warp_instructions;
