@@ -281,6 +281,36 @@ fn tiles_192_wide_are_the_model_with_no_findings() {
     }
 }
 
+/// The 192-wide tile's three epilogue sub-tiles are an odd count: the first of a tile reuses
+/// the staging tile the previous tile's last store read. The mutant without the wait for every
+/// store there (`wait_group_read(0)` deleted) is an `async-write-race`; its clean twin is the
+/// first case of `tiles_192_wide_are_the_model_with_no_findings`.
+#[test]
+fn the_192_wide_tile_without_its_odd_count_wait_is_an_async_write_race() {
+    use phaser::runtime::sim::Category;
+    use phaser_examples::mutate::ops::BULK_WAIT;
+    use phaser_examples::mutate::{at, Mutant};
+    let t = fp8::blockwise_tiles(192);
+    let good = fp8::kernel_with(Scaling::Blockwise, &t, 1, Scales::Shared).unwrap();
+    let mutant = Mutant {
+        subject: "gemm_fp8_dsl",
+        site: at(BULK_WAIT, "T.ptx.cp_async.bulk.wait_group_read(0);"),
+        mutator: Box::new(phaser_examples::mutate::mutator::Delete),
+        expect: Category::AsyncWriteRace,
+        race: None,
+    };
+    let (bad, _) = phaser_examples::mutate::make_mutant(&mutant, &good).unwrap_or_else(|e| panic!("{e}"));
+    let seed = 51;
+    let dev = Device::sim(SimConfig::default().with_seed(seed));
+    let q = Quantized::random(330, 448, 512, Scaling::Blockwise, seed);
+    let mut p = fp8::problem_tiles(&dev, q, 4, true, seed, bad, Output::Bf16, &t).unwrap_or_else(|e| panic!("{e}"));
+    let categories: Vec<Category> = match simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)) {
+        Ok(reports) => reports.iter().flat_map(|r| r.findings.iter().map(|f| f.category)).collect(),
+        Err(e) => e.findings().map(|f| f.iter().map(|f| f.category).collect()).unwrap_or_else(|| panic!("{e}")),
+    };
+    assert!(categories.contains(&Category::AsyncWriteRace), "the mutant's findings: {categories:?}");
+}
+
 /// The 192-wide tile is refused, by name, where it is not built: global scales, two fragments,
 /// the e4m3 output; and widths other than 128 and 192.
 #[test]
