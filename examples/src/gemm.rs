@@ -47,8 +47,9 @@ pub const MAX_SMEM_BYTES: u32 = Target::Sm90a.limits().max_shared_per_block;
 /// Shared memory before the dynamic window: the static barrier arrays, padded to the window's
 /// 1024-byte alignment.
 const STATIC_SMEM_BYTES: u32 = phaser::codegen::arch::DYNAMIC_SHARED_ALIGN;
-/// Rows and columns of one epilogue staging buffer (64 x 64 bf16, one TMA store box).
-const EPI_TILE: u32 = 64;
+/// Rows and columns of one epilogue staging buffer (64 x 64 bf16, one TMA store box): the DSL
+/// GEMM's, which both GEMMs' epilogues share.
+const EPI_TILE: u32 = crate::gallery::gemm_dsl::EPI;
 /// The one tile width below [`EPI_TILE`] (the DSL GEMM's, K-major B): a 64 x 32 tile puts
 /// twice the CTAs of 64 x 64 on a decode GEMM's N without split-K (cuBLAS's
 /// `nvjet_sm90_tst_64x32_...` at 64 x 4096 x 4096, run 25), and stores C from the registers.

@@ -77,6 +77,27 @@ fn the_narrow_tiles_are_exact_at_decode_shapes() {
     }
 }
 
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 4096, ..Default::default() })]
+
+    /// The 32-column tiles index C in u32 from the registers: any M x N (each u32) whose C has
+    /// more elements than a u32 reaches is refused by name, before any launch, and every other
+    /// is not refused for it; the 64-column tile (C through TMA stores) is not refused for it at all.
+    #[test]
+    fn a_c_past_u32_indices_is_refused_for_the_narrow_tiles(
+        m in proptest::prop_oneof![1u32..=70_000, proptest::prelude::any::<u32>()],
+        n in proptest::prop_oneof![1u32..=70_000, proptest::prelude::any::<u32>()],
+    ) {
+        let big = m as u64 * n as u64 > u32::MAX as u64;
+        let why = tiles(1, 32, 1, Reduce::SecondLaunch).shape_problem(m, n, 64);
+        proptest::prop_assert_eq!(why.is_some(), big, "{:?}", why);
+        if let Some(why) = why {
+            proptest::prop_assert!(why.contains("stored from the registers of 32-column tiles"), "{}", why);
+        }
+        proptest::prop_assert_eq!(tiles(1, 64, 1, Reduce::SecondLaunch).shape_problem(m, n, 64), None);
+    }
+}
+
 /// Split-K reduced by every slice, on the 64-row tile and on the two-warpgroup 128-row tile,
 /// at 2, 3, 4 and 8 slices (K uneven over the slices), at M = 1, 16, 33 and 64 with N over
 /// one or two tile columns: one CTA per work unit, two launches on one flags buffer (the

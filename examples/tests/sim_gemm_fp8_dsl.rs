@@ -194,9 +194,21 @@ fn mutant_categories(
     q: Quantized,
     seed: u64,
 ) -> Vec<phaser::runtime::sim::Category> {
+    mutant_categories_on(mutant, good, q, seed, 2, &fp8::tiles(Scaling::Blockwise))
+}
+
+/// [`mutant_categories`] of a kernel built for `t`, over `grid` CTAs.
+fn mutant_categories_on(
+    mutant: &phaser_examples::mutate::Mutant,
+    good: &phaser::Kernel,
+    q: Quantized,
+    seed: u64,
+    grid: u32,
+    t: &Tiles,
+) -> Vec<phaser::runtime::sim::Category> {
     let (bad, _) = phaser_examples::mutate::make_mutant(mutant, good).unwrap_or_else(|e| panic!("{e}"));
     let dev = Device::sim(SimConfig::default().with_seed(seed));
-    let mut p = fp8::problem_with(&dev, q, 2, true, seed, bad).unwrap_or_else(|e| panic!("{e}"));
+    let mut p = fp8::problem_tiles(&dev, q, grid, true, seed, bad, Output::Bf16, t).unwrap_or_else(|e| panic!("{e}"));
     match simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)) {
         Ok(reports) => reports.iter().flat_map(|r| r.findings.iter().map(|f| f.category)).collect(),
         Err(e) => e.findings().map(|f| f.iter().map(|f| f.category).collect()).unwrap_or_else(|| panic!("{e}")),
@@ -299,15 +311,8 @@ fn the_192_wide_tile_without_its_odd_count_wait_is_an_async_write_race() {
         expect: Category::AsyncWriteRace,
         race: None,
     };
-    let (bad, _) = phaser_examples::mutate::make_mutant(&mutant, &good).unwrap_or_else(|e| panic!("{e}"));
-    let seed = 51;
-    let dev = Device::sim(SimConfig::default().with_seed(seed));
-    let q = Quantized::random(330, 448, 512, Scaling::Blockwise, seed);
-    let mut p = fp8::problem_tiles(&dev, q, 4, true, seed, bad, Output::Bf16, &t).unwrap_or_else(|e| panic!("{e}"));
-    let categories: Vec<Category> = match simulate_problem(&dev, &mut p, &SimConfig::default().with_seed(seed)) {
-        Ok(reports) => reports.iter().flat_map(|r| r.findings.iter().map(|f| f.category)).collect(),
-        Err(e) => e.findings().map(|f| f.iter().map(|f| f.category).collect()).unwrap_or_else(|| panic!("{e}")),
-    };
+    let q = Quantized::random(330, 448, 512, Scaling::Blockwise, 51);
+    let categories = mutant_categories_on(&mutant, &good, q, 51, 4, &t);
     assert!(categories.contains(&Category::AsyncWriteRace), "the mutant's findings: {categories:?}");
 }
 
@@ -759,6 +764,27 @@ mod sfa_layout {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+        /// Any shape, tile and SM count (each u32, zeros included): the useful share is in
+        /// [0, 1], never NaN, 0 exactly where C or the tile is empty, and 1 where the tiles
+        /// cover C exactly in whole waves; `choose` never panics on it.
+        #[test]
+        fn wave_efficiency_is_a_share_for_any_shape(
+            m in prop_oneof![3 => 0u32..=20_000, 1 => any::<u32>()],
+            n in prop_oneof![3 => 0u32..=20_000, 1 => any::<u32>()],
+            block_m in prop_oneof![3 => prop::sample::select(vec![64u32, 128, 192]), 1 => any::<u32>()],
+            block_n in prop_oneof![3 => prop::sample::select(vec![128u32, 192]), 1 => any::<u32>()],
+            cluster in 0u32..=4,
+            sms in prop_oneof![3 => 1u32..=264, 1 => any::<u32>()],
+        ) {
+            let e = fp8::wave_efficiency(m, n, block_m, block_n, cluster, sms);
+            prop_assert!((0.0..=1.0).contains(&e), "{} {} {} {} {} {}: {}", m, n, block_m, block_n, cluster, sms, e);
+            prop_assert_eq!(e == 0.0, m == 0 || n == 0 || block_m == 0 || block_n == 0 || cluster == 0);
+            let exact = fp8::wave_efficiency(128 * 2 * 66 * 3, 128 * 5, 128, 128, 2, 132);
+            prop_assert!((exact - 1.0).abs() < 1e-12);
+            let (t, _) = fp8::choose(Scaling::Blockwise, Output::Bf16, m.max(1), n.max(1), sms);
+            prop_assert!(fp8::BLOCKWISE_WIDTHS.contains(&t.block_n));
+        }
 
         #[test]
         fn sfa_stride_is_the_least_multiple_of_4_at_least_m(m in prop_oneof![3 => 0u32..=4096, 1 => any::<u32>()]) {

@@ -45,7 +45,7 @@
 //! kernel: on the GPU the two agree bit for bit (`examples/tests/gpu_gemm.rs`).
 
 use half::bf16;
-use phaser::problem::{random_u32, BufferId, Example, Outcome, Outputs, Problem, Size};
+use phaser::problem::{random_u32, BufferId, Example, LaunchArg, Outcome, Outputs, Problem, Size};
 use phaser::runtime::{Device, RuntimeError, Swizzle};
 use phaser::Kernel;
 
@@ -263,7 +263,7 @@ pub fn gemm_dsl(
     let k_blocks = (k + BLOCK_K - 1) / BLOCK_K;
     if SPLIT > 1 {
         // A slice without a K block would wait for a stage no producer fills (a hang): the
-        // host refuses such a launch (`Tiles::split_problem`); a launch that skips it traps.
+        // host refuses such a launch (`Tiles::shape_problem`); a launch that skips it traps.
         if k_blocks < SPLIT {
             T.ptx.trap();
         }
@@ -830,11 +830,28 @@ impl Tiles {
         gemm_splitk_reduce::kernel_for(self.split)
     }
     /// Why this configuration cannot run an `m x n x k` GEMM, if it cannot: every slice needs
-    /// at least one K block, and the workspace's `split * m * n` elements are indexed in u32.
-    pub fn split_problem(&self, m: u32, n: u32, k: u32) -> Option<String> {
-        self.split_problem_blocks(m, n, k, BLOCK_K)
+    /// at least one K block, and the kernel indexes in u32 the workspace's `split * m * n`
+    /// elements and, where it stores C through `c_out` without split-K (a tile narrower than
+    /// the epilogue's, [`Tiles::stores_c_from_registers`]), C's `m * n`.
+    pub fn shape_problem(&self, m: u32, n: u32, k: u32) -> Option<String> {
+        self.split_problem_blocks(m, n, k, BLOCK_K).or_else(|| {
+            let elements = m as u64 * n as u64;
+            (self.stores_c_from_registers() && elements > u32::MAX as u64).then(|| {
+                format!(
+                    "a {m} x {n} C stored from the registers of {}-column tiles: {elements} elements, over the 2^32 \
+                     a u32 index reaches",
+                    self.block_n
+                )
+            })
+        })
     }
-    /// [`Tiles::split_problem`] of a GEMM whose stages take `block_k` of K (the FP8 GEMM's 128).
+    /// Whether the kernel stores C from the D fragment through `c_out` rather than through its
+    /// staging tiles and a TMA store: tiles narrower than a staging tile (`BN < EPI`).
+    pub fn stores_c_from_registers(&self) -> bool {
+        self.block_n < EPI
+    }
+    /// The split-K part of [`Tiles::shape_problem`], of a GEMM whose stages take `block_k` of K
+    /// (the FP8 GEMM's 128).
     pub fn split_problem_blocks(&self, m: u32, n: u32, k: u32, block_k: u32) -> Option<String> {
         let k_blocks = k.div_ceil(block_k);
         if self.split == 0 {
@@ -1056,17 +1073,13 @@ pub fn setup_tiles(
     let mc = p.tensor_map(dev, gc, &[n64, m64], &[EPI, EPI], sw)?;
     // The dynamic shared memory is the kernel's own declaration.
     let launch = phaser::LaunchConfig::linear(grid, threads(tiles.consumers));
-    let why = tiles.split_problem(m, n, k).or_else(|| tiles.wave_problem(m, n, grid));
+    let why = tiles.shape_problem(m, n, k).or_else(|| tiles.wave_problem(m, n, grid));
     if let Some(why) = why {
         return Err(RuntimeError::BadLaunch { kernel: "gemm_dsl".into(), problem: format!("{m}x{n}x{k}: {why}") });
     }
-    let mut fixup_flags = None;
-    let partials = if tiles.reduces_in_kernel() {
-        // One launch: the partials (of every slice but the last for the fix-up; poisoned, as
-        // below), the flags (0 before the launch), and C written directly.
-        let ws = p.output(dev, tiles.workspace_len(m, n), f32::NAN)?;
-        let flags = p.output(dev, tiles.flags_len(m, n), 0u32)?;
-        let args = [
+    // The GEMM's arguments: the maps, the shape, the workspace, the flags and C as a buffer.
+    let gemm_args = |ws: BufferId<f32>, flags: BufferId<u32>, c_out: BufferId<bf16>| -> [LaunchArg; 10] {
+        [
             ma.into(),
             mb.into(),
             mb_kn.into(),
@@ -1076,25 +1089,22 @@ pub fn setup_tiles(
             k.into(),
             ws.into(),
             flags.into(),
-            gc.into(),
-        ];
+            c_out.into(),
+        ]
+    };
+    let mut fixup_flags = None;
+    let partials = if tiles.reduces_in_kernel() {
+        // One launch: the partials (of every slice but the last for the fix-up; poisoned, as
+        // below), the flags (0 before the launch), and C written directly.
+        let ws = p.output(dev, tiles.workspace_len(m, n), f32::NAN)?;
+        let flags = p.output(dev, tiles.flags_len(m, n), 0u32)?;
+        let args = gemm_args(ws, flags, gc);
         p.launch(tiles.kernel()?, launch, args, [ws.into(), flags.into(), gc.into()]);
         if tiles.split_reduce() == Some(Reduce::EverySlice) {
             // Launched again on the flags the first launch left (not an output of this one, so
             // not reset): it signals the other bank and clears the first. C is poisoned again
             // and checked; the partials are the first launch's (checked there).
-            let args = [
-                ma.into(),
-                mb.into(),
-                mb_kn.into(),
-                mc.into(),
-                m.into(),
-                n.into(),
-                k.into(),
-                ws.into(),
-                flags.into(),
-                gc.into(),
-            ];
+            let args = gemm_args(ws, flags, gc);
             p.launch(tiles.kernel()?, launch, args, [gc.into()]);
         }
         fixup_flags = Some(flags);
@@ -1104,18 +1114,7 @@ pub fn setup_tiles(
         // reduction into C, on the same stream after it.
         let ws = p.output(dev, tiles.workspace_len(m, n), f32::NAN)?;
         let (flags, c_out) = (p.input(dev, &[0u32])?, p.input(dev, &[POISON])?);
-        let args = [
-            ma.into(),
-            mb.into(),
-            mb_kn.into(),
-            mc.into(),
-            m.into(),
-            n.into(),
-            k.into(),
-            ws.into(),
-            flags.into(),
-            c_out.into(),
-        ];
+        let args = gemm_args(ws, flags, c_out);
         p.launch(tiles.kernel()?, launch, args, [ws.into()]);
         let reduce = tiles.reduce_launch(m, n, dev.sm_count()?, ReduceLaunch::default());
         p.launch(tiles.reduce_kernel()?, reduce, [ws.into(), gc.into(), (m * n).into()], [gc.into()]);
@@ -1125,19 +1124,8 @@ pub fn setup_tiles(
         // in a tile narrower than the epilogue's (`BN < EPI`: C from the registers, so C itself).
         let ws = p.input(dev, &[0.0f32])?;
         let flags = p.input(dev, &[0u32])?;
-        let c_out = if tiles.block_n < EPI { gc } else { p.input(dev, &[POISON])? };
-        let args = [
-            ma.into(),
-            mb.into(),
-            mb_kn.into(),
-            mc.into(),
-            m.into(),
-            n.into(),
-            k.into(),
-            ws.into(),
-            flags.into(),
-            c_out.into(),
-        ];
+        let c_out = if tiles.stores_c_from_registers() { gc } else { p.input(dev, &[POISON])? };
+        let args = gemm_args(ws, flags, c_out);
         p.launch(tiles.kernel()?, launch, args, [gc.into()]);
         None
     };

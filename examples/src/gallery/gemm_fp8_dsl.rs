@@ -163,7 +163,8 @@ pub fn gemm_fp8_dsl(
                     let b_scales = n0 / SCALE_BLOCK * k_blocks;
                     // A wide tile's second column block (the last block where the tile's
                     // columns past it are all past N: their C is clipped).
-                    let b_scales1 = (n0 / SCALE_BLOCK + 1).min((n - 1) / SCALE_BLOCK) * k_blocks;
+                    let b_scales1 =
+                        if BN > SCALE_BLOCK { (n0 / SCALE_BLOCK + 1).min((n - 1) / SCALE_BLOCK) * k_blocks } else { 0 };
                     for kb in kb0..kb1 {
                         let k0 = kb * BLOCK_K;
                         // The B scales' loads are issued before the wait for the stage to empty,
@@ -701,28 +702,8 @@ pub enum Scaling {
 /// multicast. Per-tensor: the bf16 GEMM's 128 x 256 tiles, 4 stages (48 KiB each).
 pub fn tiles(scaling: Scaling) -> Tiles {
     match scaling {
-        Scaling::Blockwise => Tiles {
-            block_n: 128,
-            wg_m: 64,
-            stages: 5,
-            cluster: 2,
-            group_m: 8,
-            split: 1,
-            b_n_major: false,
-            reduce: Reduce::SecondLaunch,
-            consumers: CONSUMERS,
-        },
-        Scaling::PerTensor => Tiles {
-            block_n: 256,
-            wg_m: 64,
-            stages: 4,
-            cluster: 2,
-            group_m: 8,
-            split: 1,
-            b_n_major: false,
-            reduce: Reduce::SecondLaunch,
-            consumers: CONSUMERS,
-        },
+        Scaling::Blockwise => Tiles { block_n: SCALE_BLOCK, stages: 5, ..Tiles::gallery(true) },
+        Scaling::PerTensor => Tiles::gallery(true),
     }
 }
 
@@ -751,14 +732,19 @@ pub const WIDE_TILE_RATE: f64 = 1.02;
 /// The share of the SMs' MMA work in whole waves that is useful for an `m x n` C in tiles
 /// `block_m x block_n` and clusters of `cluster` CTAs along M over `sms` SMs: the tiles' waste
 /// at the edges times the last wave's idle CTA slots (a persistent grid walks the tiles in
-/// waves of `sms / cluster` cluster tiles).
+/// waves of `sms / cluster` cluster tiles). 0 for an empty C or a zero dimension of the tile.
 pub fn wave_efficiency(m: u32, n: u32, block_m: u32, block_n: u32, cluster: u32, sms: u32) -> f64 {
-    let rows = m.div_ceil(block_m * cluster) as u64;
-    let cols = n.div_ceil(block_n) as u64;
+    if m == 0 || n == 0 || block_m == 0 || block_n == 0 || cluster == 0 {
+        return 0.0;
+    }
+    let rows = (m as u64).div_ceil(block_m as u64 * cluster as u64);
+    let cols = (n as u64).div_ceil(block_n as u64);
     let slots = (sms / cluster).max(1) as u64;
     let tiles = rows * cols;
     let waves = tiles as f64 / slots as f64;
-    let edges = (m as f64 * n as f64) / ((rows * (block_m * cluster) as u64) as f64 * (cols * block_n as u64) as f64);
+    // Each factor is an exact integer over a larger one (below 2^53), so each quotient is at most 1.
+    let edges =
+        (m as f64 / (rows * block_m as u64 * cluster as u64) as f64) * (n as f64 / (cols * block_n as u64) as f64);
     edges * waves / waves.ceil()
 }
 

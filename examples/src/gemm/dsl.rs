@@ -86,7 +86,7 @@ pub fn kernels(cfg: &GemmConfig) -> phaser::codegen::Result<DslKernels> {
 /// Why `cfg` cannot run `shape` in the DSL GEMM (the configuration itself, or a split of K
 /// into more slices than it has blocks), if it cannot, on any GPU.
 pub fn shape_problem(cfg: &GemmConfig, shape: &GemmShape) -> Option<String> {
-    unsupported(cfg).or_else(|| tiles(cfg).split_problem(shape.m, shape.n, shape.k))
+    unsupported(cfg).or_else(|| tiles(cfg).shape_problem(shape.m, shape.n, shape.k))
 }
 
 /// Why `cfg` cannot run `shape` on a GPU of `sm_count` SMs: [`shape_problem`], or a
