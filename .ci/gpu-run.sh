@@ -192,8 +192,8 @@ if [ "${GEMM_SHAPES:-0}" = 1 ]; then
 fi
 # DECODE=1: the decode autotune (bench/gemm.md, "Decode shapes"): every decode candidate of
 # the DSL GEMM (tile x stages x split x reduce) at M in {1, 16, 64, 128, 256} x N, K in {4096,
-# 8192}, interleaved with cuBLAS, the best per shape recorded in a choice cache under $LOGS
-# (<= 5 minutes); then ncu at base clocks on 64x4096x4096 for the recorded best and cuBLAS
+# 8192}, for K-major and N-major B, interleaved with cuBLAS, the best per shape and layout
+# recorded in a choice cache under $LOGS (<= 5 minutes); then ncu at base clocks on 64x4096x4096 for the recorded best and cuBLAS
 # (<= 2 minutes); then the shape sweep of those shapes taking the recorded choices.
 if [ "${DECODE:-0}" = 1 ]; then
   step gemm_decode ./bin/bench_gemm --decode-variants --cache-dir "$LOGS/gemm_choice"
@@ -203,7 +203,7 @@ if [ "${DECODE:-0}" = 1 ]; then
   step gemm_decode_narrow ./bin/bench_gemm --perf --impl dsl \
     --shapes 1x4096x4096,16x4096x4096,64x4096x4096,1x4096x8192,16x4096x8192,64x4096x8192,64x8192x4096,128x4096x4096 \
     --config-name phaser_gemm_64x32x64_s8_c1_g8_kmajor,phaser_gemm_64x64x64_s8_c1_g8_kmajor,phaser_gemm_128x32x64_s8_c1_g8_kmajor
-  step gemm_decode_measured ./bin/bench_gemm --shape-sweep --b kmajor --impl dsl --cache-dir "$LOGS/gemm_choice" \
+  step gemm_decode_measured ./bin/bench_gemm --shape-sweep --impl dsl --cache-dir "$LOGS/gemm_choice" \
     --shapes 1x4096x4096,1x8192x8192,16x4096x4096,64x4096x4096,64x4096x8192,64x8192x8192,128x8192x4096,128x8192x8192,256x4096x4096,256x4096x8192
 fi
 # NCU=1: Nsight Compute's DRAM throughput of the streaming kernels: every stream_axpb and

@@ -255,14 +255,12 @@ pub fn named_config(name: &str, b_layout: BLayout) -> Option<GemmConfig> {
         .find(|c| c.kernel_name() == name)
 }
 
-/// What [`GemmConfig::choose`] scores for `b_layout`: [`choice_candidates`], and for K-major B
-/// the [`decode_candidates`] too (those the decode autotune measures and `gemm_ptxas` /
-/// `sim_gemm_dsl` assemble and simulate).
+/// What [`GemmConfig::choose`] scores for `b_layout`: [`choice_candidates`] and the
+/// [`decode_candidates`] the model's rates were fitted to (those the decode autotune measures
+/// and `gemm_ptxas` / `sim_gemm_dsl` assemble and simulate, for either layout).
 pub fn model_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
     let mut v = choice_candidates(b_layout);
-    if b_layout == BLayout::KMajor {
-        v.extend(decode_candidates(b_layout).into_iter().filter(model_fitted));
-    }
+    v.extend(decode_candidates(b_layout).into_iter().filter(model_fitted));
     v
 }
 

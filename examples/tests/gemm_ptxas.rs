@@ -639,7 +639,20 @@ fn decode_candidates_of_the_64_row_tile_assemble_without_spills() {
     assemble_decode_candidates(cands);
 }
 
-/// Assemble each of `cands` and check it (the two tests above). The split count enters a
+/// N-major B's decode candidates (both tile heights; no 32-column tile, which is K-major
+/// only), which the model now scores for N-major shapes too: the same checks, and every HGMMA
+/// takes B transposed (`tnspB`).
+#[test]
+fn decode_candidates_of_n_major_b_assemble_without_spills() {
+    let cands = phaser_examples::gemm_choice::decode_candidates(BLayout::NMajor);
+    assert!(cands.iter().all(|c| c.b_layout == BLayout::NMajor && c.block_n != gemm::NARROW_BLOCK_N), "{cands:?}");
+    for consumers in [1, 2] {
+        assert!(cands.iter().any(|c| c.consumers == consumers && c.split_k == 16), "{consumers} warpgroup(s): {cands:?}");
+    }
+    assemble_decode_candidates(cands);
+}
+
+/// Assemble each of `cands` and check it (the three tests above). The split count enters a
 /// kernel only as integer immediates (its slice arithmetic), so of the candidates that differ
 /// only in it, one is assembled (the first) and each other's PTX is held to differ from that
 /// one's in integer literals and comments alone: ptxas sees the same program.
@@ -683,7 +696,10 @@ fn assemble_decode_candidates(cands: Vec<GemmConfig>) {
         let serialized = ptxas::wgmma_serialization(&verbose, ptx);
         assert!(serialized.is_empty(), "{name}: ptxas serialized the wgmmas: {serialized:#?}");
         let shape = format!("HGMMA.64x{}x16.F32.BF16", cfg.block_n);
-        assert_eq!(count_with_modifiers(&insts, &shape), 2 * 4 * (cfg.wg_m / 64) as usize, "{name}");
+        let hgmmas = 2 * 4 * (cfg.wg_m / 64) as usize;
+        assert_eq!(count_with_modifiers(&insts, &shape), hgmmas, "{name}");
+        let tnsp = insts.iter().filter(|(_, i)| i.contains("HGMMA") && i.contains("tnspB")).count();
+        assert_eq!(tnsp, if cfg.b_layout == BLayout::NMajor { hgmmas } else { 0 }, "{name}: HGMMAs with tnspB");
     }
 }
 

@@ -498,42 +498,46 @@ fn in_kernel_fixup_across_ctas_under_the_adversarial_schedule() {
 }
 
 /// Every tile shape (both tile heights) and ring depth of the decode candidates
-/// (`gemm_choice::decode_candidates`) once at its largest split (16 slices, reduced in the
-/// kernel by the last slice, where the shape's 17 K blocks allow it) and once reduced by every
-/// slice (2 slices: 2 tile columns x 2 slices fill the simulator's 4 SMs, one wave), at a
-/// decode shape ragged in N and K (M = 16, two tile columns, a partial last K block): zero
-/// findings and C exact against the CPU reference.
+/// (`gemm_choice::decode_candidates`) of either B layout once at its largest split (16
+/// slices, reduced in the kernel by the last slice, where the shape's 17 K blocks allow it)
+/// and once reduced by every slice (2 slices: 2 tile columns x 2 slices fill the simulator's
+/// 4 SMs, one wave), at a decode shape ragged in N and K (M = 16, two tile columns, a partial
+/// last K block): zero findings and C exact against the CPU reference.
 #[test]
 fn every_decode_tile_shape_and_depth_matches_the_cpu_reference() {
     use std::collections::BTreeMap;
-    let mut by_shape: BTreeMap<(u32, u32, u32, bool), GemmConfig> = BTreeMap::new();
-    for c in phaser_examples::gemm_choice::decode_candidates(BLayout::KMajor) {
-        let every = c.reduce == SplitReduce::EverySlice;
-        if every && c.split_k != 2 {
-            continue;
+    for layout in [BLayout::KMajor, BLayout::NMajor] {
+        let mut by_shape: BTreeMap<(u32, u32, u32, bool), GemmConfig> = BTreeMap::new();
+        for c in phaser_examples::gemm_choice::decode_candidates(layout) {
+            let every = c.reduce == SplitReduce::EverySlice;
+            if every && c.split_k != 2 {
+                continue;
+            }
+            let slot = by_shape.entry((c.block_m(), c.block_n, c.stages, every)).or_insert(c);
+            if (c.split_k, c.reduce == SplitReduce::InKernel) > (slot.split_k, slot.reduce == SplitReduce::InKernel) {
+                *slot = c;
+            }
         }
-        let slot = by_shape.entry((c.block_m(), c.block_n, c.stages, every)).or_insert(c);
-        if (c.split_k, c.reduce == SplitReduce::InKernel) > (slot.split_k, slot.reduce == SplitReduce::InKernel) {
-            *slot = c;
+        // K-major: 2 heights x {32, 64, 128, 256} columns; N-major has no 32-column tile.
+        let shapes = if layout == BLayout::KMajor { 12 } else { 9 };
+        assert!(by_shape.len() >= shapes, "{layout:?}: {by_shape:?}");
+        assert!(by_shape.keys().any(|k| k.0 == 64) && by_shape.keys().any(|k| k.3), "{by_shape:?}");
+        for (i, cfg) in by_shape.values().enumerate() {
+            let shape = GemmShape::new(16, cfg.block_n + 8, 16 * 64 + 8);
+            let name = format!("{} at {shape}", cfg.kernel_name());
+            let kernels = gemm::dsl::kernels(cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let sc = SimConfig::default().with_seed(100 + i as u64).with_strategy(Strategy::Random);
+            let t0 = std::time::Instant::now();
+            let run = simulate_at(&kernels, sc, shape);
+            eprintln!("{name} simulated in {:?}", t0.elapsed());
+            let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+            assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+            let (m, n) = (shape.m as usize, shape.n as usize);
+            let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+            let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, layout, i, j));
+            assert_eq!(cmp.compared, m * n);
+            assert!(cmp.passed(), "{name}: {cmp:?}");
         }
-    }
-    assert!(by_shape.len() >= 12, "{by_shape:?}");
-    assert!(by_shape.keys().any(|k| k.0 == 64) && by_shape.keys().any(|k| k.3), "{by_shape:?}");
-    for (i, cfg) in by_shape.values().enumerate() {
-        let shape = GemmShape::new(16, cfg.block_n + 8, 16 * 64 + 8);
-        let name = format!("{} at {shape}", cfg.kernel_name());
-        let kernels = gemm::dsl::kernels(cfg).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let sc = SimConfig::default().with_seed(100 + i as u64).with_strategy(Strategy::Random);
-        let t0 = std::time::Instant::now();
-        let run = simulate_at(&kernels, sc, shape);
-        eprintln!("{name} simulated in {:?}", t0.elapsed());
-        let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
-        assert!(findings.is_empty(), "{name}: {}", describe(&findings));
-        let (m, n) = (shape.m as usize, shape.n as usize);
-        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
-        let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
-        assert_eq!(cmp.compared, m * n);
-        assert!(cmp.passed(), "{name}: {cmp:?}");
     }
 }
 

@@ -152,14 +152,14 @@ struct Args {
     /// interleaved with cuBLAS (--profile and --check take the first).
     #[arg(long, value_delimiter = ',')]
     config_name: Vec<String>,
-    /// Time every decode candidate (`gemm_choice::decode_candidates`, K-major, the DSL GEMM)
-    /// at each decode shape (M in {1, 16, 64, 128, 256} x N, K in {4096, 8192}; or --shapes),
-    /// interleaved with cuBLAS, each C checked against cuBLAS's; the fastest that passes is
-    /// recorded in the choice cache (where: printed).
+    /// Time every decode candidate (`gemm_choice::decode_candidates`, the DSL GEMM) at each
+    /// decode shape (M in {1, 16, 64, 128, 256} x N, K in {4096, 8192}; or --shapes) for each
+    /// --b layout, interleaved with cuBLAS, each C checked against cuBLAS's; the fastest that
+    /// passes is recorded in the choice cache (where: printed).
     #[arg(long)]
     decode_variants: bool,
-    /// --decode-variants: seconds of candidates in all (split evenly over the shapes; the
-    /// candidates past a shape's share are listed as not timed).
+    /// --decode-variants: seconds of candidates in all (split evenly over the shapes of every
+    /// layout; the candidates past a shape's share are listed as not timed).
     #[arg(long, default_value_t = 240)]
     decode_budget_s: u64,
     /// The choice cache's directory (default: the user's, `gemm_choice_cache::ChoiceCache::user`).
@@ -947,9 +947,11 @@ fn decode_variants(
     let shapes = if args.shapes.is_empty() { gemm_choice::decode_shapes() } else { args.shapes.clone() };
     let cache = args.cache_dir.clone().map(ChoiceCache::new).or_else(ChoiceCache::user);
     let device = dev.describe();
-    let layout = BLayout::KMajor;
+    // Every (layout, shape) the autotune times, each with its share of the budget.
+    let work: Vec<(BLayout, GemmShape)> =
+        args.layouts().into_iter().flat_map(|l| shapes.iter().map(move |s| (l, *s))).collect();
     let started = std::time::Instant::now();
-    let candidates = |shape: &GemmShape| {
+    let candidates = |layout: BLayout, shape: &GemmShape| {
         let model = GemmConfig::choose(shape, layout, sms);
         let mut rest: Vec<GemmChoice> = gemm_choice::decode_candidates(layout)
             .into_iter()
@@ -965,12 +967,12 @@ fn decode_variants(
     };
     // Every kernel built and loaded (the driver's JIT) once before any shape's share starts,
     // by one launch at a small shape (16 K blocks: every split runs it).
-    let mut all: Vec<GemmConfig> = shapes.iter().flat_map(|s| candidates(s).1).collect();
+    let mut all: Vec<GemmConfig> = work.iter().flat_map(|(l, s)| candidates(*l, s).1).collect();
     all.sort_by_key(|c| c.kernel_name());
     all.dedup();
     let warm = GemmShape::new(64, 256, 1024);
-    let (bufs, _) = inputs_for(dev, inputs, warm, layout, seed)?;
     for cfg in &all {
+        let (bufs, _) = inputs_for(dev, inputs, warm, cfg.b_layout, seed)?;
         let ran = kernels.get(cfg, Impl::Dsl).and_then(|k| k.run(dev, cfg, bufs).map_err(BenchError::from));
         if let Err(e) = ran {
             println!("decode: {} does not run at {warm}: {e}", cfg.kernel_name());
@@ -980,14 +982,14 @@ fn decode_variants(
     let mut rows = Vec::new();
     let budget = Duration::from_secs(args.decode_budget_s);
     let timing_started = std::time::Instant::now();
-    let count = shapes.len();
-    for (i, shape) in shapes.into_iter().enumerate() {
+    let count = work.len();
+    for (i, (layout, shape)) in work.into_iter().enumerate() {
         // This shape's share: what is left of the budget over the shapes left (a shape that
         // finishes early leaves its rest to the next).
         let share = budget.saturating_sub(timing_started.elapsed()) / (count - i) as u32;
         let t0 = std::time::Instant::now();
-        let (model, cands) = candidates(&shape);
-        println!("decode {shape}: the model chose {model}");
+        let (model, cands) = candidates(layout, &shape);
+        println!("decode {shape} {}: the model chose {model}", layout.name());
         let mut not_timed = Vec::new();
         let first = rows.len();
         for cfg in cands {
@@ -1023,7 +1025,7 @@ fn decode_variants(
             }
         }
         if !not_timed.is_empty() {
-            println!("decode {shape}: past its {share:?} share, not timed: {}", not_timed.join(", "));
+            println!("decode {shape} {}: past its {share:?} share, not timed: {}", layout.name(), not_timed.join(", "));
         }
         let best = rows[first..]
             .iter()
@@ -1053,8 +1055,10 @@ fn decode_variants(
 /// The decode table (every candidate, the shape's best marked) and the best per shape.
 fn print_decode(rows: &[DecodeRow]) {
     let ratio = |r: &DecodeRow| r.dsl().tflops / r.row.cublas;
-    let best_of = |shape: GemmShape| {
-        rows.iter().filter(|r| r.row.shape == shape && r.dsl().check.passed()).map(ratio).fold(0.0, f64::max)
+    // A shape's rows are those of its layout too (the autotune times each --b layout).
+    let key = |r: &DecodeRow| (r.row.shape, r.row.config.b_layout);
+    let best_of = |k: (GemmShape, BLayout)| {
+        rows.iter().filter(|r| key(r) == k && r.dsl().check.passed()).map(ratio).fold(0.0, f64::max)
     };
     println!(
         "| shape | config | reduce | units / CTAs | DSL us | cuBLAS us | DSL TFLOP/s | cuBLAS TFLOP/s (same row) | \
@@ -1083,22 +1087,23 @@ fn print_decode(rows: &[DecodeRow]) {
             r.b_tb_per_s(r.row.cublas),
             r.row.mhz(),
             r.row.checks(),
-            if d.check.passed() && ratio(r) == best_of(r.row.shape) { "best" } else { "" }
+            if d.check.passed() && ratio(r) == best_of(key(r)) { "best" } else { "" }
         );
     }
-    println!("| shape | best config | DSL us | cuBLAS us | DSL/cuBLAS |");
-    let mut shapes: Vec<GemmShape> = rows.iter().map(|r| r.row.shape).collect();
-    shapes.dedup();
+    println!("| shape | B | best config | DSL us | cuBLAS us | DSL/cuBLAS |");
+    let mut keys: Vec<(GemmShape, BLayout)> = rows.iter().map(key).collect();
+    keys.dedup();
     let mut worst = f64::INFINITY;
-    for shape in shapes {
+    for (shape, layout) in keys {
         let best = rows
             .iter()
-            .filter(|r| r.row.shape == shape && r.dsl().check.passed())
+            .filter(|r| key(r) == (shape, layout) && r.dsl().check.passed())
             .max_by(|a, b| ratio(a).total_cmp(&ratio(b)));
         if let Some(b) = best {
             worst = worst.min(ratio(b));
             println!(
-                "| {shape} | {} | {:.1} | {:.1} | {:.3} |",
+                "| {shape} | {} | {} | {:.1} | {:.1} | {:.3} |",
+                layout.name(),
                 b.row.config.kernel_name(),
                 b.us(b.dsl().tflops),
                 b.us(b.row.cublas),
