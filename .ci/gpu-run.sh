@@ -203,6 +203,17 @@ if [ "${DECODE:-0}" = 1 ]; then
   step gemm_decode_narrow ./bin/bench_gemm --perf --impl dsl \
     --shapes 1x4096x4096,16x4096x4096,64x4096x4096,1x4096x8192,16x4096x8192,64x4096x8192,64x8192x4096,128x4096x4096 \
     --config-name phaser_gemm_64x32x64_s8_c1_g8_kmajor,phaser_gemm_64x64x64_s8_c1_g8_kmajor,phaser_gemm_128x32x64_s8_c1_g8_kmajor
+  # Why the 64 x 64 tile without split-K takes about twice as long per launch at M = 1 as at
+  # M = 64 (run 26; bench/gemm.md, "Decode: narrow tiles"): the time against M (only the A
+  # box's rows past M change: TMA fills them with zeros), beside a split-K tile; then ncu at
+  # base clocks of both M (each its own folder: decode_ncu.sh names its files alike).
+  step gemm_decode_m_sweep ./bin/bench_gemm --perf --impl dsl --b kmajor --runs 5 \
+    --shapes 1x4096x4096,2x4096x4096,8x4096x4096,16x4096x4096,32x4096x4096,48x4096x4096,63x4096x4096,64x4096x4096 \
+    --config-name phaser_gemm_64x64x64_s8_c1_g8_kmajor,phaser_gemm_64x256x64_s5_c1_g8_k8_kmajor
+  for m in 1 64; do
+    step "gemm_decode_ncu_m$m" env NCU_OUT="$LOGS/decode_ncu_m$m" DECODE_CONFIG=phaser_gemm_64x64x64_s8_c1_g8_kmajor \
+      bash bench/decode_ncu.sh ./bin/bench_gemm "${m}x4096x4096"
+  done
   step gemm_decode_measured ./bin/bench_gemm --shape-sweep --impl dsl --cache-dir "$LOGS/gemm_choice" \
     --shapes 1x4096x4096,1x8192x8192,16x4096x4096,64x4096x4096,64x4096x8192,64x8192x8192,128x8192x4096,128x8192x8192,256x4096x4096,256x4096x8192
 fi

@@ -112,3 +112,41 @@ fn ncu_scripts_end_with_their_tables_given_ncus_csv() {
         assert_eq!(notes, want_notes, "{script}: {got}");
     }
 }
+
+/// Every GEMM configuration the GPU run names (`--config-name A,B` and `DECODE_CONFIG=`) is one
+/// `bench_gemm --config-name` takes (`gemm_choice::named_config`, of the layout its name ends
+/// in), and one the DSL GEMM runs where the command times the DSL GEMM (`--impl dsl`, or
+/// `decode_ncu.sh`): a misspelled or refused name would cost a device run's minutes before
+/// `bench_gemm` said so on the GPU machine.
+#[test]
+fn every_gemm_configuration_the_gpu_run_names_exists() {
+    use phaser_examples::gemm::{self, BLayout};
+    let script = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.ci/gpu-run.sh")).unwrap();
+    // One command per line, its continuation lines joined.
+    let commands = script.replace("\\\n", " ");
+    let mut named = 0;
+    for command in commands.lines() {
+        let dsl = command.contains("--impl dsl") || command.contains("decode_ncu.sh");
+        let starts = command.match_indices("--config-name ").chain(command.match_indices("DECODE_CONFIG="));
+        for (at, flag) in starts {
+            let value = &command[at + flag.len()..];
+            let list: String = value.chars().take_while(|c| c.is_ascii_alphanumeric() || "_,".contains(*c)).collect();
+            for name in list.split(',').filter(|n| !n.is_empty()) {
+                named += 1;
+                let layout = if name.ends_with("_kmajor") {
+                    BLayout::KMajor
+                } else {
+                    assert!(name.ends_with("_nmajor"), "{name}: a configuration name ends in its B layout");
+                    BLayout::NMajor
+                };
+                let cfg = phaser_examples::gemm_choice::named_config(name, layout)
+                    .unwrap_or_else(|| panic!("{name}: not a configuration bench_gemm --config-name takes"));
+                assert_eq!(cfg.kernel_name(), name);
+                if dsl {
+                    assert_eq!(gemm::dsl::unsupported(&cfg), None, "{name}: the DSL GEMM refuses it, in `{command}`");
+                }
+            }
+        }
+    }
+    assert!(named >= 25, "{named} configuration names in .ci/gpu-run.sh");
+}

@@ -647,7 +647,10 @@ fn decode_candidates_of_n_major_b_assemble_without_spills() {
     let cands = phaser_examples::gemm_choice::decode_candidates(BLayout::NMajor);
     assert!(cands.iter().all(|c| c.b_layout == BLayout::NMajor && c.block_n != gemm::NARROW_BLOCK_N), "{cands:?}");
     for consumers in [1, 2] {
-        assert!(cands.iter().any(|c| c.consumers == consumers && c.split_k == 16), "{consumers} warpgroup(s): {cands:?}");
+        assert!(
+            cands.iter().any(|c| c.consumers == consumers && c.split_k == 16),
+            "{consumers} warpgroup(s): {cands:?}"
+        );
     }
     assemble_decode_candidates(cands);
 }
