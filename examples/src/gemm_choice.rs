@@ -774,6 +774,34 @@ mod tests {
     }
 
     proptest! {
+        /// The model does not see B's layout but through the candidates (N-major B has no
+        /// cluster in the DSL GEMM, and no 32-column tile): wherever K-major B's choice is one
+        /// N-major B has too, N-major B's choice is that configuration. Both layouts' choices
+        /// agree at every decode shape (M in 1..=256), where the clusters do not win.
+        #[test]
+        fn the_layouts_choose_alike_where_they_have_the_same_candidates(
+            m in 1u32..20000, n8 in 1u32..2000, k8 in 1u32..2000, sms in 1u32..200,
+        ) {
+            let shape = GemmShape::new(m, n8 * 8, k8 * 8);
+            let k = GemmConfig::choose(&shape, BLayout::KMajor, sms);
+            let n = GemmConfig::choose(&shape, BLayout::NMajor, sms);
+            let as_n = GemmConfig { b_layout: BLayout::NMajor, ..k.config };
+            if model_candidates(BLayout::NMajor).contains(&as_n) {
+                prop_assert_eq!(n.config, as_n, "{} against {}", n, k);
+            }
+        }
+    }
+
+    #[test]
+    fn at_every_decode_shape_n_major_b_takes_k_major_bs_choice() {
+        for shape in decode_shapes() {
+            let k = GemmConfig::choose(&shape, BLayout::KMajor, 132);
+            let n = GemmConfig::choose(&shape, BLayout::NMajor, 132);
+            assert_eq!(n.config, GemmConfig { b_layout: BLayout::NMajor, ..k.config }, "{shape}: {n} against {k}");
+        }
+    }
+
+    proptest! {
         /// Whatever the shape, the choice is a valid candidate, the DSL GEMM implements it
         /// (N-major B with a cluster: the builder GEMM does), and no candidate has a smaller
         /// model time.
