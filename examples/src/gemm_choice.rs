@@ -680,17 +680,32 @@ mod tests {
 
     #[test]
     fn every_config_name_of_the_gpu_run_names_a_candidate() {
-        // A name `bench_gemm --config-name` does not know ends the GPU step with exit 2.
+        // A name `bench_gemm --config-name` does not know ends the GPU step with exit 2, and
+        // one the DSL GEMM refuses ends a step that times the DSL GEMM (`--impl dsl`, or
+        // `decode_ncu.sh`) the same way: minutes of a device run, before either is seen.
         let script = include_str!("../../.ci/gpu-run.sh");
-        let names: Vec<&str> = script
-            .split(|c: char| c.is_whitespace() || c == ',' || c == '\\')
-            .filter(|w| w.starts_with("phaser_gemm_"))
-            .collect();
-        assert!(names.len() >= 16 && names.iter().any(|n| n.starts_with("phaser_gemm_192x")), "{names:?}");
-        for name in names {
-            let layout = if name.ends_with("_nmajor") { BLayout::NMajor } else { BLayout::KMajor };
-            assert!(named_config(name, layout).is_some(), "{name}: no {layout:?} candidate of that name");
+        let mut names = Vec::new();
+        // One command per line, its continuation lines joined.
+        for command in script.replace("\\\n", " ").lines() {
+            let dsl = command.contains("--impl dsl") || command.contains("decode_ncu.sh");
+            for name in command
+                .split(|c: char| c.is_whitespace() || c == ',' || c == '=')
+                .filter(|w| w.starts_with("phaser_gemm_"))
+            {
+                let layout = if name.ends_with("_nmajor") { BLayout::NMajor } else { BLayout::KMajor };
+                let cfg = named_config(name, layout)
+                    .unwrap_or_else(|| panic!("{name}: no {layout:?} candidate of that name"));
+                if dsl {
+                    assert_eq!(
+                        crate::gemm::dsl::unsupported(&cfg),
+                        None,
+                        "{name}: the DSL GEMM refuses it, in `{command}`"
+                    );
+                }
+                names.push(name.to_string());
+            }
         }
+        assert!(names.len() >= 16 && names.iter().any(|n| n.starts_with("phaser_gemm_192x")), "{names:?}");
     }
 
     #[test]
