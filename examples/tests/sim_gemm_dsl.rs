@@ -657,3 +657,38 @@ fn launch_exact_with_no_findings(cfg: &GemmConfig, shape: GemmShape, grid: u32, 
     let big = c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
     assert!(big > m * n / 2, "{name}: {big} of {} elements above 1", m * n);
 }
+
+/// `bench_gemm --pad-a-rows` (run 26's question: the 64 x 64 tile takes twice as long at M = 1
+/// as at M = 64): A read through a map of 64 rows, zeros past M, gives C bit for bit as the
+/// map of M rows does (whose box rows past M TMA fills with zeros), with no findings. M
+/// reaches the kernel as `m`, C's clip, not through A's map.
+#[test]
+fn an_a_map_padded_past_m_with_zeros_gives_the_same_c() {
+    let cfg = phaser_examples::gemm_choice::named_config("phaser_gemm_64x64x64_s8_c1_g8_kmajor", BLayout::KMajor)
+        .expect("the 64 x 64 decode tile");
+    let kernels = gemm::dsl::kernels(&cfg).unwrap();
+    for m in [1, 17] {
+        let shape = GemmShape::new(m, 72, 16 * 64 + 8);
+        let sc = SimConfig::default().with_seed(7 + m as u64).with_strategy(Strategy::Random);
+        let base = simulate_at(&kernels, sc.clone(), shape);
+        assert!(base.result.as_ref().is_ok_and(|f| f.is_empty()), "M = {m}: {:?}", base.result);
+
+        let dev = Device::sim(sc);
+        let mut bufs = GemmBuffers::new(&dev, shape, BLayout::KMajor, &base.a, &base.b).unwrap();
+        dev.fill(&mut bufs.c, POISON).unwrap();
+        let mut padded = base.a.clone();
+        padded.resize(64 * shape.k as usize, half::bf16::ZERO);
+        let padded = dev.upload(&padded).unwrap();
+        let mut maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs).unwrap();
+        maps[0] = dev.tensor_map(&padded, &[shape.k as u64, 64], &[BLOCK_K, 64], phaser::Swizzle::B128).unwrap();
+        let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape).unwrap();
+        let mut flags = gemm::dsl::flags(&dev, &cfg, &shape).unwrap();
+        let lc = gemm::dsl::launch_config(&cfg, &shape, dev.sm_count().unwrap());
+        let report = dev.launch(&kernels.gemm, lc, &gemm::dsl::args(&maps, &shape, &mut ws, &mut flags, &mut bufs.c));
+        let findings = report.unwrap_or_else(|e| panic!("M = {m}: {e}")).sim.map(|s| s.findings).unwrap_or_default();
+        assert!(findings.is_empty(), "M = {m}: {}", describe(&findings));
+        let c = dev.download(&bufs.c).unwrap();
+        let differ = c.iter().zip(&base.c).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
+        assert_eq!((differ, c.len()), (0, (m * 72) as usize), "M = {m}");
+    }
+}

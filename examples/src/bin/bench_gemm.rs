@@ -173,6 +173,12 @@ struct Args {
     /// measured slower, run 24; `gemm_dsl::ReduceLaunch`).
     #[arg(long, value_enum, default_value_t = ReduceLaunchArg::Plain)]
     reduce_launch: ReduceLaunchArg,
+    /// A diagnostic of --perf and --profile with --impl dsl: the DSL GEMM reads A from a copy
+    /// with max(M, R) rows, zeros past M, its A map over all of them, so no row of an A box
+    /// is out of bounds (TMA fills those with zeros itself otherwise). C is still M x N, and
+    /// checked. Run 26's question: the 64 x 64 tile takes twice as long at M = 1 as at M = 64.
+    #[arg(long)]
+    pad_a_rows: Option<u32>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -387,6 +393,27 @@ fn inputs_for<'a>(
     Ok(inputs.get_mut(&(shape, layout)).expect("inserted above"))
 }
 
+/// `--pad-a-rows R`: A of `shape` (the values [`inputs_for`] uploads) with max(M, R) rows,
+/// zeros past M, and the DSL GEMM's A map of `cfg` over all of them; `None` without the flag.
+/// The buffer must outlive every launch through the map (a launch refuses it once dropped).
+fn padded_a(
+    dev: &Device,
+    cfg: &GemmConfig,
+    shape: GemmShape,
+    seed: u64,
+    args: &Args,
+) -> BenchResult<Option<(phaser::Buffer<bf16>, phaser::TensorMap)>> {
+    let Some(rows) = args.pad_a_rows else { return Ok(None) };
+    let rows = rows.max(shape.m);
+    let mut a = random_bf16(shape.m as usize * shape.k as usize, seed);
+    a.resize(rows as usize * shape.k as usize, bf16::ZERO);
+    let buf = dev.upload(&a)?;
+    let dims = [shape.k as u64, rows as u64];
+    let map = dev.tensor_map(&buf, &dims, &[gemm::BLOCK_K, cfg.block_m()], phaser::Swizzle::B128)?;
+    println!("pad-a-rows: A read as {rows} x {} rows x K, zeros past M = {}", shape.k, shape.m);
+    Ok(Some((buf, map)))
+}
+
 /// Time the Phaser kernels (`args.impls_for(cfg)`) and cuBLAS at one shape the same way
 /// (interleaved on `stream`, in one measurement), then verify each Phaser C against cuBLAS's.
 #[allow(clippy::too_many_arguments)]
@@ -423,7 +450,11 @@ fn perf_one(
     // The DSL GEMM runs as a graph of its launches (the GEMM, and split-K's reduction).
     let mut ws = gemm::dsl::workspace(dev, cfg, &shape)?;
     let mut flags = gemm::dsl::flags(dev, cfg, &shape)?;
-    let dsl_maps = gemm::dsl::tensor_maps(dev, cfg, &bufs)?;
+    let padded = padded_a(dev, cfg, shape, seed, args)?;
+    let mut dsl_maps = gemm::dsl::tensor_maps(dev, cfg, &bufs)?;
+    if let Some((_, map)) = &padded {
+        dsl_maps[0] = map.clone();
+    }
     let mut graph = match ks.iter().find_map(|k| match k {
         GemmKernels::Dsl(d) => Some(d),
         GemmKernels::Builder(_) => None,
@@ -526,7 +557,11 @@ fn profile(args: &Args, shape: GemmShape, seed: u64) -> BenchResult<()> {
     let (pa, pb, pc) = (dev.buffer_addr(&bufs.a)?, dev.buffer_addr(&bufs.b)?, dev.buffer_addr(reference)?);
     let mut ws = gemm::dsl::workspace(&dev, &cfg, &shape)?;
     let mut flags = gemm::dsl::flags(&dev, &cfg, &shape)?;
-    let dsl_maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs)?;
+    let padded = padded_a(&dev, &cfg, shape, seed, args)?;
+    let mut dsl_maps = gemm::dsl::tensor_maps(&dev, &cfg, &bufs)?;
+    if let Some((_, map)) = &padded {
+        dsl_maps[0] = map.clone();
+    }
     let mut graph = match k {
         GemmKernels::Dsl(d) => Some(gemm::dsl::graph(
             &stream,
