@@ -229,6 +229,14 @@ if [ "${NCU:-0}" = 1 ]; then
   step gemm_ncu env NCU_OUT="$LOGS" bash bench/gemm_ncu.sh ./bin/bench_gemm 8192x8192x8192
   # The blockwise FP8 GEMM at base clocks, FRAGS 1 and 2 (bench/gemm_fp8.md).
   step gemm_fp8_ncu env NCU_OUT="$LOGS" bash bench/gemm_fp8_ncu.sh ./bin/bench_gemm_fp8 4096x4096x4096
+  # The FP8 tile widths at 8192^3 (bench/gemm_fp8.md, run 25's shared-memory hypothesis: the
+  # 128-wide tile's wgmmas read more shared memory per flop than the 192-wide one's): ncu's
+  # details of one launch each, at base clocks, in the step's log (one file, not a CSV each).
+  step gemm_fp8_ncu_widths bash -c 'for w in 128 192; do echo "=== block-n $w"; ncu --clock-control base \
+      --kernel-name gemm_fp8_dsl --launch-skip 2 --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis \
+      --section MemoryWorkloadAnalysis_Tables --section WarpStateStats --page details ./bin/bench_gemm_fp8 \
+      --shapes 8192x8192x8192 --scalings blockwise --frags 1 --scales shared --outputs bf16 --block-n $w \
+      --warmup-ms 0 --runs 1 || exit 1; done'
   NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes.sum.per_second,sm__throughput.avg.pct_of_peak_sustained_elapsed,launch__grid_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active
   step ncu_stream_axpb ncu --clock-control none --metrics "$NCU_METRICS" -k regex:stream_ ./bin/bench_stream --runs 1 --warmup 0 --sweep --stages 3,4,8
   step ncu_stream_triton ncu --clock-control none --target-processes all --metrics "$NCU_METRICS" -k 'regex:axpb_kernel|copy|elementwise' python3 bench/stream_triton.py --runs 1 --warmup 0
