@@ -177,7 +177,8 @@ struct Args {
     /// with max(M, R) rows, zeros past M, its A map over all of them, so no row of an A box
     /// is out of bounds (TMA fills those with zeros itself otherwise). C is still M x N, and
     /// checked. Run 26's question: the 64 x 64 tile takes twice as long at M = 1 as at M = 64.
-    #[arg(long)]
+    /// R is at most 1024 (a tile's rows are at most 192: more pads nothing the kernel reads).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     pad_a_rows: Option<u32>,
 }
 
