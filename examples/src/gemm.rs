@@ -95,6 +95,9 @@ pub struct GemmConfig {
     pub split_k: u32,
     /// How split-K's slices reach C (ignored without split-K).
     pub reduce: SplitReduce,
+    /// Rows of A's TMA box below the tile's (the DSL GEMM's 64-row tile at M at most that:
+    /// `gemm_dsl::Tiles::a_box_rows`, name suffix `_a16`); `None`: the tile's rows.
+    pub a_box_rows: Option<u32>,
 }
 
 /// How the DSL GEMM's split-K slices are summed into C.
@@ -126,10 +129,15 @@ impl GemmConfig {
             group_m: 8,
             split_k: 1,
             reduce: SplitReduce::TwoLaunch,
+            a_box_rows: None,
         }
     }
     pub fn block_m(&self) -> u32 {
         self.wg_m * self.consumers
+    }
+    /// Rows of A's TMA box: [`GemmConfig::a_box_rows`], else the tile's.
+    pub fn a_rows(&self) -> u32 {
+        self.a_box_rows.unwrap_or(self.block_m())
     }
     pub fn a_tile(&self) -> SmemTile {
         SmemTile::new(BF16, self.block_m(), BLOCK_K, Swizzle::B128)
@@ -174,7 +182,7 @@ impl GemmConfig {
     }
     /// A name that says the configuration: `phaser_gemm_128x256x64_s4_c2_g8_kmajor`, with
     /// `_k4` after the group for 4 slices of split-K (`_k4f`: reduced in the kernel by the last
-    /// slice; `_k4e`: by every slice).
+    /// slice; `_k4e`: by every slice), then `_a16` for an A box of 16 rows.
     pub fn kernel_name(&self) -> String {
         let split = match (self.split_k, self.reduce) {
             (1, _) => String::new(),
@@ -182,8 +190,9 @@ impl GemmConfig {
             (s, SplitReduce::InKernel) => format!("_k{s}f"),
             (s, SplitReduce::EverySlice) => format!("_k{s}e"),
         };
+        let a_box = self.a_box_rows.map(|r| format!("_a{r}")).unwrap_or_default();
         format!(
-            "phaser_gemm_{}x{}x{BLOCK_K}_s{}_c{}_g{}{split}_{}",
+            "phaser_gemm_{}x{}x{BLOCK_K}_s{}_c{}_g{}{split}{a_box}_{}",
             self.block_m(),
             self.block_n,
             self.stages,
@@ -317,6 +326,9 @@ pub fn builder_unsupported(cfg: &GemmConfig) -> Option<String> {
     if cfg.consumers == 3 {
         // Its host side and tests know one and two; the 192-row tile is the DSL GEMM's.
         return Some("3 consumer warpgroups (a 192-row tile): the DSL GEMM's only".into());
+    }
+    if let Some(r) = cfg.a_box_rows {
+        return Some(format!("an A box of {r} rows: the DSL GEMM's only"));
     }
     (cfg.split_k != 1).then(|| format!("split_k = {}: the builder GEMM has no split-K (the DSL GEMM has)", cfg.split_k))
 }
@@ -748,7 +760,7 @@ impl GemmBuffers {
         let GemmShape { m, n, k } = self.shape;
         let (m, n, k) = (m as u64, n as u64, k as u64);
         let sw = phaser::Swizzle::B128;
-        let a = dev.tensor_map(&self.a, &[k, m], &[BLOCK_K, cfg.block_m()], sw)?;
+        let a = dev.tensor_map(&self.a, &[k, m], &[BLOCK_K, cfg.a_rows()], sw)?;
         let b = match cfg.b_layout {
             BLayout::KMajor => dev.tensor_map(&self.b, &[k, n], &[BLOCK_K, cfg.block_n / cfg.cluster_m], sw)?,
             BLayout::NMajor => dev.tensor_map(&self.b, &[n, k], &[EPI_TILE, BLOCK_K], sw)?,

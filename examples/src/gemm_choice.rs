@@ -210,10 +210,13 @@ pub const DECODE_MAX_STAGES: u32 = 8;
 /// warpgroups of one m64 slab) and 64-row tiles (one consumer warpgroup: no zero-filled half
 /// at M <= 64, and more B stages in the same shared memory) with N in {32, 64, 128, 256}, the
 /// deepest ring shared memory holds (at most [`DECODE_MAX_STAGES`]), split-K into
-/// [`DECODE_SPLITS`] slices, each split every way of reducing ([`SplitReduce`]). A split of
-/// more slices than a shape's K blocks, or a reduction by every slice over more than one
-/// wave, is left out per shape ([`can_run`]).
+/// [`DECODE_SPLITS`] slices, each split every way of reducing ([`SplitReduce`]); and each
+/// 64-row tile again with an A box of 16 rows (`a_box_rows`), for M up to 16. A split of more
+/// slices than a shape's K blocks, a reduction by every slice over more than one wave, or an
+/// A box of fewer rows than M, is left out per shape ([`can_run`]).
 pub fn decode_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
+    // One A box height, to keep the autotune's candidates few: it covers M = 1 and 16.
+    const DECODE_A_BOX_ROWS: u32 = 16;
     let mut v = Vec::new();
     for consumers in [2, 1] {
         for block_n in [crate::gemm::NARROW_BLOCK_N, 64, 128, 256] {
@@ -238,6 +241,11 @@ pub fn decode_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
                         .map(|stages| GemmConfig { stages, ..base })
                         .find(|c| c.problem().is_none() && crate::gemm::dsl::unsupported(c).is_none());
                     v.extend(deepest);
+                    // The 64-row tile with an A box of DECODE_A_BOX_ROWS rows, for M up to
+                    // that (`can_run`): no K block's A box has rows past M to zero-fill.
+                    if consumers == 1 {
+                        v.extend(deepest.map(|c| GemmConfig { a_box_rows: Some(DECODE_A_BOX_ROWS), ..c }));
+                    }
                 }
             }
         }
@@ -265,10 +273,11 @@ pub fn model_candidates(b_layout: BLayout) -> Vec<GemmConfig> {
 }
 
 /// Whether the model's tile rates were fitted to `c`'s tile: not the narrow tiles of session 39
-/// (32 columns; one epilogue sub-tile per warpgroup without split-K: 64 x 64, 128 x 64),
-/// which the decode autotune measures (`decode_candidates`) instead.
+/// (32 columns; one epilogue sub-tile per warpgroup without split-K: 64 x 64, 128 x 64), nor
+/// the A boxes below the tile's of session 40, which the decode autotune measures
+/// (`decode_candidates`) instead.
 fn model_fitted(c: &GemmConfig) -> bool {
-    c.block_n >= 64 && (c.split_k > 1 || c.wg_m / 64 * c.block_n / 64 >= 2)
+    c.block_n >= 64 && (c.split_k > 1 || c.wg_m / 64 * c.block_n / 64 >= 2) && c.a_box_rows.is_none()
 }
 
 impl GemmConfig {
@@ -290,9 +299,10 @@ impl GemmConfig {
 }
 
 /// Whether candidate `c` can run `shape` on `sm_count` SMs: a split needs a K block per
-/// slice, and a reduction by every slice one wave (`gemm::dsl::launch_problem`).
+/// slice, a reduction by every slice one wave, and an A box below the tile's M at most its
+/// rows (`gemm::dsl::launch_problem`).
 pub fn can_run(c: &GemmConfig, shape: &GemmShape, sm_count: u32) -> bool {
-    c.split_k == 1 || crate::gemm::dsl::launch_problem(c, shape, sm_count).is_none()
+    (c.split_k == 1 && c.a_box_rows.is_none()) || crate::gemm::dsl::launch_problem(c, shape, sm_count).is_none()
 }
 
 /// The model's numbers for `config` at `shape`.

@@ -767,6 +767,7 @@ fn the_192_row_tile_assembles_within_128_registers() {
         b_n_major: false,
         reduce: Reduce::LastSlice,
         consumers: 3,
+        a_box_rows: None,
     };
     tiles.push(("192x128 k3f".into(), split));
     tiles.push(("192x128 k3e".into(), Tiles { reduce: Reduce::EverySlice, ..split }));
@@ -795,7 +796,7 @@ fn the_192_row_tile_assembles_within_128_registers() {
     let wide = Tiles { block_n: 256, split: 1, reduce: Reduce::SecondLaunch, ..split };
     let why = wide.register_problem().expect("refused");
     assert!(why.contains("128 accumulator registers per consumer thread + 32 for the rest, over the 128"), "{why}");
-    let k = gemm_dsl::gemm_dsl::kernel_for(256, 64, 3, 1, 8, 1, 0, 0, 3).unwrap();
+    let k = gemm_dsl::gemm_dsl::kernel_for(256, 64, 3, 1, 8, 1, 0, 0, 3, 64).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let e = ptxas::assemble_to(
         &ptxas::require(),

@@ -87,6 +87,19 @@ fn dsl_gemm_matches_cublas_and_the_cpu() {
         GemmConfig { consumers: 1, block_n: 64, cluster_m: 1, stages: 8, ..default },
         GemmConfig { consumers: 2, block_n: 32, cluster_m: 1, stages: 8, ..default },
         GemmConfig { consumers: 1, block_n: 32, cluster_m: 1, stages: 8, split_k: 2, ..default },
+        // A 16-row A box (M up to 16: the 1 x 4096 x 4096 shape), without split-K and split in
+        // 4 reduced in the kernel.
+        GemmConfig { consumers: 1, block_n: 64, cluster_m: 1, stages: 8, a_box_rows: Some(16), ..default },
+        GemmConfig {
+            consumers: 1,
+            block_n: 256,
+            cluster_m: 1,
+            stages: 5,
+            split_k: 4,
+            reduce: SplitReduce::InKernel,
+            a_box_rows: Some(16),
+            ..default
+        },
     ];
     // N-major B (no cluster): the default tiles, the 256 x 128 ones, and split-K into 2.
     let n_major = [

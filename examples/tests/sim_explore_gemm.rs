@@ -25,6 +25,7 @@ const TILES: gemm_dsl::Tiles = gemm_dsl::Tiles {
     b_n_major: false,
     reduce: gemm_dsl::Reduce::SecondLaunch,
     consumers: gemm_dsl::CONSUMERS,
+    a_box_rows: None,
 };
 const SHAPE: (u32, u32, u32) = (128, 64, 192);
 

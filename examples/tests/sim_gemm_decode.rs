@@ -18,7 +18,18 @@ use phaser_examples::gemm::{self, BLayout, GemmBuffers, GemmConfig, GemmShape, S
 /// A decode configuration: `consumers` warpgroups of one m64 slab, `block_n` columns, 3
 /// stages, no cluster, `split` slices reduced by `reduce`.
 fn tiles(consumers: u32, block_n: u32, split: u32, reduce: Reduce) -> Tiles {
-    Tiles { block_n, wg_m: 64, stages: 3, cluster: 1, group_m: 8, split, b_n_major: false, reduce, consumers }
+    Tiles {
+        block_n,
+        wg_m: 64,
+        stages: 3,
+        cluster: 1,
+        group_m: 8,
+        split,
+        b_n_major: false,
+        reduce,
+        consumers,
+        a_box_rows: None,
+    }
 }
 
 /// Set up `tiles` at `shape` over `grid` CTAs (seeded), simulate every launch under `sc`, and

@@ -352,6 +352,7 @@ fn n_major_b_with_a_cluster_past_the_refusal_does_not_build() {
         1,
         0,
         t.consumers,
+        64,
     )
     .expect_err("no N-major multicast")
     .to_string();
@@ -507,21 +508,23 @@ fn in_kernel_fixup_across_ctas_under_the_adversarial_schedule() {
 fn every_decode_tile_shape_and_depth_matches_the_cpu_reference() {
     use std::collections::BTreeMap;
     for layout in [BLayout::KMajor, BLayout::NMajor] {
-        let mut by_shape: BTreeMap<(u32, u32, u32, bool), GemmConfig> = BTreeMap::new();
+        let mut by_shape: BTreeMap<(u32, u32, u32, bool, u32), GemmConfig> = BTreeMap::new();
         for c in phaser_examples::gemm_choice::decode_candidates(layout) {
             let every = c.reduce == SplitReduce::EverySlice;
             if every && c.split_k != 2 {
                 continue;
             }
-            let slot = by_shape.entry((c.block_m(), c.block_n, c.stages, every)).or_insert(c);
+            let slot = by_shape.entry((c.block_m(), c.block_n, c.stages, every, c.a_rows())).or_insert(c);
             if (c.split_k, c.reduce == SplitReduce::InKernel) > (slot.split_k, slot.reduce == SplitReduce::InKernel) {
                 *slot = c;
             }
         }
-        // K-major: 2 heights x {32, 64, 128, 256} columns; N-major has no 32-column tile.
+        // K-major: 2 heights x {32, 64, 128, 256} columns; N-major has no 32-column tile. The
+        // 64-row tiles again with a 16-row A box (M = 16 is at most its rows).
         let shapes = if layout == BLayout::KMajor { 12 } else { 9 };
         assert!(by_shape.len() >= shapes, "{layout:?}: {by_shape:?}");
         assert!(by_shape.keys().any(|k| k.0 == 64) && by_shape.keys().any(|k| k.3), "{by_shape:?}");
+        assert!(by_shape.keys().any(|k| k.0 == 64 && k.4 == 16 && k.3), "{by_shape:?}");
         for (i, cfg) in by_shape.values().enumerate() {
             let shape = GemmShape::new(16, cfg.block_n + 8, 16 * 64 + 8);
             let name = format!("{} at {shape}", cfg.kernel_name());
@@ -690,5 +693,38 @@ fn an_a_map_padded_past_m_with_zeros_gives_the_same_c() {
         let c = dev.download(&bufs.c).unwrap();
         let differ = c.iter().zip(&base.c).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
         assert_eq!((differ, c.len()), (0, (m * 72) as usize), "M = {m}");
+    }
+}
+
+/// The 64-row tile with an A box of 16 rows (`Tiles::a_box_rows`; the decode candidates' for
+/// M up to 16): every K block brings A's first 16 rows, each stage's other 48 zero-filled once
+/// by boxes past M. At M = 1, 9 and 16, without split-K and split in 3 (reduced in the kernel by
+/// the last slice), on grids where CTAs walk several tiles: C exact against the CPU reference,
+/// no findings (no uninitialized row is read). M = 17 is refused, naming the box.
+#[test]
+fn a_16_row_a_box_is_exact_up_to_m_16_and_refused_past_it() {
+    let base = phaser_examples::gemm_choice::named_config("phaser_gemm_64x64x64_s8_c1_g8_kmajor", BLayout::KMajor)
+        .expect("the 64 x 64 decode tile");
+    let split = GemmConfig { split_k: 3, reduce: SplitReduce::InKernel, ..base };
+    for (i, cfg) in [base, split].into_iter().enumerate() {
+        let cfg = GemmConfig { a_box_rows: Some(16), ..cfg };
+        assert!(cfg.kernel_name().ends_with("_a16_kmajor"), "{}", cfg.kernel_name());
+        let kernels = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
+        for m in [1, 9, 16] {
+            let shape = GemmShape::new(m, 200, 8 * 64 + 8);
+            let name = format!("{} at {shape}", cfg.kernel_name());
+            let sc = SimConfig::default().with_seed(40 + m as u64 + i as u64).with_strategy(Strategy::Random);
+            let run = simulate_at(&kernels, sc, shape);
+            let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+            assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+            let (m, n) = (shape.m as usize, shape.n as usize);
+            let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+            let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
+            assert_eq!(cmp.compared, m * n);
+            assert!(cmp.passed(), "{name}: {cmp:?}");
+        }
+        let past = GemmShape::new(17, 200, 8 * 64 + 8);
+        let why = gemm::dsl::shape_problem(&cfg, &past).expect("M = 17 past a 16-row A box");
+        assert!(why.contains("M = 17 with an A box of 16 rows"), "{why}");
     }
 }

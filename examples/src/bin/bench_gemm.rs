@@ -410,7 +410,7 @@ fn padded_a(
     a.resize(rows as usize * shape.k as usize, bf16::ZERO);
     let buf = dev.upload(&a)?;
     let dims = [shape.k as u64, rows as u64];
-    let map = dev.tensor_map(&buf, &dims, &[gemm::BLOCK_K, cfg.block_m()], phaser::Swizzle::B128)?;
+    let map = dev.tensor_map(&buf, &dims, &[gemm::BLOCK_K, cfg.a_rows()], phaser::Swizzle::B128)?;
     println!("pad-a-rows: A read as {rows} x {} rows x K, zeros past M = {}", shape.k, shape.m);
     Ok(Some((buf, map)))
 }

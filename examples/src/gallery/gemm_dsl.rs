@@ -202,7 +202,8 @@ pub fn sum_partial_pairs(mut pair: Registers<f32, 1>, ws: &[f32], at: u32, mn: u
 
 #[phaser::kernel(target = "sm_90a")]
 pub fn gemm_dsl(
-    #[tma(box = [CONSUMER_WGS * WG_M, BLOCK_K], swizzle = "128B", dims = [m, k])] a: TensorMap<bf16, 2>,
+    #[tma(box = [A_ROWS + A_ROWS / 64 * (CONSUMER_WGS * WG_M - 64), BLOCK_K], swizzle = "128B", dims = [m, k])]
+    a: TensorMap<bf16, 2>,
     #[tma(box = [BN / CLUSTER, BLOCK_K], swizzle = "128B", dims = [n, k])] b: TensorMap<bf16, 2>,
     #[tma(box = [BLOCK_K, EPI], swizzle = "128B", dims = [k, n], major = "mn")] b_kn: TensorMap<bf16, 2>,
     #[tma(box = [EPI, EPI], swizzle = "128B", dims = [m, n])] c: TensorMap<bf16, 2>,
@@ -221,6 +222,7 @@ pub fn gemm_dsl(
     #[comptime] B_MN: u32,
     #[comptime] FIXUP: u32,
     #[comptime] CONSUMER_WGS: u32,
+    #[comptime] A_ROWS: u32,
 ) {
     T.require_block(128 * (1 + CONSUMER_WGS), 1, 1);
     if CONSUMER_WGS == 1 {
@@ -242,13 +244,17 @@ pub fn gemm_dsl(
     let pipe = T.pipeline.new_cluster_threads(STAGES, CONSUMER_WGS, CLUSTER, "cta");
     // A stage: the A tile as one 64-row slab per m64 wgmma, the B tile as one slice per CTA
     // of the cluster (what that CTA loads and multicasts); each is, as a whole, one TMA box.
-    let a_ring = T.alloc_shared::<bf16>([STAGES, bm / 64, 64, BLOCK_K], "128B");
+    // `A_ROWS` 64: A's box is the whole stage (`bm` rows, its 64-row slabs). Below 64 (a
+    // 64-row tile, M at most A_ROWS: `Tiles::a_box_rows`) it is the slab's first A_ROWS
+    // rows, so TMA fills no row past M with zeros on every K block; the slab is `64 / A_ROWS`
+    // chunks of A_ROWS rows, the others zero-filled once (below).
+    let a_ring = T.alloc_shared::<bf16>([STAGES, bm / A_ROWS, A_ROWS, BLOCK_K], "128B");
     // N-major B (`B_MN = 1`, no cluster: the host refuses one): each stage is one 64 x BN
     // tile of `BN / 64` column blocks, one `b_kn` box each (`b_ring[s][0]`).
     let b_rows = if B_MN == 1 { BLOCK_K } else { BN / CLUSTER };
     let b_cols = if B_MN == 1 { BN } else { BLOCK_K };
     let b_ring = T.alloc_shared::<bf16>([STAGES, CLUSTER, b_rows, b_cols], "128B");
-    let stage_bytes = a_ring[0].bytes() + b_ring[0].bytes();
+    let stage_bytes = a.box_bytes() + b_ring[0].bytes();
     T.pipeline.init(pipe);
 
     // The walk every role repeats: persistent, one cluster per step, over `SPLIT` work units
@@ -285,6 +291,8 @@ pub fn gemm_dsl(
         if T.warp_idx() == 0 {
             if T.ptx.elect_sync() {
                 let st = T.pipeline.producer_state(pipe);
+                // K blocks issued so far: the first `STAGES` fill each stage once.
+                let mut fills = 0;
                 let mut t = first;
                 while t < total {
                     work_unit(unit, origin, t, tiles_n, cluster_rows, rank, GROUP_M, CLUSTER, bm, BN, k_blocks, SPLIT);
@@ -295,11 +303,31 @@ pub fn gemm_dsl(
                     for kb in kb0..kb1 {
                         let k0 = kb * BLOCK_K;
                         T.pipeline.producer_acquire(pipe, st);
+                        // A stage's first fill with `A_ROWS < 64` also zero-fills the slab's
+                        // other chunks, once: boxes at row 64, past M (`Tiles::shape_problem`),
+                        // which TMA fills with zeros, so the wgmma reads no uninitialized row.
+                        let mut zero_bytes = 0;
+                        if A_ROWS < 64 {
+                            if fills < STAGES {
+                                zero_bytes = (64 / A_ROWS - 1) * a.box_bytes();
+                            }
+                        }
                         // Every byte that lands in this CTA's stage: A, and all of B (the
                         // peer's multicast slice included).
-                        let full = T.pipeline.producer_commit(pipe, st, stage_bytes);
+                        let full = T.pipeline.producer_commit(pipe, st, stage_bytes + zero_bytes);
                         let s = T.pipeline.stage(st);
-                        T.tma.load(a_ring[s], a, [m = m0, k = k0], full);
+                        if A_ROWS < 64 {
+                            T.tma.load(a_ring[s][0], a, [m = m0, k = k0], full);
+                            if fills < STAGES {
+                                #[unroll]
+                                for r in 1..64 / A_ROWS {
+                                    T.tma.load(a_ring[s][r], a, [m = 64, k = 0], full);
+                                }
+                            }
+                        } else {
+                            T.tma.load(a_ring[s], a, [m = m0, k = k0], full);
+                        }
+                        fills += 1;
                         if CLUSTER > 1 {
                             let slice = BN / CLUSTER;
                             let mask = (1 << CLUSTER) - 1;
@@ -358,7 +386,14 @@ pub fn gemm_dsl(
             for kk in 0..BLOCK_K / 16 {
                 #[unroll]
                 for j in 0..slabs {
-                    if B_MN == 1 {
+                    // `A_ROWS < 64`: the stage's chunks are the one slab.
+                    if A_ROWS < 64 {
+                        if B_MN == 1 {
+                            T.ptx.wgmma.mma_async(acc[j], a_ring[s], b_ring[s][0], kk, kk > 0, "mn");
+                        } else {
+                            T.ptx.wgmma.mma_async(acc[j], a_ring[s], b_ring[s], kk, kk > 0, "k");
+                        }
+                    } else if B_MN == 1 {
                         T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s][0], kk, kk > 0, "mn");
                     } else {
                         T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, kk > 0, "k");
@@ -375,7 +410,13 @@ pub fn gemm_dsl(
                 for kk in 0..BLOCK_K / 16 {
                     #[unroll]
                     for j in 0..slabs {
-                        if B_MN == 1 {
+                        if A_ROWS < 64 {
+                            if B_MN == 1 {
+                                T.ptx.wgmma.mma_async(acc[j], a_ring[s], b_ring[s][0], kk, true, "mn");
+                            } else {
+                                T.ptx.wgmma.mma_async(acc[j], a_ring[s], b_ring[s], kk, true, "k");
+                            }
+                        } else if B_MN == 1 {
                             T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s][0], kk, true, "mn");
                         } else {
                             T.ptx.wgmma.mma_async(acc[j], a_ring[s][slab0 + j], b_ring[s], kk, true, "k");
@@ -644,7 +685,16 @@ pub struct Tiles {
     /// tile for decode shapes, with [`CONSUMER_REGS_1WG`] registers per consumer thread; 3: 512
     /// threads, a 192-row tile, 128 registers a thread at entry: [`Tiles::register_problem`]).
     pub consumers: u32,
+    /// Rows of A's TMA box (`#[comptime] A_ROWS`): `None`, the tile's; `Some(r)` (r in
+    /// [`A_BOX_ROWS`], a 64-row tile, M at most r: [`Tiles::shape_problem`]), the slab's first r
+    /// rows, so that no K block's A box has rows past M for TMA to fill with zeros (run 26: the
+    /// 64 x 64 tile took twice as long at M = 1 as at M = 64).
+    pub a_box_rows: Option<u32>,
 }
+
+/// The A box heights below the tile's a 64-row tile takes ([`Tiles::a_box_rows`]): whole
+/// 128-byte swizzle atoms (8 rows) that divide the slab.
+pub const A_BOX_ROWS: [u32; 3] = [8, 16, 32];
 
 /// How the DSL GEMM's split-K slices are summed into C (`#[comptime] FIXUP` 0, 1, 2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -684,6 +734,7 @@ impl Tiles {
             b_n_major: false,
             reduce: Reduce::SecondLaunch,
             consumers: CONSUMERS,
+            a_box_rows: None,
         };
         if cluster {
             default
@@ -694,6 +745,10 @@ impl Tiles {
     /// Rows of the CTA tile.
     pub fn block_m(&self) -> u32 {
         self.consumers * self.wg_m
+    }
+    /// Rows of A's TMA box ([`Tiles::a_box_rows`]; the tile's by default).
+    pub fn a_rows(&self) -> u32 {
+        self.a_box_rows.unwrap_or(self.block_m())
     }
     /// The kernel for this configuration (built once per configuration and cached); 0 slices
     /// of K is a build error that says so.
@@ -710,6 +765,9 @@ impl Tiles {
         if let Some(why) = self.register_problem() {
             return refused("gemm_dsl", why);
         }
+        if let Some(why) = self.a_box_problem() {
+            return refused("gemm_dsl", why);
+        }
         let b_mn = self.b_n_major as u32;
         // Without split-K there is nothing to fix up: the one kernel of that configuration.
         let fixup = if self.split > 1 { self.reduce.fixup_code() } else { 0 };
@@ -723,7 +781,18 @@ impl Tiles {
             b_mn,
             fixup,
             self.consumers,
+            // The kernel's `A_ROWS`: the box's rows below 64, else 64 (the tile's box).
+            self.a_box_rows.unwrap_or(64),
         )
+    }
+    /// Why this configuration's A box ([`Tiles::a_box_rows`]) is not one the kernel takes.
+    pub fn a_box_problem(&self) -> Option<String> {
+        let r = self.a_box_rows?;
+        if !A_BOX_ROWS.contains(&r) {
+            return Some(format!("an A box of {r} rows: one of {A_BOX_ROWS:?} (or the tile's)"));
+        }
+        (self.block_m() != 64)
+            .then(|| format!("an A box of {r} rows in a {}-row tile: only a 64-row tile's", self.block_m()))
     }
     /// Whether the kernel reduces split-K's slices itself (one launch, no [`gemm_splitk_reduce`]).
     pub fn reduces_in_kernel(&self) -> bool {
@@ -834,6 +903,10 @@ impl Tiles {
     /// elements and, where it stores C through `c_out` without split-K (a tile narrower than
     /// the epilogue's, [`Tiles::stores_c_from_registers`]), C's `m * n`.
     pub fn shape_problem(&self, m: u32, n: u32, k: u32) -> Option<String> {
+        if let Some(r) = self.a_box_rows.filter(|&r| m > r) {
+            // The box brings A's first r rows only; the kernel zero-fills the slab's others.
+            return Some(format!("M = {m} with an A box of {r} rows: M at most {r}"));
+        }
         self.split_problem_blocks(m, n, k, BLOCK_K).or_else(|| {
             let elements = m as u64 * n as u64;
             (self.stores_c_from_registers() && elements > u32::MAX as u64).then(|| {
@@ -1055,7 +1128,7 @@ pub fn setup_tiles(
     seed: u64,
     every_element: bool,
 ) -> Result<Problem, RuntimeError> {
-    let (bm, cm) = (tiles.block_m(), tiles.cluster);
+    let cm = tiles.cluster;
     let (mu, nu, ku) = (m as usize, n as usize, k as usize);
     let a = ternary(mu * ku, seed);
     let b = ternary(nu * ku, seed ^ 0x5bd1_e995);
@@ -1065,7 +1138,7 @@ pub fn setup_tiles(
     let gc = p.output(dev, mu * nu, POISON)?;
     let (m64, n64, k64) = (m as u64, n as u64, k as u64);
     let sw = Swizzle::B128;
-    let ma = p.tensor_map(dev, ga, &[k64, m64], &[BLOCK_K, bm], sw)?;
+    let ma = p.tensor_map(dev, ga, &[k64, m64], &[BLOCK_K, tiles.a_rows()], sw)?;
     let mb = p.tensor_map(dev, gb, &[k64, n64], &[BLOCK_K, tiles.block_n / cm], sw)?;
     // The N-major B's map, which this K-major B's kernel takes and never reads: any map of
     // its box will do.

@@ -12,7 +12,8 @@ use phaser::{Arg, Buffer, Device, Kernel, LaunchConfig, TensorMap};
 /// accumulators must fit the registers ([`Tiles::register_problem`]); every other choice of
 /// [`GemmConfig`] (one, two or three consumer warpgroups included) it takes as `#[comptime]`.
 pub fn unsupported(cfg: &GemmConfig) -> Option<String> {
-    if let Some(why) = tiles(cfg).layout_problem().or_else(|| tiles(cfg).register_problem()) {
+    let t = tiles(cfg);
+    if let Some(why) = t.layout_problem().or_else(|| t.register_problem()).or_else(|| t.a_box_problem()) {
         return Some(why);
     }
     // One epilogue sub-tile per warpgroup (block_n = 64, one slab) is an odd count: the tile's
@@ -37,6 +38,7 @@ pub fn tiles(cfg: &GemmConfig) -> Tiles {
             SplitReduce::EverySlice => Reduce::EverySlice,
         },
         consumers: cfg.consumers,
+        a_box_rows: cfg.a_box_rows,
     }
 }
 
