@@ -214,6 +214,11 @@ if [ "${DECODE:-0}" = 1 ]; then
   # box row out of bounds. Near the M = 64 time at M = 1 and 16, TMA's zero fill is the cost.
   step gemm_decode_m_padded ./bin/bench_gemm --perf --impl dsl --b kmajor --runs 5 --pad-a-rows 64 \
     --shapes 1x4096x4096,16x4096x4096,64x4096x4096 --config-name phaser_gemm_64x64x64_s8_c1_g8_kmajor
+  # The fix to try if it is (`Tiles::a_box_rows`): the same tiles with a 16-row A box, TMA
+  # filling no row past M on any K block, at M = 1 and 16, beside the tiles' own.
+  step gemm_decode_a_box ./bin/bench_gemm --perf --impl dsl --b kmajor --runs 5 \
+    --shapes 1x4096x4096,16x4096x4096,1x8192x4096,16x8192x4096,1x8192x8192,16x8192x8192 \
+    --config-name phaser_gemm_64x64x64_s8_c1_g8_kmajor,phaser_gemm_64x64x64_s8_c1_g8_a16_kmajor,phaser_gemm_64x256x64_s5_c1_g8_k8_kmajor,phaser_gemm_64x256x64_s5_c1_g8_k8_a16_kmajor
   for m in 1 64; do
     step "gemm_decode_ncu_m$m" env NCU_OUT="$LOGS/decode_ncu_m$m" DECODE_CONFIG=phaser_gemm_64x64x64_s8_c1_g8_kmajor \
       bash bench/decode_ncu.sh ./bin/bench_gemm "${m}x4096x4096"
