@@ -728,3 +728,39 @@ fn a_16_row_a_box_is_exact_up_to_m_16_and_refused_past_it() {
         assert!(why.contains("M = 17 with an A box of 16 rows"), "{why}");
     }
 }
+
+/// The 16-row A box's zero fill is what initializes the slab's other rows: the mutant without
+/// one of its box loads past M (the stage's first fill still expects its bytes) is found at the
+/// fill's commit, not a C computed from shared memory no copy wrote. (Without the whole zero
+/// fill, its bytes too, the wgmma's read is an `uninitialized-shared-read`: checked by hand.)
+#[test]
+fn a_16_row_a_box_without_its_zero_fill_is_found() {
+    use phaser_examples::mutate::{make_mutant, mutator::Delete, Mutant};
+    let cfg = phaser_examples::gemm_choice::named_config("phaser_gemm_64x64x64_s8_c1_g8_a16_kmajor", BLayout::KMajor)
+        .expect("the 64 x 64 decode tile with a 16-row A box");
+    let kernels = gemm::dsl::kernels(&cfg).unwrap();
+    let mutant = Mutant {
+        subject: "gemm_dsl",
+        // The first of the three unrolled loads (chunk 1 of 4).
+        site: at(ops::TMA_LOAD, "T.tma.load(a_ring[s][r], a, [m = 64, k = 0], full);").nth(0, 3),
+        mutator: Box::new(Delete),
+        expect: Category::TxImbalance,
+        race: None,
+    };
+    let (bad, _) = make_mutant(&mutant, &kernels.gemm).unwrap_or_else(|e| panic!("{e}"));
+    let mutated = DslKernels { gemm: bad, ..kernels.clone() };
+    let sc = SimConfig::default().with_seed(41).with_strategy(Strategy::Random);
+    let run = simulate_at(&mutated, sc, GemmShape::new(1, 200, 8 * 64 + 8));
+    let findings = match run.result {
+        Err(f) => f,
+        Ok(f) => f,
+    };
+    // The stage's expected bytes outnumber those that land: a transaction imbalance at the
+    // commit, and the waits on that stage never complete.
+    let commit =
+        dsl_line("pub fn gemm_dsl", "let full = T.pipeline.producer_commit(pipe, st, stage_bytes + zero_bytes);");
+    let at_commit = |f: &Finding| f.category == Category::TxImbalance && f.loc.map(|l| l.line) == Some(commit);
+    assert!(findings.iter().any(at_commit), "{}", describe(&findings));
+    assert!(findings.iter().any(|f| f.category == Category::Deadlock), "{}", describe(&findings));
+    assert!(findings.iter().all(|f| f.kernel == kernels.gemm.name()), "{}", describe(&findings));
+}
