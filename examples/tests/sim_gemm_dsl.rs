@@ -163,8 +163,8 @@ fn early_release_is_reported_at_the_dsl_release_line() {
     assert!(f.message.contains("released") && f.message.contains("wgmma.wait_group"), "{f}");
     // The wgmma whose operand was released is named by its DSL line too (the first K block's
     // or the mainloop's, whichever read the stage: the K-major B's).
-    let first = dsl_line("K block 0 of the slice overwrites", "b_ring[s], kk, kk > 0, \"k\");");
-    let mainloop = dsl_line("for _kb in kb0 + 1..kb1", "b_ring[s], kk, true, \"k\");");
+    let first = dsl_line("K block 0 of the slice overwrites", "a_ring[s][slab0 + j], b_ring[s], kk, kk > 0, \"k\");");
+    let mainloop = dsl_line("for _kb in kb0 + 1..kb1", "a_ring[s][slab0 + j], b_ring[s], kk, true, \"k\");");
     let named = |line: u32| f.message.contains(&format!("gemm_dsl.rs:{line}:"));
     assert!(named(first) || named(mainloop), "{f}");
     eprintln!("{f}");
