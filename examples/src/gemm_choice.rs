@@ -817,6 +817,51 @@ mod tests {
         }
     }
 
+    proptest! {
+        /// Any A box height on any tile either is refused by name (by the DSL GEMM, and by the
+        /// builder GEMM, which has none) or is one of `A_BOX_ROWS` on a 64-row tile; then a
+        /// shape is refused, naming the box, exactly where M exceeds it, and the kernel builds.
+        #[test]
+        fn any_a_box_height_is_refused_by_name_or_runs_up_to_its_rows(
+            rows in 0u32..300, consumers in 1u32..4, m in 1u32..200, nmajor: bool,
+        ) {
+            use crate::gallery::gemm_dsl::A_BOX_ROWS;
+            let layout = if nmajor { BLayout::NMajor } else { BLayout::KMajor };
+            let base = GemmConfig { consumers, block_n: 128, cluster_m: 1, stages: 4, ..GemmConfig::new(layout) };
+            let cfg = GemmConfig { a_box_rows: Some(rows), ..base };
+            prop_assert!(crate::gemm::builder_unsupported(&cfg).is_some());
+            let valid = A_BOX_ROWS.contains(&rows) && cfg.block_m() == 64;
+            match crate::gemm::dsl::unsupported(&cfg) {
+                Some(why) => {
+                    prop_assert!(!valid, "{}: {}", cfg.kernel_name(), why);
+                    prop_assert!(why.contains(&format!("an A box of {rows} rows")), "{}", why);
+                    prop_assert!(crate::gemm::dsl::tiles(&cfg).kernel().is_err());
+                }
+                None => {
+                    prop_assert!(valid, "{}", cfg.kernel_name());
+                    let shape = GemmShape::new(m, 256, 256);
+                    let why = crate::gemm::dsl::shape_problem(&cfg, &shape);
+                    prop_assert_eq!(why.is_some(), m > rows, "{:?}", why);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_a_box_height_builds_on_the_64_row_tile() {
+        for rows in crate::gallery::gemm_dsl::A_BOX_ROWS {
+            let cfg = GemmConfig {
+                consumers: 1,
+                block_n: 128,
+                cluster_m: 1,
+                stages: 4,
+                a_box_rows: Some(rows),
+                ..GemmConfig::new(BLayout::KMajor)
+            };
+            assert!(crate::gemm::dsl::kernels(&cfg).is_ok(), "{}", cfg.kernel_name());
+        }
+    }
+
     #[test]
     fn at_every_decode_shape_n_major_b_takes_k_major_bs_choice() {
         for shape in decode_shapes() {

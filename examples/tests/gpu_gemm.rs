@@ -69,37 +69,22 @@ fn dsl_gemm_matches_cublas_and_the_cpu() {
     let fixups = splits.map(|c| GemmConfig { reduce: SplitReduce::InKernel, ..c });
     // Reduced by every slice (one launch, one wave), on the 64-row tile (one consumer
     // warpgroup) and the 128-row one; and the 64-row tile without split-K.
+    let tile_64 = GemmConfig { consumers: 1, block_n: 256, cluster_m: 1, stages: 5, ..default };
+    let narrow = GemmConfig { consumers: 1, block_n: 32, cluster_m: 1, stages: 8, ..default };
     let decode = [
-        GemmConfig {
-            consumers: 1,
-            block_n: 256,
-            cluster_m: 1,
-            stages: 5,
-            split_k: 4,
-            reduce: SplitReduce::EverySlice,
-            ..default
-        },
+        GemmConfig { split_k: 4, reduce: SplitReduce::EverySlice, ..tile_64 },
         GemmConfig { cluster_m: 1, split_k: 3, reduce: SplitReduce::EverySlice, ..default },
-        GemmConfig { consumers: 1, block_n: 256, cluster_m: 1, stages: 5, ..default },
+        tile_64,
         // The narrow tiles: 64 x 32 (C from the registers) and 64 x 64 (one staging sub-tile)
         // without split-K, 128 x 32, and 64 x 32 split in 2.
-        GemmConfig { consumers: 1, block_n: 32, cluster_m: 1, stages: 8, ..default },
-        GemmConfig { consumers: 1, block_n: 64, cluster_m: 1, stages: 8, ..default },
-        GemmConfig { consumers: 2, block_n: 32, cluster_m: 1, stages: 8, ..default },
-        GemmConfig { consumers: 1, block_n: 32, cluster_m: 1, stages: 8, split_k: 2, ..default },
+        narrow,
+        GemmConfig { block_n: 64, ..narrow },
+        GemmConfig { consumers: 2, ..narrow },
+        GemmConfig { split_k: 2, ..narrow },
         // A 16-row A box (M up to 16: the 1 x 4096 x 4096 shape), without split-K and split in
         // 4 reduced in the kernel.
-        GemmConfig { consumers: 1, block_n: 64, cluster_m: 1, stages: 8, a_box_rows: Some(16), ..default },
-        GemmConfig {
-            consumers: 1,
-            block_n: 256,
-            cluster_m: 1,
-            stages: 5,
-            split_k: 4,
-            reduce: SplitReduce::InKernel,
-            a_box_rows: Some(16),
-            ..default
-        },
+        GemmConfig { block_n: 64, a_box_rows: Some(16), ..narrow },
+        GemmConfig { split_k: 4, reduce: SplitReduce::InKernel, a_box_rows: Some(16), ..tile_64 },
     ];
     // N-major B (no cluster): the default tiles, the 256 x 128 ones, and split-K into 2.
     let n_major = [

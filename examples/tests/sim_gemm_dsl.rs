@@ -64,6 +64,16 @@ fn simulate_how(kernels: &DslKernels, sc: SimConfig, shape: GemmShape, how: Redu
     Run { c: dev.download(&bufs.c).unwrap(), a, b, result, flags }
 }
 
+/// Every element of `run`'s C against the CPU reference of its A and B (`layout`), within the
+/// tolerance, `name` in the message.
+fn assert_matches_the_cpu(run: &Run, shape: &GemmShape, layout: BLayout, name: &str) {
+    let (m, n) = (shape.m as usize, shape.n as usize);
+    let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
+    let cmp = compare(&run.c, shape, all, |i, j| reference_at(&run.a, &run.b, shape, layout, i, j));
+    assert_eq!(cmp.compared, m * n, "{name}");
+    assert!(cmp.passed(), "{name}: {cmp:?}");
+}
+
 fn describe(findings: &[Finding]) -> String {
     findings.iter().map(|f| f.to_string()).collect::<Vec<_>>().join("\n\n")
 }
@@ -135,13 +145,9 @@ fn every_chosen_configuration_matches_the_cpu_reference_at_m1_and_ragged_shapes(
             let run = simulate_at(&k, sc, shape);
             let name = format!("{} at {shape}", cfg.kernel_name());
             eprintln!("{name} simulated in {:?}", t0.elapsed());
-            let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+            let findings = run.result.as_ref().unwrap_or_else(|f| panic!("{name}:\n{}", describe(f)));
             assert!(findings.is_empty(), "{name}: {}", describe(&findings));
-            let (m, n) = (shape.m as usize, shape.n as usize);
-            let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
-            let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, cfg.b_layout, i, j));
-            assert_eq!(cmp.compared, m * n);
-            assert!(cmp.passed(), "{name}: {cmp:?}");
+            assert_matches_the_cpu(&run, &shape, cfg.b_layout, &name);
         }
     }
 }
@@ -213,13 +219,10 @@ fn split_k_matches_the_cpu_reference_at_uneven_shapes_with_no_findings() {
         let run = simulate_at(&kernels, sc, shape);
         let name = format!("{} at {shape}", cfg.kernel_name());
         eprintln!("{name} simulated in {:?}", t0.elapsed());
-        let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+        let findings = run.result.as_ref().unwrap_or_else(|f| panic!("{name}:\n{}", describe(f)));
         assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+        assert_matches_the_cpu(&run, &shape, BLayout::KMajor, &name);
         let (m, n) = (shape.m as usize, shape.n as usize);
-        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
-        let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
-        assert_eq!(cmp.compared, m * n);
-        assert!(cmp.passed(), "{name}: {cmp:?}");
         let big = run.c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
         assert!(big > m * n / 4, "{name}: {big} of {} elements above 1", m * n);
     }
@@ -237,12 +240,9 @@ fn split_k_with_a_programmatic_reduction_is_clean() {
         let sc = SimConfig::default().with_seed(7).with_strategy(Strategy::Random);
         let run = simulate_how(&kernels, sc, shape, ReduceLaunch::Programmatic);
         let name = format!("{} at {shape}", cfg.kernel_name());
-        let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+        let findings = run.result.as_ref().unwrap_or_else(|f| panic!("{name}:\n{}", describe(f)));
         assert!(findings.is_empty(), "{name}: {}", describe(&findings));
-        let (m, n) = (shape.m as usize, shape.n as usize);
-        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
-        let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
-        assert!(cmp.passed(), "{name}: {cmp:?}");
+        assert_matches_the_cpu(&run, &shape, BLayout::KMajor, &name);
     }
 }
 
@@ -310,13 +310,10 @@ fn n_major_b_matches_the_cpu_reference_at_uneven_shapes_with_no_findings() {
         let run = simulate_at(&kernels, sc, shape);
         let name = format!("{} at {shape}", cfg.kernel_name());
         eprintln!("{name} simulated in {:?}", t0.elapsed());
-        let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+        let findings = run.result.as_ref().unwrap_or_else(|f| panic!("{name}:\n{}", describe(f)));
         assert!(findings.is_empty(), "{name}: {}", describe(&findings));
+        assert_matches_the_cpu(&run, &shape, BLayout::NMajor, &name);
         let (m, n) = (shape.m as usize, shape.n as usize);
-        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
-        let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::NMajor, i, j));
-        assert_eq!(cmp.compared, m * n);
-        assert!(cmp.passed(), "{name}: {cmp:?}");
         let big = run.c.iter().filter(|x| x.to_f32().abs() > 1.0).count();
         assert!(big > m * n / 4, "{name}: {big} of {} elements above 1", m * n);
     }
@@ -465,17 +462,14 @@ fn in_kernel_fixup_is_bit_identical_to_the_two_launch_reduction_with_no_findings
         let sc = SimConfig::default().with_seed(80 + i as u64).with_strategy(Strategy::Random);
         let name = format!("{} at {shape}", fix.kernel_name());
         let run = simulate_at(&kernels, sc.clone(), shape);
-        let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+        let findings = run.result.as_ref().unwrap_or_else(|f| panic!("{name}:\n{}", describe(f)));
         assert!(findings.is_empty(), "{name}: {}", describe(&findings));
         assert!(run.flags.len() > 1 && run.flags.iter().all(|&f| f == 0), "{name}: flags left {:?}", run.flags);
         let base = simulate_at(&gemm::dsl::kernels(&two).unwrap(), sc, shape);
         assert!(base.result.as_ref().is_ok_and(|f| f.is_empty()), "{}", two.kernel_name());
         let differ = run.c.iter().zip(&base.c).filter(|(x, y)| x.to_bits() != y.to_bits()).count();
         assert_eq!(differ, 0, "{name}: {differ} elements differ from the two-launch reduction");
-        let (m, n) = (shape.m as usize, shape.n as usize);
-        let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
-        let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
-        assert!(cmp.passed(), "{name}: {cmp:?}");
+        assert_matches_the_cpu(&run, &shape, BLayout::KMajor, &name);
     }
 }
 
@@ -533,13 +527,9 @@ fn every_decode_tile_shape_and_depth_matches_the_cpu_reference() {
             let t0 = std::time::Instant::now();
             let run = simulate_at(&kernels, sc, shape);
             eprintln!("{name} simulated in {:?}", t0.elapsed());
-            let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+            let findings = run.result.as_ref().unwrap_or_else(|f| panic!("{name}:\n{}", describe(f)));
             assert!(findings.is_empty(), "{name}: {}", describe(&findings));
-            let (m, n) = (shape.m as usize, shape.n as usize);
-            let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
-            let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, layout, i, j));
-            assert_eq!(cmp.compared, m * n);
-            assert!(cmp.passed(), "{name}: {cmp:?}");
+            assert_matches_the_cpu(&run, &shape, layout, &name);
         }
     }
 }
@@ -700,7 +690,8 @@ fn an_a_map_padded_past_m_with_zeros_gives_the_same_c() {
 /// M up to 16): every K block brings A's first 16 rows, each stage's other 48 zero-filled once
 /// by boxes past M. At M = 1, 9 and 16, without split-K and split in 3 (reduced in the kernel by
 /// the last slice), on grids where CTAs walk several tiles: C exact against the CPU reference,
-/// no findings (no uninitialized row is read). M = 17 is refused, naming the box.
+/// no findings (no uninitialized row is read). M = 17 is refused, naming the box. The 8- and
+/// 32-row boxes too, at M = 8 and 32.
 #[test]
 fn a_16_row_a_box_is_exact_up_to_m_16_and_refused_past_it() {
     let base = phaser_examples::gemm_choice::named_config("phaser_gemm_64x64x64_s8_c1_g8_kmajor", BLayout::KMajor)
@@ -715,17 +706,25 @@ fn a_16_row_a_box_is_exact_up_to_m_16_and_refused_past_it() {
             let name = format!("{} at {shape}", cfg.kernel_name());
             let sc = SimConfig::default().with_seed(40 + m as u64 + i as u64).with_strategy(Strategy::Random);
             let run = simulate_at(&kernels, sc, shape);
-            let findings = run.result.unwrap_or_else(|f| panic!("{name}:\n{}", describe(&f)));
+            let findings = run.result.as_ref().unwrap_or_else(|f| panic!("{name}:\n{}", describe(f)));
             assert!(findings.is_empty(), "{name}: {}", describe(&findings));
-            let (m, n) = (shape.m as usize, shape.n as usize);
-            let all = (0..m).flat_map(|i| (0..n).map(move |j| (i, j)));
-            let cmp = compare(&run.c, &shape, all, |i, j| reference_at(&run.a, &run.b, &shape, BLayout::KMajor, i, j));
-            assert_eq!(cmp.compared, m * n);
-            assert!(cmp.passed(), "{name}: {cmp:?}");
+            assert_matches_the_cpu(&run, &shape, BLayout::KMajor, &name);
         }
         let past = GemmShape::new(17, 200, 8 * 64 + 8);
         let why = gemm::dsl::shape_problem(&cfg, &past).expect("M = 17 past a 16-row A box");
         assert!(why.contains("M = 17 with an A box of 16 rows"), "{why}");
+    }
+    // The other heights the kernel takes (`A_BOX_ROWS`), at M = their rows: 7 and 1 chunks
+    // zero-filled a stage.
+    for rows in [8, 32] {
+        let cfg = GemmConfig { a_box_rows: Some(rows), ..base };
+        let kernels = gemm::dsl::kernels(&cfg).unwrap_or_else(|e| panic!("{}: {e}", cfg.kernel_name()));
+        let shape = GemmShape::new(rows, 200, 8 * 64 + 8);
+        let name = format!("{} at {shape}", cfg.kernel_name());
+        let run = simulate_at(&kernels, SimConfig::default().with_seed(60 + rows as u64), shape);
+        let findings = run.result.as_ref().unwrap_or_else(|f| panic!("{name}:\n{}", describe(f)));
+        assert!(findings.is_empty(), "{name}: {}", describe(findings));
+        assert_matches_the_cpu(&run, &shape, BLayout::KMajor, &name);
     }
 }
 

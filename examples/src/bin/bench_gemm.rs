@@ -375,6 +375,11 @@ fn method(args: &Args) -> timing::Method {
     timing::Method { warmup: Duration::from_millis(args.warmup_ms), runs: args.runs }
 }
 
+/// A's values at `shape` for `seed` (those [`inputs_for`] uploads; `--pad-a-rows` copies them).
+fn a_values(shape: GemmShape, seed: u64) -> Vec<bf16> {
+    random_bf16(shape.m as usize * shape.k as usize, seed)
+}
+
 /// Uploaded inputs for `shape` and `layout` (a sweep reuses them for every configuration).
 fn inputs_for<'a>(
     dev: &Device,
@@ -385,7 +390,7 @@ fn inputs_for<'a>(
 ) -> BenchResult<&'a mut (GemmBuffers, phaser::Buffer<bf16>)> {
     if !inputs.contains_key(&(shape, layout)) {
         inputs.clear(); // one shape's buffers at a time (8192^3 needs 400 MiB)
-        let a = random_bf16(shape.m as usize * shape.k as usize, seed);
+        let a = a_values(shape, seed);
         let b = random_bf16(b_len(&shape), seed ^ 0x9e37_79b9);
         let bufs = GemmBuffers::new(dev, shape, layout, &a, &b)?;
         let reference = dev.alloc::<bf16>(shape.m as usize * shape.n as usize)?;
@@ -406,7 +411,7 @@ fn padded_a(
 ) -> BenchResult<Option<(phaser::Buffer<bf16>, phaser::TensorMap)>> {
     let Some(rows) = args.pad_a_rows else { return Ok(None) };
     let rows = rows.max(shape.m);
-    let mut a = random_bf16(shape.m as usize * shape.k as usize, seed);
+    let mut a = a_values(shape, seed);
     a.resize(rows as usize * shape.k as usize, bf16::ZERO);
     let buf = dev.upload(&a)?;
     let dims = [shape.k as u64, rows as u64];
